@@ -1,0 +1,107 @@
+//! The `IoEngine` trait and its engines (one file each under `engines/`): how I/O reaches a target.
+//!
+//! An engine owns its I/O buffers (preallocated, aligned, registered where the engine can) and its
+//! clock. The runner asks for a buffer slot, fills it, queues a request naming the slot, submits,
+//! and reaps completions. Real engines run in wall time; the simulator engine runs in virtual time
+//! and advances it inside `reap`/`wait_until_ns`, so the runner never knows which it drives.
+//!
+//! This is the only crate allowed `unsafe` (io_uring buffers, O_DIRECT allocations, ioctls).
+
+pub mod engines;
+pub mod error;
+
+pub use error::EngineError;
+
+/// Direction of one I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoDirection {
+    Read,
+    Write,
+    /// Discard / TRIM / UNMAP of the range (no buffer).
+    Trim,
+}
+
+/// One request handed to an engine. `slot` names the buffer (0..slots) and doubles as the
+/// request's identity until it completes: a slot is never reused before its completion is reaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    pub slot: u32,
+    pub direction: IoDirection,
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+}
+
+/// One finished request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoCompletion {
+    pub slot: u32,
+    /// Bytes transferred, or the OS error number (positive `errno`).
+    pub result: Result<u32, i32>,
+    /// Engine clock at completion (wall ns since engine start, or simulated ns).
+    pub done_ns: u64,
+}
+
+/// What an engine can do, as flags rather than special cases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Several requests can be outstanding at once (queue depth > 1 means something).
+    pub queued: bool,
+    /// The engine moves real bytes (null does not; reads return unchanged buffers).
+    pub moves_data: bool,
+    /// The engine can discard ranges.
+    pub trim: bool,
+    /// Time is virtual: every worker of a run must share this one engine instance and thread,
+    /// so that their I/O interleaves on the same simulated timeline.
+    pub shared_timeline: bool,
+}
+
+/// How an engine should prepare itself before the first request.
+#[derive(Clone, Debug)]
+pub struct EngineSetup {
+    /// Number of buffer slots (= maximum outstanding requests the runner will use).
+    pub slots: u32,
+    /// Size of each buffer slot.
+    pub slot_bytes: usize,
+    /// Buffer address alignment (O_DIRECT needs the device's logical block size or more).
+    pub buffer_align_bytes: usize,
+}
+
+/// Per-engine statistics the report can show (simulator layers, kernel-side counters...).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineReport {
+    /// Free-form key/value details, in a stable order.
+    pub details: Vec<(String, String)>,
+    /// Simulator only: the full per-layer report as JSON text.
+    pub sim_json: Option<String>,
+}
+
+/// How I/O reaches a target. One instance per worker thread (or one shared instance for
+/// engines with `shared_timeline`).
+pub trait IoEngine {
+    /// Short name (`null`, `psync`, `io_uring`, `sim`).
+    fn name(&self) -> &'static str;
+    fn capabilities(&self) -> Capabilities;
+    /// Size of the target in bytes (the runner checks the job's regions fit).
+    fn target_size_bytes(&self) -> u64;
+    /// Allocate buffers; called once before any request.
+    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError>;
+    /// The buffer of one slot (to verify read data).
+    fn buffer(&self, slot: u32) -> &[u8];
+    /// The buffer of one slot (to fill write data).
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
+    /// Queue a request; it is not necessarily issued until `submit`.
+    fn queue(&mut self, request: IoRequest) -> Result<(), EngineError>;
+    /// Issue everything queued; returns how many requests were issued.
+    fn submit(&mut self) -> Result<usize, EngineError>;
+    /// Collect finished requests into `out`, waiting until at least `min` are available
+    /// (`min` never exceeds the number outstanding). Returns how many were appended.
+    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError>;
+    /// The engine's clock in nanoseconds since setup (monotonic wall time, or virtual time).
+    fn now_ns(&self) -> u64;
+    /// Let time pass until `deadline_ns` on this engine's clock (rate limiting, think time).
+    fn wait_until_ns(&mut self, deadline_ns: u64);
+    /// Engine-side statistics at the end of a run.
+    fn report(&self) -> EngineReport {
+        EngineReport::default()
+    }
+}

@@ -1,0 +1,220 @@
+//! The job model: what a workload is, independent of where it comes from (fio file, flags, preset).
+//!
+//! Every field is already validated when a `JobSpec` exists: build one with
+//! [`crate::validate::validate`] (or the fio reader, which calls it), never by hand in library code
+//! that takes user input. Sizes are bytes, times are nanoseconds.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One kibibyte; the default alignment is four of them (a NAND page).
+pub const KIB: u64 = 1024;
+/// Default offset and length alignment: 4 KiB, so no write straddles two flash pages.
+pub const DEFAULT_ALIGN_BYTES: u64 = 4 * KIB;
+/// Default seed, fixed so two runs of the same job issue the same offsets.
+pub const DEFAULT_SEED: u64 = 0x5354_4f52_4c41_4221; // "STORLAB!"
+
+/// Which engine carries the I/O (fio's `ioengine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// No I/O at all: measures the tool itself.
+    Null,
+    /// `pread`/`pwrite`, one request at a time per worker.
+    Psync,
+    /// Linux io_uring with registered files and buffers.
+    IoUring,
+    /// The simulated USB/SATA stack (virtual time).
+    Sim,
+}
+
+impl EngineKind {
+    /// The name used on the command line and in fio files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Null => "null",
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sim => "sim",
+        }
+    }
+}
+
+/// Where the I/O goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum Target {
+    /// A regular file (created and laid out if missing) or a block device.
+    Path(PathBuf),
+    /// A temporary file storlab creates in this directory and deletes afterwards.
+    TempFileIn(PathBuf),
+    /// A simulated stack, by its profile name (`sim:NAME` on the command line).
+    Sim(String),
+    /// No target (null engine).
+    None,
+}
+
+/// How block sizes are chosen for one direction (fio `bs`, `bsrange`, `bssplit`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockSizeSpec {
+    /// Every I/O has this size.
+    Fixed(u64),
+    /// Uniformly chosen in `[min, max]`, in multiples of the alignment.
+    Range { min_bytes: u64, max_bytes: u64 },
+    /// fio `bssplit`: each entry is (size, share in percent); shares sum to 100.
+    Split(Vec<BlockSizeShare>),
+}
+
+/// One entry of a `bssplit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSizeShare {
+    pub size_bytes: u64,
+    pub percent: u32,
+}
+
+impl BlockSizeSpec {
+    /// The largest size this spec can produce (buffers are sized by it).
+    pub fn max_bytes(&self) -> u64 {
+        match self {
+            BlockSizeSpec::Fixed(b) => *b,
+            BlockSizeSpec::Range { max_bytes, .. } => *max_bytes,
+            BlockSizeSpec::Split(v) => v.iter().map(|s| s.size_bytes).max().unwrap_or(0),
+        }
+    }
+    /// The smallest size this spec can produce.
+    pub fn min_bytes(&self) -> u64 {
+        match self {
+            BlockSizeSpec::Fixed(b) => *b,
+            BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
+            BlockSizeSpec::Split(v) => v.iter().map(|s| s.size_bytes).min().unwrap_or(0),
+        }
+    }
+}
+
+/// The data written (and expected back when verifying).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "percent")]
+pub enum DataPattern {
+    /// Incompressible pseudo-random bytes (the default: flatters no compressing controller).
+    Random,
+    /// All zeros (maximally compressible).
+    Zeros,
+    /// Each buffer is this percentage compressible (fio `buffer_compress_percentage`).
+    Compressible(u8),
+}
+
+/// Requests-per-second ceiling per direction (fio `rate_iops=R,W`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateIops {
+    pub read: Option<u64>,
+    pub write: Option<u64>,
+}
+
+/// One workload, fully resolved: what fio calls a job section after `[global]` was merged in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// Section name (fio) or a generated name.
+    pub name: String,
+    pub engine: EngineKind,
+    pub target: Target,
+    /// Open with O_DIRECT (bypass the page cache).
+    pub direct: bool,
+    /// Share of I/Os that are reads, 0..=100 (`rw=read` → 100, `rw=write` → 0, `rwmixread`).
+    pub read_percent: u8,
+    /// Share of I/Os at a random offset, 0..=100 (`rw=rand*` → 100, `percentage_random`).
+    pub random_percent: u8,
+    pub block_size_read: BlockSizeSpec,
+    pub block_size_write: BlockSizeSpec,
+    /// Offsets (and range/split sizes) are multiples of this (fio `blockalign`); default 4 KiB.
+    pub align_bytes: u64,
+    /// Outstanding I/Os per worker.
+    pub iodepth: u32,
+    /// Number of workers (threads) running this job.
+    pub numjobs: u32,
+    /// Start of worker 0's region.
+    pub offset_bytes: u64,
+    /// Worker `i` starts at `offset_bytes + i * offset_increment_bytes` (fio semantics).
+    pub offset_increment_bytes: u64,
+    /// Length of each worker's region; `None` means "to the end of the target".
+    pub size_bytes: Option<u64>,
+    /// Stop after this many I/Os per worker (fio `number_ios`).
+    pub number_ios: Option<u64>,
+    /// Run length limit after ramp (fio `runtime`).
+    pub runtime_ns: Option<u64>,
+    /// Keep going over the region until `runtime_ns` ends (fio `time_based`).
+    pub time_based: bool,
+    /// Run for this long before statistics start counting.
+    pub ramp_time_ns: u64,
+    pub rate_iops: RateIops,
+    pub data_pattern: DataPattern,
+    /// Seed for offsets, sizes, directions and data.
+    pub seed: u64,
+    /// Check that data read back equals what was written (needs a write-then-read job).
+    pub verify: bool,
+    /// Wait for previous jobs to finish before starting (fio `stonewall`).
+    pub stonewall: bool,
+    /// Report all workers of this job as one (fio `group_reporting`).
+    pub group_reporting: bool,
+    /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
+    pub warnings: Vec<String>,
+}
+
+impl JobSpec {
+    /// A job with storlab's defaults: 4 KiB random read, QD1, one worker, random data.
+    pub fn new(name: impl Into<String>, engine: EngineKind, target: Target) -> Self {
+        JobSpec {
+            name: name.into(),
+            engine,
+            target,
+            direct: false,
+            read_percent: 100,
+            random_percent: 100,
+            block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
+            block_size_write: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
+            align_bytes: DEFAULT_ALIGN_BYTES,
+            iodepth: 1,
+            numjobs: 1,
+            offset_bytes: 0,
+            offset_increment_bytes: 0,
+            size_bytes: None,
+            number_ios: None,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            rate_iops: RateIops::default(),
+            data_pattern: DataPattern::Random,
+            seed: DEFAULT_SEED,
+            verify: false,
+            stonewall: false,
+            group_reporting: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Largest I/O this job can issue in either direction.
+    pub fn max_block_bytes(&self) -> u64 {
+        self.block_size_read
+            .max_bytes()
+            .max(self.block_size_write.max_bytes())
+    }
+
+    /// The fio-style `rw=` name of this job's direction/randomness mix.
+    pub fn rw_name(&self) -> &'static str {
+        let random = self.random_percent == 100;
+        match (self.read_percent, random) {
+            (100, false) => "read",
+            (100, true) => "randread",
+            (0, false) => "write",
+            (0, true) => "randwrite",
+            (_, false) => "rw",
+            (_, true) => "randrw",
+        }
+    }
+}
+
+/// An ordered list of jobs, as read from one fio file or one command line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSet {
+    pub jobs: Vec<JobSpec>,
+}

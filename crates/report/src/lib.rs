@@ -1,0 +1,1 @@
+//! storlab-report: see ARCHITECTURE.md for what this crate is for.

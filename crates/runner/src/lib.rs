@@ -1,0 +1,1 @@
+//! storlab-runner: see ARCHITECTURE.md for what this crate is for.

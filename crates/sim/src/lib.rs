@@ -1,0 +1,1 @@
+//! storlab-sim: see ARCHITECTURE.md for what this crate is for.

@@ -1,0 +1,1 @@
+//! storlab-stats: see ARCHITECTURE.md for what this crate is for.
