@@ -1,1 +1,22 @@
-//! storlab-stats: see ARCHITECTURE.md for what this crate is for.
+//! storlab-stats: latency histograms, percentiles, IOPS/bandwidth series and CPU accounting.
+//!
+//! Pure data structures: the runner records every I/O into a per-worker [`WorkerStats`]
+//! (no allocation, no locks on the hot path), merges workers after the run, and turns each
+//! direction into a serializable [`DirectionSummary`] for `storlab-report`.
+
+mod cpu;
+mod direction;
+mod histogram;
+mod series;
+mod summary;
+
+pub use cpu::{CpuTime, ResourceUsage};
+pub use direction::{DirectionStats, WorkerStats};
+pub use histogram::{
+    LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS, LOWEST_DISCERNIBLE_NS,
+    SIGNIFICANT_DIGITS,
+};
+pub use series::{IntervalBin, IntervalSeries, DEFAULT_INTERVAL_NS, MAX_INTERVALS};
+pub use summary::{
+    DirectionSummary, IntervalRateSummary, LatencyBinCount, LatencySummary, FIO_DEFAULT_PERCENTILES,
+};

@@ -1,0 +1,175 @@
+//! `DirectionStats` and `WorkerStats`: what one worker accumulates per direction during a run,
+//! recorded on the hot path without allocation or locks, merged across workers afterwards.
+
+use crate::cpu::CpuTime;
+use crate::histogram::LatencyHistogram;
+use crate::series::IntervalSeries;
+
+/// Everything measured for one direction (read, write or trim) of one worker.
+#[derive(Debug, Clone)]
+pub struct DirectionStats {
+    /// Completed I/Os.
+    pub ios: u64,
+    /// Bytes transferred by completed I/Os.
+    pub bytes: u64,
+    /// Submission latency: from creating the I/O to the engine accepting it.
+    pub slat: LatencyHistogram,
+    /// Completion latency: from submission to completion.
+    pub clat: LatencyHistogram,
+    /// Total latency, `slat + clat`.
+    pub lat: LatencyHistogram,
+    /// Completions per interval since the measurement started.
+    pub series: IntervalSeries,
+    /// I/Os that completed with an error (not counted in `ios`/`bytes`/latencies).
+    pub errors: u64,
+}
+
+impl DirectionStats {
+    /// Empty statistics with series intervals of `interval_ns` (0 = 1 s).
+    pub fn new(interval_ns: u64) -> Self {
+        Self {
+            ios: 0,
+            bytes: 0,
+            slat: LatencyHistogram::new(),
+            clat: LatencyHistogram::new(),
+            lat: LatencyHistogram::new(),
+            series: IntervalSeries::new(interval_ns),
+            errors: 0,
+        }
+    }
+
+    /// Records one successful I/O of `bytes` completing `t_ns` after the measurement start.
+    #[inline]
+    pub fn record(&mut self, t_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
+        self.ios += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.slat.record(slat_ns);
+        self.clat.record(clat_ns);
+        self.lat.record(slat_ns.saturating_add(clat_ns));
+        self.series.record(t_ns, bytes);
+    }
+
+    /// Counts one failed I/O.
+    #[inline]
+    pub fn record_error(&mut self) {
+        self.errors += 1;
+    }
+
+    /// Adds `other` as if its I/Os had been recorded here.
+    pub fn merge(&mut self, other: &DirectionStats) {
+        self.ios += other.ios;
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.series.merge(&other.series);
+        self.errors += other.errors;
+    }
+
+    /// True when nothing, not even an error, was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.ios == 0 && self.errors == 0
+    }
+}
+
+/// Everything one worker measured; several workers merge into one job result.
+#[derive(Debug, Clone)]
+pub struct WorkerStats {
+    /// Reads.
+    pub read: DirectionStats,
+    /// Writes.
+    pub write: DirectionStats,
+    /// Trims (discards).
+    pub trim: DirectionStats,
+    /// CPU time the worker spent during the measured window.
+    pub cpu: CpuTime,
+    /// Length of the measured window (after ramp).
+    pub elapsed_ns: u64,
+    /// Context switches during the measured window.
+    pub context_switches: u64,
+    /// Minor page faults during the measured window.
+    pub minor_faults: u64,
+    /// Major page faults during the measured window.
+    pub major_faults: u64,
+}
+
+impl WorkerStats {
+    /// Empty statistics with series intervals of `interval_ns` (0 = 1 s).
+    pub fn new(interval_ns: u64) -> Self {
+        Self {
+            read: DirectionStats::new(interval_ns),
+            write: DirectionStats::new(interval_ns),
+            trim: DirectionStats::new(interval_ns),
+            cpu: CpuTime::default(),
+            elapsed_ns: 0,
+            context_switches: 0,
+            minor_faults: 0,
+            major_faults: 0,
+        }
+    }
+
+    /// Combines workers that ran side by side: counts and CPU add up, the window is the
+    /// longest worker's (they started together, so the job lasted as long as the slowest).
+    pub fn merge(&mut self, other: &WorkerStats) {
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+        self.trim.merge(&other.trim);
+        self.cpu = self.cpu + other.cpu;
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        self.context_switches = self.context_switches.saturating_add(other.context_switches);
+        self.minor_faults = self.minor_faults.saturating_add(other.minor_faults);
+        self.major_faults = self.major_faults.saturating_add(other.major_faults);
+    }
+
+    /// Completed I/Os over all directions.
+    pub fn total_ios(&self) -> u64 {
+        self.read.ios + self.write.ios + self.trim.ios
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_sums_slat_and_clat_into_lat() {
+        let mut stats = DirectionStats::new(0);
+        stats.record(5, 4096, 100, 900);
+        stats.record(7, 4096, 0, 2_000);
+        assert_eq!(stats.ios, 2);
+        assert_eq!(stats.bytes, 8192);
+        assert_eq!(stats.lat.min_ns(), 1_000);
+        assert_eq!(stats.lat.max_ns(), 2_000);
+        assert_eq!(stats.slat.max_ns(), 100);
+        assert_eq!(stats.series.bins()[0].ios, 2);
+    }
+
+    #[test]
+    fn worker_merge_takes_longest_window_and_sums_cpu() {
+        let mut a = WorkerStats::new(0);
+        a.elapsed_ns = 10;
+        a.cpu = CpuTime {
+            user_ns: 1,
+            system_ns: 2,
+        };
+        a.context_switches = 3;
+        a.read.record(0, 1, 1, 1);
+        let mut b = WorkerStats::new(0);
+        b.elapsed_ns = 20;
+        b.cpu = CpuTime {
+            user_ns: 10,
+            system_ns: 20,
+        };
+        b.context_switches = 4;
+        b.write.record(0, 1, 1, 1);
+        b.write.record_error();
+        a.merge(&b);
+        assert_eq!(a.elapsed_ns, 20);
+        assert_eq!(a.cpu.user_ns, 11);
+        assert_eq!(a.cpu.system_ns, 22);
+        assert_eq!(a.context_switches, 7);
+        assert_eq!(a.total_ios(), 2);
+        assert_eq!(a.write.errors, 1);
+        assert!(a.trim.is_empty());
+    }
+}
