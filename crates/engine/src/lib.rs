@@ -7,8 +7,12 @@
 //!
 //! This is the only crate allowed `unsafe` (io_uring buffers, O_DIRECT allocations, ioctls).
 
+pub mod buffers;
 pub mod engines;
 pub mod error;
+pub mod registry;
+pub mod safety;
+pub mod target;
 
 pub use error::EngineError;
 

@@ -1,0 +1,138 @@
+//! The `null` engine: no I/O at all. Every queued request completes at `submit`, so a run on
+//! `null` measures storlab's own per-I/O cost (fio's `ioengine=null`).
+
+use super::{check_request, reap_too_many, WallClock, NOT_SET_UP};
+use crate::buffers::AlignedBuffers;
+use crate::{
+    Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoEngine, IoRequest,
+};
+
+/// Size `null` pretends its target has when the job names none: large enough for any region a
+/// real job asks for, finite so a sequential pass without a runtime still ends.
+pub const NULL_DEFAULT_SIZE_BYTES: u64 = 1 << 40;
+
+pub struct NullEngine {
+    size_bytes: u64,
+    buffers: Option<AlignedBuffers>,
+    in_flight: Vec<bool>,
+    /// Queued but not yet submitted; they complete at `submit`.
+    queued: Vec<IoCompletion>,
+    /// Completed at `submit`, waiting for `reap`.
+    done: Vec<IoCompletion>,
+    clock: WallClock,
+    ios: u64,
+}
+
+impl NullEngine {
+    pub fn new(size_bytes: u64) -> Self {
+        NullEngine {
+            size_bytes,
+            buffers: None,
+            in_flight: Vec::new(),
+            queued: Vec::new(),
+            done: Vec::new(),
+            clock: WallClock::default(),
+            ios: 0,
+        }
+    }
+}
+
+impl IoEngine for NullEngine {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            queued: true,
+            moves_data: false,
+            trim: true,
+            shared_timeline: false,
+        }
+    }
+
+    fn target_size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+        self.buffers = Some(AlignedBuffers::new(
+            setup.slots,
+            setup.slot_bytes,
+            setup.buffer_align_bytes,
+        )?);
+        let slots = setup.slots as usize;
+        self.in_flight = vec![false; slots];
+        // Reserved once so the I/O path never allocates.
+        self.queued = Vec::with_capacity(slots);
+        self.done = Vec::with_capacity(slots);
+        self.clock.reset();
+        Ok(())
+    }
+
+    fn buffer(&self, slot: u32) -> &[u8] {
+        self.buffers.as_ref().expect(NOT_SET_UP).slot(slot)
+    }
+
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        self.buffers.as_mut().expect(NOT_SET_UP).slot_mut(slot)
+    }
+
+    #[inline]
+    fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+        let slot_bytes = self.buffers.as_ref().map_or(0, |b| b.slot_bytes());
+        check_request(&request, &self.in_flight, slot_bytes)?;
+        self.in_flight[request.slot as usize] = true;
+        self.queued.push(IoCompletion {
+            slot: request.slot,
+            result: Ok(request.len_bytes),
+            done_ns: 0,
+        });
+        Ok(())
+    }
+
+    #[inline]
+    fn submit(&mut self) -> Result<usize, EngineError> {
+        let issued = self.queued.len();
+        if issued == 0 {
+            return Ok(0);
+        }
+        // One clock read per batch: everything in it "completes" at the same instant.
+        let now_ns = self.clock.now_ns();
+        for completion in self.queued.iter_mut() {
+            completion.done_ns = now_ns;
+        }
+        self.done.append(&mut self.queued);
+        self.ios += issued as u64;
+        Ok(issued)
+    }
+
+    #[inline]
+    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
+        if min > self.done.len() {
+            return Err(reap_too_many(min, self.done.len()));
+        }
+        let reaped = self.done.len();
+        for completion in &self.done {
+            self.in_flight[completion.slot as usize] = false;
+        }
+        out.extend_from_slice(&self.done);
+        self.done.clear();
+        Ok(reaped)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn wait_until_ns(&mut self, deadline_ns: u64) {
+        self.clock.wait_until_ns(deadline_ns);
+    }
+
+    fn report(&self) -> EngineReport {
+        EngineReport {
+            details: vec![("ios".to_string(), self.ios.to_string())],
+            sim_json: None,
+        }
+    }
+}
