@@ -4,12 +4,24 @@
 //! Byte order: every multi-byte SCSI field is **big-endian**.
 
 pub mod ata_passthrough;
+pub mod capacity;
 pub mod cdb;
+pub mod inquiry;
+pub mod mode;
+pub mod report_luns;
 pub mod sense;
+pub mod unmap;
+pub mod vpd;
 
 pub use ata_passthrough::{AtaPassThrough, AtaProtocol, TransferLengthField};
+pub use capacity::{Capacity10, Capacity16};
 pub use cdb::{CdbPacket, CdbSize, Command, DataDirection, Opcode, PageControl};
+pub use inquiry::{DeviceType, InquiryRepr};
+pub use mode::{BlockDescriptor, CachingPage, ModeSenseData};
+pub use report_luns::{emit_report_luns, parse_report_luns};
 pub use sense::{AdditionalSense, SenseFormat, SenseKey, SenseRepr, Status};
+pub use unmap::{emit_unmap_parameter_list, UnmapDescriptor, UnmapParameterList};
+pub use vpd::{VpdPacket, VpdPage, VpdPageCode};
 
 /// An 8-byte SAM logical unit number, as carried in UAS IUs and REPORT LUNS data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
