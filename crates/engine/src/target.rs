@@ -467,4 +467,21 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.chunks(8).all(|w| w.iter().any(|&x| x != 0)));
     }
+
+    #[test]
+    fn open_errors_say_what_went_wrong_and_where() {
+        let path = Path::new("/srv/bench/data");
+        let said = |errno, direct, writes| {
+            open_error(path, io::Error::from_raw_os_error(errno), direct, writes).to_string()
+        };
+        let denied = said(libc::EACCES, false, true);
+        assert!(
+            denied.starts_with("/srv/bench/data: permission denied"),
+            "{denied}"
+        );
+        assert!(denied.contains("write"), "{denied}");
+        assert!(said(libc::EINVAL, true, false).contains("refuses O_DIRECT"));
+        assert!(!said(libc::EINVAL, false, false).contains("O_DIRECT"));
+        assert!(said(libc::EROFS, false, true).contains("read-only filesystem"));
+    }
 }

@@ -1,0 +1,423 @@
+//! Every real engine reads back what it wrote, reports short reads and errno honestly, and
+//! rejects requests that break the engine contract. io_uring fallbacks are forced one by one.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions, RingSetup};
+use storlab_engine::engines::null::NullEngine;
+use storlab_engine::engines::psync::PsyncEngine;
+use storlab_engine::registry::{engine_names, open_engine, EngineOptions};
+use storlab_engine::target::{open_target, OpenTarget};
+use storlab_engine::{EngineError, IoDirection, IoEngine, IoRequest};
+use storlab_job::{EngineKind, Target};
+
+const REGION_BYTES: u64 = 8 << 20;
+const SEED: u64 = 0x0E61_4E55;
+
+fn temp_target(dir: &Path, direct: bool) -> OpenTarget {
+    open_target(
+        &Target::TempFileIn(dir.to_path_buf()),
+        REGION_BYTES,
+        direct,
+        true,
+        None,
+    )
+    .expect("open temp target")
+}
+
+fn all_ring_setups() -> [RingSetup; 3] {
+    [
+        RingSetup::SingleIssuerDeferTaskrun,
+        RingSetup::CoopTaskrun,
+        RingSetup::Plain,
+    ]
+}
+
+#[test]
+fn psync_reads_back_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = PsyncEngine::new(&target).unwrap();
+    assert!(!engine.capabilities().queued);
+    assert_eq!(engine.target_size_bytes(), REGION_BYTES);
+    // psync is synchronous, but must still accept a batch of queued requests.
+    write_then_read_back(&mut engine, 4, REGION_BYTES, 300, SEED);
+}
+
+#[test]
+fn io_uring_reads_back_what_it_wrote_at_every_queue_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    for queue_depth in [1, 7, 32] {
+        let mut engine = IoUringEngine::new(&target, IoUringOptions::default()).unwrap();
+        write_then_read_back(&mut engine, queue_depth, REGION_BYTES, 400, SEED + 1);
+        assert!(engine.uses_registered_buffers(), "{:?}", engine.report());
+    }
+}
+
+#[test]
+fn io_uring_with_o_direct_reads_back_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = match open_target(
+        &Target::TempFileIn(dir.path().to_path_buf()),
+        REGION_BYTES,
+        true,
+        true,
+        None,
+    ) {
+        Ok(target) => target,
+        Err(EngineError::Target { message, .. }) if message.contains("O_DIRECT") => {
+            eprintln!("skipped: the temp directory's filesystem refuses O_DIRECT");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    };
+    assert!(target.logical_block_bytes >= 512);
+    let mut engine = IoUringEngine::new(&target, IoUringOptions::default()).unwrap();
+    write_then_read_back(&mut engine, 32, REGION_BYTES, 500, SEED + 2);
+}
+
+#[test]
+fn io_uring_every_forced_fallback_level_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    for best_setup in all_ring_setups() {
+        for (register_buffers, register_file) in [(true, true), (false, true), (true, false)] {
+            let options = IoUringOptions {
+                best_setup,
+                register_buffers,
+                register_file,
+            };
+            let mut engine = IoUringEngine::new(&target, options).unwrap();
+            write_then_read_back(&mut engine, 16, REGION_BYTES, 64, SEED + 3);
+            // A kernel older than the level asked for may fall further, never higher.
+            let used = engine.ring_setup().unwrap();
+            assert!(used <= best_setup, "{options:?} used {used:?}");
+            assert_eq!(engine.uses_registered_buffers(), register_buffers);
+            let report = engine.report();
+            let detail = |key: &str| {
+                report
+                    .details
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+                    .unwrap()
+            };
+            assert_eq!(detail("ring_setup"), used.as_str());
+            assert_eq!(
+                detail("buffers").starts_with("registered"),
+                register_buffers
+            );
+            assert_eq!(detail("file") == "registered", register_file);
+        }
+    }
+}
+
+#[test]
+fn io_uring_set_up_on_one_thread_runs_on_another() {
+    // The runner may build engines on its main thread and move each to a worker: the
+    // single-issuer ring must bind to the thread that does the I/O, not the one that built it.
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = IoUringEngine::new(&target, IoUringOptions::default()).unwrap();
+    setup(&mut engine, 8, BLOCK_BYTES);
+    let worker = std::thread::spawn(move || {
+        let ios: Vec<Io> = (0..64)
+            .map(|i| Io {
+                direction: IoDirection::Read,
+                offset_bytes: i * u64::from(BLOCK_BYTES),
+                len_bytes: BLOCK_BYTES,
+            })
+            .collect();
+        drive(&mut engine, 8, &ios, SEED, |_, completion, _| {
+            assert_eq!(completion.result, Ok(BLOCK_BYTES));
+        });
+    });
+    worker.join().unwrap();
+}
+
+/// A 10 000-byte file: not a multiple of the block size, so the last block is short.
+fn short_file(dir: &Path) -> OpenTarget {
+    let path = dir.join("short");
+    std::fs::write(&path, vec![0xA5u8; 10_000]).unwrap();
+    open_target(&Target::Path(path), 0, false, false, None).unwrap()
+}
+
+fn assert_short_reads_and_errno(engine: &mut dyn IoEngine) {
+    setup(engine, 4, BLOCK_BYTES);
+    let ios = [
+        (IoDirection::Read, 0, Ok(BLOCK_BYTES)),
+        (IoDirection::Read, 8192, Ok(10_000 - 8192)),
+        (IoDirection::Read, 16384, Ok(0)),
+        // The target was opened read-only: the kernel says EBADF and so must we.
+        (IoDirection::Write, 0, Err(libc::EBADF)),
+    ];
+    let list: Vec<Io> = ios
+        .iter()
+        .map(|&(direction, offset_bytes, _)| Io {
+            direction,
+            offset_bytes,
+            len_bytes: BLOCK_BYTES,
+        })
+        .collect();
+    drive(engine, 4, &list, SEED, |io, completion, buf| {
+        let (_, _, expected) = ios
+            .iter()
+            .find(|(d, o, _)| *d == io.direction && *o == io.offset_bytes)
+            .unwrap();
+        assert_eq!(&completion.result, expected, "{io:?}");
+        if let Ok(n) = completion.result {
+            if io.direction == IoDirection::Read {
+                assert!(buf[..n as usize].iter().all(|&b| b == 0xA5));
+            }
+        }
+    });
+}
+
+#[test]
+fn psync_reports_short_reads_at_eof_and_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = short_file(dir.path());
+    assert_eq!(target.size_bytes, 10_000);
+    assert_short_reads_and_errno(&mut PsyncEngine::new(&target).unwrap());
+}
+
+#[test]
+fn io_uring_reports_short_reads_at_eof_and_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = short_file(dir.path());
+    assert_short_reads_and_errno(
+        &mut IoUringEngine::new(&target, IoUringOptions::default()).unwrap(),
+    );
+}
+
+fn assert_trim_punches_a_hole(engine: &mut dyn IoEngine) {
+    setup(engine, 2, BLOCK_BYTES);
+    let trim = Io {
+        direction: IoDirection::Trim,
+        offset_bytes: 2 * u64::from(BLOCK_BYTES),
+        len_bytes: 4 * BLOCK_BYTES,
+    };
+    let read = |block: u64| Io {
+        direction: IoDirection::Read,
+        offset_bytes: block * u64::from(BLOCK_BYTES),
+        len_bytes: BLOCK_BYTES,
+    };
+    drive(engine, 1, &[trim], SEED, |_, completion, _| {
+        assert_eq!(completion.result, Ok(4 * BLOCK_BYTES));
+    });
+    drive(
+        engine,
+        2,
+        &[read(3), read(7)],
+        SEED,
+        |io, completion, buf| {
+            assert_eq!(completion.result, Ok(BLOCK_BYTES));
+            let zeros = buf[..BLOCK_BYTES as usize].iter().all(|&b| b == 0);
+            // Block 3 lies in the hole; block 7 keeps the laid-out (non-zero) data.
+            assert_eq!(
+                zeros,
+                io.offset_bytes == 3 * u64::from(BLOCK_BYTES),
+                "{io:?}"
+            );
+        },
+    );
+}
+
+#[test]
+fn psync_and_io_uring_trim_files_by_punching_holes() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    assert_trim_punches_a_hole(&mut PsyncEngine::new(&target).unwrap());
+    let target = temp_target(dir.path(), false);
+    assert_trim_punches_a_hole(
+        &mut IoUringEngine::new(&target, IoUringOptions::default()).unwrap(),
+    );
+}
+
+#[test]
+fn null_engine_completes_everything_and_moves_no_data() {
+    let mut engine = NullEngine::new(REGION_BYTES);
+    let caps = engine.capabilities();
+    assert!(caps.queued && !caps.moves_data);
+    setup(&mut engine, 32, BLOCK_BYTES);
+    engine.buffer_mut(5).fill(0x77);
+    let ios: Vec<Io> = (0..1000)
+        .map(|i| Io {
+            direction: if i % 2 == 0 {
+                IoDirection::Read
+            } else {
+                IoDirection::Write
+            },
+            offset_bytes: (i % 100) * u64::from(BLOCK_BYTES),
+            len_bytes: BLOCK_BYTES,
+        })
+        .collect();
+    let mut completed = 0;
+    drive(&mut engine, 32, &ios, SEED, |_, completion, _| {
+        assert_eq!(completion.result, Ok(BLOCK_BYTES));
+        completed += 1;
+    });
+    assert_eq!(completed, 1000);
+    // Reads did not touch the buffer (write slots were refilled by the driver).
+    let report = engine.report();
+    assert_eq!(report.details[0], ("ios".to_string(), "1000".to_string()));
+}
+
+#[test]
+fn contract_violations_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let engines: Vec<Box<dyn IoEngine>> = vec![
+        Box::new(NullEngine::new(REGION_BYTES)),
+        Box::new(PsyncEngine::new(&target).unwrap()),
+        Box::new(IoUringEngine::new(&target, IoUringOptions::default()).unwrap()),
+    ];
+    for mut engine in engines {
+        let read = |slot, len_bytes| IoRequest {
+            slot,
+            direction: IoDirection::Read,
+            offset_bytes: 0,
+            len_bytes,
+        };
+        let name = engine.name();
+        assert!(
+            matches!(
+                engine.queue(read(0, 4096)),
+                Err(EngineError::InvalidRequest(_))
+            ),
+            "{name}: queue before setup"
+        );
+        setup(engine.as_mut(), 2, BLOCK_BYTES);
+        let invalid = |r: Result<(), EngineError>| matches!(r, Err(EngineError::InvalidRequest(_)));
+        assert!(
+            invalid(engine.queue(read(2, 4096))),
+            "{name}: slot out of range"
+        );
+        assert!(
+            invalid(engine.queue(read(0, 8192))),
+            "{name}: longer than slot"
+        );
+        engine.queue(read(0, 4096)).unwrap();
+        assert!(
+            invalid(engine.queue(read(0, 4096))),
+            "{name}: slot in flight"
+        );
+        engine.submit().unwrap();
+        let mut out = Vec::new();
+        assert!(
+            engine.reap(2, &mut out).is_err(),
+            "{name}: reap more than outstanding"
+        );
+        engine.reap(1, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        // The slot is free again once reaped.
+        engine.queue(read(0, 4096)).unwrap();
+        engine.submit().unwrap();
+        engine.reap(1, &mut out).unwrap();
+    }
+}
+
+#[test]
+fn registry_opens_every_real_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let options = EngineOptions::default();
+    for name in engine_names() {
+        let kind = match *name {
+            "null" => EngineKind::Null,
+            "psync" => EngineKind::Psync,
+            "io_uring" => EngineKind::IoUring,
+            "sim" => {
+                assert!(open_engine(EngineKind::Sim, None, &options).is_err());
+                continue;
+            }
+            other => panic!("unknown engine name {other}"),
+        };
+        let mut engine = open_engine(kind, Some(&target), &options).unwrap();
+        assert_eq!(engine.name(), *name);
+        assert_eq!(engine.target_size_bytes(), REGION_BYTES);
+        write_then_read_back_if_moves_data(engine.as_mut());
+    }
+    let null = open_engine(EngineKind::Null, None, &options).unwrap();
+    assert_eq!(null.target_size_bytes(), options.null_size_bytes);
+    assert!(open_engine(EngineKind::Psync, None, &options).is_err());
+}
+
+fn write_then_read_back_if_moves_data(engine: &mut dyn IoEngine) {
+    if engine.capabilities().moves_data {
+        write_then_read_back(engine, 8, REGION_BYTES, 32, SEED + 9);
+    }
+}
+
+/// Per-I/O cost of each engine, printed for the report; opt-in because timing on a shared
+/// machine is not a pass/fail matter. `STORLAB_BENCH=1 cargo test --release -p storlab-engine
+/// --test engines -- --nocapture per_io_cost`
+#[test]
+fn per_io_cost() {
+    if std::env::var_os("STORLAB_BENCH").is_none() {
+        eprintln!("skipped: set STORLAB_BENCH=1 to measure per-I/O cost");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let ios_per_run: u64 = 2_000_000;
+    let measure = |label: &str, engine: &mut dyn IoEngine, queue_depth: u32, ios: u64| {
+        setup(engine, queue_depth, BLOCK_BYTES);
+        let mut rng = TestRng::new(SEED);
+        let blocks = REGION_BYTES / u64::from(BLOCK_BYTES);
+        let mut out = Vec::with_capacity(queue_depth as usize);
+        let mut free: Vec<u32> = (0..queue_depth).collect();
+        let start = std::time::Instant::now();
+        let (mut issued, mut done) = (0u64, 0u64);
+        while done < ios {
+            while issued < ios {
+                let Some(slot) = free.pop() else { break };
+                let request = IoRequest {
+                    slot,
+                    direction: IoDirection::Read,
+                    offset_bytes: (rng.next_u64() % blocks) * u64::from(BLOCK_BYTES),
+                    len_bytes: BLOCK_BYTES,
+                };
+                engine.queue(request).unwrap();
+                issued += 1;
+            }
+            engine.submit().unwrap();
+            out.clear();
+            engine.reap(1, &mut out).unwrap();
+            for completion in &out {
+                assert!(completion.result.is_ok());
+                free.push(completion.slot);
+            }
+            done += out.len() as u64;
+        }
+        let ns_per_io = start.elapsed().as_nanos() as f64 / ios as f64;
+        eprintln!("{label}: {ns_per_io:.1} ns per 4 KiB random read ({ios} I/Os)");
+    };
+    measure(
+        "null QD1",
+        &mut NullEngine::new(REGION_BYTES),
+        1,
+        ios_per_run,
+    );
+    measure(
+        "null QD32",
+        &mut NullEngine::new(REGION_BYTES),
+        32,
+        ios_per_run,
+    );
+    measure(
+        "psync QD1 cached",
+        &mut PsyncEngine::new(&target).unwrap(),
+        1,
+        ios_per_run / 4,
+    );
+    measure(
+        "io_uring QD32 cached",
+        &mut IoUringEngine::new(&target, IoUringOptions::default()).unwrap(),
+        32,
+        ios_per_run / 4,
+    );
+}

@@ -1,0 +1,100 @@
+//! Opening targets: files are created and laid out like fio does, and every way a target can be
+//! unusable gives one clear error naming the path.
+
+use std::os::unix::fs::PermissionsExt;
+use storlab_engine::target::{open_target, TargetKind};
+use storlab_engine::EngineError;
+use storlab_job::Target;
+
+const SIZE_BYTES: u64 = (2 << 20) + 4096;
+
+#[test]
+fn missing_file_is_created_and_laid_out_even_for_a_read_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let target = open_target(&Target::Path(path.clone()), SIZE_BYTES, false, false, None).unwrap();
+    assert_eq!(target.kind, TargetKind::RegularFile);
+    assert_eq!(target.size_bytes, SIZE_BYTES);
+    assert!(
+        target.temp.is_none(),
+        "a named file is the user's; storlab keeps it"
+    );
+    let data = std::fs::read(&path).unwrap();
+    assert!(data.chunks(4096).all(|block| block.iter().any(|&b| b != 0)));
+}
+
+#[test]
+fn short_file_is_extended_and_its_data_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    std::fs::write(&path, vec![0x11u8; 8192]).unwrap();
+    let target = open_target(&Target::Path(path.clone()), SIZE_BYTES, false, true, None).unwrap();
+    assert_eq!(target.size_bytes, SIZE_BYTES);
+    let data = std::fs::read(&path).unwrap();
+    assert!(data[..8192].iter().all(|&b| b == 0x11));
+    assert!(data[8192..].chunks(4096).all(|b| b.iter().any(|&x| x != 0)));
+    // A file already large enough is left alone.
+    let again = open_target(&Target::Path(path.clone()), 4096, false, true, None).unwrap();
+    assert_eq!(again.size_bytes, SIZE_BYTES);
+}
+
+#[test]
+fn unusable_targets_give_clear_errors_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_path = dir.path().to_path_buf();
+
+    let err = open_target(
+        &Target::Path(dir_path.clone()),
+        SIZE_BYTES,
+        false,
+        false,
+        None,
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(&*dir_path.to_string_lossy()) && text.contains("directory"),
+        "{text}"
+    );
+
+    let missing = dir_path.join("empty");
+    let err = open_target(&Target::Path(missing.clone()), 0, false, false, None).unwrap_err();
+    assert!(err.to_string().contains("no size"), "{err}");
+
+    let err = open_target(
+        &Target::TempFileIn(dir_path.join("nowhere")),
+        SIZE_BYTES,
+        false,
+        true,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nowhere"), "{err}");
+
+    let err = open_target(&Target::Path("/dev/null".into()), 0, false, false, None).unwrap_err();
+    assert!(err.to_string().contains("neither a regular file"), "{err}");
+
+    assert!(matches!(
+        open_target(&Target::Sim("usb3-ssd".into()), 0, false, false, None),
+        Err(EngineError::Unsupported(_))
+    ));
+}
+
+#[test]
+fn permission_denied_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locked");
+    std::fs::write(&path, vec![1u8; 4096]).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("skipped: root ignores file permissions, so 'permission denied' cannot occur");
+        return;
+    }
+    let err = open_target(&Target::Path(path.clone()), 4096, false, true, None).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("permission denied") && text.contains("locked"),
+        "{text}"
+    );
+}
