@@ -21,6 +21,7 @@ pub mod ata;
 pub mod bot;
 pub mod scsi;
 pub mod uas;
+pub mod usb;
 
 pub use bytes::InlineBytes;
 pub use error::{Error, Result};
