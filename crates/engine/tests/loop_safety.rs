@@ -1,0 +1,273 @@
+//! Block-device handling on loop devices this test sets up itself (root and losetup needed):
+//! an ext4 device is refused for writing unless named with --destructive, a blank one is
+//! accepted, and the engines do I/O, O_DIRECT and BLKDISCARD on it.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions};
+use storlab_engine::engines::psync::PsyncEngine;
+use storlab_engine::target::{open_target, TargetKind};
+use storlab_engine::{EngineError, IoDirection};
+use storlab_job::Target;
+
+const BACKING_BYTES: u64 = 64 << 20;
+
+/// A loop device over a sparse file in a temp dir; detached on drop, even when a test panics.
+struct LoopDevice {
+    path: PathBuf,
+    _backing_dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// `None` (with the skip message printed) when this machine cannot make loop devices.
+    fn attach() -> Option<LoopDevice> {
+        Self::attach_with(&[])
+    }
+
+    /// As `attach`, with extra `losetup` flags (`--partscan`).
+    fn attach_with(flags: &[&str]) -> Option<LoopDevice> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if !tool_available(root, "loop device tests need root") {
+            return None;
+        }
+        let losetup = Command::new("losetup").arg("--version").output();
+        if !tool_available(
+            losetup.is_ok_and(|o| o.status.success()) && Path::new("/dev/loop-control").exists(),
+            "losetup or /dev/loop-control not available",
+        ) {
+            return None;
+        }
+        let backing_dir = tempfile::tempdir().unwrap();
+        let backing = backing_dir.path().join("backing.img");
+        std::fs::File::create(&backing)
+            .unwrap()
+            .set_len(BACKING_BYTES)
+            .unwrap();
+        let output = Command::new("losetup")
+            .args(["--find", "--show"])
+            .args(flags)
+            .arg(&backing)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "losetup --find --show failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let path = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
+        Some(LoopDevice {
+            path,
+            _backing_dir: backing_dir,
+        })
+    }
+
+    fn mkfs_ext4(&self) -> bool {
+        let mkfs = Command::new("mkfs.ext4")
+            .arg("-q")
+            .arg("-F")
+            .arg(&self.path)
+            .output();
+        match mkfs {
+            Ok(output) if output.status.success() => true,
+            Ok(output) => panic!(
+                "mkfs.ext4 failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(_) => tool_available(false, "mkfs.ext4 not available"),
+        }
+    }
+
+    fn target(&self) -> Target {
+        Target::Path(self.path.clone())
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
+}
+
+#[test]
+fn ext4_device_is_refused_for_writes_unless_named_destructive() {
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    if !device.mkfs_ext4() {
+        return;
+    }
+    let err = open_target(&device.target(), 0, false, true, None).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, EngineError::Refused { .. }), "{text}");
+    assert!(text.contains("ext4"), "{text}");
+    assert!(
+        text.contains(&format!("--destructive {}", device.path.display())),
+        "{text}"
+    );
+
+    // Reading never destroys anything.
+    let reader = open_target(&device.target(), 0, false, false, None).unwrap();
+    assert_eq!(reader.kind, TargetKind::BlockDevice);
+
+    // Naming another device does not unlock this one...
+    let other = Path::new("/dev/loop-control");
+    assert!(open_target(&device.target(), 0, false, true, Some(other)).is_err());
+    // ...naming this one does, also through a symlink (compared after canonicalising).
+    let link_dir = tempfile::tempdir().unwrap();
+    let link = link_dir.path().join("by-id-style-link");
+    std::os::unix::fs::symlink(&device.path, &link).unwrap();
+    let writer = open_target(&device.target(), 0, false, true, Some(&link)).unwrap();
+    assert_eq!(writer.size_bytes, BACKING_BYTES);
+}
+
+#[test]
+fn blank_device_is_accepted_and_engines_move_data_on_it() {
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    let target = open_target(&device.target(), 0, false, true, None).unwrap();
+    assert_eq!(target.kind, TargetKind::BlockDevice);
+    assert_eq!(target.size_bytes, BACKING_BYTES);
+    assert!(target.logical_block_bytes.is_power_of_two() && target.logical_block_bytes >= 512);
+    write_then_read_back(
+        &mut PsyncEngine::new(&target).unwrap(),
+        4,
+        BACKING_BYTES,
+        200,
+        1,
+    );
+
+    let direct = open_target(&device.target(), BACKING_BYTES, true, true, None).unwrap();
+    let mut engine = IoUringEngine::new(&direct, IoUringOptions::default()).unwrap();
+    write_then_read_back(&mut engine, 32, BACKING_BYTES, 400, 2);
+
+    // BLKDISCARD on the loop device punches a hole in its backing file: zeros come back.
+    let mut engine = PsyncEngine::new(&direct).unwrap();
+    setup(&mut engine, 1, BLOCK_BYTES);
+    let written = Io {
+        direction: IoDirection::Write,
+        offset_bytes: 0,
+        len_bytes: BLOCK_BYTES,
+    };
+    let ios = [
+        written,
+        Io {
+            direction: IoDirection::Trim,
+            len_bytes: 1 << 20,
+            ..written
+        },
+        Io {
+            direction: IoDirection::Read,
+            ..written
+        },
+    ];
+    drive(&mut engine, 1, &ios, 3, |io, completion, buf| {
+        assert_eq!(completion.result, Ok(io.len_bytes), "{io:?}");
+        if io.direction == IoDirection::Read {
+            assert!(buf[..BLOCK_BYTES as usize].iter().all(|&b| b == 0));
+        }
+    });
+}
+
+#[test]
+fn device_smaller_than_the_job_is_an_error_naming_both_sizes() {
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    let needed = 2 * BACKING_BYTES;
+    let err = open_target(&device.target(), needed, false, false, None).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, EngineError::TargetTooSmall { .. }), "{text}");
+    assert!(
+        text.contains(&BACKING_BYTES.to_string()) && text.contains(&needed.to_string()),
+        "{text}"
+    );
+}
+
+/// Unmounts on drop, so a failing assertion never leaves a mount behind.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn mounted_device_is_refused_naming_the_mount_point() {
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    if !device.mkfs_ext4() {
+        return;
+    }
+    let mount_dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .arg(&device.path)
+        .arg(mount_dir.path())
+        .status();
+    if !tool_available(
+        mounted.is_ok_and(|s| s.success()),
+        "cannot mount a loop device here",
+    ) {
+        return;
+    }
+    let _mount = Mount(mount_dir.path().to_path_buf());
+    let text = open_target(&device.target(), 0, false, true, None)
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("is mounted on"), "{text}");
+    assert!(
+        text.contains(&*mount_dir.path().to_string_lossy()),
+        "{text}"
+    );
+}
+
+#[test]
+fn partitioned_device_is_refused_naming_table_and_partitions() {
+    let Some(device) = LoopDevice::attach_with(&["--partscan"]) else {
+        return;
+    };
+    let sfdisk = Command::new("sfdisk")
+        .arg("-q")
+        .arg(&device.path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut sfdisk) = sfdisk else {
+        tool_available(false, "sfdisk not available");
+        return;
+    };
+    use std::io::Write;
+    sfdisk
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"start=2048, size=20480, type=83\n")
+        .unwrap();
+    let output = sfdisk.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "sfdisk: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = open_target(&device.target(), 0, false, true, None)
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("MBR partition table with 1 used"), "{text}");
+    let name = device
+        .path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        text.contains(&format!("it has partitions ({name}p1)")),
+        "{text}"
+    );
+}
