@@ -19,9 +19,14 @@ pub mod error;
 
 pub mod ata;
 pub mod bot;
+pub mod pcap;
+pub mod pretty;
 pub mod scsi;
 pub mod uas;
 pub mod usb;
 
 pub use bytes::InlineBytes;
 pub use error::{Error, Result};
+
+#[cfg(feature = "alloc")]
+pub use pretty::decode_pcap;
