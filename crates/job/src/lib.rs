@@ -1,5 +1,20 @@
 //! storlab-job: the job model, its validation, and the readers that build jobs (fio files, flags).
+//!
+//! Entry points: [`fio::parse_fio_file`] / [`fio::parse_fio_str`] for fio job files,
+//! [`flags::parse_flags`] for fio-style command-line flags, [`validate::validate`] for jobs built
+//! in code. Both readers share one key table ([`keys::KEYS`]) and return [`JobError`], whose
+//! `Display` is one line naming the file and line (or flag), the key, and what is wrong.
 
+pub mod error;
+pub mod fio;
+pub mod flags;
+pub mod keys;
 pub mod model;
+pub mod size;
+pub mod validate;
 
+pub use error::{ErrorKind, JobError, Location};
+pub use fio::{parse_fio_file, parse_fio_str};
+pub use flags::parse_flags;
 pub use model::*;
+pub use validate::validate;

@@ -1,0 +1,382 @@
+//! Reader for fio job files (a practical subset of fio's INI format) into a `JobSet`.
+//!
+//! Format: `[section]` headers; `key=value` or bare `key` lines; whole-line comments starting
+//! with `#` or `;` (and inline ones after whitespace). `[global]` options apply to every job
+//! section that follows it; `[global]` may appear again between jobs and then affects only the
+//! jobs after it, as in fio. Keys are those of [`crate::keys::KEYS`], shared with the flags.
+
+use crate::error::{JobError, Location};
+use crate::keys::JobDraft;
+use crate::model::JobSet;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The section whose options every later job inherits.
+const GLOBAL_SECTION: &str = "global";
+
+/// Reads and parses a fio job file; errors name the file as given.
+pub fn parse_fio_file(path: &Path) -> Result<JobSet, JobError> {
+    let file_name = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| JobError::io(&file_name, e.to_string()))?;
+    parse_fio_str(&text, &file_name)
+}
+
+/// A job section being read: its draft (global settings first) and where it started.
+struct OpenJob {
+    name: Arc<str>,
+    header: Location,
+    draft: JobDraft,
+}
+
+/// Parses fio job-file text; `file_name` is only used in error messages.
+pub fn parse_fio_str(text: &str, file_name: &str) -> Result<JobSet, JobError> {
+    let file: Arc<str> = file_name.into();
+    let global_section: Arc<str> = GLOBAL_SECTION.into();
+    let mut global = JobDraft::new();
+    let mut in_global = false;
+    let mut open: Option<OpenJob> = None;
+    let mut finished = Vec::new();
+
+    for (index, raw_line) in text.lines().enumerate() {
+        let line_number = index + 1;
+        let line = strip_comment(raw_line).trim();
+        if line.is_empty() {
+            continue;
+        }
+        let section = if in_global {
+            Some(global_section.clone())
+        } else {
+            open.as_ref().map(|job| job.name.clone())
+        };
+        let location = Location::File {
+            file: file.clone(),
+            line: line_number,
+            section,
+        };
+        if let Some(header) = line.strip_prefix('[') {
+            let Some(name) = header.strip_suffix(']').map(str::trim) else {
+                return Err(JobError::syntax(
+                    location,
+                    format!("'{line}' is missing its closing ']'"),
+                ));
+            };
+            if name.is_empty() {
+                return Err(JobError::syntax(location, "a section needs a name: [name]"));
+            }
+            if let Some(job) = open.take() {
+                finished.push(job.finish()?);
+            }
+            in_global = name == GLOBAL_SECTION;
+            if !in_global {
+                let name: Arc<str> = name.into();
+                open = Some(OpenJob {
+                    name: name.clone(),
+                    header: Location::File {
+                        file: file.clone(),
+                        line: line_number,
+                        section: Some(name),
+                    },
+                    // A job inherits the global options given so far, not later ones.
+                    draft: global.clone(),
+                });
+            }
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((key, value)) => (key.trim(), Some(value.trim())),
+            None => (line, None),
+        };
+        if key.is_empty() {
+            return Err(JobError::syntax(
+                location,
+                format!("'{line}' has no key before '='"),
+            ));
+        }
+        if key == "include" || key.starts_with("include ") {
+            return Err(JobError::unsupported(
+                location,
+                "include",
+                None,
+                "include directives are not supported; put the jobs in one file",
+            ));
+        }
+        let draft = if in_global {
+            &mut global
+        } else if let Some(job) = open.as_mut() {
+            &mut job.draft
+        } else {
+            return Err(JobError::syntax(
+                location,
+                format!("'{line}' comes before any [section]; start with [global] or [jobname]"),
+            ));
+        };
+        draft.set(key, value, &location)?;
+    }
+    if let Some(job) = open.take() {
+        finished.push(job.finish()?);
+    }
+    if finished.is_empty() {
+        return Err(JobError::syntax(
+            Location::File {
+                file: file.clone(),
+                line: 0,
+                section: None,
+            },
+            "no jobs: the file has no [section] other than [global]",
+        ));
+    }
+    Ok(JobSet { jobs: finished })
+}
+
+impl OpenJob {
+    fn finish(self) -> Result<crate::model::JobSpec, JobError> {
+        self.draft.finish(&self.name, &self.header)
+    }
+}
+
+/// Drops a comment: a line starting with `#` or `;`, or the rest of a line after ` #` / ` ;`.
+/// A `#` inside a value (`filename=/tmp/a#b`) is kept: fio only treats it as a comment there too
+/// when it starts the line.
+fn strip_comment(line: &str) -> &str {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('#') || trimmed.starts_with(';') {
+        return "";
+    }
+    let cut = line
+        .char_indices()
+        .find(|&(i, c)| (c == '#' || c == ';') && line[..i].ends_with(char::is_whitespace))
+        .map(|(i, _)| i)
+        .unwrap_or(line.len());
+    &line[..cut]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        BlockSizeShare, BlockSizeSpec, DataPattern, EngineKind, JobSpec, RateIops, Target,
+    };
+    use crate::size::NS_PER_S;
+
+    fn parse(text: &str) -> Result<JobSet, JobError> {
+        parse_fio_str(text, "job.fio")
+    }
+
+    fn error_text(text: &str) -> String {
+        parse(text).expect_err("should be rejected").to_string()
+    }
+
+    #[test]
+    fn realistic_file_with_globals_sets_every_field() {
+        let text = "\
+; storlab acceptance job: two phases on one SSD
+[global]
+ioengine=io_uring
+filename=/dev/sdz
+direct=1
+size=8G
+runtime=2m
+time_based
+ramp_time=5s
+group_reporting
+randseed=42
+blockalign=4k
+
+[seq-write]
+rw=write
+bs=1M
+iodepth=4
+numjobs=2
+offset=1G
+offset_increment=16G
+zero_buffers
+verify=crc32c
+
+# second phase waits for the first
+[mixed]
+stonewall
+rw=randrw
+rwmixread=70
+percentage_random=90
+bssplit=4k/50:8k/25:64k,128k/100
+iodepth=32
+rate_iops=5000,1000   ; writes slower
+number_ios=100k
+buffer_compress_percentage=30
+runtime=30
+description=database-like mix
+thread
+";
+        let set = parse(text).unwrap();
+        assert_eq!(set.jobs.len(), 2);
+        let mut seq = JobSpec::new(
+            "seq-write",
+            EngineKind::IoUring,
+            Target::Path("/dev/sdz".into()),
+        );
+        seq.direct = true;
+        seq.size_bytes = Some(8 << 30);
+        seq.runtime_ns = Some(120 * NS_PER_S);
+        seq.time_based = true;
+        seq.ramp_time_ns = 5 * NS_PER_S;
+        seq.group_reporting = true;
+        seq.seed = 42;
+        seq.align_bytes = 4096;
+        seq.read_percent = 0;
+        seq.random_percent = 0;
+        seq.block_size_read = BlockSizeSpec::Fixed(1 << 20);
+        seq.block_size_write = BlockSizeSpec::Fixed(1 << 20);
+        seq.iodepth = 4;
+        seq.numjobs = 2;
+        seq.offset_bytes = 1 << 30;
+        seq.offset_increment_bytes = 16 << 30;
+        seq.data_pattern = DataPattern::Zeros;
+        seq.verify = true;
+        assert_eq!(set.jobs[0], seq);
+
+        let mut mixed = JobSpec::new(
+            "mixed",
+            EngineKind::IoUring,
+            Target::Path("/dev/sdz".into()),
+        );
+        mixed.direct = true;
+        mixed.size_bytes = Some(8 << 30);
+        mixed.runtime_ns = Some(30 * NS_PER_S);
+        mixed.time_based = true;
+        mixed.ramp_time_ns = 5 * NS_PER_S;
+        mixed.group_reporting = true;
+        mixed.seed = 42;
+        mixed.stonewall = true;
+        mixed.read_percent = 70;
+        mixed.random_percent = 90;
+        mixed.block_size_read = BlockSizeSpec::Split(vec![
+            BlockSizeShare {
+                size_bytes: 4096,
+                percent: 50,
+            },
+            BlockSizeShare {
+                size_bytes: 8192,
+                percent: 25,
+            },
+            BlockSizeShare {
+                size_bytes: 65536,
+                percent: 25,
+            },
+        ]);
+        mixed.block_size_write = BlockSizeSpec::Split(vec![BlockSizeShare {
+            size_bytes: 128 << 10,
+            percent: 100,
+        }]);
+        mixed.iodepth = 32;
+        mixed.rate_iops = RateIops {
+            read: Some(5000),
+            write: Some(1000),
+        };
+        mixed.number_ios = Some(100 << 10);
+        mixed.data_pattern = DataPattern::Compressible(30);
+        assert_eq!(set.jobs[1], mixed);
+    }
+
+    #[test]
+    fn a_later_global_affects_only_later_jobs() {
+        let text = "\
+[global]
+size=1M
+[a]
+[global]
+iodepth=8
+ioengine=io_uring
+[b]
+iodepth=2
+[c]
+";
+        let set = parse(text).unwrap();
+        let depths: Vec<(u32, EngineKind)> =
+            set.jobs.iter().map(|j| (j.iodepth, j.engine)).collect();
+        assert_eq!(
+            depths,
+            vec![
+                (1, EngineKind::Psync),
+                (2, EngineKind::IoUring),
+                (8, EngineKind::IoUring)
+            ]
+        );
+        assert!(set.jobs.iter().all(|j| j.size_bytes == Some(1 << 20)));
+    }
+
+    #[test]
+    fn name_key_and_sim_target() {
+        let set = parse("[x]\nname=renamed\nfilename=sim:usb3-uas-ssd\n").unwrap();
+        assert_eq!(set.jobs[0].name, "renamed");
+        assert_eq!(set.jobs[0].engine, EngineKind::Sim);
+        assert_eq!(set.jobs[0].target, Target::Sim("usb3-uas-ssd".into()));
+    }
+
+    #[test]
+    fn comments_only_start_lines_or_follow_whitespace() {
+        assert_eq!(strip_comment("  # all comment"), "");
+        assert_eq!(strip_comment("; all comment"), "");
+        assert_eq!(strip_comment("bs=4k # note"), "bs=4k ");
+        assert_eq!(strip_comment("filename=/tmp/a#b"), "filename=/tmp/a#b");
+    }
+
+    #[test]
+    fn mistakes_give_one_exact_line() {
+        let cases = [
+            ("[bar]\nsize=1M\nfoo=1\n", "job.fio:3: unknown key 'foo' in section [bar]"),
+            ("[bar]\niodeph=4\n", "job.fio:2: unknown key 'iodeph' in section [bar] (did you mean 'iodepth'?)"),
+            ("[global]\nsize=1M\n[a]\niodepth=0\n", "job.fio:4: iodepth=0: queue depth must be at least 1"),
+            ("[global]\niodepth=100000\n[a]\nsize=1M\n", "job.fio:2: iodepth=100000: queue depth is above the maximum of 65536"),
+            ("[a]\nsize=1M\nnumjobs=0\n", "job.fio:3: numjobs=0: a job needs at least one worker"),
+            ("[a]\nsize=1M\nbs=3000\n", "job.fio:3: bs=3000: block size 3000 B is not a multiple of 512 bytes (one sector)"),
+            ("[a]\nsize=1G\nbs=128M\n", "job.fio:3: bs=128M: block size 128 MiB is above the maximum of 64 MiB"),
+            ("[a]\nsize=1M\nbsrange=64k-4k\n", "job.fio:3: bsrange=64k-4k: range minimum 64 KiB is above its maximum 4 KiB"),
+            ("[a]\nsize=1M\nbssplit=4k/50:8k/40\n", "job.fio:3: bssplit=4k/50:8k/40: bssplit shares sum to 90%, not 100%"),
+            ("[a]\nsize=1M\nba=3k\n", "job.fio:3: ba=3k: alignment must be a power of two"),
+            ("[a]\nsize=1M\nrwmixread=150\n", "job.fio:3: rwmixread=150: 150% is above 100%"),
+            ("[a]\nsize=1M\nruntime=10\ntime_based=1\nruntime=0\n", "job.fio:5: runtime=0: runtime must be positive (leave it unset for no time limit)"),
+            ("[a]\nsize=1M\ntime_based\n", "job.fio:3: time_based: time_based needs a runtime (e.g. runtime=60)"),
+            ("[a]\nsize=0\n", "job.fio:2: size=0: size must not be 0 (leave it unset to use the whole target)"),
+            ("[a]\nbs=4k\n", "job.fio:1: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="),
+            ("[a]\nioengine=null\n", "job.fio:1: job [a]: nothing bounds the run: set size, runtime or number_ios"),
+            ("[a]\nsize=1M\nrate_iops=0\n", "job.fio:3: rate_iops=0: the read rate must be at least 1 I/O per second (leave it empty for no limit)"),
+            ("[a]\nsize=1M\nioengine=libaio\n", "job.fio:3: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"),
+            ("[a]\nsize=1M\nrw=trim\n", "job.fio:3: rw=trim: trim workloads are not supported; use read, write, randread, randwrite, rw or randrw"),
+            ("[a]\nfilename=sim:usb3-uas-ssd\nioengine=psync\n", "job.fio:3: ioengine=psync: filename=sim:usb3-uas-ssd is a simulated drive and needs ioengine=sim"),
+            ("[a]\nsize=1M\nverify=md5\n", "job.fio:3: verify=md5: verify needs writes to check, but the job only reads"),
+            ("[a]\nsize=1M\niodepth\n", "job.fio:3: iodepth: iodepth needs a value"),
+            ("[a]\nsize=10%\n", "job.fio:2: size=10%: '10%': sizes relative to the target (%) are not supported; give bytes (e.g. 10G)"),
+            ("[a]\nsize=1M\nruntime=5x\n", "job.fio:3: runtime=5x: '5x' has an unknown time unit 'x' (use us, ms, s, m, h)"),
+            ("[a]\nsize=1M\ndirect=maybe\n", "job.fio:3: direct=maybe: 'maybe' is not a boolean (use 1 or 0)"),
+            ("size=1M\n[a]\n", "job.fio:1: 'size=1M' comes before any [section]; start with [global] or [jobname]"),
+            ("[a\nsize=1M\n", "job.fio:1: '[a' is missing its closing ']'"),
+            ("[global]\nsize=1M\n", "job.fio: no jobs: the file has no [section] other than [global]"),
+            ("[a]\nsize=1M\nrandrepeat=0\n", "job.fio:3: randrepeat=0: storlab always repeats from its seed; change seed= for another sequence"),
+            ("[a]\nfilename=/dev/sda:/dev/sdb\n", "job.fio:2: filename=/dev/sda:/dev/sdb: storlab runs one file per job; fio's ':'-separated file list is not supported"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(error_text(text), expected, "for:\n{text}");
+        }
+    }
+
+    #[test]
+    fn reading_a_missing_file_names_it() {
+        let error = parse_fio_file(Path::new("/nonexistent/storlab/job.fio")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("/nonexistent/storlab/job.fio: "),
+            "{error}"
+        );
+        assert!(!error.to_string().contains('\n'));
+    }
+
+    #[test]
+    fn warnings_reach_the_job() {
+        let set = parse("[a]\nsize=1M\nblockalign=512\nbs=4k\n").unwrap();
+        assert_eq!(set.jobs[0].align_bytes, 512);
+        assert_eq!(set.jobs[0].warnings.len(), 1);
+        assert!(set.jobs[0].warnings[0].starts_with("alignment 512 B: "));
+    }
+}

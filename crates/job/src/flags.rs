@@ -1,0 +1,228 @@
+//! Reader for fio-style command-line job flags (`--rw=randread --bs=4k --name=x`) into a `JobSet`.
+//!
+//! The flags are the keys of [`crate::keys::KEYS`], the same as in fio job files. As on fio's
+//! command line, `--name=NAME` starts a new job; flags before the first `--name` (or after
+//! `--name=global`) apply to every job that follows, like a `[global]` section. Flags without any
+//! `--name` make one job named `job`. Valued flags need `=` (`--iodepth=32`); booleans may be
+//! bare (`--time_based`).
+
+use crate::error::{JobError, Location};
+use crate::keys::{find_key, JobDraft};
+use crate::model::JobSet;
+
+/// Name of the job made from flags that never say `--name=`.
+pub const DEFAULT_JOB_NAME: &str = "job";
+const GLOBAL_NAME: &str = "global";
+
+/// Parses fio-style flags; each argument is one `--key=value` or bare `--key`.
+pub fn parse_flags(args: &[String]) -> Result<JobSet, JobError> {
+    let mut global = JobDraft::new();
+    let mut jobs: Vec<(String, JobDraft)> = Vec::new();
+    // True while flags go to the global draft (before the first --name, or after --name=global).
+    let mut in_global = true;
+
+    for arg in args {
+        let Some(flag) = arg.strip_prefix("--") else {
+            return Err(JobError::syntax(
+                Location::Flag,
+                format!("'{arg}' is not a job flag; write --key=value (e.g. --rw=randread)"),
+            ));
+        };
+        let (key, value) = match flag.split_once('=') {
+            Some((key, value)) => (key, Some(value)),
+            None => (flag, None),
+        };
+        if key.is_empty() {
+            return Err(JobError::syntax(
+                Location::Flag,
+                format!("'{arg}' has no flag name"),
+            ));
+        }
+        if find_key(key).is_some_and(|def| def.name == "name") {
+            match value.map(str::trim) {
+                Some(GLOBAL_NAME) => in_global = true,
+                Some(name) if !name.is_empty() => {
+                    in_global = false;
+                    // The new job starts from the global flags given so far, as in fio.
+                    let mut draft = global.clone();
+                    draft.set(key, Some(name), &Location::Flag)?;
+                    jobs.push((name.to_string(), draft));
+                }
+                _ => {
+                    return Err(JobError::invalid(
+                        Location::Flag,
+                        key,
+                        value.map(str::to_string),
+                        "a job name is needed (e.g. --name=randread)",
+                    ))
+                }
+            }
+            continue;
+        }
+        let draft = match jobs.last_mut() {
+            Some((_, draft)) if !in_global => draft,
+            _ => &mut global,
+        };
+        draft.set(key, value, &Location::Flag)?;
+    }
+    if jobs.is_empty() {
+        if args.is_empty() {
+            return Err(JobError::syntax(
+                Location::Unknown,
+                "no job flags given (e.g. --rw=randread --bs=4k --size=1G)",
+            ));
+        }
+        jobs.push((DEFAULT_JOB_NAME.to_string(), global));
+    }
+    let jobs = jobs
+        .iter()
+        .map(|(name, draft)| draft.finish(name, &Location::Job(name.clone())))
+        .collect::<Result<_, _>>()?;
+    Ok(JobSet { jobs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BlockSizeSpec, EngineKind, JobSpec, Target};
+    use crate::size::NS_PER_S;
+
+    fn flags(line: &str) -> Result<JobSet, JobError> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        parse_flags(&args)
+    }
+
+    #[test]
+    fn quick_run_like_fio() {
+        let set = flags(
+            "--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 \
+             --filename=/tmp/f --size=1G --runtime=10 --time_based --name=x",
+        )
+        .unwrap();
+        let mut expected = JobSpec::new("x", EngineKind::IoUring, Target::Path("/tmp/f".into()));
+        expected.block_size_read = BlockSizeSpec::Fixed(4096);
+        expected.block_size_write = BlockSizeSpec::Fixed(4096);
+        expected.iodepth = 32;
+        expected.direct = true;
+        expected.size_bytes = Some(1 << 30);
+        expected.runtime_ns = Some(10 * NS_PER_S);
+        expected.time_based = true;
+        assert_eq!(set.jobs, vec![expected]);
+    }
+
+    #[test]
+    fn name_starts_a_new_job_inheriting_earlier_flags() {
+        let set = flags("--size=1M --iodepth=4 --name=a --rw=write --name=b --iodepth=8").unwrap();
+        let summary: Vec<(&str, &str, u32)> = set
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.rw_name(), j.iodepth))
+            .collect();
+        assert_eq!(summary, vec![("a", "write", 4), ("b", "randread", 8)]);
+    }
+
+    #[test]
+    fn name_global_goes_back_to_shared_flags() {
+        let set = flags("--name=a --size=1M --name=global --iodepth=2 --name=b --size=2M").unwrap();
+        assert_eq!(set.jobs[0].iodepth, 1);
+        assert_eq!(set.jobs[0].size_bytes, Some(1 << 20));
+        assert_eq!(set.jobs[1].iodepth, 2);
+        assert_eq!(set.jobs[1].size_bytes, Some(2 << 20));
+    }
+
+    #[test]
+    fn flags_without_name_make_one_job() {
+        let set = flags("--ioengine=null --number_ios=1000").unwrap();
+        assert_eq!(set.jobs.len(), 1);
+        assert_eq!(set.jobs[0].name, DEFAULT_JOB_NAME);
+        assert_eq!(set.jobs[0].target, Target::None);
+    }
+
+    #[test]
+    fn mistakes_name_the_flag() {
+        let cases = [
+            ("--iodepth=0 --size=1M", "--iodepth=0: queue depth must be at least 1"),
+            ("--size=1M --name=a --iodepth=0", "--iodepth=0: queue depth must be at least 1"),
+            ("--iodeph=4", "unknown flag '--iodeph' (did you mean 'iodepth'?)"),
+            ("--foo=1", "unknown flag '--foo'"),
+            ("--iodepth", "--iodepth: iodepth needs a value"),
+            ("--size=1M -q", "'-q' is not a job flag; write --key=value (e.g. --rw=randread)"),
+            ("--name=", "--name=: a job name is needed (e.g. --name=randread)"),
+            ("--bs=4k", "job [job]: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="),
+            ("--size=1M --ioengine=libaio", "--ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"),
+            ("--size=1M --bssplit=4k/60:8k/60", "--bssplit=4k/60:8k/60: bssplit shares sum to 120%, not 100%"),
+            ("", "no job flags given (e.g. --rw=randread --bs=4k --size=1G)"),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(flags(line).unwrap_err().to_string(), expected, "for {line}");
+        }
+    }
+
+    #[test]
+    fn flags_and_file_accept_the_same_keys() {
+        // Every key in the shared table must parse in both readers with the same result.
+        let samples = [
+            "name=n",
+            "description=d",
+            "ioengine=io_uring",
+            "filename=/tmp/x",
+            "directory=/tmp",
+            "direct=1",
+            "buffered=0",
+            "rw=randrw",
+            "readwrite=rw",
+            "rwmixread=60",
+            "rwmixwrite=30",
+            "percentage_random=50",
+            "bs=8k",
+            "blocksize=8k",
+            "bsrange=4k-8k",
+            "blocksize_range=4k-8k",
+            "bssplit=4k/50:8k/50",
+            "blockalign=4k",
+            "ba=8k",
+            "iodepth=2",
+            "numjobs=2",
+            "offset=4k",
+            "offset_increment=1M",
+            "size=2M",
+            "number_ios=10",
+            "runtime=1",
+            "time_based=1",
+            "ramp_time=1",
+            "rate_iops=10",
+            "data_pattern=zeros",
+            "buffer_compress_percentage=20",
+            "zero_buffers=1",
+            "refill_buffers=1",
+            "seed=7",
+            "randseed=7",
+            "randrepeat=1",
+            "verify=0",
+            "stonewall=1",
+            "wait_for_previous=1",
+            "group_reporting=1",
+            "thread=1",
+            "kb_base=1024",
+        ];
+        let mut covered = std::collections::HashSet::new();
+        for sample in samples {
+            let key = sample.split('=').next().unwrap();
+            covered.insert(crate::keys::find_key(key).unwrap().name);
+            let file =
+                crate::fio::parse_fio_str(&format!("[n]\nsize=2M\nruntime=5\n{sample}\n"), "t.fio")
+                    .unwrap();
+            // `--name` would start a second job on the command line, so it is only given once.
+            let extra = if key == "name" {
+                String::new()
+            } else {
+                format!(" --{sample}")
+            };
+            let from_flags = flags(&format!("--name=n --size=2M --runtime=5{extra}")).unwrap();
+            assert_eq!(file, from_flags, "{sample}");
+        }
+        for key in crate::keys::KEYS {
+            assert!(covered.contains(key.name), "no sample for key {}", key.name);
+        }
+    }
+}

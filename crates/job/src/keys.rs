@@ -1,0 +1,1076 @@
+//! The one key table shared by the fio job-file reader and the fio-style flags, and the
+//! `JobDraft` builder the keys are applied to.
+//!
+//! A key is applied as text (`key=value`) to a draft that remembers what the user set and where
+//! (file line or flag). `JobDraft::finish` fills the rest from `JobSpec::new`, resolves engine and
+//! target, validates, and points any validation error back at the line or flag that set the key.
+
+use crate::error::{JobError, Location};
+use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target};
+use crate::size::{
+    parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
+    parse_percent, parse_size, parse_time_ns, split_read_write, ValueError, NS_PER_S,
+};
+use crate::validate::validate;
+use std::path::{Path, PathBuf};
+
+/// `filename=sim:PROFILE` names a simulated drive instead of a file.
+pub const SIM_TARGET_PREFIX: &str = "sim:";
+/// `data_pattern=compressible:N`.
+const COMPRESSIBLE_PREFIX: &str = "compressible:";
+
+/// Why a value could not be applied.
+enum ApplyError {
+    /// The value is wrong.
+    Invalid(String),
+    /// fio would accept it, storlab deliberately does not.
+    Unsupported(String),
+}
+
+impl From<ValueError> for ApplyError {
+    fn from(error: ValueError) -> Self {
+        ApplyError::Invalid(error.0)
+    }
+}
+
+type Apply = fn(&mut JobDraft, &str) -> Result<(), ApplyError>;
+
+/// One key of the job language.
+pub struct KeyDef {
+    /// The name in fio files and after `--` on the command line.
+    pub name: &'static str,
+    /// Other names fio accepts for the same key.
+    pub aliases: &'static [&'static str],
+    /// May be written without a value (`time_based`, `--direct`), meaning `1`.
+    pub bare: bool,
+    /// One line for help and docs.
+    pub meaning: &'static str,
+    /// The setting that validation errors about this key are reported under (several keys can
+    /// set one setting: `bs`, `bsrange` and `bssplit` all set `bs`).
+    field: &'static str,
+    apply: Apply,
+}
+
+/// What the user set and where, so a later validation error can point at it.
+#[derive(Clone, Debug)]
+struct Provenance {
+    field: &'static str,
+    key_as_written: String,
+    value: Option<String>,
+    location: Location,
+}
+
+/// The direction/randomness mix named by fio's `rw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    Mixed,
+    RandMixed,
+}
+
+impl RwMode {
+    fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandMixed
+        )
+    }
+}
+
+/// Share of reads in a mixed job when `rwmixread` is not given (fio's default).
+const RWMIX_READ_DEFAULT_PERCENT: u8 = 50;
+/// Share of random offsets in a random job when `percentage_random` is not given.
+const RANDOM_DEFAULT_PERCENT: u8 = 100;
+
+/// Everything a user can set for one job, each `None` until set. Later settings override earlier
+/// ones, which is how `[global]` then the section (or flags before then after `--name`) combine.
+#[derive(Clone, Debug, Default)]
+pub struct JobDraft {
+    name: Option<String>,
+    engine: Option<EngineKind>,
+    filename: Option<String>,
+    directory: Option<PathBuf>,
+    direct: Option<bool>,
+    rw: Option<RwMode>,
+    rwmixread: Option<u8>,
+    percentage_random: Option<u8>,
+    block_size_read: Option<BlockSizeSpec>,
+    block_size_write: Option<BlockSizeSpec>,
+    align_bytes: Option<u64>,
+    iodepth: Option<u32>,
+    numjobs: Option<u32>,
+    offset_bytes: Option<u64>,
+    offset_increment_bytes: Option<u64>,
+    size_bytes: Option<u64>,
+    number_ios: Option<u64>,
+    runtime_ns: Option<u64>,
+    time_based: Option<bool>,
+    ramp_time_ns: Option<u64>,
+    rate_iops_read: Option<u64>,
+    rate_iops_write: Option<u64>,
+    data_pattern: Option<DataPattern>,
+    seed: Option<u64>,
+    verify: Option<bool>,
+    stonewall: Option<bool>,
+    group_reporting: Option<bool>,
+    provenance: Vec<Provenance>,
+}
+
+impl JobDraft {
+    /// An empty draft (everything at its default).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies `key=value` (`value` is `None` for a bare key) found at `location`.
+    pub fn set(
+        &mut self,
+        key: &str,
+        value: Option<&str>,
+        location: &Location,
+    ) -> Result<(), JobError> {
+        let Some(def) = find_key(key) else {
+            return Err(JobError::unknown_key(
+                location.clone(),
+                key,
+                suggest_key(key),
+            ));
+        };
+        let owned_value = value.map(str::to_string);
+        let text = match value.map(str::trim) {
+            Some(v) if !v.is_empty() => v,
+            _ if def.bare => "1",
+            _ => {
+                return Err(JobError::invalid(
+                    location.clone(),
+                    key,
+                    owned_value,
+                    format!("{} needs a value", def.name),
+                ))
+            }
+        };
+        (def.apply)(self, text).map_err(|error| match error {
+            ApplyError::Invalid(detail) => {
+                JobError::invalid(location.clone(), key, owned_value.clone(), detail)
+            }
+            ApplyError::Unsupported(detail) => {
+                JobError::unsupported(location.clone(), key, owned_value.clone(), detail)
+            }
+        })?;
+        self.provenance.retain(|p| p.field != def.field);
+        self.provenance.push(Provenance {
+            field: def.field,
+            key_as_written: key.to_string(),
+            value: value.map(str::to_string),
+            location: location.clone(),
+        });
+        Ok(())
+    }
+
+    /// The name set with `name=`, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
+    /// settings the user never made, or about the job as a whole, are reported at `job_location`.
+    pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        let mut spec = self
+            .build(&name)
+            .map_err(|e| self.relocate(e, job_location))?;
+        validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
+        Ok(spec)
+    }
+
+    fn build(&self, name: &str) -> Result<JobSpec, JobError> {
+        let sim_profile = self
+            .filename
+            .as_deref()
+            .and_then(|f| f.strip_prefix(SIM_TARGET_PREFIX));
+        let engine = self.engine.unwrap_or(if sim_profile.is_some() {
+            EngineKind::Sim
+        } else {
+            // fio's default engine.
+            EngineKind::Psync
+        });
+        let mut warnings = Vec::new();
+        let target = match (engine, sim_profile, &self.filename, &self.directory) {
+            (_, Some(profile), _, _) => Target::Sim(profile.to_string()),
+            (EngineKind::Null, _, filename, directory) => {
+                if filename.is_some() || directory.is_some() {
+                    warnings.push(
+                        "ioengine=null does no I/O: filename and directory are ignored".to_string(),
+                    );
+                }
+                Target::None
+            }
+            (_, None, Some(filename), directory) => {
+                let path = Path::new(filename);
+                match directory {
+                    Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
+                    _ => Target::Path(path.to_path_buf()),
+                }
+            }
+            (_, None, None, Some(directory)) => Target::TempFileIn(directory.clone()),
+            (_, None, None, None) => Target::TempFileIn(PathBuf::from(".")),
+        };
+
+        let mut spec = JobSpec::new(name, engine, target);
+        spec.warnings = warnings;
+        if let Some(rw) = self.rw {
+            spec.read_percent = match rw {
+                RwMode::Read | RwMode::RandRead => 100,
+                RwMode::Write | RwMode::RandWrite => 0,
+                RwMode::Mixed | RwMode::RandMixed => {
+                    self.rwmixread.unwrap_or(RWMIX_READ_DEFAULT_PERCENT)
+                }
+            };
+        }
+        let mixed = matches!(self.rw, Some(RwMode::Mixed | RwMode::RandMixed));
+        if self.rwmixread.is_some() && !mixed {
+            spec.warnings.push(format!(
+                "rwmixread/rwmixwrite has no effect with rw={}; use rw=rw or rw=randrw for a mix",
+                spec.rw_name()
+            ));
+        }
+        // An unset `rw` keeps storlab's default, random read.
+        let random = self.rw.is_none_or(RwMode::is_random);
+        spec.random_percent = if random {
+            self.percentage_random.unwrap_or(RANDOM_DEFAULT_PERCENT)
+        } else {
+            if self.percentage_random.is_some() {
+                spec.warnings.push(format!(
+                    "percentage_random has no effect with sequential rw={}; use a rand* mode",
+                    spec.rw_name()
+                ));
+            }
+            0
+        };
+        if let Some(bs) = &self.block_size_read {
+            spec.block_size_read = bs.clone();
+        }
+        if let Some(bs) = &self.block_size_write {
+            spec.block_size_write = bs.clone();
+        }
+        set_if(&mut spec.direct, self.direct);
+        set_if(&mut spec.align_bytes, self.align_bytes);
+        set_if(&mut spec.iodepth, self.iodepth);
+        set_if(&mut spec.numjobs, self.numjobs);
+        set_if(&mut spec.offset_bytes, self.offset_bytes);
+        set_if(
+            &mut spec.offset_increment_bytes,
+            self.offset_increment_bytes,
+        );
+        spec.size_bytes = self.size_bytes;
+        spec.number_ios = self.number_ios;
+        spec.runtime_ns = self.runtime_ns;
+        set_if(&mut spec.time_based, self.time_based);
+        set_if(&mut spec.ramp_time_ns, self.ramp_time_ns);
+        spec.rate_iops.read = self.rate_iops_read;
+        spec.rate_iops.write = self.rate_iops_write;
+        set_if(&mut spec.data_pattern, self.data_pattern);
+        set_if(&mut spec.seed, self.seed);
+        set_if(&mut spec.verify, self.verify);
+        set_if(&mut spec.stonewall, self.stonewall);
+        set_if(&mut spec.group_reporting, self.group_reporting);
+        Ok(spec)
+    }
+
+    /// Points a validation error at the line or flag that set the offending key, with the value
+    /// as the user wrote it; errors about unset keys or the whole job go to `job_location`.
+    fn relocate(&self, mut error: JobError, job_location: &Location) -> JobError {
+        let setter = error
+            .key
+            .as_deref()
+            .and_then(|field| self.provenance.iter().rev().find(|p| p.field == field));
+        match setter {
+            Some(p) => {
+                error.location = p.location.clone();
+                error.key = Some(p.key_as_written.as_str().into());
+                error.value = p.value.as_deref().map(Into::into);
+            }
+            None => error.location = job_location.clone(),
+        }
+        error
+    }
+}
+
+fn set_if<T>(slot: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
+}
+
+fn to_u32(value: u64, text: &str) -> Result<u32, ApplyError> {
+    u32::try_from(value).map_err(|_| ApplyError::Invalid(format!("'{text}' is too large")))
+}
+
+/// Both directions of a read,write pair must agree for settings storlab keeps once per job.
+fn single_for_both<T: PartialEq + Copy>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, ValueError>,
+) -> Result<T, ApplyError> {
+    let (read, write) = split_read_write(text)?;
+    let read = read.map(&parse).transpose()?;
+    let write = write.map(&parse).transpose()?;
+    match (read, write) {
+        (Some(r), Some(w)) if r == w => Ok(r),
+        (Some(_), Some(_)) => Err(ApplyError::Unsupported(
+            "storlab takes one value for both directions here".into(),
+        )),
+        (Some(v), None) | (None, Some(v)) => Ok(v),
+        (None, None) => Err(ApplyError::Invalid("a value is needed".into())),
+    }
+}
+
+fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    if let Some((mode, _)) = v.split_once(':') {
+        return Err(ApplyError::Unsupported(format!(
+            "the ':N' offset modifier is not supported; use rw={mode}"
+        )));
+    }
+    d.rw = Some(match v {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "rw" | "readwrite" => RwMode::Mixed,
+        "randrw" => RwMode::RandMixed,
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(ApplyError::Unsupported(
+                "trim workloads are not supported; use read, write, randread, randwrite, rw or randrw".into(),
+            ))
+        }
+        _ => {
+            return Err(ApplyError::Invalid(
+                "unknown mode; use read, write, randread, randwrite, rw or randrw".into(),
+            ))
+        }
+    });
+    Ok(())
+}
+
+fn apply_ioengine(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let unsupported = |hint: &str| Err(ApplyError::Unsupported(hint.to_string()));
+    d.engine = Some(match v {
+        "null" => EngineKind::Null,
+        // fio's `sync` is read/write after lseek: the same one-at-a-time model as pread/pwrite.
+        "psync" | "sync" => EngineKind::Psync,
+        "io_uring" => EngineKind::IoUring,
+        "sim" => EngineKind::Sim,
+        "libaio" | "posixaio" | "windowsaio" => {
+            return unsupported("use ioengine=io_uring, storlab's queued asynchronous engine")
+        }
+        "pvsync" | "pvsync2" | "vsync" => return unsupported("use ioengine=psync"),
+        _ => return unsupported("supported engines are null, psync (or sync), io_uring and sim"),
+    });
+    Ok(())
+}
+
+fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    if let Some(profile) = v.strip_prefix(SIM_TARGET_PREFIX) {
+        if profile.is_empty() {
+            return Err(ApplyError::Invalid(
+                "sim: needs a profile name (e.g. sim:usb3-uas-ssd)".into(),
+            ));
+        }
+    } else if v.contains(':') {
+        return Err(ApplyError::Unsupported(
+            "storlab runs one file per job; fio's ':'-separated file list is not supported".into(),
+        ));
+    }
+    d.filename = Some(v.to_string());
+    Ok(())
+}
+
+fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    // fio's checksum kinds all mean "check what was written"; storlab uses its own check.
+    const CHECKSUMS: &[&str] = &[
+        "1",
+        "md5",
+        "crc64",
+        "crc32c",
+        "crc32c-intel",
+        "crc32",
+        "crc16",
+        "crc7",
+        "xxhash",
+        "sha1",
+        "sha256",
+        "sha512",
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "meta",
+        "pattern",
+    ];
+    d.verify = Some(match v {
+        "0" | "null" | "none" => false,
+        _ if CHECKSUMS.contains(&v) => true,
+        _ => {
+            return Err(ApplyError::Invalid(
+                "unknown verify kind; use a fio checksum name (md5, crc32c, sha256...) or 0".into(),
+            ))
+        }
+    });
+    Ok(())
+}
+
+fn apply_data_pattern(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    d.data_pattern = Some(match v {
+        "random" => DataPattern::Random,
+        "zeros" | "zero" => DataPattern::Zeros,
+        _ => match v.strip_prefix(COMPRESSIBLE_PREFIX) {
+            Some(percent) => DataPattern::Compressible(parse_percent(percent)?),
+            None => {
+                return Err(ApplyError::Invalid(
+                    "unknown pattern; use random, zeros or compressible:PERCENT".into(),
+                ))
+            }
+        },
+    });
+    Ok(())
+}
+
+fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let (read, write) = split_read_write(v)?;
+    if read.is_none() && write.is_none() {
+        return Err(ApplyError::Invalid(
+            "a rate is needed (e.g. 500 or 500,200)".into(),
+        ));
+    }
+    d.rate_iops_read = read.map(parse_count).transpose()?;
+    d.rate_iops_write = write.map(parse_count).transpose()?;
+    Ok(())
+}
+
+fn apply_block_sizes(
+    d: &mut JobDraft,
+    pair: (Option<BlockSizeSpec>, Option<BlockSizeSpec>),
+) -> Result<(), ApplyError> {
+    if let Some(read) = pair.0 {
+        d.block_size_read = Some(read);
+    }
+    if let Some(write) = pair.1 {
+        d.block_size_write = Some(write);
+    }
+    Ok(())
+}
+
+/// Every key of the job language, in the order the docs list them.
+pub static KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "name",
+        aliases: &[],
+        bare: false,
+        meaning: "job name (on the command line, starts a new job)",
+        field: "name",
+        apply: |d, v| {
+            d.name = Some(v.to_string());
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "description",
+        aliases: &[],
+        bare: false,
+        meaning: "free text, ignored",
+        field: "description",
+        apply: |_, _| Ok(()),
+    },
+    KeyDef {
+        name: "ioengine",
+        aliases: &[],
+        bare: false,
+        meaning: "how I/O is issued: null, psync (sync), io_uring, sim",
+        field: "ioengine",
+        apply: apply_ioengine,
+    },
+    KeyDef {
+        name: "filename",
+        aliases: &[],
+        bare: false,
+        meaning: "file or block device to test, or sim:PROFILE for a simulated drive",
+        field: "filename",
+        apply: apply_filename,
+    },
+    KeyDef {
+        name: "directory",
+        aliases: &[],
+        bare: false,
+        meaning: "directory for a temporary test file (or prefix of a relative filename)",
+        field: "directory",
+        apply: |d, v| {
+            d.directory = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "direct",
+        aliases: &[],
+        bare: true,
+        meaning: "open with O_DIRECT, bypassing the page cache",
+        field: "direct",
+        apply: |d, v| {
+            d.direct = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "buffered",
+        aliases: &[],
+        bare: true,
+        meaning: "the opposite of direct",
+        field: "direct",
+        apply: |d, v| {
+            d.direct = Some(!parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rw",
+        aliases: &["readwrite"],
+        bare: false,
+        meaning: "read, write, randread, randwrite, rw (readwrite), randrw",
+        field: "rw",
+        apply: apply_rw,
+    },
+    KeyDef {
+        name: "rwmixread",
+        aliases: &[],
+        bare: false,
+        meaning: "percent of reads in a rw/randrw job (default 50)",
+        field: "rwmixread",
+        apply: |d, v| {
+            d.rwmixread = Some(parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rwmixwrite",
+        aliases: &[],
+        bare: false,
+        meaning: "percent of writes in a rw/randrw job",
+        field: "rwmixread",
+        apply: |d, v| {
+            d.rwmixread = Some(100 - parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "percentage_random",
+        aliases: &[],
+        bare: false,
+        meaning: "percent of random offsets in a rand* job (default 100)",
+        field: "percentage_random",
+        apply: |d, v| {
+            d.percentage_random = Some(single_for_both(v, parse_percent)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "bs",
+        aliases: &["blocksize"],
+        bare: false,
+        meaning: "block size, or read,write block sizes",
+        field: "bs",
+        apply: |d, v| apply_block_sizes(d, parse_block_sizes(v)?),
+    },
+    KeyDef {
+        name: "bsrange",
+        aliases: &["blocksize_range"],
+        bare: false,
+        meaning: "block size range MIN-MAX (uniform, in alignment steps), or read,write ranges",
+        field: "bs",
+        apply: |d, v| apply_block_sizes(d, parse_block_size_ranges(v)?),
+    },
+    KeyDef {
+        name: "bssplit",
+        aliases: &[],
+        bare: false,
+        meaning: "weighted block sizes SIZE/PERCENT:..., or read,write splits",
+        field: "bs",
+        apply: |d, v| apply_block_sizes(d, parse_block_size_splits(v)?),
+    },
+    KeyDef {
+        name: "blockalign",
+        aliases: &["ba"],
+        bare: false,
+        meaning: "offset alignment (default 4k)",
+        field: "blockalign",
+        apply: |d, v| {
+            d.align_bytes = Some(single_for_both(v, parse_size)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth",
+        aliases: &[],
+        bare: false,
+        meaning: "outstanding I/Os per worker",
+        field: "iodepth",
+        apply: |d, v| {
+            d.iodepth = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "numjobs",
+        aliases: &[],
+        bare: false,
+        meaning: "workers (threads) running this job",
+        field: "numjobs",
+        apply: |d, v| {
+            d.numjobs = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "offset",
+        aliases: &[],
+        bare: false,
+        meaning: "start of worker 0's region",
+        field: "offset",
+        apply: |d, v| {
+            d.offset_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "offset_increment",
+        aliases: &[],
+        bare: false,
+        meaning: "worker i starts at offset + i * offset_increment",
+        field: "offset_increment",
+        apply: |d, v| {
+            d.offset_increment_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "size",
+        aliases: &[],
+        bare: false,
+        meaning: "length of each worker's region (default: to the end of the target)",
+        field: "size",
+        apply: |d, v| {
+            d.size_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "number_ios",
+        aliases: &[],
+        bare: false,
+        meaning: "stop each worker after this many I/Os",
+        field: "number_ios",
+        apply: |d, v| {
+            d.number_ios = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "runtime",
+        aliases: &[],
+        bare: false,
+        meaning: "time limit after ramp (seconds unless a unit is given)",
+        field: "runtime",
+        apply: |d, v| {
+            d.runtime_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "time_based",
+        aliases: &[],
+        bare: true,
+        meaning: "keep going over the region until runtime ends",
+        field: "time_based",
+        apply: |d, v| {
+            d.time_based = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "ramp_time",
+        aliases: &[],
+        bare: false,
+        meaning: "run this long before statistics count (seconds unless a unit is given)",
+        field: "ramp_time",
+        apply: |d, v| {
+            d.ramp_time_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_iops",
+        aliases: &[],
+        bare: false,
+        meaning: "I/Os per second ceiling, for both or read,write",
+        field: "rate_iops",
+        apply: apply_rate_iops,
+    },
+    KeyDef {
+        name: "data_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "storlab: data written: random, zeros or compressible:PERCENT",
+        field: "data_pattern",
+        apply: apply_data_pattern,
+    },
+    KeyDef {
+        name: "buffer_compress_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "make written data this percent compressible (0 = random)",
+        field: "data_pattern",
+        apply: |d, v| {
+            let percent = parse_percent(v)?;
+            d.data_pattern = Some(if percent == 0 {
+                DataPattern::Random
+            } else {
+                DataPattern::Compressible(percent)
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zero_buffers",
+        aliases: &[],
+        bare: true,
+        meaning: "write zeros",
+        field: "data_pattern",
+        apply: |d, v| {
+            if parse_bool(v)? {
+                d.data_pattern = Some(DataPattern::Zeros);
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "refill_buffers",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted for fio compatibility; no effect (the data pattern decides the bytes)",
+        field: "refill_buffers",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "seed",
+        aliases: &["randseed"],
+        bare: false,
+        meaning: "seed for offsets, sizes, directions and data",
+        field: "seed",
+        apply: |d, v| {
+            d.seed = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "randrepeat",
+        aliases: &[],
+        bare: true,
+        meaning: "1 accepted (storlab always repeats from its seed); 0 refused",
+        field: "randrepeat",
+        apply: |_, v| {
+            if parse_bool(v)? {
+                Ok(())
+            } else {
+                Err(ApplyError::Unsupported(
+                    "storlab always repeats from its seed; change seed= for another sequence"
+                        .into(),
+                ))
+            }
+        },
+    },
+    KeyDef {
+        name: "verify",
+        aliases: &[],
+        bare: false,
+        meaning: "check data read back (any fio checksum name turns storlab's own check on)",
+        field: "verify",
+        apply: apply_verify,
+    },
+    KeyDef {
+        name: "stonewall",
+        aliases: &["wait_for_previous"],
+        bare: true,
+        meaning: "wait for earlier jobs to finish before starting",
+        field: "stonewall",
+        apply: |d, v| {
+            d.stonewall = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "group_reporting",
+        aliases: &[],
+        bare: true,
+        meaning: "report all workers of the job as one",
+        field: "group_reporting",
+        apply: |d, v| {
+            d.group_reporting = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thread",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted for fio compatibility; storlab always runs workers as threads",
+        field: "thread",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "kb_base",
+        aliases: &[],
+        bare: false,
+        meaning: "1024 accepted (storlab's only unit base); 1000 refused",
+        field: "kb_base",
+        apply: |_, v| match v {
+            "1024" => Ok(()),
+            _ => Err(ApplyError::Unsupported(
+                "storlab reads k, M, G as powers of 1024 only (fio's default kb_base=1024)".into(),
+            )),
+        },
+    },
+];
+
+/// The key definition for `name` or one of its aliases (case-insensitive, as fio).
+pub fn find_key(name: &str) -> Option<&'static KeyDef> {
+    let lower = name.to_ascii_lowercase();
+    KEYS.iter()
+        .find(|k| k.name == lower || k.aliases.contains(&lower.as_str()))
+}
+
+/// A known key within two edits of `name`, to suggest for a typo.
+fn suggest_key(name: &str) -> Option<&'static str> {
+    const EDITS_MAX: usize = 2;
+    let lower = name.to_ascii_lowercase();
+    KEYS.iter()
+        .flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied()))
+        .map(|candidate| (edit_distance(&lower, candidate), candidate))
+        .filter(|&(distance, candidate)| distance <= EDITS_MAX && distance * 2 < candidate.len())
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance between two short ASCII strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{RateIops, DEFAULT_SEED};
+
+    fn draft(settings: &[(&str, Option<&str>)]) -> Result<JobSpec, JobError> {
+        let mut d = JobDraft::new();
+        for (key, value) in settings {
+            d.set(key, *value, &Location::Flag)?;
+        }
+        d.finish("job", &Location::Job("job".into()))
+    }
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for key in KEYS {
+            for name in std::iter::once(key.name).chain(key.aliases.iter().copied()) {
+                assert!(seen.insert(name), "duplicate key {name}");
+                assert_eq!(name, name.to_ascii_lowercase());
+            }
+        }
+    }
+
+    #[test]
+    fn unset_keys_keep_storlab_defaults() {
+        let spec = draft(&[("size", Some("1M"))]).unwrap();
+        let mut expected = JobSpec::new("job", EngineKind::Psync, Target::TempFileIn(".".into()));
+        expected.size_bytes = Some(1 << 20);
+        assert_eq!(spec, expected);
+        assert_eq!(spec.seed, DEFAULT_SEED);
+    }
+
+    #[test]
+    fn rw_modes_set_read_and_random_shares() {
+        let cases = [
+            ("read", 100, 0),
+            ("write", 0, 0),
+            ("randread", 100, 100),
+            ("randwrite", 0, 100),
+            ("rw", 50, 0),
+            ("readwrite", 50, 0),
+            ("randrw", 50, 100),
+        ];
+        for (mode, read, random) in cases {
+            let spec = draft(&[("rw", Some(mode)), ("size", Some("1M"))]).unwrap();
+            assert_eq!(
+                (spec.read_percent, spec.random_percent),
+                (read, random),
+                "{mode}"
+            );
+        }
+        let spec = draft(&[
+            ("rw", Some("randrw")),
+            ("rwmixwrite", Some("30")),
+            ("percentage_random", Some("80")),
+            ("size", Some("1M")),
+        ])
+        .unwrap();
+        assert_eq!((spec.read_percent, spec.random_percent), (70, 80));
+        assert!(spec.warnings.is_empty());
+    }
+
+    #[test]
+    fn ignored_mix_settings_warn() {
+        let spec = draft(&[
+            ("rw", Some("read")),
+            ("rwmixread", Some("70")),
+            ("percentage_random", Some("50")),
+            ("size", Some("1M")),
+        ])
+        .unwrap();
+        assert_eq!(spec.warnings.len(), 2, "{:?}", spec.warnings);
+        assert_eq!((spec.read_percent, spec.random_percent), (100, 0));
+    }
+
+    #[test]
+    fn targets_follow_filename_directory_and_engine() {
+        let target = |settings: &[(&str, Option<&str>)]| {
+            let mut all = settings.to_vec();
+            all.push(("size", Some("1M")));
+            draft(&all).map(|s| (s.engine, s.target))
+        };
+        assert_eq!(
+            target(&[("filename", Some("sim:usb3-uas-ssd"))]),
+            Ok((EngineKind::Sim, Target::Sim("usb3-uas-ssd".into())))
+        );
+        assert_eq!(
+            target(&[
+                ("filename", Some("data.bin")),
+                ("directory", Some("/mnt/t"))
+            ]),
+            Ok((EngineKind::Psync, Target::Path("/mnt/t/data.bin".into())))
+        );
+        assert_eq!(
+            target(&[
+                ("filename", Some("/dev/sdz")),
+                ("directory", Some("/mnt/t"))
+            ]),
+            Ok((EngineKind::Psync, Target::Path("/dev/sdz".into())))
+        );
+        assert_eq!(
+            target(&[
+                ("directory", Some("/mnt/t")),
+                ("ioengine", Some("io_uring"))
+            ]),
+            Ok((EngineKind::IoUring, Target::TempFileIn("/mnt/t".into())))
+        );
+        assert_eq!(
+            target(&[("ioengine", Some("null"))]),
+            Ok((EngineKind::Null, Target::None))
+        );
+        assert_eq!(
+            target(&[("ioengine", Some("sync"))]),
+            Ok((EngineKind::Psync, Target::TempFileIn(".".into())))
+        );
+    }
+
+    #[test]
+    fn data_pattern_keys_share_one_setting() {
+        let pattern = |key, value| {
+            draft(&[(key, Some(value)), ("size", Some("1M"))])
+                .unwrap()
+                .data_pattern
+        };
+        assert_eq!(
+            pattern("data_pattern", "compressible:40"),
+            DataPattern::Compressible(40)
+        );
+        assert_eq!(pattern("data_pattern", "zeros"), DataPattern::Zeros);
+        assert_eq!(
+            pattern("buffer_compress_percentage", "60"),
+            DataPattern::Compressible(60)
+        );
+        assert_eq!(
+            pattern("buffer_compress_percentage", "0"),
+            DataPattern::Random
+        );
+        assert_eq!(pattern("zero_buffers", "1"), DataPattern::Zeros);
+    }
+
+    #[test]
+    fn rate_iops_takes_one_or_two_values() {
+        let rate =
+            |value| draft(&[("rate_iops", Some(value)), ("size", Some("1M"))]).map(|s| s.rate_iops);
+        assert_eq!(
+            rate("500"),
+            Ok(RateIops {
+                read: Some(500),
+                write: Some(500)
+            })
+        );
+        assert_eq!(
+            rate("500,200"),
+            Ok(RateIops {
+                read: Some(500),
+                write: Some(200)
+            })
+        );
+        assert_eq!(
+            rate(",200"),
+            Ok(RateIops {
+                read: None,
+                write: Some(200)
+            })
+        );
+    }
+
+    #[test]
+    fn validation_errors_point_at_the_setting_flag() {
+        let error = draft(&[("blocksize", Some("1000")), ("size", Some("1M"))]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "--blocksize=1000: block size 1000 B is not a multiple of 512 bytes (one sector)"
+        );
+        let error = draft(&[("ioengine", Some("null"))]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "job [job]: nothing bounds the run: set size, runtime or number_ios"
+        );
+    }
+
+    #[test]
+    fn typos_get_a_suggestion() {
+        assert_eq!(suggest_key("iodeph"), Some("iodepth"));
+        assert_eq!(suggest_key("bsplit"), Some("bssplit"));
+        assert_eq!(suggest_key("foo"), None);
+        assert_eq!(suggest_key("xyz"), None);
+    }
+}

@@ -1,0 +1,522 @@
+//! `validate`: checks a `JobSpec` for mistakes (one clear message each) and records warnings.
+//!
+//! Errors name the key the user would change (`iodepth`, `bs`, `size`...) and the offending value
+//! as storlab holds it; the readers ([`crate::fio`], [`crate::flags`]) swap in the file line or
+//! flag and the value as the user typed it. Warnings are non-fatal and go into `spec.warnings`.
+
+use crate::error::{JobError, Location};
+use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, DEFAULT_ALIGN_BYTES};
+use crate::size::{format_block_size_spec, format_size, PERCENT_MAX};
+
+/// Deepest queue a worker may ask for; beyond this no device or engine does anything useful.
+pub const IODEPTH_MAX: u32 = 65_536;
+/// Most workers one job may start (each is a thread).
+pub const NUMJOBS_MAX: u32 = 1_024;
+/// Smallest unit of I/O: one legacy disk sector. Block sizes are multiples of it.
+pub const SECTOR_BYTES: u64 = 512;
+/// Largest single I/O storlab issues; engines size their buffers by it.
+pub const BLOCK_SIZE_MAX_BYTES: u64 = 64 << 20;
+/// Largest alignment accepted (a whole erase block of the largest SSDs is far smaller).
+pub const ALIGN_MAX_BYTES: u64 = BLOCK_SIZE_MAX_BYTES;
+/// The flash page size the alignment warning talks about.
+const FLASH_PAGE_BYTES: u64 = DEFAULT_ALIGN_BYTES;
+
+/// Checks `spec`, returning the first mistake; on success, pushes warnings into `spec.warnings`
+/// (each warning at most once, so validating twice is harmless). Normalises nothing else.
+pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
+    let location = Location::Job(spec.name.clone());
+    let invalid = |key: &str, value: String, detail: String| {
+        Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value),
+            detail,
+        ))
+    };
+
+    if spec.name.trim().is_empty() {
+        return Err(JobError::invalid(
+            location,
+            "name",
+            None,
+            "a job needs a name",
+        ));
+    }
+    if spec.iodepth == 0 {
+        return invalid(
+            "iodepth",
+            "0".into(),
+            "queue depth must be at least 1".into(),
+        );
+    }
+    if spec.iodepth > IODEPTH_MAX {
+        return invalid(
+            "iodepth",
+            spec.iodepth.to_string(),
+            format!("queue depth is above the maximum of {IODEPTH_MAX}"),
+        );
+    }
+    if spec.numjobs == 0 {
+        return invalid(
+            "numjobs",
+            "0".into(),
+            "a job needs at least one worker".into(),
+        );
+    }
+    if spec.numjobs > NUMJOBS_MAX {
+        return invalid(
+            "numjobs",
+            spec.numjobs.to_string(),
+            format!("worker count is above the maximum of {NUMJOBS_MAX}"),
+        );
+    }
+    check_align(spec.align_bytes)
+        .or_else(|detail| invalid("blockalign", spec.align_bytes.to_string(), detail))?;
+    for spec_of_direction in [&spec.block_size_read, &spec.block_size_write] {
+        check_block_size_spec(spec_of_direction)
+            .or_else(|detail| invalid("bs", format_block_size_spec(spec_of_direction), detail))?;
+    }
+    if u64::from(spec.read_percent) > PERCENT_MAX {
+        return invalid(
+            "rwmixread",
+            spec.read_percent.to_string(),
+            "read share is above 100%".into(),
+        );
+    }
+    if u64::from(spec.random_percent) > PERCENT_MAX {
+        return invalid(
+            "percentage_random",
+            spec.random_percent.to_string(),
+            "random share is above 100%".into(),
+        );
+    }
+    if let DataPattern::Compressible(percent) = spec.data_pattern {
+        if u64::from(percent) > PERCENT_MAX {
+            return invalid(
+                "data_pattern",
+                format!("compressible:{percent}"),
+                "compressible share is above 100%".into(),
+            );
+        }
+    }
+    check_region(spec, &location)?;
+    check_bounds(spec, &location)?;
+    for (rate, direction) in [
+        (spec.rate_iops.read, "read"),
+        (spec.rate_iops.write, "write"),
+    ] {
+        if rate == Some(0) {
+            return invalid(
+                "rate_iops",
+                "0".into(),
+                format!(
+                    "the {direction} rate must be at least 1 I/O per second (leave it empty for no limit)"
+                ),
+            );
+        }
+    }
+    check_engine_and_target(spec, &location)?;
+    if spec.verify && spec.read_percent == 100 {
+        return Err(JobError::invalid(
+            location,
+            "verify",
+            Some("1".into()),
+            "verify needs writes to check, but the job only reads",
+        ));
+    }
+    push_warnings(spec);
+    Ok(())
+}
+
+fn check_align(align_bytes: u64) -> Result<(), String> {
+    if !align_bytes.is_power_of_two() {
+        return Err("alignment must be a power of two".into());
+    }
+    if align_bytes < SECTOR_BYTES {
+        return Err(format!(
+            "alignment must be at least {SECTOR_BYTES} bytes (one sector)"
+        ));
+    }
+    if align_bytes > ALIGN_MAX_BYTES {
+        return Err(format!(
+            "alignment is above the maximum of {}",
+            format_size(ALIGN_MAX_BYTES)
+        ));
+    }
+    Ok(())
+}
+
+fn check_block_size(size_bytes: u64) -> Result<(), String> {
+    if size_bytes == 0 {
+        return Err("block size must not be 0".into());
+    }
+    if size_bytes % SECTOR_BYTES != 0 {
+        return Err(format!(
+            "block size {} is not a multiple of {SECTOR_BYTES} bytes (one sector)",
+            format_size(size_bytes)
+        ));
+    }
+    if size_bytes > BLOCK_SIZE_MAX_BYTES {
+        return Err(format!(
+            "block size {} is above the maximum of {}",
+            format_size(size_bytes),
+            format_size(BLOCK_SIZE_MAX_BYTES)
+        ));
+    }
+    Ok(())
+}
+
+fn check_block_size_spec(spec: &BlockSizeSpec) -> Result<(), String> {
+    match spec {
+        BlockSizeSpec::Fixed(size_bytes) => check_block_size(*size_bytes),
+        BlockSizeSpec::Range {
+            min_bytes,
+            max_bytes,
+        } => {
+            check_block_size(*min_bytes)?;
+            check_block_size(*max_bytes)?;
+            if min_bytes > max_bytes {
+                return Err(format!(
+                    "range minimum {} is above its maximum {}",
+                    format_size(*min_bytes),
+                    format_size(*max_bytes)
+                ));
+            }
+            Ok(())
+        }
+        BlockSizeSpec::Split(shares) => {
+            if shares.is_empty() {
+                return Err("a bssplit needs at least one size".into());
+            }
+            for share in shares {
+                check_block_size(share.size_bytes)?;
+            }
+            let total: u64 = shares.iter().map(|s| u64::from(s.percent)).sum();
+            if total != PERCENT_MAX {
+                return Err(format!("bssplit shares sum to {total}%, not 100%"));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Offsets and region length: aligned, non-zero, large enough for one block.
+fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let invalid = |key: &str, value: u64, detail: String| {
+        Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value.to_string()),
+            detail,
+        ))
+    };
+    let align = format_size(spec.align_bytes);
+    if spec.offset_bytes % spec.align_bytes != 0 {
+        return invalid(
+            "offset",
+            spec.offset_bytes,
+            format!("offset is not a multiple of the {align} alignment"),
+        );
+    }
+    if spec.offset_increment_bytes % spec.align_bytes != 0 {
+        return invalid(
+            "offset_increment",
+            spec.offset_increment_bytes,
+            format!("offset increment is not a multiple of the {align} alignment"),
+        );
+    }
+    if let Some(size_bytes) = spec.size_bytes {
+        if size_bytes == 0 {
+            return invalid(
+                "size",
+                0,
+                "size must not be 0 (leave it unset to use the whole target)".into(),
+            );
+        }
+        let largest = spec.max_block_bytes();
+        if size_bytes < largest {
+            return invalid(
+                "size",
+                size_bytes,
+                format!(
+                    "region of {} is smaller than the largest block ({})",
+                    format_size(size_bytes),
+                    format_size(largest)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What ends the run: a size, a time or a count, whichever the target allows.
+fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    if spec.number_ios == Some(0) {
+        return Err(JobError::invalid(
+            location.clone(),
+            "number_ios",
+            Some("0".into()),
+            "number_ios must be at least 1 (leave it unset for no limit)",
+        ));
+    }
+    if spec.runtime_ns == Some(0) {
+        return Err(JobError::invalid(
+            location.clone(),
+            "runtime",
+            Some("0".into()),
+            "runtime must be positive (leave it unset for no time limit)",
+        ));
+    }
+    if spec.time_based && spec.runtime_ns.is_none() {
+        return Err(JobError::invalid(
+            location.clone(),
+            "time_based",
+            Some("1".into()),
+            "time_based needs a runtime (e.g. runtime=60)",
+        ));
+    }
+    match &spec.target {
+        // A temporary file does not exist yet: only `size` says how large to make it.
+        Target::TempFileIn(_) if spec.size_bytes.is_none() => Err(JobError::invalid(
+            location.clone(),
+            "size",
+            None,
+            "a temporary test file needs a size (e.g. size=1G), or name an existing file with filename=",
+        )),
+        // Nothing to run out of: without a limit the job would never end.
+        Target::None
+            if spec.size_bytes.is_none() && spec.runtime_ns.is_none() && spec.number_ios.is_none() =>
+        {
+            Err(JobError::whole_job(
+                location.clone(),
+                "nothing bounds the run: set size, runtime or number_ios",
+            ))
+        }
+        // Paths and simulated drives have a size, known only when they are opened.
+        _ => Ok(()),
+    }
+}
+
+fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    match (&spec.target, spec.engine) {
+        (Target::Sim(_), EngineKind::Sim) => Ok(()),
+        (Target::Sim(profile), engine) => Err(JobError::invalid(
+            location.clone(),
+            "ioengine",
+            Some(engine.as_str().into()),
+            format!("filename=sim:{profile} is a simulated drive and needs ioengine=sim"),
+        )),
+        (_, EngineKind::Sim) => Err(JobError::invalid(
+            location.clone(),
+            "ioengine",
+            Some("sim".into()),
+            "ioengine=sim needs a simulated drive: filename=sim:PROFILE",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn push_warnings(spec: &mut JobSpec) {
+    let mut warnings = Vec::new();
+    if spec.align_bytes < FLASH_PAGE_BYTES {
+        warnings.push(format!(
+            "alignment {}: a {page} write may straddle two {page} flash pages, costing a \
+             read-modify-write on SSDs; storlab's default is {page}",
+            format_size(spec.align_bytes),
+            page = format_size(FLASH_PAGE_BYTES),
+        ));
+    }
+    for (direction, sizes) in [
+        ("read", &spec.block_size_read),
+        ("write", &spec.block_size_write),
+    ] {
+        let off_grid: Vec<u64> = block_sizes_of(sizes)
+            .into_iter()
+            .filter(|size| size % spec.align_bytes != 0)
+            .collect();
+        if let Some(&first) = off_grid.first() {
+            warnings.push(format!(
+                "{direction} block size {} is not a multiple of the {} alignment, so such I/Os end \
+                 part-way into a page",
+                format_size(first),
+                format_size(spec.align_bytes)
+            ));
+        }
+    }
+    if spec.iodepth > 1 && matches!(spec.engine, EngineKind::Psync) {
+        warnings.push(format!(
+            "iodepth={} has no effect with ioengine=psync, which keeps one I/O in flight per \
+             worker; use ioengine=io_uring or numjobs for concurrency",
+            spec.iodepth
+        ));
+    }
+    for warning in warnings {
+        if !spec.warnings.contains(&warning) {
+            spec.warnings.push(warning);
+        }
+    }
+}
+
+fn block_sizes_of(spec: &BlockSizeSpec) -> Vec<u64> {
+    match spec {
+        BlockSizeSpec::Fixed(b) => vec![*b],
+        BlockSizeSpec::Range {
+            min_bytes,
+            max_bytes,
+        } => vec![*min_bytes, *max_bytes],
+        BlockSizeSpec::Split(shares) => shares.iter().map(|s| s.size_bytes).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BlockSizeShare, RateIops};
+    use std::path::PathBuf;
+
+    fn sized_job() -> JobSpec {
+        let mut spec = JobSpec::new(
+            "t",
+            EngineKind::Psync,
+            Target::TempFileIn(PathBuf::from(".")),
+        );
+        spec.size_bytes = Some(1 << 20);
+        spec
+    }
+
+    /// Applies `change` to a valid job and returns the one-line error text.
+    fn error_of(change: impl FnOnce(&mut JobSpec)) -> String {
+        let mut spec = sized_job();
+        change(&mut spec);
+        validate(&mut spec)
+            .expect_err("job should be rejected")
+            .to_string()
+    }
+
+    #[test]
+    fn defaults_are_valid_without_warnings() {
+        let mut spec = sized_job();
+        validate(&mut spec).unwrap();
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+    }
+
+    #[test]
+    fn each_mistake_has_its_own_message() {
+        let share = |size_bytes, percent| BlockSizeShare {
+            size_bytes,
+            percent,
+        };
+        type Change = Box<dyn FnOnce(&mut JobSpec)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (Box::new(|s| s.iodepth = 0), "job [t]: iodepth=0: queue depth must be at least 1"),
+            (Box::new(|s| s.iodepth = 65_537), "job [t]: iodepth=65537: queue depth is above the maximum of 65536"),
+            (Box::new(|s| s.numjobs = 0), "job [t]: numjobs=0: a job needs at least one worker"),
+            (Box::new(|s| s.numjobs = 2000), "job [t]: numjobs=2000: worker count is above the maximum of 1024"),
+            (Box::new(|s| s.block_size_read = BlockSizeSpec::Fixed(0)), "job [t]: bs=0: block size must not be 0"),
+            (Box::new(|s| s.block_size_write = BlockSizeSpec::Fixed(1000)), "job [t]: bs=1000: block size 1000 B is not a multiple of 512 bytes (one sector)"),
+            (Box::new(|s| s.block_size_read = BlockSizeSpec::Fixed(128 << 20)), "job [t]: bs=134217728: block size 128 MiB is above the maximum of 64 MiB"),
+            (Box::new(|s| s.align_bytes = 3000), "job [t]: blockalign=3000: alignment must be a power of two"),
+            (Box::new(|s| s.align_bytes = 256), "job [t]: blockalign=256: alignment must be at least 512 bytes (one sector)"),
+            (
+                Box::new(|s| s.block_size_read = BlockSizeSpec::Range { min_bytes: 65536, max_bytes: 4096 }),
+                "job [t]: bs=65536-4096: range minimum 64 KiB is above its maximum 4 KiB",
+            ),
+            (
+                Box::new(move |s| s.block_size_read = BlockSizeSpec::Split(vec![share(4096, 50), share(65536, 40)])),
+                "job [t]: bs=4096/50:65536/40: bssplit shares sum to 90%, not 100%",
+            ),
+            (Box::new(|s| s.read_percent = 101), "job [t]: rwmixread=101: read share is above 100%"),
+            (Box::new(|s| s.random_percent = 200), "job [t]: percentage_random=200: random share is above 100%"),
+            (
+                Box::new(|s| s.data_pattern = DataPattern::Compressible(150)),
+                "job [t]: data_pattern=compressible:150: compressible share is above 100%",
+            ),
+            (
+                Box::new(|s| { s.time_based = true; s.runtime_ns = Some(0) }),
+                "job [t]: runtime=0: runtime must be positive (leave it unset for no time limit)",
+            ),
+            (Box::new(|s| s.time_based = true), "job [t]: time_based=1: time_based needs a runtime (e.g. runtime=60)"),
+            (Box::new(|s| s.size_bytes = Some(0)), "job [t]: size=0: size must not be 0 (leave it unset to use the whole target)"),
+            (Box::new(|s| s.size_bytes = Some(2048)), "job [t]: size=2048: region of 2 KiB is smaller than the largest block (4 KiB)"),
+            (
+                Box::new(|s| s.size_bytes = None),
+                "job [t]: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename=",
+            ),
+            (
+                Box::new(|s| { s.target = Target::None; s.engine = EngineKind::Null; s.size_bytes = None }),
+                "job [t]: nothing bounds the run: set size, runtime or number_ios",
+            ),
+            (
+                Box::new(|s| s.rate_iops = RateIops { read: None, write: Some(0) }),
+                "job [t]: rate_iops=0: the write rate must be at least 1 I/O per second (leave it empty for no limit)",
+            ),
+            (Box::new(|s| s.offset_bytes = 1000), "job [t]: offset=1000: offset is not a multiple of the 4 KiB alignment"),
+            (Box::new(|s| s.number_ios = Some(0)), "job [t]: number_ios=0: number_ios must be at least 1 (leave it unset for no limit)"),
+            (
+                Box::new(|s| s.target = Target::Sim("usb3-uas-ssd".into())),
+                "job [t]: ioengine=psync: filename=sim:usb3-uas-ssd is a simulated drive and needs ioengine=sim",
+            ),
+            (Box::new(|s| s.engine = EngineKind::Sim), "job [t]: ioengine=sim: ioengine=sim needs a simulated drive: filename=sim:PROFILE"),
+            (Box::new(|s| s.verify = true), "job [t]: verify=1: verify needs writes to check, but the job only reads"),
+            (Box::new(|s| s.name = " ".into()), "job [ ]: name: a job needs a name"),
+        ];
+        for (change, expected) in cases {
+            assert_eq!(error_of(change), expected);
+        }
+    }
+
+    #[test]
+    fn small_alignment_warns_with_its_cost() {
+        let mut spec = sized_job();
+        spec.align_bytes = 512;
+        validate(&mut spec).unwrap();
+        assert_eq!(
+            spec.warnings,
+            vec![
+                "alignment 512 B: a 4 KiB write may straddle two 4 KiB flash pages, costing a \
+                  read-modify-write on SSDs; storlab's default is 4 KiB"
+            ]
+        );
+        // Validating again must not repeat the warning.
+        validate(&mut spec).unwrap();
+        assert_eq!(spec.warnings.len(), 1);
+    }
+
+    #[test]
+    fn block_sizes_off_the_alignment_grid_warn() {
+        let mut spec = sized_job();
+        spec.block_size_write = BlockSizeSpec::Fixed(6144);
+        validate(&mut spec).unwrap();
+        assert_eq!(
+            spec.warnings,
+            vec![
+                "write block size 6 KiB is not a multiple of the 4 KiB alignment, so such I/Os \
+                  end part-way into a page"
+            ]
+        );
+    }
+
+    #[test]
+    fn queue_depth_with_psync_warns() {
+        let mut spec = sized_job();
+        spec.iodepth = 32;
+        validate(&mut spec).unwrap();
+        assert_eq!(spec.warnings.len(), 1);
+        assert!(spec.warnings[0].starts_with("iodepth=32 has no effect with ioengine=psync"));
+        spec.engine = EngineKind::IoUring;
+        spec.warnings.clear();
+        validate(&mut spec).unwrap();
+        assert!(spec.warnings.is_empty());
+    }
+
+    #[test]
+    fn bounded_null_and_sim_jobs_are_valid() {
+        let mut null = JobSpec::new("n", EngineKind::Null, Target::None);
+        null.number_ios = Some(1000);
+        validate(&mut null).unwrap();
+        let mut sim = JobSpec::new("s", EngineKind::Sim, Target::Sim("usb3-uas-ssd".into()));
+        validate(&mut sim).unwrap();
+        let mut path = JobSpec::new("p", EngineKind::IoUring, Target::Path("/dev/null".into()));
+        validate(&mut path).unwrap();
+    }
+}
