@@ -38,6 +38,8 @@ pub fn parse_fio_str(text: &str, file_name: &str) -> Result<JobSet, JobError> {
     let mut open: Option<OpenJob> = None;
     let mut finished = Vec::new();
 
+    // Editors on some systems start UTF-8 files with a byte-order mark; it is not part of a key.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw_line) in text.lines().enumerate() {
         let line_number = index + 1;
         let line = strip_comment(raw_line).trim();
@@ -370,6 +372,35 @@ iodepth=2
             "{error}"
         );
         assert!(!error.to_string().contains('\n'));
+    }
+
+    proptest::proptest! {
+        /// Any arrangement of plausible and broken lines gives jobs or one error line, no panic.
+        #[test]
+        fn never_panics_and_errors_stay_on_one_line(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("[global]".to_string()),
+                    "\\[[a-z]{0,3}\\]?",
+                    "(size|bs|iodepth|rw|bssplit|runtime|rate_iops|filename|ioengine|time_based)(=[-a-z0-9:/,.%k]{0,8})?",
+                    "[ -~]{0,12}",
+                ],
+                0..12,
+            )
+        ) {
+            let text = lines.join("\n");
+            if let Err(error) = parse(&text) {
+                let rendered = error.to_string();
+                proptest::prop_assert!(!rendered.contains('\n'), "{}", rendered);
+                proptest::prop_assert!(rendered.starts_with("job.fio"), "{}", rendered);
+            }
+        }
+    }
+
+    #[test]
+    fn byte_order_mark_and_crlf_are_tolerated() {
+        let set = parse("\u{feff}[a]\r\nsize=1M\r\nbs=8k\r\n").unwrap();
+        assert_eq!(set.jobs[0].block_size_read, BlockSizeSpec::Fixed(8192));
     }
 
     #[test]
