@@ -14,6 +14,12 @@ use crate::model::JobSet;
 pub const DEFAULT_JOB_NAME: &str = "job";
 const GLOBAL_NAME: &str = "global";
 
+/// Whether `key` (without `--`) is a job flag: a key or alias of the shared key table. The CLI
+/// uses this to tell job flags from its own options.
+pub fn is_job_key(key: &str) -> bool {
+    find_key(key).is_some()
+}
+
 /// Parses fio-style flags; each argument is one `--key=value` or bare `--key`.
 pub fn parse_flags(args: &[String]) -> Result<JobSet, JobError> {
     let mut global = JobDraft::new();
@@ -128,6 +134,15 @@ mod tests {
         assert_eq!(set.jobs[0].size_bytes, Some(1 << 20));
         assert_eq!(set.jobs[1].iodepth, 2);
         assert_eq!(set.jobs[1].size_bytes, Some(2 << 20));
+    }
+
+    #[test]
+    fn job_keys_are_recognised_with_aliases() {
+        assert!(is_job_key("iodepth"));
+        assert!(is_job_key("readwrite"));
+        assert!(is_job_key("name"));
+        assert!(!is_job_key("output-format"));
+        assert!(!is_job_key(""));
     }
 
     #[test]
