@@ -39,7 +39,6 @@ pub const FLAG_DATA_PRESENT: u8 = 0;
 pub const FLAG_DATA_ABSENT: u8 = b'<';
 /// URB status of a submission: -EINPROGRESS.
 pub const STATUS_IN_PROGRESS: i32 = -115;
-const MICROS_PER_SECOND: u64 = 1_000_000;
 
 crate::bytes::code_enum! {
     /// usbmon event type.
@@ -535,6 +534,8 @@ pub use writer::PcapWriter;
 mod writer {
     use super::*;
     use alloc::vec::Vec;
+
+    const MICROS_PER_SECOND: u64 = 1_000_000;
 
     /// Builds a usbmon capture of one device in memory: every transfer is written as a
     /// submission and a completion with fresh URB ids and advancing timestamps.
