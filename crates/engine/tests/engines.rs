@@ -420,4 +420,19 @@ fn per_io_cost() {
         32,
         ios_per_run / 4,
     );
+    // O_DIRECT reaches the device: fewer I/Os, the disk sets the pace.
+    if let Ok(direct) = open_target(
+        &Target::TempFileIn(dir.path().to_path_buf()),
+        REGION_BYTES,
+        true,
+        false,
+        None,
+    ) {
+        measure(
+            "io_uring QD32 O_DIRECT",
+            &mut IoUringEngine::new(&direct, IoUringOptions::default()).unwrap(),
+            32,
+            ios_per_run / 20,
+        );
+    }
 }
