@@ -142,7 +142,8 @@ impl JobDraft {
         let owned_value = value.map(str::to_string);
         let text = match value.map(str::trim) {
             Some(v) if !v.is_empty() => v,
-            _ if def.bare => "1",
+            // Only a key with no '=' at all is bare: `direct=` is a value left out by mistake.
+            None if def.bare => "1",
             _ => {
                 return Err(JobError::invalid(
                     location.clone(),
@@ -182,14 +183,13 @@ impl JobDraft {
             .name
             .clone()
             .unwrap_or_else(|| default_name.to_string());
-        let mut spec = self
-            .build(&name)
-            .map_err(|e| self.relocate(e, job_location))?;
+        let mut spec = self.build(&name);
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         Ok(spec)
     }
 
-    fn build(&self, name: &str) -> Result<JobSpec, JobError> {
+    /// The job with every setting applied over storlab's defaults, not yet validated.
+    fn build(&self, name: &str) -> JobSpec {
         let sim_profile = self
             .filename
             .as_deref()
@@ -280,7 +280,7 @@ impl JobDraft {
         set_if(&mut spec.verify, self.verify);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
-        Ok(spec)
+        spec
     }
 
     /// Points a validation error at the line or flag that set the offending key, with the value
@@ -1063,6 +1063,19 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "job [job]: nothing bounds the run: set size, runtime or number_ios"
+        );
+    }
+
+    #[test]
+    fn bare_keys_need_no_value_but_an_empty_value_is_a_mistake() {
+        assert!(
+            draft(&[("direct", None), ("size", Some("1M"))])
+                .unwrap()
+                .direct
+        );
+        assert_eq!(
+            draft(&[("direct", Some(""))]).unwrap_err().to_string(),
+            "--direct=: direct needs a value"
         );
     }
 
