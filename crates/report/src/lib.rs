@@ -1,1 +1,26 @@
-//! storlab-report: see ARCHITECTURE.md for what this crate is for.
+//! storlab-report: the result model of a run and its output formats — native JSON
+//! (`docs/json-output.md`), fio-shaped JSON, CSV and a text table.
+//!
+//! The crate knows nothing of jobs or engines: the caller passes job details as plain data in
+//! a [`JobMeta`] together with merged [`storlab_stats::WorkerStats`]:
+//!
+//! ```ignore
+//! let job_report = JobReport::new(meta, &merged_worker_stats);
+//! ```
+
+mod csv;
+mod fio;
+mod json;
+mod model;
+mod table;
+mod units;
+
+pub use csv::to_csv;
+pub use fio::to_fio_json;
+pub use json::{from_json, to_json, ReportError};
+pub use model::{
+    CpuReport, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo, ToolInfo,
+    SCHEMA_VERSION,
+};
+pub use table::render_table;
+pub use units::format_latency_ns;

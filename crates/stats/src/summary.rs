@@ -60,8 +60,8 @@ impl LatencySummary {
 /// Count of I/Os whose latency fell below `upper_ns` (and at or above the previous bin's bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatencyBinCount {
-    /// Exclusive upper bound; `u64::MAX` for the last, open bin.
-    pub upper_ns: u64,
+    /// Exclusive upper bound; `None` for the last, open-ended bin.
+    pub upper_ns: Option<u64>,
     /// I/Os in the bin.
     pub count: u64,
 }
@@ -178,7 +178,8 @@ impl DirectionSummary {
         let clat_distribution = LATENCY_DISTRIBUTION_EDGES_NS
             .iter()
             .copied()
-            .chain(std::iter::once(u64::MAX))
+            .map(Some)
+            .chain(std::iter::once(None))
             .zip(d.clat.distribution(&LATENCY_DISTRIBUTION_EDGES_NS))
             .map(|(upper_ns, count)| LatencyBinCount { upper_ns, count })
             .collect();
@@ -222,7 +223,7 @@ mod tests {
         let in_50_100_us: u64 = summary
             .clat_distribution
             .iter()
-            .filter(|bin| bin.upper_ns == 100_000)
+            .filter(|bin| bin.upper_ns == Some(100_000))
             .map(|bin| bin.count)
             .sum();
         assert_eq!(in_50_100_us, 1_000);

@@ -1,0 +1,405 @@
+//! fio-shaped JSON: the report laid out like `fio --output-format=json` (fio 3.x), so scripts
+//! and dashboards written for fio can read storlab results unchanged.
+//!
+//! Units follow fio: `bw*` in KiB/s (`bw_bytes` in bytes/s), `runtime` in ms, latencies in ns,
+//! CPU in percent averaged over the job's workers. Each storlab job becomes one fio job (as with
+//! fio's `group_reporting`), with its own `groupid`.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+use storlab_stats::{DirectionSummary, LatencySummary};
+
+use crate::model::{JobReport, RunReport};
+
+const BYTES_PER_KIB: u64 = 1024;
+const NS_PER_MS: f64 = 1e6;
+const NS_PER_S: u64 = 1_000_000_000;
+const MS_PER_S: u64 = 1_000;
+const PERCENT: f64 = 100.0;
+/// fio prints any non-zero share below this as this, so rare buckets do not read as 0.
+const MIN_NONZERO_PERCENT: f64 = 0.01;
+/// fio's `error` is an errno; storlab counts failed I/Os without keeping the errno, so a job
+/// with failures reports the generic EIO.
+const EIO: i32 = 5;
+/// Keys of fio's `latency_ns` and `latency_us` maps: exclusive upper bounds in that unit.
+const LATENCY_DECADE_KEYS: [&str; 10] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+];
+/// Keys of fio's `latency_ms` map: the decade keys, then 2000 ms and the open bin.
+const LATENCY_MS_EXTRA_KEYS: [&str; 2] = ["2000", ">=2000"];
+const IODEPTH_LEVEL_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+const IODEPTH_SUBMIT_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// A JSON object that keeps insertion order (fio's maps are ordered numerically, which a
+/// sorted string map would scramble: "10.000000" < "5.000000").
+struct OrderedMap(Vec<(String, Value)>);
+
+impl Serialize for OrderedMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioOutput {
+    #[serde(rename = "fio version")]
+    fio_version: String,
+    timestamp: u64,
+    timestamp_ms: u64,
+    time: String,
+    #[serde(rename = "global options")]
+    global_options: OrderedMap,
+    jobs: Vec<FioJob>,
+    disk_util: Vec<Value>,
+}
+
+#[derive(serde::Serialize)]
+struct FioJob {
+    jobname: String,
+    groupid: usize,
+    error: i32,
+    eta: u64,
+    elapsed: u64,
+    #[serde(rename = "job options")]
+    job_options: OrderedMap,
+    read: FioDirection,
+    write: FioDirection,
+    trim: FioDirection,
+    sync: FioSync,
+    job_runtime: u64,
+    usr_cpu: f64,
+    sys_cpu: f64,
+    ctx: u64,
+    majf: u64,
+    minf: u64,
+    iodepth_level: OrderedMap,
+    iodepth_submit: OrderedMap,
+    iodepth_complete: OrderedMap,
+    latency_ns: OrderedMap,
+    latency_us: OrderedMap,
+    latency_ms: OrderedMap,
+    latency_depth: u32,
+    latency_target: u64,
+    latency_percentile: f64,
+    latency_window: u64,
+}
+
+#[derive(serde::Serialize, Default)]
+struct FioDirection {
+    io_bytes: u64,
+    io_kbytes: u64,
+    bw_bytes: u64,
+    bw: u64,
+    iops: f64,
+    runtime: u64,
+    total_ios: u64,
+    short_ios: u64,
+    drop_ios: u64,
+    slat_ns: FioLatency,
+    clat_ns: FioLatency,
+    lat_ns: FioLatency,
+    bw_min: u64,
+    bw_max: u64,
+    bw_agg: f64,
+    bw_mean: f64,
+    bw_dev: f64,
+    bw_samples: u64,
+    iops_min: u64,
+    iops_max: u64,
+    iops_mean: f64,
+    iops_stddev: f64,
+    iops_samples: u64,
+}
+
+#[derive(serde::Serialize, Default)]
+struct FioLatency {
+    min: u64,
+    max: u64,
+    mean: f64,
+    stddev: f64,
+    #[serde(rename = "N")]
+    n: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percentile: Option<OrderedMap>,
+}
+
+#[derive(serde::Serialize, Default)]
+struct FioSync {
+    total_ios: u64,
+    lat_ns: FioLatency,
+}
+
+/// The report in the shape of fio 3.x `--output-format=json` (pretty, ends with a newline).
+/// `time` is UTC (fio prints local time).
+pub fn to_fio_json(report: &RunReport) -> String {
+    let output = FioOutput {
+        fio_version: format!("{}-{}", report.tool.name, report.tool.version),
+        timestamp: report.started_unix_ms / MS_PER_S,
+        timestamp_ms: report.started_unix_ms,
+        time: ctime_utc(report.started_unix_ms / MS_PER_S),
+        global_options: OrderedMap(Vec::new()),
+        jobs: report
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(groupid, job)| fio_job(groupid, job))
+            .collect(),
+        disk_util: Vec::new(),
+    };
+    let mut text = serde_json::to_string_pretty(&output)
+        .unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() }).to_string());
+    text.push('\n');
+    text
+}
+
+fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
+    let workers = f64::from(job.numjobs.max(1));
+    let any_errors = job.directions().any(|(_, summary)| summary.errors > 0);
+    let (latency_ns, latency_us, latency_ms) = latency_maps(job);
+    FioJob {
+        jobname: job.name.clone(),
+        groupid,
+        error: if any_errors { EIO } else { 0 },
+        eta: 0,
+        elapsed: job.elapsed_ns.div_ceil(NS_PER_S),
+        job_options: job_options(job),
+        read: job.read.as_ref().map(fio_direction).unwrap_or_default(),
+        write: job.write.as_ref().map(fio_direction).unwrap_or_default(),
+        trim: job.trim.as_ref().map(fio_direction).unwrap_or_default(),
+        sync: FioSync::default(),
+        job_runtime: ns_to_ms(job.elapsed_ns),
+        usr_cpu: job.cpu.user_percent / workers,
+        sys_cpu: job.cpu.system_percent / workers,
+        ctx: job.cpu.context_switches,
+        majf: job.cpu.major_faults,
+        minf: job.cpu.minor_faults,
+        // Depth distributions are not measured by storlab; zeros keep fio's shape.
+        iodepth_level: zero_map(&IODEPTH_LEVEL_KEYS),
+        iodepth_submit: zero_map(&IODEPTH_SUBMIT_KEYS),
+        iodepth_complete: zero_map(&IODEPTH_SUBMIT_KEYS),
+        latency_ns,
+        latency_us,
+        latency_ms,
+        latency_depth: job.iodepth,
+        latency_target: 0,
+        latency_percentile: PERCENT,
+        latency_window: 0,
+    }
+}
+
+/// fio-named options first (what fio itself would list), then storlab's own job fields.
+fn job_options(job: &JobReport) -> OrderedMap {
+    let mut options: Vec<(String, Value)> = [
+        ("name", job.name.clone()),
+        ("ioengine", job.engine.clone()),
+        ("rw", job.rw.clone()),
+        ("bs", job.block_size.clone()),
+        ("iodepth", job.iodepth.to_string()),
+        ("numjobs", job.numjobs.to_string()),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), Value::String(value)))
+    .collect();
+    if let Value::Object(spec) = &job.job {
+        for (key, value) in spec {
+            if options.iter().any(|(existing, _)| existing == key) {
+                continue;
+            }
+            // fio's job options are all strings.
+            let text = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            options.push((key.clone(), Value::String(text)));
+        }
+    }
+    OrderedMap(options)
+}
+
+fn fio_direction(summary: &DirectionSummary) -> FioDirection {
+    let kib = |bytes_per_s: f64| (bytes_per_s / BYTES_PER_KIB as f64).round() as u64;
+    let rates = &summary.per_interval;
+    FioDirection {
+        io_bytes: summary.bytes,
+        io_kbytes: summary.bytes / BYTES_PER_KIB,
+        bw_bytes: summary.bw_bytes_per_s.round() as u64,
+        bw: kib(summary.bw_bytes_per_s),
+        iops: summary.iops,
+        runtime: ns_to_ms(summary.runtime_ns),
+        total_ios: summary.ios,
+        short_ios: 0,
+        drop_ios: 0,
+        slat_ns: fio_latency(&summary.slat, false),
+        clat_ns: fio_latency(&summary.clat, true),
+        lat_ns: fio_latency(&summary.lat, false),
+        bw_min: kib(rates.bw_min_bytes_per_s),
+        bw_max: kib(rates.bw_max_bytes_per_s),
+        // Each storlab job is its own fio group, so it has the whole group's bandwidth.
+        bw_agg: if rates.samples > 0 { PERCENT } else { 0.0 },
+        bw_mean: rates.bw_mean_bytes_per_s / BYTES_PER_KIB as f64,
+        bw_dev: rates.bw_stddev_bytes_per_s / BYTES_PER_KIB as f64,
+        bw_samples: rates.samples,
+        iops_min: rates.iops_min.round() as u64,
+        iops_max: rates.iops_max.round() as u64,
+        iops_mean: rates.iops_mean,
+        iops_stddev: rates.iops_stddev,
+        iops_samples: rates.samples,
+    }
+}
+
+/// fio prints percentiles for clat only (its default `clat_percentiles=1`), and only when
+/// there were samples.
+fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
+    let percentile = (with_percentiles && summary.count > 0).then(|| {
+        OrderedMap(
+            summary
+                .percentiles
+                .iter()
+                .map(|&(percentile, value_ns)| (format!("{percentile:.6}"), Value::from(value_ns)))
+                .collect(),
+        )
+    });
+    FioLatency {
+        min: summary.min_ns,
+        max: summary.max_ns,
+        mean: summary.mean_ns,
+        stddev: summary.stddev_ns,
+        n: summary.count,
+        percentile,
+    }
+}
+
+/// fio's job-wide completion-latency distribution (all directions together), as percentages.
+fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
+    let bin_count = LATENCY_DECADE_KEYS.len() * 3 + LATENCY_MS_EXTRA_KEYS.len();
+    let mut counts = vec![0u64; bin_count];
+    for (_, summary) in job.directions() {
+        for (total, bin) in counts.iter_mut().zip(&summary.clat_distribution) {
+            *total += bin.count;
+        }
+    }
+    let total: u64 = counts.iter().sum();
+    let percent = |count: u64| {
+        if count == 0 || total == 0 {
+            0.0
+        } else {
+            (count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_PERCENT)
+        }
+    };
+    let decade = LATENCY_DECADE_KEYS.len();
+    let map_of = |keys: &[&str], bins: &[u64]| {
+        OrderedMap(
+            keys.iter()
+                .zip(bins)
+                .map(|(key, &count)| ((*key).to_owned(), Value::from(percent(count))))
+                .collect(),
+        )
+    };
+    let ms_keys: Vec<&str> = LATENCY_DECADE_KEYS
+        .iter()
+        .chain(&LATENCY_MS_EXTRA_KEYS)
+        .copied()
+        .collect();
+    (
+        map_of(&LATENCY_DECADE_KEYS, &counts[..decade]),
+        map_of(&LATENCY_DECADE_KEYS, &counts[decade..2 * decade]),
+        map_of(&ms_keys, &counts[2 * decade..]),
+    )
+}
+
+fn zero_map(keys: &[&str]) -> OrderedMap {
+    OrderedMap(
+        keys.iter()
+            .map(|key| ((*key).to_owned(), Value::from(0.0)))
+            .collect(),
+    )
+}
+
+fn ns_to_ms(ns: u64) -> u64 {
+    (ns as f64 / NS_PER_MS).round() as u64
+}
+
+/// `unix_s` as C's `ctime` does, in UTC: `Sun Nov 22 11:02:04 2026`.
+fn ctime_utc(unix_s: u64) -> String {
+    const SECONDS_PER_DAY: u64 = 86_400;
+    /// 1970-01-01 was a Thursday.
+    const EPOCH_WEEKDAY: u64 = 4;
+    let days = unix_s / SECONDS_PER_DAY;
+    let second_of_day = unix_s % SECONDS_PER_DAY;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        WEEKDAYS[((days + EPOCH_WEEKDAY) % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        day,
+        second_of_day / 3_600,
+        second_of_day % 3_600 / 60,
+        second_of_day % 60,
+        year
+    )
+}
+
+/// Gregorian (year, month 1..=12, day 1..=31) of a day count since 1970-01-01
+/// (Howard Hinnant's `civil_from_days`, restricted to non-negative days).
+fn civil_from_days(days_since_epoch: u64) -> (u64, u64, u64) {
+    const DAYS_FROM_0000_03_01_TO_EPOCH: u64 = 719_468;
+    const DAYS_PER_ERA: u64 = 146_097;
+    let z = days_since_epoch + DAYS_FROM_0000_03_01_TO_EPOCH;
+    let era = z / DAYS_PER_ERA;
+    let day_of_era = z % DAYS_PER_ERA;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_matches_known_dates() {
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+        // The timestamp fio 3.33 printed as "Sun Nov 22 11:02:04 2026" on a UTC machine.
+        assert_eq!(ctime_utc(1_795_345_324), "Sun Nov 22 11:02:04 2026");
+        assert_eq!(ctime_utc(951_782_400), "Tue Feb 29 00:00:00 2000");
+    }
+
+    #[test]
+    fn percentile_keys_are_formatted_like_fio() {
+        let summary = LatencySummary {
+            count: 1,
+            min_ns: 1,
+            max_ns: 1,
+            mean_ns: 1.0,
+            stddev_ns: 0.0,
+            percentiles: vec![(99.0, 1), (99.95, 1)],
+        };
+        let latency = fio_latency(&summary, true);
+        let keys: Vec<&str> = latency
+            .percentile
+            .as_ref()
+            .unwrap()
+            .0
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(keys, vec!["99.000000", "99.950000"]);
+    }
+}

@@ -1,0 +1,173 @@
+//! Human-readable summary table, one row per job, in the spirit of CrystalDiskMark's and
+//! fio's short summaries.
+
+use std::fmt::Write as _;
+
+use crate::model::{JobReport, RunReport};
+use crate::units::format_latency_ns;
+
+const BYTES_PER_MB: f64 = 1e6;
+const P99: f64 = 99.0;
+const COLUMN_GAP: &str = "  ";
+const NOT_APPLICABLE: &str = "-";
+/// Marks a p99 taken as the worst of several directions.
+const MIXED_MARK: &str = "*";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+const COLUMNS: [(&str, Align); 10] = [
+    ("job", Align::Left),
+    ("rw", Align::Left),
+    ("bs", Align::Left),
+    ("QDxJobs", Align::Right),
+    ("read MB/s", Align::Right),
+    ("read IOPS", Align::Right),
+    ("write MB/s", Align::Right),
+    ("write IOPS", Align::Right),
+    ("mean lat", Align::Right),
+    ("p99 clat", Align::Right),
+];
+
+/// Renders `report` as an aligned text table followed by the warnings.
+/// MB/s are decimal (10^6 bytes per second), as CrystalDiskMark reports them.
+pub fn render_table(report: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} on {} (kernel {}, {} CPUs)",
+        report.tool.name,
+        report.tool.version,
+        display_or_unknown(&report.host.hostname),
+        display_or_unknown(&report.host.kernel),
+        report.host.cpus
+    );
+    let _ = writeln!(
+        out,
+        "MB/s = 10^6 bytes/s; mean lat = total latency (submission + completion) over all directions"
+    );
+    let _ = writeln!(out);
+
+    let rows: Vec<[String; 10]> = report.jobs.iter().map(job_row).collect();
+    let mut widths = COLUMNS.map(|(title, _)| title.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let header = COLUMNS.map(|(title, _)| title.to_owned());
+    write_row(&mut out, &header, &widths);
+    let rule: Vec<String> = widths.iter().map(|&width| "-".repeat(width)).collect();
+    let _ = writeln!(out, "{}", rule.join(COLUMN_GAP));
+    for row in &rows {
+        write_row(&mut out, row, &widths);
+    }
+    if rows.iter().any(|row| row[9].ends_with(MIXED_MARK)) {
+        let _ = writeln!(
+            out,
+            "{MIXED_MARK} mixed job: the higher p99 of its directions"
+        );
+    }
+
+    let job_warnings = report
+        .jobs
+        .iter()
+        .flat_map(|job| job.warnings.iter().map(move |w| (Some(&job.name), w)));
+    let all_warnings: Vec<_> = report
+        .warnings
+        .iter()
+        .map(|w| (None, w))
+        .chain(job_warnings)
+        .collect();
+    if !all_warnings.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "warnings:");
+        for (job, warning) in all_warnings {
+            match job {
+                Some(job) => {
+                    let _ = writeln!(out, "  [{job}] {warning}");
+                }
+                None => {
+                    let _ = writeln!(out, "  {warning}");
+                }
+            }
+        }
+    }
+    out
+}
+
+fn display_or_unknown(text: &str) -> &str {
+    if text.is_empty() {
+        "unknown"
+    } else {
+        text
+    }
+}
+
+fn write_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
+    let formatted: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .zip(COLUMNS)
+        .map(|((cell, &width), (_, align))| match align {
+            Align::Left => format!("{cell:<width$}"),
+            Align::Right => format!("{cell:>width$}"),
+        })
+        .collect();
+    let _ = writeln!(out, "{}", formatted.join(COLUMN_GAP).trim_end());
+}
+
+fn job_row(job: &JobReport) -> [String; 10] {
+    let mb_per_s = |bw_bytes_per_s: f64| format!("{:.2}", bw_bytes_per_s / BYTES_PER_MB);
+    let iops = |iops: f64| format!("{iops:.1}");
+    let (read_mb, read_iops) = job.read.as_ref().map_or_else(
+        || (NOT_APPLICABLE.to_owned(), NOT_APPLICABLE.to_owned()),
+        |read| (mb_per_s(read.bw_bytes_per_s), iops(read.iops)),
+    );
+    let (write_mb, write_iops) = job.write.as_ref().map_or_else(
+        || (NOT_APPLICABLE.to_owned(), NOT_APPLICABLE.to_owned()),
+        |write| (mb_per_s(write.bw_bytes_per_s), iops(write.iops)),
+    );
+
+    // Weighted by I/O count, the mean over directions is exact.
+    let total_ios = job.total_ios();
+    let mean_lat = if total_ios == 0 {
+        NOT_APPLICABLE.to_owned()
+    } else {
+        let weighted_sum: f64 = job
+            .directions()
+            .map(|(_, summary)| summary.lat.mean_ns * summary.ios as f64)
+            .sum();
+        format_latency_ns(weighted_sum / total_ios as f64)
+    };
+
+    // Percentiles do not combine across directions; show the worst and mark it.
+    let p99s: Vec<u64> = job
+        .directions()
+        .filter(|(_, summary)| summary.ios > 0)
+        .filter_map(|(_, summary)| summary.clat.percentile_ns(P99))
+        .collect();
+    let p99_clat = match p99s.iter().max() {
+        None => NOT_APPLICABLE.to_owned(),
+        Some(&worst) if p99s.len() > 1 => {
+            format!("{}{MIXED_MARK}", format_latency_ns(worst as f64))
+        }
+        Some(&only) => format_latency_ns(only as f64),
+    };
+
+    [
+        job.name.clone(),
+        job.rw.clone(),
+        job.block_size.clone(),
+        format!("{}x{}", job.iodepth, job.numjobs),
+        read_mb,
+        read_iops,
+        write_mb,
+        write_iops,
+        mean_lat,
+        p99_clat,
+    ]
+}
