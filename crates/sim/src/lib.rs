@@ -1,1 +1,38 @@
-//! storlab-sim: see ARCHITECTURE.md for what this crate is for.
+//! storlab-sim: a deterministic discrete-event simulator of the USB/SATA storage stack
+//! (host block layer and class driver, xHCI/AHCI controller and its PCIe attachment, USB 2.0 /
+//! USB 3.0 link, USB-to-SATA bridge, SATA link, drive), driven by TOML hardware profiles.
+//!
+//! One thread, one closed [`event::Event`] enum, a queue ordered by (time, sequence), virtual
+//! time in nanoseconds, a seeded RNG: the same stack, requests and seed give byte-identical
+//! results. Protocol messages between layers are real bytes encoded and decoded by
+//! `storlab-wire`; payload is carried in slot buffers and stored, so reads return what was
+//! written. See `docs/simulator.md` for the model and every timing formula.
+
+pub mod bridge;
+pub mod command;
+pub mod drive;
+pub mod driver_bot;
+pub mod driver_sata;
+pub mod driver_uas;
+pub mod error;
+pub mod event;
+pub mod host;
+pub mod link_sata;
+pub mod link_usb2;
+pub mod link_usb3;
+pub mod pcie;
+pub mod profile;
+pub mod profiles;
+pub mod report;
+pub mod resource;
+pub mod scsi;
+pub mod sim;
+pub mod store;
+pub mod workload;
+pub mod xhci;
+
+pub use command::Op;
+pub use error::SimError;
+pub use profile::{ProfileSet, StackSpec};
+pub use report::SimReport;
+pub use sim::{SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL};

@@ -1,0 +1,141 @@
+//! The USB-to-SATA bridge: firmware parses each command (CBW or Command IU), translates SCSI to
+//! ATA (READ/WRITE, UNMAP → DATA SET MANAGEMENT TRIM when the firmware can), feeds the drive
+//! through its NCQ slots (or one at a time), and turns ATA status into a CSW or Sense IU.
+
+use crate::drive::DriveCommand;
+use crate::event::{CmdId, Event};
+use crate::link_sata::{
+    DSM_BLOCK_BYTES, FIS_REG_D2H_BYTES, FIS_REG_H2D_BYTES, FIS_SET_DEVICE_BITS_BYTES,
+};
+use crate::profile::SECTOR_BYTES;
+use crate::resource::Flow;
+use crate::scsi::{parse_unmap_list, ScsiOp};
+use crate::sim::{layer, Simulator, Transport};
+
+impl Simulator {
+    fn bridge_profile(&self) -> &crate::profile::BridgeProfile {
+        &self
+            .bridge
+            .as_ref()
+            .expect("USB stacks have a bridge")
+            .profile
+    }
+
+    /// Command bytes arrived: parse them, pay the firmware cost.
+    pub(crate) fn bridge_on_command(&mut self, id: CmdId) {
+        let decoded = match self.transport {
+            Transport::Bot => self.bot_decode_command(id),
+            Transport::Uas { .. } => self.uas_decode_command(id),
+            _ => unreachable!("direct SATA has no bridge"),
+        };
+        assert_eq!(
+            decoded.op(),
+            self.cmd(id).op,
+            "bridge decoded another operation"
+        );
+        let c = self.cmd_mut(id);
+        match decoded {
+            ScsiOp::Read { lba, blocks } | ScsiOp::Write { lba, blocks } => {
+                c.device = DriveCommand {
+                    write: matches!(decoded, ScsiOp::Write { .. }),
+                    lba,
+                    blocks,
+                };
+            }
+            ScsiOp::Unmap {
+                parameter_list_length,
+            } => {
+                assert_eq!(
+                    usize::from(parameter_list_length),
+                    crate::command::UNMAP_LIST_BYTES,
+                    "UNMAP parameter list length"
+                );
+            }
+        }
+        let now = self.now_ns();
+        let fw = self.bridge_profile().firmware_command_ns;
+        let t = self.reserve(layer::BRIDGE_CPU, now, fw, 0);
+        let event = if decoded.op() == crate::command::Op::Trim {
+            // The firmware asks for the parameter list before it can translate.
+            Event::DataReady { cmd: id }
+        } else {
+            Event::BridgeReady { cmd: id }
+        };
+        self.schedule(t, event);
+    }
+
+    /// The translated ATA command waits for a drive slot.
+    pub(crate) fn bridge_on_ready(&mut self, id: CmdId) {
+        self.bridge_waiting.push_back(id);
+        assert!(
+            self.bridge_waiting.len() <= self.max_outstanding_commands() as usize,
+            "bridge queue bound exceeded"
+        );
+        self.bridge_dispatch();
+    }
+
+    /// Pass waiting commands to the drive while it has free slots (NCQ tags, or one).
+    pub(crate) fn bridge_dispatch(&mut self) {
+        let now = self.now_ns();
+        while self.at_drive < self.drive_slots {
+            let Some(id) = self.bridge_waiting.pop_front() else {
+                break;
+            };
+            self.at_drive += 1;
+            self.cmd_mut(id).holds_drive_slot = true;
+            let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
+            let t = self.reserve(layer::SATA_LINK, now, ns, 0);
+            self.schedule(t, Event::DriveCommand { cmd: id });
+        }
+    }
+
+    /// The UNMAP parameter list arrived: translate to TRIM (or drop it, as firmware without
+    /// translation does). Returns when status can be sent.
+    pub(crate) fn bridge_unmap(&mut self, id: CmdId) -> u64 {
+        let now = self.now_ns();
+        if !self.bridge_profile().unmap_to_trim {
+            self.counters.trims_not_translated += 1;
+            return now;
+        }
+        let mut descriptors = Vec::with_capacity(1);
+        parse_unmap_list(&self.cmd(id).unmap_list, |lba, blocks| {
+            descriptors.push((lba, blocks))
+        });
+        assert_eq!(
+            descriptors.len(),
+            1,
+            "the host sends one descriptor per UNMAP"
+        );
+        let (lba, blocks) = descriptors[0];
+        let host = self.cmd(id);
+        assert_eq!(
+            (lba * u64::from(SECTOR_BYTES), blocks * SECTOR_BYTES),
+            (host.offset_bytes, host.len_bytes),
+            "bridge decoded another UNMAP range than the host sent"
+        );
+        let payload = self.encode_dsm(id, lba, blocks.into());
+        debug_assert!(payload.is_multiple_of(DSM_BLOCK_BYTES));
+        let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
+        let t = self.reserve(layer::SATA_LINK, now, ns, 0);
+        let at_drive = self.sata_data(Flow::ready_at(t), payload).end_ns;
+        self.execute_dsm(id, at_drive)
+    }
+
+    /// ATA status to the bridge, firmware builds the CSW / Sense IU, it goes to the host.
+    pub(crate) fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
+        let fis = if self.drive_slots > 1 {
+            FIS_SET_DEVICE_BITS_BYTES
+        } else {
+            FIS_REG_D2H_BYTES
+        };
+        let t = self.reserve(layer::SATA_LINK, from_ns, self.sata.fis_ns(fis), 0);
+        let fw = self.bridge_profile().firmware_status_ns;
+        let t = self.reserve(layer::BRIDGE_CPU, t, fw, 0);
+        let len = match self.transport {
+            Transport::Bot => self.bot_encode_status(id),
+            _ => self.uas_encode_status(id),
+        };
+        let at = self.usb_message_in(t, len);
+        self.schedule(at, Event::StatusAtHost { cmd: id });
+    }
+}

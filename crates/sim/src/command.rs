@@ -1,0 +1,98 @@
+//! One command in flight through the stack: what the host asked for, the bytes each layer sent,
+//! and what the device side decoded from them.
+
+use crate::drive::DriveCommand;
+use crate::resource::Flow;
+
+/// Host requests merged into one command at most (bounds the command's part list).
+pub const MAX_MERGED_PARTS: usize = 32;
+/// Room for the largest command message (UAS Command IU: 32 bytes; CBW: 31).
+pub const COMMAND_BYTES_MAX: usize = 32;
+/// Room for the largest status message sent (Sense IU header without sense data: 16; CSW: 13).
+pub const STATUS_BYTES_MAX: usize = 16;
+/// UNMAP parameter list with one block descriptor (SBC-3 §5.28.2): 8-byte header + 16.
+pub const UNMAP_LIST_BYTES: usize = 24;
+
+/// What a command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+}
+
+/// A piece of one host request's slot buffer that a command carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Part {
+    pub slot: u32,
+    pub slot_offset: u32,
+    pub len: u32,
+}
+
+/// A command in flight.
+#[derive(Clone, Debug)]
+pub struct Command {
+    pub op: Op,
+    /// Host view: byte offset on the device and length.
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub parts: [Part; MAX_MERGED_PARTS],
+    pub part_count: u8,
+    /// Transport tag the host chose (BOT dCBWTag, UAS tag = stream id, NCQ tag).
+    pub tag: u32,
+    /// The command message as sent (CBW or Command IU).
+    pub command_bytes: [u8; COMMAND_BYTES_MAX],
+    pub command_len: u8,
+    /// The status message as sent (CSW or Sense IU).
+    pub status_bytes: [u8; STATUS_BYTES_MAX],
+    pub status_len: u8,
+    /// The UNMAP parameter list as sent.
+    pub unmap_list: [u8; UNMAP_LIST_BYTES],
+    /// DATA SET MANAGEMENT (TRIM) payload sent to the drive (allocated only for trims).
+    pub dsm_payload: Vec<u8>,
+    /// Device side: the tag it decoded from the command bytes, echoed in the status.
+    pub device_tag: u32,
+    /// Device side: the medium operation it decoded (LBA, blocks, direction).
+    pub device: DriveCommand,
+    /// Whether this command holds one of the drive's queue slots.
+    pub holds_drive_slot: bool,
+    /// Read: when the data leaves the media.
+    pub media: Flow,
+    /// When the host driver issued the command.
+    pub issued_ns: u64,
+}
+
+impl Command {
+    pub fn new() -> Command {
+        Command {
+            op: Op::Read,
+            offset_bytes: 0,
+            len_bytes: 0,
+            parts: [Part::default(); MAX_MERGED_PARTS],
+            part_count: 0,
+            tag: 0,
+            command_bytes: [0; COMMAND_BYTES_MAX],
+            command_len: 0,
+            status_bytes: [0; STATUS_BYTES_MAX],
+            status_len: 0,
+            unmap_list: [0; UNMAP_LIST_BYTES],
+            dsm_payload: Vec::new(),
+            device_tag: 0,
+            device: DriveCommand::default(),
+            holds_drive_slot: false,
+            media: Flow::default(),
+            issued_ns: 0,
+        }
+    }
+
+    pub fn parts(&self) -> &[Part] {
+        &self.parts[..usize::from(self.part_count)]
+    }
+}
+
+impl Default for Command {
+    fn default() -> Self {
+        Command::new()
+    }
+}

@@ -1,0 +1,139 @@
+//! USB Attached SCSI, both ends: tagged Command IUs on the command pipe, data on streams
+//! (stream id = tag) at SuperSpeed or announced by Read/Write Ready IUs at High-Speed, and a
+//! Sense IU per command on the status pipe, whose tag the host checks.
+
+use crate::command::Op;
+use crate::event::{CmdId, Event};
+use crate::resource::Flow;
+use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
+use crate::sim::{layer, Simulator, Transport};
+use storlab_wire::scsi::{Lun, Status};
+use storlab_wire::uas::{
+    CommandIu, IuRepr, SenseIu, COMMAND_IU_LEN, READY_IU_LEN, SENSE_IU_HEADER_LEN,
+};
+
+/// UAS transfers queued per command besides the Command IU: status (Sense IU) and data.
+const URBS_BESIDES_COMMAND: u64 = 2;
+
+impl Simulator {
+    /// UAS tag of a command: its table index + 1 (tag 0 is not a valid stream id).
+    fn uas_tag(id: CmdId) -> u16 {
+        u16::try_from(id + 1).expect("outstanding commands are bounded by 16-bit tags")
+    }
+
+    /// Host: build the Command IU, queue the status and data transfers, send the IU.
+    pub(crate) fn uas_issue(&mut self, id: CmdId) {
+        let now = self.now_ns();
+        let tag = Self::uas_tag(id);
+        let c = self.cmd_mut(id);
+        c.tag = tag.into();
+        c.status_len = 0;
+        let mut cdb = [0u8; CDB_BYTES_MAX];
+        let cdb_len = emit_cdb(c.op, c.offset_bytes, c.len_bytes, &mut cdb);
+        if c.op == Op::Trim {
+            emit_unmap_list(c.offset_bytes, c.len_bytes, &mut c.unmap_list);
+        }
+        let iu = IuRepr::Command(
+            CommandIu::new(tag, Lun::from_index(0), &cdb[..cdb_len]).expect("16-byte CDB"),
+        );
+        c.command_len = iu
+            .emit_into(&mut c.command_bytes)
+            .expect("command buffer holds a Command IU") as u8;
+        // The driver rings the doorbell for the status and data transfers alongside.
+        let extra = URBS_BESIDES_COMMAND * self.controller.transfer_ns(0);
+        self.reserve(layer::CONTROLLER, now, extra, 0);
+        let at = self.usb_message_out(now, COMMAND_IU_LEN as u64);
+        self.schedule(at, Event::CommandAtDevice { cmd: id });
+    }
+
+    /// Bridge: parse the Command IU and its CDB.
+    pub(crate) fn uas_decode_command(&mut self, id: CmdId) -> ScsiOp {
+        let c = self.cmd_mut(id);
+        let iu = IuRepr::parse_bytes(&c.command_bytes[..usize::from(c.command_len)])
+            .expect("bridge: invalid IU");
+        let IuRepr::Command(command) = iu else {
+            panic!("bridge: expected a Command IU, got {iu:?}");
+        };
+        c.device_tag = command.tag.into();
+        decode_cdb(&command.cdb)
+    }
+
+    /// Bridge: the Sense IU (GOOD status, no sense data) for this command.
+    pub(crate) fn uas_encode_status(&mut self, id: CmdId) -> u64 {
+        let c = self.cmd_mut(id);
+        assert_eq!(
+            c.status_len, 0,
+            "bridge sent a second Sense IU for one command"
+        );
+        let tag = u16::try_from(c.device_tag).expect("UAS tags are 16-bit");
+        let iu = IuRepr::Sense(SenseIu {
+            tag,
+            status_qualifier: 0,
+            status: Status::Good,
+            sense: storlab_wire::InlineBytes::empty(),
+        });
+        c.status_len = iu
+            .emit_into(&mut c.status_bytes)
+            .expect("status buffer holds a Sense IU") as u8;
+        SENSE_IU_HEADER_LEN as u64
+    }
+
+    /// Host: parse the Sense IU; its tag must be the command's.
+    pub(crate) fn uas_check_status(&mut self, id: CmdId) {
+        let c = self.cmd(id);
+        match IuRepr::parse_bytes(&c.status_bytes[..usize::from(c.status_len)]) {
+            Ok(IuRepr::Sense(sense)) => {
+                assert_eq!(
+                    u32::from(sense.tag),
+                    c.tag,
+                    "Sense IU tag differs from the command's"
+                );
+                assert_eq!(sense.status, Status::Good, "command failed");
+            }
+            other => panic!("host: expected a Sense IU, got {other:?}"),
+        }
+    }
+
+    /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;
+    /// returns when the host has it. The host checks the tag is one it has outstanding.
+    fn uas_ready_iu(&mut self, id: CmdId, at_ns: u64, read: bool) -> u64 {
+        let tag = u16::try_from(self.cmd(id).device_tag).expect("UAS tags are 16-bit");
+        let iu = if read {
+            IuRepr::ReadReady { tag }
+        } else {
+            IuRepr::WriteReady { tag }
+        };
+        let mut bytes = [0u8; READY_IU_LEN];
+        iu.emit_into(&mut bytes).expect("4-byte Ready IU");
+        let at = self.usb_message_in(at_ns, READY_IU_LEN as u64);
+        let parsed = IuRepr::parse_bytes(&bytes).expect("host: invalid Ready IU");
+        assert_eq!(
+            u32::from(parsed.tag()),
+            self.cmd(id).tag,
+            "Ready IU names another tag"
+        );
+        at
+    }
+
+    /// Before read data leaves the bridge at High-Speed UAS, a Read Ready IU goes first.
+    pub(crate) fn uas_read_ready(&mut self, id: CmdId, flow: Flow) -> Flow {
+        if self.transport != (Transport::Uas { streams: false }) {
+            return flow;
+        }
+        let ready = flow.start_ns + flow.first_piece_ns;
+        let at = self.uas_ready_iu(id, ready, true);
+        Flow {
+            start_ns: flow.start_ns + (at.max(ready) - ready),
+            ..flow
+        }
+    }
+
+    /// Before write data (or an UNMAP list) leaves the host at High-Speed UAS, the device sends
+    /// a Write Ready IU. At SuperSpeed the stream's ERDY is part of the transfer setup.
+    pub(crate) fn uas_write_ready(&mut self, id: CmdId, at_ns: u64) -> u64 {
+        if self.transport != (Transport::Uas { streams: false }) {
+            return at_ns;
+        }
+        self.uas_ready_iu(id, at_ns, false)
+    }
+}

@@ -1,0 +1,108 @@
+//! USB 2.0 High-Speed link timing: half duplex, host-polled, 512-byte bulk packets, at most a
+//! fixed number of bulk packets per 125 µs microframe; computed per transfer from packet counts.
+
+use crate::profile::Usb2LinkProfile;
+
+/// Precomputed timing of one High-Speed link.
+#[derive(Clone, Debug)]
+pub struct Usb2Link {
+    max_packet_bytes: u64,
+    microframe_ns: u64,
+    packets_per_microframe: u64,
+    /// Time of one full packet transaction (token + data + handshake), stretched for periodic
+    /// reservations, in picoseconds.
+    full_packet_ps: u64,
+    /// Per-bit time, stretched for periodic reservations, in picoseconds.
+    bit_ps: u64,
+    overhead_bits: u64,
+    setup_ns: u64,
+}
+
+impl Usb2Link {
+    pub fn new(p: &Usb2LinkProfile) -> Usb2Link {
+        let stretch = 1.0 / (1.0 - p.periodic_reserved_fraction);
+        let bit_ps = 1e12 / p.bit_rate_bps as f64 * stretch;
+        let by_bits =
+            (f64::from(p.max_packet_bytes) * 8.0 + f64::from(p.packet_overhead_bits)) * bit_ps;
+        let by_schedule = p.microframe_ns as f64 * 1000.0
+            / f64::from(p.max_bulk_packets_per_microframe)
+            * stretch;
+        Usb2Link {
+            max_packet_bytes: p.max_packet_bytes.into(),
+            microframe_ns: p.microframe_ns,
+            packets_per_microframe: p.max_bulk_packets_per_microframe.into(),
+            full_packet_ps: by_bits.max(by_schedule).round() as u64,
+            bit_ps: bit_ps.round() as u64,
+            overhead_bits: p.packet_overhead_bits.into(),
+            setup_ns: p.transfer_setup_ns,
+        }
+    }
+
+    /// Bus time of one bulk transfer of `bytes` (at least one packet):
+    /// setup + full_packets × full_packet_time + (tail_bytes × 8 + overhead_bits) × bit_time.
+    #[inline]
+    pub fn transfer_ns(&self, bytes: u64) -> u64 {
+        let full = bytes / self.max_packet_bytes;
+        let tail = bytes % self.max_packet_bytes;
+        let tail_ps = if tail > 0 || full == 0 {
+            (tail * 8 + self.overhead_bits) * self.bit_ps
+        } else {
+            0
+        };
+        self.setup_ns + (full * self.full_packet_ps + tail_ps).div_ceil(1000)
+    }
+
+    /// Time for the first microframe's worth of a transfer (the pipelining piece).
+    #[inline]
+    pub fn first_piece_ns(&self, bytes: u64) -> u64 {
+        let piece = bytes.min(self.packets_per_microframe * self.max_packet_bytes);
+        self.transfer_ns(piece) - self.setup_ns
+    }
+
+    /// The host polls: an IN transfer the device becomes ready for at `ready_ns` is found at the
+    /// next microframe boundary (the device NAKed the previous poll).
+    #[inline]
+    pub fn next_poll_ns(&self, ready_ns: u64) -> u64 {
+        ready_ns.div_ceil(self.microframe_ns) * self.microframe_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_link() -> Usb2Link {
+        Usb2Link::new(&Usb2LinkProfile {
+            description: String::new(),
+            bit_rate_bps: 480_000_000,
+            max_packet_bytes: 512,
+            microframe_ns: 125_000,
+            max_bulk_packets_per_microframe: 13,
+            packet_overhead_bits: 519,
+            periodic_reserved_fraction: 0.0,
+            transfer_setup_ns: 0,
+        })
+    }
+
+    #[test]
+    fn thirteen_full_packets_fill_one_microframe() {
+        let link = spec_link();
+        let ns = link.transfer_ns(13 * 512);
+        assert!((124_000..=125_100).contains(&ns), "{ns}");
+    }
+
+    #[test]
+    fn bulk_ceiling_is_the_theoretical_53_mb_s() {
+        let link = spec_link();
+        let bytes = 1 << 20;
+        let mb_s = bytes as f64 / link.transfer_ns(bytes) as f64 * 1000.0;
+        assert!((52.0..=54.0).contains(&mb_s), "{mb_s}");
+    }
+
+    #[test]
+    fn polls_on_microframe_boundaries() {
+        let link = spec_link();
+        assert_eq!(link.next_poll_ns(1), 125_000);
+        assert_eq!(link.next_poll_ns(125_000), 125_000);
+    }
+}

@@ -1,0 +1,802 @@
+//! Hardware profiles: the TOML data every simulated layer takes its timing from, their
+//! validation, and the profile set (shipped profiles embedded in the binary, plus a user
+//! directory that can add or override them).
+//!
+//! One file per part, named after the part: `profiles/<category>/<name>.toml` with categories
+//! `hosts`, `controllers`, `links`, `bridges`, `drives` and `stacks`. A stack names one part of
+//! each kind it needs. Every struct denies unknown keys so a typo is an error, not a default.
+
+use crate::error::SimError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Largest UAS tag (tags are 16-bit, UAS 2.0 §6.2.2).
+pub const UAS_TAG_MAX: u32 = 65_535;
+/// SATA NCQ carries at most 32 tags (SATA 2.6 §13.6).
+pub const NCQ_TAGS_MAX: u32 = 32;
+/// Logical block size every shipped drive exposes; the SCSI/ATA codecs count in these.
+pub const SECTOR_BYTES: u32 = 512;
+/// An ATA TRIM range entry counts at most this many sectors (ACS-2 §7.10.3.2).
+pub const TRIM_RANGE_SECTORS_MAX: u64 = 65_535;
+/// Range entries in one 512-byte DATA SET MANAGEMENT block.
+pub const TRIM_RANGES_PER_BLOCK: u64 = 64;
+
+/// The profile categories, in the order a stack lists its parts.
+pub const CATEGORIES: [&str; 6] = [
+    "hosts",
+    "controllers",
+    "links",
+    "bridges",
+    "drives",
+    "stacks",
+];
+
+/// Which class driver the host runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriverKind {
+    /// USB Bulk-Only Transport: one command at a time.
+    Bot,
+    /// USB Attached SCSI: tagged commands.
+    Uas,
+    /// SATA through an AHCI controller with NCQ.
+    SataAhci,
+    /// SATA through a controller in legacy IDE mode: no NCQ, one command at a time.
+    SataIde,
+}
+
+/// OS block layer plus class driver.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProfile {
+    pub description: String,
+    pub driver: DriverKind,
+    /// Requests larger than this are split by the block layer.
+    pub max_transfer_bytes: u32,
+    /// A different limit when the device runs at USB 2.0 High-Speed (Linux usb-storage).
+    #[serde(default)]
+    pub max_transfer_bytes_high_speed: Option<u32>,
+    /// Commands the driver keeps outstanding at once (BOT and IDE: 1).
+    pub max_outstanding_commands: u32,
+    /// Merge adjacent queued requests of one direction into one command (the "Turbo" artefact).
+    #[serde(default)]
+    pub merge_adjacent: bool,
+    /// Driver CPU time to build and submit one command.
+    pub submit_cpu_ns: u64,
+    /// Driver CPU time to complete one command (after the interrupt).
+    pub complete_cpu_ns: u64,
+    /// Discards larger than this are split.
+    pub max_trim_bytes: u64,
+}
+
+/// PCIe attachment of a host controller.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieProfile {
+    /// 1 (2.5 GT/s, 8b/10b), 2 (5 GT/s, 8b/10b) or 3 (8 GT/s, 128b/130b).
+    pub generation: u32,
+    pub lanes: u32,
+    /// Max_Payload_Size of the link: data bytes per TLP.
+    pub max_payload_bytes: u32,
+    /// Framing, sequence number, header and LCRC bytes around each TLP's payload.
+    pub tlp_overhead_bytes: u32,
+    /// Share of link time spent on DLLPs (ACK/NAK, flow-control updates), 0..1.
+    pub dllp_overhead_fraction: f64,
+}
+
+/// Kind of host controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControllerKind {
+    Xhci,
+    Ahci,
+}
+
+/// Host controller (xHCI for USB, AHCI for SATA) and its PCIe attachment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerProfile {
+    pub description: String,
+    pub kind: ControllerKind,
+    /// Controller time per transfer (xHCI: doorbell, endpoint context, event TRB; AHCI: command
+    /// header and FIS fetch).
+    pub per_transfer_ns: u64,
+    /// Controller time per transfer descriptor (xHCI TRB, AHCI PRD entry).
+    pub per_descriptor_ns: u64,
+    /// Bytes one descriptor can cover (xHCI TRB: 64 KiB; AHCI PRD: 4 MiB).
+    pub max_descriptor_bytes: u32,
+    /// xHCI only: bulk streams supported (needed by UAS at SuperSpeed).
+    #[serde(default)]
+    pub supports_streams: bool,
+    /// xHCI only: streams per endpoint (bounds UAS tags at SuperSpeed).
+    #[serde(default)]
+    pub max_streams: u32,
+    /// Host CPU time per completion interrupt.
+    pub interrupt_cpu_ns: u64,
+    pub pcie: PcieProfile,
+}
+
+/// USB 2.0 High-Speed link parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usb2LinkProfile {
+    pub description: String,
+    pub bit_rate_bps: u64,
+    pub max_packet_bytes: u32,
+    pub microframe_ns: u64,
+    pub max_bulk_packets_per_microframe: u32,
+    /// Token, data framing, handshake and bus turnaround bits around each data packet.
+    pub packet_overhead_bits: u32,
+    /// Share of each microframe reserved for periodic (interrupt/isochronous) traffic, 0..0.8.
+    pub periodic_reserved_fraction: f64,
+    /// Host controller latency to start a transfer (schedule walk, first token).
+    pub transfer_setup_ns: u64,
+}
+
+/// USB 3.0 SuperSpeed link parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usb3LinkProfile {
+    pub description: String,
+    pub signal_rate_bps: u64,
+    /// Line bits per data byte (8b/10b: 10).
+    pub line_bits_per_byte: u32,
+    pub max_packet_bytes: u32,
+    /// Header packet plus data payload framing and CRC bytes around each data packet.
+    pub data_packet_overhead_bytes: u32,
+    pub max_burst_packets: u32,
+    /// Gap between bursts while the receiver's ACK/flow-control travels back.
+    pub burst_gap_ns: u64,
+    /// Share of symbols spent on SKP ordered sets, 0..1.
+    pub skp_overhead_fraction: f64,
+    /// Latency to start a transfer (ACK TP / ERDY exchange, controller scheduling).
+    pub transfer_setup_ns: u64,
+}
+
+/// SATA link parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SataLinkProfile {
+    pub description: String,
+    pub line_rate_bps: u64,
+    pub line_bits_per_byte: u32,
+    pub max_data_fis_bytes: u32,
+    /// SOF, FIS header dword, CRC and EOF bytes around each FIS's payload.
+    pub fis_framing_bytes: u32,
+    /// X_RDY/R_RDY/R_IP/WTRM/R_OK primitives and turnaround per FIS, in dwords.
+    pub fis_handshake_dwords: u32,
+}
+
+/// A link profile file: the `kind` key picks the variant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LinkProfile {
+    Usb2Hs(Usb2LinkProfile),
+    Usb3Ss(Usb3LinkProfile),
+    Sata(SataLinkProfile),
+}
+
+impl LinkProfile {
+    pub fn description(&self) -> &str {
+        match self {
+            LinkProfile::Usb2Hs(p) => &p.description,
+            LinkProfile::Usb3Ss(p) => &p.description,
+            LinkProfile::Sata(p) => &p.description,
+        }
+    }
+}
+
+/// USB-to-SATA bridge.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeProfile {
+    pub description: String,
+    /// Firmware time to parse a command and issue the ATA command.
+    pub firmware_command_ns: u64,
+    /// Firmware time to turn ATA status into a CSW or Sense IU.
+    pub firmware_status_ns: u64,
+    pub supports_uas: bool,
+    /// UAS commands the firmware accepts at once.
+    pub max_uas_tags: u32,
+    /// SCSI UNMAP is translated to ATA DATA SET MANAGEMENT (TRIM).
+    pub unmap_to_trim: bool,
+    /// Queued commands are passed to the drive with NCQ.
+    pub uses_ncq: bool,
+    /// NCQ tags the bridge uses (1..=32).
+    pub ncq_depth: u32,
+    /// Internal data path rate between SATA and USB.
+    pub data_rate_mb_s: u64,
+    /// Data moves through the bridge in pieces of this size (store and forward per piece).
+    pub forward_chunk_bytes: u32,
+}
+
+/// Storage medium of the simple drive model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Medium {
+    Ssd,
+    Hdd,
+}
+
+/// First drive model: fixed per-command cost plus media rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimpleDriveProfile {
+    pub description: String,
+    pub medium: Medium,
+    pub capacity_bytes: u64,
+    /// Commands the drive works on at once (SSD: channels × dies; HDD: 1).
+    pub parallel_units: u32,
+    /// NCQ depth the drive advertises (1 = no NCQ).
+    pub queue_depth: u32,
+    pub read_command_ns: u64,
+    pub write_command_ns: u64,
+    /// Aggregate media rate shared by all units.
+    pub read_rate_mb_s: u64,
+    pub write_rate_mb_s: u64,
+    /// HDD: seek plus rotational latency when a command does not continue the previous one.
+    #[serde(default)]
+    pub random_access_ns: u64,
+    /// Uniform random extra latency per command, 0..=this (seeded).
+    #[serde(default)]
+    pub latency_jitter_ns: u64,
+    /// Data leaves the media in pieces of this size (NAND page, HDD buffer segment).
+    pub transfer_unit_bytes: u32,
+    /// Time to process a TRIM command.
+    pub trim_command_ns: u64,
+}
+
+/// A drive profile file: the `model` key picks the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum DriveProfile {
+    Simple(SimpleDriveProfile),
+}
+
+impl DriveProfile {
+    pub fn description(&self) -> &str {
+        match self {
+            DriveProfile::Simple(p) => &p.description,
+        }
+    }
+}
+
+/// A stack file: which part of each kind makes up the stack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackFile {
+    pub description: String,
+    pub host: String,
+    pub controller: String,
+    #[serde(default)]
+    pub usb_link: Option<String>,
+    #[serde(default)]
+    pub bridge: Option<String>,
+    pub sata_link: String,
+    pub drive: String,
+}
+
+/// A stack with every part resolved and validated: everything a `Simulator` needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StackSpec {
+    pub name: String,
+    pub description: String,
+    pub host_name: String,
+    pub host: HostProfile,
+    pub controller_name: String,
+    pub controller: ControllerProfile,
+    pub usb_link_name: Option<String>,
+    pub usb_link: Option<LinkProfile>,
+    pub bridge_name: Option<String>,
+    pub bridge: Option<BridgeProfile>,
+    pub sata_link_name: String,
+    pub sata_link: SataLinkProfile,
+    pub drive_name: String,
+    pub drive: DriveProfile,
+}
+
+/// One profile file as text, with where it came from.
+#[derive(Clone, Debug)]
+struct ProfileText {
+    origin: String,
+    text: String,
+}
+
+/// All known profiles: the shipped ones, overridden or extended by a user directory.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileSet {
+    /// category → name → text.
+    files: BTreeMap<&'static str, BTreeMap<String, ProfileText>>,
+}
+
+fn category_key(category: &str) -> Option<&'static str> {
+    CATEGORIES.iter().copied().find(|c| *c == category)
+}
+
+impl ProfileSet {
+    /// The profiles shipped inside the binary.
+    pub fn embedded() -> ProfileSet {
+        let mut set = ProfileSet::default();
+        for (category, name, text) in crate::profiles::embedded::EMBEDDED_PROFILES {
+            set.insert_text(
+                category,
+                name,
+                &format!("embedded:{category}/{name}.toml"),
+                text,
+            )
+            .expect("embedded profile categories are fixed");
+        }
+        set
+    }
+
+    /// The shipped profiles plus every `<category>/<name>.toml` under `dir` (which may override).
+    /// A missing directory is not an error; an unreadable file is.
+    pub fn embedded_with_dir(dir: &Path) -> Result<ProfileSet, SimError> {
+        let mut set = ProfileSet::embedded();
+        set.add_dir(dir)?;
+        Ok(set)
+    }
+
+    /// Add (or override with) every profile file under `dir`.
+    pub fn add_dir(&mut self, dir: &Path) -> Result<(), SimError> {
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        for category in CATEGORIES {
+            let sub = dir.join(category);
+            if !sub.is_dir() {
+                continue;
+            }
+            let io_err = |e: std::io::Error| SimError::Io {
+                path: sub.display().to_string(),
+                reason: e.to_string(),
+            };
+            let mut paths: Vec<_> = std::fs::read_dir(&sub)
+                .map_err(io_err)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path).map_err(|e| SimError::Io {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                })?;
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.insert_text(category, &name, &path.display().to_string(), &text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Add (or override) one profile from text; `origin` names it in error messages.
+    pub fn insert_text(
+        &mut self,
+        category: &str,
+        name: &str,
+        origin: &str,
+        text: &str,
+    ) -> Result<(), SimError> {
+        let key = category_key(category).ok_or_else(|| {
+            SimError::profile(
+                origin,
+                "-",
+                format!("unknown profile category `{category}` (expected one of {CATEGORIES:?})"),
+            )
+        })?;
+        self.files.entry(key).or_default().insert(
+            name.to_string(),
+            ProfileText {
+                origin: origin.to_string(),
+                text: text.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Names and descriptions of every stack, sorted by name. Stacks whose file does not parse
+    /// are listed with the error as description, so a listing never hides a broken file.
+    pub fn stacks(&self) -> Vec<(String, String)> {
+        let Some(stacks) = self.files.get("stacks") else {
+            return Vec::new();
+        };
+        stacks
+            .iter()
+            .map(|(name, file)| {
+                let description = match parse::<StackFile>(&file.origin, &file.text) {
+                    Ok(s) => s.description,
+                    Err(e) => format!("(invalid: {e})"),
+                };
+                (name.clone(), description)
+            })
+            .collect()
+    }
+
+    /// Every stack resolved, so one call reports the first broken file of the set.
+    pub fn validate_all(&self) -> Result<(), SimError> {
+        for (name, _) in self.stacks() {
+            self.resolve(&name)?;
+        }
+        Ok(())
+    }
+
+    fn get(&self, category: &'static str, name: &str) -> Option<&ProfileText> {
+        self.files.get(category).and_then(|m| m.get(name))
+    }
+
+    /// Resolve a stack by name: parse and validate it and every part it names.
+    pub fn resolve(&self, stack_name: &str) -> Result<StackSpec, SimError> {
+        let file = self
+            .get("stacks", stack_name)
+            .ok_or_else(|| SimError::UnknownStack {
+                name: stack_name.to_string(),
+                known: self
+                    .stacks()
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        let origin = file.origin.as_str();
+        let stack: StackFile = parse(origin, &file.text)?;
+        let part = |category: &'static str, key: &str, name: &str| {
+            self.get(category, name).ok_or_else(|| {
+                SimError::profile(origin, key, format!("no {category} profile named `{name}`"))
+            })
+        };
+
+        let host_file = part("hosts", "host", &stack.host)?;
+        let host: HostProfile = parse(&host_file.origin, &host_file.text)?;
+        validate_host(&host_file.origin, &host)?;
+
+        let ctl_file = part("controllers", "controller", &stack.controller)?;
+        let controller: ControllerProfile = parse(&ctl_file.origin, &ctl_file.text)?;
+        validate_controller(&ctl_file.origin, &controller)?;
+
+        let usb_link = match &stack.usb_link {
+            Some(name) => {
+                let f = part("links", "usb_link", name)?;
+                let link: LinkProfile = parse(&f.origin, &f.text)?;
+                validate_link(&f.origin, &link)?;
+                if matches!(link, LinkProfile::Sata(_)) {
+                    return Err(SimError::profile(
+                        origin,
+                        "usb_link",
+                        format!("`{name}` is a SATA link, not a USB link"),
+                    ));
+                }
+                Some(link)
+            }
+            None => None,
+        };
+        let bridge = match &stack.bridge {
+            Some(name) => {
+                let f = part("bridges", "bridge", name)?;
+                let bridge: BridgeProfile = parse(&f.origin, &f.text)?;
+                validate_bridge(&f.origin, &bridge)?;
+                Some(bridge)
+            }
+            None => None,
+        };
+        let sata_file = part("links", "sata_link", &stack.sata_link)?;
+        let sata_link = match parse::<LinkProfile>(&sata_file.origin, &sata_file.text)? {
+            LinkProfile::Sata(p) => {
+                validate_link(&sata_file.origin, &LinkProfile::Sata(p.clone()))?;
+                p
+            }
+            _ => {
+                return Err(SimError::profile(
+                    origin,
+                    "sata_link",
+                    format!("`{}` is not a SATA link", stack.sata_link),
+                ))
+            }
+        };
+        let drive_file = part("drives", "drive", &stack.drive)?;
+        let drive: DriveProfile = parse(&drive_file.origin, &drive_file.text)?;
+        validate_drive(&drive_file.origin, &drive)?;
+
+        // The parts must fit together.
+        let usb = matches!(host.driver, DriverKind::Bot | DriverKind::Uas);
+        if usb {
+            if controller.kind != ControllerKind::Xhci {
+                return Err(SimError::profile(
+                    origin,
+                    "controller",
+                    "a USB driver (bot/uas) needs an xhci controller",
+                ));
+            }
+            if usb_link.is_none() {
+                return Err(SimError::profile(
+                    origin,
+                    "usb_link",
+                    "missing: a USB driver (bot/uas) needs a usb_link",
+                ));
+            }
+            if bridge.is_none() {
+                return Err(SimError::profile(
+                    origin,
+                    "bridge",
+                    "missing: a USB driver (bot/uas) needs a bridge",
+                ));
+            }
+        } else {
+            if controller.kind != ControllerKind::Ahci {
+                return Err(SimError::profile(
+                    origin,
+                    "controller",
+                    "a SATA driver needs an ahci controller",
+                ));
+            }
+            if stack.usb_link.is_some() || stack.bridge.is_some() {
+                return Err(SimError::profile(
+                    origin,
+                    if stack.usb_link.is_some() {
+                        "usb_link"
+                    } else {
+                        "bridge"
+                    },
+                    "a direct SATA stack has no USB link or bridge",
+                ));
+            }
+        }
+
+        Ok(StackSpec {
+            name: stack_name.to_string(),
+            description: stack.description,
+            host_name: stack.host,
+            host,
+            controller_name: stack.controller,
+            controller,
+            usb_link_name: stack.usb_link,
+            usb_link,
+            bridge_name: stack.bridge,
+            bridge,
+            sata_link_name: stack.sata_link,
+            sata_link,
+            drive_name: stack.drive,
+            drive,
+        })
+    }
+}
+
+/// Parse one profile file, turning TOML errors into one line naming file, line and key.
+fn parse<T: serde::de::DeserializeOwned>(origin: &str, text: &str) -> Result<T, SimError> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+        let key = match line {
+            Some(l) => format!("line {l}"),
+            None => "-".to_string(),
+        };
+        let reason = e.message().replace('\n', " ");
+        SimError::profile(origin, &key, reason)
+    })
+}
+
+fn positive(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    if value == 0 {
+        return Err(SimError::profile(origin, key, "must be greater than zero"));
+    }
+    Ok(())
+}
+
+fn fraction(origin: &str, key: &str, value: f64, max: f64) -> Result<(), SimError> {
+    if !(0.0..max).contains(&value) {
+        return Err(SimError::profile(
+            origin,
+            key,
+            format!("must be at least 0 and below {max}, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
+    positive(origin, "max_transfer_bytes", h.max_transfer_bytes.into())?;
+    if !h.max_transfer_bytes.is_multiple_of(SECTOR_BYTES) {
+        return Err(SimError::profile(
+            origin,
+            "max_transfer_bytes",
+            format!("must be a multiple of {SECTOR_BYTES}"),
+        ));
+    }
+    if let Some(hs) = h.max_transfer_bytes_high_speed {
+        if hs == 0 || !hs.is_multiple_of(SECTOR_BYTES) {
+            return Err(SimError::profile(
+                origin,
+                "max_transfer_bytes_high_speed",
+                format!("must be a positive multiple of {SECTOR_BYTES}"),
+            ));
+        }
+    }
+    let limit = match h.driver {
+        DriverKind::Bot | DriverKind::SataIde => 1,
+        DriverKind::Uas => UAS_TAG_MAX,
+        DriverKind::SataAhci => NCQ_TAGS_MAX,
+    };
+    if h.max_outstanding_commands == 0 || h.max_outstanding_commands > limit {
+        return Err(SimError::profile(
+            origin,
+            "max_outstanding_commands",
+            format!(
+                "{} is impossible for driver {:?}: must be 1..={limit}",
+                h.max_outstanding_commands, h.driver
+            ),
+        ));
+    }
+    let trim_max = TRIM_RANGE_SECTORS_MAX * TRIM_RANGES_PER_BLOCK * u64::from(SECTOR_BYTES);
+    if h.max_trim_bytes == 0
+        || !h.max_trim_bytes.is_multiple_of(u64::from(SECTOR_BYTES))
+        || h.max_trim_bytes > trim_max
+    {
+        return Err(SimError::profile(
+            origin,
+            "max_trim_bytes",
+            format!("must be a multiple of {SECTOR_BYTES} in 1..={trim_max} (one DSM block)"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimError> {
+    positive(
+        origin,
+        "max_descriptor_bytes",
+        c.max_descriptor_bytes.into(),
+    )?;
+    if c.kind == ControllerKind::Xhci && c.supports_streams && c.max_streams == 0 {
+        return Err(SimError::profile(
+            origin,
+            "max_streams",
+            "must be greater than zero when supports_streams = true",
+        ));
+    }
+    if c.max_streams > UAS_TAG_MAX {
+        return Err(SimError::profile(
+            origin,
+            "max_streams",
+            format!("stream ids are 16-bit: at most {UAS_TAG_MAX}"),
+        ));
+    }
+    let p = &c.pcie;
+    if !(1..=3).contains(&p.generation) {
+        return Err(SimError::profile(
+            origin,
+            "pcie.generation",
+            "must be 1, 2 or 3",
+        ));
+    }
+    if ![1, 2, 4, 8, 16].contains(&p.lanes) {
+        return Err(SimError::profile(
+            origin,
+            "pcie.lanes",
+            "must be 1, 2, 4, 8 or 16",
+        ));
+    }
+    if !p.max_payload_bytes.is_power_of_two() || !(128..=4096).contains(&p.max_payload_bytes) {
+        return Err(SimError::profile(
+            origin,
+            "pcie.max_payload_bytes",
+            "must be a power of two in 128..=4096",
+        ));
+    }
+    fraction(
+        origin,
+        "pcie.dllp_overhead_fraction",
+        p.dllp_overhead_fraction,
+        0.5,
+    )?;
+    Ok(())
+}
+
+fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
+    match link {
+        LinkProfile::Usb2Hs(p) => {
+            positive(origin, "bit_rate_bps", p.bit_rate_bps)?;
+            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
+            positive(origin, "microframe_ns", p.microframe_ns)?;
+            positive(
+                origin,
+                "max_bulk_packets_per_microframe",
+                p.max_bulk_packets_per_microframe.into(),
+            )?;
+            fraction(
+                origin,
+                "periodic_reserved_fraction",
+                p.periodic_reserved_fraction,
+                0.8,
+            )?;
+        }
+        LinkProfile::Usb3Ss(p) => {
+            positive(origin, "signal_rate_bps", p.signal_rate_bps)?;
+            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
+            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
+            if !(1..=16).contains(&p.max_burst_packets) {
+                return Err(SimError::profile(
+                    origin,
+                    "max_burst_packets",
+                    "USB 3.0 bursts are 1..=16 packets",
+                ));
+            }
+            fraction(
+                origin,
+                "skp_overhead_fraction",
+                p.skp_overhead_fraction,
+                0.5,
+            )?;
+        }
+        LinkProfile::Sata(p) => {
+            positive(origin, "line_rate_bps", p.line_rate_bps)?;
+            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
+            positive(origin, "max_data_fis_bytes", p.max_data_fis_bytes.into())?;
+            if p.max_data_fis_bytes > 8192 || !p.max_data_fis_bytes.is_multiple_of(4) {
+                return Err(SimError::profile(
+                    origin,
+                    "max_data_fis_bytes",
+                    "a Data FIS carries at most 8192 bytes, in whole dwords",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_bridge(origin: &str, b: &BridgeProfile) -> Result<(), SimError> {
+    positive(origin, "data_rate_mb_s", b.data_rate_mb_s)?;
+    positive(origin, "forward_chunk_bytes", b.forward_chunk_bytes.into())?;
+    if b.max_uas_tags == 0 || b.max_uas_tags > UAS_TAG_MAX {
+        return Err(SimError::profile(
+            origin,
+            "max_uas_tags",
+            format!("UAS tags are 16-bit: must be 1..={UAS_TAG_MAX}"),
+        ));
+    }
+    if b.ncq_depth == 0 || b.ncq_depth > NCQ_TAGS_MAX {
+        return Err(SimError::profile(
+            origin,
+            "ncq_depth",
+            format!("NCQ has at most {NCQ_TAGS_MAX} tags: must be 1..={NCQ_TAGS_MAX}"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_drive(origin: &str, d: &DriveProfile) -> Result<(), SimError> {
+    match d {
+        DriveProfile::Simple(p) => {
+            positive(origin, "capacity_bytes", p.capacity_bytes)?;
+            if !p.capacity_bytes.is_multiple_of(u64::from(SECTOR_BYTES)) {
+                return Err(SimError::profile(
+                    origin,
+                    "capacity_bytes",
+                    format!("must be a multiple of {SECTOR_BYTES}"),
+                ));
+            }
+            positive(origin, "parallel_units", p.parallel_units.into())?;
+            positive(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
+            positive(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
+            positive(origin, "transfer_unit_bytes", p.transfer_unit_bytes.into())?;
+            if p.queue_depth == 0 || p.queue_depth > NCQ_TAGS_MAX {
+                return Err(SimError::profile(
+                    origin,
+                    "queue_depth",
+                    format!("NCQ has at most {NCQ_TAGS_MAX} tags: must be 1..={NCQ_TAGS_MAX}"),
+                ));
+            }
+            if p.medium == Medium::Hdd && p.parallel_units != 1 {
+                return Err(SimError::profile(
+                    origin,
+                    "parallel_units",
+                    "an HDD has one actuator: must be 1",
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Regenerates embedded.rs from the files under profiles/ (run from the workspace root).
+set -eu
+out=crates/sim/src/profiles/embedded.rs
+{
+echo '//! The shipped profiles, embedded in the binary so `storlab` works from any directory.'
+echo '//!'
+echo '//! Keep in step with `profiles/`: the test `embedded_table_matches_profiles_dir` fails when a'
+echo '//! file is added there but not here (regenerate with `crates/sim/src/profiles/gen-embedded.sh`).'
+echo
+echo '/// (category, name, TOML text) of every shipped profile.'
+echo 'pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &['
+for f in $(cd profiles && ls */*.toml | sort); do
+  c=${f%%/*}; n=$(basename "$f" .toml)
+  echo "    (\"$c\", \"$n\", include_str!(\"../../../../profiles/$f\")),"
+done
+echo '];'
+} > "$out"

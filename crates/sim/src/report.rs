@@ -1,0 +1,190 @@
+//! The simulator's report: per layer busy time, utilisation, operations and bytes; the I/O
+//! sizes that reached the drive; host CPU use; which layer was the bottleneck; and warnings
+//! such as request merging that makes a small-block test measure something else.
+
+use crate::profile::StackSpec;
+use crate::sim::{layer, Simulator};
+use serde::Serialize;
+
+/// One layer's share of the run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LayerReport {
+    pub name: String,
+    pub busy_ns: u64,
+    /// busy / elapsed, 0..=1 (a layer with several units reports its average unit).
+    pub utilisation: f64,
+    pub operations: u64,
+    pub bytes: u64,
+}
+
+/// One I/O size that reached the drive.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SizeCount {
+    pub size_bytes: u32,
+    pub count: u64,
+}
+
+/// Everything the simulator reports about a session.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimReport {
+    pub stack: String,
+    /// The transport that ran (after fallbacks).
+    pub transport: String,
+    pub fallback: Option<String>,
+    pub max_outstanding_commands: u32,
+    pub elapsed_ns: u64,
+    pub layers: Vec<LayerReport>,
+    /// The layer with the highest utilisation.
+    pub bottleneck: String,
+    pub host_cpu_percent: f64,
+    pub host_requests: u64,
+    pub rejected_requests: u64,
+    pub commands: u64,
+    pub merged_requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub drive_io_sizes: Vec<SizeCount>,
+    pub trims_to_drive: u64,
+    pub trims_not_translated: u64,
+    pub stored_bytes: u64,
+    pub warnings: Vec<String>,
+    /// The full stack profile, so the result can be reproduced.
+    pub stack_profile: StackSpec,
+}
+
+impl SimReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serialises")
+    }
+
+    /// Flat key/value lines for a summary table, in a stable order.
+    pub fn details(&self) -> Vec<(String, String)> {
+        let mut out = vec![
+            ("sim.stack".to_string(), self.stack.clone()),
+            ("sim.transport".to_string(), self.transport.clone()),
+            ("sim.bottleneck".to_string(), self.bottleneck.clone()),
+            (
+                "sim.host_cpu_percent".to_string(),
+                format!("{:.1}", self.host_cpu_percent),
+            ),
+            ("sim.commands".to_string(), self.commands.to_string()),
+            (
+                "sim.merged_requests".to_string(),
+                self.merged_requests.to_string(),
+            ),
+        ];
+        for l in &self.layers {
+            out.push((
+                format!("sim.{}.utilisation_percent", l.name),
+                format!("{:.1}", l.utilisation * 100.0),
+            ));
+        }
+        let sizes: Vec<String> = self
+            .drive_io_sizes
+            .iter()
+            .map(|s| format!("{}x{}", s.count, s.size_bytes))
+            .collect();
+        out.push(("sim.drive_io_sizes".to_string(), sizes.join(" ")));
+        if let Some(f) = &self.fallback {
+            out.push(("sim.fallback".to_string(), f.clone()));
+        }
+        for (i, w) in self.warnings.iter().enumerate() {
+            out.push((format!("sim.warning.{i}"), w.clone()));
+        }
+        out
+    }
+}
+
+impl Simulator {
+    /// The report of everything simulated so far.
+    pub fn report(&self) -> SimReport {
+        let elapsed = self.now_ns().max(1);
+        let ratio = |busy: u64| busy as f64 / elapsed as f64;
+        let mut layers = Vec::new();
+        let usb = self.transport.is_usb();
+        let high_speed = matches!(self.usb, Some(crate::sim::UsbTiming::High(_)));
+        for (i, name) in layer::NAMES.iter().enumerate() {
+            let relevant = match i {
+                layer::USB_OUT | layer::BRIDGE_CPU | layer::BRIDGE_DATA => usb,
+                layer::USB_IN => usb && !high_speed,
+                _ => true,
+            };
+            if !relevant {
+                continue;
+            }
+            let s = self.server(i);
+            let name = if i == layer::USB_OUT && high_speed {
+                "usb_half_duplex"
+            } else {
+                name
+            };
+            layers.push(LayerReport {
+                name: name.to_string(),
+                busy_ns: s.busy_ns,
+                utilisation: ratio(s.busy_ns),
+                operations: s.operations,
+                bytes: s.bytes,
+            });
+        }
+        let d = self.drive.stats();
+        layers.push(LayerReport {
+            name: "drive".to_string(),
+            busy_ns: d.busy_ns,
+            utilisation: ratio(d.busy_ns),
+            operations: d.commands,
+            bytes: d.bytes,
+        });
+        let bottleneck = layers
+            .iter()
+            .fold(None::<&LayerReport>, |best, l| match best {
+                Some(b) if b.utilisation >= l.utilisation => Some(b),
+                _ => Some(l),
+            })
+            .map(|l| l.name.clone())
+            .unwrap_or_default();
+        let c = &self.counters;
+        let mut warnings = Vec::new();
+        if c.merged_requests > 0 {
+            let largest = c.drive_io_sizes.keys().next_back().copied().unwrap_or(0);
+            warnings.push(format!(
+                "the host driver merged {} requests into larger commands (drive saw up to {} \
+                 bytes while requests were {}..={} bytes): results reflect the merged size, \
+                 not the requested one",
+                c.merged_requests, largest, c.host_size_min, c.host_size_max
+            ));
+        }
+        if c.trims_not_translated > 0 {
+            warnings.push(format!(
+                "{} UNMAP commands were not translated to TRIM by the bridge: the drive never \
+                 learned those blocks are free",
+                c.trims_not_translated
+            ));
+        }
+        SimReport {
+            stack: self.stack().name.clone(),
+            transport: self.transport.name().to_string(),
+            fallback: self.fallback.clone(),
+            max_outstanding_commands: self.max_outstanding_commands(),
+            elapsed_ns: self.now_ns(),
+            host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0,
+            layers,
+            bottleneck,
+            host_requests: c.host_requests,
+            rejected_requests: c.rejected_requests,
+            commands: c.commands,
+            merged_requests: c.merged_requests,
+            bytes_read: c.bytes_read,
+            bytes_written: c.bytes_written,
+            drive_io_sizes: c
+                .drive_io_sizes
+                .iter()
+                .map(|(&size_bytes, &count)| SizeCount { size_bytes, count })
+                .collect(),
+            trims_to_drive: c.trims_to_drive,
+            trims_not_translated: c.trims_not_translated,
+            stored_bytes: self.store.stored_bytes(),
+            warnings,
+            stack_profile: self.stack().clone(),
+        }
+    }
+}

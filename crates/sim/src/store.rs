@@ -1,0 +1,128 @@
+//! Sparse payload store of the simulated drive: what was written, in 4 KiB chunks keyed by
+//! chunk index, so a read returns what was written and memory grows only with data written.
+//! Never-written and trimmed ranges read as zeros.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Bytes per stored chunk.
+pub const CHUNK_BYTES: usize = 4096;
+
+/// A fixed, seedless multiplicative hasher: chunk indices are already well spread, and a
+/// fixed hash keeps memory layout (and so speed) identical from run to run.
+#[derive(Default, Clone, Copy)]
+pub struct ChunkHasher(u64);
+
+impl Hasher for ChunkHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type Chunk = Box<[u8; CHUNK_BYTES]>;
+
+/// The drive's contents.
+#[derive(Default)]
+pub struct Store {
+    chunks: HashMap<u64, Chunk, BuildHasherDefault<ChunkHasher>>,
+}
+
+impl Store {
+    pub fn new() -> Store {
+        Store::default()
+    }
+
+    /// Bytes of memory held by stored chunks.
+    pub fn stored_bytes(&self) -> u64 {
+        (self.chunks.len() * CHUNK_BYTES) as u64
+    }
+
+    /// Store `data` at byte `offset`.
+    pub fn write(&mut self, offset: u64, data: &[u8]) {
+        let mut done = 0usize;
+        while done < data.len() {
+            let pos = offset + done as u64;
+            let index = pos / CHUNK_BYTES as u64;
+            let within = (pos % CHUNK_BYTES as u64) as usize;
+            let n = (CHUNK_BYTES - within).min(data.len() - done);
+            let chunk = self
+                .chunks
+                .entry(index)
+                .or_insert_with(|| Box::new([0u8; CHUNK_BYTES]));
+            chunk[within..within + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+    }
+
+    /// Fill `out` with the bytes at `offset`.
+    pub fn read(&self, offset: u64, out: &mut [u8]) {
+        let mut done = 0usize;
+        while done < out.len() {
+            let pos = offset + done as u64;
+            let index = pos / CHUNK_BYTES as u64;
+            let within = (pos % CHUNK_BYTES as u64) as usize;
+            let n = (CHUNK_BYTES - within).min(out.len() - done);
+            match self.chunks.get(&index) {
+                Some(chunk) => out[done..done + n].copy_from_slice(&chunk[within..within + n]),
+                None => out[done..done + n].fill(0),
+            }
+            done += n;
+        }
+    }
+
+    /// Forget `len` bytes at `offset`: whole chunks are dropped, partial ones zeroed.
+    pub fn trim(&mut self, offset: u64, len: u64) {
+        let end = offset + len;
+        let mut pos = offset;
+        while pos < end {
+            let index = pos / CHUNK_BYTES as u64;
+            let within = pos % CHUNK_BYTES as u64;
+            let n = (CHUNK_BYTES as u64 - within).min(end - pos);
+            if within == 0 && n == CHUNK_BYTES as u64 {
+                self.chunks.remove(&index);
+            } else if let Some(chunk) = self.chunks.get_mut(&index) {
+                chunk[within as usize..(within + n) as usize].fill(0);
+            }
+            pos += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_back_what_was_written_across_chunks_and_zeros_elsewhere() {
+        let mut store = Store::new();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + 3) as u8).collect();
+        store.write(1000, &data);
+        let mut out = vec![0xAAu8; 12_000];
+        store.read(0, &mut out);
+        assert!(out[..1000].iter().all(|&b| b == 0));
+        assert_eq!(&out[1000..11_000], &data[..]);
+        assert!(out[11_000..].iter().all(|&b| b == 0));
+        assert_eq!(store.stored_bytes(), 3 * CHUNK_BYTES as u64);
+    }
+
+    #[test]
+    fn trim_drops_whole_chunks_and_zeros_partial_ones() {
+        let mut store = Store::new();
+        store.write(0, &[1u8; 3 * CHUNK_BYTES]);
+        store.trim(100, 2 * CHUNK_BYTES as u64);
+        let mut out = vec![0u8; 3 * CHUNK_BYTES];
+        store.read(0, &mut out);
+        assert!(out[..100].iter().all(|&b| b == 1));
+        assert!(out[100..100 + 2 * CHUNK_BYTES].iter().all(|&b| b == 0));
+        assert!(out[100 + 2 * CHUNK_BYTES..].iter().all(|&b| b == 1));
+        assert_eq!(store.stored_bytes(), 2 * CHUNK_BYTES as u64);
+    }
+}
