@@ -4,9 +4,11 @@
 //! The crate knows nothing of jobs or engines: the caller passes job details as plain data in
 //! a [`JobMeta`] together with merged [`storlab_stats::WorkerStats`]:
 //!
-//! ```ignore
+//! ```text
 //! let job_report = JobReport::new(meta, &merged_worker_stats);
 //! ```
+
+#![forbid(unsafe_code)]
 
 mod csv;
 mod fio;

@@ -38,6 +38,15 @@ impl DirectionStats {
         }
     }
 
+    /// Like [`DirectionStats::new`], with the series' room reserved for a run of
+    /// `expected_duration_ns`, so that recording never allocates during such a run.
+    pub fn with_expected_duration(interval_ns: u64, expected_duration_ns: u64) -> Self {
+        Self {
+            series: IntervalSeries::with_expected_duration(interval_ns, expected_duration_ns),
+            ..Self::new(interval_ns)
+        }
+    }
+
     /// Records one successful I/O of `bytes` completing `t_ns` after the measurement start.
     #[inline]
     pub fn record(&mut self, t_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
@@ -105,6 +114,17 @@ impl WorkerStats {
             context_switches: 0,
             minor_faults: 0,
             major_faults: 0,
+        }
+    }
+
+    /// Like [`WorkerStats::new`], with every series reserved for a run of
+    /// `expected_duration_ns` (see [`DirectionStats::with_expected_duration`]).
+    pub fn with_expected_duration(interval_ns: u64, expected_duration_ns: u64) -> Self {
+        Self {
+            read: DirectionStats::with_expected_duration(interval_ns, expected_duration_ns),
+            write: DirectionStats::with_expected_duration(interval_ns, expected_duration_ns),
+            trim: DirectionStats::with_expected_duration(interval_ns, expected_duration_ns),
+            ..Self::new(interval_ns)
         }
     }
 

@@ -4,6 +4,8 @@
 //! (no allocation, no locks on the hot path), merges workers after the run, and turns each
 //! direction into a serializable [`DirectionSummary`] for `storlab-report`.
 
+#![forbid(unsafe_code)]
+
 mod cpu;
 mod direction;
 mod histogram;
