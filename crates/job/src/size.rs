@@ -100,7 +100,7 @@ fn scale(number: &str, multiplier: u64, what: &str, original: &str) -> Result<u6
     };
     let fraction_scale = 10u128.pow(fraction.len() as u32);
     let fraction_product = fraction_value * u128::from(multiplier);
-    if fraction_product % fraction_scale != 0 {
+    if !fraction_product.is_multiple_of(fraction_scale) {
         return err(format!(
             "'{original}' is not a whole number of {}",
             unit_name(what)
@@ -328,7 +328,7 @@ pub fn format_size(bytes: u64) -> String {
         ("KiB", 1 << 10),
     ];
     for (name, unit) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{} {name}", bytes / unit);
         }
     }

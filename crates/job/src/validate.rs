@@ -150,7 +150,7 @@ fn check_block_size(size_bytes: u64) -> Result<(), String> {
     if size_bytes == 0 {
         return Err("block size must not be 0".into());
     }
-    if size_bytes % SECTOR_BYTES != 0 {
+    if !size_bytes.is_multiple_of(SECTOR_BYTES) {
         return Err(format!(
             "block size {} is not a multiple of {SECTOR_BYTES} bytes (one sector)",
             format_size(size_bytes)
@@ -211,14 +211,14 @@ fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
         ))
     };
     let align = format_size(spec.align_bytes);
-    if spec.offset_bytes % spec.align_bytes != 0 {
+    if !spec.offset_bytes.is_multiple_of(spec.align_bytes) {
         return invalid(
             "offset",
             spec.offset_bytes,
             format!("offset is not a multiple of the {align} alignment"),
         );
     }
-    if spec.offset_increment_bytes % spec.align_bytes != 0 {
+    if !spec.offset_increment_bytes.is_multiple_of(spec.align_bytes) {
         return invalid(
             "offset_increment",
             spec.offset_increment_bytes,

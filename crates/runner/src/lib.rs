@@ -1,1 +1,394 @@
-//! storlab-runner: see ARCHITECTURE.md for what this crate is for.
+//! storlab-runner: runs jobs on engines. It splits each job into workers with disjoint regions,
+//! runs stonewall groups one after the other, and gives every worker its own thread, except on
+//! engines with a shared (virtual) timeline, where one thread drives all workers of a job.
+//!
+//! The runner never asks whether an engine is real or simulated: it only reads capabilities.
+
+pub mod offsets;
+pub mod pattern;
+pub mod worker;
+
+pub use offsets::Region;
+
+use std::sync::atomic::AtomicBool;
+use storlab_engine::{EngineError, EngineReport, EngineSetup, IoEngine};
+use storlab_job::{JobSet, JobSpec};
+use storlab_stats::WorkerStats;
+use worker::{Timing, Worker};
+
+/// Interval of the per-second IOPS/bandwidth series.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Buffer alignment: enough for O_DIRECT on 4Kn devices, and a NAND page.
+pub const BUFFER_ALIGN_BYTES: usize = 4096;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("I/O error at offset {offset_bytes} (length {len_bytes}): {source}")]
+    Io {
+        offset_bytes: u64,
+        len_bytes: u32,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "short I/O at offset {offset_bytes}: {done_bytes} of {wanted_bytes} bytes (end of target?)"
+    )]
+    ShortIo {
+        offset_bytes: u64,
+        done_bytes: u32,
+        wanted_bytes: u32,
+    },
+    #[error("verify failed: data read back at byte {offset_bytes} differs from what was written")]
+    VerifyMismatch { offset_bytes: u64 },
+    #[error("job '{job}': {reason}")]
+    Plan { job: String, reason: String },
+    #[error("engine protocol violation: {0}")]
+    Protocol(String),
+    #[error("worker thread panicked: {0}")]
+    Panic(String),
+}
+
+/// Opens the engines a job runs on. The CLI implements it (real targets, the simulator, ...).
+pub trait EngineProvider {
+    /// Engines for `job`: one per worker, or a single engine whose capabilities say
+    /// `shared_timeline` (then every worker of the job runs on it).
+    fn open(&mut self, job: &JobSpec) -> Result<Vec<Box<dyn IoEngine + Send>>, RunError>;
+    /// Engines come back after the job, so a provider can keep state (a simulated drive
+    /// remembers what was written) for the next job.
+    fn release(&mut self, _job: &JobSpec, _engines: Vec<Box<dyn IoEngine + Send>>) {}
+}
+
+/// What one job produced.
+#[derive(Debug)]
+pub struct JobOutcome {
+    pub job: JobSpec,
+    /// One entry per worker, in worker order.
+    pub workers: Vec<WorkerStats>,
+    pub regions: Vec<Region>,
+    pub target_size_bytes: u64,
+    pub engine_name: String,
+    pub engine_reports: Vec<EngineReport>,
+    /// Bytes read back and compared (verify runs).
+    pub verified_bytes: u64,
+    /// Ctrl-C (or another stop request) cut the job short.
+    pub interrupted: bool,
+}
+
+/// Settings of a run that are not part of any job.
+pub struct RunOptions<'a> {
+    pub interval_ns: u64,
+    /// Set from a signal handler to stop early; finished results are kept.
+    pub stop: &'a AtomicBool,
+}
+
+/// The regions of `job`'s workers on a target of `target_size_bytes` (fio `offset`,
+/// `offset_increment`, `size` semantics), or why they do not fit.
+pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>, RunError> {
+    let plan_error = |reason: String| RunError::Plan {
+        job: job.name.clone(),
+        reason,
+    };
+    let align = job.align_bytes.max(1);
+    (0..job.numjobs)
+        .map(|i| {
+            let start = job
+                .offset_bytes
+                .checked_add(u64::from(i).checked_mul(job.offset_increment_bytes)?)?;
+            Some(start)
+        })
+        .map(|start| {
+            let start = start.ok_or_else(|| plan_error("worker offsets overflow".into()))?;
+            let start = start.div_ceil(align) * align;
+            let len = match job.size_bytes {
+                Some(size) => size,
+                None => target_size_bytes.saturating_sub(start),
+            };
+            let len = len / align * align;
+            let end = start.saturating_add(len);
+            if len == 0 || end > target_size_bytes {
+                return Err(plan_error(format!(
+                    "target too small: the job needs bytes {start}..{end} but the target has {target_size_bytes}"
+                )));
+            }
+            if len < job.block_size_read.min_bytes().max(job.block_size_write.min_bytes()) {
+                return Err(plan_error(format!(
+                    "region of {len} bytes is smaller than one block"
+                )));
+            }
+            Ok(Region {
+                start_bytes: start,
+                len_bytes: len,
+            })
+        })
+        .collect()
+}
+
+/// Run every job of `set`, stonewall group by group, calling `on_job_done` as each finishes so
+/// the caller can save it at once. Stops after the group in which `stop` was set.
+pub fn run_jobs(
+    set: &JobSet,
+    provider: &mut dyn EngineProvider,
+    options: &RunOptions<'_>,
+    on_job_done: &mut dyn FnMut(&JobOutcome),
+) -> Result<Vec<JobOutcome>, RunError> {
+    let mut outcomes = Vec::with_capacity(set.jobs.len());
+    let mut group_start = 0;
+    while group_start < set.jobs.len() {
+        let group_end = (group_start + 1..set.jobs.len())
+            .find(|&i| set.jobs[i].stonewall)
+            .unwrap_or(set.jobs.len());
+        let group = &set.jobs[group_start..group_end];
+        let results = run_group(group, provider, options)?;
+        let interrupted = results.iter().any(|o| o.interrupted);
+        for outcome in results {
+            on_job_done(&outcome);
+            outcomes.push(outcome);
+        }
+        if interrupted {
+            break;
+        }
+        group_start = group_end;
+    }
+    Ok(outcomes)
+}
+
+/// Everything one job needs on the worker threads.
+struct PreparedJob {
+    job: JobSpec,
+    engines: Vec<Box<dyn IoEngine + Send>>,
+    workers: Vec<Worker>,
+    regions: Vec<Region>,
+    target_size_bytes: u64,
+}
+
+fn run_group(
+    group: &[JobSpec],
+    provider: &mut dyn EngineProvider,
+    options: &RunOptions<'_>,
+) -> Result<Vec<JobOutcome>, RunError> {
+    let mut prepared = Vec::with_capacity(group.len());
+    for (job_index, job) in group.iter().enumerate() {
+        let mut engines = provider.open(job)?;
+        let shared = engines.len() == 1 && engines[0].capabilities().shared_timeline;
+        if !shared && engines.len() != job.numjobs as usize {
+            return Err(RunError::Protocol(format!(
+                "provider opened {} engines for {} workers",
+                engines.len(),
+                job.numjobs
+            )));
+        }
+        let target_size_bytes = engines[0].target_size_bytes();
+        let regions = plan_regions(job, target_size_bytes)?;
+        let slot_bytes = job.max_block_bytes() as usize;
+        let workers: Vec<Worker> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, region)| {
+                let slot_base = if shared { i as u32 * job.iodepth } else { 0 };
+                Worker::new(
+                    job_index,
+                    job,
+                    i as u32,
+                    *region,
+                    slot_base,
+                    options.interval_ns,
+                )
+            })
+            .collect();
+        let slots_per_engine = if shared {
+            job.iodepth * job.numjobs
+        } else {
+            job.iodepth
+        };
+        for engine in engines.iter_mut() {
+            engine.setup(&EngineSetup {
+                slots: slots_per_engine,
+                slot_bytes,
+                buffer_align_bytes: BUFFER_ALIGN_BYTES,
+            })?;
+            fill_initial_buffers(engine.as_mut(), job, slots_per_engine);
+        }
+        prepared.push(PreparedJob {
+            job: job.clone(),
+            engines,
+            workers,
+            regions,
+            target_size_bytes,
+        });
+    }
+
+    let finished = std::thread::scope(|scope| {
+        let handles: Vec<_> = prepared
+            .into_iter()
+            .map(|p| scope.spawn(move || run_prepared(p, options)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|panic| RunError::Panic(panic_text(&panic)))
+            })
+            .collect::<Vec<_>>()
+    });
+
+    let mut outcomes = Vec::with_capacity(finished.len());
+    let mut first_error = None;
+    for joined in finished {
+        match joined {
+            Ok(done) => {
+                provider.release(&done.job, done.engines);
+                match done.result {
+                    Ok(outcome) => outcomes.push(outcome),
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                    }
+                }
+            }
+            Err(panic) => {
+                first_error.get_or_insert(panic);
+            }
+        }
+    }
+    match first_error {
+        Some(error) => Err(error),
+        None => Ok(outcomes),
+    }
+}
+
+/// A job that ran (or failed), with the engines to hand back to the provider.
+struct FinishedJob {
+    job: JobSpec,
+    engines: Vec<Box<dyn IoEngine + Send>>,
+    result: Result<JobOutcome, RunError>,
+}
+
+/// Run one prepared job on its own threads.
+fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
+    let PreparedJob {
+        job,
+        mut engines,
+        mut workers,
+        regions,
+        target_size_bytes,
+    } = p;
+    let timing = Timing {
+        ramp_ns: job.ramp_time_ns,
+        runtime_ns: job.runtime_ns,
+    };
+    let engine_name = engines[0].name().to_string();
+    let results: Vec<Result<(bool, u64), RunError>> = if engines.len() == 1 {
+        vec![drive_with_verify(
+            engines[0].as_mut(),
+            &mut workers,
+            &job,
+            timing,
+            options,
+        )]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = engines
+                .iter_mut()
+                .zip(workers.chunks_mut(1))
+                .map(|(engine, worker)| {
+                    let job = &job;
+                    scope.spawn(move || {
+                        drive_with_verify(engine.as_mut(), worker, job, timing, options)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| Err(RunError::Panic(panic_text(&panic))))
+                })
+                .collect()
+        })
+    };
+    let mut interrupted = false;
+    let mut verified_bytes = 0;
+    let mut first_error = workers.iter_mut().find_map(|w| w.error.take());
+    for result in results {
+        match result {
+            Ok((stopped, verified)) => {
+                interrupted |= stopped;
+                verified_bytes += verified;
+            }
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    let result = match first_error {
+        Some(error) => Err(error),
+        None => Ok(JobOutcome {
+            workers: workers.into_iter().map(|w| w.stats).collect(),
+            regions,
+            target_size_bytes,
+            engine_name,
+            engine_reports: engines.iter().map(|e| e.report()).collect(),
+            verified_bytes,
+            interrupted,
+            job: job.clone(),
+        }),
+    };
+    FinishedJob {
+        job,
+        engines,
+        result,
+    }
+}
+
+/// Drive `workers` on `engine`; for verify jobs, then read back and check what they wrote.
+fn drive_with_verify(
+    engine: &mut dyn IoEngine,
+    workers: &mut [Worker],
+    job: &JobSpec,
+    timing: Timing,
+    options: &RunOptions<'_>,
+) -> Result<(bool, u64), RunError> {
+    let interrupted = worker::drive(engine, workers, timing, options.stop)?;
+    if !job.verify || interrupted || workers.iter().any(|w| w.error.is_some()) {
+        return Ok((
+            interrupted,
+            workers.iter().map(Worker::verified_bytes).sum(),
+        ));
+    }
+    let mut passes: Vec<Worker> = workers
+        .iter()
+        .filter_map(|w| Worker::verify_pass_of(w, job, options.interval_ns))
+        .collect();
+    let untimed = Timing {
+        ramp_ns: 0,
+        runtime_ns: None,
+    };
+    let interrupted = worker::drive(engine, &mut passes, untimed, options.stop)?;
+    if let Some(error) = passes.iter_mut().find_map(|w| w.error.take()) {
+        return Err(error);
+    }
+    let verified = workers
+        .iter()
+        .chain(passes.iter())
+        .map(Worker::verified_bytes)
+        .sum();
+    Ok((interrupted, verified))
+}
+
+/// Fill every slot with the job's data pattern once, before the first write.
+fn fill_initial_buffers(engine: &mut dyn IoEngine, job: &JobSpec, slots: u32) {
+    for slot in 0..slots {
+        let seed = job.seed ^ u64::from(slot).rotate_left(32);
+        pattern::fill(engine.buffer_mut(slot), job.data_pattern, seed);
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

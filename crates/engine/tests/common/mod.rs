@@ -96,7 +96,7 @@ pub fn drive(
         }
         engine.submit().expect("submit");
         round += 1;
-        let min = usize::from(round % 3 != 0);
+        let min = usize::from(!round.is_multiple_of(3));
         completions.clear();
         let reaped = engine.reap(min, &mut completions).expect("reap");
         assert_eq!(reaped, completions.len());

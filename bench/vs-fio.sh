@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/vs-fio.sh — run the same workloads with fio and with storlab back to back, and print the
+# ratios storlab/fio (IOPS: higher is better; CPU seconds per I/O: lower is better).
+#
+# Usage: bench/vs-fio.sh [SECONDS_PER_RUN] [ROUNDS]   (defaults: 5 s, 2 rounds)
+# Each row alternates fio and storlab ROUNDS times and keeps each tool's best round, so a noisy
+# neighbour on this shared machine hurts both alike. Both tools record full latency statistics
+# (fio's defaults; storlab always does). Files live in a temporary directory removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-5}
+rounds=${2:-2}
+command -v fio >/dev/null || { echo "bench: fio is not installed (apt-get install fio)" >&2; exit 2; }
+cargo build --release -q -p storlab
+storlab=target/release/storlab
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/storlab-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+file="$work/data"
+
+# The cached-file row reads a file that is in the page cache; the O_DIRECT row bypasses it.
+# Lay the file out once with fio, then read it once so the cache holds it.
+fio --name=layout --filename="$file" --size=256m --rw=write --bs=1m --ioengine=psync \
+    --output-format=terse >/dev/null
+cat "$file" >/dev/null
+
+rows=(
+  "null 4KiB QD1|--ioengine=null --rw=randread --bs=4k --iodepth=1 --size=1g"
+  "null 4KiB QD32|--ioengine=null --rw=randread --bs=4k --iodepth=32 --size=1g"
+  "psync 4KiB randread QD1 cached|--ioengine=psync --rw=randread --bs=4k --iodepth=1 --filename=$file --size=256m"
+  "io_uring 4KiB randread QD32 O_DIRECT|--ioengine=io_uring --rw=randread --bs=4k --iodepth=32 --direct=1 --filename=$file --size=256m"
+)
+
+# Print "iops cpu_s_per_io" from a fio-shaped JSON document (fio's own, or storlab's fio-json).
+extract() {
+    python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+job = doc["jobs"][0]
+rd = job["read"]
+ios = rd["total_ios"]
+runtime_s = rd["runtime"] / 1000.0
+cpu_s = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * runtime_s
+print(rd["iops"], cpu_s / ios if ios else float("nan"))
+' "$1"
+}
+
+printf '%-40s %14s %14s %8s %14s %14s %8s\n' workload "fio IOPS" "storlab IOPS" ratio "fio CPU ns/IO" "storlab ns/IO" ratio
+for row in "${rows[@]}"; do
+    label=${row%%|*}
+    flags=${row#*|}
+    best_fio_iops=0; best_fio_cpu=inf; best_sl_iops=0; best_sl_cpu=inf
+    for ((r = 0; r < rounds; r++)); do
+        # shellcheck disable=SC2086
+        fio --name=bench $flags --time_based --runtime="$secs" --output-format=json >"$work/fio.json" 2>/dev/null
+        # shellcheck disable=SC2086
+        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --output-format=fio-json >"$work/storlab.json"
+        read -r fi fc < <(extract "$work/fio.json")
+        read -r si sc < <(extract "$work/storlab.json")
+        read -r best_fio_iops best_fio_cpu best_sl_iops best_sl_cpu < <(python3 -c "
+import sys
+a = [float(x) for x in sys.argv[1:]]
+print(max(a[0], a[4]), min(a[1], a[5]), max(a[2], a[6]), min(a[3], a[7]))
+" "$best_fio_iops" "$best_fio_cpu" "$best_sl_iops" "$best_sl_cpu" "$fi" "$fc" "$si" "$sc")
+    done
+    python3 -c "
+import sys
+label = sys.argv[1]
+fi, fc, si, sc = (float(x) for x in sys.argv[2:])
+print(f'{label:<40} {fi:14.0f} {si:14.0f} {si / fi:8.2f} {fc * 1e9:14.0f} {sc * 1e9:14.0f} {sc / fc:8.2f}')
+" "$label" "$best_fio_iops" "$best_fio_cpu" "$best_sl_iops" "$best_sl_cpu"
+done
+echo "IOPS ratio = storlab/fio (>= 1.0 means storlab is at least as fast);" \
+     "CPU ratio = storlab/fio CPU seconds per I/O (<= 1.0 means storlab is at least as cheap)."

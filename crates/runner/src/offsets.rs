@@ -1,0 +1,212 @@
+//! Chooses each I/O's direction, size and offset inside a worker's region, reproducibly from a seed.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use storlab_engine::IoDirection;
+use storlab_job::{BlockSizeSpec, JobSpec};
+
+/// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start_bytes: u64,
+    pub len_bytes: u64,
+}
+
+/// Generates the sequence of (direction, offset, length) a worker issues.
+pub struct OffsetGenerator {
+    rng: ChaCha8Rng,
+    region: Region,
+    align_bytes: u64,
+    read_percent: u32,
+    random_percent: u32,
+    block_size_read: BlockSizeSpec,
+    block_size_write: BlockSizeSpec,
+    /// Next sequential offset relative to the region start.
+    cursor_bytes: u64,
+}
+
+/// One planned I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlannedIo {
+    pub direction: IoDirection,
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+}
+
+impl OffsetGenerator {
+    /// A generator for worker `worker_index` of `job`; each worker gets its own stream of the seed.
+    pub fn new(job: &JobSpec, region: Region, worker_index: u32) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
+        rng.set_stream(u64::from(worker_index));
+        OffsetGenerator {
+            rng,
+            region,
+            align_bytes: job.align_bytes.max(1),
+            read_percent: u32::from(job.read_percent),
+            random_percent: u32::from(job.random_percent),
+            block_size_read: job.block_size_read.clone(),
+            block_size_write: job.block_size_write.clone(),
+            cursor_bytes: 0,
+        }
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        below(&mut self.rng, bound)
+    }
+
+    fn percent_hit(&mut self, percent: u32) -> bool {
+        match percent {
+            0 => false,
+            100.. => true,
+            p => self.below(100) < u64::from(p),
+        }
+    }
+
+    fn pick_size(&mut self, direction: IoDirection) -> u64 {
+        let rng = &mut self.rng;
+        let spec = match direction {
+            IoDirection::Write => &self.block_size_write,
+            _ => &self.block_size_read,
+        };
+        match spec {
+            BlockSizeSpec::Fixed(size) => *size,
+            BlockSizeSpec::Range {
+                min_bytes,
+                max_bytes,
+            } => {
+                let (min, max, align) = (*min_bytes, *max_bytes, self.align_bytes);
+                let steps = (max - min) / align + 1;
+                min + below(rng, steps) * align
+            }
+            BlockSizeSpec::Split(shares) => {
+                let roll = below(rng, 100) as u32;
+                let mut acc = 0;
+                let mut chosen = shares.last().map(|s| s.size_bytes).unwrap_or(0);
+                for share in shares {
+                    acc += share.percent;
+                    if roll < acc {
+                        chosen = share.size_bytes;
+                        break;
+                    }
+                }
+                chosen
+            }
+        }
+    }
+
+    /// The next I/O. Sequential I/O wraps at the end of the region (time-based runs go round).
+    pub fn next_io(&mut self) -> PlannedIo {
+        let direction = if self.percent_hit(self.read_percent) {
+            IoDirection::Read
+        } else {
+            IoDirection::Write
+        };
+        let len = self.pick_size(direction).min(self.region.len_bytes);
+        let relative = if self.percent_hit(self.random_percent) {
+            let slots = (self.region.len_bytes - len) / self.align_bytes + 1;
+            self.below(slots) * self.align_bytes
+        } else {
+            if self.cursor_bytes + len > self.region.len_bytes {
+                self.cursor_bytes = 0;
+            }
+            let at = self.cursor_bytes;
+            self.cursor_bytes += len;
+            at
+        };
+        PlannedIo {
+            direction,
+            offset_bytes: self.region.start_bytes + relative,
+            len_bytes: len as u32,
+        }
+    }
+}
+
+/// A uniformly distributed value in `0..bound` (`bound` > 0) by Lemire's multiply-shift, whose
+/// bias is below 2^-40 for the bounds used here.
+fn below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(bound)) >> 64) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    fn job() -> JobSpec {
+        JobSpec::new("t", EngineKind::Null, Target::None)
+    }
+
+    #[test]
+    fn random_offsets_stay_aligned_and_inside_region() {
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 8 << 20,
+        };
+        let mut gen = OffsetGenerator::new(&job(), region, 0);
+        for _ in 0..10_000 {
+            let io = gen.next_io();
+            assert_eq!(io.offset_bytes % 4096, 0);
+            assert!(io.offset_bytes >= region.start_bytes);
+            assert!(
+                io.offset_bytes + u64::from(io.len_bytes) <= region.start_bytes + region.len_bytes
+            );
+        }
+    }
+
+    #[test]
+    fn sequential_wraps_and_same_seed_repeats() {
+        let mut j = job();
+        j.random_percent = 0;
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 3 * 4096,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let offsets: Vec<u64> = (0..4).map(|_| gen.next_io().offset_bytes).collect();
+        assert_eq!(offsets, vec![0, 4096, 8192, 0]);
+        let mut a = OffsetGenerator::new(&job(), region, 1);
+        let mut b = OffsetGenerator::new(&job(), region, 1);
+        let mut c = OffsetGenerator::new(&job(), region, 2);
+        let sa: Vec<_> = (0..50).map(|_| a.next_io()).collect();
+        let sb: Vec<_> = (0..50).map(|_| b.next_io()).collect();
+        let sc: Vec<_> = (0..50).map(|_| c.next_io()).collect();
+        assert_eq!(sa, sb);
+        assert_ne!(sa, sc, "workers must not repeat each other's offsets");
+    }
+
+    #[test]
+    fn read_share_and_bssplit_follow_their_percentages() {
+        let mut j = job();
+        j.read_percent = 70;
+        j.block_size_read = BlockSizeSpec::Split(vec![
+            storlab_job::BlockSizeShare {
+                size_bytes: 4096,
+                percent: 25,
+            },
+            storlab_job::BlockSizeShare {
+                size_bytes: 65536,
+                percent: 75,
+            },
+        ]);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 1 << 30,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let n = 100_000;
+        let (mut reads, mut small_reads) = (0, 0);
+        for _ in 0..n {
+            let io = gen.next_io();
+            if io.direction == IoDirection::Read {
+                reads += 1;
+                if io.len_bytes == 4096 {
+                    small_reads += 1;
+                }
+            }
+        }
+        let read_share = f64::from(reads) / f64::from(n);
+        let small_share = f64::from(small_reads) / f64::from(reads);
+        assert!((read_share - 0.70).abs() < 0.01, "{read_share}");
+        assert!((small_share - 0.25).abs() < 0.01, "{small_share}");
+    }
+}

@@ -1,0 +1,467 @@
+//! The issue/reap loop: keeps each worker's queue full, records every completion, and stops on
+//! size, count, deadline, error or interruption. Several workers can share one engine (virtual
+//! time); each owns a contiguous range of the engine's buffer slots.
+
+use crate::offsets::{OffsetGenerator, PlannedIo, Region};
+use crate::pattern;
+use crate::RunError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
+use storlab_job::{DataPattern, JobSpec};
+use storlab_stats::{CpuTime, WorkerStats};
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// A request between `queue` and its completion.
+#[derive(Clone, Copy, Debug, Default)]
+struct InFlight {
+    direction: Option<IoDirection>,
+    offset_bytes: u64,
+    len_bytes: u32,
+    queued_ns: u64,
+    submitted_ns: u64,
+    /// Verify runs: the first and last align-block of a read that were known written at issue.
+    check_read: bool,
+}
+
+/// Verification state: which blocks of the region hold data this run wrote.
+struct VerifyState {
+    block_bytes: u64,
+    written: Vec<u64>,
+    expected: Vec<u8>,
+    checked_bytes: u64,
+}
+
+impl VerifyState {
+    fn index(&self, region: Region, offset_bytes: u64) -> usize {
+        ((offset_bytes - region.start_bytes) / self.block_bytes) as usize
+    }
+    fn is_written(&self, i: usize) -> bool {
+        bit_is_set(&self.written, i)
+    }
+    fn mark(&mut self, i: usize) {
+        self.written[i / 64] |= 1 << (i % 64);
+    }
+}
+
+fn bit_is_set(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
+}
+
+/// One worker of one job.
+pub struct Worker {
+    pub job_index: usize,
+    pub worker_index: u32,
+    pub region: Region,
+    generator: OffsetGenerator,
+    pending: Option<PlannedIo>,
+    pattern: DataPattern,
+    seed: u64,
+    slot_base: u32,
+    free_slots: Vec<u32>,
+    in_flight: Vec<InFlight>,
+    limit_ios: Option<u64>,
+    limit_bytes: Option<u64>,
+    issued_ios: u64,
+    issued_bytes: u64,
+    write_counter: u64,
+    /// Minimum ns between two I/Os of each direction (rate limiting), and when the next may go.
+    rate_interval_ns: [Option<u64>; 2],
+    rate_next_ns: [u64; 2],
+    verify: Option<VerifyState>,
+    pub stats: WorkerStats,
+    /// The first error seen; the worker stops issuing once set.
+    pub error: Option<RunError>,
+}
+
+/// Where measurement begins and ends on the engine's clock.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    measure_start_ns: u64,
+    deadline_ns: Option<u64>,
+}
+
+impl Worker {
+    /// A worker for `job`, using engine slots `slot_base .. slot_base + job.iodepth`.
+    pub fn new(
+        job_index: usize,
+        job: &JobSpec,
+        worker_index: u32,
+        region: Region,
+        slot_base: u32,
+        interval_ns: u64,
+    ) -> Self {
+        let depth = job.iodepth as usize;
+        let time_based = job.time_based && job.runtime_ns.is_some();
+        let limit_bytes = if time_based || job.number_ios.is_some() {
+            None
+        } else {
+            Some(region.len_bytes)
+        };
+        let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
+        let verify = job.verify.then(|| {
+            let block_bytes = job.align_bytes.max(512);
+            let blocks = region.len_bytes.div_ceil(block_bytes) as usize;
+            VerifyState {
+                block_bytes,
+                written: vec![0; blocks.div_ceil(64)],
+                expected: vec![0; job.max_block_bytes() as usize],
+                checked_bytes: 0,
+            }
+        });
+        Worker {
+            job_index,
+            worker_index,
+            region,
+            generator: OffsetGenerator::new(job, region, worker_index),
+            pending: None,
+            pattern: job.data_pattern,
+            seed: job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            slot_base,
+            free_slots: (0..depth as u32).rev().collect(),
+            in_flight: vec![InFlight::default(); depth],
+            limit_ios: job.number_ios,
+            limit_bytes,
+            issued_ios: 0,
+            issued_bytes: 0,
+            write_counter: 0,
+            rate_interval_ns: [
+                per_second(job.rate_iops.read),
+                per_second(job.rate_iops.write),
+            ],
+            rate_next_ns: [0; 2],
+            verify,
+            stats: WorkerStats::new(interval_ns),
+            error: None,
+        }
+    }
+
+    /// A sequential read-back pass over what `writer` wrote, checking every written block.
+    pub fn verify_pass_of(writer: &Worker, job: &JobSpec, interval_ns: u64) -> Option<Self> {
+        let state = writer.verify.as_ref()?;
+        let mut read_job = job.clone();
+        read_job.read_percent = 100;
+        read_job.random_percent = 0;
+        read_job.time_based = false;
+        read_job.number_ios = None;
+        read_job.rate_iops = Default::default();
+        read_job.block_size_read = storlab_job::BlockSizeSpec::Fixed(job.max_block_bytes());
+        let mut pass = Worker::new(
+            writer.job_index,
+            &read_job,
+            writer.worker_index,
+            writer.region,
+            writer.slot_base,
+            interval_ns,
+        );
+        pass.seed = writer.seed;
+        if let Some(v) = pass.verify.as_mut() {
+            v.written.clone_from(&state.written);
+        }
+        Some(pass)
+    }
+
+    /// Bytes compared against expected content so far.
+    pub fn verified_bytes(&self) -> u64 {
+        self.verify.as_ref().map_or(0, |v| v.checked_bytes)
+    }
+
+    fn outstanding(&self) -> usize {
+        self.in_flight.len() - self.free_slots.len()
+    }
+
+    fn finished_issuing(&self) -> bool {
+        self.error.is_some()
+            || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
+            || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
+    }
+
+    fn rate_index(direction: IoDirection) -> usize {
+        usize::from(direction == IoDirection::Write)
+    }
+
+    /// Queue as many I/Os as the free slots, limits and rate allow. Returns how many were queued
+    /// and, when the rate held one back, when it may go.
+    fn fill(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+        queued_slots: &mut Vec<u32>,
+    ) -> Result<(usize, Option<u64>), RunError> {
+        let mut queued = 0;
+        while !self.free_slots.is_empty() && !self.finished_issuing() {
+            let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
+            if let Some(remaining) = self.limit_bytes.map(|n| n - self.issued_bytes) {
+                if u64::from(io.len_bytes) > remaining && remaining > 0 {
+                    // The last I/O of a size-bounded run is trimmed to the bytes left, as fio does.
+                    self.pending = Some(PlannedIo {
+                        len_bytes: remaining as u32,
+                        ..io
+                    });
+                    continue;
+                }
+            }
+            let rate = Self::rate_index(io.direction);
+            if let Some(interval) = self.rate_interval_ns[rate] {
+                if self.rate_next_ns[rate] > now_ns {
+                    return Ok((queued, Some(self.rate_next_ns[rate])));
+                }
+                self.rate_next_ns[rate] =
+                    self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
+            }
+            self.pending = None;
+            let relative_slot = self.free_slots.pop().expect("checked non-empty");
+            let slot = self.slot_base + relative_slot;
+            let mut check_read = false;
+            match io.direction {
+                IoDirection::Write => {
+                    let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
+                    if let Some(v) = self.verify.as_mut() {
+                        pattern::fill_verifiable(
+                            buf,
+                            self.pattern,
+                            self.seed,
+                            io.offset_bytes,
+                            v.block_bytes as usize,
+                        );
+                    } else {
+                        pattern::stamp(buf, self.pattern, io.offset_bytes, self.write_counter);
+                    }
+                    self.write_counter += 1;
+                }
+                IoDirection::Read => {
+                    if let Some(v) = self.verify.as_ref() {
+                        check_read = v.is_written(v.index(self.region, io.offset_bytes));
+                    }
+                }
+                IoDirection::Trim => {}
+            }
+            engine
+                .queue(IoRequest {
+                    slot,
+                    direction: io.direction,
+                    offset_bytes: io.offset_bytes,
+                    len_bytes: io.len_bytes,
+                })
+                .map_err(RunError::Engine)?;
+            self.in_flight[relative_slot as usize] = InFlight {
+                direction: Some(io.direction),
+                offset_bytes: io.offset_bytes,
+                len_bytes: io.len_bytes,
+                queued_ns: now_ns,
+                submitted_ns: now_ns,
+                check_read,
+            };
+            queued_slots.push(slot);
+            self.issued_ios += 1;
+            self.issued_bytes += u64::from(io.len_bytes);
+            queued += 1;
+        }
+        Ok((queued, None))
+    }
+
+    fn complete(&mut self, engine: &dyn IoEngine, completion: IoCompletion, window: Window) {
+        let relative = (completion.slot - self.slot_base) as usize;
+        let io = self.in_flight[relative];
+        self.free_slots.push(relative as u32);
+        let Some(direction) = io.direction else {
+            self.error.get_or_insert(RunError::Protocol(format!(
+                "engine completed slot {} that had no request",
+                completion.slot
+            )));
+            return;
+        };
+        let stats = match direction {
+            IoDirection::Read => &mut self.stats.read,
+            IoDirection::Write => &mut self.stats.write,
+            IoDirection::Trim => &mut self.stats.trim,
+        };
+        match completion.result {
+            Ok(n) if n == io.len_bytes => {}
+            Ok(n) => {
+                stats.errors += 1;
+                self.error.get_or_insert(RunError::ShortIo {
+                    offset_bytes: io.offset_bytes,
+                    done_bytes: n,
+                    wanted_bytes: io.len_bytes,
+                });
+                return;
+            }
+            Err(errno) => {
+                stats.errors += 1;
+                self.error.get_or_insert(RunError::Io {
+                    offset_bytes: io.offset_bytes,
+                    len_bytes: io.len_bytes,
+                    source: std::io::Error::from_raw_os_error(errno),
+                });
+                return;
+            }
+        }
+        let counted = io.queued_ns >= window.measure_start_ns
+            && window.deadline_ns.is_none_or(|d| completion.done_ns <= d);
+        if counted {
+            let slat_ns = io.submitted_ns.saturating_sub(io.queued_ns);
+            let clat_ns = completion.done_ns.saturating_sub(io.submitted_ns);
+            let t_ns = completion.done_ns - window.measure_start_ns;
+            stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
+            self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
+        }
+        if let Some(v) = self.verify.as_mut() {
+            let first = v.index(self.region, io.offset_bytes);
+            let blocks = (u64::from(io.len_bytes) / v.block_bytes) as usize;
+            match direction {
+                IoDirection::Write => (first..first + blocks).for_each(|i| v.mark(i)),
+                IoDirection::Read if io.check_read => {
+                    let len = io.len_bytes as usize;
+                    let expected = &mut v.expected[..len];
+                    pattern::fill_verifiable(
+                        expected,
+                        self.pattern,
+                        self.seed,
+                        io.offset_bytes,
+                        v.block_bytes as usize,
+                    );
+                    let got = &engine.buffer(completion.slot)[..len];
+                    for (b, (want, have)) in expected
+                        .chunks(v.block_bytes as usize)
+                        .zip(got.chunks(v.block_bytes as usize))
+                        .enumerate()
+                    {
+                        let i = first + b;
+                        if !bit_is_set(&v.written, i) {
+                            continue;
+                        }
+                        if want != have {
+                            let offset_bytes = io.offset_bytes + b as u64 * v.block_bytes;
+                            let at = want.iter().zip(have).position(|(a, b)| a != b).unwrap_or(0);
+                            self.error.get_or_insert(RunError::VerifyMismatch {
+                                offset_bytes: offset_bytes + at as u64,
+                            });
+                            return;
+                        }
+                        v.checked_bytes += v.block_bytes;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Timing of one drive loop, on the engine's clock.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub ramp_ns: u64,
+    pub runtime_ns: Option<u64>,
+}
+
+/// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.
+/// Returns whether the run was interrupted by `stop`.
+pub fn drive(
+    engine: &mut dyn IoEngine,
+    workers: &mut [Worker],
+    timing: Timing,
+    stop: &AtomicBool,
+) -> Result<bool, RunError> {
+    let synchronous = !engine.capabilities().queued;
+    let total_slots: usize = workers.iter().map(|w| w.in_flight.len()).sum();
+    let mut completions: Vec<IoCompletion> = Vec::with_capacity(total_slots);
+    let mut queued_slots: Vec<u32> = Vec::with_capacity(total_slots);
+    // Map an engine slot to its worker without searching: slots are handed out contiguously.
+    let mut slot_owner = vec![
+        0u32;
+        workers
+            .iter()
+            .map(|w| w.slot_base as usize + w.in_flight.len())
+            .max()
+            .unwrap_or(0)
+    ];
+    for (i, w) in workers.iter().enumerate() {
+        for s in 0..w.in_flight.len() {
+            slot_owner[w.slot_base as usize + s] = i as u32;
+        }
+    }
+    let cpu_start = CpuTime::thread_now();
+    let start_ns = engine.now_ns();
+    let window = Window {
+        measure_start_ns: start_ns + timing.ramp_ns,
+        deadline_ns: timing.runtime_ns.map(|r| start_ns + timing.ramp_ns + r),
+    };
+    for w in workers.iter_mut() {
+        w.rate_next_ns = [start_ns; 2];
+    }
+    let mut interrupted = false;
+    loop {
+        let now_ns = engine.now_ns();
+        let past_deadline = window.deadline_ns.is_some_and(|d| now_ns >= d);
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+        }
+        let mut earliest_rate_ns: Option<u64> = None;
+        queued_slots.clear();
+        if !past_deadline && !interrupted {
+            for w in workers.iter_mut() {
+                let (_, wait) = w.fill(engine, now_ns, &mut queued_slots)?;
+                if let Some(t) = wait {
+                    earliest_rate_ns = Some(earliest_rate_ns.map_or(t, |e: u64| e.min(t)));
+                }
+            }
+        }
+        if !queued_slots.is_empty() {
+            let before_ns = if synchronous {
+                Some(engine.now_ns())
+            } else {
+                None
+            };
+            engine.submit().map_err(RunError::Engine)?;
+            // Synchronous engines do the I/O inside submit, so it belongs to completion latency.
+            let submitted_ns = before_ns.unwrap_or_else(|| engine.now_ns());
+            for &slot in &queued_slots {
+                let w = &mut workers[slot_owner[slot as usize] as usize];
+                w.in_flight[(slot - w.slot_base) as usize].submitted_ns = submitted_ns;
+            }
+        }
+        let outstanding: usize = workers.iter().map(Worker::outstanding).sum();
+        if outstanding == 0 {
+            let more =
+                !past_deadline && !interrupted && workers.iter().any(|w| !w.finished_issuing());
+            match earliest_rate_ns {
+                Some(t) if more => {
+                    let t = window.deadline_ns.map_or(t, |d| t.min(d));
+                    engine.wait_until_ns(t);
+                    continue;
+                }
+                _ if more => continue,
+                _ => break,
+            }
+        }
+        completions.clear();
+        engine.reap(1, &mut completions).map_err(RunError::Engine)?;
+        for c in completions.iter() {
+            let owner = slot_owner.get(c.slot as usize).copied();
+            match owner {
+                Some(i) => workers[i as usize].complete(engine, *c, window),
+                None => {
+                    return Err(RunError::Protocol(format!(
+                        "engine completed unknown slot {}",
+                        c.slot
+                    )))
+                }
+            }
+        }
+    }
+    let end_ns = engine.now_ns();
+    let cpu = CpuTime::thread_now() - cpu_start;
+    let measured_ns = window
+        .deadline_ns
+        .map_or(end_ns, |d| end_ns.min(d))
+        .saturating_sub(window.measure_start_ns);
+    for (i, w) in workers.iter_mut().enumerate() {
+        w.stats.elapsed_ns = measured_ns.max(w.stats.elapsed_ns);
+        // One thread drove them all: its CPU time is charged to the first worker only.
+        if i == 0 {
+            w.stats.cpu = cpu;
+        }
+    }
+    Ok(interrupted)
+}
