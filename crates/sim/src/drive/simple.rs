@@ -101,13 +101,18 @@ impl Drive for SimpleDrive {
         flow
     }
 
-    /// Data is absorbed at the write rate as it arrives; the command completes a per-command
-    /// cost after the last byte.
+    /// Data is absorbed at the write rate as it arrives (once a unit is free); the command
+    /// completes a per-command cost after the last byte.
     fn write(&mut self, incoming: Flow, command: &DriveCommand, rng: &mut ChaCha8Rng) -> Flow {
         let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
         let unit = self.pick_unit();
         let access = self.access_ns(command, self.profile.write_command_ns, rng);
+        // The drive takes data only once a unit is free to hold it.
         let unit_start = incoming.start_ns.max(self.units[unit].busy_until_ns);
+        let incoming = Flow {
+            start_ns: unit_start,
+            ..incoming
+        };
         let absorbed = self.media.pass(
             incoming,
             bytes_ns(bytes, self.write_byte_ps),

@@ -1,0 +1,6 @@
+#!/bin/sh
+# Simulator speed: simulated seconds per wall second and commands per wall second.
+# Usage: bench/sim-speed.sh [STACK] [IOS]   (default: usb3-uas-ssd, 2 000 000 I/Os)
+set -eu
+cd "$(dirname "$0")/.."
+exec cargo run --quiet --release -p storlab-sim --example sim_speed -- "$@"
