@@ -116,6 +116,26 @@ impl Calendar {
         while self.booked.front().is_some_and(|&(_, end)| end <= now_ns) {
             self.booked.pop_front();
         }
+        // Fast path: work ready after every booking goes at the end.
+        if self
+            .booked
+            .back()
+            .is_none_or(|&(_, end)| end <= earliest_ns)
+        {
+            let end = earliest_ns + need(earliest_ns);
+            if end > earliest_ns {
+                match self.booked.back_mut() {
+                    // Back-to-back work extends the last booking instead of adding one.
+                    Some(last) if last.1 == earliest_ns => last.1 = end,
+                    _ => self.booked.push_back((earliest_ns, end)),
+                }
+                assert!(
+                    self.booked.len() <= CALENDAR_BOUND,
+                    "calendar bound exceeded"
+                );
+            }
+            return (earliest_ns, end);
+        }
         let mut start = earliest_ns;
         let mut index = self.booked.len();
         for (i, &(a, b)) in self.booked.iter().enumerate() {
@@ -130,13 +150,29 @@ impl Calendar {
         }
         let end = start + need(start);
         if end > start {
-            self.booked.insert(index, (start, end));
+            self.insert_coalesced(index, start, end);
         }
         assert!(
             self.booked.len() <= CALENDAR_BOUND,
             "calendar bound exceeded"
         );
         (start, end)
+    }
+
+    /// Insert [start, end) before `index`, merging with touching neighbours so a saturated
+    /// resource keeps one booking rather than a long list to scan.
+    fn insert_coalesced(&mut self, index: usize, start: u64, end: u64) {
+        let touches_prev = index > 0 && self.booked[index - 1].1 == start;
+        let touches_next = index < self.booked.len() && self.booked[index].0 == end;
+        match (touches_prev, touches_next) {
+            (true, true) => {
+                self.booked[index - 1].1 = self.booked[index].1;
+                self.booked.remove(index);
+            }
+            (true, false) => self.booked[index - 1].1 = end,
+            (false, true) => self.booked[index].0 = start,
+            (false, false) => self.booked.insert(index, (start, end)),
+        }
     }
 
     /// Reserve `duration_ns` of work ready at `earliest_ns`; returns when it ends.
@@ -187,6 +223,11 @@ mod tests {
         // Work that does not fit the gap goes after.
         assert_eq!(c.reserve(0, 90, 20, 0), 170);
         assert_eq!(c.busy_ns, 90);
+        // Touching bookings coalesce: [10,30) [100,170) then [30,100) joins all three.
+        assert_eq!(c.reserve(0, 30, 70, 0), 100);
+        assert_eq!(c.booked.len(), 1);
+        assert_eq!(c.reserve(0, 0, 10, 0), 10);
+        assert_eq!(c.reserve(0, 0, 5, 0), 175);
     }
 
     #[test]

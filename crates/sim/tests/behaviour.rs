@@ -10,7 +10,14 @@ use storlab_sim::{Op, ProfileSet, Simulator, Transport};
 const SEED: u64 = 42;
 const MIB: u32 = 1 << 20;
 
-fn run(stack: &str, op: Op, block_bytes: u32, queue_depth: u32, random: bool, ios: u64) -> (LoopResult, SimReport) {
+fn run(
+    stack: &str,
+    op: Op,
+    block_bytes: u32,
+    queue_depth: u32,
+    random: bool,
+    ios: u64,
+) -> (LoopResult, SimReport) {
     let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, SEED).unwrap();
     sim.setup_slots(queue_depth, block_bytes as usize).unwrap();
     let result = ClosedLoop {
@@ -31,7 +38,11 @@ fn usb2_sequential_tops_out_near_35_mb_s() {
     let (read, report) = run("usb2-bot-hdd", Op::Read, MIB, 4, false, 40);
     let (write, _) = run("usb2-bot-hdd", Op::Write, MIB, 4, false, 40);
     for r in [read, write] {
-        assert!((28.0..=42.0).contains(&r.mb_per_s()), "USB 2.0 sequential: {:.1} MB/s", r.mb_per_s());
+        assert!(
+            (28.0..=42.0).contains(&r.mb_per_s()),
+            "USB 2.0 sequential: {:.1} MB/s",
+            r.mb_per_s()
+        );
     }
     assert_eq!(report.bottleneck, "usb_half_duplex", "{report:#?}");
 }
@@ -39,13 +50,22 @@ fn usb2_sequential_tops_out_near_35_mb_s() {
 #[test]
 fn bot_over_usb3_stays_below_300_mb_s_even_with_a_fast_drive() {
     let (r, report) = run("usb3-bot-fast-ssd", Op::Read, MIB, 4, false, 60);
-    assert!(r.mb_per_s() < 300.0, "BOT over USB 3.0: {:.1} MB/s", r.mb_per_s());
+    assert!(
+        r.mb_per_s() < 300.0,
+        "BOT over USB 3.0: {:.1} MB/s",
+        r.mb_per_s()
+    );
     // The drive could go much faster: it is not what limits.
     let drive = report.layers.iter().find(|l| l.name == "drive").unwrap();
     assert!(drive.utilisation < 0.7, "{report:#?}");
     // The same drive behind UAS goes faster.
     let (uas, _) = run("usb3-uas-fast-ssd", Op::Read, MIB, 4, false, 60);
-    assert!(uas.mb_per_s() > r.mb_per_s() * 1.5, "UAS {:.1} vs BOT {:.1}", uas.mb_per_s(), r.mb_per_s());
+    assert!(
+        uas.mb_per_s() > r.mb_per_s() * 1.5,
+        "UAS {:.1} vs BOT {:.1}",
+        uas.mb_per_s(),
+        r.mb_per_s()
+    );
 }
 
 #[test]
@@ -54,7 +74,12 @@ fn uas_beats_bot_3x_on_queued_4k_random_reads_and_bot_gains_nothing_from_depth()
     let (bot32, _) = run("usb3-bot-ssd", Op::Read, 4096, 32, true, 1500);
     let (bot1, _) = run("usb3-bot-ssd", Op::Read, 4096, 1, true, 1500);
     let (uas1, _) = run("usb3-uas-ssd", Op::Read, 4096, 1, true, 1500);
-    assert!(uas32.iops() >= 3.0 * bot32.iops(), "UAS QD32 {:.0} vs BOT QD32 {:.0} IOPS", uas32.iops(), bot32.iops());
+    assert!(
+        uas32.iops() >= 3.0 * bot32.iops(),
+        "UAS QD32 {:.0} vs BOT QD32 {:.0} IOPS",
+        uas32.iops(),
+        bot32.iops()
+    );
     let gain = bot32.iops() / bot1.iops();
     assert!((0.95..=1.05).contains(&gain), "BOT QD32/QD1 = {gain:.3}");
     assert!(uas32.iops() > 3.0 * uas1.iops(), "UAS must gain from depth");
@@ -64,7 +89,12 @@ fn uas_beats_bot_3x_on_queued_4k_random_reads_and_bot_gains_nothing_from_depth()
 fn a_64k_maximum_transfer_caps_large_block_throughput() {
     let (win7, win7_report) = run("usb3-bot-fast-ssd", Op::Read, MIB, 1, false, 60);
     let (linux, linux_report) = run("usb3-linux-bot-fast-ssd", Op::Read, MIB, 1, false, 60);
-    assert!(win7.mb_per_s() < 0.8 * linux.mb_per_s(), "64 KiB {:.1} vs 1 MiB {:.1}", win7.mb_per_s(), linux.mb_per_s());
+    assert!(
+        win7.mb_per_s() < 0.8 * linux.mb_per_s(),
+        "64 KiB {:.1} vs 1 MiB {:.1}",
+        win7.mb_per_s(),
+        linux.mb_per_s()
+    );
     let largest = |r: &SimReport| r.drive_io_sizes.iter().map(|s| s.size_bytes).max().unwrap();
     assert_eq!(largest(&win7_report), 65536);
     assert_eq!(largest(&linux_report), MIB);
@@ -74,7 +104,12 @@ fn a_64k_maximum_transfer_caps_large_block_throughput() {
 fn pcie_gen1_x1_caps_a_uas_ssd_below_gen2() {
     let (gen2, _) = run("usb3-uas-ssd", Op::Read, MIB, 4, false, 60);
     let (gen1, gen1_report) = run("usb3-uas-ssd-gen1", Op::Read, MIB, 4, false, 60);
-    assert!(gen1.mb_per_s() < 0.85 * gen2.mb_per_s(), "Gen1 {:.1} vs Gen2 {:.1}", gen1.mb_per_s(), gen2.mb_per_s());
+    assert!(
+        gen1.mb_per_s() < 0.85 * gen2.mb_per_s(),
+        "Gen1 {:.1} vs Gen2 {:.1}",
+        gen1.mb_per_s(),
+        gen2.mb_per_s()
+    );
     assert_eq!(gen1_report.bottleneck, "pcie_upstream", "{gen1_report:#?}");
 }
 
@@ -82,10 +117,19 @@ fn pcie_gen1_x1_caps_a_uas_ssd_below_gen2() {
 fn a_merging_turbo_driver_inflates_sequential_4k_and_the_report_flags_it() {
     let (turbo, report) = run("usb3-turbo-ssd", Op::Read, 4096, 32, false, 3000);
     let (plain, plain_report) = run("usb3-bot-ssd", Op::Read, 4096, 32, false, 3000);
-    assert!(turbo.mb_per_s() > 3.0 * plain.mb_per_s(), "turbo {:.1} vs plain {:.1}", turbo.mb_per_s(), plain.mb_per_s());
+    assert!(
+        turbo.mb_per_s() > 3.0 * plain.mb_per_s(),
+        "turbo {:.1} vs plain {:.1}",
+        turbo.mb_per_s(),
+        plain.mb_per_s()
+    );
     assert!(report.merged_requests > 0);
     assert!(report.drive_io_sizes.iter().any(|s| s.size_bytes > 4096));
-    assert!(report.warnings.iter().any(|w| w.contains("merged")), "{:?}", report.warnings);
+    assert!(
+        report.warnings.iter().any(|w| w.contains("merged")),
+        "{:?}",
+        report.warnings
+    );
     assert!(plain_report.warnings.is_empty());
     // Random 4 KiB has nothing adjacent to merge.
     let (_, random) = run("usb3-turbo-ssd", Op::Read, 4096, 32, true, 500);
@@ -94,7 +138,8 @@ fn a_merging_turbo_driver_inflates_sequential_4k_and_the_report_flags_it() {
 
 #[test]
 fn uas_without_streams_at_superspeed_falls_back_to_bot() {
-    let sim = Simulator::from_profiles(&ProfileSet::embedded(), "usb3-uas-ssd-early-xhci", SEED).unwrap();
+    let sim =
+        Simulator::from_profiles(&ProfileSet::embedded(), "usb3-uas-ssd-early-xhci", SEED).unwrap();
     assert_eq!(sim.transport(), Transport::Bot);
     assert!(sim.fallback().unwrap().contains("streams"));
     let sim = Simulator::from_profiles(&ProfileSet::embedded(), "usb2-uas-ssd", SEED).unwrap();
@@ -106,5 +151,7 @@ fn host_cpu_per_byte_is_lower_with_uas_than_bot() {
     let (bot, bot_report) = run("usb3-bot-ssd", Op::Read, MIB, 4, false, 60);
     let (uas, uas_report) = run("usb3-uas-ssd", Op::Read, MIB, 4, false, 60);
     let per_mb = |cpu: f64, r: &LoopResult| cpu / r.mb_per_s();
-    assert!(per_mb(uas_report.host_cpu_percent, &uas) < 0.5 * per_mb(bot_report.host_cpu_percent, &bot));
+    assert!(
+        per_mb(uas_report.host_cpu_percent, &uas) < 0.5 * per_mb(bot_report.host_cpu_percent, &bot)
+    );
 }

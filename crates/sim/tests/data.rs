@@ -15,14 +15,22 @@ fn pattern(seed: u64, len: usize) -> Vec<u8> {
     let mut x = seed | 1;
     (0..len)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (x >> 56) as u8
         })
         .collect()
 }
 
 fn do_io(sim: &mut Simulator, slot: u32, op: Op, offset: u64, len: u32) -> Result<u32, i32> {
-    sim.submit(SimRequest { slot, op, offset_bytes: offset, len_bytes: len }).unwrap();
+    sim.submit(SimRequest {
+        slot,
+        op,
+        offset_bytes: offset,
+        len_bytes: len,
+    })
+    .unwrap();
     sim.run_until_completions(1);
     let c = sim.pop_completion().unwrap();
     assert_eq!(c.slot, slot);
@@ -34,13 +42,25 @@ fn written_data_reads_back_on_every_stack() {
     for (stack, _) in ProfileSet::embedded().stacks() {
         let mut sim = new_sim(&stack, 1);
         // Sizes that split at 64 KiB / 120 KiB / 128 KiB limits and odd sector counts.
-        for (i, &(offset, len)) in [(0u64, 4096u32), (1 << 20, 300 * 1024), (5 << 20, 1 << 20), (9 << 20, 512 * 7)].iter().enumerate() {
+        for (i, &(offset, len)) in [
+            (0u64, 4096u32),
+            (1 << 20, 300 * 1024),
+            (5 << 20, 1 << 20),
+            (9 << 20, 512 * 7),
+        ]
+        .iter()
+        .enumerate()
+        {
             let data = pattern(i as u64 + 1, len as usize);
             sim.slot_buffer_mut(0)[..len as usize].copy_from_slice(&data);
             assert_eq!(do_io(&mut sim, 0, Op::Write, offset, len), Ok(len));
             sim.slot_buffer_mut(0).fill(0xEE);
             assert_eq!(do_io(&mut sim, 0, Op::Read, offset, len), Ok(len));
-            assert_eq!(&sim.slot_buffer(0)[..len as usize], &data[..], "stack {stack} at {offset}");
+            assert_eq!(
+                &sim.slot_buffer(0)[..len as usize],
+                &data[..],
+                "stack {stack} at {offset}"
+            );
         }
     }
 }
@@ -51,24 +71,46 @@ fn merged_commands_carry_each_request_to_its_own_place() {
     for slot in 0..16u32 {
         let data = pattern(100 + u64::from(slot), 4096);
         sim.slot_buffer_mut(slot)[..4096].copy_from_slice(&data);
-        sim.submit(SimRequest { slot, op: Op::Write, offset_bytes: u64::from(slot) * 4096, len_bytes: 4096 }).unwrap();
+        sim.submit(SimRequest {
+            slot,
+            op: Op::Write,
+            offset_bytes: u64::from(slot) * 4096,
+            len_bytes: 4096,
+        })
+        .unwrap();
     }
     sim.run();
     while sim.pop_completion().is_some() {}
-    assert!(sim.report().merged_requests > 0, "the test must exercise merging");
+    assert!(
+        sim.report().merged_requests > 0,
+        "the test must exercise merging"
+    );
     for slot in 0..16u32 {
         sim.slot_buffer_mut(slot).fill(0);
-        sim.submit(SimRequest { slot, op: Op::Read, offset_bytes: u64::from(15 - slot) * 4096, len_bytes: 4096 }).unwrap();
+        sim.submit(SimRequest {
+            slot,
+            op: Op::Read,
+            offset_bytes: u64::from(15 - slot) * 4096,
+            len_bytes: 4096,
+        })
+        .unwrap();
     }
     sim.run();
     for slot in 0..16u32 {
-        assert_eq!(&sim.slot_buffer(slot)[..4096], &pattern(100 + u64::from(15 - slot), 4096)[..]);
+        assert_eq!(
+            &sim.slot_buffer(slot)[..4096],
+            &pattern(100 + u64::from(15 - slot), 4096)[..]
+        );
     }
 }
 
 #[test]
 fn trim_reaches_the_drive_only_through_a_translating_bridge() {
-    for (stack, translated) in [("usb3-uas-ssd", true), ("sata-ahci-ssd", true), ("usb3-bot-ssd", false)] {
+    for (stack, translated) in [
+        ("usb3-uas-ssd", true),
+        ("sata-ahci-ssd", true),
+        ("usb3-bot-ssd", false),
+    ] {
         let mut sim = new_sim(stack, 1);
         let data = pattern(9, 65536);
         sim.slot_buffer_mut(0)[..65536].copy_from_slice(&data);
@@ -77,10 +119,17 @@ fn trim_reaches_the_drive_only_through_a_translating_bridge() {
         do_io(&mut sim, 0, Op::Read, 1 << 20, 65536).unwrap();
         let report = sim.report();
         if translated {
-            assert!(sim.slot_buffer(0)[..65536].iter().all(|&b| b == 0), "{stack}: trimmed data must read as zeros");
+            assert!(
+                sim.slot_buffer(0)[..65536].iter().all(|&b| b == 0),
+                "{stack}: trimmed data must read as zeros"
+            );
             assert_eq!(report.trims_to_drive, 1);
         } else {
-            assert_eq!(&sim.slot_buffer(0)[..65536], &data[..], "{stack}: the drive never saw the TRIM");
+            assert_eq!(
+                &sim.slot_buffer(0)[..65536],
+                &data[..],
+                "{stack}: the drive never saw the TRIM"
+            );
             assert_eq!(report.trims_not_translated, 1);
             assert!(report.warnings.iter().any(|w| w.contains("not translated")));
         }
@@ -91,8 +140,18 @@ fn trim_reaches_the_drive_only_through_a_translating_bridge() {
 fn requests_outside_the_device_or_unaligned_fail_with_einval() {
     let mut sim = new_sim("usb3-uas-ssd", 1);
     let capacity = sim.capacity_bytes();
-    assert_eq!(do_io(&mut sim, 0, Op::Read, capacity, 4096), Err(ERRNO_EINVAL));
+    assert_eq!(
+        do_io(&mut sim, 0, Op::Read, capacity, 4096),
+        Err(ERRNO_EINVAL)
+    );
     assert_eq!(do_io(&mut sim, 0, Op::Read, 100, 4096), Err(ERRNO_EINVAL));
     assert_eq!(do_io(&mut sim, 0, Op::Read, 0, 0), Err(ERRNO_EINVAL));
-    assert!(sim.submit(SimRequest { slot: 5, op: Op::Read, offset_bytes: 0, len_bytes: 4096 }).is_err());
+    assert!(sim
+        .submit(SimRequest {
+            slot: 5,
+            op: Op::Read,
+            offset_bytes: 0,
+            len_bytes: 4096
+        })
+        .is_err());
 }

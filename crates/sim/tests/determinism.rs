@@ -41,7 +41,13 @@ fn session(stack: &str, seed: u64) -> (String, String, Vec<u8>) {
         let buf = &mut sim.slot_buffer_mut(slot)[..len as usize];
         buf.fill(fill as u8);
         buf[..8].copy_from_slice(&fill.to_le_bytes());
-        sim.submit(SimRequest { slot, op, offset_bytes: offset, len_bytes: len }).unwrap();
+        sim.submit(SimRequest {
+            slot,
+            op,
+            offset_bytes: offset,
+            len_bytes: len,
+        })
+        .unwrap();
     }
     sim.run();
     while let Some(c) = sim.pop_completion() {

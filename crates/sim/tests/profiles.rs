@@ -14,8 +14,18 @@ fn every_shipped_stack_resolves_and_builds() {
     let set = ProfileSet::embedded();
     set.validate_all().unwrap();
     let names: Vec<String> = set.stacks().into_iter().map(|(n, _)| n).collect();
-    for required in ["usb2-bot-hdd", "usb3-bot-ssd", "usb3-uas-ssd", "sata-ahci-ssd", "sata-ide-ssd", "usb3-uas-ssd-gen1"] {
-        assert!(names.iter().any(|n| n == required), "missing stack {required}");
+    for required in [
+        "usb2-bot-hdd",
+        "usb3-bot-ssd",
+        "usb3-uas-ssd",
+        "sata-ahci-ssd",
+        "sata-ide-ssd",
+        "usb3-uas-ssd-gen1",
+    ] {
+        assert!(
+            names.iter().any(|n| n == required),
+            "missing stack {required}"
+        );
     }
     for name in &names {
         Simulator::from_profiles(&set, name, 1).unwrap();
@@ -47,12 +57,21 @@ fn embedded_table_matches_profiles_dir() {
         .map(|(c, n, _)| format!("{c}/{n}"))
         .collect();
     embedded.sort();
-    assert_eq!(embedded, on_disk, "run crates/sim/src/profiles/gen-embedded.sh");
+    assert_eq!(
+        embedded, on_disk,
+        "run crates/sim/src/profiles/gen-embedded.sh"
+    );
 }
 
 fn with(category: &str, name: &str, text: &str) -> ProfileSet {
     let mut set = ProfileSet::embedded();
-    set.insert_text(category, name, &format!("test/{category}/{name}.toml"), text).unwrap();
+    set.insert_text(
+        category,
+        name,
+        &format!("test/{category}/{name}.toml"),
+        text,
+    )
+    .unwrap();
     set
 }
 
@@ -83,17 +102,36 @@ fn assert_one_line_error(err: SimError, file: &str, key: &str, reason: &str) {
 
 #[test]
 fn unknown_key_is_rejected_with_file_and_line() {
-    let set = with("stacks", "typo", &format!("{}drvie = \"x\"\n", stack_using("", "")));
+    let set = with(
+        "stacks",
+        "typo",
+        &format!("{}drvie = \"x\"\n", stack_using("", "")),
+    );
     let err = set.resolve("typo").unwrap_err();
-    assert_one_line_error(err, "test/stacks/typo.toml", "line 8", "unknown field `drvie`");
+    assert_one_line_error(
+        err,
+        "test/stacks/typo.toml",
+        "line 8",
+        "unknown field `drvie`",
+    );
 }
 
 #[test]
 fn missing_part_is_rejected() {
     let set = with("stacks", "nobridge", "description = \"x\"\nhost = \"vendor-uas\"\ncontroller = \"xhci-gen2-x1\"\nusb_link = \"usb3-ss\"\nsata_link = \"sata-3g\"\ndrive = \"ssd-sata2\"\n");
-    assert_one_line_error(set.resolve("nobridge").unwrap_err(), "test/stacks/nobridge.toml", "bridge", "missing");
+    assert_one_line_error(
+        set.resolve("nobridge").unwrap_err(),
+        "test/stacks/nobridge.toml",
+        "bridge",
+        "missing",
+    );
     let set = with("stacks", "ghost", &stack_using("drive", "no-such-drive"));
-    assert_one_line_error(set.resolve("ghost").unwrap_err(), "test/stacks/ghost.toml", "drive", "no drives profile named `no-such-drive`");
+    assert_one_line_error(
+        set.resolve("ghost").unwrap_err(),
+        "test/stacks/ghost.toml",
+        "drive",
+        "no drives profile named `no-such-drive`",
+    );
 }
 
 #[test]
@@ -103,34 +141,101 @@ fn impossible_values_are_rejected() {
     let set = with("links", "zero", &zero);
     let set = {
         let mut s = set;
-        s.insert_text("stacks", "s", "test/stacks/s.toml", &stack_using("usb_link", "zero")).unwrap();
+        s.insert_text(
+            "stacks",
+            "s",
+            "test/stacks/s.toml",
+            &stack_using("usb_link", "zero"),
+        )
+        .unwrap();
         s
     };
-    assert_one_line_error(set.resolve("s").unwrap_err(), "test/links/zero.toml", "signal_rate_bps", "greater than zero");
+    assert_one_line_error(
+        set.resolve("s").unwrap_err(),
+        "test/links/zero.toml",
+        "signal_rate_bps",
+        "greater than zero",
+    );
 
     let host = std::fs::read_to_string(workspace_profiles().join("hosts/vendor-uas.toml")).unwrap();
-    let mut set = with("hosts", "h", &host.replace("max_outstanding_commands = 32", "max_outstanding_commands = 70000"));
-    set.insert_text("stacks", "s", "test/stacks/s.toml", &stack_using("host", "h")).unwrap();
-    assert_one_line_error(set.resolve("s").unwrap_err(), "test/hosts/h.toml", "max_outstanding_commands", "1..=65535");
+    let mut set = with(
+        "hosts",
+        "h",
+        &host.replace(
+            "max_outstanding_commands = 32",
+            "max_outstanding_commands = 70000",
+        ),
+    );
+    set.insert_text(
+        "stacks",
+        "s",
+        "test/stacks/s.toml",
+        &stack_using("host", "h"),
+    )
+    .unwrap();
+    assert_one_line_error(
+        set.resolve("s").unwrap_err(),
+        "test/hosts/h.toml",
+        "max_outstanding_commands",
+        "1..=65535",
+    );
 
-    let bridge = std::fs::read_to_string(workspace_profiles().join("bridges/uas-bridge.toml")).unwrap();
-    let mut set = with("bridges", "b", &bridge.replace("ncq_depth = 32", "ncq_depth = 33"));
-    set.insert_text("stacks", "s", "test/stacks/s.toml", &stack_using("bridge", "b")).unwrap();
-    assert_one_line_error(set.resolve("s").unwrap_err(), "test/bridges/b.toml", "ncq_depth", "at most 32 tags");
+    let bridge =
+        std::fs::read_to_string(workspace_profiles().join("bridges/uas-bridge.toml")).unwrap();
+    let mut set = with(
+        "bridges",
+        "b",
+        &bridge.replace("ncq_depth = 32", "ncq_depth = 33"),
+    );
+    set.insert_text(
+        "stacks",
+        "s",
+        "test/stacks/s.toml",
+        &stack_using("bridge", "b"),
+    )
+    .unwrap();
+    assert_one_line_error(
+        set.resolve("s").unwrap_err(),
+        "test/bridges/b.toml",
+        "ncq_depth",
+        "at most 32 tags",
+    );
 
-    let mut set = with("bridges", "b", &bridge.replace("max_uas_tags = 32", "max_uas_tags = 65536"));
-    set.insert_text("stacks", "s", "test/stacks/s.toml", &stack_using("bridge", "b")).unwrap();
-    assert_one_line_error(set.resolve("s").unwrap_err(), "test/bridges/b.toml", "max_uas_tags", "16-bit");
+    let mut set = with(
+        "bridges",
+        "b",
+        &bridge.replace("max_uas_tags = 32", "max_uas_tags = 65536"),
+    );
+    set.insert_text(
+        "stacks",
+        "s",
+        "test/stacks/s.toml",
+        &stack_using("bridge", "b"),
+    )
+    .unwrap();
+    assert_one_line_error(
+        set.resolve("s").unwrap_err(),
+        "test/bridges/b.toml",
+        "max_uas_tags",
+        "16-bit",
+    );
 }
 
 #[test]
 fn a_user_directory_adds_and_overrides() {
     let dir = std::env::temp_dir().join(format!("storlab-sim-profiles-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("stacks")).unwrap();
-    std::fs::write(dir.join("stacks/mine.toml"), stack_using("drive", "ssd-sata3-fast")).unwrap();
+    std::fs::write(
+        dir.join("stacks/mine.toml"),
+        stack_using("drive", "ssd-sata3-fast"),
+    )
+    .unwrap();
     let set = ProfileSet::embedded_with_dir(&dir).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let spec = set.resolve("mine").unwrap();
     assert_eq!(spec.drive_name, "ssd-sata3-fast");
-    assert!(set.resolve("usb3-uas-ssd").is_ok(), "shipped stacks stay available");
+    assert!(
+        set.resolve("usb3-uas-ssd").is_ok(),
+        "shipped stacks stay available"
+    );
 }
