@@ -4,7 +4,7 @@
 pub mod io_uring;
 pub mod null;
 pub mod psync;
-// sim: added by the simulator work
+pub mod sim;
 
 use crate::{EngineError, IoDirection, IoRequest};
 use std::time::{Duration, Instant};

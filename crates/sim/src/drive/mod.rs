@@ -33,7 +33,7 @@ pub struct DriveStats {
 }
 
 /// A drive model. State persists between jobs (the same instance serves a whole session).
-pub trait Drive {
+pub trait Drive: Send {
     fn capacity_bytes(&self) -> u64;
     fn logical_block_bytes(&self) -> u32;
     /// NCQ depth the drive advertises (1 = no queueing).

@@ -1,0 +1,274 @@
+//! The `sim` engine: I/O against a simulated USB/SATA stack in virtual time. `reap` runs the
+//! simulator's event loop until enough requests complete, `wait_until_ns` lets virtual time
+//! pass, and the slot buffers are the simulator's own, so payload moves without extra copies.
+//!
+//! Profiles: the shipped ones are embedded in the binary; a profiles directory (by default the
+//! workspace's `profiles/`, see [`default_profiles_dir`]) can add or override stacks and parts.
+
+use super::reap_too_many;
+use crate::{
+    Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection, IoEngine,
+    IoRequest,
+};
+use std::path::{Path, PathBuf};
+use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
+
+/// Name of the profiles directory searched next to the binary's workspace.
+const PROFILES_DIR_NAME: &str = "profiles";
+/// How many directories above the executable to look for `profiles/` (target/release/x → 3).
+const PROFILES_SEARCH_DEPTH: usize = 5;
+
+/// `profiles/` next to the workspace the running binary was built in, if there is one
+/// (found by walking up from the executable), else `./profiles` if it exists.
+pub fn default_profiles_dir() -> Option<PathBuf> {
+    let from_exe = std::env::current_exe().ok().and_then(|exe| {
+        exe.ancestors()
+            .skip(1)
+            .take(PROFILES_SEARCH_DEPTH)
+            .map(|dir| dir.join(PROFILES_DIR_NAME))
+            .find(|dir| dir.join("stacks").is_dir())
+    });
+    from_exe.or_else(|| {
+        let cwd = PathBuf::from(PROFILES_DIR_NAME);
+        cwd.join("stacks").is_dir().then_some(cwd)
+    })
+}
+
+/// Every stack the embedded profiles plus `profiles_dir` define: (name, description), sorted.
+/// An unreadable directory lists the embedded stacks only.
+pub fn list_stacks(profiles_dir: &Path) -> Vec<(String, String)> {
+    ProfileSet::embedded_with_dir(profiles_dir)
+        .unwrap_or_else(|_| ProfileSet::embedded())
+        .stacks()
+}
+
+fn sim_error(e: storlab_sim::SimError) -> EngineError {
+    EngineError::Setup(e.to_string())
+}
+
+/// The simulator engine.
+pub struct SimEngine {
+    sim: Simulator,
+    queued: Vec<IoRequest>,
+    in_flight: Vec<bool>,
+    outstanding: usize,
+    slot_bytes: usize,
+}
+
+impl SimEngine {
+    /// Open stack `stack_name` from the embedded profiles plus `profiles_dir` (which may be
+    /// missing), with the simulator's RNG seeded by `seed`.
+    pub fn open(
+        stack_name: &str,
+        profiles_dir: &Path,
+        seed: u64,
+    ) -> Result<SimEngine, EngineError> {
+        let profiles = ProfileSet::embedded_with_dir(profiles_dir).map_err(sim_error)?;
+        let sim = Simulator::from_profiles(&profiles, stack_name, seed).map_err(sim_error)?;
+        Ok(SimEngine::from_simulator(sim))
+    }
+
+    /// Wrap an already built simulator (tests, custom stacks).
+    pub fn from_simulator(sim: Simulator) -> SimEngine {
+        SimEngine {
+            sim,
+            queued: Vec::new(),
+            in_flight: Vec::new(),
+            outstanding: 0,
+            slot_bytes: 0,
+        }
+    }
+
+    pub fn simulator(&self) -> &Simulator {
+        &self.sim
+    }
+
+    pub fn simulator_mut(&mut self) -> &mut Simulator {
+        &mut self.sim
+    }
+
+    fn check(&self, request: &IoRequest) -> Result<(), EngineError> {
+        super::check_request(request, &self.in_flight, self.slot_bytes)
+    }
+}
+
+impl IoEngine for SimEngine {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            queued: true,
+            moves_data: true,
+            trim: true,
+            shared_timeline: true,
+        }
+    }
+
+    fn target_size_bytes(&self) -> u64 {
+        self.sim.capacity_bytes()
+    }
+
+    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+        self.sim
+            .setup_slots(setup.slots, setup.slot_bytes)
+            .map_err(sim_error)?;
+        self.in_flight = vec![false; setup.slots as usize];
+        self.queued = Vec::with_capacity(setup.slots as usize);
+        self.slot_bytes = setup.slot_bytes;
+        self.outstanding = 0;
+        Ok(())
+    }
+
+    fn buffer(&self, slot: u32) -> &[u8] {
+        self.sim.slot_buffer(slot)
+    }
+
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        self.sim.slot_buffer_mut(slot)
+    }
+
+    fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+        self.check(&request)?;
+        self.in_flight[request.slot as usize] = true;
+        self.queued.push(request);
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<usize, EngineError> {
+        let issued = self.queued.len();
+        for request in self.queued.drain(..) {
+            let op = match request.direction {
+                IoDirection::Read => Op::Read,
+                IoDirection::Write => Op::Write,
+                IoDirection::Trim => Op::Trim,
+            };
+            self.sim
+                .submit(SimRequest {
+                    slot: request.slot,
+                    op,
+                    offset_bytes: request.offset_bytes,
+                    len_bytes: request.len_bytes,
+                })
+                .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        }
+        self.outstanding += issued;
+        Ok(issued)
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
+        if min > self.outstanding {
+            return Err(reap_too_many(min, self.outstanding));
+        }
+        self.sim.run_until_completions(min);
+        let mut reaped = 0;
+        while let Some(c) = self.sim.pop_completion() {
+            self.in_flight[c.slot as usize] = false;
+            out.push(IoCompletion {
+                slot: c.slot,
+                result: c.result,
+                done_ns: c.done_ns,
+            });
+            reaped += 1;
+        }
+        self.outstanding -= reaped;
+        if reaped < min {
+            return Err(EngineError::Setup(format!(
+                "simulator stalled: {reaped} of {min} completions with nothing left to run"
+            )));
+        }
+        Ok(reaped)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.sim.now_ns()
+    }
+
+    fn wait_until_ns(&mut self, deadline_ns: u64) {
+        self.sim.step_until(deadline_ns);
+    }
+
+    fn report(&self) -> EngineReport {
+        let report = self.sim.report();
+        EngineReport {
+            details: report.details(),
+            sim_json: Some(report.to_json()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(stack: &str, slots: u32, slot_bytes: usize) -> SimEngine {
+        let mut e = SimEngine::open(stack, Path::new("/nonexistent"), 1).unwrap();
+        e.setup(&EngineSetup {
+            slots,
+            slot_bytes,
+            buffer_align_bytes: 4096,
+        })
+        .unwrap();
+        e
+    }
+
+    #[test]
+    fn writes_read_back_in_virtual_time() {
+        let mut e = engine("usb3-uas-ssd", 2, 65536);
+        assert_eq!(e.now_ns(), 0);
+        e.buffer_mut(0).fill(0x5A);
+        e.queue(IoRequest {
+            slot: 0,
+            direction: IoDirection::Write,
+            offset_bytes: 1 << 20,
+            len_bytes: 65536,
+        })
+        .unwrap();
+        assert_eq!(e.submit().unwrap(), 1);
+        let mut out = Vec::new();
+        assert_eq!(e.reap(1, &mut out).unwrap(), 1);
+        assert_eq!(out[0].result, Ok(65536));
+        let written_at = out[0].done_ns;
+        assert!(written_at > 0 && written_at == e.now_ns());
+        e.queue(IoRequest {
+            slot: 1,
+            direction: IoDirection::Read,
+            offset_bytes: 1 << 20,
+            len_bytes: 65536,
+        })
+        .unwrap();
+        e.submit().unwrap();
+        out.clear();
+        e.reap(1, &mut out).unwrap();
+        assert!(e.buffer(1).iter().all(|&b| b == 0x5A));
+        assert!(out[0].done_ns > written_at);
+        let report = e.report();
+        assert!(report.sim_json.unwrap().contains("\"bottleneck\""));
+        assert!(report
+            .details
+            .iter()
+            .any(|(k, _)| k == "sim.drive_io_sizes"));
+    }
+
+    #[test]
+    fn wait_until_advances_virtual_time_and_contract_errors_are_reported() {
+        let mut e = engine("sata-ahci-ssd", 1, 4096);
+        e.wait_until_ns(5_000_000);
+        assert_eq!(e.now_ns(), 5_000_000);
+        let mut out = Vec::new();
+        assert!(e.reap(1, &mut out).is_err(), "nothing outstanding");
+        let r = IoRequest {
+            slot: 0,
+            direction: IoDirection::Read,
+            offset_bytes: 0,
+            len_bytes: 4096,
+        };
+        e.queue(r).unwrap();
+        assert!(e.queue(r).is_err(), "slot reused before reaped");
+        assert!(SimEngine::open("no-such-stack", Path::new("/nonexistent"), 1).is_err());
+        assert!(list_stacks(Path::new("/nonexistent"))
+            .iter()
+            .any(|(n, _)| n == "usb3-uas-ssd"));
+    }
+}
