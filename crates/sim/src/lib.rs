@@ -28,6 +28,7 @@ pub mod resource;
 pub mod scsi;
 pub mod sim;
 pub mod store;
+pub mod trace;
 pub mod workload;
 pub mod xhci;
 

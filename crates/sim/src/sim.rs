@@ -20,6 +20,7 @@ use crate::profile::{
 };
 use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow};
 use crate::store::Store;
+use crate::trace::PcapRecorder;
 use crate::xhci::Controller;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -197,12 +198,13 @@ pub struct Simulator {
     outstanding: u32,
     pub(crate) next_tag: u32,
     slots: Vec<SlotState>,
-    slot_bytes: usize,
+    pub(crate) slot_bytes: usize,
     pub(crate) slot_buffers: Vec<u8>,
     completions: VecDeque<SimCompletion>,
     pub(crate) store: Store,
     store_payload: bool,
     pub(crate) counters: Counters,
+    pub(crate) pcap: Option<PcapRecorder>,
 }
 
 impl Simulator {
@@ -329,6 +331,7 @@ impl Simulator {
                 host_size_min: u32::MAX,
                 ..Counters::default()
             },
+            pcap: None,
             spec,
         })
     }
@@ -500,11 +503,20 @@ impl Simulator {
     fn handle(&mut self, event: Event) {
         match event {
             Event::HostIssue { cmd } => match self.transport {
-                Transport::Bot => self.bot_issue(cmd),
-                Transport::Uas { .. } => self.uas_issue(cmd),
+                Transport::Bot => {
+                    self.bot_issue(cmd);
+                    self.trace_issue(cmd);
+                }
+                Transport::Uas { .. } => {
+                    self.uas_issue(cmd);
+                    self.trace_issue(cmd);
+                }
                 Transport::SataNcq | Transport::SataIde => self.sata_issue(cmd),
             },
-            Event::CommandAtDevice { cmd } => self.bridge_on_command(cmd),
+            Event::CommandAtDevice { cmd } => {
+                self.trace_command_delivered(cmd);
+                self.bridge_on_command(cmd);
+            }
             Event::BridgeReady { cmd } => self.bridge_on_ready(cmd),
             Event::DriveCommand { cmd } => self.on_drive_command(cmd),
             Event::DataReady { cmd } => self.on_data_ready(cmd),
@@ -779,10 +791,17 @@ impl Simulator {
         let op = self.cmd(id).op;
         let mut status_from = now;
         match op {
-            Op::Read => self.move_payload(id, false),
-            Op::Write => self.move_payload(id, true),
+            Op::Read => {
+                self.move_payload(id, false);
+                self.trace_data_done(id);
+            }
+            Op::Write => {
+                self.move_payload(id, true);
+                self.trace_data_done(id);
+            }
             Op::Trim => {
                 if self.transport.is_usb() {
+                    self.trace_data_done(id);
                     status_from = self.bridge_unmap(id);
                 } else {
                     status_from = self.sata_trim_execute(id);
@@ -834,6 +853,7 @@ impl Simulator {
 
     /// Status reached host memory: the driver checks it and completes after the interrupt.
     fn on_status_at_host(&mut self, id: CmdId) {
+        self.trace_status(id);
         match self.transport {
             Transport::Bot => self.bot_check_status(id),
             Transport::Uas { .. } => self.uas_check_status(id),

@@ -1,0 +1,397 @@
+//! Session trace as a usbmon pcap (LINKTYPE_USB_LINUX_MMAPPED): enumeration with the
+//! descriptors of a mass-storage bridge, then every URB the host driver submits and completes,
+//! stamped with virtual time. Headers and descriptors are encoded by `wire`; what Wireshark
+//! shows is the bytes the simulated layers exchanged.
+
+use storlab_wire::pcap::{
+    EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
+    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN, STATUS_IN_PROGRESS,
+    USBMON_HEADER_LEN,
+};
+use storlab_wire::usb::{
+    emit_mass_storage_configuration, DescriptorType, DeviceDescriptor, MassStorageConfig,
+    SetupPacket, ENDPOINT_DIR_IN,
+};
+
+/// Payload bytes captured per data URB (the URB length still says how much moved), so a trace
+/// of a long run stays small.
+pub const CAPTURE_DATA_BYTES_MAX: usize = 512;
+const NANOS_PER_SECOND: u64 = 1_000_000_000;
+/// Bus and device address the simulated bridge enumerates at.
+const BUS: u16 = 1;
+const DEVICE_ADDRESS: u8 = 2;
+/// Vendor/product of the simulated bridge (generic, not a real vendor's).
+const VENDOR_ID: u16 = 0x1d6b;
+const PRODUCT_ID: u16 = 0x5354;
+/// URB ids look like kernel addresses; one per (command, pipe) keeps submissions and
+/// completions paired while a command is in flight.
+const URB_ID_BASE: u64 = 0xffff_8800_0000_0000;
+const CONTROL_URB_BASE: u64 = 0xffff_8900_0000_0000;
+/// bMaxPacketSize0 is 64 at High-Speed and 2^9 at SuperSpeed.
+const MAX_PACKET0_HIGH_SPEED: u8 = 64;
+const MAX_PACKET0_SUPER_SPEED_EXPONENT: u8 = 9;
+const CONFIG_DESCRIPTOR_HEADER_LEN: u16 = 9;
+const DEVICE_DESCRIPTOR_LEN: u16 = 18;
+const BCD_USB_2: u16 = 0x0200;
+const BCD_USB_3: u16 = 0x0300;
+const BCD_DEVICE: u16 = 0x0100;
+/// Room for the largest configuration bundle (UAS, SuperSpeed).
+const CONFIG_BUFFER_BYTES: usize = 256;
+
+/// Which of a command's URBs: its command (CBW / Command IU), its data, its status
+/// (CSW / Sense IU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Urb {
+    Command,
+    DataIn,
+    DataOut,
+    Status,
+}
+
+/// Records URBs into an in-memory pcap.
+#[derive(Clone, Debug)]
+pub struct PcapRecorder {
+    bytes: Vec<u8>,
+    config: MassStorageConfig,
+    next_control_urb: u64,
+}
+
+impl PcapRecorder {
+    /// A capture with its global header and the device's enumeration at time 0.
+    pub fn new(uas: bool, super_speed: bool) -> PcapRecorder {
+        let mut bytes = Vec::with_capacity(1 << 16);
+        bytes.extend_from_slice(&PCAP_MAGIC_NANOS.to_le_bytes());
+        bytes.extend_from_slice(&PCAP_VERSION_MAJOR.to_le_bytes());
+        bytes.extend_from_slice(&PCAP_VERSION_MINOR.to_le_bytes());
+        bytes.extend_from_slice(&0i32.to_le_bytes()); // thiszone: UTC
+        bytes.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+        bytes.extend_from_slice(&SNAPLEN.to_le_bytes());
+        bytes.extend_from_slice(&LINKTYPE_USB_LINUX_MMAPPED.to_le_bytes());
+        debug_assert_eq!(bytes.len(), GLOBAL_HEADER_LEN);
+        let mut rec = PcapRecorder {
+            bytes,
+            config: MassStorageConfig::new(uas, super_speed),
+            next_control_urb: CONTROL_URB_BASE,
+        };
+        rec.enumerate();
+        rec
+    }
+
+    fn enumerate(&mut self) {
+        let device = DeviceDescriptor {
+            usb_version_bcd: if self.config.super_speed {
+                BCD_USB_3
+            } else {
+                BCD_USB_2
+            },
+            class: 0,
+            subclass: 0,
+            protocol: 0,
+            max_packet_size0: if self.config.super_speed {
+                MAX_PACKET0_SUPER_SPEED_EXPONENT
+            } else {
+                MAX_PACKET0_HIGH_SPEED
+            },
+            vendor_id: VENDOR_ID,
+            product_id: PRODUCT_ID,
+            device_version_bcd: BCD_DEVICE,
+            manufacturer_index: 0,
+            product_index: 0,
+            serial_index: 0,
+            num_configurations: 1,
+        };
+        let mut buf = [0u8; CONFIG_BUFFER_BYTES];
+        let n = device.emit(&mut buf).expect("device descriptor fits");
+        self.control(
+            SetupPacket::get_descriptor(DescriptorType::Device, 0, DEVICE_DESCRIPTOR_LEN),
+            &buf[..n],
+        );
+        let n = emit_mass_storage_configuration(&self.config, &mut buf)
+            .expect("configuration bundle fits");
+        let header = usize::from(CONFIG_DESCRIPTOR_HEADER_LEN);
+        self.control(
+            SetupPacket::get_descriptor(
+                DescriptorType::Configuration,
+                0,
+                CONFIG_DESCRIPTOR_HEADER_LEN,
+            ),
+            &buf[..header],
+        );
+        self.control(
+            SetupPacket::get_descriptor(DescriptorType::Configuration, 0, n as u16),
+            &buf[..n],
+        );
+        self.control(SetupPacket::set_configuration(1), &[]);
+        if self.config.uas {
+            // UAS is alternate setting 1 of interface 0.
+            self.control(SetupPacket::set_interface(0, 1), &[]);
+        } else {
+            self.control(SetupPacket::get_max_lun(0), &[0]);
+        }
+    }
+
+    fn control(&mut self, setup: SetupPacket, data: &[u8]) {
+        let id = self.next_control_urb;
+        self.next_control_urb += 1;
+        let endpoint = if setup.device_to_host {
+            ENDPOINT_DIR_IN
+        } else {
+            0
+        };
+        let out: &[u8] = if setup.device_to_host { &[] } else { data };
+        let mut s = header(id, EventType::Submission, TransferType::Control, endpoint);
+        s.setup = Some(setup);
+        s.urb_len = u32::from(setup.length);
+        self.record(0, &s, out);
+        let mut c = header(id, EventType::Completion, TransferType::Control, endpoint);
+        c.urb_len = data.len() as u32;
+        let input: &[u8] = if setup.device_to_host { data } else { &[] };
+        self.record(0, &c, input);
+    }
+
+    /// The endpoint a URB uses: UAS has command and status pipes, BOT sends everything on
+    /// its two bulk endpoints.
+    fn endpoint(&self, urb: Urb) -> u8 {
+        match (urb, self.config.uas) {
+            (Urb::Command, true) => self.config.command_out,
+            (Urb::Status, true) => self.config.status_in,
+            (Urb::Command | Urb::DataOut, _) => self.config.bulk_out,
+            (Urb::Status | Urb::DataIn, _) => self.config.bulk_in,
+        }
+    }
+
+    fn urb_id(command: u32, urb: Urb) -> u64 {
+        URB_ID_BASE + (u64::from(command) << 8) + ((urb as u64) << 4)
+    }
+
+    /// The host submits a URB for `command`: OUT URBs carry their data, IN URBs the length
+    /// they ask for.
+    pub fn submit(&mut self, at_ns: u64, command: u32, urb: Urb, urb_len: u32, out_data: &[u8]) {
+        let endpoint = self.endpoint(urb);
+        let mut h = header(
+            Self::urb_id(command, urb),
+            EventType::Submission,
+            TransferType::Bulk,
+            endpoint,
+        );
+        h.urb_len = urb_len;
+        let captured = &out_data[..out_data.len().min(CAPTURE_DATA_BYTES_MAX)];
+        self.record(at_ns, &h, captured);
+    }
+
+    /// A URB completes: IN URBs carry the data received.
+    pub fn complete(
+        &mut self,
+        at_ns: u64,
+        command: u32,
+        urb: Urb,
+        actual_len: u32,
+        in_data: &[u8],
+    ) {
+        let endpoint = self.endpoint(urb);
+        let mut h = header(
+            Self::urb_id(command, urb),
+            EventType::Completion,
+            TransferType::Bulk,
+            endpoint,
+        );
+        h.urb_len = actual_len;
+        let captured = &in_data[..in_data.len().min(CAPTURE_DATA_BYTES_MAX)];
+        self.record(at_ns, &h, captured);
+    }
+
+    fn record(&mut self, at_ns: u64, header: &UsbmonRepr, data: &[u8]) {
+        let mut h = *header;
+        h.data_len = data.len() as u32;
+        h.ts_sec = (at_ns / NANOS_PER_SECOND) as i64;
+        h.ts_usec = ((at_ns % NANOS_PER_SECOND) / 1000) as i32;
+        let len = (USBMON_HEADER_LEN + data.len()) as u32;
+        self.bytes
+            .extend_from_slice(&((at_ns / NANOS_PER_SECOND) as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&((at_ns % NANOS_PER_SECOND) as u32).to_le_bytes());
+        self.bytes.extend_from_slice(&len.to_le_bytes());
+        self.bytes.extend_from_slice(&len.to_le_bytes());
+        let mut raw = [0u8; USBMON_HEADER_LEN];
+        h.emit(&mut raw).expect("usbmon header buffer is exact");
+        self.bytes.extend_from_slice(&raw);
+        self.bytes.extend_from_slice(data);
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -> UsbmonRepr {
+    UsbmonRepr {
+        urb_id,
+        event,
+        transfer,
+        endpoint,
+        device: DEVICE_ADDRESS,
+        bus: BUS,
+        setup: None,
+        ts_sec: 0,
+        ts_usec: 0,
+        status: if event == EventType::Submission {
+            STATUS_IN_PROGRESS
+        } else {
+            0
+        },
+        urb_len: 0,
+        data_len: 0,
+        interval: 0,
+        start_frame: 0,
+        xfer_flags: 0,
+        ndesc: 0,
+    }
+}
+
+use crate::command::{Op, UNMAP_LIST_BYTES};
+use crate::event::CmdId;
+use crate::sim::{Simulator, Transport, UsbTiming};
+
+/// Sense IU room the UAS driver asks for on the status pipe (header + fixed sense data).
+const STATUS_URB_BYTES: u32 = 96;
+
+impl Simulator {
+    /// Record the session as a usbmon pcap from now on (USB stacks only; enumeration first).
+    pub fn enable_pcap(&mut self) {
+        if self.pcap.is_none() && self.transport.is_usb() {
+            let uas = matches!(self.transport, Transport::Uas { .. });
+            let super_speed = matches!(self.usb, Some(UsbTiming::Super(_)));
+            self.pcap = Some(PcapRecorder::new(uas, super_speed));
+        }
+    }
+
+    /// The capture so far, ending the recording (empty when tracing was not enabled).
+    pub fn take_pcap(&mut self) -> Vec<u8> {
+        self.pcap
+            .take()
+            .map(PcapRecorder::into_bytes)
+            .unwrap_or_default()
+    }
+
+    /// Bytes of a command's payload as the host sees it (first part, capped).
+    fn payload_head(&self, id: CmdId) -> &[u8] {
+        let c = &self.commands[id as usize];
+        let part = c.parts[0];
+        let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
+        let n = (part.len as usize).min(CAPTURE_DATA_BYTES_MAX);
+        &self.slot_buffers[start..start + n]
+    }
+
+    fn data_urb(op: Op) -> Urb {
+        if op == Op::Read {
+            Urb::DataIn
+        } else {
+            Urb::DataOut
+        }
+    }
+
+    fn data_len(&self, id: CmdId) -> u32 {
+        let c = &self.commands[id as usize];
+        if c.op == Op::Trim {
+            UNMAP_LIST_BYTES as u32
+        } else {
+            c.len_bytes
+        }
+    }
+
+    /// Host submits the data URB (OUT carries the payload / UNMAP list).
+    fn trace_submit_data(&mut self, id: CmdId, at_ns: u64) {
+        let op = self.commands[id as usize].op;
+        let len = self.data_len(id);
+        let mut out = [0u8; CAPTURE_DATA_BYTES_MAX];
+        let n = match op {
+            Op::Read => 0,
+            Op::Write => {
+                let head = self.payload_head(id);
+                out[..head.len()].copy_from_slice(head);
+                head.len()
+            }
+            Op::Trim => {
+                out[..UNMAP_LIST_BYTES].copy_from_slice(&self.commands[id as usize].unmap_list);
+                UNMAP_LIST_BYTES
+            }
+        };
+        if let Some(p) = self.pcap.as_mut() {
+            p.submit(at_ns, id, Self::data_urb(op), len, &out[..n]);
+        }
+    }
+
+    /// HostIssue: the command URB (and for UAS the status and data URBs queued with it).
+    pub(crate) fn trace_issue(&mut self, id: CmdId) {
+        if self.pcap.is_none() {
+            return;
+        }
+        let now = self.now_ns();
+        if matches!(self.transport, Transport::Uas { .. }) {
+            if let Some(p) = self.pcap.as_mut() {
+                p.submit(now, id, Urb::Status, STATUS_URB_BYTES, &[]);
+            }
+            self.trace_submit_data(id, now);
+        }
+        let c = &self.commands[id as usize];
+        let bytes = c.command_bytes;
+        let len = usize::from(c.command_len);
+        if let Some(p) = self.pcap.as_mut() {
+            p.submit(now, id, Urb::Command, len as u32, &bytes[..len]);
+        }
+    }
+
+    /// CommandAtDevice: the command URB completes; BOT then submits its data URB.
+    pub(crate) fn trace_command_delivered(&mut self, id: CmdId) {
+        if self.pcap.is_none() {
+            return;
+        }
+        let now = self.now_ns();
+        let len = u32::from(self.commands[id as usize].command_len);
+        if let Some(p) = self.pcap.as_mut() {
+            p.complete(now, id, Urb::Command, len, &[]);
+        }
+        if self.transport == Transport::Bot {
+            self.trace_submit_data(id, now);
+        }
+    }
+
+    /// DataDone: the data URB completes (IN carries the data read); BOT submits the CSW URB.
+    pub(crate) fn trace_data_done(&mut self, id: CmdId) {
+        if self.pcap.is_none() {
+            return;
+        }
+        let now = self.now_ns();
+        let op = self.commands[id as usize].op;
+        let len = self.data_len(id);
+        let mut input = [0u8; CAPTURE_DATA_BYTES_MAX];
+        let n = if op == Op::Read {
+            let head = self.payload_head(id);
+            input[..head.len()].copy_from_slice(head);
+            head.len()
+        } else {
+            0
+        };
+        let bot = self.transport == Transport::Bot;
+        if let Some(p) = self.pcap.as_mut() {
+            p.complete(now, id, Self::data_urb(op), len, &input[..n]);
+            if bot {
+                p.submit(now, id, Urb::Status, storlab_wire::bot::CSW_LEN as u32, &[]);
+            }
+        }
+    }
+
+    /// StatusAtHost: the status URB completes with the CSW / Sense IU bytes.
+    pub(crate) fn trace_status(&mut self, id: CmdId) {
+        if self.pcap.is_none() {
+            return;
+        }
+        let now = self.now_ns();
+        let c = &self.commands[id as usize];
+        let bytes = c.status_bytes;
+        let len = usize::from(c.status_len);
+        if let Some(p) = self.pcap.as_mut() {
+            p.complete(now, id, Urb::Status, len as u32, &bytes[..len]);
+        }
+    }
+}
