@@ -87,6 +87,16 @@ impl SimEngine {
         &mut self.sim
     }
 
+    /// Record the session as a usbmon pcap (USB stacks; enumeration first, then every URB).
+    pub fn enable_pcap(&mut self) {
+        self.sim.enable_pcap();
+    }
+
+    /// The recorded pcap (empty unless `enable_pcap` was called on a USB stack).
+    pub fn take_pcap(&mut self) -> Vec<u8> {
+        self.sim.take_pcap()
+    }
+
     fn check(&self, request: &IoRequest) -> Result<(), EngineError> {
         super::check_request(request, &self.in_flight, self.slot_bytes)
     }
@@ -216,6 +226,7 @@ mod tests {
     #[test]
     fn writes_read_back_in_virtual_time() {
         let mut e = engine("usb3-uas-ssd", 2, 65536);
+        e.enable_pcap();
         assert_eq!(e.now_ns(), 0);
         e.buffer_mut(0).fill(0x5A);
         e.queue(IoRequest {
