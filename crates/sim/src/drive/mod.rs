@@ -24,7 +24,7 @@ pub struct TrimRange {
 /// Busy time and counters a drive reports.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DriveStats {
-    /// Work time summed over units, divided by the number of units.
+    /// Busy time of the drive's most loaded part (model-specific; see each model).
     pub busy_ns: u64,
     pub commands: u64,
     pub bytes: u64,

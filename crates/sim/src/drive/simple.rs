@@ -151,7 +151,9 @@ impl Drive for SimpleDrive {
     fn stats(&self) -> DriveStats {
         let units = self.units.len() as u64;
         DriveStats {
-            busy_ns: self.units.iter().map(|u| u.busy_ns).sum::<u64>() / units,
+            // Whichever is busier: the units on average, or the media path they share.
+            busy_ns: (self.units.iter().map(|u| u.busy_ns).sum::<u64>() / units)
+                .max(self.media.busy_ns),
             commands: self.units.iter().map(|u| u.operations).sum(),
             bytes: self.units.iter().map(|u| u.bytes).sum(),
             trims: self.trims,
