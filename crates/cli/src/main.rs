@@ -1,1 +1,42 @@
-fn main() {}
+//! The `storlab` binary: parses arguments, dispatches subcommands, and decides exit codes.
+//!
+//! Exit codes: 0 success, 1 the run failed (I/O error, verify mismatch), 2 bad input (arguments,
+//! job files, targets, profiles). Diagnostics go to stderr; machine output goes to stdout or
+//! `--output FILE` alone.
+
+mod args;
+mod cmd_decode;
+mod cmd_run;
+mod cmd_stacks;
+mod exit;
+mod provider;
+mod results;
+mod sim_support;
+
+use clap::FromArgMatches;
+
+fn main() {
+    let (clap_args, job_flags) = args::split_job_flags(std::env::args_os().collect());
+    let matches = args::command_with_job_keys().get_matches_from(clap_args);
+    let mut cli = match args::Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    if let args::Command::Run(run) = &mut cli.command {
+        run.job_flags = job_flags;
+    }
+    let outcome = match cli.command {
+        args::Command::Run(run) => cmd_run::run(run),
+        args::Command::Stacks(stacks) => cmd_stacks::run(stacks),
+        args::Command::Engines => {
+            for name in storlab_engine::registry::engine_names() {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        args::Command::Decode(decode) => cmd_decode::run(decode),
+    };
+    if let Err(failure) = outcome {
+        std::process::exit(exit::report(&failure));
+    }
+}

@@ -1,0 +1,164 @@
+//! Command-line definitions (clap). fio-style job flags (`--rw=randread`) are not declared here:
+//! `split_job_flags` hands them to the job crate, whose one key table also reads fio files.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// storlab: a storage I/O lab for real drives and a simulated USB/SATA storage stack.
+#[derive(Debug, Parser)]
+#[command(name = "storlab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a job: a fio job file, fio-style flags, or (with neither) the built-in quick set.
+    Run(RunArgs),
+    /// List the simulated stacks (use one with --target sim:NAME).
+    Stacks(StacksArgs),
+    /// List the I/O engines.
+    Engines,
+    /// Print the protocol view of a usbmon pcap capture (BOT, UAS, SCSI, control requests).
+    Decode(DecodeArgs),
+}
+
+/// Machine and human output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A readable table (default).
+    Table,
+    /// storlab's own versioned JSON schema (docs/json-output.md).
+    Json,
+    /// JSON shaped like `fio --output-format=json`, for existing fio tooling.
+    #[value(name = "fio-json")]
+    FioJson,
+    /// One row per job and direction.
+    Csv,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = JOB_FLAGS_HELP)]
+pub struct RunArgs {
+    /// fio job file to run (a practical subset of fio's format; see docs/job-format.md).
+    pub job_file: Option<PathBuf>,
+    /// Target for every job: a file, a block device, or sim:STACK (overrides filename=).
+    #[arg(long, value_name = "PATH|sim:STACK")]
+    pub target: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output_format: OutputFormat,
+    /// Write the output to FILE instead of stdout (written whole at the end, never half).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Allow writing to this block device even though it carries data (partition table,
+    /// filesystem, swap, mount or holder). Name the exact device.
+    #[arg(long, value_name = "DEVICE")]
+    pub destructive: Option<PathBuf>,
+    /// Simulated targets: write the USB session as a usbmon pcap (Wireshark, storlab decode).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Directory of extra simulator profiles (added to, and overriding, the built-in ones).
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+    /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
+    #[arg(skip)]
+    pub job_flags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StacksArgs {
+    /// Directory of extra simulator profiles.
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// A pcap file with LINKTYPE_USB_LINUX_MMAPPED (usbmon) records.
+    pub file: PathBuf,
+}
+
+const JOB_FLAGS_HELP: &str = "\
+Job flags use fio's names and forms (--key=value, bare booleans):
+  storlab run --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 \\
+              --filename=F --size=1G --runtime=10 --time_based
+  --name=NAME starts another job, as in fio. `storlab run --help` lists every key;
+  docs/job-format.md explains them with fio-compatibility notes.
+
+With neither a job file nor job flags, `storlab run` runs a quick CrystalDiskMark-like set
+(sequential 1 MiB Q8, random 4 KiB Q32 and Q1, read and write) on a temporary file in the
+current directory, and deletes the file afterwards.";
+
+/// The clap command with `run --help` extended by the job keys, generated from the job crate's
+/// key table (the same table that reads fio files and flags, so help cannot drift from it).
+pub fn command_with_job_keys() -> clap::Command {
+    use clap::CommandFactory;
+    let width = storlab_job::keys::KEYS
+        .iter()
+        .map(|k| k.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut keys = String::from("Job keys (--key=value, or key=value in a job file):\n");
+    for key in storlab_job::keys::KEYS {
+        let aliases = if key.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", key.aliases.join(", "))
+        };
+        keys.push_str(&format!(
+            "  {:<width$}  {}{aliases}\n",
+            key.name, key.meaning
+        ));
+    }
+    Cli::command().mut_subcommand("run", |run| {
+        let base = run
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        run.after_long_help(format!("{base}\n\n{keys}"))
+    })
+}
+
+/// Split `argv` (program name first) into what clap parses and the fio-style job flags.
+/// For `run`, every `--key[=value]` that is not one of `run`'s own options is a job flag, so an
+/// unknown key gets the job reader's one-line error ("unknown key 'foo'; did you mean ...").
+pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
+    use clap::CommandFactory;
+    let is_run = argv.get(1).is_some_and(|a| a == "run");
+    if !is_run {
+        return (argv, Vec::new());
+    }
+    let command = Cli::command();
+    let own_options: Vec<String> = command
+        .find_subcommand("run")
+        .map(|run| {
+            run.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut clap_args = Vec::with_capacity(argv.len());
+    let mut job_flags = Vec::new();
+    let mut after_double_dash = false;
+    for arg in argv {
+        let job_flag = arg.to_str().filter(|_| !after_double_dash).and_then(|s| {
+            let key = s.strip_prefix("--")?.split('=').next()?;
+            let own = key.is_empty()
+                || key == "help"
+                || key == "version"
+                || own_options.iter().any(|o| o == key);
+            (!own).then(|| s.to_string())
+        });
+        if arg == "--" {
+            after_double_dash = true;
+        }
+        match job_flag {
+            Some(flag) => job_flags.push(flag),
+            None => clap_args.push(arg),
+        }
+    }
+    (clap_args, job_flags)
+}

@@ -1,0 +1,227 @@
+//! `storlab run`: builds the job set (fio file, fio-style flags, or the built-in quick set), runs
+//! it, and writes the results in the chosen format. Ctrl-C stops the run, keeps the finished jobs
+//! and removes storlab's temporary files.
+
+use crate::args::{OutputFormat, RunArgs};
+use crate::exit::{bad_input, run_failed, Failure};
+use crate::provider::{check_output_path, Provider, ProviderOptions};
+use crate::results::job_reports;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+use storlab_job::{EngineKind, JobSet, Target};
+use storlab_report::{HostInfo, RunReport, ToolInfo};
+use storlab_runner::{JobOutcome, RunError, RunOptions, DEFAULT_INTERVAL_NS};
+
+/// The built-in quick set, a real fio job file parsed like any other.
+const DEFAULT_JOB_FILE: &str = include_str!("default.fio");
+const DEFAULT_JOB_FILE_NAME: &str = "<built-in quick set>";
+
+/// Set by the first Ctrl-C: the runner stops issuing and the finished jobs are reported.
+static STOP: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
+const EXIT_SECOND_INTERRUPT: i32 = 130;
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let (mut set, builtin) = load_jobs(&args)?;
+    if let Some(target) = &args.target {
+        apply_target_override(&mut set, target)?;
+    }
+    if let Some(output) = &args.output {
+        check_output_path(output).map_err(bad_input)?;
+    }
+    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
+        return Err(bad_input(
+            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
+        ));
+    }
+    for job in &set.jobs {
+        for warning in &job.warnings {
+            eprintln!("storlab: warning: job '{}': {warning}", job.name);
+        }
+    }
+    install_interrupt_handler();
+
+    let mut provider = Provider::new(ProviderOptions {
+        destructive: args.destructive.clone(),
+        profiles: args.profiles.clone(),
+        direct_fallback: builtin,
+        pcap: args.pcap.is_some(),
+    });
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let total = set.jobs.len();
+    let mut done = 0;
+    let options = RunOptions {
+        interval_ns: DEFAULT_INTERVAL_NS,
+        stop: &STOP,
+    };
+    let mut on_job_done = |outcome: &JobOutcome| {
+        done += 1;
+        eprintln!(
+            "storlab: [{done}/{total}] {} {}",
+            outcome.job.name,
+            progress_summary(outcome)
+        );
+    };
+    let result = storlab_runner::run_jobs(&set, &mut provider, &options, &mut on_job_done);
+    let outcomes = match result {
+        Ok(outcomes) => outcomes,
+        Err(error) => return Err(classify(error)),
+    };
+
+    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
+    report.warnings.append(&mut provider.warnings);
+    for outcome in &outcomes {
+        report.jobs.extend(job_reports(outcome, &provider));
+    }
+    if let Some(pcap_path) = &args.pcap {
+        crate::sim_support::write_pcap(&mut provider, pcap_path)?;
+    }
+    for warning in &report.warnings {
+        eprintln!("storlab: warning: {warning}");
+    }
+    let rendered = match args.output_format {
+        OutputFormat::Table => storlab_report::render_table(&report),
+        OutputFormat::Json => storlab_report::to_json(&report),
+        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
+        OutputFormat::Csv => storlab_report::to_csv(&report),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    drop(provider); // deletes temporary files before we report success
+    let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
+    if interrupted && STOP.load(Ordering::Relaxed) {
+        return Err(run_failed(format!(
+            "interrupted: {} of {total} jobs finished and are reported above",
+            outcomes.iter().filter(|o| !o.interrupted).count()
+        )));
+    }
+    Ok(())
+}
+
+/// The job set: a job file, job flags, or the built-in quick set when neither is given.
+fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
+    let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
+    match (&args.job_file, args.job_flags.is_empty()) {
+        (Some(path), true) => Ok((storlab_job::parse_fio_file(path).map_err(bad_input)?, false)),
+        (Some(path), false) => Err(bad_input(format!(
+            "{}: job flags ({}) cannot be combined with a job file; put them in the file's [global] section",
+            path.display(),
+            args.job_flags.join(" ")
+        ))),
+        (None, false) => Ok((storlab_job::parse_flags(&args.job_flags).map_err(bad_input)?, false)),
+        (None, true) => {
+            let mut set = storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME).map_err(bad_input)?;
+            for job in &mut set.jobs {
+                job.target = Target::TempFileIn(cwd.clone());
+            }
+            Ok((set, true))
+        }
+    }
+}
+
+/// `--target`: `sim:STACK` switches every job to the simulator; a path replaces `filename=`.
+fn apply_target_override(set: &mut JobSet, target: &str) -> Result<(), Failure> {
+    if target.is_empty() {
+        return Err(bad_input(
+            "--target: empty; give a file, a block device, or sim:STACK",
+        ));
+    }
+    for job in &mut set.jobs {
+        match target.strip_prefix("sim:") {
+            Some("") => {
+                return Err(bad_input(
+                    "--target sim:: name a stack (see `storlab stacks`)",
+                ))
+            }
+            Some(stack) => {
+                job.engine = EngineKind::Sim;
+                job.target = Target::Sim(stack.to_string());
+            }
+            None => {
+                if matches!(job.engine, EngineKind::Sim | EngineKind::Null) {
+                    job.engine = EngineKind::Psync;
+                }
+                job.target = Target::Path(PathBuf::from(target));
+            }
+        }
+        storlab_job::validate(job).map_err(|e| bad_input(format!("--target {target}: {e}")))?;
+    }
+    Ok(())
+}
+
+fn progress_summary(outcome: &JobOutcome) -> String {
+    let mut stats = storlab_stats::WorkerStats::new(DEFAULT_INTERVAL_NS);
+    for w in &outcome.workers {
+        stats.merge(w);
+    }
+    let seconds = stats.elapsed_ns as f64 / 1e9;
+    if seconds <= 0.0 {
+        return "done".into();
+    }
+    let ios = stats.read.ios + stats.write.ios;
+    let bytes = stats.read.bytes + stats.write.bytes;
+    format!(
+        "done: {:.0} IOPS, {:.1} MB/s{}",
+        ios as f64 / seconds,
+        bytes as f64 / seconds / 1e6,
+        if outcome.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Bad input found while opening targets is exit 2; anything that failed mid-run is exit 1.
+fn classify(error: RunError) -> Failure {
+    match error {
+        RunError::Engine(e) => match e {
+            storlab_engine::EngineError::Io(_) => run_failed(e),
+            other => bad_input(other),
+        },
+        RunError::Plan { .. } => bad_input(error),
+        other => run_failed(other),
+    }
+}
+
+/// Write machine output to stdout, or whole to `path` via a temporary file and a rename, so an
+/// interrupted write never leaves half a file.
+fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match path {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth a message.
+            let _ = stdout
+                .write_all(text.as_bytes())
+                .and_then(|_| stdout.flush());
+            Ok(())
+        }
+        Some(path) => {
+            let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
+            let written = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
+            written.map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                run_failed(format!("--output {}: {e}", path.display()))
+            })
+        }
+    }
+}
+
+fn install_interrupt_handler() {
+    let installed = ctrlc::set_handler(|| {
+        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+            STOP.store(true, Ordering::SeqCst);
+            eprintln!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
+        } else {
+            storlab_engine::target::cleanup_temp_files();
+            std::process::exit(EXIT_SECOND_INTERRUPT);
+        }
+    });
+    if let Err(error) = installed {
+        eprintln!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
+    }
+}

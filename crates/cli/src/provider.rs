@@ -1,0 +1,216 @@
+//! The CLI's `EngineProvider`: opens each job's target once (safety checks included), hands the
+//! runner one engine per worker, and keeps simulated stacks alive between jobs so a simulated
+//! drive remembers what earlier jobs did to it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use storlab_engine::registry::{open_engine, EngineOptions};
+use storlab_engine::target::{open_target, OpenTarget};
+use storlab_engine::{EngineError, IoEngine};
+use storlab_job::{EngineKind, JobSpec, Target};
+use storlab_runner::{EngineProvider, RunError};
+
+type Engine = Box<dyn IoEngine + Send>;
+
+/// Options of the provider that come from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct ProviderOptions {
+    /// The device named with `--destructive`.
+    pub destructive: Option<PathBuf>,
+    /// Extra simulator profiles (`--profiles`).
+    pub profiles: Option<PathBuf>,
+    /// Fall back to buffered I/O (with a warning) when the filesystem refuses O_DIRECT. Only the
+    /// built-in quick set does this; a user who asked for `direct=1` gets an error instead.
+    pub direct_fallback: bool,
+    /// Record simulated sessions as usbmon pcap.
+    pub pcap: bool,
+}
+
+/// What the provider opened, keyed so that later jobs on the same target reuse it.
+pub struct Provider {
+    options: ProviderOptions,
+    /// Opened file and block-device targets: (target, direct) → open target.
+    targets: Vec<((Target, bool), OpenTarget)>,
+    /// Temporary files created for `Target::TempFileIn(dir)`, by directory: every job of a run
+    /// shares one temporary file, as they share one target in fio.
+    temp_paths: HashMap<PathBuf, PathBuf>,
+    /// Simulated stacks between jobs, by stack name.
+    idle_sims: HashMap<String, Engine>,
+    /// Warnings found while opening targets, for the report.
+    pub warnings: Vec<String>,
+    /// Target descriptions by job name, for the report.
+    pub target_descriptions: HashMap<String, (String, String)>,
+}
+
+impl Provider {
+    pub fn new(options: ProviderOptions) -> Self {
+        Provider {
+            options,
+            targets: Vec::new(),
+            temp_paths: HashMap::new(),
+            idle_sims: HashMap::new(),
+            warnings: Vec::new(),
+            target_descriptions: HashMap::new(),
+        }
+    }
+
+    /// The furthest byte any worker of `job` touches (0 when the job covers the whole target).
+    fn needed_bytes(job: &JobSpec) -> u64 {
+        match job.size_bytes {
+            Some(size) => job
+                .offset_bytes
+                .saturating_add(
+                    u64::from(job.numjobs.saturating_sub(1))
+                        .saturating_mul(job.offset_increment_bytes),
+                )
+                .saturating_add(size),
+            None => 0,
+        }
+    }
+
+    /// Open (or reuse) the target of `job` with its O_DIRECT setting.
+    fn target_for(&mut self, job: &mut JobSpec) -> Result<usize, EngineError> {
+        let writes = job.read_percent < 100 || job.verify;
+        let needed = Self::needed_bytes(job);
+        // A temporary file becomes a path after its first opening, so later jobs share it.
+        let resolved = match &job.target {
+            Target::TempFileIn(dir) => match self.temp_paths.get(dir) {
+                Some(path) => Target::Path(path.clone()),
+                None => job.target.clone(),
+            },
+            other => other.clone(),
+        };
+        let key = (resolved.clone(), job.direct);
+        if let Some(i) = self
+            .targets
+            .iter()
+            .position(|(k, t)| *k == key && t.size_bytes >= needed)
+        {
+            return Ok(i);
+        }
+        let mut direct = job.direct;
+        let opened = match open_target(
+            &resolved,
+            needed,
+            direct,
+            writes || matches!(resolved, Target::TempFileIn(_)),
+            self.options.destructive.as_deref(),
+        ) {
+            Err(error) if direct && self.options.direct_fallback && refused_direct(&error) => {
+                direct = false;
+                job.direct = false;
+                self.warnings.push(format!(
+                    "{error}; the quick set falls back to buffered I/O here, so results include the page cache"
+                ));
+                open_target(
+                    &resolved,
+                    needed,
+                    false,
+                    true,
+                    self.options.destructive.as_deref(),
+                )?
+            }
+            other => other?,
+        };
+        if let (Target::TempFileIn(dir), Some(temp)) = (&resolved, opened.temp.as_ref()) {
+            self.temp_paths
+                .insert(dir.clone(), temp.path().to_path_buf());
+        }
+        self.targets.push(((resolved, direct), opened));
+        Ok(self.targets.len() - 1)
+    }
+}
+
+/// Whether opening failed only because the filesystem refuses O_DIRECT (tmpfs, some FUSE).
+fn refused_direct(error: &EngineError) -> bool {
+    error.to_string().contains("O_DIRECT")
+}
+
+fn describe(target: &OpenTarget) -> (String, String) {
+    let kind = match target.kind {
+        storlab_engine::target::TargetKind::RegularFile => "file",
+        storlab_engine::target::TargetKind::BlockDevice => "block",
+    };
+    let description = if target.temp.is_some() {
+        format!("temporary file {}", target.path.display())
+    } else {
+        target.path.display().to_string()
+    };
+    (description, kind.to_string())
+}
+
+impl EngineProvider for Provider {
+    fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
+        let mut job = job.clone();
+        let engine_options = EngineOptions::default();
+        match job.engine {
+            EngineKind::Sim => {
+                let Target::Sim(stack) = &job.target else {
+                    return Err(RunError::Plan {
+                        job: job.name.clone(),
+                        reason: "the sim engine needs a target sim:STACK (see `storlab stacks`)"
+                            .into(),
+                    });
+                };
+                let engine = match self.idle_sims.remove(stack) {
+                    Some(engine) => engine,
+                    None => crate::sim_support::open_sim(
+                        stack,
+                        self.options.profiles.as_deref(),
+                        job.seed,
+                        self.options.pcap,
+                    )?,
+                };
+                self.target_descriptions
+                    .insert(job.name.clone(), (format!("sim:{stack}"), "sim".into()));
+                Ok(vec![engine])
+            }
+            EngineKind::Null if job.target == Target::None => {
+                self.target_descriptions
+                    .insert(job.name.clone(), ("none".into(), "none".into()));
+                (0..job.numjobs)
+                    .map(|_| {
+                        open_engine(EngineKind::Null, None, &engine_options)
+                            .map_err(RunError::Engine)
+                    })
+                    .collect()
+            }
+            kind => {
+                let index = self.target_for(&mut job)?;
+                let target = &self.targets[index].1;
+                self.target_descriptions
+                    .insert(job.name.clone(), describe(target));
+                (0..job.numjobs)
+                    .map(|_| {
+                        open_engine(kind, Some(target), &engine_options).map_err(RunError::Engine)
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn release(&mut self, job: &JobSpec, mut engines: Vec<Engine>) {
+        if let (Target::Sim(stack), Some(engine)) = (&job.target, engines.pop()) {
+            self.idle_sims.insert(stack.clone(), engine);
+        }
+    }
+}
+
+/// Whether `path` is somewhere the user may write the output file (checked before a long run).
+pub fn check_output_path(path: &Path) -> Result<(), String> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(format!("--output {}: is a directory", path.display()));
+    }
+    if !parent.is_dir() {
+        return Err(format!(
+            "--output {}: directory {} does not exist",
+            path.display(),
+            parent.display()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Turns the runner's outcomes into the report model: one `JobReport` per job (workers merged
+//! with `group_reporting` or when there is one worker), or one per worker otherwise, as fio does.
+
+use crate::provider::Provider;
+use storlab_job::size::format_size;
+use storlab_job::{BlockSizeSpec, DataPattern, JobSpec};
+use storlab_report::{JobMeta, JobReport, TargetInfo};
+use storlab_runner::JobOutcome;
+use storlab_stats::WorkerStats;
+
+/// The data pattern as it appears in results (`random`, `zeros`, `compressible:50`).
+pub fn pattern_name(pattern: DataPattern) -> String {
+    match pattern {
+        DataPattern::Random => "random".into(),
+        DataPattern::Zeros => "zeros".into(),
+        DataPattern::Compressible(p) => format!("compressible:{p}"),
+    }
+}
+
+/// The access pattern, with the read share for mixes (`randrw:70`).
+fn rw_label(job: &JobSpec) -> String {
+    let name = job.rw_name();
+    match job.read_percent {
+        0 | 100 => name.to_string(),
+        p => format!("{name}:{p}"),
+    }
+}
+
+/// A block-size spec for people: `4 KiB`, `4 KiB-64 KiB`, `4 KiB/50:64 KiB/50`.
+fn spec_label(spec: &BlockSizeSpec) -> String {
+    match spec {
+        BlockSizeSpec::Fixed(bytes) => format_size(*bytes),
+        BlockSizeSpec::Range {
+            min_bytes,
+            max_bytes,
+        } => {
+            format!("{}-{}", format_size(*min_bytes), format_size(*max_bytes))
+        }
+        BlockSizeSpec::Split(shares) => shares
+            .iter()
+            .map(|s| format!("{}/{}", format_size(s.size_bytes), s.percent))
+            .collect::<Vec<_>>()
+            .join(":"),
+    }
+}
+
+fn block_size_label(job: &JobSpec) -> String {
+    let read = spec_label(&job.block_size_read);
+    let write = spec_label(&job.block_size_write);
+    match job.read_percent {
+        100 => read,
+        0 => write,
+        _ if read == write => read,
+        _ => format!("{read},{write}"),
+    }
+}
+
+/// Reports for one finished job.
+pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> {
+    let job = &outcome.job;
+    let (description, kind) = provider
+        .target_descriptions
+        .get(&job.name)
+        .cloned()
+        .unwrap_or_else(|| ("unknown".into(), "unknown".into()));
+    let first_report = outcome.engine_reports.first();
+    let mut warnings = job.warnings.clone();
+    if outcome.interrupted {
+        warnings.push(
+            "interrupted: this job was stopped early; its figures cover the part that ran".into(),
+        );
+    }
+    let mut engine_details = first_report.map(|r| r.details.clone()).unwrap_or_default();
+    if job.verify {
+        engine_details.push(("verified_bytes".into(), outcome.verified_bytes.to_string()));
+    }
+    let meta = |name: String, size_bytes: u64| JobMeta {
+        name,
+        job: serde_json::to_value(job).unwrap_or(serde_json::Value::Null),
+        engine: outcome.engine_name.clone(),
+        target: TargetInfo {
+            description: description.clone(),
+            kind: kind.clone(),
+            size_bytes,
+        },
+        device_state: "as-found".into(),
+        data_pattern: pattern_name(job.data_pattern),
+        align_bytes: job.align_bytes,
+        seed: job.seed,
+        iodepth: job.iodepth,
+        numjobs: job.numjobs,
+        rw: rw_label(job),
+        block_size: block_size_label(job),
+        warnings: warnings.clone(),
+        engine_details: engine_details.clone(),
+        sim: first_report
+            .and_then(|r| r.sim_json.as_deref())
+            .and_then(|text| serde_json::from_str(text).ok()),
+    };
+    let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
+    if job.group_reporting || outcome.workers.len() == 1 {
+        let mut merged = WorkerStats::new(storlab_runner::DEFAULT_INTERVAL_NS);
+        for w in &outcome.workers {
+            merged.merge(w);
+        }
+        vec![JobReport::new(
+            meta(job.name.clone(), region_bytes),
+            &merged,
+        )]
+    } else {
+        outcome
+            .workers
+            .iter()
+            .zip(&outcome.regions)
+            .enumerate()
+            .map(|(i, (stats, region))| {
+                JobReport::new(meta(format!("{}.{i}", job.name), region.len_bytes), stats)
+            })
+            .collect()
+    }
+}
