@@ -148,6 +148,8 @@ fn apply_target_override(set: &mut JobSet, target: &str) -> Result<(), Failure> 
                 job.target = Target::Path(PathBuf::from(target));
             }
         }
+        // Warnings depend on the engine and target: recompute them for the new ones.
+        job.warnings.clear();
         storlab_job::validate(job).map_err(|e| bad_input(format!("--target {target}: {e}")))?;
     }
     Ok(())

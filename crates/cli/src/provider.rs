@@ -54,6 +54,14 @@ impl Provider {
         }
     }
 
+    /// The pcap of every simulated stack that recorded one.
+    pub fn take_pcaps(&mut self) -> Vec<Vec<u8>> {
+        self.idle_sims
+            .values_mut()
+            .filter_map(|engine| engine.take_pcap())
+            .collect()
+    }
+
     /// The furthest byte any worker of `job` touches (0 when the job covers the whole target).
     fn needed_bytes(job: &JobSpec) -> u64 {
         match job.size_bytes {

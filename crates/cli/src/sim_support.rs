@@ -1,26 +1,70 @@
 //! Glue between the CLI and the simulator engine: opening stacks, listing them, writing pcaps.
 
-use crate::exit::Failure;
+use crate::exit::{bad_input, run_failed, Failure};
 use crate::provider::Provider;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use storlab_engine::engines::sim::{default_profiles_dir, list_stacks, SimEngine};
 use storlab_runner::RunError;
 
 type Engine = Box<dyn storlab_engine::IoEngine + Send>;
 
+/// The profiles directory to add to the embedded profiles: `--profiles DIR` (which must exist),
+/// else the workspace's `profiles/` when storlab runs from a checkout.
+pub fn profiles_dir(requested: Option<&Path>) -> Result<PathBuf, String> {
+    match requested {
+        Some(dir) if dir.is_dir() => Ok(dir.to_path_buf()),
+        Some(dir) => Err(format!("--profiles {}: not a directory", dir.display())),
+        // A directory that does not exist adds nothing: the embedded profiles stand alone.
+        None => Ok(default_profiles_dir().unwrap_or_else(|| PathBuf::from("profiles"))),
+    }
+}
+
 /// Open the simulated stack `stack`.
 pub fn open_sim(
     stack: &str,
-    _profiles: Option<&Path>,
-    _seed: u64,
-    _pcap: bool,
+    profiles: Option<&Path>,
+    seed: u64,
+    pcap: bool,
 ) -> Result<Engine, RunError> {
-    Err(RunError::Plan {
+    let plan_error = |reason: String| RunError::Plan {
         job: format!("sim:{stack}"),
-        reason: "the simulator engine is not part of this build yet".into(),
-    })
+        reason,
+    };
+    let dir = profiles_dir(profiles).map_err(plan_error)?;
+    let mut engine = SimEngine::open(stack, &dir, seed).map_err(|e| plan_error(e.to_string()))?;
+    if pcap {
+        engine.enable_pcap();
+    }
+    Ok(Box::new(engine))
 }
 
-/// Write the pcap of every simulated stack used in the run to `path`.
-pub fn write_pcap(_provider: &mut Provider, _path: &Path) -> Result<(), Failure> {
-    Ok(())
+/// The simulated stacks: (name, description), sorted.
+pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, Failure> {
+    let dir = profiles_dir(profiles).map_err(bad_input)?;
+    if profiles.is_some() {
+        // Listing silently without the user's directory would hide their mistake.
+        storlab_sim::ProfileSet::embedded_with_dir(&dir).map_err(bad_input)?;
+    }
+    Ok(list_stacks(&dir))
+}
+
+/// Write the pcap of the simulated stack used in the run to `path` (whole, never half).
+pub fn write_pcap(provider: &mut Provider, path: &Path) -> Result<(), Failure> {
+    let captures = provider.take_pcaps();
+    let bytes = match captures.len() {
+        0 => return Err(run_failed("--pcap: the simulated stack recorded no USB traffic (SATA stacks have no USB session)")),
+        1 => captures.into_iter().next().unwrap_or_default(),
+        n => {
+            return Err(bad_input(format!(
+                "--pcap: the run used {n} simulated stacks; a capture holds one USB session, run them separately"
+            )))
+        }
+    };
+    let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
+    std::fs::write(&tmp, &bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            run_failed(format!("--pcap {}: {e}", path.display()))
+        })
 }

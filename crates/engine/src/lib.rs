@@ -108,4 +108,9 @@ pub trait IoEngine {
     fn report(&self) -> EngineReport {
         EngineReport::default()
     }
+    /// The protocol trace recorded so far as a usbmon pcap, if this engine records one (the
+    /// simulator with tracing enabled); taking it empties the recording.
+    fn take_pcap(&mut self) -> Option<Vec<u8>> {
+        None
+    }
 }

@@ -206,6 +206,10 @@ impl IoEngine for SimEngine {
             sim_json: Some(report.to_json()),
         }
     }
+
+    fn take_pcap(&mut self) -> Option<Vec<u8>> {
+        Some(self.sim.take_pcap()).filter(|bytes| !bytes.is_empty())
+    }
 }
 
 #[cfg(test)]
