@@ -55,13 +55,21 @@ impl Simulator {
         let now = self.now_ns();
         let fw = self.bridge_profile().firmware_command_ns;
         let t = self.reserve(layer::BRIDGE_CPU, now, fw, 0);
-        let event = if decoded.op() == crate::command::Op::Trim {
+        if decoded.op() == crate::command::Op::Trim {
             // The firmware asks for the parameter list before it can translate.
-            Event::DataReady { cmd: id }
+            self.schedule(t, Event::DataReady { cmd: id });
+        } else if self.bridge_waiting.is_empty() && self.at_drive < self.drive_slots {
+            // Nothing queued ahead and a drive slot free: the command goes to the drive as
+            // soon as the firmware is done (the slot is held from now, which no queued
+            // command can notice).
+            self.at_drive += 1;
+            self.cmd_mut(id).holds_drive_slot = true;
+            let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
+            let at = self.reserve(layer::SATA_LINK, t, ns, 0);
+            self.schedule(at, Event::DriveCommand { cmd: id });
         } else {
-            Event::BridgeReady { cmd: id }
-        };
-        self.schedule(t, event);
+            self.schedule(t, Event::BridgeReady { cmd: id });
+        }
     }
 
     /// The translated ATA command waits for a drive slot.
@@ -136,6 +144,6 @@ impl Simulator {
             _ => self.uas_encode_status(id),
         };
         let at = self.usb_message_in(t, len);
-        self.schedule(at, Event::StatusAtHost { cmd: id });
+        self.status_at_host(id, at);
     }
 }

@@ -126,6 +126,6 @@ impl Simulator {
         let t = self.reserve(layer::SATA_LINK, from_ns, self.sata.fis_ns(fis), 0);
         let t = self.reserve(layer::PCIE_UP, t, self.pcie_up.transfer_ns(fis), 0);
         let t = self.reserve(layer::CONTROLLER, t, self.controller.transfer_ns(0), 0);
-        self.schedule(t, Event::StatusAtHost { cmd: id });
+        self.status_at_host(id, t);
     }
 }

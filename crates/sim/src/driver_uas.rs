@@ -9,7 +9,7 @@ use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
 use crate::sim::{layer, Simulator, Transport};
 use storlab_wire::scsi::{Lun, Status};
 use storlab_wire::uas::{
-    CommandIu, IuRepr, SenseIu, COMMAND_IU_LEN, READY_IU_LEN, SENSE_IU_HEADER_LEN,
+    CommandIu, IuId, IuPacket, IuRepr, COMMAND_IU_LEN, READY_IU_LEN, SENSE_IU_HEADER_LEN,
 };
 
 /// UAS transfers queued per command besides the Command IU: status (Sense IU) and data.
@@ -48,14 +48,19 @@ impl Simulator {
 
     /// Bridge: parse the Command IU and its CDB.
     pub(crate) fn uas_decode_command(&mut self, id: CmdId) -> ScsiOp {
+        // Zero-copy view: the firmware reads fields in place, as a real bridge does.
         let c = self.cmd_mut(id);
-        let iu = IuRepr::parse_bytes(&c.command_bytes[..usize::from(c.command_len)])
-            .expect("bridge: invalid IU");
-        let IuRepr::Command(command) = iu else {
-            panic!("bridge: expected a Command IU, got {iu:?}");
-        };
-        c.device_tag = command.tag.into();
-        decode_cdb(&command.cdb)
+        let packet = IuPacket::new_checked(&c.command_bytes[..usize::from(c.command_len)])
+            .expect("bridge: short IU");
+        assert_eq!(
+            packet.iu_id(),
+            IuId::Command,
+            "bridge: expected a Command IU"
+        );
+        let tag = packet.tag();
+        let op = decode_cdb(packet.cdb());
+        c.device_tag = tag.into();
+        op
     }
 
     /// Bridge: the Sense IU (GOOD status, no sense data) for this command.
@@ -66,32 +71,31 @@ impl Simulator {
             "bridge sent a second Sense IU for one command"
         );
         let tag = u16::try_from(c.device_tag).expect("UAS tags are 16-bit");
-        let iu = IuRepr::Sense(SenseIu {
-            tag,
-            status_qualifier: 0,
-            status: Status::Good,
-            sense: storlab_wire::InlineBytes::empty(),
-        });
-        c.status_len = iu
-            .emit_into(&mut c.status_bytes)
-            .expect("status buffer holds a Sense IU") as u8;
+        // Written in place through the packet view (reserved bytes zero, no sense data).
+        let bytes = &mut c.status_bytes[..SENSE_IU_HEADER_LEN];
+        bytes.fill(0);
+        let mut packet = IuPacket::new_unchecked(bytes);
+        packet.set_iu_id(IuId::Sense);
+        packet.set_tag(tag);
+        packet.set_status_qualifier(0);
+        packet.set_status(Status::Good);
+        packet.set_sense_length(0);
+        c.status_len = SENSE_IU_HEADER_LEN as u8;
         SENSE_IU_HEADER_LEN as u64
     }
 
     /// Host: parse the Sense IU; its tag must be the command's.
     pub(crate) fn uas_check_status(&mut self, id: CmdId) {
         let c = self.cmd(id);
-        match IuRepr::parse_bytes(&c.status_bytes[..usize::from(c.status_len)]) {
-            Ok(IuRepr::Sense(sense)) => {
-                assert_eq!(
-                    u32::from(sense.tag),
-                    c.tag,
-                    "Sense IU tag differs from the command's"
-                );
-                assert_eq!(sense.status, Status::Good, "command failed");
-            }
-            other => panic!("host: expected a Sense IU, got {other:?}"),
-        }
+        let packet = IuPacket::new_checked(&c.status_bytes[..usize::from(c.status_len)])
+            .expect("host: short Sense IU");
+        assert_eq!(packet.iu_id(), IuId::Sense, "host: expected a Sense IU");
+        assert_eq!(
+            u32::from(packet.tag()),
+            c.tag,
+            "Sense IU tag differs from the command's"
+        );
+        assert_eq!(packet.status(), Status::Good, "command failed");
     }
 
     /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;

@@ -24,9 +24,8 @@ pub enum Event {
     DataReady { cmd: CmdId },
     /// The data phase finished at its far end.
     DataDone { cmd: CmdId },
-    /// The status (CSW, Sense IU, D2H FIS) reached host memory.
-    StatusAtHost { cmd: CmdId },
-    /// The host driver finished the command.
+    /// The host driver finished the command: its status (CSW, Sense IU, D2H FIS) reached
+    /// host memory and the interrupt and completion CPU work are done.
     Complete { cmd: CmdId },
 }
 

@@ -521,7 +521,6 @@ impl Simulator {
             Event::DriveCommand { cmd } => self.on_drive_command(cmd),
             Event::DataReady { cmd } => self.on_data_ready(cmd),
             Event::DataDone { cmd } => self.on_data_done(cmd),
-            Event::StatusAtHost { cmd } => self.on_status_at_host(cmd),
             Event::Complete { cmd } => self.on_complete(cmd),
         }
     }
@@ -851,21 +850,22 @@ impl Simulator {
         }
     }
 
-    /// Status reached host memory: the driver checks it and completes after the interrupt.
-    fn on_status_at_host(&mut self, id: CmdId) {
-        self.trace_status(id);
+    /// Status reaches host memory at `at_ns`: the interrupt and the driver's completion work
+    /// are booked on the host CPU from then, and the command completes after them.
+    pub(crate) fn status_at_host(&mut self, id: CmdId, at_ns: u64) {
+        self.trace_status(id, at_ns);
+        let cpu = self.controller.interrupt_cpu_ns + self.spec.host.complete_cpu_ns;
+        let done = self.reserve(layer::HOST_CPU, at_ns, cpu, 0);
+        self.schedule(done, Event::Complete { cmd: id });
+    }
+
+    fn on_complete(&mut self, id: CmdId) {
+        // The driver checks the status it received (tags asserted across layers).
         match self.transport {
             Transport::Bot => self.bot_check_status(id),
             Transport::Uas { .. } => self.uas_check_status(id),
             Transport::SataNcq | Transport::SataIde => {}
         }
-        let cpu = self.controller.interrupt_cpu_ns + self.spec.host.complete_cpu_ns;
-        let now = self.now_ns;
-        let done = self.reserve(layer::HOST_CPU, now, cpu, 0);
-        self.schedule(done, Event::Complete { cmd: id });
-    }
-
-    fn on_complete(&mut self, id: CmdId) {
         let now = self.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
         for i in 0..part_count {

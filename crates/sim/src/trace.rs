@@ -381,12 +381,13 @@ impl Simulator {
         }
     }
 
-    /// StatusAtHost: the status URB completes with the CSW / Sense IU bytes.
-    pub(crate) fn trace_status(&mut self, id: CmdId) {
+    /// Status reached the host at `now`: the status URB completes with the CSW / Sense IU
+    /// bytes. (Recorded when the arrival time is known, so records can be slightly out of
+    /// time order; usbmon readers sort by timestamp.)
+    pub(crate) fn trace_status(&mut self, id: CmdId, now: u64) {
         if self.pcap.is_none() {
             return;
         }
-        let now = self.now_ns();
         let c = &self.commands[id as usize];
         let bytes = c.status_bytes;
         let len = usize::from(c.status_len);
