@@ -131,7 +131,12 @@ impl Worker {
             ],
             rate_next_ns: [0; 2],
             verify,
-            stats: WorkerStats::new(interval_ns),
+            // Reserve the per-interval series for the planned run so recording never allocates;
+            // size-bounded runs of unknown length grow it (rarely: once per new interval).
+            stats: WorkerStats::with_expected_duration(
+                interval_ns,
+                job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
+            ),
             error: None,
         }
     }
