@@ -11,6 +11,19 @@ use std::time::Instant;
 use storlab_sim::workload::ClosedLoop;
 use storlab_sim::{Op, ProfileSet, Simulator};
 
+/// This process's user+system CPU seconds from /proc/self/stat (Linux; 100 ticks per second
+/// on every mainstream kernel config), so the figures mean something on a loaded machine too.
+fn cpu_seconds() -> Option<f64> {
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / TICKS_PER_SECOND)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let stack = args.next().unwrap_or_else(|| "usb3-uas-ssd".to_string());
@@ -33,6 +46,7 @@ fn main() {
         sim.set_store_payload(op == Op::Read);
         let ios = if block > 4096 { ios / 100 } else { ios };
         let wall = Instant::now();
+        let cpu_start = cpu_seconds();
         let result = ClosedLoop {
             op,
             block_bytes: block,
@@ -44,6 +58,7 @@ fn main() {
         }
         .run(&mut sim);
         let wall_s = wall.elapsed().as_secs_f64();
+        let cpu_s = cpu_seconds().zip(cpu_start).map(|(end, start)| end - start);
         let sim_s = result.elapsed_ns as f64 / 1e9;
         let commands = sim.report().commands;
         println!(
@@ -55,5 +70,12 @@ fn main() {
             sim_s / wall_s,
             commands as f64 / wall_s / 1e6
         );
+        if let Some(cpu_s) = cpu_s.filter(|&c| c > 0.0) {
+            println!(
+                "    per CPU second: {:.1}x real time, {:.2} M commands/s ({cpu_s:.2} s CPU)",
+                sim_s / cpu_s,
+                commands as f64 / cpu_s / 1e6
+            );
+        }
     }
 }

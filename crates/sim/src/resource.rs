@@ -137,11 +137,10 @@ impl Calendar {
             return (earliest_ns, end);
         }
         let mut start = earliest_ns;
+        // Bookings are sorted and disjoint: skip those over before the work is ready.
+        let first = self.booked.partition_point(|&(_, end)| end <= start);
         let mut index = self.booked.len();
-        for (i, &(a, b)) in self.booked.iter().enumerate() {
-            if b <= start {
-                continue;
-            }
+        for (i, &(a, b)) in self.booked.iter().enumerate().skip(first) {
             if start + need(start) <= a {
                 index = i;
                 break;

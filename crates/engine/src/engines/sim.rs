@@ -92,11 +92,6 @@ impl SimEngine {
         self.sim.enable_pcap();
     }
 
-    /// The recorded pcap (empty unless `enable_pcap` was called on a USB stack).
-    pub fn take_pcap(&mut self) -> Vec<u8> {
-        self.sim.take_pcap()
-    }
-
     fn check(&self, request: &IoRequest) -> Result<(), EngineError> {
         super::check_request(request, &self.in_flight, self.slot_bytes)
     }
@@ -199,16 +194,19 @@ impl IoEngine for SimEngine {
         self.sim.step_until(deadline_ns);
     }
 
+    /// The usbmon pcap recorded since `enable_pcap` (None when tracing is off or the stack has
+    /// no USB session).
+    fn take_pcap(&mut self) -> Option<Vec<u8>> {
+        let bytes = self.sim.take_pcap();
+        (!bytes.is_empty()).then_some(bytes)
+    }
+
     fn report(&self) -> EngineReport {
         let report = self.sim.report();
         EngineReport {
             details: report.details(),
             sim_json: Some(report.to_json()),
         }
-    }
-
-    fn take_pcap(&mut self) -> Option<Vec<u8>> {
-        Some(self.sim.take_pcap()).filter(|bytes| !bytes.is_empty())
     }
 }
 
@@ -264,6 +262,11 @@ mod tests {
             .details
             .iter()
             .any(|(k, _)| k == "sim.drive_io_sizes"));
+        // usbmon pcap: a 24-byte global header, then records.
+        const PCAP_GLOBAL_HEADER_BYTES: usize = 24;
+        let pcap = e.take_pcap().expect("tracing was enabled on a USB stack");
+        assert!(pcap.len() > PCAP_GLOBAL_HEADER_BYTES);
+        assert!(e.take_pcap().is_none(), "taking the capture ends it");
     }
 
     #[test]
