@@ -396,8 +396,11 @@ pub fn drive(
         w.rate_next_ns = [start_ns; 2];
     }
     let mut interrupted = false;
+    // Right after a reap, the newest completion time is "now" to within the runner's own few
+    // tens of ns: reusing it saves a clock read per loop, most of the cost of a QD1 null run.
+    let mut reaped_at_ns: Option<u64> = None;
     loop {
-        let now_ns = engine.now_ns();
+        let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
         let past_deadline = window.deadline_ns.is_some_and(|d| now_ns >= d);
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -442,6 +445,7 @@ pub fn drive(
         }
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
+        reaped_at_ns = completions.iter().map(|c| c.done_ns).max();
         for c in completions.iter() {
             let owner = slot_owner.get(c.slot as usize).copied();
             match owner {
