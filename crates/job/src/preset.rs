@@ -1,0 +1,690 @@
+//! Presets: the published test suites (IOMeter, CrystalDiskMark, ATTO, SNIA PTS...) as TOML data
+//! files under `presets/`, expanded into sweep points, each an ordinary validated [`JobSpec`].
+//!
+//! A preset has fio keys for every point (`[keys]`), one or more series (`[[series]]`, each with
+//! its own keys, fixed labels and swept axes), a table layout naming which coordinates make the
+//! rows and which the columns, and optionally a steady-state rule (SNIA PTS) or file sets
+//! (FC-Test). Swept axes are fio keys, so a preset can sweep anything a job file can set; see
+//! `docs/presets.md` for the format.
+
+use crate::error::{JobError, Location};
+use crate::keys::{find_key, JobDraft};
+use crate::model::{JobSpec, Target};
+use crate::size::parse_size;
+use crate::steps::DeviceState;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The presets shipped with storlab, embedded so the binary works outside a checkout.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "iometer-sequential",
+        include_str!("../../../presets/iometer-sequential.toml"),
+    ),
+    (
+        "iometer-response-time",
+        include_str!("../../../presets/iometer-response-time.toml"),
+    ),
+    (
+        "iometer-random",
+        include_str!("../../../presets/iometer-random.toml"),
+    ),
+    (
+        "iometer-database",
+        include_str!("../../../presets/iometer-database.toml"),
+    ),
+    (
+        "iometer-fileserver",
+        include_str!("../../../presets/iometer-fileserver.toml"),
+    ),
+    (
+        "iometer-webserver",
+        include_str!("../../../presets/iometer-webserver.toml"),
+    ),
+    (
+        "iometer-workstation",
+        include_str!("../../../presets/iometer-workstation.toml"),
+    ),
+    (
+        "iometer-multithread",
+        include_str!("../../../presets/iometer-multithread.toml"),
+    ),
+    ("usb-2013", include_str!("../../../presets/usb-2013.toml")),
+    ("cdm", include_str!("../../../presets/cdm.toml")),
+    ("atto", include_str!("../../../presets/atto.toml")),
+    (
+        "hdspeed-multi",
+        include_str!("../../../presets/hdspeed-multi.toml"),
+    ),
+    ("fctest", include_str!("../../../presets/fctest.toml")),
+    (
+        "snia-pts-iops",
+        include_str!("../../../presets/snia-pts-iops.toml"),
+    ),
+];
+
+/// Coordinate every point has: the series it belongs to.
+pub const COORD_SERIES: &str = "series";
+/// Coordinate every point has: `read`, `write` or `mix:R/W` from the job's read share.
+pub const COORD_DIRECTION: &str = "direction";
+/// Coordinate the steady-state driver adds: the round number, from 1.
+pub const COORD_ROUND: &str = "round";
+
+/// Stack name used only to expand a preset for checking its table.
+const CHECK_STACK: &str = "check";
+
+/// Why a preset could not be loaded or expanded (one line).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PresetError {
+    #[error("unknown preset '{name}'; `storlab presets` lists them{}", suggestion.as_ref().map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default())]
+    Unknown {
+        name: String,
+        suggestion: Option<String>,
+    },
+    #[error("preset {file}: {detail}")]
+    Format { file: String, detail: String },
+    #[error("preset {preset}: {0}", .source)]
+    Job {
+        preset: String,
+        #[source]
+        source: Box<JobError>,
+    },
+    #[error("preset {preset}: --{key}: this preset sweeps {key}; leave it to the preset (or run a job file)")]
+    SweptOverride { preset: String, key: String },
+}
+
+/// What one table cell shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// I/Os per second, all directions.
+    Iops,
+    /// Decimal megabytes per second, all directions.
+    Mbps,
+    /// Mean total latency in milliseconds.
+    LatMs,
+    /// Wall (or virtual) seconds the point took.
+    Seconds,
+}
+
+impl Metric {
+    /// Column heading suffix.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Iops => "IOPS",
+            Metric::Mbps => "MB/s",
+            Metric::LatMs => "ms",
+            Metric::Seconds => "s",
+        }
+    }
+}
+
+/// A single figure derived from a row of points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rating {
+    /// IOMeter workstation rating: Σ IOPS(q)/q over the row's points with queue depth q in
+    /// 1, 2, 4, 8, 16.
+    IopsPerQueueDepth,
+}
+
+/// Queue depths the workstation rating sums over.
+pub const RATING_QUEUE_DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
+
+/// How a preset's result table is laid out, as its source printed it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableLayout {
+    /// Coordinates whose values make the rows (`bs`, `rwmixwrite`, `round`...).
+    pub rows: Vec<String>,
+    /// Coordinates whose values make the columns (`iodepth`, `direction`...).
+    pub columns: Vec<String>,
+    /// Figures per cell.
+    pub metrics: Vec<Metric>,
+    /// An extra per-row figure.
+    #[serde(default)]
+    pub rating: Option<Rating>,
+    /// Heading of the rating column.
+    #[serde(default)]
+    pub rating_label: Option<String>,
+}
+
+/// SNIA PTS steady state: repeat rounds until the tracked figure holds still.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyState {
+    /// Coordinates (name → value) of the point whose IOPS are tracked.
+    pub track: BTreeMap<String, String>,
+    /// Rounds in the measurement window.
+    pub window_rounds: usize,
+    /// Largest allowed (max − min) over the window, percent of the window's mean.
+    pub max_range_percent: f64,
+    /// Largest allowed change of the least-squares line over the window, percent of the mean.
+    pub max_slope_percent: f64,
+    /// Give up (and say so) after this many rounds.
+    pub max_rounds: usize,
+    /// Sequential 128 KiB write passes over the region before the first round.
+    pub precondition_passes: u32,
+}
+
+/// One FC-Test file set.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSet {
+    pub name: String,
+    /// How many files.
+    pub files: u64,
+    /// Size of each file, as written (`64k`, `1g`).
+    pub file_size: String,
+    /// Directory fan-out (files per directory).
+    #[serde(default = "default_files_per_dir")]
+    pub files_per_dir: u64,
+}
+
+fn default_files_per_dir() -> u64 {
+    100
+}
+
+impl FileSet {
+    /// Bytes of one file.
+    pub fn file_size_bytes(&self) -> u64 {
+        parse_size(&self.file_size).unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresetFile {
+    name: String,
+    description: String,
+    source: String,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    keys: toml::Table,
+    table: TableLayout,
+    #[serde(default)]
+    series: Vec<SeriesFile>,
+    #[serde(default)]
+    steady_state: Option<SteadyState>,
+    #[serde(default)]
+    filesets: Vec<FileSet>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeriesFile {
+    name: String,
+    #[serde(default)]
+    labels: toml::Table,
+    #[serde(default)]
+    keys: toml::Table,
+    #[serde(default)]
+    sweep: Vec<AxisFile>,
+    /// Workers get disjoint regions of `size` bytes each (`offset_increment` follows `size`).
+    #[serde(default)]
+    disjoint_workers: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AxisFile {
+    key: String,
+    values: Vec<toml::Value>,
+}
+
+/// One swept axis: a fio key and its values, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// One series of points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Series {
+    pub name: String,
+    pub labels: Vec<(String, String)>,
+    pub keys: Vec<(String, String)>,
+    pub sweep: Vec<Axis>,
+    pub disjoint_workers: bool,
+}
+
+/// A loaded preset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset {
+    pub name: String,
+    pub description: String,
+    /// Who ran this suite and how (review, tool, specification).
+    pub source: String,
+    /// The state the preset asks for before its first point.
+    pub state: DeviceState,
+    pub keys: Vec<(String, String)>,
+    pub table: TableLayout,
+    pub series: Vec<Series>,
+    pub steady_state: Option<SteadyState>,
+    pub filesets: Vec<FileSet>,
+}
+
+/// One measured point of a sweep: its coordinates and its job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepPoint {
+    /// (coordinate, value): series labels, swept keys as written, and the derived
+    /// [`COORD_SERIES`] and [`COORD_DIRECTION`].
+    pub coords: Vec<(String, String)>,
+    pub job: JobSpec,
+}
+
+impl SweepPoint {
+    /// The value of coordinate `name`, if the point has it.
+    pub fn coord(&self, name: &str) -> Option<&str> {
+        self.coords
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn value_text(value: &toml::Value) -> Option<String> {
+    match value {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "1" } else { "0" }.to_string()),
+        _ => None,
+    }
+}
+
+fn table_pairs(
+    table: &toml::Table,
+    file: &str,
+    what: &str,
+) -> Result<Vec<(String, String)>, PresetError> {
+    table
+        .iter()
+        .map(|(key, value)| {
+            value_text(value)
+                .map(|v| (key.clone(), v))
+                .ok_or_else(|| PresetError::Format {
+                    file: file.to_string(),
+                    detail: format!("{what}.{key}: give a string, number or boolean"),
+                })
+        })
+        .collect()
+}
+
+/// Names of the embedded presets, in listing order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    EMBEDDED.iter().map(|(name, _)| *name)
+}
+
+/// Load an embedded preset by name.
+pub fn load(name: &str) -> Result<Preset, PresetError> {
+    match EMBEDDED.iter().find(|(n, _)| *n == name) {
+        Some((n, text)) => parse(text, &format!("presets/{n}.toml")),
+        None => Err(PresetError::Unknown {
+            name: name.to_string(),
+            suggestion: names()
+                .find(|n| n.contains(name) || name.contains(n))
+                .map(str::to_string),
+        }),
+    }
+}
+
+/// Parse preset TOML text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Preset, PresetError> {
+    let format_error = |detail: String| PresetError::Format {
+        file: file.to_string(),
+        detail,
+    };
+    let raw: PresetFile =
+        toml::from_str(text).map_err(|e| format_error(e.message().to_string()))?;
+    let state = match &raw.state {
+        Some(text) => DeviceState::parse(text).map_err(|e| format_error(format!("state: {e}")))?,
+        None => DeviceState::AsFound,
+    };
+    let keys = table_pairs(&raw.keys, file, "keys")?;
+    let mut series = Vec::with_capacity(raw.series.len());
+    for s in &raw.series {
+        let mut sweep = Vec::with_capacity(s.sweep.len());
+        for axis in &s.sweep {
+            if find_key(&axis.key).is_none() {
+                return Err(format_error(format!(
+                    "series '{}': sweep key '{}' is not a job key",
+                    s.name, axis.key
+                )));
+            }
+            let values = axis
+                .values
+                .iter()
+                .map(|v| {
+                    value_text(v).ok_or_else(|| {
+                        format_error(format!(
+                            "series '{}': sweep {}: bad value",
+                            s.name, axis.key
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if values.is_empty() {
+                return Err(format_error(format!(
+                    "series '{}': sweep {} has no values",
+                    s.name, axis.key
+                )));
+            }
+            sweep.push(Axis {
+                key: axis.key.clone(),
+                values,
+            });
+        }
+        series.push(Series {
+            name: s.name.clone(),
+            labels: table_pairs(&s.labels, file, "labels")?,
+            keys: table_pairs(&s.keys, file, "keys")?,
+            sweep,
+            disjoint_workers: s.disjoint_workers,
+        });
+    }
+    if series.is_empty() && raw.filesets.is_empty() {
+        return Err(format_error(
+            "a preset needs at least one [[series]] or [[filesets]]".into(),
+        ));
+    }
+    if raw.table.metrics.is_empty() {
+        return Err(format_error(
+            "table.metrics: name at least one figure".into(),
+        ));
+    }
+    for fileset in &raw.filesets {
+        parse_size(&fileset.file_size)
+            .map_err(|e| format_error(format!("fileset '{}': file_size: {}", fileset.name, e.0)))?;
+        if fileset.files == 0 || fileset.files_per_dir == 0 {
+            return Err(format_error(format!(
+                "fileset '{}': files and files_per_dir must be at least 1",
+                fileset.name
+            )));
+        }
+    }
+    let preset = Preset {
+        name: raw.name,
+        description: raw.description,
+        source: raw.source,
+        state,
+        keys,
+        table: raw.table,
+        series,
+        steady_state: raw.steady_state,
+        filesets: raw.filesets,
+    };
+    // Every coordinate the table names must exist on every point. A simulated target needs no
+    // size, so presets that run on a whole drive check too.
+    let points = preset.expand(&[], &Target::Sim(CHECK_STACK.into()))?;
+    for coord in preset.table.rows.iter().chain(&preset.table.columns) {
+        let added_later = coord == COORD_ROUND && preset.steady_state.is_some();
+        if !added_later {
+            if let Some(point) = points.iter().find(|p| p.coord(coord).is_none()) {
+                return Err(format_error(format!(
+                    "table names coordinate '{coord}', which point {} does not have",
+                    point.job.name
+                )));
+            }
+        }
+    }
+    Ok(preset)
+}
+
+impl Preset {
+    /// Every key any series sweeps (overriding one would collapse the sweep).
+    pub fn swept_keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self
+            .series
+            .iter()
+            .flat_map(|s| s.sweep.iter().map(|a| a.key.as_str()))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The sweep points in run order: series after series, each the cartesian product of its
+    /// axes (first axis outermost). `overrides` are fio `key=value` pairs from the command line,
+    /// applied after the preset's own keys; `target` replaces the preset's target unless it is
+    /// [`Target::None`].
+    pub fn expand(
+        &self,
+        overrides: &[(String, Option<String>)],
+        target: &Target,
+    ) -> Result<Vec<SweepPoint>, PresetError> {
+        let swept = self.swept_keys();
+        for (key, _) in overrides {
+            let canonical = find_key(key).map_or(key.as_str(), |def| def.name);
+            if swept.contains(&canonical) {
+                return Err(PresetError::SweptOverride {
+                    preset: self.name.clone(),
+                    key: key.clone(),
+                });
+            }
+        }
+        let job_error = |source: JobError| PresetError::Job {
+            preset: self.name.clone(),
+            source: Box::new(source),
+        };
+        let location = Location::Job(self.name.clone());
+        let mut points = Vec::new();
+        for series in &self.series {
+            let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+            for axis in &series.sweep {
+                combos = combos
+                    .into_iter()
+                    .flat_map(|combo| {
+                        axis.values.iter().map(move |value| {
+                            let mut next = combo.clone();
+                            next.push((axis.key.clone(), value.clone()));
+                            next
+                        })
+                    })
+                    .collect();
+            }
+            for combo in combos {
+                let mut draft = JobDraft::new();
+                for (key, value) in self.keys.iter().chain(&series.keys).chain(&combo) {
+                    draft.set(key, Some(value), &location).map_err(job_error)?;
+                }
+                match target {
+                    Target::Sim(stack) => {
+                        draft
+                            .set("filename", Some(&format!("sim:{stack}")), &Location::Flag)
+                            .map_err(job_error)?;
+                        draft
+                            .set("ioengine", Some("sim"), &Location::Flag)
+                            .map_err(job_error)?;
+                    }
+                    Target::Path(path) => draft
+                        .set(
+                            "filename",
+                            Some(&path.display().to_string()),
+                            &Location::Flag,
+                        )
+                        .map_err(job_error)?,
+                    Target::TempFileIn(_) | Target::None => {}
+                }
+                for (key, value) in overrides {
+                    draft
+                        .set(key, value.as_deref(), &Location::Flag)
+                        .map_err(job_error)?;
+                }
+                let name = std::iter::once(series.name.clone())
+                    .chain(combo.iter().map(|(k, v)| format!("{k}={v}")))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let mut job = draft.finish(&name, &location).map_err(job_error)?;
+                job.name = format!("{}/{name}", self.name);
+                if let Target::TempFileIn(_) = target {
+                    job.target = target.clone();
+                }
+                if series.disjoint_workers {
+                    let Some(size) = job.size_bytes else {
+                        return Err(job_error(JobError::whole_job(
+                            location.clone(),
+                            format!(
+                                "series '{}' has disjoint workers, which needs size=",
+                                series.name
+                            ),
+                        )));
+                    };
+                    job.offset_increment_bytes = size;
+                }
+                job.group_reporting = true;
+                job.stonewall = true;
+                let mut coords = vec![(COORD_SERIES.to_string(), series.name.clone())];
+                coords.extend(series.labels.iter().cloned());
+                coords.extend(combo);
+                coords.push((COORD_DIRECTION.to_string(), direction_label(&job)));
+                // Settings a series fixes rather than sweeps are coordinates too, so a table can
+                // name them whatever the preset sweeps.
+                let derived = [
+                    ("bs", block_size_label(&job)),
+                    ("iodepth", job.iodepth.to_string()),
+                    ("numjobs", job.numjobs.to_string()),
+                ];
+                for (name, value) in derived {
+                    if !coords.iter().any(|(n, _)| n == name) {
+                        coords.push((name.to_string(), value));
+                    }
+                }
+                points.push(SweepPoint { coords, job });
+            }
+        }
+        Ok(points)
+    }
+}
+
+/// The block size of a job for tables: `4k`, `512`, `1m` for one size, else `mix`.
+pub fn block_size_label(job: &JobSpec) -> String {
+    let spec = match job.read_percent {
+        0 => &job.block_size_write,
+        _ => &job.block_size_read,
+    };
+    match spec {
+        crate::model::BlockSizeSpec::Fixed(bytes) => short_size(*bytes),
+        _ => "mix".into(),
+    }
+}
+
+/// `512`, `4k`, `1m`: fio's way of writing a power-of-two size.
+fn short_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10)];
+    UNITS
+        .iter()
+        .find(|(_, unit)| bytes >= *unit && bytes.is_multiple_of(*unit))
+        .map_or_else(
+            || bytes.to_string(),
+            |(name, unit)| format!("{}{name}", bytes / unit),
+        )
+}
+
+/// `read`, `write`, or `mix:R/W` (read/write percent) for a job's read share.
+pub fn direction_label(job: &JobSpec) -> String {
+    match job.read_percent {
+        100 => "read".into(),
+        0 => "write".into(),
+        r => format!("mix:{r}/{}", 100 - r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_preset_loads_and_expands() {
+        for name in names() {
+            let preset = load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(preset.name, name, "file name and name= must agree");
+            assert!(
+                !preset.description.contains('\n'),
+                "{name}: one-line description"
+            );
+            let points = preset
+                .expand(&[], &Target::Sim("usb3-uas-ssd".into()))
+                .unwrap();
+            assert!(!points.is_empty() || !preset.filesets.is_empty(), "{name}");
+            for p in &points {
+                assert_eq!(p.job.target, Target::Sim("usb3-uas-ssd".into()));
+            }
+        }
+    }
+
+    #[test]
+    fn sweep_is_a_cartesian_product_in_axis_order() {
+        let preset = load("iometer-database").unwrap();
+        let points = preset.expand(&[], &Target::Sim("s".into())).unwrap();
+        assert_eq!(points.len(), 11 * 9);
+        assert_eq!(points[0].coord("rwmixwrite"), Some("0"));
+        assert_eq!(points[0].coord("iodepth"), Some("1"));
+        assert_eq!(points[1].coord("iodepth"), Some("2"));
+        assert_eq!(points[9].coord("rwmixwrite"), Some("10"));
+        assert_eq!(points[9].job.read_percent, 90);
+        assert_eq!(points.last().unwrap().job.iodepth, 256);
+        assert_eq!(points.last().unwrap().coord("direction"), Some("write"));
+    }
+
+    #[test]
+    fn overrides_apply_but_cannot_collapse_a_sweep() {
+        let preset = load("cdm").unwrap();
+        let overrides = vec![("size".to_string(), Some("16m".to_string()))];
+        let points = preset.expand(&overrides, &Target::None).unwrap();
+        assert!(points.iter().all(|p| p.job.size_bytes == Some(16 << 20)));
+        let atto = load("atto").unwrap();
+        let swept = atto
+            .expand(&[("bs".into(), Some("4k".into()))], &Target::None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            swept.contains("--bs") && swept.contains("sweeps"),
+            "{swept}"
+        );
+        let bad = preset
+            .expand(&[("iodepth".into(), Some("0".into()))], &Target::None)
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("iodepth"), "{bad}");
+    }
+
+    #[test]
+    fn disjoint_workers_follow_the_size_override() {
+        let preset = load("iometer-multithread").unwrap();
+        let overrides = vec![("size".to_string(), Some("8m".to_string()))];
+        let points = preset.expand(&overrides, &Target::None).unwrap();
+        let four = points.iter().find(|p| p.job.numjobs == 4).unwrap();
+        assert_eq!(four.job.offset_increment_bytes, 8 << 20);
+    }
+
+    #[test]
+    fn bad_preset_text_is_one_line_naming_the_file() {
+        let unknown = load("cmd").unwrap_err().to_string();
+        assert!(unknown.contains("unknown preset 'cmd'"), "{unknown}");
+        let err = parse("name = 1", "presets/x.toml").unwrap_err().to_string();
+        assert!(err.starts_with("preset presets/x.toml:"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        let text = r#"
+            name = "x"
+            description = "d"
+            source = "s"
+            [table]
+            rows = ["nope"]
+            columns = ["direction"]
+            metrics = ["iops"]
+            [[series]]
+            name = "a"
+            keys = { rw = "read", size = "1m" }
+        "#;
+        let err = parse(text, "presets/x.toml").unwrap_err().to_string();
+        assert!(err.contains("'nope'"), "{err}");
+        let bad_key = text
+            .replace("rw = \"read\"", "rw = \"sideways\"")
+            .replace("nope", "series");
+        let err = parse(&bad_key, "presets/x.toml").unwrap_err().to_string();
+        assert!(err.contains("rw") && err.contains("sideways"), "{err}");
+    }
+}

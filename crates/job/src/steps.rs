@@ -1,0 +1,227 @@
+//! Device-state steps: what a drive has been through before a measurement (fresh after TRIM,
+//! sequentially filled, fragmented by random writes), as data the runner executes as ordinary
+//! I/O through any engine, so presets, job runs and the command line share one meaning.
+//!
+//! A used SSD is slower than a fresh one, and chained tests run on whatever the previous test
+//! left; storlab therefore makes the state explicit and records it with every result.
+
+use crate::model::{BlockSizeSpec, JobSpec, KIB};
+use crate::size::{format_size, parse_size};
+use std::fmt;
+
+/// Transfer size of the sequential fill (SNIA PTS workload-independent preconditioning).
+pub const SEQ_FILL_BLOCK_BYTES: u64 = 128 * KIB;
+/// Outstanding writes of the fill and fragmenting passes: enough to keep a queued device busy.
+pub const PREPARE_IODEPTH: u32 = 4;
+/// Block size of the fragmenting random writes.
+pub const FRAGMENT_BLOCK_BYTES: u64 = 4 * KIB;
+
+/// A state the target can be put in before measuring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceState {
+    /// Whatever the target holds; nothing is done.
+    AsFound,
+    /// Every byte of the test region discarded (BLKDISCARD, hole punching, SCSI UNMAP).
+    Fresh,
+    /// Fresh, then one sequential pass of 128 KiB writes over the region.
+    SeqFilled,
+    /// Sequentially filled, then 4 KiB random writes totalling this many bytes.
+    Fragmented { bytes: u64 },
+}
+
+/// Why a state argument was rejected (one line).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--state {text}: {detail}")]
+pub struct StateError {
+    pub text: String,
+    pub detail: String,
+}
+
+impl DeviceState {
+    /// Parses `as-found`, `fresh`, `seq-filled` or `fragmented:SIZE` (SIZE like `16g`).
+    pub fn parse(text: &str) -> Result<DeviceState, StateError> {
+        let error = |detail: String| StateError {
+            text: text.to_string(),
+            detail,
+        };
+        let trimmed = text.trim();
+        match trimmed {
+            "as-found" => Ok(DeviceState::AsFound),
+            "fresh" => Ok(DeviceState::Fresh),
+            "seq-filled" => Ok(DeviceState::SeqFilled),
+            _ => {
+                let Some(size) = trimmed.strip_prefix("fragmented:") else {
+                    return Err(error(
+                        "unknown state; use as-found, fresh, seq-filled or fragmented:SIZE (e.g. fragmented:1g)"
+                            .into(),
+                    ));
+                };
+                let bytes = parse_size(size).map_err(|e| error(e.0))?;
+                if bytes < FRAGMENT_BLOCK_BYTES {
+                    return Err(error(format!(
+                        "the random writes must total at least one {} block",
+                        format_size(FRAGMENT_BLOCK_BYTES)
+                    )));
+                }
+                Ok(DeviceState::Fragmented { bytes })
+            }
+        }
+    }
+
+    /// The state as results record it (`fresh`, `seq-filled`, `fragmented:16 GiB`).
+    pub fn label(self) -> String {
+        match self {
+            DeviceState::AsFound => "as-found".into(),
+            DeviceState::Fresh => "fresh".into(),
+            DeviceState::SeqFilled => "seq-filled".into(),
+            DeviceState::Fragmented { bytes } => {
+                format!("fragmented:{}", format_size(bytes).replace(' ', ""))
+            }
+        }
+    }
+
+    /// The steps that create this state over the region `template` covers (its target, engine,
+    /// `offset`, `size` and worker layout), in order. `as-found` needs none.
+    pub fn steps(self, template: &JobSpec) -> Vec<Step> {
+        let trim = Step::Trim {
+            job: prepare_job(template, "trim", 0),
+        };
+        let fill = || {
+            let mut job = prepare_job(template, "seq-fill", 0);
+            job.random_percent = 0;
+            job.block_size_write = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
+            Step::Prepare {
+                job,
+                state_after: DeviceState::SeqFilled.label(),
+            }
+        };
+        match self {
+            DeviceState::AsFound => Vec::new(),
+            DeviceState::Fresh => vec![trim],
+            DeviceState::SeqFilled => vec![trim, fill()],
+            DeviceState::Fragmented { bytes } => {
+                let mut job = prepare_job(template, "fragment", 100);
+                job.block_size_write = BlockSizeSpec::Fixed(FRAGMENT_BLOCK_BYTES);
+                let workers = u64::from(job.numjobs.max(1));
+                job.number_ios = Some((bytes / FRAGMENT_BLOCK_BYTES).div_ceil(workers));
+                vec![
+                    trim,
+                    fill(),
+                    Step::Prepare {
+                        job,
+                        state_after: self.label(),
+                    },
+                ]
+            }
+        }
+    }
+}
+
+impl fmt::Display for DeviceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// A write-only, untimed pass over `template`'s regions: the shape every preparation shares.
+/// Preparation writes incompressible data, so a compressing controller really fills its flash.
+fn prepare_job(template: &JobSpec, what: &str, random_percent: u8) -> JobSpec {
+    let mut job = template.clone();
+    job.name = format!("{}:{what}", template.name);
+    job.read_percent = 0;
+    job.random_percent = random_percent;
+    job.block_size_read = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
+    job.iodepth = PREPARE_IODEPTH;
+    job.number_ios = None;
+    job.runtime_ns = None;
+    job.time_based = false;
+    job.ramp_time_ns = 0;
+    job.rate_iops = Default::default();
+    job.data_pattern = crate::model::DataPattern::Random;
+    job.verify = false;
+    job.stonewall = true;
+    job.group_reporting = true;
+    job.warnings.clear();
+    job
+}
+
+/// One thing the runner does to a target in a sequence of steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Discard every byte of the job's worker regions through the job's engine (TRIM).
+    Trim { job: JobSpec },
+    /// Run the job without reporting it as a result; the target is then in `state_after`.
+    Prepare { job: JobSpec, state_after: String },
+}
+
+impl Step {
+    /// The job the step runs on (its target and region).
+    pub fn job(&self) -> &JobSpec {
+        match self {
+            Step::Trim { job } | Step::Prepare { job, .. } => job,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{EngineKind, Target};
+
+    #[test]
+    fn states_parse_and_print_back() {
+        for text in ["as-found", "fresh", "seq-filled"] {
+            assert_eq!(DeviceState::parse(text).unwrap().label(), text);
+        }
+        let fragmented = DeviceState::parse("fragmented:16g").unwrap();
+        assert_eq!(fragmented, DeviceState::Fragmented { bytes: 16 << 30 });
+        assert_eq!(fragmented.label(), "fragmented:16GiB");
+        assert_eq!(DeviceState::parse(&fragmented.label()).unwrap(), fragmented);
+    }
+
+    #[test]
+    fn bad_states_say_what_is_accepted() {
+        let unknown = DeviceState::parse("clean").unwrap_err().to_string();
+        assert!(unknown.starts_with("--state clean:"), "{unknown}");
+        assert!(unknown.contains("fragmented:SIZE"), "{unknown}");
+        let size = DeviceState::parse("fragmented:lots")
+            .unwrap_err()
+            .to_string();
+        assert!(size.contains("lots"), "{size}");
+        assert!(DeviceState::parse("fragmented:512").is_err());
+    }
+
+    #[test]
+    fn steps_build_on_each_other_and_keep_the_region() {
+        let mut template = JobSpec::new("p", EngineKind::Sim, Target::Sim("x".into()));
+        template.offset_bytes = 1 << 20;
+        template.size_bytes = Some(64 << 20);
+        template.runtime_ns = Some(1);
+        let steps = DeviceState::Fragmented { bytes: 8 << 20 }.steps(&template);
+        assert_eq!(steps.len(), 3);
+        assert!(matches!(steps[0], Step::Trim { .. }));
+        let Step::Prepare { job: fill, .. } = &steps[1] else {
+            panic!("fill expected")
+        };
+        assert_eq!((fill.read_percent, fill.random_percent), (0, 0));
+        assert_eq!(fill.block_size_write, BlockSizeSpec::Fixed(128 * KIB));
+        assert_eq!(
+            fill.runtime_ns, None,
+            "a fill covers the region, not a time"
+        );
+        let Step::Prepare {
+            job: fragment,
+            state_after,
+        } = &steps[2]
+        else {
+            panic!("fragment expected")
+        };
+        assert_eq!(fragment.number_ios, Some(2048));
+        assert_eq!(state_after, "fragmented:8MiB");
+        for step in &steps {
+            assert_eq!(step.job().offset_bytes, 1 << 20);
+            assert_eq!(step.job().size_bytes, Some(64 << 20));
+        }
+        assert!(DeviceState::AsFound.steps(&template).is_empty());
+    }
+}
