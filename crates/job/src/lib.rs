@@ -10,7 +10,9 @@ pub mod fio;
 pub mod flags;
 pub mod keys;
 pub mod model;
+pub mod preset;
 pub mod size;
+pub mod steps;
 pub mod validate;
 
 pub use error::{ErrorKind, JobError, Location};
