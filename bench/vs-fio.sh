@@ -18,7 +18,8 @@ work=$(mktemp -d "${TMPDIR:-/var/tmp}/storlab-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 file="$work/data"
 
-# The cached-file row reads a file that is in the page cache; the O_DIRECT row bypasses it.
+# The cached-file row reads a file that is in the page cache (invalidate=0 on both tools: fio and
+# storlab drop cached pages before a job by default); the O_DIRECT row bypasses the cache.
 # Lay the file out once with fio, then read it once so the cache holds it.
 fio --name=layout --filename="$file" --size=256m --rw=write --bs=1m --ioengine=psync \
     --output-format=terse >/dev/null
@@ -27,7 +28,7 @@ cat "$file" >/dev/null
 rows=(
   "null 4KiB QD1|--ioengine=null --rw=randread --bs=4k --iodepth=1 --size=1g"
   "null 4KiB QD32|--ioengine=null --rw=randread --bs=4k --iodepth=32 --size=1g"
-  "psync 4KiB randread QD1 cached|--ioengine=psync --rw=randread --bs=4k --iodepth=1 --filename=$file --size=256m"
+  "psync 4KiB randread QD1 cached|--ioengine=psync --rw=randread --bs=4k --iodepth=1 --invalidate=0 --filename=$file --size=256m"
   "io_uring 4KiB randread QD32 O_DIRECT|--ioengine=io_uring --rw=randread --bs=4k --iodepth=32 --direct=1 --filename=$file --size=256m"
 )
 

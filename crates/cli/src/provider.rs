@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use storlab_engine::registry::{open_engine, EngineOptions};
-use storlab_engine::target::{open_target, OpenTarget};
+use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
 use storlab_engine::{EngineError, IoEngine};
 use storlab_job::{EngineKind, JobSpec, Target};
 use storlab_runner::{EngineProvider, RunError};
@@ -186,6 +186,9 @@ impl EngineProvider for Provider {
             kind => {
                 let index = self.target_for(&mut job)?;
                 let target = &self.targets[index].1;
+                if job.invalidate && !job.direct {
+                    drop_cached_pages(target)?;
+                }
                 self.target_descriptions
                     .insert(job.name.clone(), describe(target));
                 (0..job.numjobs)

@@ -219,6 +219,7 @@ mod tests {
             "group_reporting=1",
             "thread=1",
             "kb_base=1024",
+            "invalidate=0",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {

@@ -94,6 +94,7 @@ pub struct JobDraft {
     filename: Option<String>,
     directory: Option<PathBuf>,
     direct: Option<bool>,
+    invalidate: Option<bool>,
     rw: Option<RwMode>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
@@ -260,6 +261,7 @@ impl JobDraft {
             spec.block_size_write = bs.clone();
         }
         set_if(&mut spec.direct, self.direct);
+        set_if(&mut spec.invalidate, self.invalidate);
         set_if(&mut spec.align_bytes, self.align_bytes);
         set_if(&mut spec.iodepth, self.iodepth);
         set_if(&mut spec.numjobs, self.numjobs);
@@ -521,6 +523,17 @@ pub static KEYS: &[KeyDef] = &[
         field: "direct",
         apply: |d, v| {
             d.direct = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "invalidate",
+        aliases: &[],
+        bare: true,
+        meaning: "drop the target's cached pages before the job (default 1, as in fio)",
+        field: "invalidate",
+        apply: |d, v| {
+            d.invalidate = Some(parse_bool(v)?);
             Ok(())
         },
     },

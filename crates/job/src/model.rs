@@ -111,6 +111,10 @@ pub struct RateIops {
     pub write: Option<u64>,
 }
 
+fn default_true() -> bool {
+    true
+}
+
 /// One workload, fully resolved: what fio calls a job section after `[global]` was merged in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -120,6 +124,10 @@ pub struct JobSpec {
     pub target: Target,
     /// Open with O_DIRECT (bypass the page cache).
     pub direct: bool,
+    /// Drop the target's cached pages before the job starts (fio `invalidate`, default on), so
+    /// a buffered read job measures the device, not what an earlier job left in memory.
+    #[serde(default = "default_true")]
+    pub invalidate: bool,
     /// Share of I/Os that are reads, 0..=100 (`rw=read` → 100, `rw=write` → 0, `rwmixread`).
     pub read_percent: u8,
     /// Share of I/Os at a random offset, 0..=100 (`rw=rand*` → 100, `percentage_random`).
@@ -168,6 +176,7 @@ impl JobSpec {
             engine,
             target,
             direct: false,
+            invalidate: true,
             read_percent: 100,
             random_percent: 100,
             block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
