@@ -3,6 +3,7 @@
 //! bytes themselves); SETUP packets are a bijection on 8 bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use storlab_wire::usb::descriptor::PIPE_USAGE_DESCRIPTOR_LEN;
 use storlab_wire::usb::request::SETUP_LEN;
 use storlab_wire::usb::{
     descriptors, ConfigurationDescriptor, Descriptor, DeviceDescriptor, EndpointDescriptor,
@@ -11,6 +12,8 @@ use storlab_wire::usb::{
 
 /// Longest standard descriptor (the device descriptor).
 const DESCRIPTOR_MAX_LEN: usize = 18;
+/// Offset of the reserved byte of a Pipe Usage descriptor (after bPipeID).
+const PIPE_USAGE_RESERVED: usize = 3;
 
 /// Emits `$repr` with `$ty::emit`, requires the parsed bytes to come back byte for byte.
 macro_rules! exact_round_trip {
@@ -48,7 +51,12 @@ fuzz_target!(|data: &[u8]| {
             Descriptor::Configuration(d) => exact_round_trip!(ConfigurationDescriptor, d, raw),
             Descriptor::Interface(d) => exact_round_trip!(InterfaceDescriptor, d, raw),
             Descriptor::Endpoint(d) => exact_round_trip!(EndpointDescriptor, d, raw),
-            Descriptor::PipeUsage(d) => exact_round_trip!(PipeUsageDescriptor, d, raw),
+            Descriptor::PipeUsage(d) => {
+                // Byte 3 is reserved (UAS-2); the parser ignores it and the emitter zeroes it.
+                let mut expected = [0u8; PIPE_USAGE_DESCRIPTOR_LEN];
+                expected[..PIPE_USAGE_RESERVED].copy_from_slice(&raw[..PIPE_USAGE_RESERVED]);
+                exact_round_trip!(PipeUsageDescriptor, d, &expected[..])
+            }
             Descriptor::SsEndpointCompanion(d) => {
                 // bmAttributes bits above MaxStreams are dropped, and the emitter refuses
                 // values USB 3.2 reserves, so only emittable companions must round-trip.

@@ -180,6 +180,43 @@ pub fn ata_text<const N: usize>(text: &str) -> [u8; N] {
     out
 }
 
+/// Logical and physical sector sizes in bytes from words 106 and 117..=118.
+///
+/// A logical sector shorter than the 256-word default, or sizes that do not fit in 32 bits,
+/// are errors: wrapping or saturating them would report a physical sector that is not the
+/// logical one times a power of two (even zero, which later divides).
+fn sector_sizes(data: &[u8]) -> Result<(u32, u32)> {
+    let sizes = word_at(data, word::SECTOR_SIZES);
+    if sizes & WORD_VALID_MASK != WORD_VALID {
+        return Ok((DEFAULT_SECTOR_SIZE_BYTES, DEFAULT_SECTOR_SIZE_BYTES));
+    }
+    let logical = if sizes & LOGICAL_LONGER_THAN_256_WORDS_BIT != 0 {
+        let words = u32::from(word_at(data, word::LOGICAL_SECTOR_WORDS))
+            | u32::from(word_at(data, word::LOGICAL_SECTOR_WORDS + 1)) << 16;
+        words
+            .checked_mul(2)
+            .filter(|&bytes| bytes >= DEFAULT_SECTOR_SIZE_BYTES)
+            .ok_or(Error::BadField {
+                field: "IDENTIFY words 117-118 logical sector size",
+                value: words.into(),
+                reason: "must be 256 words or more and fit in 32 bits as bytes",
+            })?
+    } else {
+        DEFAULT_SECTOR_SIZE_BYTES
+    };
+    let exponent = if sizes & MULTIPLE_LOGICAL_PER_PHYSICAL_BIT != 0 {
+        u32::from(sizes & LOG2_LOGICAL_PER_PHYSICAL_MASK)
+    } else {
+        0
+    };
+    let physical = logical.checked_mul(1 << exponent).ok_or(Error::BadField {
+        field: "IDENTIFY word 106 logical sectors per physical sector",
+        value: sizes.into(),
+        reason: "physical sector size in bytes exceeds 32 bits",
+    })?;
+    Ok((logical, physical))
+}
+
 impl IdentifyRepr {
     /// Parses 512 bytes of IDENTIFY DEVICE data, verifying the integrity word when present.
     pub fn parse(data: &[u8]) -> Result<Self> {
@@ -203,24 +240,7 @@ impl IdentifyRepr {
             | u64::from(word_at(data, word::LBA28_SECTORS + 1)) << 16;
         let lba48 = le64(&data[word::LBA48_SECTORS * 2..]);
         let ncq_supported = word_at(data, word::SATA_CAPABILITIES) & NCQ_BIT != 0;
-        let sizes = word_at(data, word::SECTOR_SIZES);
-        let (logical, physical) = if sizes & WORD_VALID_MASK == WORD_VALID {
-            let logical = if sizes & LOGICAL_LONGER_THAN_256_WORDS_BIT != 0 {
-                let words = u32::from(word_at(data, word::LOGICAL_SECTOR_WORDS))
-                    | u32::from(word_at(data, word::LOGICAL_SECTOR_WORDS + 1)) << 16;
-                words.saturating_mul(2)
-            } else {
-                DEFAULT_SECTOR_SIZE_BYTES
-            };
-            let exponent = if sizes & MULTIPLE_LOGICAL_PER_PHYSICAL_BIT != 0 {
-                u32::from(sizes & LOG2_LOGICAL_PER_PHYSICAL_MASK)
-            } else {
-                0
-            };
-            (logical, logical.checked_shl(exponent).unwrap_or(u32::MAX))
-        } else {
-            (DEFAULT_SECTOR_SIZE_BYTES, DEFAULT_SECTOR_SIZE_BYTES)
-        };
+        let (logical, physical) = sector_sizes(data)?;
         let additional = word_at(data, word::ADDITIONAL_SUPPORTED);
         Ok(IdentifyRepr {
             serial: ata_string(data, word::SERIAL),
@@ -548,6 +568,67 @@ mod tests {
         hdd.physical_sector_size_bytes = 4096;
         hdd.emit(&mut buf).unwrap();
         assert_eq!(IdentifyRepr::parse(&buf), Ok(hdd));
+    }
+
+    /// IDENTIFY data that is all zero except word 106 (bytes 212..214) and words 117..=118
+    /// (bytes 234..238), without an integrity word, so no checksum applies.
+    fn identify_with_sector_words(word_106: [u8; 2], words_117_118: [u8; 4]) -> [u8; 512] {
+        let mut data = [0u8; 512];
+        data[212..214].copy_from_slice(&word_106);
+        data[234..238].copy_from_slice(&words_117_118);
+        data
+    }
+
+    /// Found by `cargo fuzz run ata`: word 106 = 0x5b00 (valid, logical sector longer than 256
+    /// words) with words 117..=118 zero parsed as a 0-byte logical and physical sector.
+    #[test]
+    fn identify_zero_logical_sector_size_is_rejected() {
+        let data = identify_with_sector_words([0x00, 0x5b], [0, 0, 0, 0]);
+        assert_eq!(
+            IdentifyRepr::parse(&data),
+            Err(Error::BadField {
+                field: "IDENTIFY words 117-118 logical sector size",
+                value: 0,
+                reason: "must be 256 words or more and fit in 32 bits as bytes",
+            })
+        );
+        // 255 words is still too short; 2048 words (4 KiB) is the common large size.
+        let short = identify_with_sector_words([0x00, 0x50], [0xff, 0x00, 0x00, 0x00]);
+        assert!(IdentifyRepr::parse(&short).is_err());
+        let four_k = identify_with_sector_words([0x00, 0x50], [0x00, 0x08, 0x00, 0x00]);
+        let repr = IdentifyRepr::parse(&four_k).unwrap();
+        assert_eq!(repr.logical_sector_size_bytes, 4096);
+        assert_eq!(repr.physical_sector_size_bytes, 4096);
+    }
+
+    /// Sizes that overflow 32 bits used to wrap (physical 0) or saturate (an odd logical size).
+    #[test]
+    fn identify_sector_sizes_beyond_32_bits_are_rejected() {
+        // Logical 2^30 bytes (words 0x2000_0000), 4 logical per physical: physical 2^32.
+        let wraps = identify_with_sector_words([0x02, 0x70], [0x00, 0x00, 0x00, 0x20]);
+        assert!(matches!(
+            IdentifyRepr::parse(&wraps),
+            Err(Error::BadField {
+                field: "IDENTIFY word 106 logical sectors per physical sector",
+                value: 0x7002,
+                ..
+            })
+        ));
+        // Words 0x8000_0000: the logical size in bytes alone needs 33 bits.
+        let saturates = identify_with_sector_words([0x00, 0x50], [0x00, 0x00, 0x00, 0x80]);
+        assert!(matches!(
+            IdentifyRepr::parse(&saturates),
+            Err(Error::BadField {
+                field: "IDENTIFY words 117-118 logical sector size",
+                value: 0x8000_0000,
+                ..
+            })
+        ));
+        // The largest representable pair still parses: 2^30-byte logical, 2 per physical.
+        let largest = identify_with_sector_words([0x01, 0x70], [0x00, 0x00, 0x00, 0x20]);
+        let repr = IdentifyRepr::parse(&largest).unwrap();
+        assert_eq!(repr.logical_sector_size_bytes, 1 << 30);
+        assert_eq!(repr.physical_sector_size_bytes, 1 << 31);
     }
 
     #[test]
