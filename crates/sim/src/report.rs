@@ -6,6 +6,9 @@ use crate::profile::StackSpec;
 use crate::sim::{layer, Simulator};
 use serde::Serialize;
 
+/// Below this utilisation the busiest layer is not called saturated.
+pub const SATURATED_UTILISATION: f64 = 0.8;
+
 /// One layer's share of the run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LayerReport {
@@ -36,6 +39,9 @@ pub struct SimReport {
     pub layers: Vec<LayerReport>,
     /// The layer with the highest utilisation.
     pub bottleneck: String,
+    /// That layer's utilisation; well below 1 means no layer is saturated and the stack is
+    /// latency-bound (commands wait on round trips, not on bandwidth).
+    pub bottleneck_utilisation: f64,
     pub host_cpu_percent: f64,
     pub host_requests: u64,
     pub rejected_requests: u64,
@@ -63,6 +69,10 @@ impl SimReport {
             ("sim.stack".to_string(), self.stack.clone()),
             ("sim.transport".to_string(), self.transport.clone()),
             ("sim.bottleneck".to_string(), self.bottleneck.clone()),
+            (
+                "sim.bottleneck_utilisation_percent".to_string(),
+                format!("{:.1}", self.bottleneck_utilisation * 100.0),
+            ),
             (
                 "sim.host_cpu_percent".to_string(),
                 format!("{:.1}", self.host_cpu_percent),
@@ -134,16 +144,24 @@ impl Simulator {
             operations: d.commands,
             bytes: d.bytes,
         });
-        let bottleneck = layers
+        let (bottleneck, bottleneck_utilisation) = layers
             .iter()
             .fold(None::<&LayerReport>, |best, l| match best {
                 Some(b) if b.utilisation >= l.utilisation => Some(b),
                 _ => Some(l),
             })
-            .map(|l| l.name.clone())
+            .map(|l| (l.name.clone(), l.utilisation))
             .unwrap_or_default();
         let c = &self.counters;
         let mut warnings = Vec::new();
+        if c.commands > 0 && bottleneck_utilisation < SATURATED_UTILISATION {
+            warnings.push(format!(
+                "no layer is saturated (busiest: {bottleneck} at {:.0}%): throughput is bound by \
+                 per-command latency and round trips, so more outstanding commands (where the \
+                 protocol allows them) would raise it",
+                bottleneck_utilisation * 100.0
+            ));
+        }
         if c.merged_requests > 0 {
             let largest = c.drive_io_sizes.keys().next_back().copied().unwrap_or(0);
             warnings.push(format!(
@@ -169,6 +187,7 @@ impl Simulator {
             host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0,
             layers,
             bottleneck,
+            bottleneck_utilisation,
             host_requests: c.host_requests,
             rejected_requests: c.rejected_requests,
             commands: c.commands,
