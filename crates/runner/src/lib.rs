@@ -4,8 +4,12 @@
 //!
 //! The runner never asks whether an engine is real or simulated: it only reads capabilities.
 
+#[cfg(test)]
+mod compressibility;
 pub mod offsets;
 pub mod pattern;
+pub mod state;
+pub mod sweep;
 pub mod worker;
 
 pub use offsets::Region;
