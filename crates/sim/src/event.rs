@@ -3,7 +3,7 @@
 //! Ties in time break by insertion order, so a run is a pure function of stack, requests and
 //! seed. The queue has a fixed bound; exceeding it is a simulator bug and panics.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Index of a command in the simulator's command table.
@@ -29,30 +29,48 @@ pub enum Event {
     Complete { cmd: CmdId },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Scheduled {
-    at_ns: u64,
-    seq: u64,
-    event: Event,
-}
+/// Bits of a packed queue entry below the sequence number: the event kind and its command.
+const KIND_BITS: u32 = 3;
+const CMD_BITS: u32 = 17;
+const PAYLOAD_BITS: u32 = KIND_BITS + CMD_BITS;
+/// Sequence numbers fit the 64 − 20 bits left beside the payload (10^13 events).
+const SEQ_MAX: u64 = (1 << (64 - PAYLOAD_BITS)) - 1;
 
-impl Ord for Scheduled {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) is on top.
-        (other.at_ns, other.seq).cmp(&(self.at_ns, self.seq))
+impl Event {
+    fn pack(self) -> u64 {
+        let (kind, cmd) = match self {
+            Event::HostIssue { cmd } => (0, cmd),
+            Event::CommandAtDevice { cmd } => (1, cmd),
+            Event::BridgeReady { cmd } => (2, cmd),
+            Event::DriveCommand { cmd } => (3, cmd),
+            Event::DataReady { cmd } => (4, cmd),
+            Event::DataDone { cmd } => (5, cmd),
+            Event::Complete { cmd } => (6, cmd),
+        };
+        debug_assert!(u64::from(cmd) < 1 << CMD_BITS);
+        (kind << CMD_BITS) | u64::from(cmd)
+    }
+
+    fn unpack(bits: u64) -> Event {
+        let cmd = (bits & ((1 << CMD_BITS) - 1)) as CmdId;
+        match bits >> CMD_BITS {
+            0 => Event::HostIssue { cmd },
+            1 => Event::CommandAtDevice { cmd },
+            2 => Event::BridgeReady { cmd },
+            3 => Event::DriveCommand { cmd },
+            4 => Event::DataReady { cmd },
+            5 => Event::DataDone { cmd },
+            _ => Event::Complete { cmd },
+        }
     }
 }
 
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Events waiting to happen, earliest first.
+/// Events waiting to happen, earliest first. Each entry is one `u128`: time in the high 64
+/// bits, then the sequence number, then the event, so ordering entries orders by
+/// (time, sequence) and comparisons are single integer compares.
 #[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Scheduled>,
+    heap: BinaryHeap<Reverse<u128>>,
     next_seq: u64,
     bound: usize,
 }
@@ -74,23 +92,28 @@ impl EventQueue {
             "event queue bound {} exceeded: a layer schedules without limit",
             self.bound
         );
-        self.heap.push(Scheduled {
-            at_ns,
-            seq: self.next_seq,
-            event,
-        });
+        assert!(self.next_seq <= SEQ_MAX, "event sequence numbers exhausted");
+        let low = (self.next_seq << PAYLOAD_BITS) | event.pack();
+        self.heap
+            .push(Reverse((u128::from(at_ns) << 64) | u128::from(low)));
         self.next_seq += 1;
     }
 
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|s| s.at_ns)
+        self.heap.peek().map(|Reverse(e)| (e >> 64) as u64)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        self.heap.pop().map(|s| (s.at_ns, s.event))
+        self.heap.pop().map(|Reverse(e)| {
+            let low = e as u64;
+            (
+                (e >> 64) as u64,
+                Event::unpack(low & ((1 << PAYLOAD_BITS) - 1)),
+            )
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -123,6 +146,22 @@ mod tests {
                 (20, Event::Complete { cmd: 0 }),
             ]
         );
+    }
+
+    #[test]
+    fn every_event_kind_survives_packing() {
+        let events = [
+            Event::HostIssue { cmd: 0 },
+            Event::CommandAtDevice { cmd: 65_535 },
+            Event::BridgeReady { cmd: 7 },
+            Event::DriveCommand { cmd: 1 },
+            Event::DataReady { cmd: 2 },
+            Event::DataDone { cmd: 3 },
+            Event::Complete { cmd: 65_536 },
+        ];
+        for e in events {
+            assert_eq!(Event::unpack(e.pack()), e);
+        }
     }
 
     #[test]
