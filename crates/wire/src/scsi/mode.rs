@@ -16,6 +16,8 @@ pub const PAGE_CODE_ALL: u8 = 0x3F;
 /// Length of the Caching mode page (header included).
 pub const CACHING_PAGE_LEN: usize = 20;
 const PAGE_HEADER_LEN: usize = 2;
+/// Offset of the WCE/RCD flags byte inside the Caching mode page.
+const CACHING_FLAGS_OFFSET: usize = 2;
 const PAGE_CODE_MASK: u8 = 0x3F;
 const SPF_BIT: u8 = 0x40;
 const SUBPAGE_HEADER_LEN: usize = 4;
@@ -123,10 +125,20 @@ impl ModeSenseData {
                     Some(page[0] & PAGE_CODE_MASK),
                 )
             };
-            if code == Some(PAGE_CODE_CACHING) && page.len() >= 3 {
+            if code == Some(PAGE_CODE_CACHING) {
+                // The flags live in the first byte after the page header: a page that declares
+                // no room for it is malformed, not a page whose flags are the next page's bytes.
+                if page_len <= CACHING_FLAGS_OFFSET {
+                    return Err(Error::BadField {
+                        field: "Caching mode page PAGE LENGTH",
+                        value: page[1] as u64,
+                        reason: "too short to hold the WCE/RCD flags byte",
+                    });
+                }
+                need("Caching mode page", page, CACHING_FLAGS_OFFSET + 1)?;
                 caching = Some(CachingPage {
-                    write_cache_enabled: page[2] & WCE_BIT != 0,
-                    read_cache_disabled: page[2] & RCD_BIT != 0,
+                    write_cache_enabled: page[CACHING_FLAGS_OFFSET] & WCE_BIT != 0,
+                    read_cache_disabled: page[CACHING_FLAGS_OFFSET] & RCD_BIT != 0,
                 });
             }
             at += page_len;
@@ -234,6 +246,17 @@ mod tests {
         let mut buf = [0xA5u8; 32];
         assert_eq!(repr.emit(&mut buf), Ok(32));
         assert_eq!(buf, golden);
+    }
+
+    #[test]
+    fn caching_page_without_room_for_its_flags_is_rejected() {
+        // MODE SENSE(6) header (no block descriptor), then a Caching page declaring length 0
+        // followed by another page whose first byte must not be read as WCE/RCD.
+        let data = [7u8, 0, 0, 0, 0x08, 0x00, 0x0A, 0x00];
+        assert!(matches!(
+            ModeSenseData::parse(&data, false),
+            Err(Error::BadField { field: "Caching mode page PAGE LENGTH", .. })
+        ));
     }
 
     #[test]
