@@ -21,6 +21,7 @@ pub mod ata;
 pub mod bot;
 pub mod pcap;
 pub mod pretty;
+pub mod sata;
 pub mod scsi;
 pub mod uas;
 pub mod usb;

@@ -41,6 +41,7 @@ fn parse_all(data: &[u8]) {
     let _ = UnmapParameterList::parse(data).map(|l| l.descriptors().count());
     let _ = IdentifyRepr::parse(data);
     let _ = trim_ranges(data).count();
+    let _ = storlab_wire::sata::FisRepr::parse_bytes(data);
     let _ = SetupPacket::parse_bytes(data);
     let _ = descriptors(data).count();
     if let Ok(r) = PcapReader::new(data) {
