@@ -23,6 +23,8 @@ pub enum Command {
     Engines,
     /// Print the protocol view of a usbmon pcap capture (BOT, UAS, SCSI, control requests).
     Decode(DecodeArgs),
+    /// List the presets (published test suites; run one with `run --preset NAME`).
+    Presets,
 }
 
 /// Machine and human output formats.
@@ -63,6 +65,17 @@ pub struct RunArgs {
     /// Directory of extra simulator profiles (added to, and overriding, the built-in ones).
     #[arg(long, value_name = "DIR")]
     pub profiles: Option<PathBuf>,
+    /// Run a preset (a published test suite, see `storlab presets`); job flags then override
+    /// the preset's settings for every point (e.g. --size=64m --runtime=1).
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Put the target in this state first: as-found, fresh (discard/TRIM it all), seq-filled,
+    /// or fragmented:SIZE (4 KiB random writes totalling SIZE). Recorded in every result.
+    #[arg(long, value_name = "STATE")]
+    pub state: Option<String>,
+    /// Discard (TRIM) the test region before every job or sweep point.
+    #[arg(long)]
+    pub trim_between_steps: bool,
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,

@@ -19,12 +19,15 @@ const DEFAULT_JOB_FILE: &str = include_str!("default.fio");
 const DEFAULT_JOB_FILE_NAME: &str = "<built-in quick set>";
 
 /// Set by the first Ctrl-C: the runner stops issuing and the finished jobs are reported.
-static STOP: AtomicBool = AtomicBool::new(false);
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 /// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
 const EXIT_SECOND_INTERRUPT: i32 = 130;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
+    if crate::preset_run::wanted(&args) {
+        return crate::preset_run::run(args);
+    }
     let (mut set, builtin) = load_jobs(&args)?;
     if let Some(target) = &args.target {
         apply_target_override(&mut set, target)?;
@@ -103,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 }
 
 /// The job set: a job file, job flags, or the built-in quick set when neither is given.
-fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
+pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
     let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
     match (&args.job_file, args.job_flags.is_empty()) {
         (Some(path), true) => Ok((storlab_job::parse_fio_file(path).map_err(bad_input)?, false)),
@@ -124,7 +127,7 @@ fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
 }
 
 /// `--target`: `sim:STACK` switches every job to the simulator; a path replaces `filename=`.
-fn apply_target_override(set: &mut JobSet, target: &str) -> Result<(), Failure> {
+pub(crate) fn apply_target_override(set: &mut JobSet, target: &str) -> Result<(), Failure> {
     if target.is_empty() {
         return Err(bad_input(
             "--target: empty; give a file, a block device, or sim:STACK",
@@ -179,7 +182,7 @@ fn progress_summary(outcome: &JobOutcome) -> String {
 }
 
 /// Bad input found while opening targets is exit 2; anything that failed mid-run is exit 1.
-fn classify(error: RunError) -> Failure {
+pub(crate) fn classify(error: RunError) -> Failure {
     match error {
         RunError::Engine(e) => match e {
             storlab_engine::EngineError::Io(_) => run_failed(e),
@@ -192,7 +195,7 @@ fn classify(error: RunError) -> Failure {
 
 /// Write machine output to stdout, or whole to `path` via a temporary file and a rename, so an
 /// interrupted write never leaves half a file.
-fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     match path {
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -213,7 +216,7 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     }
 }
 
-fn install_interrupt_handler() {
+pub(crate) fn install_interrupt_handler() {
     let installed = ctrlc::set_handler(|| {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);

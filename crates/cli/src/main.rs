@@ -6,11 +6,14 @@
 
 mod args;
 mod cmd_decode;
+mod cmd_presets;
 mod cmd_run;
 mod cmd_stacks;
 mod exit;
+mod preset_run;
 mod provider;
 mod results;
+mod sweep_table;
 mod sim_support;
 
 use clap::FromArgMatches;
@@ -35,6 +38,7 @@ fn main() {
             Ok(())
         }
         args::Command::Decode(decode) => cmd_decode::run(decode),
+        args::Command::Presets => cmd_presets::run(),
     };
     if let Err(failure) = outcome {
         std::process::exit(exit::report(&failure));

@@ -1,0 +1,529 @@
+//! `storlab run --preset NAME` and `--state` / `--trim-between-steps`: runs a sweep point by
+//! point on one target, puts the target in the requested state first, records the state and
+//! the honesty warnings with every result, prints the preset's table, and on Ctrl-C keeps the
+//! points already measured.
+
+use crate::args::{OutputFormat, RunArgs};
+use crate::cmd_run::{
+    apply_target_override, classify, install_interrupt_handler, load_jobs, write_output, STOP,
+};
+use crate::exit::{bad_input, run_failed, Failure};
+use crate::provider::{check_output_path, Provider, ProviderOptions};
+use crate::results::job_reports;
+use crate::sweep_table::{render, TablePoint};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+use storlab_job::preset::{
+    direction_label, FileSet, Preset, SteadyState, SweepPoint, COORD_ROUND, COORD_SERIES,
+};
+use storlab_job::size::parse_size;
+use storlab_job::steps::{DeviceState, Step, SEQ_FILL_BLOCK_BYTES};
+use storlab_job::{JobSpec, Target};
+use storlab_report::{HostInfo, JobReport, RunReport, ToolInfo};
+use storlab_runner::sweep::{MeasuredPoint, Sweeper};
+use storlab_runner::{RunError, RunOptions, DEFAULT_INTERVAL_NS};
+
+/// Largest transfer FC-Test's block-level streams use (a file copy's buffer).
+const FILE_COPY_BLOCK_BYTES: u64 = 1 << 20;
+
+/// Whether this run needs the sweep path (a preset, a state, or trims between steps).
+pub fn wanted(args: &RunArgs) -> bool {
+    args.preset.is_some() || args.state.is_some() || args.trim_between_steps
+}
+
+/// `--target` as a job target.
+fn target_of(text: &str) -> Result<Target, Failure> {
+    match text.strip_prefix("sim:") {
+        _ if text.is_empty() => Err(bad_input(
+            "--target: empty; give a file, a block device, or sim:STACK",
+        )),
+        Some("") => Err(bad_input(
+            "--target sim:: name a stack (see `storlab stacks`)",
+        )),
+        Some(stack) => Ok(Target::Sim(stack.to_string())),
+        None => Ok(Target::Path(PathBuf::from(text))),
+    }
+}
+
+/// Job flags as (key, value) overrides of a preset.
+fn overrides_of(flags: &[String]) -> Result<Vec<(String, Option<String>)>, Failure> {
+    flags
+        .iter()
+        .map(|flag| {
+            let body = flag.strip_prefix("--").unwrap_or(flag);
+            let (key, value) = match body.split_once('=') {
+                Some((k, v)) => (k, Some(v.to_string())),
+                None => (body, None),
+            };
+            if !storlab_job::flags::is_job_key(key) {
+                return Err(bad_input(format!(
+                    "{flag}: unknown job flag (see `storlab run --help`)"
+                )));
+            }
+            if key == "name" {
+                return Err(bad_input(
+                    "--name: a preset names its own points; run a job file for custom jobs",
+                ));
+            }
+            Ok((key.to_string(), value))
+        })
+        .collect()
+}
+
+/// A job covering the union of every point's region: what state steps work on.
+fn region_template(points: &[SweepPoint]) -> Option<JobSpec> {
+    let first = points.first()?;
+    let mut template = first.job.clone();
+    template.name = "state".into();
+    template.numjobs = 1;
+    template.offset_increment_bytes = 0;
+    template.offset_bytes = 0;
+    template.size_bytes = points
+        .iter()
+        .map(|p| {
+            p.job.size_bytes.map(|size| {
+                p.job.offset_bytes
+                    + u64::from(p.job.numjobs.saturating_sub(1)) * p.job.offset_increment_bytes
+                    + size
+            })
+        })
+        .collect::<Option<Vec<u64>>>()
+        .and_then(|ends| ends.into_iter().max());
+    Some(template)
+}
+
+/// FC-Test file sets as block-level streams: create = sequential write of the set, read =
+/// sequential read, copy within = interleaved read and write next to it, copy across = the same
+/// in a second area of the target.
+fn fileset_points(
+    preset: &Preset,
+    overrides: &[(String, Option<String>)],
+    target: &Target,
+) -> Result<Vec<SweepPoint>, Failure> {
+    let cap_bytes = overrides
+        .iter()
+        .find(|(k, _)| k == "size")
+        .and_then(|(_, v)| v.as_deref())
+        .map(parse_size)
+        .transpose()
+        .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
+    let mut rest: Vec<(String, Option<String>)> = overrides
+        .iter()
+        .filter(|(k, _)| k != "size")
+        .cloned()
+        .collect();
+    rest.retain(|(k, _)| !matches!(k.as_str(), "rw" | "bs" | "offset" | "rwmixread"));
+    let mut points = Vec::new();
+    for set in &preset.filesets {
+        let (files, file_bytes) = scaled_fileset(set, cap_bytes);
+        let total = files * file_bytes;
+        let bs = file_bytes.min(FILE_COPY_BLOCK_BYTES);
+        let operations = [
+            ("create", "write", 0, total),
+            ("read", "read", 0, total),
+            ("copy-within", "rw", 0, 2 * total),
+            ("copy-across", "rw", 2 * total, 2 * total),
+        ];
+        for (operation, rw, offset, size) in operations {
+            let mut flags = vec![
+                format!("--name={}", set.name),
+                format!("--rw={rw}"),
+                format!("--bs={bs}"),
+                format!("--offset={offset}"),
+                format!("--size={size}"),
+            ];
+            for (key, _) in &preset.keys {
+                if key != "bs" {
+                    let value = preset
+                        .keys
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default();
+                    flags.insert(1, format!("--{key}={value}"));
+                }
+            }
+            flags.extend(rest.iter().map(|(k, v)| match v {
+                Some(v) => format!("--{k}={v}"),
+                None => format!("--{k}"),
+            }));
+            let mut set_jobs = storlab_job::parse_flags(&flags)
+                .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
+            let mut job = set_jobs.jobs.remove(0);
+            job.name = format!("{}/{}/{operation}", preset.name, set.name);
+            job.group_reporting = true;
+            job.stonewall = true;
+            match target {
+                Target::Sim(stack) => {
+                    job.engine = storlab_job::EngineKind::Sim;
+                    job.target = Target::Sim(stack.clone());
+                }
+                other => job.target = other.clone(),
+            }
+            job.warnings.clear();
+            storlab_job::validate(&mut job)
+                .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
+            points.push(SweepPoint {
+                coords: vec![
+                    (COORD_SERIES.into(), set.name.clone()),
+                    ("fileset".into(), set.name.clone()),
+                    ("operation".into(), operation.into()),
+                    ("direction".into(), direction_label(&job)),
+                ],
+                job,
+            });
+        }
+    }
+    Ok(points)
+}
+
+/// (files, bytes per file) of a set, capped at `cap_bytes` in total: fewer files, and a single
+/// file shrinks to the cap (rounded down to 4 KiB, at least 4 KiB).
+fn scaled_fileset(set: &FileSet, cap_bytes: Option<u64>) -> (u64, u64) {
+    let file_bytes = set.file_size_bytes();
+    match cap_bytes {
+        Some(cap) if set.files * file_bytes > cap => {
+            if file_bytes > cap {
+                (1, (cap / 4096).max(1) * 4096)
+            } else {
+                ((cap / file_bytes).max(1), file_bytes)
+            }
+        }
+        _ => (set.files, file_bytes),
+    }
+}
+
+/// Whether the tracked figure of the last `spec.window_rounds` rounds is steady: range within
+/// `max_range_percent` of the mean and the least-squares slope's change over the window within
+/// `max_slope_percent` of the mean (SNIA PTS).
+pub fn is_steady(values: &[f64], spec: &SteadyState) -> bool {
+    let n = spec.window_rounds;
+    if n < 2 || values.len() < n {
+        return false;
+    }
+    let window = &values[values.len() - n..];
+    let mean = window.iter().sum::<f64>() / n as f64;
+    if mean <= 0.0 {
+        return false;
+    }
+    let (min, max) = window
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let x_mean = (n - 1) as f64 / 2.0;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, &v) in window.iter().enumerate() {
+        let dx = i as f64 - x_mean;
+        sxy += dx * (v - mean);
+        sxx += dx * dx;
+    }
+    let slope_change = (sxy / sxx * (n - 1) as f64).abs();
+    (max - min) <= spec.max_range_percent / 100.0 * mean
+        && slope_change <= spec.max_slope_percent / 100.0 * mean
+}
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let state = args
+        .state
+        .as_deref()
+        .map(DeviceState::parse)
+        .transpose()
+        .map_err(bad_input)?;
+    if let Some(output) = &args.output {
+        check_output_path(output).map_err(bad_input)?;
+    }
+    let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
+    let (preset, points) = match &args.preset {
+        Some(name) => {
+            if args.job_file.is_some() {
+                return Err(bad_input(
+                    "--preset cannot be combined with a job file; use one or the other",
+                ));
+            }
+            let preset = storlab_job::preset::load(name).map_err(bad_input)?;
+            let target = match &args.target {
+                Some(text) => target_of(text)?,
+                None => Target::TempFileIn(cwd),
+            };
+            let overrides = overrides_of(&args.job_flags)?;
+            let points = if preset.filesets.is_empty() {
+                preset.expand(&overrides, &target).map_err(bad_input)?
+            } else {
+                fileset_points(&preset, &overrides, &target)?
+            };
+            (Some(preset), points)
+        }
+        None => {
+            let (mut set, _) = load_jobs(&args)?;
+            if let Some(target) = &args.target {
+                apply_target_override(&mut set, target)?;
+            }
+            let points = set
+                .jobs
+                .into_iter()
+                .map(|job| SweepPoint {
+                    coords: vec![
+                        (COORD_SERIES.into(), job.name.clone()),
+                        ("direction".into(), direction_label(&job)),
+                    ],
+                    job,
+                })
+                .collect();
+            (None, points)
+        }
+    };
+    let state = state.unwrap_or_else(|| preset.as_ref().map_or(DeviceState::AsFound, |p| p.state));
+    for point in &points {
+        for warning in &point.job.warnings {
+            eprintln!("storlab: warning: job '{}': {warning}", point.job.name);
+        }
+    }
+    install_interrupt_handler();
+    let mut provider = Provider::new(ProviderOptions {
+        destructive: args.destructive.clone(),
+        profiles: args.profiles.clone(),
+        // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and
+        // let the honesty check flag reads the page cache may have served.
+        direct_fallback: preset.is_some(),
+        pcap: args.pcap.is_some(),
+    });
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let options = RunOptions {
+        interval_ns: DEFAULT_INTERVAL_NS,
+        stop: &STOP,
+    };
+    let mut measured: Vec<MeasuredPoint> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let result = sweep(
+        &mut provider,
+        &options,
+        preset.as_ref(),
+        &points,
+        state,
+        args.trim_between_steps,
+        &mut measured,
+        &mut notes,
+    );
+
+    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
+    report.warnings.append(&mut provider.warnings);
+    report.warnings.extend(notes.iter().cloned());
+    let mut table_rows: Vec<(Vec<(String, String)>, JobReport)> = Vec::new();
+    for m in &measured {
+        for mut job_report in job_reports(&m.outcome, &provider) {
+            job_report.device_state = m.device_state.clone();
+            job_report.warnings.extend(m.warnings.iter().cloned());
+            table_rows.push((m.point.coords.clone(), job_report.clone()));
+            report.jobs.push(job_report);
+        }
+    }
+    for warning in &report.warnings {
+        eprintln!("storlab: warning: {warning}");
+    }
+    let rendered = match args.output_format {
+        OutputFormat::Table => {
+            let mut text = String::new();
+            if let Some(preset) = &preset {
+                let table_points: Vec<TablePoint<'_>> = table_rows
+                    .iter()
+                    .map(|(coords, report)| TablePoint { coords, report })
+                    .collect();
+                let title = format!(
+                    "{} — {} (device state before the first point: {})",
+                    preset.name,
+                    preset.description,
+                    state.label()
+                );
+                text.push_str(&render(&title, &preset.table, &table_points));
+                text.push('\n');
+            }
+            text.push_str(&storlab_report::render_table(&report));
+            text
+        }
+        OutputFormat::Json => storlab_report::to_json(&report),
+        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
+        OutputFormat::Csv => storlab_report::to_csv(&report),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    if let Some(pcap_path) = &args.pcap {
+        crate::sim_support::write_pcap(&mut provider, pcap_path)?;
+    }
+    drop(provider);
+    result.map_err(classify)?;
+    let complete = measured.iter().filter(|m| !m.outcome.interrupted).count();
+    if STOP.load(Ordering::Relaxed) {
+        return Err(run_failed(format!(
+            "interrupted: {complete} sweep points finished and are reported above"
+        )));
+    }
+    Ok(())
+}
+
+/// Prepare the target, then measure every point (or rounds of them until steady state).
+#[allow(clippy::too_many_arguments)]
+fn sweep(
+    provider: &mut Provider,
+    options: &RunOptions<'_>,
+    preset: Option<&Preset>,
+    points: &[SweepPoint],
+    state: DeviceState,
+    trim_between_steps: bool,
+    measured: &mut Vec<MeasuredPoint>,
+    notes: &mut Vec<String>,
+) -> Result<(), RunError> {
+    let mut sweeper = Sweeper::new(provider, options);
+    let Some(template) = region_template(points) else {
+        return Ok(());
+    };
+    if sweeper.prepare(state, &template)? {
+        return Ok(());
+    }
+    let total = points.len();
+    let mut on_point = |m: MeasuredPoint, index: usize, total: usize| {
+        let iops = metric_value_of(&m, storlab_job::preset::Metric::Iops);
+        let mbps = metric_value_of(&m, storlab_job::preset::Metric::Mbps);
+        eprintln!(
+            "storlab: [{index}/{total}] {} ({}): {iops:.0} IOPS, {mbps:.1} MB/s{}",
+            m.point.job.name,
+            m.device_state,
+            if m.outcome.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        );
+        measured.push(m);
+    };
+    let Some(steady) = preset.and_then(|p| p.steady_state.as_ref()) else {
+        for (i, point) in points.iter().enumerate() {
+            if STOP.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(m) = sweeper.measure(point, trim_between_steps)? {
+                on_point(m, i + 1, total);
+            }
+        }
+        return Ok(());
+    };
+    for pass in 0..steady.precondition_passes {
+        let mut job = template.clone();
+        job.name = format!("precondition-{}", pass + 1);
+        job.read_percent = 0;
+        job.random_percent = 0;
+        job.iodepth = storlab_job::steps::PREPARE_IODEPTH;
+        job.block_size_write = storlab_job::BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
+        job.runtime_ns = None;
+        job.time_based = false;
+        job.data_pattern = storlab_job::DataPattern::Random;
+        let step = Step::Prepare {
+            job,
+            state_after: format!(
+                "preconditioned ({}x sequential {} KiB writes)",
+                pass + 1,
+                SEQ_FILL_BLOCK_BYTES / 1024
+            ),
+        };
+        if sweeper.step(&step)? {
+            return Ok(());
+        }
+    }
+    let mut tracked: Vec<f64> = Vec::new();
+    for round in 1..=steady.max_rounds {
+        for (i, point) in points.iter().enumerate() {
+            if STOP.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let mut point = point.clone();
+            point.coords.push((COORD_ROUND.into(), round.to_string()));
+            point.job.name = format!("{} round={round}", point.job.name);
+            let Some(m) = sweeper.measure(&point, trim_between_steps)? else {
+                return Ok(());
+            };
+            let is_tracked = steady
+                .track
+                .iter()
+                .all(|(k, v)| m.point.coord(k) == Some(v.as_str()));
+            if is_tracked {
+                tracked.push(metric_value_of(&m, storlab_job::preset::Metric::Iops));
+            }
+            on_point(m, i + 1, total);
+        }
+        if is_steady(&tracked, steady) {
+            notes.push(format!(
+                "steady state reached in round {round}: the tracked IOPS of rounds {}..={round} stay within {}% (range) and {}% (slope) of their mean",
+                round + 1 - steady.window_rounds,
+                steady.max_range_percent,
+                steady.max_slope_percent
+            ));
+            return Ok(());
+        }
+    }
+    notes.push(format!(
+        "steady state NOT reached within {} rounds; the figures are of a drive still changing",
+        steady.max_rounds
+    ));
+    Ok(())
+}
+
+fn metric_value_of(m: &MeasuredPoint, metric: storlab_job::preset::Metric) -> f64 {
+    let mut merged = storlab_stats::WorkerStats::new(DEFAULT_INTERVAL_NS);
+    for w in &m.outcome.workers {
+        merged.merge(w);
+    }
+    let seconds = merged.elapsed_ns as f64 / 1e9;
+    if seconds <= 0.0 {
+        return 0.0;
+    }
+    match metric {
+        storlab_job::preset::Metric::Iops => merged.total_ios() as f64 / seconds,
+        _ => (merged.read.bytes + merged.write.bytes) as f64 / seconds / 1e6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn spec() -> SteadyState {
+        SteadyState {
+            track: BTreeMap::new(),
+            window_rounds: 5,
+            max_range_percent: 20.0,
+            max_slope_percent: 10.0,
+            max_rounds: 25,
+            precondition_passes: 2,
+        }
+    }
+
+    #[test]
+    fn steady_state_needs_a_full_flat_window() {
+        assert!(!is_steady(&[100.0; 4], &spec()), "window not full");
+        assert!(is_steady(
+            &[500.0, 300.0, 100.0, 102.0, 98.0, 101.0, 99.0],
+            &spec()
+        ));
+        // Within range but drifting: 0.8 + 0.8 + ... slope change 16% of the mean > 10%.
+        assert!(!is_steady(&[92.0, 96.0, 100.0, 104.0, 108.0], &spec()));
+        // Flat trend but a 30% spread.
+        assert!(!is_steady(&[85.0, 115.0, 85.0, 115.0, 100.0], &spec()));
+    }
+
+    #[test]
+    fn filesets_scale_to_the_cap() {
+        let set = |files, size: &str| FileSet {
+            name: "x".into(),
+            files,
+            file_size: size.into(),
+            files_per_dir: 1,
+        };
+        assert_eq!(
+            scaled_fileset(&set(1000, "128k"), Some(1 << 20)),
+            (8, 128 << 10)
+        );
+        assert_eq!(scaled_fileset(&set(3, "512m"), Some(8 << 20)), (1, 8 << 20));
+        assert_eq!(scaled_fileset(&set(3, "4k"), None), (3, 4096));
+    }
+}
