@@ -256,6 +256,15 @@ fn partitioned_device_is_refused_naming_table_and_partitions() {
         "sfdisk: {}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // The kernel's own rescan after sfdisk does not always run (containers, sandboxes):
+    // register the partition explicitly so the device really has one.
+    let partx = Command::new("partx").arg("-u").arg(&device.path).status();
+    if !tool_available(
+        partx.is_ok_and(|s| s.success()),
+        "partx -u failed or is missing",
+    ) {
+        return;
+    }
     let text = open_target(&device.target(), 0, false, true, None)
         .unwrap_err()
         .to_string();
