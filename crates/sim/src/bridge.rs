@@ -4,9 +4,7 @@
 
 use crate::drive::DriveCommand;
 use crate::event::{CmdId, Event};
-use crate::link_sata::{
-    DSM_BLOCK_BYTES, FIS_REG_D2H_BYTES, FIS_REG_H2D_BYTES, FIS_SET_DEVICE_BITS_BYTES,
-};
+use crate::link_sata::{check_status, emit_status, STATUS_FIS_BYTES_MAX};
 use crate::profile::SECTOR_BYTES;
 use crate::resource::Flow;
 use crate::scsi::{parse_unmap_list, ScsiOp};
@@ -64,9 +62,7 @@ impl Simulator {
             // command can notice).
             self.at_drive += 1;
             self.cmd_mut(id).holds_drive_slot = true;
-            let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
-            let at = self.reserve(layer::SATA_LINK, t, ns, 0);
-            self.schedule(at, Event::DriveCommand { cmd: id });
+            self.ata_command_to_drive(id, t);
         } else {
             self.schedule(t, Event::BridgeReady { cmd: id });
         }
@@ -91,9 +87,7 @@ impl Simulator {
             };
             self.at_drive += 1;
             self.cmd_mut(id).holds_drive_slot = true;
-            let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
-            let t = self.reserve(layer::SATA_LINK, now, ns, 0);
-            self.schedule(t, Event::DriveCommand { cmd: id });
+            self.ata_command_to_drive(id, now);
         }
     }
 
@@ -105,16 +99,10 @@ impl Simulator {
             self.counters.trims_not_translated += 1;
             return now;
         }
-        let mut descriptors = Vec::with_capacity(1);
-        parse_unmap_list(&self.cmd(id).unmap_list, |lba, blocks| {
-            descriptors.push((lba, blocks))
-        });
-        assert_eq!(
-            descriptors.len(),
-            1,
-            "the host sends one descriptor per UNMAP"
-        );
-        let (lba, blocks) = descriptors[0];
+        let list = parse_unmap_list(&self.cmd(id).unmap_list);
+        assert_eq!(list.len(), 1, "the host sends one descriptor per UNMAP");
+        let descriptor = list.descriptors().next().expect("one descriptor");
+        let (lba, blocks) = (descriptor.lba, descriptor.blocks);
         let host = self.cmd(id);
         assert_eq!(
             (lba * u64::from(SECTOR_BYTES), blocks * SECTOR_BYTES),
@@ -122,21 +110,20 @@ impl Simulator {
             "bridge decoded another UNMAP range than the host sent"
         );
         let payload = self.encode_dsm(id, lba, blocks.into());
-        debug_assert!(payload.is_multiple_of(DSM_BLOCK_BYTES));
-        let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
-        let t = self.reserve(layer::SATA_LINK, now, ns, 0);
+        let t = self.dsm_command_to_drive(id, now);
         let at_drive = self.sata_data(Flow::ready_at(t), payload).end_ns;
         self.execute_dsm(id, at_drive)
     }
 
-    /// ATA status to the bridge, firmware builds the CSW / Sense IU, it goes to the host.
+    /// ATA status to the bridge (Set Device Bits naming the NCQ tag, or Register D2H), which
+    /// parses and checks it; firmware builds the CSW / Sense IU, it goes to the host.
     pub(crate) fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
-        let fis = if self.drive_slots > 1 {
-            FIS_SET_DEVICE_BITS_BYTES
-        } else {
-            FIS_REG_D2H_BYTES
-        };
-        let t = self.reserve(layer::SATA_LINK, from_ns, self.sata.fis_ns(fis), 0);
+        let tag = self.ncq_tags.release(id);
+        let mut fis = [0u8; STATUS_FIS_BYTES_MAX];
+        let fis_len = emit_status(tag, &mut fis);
+        check_status(&fis[..fis_len], tag);
+        let ns = self.sata.fis_ns(fis_len as u64);
+        let t = self.reserve(layer::SATA_LINK, from_ns, ns, 0);
         let fw = self.bridge_profile().firmware_status_ns;
         let t = self.reserve(layer::BRIDGE_CPU, t, fw, 0);
         let len = match self.transport {

@@ -2,37 +2,37 @@
 //! (one command at a time) sends the command FIS straight to the drive; TRIM goes as DATA SET
 //! MANAGEMENT with its range payload encoded by `wire`.
 
+use crate::command::Op;
 use crate::drive::{DriveCommand, TrimRange};
 use crate::event::{CmdId, Event};
 use crate::link_sata::{
-    DSM_BLOCK_BYTES, FIS_REG_D2H_BYTES, FIS_REG_H2D_BYTES, FIS_SET_DEVICE_BITS_BYTES,
+    check_status, decode_command, emit_dsm_command, emit_rw_command, emit_status, AtaCommand,
+    DSM_BLOCK_BYTES, FIS_REG_H2D_BYTES, STATUS_FIS_BYTES_MAX,
 };
 use crate::pcie::DESCRIPTOR_BYTES;
 use crate::profile::{SECTOR_BYTES, TRIM_RANGE_SECTORS_MAX};
 use crate::resource::Flow;
-use crate::sim::{layer, Simulator, Transport};
+use crate::sim::{layer, Simulator};
 use storlab_wire::ata::{
     emit_trim_ranges, trim_payload_len, trim_ranges, TrimRange as WireTrimRange,
 };
+use storlab_wire::sata::REG_H2D_LEN;
 
 /// AHCI command table: a 64-byte command FIS area the controller fetches per command.
 const AHCI_COMMAND_FIS_AREA_BYTES: u64 = 64;
 
 impl Simulator {
     /// Host: the driver fills a command slot; the controller fetches it and sends the
-    /// Register H2D FIS. The drive decodes LBA and count from it.
+    /// Register H2D FIS. The drive decodes LBA, count and tag from the FIS bytes.
     pub(crate) fn sata_issue(&mut self, id: CmdId) {
         let now = self.now_ns();
-        let ncq_tag = id;
         let c = self.cmd_mut(id);
-        c.tag = ncq_tag;
-        c.device_tag = ncq_tag;
         c.device = DriveCommand {
-            write: c.op == crate::command::Op::Write,
+            write: c.op == Op::Write,
             lba: c.offset_bytes / u64::from(SECTOR_BYTES),
             blocks: c.len_bytes / SECTOR_BYTES,
         };
-        let len = u64::from(c.len_bytes);
+        let (op, len) = (c.op, u64::from(c.len_bytes));
         c.holds_drive_slot = true;
         self.at_drive += 1;
         assert!(
@@ -48,22 +48,67 @@ impl Simulator {
                 .transfer_ns(AHCI_COMMAND_FIS_AREA_BYTES + descriptors),
             0,
         );
-        let t = self.reserve(layer::SATA_LINK, t, self.sata.fis_ns(FIS_REG_H2D_BYTES), 0);
-        self.schedule(t, Event::DriveCommand { cmd: id });
+        if op == Op::Trim {
+            let (offset, len) = {
+                let c = self.cmd(id);
+                (c.offset_bytes, c.len_bytes)
+            };
+            self.encode_dsm(
+                id,
+                offset / u64::from(SECTOR_BYTES),
+                u64::from(len / SECTOR_BYTES),
+            );
+            let at = self.dsm_command_to_drive(id, t);
+            self.schedule(at, Event::DriveCommand { cmd: id });
+        } else {
+            self.ata_command_to_drive(id, t);
+        }
     }
 
-    /// Host (direct SATA): encode the DSM TRIM payload and send it; returns when the drive has it.
+    /// Host side (AHCI or bridge): encode `id`'s read/write as a Register H2D FIS (READ/WRITE
+    /// FPDMA QUEUED with a fresh NCQ tag when the drive queues, else DMA EXT) and send it from
+    /// `from_ns`. The drive's decoding of those bytes replaces the command's `device` view.
+    pub(crate) fn ata_command_to_drive(&mut self, id: CmdId, from_ns: u64) {
+        let tag = (self.drive_slots > 1).then(|| self.ncq_tags.acquire(id));
+        let mut fis = [0u8; REG_H2D_LEN];
+        emit_rw_command(&self.cmd(id).device, tag, &mut fis);
+        let AtaCommand::ReadWrite {
+            command,
+            tag: decoded_tag,
+        } = decode_command(&fis)
+        else {
+            panic!("drive: a read/write FIS decoded as another command");
+        };
+        assert_eq!(decoded_tag, tag, "drive decoded another NCQ tag");
+        self.cmd_mut(id).device = command;
+        let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
+        let at = self.reserve(layer::SATA_LINK, from_ns, ns, 0);
+        self.schedule(at, Event::DriveCommand { cmd: id });
+    }
+
+    /// Host side: send DATA SET MANAGEMENT for the DSM payload already encoded in `id`; the
+    /// drive checks the block count it decodes against the payload. Returns when it arrived.
+    pub(crate) fn dsm_command_to_drive(&mut self, id: CmdId, from_ns: u64) -> u64 {
+        let payload_len = self.cmd(id).dsm_payload.len() as u64;
+        let mut fis = [0u8; REG_H2D_LEN];
+        emit_dsm_command(payload_len / DSM_BLOCK_BYTES, &mut fis);
+        let AtaCommand::Trim { blocks } = decode_command(&fis) else {
+            panic!("drive: a DSM FIS decoded as another command");
+        };
+        assert_eq!(
+            u64::from(blocks) * DSM_BLOCK_BYTES,
+            payload_len,
+            "drive decoded another DSM block count"
+        );
+        let ns = self.sata.fis_ns(FIS_REG_H2D_BYTES);
+        self.reserve(layer::SATA_LINK, from_ns, ns, 0)
+    }
+
+    /// Host (direct SATA): send the DSM TRIM payload encoded at issue; returns when the drive
+    /// has it.
     pub(crate) fn sata_trim_payload(&mut self, id: CmdId) -> u64 {
         let now = self.now_ns();
-        let (offset, len) = {
-            let c = self.cmd(id);
-            (c.offset_bytes, c.len_bytes)
-        };
-        let payload_len = self.encode_dsm(
-            id,
-            offset / u64::from(SECTOR_BYTES),
-            u64::from(len / SECTOR_BYTES),
-        );
+        let payload_len = self.cmd(id).dsm_payload.len() as u64;
         let from_host = {
             let d = self.pcie_down.transfer_ns(payload_len);
             let p = self.pcie_down.first_piece_ns(payload_len);
@@ -116,13 +161,14 @@ impl Simulator {
         self.execute_dsm(id, now)
     }
 
-    /// Drive status (Set Device Bits for NCQ, Register D2H otherwise) to host memory.
+    /// Drive status (Set Device Bits naming the NCQ tag, Register D2H otherwise) to host
+    /// memory, where the driver parses and checks it.
     pub(crate) fn sata_send_status(&mut self, id: CmdId, from_ns: u64) {
-        let fis = if self.transport == Transport::SataNcq {
-            FIS_SET_DEVICE_BITS_BYTES
-        } else {
-            FIS_REG_D2H_BYTES
-        };
+        let tag = self.ncq_tags.release(id);
+        let mut bytes = [0u8; STATUS_FIS_BYTES_MAX];
+        let len = emit_status(tag, &mut bytes);
+        check_status(&bytes[..len], tag);
+        let fis = len as u64;
         let t = self.reserve(layer::SATA_LINK, from_ns, self.sata.fis_ns(fis), 0);
         let t = self.reserve(layer::PCIE_UP, t, self.pcie_up.transfer_ns(fis), 0);
         let t = self.reserve(layer::CONTROLLER, t, self.controller.transfer_ns(0), 0);

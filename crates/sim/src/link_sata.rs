@@ -1,26 +1,186 @@
-//! SATA link timing: 8b/10b, FIS framing, Data FISes of at most 8 KiB, one FIS at a time.
+//! SATA link: timing (8b/10b, FIS framing, Data FISes of at most 8 KiB, one FIS at a time)
+//! and the FISes the host side (AHCI or a bridge) and the drive exchange, as real bytes through
+//! `storlab_wire::sata`: the command (Register H2D: FPDMA QUEUED with the NCQ tag, DMA EXT, or
+//! DATA SET MANAGEMENT), and status (Set Device Bits for NCQ, Register D2H otherwise).
 
+use crate::drive::DriveCommand;
+use crate::event::CmdId;
 use crate::profile::SataLinkProfile;
+use storlab_wire::sata::{
+    self as fis, FisPacket, RegD2hRepr, RegH2dRepr, SetDeviceBitsRepr, STATUS_BSY, STATUS_ERR,
+};
 
 /// Register Host-to-Device FIS (command) length in bytes.
-pub const FIS_REG_H2D_BYTES: u64 = 20;
+pub const FIS_REG_H2D_BYTES: u64 = fis::REG_H2D_LEN as u64;
 /// Register Device-to-Host FIS (status) length in bytes.
-pub const FIS_REG_D2H_BYTES: u64 = 20;
+pub const FIS_REG_D2H_BYTES: u64 = fis::REG_D2H_LEN as u64;
 /// DMA Setup FIS (NCQ: the drive picks which tag's data moves next).
-pub const FIS_DMA_SETUP_BYTES: u64 = 28;
+pub const FIS_DMA_SETUP_BYTES: u64 = fis::DMA_SETUP_LEN as u64;
 /// DMA Activate FIS (non-queued write: the drive is ready for data).
-pub const FIS_DMA_ACTIVATE_BYTES: u64 = 4;
+pub const FIS_DMA_ACTIVATE_BYTES: u64 = fis::DMA_ACTIVATE_LEN as u64;
 /// Set Device Bits FIS (NCQ completion).
-pub const FIS_SET_DEVICE_BITS_BYTES: u64 = 8;
+pub const FIS_SET_DEVICE_BITS_BYTES: u64 = fis::SET_DEVICE_BITS_LEN as u64;
+/// Header dword in front of every Data FIS's payload.
+pub const FIS_DATA_HEADER_BYTES: u64 = fis::DATA_HEADER_LEN as u64;
 /// One DATA SET MANAGEMENT (TRIM) payload block.
 pub const DSM_BLOCK_BYTES: u64 = 512;
 const DWORD_BYTES: u64 = 4;
+/// No NCQ tag (a non-queued command).
+const NO_TAG: u8 = u8::MAX;
+
+/// NCQ tags in use between the host side (AHCI HBA or bridge) and the drive. A tag is taken
+/// when the command FIS goes out and given back when its Set Device Bits FIS is sent, so a tag
+/// is never reused while the drive could still report it.
+#[derive(Clone, Debug)]
+pub struct NcqTags {
+    /// Bit `t` set: tag `t` is free.
+    free: u32,
+    /// Tag of each command id ([`NO_TAG`] when it holds none).
+    tag_of: Vec<u8>,
+}
+
+impl NcqTags {
+    /// `slots` tags (the drive's queue depth in use; at most 32) for `commands` command ids.
+    pub fn new(slots: u32, commands: usize) -> NcqTags {
+        assert!(
+            (1..=u32::from(fis::NCQ_TAG_MAX) + 1).contains(&slots),
+            "NCQ depth"
+        );
+        NcqTags {
+            free: u32::MAX >> (32 - slots),
+            tag_of: vec![NO_TAG; commands],
+        }
+    }
+
+    /// Take the lowest free tag for `id` (AHCI and bridges both hand out the lowest).
+    pub fn acquire(&mut self, id: CmdId) -> u8 {
+        assert!(self.free != 0, "more NCQ commands at the drive than tags");
+        let tag = self.free.trailing_zeros() as u8;
+        self.free &= !(1 << tag);
+        let i = id as usize;
+        if i >= self.tag_of.len() {
+            self.tag_of.resize(i + 1, NO_TAG);
+        }
+        self.tag_of[i] = tag;
+        tag
+    }
+
+    /// Give back `id`'s tag, if it holds one; returns it.
+    pub fn release(&mut self, id: CmdId) -> Option<u8> {
+        let slot = self.tag_of.get_mut(id as usize)?;
+        let tag = std::mem::replace(slot, NO_TAG);
+        if tag == NO_TAG {
+            return None;
+        }
+        debug_assert_eq!(self.free & (1 << tag), 0, "tag released twice");
+        self.free |= 1 << tag;
+        Some(tag)
+    }
+}
+
+/// Host side: encode the ATA command for `cmd` (FPDMA QUEUED with `tag`, else DMA EXT).
+pub fn emit_rw_command(cmd: &DriveCommand, tag: Option<u8>, out: &mut [u8; fis::REG_H2D_LEN]) {
+    let repr = match tag {
+        Some(tag) => RegH2dRepr::fpdma_queued(cmd.write, tag, cmd.lba, cmd.blocks),
+        None => RegH2dRepr::dma_ext(cmd.write, cmd.lba, cmd.blocks),
+    }
+    .expect("validated transfers fit an ATA command (48-bit LBA, at most 65536 sectors)");
+    repr.emit(out).expect("buffer is one Register H2D FIS");
+}
+
+/// Host side: encode DATA SET MANAGEMENT (TRIM) announcing `blocks` 512-byte range blocks.
+pub fn emit_dsm_command(blocks: u64, out: &mut [u8; fis::REG_H2D_LEN]) {
+    let blocks = u16::try_from(blocks).expect("DSM payload fits a 16-bit block count");
+    RegH2dRepr::dsm_trim(blocks)
+        .emit(out)
+        .expect("buffer is one Register H2D FIS");
+}
+
+/// What the drive decoded from a command FIS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtaCommand {
+    /// A read or write, with its NCQ tag if queued.
+    ReadWrite {
+        command: DriveCommand,
+        tag: Option<u8>,
+    },
+    /// DATA SET MANAGEMENT TRIM with this many 512-byte blocks of ranges.
+    Trim { blocks: u16 },
+}
+
+/// Drive side: decode a command FIS. The host side only sends what [`emit_rw_command`] and
+/// [`emit_dsm_command`] encode, so anything else is a codec disagreement (a simulator bug).
+pub fn decode_command(bytes: &[u8]) -> AtaCommand {
+    let h2d = RegH2dRepr::parse(&FisPacket::new_unchecked(bytes))
+        .expect("drive: the host sent a Register H2D FIS wire cannot parse");
+    assert!(h2d.is_command, "drive: command FIS without the C bit");
+    let read_write = |write: bool, tag: Option<u8>| AtaCommand::ReadWrite {
+        command: DriveCommand {
+            write,
+            lba: h2d.lba,
+            blocks: h2d.sectors(),
+        },
+        tag,
+    };
+    match h2d.command {
+        fis::ATA_READ_FPDMA_QUEUED => read_write(false, Some(h2d.ncq_tag())),
+        fis::ATA_WRITE_FPDMA_QUEUED => read_write(true, Some(h2d.ncq_tag())),
+        fis::ATA_READ_DMA_EXT => read_write(false, None),
+        fis::ATA_WRITE_DMA_EXT => read_write(true, None),
+        fis::ATA_DATA_SET_MANAGEMENT => {
+            assert_eq!(
+                h2d.features,
+                storlab_wire::ata::DSM_FEATURE_TRIM,
+                "drive: DSM without TRIM"
+            );
+            AtaCommand::Trim { blocks: h2d.count }
+        }
+        other => panic!("drive: unexpected ATA command {other:#04x}"),
+    }
+}
+
+/// Room for the longest status FIS.
+pub const STATUS_FIS_BYTES_MAX: usize = fis::REG_D2H_LEN;
+
+/// Drive side: the good status of a command, Set Device Bits with its tag's SActive bit for
+/// NCQ, else Register D2H. Returns the FIS length.
+pub fn emit_status(tag: Option<u8>, out: &mut [u8; STATUS_FIS_BYTES_MAX]) -> usize {
+    match tag {
+        Some(tag) => SetDeviceBitsRepr::completed(1 << tag).emit(out),
+        None => RegD2hRepr::success().emit(out),
+    }
+    .expect("buffer holds a status FIS")
+}
+
+/// Host side: parse a status FIS and check it reports success for `tag` (or, without a tag,
+/// the non-queued command).
+pub fn check_status(bytes: &[u8], tag: Option<u8>) {
+    let packet = FisPacket::new_unchecked(bytes);
+    let status = match tag {
+        Some(tag) => {
+            let sdb = SetDeviceBitsRepr::parse(&packet)
+                .expect("host: status FIS is not a Set Device Bits FIS");
+            assert_eq!(sdb.sactive, 1 << tag, "host: SActive names another tag");
+            sdb.status
+        }
+        None => {
+            RegD2hRepr::parse(&packet)
+                .expect("host: status FIS is not a Register D2H FIS")
+                .status
+        }
+    };
+    assert_eq!(
+        status & (STATUS_ERR | STATUS_BSY),
+        0,
+        "host: drive reported an error"
+    );
+}
 
 /// Precomputed timing of one SATA link.
 #[derive(Clone, Debug)]
 pub struct SataLink {
     max_data_fis_bytes: u64,
-    /// Framing plus handshake bytes per FIS.
+    /// Link-layer bytes around every FIS: SOF/CRC/EOF framing plus handshake primitives.
     per_fis_bytes: u64,
     byte_ps: u64,
 }
@@ -36,17 +196,20 @@ impl SataLink {
         }
     }
 
-    /// One non-data FIS of `fis_bytes` (framing and handshake included).
+    /// One non-data FIS of `fis_bytes` (its own length as emitted, type dword included), with
+    /// framing and handshake.
     #[inline]
     pub fn fis_ns(&self, fis_bytes: u64) -> u64 {
         ((fis_bytes + self.per_fis_bytes) * self.byte_ps).div_ceil(1000)
     }
 
-    /// A data phase of `bytes`: ceil(bytes / 8 KiB) Data FISes, each with framing and handshake.
+    /// A data phase of `bytes`: ceil(bytes / 8 KiB) Data FISes, each a header dword plus its
+    /// payload, with framing and handshake.
     #[inline]
     pub fn data_ns(&self, bytes: u64) -> u64 {
         let fises = bytes.div_ceil(self.max_data_fis_bytes).max(1);
-        ((bytes + fises * self.per_fis_bytes) * self.byte_ps).div_ceil(1000)
+        ((bytes + fises * (FIS_DATA_HEADER_BYTES + self.per_fis_bytes)) * self.byte_ps)
+            .div_ceil(1000)
     }
 
     /// Time of the first Data FIS (the pipelining piece).
@@ -67,11 +230,62 @@ mod tests {
             line_rate_bps: 3_000_000_000,
             line_bits_per_byte: 10,
             max_data_fis_bytes: 8192,
-            fis_framing_bytes: 16,
+            fis_framing_bytes: 12,
             fis_handshake_dwords: 10,
         });
         let bytes = 1 << 20;
         let mb_s = bytes as f64 / link.data_ns(bytes) as f64 * 1000.0;
         assert!((290.0..300.0).contains(&mb_s), "{mb_s}");
+    }
+
+    #[test]
+    fn commands_cross_as_bytes_and_decode_back() {
+        let cmd = DriveCommand {
+            write: true,
+            lba: 0x1234_5678,
+            blocks: 256,
+        };
+        let mut h2d = [0xA5; fis::REG_H2D_LEN];
+        emit_rw_command(&cmd, Some(9), &mut h2d);
+        assert_eq!(h2d[2], fis::ATA_WRITE_FPDMA_QUEUED);
+        assert_eq!(
+            decode_command(&h2d),
+            AtaCommand::ReadWrite {
+                command: cmd,
+                tag: Some(9)
+            }
+        );
+        emit_rw_command(&cmd, None, &mut h2d);
+        assert_eq!(h2d[2], fis::ATA_WRITE_DMA_EXT);
+        emit_dsm_command(3, &mut h2d);
+        assert_eq!(decode_command(&h2d), AtaCommand::Trim { blocks: 3 });
+    }
+
+    #[test]
+    fn status_names_the_tag() {
+        let mut out = [0; STATUS_FIS_BYTES_MAX];
+        let n = emit_status(Some(4), &mut out);
+        assert_eq!(n as u64, FIS_SET_DEVICE_BITS_BYTES);
+        check_status(&out[..n], Some(4));
+        let n = emit_status(None, &mut out);
+        assert_eq!(n as u64, FIS_REG_D2H_BYTES);
+        check_status(&out[..n], None);
+    }
+
+    #[test]
+    #[should_panic(expected = "SActive")]
+    fn status_for_another_tag_is_caught() {
+        let mut out = [0; STATUS_FIS_BYTES_MAX];
+        let n = emit_status(Some(4), &mut out);
+        check_status(&out[..n], Some(5));
+    }
+
+    #[test]
+    fn ncq_tags_hand_out_lowest_free_and_come_back() {
+        let mut tags = NcqTags::new(2, 4);
+        assert_eq!((tags.acquire(0), tags.acquire(3)), (0, 1));
+        assert_eq!(tags.release(0), Some(0));
+        assert_eq!(tags.release(0), None);
+        assert_eq!(tags.acquire(2), 0);
     }
 }

@@ -1,19 +1,12 @@
 //! SCSI commands as the USB class drivers send them and the bridge decodes them: READ/WRITE
-//! CDBs through the `wire` codecs, and the UNMAP parameter list (SBC-3 §5.28.2, big-endian).
+//! CDBs and the UNMAP parameter list (SBC-3 §5.28.2), both through the `wire` codecs.
 
 use crate::command::{Op, UNMAP_LIST_BYTES};
 use crate::profile::SECTOR_BYTES;
-use storlab_wire::scsi::Command;
+use storlab_wire::scsi::{emit_unmap_parameter_list, Command, UnmapDescriptor, UnmapParameterList};
 
 /// Longest CDB the drivers send (READ/WRITE(16)).
 pub const CDB_BYTES_MAX: usize = 16;
-/// UNMAP parameter list header: UNMAP DATA LENGTH (2), BLOCK DESCRIPTOR DATA LENGTH (2), reserved (4).
-const UNMAP_HEADER_BYTES: usize = 8;
-/// One UNMAP block descriptor: LBA (8), NUMBER OF LOGICAL BLOCKS (4), reserved (4).
-const UNMAP_DESCRIPTOR_BYTES: usize = 16;
-/// Bytes of UNMAP DATA LENGTH itself, which it does not count.
-const UNMAP_DATA_LENGTH_FIELD_BYTES: usize = 2;
-
 /// What the device decoded from a CDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScsiOp {
@@ -66,32 +59,21 @@ pub fn decode_cdb(cdb: &[u8]) -> ScsiOp {
     }
 }
 
-/// The UNMAP parameter list for one range (the host's discard).
+/// The UNMAP parameter list for one range (the host's discard), encoded by `wire`.
 pub fn emit_unmap_list(offset_bytes: u64, len_bytes: u32, out: &mut [u8; UNMAP_LIST_BYTES]) {
-    let lba = offset_bytes / u64::from(SECTOR_BYTES);
-    let blocks = len_bytes / SECTOR_BYTES;
-    out.fill(0);
-    let data_len = (UNMAP_LIST_BYTES - UNMAP_DATA_LENGTH_FIELD_BYTES) as u16;
-    out[0..2].copy_from_slice(&data_len.to_be_bytes());
-    out[2..4].copy_from_slice(&(UNMAP_DESCRIPTOR_BYTES as u16).to_be_bytes());
-    let d = UNMAP_HEADER_BYTES;
-    out[d..d + 8].copy_from_slice(&lba.to_be_bytes());
-    out[d + 8..d + 12].copy_from_slice(&blocks.to_be_bytes());
+    let descriptor = UnmapDescriptor {
+        lba: offset_bytes / u64::from(SECTOR_BYTES),
+        blocks: len_bytes / SECTOR_BYTES,
+    };
+    let n = emit_unmap_parameter_list(&[descriptor], out)
+        .expect("one descriptor fits the UNMAP list buffer");
+    debug_assert_eq!(n, storlab_wire::scsi::unmap_parameter_list_len(1));
 }
 
-/// Decode an UNMAP parameter list into (lba, blocks) descriptors, calling `each` per descriptor.
-pub fn parse_unmap_list(list: &[u8], mut each: impl FnMut(u64, u32)) {
-    assert!(
-        list.len() >= UNMAP_HEADER_BYTES,
-        "UNMAP list shorter than its header"
-    );
-    let descriptors_len = usize::from(u16::from_be_bytes([list[2], list[3]]));
-    let end = (UNMAP_HEADER_BYTES + descriptors_len).min(list.len());
-    for d in list[UNMAP_HEADER_BYTES..end].chunks_exact(UNMAP_DESCRIPTOR_BYTES) {
-        let lba = u64::from_be_bytes(d[0..8].try_into().expect("8 bytes"));
-        let blocks = u32::from_be_bytes(d[8..12].try_into().expect("4 bytes"));
-        each(lba, blocks);
-    }
+/// Decode an UNMAP parameter list the way the bridge firmware does (with `wire`). The host
+/// only sends lists `wire` emitted, so a parse failure is a codec disagreement: a simulator bug.
+pub fn parse_unmap_list(list: &[u8]) -> UnmapParameterList<'_> {
+    UnmapParameterList::parse(list).expect("bridge: the host sent an UNMAP list wire cannot parse")
 }
 
 #[cfg(test)]
@@ -133,8 +115,14 @@ mod tests {
                 0, 0, 0, 3, 0, 0, 0, 0, // blocks, reserved
             ]
         );
-        let mut seen = Vec::new();
-        parse_unmap_list(&list, |lba, blocks| seen.push((lba, blocks)));
+        let seen: Vec<_> = parse_unmap_list(&list)
+            .descriptors()
+            .map(|d| (d.lba, d.blocks))
+            .collect();
         assert_eq!(seen, vec![(0x0102, 3)]);
+        assert_eq!(
+            storlab_wire::scsi::unmap_parameter_list_len(1),
+            UNMAP_LIST_BYTES
+        );
     }
 }

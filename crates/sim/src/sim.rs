@@ -6,7 +6,9 @@
 //! `driver_uas.rs`, `driver_sata.rs`, `bridge.rs`.
 
 use crate::command::{Command, Op};
+use crate::drive::hdd::HddDrive;
 use crate::drive::simple::SimpleDrive;
+use crate::drive::ssd::SsdDrive;
 use crate::drive::{Drive, DriveCommand};
 use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
@@ -187,7 +189,17 @@ pub struct Simulator {
     /// Commands the drive may hold at once (NCQ depth in use, or 1).
     pub(crate) drive_slots: u32,
     pub(crate) at_drive: u32,
+    /// NCQ tags of the commands at the drive (when it queues).
+    pub(crate) ncq_tags: crate::link_sata::NcqTags,
     pub(crate) bridge_waiting: VecDeque<CmdId>,
+    /// Reads the drive has accepted and not started, oldest first (its NCQ queue), with their
+    /// decoded commands alongside for [`Drive::pick_read`].
+    drive_reads: Vec<CmdId>,
+    drive_read_commands: Vec<DriveCommand>,
+    /// A DriveWake event is pending.
+    drive_wake_pending: bool,
+    /// Write data gathered for drives that look at it (compression).
+    drive_payload: Vec<u8>,
 
     now_ns: u64,
     events: EventQueue,
@@ -231,6 +243,8 @@ impl Simulator {
         });
         let drive: Box<dyn Drive> = match &spec.drive {
             DriveProfile::Simple(p) => Box::new(SimpleDrive::new(p)),
+            DriveProfile::Ssd(p) => Box::new(SsdDrive::new(p)),
+            DriveProfile::Hdd(p) => Box::new(HddDrive::new(p)),
         };
         let high_speed = matches!(usb, Some(UsbTiming::High(_)));
 
@@ -312,7 +326,12 @@ impl Simulator {
             drive,
             drive_slots,
             at_drive: 0,
+            ncq_tags: crate::link_sata::NcqTags::new(drive_slots, max_outstanding as usize),
             bridge_waiting: VecDeque::new(),
+            drive_reads: Vec::new(),
+            drive_read_commands: Vec::new(),
+            drive_wake_pending: false,
+            drive_payload: Vec::new(),
             now_ns: 0,
             events: EventQueue::with_bound(2 * max_outstanding as usize + 16),
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -522,6 +541,10 @@ impl Simulator {
             Event::DataReady { cmd } => self.on_data_ready(cmd),
             Event::DataDone { cmd } => self.on_data_done(cmd),
             Event::Complete { cmd } => self.on_complete(cmd),
+            Event::DriveWake => {
+                self.drive_wake_pending = false;
+                self.drive_serve_reads();
+            }
         }
     }
 
@@ -606,9 +629,9 @@ impl Simulator {
         match op {
             Op::Read => {
                 self.count_drive_io(&device);
-                let media = self.drive.read(now, &device, &mut self.rng);
-                self.cmd_mut(id).media = media;
-                self.schedule(media.start_ns, Event::DataReady { cmd: id });
+                self.drive_reads.push(id);
+                self.drive_read_commands.push(device);
+                self.drive_serve_reads();
             }
             Op::Write => {
                 self.count_drive_io(&device);
@@ -629,6 +652,53 @@ impl Simulator {
         }
     }
 
+    /// Start queued reads while the drive can take one (at once for SSDs; when the head is
+    /// free for an HDD, which picks the read it reaches soonest).
+    fn drive_serve_reads(&mut self) {
+        while !self.drive_reads.is_empty() {
+            let now = self.now_ns;
+            let ready = self.drive.read_ready_ns(now);
+            if ready > now {
+                if !self.drive_wake_pending {
+                    self.drive_wake_pending = true;
+                    self.schedule(ready, Event::DriveWake);
+                }
+                return;
+            }
+            let i = if self.drive_reads.len() == 1 {
+                0
+            } else {
+                self.drive.pick_read(now, &self.drive_read_commands)
+            };
+            let id = self.drive_reads.remove(i);
+            let device = self.drive_read_commands.remove(i);
+            let media = self.drive.read(now, &device, &mut self.rng);
+            self.cmd_mut(id).media = media;
+            self.schedule(media.start_ns, Event::DataReady { cmd: id });
+        }
+    }
+
+    /// Hand a write's data (arriving as `at_drive`) to the drive; returns when it completes.
+    fn drive_write(&mut self, id: CmdId, at_drive: Flow) -> u64 {
+        let device = self.cmd(id).device;
+        if !self.drive.wants_payload() {
+            return self
+                .drive
+                .write(at_drive, &device, None, &mut self.rng)
+                .end_ns;
+        }
+        self.drive_payload.clear();
+        let c = &self.commands[id as usize];
+        for part in c.parts() {
+            let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
+            self.drive_payload
+                .extend_from_slice(&self.slot_buffers[start..start + part.len as usize]);
+        }
+        self.drive
+            .write(at_drive, &device, Some(&self.drive_payload), &mut self.rng)
+            .end_ns
+    }
+
     fn count_drive_io(&mut self, device: &DriveCommand) {
         let bytes = device.blocks * SECTOR_BYTES;
         *self.counters.drive_io_sizes.entry(bytes).or_insert(0) += 1;
@@ -642,7 +712,7 @@ impl Simulator {
         let done = match (op, self.transport.is_usb()) {
             (Op::Read, true) => {
                 let media = self.cmd(id).media;
-                let at_bridge = self.sata_data(media, len);
+                let at_bridge = self.sata_read_data(media, len);
                 let through = self.bridge_data(at_bridge, len);
                 let announced = self.uas_read_ready(id, through);
                 let on_bus = self.usb_data_in(announced, len);
@@ -655,8 +725,7 @@ impl Simulator {
                 let on_bus = self.usb_data_out(from_host, len);
                 let through = self.bridge_data(on_bus, len);
                 let at_drive = self.sata_data(through, len);
-                let device = self.cmd(id).device;
-                self.drive.write(at_drive, &device, &mut self.rng).end_ns
+                self.drive_write(id, at_drive)
             }
             (Op::Trim, true) => {
                 // UNMAP parameter list, host to bridge.
@@ -670,14 +739,13 @@ impl Simulator {
             }
             (Op::Read, false) => {
                 let media = self.cmd(id).media;
-                let on_link = self.sata_data(media, len);
+                let on_link = self.sata_read_data(media, len);
                 self.host_data_in(on_link, len).end_ns
             }
             (Op::Write, false) => {
                 let from_host = self.host_data_out(Flow::ready_at(now), len);
                 let on_link = self.sata_data(from_host, len);
-                let device = self.cmd(id).device;
-                self.drive.write(on_link, &device, &mut self.rng).end_ns
+                self.drive_write(id, on_link)
             }
             (Op::Trim, false) => self.sata_trim_payload(id),
         };
@@ -688,6 +756,20 @@ impl Simulator {
     #[inline]
     pub(crate) fn sata_data(&mut self, upstream: Flow, len: u64) -> Flow {
         let (d, p) = (self.sata.data_ns(len), self.sata.first_piece_ns(len));
+        self.pass(layer::SATA_LINK, upstream, d, p, len)
+    }
+
+    /// A read's data phase on the SATA link: with NCQ the drive first sends a DMA Setup FIS
+    /// naming the tag, in the same link booking (the FIS and the data follow back to back).
+    #[inline]
+    fn sata_read_data(&mut self, upstream: Flow, len: u64) -> Flow {
+        let setup_ns = if self.drive_slots > 1 {
+            self.sata.fis_ns(crate::link_sata::FIS_DMA_SETUP_BYTES)
+        } else {
+            0
+        };
+        let d = setup_ns + self.sata.data_ns(len);
+        let p = setup_ns + self.sata.first_piece_ns(len);
         self.pass(layer::SATA_LINK, upstream, d, p, len)
     }
 
@@ -807,16 +889,19 @@ impl Simulator {
                 }
             }
         }
-        if self.cmd(id).holds_drive_slot {
+        let released_slot = self.cmd(id).holds_drive_slot;
+        if released_slot {
             self.cmd_mut(id).holds_drive_slot = false;
             self.at_drive -= 1;
-            if self.transport.is_usb() {
-                self.bridge_dispatch();
-            }
         }
+        // Status first: its Set Device Bits FIS gives the NCQ tag back before the bridge can
+        // hand the tag to the next command.
         match self.transport {
             Transport::Bot | Transport::Uas { .. } => self.bridge_send_status(id, status_from),
             Transport::SataNcq | Transport::SataIde => self.sata_send_status(id, status_from),
+        }
+        if released_slot && self.transport.is_usb() {
+            self.bridge_dispatch();
         }
     }
 

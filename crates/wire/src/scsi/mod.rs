@@ -20,7 +20,9 @@ pub use inquiry::{DeviceType, InquiryRepr};
 pub use mode::{BlockDescriptor, CachingPage, ModeSenseData};
 pub use report_luns::{emit_report_luns, parse_report_luns};
 pub use sense::{AdditionalSense, SenseFormat, SenseKey, SenseRepr, Status};
-pub use unmap::{emit_unmap_parameter_list, UnmapDescriptor, UnmapParameterList};
+pub use unmap::{
+    emit_unmap_parameter_list, unmap_parameter_list_len, UnmapDescriptor, UnmapParameterList,
+};
 pub use vpd::{VpdPacket, VpdPage, VpdPageCode};
 
 /// An 8-byte SAM logical unit number, as carried in UAS IUs and REPORT LUNS data.
