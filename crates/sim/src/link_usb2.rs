@@ -9,8 +9,8 @@ pub struct Usb2Link {
     max_packet_bytes: u64,
     microframe_ns: u64,
     packets_per_microframe: u64,
-    /// Time of one full packet transaction (token + data + handshake), stretched for periodic
-    /// reservations, in picoseconds.
+    /// Share of the microframe one full packet occupies at the scheduled packet rate, in
+    /// picoseconds (microframe / bulk packets per microframe).
     full_packet_ps: u64,
     /// Per-bit time, stretched for periodic reservations, in picoseconds.
     bit_ps: u64,
@@ -20,19 +20,23 @@ pub struct Usb2Link {
 
 impl Usb2Link {
     pub fn new(p: &Usb2LinkProfile) -> Usb2Link {
-        let stretch = 1.0 / (1.0 - p.periodic_reserved_fraction);
-        let bit_ps = 1e12 / p.bit_rate_bps as f64 * stretch;
-        let by_bits =
+        let bit_ps = 1e12 / p.bit_rate_bps as f64;
+        let packet_ps =
             (f64::from(p.max_packet_bytes) * 8.0 + f64::from(p.packet_overhead_bits)) * bit_ps;
-        let by_schedule = p.microframe_ns as f64 * 1000.0
-            / f64::from(p.max_bulk_packets_per_microframe)
-            * stretch;
+        // Bulk gets what periodic traffic leaves of each microframe; within that, the host
+        // controller schedules at most `max_bulk_packets_per_microframe` packets (its qTD/TRB
+        // processing and memory fetches, not the wire, are the limit on real controllers).
+        let microframe_ps = p.microframe_ns as f64 * 1000.0;
+        let bulk_ps = microframe_ps * (1.0 - p.periodic_reserved_fraction);
+        let fit_on_wire = (bulk_ps / packet_ps).floor().max(1.0);
+        let packets = fit_on_wire.min(f64::from(p.max_bulk_packets_per_microframe));
+        let stretch = microframe_ps / bulk_ps;
         Usb2Link {
             max_packet_bytes: p.max_packet_bytes.into(),
             microframe_ns: p.microframe_ns,
-            packets_per_microframe: p.max_bulk_packets_per_microframe.into(),
-            full_packet_ps: by_bits.max(by_schedule).round() as u64,
-            bit_ps: bit_ps.round() as u64,
+            packets_per_microframe: packets as u64,
+            full_packet_ps: (microframe_ps / packets).round() as u64,
+            bit_ps: (bit_ps * stretch).round() as u64,
             overhead_bits: p.packet_overhead_bits.into(),
             setup_ns: p.transfer_setup_ns,
         }
@@ -97,6 +101,28 @@ mod tests {
         let bytes = 1 << 20;
         let mb_s = bytes as f64 / link.transfer_ns(bytes) as f64 * 1000.0;
         assert!((52.0..=54.0).contains(&mb_s), "{mb_s}");
+    }
+
+    #[test]
+    fn host_controller_packet_limit_and_periodic_share_both_bound_the_rate() {
+        let mut p = Usb2LinkProfile {
+            description: String::new(),
+            bit_rate_bps: 480_000_000,
+            max_packet_bytes: 512,
+            microframe_ns: 125_000,
+            max_bulk_packets_per_microframe: 10,
+            packet_overhead_bits: 519,
+            periodic_reserved_fraction: 0.05,
+            transfer_setup_ns: 0,
+        };
+        // 10 packets fit in the 95 % left by periodic traffic: the controller limits.
+        let ten = Usb2Link::new(&p);
+        assert_eq!(ten.packets_per_microframe, 10);
+        assert_eq!(ten.transfer_ns(10 * 512), 125_000);
+        // A 20 % periodic share leaves room for 10 packets only on the wire's terms (floor
+        // of 100 us / 9.6 us = 10), a 30 % share for 9.
+        p.periodic_reserved_fraction = 0.3;
+        assert_eq!(Usb2Link::new(&p).packets_per_microframe, 9);
     }
 
     #[test]
