@@ -23,6 +23,18 @@ pub enum Command {
     Engines,
     /// Print the protocol view of a usbmon pcap capture (BOT, UAS, SCSI, control requests).
     Decode(DecodeArgs),
+    /// List saved runs, newest first (filter by target, preset, date).
+    History(crate::cmd_history::HistoryArgs),
+    /// Show one saved run.
+    Show(crate::cmd_show::ShowArgs),
+    /// Compare saved runs side by side, with ratios to the first.
+    Compare(crate::cmd_compare::CompareArgs),
+    /// Export a saved run as JSON, fio-shaped JSON or CSV.
+    Export(crate::cmd_export::ExportArgs),
+    /// Delete saved runs.
+    Rm(crate::cmd_rm::RmArgs),
+    /// Write a self-contained HTML report (SVG charts and tables) of saved runs.
+    Report(crate::cmd_report::ReportArgs),
     /// List the presets (published test suites; run one with `run --preset NAME`).
     Presets,
 }
@@ -76,6 +88,14 @@ pub struct RunArgs {
     /// Discard (TRIM) the test region before every job or sweep point.
     #[arg(long)]
     pub trim_between_steps: bool,
+    #[command(flatten)]
+    pub db: crate::db_support::DbArgs,
+    /// Do not save this run in the results database.
+    #[arg(long)]
+    pub no_db: bool,
+    /// Also write the HTML report of this run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,

@@ -47,7 +47,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     install_interrupt_handler();
 
-    let mut provider = Provider::new(ProviderOptions {
+    let provider = Provider::new(ProviderOptions {
         destructive: args.destructive.clone(),
         profiles: args.profiles.clone(),
         direct_fallback: builtin,
@@ -57,23 +57,35 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     let total = set.jobs.len();
-    let mut done = 0;
     let options = RunOptions {
         interval_ns: DEFAULT_INTERVAL_NS,
         stop: &STOP,
     };
+    let shared = std::cell::RefCell::new(provider);
+    let mut recorder =
+        crate::db_support::recorder_for_run(&args.db, args.no_db, None, started_unix_ms)?;
+    let mut progress = crate::progress::Progress::new(total);
     let mut on_job_done = |outcome: &JobOutcome| {
-        done += 1;
-        eprintln!(
-            "storlab: [{done}/{total}] {} {}",
-            outcome.job.name,
-            progress_summary(outcome)
-        );
+        // Saved before it is announced: every point reported finished is in the database.
+        if let Some(recorder) = &mut recorder {
+            for job in job_reports(outcome, &shared.borrow()) {
+                recorder.record(&job);
+            }
+        }
+        progress.point_done(&outcome.job.name, &progress_summary(outcome));
     };
-    let result = storlab_runner::run_jobs(&set, &mut provider, &options, &mut on_job_done);
+    let mut lent = crate::db_support::SharedProvider(&shared);
+    let result = storlab_runner::run_jobs(&set, &mut lent, &options, &mut on_job_done);
+    progress.finish();
+    let mut provider = shared.into_inner();
     let outcomes = match result {
         Ok(outcomes) => outcomes,
-        Err(error) => return Err(classify(error)),
+        Err(error) => {
+            if let Some(recorder) = &mut recorder {
+                recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()]);
+            }
+            return Err(classify(error));
+        }
     };
 
     let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
@@ -94,6 +106,22 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
     write_output(args.output.as_deref(), &rendered)?;
+    let interrupted_run = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
+    if let Some(recorder) = &mut recorder {
+        let status = if interrupted_run {
+            storlab_db::RunStatus::Interrupted
+        } else {
+            storlab_db::RunStatus::Complete
+        };
+        recorder.finish(status, &report.warnings);
+    }
+    if let Some(path) = &args.report {
+        let label = recorder
+            .as_ref()
+            .and_then(|r| r.run_id())
+            .map_or("this run".into(), |id| id.to_string());
+        crate::cmd_report::write_report(path, &[(label, report)])?;
+    }
     drop(provider); // deletes temporary files before we report success
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     if interrupted && STOP.load(Ordering::Relaxed) {

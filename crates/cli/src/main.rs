@@ -5,16 +5,24 @@
 //! `--output FILE` alone.
 
 mod args;
+mod cmd_compare;
 mod cmd_decode;
+mod cmd_export;
+mod cmd_history;
 mod cmd_presets;
+mod cmd_report;
+mod cmd_rm;
 mod cmd_run;
+mod cmd_show;
 mod cmd_stacks;
+mod db_support;
 mod exit;
 mod preset_run;
+mod progress;
 mod provider;
 mod results;
-mod sweep_table;
 mod sim_support;
+mod sweep_table;
 
 use clap::FromArgMatches;
 
@@ -38,6 +46,12 @@ fn main() {
             Ok(())
         }
         args::Command::Decode(decode) => cmd_decode::run(decode),
+        args::Command::History(history) => cmd_history::run(history),
+        args::Command::Show(show) => cmd_show::run(show),
+        args::Command::Compare(compare) => cmd_compare::run(compare),
+        args::Command::Export(export) => cmd_export::run(export),
+        args::Command::Rm(rm) => cmd_rm::run(rm),
+        args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
     };
     if let Err(failure) = outcome {

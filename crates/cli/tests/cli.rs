@@ -6,7 +6,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn storlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_storlab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
+    // Runs are saved to a results database: never the real one in the user's home.
+    let db_dir = std::env::temp_dir().join(format!("storlab-cli-test-{}", std::process::id()));
+    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
+    command
 }
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {

@@ -12,6 +12,7 @@
 
 mod csv;
 mod fio;
+pub mod html;
 mod json;
 mod model;
 mod table;
@@ -19,6 +20,7 @@ mod units;
 
 pub use csv::to_csv;
 pub use fio::to_fio_json;
+pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
     CpuReport, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo, ToolInfo,

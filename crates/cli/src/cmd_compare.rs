@@ -1,0 +1,138 @@
+//! `storlab compare RUN RUN…`: saved runs side by side — one row per configuration and
+//! direction, IOPS, MB/s and p99 latency per run, and each run's ratio to the first (the
+//! baseline), like the comparison charts of drive reviews. Real and simulated runs mix freely.
+
+use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::exit::{bad_input, Failure};
+use clap::Args;
+use storlab_report::{format_latency_ns, JobReport, RunReport};
+
+const BYTES_PER_MB: f64 = 1e6;
+const TAIL_PERCENTILE: f64 = 99.0;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more runs (rN, N, or last); the first is the baseline of the ratios.
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: CompareArgs) -> Result<(), Failure> {
+    if args.runs.len() < 2 {
+        return Err(bad_input("compare: give at least two runs"));
+    }
+    let references = parse_runs(&args.runs)?;
+    let database = args.db.open_existing()?;
+    let mut runs = Vec::new();
+    for reference in references {
+        let stored = database.load_run(reference).map_err(db_failure)?;
+        runs.push((stored.summary.id.to_string(), stored.report));
+    }
+    print!("{}", render(&runs));
+    Ok(())
+}
+
+/// The comparison table as text.
+pub fn render(runs: &[(String, RunReport)]) -> String {
+    let mut out = String::new();
+    for (label, report) in runs {
+        let mut targets: Vec<&str> = report
+            .jobs
+            .iter()
+            .map(|j| j.target.description.as_str())
+            .collect();
+        targets.dedup();
+        out.push_str(&format!("{label}: {}\n", targets.join(", ")));
+    }
+    // Rows: every (configuration, direction) of any run, in first-seen order.
+    let mut rows: Vec<(String, &'static str)> = Vec::new();
+    for (_, report) in runs {
+        for job in &report.jobs {
+            for (direction, _) in job.directions() {
+                let key = (job.name.clone(), direction);
+                if !rows.contains(&key) {
+                    rows.push(key);
+                }
+            }
+        }
+    }
+    let mut header = vec!["configuration".to_string(), "dir".to_string()];
+    for (index, (label, _)) in runs.iter().enumerate() {
+        header.push(format!("{label} IOPS"));
+        header.push(format!("{label} MB/s"));
+        header.push(format!("{label} p99"));
+        if index > 0 {
+            header.push(format!("{label}/{} MB/s", runs[0].0));
+        }
+    }
+    let mut table = vec![header];
+    for (name, direction) in &rows {
+        let mut cells = vec![name.clone(), (*direction).to_string()];
+        let bandwidth =
+            |report: &RunReport| find(report, name, direction).map(|d| d.bw_bytes_per_s);
+        let baseline = bandwidth(&runs[0].1);
+        for (index, (_, report)) in runs.iter().enumerate() {
+            match find(report, name, direction) {
+                Some(summary) => {
+                    cells.push(format!("{:.0}", summary.iops));
+                    cells.push(format!("{:.1}", summary.bw_bytes_per_s / BYTES_PER_MB));
+                    cells.push(
+                        summary
+                            .clat
+                            .percentile_ns(TAIL_PERCENTILE)
+                            .map_or_else(|| "-".into(), |ns| format_latency_ns(ns as f64)),
+                    );
+                }
+                None => cells.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
+            }
+            if index > 0 {
+                cells.push(match (bandwidth(report), baseline) {
+                    (Some(this), Some(base)) if base > 0.0 => format!("x{:.2}", this / base),
+                    _ => "-".into(),
+                });
+            }
+        }
+        table.push(cells);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|column| {
+            table
+                .iter()
+                .map(|row| row[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &table {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(column, (cell, width))| {
+                if column < 2 {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn find<'a>(
+    report: &'a RunReport,
+    name: &str,
+    direction: &str,
+) -> Option<&'a storlab_stats::DirectionSummary> {
+    report
+        .jobs
+        .iter()
+        .find(|job: &&JobReport| job.name == name)
+        .and_then(|job| job.directions().find(|(d, _)| *d == direction))
+        .map(|(_, summary)| summary)
+}

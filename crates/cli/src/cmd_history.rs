@@ -1,0 +1,87 @@
+//! `storlab history`: the saved runs, newest first, filtered by target, preset and date.
+
+use crate::db_support::{db_failure, now_unix_ms, DbArgs};
+use crate::exit::Failure;
+use clap::Args;
+use storlab_db::time::{format_utc, parse_time, Bound};
+use storlab_db::RunFilter;
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only runs with a target containing this text (a path, /dev/sdb, sim:usb3-uas-ssd).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only runs of this preset.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Only runs started at or after this time: YYYY-MM-DD, YYYY-MM-DDTHH:MM (UTC), or 7d/12h/30m ago.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started before this time (a bare date includes that whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// At most this many runs (the newest).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: HistoryArgs) -> Result<(), Failure> {
+    let path = args.db.path()?;
+    let now = now_unix_ms();
+    let time = |text: &Option<String>, bound| {
+        text.as_deref()
+            .map(|t| parse_time(t, bound, now))
+            .transpose()
+            .map_err(|e| {
+                crate::exit::bad_input(format!(
+                    "--{}: {e}",
+                    if bound == Bound::Since {
+                        "since"
+                    } else {
+                        "until"
+                    }
+                ))
+            })
+    };
+    let filter = RunFilter {
+        target: args.target,
+        preset: args.preset,
+        since_unix_ms: time(&args.since, Bound::Since)?,
+        until_unix_ms: time(&args.until, Bound::Until)?,
+        limit: args.limit,
+    };
+    let database = match args.db.open_existing() {
+        Ok(database) => database,
+        Err(_) if !path.exists() => {
+            eprintln!(
+                "storlab: no runs saved yet ({} does not exist)",
+                path.display()
+            );
+            return Ok(());
+        }
+        Err(failure) => return Err(failure),
+    };
+    let runs = database.list_runs(&filter).map_err(db_failure)?;
+    println!(
+        "{:<6} {:<16} {:<11} {:>6}  {:<16} {:<28} command",
+        "run", "started (UTC)", "status", "points", "preset", "target"
+    );
+    for run in &runs {
+        println!(
+            "{:<6} {:<16} {:<11} {:>6}  {:<16} {:<28} {}",
+            run.id.to_string(),
+            format_utc(run.started_unix_ms),
+            run.status.as_str(),
+            run.points,
+            run.preset.as_deref().unwrap_or("-"),
+            run.targets.join(", "),
+            run.command
+        );
+    }
+    if runs.is_empty() {
+        eprintln!("storlab: no runs match in {}", database.path().display());
+    }
+    Ok(())
+}

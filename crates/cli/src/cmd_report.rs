@@ -1,0 +1,52 @@
+//! `storlab report RUN… -o report.html`: one self-contained HTML file with the charts and
+//! tables of saved runs (no network needed to open it).
+
+use crate::cmd_export::write_text;
+use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::exit::Failure;
+use clap::Args;
+use std::path::PathBuf;
+use storlab_report::{LabeledRun, RunReport};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The runs to chart: rN, N, or last.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(args: ReportArgs) -> Result<(), Failure> {
+    let references = parse_runs(&args.runs)?;
+    let database = args.db.open_existing()?;
+    let mut loaded = Vec::new();
+    for reference in references {
+        let stored = database.load_run(reference).map_err(db_failure)?;
+        loaded.push((stored.summary.id.to_string(), stored.report));
+    }
+    write_report(&args.output, &loaded)?;
+    eprintln!("storlab: wrote {}", args.output.display());
+    Ok(())
+}
+
+/// Renders and writes the report of `(label, report)` pairs.
+pub fn write_report(path: &PathBuf, runs: &[(String, RunReport)]) -> Result<(), Failure> {
+    let labeled: Vec<LabeledRun<'_>> = runs
+        .iter()
+        .map(|(label, report)| LabeledRun {
+            label: label.clone(),
+            report,
+        })
+        .collect();
+    let labels: Vec<&str> = runs.iter().map(|(l, _)| l.as_str()).collect();
+    let title = format!("storlab report: {}", labels.join(", "));
+    write_text(
+        Some(path),
+        &storlab_report::to_html(&title, &labeled),
+        "--report",
+    )
+}
