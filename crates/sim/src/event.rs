@@ -27,6 +27,8 @@ pub enum Event {
     /// The host driver finished the command: its status (CSW, Sense IU, D2H FIS) reached
     /// host memory and the interrupt and completion CPU work are done.
     Complete { cmd: CmdId },
+    /// The drive can start another queued read (its head or unit is free).
+    DriveWake,
 }
 
 /// Bits of a packed queue entry below the sequence number: the event kind and its command.
@@ -46,6 +48,7 @@ impl Event {
             Event::DataReady { cmd } => (4, cmd),
             Event::DataDone { cmd } => (5, cmd),
             Event::Complete { cmd } => (6, cmd),
+            Event::DriveWake => (7, 0),
         };
         debug_assert!(u64::from(cmd) < 1 << CMD_BITS);
         (kind << CMD_BITS) | u64::from(cmd)
@@ -60,7 +63,8 @@ impl Event {
             3 => Event::DriveCommand { cmd },
             4 => Event::DataReady { cmd },
             5 => Event::DataDone { cmd },
-            _ => Event::Complete { cmd },
+            6 => Event::Complete { cmd },
+            _ => Event::DriveWake,
         }
     }
 }

@@ -252,12 +252,16 @@ pub struct SimpleDriveProfile {
 #[serde(tag = "model", rename_all = "kebab-case")]
 pub enum DriveProfile {
     Simple(SimpleDriveProfile),
+    Ssd(crate::drive::ssd::SsdProfile),
+    Hdd(crate::drive::hdd::HddProfile),
 }
 
 impl DriveProfile {
     pub fn description(&self) -> &str {
         match self {
             DriveProfile::Simple(p) => &p.description,
+            DriveProfile::Ssd(p) => &p.description,
+            DriveProfile::Hdd(p) => &p.description,
         }
     }
 }
@@ -797,6 +801,10 @@ fn validate_drive(origin: &str, d: &DriveProfile) -> Result<(), SimError> {
                 ));
             }
         }
+        DriveProfile::Ssd(p) => crate::drive::ssd::validate(p)
+            .map_err(|(key, reason)| SimError::profile(origin, key, reason))?,
+        DriveProfile::Hdd(p) => crate::drive::hdd::validate(p)
+            .map_err(|(key, reason)| SimError::profile(origin, key, reason))?,
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! sizes that reached the drive; host CPU use; which layer was the bottleneck; and warnings
 //! such as request merging that makes a small-block test measure something else.
 
+use crate::drive::DriveModelReport;
 use crate::profile::StackSpec;
 use crate::sim::{layer, Simulator};
 use serde::Serialize;
@@ -53,6 +54,9 @@ pub struct SimReport {
     pub trims_to_drive: u64,
     pub trims_not_translated: u64,
     pub stored_bytes: u64,
+    /// The drive model's own figures (SSD: write amplification, GC, erases, free blocks; HDD:
+    /// seeks, rotational waits, cache hits, NCQ reorders).
+    pub drive: DriveModelReport,
     pub warnings: Vec<String>,
     /// The full stack profile, so the result can be reproduced.
     pub stack_profile: StackSpec,
@@ -95,6 +99,7 @@ impl SimReport {
             .map(|s| format!("{}x{}", s.count, s.size_bytes))
             .collect();
         out.push(("sim.drive_io_sizes".to_string(), sizes.join(" ")));
+        out.extend(self.drive.pairs());
         if let Some(f) = &self.fallback {
             out.push(("sim.fallback".to_string(), f.clone()));
         }
@@ -202,6 +207,7 @@ impl Simulator {
             trims_to_drive: c.trims_to_drive,
             trims_not_translated: c.trims_not_translated,
             stored_bytes: self.store.stored_bytes(),
+            drive: self.drive.model_report(),
             warnings,
             stack_profile: self.stack().clone(),
         }

@@ -67,8 +67,9 @@ fn same_seed_gives_byte_identical_results_on_every_stack() {
 
 #[test]
 fn the_seed_changes_timing_where_the_model_draws_randomness() {
-    // The SSD profiles have latency jitter; another seed must give other completion times.
-    let a = session("usb3-uas-ssd", 7);
-    let b = session("usb3-uas-ssd", 8);
+    // The simple drive model has latency jitter (the FTL and HDD models draw no randomness:
+    // their timing follows from state); another seed must give other completion times.
+    let a = session("usb3-uas-fast-ssd", 7);
+    let b = session("usb3-uas-fast-ssd", 8);
     assert_ne!(a.0, b.0);
 }

@@ -1,10 +1,14 @@
-//! The drive interface every drive model implements (simple now; detailed SSD/HDD models later
-//! sit behind the same trait), and the command it executes.
+//! The drive interface every drive model implements (simple, SSD with a page-mapping FTL, HDD
+//! with mechanics and NCQ reordering), the command it executes and the per-model report.
 
+pub mod compress;
+pub mod hdd;
 pub mod simple;
+pub mod ssd;
 
 use crate::resource::Flow;
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 
 /// What the drive is asked to do, as decoded from the ATA command the bridge (or host) sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,18 +36,166 @@ pub struct DriveStats {
     pub trimmed_bytes: u64,
 }
 
+/// FTL figures of the SSD model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SsdReport {
+    /// Logical (4 KiB) pages the host wrote, counting each read-modify-written page once.
+    pub host_pages_written: u64,
+    /// NAND pages programmed (host data, read-modify-write and GC copies), in page units.
+    pub nand_pages_programmed: f64,
+    /// NAND pages programmed per host page written (1 = none; below 1 with compression).
+    pub write_amplification: f64,
+    /// Logical pages garbage collection relocated.
+    pub gc_copies: u64,
+    /// Partial-page host writes served as read-modify-write.
+    pub read_modify_writes: u64,
+    pub erases_total: u64,
+    pub erases_max_per_block: u32,
+    pub free_blocks: u64,
+    pub free_blocks_min_per_die: u64,
+    /// Logical pages currently mapped.
+    pub mapped_pages: u64,
+    pub trimmed_pages: u64,
+    /// Host bytes written ÷ NAND bytes they took (1 without compression).
+    pub compression_ratio: f64,
+    /// Bytes of mapping state held in controller RAM (forward map, per-block counters).
+    pub mapping_ram_bytes: u64,
+    /// Bytes of the per-page reverse map (on real NAND, the pages' out-of-band area).
+    pub reverse_map_bytes: u64,
+}
+
+/// Mechanical figures of the HDD model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HddReport {
+    /// Commands that moved the head to another cylinder.
+    pub seeks: u64,
+    pub seek_ns_total: u64,
+    pub rotational_wait_ns_total: u64,
+    pub head_switches: u64,
+    /// Reads served from the read-ahead segments without touching the media.
+    pub read_cache_hits: u64,
+    /// Writes acknowledged from the write-back cache before reaching the media.
+    pub write_cache_absorbed: u64,
+    /// Times NCQ served a queued read other than the oldest.
+    pub reordered_reads: u64,
+}
+
+/// Model-specific figures for the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum DriveModelReport {
+    Simple,
+    Ssd(SsdReport),
+    Hdd(HddReport),
+}
+
+impl DriveModelReport {
+    /// Flat `key = value` pairs (prefixed `sim.drive.`) for result tables.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let mut out = Vec::new();
+        if let Some(map) = value.as_object() {
+            for (k, v) in map {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                out.push((format!("sim.drive.{k}"), text));
+            }
+        }
+        out
+    }
+}
+
 /// A drive model. State persists between jobs (the same instance serves a whole session).
+///
+/// Reads go through the drive's queue: the simulator holds the reads the drive has accepted
+/// (NCQ) and, whenever [`Drive::read_ready_ns`] says the drive can start one, asks
+/// [`Drive::pick_read`] which, then books it with [`Drive::read`]. Drives that work on many
+/// commands at once answer "now" and "the oldest"; an HDD answers when its head is free and
+/// the command with the shortest positioning time.
 pub trait Drive: Send {
     fn capacity_bytes(&self) -> u64;
     fn logical_block_bytes(&self) -> u32;
     /// NCQ depth the drive advertises (1 = no queueing).
     fn queue_depth(&self) -> u32;
-    /// A read arriving at `now_ns`: when its data leaves the media (start, end, first piece).
+    /// When the drive can start the next queued read (never before `now_ns`).
+    fn read_ready_ns(&self, now_ns: u64) -> u64 {
+        now_ns
+    }
+    /// Which of the queued reads (oldest first) to serve at `now_ns`.
+    fn pick_read(&mut self, _now_ns: u64, _queued: &[DriveCommand]) -> usize {
+        0
+    }
+    /// A read started at `now_ns`: when its data leaves the media (start, end, first piece).
     fn read(&mut self, now_ns: u64, command: &DriveCommand, rng: &mut ChaCha8Rng) -> Flow;
-    /// A write whose data arrives as `incoming`: when the drive has absorbed it; `end_ns` of
-    /// the result is when the drive can report completion.
-    fn write(&mut self, incoming: Flow, command: &DriveCommand, rng: &mut ChaCha8Rng) -> Flow;
+    /// Whether [`Drive::write`] needs the written bytes (on-the-fly compression).
+    fn wants_payload(&self) -> bool {
+        false
+    }
+    /// A write whose data arrives as `incoming` (its bytes in `payload` when the drive wants
+    /// them): when the drive has absorbed it; `end_ns` is when it can report completion.
+    fn write(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        payload: Option<&[u8]>,
+        rng: &mut ChaCha8Rng,
+    ) -> Flow;
     /// TRIM ranges arriving at `now_ns`; returns the completion time.
     fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64;
     fn stats(&self) -> DriveStats;
+    /// Model-specific figures (FTL, mechanics).
+    fn model_report(&self) -> DriveModelReport {
+        DriveModelReport::Simple
+    }
+}
+
+/// A bounded buffer (SSD write buffer, HDD write-back cache) as a ring of release times: entry
+/// `k` can enter once entry `k - capacity` has left. Entries whose release time is not known
+/// yet hold [`ReleaseRing::PENDING`].
+#[derive(Clone, Debug)]
+pub(crate) struct ReleaseRing {
+    release_ns: Vec<u64>,
+    next: u64,
+}
+
+impl ReleaseRing {
+    pub const PENDING: u64 = u64::MAX;
+
+    pub fn new(capacity: usize) -> ReleaseRing {
+        ReleaseRing {
+            release_ns: vec![0; capacity.max(1)],
+            next: 0,
+        }
+    }
+
+    /// Sequence number the next entry gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next
+    }
+
+    /// When the slot the next entry needs frees up (PENDING if its occupant has no release time
+    /// yet).
+    pub fn slot_free_ns(&self) -> u64 {
+        self.release_ns[(self.next % self.release_ns.len() as u64) as usize]
+    }
+
+    /// Take the next slot; its release time is set later with [`ReleaseRing::set`].
+    pub fn push(&mut self, release_ns: u64) -> u64 {
+        let seq = self.next;
+        let len = self.release_ns.len() as u64;
+        self.release_ns[(seq % len) as usize] = release_ns;
+        self.next += 1;
+        seq
+    }
+
+    pub fn set(&mut self, seq: u64, release_ns: u64) {
+        let len = self.release_ns.len() as u64;
+        debug_assert!(
+            seq < self.next && seq + len >= self.next,
+            "entry left the ring"
+        );
+        self.release_ns[(seq % len) as usize] = release_ns;
+    }
 }

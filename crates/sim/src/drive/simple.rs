@@ -103,7 +103,13 @@ impl Drive for SimpleDrive {
 
     /// Data is absorbed at the write rate as it arrives (once a unit is free); the command
     /// completes a per-command cost after the last byte.
-    fn write(&mut self, incoming: Flow, command: &DriveCommand, rng: &mut ChaCha8Rng) -> Flow {
+    fn write(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        _payload: Option<&[u8]>,
+        rng: &mut ChaCha8Rng,
+    ) -> Flow {
         let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
         let unit = self.pick_unit();
         let access = self.access_ns(command, self.profile.write_command_ns, rng);

@@ -37,8 +37,23 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "drives",
+        "hdd-10k",
+        include_str!("../../../../profiles/drives/hdd-10k.toml"),
+    ),
+    (
+        "drives",
+        "hdd-5400-laptop",
+        include_str!("../../../../profiles/drives/hdd-5400-laptop.toml"),
+    ),
+    (
+        "drives",
         "hdd-7200",
         include_str!("../../../../profiles/drives/hdd-7200.toml"),
+    ),
+    (
+        "drives",
+        "ssd-sandforce",
+        include_str!("../../../../profiles/drives/ssd-sandforce.toml"),
     ),
     (
         "drives",
@@ -104,6 +119,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "links",
         "usb3-ss",
         include_str!("../../../../profiles/links/usb3-ss.toml"),
+    ),
+    (
+        "stacks",
+        "sata-ahci-hdd",
+        include_str!("../../../../profiles/stacks/sata-ahci-hdd.toml"),
+    ),
+    (
+        "stacks",
+        "sata-ahci-sandforce",
+        include_str!("../../../../profiles/stacks/sata-ahci-sandforce.toml"),
     ),
     (
         "stacks",

@@ -1,0 +1,590 @@
+//! HDD model: zoned recording (cylinders × heads, sectors per track falling from the outer to
+//! the inner zone, so the media rate falls too), a seek curve fitted to the datasheet's
+//! track-to-track, average and full-stroke times (a + b·√d for short seeks, c + e·d for long
+//! ones), rotational position from the spindle speed, head switches, per-command controller
+//! overhead, a read-ahead segment cache, a switchable write-back cache, and NCQ reordering by
+//! shortest positioning time over the queued reads.
+
+use super::{Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing, TrimRange};
+use crate::profile::SECTOR_BYTES;
+use crate::resource::{Flow, Server};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+const NS_PER_MINUTE: u64 = 60_000_000_000;
+/// Sectors the first piece of a read carries to the interface (one 4 KiB buffer unit).
+const FIRST_PIECE_SECTORS: u64 = 8;
+
+/// HDD parameters (a `model = "hdd"` drive profile).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HddProfile {
+    pub description: String,
+    pub rpm: u32,
+    pub cylinders: u32,
+    /// Recording surfaces (heads).
+    pub heads: u32,
+    /// Zones of equal cylinder count, outermost first.
+    pub zones: u32,
+    pub outer_sectors_per_track: u32,
+    pub inner_sectors_per_track: u32,
+    pub track_to_track_seek_ns: u64,
+    /// Mean seek over uniformly random cylinder pairs (the datasheet's average seek).
+    pub average_seek_ns: u64,
+    pub full_stroke_seek_ns: u64,
+    /// Seeks up to this many cylinders follow the square-root part of the curve.
+    pub short_seek_cylinders: u32,
+    pub head_switch_ns: u64,
+    /// Controller (firmware) time per command.
+    pub command_overhead_ns: u64,
+    /// Sectors read beyond a read into its cache segment while the head is idle (0 = off).
+    pub read_ahead_sectors: u32,
+    pub cache_segments: u32,
+    pub write_cache: bool,
+    /// Writes the write-back cache holds before the host must wait for the media.
+    pub write_cache_entries: u32,
+    pub queue_depth: u32,
+}
+
+/// Why an HDD profile is impossible: (key, reason).
+pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
+    let positive = [
+        ("rpm", u64::from(p.rpm)),
+        ("cylinders", p.cylinders.into()),
+        ("heads", p.heads.into()),
+        ("zones", p.zones.into()),
+        ("inner_sectors_per_track", p.inner_sectors_per_track.into()),
+        ("track_to_track_seek_ns", p.track_to_track_seek_ns),
+        ("cache_segments", p.cache_segments.into()),
+        ("write_cache_entries", p.write_cache_entries.into()),
+    ];
+    for (key, v) in positive {
+        if v == 0 {
+            return Err((key, "must be positive".into()));
+        }
+    }
+    if p.outer_sectors_per_track < p.inner_sectors_per_track {
+        return Err((
+            "outer_sectors_per_track",
+            "outer tracks hold at least as many sectors as inner ones".into(),
+        ));
+    }
+    if p.zones > p.cylinders {
+        return Err(("zones", "more zones than cylinders".into()));
+    }
+    if !(p.track_to_track_seek_ns < p.average_seek_ns && p.average_seek_ns < p.full_stroke_seek_ns)
+    {
+        return Err((
+            "average_seek_ns",
+            "need track_to_track < average < full_stroke".into(),
+        ));
+    }
+    if p.short_seek_cylinders < 2 || p.short_seek_cylinders >= p.cylinders - 1 {
+        return Err(("short_seek_cylinders", "must be 2..cylinders-1".into()));
+    }
+    let curve = SeekCurve::fit(p);
+    if !(curve.b > 0.0 && curve.e > 0.0 && curve.a >= 0.0) {
+        return Err((
+            "average_seek_ns",
+            format!(
+                "no increasing seek curve a+b√d / c+e·d fits these times with \
+                 short_seek_cylinders = {} (fit: b = {:.1}, e = {:.3})",
+                p.short_seek_cylinders, curve.b, curve.e
+            ),
+        ));
+    }
+    if p.queue_depth == 0 || p.queue_depth > crate::profile::NCQ_TAGS_MAX {
+        return Err((
+            "queue_depth",
+            format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
+        ));
+    }
+    Ok(())
+}
+
+/// seek(d) = a + b·√d for 1 ≤ d < d0, c + e·d for d ≥ d0 (ns), fitted so that seek(1) is the
+/// track-to-track time, seek(C−1) the full stroke, the two parts meet at d0, and the mean over
+/// uniformly random start and end cylinders is the average seek.
+#[derive(Clone, Copy, Debug)]
+pub struct SeekCurve {
+    a: f64,
+    b: f64,
+    c: f64,
+    e: f64,
+    d0: u32,
+}
+
+impl SeekCurve {
+    pub fn fit(p: &HddProfile) -> SeekCurve {
+        let cyl = f64::from(p.cylinders);
+        let d0 = p.short_seek_cylinders;
+        let (t2t, full, avg) = (
+            p.track_to_track_seek_ns as f64,
+            p.full_stroke_seek_ns as f64,
+            p.average_seek_ns as f64,
+        );
+        // P(distance = d) for two independent uniform cylinders: 2(C−d)/C² (d ≥ 1).
+        let (mut s0s, mut s1s, mut s0l, mut s1l) = (0.0, 0.0, 0.0, 0.0);
+        for d in 1..p.cylinders {
+            let df = f64::from(d);
+            let pd = 2.0 * (cyl - df) / (cyl * cyl);
+            if d < d0 {
+                s0s += pd;
+                s1s += pd * df.sqrt();
+            } else {
+                s0l += pd;
+                s1l += pd * df;
+            }
+        }
+        // a = t2t − b; c = full − e(C−1); continuity at d0 and the mean give two equations in b, e.
+        let d0f = f64::from(d0);
+        let (m11, m12, r1) = (d0f.sqrt() - 1.0, cyl - 1.0 - d0f, full - t2t);
+        let (m21, m22, r2) = (
+            s1s - s0s,
+            s1l - (cyl - 1.0) * s0l,
+            avg - t2t * s0s - full * s0l,
+        );
+        let det = m11 * m22 - m12 * m21;
+        let b = (r1 * m22 - m12 * r2) / det;
+        let e = (m11 * r2 - r1 * m21) / det;
+        SeekCurve {
+            a: t2t - b,
+            b,
+            c: full - e * (cyl - 1.0),
+            e,
+            d0,
+        }
+    }
+
+    pub fn seek_ns(&self, distance: u32) -> u64 {
+        if distance == 0 {
+            0
+        } else if distance < self.d0 {
+            (self.a + self.b * f64::from(distance).sqrt()).round() as u64
+        } else {
+            (self.c + self.e * f64::from(distance)).round() as u64
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Zone {
+    first_lba: u64,
+    first_cylinder: u32,
+    sectors_per_track: u64,
+    /// Time one sector takes to pass under the head.
+    sector_ps: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Position {
+    cylinder: u32,
+    head: u32,
+    /// Sector within the track.
+    sector: u64,
+    zone: usize,
+}
+
+/// A read-ahead segment: sectors [start, end) are (or will be, as the prefetch streams in)
+/// in the cache; sector `s ≥ fill_lba` is there at fill_start + (s − fill_lba + 1) · sector.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    start: u64,
+    end: u64,
+    fill_lba: u64,
+    fill_start_ns: u64,
+    sector_ps: u64,
+    last_used: u64,
+}
+
+impl Segment {
+    fn available_ns(&self, lba: u64) -> u64 {
+        if lba < self.fill_lba {
+            0
+        } else {
+            self.fill_start_ns + ((lba - self.fill_lba + 1) * self.sector_ps).div_ceil(1000)
+        }
+    }
+}
+
+/// The HDD.
+pub struct HddDrive {
+    profile: HddProfile,
+    zones: Vec<Zone>,
+    capacity_sectors: u64,
+    curve: SeekCurve,
+    revolution_ns: u64,
+    actuator: Server,
+    head: Position,
+    /// Where the last media write ended (a cached sequential write stream continues there).
+    write_stream_end: u64,
+    segments: Vec<Segment>,
+    /// Index of the segment whose prefetch may still be running.
+    prefetching: Option<usize>,
+    write_cache: ReleaseRing,
+    uses: u64,
+    commands: u64,
+    bytes: u64,
+    trims: u64,
+    trimmed_bytes: u64,
+    report: HddReport,
+}
+
+impl HddDrive {
+    /// Build the drive (head parked at cylinder 0). The profile must be validated.
+    pub fn new(profile: &HddProfile) -> HddDrive {
+        let revolution_ns = NS_PER_MINUTE / u64::from(profile.rpm);
+        let per_zone = profile.cylinders / profile.zones;
+        let mut zones = Vec::new();
+        let mut lba = 0;
+        for z in 0..profile.zones {
+            let span = u64::from(profile.outer_sectors_per_track - profile.inner_sectors_per_track);
+            let step = if profile.zones > 1 {
+                span * u64::from(z) / u64::from(profile.zones - 1)
+            } else {
+                0
+            };
+            let spt = u64::from(profile.outer_sectors_per_track) - step;
+            let cylinders = if z == profile.zones - 1 {
+                profile.cylinders - per_zone * z
+            } else {
+                per_zone
+            };
+            zones.push(Zone {
+                first_lba: lba,
+                first_cylinder: per_zone * z,
+                sectors_per_track: spt,
+                sector_ps: revolution_ns * 1000 / spt,
+            });
+            lba += u64::from(cylinders) * u64::from(profile.heads) * spt;
+        }
+        HddDrive {
+            zones,
+            capacity_sectors: lba,
+            curve: SeekCurve::fit(profile),
+            revolution_ns,
+            actuator: Server::default(),
+            head: Position {
+                cylinder: 0,
+                head: 0,
+                sector: 0,
+                zone: 0,
+            },
+            write_stream_end: u64::MAX,
+            segments: Vec::new(),
+            prefetching: None,
+            write_cache: ReleaseRing::new(profile.write_cache_entries as usize),
+            uses: 0,
+            commands: 0,
+            bytes: 0,
+            trims: 0,
+            trimmed_bytes: 0,
+            report: HddReport::default(),
+            profile: profile.clone(),
+        }
+    }
+
+    /// The seek curve in use.
+    pub fn seek_curve(&self) -> SeekCurve {
+        self.curve
+    }
+
+    pub fn revolution_ns(&self) -> u64 {
+        self.revolution_ns
+    }
+
+    fn position(&self, lba: u64) -> Position {
+        let zone = self.zones.partition_point(|z| z.first_lba <= lba) - 1;
+        let z = &self.zones[zone];
+        let within = lba - z.first_lba;
+        let track = within / z.sectors_per_track;
+        let heads = u64::from(self.profile.heads);
+        Position {
+            cylinder: z.first_cylinder + (track / heads) as u32,
+            head: (track % heads) as u32,
+            sector: within % z.sectors_per_track,
+            zone,
+        }
+    }
+
+    /// (seek or head switch, rotational wait) to reach `target` from the head, starting at
+    /// `at_ns`.
+    fn positioning(&self, target: &Position, at_ns: u64) -> (u64, u64) {
+        let distance = self.head.cylinder.abs_diff(target.cylinder);
+        let move_ns = if distance > 0 {
+            self.curve.seek_ns(distance)
+        } else if self.head.head != target.head {
+            self.profile.head_switch_ns
+        } else {
+            0
+        };
+        let arrive = at_ns + move_ns;
+        let zone = &self.zones[target.zone];
+        let target_in_rev = target.sector * zone.sector_ps / 1000;
+        let rev = self.revolution_ns;
+        let wait = (target_in_rev + rev - arrive % rev) % rev;
+        (move_ns, wait)
+    }
+
+    /// Media time of `sectors` from `lba`: sector times plus a head switch per track boundary
+    /// (track skew hides the rest of the switch).
+    fn transfer_ns(&self, lba: u64, sectors: u64) -> (u64, u64) {
+        let mut ns = 0;
+        let mut switches = 0;
+        let mut at = lba;
+        let end = lba + sectors;
+        while at < end {
+            let pos = self.position(at);
+            let zone = &self.zones[pos.zone];
+            let on_track = (zone.sectors_per_track - pos.sector).min(end - at);
+            ns += (on_track * zone.sector_ps).div_ceil(1000);
+            at += on_track;
+            if at < end {
+                ns += self.profile.head_switch_ns;
+                switches += 1;
+            }
+        }
+        (ns, switches)
+    }
+
+    /// Stop a running prefetch when the head is needed at `at_ns`.
+    fn stop_prefetch(&mut self, at_ns: u64) {
+        if let Some(i) = self.prefetching.take() {
+            let s = &mut self.segments[i];
+            if at_ns < s.available_ns(s.end - 1) {
+                let elapsed_ps = at_ns.saturating_sub(s.fill_start_ns) * 1000;
+                let done = elapsed_ps / s.sector_ps;
+                s.end = (s.fill_lba + done).clamp(s.fill_lba, s.end);
+            }
+        }
+    }
+
+    /// Book a media access of `sectors` from `lba`, starting no earlier than `earliest_ns`;
+    /// returns (data start, data end).
+    fn media_access(
+        &mut self,
+        lba: u64,
+        sectors: u64,
+        earliest_ns: u64,
+        stream: bool,
+    ) -> (u64, u64) {
+        let start = earliest_ns.max(self.actuator.busy_until_ns);
+        self.stop_prefetch(start);
+        let target = self.position(lba);
+        let (move_ns, wait) = if stream {
+            (0, 0)
+        } else {
+            self.positioning(&target, start)
+        };
+        if target.cylinder != self.head.cylinder {
+            self.report.seeks += 1;
+        } else if target.head != self.head.head {
+            self.report.head_switches += 1;
+        }
+        self.report.seek_ns_total += move_ns;
+        self.report.rotational_wait_ns_total += wait;
+        let (xfer, switches) = self.transfer_ns(lba, sectors);
+        self.report.head_switches += switches;
+        let data_start = start + move_ns + wait;
+        let end = data_start + xfer;
+        self.actuator
+            .reserve(start, end - start, sectors * u64::from(SECTOR_BYTES));
+        self.head = self.position((lba + sectors).min(self.capacity_sectors) - 1);
+        (data_start, end)
+    }
+
+    /// The segment that holds (or, for the segment still prefetching, will stream in within
+    /// one read-ahead) the sectors [lba, lba + sectors).
+    fn cached_segment(&self, lba: u64, sectors: u64) -> Option<usize> {
+        let ahead = u64::from(self.profile.read_ahead_sectors);
+        self.segments.iter().enumerate().position(|(i, s)| {
+            let reach = if self.prefetching == Some(i) {
+                s.end + ahead
+            } else {
+                s.end
+            };
+            s.start <= lba && lba <= s.end && lba + sectors <= reach.min(self.capacity_sectors)
+        })
+    }
+
+    fn drop_segments_overlapping(&mut self, lba: u64, sectors: u64) {
+        let end = lba + sectors;
+        let mut i = 0;
+        while i < self.segments.len() {
+            let s = self.segments[i];
+            if s.start < end && lba < s.end {
+                self.segments.swap_remove(i);
+                self.prefetching = match self.prefetching {
+                    Some(p) if p == i => None,
+                    Some(p) if p == self.segments.len() => Some(i),
+                    other => other,
+                };
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Keep [lba, end of read + read-ahead) as a segment, prefetching after `data_end_ns`.
+    fn remember_read(&mut self, lba: u64, sectors: u64, data_end_ns: u64) {
+        self.uses += 1;
+        let read_end = lba + sectors;
+        let end =
+            (read_end + u64::from(self.profile.read_ahead_sectors)).min(self.capacity_sectors);
+        let segment = Segment {
+            start: lba,
+            end,
+            fill_lba: read_end,
+            fill_start_ns: data_end_ns,
+            // Streaming across tracks: each track costs a revolution plus a head switch.
+            sector_ps: (self.revolution_ns + self.profile.head_switch_ns) * 1000
+                / self.zones[self.position(lba).zone].sectors_per_track,
+            last_used: self.uses,
+        };
+        let slot = if self.segments.len() < self.profile.cache_segments as usize {
+            self.segments.push(segment);
+            self.segments.len() - 1
+        } else {
+            let lru = (0..self.segments.len())
+                .min_by_key(|&i| self.segments[i].last_used)
+                .expect("at least one segment");
+            self.segments[lru] = segment;
+            lru
+        };
+        self.prefetching = (end > read_end).then_some(slot);
+    }
+
+    fn sectors(command: &DriveCommand) -> u64 {
+        u64::from(command.blocks)
+    }
+}
+
+impl Drive for HddDrive {
+    fn capacity_bytes(&self) -> u64 {
+        self.capacity_sectors * u64::from(SECTOR_BYTES)
+    }
+
+    fn logical_block_bytes(&self) -> u32 {
+        SECTOR_BYTES
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.profile.queue_depth
+    }
+
+    /// One actuator: the next read starts when the head is free.
+    fn read_ready_ns(&self, now_ns: u64) -> u64 {
+        now_ns.max(self.actuator.busy_until_ns)
+    }
+
+    /// Shortest positioning time first: a cache hit costs nothing; otherwise seek plus
+    /// rotational wait from where the head is now (oldest wins ties).
+    fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
+        let start = now_ns + self.profile.command_overhead_ns;
+        let mut best = (u64::MAX, 0);
+        for (i, c) in queued.iter().enumerate() {
+            let cost = if self.cached_segment(c.lba, Self::sectors(c)).is_some() {
+                0
+            } else {
+                let (m, w) = self.positioning(&self.position(c.lba), start);
+                m + w
+            };
+            if cost < best.0 {
+                best = (cost, i);
+            }
+        }
+        if best.1 != 0 {
+            self.report.reordered_reads += 1;
+        }
+        best.1
+    }
+
+    fn read(&mut self, now_ns: u64, command: &DriveCommand, _rng: &mut ChaCha8Rng) -> Flow {
+        self.commands += 1;
+        let sectors = Self::sectors(command);
+        self.bytes += sectors * u64::from(SECTOR_BYTES);
+        let start = now_ns + self.profile.command_overhead_ns;
+        if let Some(i) = self.cached_segment(command.lba, sectors) {
+            self.report.read_cache_hits += 1;
+            self.uses += 1;
+            let ahead = u64::from(self.profile.read_ahead_sectors);
+            let capacity = self.capacity_sectors;
+            let streaming = self.prefetching == Some(i);
+            let s = &mut self.segments[i];
+            s.last_used = self.uses;
+            if streaming {
+                // A sequential stream: the prefetch keeps one read-ahead beyond the host.
+                s.end = s.end.max((command.lba + sectors + ahead).min(capacity));
+            }
+            let first = s.available_ns(command.lba).max(start);
+            let last = s.available_ns(command.lba + sectors - 1).max(start);
+            let piece = (FIRST_PIECE_SECTORS.min(sectors) * s.sector_ps).div_ceil(1000);
+            return Flow {
+                start_ns: first,
+                end_ns: last,
+                first_piece_ns: piece.min(last - first),
+            };
+        }
+        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
+        self.remember_read(command.lba, sectors, data_end);
+        let zone = &self.zones[self.position(command.lba).zone];
+        Flow {
+            start_ns: data_start,
+            end_ns: data_end,
+            first_piece_ns: (FIRST_PIECE_SECTORS.min(sectors) * zone.sector_ps).div_ceil(1000),
+        }
+    }
+
+    /// Write-back cache on: the command completes once its data is in the cache and the cache
+    /// has room (an entry leaves when its media write ends); a write continuing the previous
+    /// one streams on without repositioning. Off: completion waits for the media.
+    fn write(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        _payload: Option<&[u8]>,
+        _rng: &mut ChaCha8Rng,
+    ) -> Flow {
+        self.commands += 1;
+        let sectors = Self::sectors(command);
+        self.bytes += sectors * u64::from(SECTOR_BYTES);
+        self.drop_segments_overlapping(command.lba, sectors);
+        let arrived = incoming.end_ns + self.profile.command_overhead_ns;
+        let stream = self.profile.write_cache && command.lba == self.write_stream_end;
+        let (_, media_end) = self.media_access(command.lba, sectors, arrived, stream);
+        self.write_stream_end = command.lba + sectors;
+        let end_ns = if self.profile.write_cache {
+            self.report.write_cache_absorbed += 1;
+            let room = self.write_cache.slot_free_ns();
+            self.write_cache.push(media_end);
+            arrived.max(room)
+        } else {
+            media_end
+        };
+        Flow { end_ns, ..incoming }
+    }
+
+    /// A disk has nothing to unmap: TRIM costs the command overhead.
+    fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64 {
+        self.trims += 1;
+        self.trimmed_bytes += ranges
+            .iter()
+            .map(|r| r.blocks * u64::from(SECTOR_BYTES))
+            .sum::<u64>();
+        now_ns.max(self.actuator.busy_until_ns) + self.profile.command_overhead_ns
+    }
+
+    fn stats(&self) -> DriveStats {
+        DriveStats {
+            busy_ns: self.actuator.busy_ns,
+            commands: self.commands,
+            bytes: self.bytes,
+            trims: self.trims,
+            trimmed_bytes: self.trimmed_bytes,
+        }
+    }
+
+    fn model_report(&self) -> DriveModelReport {
+        DriveModelReport::Hdd(self.report.clone())
+    }
+}

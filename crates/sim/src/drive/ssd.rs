@@ -1,0 +1,872 @@
+//! SSD model: NAND geometry and timings, a page-mapping FTL (flat forward map, reverse map as
+//! the pages' out-of-band area), a write buffer that gathers host pages into multi-plane
+//! programs striped over the dies, read-modify-write of partial pages, greedy garbage
+//! collection below a free-block threshold, TRIM, optional on-the-fly compression, and the
+//! figures that show the drive's state (write amplification, GC copies, erases, free blocks).
+//!
+//! Data layout: the FTL maps 4 KiB logical pages to *slots*, the unit NAND space is allocated
+//! in: a whole 4 KiB without compression, `compression_slot_bytes` with it (a compressed page
+//! takes as many consecutive slots as its compressed size needs).
+
+use super::compress::compressed_bytes;
+use super::{Drive, DriveCommand, DriveModelReport, DriveStats, ReleaseRing, SsdReport, TrimRange};
+use crate::profile::SECTOR_BYTES;
+use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// The FTL's mapping unit (logical page).
+pub const LOGICAL_PAGE_BYTES: u32 = 4096;
+const SECTORS_PER_LOGICAL_PAGE: u64 = (LOGICAL_PAGE_BYTES / SECTOR_BYTES) as u64;
+const BYTES_PER_MB: f64 = 1e6;
+/// Marks an unmapped logical page or a slot holding no extent start.
+const NONE: u32 = u32::MAX;
+
+/// SSD parameters (a `model = "ssd"` drive profile).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsdProfile {
+    pub description: String,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    /// Planes per die: a program writes this many pages at once (multi-plane).
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// NAND page size, a multiple of 4096.
+    pub page_bytes: u32,
+    /// Capacity the host sees; the rest of the NAND is spare area.
+    pub user_capacity_bytes: u64,
+    pub page_read_ns: u64,
+    pub page_program_ns: u64,
+    pub block_erase_ns: u64,
+    /// Transfer rate of one channel (the bus between controller and its dies).
+    pub channel_rate_mb_s: u64,
+    /// Controller firmware time per command.
+    pub command_ns: u64,
+    /// Host pages the DRAM write buffer holds.
+    pub write_buffer_pages: u32,
+    /// Garbage collection runs on a die while it has fewer free blocks than this.
+    pub gc_free_blocks_threshold: u32,
+    /// NCQ depth the drive advertises.
+    pub queue_depth: u32,
+    /// Time to process a TRIM command.
+    pub trim_command_ns: u64,
+    /// Compress each logical page on the fly (SandForce-class controllers).
+    #[serde(default)]
+    pub compression: bool,
+    /// Allocation unit of compressed data (divides 4096); ignored without compression.
+    #[serde(default = "default_compression_slot_bytes")]
+    pub compression_slot_bytes: u32,
+}
+
+fn default_compression_slot_bytes() -> u32 {
+    512
+}
+
+/// Why an SSD profile is impossible: (key, reason).
+pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
+    let positive = [
+        ("channels", u64::from(p.channels)),
+        ("dies_per_channel", p.dies_per_channel.into()),
+        ("planes_per_die", p.planes_per_die.into()),
+        ("blocks_per_plane", p.blocks_per_plane.into()),
+        ("pages_per_block", p.pages_per_block.into()),
+        ("channel_rate_mb_s", p.channel_rate_mb_s),
+        ("write_buffer_pages", p.write_buffer_pages.into()),
+        ("user_capacity_bytes", p.user_capacity_bytes),
+    ];
+    for (key, v) in positive {
+        if v == 0 {
+            return Err((key, "must be positive".into()));
+        }
+    }
+    if p.page_bytes == 0 || !p.page_bytes.is_multiple_of(LOGICAL_PAGE_BYTES) {
+        return Err((
+            "page_bytes",
+            format!("must be a positive multiple of {LOGICAL_PAGE_BYTES}"),
+        ));
+    }
+    if !p
+        .user_capacity_bytes
+        .is_multiple_of(u64::from(LOGICAL_PAGE_BYTES))
+    {
+        return Err((
+            "user_capacity_bytes",
+            format!("must be a multiple of {LOGICAL_PAGE_BYTES}"),
+        ));
+    }
+    if p.compression
+        && (p.compression_slot_bytes < SECTOR_BYTES
+            || !LOGICAL_PAGE_BYTES.is_multiple_of(p.compression_slot_bytes))
+    {
+        return Err((
+            "compression_slot_bytes",
+            format!("must divide {LOGICAL_PAGE_BYTES} and be at least {SECTOR_BYTES}"),
+        ));
+    }
+    if p.gc_free_blocks_threshold < 2 {
+        return Err((
+            "gc_free_blocks_threshold",
+            "must be at least 2 (one block for the host, one for GC copies)".into(),
+        ));
+    }
+    let geometry = Geometry::new(p);
+    let dies = u64::from(geometry.dies);
+    let blocks_per_die = u64::from(geometry.blocks_per_die);
+    if geometry.slots_per_block > u64::from(u16::MAX) {
+        return Err((
+            "pages_per_block",
+            "block holds too many allocation slots".into(),
+        ));
+    }
+    if geometry.total_slots() > u64::from(NONE) {
+        return Err(("blocks_per_plane", "more than 2^32 allocation slots".into()));
+    }
+    // Spare blocks must cover the GC reserve and both write frontiers on every die.
+    let reserve_blocks = dies * (u64::from(p.gc_free_blocks_threshold) + 2);
+    let user_blocks = p.user_capacity_bytes.div_ceil(geometry.block_bytes());
+    if user_blocks + reserve_blocks >= dies * blocks_per_die {
+        return Err((
+            "user_capacity_bytes",
+            format!(
+                "leaves no spare area: {user_blocks} blocks of user data + {reserve_blocks} \
+                 reserved exceed the {} blocks of NAND",
+                dies * blocks_per_die
+            ),
+        ));
+    }
+    if p.queue_depth == 0 || p.queue_depth > crate::profile::NCQ_TAGS_MAX {
+        return Err((
+            "queue_depth",
+            format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
+        ));
+    }
+    Ok(())
+}
+
+/// Derived sizes.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    dies: u32,
+    blocks_per_die: u32,
+    slot_bytes: u32,
+    slots_per_page: u64,
+    slots_per_block: u64,
+    /// Slots one multi-plane program writes.
+    slots_per_program: u64,
+    /// Slots of one full logical page (uncompressed).
+    slots_per_logical_page: u32,
+}
+
+impl Geometry {
+    fn new(p: &SsdProfile) -> Geometry {
+        let slot_bytes = if p.compression {
+            p.compression_slot_bytes
+        } else {
+            LOGICAL_PAGE_BYTES
+        };
+        let slots_per_page = u64::from(p.page_bytes / slot_bytes);
+        Geometry {
+            dies: p.channels * p.dies_per_channel,
+            blocks_per_die: p.planes_per_die * p.blocks_per_plane,
+            slot_bytes,
+            slots_per_page,
+            slots_per_block: slots_per_page * u64::from(p.pages_per_block),
+            slots_per_program: slots_per_page * u64::from(p.planes_per_die),
+            slots_per_logical_page: LOGICAL_PAGE_BYTES / slot_bytes,
+        }
+    }
+    fn block_bytes(&self) -> u64 {
+        self.slots_per_block * u64::from(self.slot_bytes)
+    }
+    fn total_blocks(&self) -> u64 {
+        u64::from(self.dies) * u64::from(self.blocks_per_die)
+    }
+    fn total_slots(&self) -> u64 {
+        self.total_blocks() * self.slots_per_block
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    /// A write frontier (host or GC) is filling it.
+    Open,
+    /// Full; a garbage-collection candidate.
+    Closed,
+}
+
+/// Where a die's next extent goes.
+#[derive(Clone, Copy, Debug)]
+struct Frontier {
+    block: u32,
+    next_slot: u64,
+}
+
+impl Frontier {
+    const EMPTY: Frontier = Frontier {
+        block: NONE,
+        next_slot: 0,
+    };
+}
+
+struct Die {
+    free_blocks: Vec<u32>,
+    host: Frontier,
+    gc: Frontier,
+    /// Closed blocks by valid-slot count: head of each doubly linked list.
+    bucket_heads: Vec<u32>,
+    unit: Server,
+}
+
+/// Host pages gathered for the next program on one die.
+#[derive(Clone, Copy, Debug, Default)]
+struct Staging {
+    slots: u64,
+    /// Write-buffer sequence numbers of the host pages waiting in this program.
+    first_seq: u64,
+    pages: u64,
+    /// When all of their data is in the buffer.
+    data_ready_ns: u64,
+}
+
+/// The SSD.
+pub struct SsdDrive {
+    profile: SsdProfile,
+    geometry: Geometry,
+    logical_pages: u64,
+    /// Logical page → first slot of its extent (NONE = unmapped).
+    forward: Vec<u32>,
+    /// Slots of each logical page's extent (compression only; otherwise all are 1).
+    extent_slots: Vec<u8>,
+    /// Slot → logical page whose extent starts there (the page's out-of-band area).
+    reverse: Vec<u32>,
+    valid_slots: Vec<u16>,
+    state: Vec<BlockState>,
+    bucket_prev: Vec<u32>,
+    bucket_next: Vec<u32>,
+    erase_count: Vec<u32>,
+    dies: Vec<Die>,
+    channels: Vec<Server>,
+    staging: Staging,
+    /// Die that receives the next program (round robin).
+    next_die: usize,
+    buffer: ReleaseRing,
+    channel_byte_ps: u64,
+    // Counters.
+    commands: u64,
+    bytes: u64,
+    trims: u64,
+    trimmed_bytes: u64,
+    trimmed_pages: u64,
+    host_pages_written: u64,
+    host_bytes_compressed: u64,
+    nand_slots_written: u64,
+    gc_copies: u64,
+    read_modify_writes: u64,
+    mapped_pages: u64,
+}
+
+impl SsdDrive {
+    /// Build a fresh (never written, all blocks erased) drive. The profile must be validated.
+    pub fn new(profile: &SsdProfile) -> SsdDrive {
+        let g = Geometry::new(profile);
+        let logical_pages = profile.user_capacity_bytes / u64::from(LOGICAL_PAGE_BYTES);
+        let blocks = g.total_blocks() as usize;
+        let dies = (0..g.dies)
+            .map(|d| {
+                let first = d * g.blocks_per_die;
+                Die {
+                    // Popped from the back: lowest block first.
+                    free_blocks: (first..first + g.blocks_per_die).rev().collect(),
+                    host: Frontier::EMPTY,
+                    gc: Frontier::EMPTY,
+                    bucket_heads: vec![NONE; g.slots_per_block as usize + 1],
+                    unit: Server::default(),
+                }
+            })
+            .collect();
+        SsdDrive {
+            geometry: g,
+            logical_pages,
+            forward: vec![NONE; logical_pages as usize],
+            extent_slots: if profile.compression {
+                vec![0; logical_pages as usize]
+            } else {
+                Vec::new()
+            },
+            reverse: vec![NONE; g.total_slots() as usize],
+            valid_slots: vec![0; blocks],
+            state: vec![BlockState::Free; blocks],
+            bucket_prev: vec![NONE; blocks],
+            bucket_next: vec![NONE; blocks],
+            erase_count: vec![0; blocks],
+            dies,
+            channels: vec![Server::default(); profile.channels as usize],
+            staging: Staging::default(),
+            next_die: 0,
+            buffer: ReleaseRing::new(profile.write_buffer_pages as usize),
+            channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
+            commands: 0,
+            bytes: 0,
+            trims: 0,
+            trimmed_bytes: 0,
+            trimmed_pages: 0,
+            host_pages_written: 0,
+            host_bytes_compressed: 0,
+            nand_slots_written: 0,
+            gc_copies: 0,
+            read_modify_writes: 0,
+            mapped_pages: 0,
+            profile: profile.clone(),
+        }
+    }
+
+    fn block_of(&self, slot: u32) -> usize {
+        (u64::from(slot) / self.geometry.slots_per_block) as usize
+    }
+
+    fn die_of_block(&self, block: usize) -> usize {
+        block / self.geometry.blocks_per_die as usize
+    }
+
+    fn extent_len(&self, lpn: usize) -> u64 {
+        if self.extent_slots.is_empty() {
+            1
+        } else {
+            u64::from(self.extent_slots[lpn])
+        }
+    }
+
+    // ---- bucket lists of closed blocks by valid count (greedy victim selection in O(1)) ----
+
+    fn bucket_insert(&mut self, block: usize) {
+        let die = self.die_of_block(block);
+        let v = self.valid_slots[block] as usize;
+        let head = self.dies[die].bucket_heads[v];
+        self.bucket_prev[block] = NONE;
+        self.bucket_next[block] = head;
+        if head != NONE {
+            self.bucket_prev[head as usize] = block as u32;
+        }
+        self.dies[die].bucket_heads[v] = block as u32;
+    }
+
+    fn bucket_remove(&mut self, block: usize) {
+        let (prev, next) = (self.bucket_prev[block], self.bucket_next[block]);
+        if prev != NONE {
+            self.bucket_next[prev as usize] = next;
+        } else {
+            let die = self.die_of_block(block);
+            let v = self.valid_slots[block] as usize;
+            debug_assert_eq!(self.dies[die].bucket_heads[v], block as u32);
+            self.dies[die].bucket_heads[v] = next;
+        }
+        if next != NONE {
+            self.bucket_prev[next as usize] = prev;
+        }
+        self.bucket_prev[block] = NONE;
+        self.bucket_next[block] = NONE;
+    }
+
+    /// The logical page's current extent is no longer valid (overwritten or trimmed).
+    fn invalidate(&mut self, lpn: usize) {
+        let slot = self.forward[lpn];
+        if slot == NONE {
+            return;
+        }
+        let len = self.extent_len(lpn);
+        let block = self.block_of(slot);
+        debug_assert_eq!(
+            self.reverse[slot as usize], lpn as u32,
+            "reverse map disagrees"
+        );
+        let closed = self.state[block] == BlockState::Closed;
+        if closed {
+            self.bucket_remove(block);
+        }
+        debug_assert!(u64::from(self.valid_slots[block]) >= len);
+        self.valid_slots[block] -= len as u16;
+        if closed {
+            self.bucket_insert(block);
+        }
+        self.reverse[slot as usize] = NONE;
+        self.forward[lpn] = NONE;
+        self.mapped_pages -= 1;
+    }
+
+    /// Map `lpn` to `slot` (an extent of `len` slots the caller allocated).
+    fn map(&mut self, lpn: usize, slot: u32, len: u64) {
+        debug_assert_eq!(self.forward[lpn], NONE, "page mapped twice");
+        debug_assert_eq!(self.reverse[slot as usize], NONE, "slot holds another page");
+        let block = self.block_of(slot);
+        debug_assert_eq!(self.state[block], BlockState::Open);
+        self.forward[lpn] = slot;
+        self.reverse[slot as usize] = lpn as u32;
+        if !self.extent_slots.is_empty() {
+            self.extent_slots[lpn] = len as u8;
+        }
+        self.valid_slots[block] += len as u16;
+        self.mapped_pages += 1;
+    }
+
+    /// Take a free block on `die` for a frontier.
+    fn open_block(&mut self, die: usize) -> u32 {
+        let block = self.dies[die]
+            .free_blocks
+            .pop()
+            .expect("the GC reserve keeps a free block for every frontier");
+        debug_assert_eq!(self.state[block as usize], BlockState::Free);
+        debug_assert_eq!(self.valid_slots[block as usize], 0);
+        self.state[block as usize] = BlockState::Open;
+        block
+    }
+
+    fn close_block(&mut self, block: u32) {
+        self.state[block as usize] = BlockState::Closed;
+        self.bucket_insert(block as usize);
+    }
+
+    /// Allocate `len` consecutive slots on a die's frontier (host or GC); a block too full for
+    /// the extent is closed (its tail, if any, left unused). Returns (slot, slots consumed
+    /// including padding, whether a new block was opened).
+    fn allocate(&mut self, die: usize, len: u64, gc: bool) -> (u32, u64, bool) {
+        let spb = self.geometry.slots_per_block;
+        let f = if gc {
+            self.dies[die].gc
+        } else {
+            self.dies[die].host
+        };
+        let mut consumed = 0;
+        let mut frontier = f;
+        let mut opened = false;
+        if frontier.block == NONE || frontier.next_slot + len > spb {
+            if frontier.block != NONE {
+                consumed += spb - frontier.next_slot;
+                self.close_block(frontier.block);
+            }
+            frontier = Frontier {
+                block: self.open_block(die),
+                next_slot: 0,
+            };
+            opened = true;
+        }
+        let slot = u64::from(frontier.block) * spb + frontier.next_slot;
+        frontier.next_slot += len;
+        consumed += len;
+        // A full block stays open until the next allocation, so the extent just placed is
+        // mapped (and counted) before the block becomes a GC candidate.
+        if gc {
+            self.dies[die].gc = frontier;
+        } else {
+            self.dies[die].host = frontier;
+        }
+        (slot as u32, consumed, opened)
+    }
+
+    /// Greedy garbage collection on `die` until it has enough free blocks, booked on the die
+    /// from `now_ns` (copy-back inside the die: page reads and programs, then the erase).
+    fn collect(&mut self, die: usize, now_ns: u64) {
+        let threshold = self.profile.gc_free_blocks_threshold as usize;
+        let spb = self.geometry.slots_per_block;
+        let mut rounds = 0;
+        while self.dies[die].free_blocks.len() < threshold && rounds < self.geometry.blocks_per_die
+        {
+            rounds += 1;
+            let Some(victim) = self.dies[die]
+                .bucket_heads
+                .iter()
+                .take(spb as usize) // a block with every slot valid frees nothing
+                .position(|&h| h != NONE)
+                .map(|v| self.dies[die].bucket_heads[v] as usize)
+            else {
+                break;
+            };
+            self.bucket_remove(victim);
+            let first = victim as u64 * spb;
+            let mut copied_slots = 0u64;
+            let mut pages_read = 0u64;
+            let mut last_page = u64::MAX;
+            for slot in first..first + spb {
+                let lpn = self.reverse[slot as usize];
+                if lpn == NONE {
+                    continue;
+                }
+                debug_assert_eq!(self.forward[lpn as usize], slot as u32);
+                let len = self.extent_len(lpn as usize);
+                let page = slot / self.geometry.slots_per_page;
+                if page != last_page {
+                    pages_read += 1;
+                    last_page = page;
+                }
+                self.reverse[slot as usize] = NONE;
+                self.forward[lpn as usize] = NONE;
+                self.valid_slots[victim] -= len as u16;
+                let (to, consumed, _) = self.allocate(die, len, true);
+                self.forward[lpn as usize] = to;
+                self.reverse[to as usize] = lpn;
+                let to_block = self.block_of(to);
+                debug_assert_eq!(self.state[to_block], BlockState::Open);
+                self.valid_slots[to_block] += len as u16;
+                copied_slots += consumed;
+                self.gc_copies += 1;
+            }
+            debug_assert_eq!(self.valid_slots[victim], 0, "victim still holds valid data");
+            self.state[victim] = BlockState::Free;
+            self.erase_count[victim] += 1;
+            self.dies[die].free_blocks.push(victim as u32);
+            self.nand_slots_written += copied_slots;
+            let programs = copied_slots.div_ceil(self.geometry.slots_per_program);
+            let work = pages_read * self.profile.page_read_ns
+                + programs * self.profile.page_program_ns
+                + self.profile.block_erase_ns;
+            self.dies[die].unit.reserve(now_ns, work, 0);
+        }
+    }
+
+    /// Program the staged host pages on the current die and move to the next die.
+    fn issue_program(&mut self) {
+        let s = self.staging;
+        if s.slots == 0 {
+            return;
+        }
+        let die = self.next_die;
+        let channel = die % self.channels.len();
+        let transfer_bytes = s.slots * u64::from(self.geometry.slot_bytes);
+        let on_die = self.channels[channel].reserve(
+            s.data_ready_ns,
+            bytes_ns(transfer_bytes, self.channel_byte_ps),
+            transfer_bytes,
+        );
+        let done =
+            self.dies[die]
+                .unit
+                .reserve(on_die, self.profile.page_program_ns, transfer_bytes);
+        for seq in s.first_seq..s.first_seq + s.pages {
+            self.buffer.set(seq, done);
+        }
+        self.nand_slots_written += s.slots;
+        self.staging = Staging {
+            first_seq: self.buffer.next_seq(),
+            ..Staging::default()
+        };
+        self.next_die = (self.next_die + 1) % self.dies.len();
+    }
+
+    /// One host logical page enters the write buffer with its data in it at `data_ready_ns`;
+    /// returns when the buffer had room for it.
+    fn write_page(&mut self, lpn: usize, len: u64, data_ready_ns: u64, now_ns: u64) -> u64 {
+        let mut room_ns = self.buffer.slot_free_ns();
+        if room_ns == ReleaseRing::PENDING {
+            // The page it would displace is still staged: program it (partially full) now.
+            self.issue_program();
+            room_ns = self.buffer.slot_free_ns();
+        }
+        self.invalidate(lpn);
+        let die = self.next_die;
+        let (slot, consumed, opened) = self.allocate(die, len, false);
+        self.map(lpn, slot, len);
+        if opened {
+            self.collect(die, now_ns);
+        }
+        if self.staging.pages == 0 {
+            self.staging.first_seq = self.buffer.next_seq();
+        }
+        self.buffer.push(ReleaseRing::PENDING);
+        self.staging.pages += 1;
+        self.staging.slots += consumed;
+        self.staging.data_ready_ns = self.staging.data_ready_ns.max(data_ready_ns.max(room_ns));
+        if self.staging.slots >= self.geometry.slots_per_program {
+            self.issue_program();
+        }
+        room_ns
+    }
+
+    /// Read one logical page from NAND (for a read or a read-modify-write) starting at
+    /// `earliest_ns`; returns when its data is in the controller, or None when unmapped.
+    fn read_page(&mut self, lpn: usize, earliest_ns: u64) -> Option<u64> {
+        let slot = self.forward[lpn];
+        if slot == NONE {
+            return None;
+        }
+        let block = self.block_of(slot);
+        let die = self.die_of_block(block);
+        let channel = die % self.channels.len();
+        let bytes = self.extent_len(lpn) * u64::from(self.geometry.slot_bytes);
+        let sensed = self.dies[die]
+            .unit
+            .reserve(earliest_ns, self.profile.page_read_ns, bytes);
+        Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
+    }
+
+    /// Full consistency check (O(size)): every mapped page's reverse entry points back, no
+    /// slot is claimed twice, valid counts and bucket membership match the maps, free blocks
+    /// hold nothing. Returns the first violation.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        let spb = self.geometry.slots_per_block;
+        let mut valid = vec![0u64; self.valid_slots.len()];
+        let mut mapped = 0;
+        for (lpn, &slot) in self.forward.iter().enumerate() {
+            if slot == NONE {
+                continue;
+            }
+            mapped += 1;
+            if self.reverse[slot as usize] != lpn as u32 {
+                return Err(format!(
+                    "page {lpn} maps to slot {slot} whose reverse entry differs"
+                ));
+            }
+            valid[self.block_of(slot)] += self.extent_len(lpn);
+        }
+        if mapped != self.mapped_pages {
+            return Err(format!(
+                "{mapped} pages mapped, counter says {}",
+                self.mapped_pages
+            ));
+        }
+        for (slot, &lpn) in self.reverse.iter().enumerate() {
+            if lpn != NONE && self.forward[lpn as usize] != slot as u32 {
+                return Err(format!(
+                    "slot {slot} claims page {lpn}, which maps elsewhere"
+                ));
+            }
+        }
+        for (block, &v) in valid.iter().enumerate() {
+            if u64::from(self.valid_slots[block]) != v {
+                return Err(format!(
+                    "block {block}: valid count {} but the map holds {v}",
+                    self.valid_slots[block]
+                ));
+            }
+            if v > spb {
+                return Err(format!("block {block} holds more than it can"));
+            }
+            if self.state[block] == BlockState::Free && v != 0 {
+                return Err(format!("free block {block} holds valid data"));
+            }
+        }
+        for die in &self.dies {
+            for (count, &head) in die.bucket_heads.iter().enumerate() {
+                let mut b = head;
+                while b != NONE {
+                    if self.state[b as usize] != BlockState::Closed
+                        || self.valid_slots[b as usize] as usize != count
+                    {
+                        return Err(format!("block {b} is in the wrong GC bucket"));
+                    }
+                    b = self.bucket_next[b as usize];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of mapping state held in controller RAM: forward map, extent lengths, per-block
+    /// valid counts, bucket links, erase counters and states.
+    pub fn mapping_ram_bytes(&self) -> u64 {
+        let per_block = std::mem::size_of::<u16>()
+            + 2 * std::mem::size_of::<u32>()
+            + std::mem::size_of::<u32>()
+            + std::mem::size_of::<BlockState>();
+        (self.forward.len() * std::mem::size_of::<u32>()
+            + self.extent_slots.len()
+            + self.valid_slots.len() * per_block) as u64
+    }
+
+    /// The smallest possible forward map: one entry per logical page of just enough bits to
+    /// name a physical slot.
+    pub fn minimum_map_bytes(&self) -> u64 {
+        let bits = 64 - (self.geometry.total_slots().max(2) - 1).leading_zeros();
+        (self.logical_pages * u64::from(bits)).div_ceil(8)
+    }
+
+    fn logical_pages_of(command_lba: u64, blocks: u64) -> (u64, u64) {
+        let first = command_lba / SECTORS_PER_LOGICAL_PAGE;
+        let end = (command_lba + blocks).div_ceil(SECTORS_PER_LOGICAL_PAGE);
+        (first, end)
+    }
+}
+
+impl Drive for SsdDrive {
+    fn capacity_bytes(&self) -> u64 {
+        self.profile.user_capacity_bytes
+    }
+
+    fn logical_block_bytes(&self) -> u32 {
+        SECTOR_BYTES
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.profile.queue_depth
+    }
+
+    /// Each mapped logical page is sensed on its die and crosses its channel; pages on
+    /// different dies overlap, which is what queue depth and large requests unlock. Unmapped
+    /// pages read as zeros from the controller.
+    fn read(&mut self, now_ns: u64, command: &DriveCommand, _rng: &mut ChaCha8Rng) -> Flow {
+        self.commands += 1;
+        let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
+        self.bytes += bytes;
+        let start = now_ns + self.profile.command_ns;
+        let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
+        let mut first_ready = u64::MAX;
+        let mut last_ready = start;
+        for lpn in first..end {
+            if let Some(t) = self.read_page(lpn as usize, start) {
+                first_ready = first_ready.min(t);
+                last_ready = last_ready.max(t);
+            }
+        }
+        if first_ready == u64::MAX {
+            return Flow::ready_at(start);
+        }
+        let piece = bytes_ns(LOGICAL_PAGE_BYTES.into(), self.channel_byte_ps);
+        Flow {
+            start_ns: first_ready.saturating_sub(piece).max(start),
+            end_ns: last_ready,
+            first_piece_ns: piece.min(last_ready - start),
+        }
+    }
+
+    fn wants_payload(&self) -> bool {
+        self.profile.compression
+    }
+
+    /// The data enters the write buffer as it arrives; each logical page waits for buffer room
+    /// (a page leaves when its program ends), so a drive busy with GC slows the host only once
+    /// the buffer is full. A partially covered page is read first (read-modify-write).
+    fn write(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        payload: Option<&[u8]>,
+        _rng: &mut ChaCha8Rng,
+    ) -> Flow {
+        self.commands += 1;
+        let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
+        self.bytes += bytes;
+        let now = incoming.start_ns;
+        let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
+        let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
+        let cmd_end_byte = cmd_start_byte + bytes;
+        let mut done = incoming.end_ns + self.profile.command_ns;
+        for lpn in first..end {
+            let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
+            let page_end = page_start + u64::from(LOGICAL_PAGE_BYTES);
+            let partial = page_start < cmd_start_byte || page_end > cmd_end_byte;
+            let mut data_ready = incoming.end_ns;
+            if partial {
+                self.read_modify_writes += 1;
+                if let Some(t) = self.read_page(lpn as usize, now) {
+                    data_ready = data_ready.max(t);
+                }
+            }
+            let len = match payload {
+                Some(data) if self.profile.compression && !partial => {
+                    let offset = (page_start - cmd_start_byte) as usize;
+                    let page = &data[offset..offset + LOGICAL_PAGE_BYTES as usize];
+                    let size = compressed_bytes(page).min(LOGICAL_PAGE_BYTES as usize);
+                    (size as u64)
+                        .div_ceil(u64::from(self.geometry.slot_bytes))
+                        .max(1)
+                }
+                _ => u64::from(self.geometry.slots_per_logical_page),
+            };
+            self.host_pages_written += 1;
+            self.host_bytes_compressed += len * u64::from(self.geometry.slot_bytes);
+            let room = self.write_page(lpn as usize, len, data_ready, now);
+            done = done.max(room);
+        }
+        Flow {
+            start_ns: incoming.start_ns,
+            end_ns: done,
+            first_piece_ns: incoming.first_piece_ns,
+        }
+    }
+
+    /// Unmap every logical page the ranges cover entirely (a partly covered page keeps its
+    /// data, as drives that trim in whole mapping units do).
+    fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64 {
+        self.trims += 1;
+        // DSM ranges hold at most 65535 sectors, so one large TRIM arrives as touching ranges
+        // whose seams fall inside pages: join touching ranges before rounding to pages.
+        let mut joined: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        let mut sorted: Vec<TrimRange> = ranges.iter().copied().filter(|r| r.blocks > 0).collect();
+        sorted.sort_by_key(|r| r.lba);
+        for r in sorted {
+            self.trimmed_bytes += r.blocks * u64::from(SECTOR_BYTES);
+            match joined.last_mut() {
+                Some(last) if r.lba <= last.1 => last.1 = last.1.max(r.lba + r.blocks),
+                _ => joined.push((r.lba, r.lba + r.blocks)),
+            }
+        }
+        for (start, end_sector) in joined {
+            let first = start.div_ceil(SECTORS_PER_LOGICAL_PAGE);
+            let end = (end_sector / SECTORS_PER_LOGICAL_PAGE).min(self.logical_pages);
+            for lpn in first..end {
+                if self.forward[lpn as usize] != NONE {
+                    self.invalidate(lpn as usize);
+                    self.trimmed_pages += 1;
+                }
+            }
+        }
+        // TRIM is non-queued: it waits for the dies' pending work.
+        let busy = self
+            .dies
+            .iter()
+            .map(|d| d.unit.busy_until_ns)
+            .max()
+            .unwrap_or(0);
+        busy.max(now_ns) + self.profile.trim_command_ns
+    }
+
+    fn stats(&self) -> DriveStats {
+        let dies = self.dies.len() as u64;
+        let die_busy = self.dies.iter().map(|d| d.unit.busy_ns).sum::<u64>() / dies;
+        let channel_busy = self.channels.iter().map(|c| c.busy_ns).max().unwrap_or(0);
+        DriveStats {
+            busy_ns: die_busy.max(channel_busy),
+            commands: self.commands,
+            bytes: self.bytes,
+            trims: self.trims,
+            trimmed_bytes: self.trimmed_bytes,
+        }
+    }
+
+    fn model_report(&self) -> DriveModelReport {
+        let g = &self.geometry;
+        let nand_pages = self.nand_slots_written as f64 / g.slots_per_logical_page as f64;
+        let host_pages = self.host_pages_written as f64;
+        DriveModelReport::Ssd(SsdReport {
+            host_pages_written: self.host_pages_written,
+            nand_pages_programmed: nand_pages,
+            write_amplification: if host_pages > 0.0 {
+                nand_pages / host_pages
+            } else {
+                0.0
+            },
+            gc_copies: self.gc_copies,
+            read_modify_writes: self.read_modify_writes,
+            erases_total: self.erase_count.iter().map(|&e| u64::from(e)).sum(),
+            erases_max_per_block: self.erase_count.iter().copied().max().unwrap_or(0),
+            free_blocks: self.dies.iter().map(|d| d.free_blocks.len() as u64).sum(),
+            free_blocks_min_per_die: self
+                .dies
+                .iter()
+                .map(|d| d.free_blocks.len() as u64)
+                .min()
+                .unwrap_or(0),
+            mapped_pages: self.mapped_pages,
+            trimmed_pages: self.trimmed_pages,
+            compression_ratio: if self.host_bytes_compressed > 0 {
+                (self.host_pages_written * u64::from(LOGICAL_PAGE_BYTES)) as f64
+                    / self.host_bytes_compressed as f64
+            } else {
+                1.0
+            },
+            mapping_ram_bytes: self.mapping_ram_bytes(),
+            reverse_map_bytes: (self.reverse.len() * std::mem::size_of::<u32>()) as u64,
+        })
+    }
+}
