@@ -138,6 +138,7 @@ fn write_amplification_follows_xiang_kurkoski_at_two_spare_ratios() {
     for rho in [0.12, 0.3] {
         let (wa, d) = measured_wa(rho);
         let theory = xiang_kurkoski_wa(rho);
+        eprintln!("ρ = {rho}: measured WA {wa:.3}, Xiang–Kurkoski {theory:.3}");
         assert!(
             (wa / theory - 1.0).abs() < 0.10,
             "ρ = {rho}: measured WA {wa:.3}, Xiang–Kurkoski {theory:.3}"
@@ -271,6 +272,7 @@ fn used_ssd_is_several_times_slower_and_trim_restores_it() {
         1,
         &random_page_offsets(capacity, WRITES, 3),
     );
+    eprintln!("4 KiB random writes QD1: fresh {fresh_mb_s:.1} MB/s, used {used_mb_s:.1} MB/s");
     assert!(
         fresh_mb_s / used_mb_s >= 3.0,
         "fresh {fresh_mb_s:.1} MB/s vs used {used_mb_s:.1} MB/s (published: 11.8 vs 2.5)"
@@ -306,6 +308,7 @@ fn used_ssd_is_several_times_slower_and_trim_restores_it() {
         1,
         &random_page_offsets(capacity, WRITES, 4),
     );
+    eprintln!("after TRIM of everything: {trimmed_mb_s:.1} MB/s");
     assert!(
         (trimmed_mb_s / fresh_mb_s - 1.0).abs() < 0.15,
         "after TRIM {trimmed_mb_s:.1} MB/s vs fresh {fresh_mb_s:.1} MB/s"
@@ -330,6 +333,9 @@ fn misaligned_4k_writes_cost_read_modify_write() {
     let (misaligned, misaligned_rmw) = run(SECTOR);
     assert_eq!(aligned_rmw, 0);
     assert_eq!(misaligned_rmw, 2 * WRITES, "each write straddles two pages");
+    eprintln!(
+        "4 KiB writes: 4 KiB-aligned {aligned:.1} MB/s, 512-byte-aligned {misaligned:.1} MB/s"
+    );
     assert!(
         aligned / misaligned >= 1.7,
         "aligned {aligned:.1} MB/s vs 512-byte-aligned {misaligned:.1} MB/s"
@@ -536,6 +542,7 @@ fn hdd_random_access_is_average_seek_plus_half_a_revolution_plus_overhead() {
     let (_, latency_ms) = hdd_random_reads(1, 600);
     let revolution_ms = 60_000.0 / f64::from(p.rpm);
     let theory_ms = (p.average_seek_ns + p.command_overhead_ns) as f64 / 1e6 + revolution_ms / 2.0;
+    eprintln!("HDD QD1 random read {latency_ms:.2} ms, theory {theory_ms:.2} ms");
     assert!(
         (latency_ms / theory_ms - 1.0).abs() < 0.10,
         "QD1 random 4 KiB read: {latency_ms:.2} ms, seek + half a revolution + overhead = {theory_ms:.2} ms"
@@ -547,6 +554,7 @@ fn ncq_reordering_gains_about_half_again_at_qd32() {
     let (qd1, _) = hdd_random_reads(1, 600);
     let (qd32, _) = hdd_random_reads(32, 1500);
     let gain = qd32 / qd1;
+    eprintln!("HDD random 4 KiB reads: QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2}");
     assert!(
         (1.3..=2.2).contains(&gain),
         "QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2}"

@@ -217,7 +217,12 @@ struct Die {
     gc: Frontier,
     /// Closed blocks by valid-slot count: head of each doubly linked list.
     bucket_heads: Vec<u32>,
+    /// Programs, erases and GC booked in order.
     unit: Server,
+    /// When the die's last read ends: reads go ahead of queued programs (read priority with
+    /// program suspend), serialised only among themselves, and push the program backlog back
+    /// by their duration.
+    read_busy_until_ns: u64,
 }
 
 /// Host pages gathered for the next program on one die.
@@ -253,6 +258,9 @@ pub struct SsdDrive {
     /// Die that receives the next program (round robin).
     next_die: usize,
     buffer: ReleaseRing,
+    /// Logical page held in each write-buffer entry (the buffer keeps the last
+    /// `write_buffer_pages` pages written, so reads of them need no NAND access).
+    buffer_lpns: Vec<u32>,
     channel_byte_ps: u64,
     // Counters.
     commands: u64,
@@ -284,6 +292,7 @@ impl SsdDrive {
                     gc: Frontier::EMPTY,
                     bucket_heads: vec![NONE; g.slots_per_block as usize + 1],
                     unit: Server::default(),
+                    read_busy_until_ns: 0,
                 }
             })
             .collect();
@@ -307,6 +316,7 @@ impl SsdDrive {
             staging: Staging::default(),
             next_die: 0,
             buffer: ReleaseRing::new(profile.write_buffer_pages as usize),
+            buffer_lpns: vec![NONE; (profile.write_buffer_pages as usize).max(1)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             commands: 0,
             bytes: 0,
@@ -573,7 +583,9 @@ impl SsdDrive {
         if self.staging.pages == 0 {
             self.staging.first_seq = self.buffer.next_seq();
         }
-        self.buffer.push(ReleaseRing::PENDING);
+        let seq = self.buffer.push(ReleaseRing::PENDING);
+        let entries = self.buffer_lpns.len() as u64;
+        self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
         self.staging.pages += 1;
         self.staging.slots += consumed;
         self.staging.data_ready_ns = self.staging.data_ready_ns.max(data_ready_ns.max(room_ns));
@@ -587,16 +599,23 @@ impl SsdDrive {
     /// `earliest_ns`; returns when its data is in the controller, or None when unmapped.
     fn read_page(&mut self, lpn: usize, earliest_ns: u64) -> Option<u64> {
         let slot = self.forward[lpn];
-        if slot == NONE {
+        if slot == NONE || self.buffer_lpns.contains(&(lpn as u32)) {
+            // Unmapped, or still in the DRAM write buffer: no NAND access.
             return None;
         }
         let block = self.block_of(slot);
         let die = self.die_of_block(block);
         let channel = die % self.channels.len();
         let bytes = self.extent_len(lpn) * u64::from(self.geometry.slot_bytes);
-        let sensed = self.dies[die]
-            .unit
-            .reserve(earliest_ns, self.profile.page_read_ns, bytes);
+        let read_ns = self.profile.page_read_ns;
+        let d = &mut self.dies[die];
+        let start = earliest_ns.max(d.read_busy_until_ns);
+        let sensed = start + read_ns;
+        d.read_busy_until_ns = sensed;
+        d.unit.busy_until_ns = d.unit.busy_until_ns.max(start) + read_ns;
+        d.unit.busy_ns += read_ns;
+        d.unit.operations += 1;
+        d.unit.bytes += bytes;
         Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
     }
 
