@@ -36,7 +36,7 @@ impl Simulator {
         c.command_len = cbw
             .emit_into(&mut c.command_bytes)
             .expect("command buffer holds a CBW") as u8;
-        let at = self.usb_message_out(now, CBW_LEN as u64);
+        let at = self.usb_message_out(now, CBW_LEN as u64, 0);
         self.schedule(at, Event::CommandAtDevice { cmd: id });
     }
 

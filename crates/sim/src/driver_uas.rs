@@ -6,7 +6,7 @@ use crate::command::Op;
 use crate::event::{CmdId, Event};
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use crate::sim::{layer, Simulator, Transport};
+use crate::sim::{Simulator, Transport};
 use storlab_wire::scsi::{Lun, Status};
 use storlab_wire::uas::{
     CommandIu, IuId, IuPacket, IuRepr, COMMAND_IU_LEN, READY_IU_LEN, SENSE_IU_HEADER_LEN,
@@ -41,8 +41,7 @@ impl Simulator {
             .expect("command buffer holds a Command IU") as u8;
         // The driver rings the doorbell for the status and data transfers alongside.
         let extra = URBS_BESIDES_COMMAND * self.controller.transfer_ns(0);
-        self.reserve(layer::CONTROLLER, now, extra, 0);
-        let at = self.usb_message_out(now, COMMAND_IU_LEN as u64);
+        let at = self.usb_message_out(now, COMMAND_IU_LEN as u64, extra);
         self.schedule(at, Event::CommandAtDevice { cmd: id });
     }
 

@@ -833,12 +833,14 @@ impl Simulator {
         self.pass(layer::CONTROLLER, pcie, cd, cp, 0)
     }
 
-    /// A small host-to-device message (CBW, Command IU) on the USB OUT direction.
-    pub(crate) fn usb_message_out(&mut self, at_ns: u64, bytes: u64) -> u64 {
+    /// A small host-to-device message (CBW, Command IU) on the USB OUT direction, after
+    /// `queue_ns` of controller work for transfers the driver queues alongside it (UAS status
+    /// and data URBs), booked together since the driver rings the doorbells at once.
+    pub(crate) fn usb_message_out(&mut self, at_ns: u64, bytes: u64, queue_ns: u64) -> u64 {
         let t = self.reserve(
             layer::CONTROLLER,
             at_ns,
-            self.controller.transfer_ns(bytes),
+            queue_ns + self.controller.transfer_ns(bytes),
             0,
         );
         let t = self.reserve(
