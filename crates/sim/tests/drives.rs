@@ -572,3 +572,69 @@ fn hdd_sequential_reads_stream_through_read_ahead() {
     assert!(r.read_cache_hits > 1900, "{r:?}");
     assert!(mb_s > 120.0, "QD1 64 KiB sequential read: {mb_s:.1} MB/s");
 }
+
+#[test]
+fn hdd_write_back_cache_hides_media_time_and_without_it_writes_pay_the_access() {
+    let mean_write_ms = |write_cache: bool| {
+        let mut p = hdd_7200();
+        p.write_cache = write_cache;
+        let mut d = HddDrive::new(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let sectors = d.capacity_bytes() / SECTOR;
+        let writes = 40u64; // fewer than the cache's 64 entries
+        let mut now = 0;
+        for _ in 0..writes {
+            let lba = (rng.next_u64() % (sectors / 8)) * 8;
+            let cmd = DriveCommand {
+                write: true,
+                lba,
+                blocks: 8,
+            };
+            now = d.write(Flow::ready_at(now), &cmd, None, &mut rng).end_ns;
+        }
+        now as f64 / writes as f64 / 1e6
+    };
+    let p = hdd_7200();
+    let access_ms =
+        (p.average_seek_ns + p.command_overhead_ns) as f64 / 1e6 + 30_000.0 / f64::from(p.rpm);
+    let cached = mean_write_ms(true);
+    let uncached = mean_write_ms(false);
+    assert!(cached < 0.2, "write-back cache: {cached:.3} ms per write");
+    assert!(
+        (uncached / access_ms - 1.0).abs() < 0.15,
+        "no write cache: {uncached:.2} ms per write vs access {access_ms:.2} ms"
+    );
+}
+
+#[test]
+fn the_report_carries_the_drive_models_figures() {
+    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), "sata-ahci-ssd", SEED).unwrap();
+    let offsets = random_page_offsets(1 << 30, 200, 5);
+    run_requests(&mut sim, Op::Write, 4096, 4, &offsets);
+    let report = sim.report();
+    let DriveModelReport::Ssd(r) = &report.drive else {
+        panic!("{:?}", report.drive)
+    };
+    assert_eq!(r.host_pages_written, 200);
+    assert!(report.to_json().contains("\"write_amplification\""));
+    let details = report.details();
+    assert!(
+        details
+            .iter()
+            .any(|(k, v)| k == "sim.drive.model" && v == "ssd"),
+        "{details:?}"
+    );
+
+    let mut hdd = Simulator::from_profiles(&ProfileSet::embedded(), "sata-ahci-hdd", SEED).unwrap();
+    run_requests(
+        &mut hdd,
+        Op::Read,
+        4096,
+        8,
+        &random_page_offsets(1 << 30, 50, 6),
+    );
+    let DriveModelReport::Hdd(h) = hdd.report().drive else {
+        panic!()
+    };
+    assert!(h.seeks > 0 && h.reordered_reads > 0, "{h:?}");
+}
