@@ -657,7 +657,7 @@ impl Simulator {
     fn drive_serve_reads(&mut self) {
         while !self.drive_reads.is_empty() {
             let now = self.now_ns;
-            let ready = self.drive.read_ready_ns(now);
+            let ready = self.drive.read_ready_ns(now, &self.drive_read_commands);
             if ready > now {
                 if !self.drive_wake_pending {
                     self.drive_wake_pending = true;

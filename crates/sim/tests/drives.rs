@@ -499,7 +499,7 @@ fn media_rate_falls_towards_the_inner_zones() {
     let sectors = 16u32 << 11; // 16 MiB
     let rate = |d: &mut HddDrive, lba: u64, rng: &mut ChaCha8Rng| {
         let f = d.read(
-            d.read_ready_ns(0),
+            d.read_ready_ns(0, &[]),
             &DriveCommand {
                 write: false,
                 lba,

@@ -472,9 +472,17 @@ impl Drive for HddDrive {
         self.profile.queue_depth
     }
 
-    /// One actuator: the next read starts when the head is free.
-    fn read_ready_ns(&self, now_ns: u64) -> u64 {
-        now_ns.max(self.actuator.busy_until_ns)
+    /// One actuator: the next read starts when the head is free, unless a queued read is in
+    /// the cache (it needs no head).
+    fn read_ready_ns(&self, now_ns: u64, queued: &[DriveCommand]) -> u64 {
+        if queued
+            .iter()
+            .any(|c| self.cached_segment(c.lba, Self::sectors(c)).is_some())
+        {
+            now_ns
+        } else {
+            now_ns.max(self.actuator.busy_until_ns)
+        }
     }
 
     /// Shortest positioning time first: a cache hit costs nothing; otherwise seek plus

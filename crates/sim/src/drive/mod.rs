@@ -119,8 +119,8 @@ pub trait Drive: Send {
     fn logical_block_bytes(&self) -> u32;
     /// NCQ depth the drive advertises (1 = no queueing).
     fn queue_depth(&self) -> u32;
-    /// When the drive can start the next queued read (never before `now_ns`).
-    fn read_ready_ns(&self, now_ns: u64) -> u64 {
+    /// When the drive can start one of the queued reads (never before `now_ns`).
+    fn read_ready_ns(&self, now_ns: u64, _queued: &[DriveCommand]) -> u64 {
         now_ns
     }
     /// Which of the queued reads (oldest first) to serve at `now_ns`.
