@@ -261,6 +261,9 @@ pub struct SsdDrive {
     /// Logical page held in each write-buffer entry (the buffer keeps the last
     /// `write_buffer_pages` pages written, so reads of them need no NAND access).
     buffer_lpns: Vec<u32>,
+    /// One bit per logical page: set when written, so reads of pages never in the buffer skip
+    /// the scan of `buffer_lpns`; cleared lazily when a scan finds the page gone.
+    buffer_maybe: Vec<u64>,
     channel_byte_ps: u64,
     // Counters.
     commands: u64,
@@ -317,6 +320,7 @@ impl SsdDrive {
             next_die: 0,
             buffer: ReleaseRing::new(profile.write_buffer_pages as usize),
             buffer_lpns: vec![NONE; (profile.write_buffer_pages as usize).max(1)],
+            buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             commands: 0,
             bytes: 0,
@@ -586,6 +590,7 @@ impl SsdDrive {
         let seq = self.buffer.push(ReleaseRing::PENDING);
         let entries = self.buffer_lpns.len() as u64;
         self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
+        self.buffer_maybe[lpn / 64] |= 1 << (lpn % 64);
         self.staging.pages += 1;
         self.staging.slots += consumed;
         self.staging.data_ready_ns = self.staging.data_ready_ns.max(data_ready_ns.max(room_ns));
@@ -599,9 +604,16 @@ impl SsdDrive {
     /// `earliest_ns`; returns when its data is in the controller, or None when unmapped.
     fn read_page(&mut self, lpn: usize, earliest_ns: u64) -> Option<u64> {
         let slot = self.forward[lpn];
-        if slot == NONE || self.buffer_lpns.contains(&(lpn as u32)) {
-            // Unmapped, or still in the DRAM write buffer: no NAND access.
+        if slot == NONE {
             return None;
+        }
+        let bit = 1u64 << (lpn % 64);
+        if self.buffer_maybe[lpn / 64] & bit != 0 {
+            if self.buffer_lpns.contains(&(lpn as u32)) {
+                // Still in the DRAM write buffer: no NAND access.
+                return None;
+            }
+            self.buffer_maybe[lpn / 64] &= !bit;
         }
         let block = self.block_of(slot);
         let die = self.die_of_block(block);
@@ -681,14 +693,15 @@ impl SsdDrive {
         Ok(())
     }
 
-    /// Bytes of mapping state held in controller RAM: forward map, extent lengths, per-block
-    /// valid counts, bucket links, erase counters and states.
+    /// Bytes of mapping state held in controller RAM: forward map, write-buffer presence bits,
+    /// extent lengths, per-block valid counts, bucket links, erase counters and states.
     pub fn mapping_ram_bytes(&self) -> u64 {
         let per_block = std::mem::size_of::<u16>()
             + 2 * std::mem::size_of::<u32>()
             + std::mem::size_of::<u32>()
             + std::mem::size_of::<BlockState>();
         (self.forward.len() * std::mem::size_of::<u32>()
+            + self.buffer_maybe.len() * std::mem::size_of::<u64>()
             + self.extent_slots.len()
             + self.valid_slots.len() * per_block) as u64
     }
