@@ -373,10 +373,18 @@ fn sweep(
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    let mut sweeper = Sweeper::new(provider, options);
     let Some(template) = region_template(points) else {
         return Ok(());
     };
+    // The provider opens a target once and reuses it for later jobs; open it for writing first
+    // when anything will write, or a leading read point would leave it read-only.
+    if state != DeviceState::AsFound || points.iter().any(|p| p.job.read_percent < 100) {
+        let mut writer = template.clone();
+        writer.read_percent = 0;
+        let engines = storlab_runner::EngineProvider::open(provider, &writer)?;
+        storlab_runner::EngineProvider::release(provider, &writer, engines);
+    }
+    let mut sweeper = Sweeper::new(provider, options);
     if sweeper.prepare(state, &template)? {
         return Ok(());
     }
