@@ -668,3 +668,54 @@ fn queue_depth_unlocks_the_ssds_internal_parallelism() {
         "QD32 {qd32:.1} MB/s vs channel bound 80"
     );
 }
+
+#[test]
+fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
+    let cases = [
+        (
+            SMALL_SSD.replace("page_bytes = 4096", "page_bytes = 3000"),
+            "page_bytes",
+        ),
+        (
+            SMALL_SSD.replace(
+                "user_capacity_bytes = 240001024",
+                "user_capacity_bytes = 268435456",
+            ),
+            "user_capacity_bytes",
+        ),
+        (
+            SMALL_SSD.replace(
+                "gc_free_blocks_threshold = 3",
+                "gc_free_blocks_threshold = 1",
+            ),
+            "gc_free_blocks_threshold",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                average_seek_ns: 30_000_000,
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "average_seek_ns",
+        ),
+    ];
+    for (text, key) in cases {
+        let mut set = ProfileSet::embedded();
+        set.insert_text("drives", "bad", "test:drives/bad.toml", &text)
+            .unwrap();
+        set.insert_text(
+            "stacks",
+            "bad-stack",
+            "test:stacks/bad-stack.toml",
+            "description = \"x\"\nhost = \"ahci\"\ncontroller = \"ahci-chipset\"\n\
+             sata_link = \"sata-3g\"\ndrive = \"bad\"\n",
+        )
+        .unwrap();
+        let err = set.resolve("bad-stack").unwrap_err().to_string();
+        assert!(
+            err.starts_with("test:drives/bad.toml: ") && err.contains(key),
+            "{key}: {err}"
+        );
+        assert!(!err.contains('\n'), "one line: {err}");
+    }
+}

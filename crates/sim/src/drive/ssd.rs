@@ -794,10 +794,11 @@ impl Drive for SsdDrive {
                     data_ready = data_ready.max(t);
                 }
             }
-            let len = match payload {
-                Some(data) if self.profile.compression && !partial => {
-                    let offset = (page_start - cmd_start_byte) as usize;
-                    let page = &data[offset..offset + LOGICAL_PAGE_BYTES as usize];
+            let offset = (page_start.saturating_sub(cmd_start_byte)) as usize;
+            let page = payload.and_then(|d| d.get(offset..offset + LOGICAL_PAGE_BYTES as usize));
+            let len = match page {
+                // Without the bytes (or for a partial page) the page is stored uncompressed.
+                Some(page) if self.profile.compression && !partial => {
                     let size = compressed_bytes(page).min(LOGICAL_PAGE_BYTES as usize);
                     (size as u64)
                         .div_ceil(u64::from(self.geometry.slot_bytes))
