@@ -719,3 +719,47 @@ fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
         assert!(!err.contains('\n'), "one line: {err}");
     }
 }
+
+#[test]
+fn every_shipped_hdd_profile_accesses_in_seek_plus_half_a_revolution() {
+    let shipped = [
+        include_str!("../../../profiles/drives/hdd-7200.toml"),
+        include_str!("../../../profiles/drives/hdd-10k.toml"),
+        include_str!("../../../profiles/drives/hdd-5400-laptop.toml"),
+    ];
+    for text in shipped {
+        let storlab_sim::profile::DriveProfile::Hdd(p) = toml::from_str(text).unwrap() else {
+            panic!("not an HDD profile");
+        };
+        storlab_sim::drive::hdd::validate(&p).unwrap();
+        let mut d = HddDrive::new(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let sectors = d.capacity_bytes() / SECTOR;
+        let reads = 800u64;
+        let mut now = 0;
+        let mut total_ns = 0;
+        for _ in 0..reads {
+            let lba = (rng.next_u64() % (sectors / 8)) * 8;
+            let f = d.read(
+                now,
+                &DriveCommand {
+                    write: false,
+                    lba,
+                    blocks: 8,
+                },
+                &mut rng,
+            );
+            total_ns += f.end_ns - now;
+            now = f.end_ns;
+        }
+        let mean_ms = total_ns as f64 / reads as f64 / 1e6;
+        let theory_ms =
+            (p.average_seek_ns + p.command_overhead_ns) as f64 / 1e6 + 30_000.0 / f64::from(p.rpm);
+        eprintln!("{}: {mean_ms:.2} ms vs {theory_ms:.2} ms", p.description);
+        assert!(
+            (mean_ms / theory_ms - 1.0).abs() < 0.10,
+            "{}: {mean_ms:.2} ms vs seek + half a revolution + overhead {theory_ms:.2} ms",
+            p.description
+        );
+    }
+}
