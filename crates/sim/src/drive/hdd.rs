@@ -5,7 +5,10 @@
 //! overhead, a read-ahead segment cache, a switchable write-back cache, and NCQ reordering by
 //! shortest positioning time over the queued reads.
 
-use super::{Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing, TrimRange};
+use super::{
+    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing,
+    TrimRange,
+};
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
 use rand_chacha::ChaCha8Rng;
@@ -223,6 +226,8 @@ pub struct HddDrive {
     prefetching: Option<usize>,
     write_cache: ReleaseRing,
     uses: u64,
+    /// Latest completion time the drive has reported.
+    acknowledged_ns: u64,
     commands: u64,
     bytes: u64,
     trims: u64,
@@ -275,6 +280,7 @@ impl HddDrive {
             prefetching: None,
             write_cache: ReleaseRing::new(profile.write_cache_entries as usize),
             uses: 0,
+            acknowledged_ns: 0,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -454,6 +460,43 @@ impl HddDrive {
         self.prefetching = (end > read_end).then_some(slot);
     }
 
+    /// A read: from a cache segment, or from the media.
+    fn read_at(&mut self, now_ns: u64, command: &DriveCommand) -> Flow {
+        self.commands += 1;
+        let sectors = Self::sectors(command);
+        self.bytes += sectors * u64::from(SECTOR_BYTES);
+        let start = now_ns + self.profile.command_overhead_ns;
+        if let Some(i) = self.cached_segment(command.lba, sectors) {
+            self.report.read_cache_hits += 1;
+            self.uses += 1;
+            let ahead = u64::from(self.profile.read_ahead_sectors);
+            let capacity = self.capacity_sectors;
+            let streaming = self.prefetching == Some(i);
+            let s = &mut self.segments[i];
+            s.last_used = self.uses;
+            if streaming {
+                // A sequential stream: the prefetch keeps one read-ahead beyond the host.
+                s.end = s.end.max((command.lba + sectors + ahead).min(capacity));
+            }
+            let first = s.available_ns(command.lba).max(start);
+            let last = s.available_ns(command.lba + sectors - 1).max(start);
+            let piece = (FIRST_PIECE_SECTORS.min(sectors) * s.sector_ps).div_ceil(1000);
+            return Flow {
+                start_ns: first,
+                end_ns: last,
+                first_piece_ns: piece.min(last - first),
+            };
+        }
+        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
+        self.remember_read(command.lba, sectors, data_end);
+        let zone = &self.zones[self.position(command.lba).zone];
+        Flow {
+            start_ns: data_start,
+            end_ns: data_end,
+            first_piece_ns: (FIRST_PIECE_SECTORS.min(sectors) * zone.sector_ps).div_ceil(1000),
+        }
+    }
+
     fn sectors(command: &DriveCommand) -> u64 {
         u64::from(command.blocks)
     }
@@ -508,39 +551,9 @@ impl Drive for HddDrive {
     }
 
     fn read(&mut self, now_ns: u64, command: &DriveCommand, _rng: &mut ChaCha8Rng) -> Flow {
-        self.commands += 1;
-        let sectors = Self::sectors(command);
-        self.bytes += sectors * u64::from(SECTOR_BYTES);
-        let start = now_ns + self.profile.command_overhead_ns;
-        if let Some(i) = self.cached_segment(command.lba, sectors) {
-            self.report.read_cache_hits += 1;
-            self.uses += 1;
-            let ahead = u64::from(self.profile.read_ahead_sectors);
-            let capacity = self.capacity_sectors;
-            let streaming = self.prefetching == Some(i);
-            let s = &mut self.segments[i];
-            s.last_used = self.uses;
-            if streaming {
-                // A sequential stream: the prefetch keeps one read-ahead beyond the host.
-                s.end = s.end.max((command.lba + sectors + ahead).min(capacity));
-            }
-            let first = s.available_ns(command.lba).max(start);
-            let last = s.available_ns(command.lba + sectors - 1).max(start);
-            let piece = (FIRST_PIECE_SECTORS.min(sectors) * s.sector_ps).div_ceil(1000);
-            return Flow {
-                start_ns: first,
-                end_ns: last,
-                first_piece_ns: piece.min(last - first),
-            };
-        }
-        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
-        self.remember_read(command.lba, sectors, data_end);
-        let zone = &self.zones[self.position(command.lba).zone];
-        Flow {
-            start_ns: data_start,
-            end_ns: data_end,
-            first_piece_ns: (FIRST_PIECE_SECTORS.min(sectors) * zone.sector_ps).div_ceil(1000),
-        }
+        let flow = self.read_at(now_ns, command);
+        self.acknowledged_ns = self.acknowledged_ns.max(flow.end_ns);
+        flow
     }
 
     /// Write-back cache on: the command completes once its data is in the cache and the cache
@@ -569,6 +582,7 @@ impl Drive for HddDrive {
         } else {
             media_end
         };
+        self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
         Flow { end_ns, ..incoming }
     }
 
@@ -584,7 +598,7 @@ impl Drive for HddDrive {
 
     fn stats(&self) -> DriveStats {
         DriveStats {
-            busy_ns: self.actuator.busy_ns,
+            busy_ns: busy_until_horizon(&self.actuator, self.acknowledged_ns),
             commands: self.commands,
             bytes: self.bytes,
             trims: self.trims,

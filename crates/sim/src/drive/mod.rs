@@ -151,6 +151,15 @@ pub trait Drive: Send {
     }
 }
 
+/// Busy time of a drive part up to `horizon_ns`, the latest completion the drive reported:
+/// work booked beyond it (a write cache's backlog, programs behind a write buffer) has not
+/// happened yet as far as the host can tell, so it does not count towards utilisation.
+pub(crate) fn busy_until_horizon(server: &crate::resource::Server, horizon_ns: u64) -> u64 {
+    server
+        .busy_ns
+        .saturating_sub(server.busy_until_ns.saturating_sub(horizon_ns))
+}
+
 /// A bounded buffer (SSD write buffer, HDD write-back cache) as a ring of release times: entry
 /// `k` can enter once entry `k - capacity` has left. Entries whose release time is not known
 /// yet hold [`ReleaseRing::PENDING`].

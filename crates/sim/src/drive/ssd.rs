@@ -9,7 +9,10 @@
 //! takes as many consecutive slots as its compressed size needs).
 
 use super::compress::compressed_bytes;
-use super::{Drive, DriveCommand, DriveModelReport, DriveStats, ReleaseRing, SsdReport, TrimRange};
+use super::{
+    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, ReleaseRing, SsdReport,
+    TrimRange,
+};
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
 use rand_chacha::ChaCha8Rng;
@@ -265,6 +268,8 @@ pub struct SsdDrive {
     /// the scan of `buffer_lpns`; cleared lazily when a scan finds the page gone.
     buffer_maybe: Vec<u64>,
     channel_byte_ps: u64,
+    /// Latest completion time the drive has reported.
+    acknowledged_ns: u64,
     // Counters.
     commands: u64,
     bytes: u64,
@@ -322,6 +327,7 @@ impl SsdDrive {
             buffer_lpns: vec![NONE; (profile.write_buffer_pages as usize).max(1)],
             buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
+            acknowledged_ns: 0,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -750,6 +756,7 @@ impl Drive for SsdDrive {
                 last_ready = last_ready.max(t);
             }
         }
+        self.acknowledged_ns = self.acknowledged_ns.max(last_ready);
         if first_ready == u64::MAX {
             return Flow::ready_at(start);
         }
@@ -811,6 +818,7 @@ impl Drive for SsdDrive {
             let room = self.write_page(lpn as usize, len, data_ready, now);
             done = done.max(room);
         }
+        self.acknowledged_ns = self.acknowledged_ns.max(done);
         Flow {
             start_ns: incoming.start_ns,
             end_ns: done,
@@ -851,13 +859,26 @@ impl Drive for SsdDrive {
             .map(|d| d.unit.busy_until_ns)
             .max()
             .unwrap_or(0);
-        busy.max(now_ns) + self.profile.trim_command_ns
+        let end = busy.max(now_ns) + self.profile.trim_command_ns;
+        self.acknowledged_ns = self.acknowledged_ns.max(end);
+        end
     }
 
     fn stats(&self) -> DriveStats {
         let dies = self.dies.len() as u64;
-        let die_busy = self.dies.iter().map(|d| d.unit.busy_ns).sum::<u64>() / dies;
-        let channel_busy = self.channels.iter().map(|c| c.busy_ns).max().unwrap_or(0);
+        let horizon = self.acknowledged_ns;
+        let die_busy = self
+            .dies
+            .iter()
+            .map(|d| busy_until_horizon(&d.unit, horizon))
+            .sum::<u64>()
+            / dies;
+        let channel_busy = self
+            .channels
+            .iter()
+            .map(|c| busy_until_horizon(c, horizon))
+            .max()
+            .unwrap_or(0);
         DriveStats {
             busy_ns: die_busy.max(channel_busy),
             commands: self.commands,
