@@ -26,11 +26,21 @@ pub struct ProviderOptions {
     pub pcap: bool,
 }
 
+/// One opened target and what it was opened for.
+struct CachedTarget {
+    target: Target,
+    /// The O_DIRECT setting jobs asked for (the opening may have fallen back to buffered).
+    requested_direct: bool,
+    /// Opened read-write: serves jobs that write as well as jobs that only read.
+    writable: bool,
+    opened: OpenTarget,
+}
+
 /// What the provider opened, keyed so that later jobs on the same target reuse it.
 pub struct Provider {
     options: ProviderOptions,
-    /// Opened file and block-device targets: (target, direct) → open target.
-    targets: Vec<((Target, bool), OpenTarget)>,
+    /// Opened file and block-device targets, reused by later jobs on the same target.
+    targets: Vec<CachedTarget>,
     /// Temporary files created for `Target::TempFileIn(dir)`, by directory: every job of a run
     /// shares one temporary file, as they share one target in fio.
     temp_paths: HashMap<PathBuf, PathBuf>,
@@ -77,7 +87,7 @@ impl Provider {
     }
 
     /// Open (or reuse) the target of `job` with its O_DIRECT setting.
-    fn target_for(&mut self, job: &mut JobSpec) -> Result<usize, EngineError> {
+    fn target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
         let writes = job.read_percent < 100 || job.verify;
         let needed = Self::needed_bytes(job);
         // A temporary file becomes a path after its first opening, so later jobs share it.
@@ -88,25 +98,28 @@ impl Provider {
             },
             other => other.clone(),
         };
-        let key = (resolved.clone(), job.direct);
-        if let Some(i) = self
-            .targets
-            .iter()
-            .position(|(k, t)| *k == key && t.size_bytes >= needed)
-        {
+        let reusable = self.targets.iter().position(|c| {
+            c.target == resolved
+                && c.requested_direct == job.direct
+                && (c.writable || !writes)
+                && c.opened.size_bytes >= needed
+        });
+        if let Some(i) = reusable {
             return Ok(i);
         }
-        let mut direct = job.direct;
+        let requested_direct = job.direct;
+        // storlab's own temporary file is always opened read-write: every job of the run uses it.
+        let writable = writes || matches!(resolved, Target::TempFileIn(_));
         let opened = match open_target(
             &resolved,
             needed,
-            direct,
-            writes || matches!(resolved, Target::TempFileIn(_)),
+            requested_direct,
+            writable,
             self.options.destructive.as_deref(),
         ) {
-            Err(error) if direct && self.options.direct_fallback && refused_direct(&error) => {
-                direct = false;
-                job.direct = false;
+            Err(error)
+                if requested_direct && self.options.direct_fallback && refused_direct(&error) =>
+            {
                 self.warnings.push(format!(
                     "{error}; the quick set falls back to buffered I/O here, so results include the page cache"
                 ));
@@ -114,7 +127,7 @@ impl Provider {
                     &resolved,
                     needed,
                     false,
-                    true,
+                    writable,
                     self.options.destructive.as_deref(),
                 )?
             }
@@ -124,7 +137,12 @@ impl Provider {
             self.temp_paths
                 .insert(dir.clone(), temp.path().to_path_buf());
         }
-        self.targets.push(((resolved, direct), opened));
+        self.targets.push(CachedTarget {
+            target: resolved,
+            requested_direct,
+            writable,
+            opened,
+        });
         Ok(self.targets.len() - 1)
     }
 }
@@ -149,7 +167,6 @@ fn describe(target: &OpenTarget) -> (String, String) {
 
 impl EngineProvider for Provider {
     fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
-        let mut job = job.clone();
         let engine_options = EngineOptions::default();
         match job.engine {
             EngineKind::Sim => {
@@ -184,8 +201,8 @@ impl EngineProvider for Provider {
                     .collect()
             }
             kind => {
-                let index = self.target_for(&mut job)?;
-                let target = &self.targets[index].1;
+                let index = self.target_for(job)?;
+                let target = &self.targets[index].opened;
                 if job.invalidate && !job.direct {
                     drop_cached_pages(target)?;
                 }

@@ -457,3 +457,16 @@ fn unknown_stack_is_bad_input() {
         stderr(&out)
     );
 }
+
+/// A target first opened for a read job must be reopened for writing when a later job writes
+/// (regression: the provider once reused the read-only opening and the writes failed).
+#[test]
+fn a_read_job_then_a_write_job_on_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "[global]\nfilename=data\nsize=4m\nioengine=psync\nnumber_ios=50\n[r]\nrw=randread\n[w]\nrw=randwrite\nstonewall\n";
+    std::fs::write(dir.path().join("rw.fio"), job).unwrap();
+    let out = run_in(dir.path(), &["run", "rw.fio", "--output-format=json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["jobs"][1]["write"]["ios"], 50);
+}
