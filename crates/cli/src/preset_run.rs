@@ -279,7 +279,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         }
     }
     install_interrupt_handler();
-    let mut provider = Provider::new(ProviderOptions {
+    let provider = Provider::new(ProviderOptions {
         destructive: args.destructive.clone(),
         profiles: args.profiles.clone(),
         // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and
@@ -296,28 +296,70 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     };
     let mut measured: Vec<MeasuredPoint> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    let preset_name = preset.as_ref().map(|p| p.name.clone());
+    let mut recorder =
+        crate::db_support::recorder_for_run(&args.db, args.no_db, preset_name, started_unix_ms)?;
+    let shared = std::cell::RefCell::new(provider);
+    let mut progress = crate::progress::Progress::new(points.len());
     let result = sweep(
-        &mut provider,
+        &shared,
         &options,
         preset.as_ref(),
         &points,
         state,
         args.trim_between_steps,
+        &mut |m: &MeasuredPoint| {
+            // Saved before it is announced: every point reported finished is in the database.
+            if let Some(recorder) = &mut recorder {
+                for job in point_reports(m, &shared.borrow()) {
+                    recorder.record(&job);
+                }
+            }
+            let iops = metric_value_of(m, storlab_job::preset::Metric::Iops);
+            let mbps = metric_value_of(m, storlab_job::preset::Metric::Mbps);
+            let interrupted = if m.outcome.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            };
+            progress.point_done(
+                &m.point.job.name,
+                &format!(
+                    "({}): {iops:.0} IOPS, {mbps:.1} MB/s{interrupted}",
+                    m.device_state
+                ),
+            );
+        },
         &mut measured,
         &mut notes,
     );
+    progress.finish();
+    let mut provider = shared.into_inner();
 
     let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
     report.warnings.append(&mut provider.warnings);
     report.warnings.extend(notes.iter().cloned());
     let mut table_rows: Vec<(Vec<(String, String)>, JobReport)> = Vec::new();
     for m in &measured {
-        for mut job_report in job_reports(&m.outcome, &provider) {
-            job_report.device_state = m.device_state.clone();
-            job_report.warnings.extend(m.warnings.iter().cloned());
+        for job_report in point_reports(m, &provider) {
             table_rows.push((m.point.coords.clone(), job_report.clone()));
             report.jobs.push(job_report);
         }
+    }
+    if let Some(recorder) = &mut recorder {
+        let status = match (&result, STOP.load(Ordering::Relaxed)) {
+            (Err(_), _) => storlab_db::RunStatus::Failed,
+            (Ok(()), true) => storlab_db::RunStatus::Interrupted,
+            (Ok(()), false) => storlab_db::RunStatus::Complete,
+        };
+        recorder.finish(status, &report.warnings);
+    }
+    if let Some(path) = &args.report {
+        let label = recorder
+            .as_ref()
+            .and_then(|r| r.run_id())
+            .map_or("this run".into(), |id| id.to_string());
+        crate::cmd_report::write_report(path, &[(label, report.clone())])?;
     }
     for warning in &report.warnings {
         eprintln!("storlab: warning: {warning}");
@@ -361,18 +403,34 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The reports of one measured point, with the device state it was measured in and its
+/// honesty warnings.
+fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
+    job_reports(&m.outcome, provider)
+        .into_iter()
+        .map(|mut job_report| {
+            job_report.device_state = m.device_state.clone();
+            job_report.warnings.extend(m.warnings.iter().cloned());
+            job_report
+        })
+        .collect()
+}
+
 /// Prepare the target, then measure every point (or rounds of them until steady state).
 #[allow(clippy::too_many_arguments)]
 fn sweep(
-    provider: &mut Provider,
+    provider: &std::cell::RefCell<Provider>,
     options: &RunOptions<'_>,
     preset: Option<&Preset>,
     points: &[SweepPoint],
     state: DeviceState,
     trim_between_steps: bool,
+    point_done: &mut dyn FnMut(&MeasuredPoint),
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
+    let mut lent = crate::db_support::SharedProvider(provider);
+    let provider = &mut lent;
     let Some(template) = region_template(points) else {
         return Ok(());
     };
@@ -389,19 +447,8 @@ fn sweep(
         return Ok(());
     }
     let total = points.len();
-    let mut on_point = |m: MeasuredPoint, index: usize, total: usize| {
-        let iops = metric_value_of(&m, storlab_job::preset::Metric::Iops);
-        let mbps = metric_value_of(&m, storlab_job::preset::Metric::Mbps);
-        eprintln!(
-            "storlab: [{index}/{total}] {} ({}): {iops:.0} IOPS, {mbps:.1} MB/s{}",
-            m.point.job.name,
-            m.device_state,
-            if m.outcome.interrupted {
-                " (interrupted)"
-            } else {
-                ""
-            }
-        );
+    let mut on_point = |m: MeasuredPoint, _index: usize, _total: usize| {
+        point_done(&m);
         measured.push(m);
     };
     let Some(steady) = preset.and_then(|p| p.steady_state.as_ref()) else {

@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Runs storlab in `dir`, with its results database inside `dir` (never the user's own).
 fn storlab(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_storlab"))
         .current_dir(dir)
+        .env("STORLAB_DB", dir.join("results.sqlite"))
         .args(args)
         .output()
         .expect("storlab runs")
@@ -207,4 +209,33 @@ fn bad_preset_and_state_arguments_are_one_line_exit_2() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(expect), "{stderr}");
     }
+}
+
+#[test]
+fn a_preset_run_is_saved_point_by_point_under_its_preset_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = storlab(
+        dir.path(),
+        &[
+            "run",
+            "--preset",
+            "cdm",
+            "--target",
+            "sim:usb3-uas-ssd",
+            "--size=64m",
+            "--runtime=100ms",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let history = storlab(dir.path(), &["history", "--preset", "cdm"]);
+    assert!(history.status.success(), "{}", text(&history.stderr));
+    let listing = text(&history.stdout);
+    assert!(listing.contains("cdm"), "{listing}");
+    let shown = storlab(dir.path(), &["export", "last", "--format", "json"]);
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert!(
+        doc["jobs"].as_array().unwrap().len() >= 4,
+        "every CDM point saved"
+    );
 }
