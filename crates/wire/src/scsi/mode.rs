@@ -255,7 +255,10 @@ mod tests {
         let data = [7u8, 0, 0, 0, 0x08, 0x00, 0x0A, 0x00];
         assert!(matches!(
             ModeSenseData::parse(&data, false),
-            Err(Error::BadField { field: "Caching mode page PAGE LENGTH", .. })
+            Err(Error::BadField {
+                field: "Caching mode page PAGE LENGTH",
+                ..
+            })
         ));
     }
 
