@@ -14,13 +14,13 @@ pub struct BlockRequest {
     pub slot_offset: u32,
 }
 
-/// What the driver takes from the queue to build one command.
+/// What the driver takes from the queue to build one command (its parts are written straight
+/// into the command's part list, so the 32-entry array is neither zeroed nor copied).
 #[derive(Clone, Copy, Debug)]
 pub struct CommandPlan {
     pub op: Op,
     pub offset_bytes: u64,
     pub len: u32,
-    pub parts: [Part; MAX_MERGED_PARTS],
     pub part_count: u8,
 }
 
@@ -85,18 +85,23 @@ impl BlockLayer {
         pieces
     }
 
+    /// Whether a request waits for a command.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Take the next command: the head request, plus (when merging) the queued requests that
-    /// continue it in the same direction, up to the transfer limit.
-    pub fn take(&mut self) -> Option<CommandPlan> {
+    /// continue it in the same direction, up to the transfer limit. Its pieces go to
+    /// `parts[..part_count]`.
+    pub fn take(&mut self, parts: &mut [Part; MAX_MERGED_PARTS]) -> Option<CommandPlan> {
         let head = self.pending.pop_front()?;
         let mut plan = CommandPlan {
             op: head.op,
             offset_bytes: head.offset_bytes,
             len: head.len,
-            parts: [Part::default(); MAX_MERGED_PARTS],
             part_count: 1,
         };
-        plan.parts[0] = Part {
+        parts[0] = Part {
             slot: head.slot,
             slot_offset: head.slot_offset,
             len: head.len,
@@ -110,7 +115,7 @@ impl BlockLayer {
                 if !continues {
                     break;
                 }
-                plan.parts[usize::from(plan.part_count)] = Part {
+                parts[usize::from(plan.part_count)] = Part {
                     slot: next.slot,
                     slot_offset: next.slot_offset,
                     len: next.len,
@@ -133,7 +138,10 @@ mod tests {
         let mut layer = BlockLayer::new(65536, 1 << 20, false);
         layer.set_bound(4, 1 << 20);
         assert_eq!(layer.split(Op::Read, 0, 200_000, 0), 4);
-        let lens: Vec<u32> = std::iter::from_fn(|| layer.take()).map(|p| p.len).collect();
+        let mut parts = [Part::default(); MAX_MERGED_PARTS];
+        let lens: Vec<u32> = std::iter::from_fn(|| layer.take(&mut parts))
+            .map(|p| p.len)
+            .collect();
         assert_eq!(lens, vec![65536, 65536, 65536, 3392]);
     }
 
@@ -145,7 +153,12 @@ mod tests {
         layer.split(Op::Read, 4096, 4096, 1);
         layer.split(Op::Write, 8192, 4096, 2);
         layer.split(Op::Read, 65536, 4096, 3);
-        let plans: Vec<_> = std::iter::from_fn(|| layer.take()).collect();
+        let mut parts = [Part::default(); MAX_MERGED_PARTS];
+        let first = layer.take(&mut parts).unwrap();
+        assert_eq!((parts[0].slot, parts[1].slot), (0, 1));
+        let plans: Vec<_> = std::iter::once(first)
+            .chain(std::iter::from_fn(|| layer.take(&mut parts)))
+            .collect();
         assert_eq!(plans.len(), 3);
         assert_eq!((plans[0].len, plans[0].part_count), (8192, 2));
         assert_eq!(plans[1].op, Op::Write);

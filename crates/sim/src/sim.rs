@@ -593,8 +593,7 @@ impl Simulator {
 
     /// Build commands from the block layer while the driver has room.
     fn host_dispatch(&mut self) {
-        while self.outstanding < self.max_outstanding {
-            let Some(plan) = self.block.take() else { break };
+        while self.outstanding < self.max_outstanding && self.block.has_pending() {
             let id = match self.free_commands.pop() {
                 Some(id) => id,
                 None => {
@@ -602,6 +601,10 @@ impl Simulator {
                     (self.commands.len() - 1) as CmdId
                 }
             };
+            let plan = self
+                .block
+                .take(&mut self.commands[id as usize].parts)
+                .expect("a request is pending");
             self.outstanding += 1;
             assert!(self.outstanding <= self.max_outstanding);
             self.counters.commands += 1;
@@ -613,7 +616,6 @@ impl Simulator {
             c.op = plan.op;
             c.offset_bytes = plan.offset_bytes;
             c.len_bytes = plan.len;
-            c.parts = plan.parts;
             c.part_count = plan.part_count;
             c.holds_drive_slot = false;
             c.issued_ns = issue_at;
