@@ -60,6 +60,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let options = RunOptions {
         interval_ns: DEFAULT_INTERVAL_NS,
         stop: &STOP,
+        live: Some(&crate::progress::LIVE),
     };
     let shared = std::cell::RefCell::new(provider);
     let mut recorder =

@@ -293,6 +293,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let options = RunOptions {
         interval_ns: DEFAULT_INTERVAL_NS,
         stop: &STOP,
+        live: Some(&crate::progress::LIVE),
     };
     let mut measured: Vec<MeasuredPoint> = Vec::new();
     let mut notes: Vec<String> = Vec::new();

@@ -1,9 +1,17 @@
-//! Progress of a sweep on stderr: a bar (point i of n, elapsed, ETA, the last point's IOPS and
-//! MB/s) on a terminal, one plain line per finished point otherwise. Never writes to stdout,
-//! where machine output goes.
+//! Progress of a sweep on stderr: a bar (point i of n, elapsed, ETA, live I/O rate while a point
+//! runs, each finished point's IOPS and MB/s) on a terminal, one plain line per finished point
+//! otherwise. Never writes to stdout, where machine output goes.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use storlab_runner::LiveCounters;
+
+/// What the runner completed so far in this process (the runner adds to it per reaped batch).
+pub static LIVE: LiveCounters = LiveCounters::new();
+/// How often the live rate is recomputed.
+const LIVE_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
 
 const BAR_TEMPLATE: &str =
     "{spinner} [{bar:30}] point {pos}/{len}  elapsed {elapsed}  ETA {eta}  {msg}";
@@ -15,6 +23,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     done: usize,
+    /// Stops the live-rate thread when the progress ends.
+    live_stop: Arc<AtomicBool>,
 }
 
 impl Progress {
@@ -29,10 +39,15 @@ impl Progress {
             bar.enable_steady_tick(TICK);
             bar
         });
+        let live_stop = Arc::new(AtomicBool::new(false));
+        if let Some(bar) = &bar {
+            spawn_live_rate(bar.clone(), Arc::clone(&live_stop));
+        }
         Self {
             bar,
             total,
             done: 0,
+            live_stop,
         }
     }
 
@@ -45,7 +60,7 @@ impl Progress {
                     "storlab: [{}/{}] {name} {summary}",
                     self.done, self.total
                 ));
-                bar.set_message(format!("last: {name} {summary}"));
+                bar.set_prefix(format!("last: {name} {summary}"));
                 bar.inc(1);
             }
             None => eprintln!("storlab: [{}/{}] {name} {summary}", self.done, self.total),
@@ -54,8 +69,37 @@ impl Progress {
 
     /// Removes the bar (the per-point lines stay).
     pub fn finish(&self) {
+        self.live_stop.store(true, Ordering::Relaxed);
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Every `LIVE_PERIOD`, show the wall-clock rate of completions since the last look (for a
+/// simulated target that is the simulator's speed, hence "wall").
+fn spawn_live_rate(bar: ProgressBar, stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let mut last = (
+            LIVE.ios.load(Ordering::Relaxed),
+            LIVE.bytes.load(Ordering::Relaxed),
+        );
+        let mut last_at = std::time::Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(LIVE_PERIOD);
+            let now = (
+                LIVE.ios.load(Ordering::Relaxed),
+                LIVE.bytes.load(Ordering::Relaxed),
+            );
+            let seconds = last_at.elapsed().as_secs_f64().max(f64::MIN_POSITIVE);
+            last_at = std::time::Instant::now();
+            let iops = (now.0 - last.0) as f64 / seconds;
+            let mbps = (now.1 - last.1) as f64 / seconds / 1e6;
+            bar.set_message(format!(
+                "now: {iops:.0} IOPS, {mbps:.1} MB/s (wall)  {}",
+                bar.prefix()
+            ));
+            last = now;
+        }
+    });
 }

@@ -14,7 +14,7 @@ pub mod worker;
 
 pub use offsets::Region;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use storlab_engine::{EngineError, EngineReport, EngineSetup, IoEngine};
 use storlab_job::{JobSet, JobSpec};
 use storlab_stats::WorkerStats;
@@ -81,11 +81,30 @@ pub struct JobOutcome {
     pub interrupted: bool,
 }
 
+/// Completed I/Os and bytes so far, added once per reaped batch with relaxed atomics (no locks
+/// on the I/O path), for live progress displays in another thread.
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+impl LiveCounters {
+    pub const fn new() -> Self {
+        LiveCounters {
+            ios: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        }
+    }
+}
+
 /// Settings of a run that are not part of any job.
 pub struct RunOptions<'a> {
     pub interval_ns: u64,
     /// Set from a signal handler to stop early; finished results are kept.
     pub stop: &'a AtomicBool,
+    /// Where to publish live progress, if anyone watches.
+    pub live: Option<&'a LiveCounters>,
 }
 
 /// The regions of `job`'s workers on a target of `target_size_bytes` (fio `offset`,
@@ -354,7 +373,7 @@ fn drive_with_verify(
     timing: Timing,
     options: &RunOptions<'_>,
 ) -> Result<(bool, u64), RunError> {
-    let interrupted = worker::drive(engine, workers, timing, options.stop)?;
+    let interrupted = worker::drive(engine, workers, timing, options.stop, options.live)?;
     if !job.verify || interrupted || workers.iter().any(|w| w.error.is_some()) {
         return Ok((
             interrupted,
@@ -369,7 +388,7 @@ fn drive_with_verify(
         ramp_ns: 0,
         runtime_ns: None,
     };
-    let interrupted = worker::drive(engine, &mut passes, untimed, options.stop)?;
+    let interrupted = worker::drive(engine, &mut passes, untimed, options.stop, options.live)?;
     if let Some(error) = passes.iter_mut().find_map(|w| w.error.take()) {
         return Err(error);
     }

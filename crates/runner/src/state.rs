@@ -197,6 +197,7 @@ mod tests {
         let options = RunOptions {
             interval_ns: crate::DEFAULT_INTERVAL_NS,
             stop: &stop,
+            live: None,
         };
         let mut template = JobSpec::new("t", EngineKind::Psync, Target::Path(path.clone()));
         template.size_bytes = Some(FILE_BYTES);
@@ -229,6 +230,7 @@ mod tests {
         let options = RunOptions {
             interval_ns: crate::DEFAULT_INTERVAL_NS,
             stop: &stop,
+            live: None,
         };
         let mut job = JobSpec::new("t", EngineKind::Psync, Target::Path(path));
         job.size_bytes = Some(FILE_BYTES);

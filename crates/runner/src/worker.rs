@@ -367,6 +367,7 @@ pub fn drive(
     workers: &mut [Worker],
     timing: Timing,
     stop: &AtomicBool,
+    live: Option<&crate::LiveCounters>,
 ) -> Result<bool, RunError> {
     let synchronous = !engine.capabilities().queued;
     let total_slots: usize = workers.iter().map(|w| w.in_flight.len()).sum();
@@ -446,6 +447,15 @@ pub fn drive(
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
         reaped_at_ns = completions.iter().map(|c| c.done_ns).max();
+        if let Some(live) = live {
+            let bytes: u64 = completions
+                .iter()
+                .map(|c| u64::from(c.result.unwrap_or(0)))
+                .sum();
+            live.ios
+                .fetch_add(completions.len() as u64, Ordering::Relaxed);
+            live.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
         for c in completions.iter() {
             let owner = slot_owner.get(c.slot as usize).copied();
             match owner {
