@@ -763,3 +763,50 @@ fn every_shipped_hdd_profile_accesses_in_seek_plus_half_a_revolution() {
         );
     }
 }
+
+/// Long random sessions on tight drives (little spare, compression, partial writes, trims),
+/// checked every few hundred operations. Opt-in: `STORLAB_SOAK=1`.
+#[test]
+fn ftl_soak_on_tight_drives() {
+    if std::env::var_os("STORLAB_SOAK").is_none() {
+        eprintln!("skipped: set STORLAB_SOAK=1 to run the FTL soak");
+        return;
+    }
+    for seed in 0..20u64 {
+        let mut p = tiny_ssd(seed % 2 == 0);
+        // 24 blocks of 8 pages = 192 pages of NAND, 8 blocks of them reserved (GC threshold
+        // and two frontiers per die): user data fills 100-120 of the 128 pages left.
+        p.user_capacity_bytes = (120 - (seed % 3) * 10) * PAGE;
+        storlab_sim::drive::ssd::validate(&p).unwrap();
+        let mut d = SsdDrive::new(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let sectors = p.user_capacity_bytes / SECTOR;
+        let mut payload = vec![0u8; 64 * 512];
+        let mut now = 0;
+        for op in 0..30_000u64 {
+            let lba = rng.next_u64() % sectors;
+            let n = (1 + rng.next_u64() % 64).min(sectors - lba);
+            if rng.next_u64() % 10 == 0 {
+                now = d.trim(now, &[TrimRange { lba, blocks: n }]);
+            } else {
+                let bytes = n as usize * 512;
+                rng.fill_bytes(&mut payload[..bytes]);
+                let zeros = (rng.next_u64() % 4096) as usize;
+                payload[..zeros.min(bytes)].fill(0);
+                let cmd = DriveCommand {
+                    write: true,
+                    lba,
+                    blocks: n as u32,
+                };
+                now = d
+                    .write(Flow::ready_at(now), &cmd, Some(&payload[..bytes]), &mut rng)
+                    .end_ns;
+            }
+            if op % 500 == 0 {
+                d.check_consistency()
+                    .unwrap_or_else(|e| panic!("seed {seed} op {op}: {e}"));
+            }
+        }
+        d.check_consistency().unwrap();
+    }
+}
