@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// Discard (TRIM) the test region before every job or sweep point.
     #[arg(long)]
     pub trim_between_steps: bool,
+    /// fctest on a directory: where the copy-across phase copies to (another partition or
+    /// drive; default: a second directory beside the first).
+    #[arg(long, value_name = "DIR")]
+    pub second_dir: Option<PathBuf>,
     #[command(flatten)]
     pub db: crate::db_support::DbArgs,
     /// Do not save this run in the results database.

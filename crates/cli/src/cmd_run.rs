@@ -252,6 +252,7 @@ pub(crate) fn install_interrupt_handler() {
             eprintln!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
         } else {
             storlab_engine::target::cleanup_temp_files();
+            crate::fctest::cleanup_work_dirs();
             std::process::exit(EXIT_SECOND_INTERRUPT);
         }
     });

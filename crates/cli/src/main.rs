@@ -17,6 +17,7 @@ mod cmd_show;
 mod cmd_stacks;
 mod db_support;
 mod exit;
+mod fctest;
 mod preset_run;
 mod progress;
 mod provider;

@@ -246,6 +246,9 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 None => Target::TempFileIn(cwd),
             };
             let overrides = overrides_of(&args.job_flags)?;
+            if let Some(dir) = fctest_directory(&preset, &target) {
+                return run_fctest_on_directory(&args, &preset, &overrides, &dir);
+            }
             let points = if preset.filesets.is_empty() {
                 preset.expand(&overrides, &target).map_err(bad_input)?
             } else {
@@ -536,6 +539,188 @@ fn metric_value_of(m: &MeasuredPoint, metric: storlab_job::preset::Metric) -> f6
         storlab_job::preset::Metric::Iops => merged.total_ios() as f64 / seconds,
         _ => (merged.read.bytes + merged.write.bytes) as f64 / seconds / 1e6,
     }
+}
+
+/// The directory a file-set preset (fctest) runs in with real files: a directory target, or the
+/// current directory when no target was named. Simulated and block targets get block streams.
+fn fctest_directory(preset: &Preset, target: &Target) -> Option<PathBuf> {
+    if preset.filesets.is_empty() {
+        return None;
+    }
+    match target {
+        Target::TempFileIn(dir) => Some(dir.clone()),
+        Target::Path(path) if path.is_dir() => Some(path.clone()),
+        _ => None,
+    }
+}
+
+/// FC-Test with real files in `dir`: every phase of every set, saved and printed as it ends,
+/// then the preset's table (rows = file sets, columns = operations).
+fn run_fctest_on_directory(
+    args: &RunArgs,
+    preset: &Preset,
+    overrides: &[(String, Option<String>)],
+    dir: &std::path::Path,
+) -> Result<(), Failure> {
+    use storlab_report::{JobMeta, TargetInfo};
+    let unsupported: Vec<&str> = overrides
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| *k != "size" && *k != "seed" && *k != "randseed")
+        .collect();
+    if !unsupported.is_empty() {
+        return Err(bad_input(format!(
+            "--preset {} on a directory takes only --size (and --seed); not {}",
+            preset.name,
+            unsupported.join(", ")
+        )));
+    }
+    if args.state.is_some() || args.trim_between_steps || args.pcap.is_some() {
+        return Err(bad_input(format!(
+            "--preset {} on a directory works on files: --state, --trim-between-steps and --pcap apply to block and simulated targets",
+            preset.name
+        )));
+    }
+    let cap_bytes = overrides
+        .iter()
+        .find(|(k, _)| k == "size")
+        .and_then(|(_, v)| v.as_deref())
+        .map(parse_size)
+        .transpose()
+        .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
+    let seed = overrides
+        .iter()
+        .find(|(k, _)| k == "seed" || k == "randseed")
+        .and_then(|(_, v)| v.as_deref()?.parse::<u64>().ok())
+        .unwrap_or(storlab_job::DEFAULT_SEED);
+    let sets: Vec<crate::fctest::FileSetRun> = preset
+        .filesets
+        .iter()
+        .map(|set| {
+            let (files, file_bytes) = scaled_fileset(set, cap_bytes);
+            crate::fctest::FileSetRun {
+                name: set.name.clone(),
+                files,
+                file_bytes,
+                files_per_dir: set.files_per_dir,
+            }
+        })
+        .collect();
+    let second = args.second_dir.clone().unwrap_or_else(|| dir.to_path_buf());
+    if let Some(output) = &args.output {
+        check_output_path(output).map_err(bad_input)?;
+    }
+    install_interrupt_handler();
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut recorder = crate::db_support::recorder_for_run(
+        &args.db,
+        args.no_db,
+        Some(preset.name.clone()),
+        started_unix_ms,
+    )?;
+    let total = sets.len() * crate::fctest::OPERATIONS.len();
+    let mut progress = crate::progress::Progress::new(total);
+    let mut rows: Vec<(Vec<(String, String)>, JobReport)> = Vec::new();
+    let description = format!(
+        "directory {} (copy-across to {})",
+        dir.display(),
+        second.display()
+    );
+    let result = crate::fctest::run(dir, &second, &sets, seed, &STOP, &mut |phase| {
+        let set = sets.iter().find(|s| s.name == phase.fileset);
+        let meta = JobMeta {
+            name: format!("{}/{}/{}", preset.name, phase.fileset, phase.operation),
+            job: serde_json::json!({
+                "preset": preset.name,
+                "fileset": phase.fileset,
+                "operation": phase.operation,
+                "files": set.map_or(0, |s| s.files),
+                "file_bytes": set.map_or(0, |s| s.file_bytes),
+                "fsync": "every file and directory before the clock stops",
+            }),
+            engine: "files".into(),
+            target: TargetInfo {
+                description: description.clone(),
+                kind: "directory".into(),
+                size_bytes: phase.bytes,
+            },
+            device_state: "as-found".into(),
+            data_pattern: "random".into(),
+            align_bytes: storlab_job::DEFAULT_ALIGN_BYTES,
+            seed,
+            iodepth: 1,
+            numjobs: 1,
+            rw: phase.operation.into(),
+            block_size: "1 MiB".into(),
+            warnings: Vec::new(),
+            engine_details: vec![("files".into(), phase.files.to_string())],
+            sim: None,
+        };
+        let report = JobReport::new(meta, &phase.stats);
+        if let Some(recorder) = &mut recorder {
+            recorder.record(&report);
+        }
+        let seconds = phase.stats.elapsed_ns as f64 / 1e9;
+        progress.point_done(
+            &report.name,
+            &format!(
+                "{} files, {:.2} s, {:.1} MB/s",
+                phase.files,
+                seconds,
+                phase.bytes as f64 / seconds.max(f64::MIN_POSITIVE) / 1e6
+            ),
+        );
+        rows.push((
+            vec![
+                ("fileset".into(), phase.fileset.clone()),
+                ("operation".into(), phase.operation.to_string()),
+            ],
+            report,
+        ));
+    });
+    progress.finish();
+    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
+    report.jobs = rows.iter().map(|(_, r)| r.clone()).collect();
+    if let Some(recorder) = &mut recorder {
+        let status = match (&result, STOP.load(Ordering::Relaxed)) {
+            (Err(_), _) => storlab_db::RunStatus::Failed,
+            (Ok(()), true) => storlab_db::RunStatus::Interrupted,
+            (Ok(()), false) => storlab_db::RunStatus::Complete,
+        };
+        recorder.finish(status, &report.warnings);
+    }
+    let rendered = match args.output_format {
+        OutputFormat::Table => {
+            let points: Vec<TablePoint<'_>> = rows
+                .iter()
+                .map(|(coords, report)| TablePoint { coords, report })
+                .collect();
+            let title = format!(
+                "{} — {} (real files in {})",
+                preset.name,
+                preset.description,
+                dir.display()
+            );
+            format!("{}\n", render(&title, &preset.table, &points))
+        }
+        OutputFormat::Json => storlab_report::to_json(&report),
+        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
+        OutputFormat::Csv => storlab_report::to_csv(&report),
+    };
+    write_output(args.output.as_deref(), &rendered)?;
+    if let Some(path) = &args.report {
+        crate::cmd_report::write_report(path, &[("this run".into(), report)])?;
+    }
+    result?;
+    if STOP.load(Ordering::Relaxed) {
+        return Err(run_failed(format!(
+            "interrupted: {} of {total} phases finished and are reported above",
+            rows.len()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

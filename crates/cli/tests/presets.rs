@@ -239,3 +239,52 @@ fn a_preset_run_is_saved_point_by_point_under_its_preset_name() {
         "every CDM point saved"
     );
 }
+
+#[test]
+fn fctest_on_a_directory_moves_real_files_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("fc");
+    let second = dir.path().join("other");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::create_dir(&second).unwrap();
+    let out = storlab(
+        dir.path(),
+        &[
+            "run",
+            "--preset",
+            "fctest",
+            "--target",
+            target.to_str().unwrap(),
+            "--second-dir",
+            second.to_str().unwrap(),
+            "--size=2m",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 5 * 4, "five file sets x four phases");
+    for job in jobs {
+        let phase = job["rw"].as_str().unwrap();
+        let moved = match phase {
+            "read" => &job["read"],
+            _ => &job["write"],
+        };
+        let bytes = moved["bytes"].as_u64().unwrap();
+        assert!(
+            bytes > 0 && bytes <= 2 << 20,
+            "{} moved {bytes} bytes",
+            job["name"]
+        );
+        assert_eq!(job["target"]["kind"], "directory");
+    }
+    for d in [&target, &second] {
+        assert_eq!(
+            std::fs::read_dir(d).unwrap().count(),
+            0,
+            "{} left files",
+            d.display()
+        );
+    }
+}

@@ -418,21 +418,25 @@ pub fn block_device_logical_block_bytes(file: &File) -> io::Result<u32> {
 /// Drop the target's pages from the page cache (fio's `invalidate`): dirty pages are written
 /// first, so nothing is lost, and the next buffered read comes from the device.
 pub fn drop_cached_pages(target: &OpenTarget) -> Result<(), EngineError> {
-    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
-    let failed = |source: std::io::Error| EngineError::Open {
+    drop_cached_file_pages(&target.file).map_err(|source| EngineError::Open {
         path: target.path.clone(),
         source,
-    };
-    // DONTNEED skips dirty pages, so flush them first.
-    target.file.sync_data().map_err(failed)?;
+    })
+}
+
+/// Drop one open file's pages from the page cache, flushing dirty ones first (DONTNEED skips
+/// dirty pages, so without the flush they would stay cached).
+pub fn drop_cached_file_pages(file: &File) -> io::Result<()> {
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
     use std::os::fd::AsRawFd;
+    file.sync_data()?;
     posix_fadvise(
-        target.file.as_raw_fd(),
+        file.as_raw_fd(),
         0,
         0,
         PosixFadviseAdvice::POSIX_FADV_DONTNEED,
     )
-    .map_err(|errno| failed(std::io::Error::from_raw_os_error(errno as i32)))
+    .map_err(|errno| io::Error::from_raw_os_error(errno as i32))
 }
 
 /// Discard a range: punch a hole in a file (keeping its size), or BLKDISCARD on a block device.
