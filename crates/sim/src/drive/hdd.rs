@@ -210,6 +210,16 @@ impl Segment {
     }
 }
 
+/// A write in the write-back cache, not yet on the media.
+#[derive(Clone, Copy, Debug)]
+struct DirtyWrite {
+    lba: u64,
+    sectors: u64,
+    arrived_ns: u64,
+    /// Its entry in the write cache.
+    seq: u64,
+}
+
 /// The HDD.
 pub struct HddDrive {
     profile: HddProfile,
@@ -225,6 +235,8 @@ pub struct HddDrive {
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
     write_cache: ReleaseRing,
+    /// Cached writes waiting for the media, oldest first.
+    dirty: Vec<DirtyWrite>,
     uses: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
@@ -279,6 +291,7 @@ impl HddDrive {
             segments: Vec::new(),
             prefetching: None,
             write_cache: ReleaseRing::new(profile.write_cache_entries as usize),
+            dirty: Vec::new(),
             uses: 0,
             acknowledged_ns: 0,
             commands: 0,
@@ -462,6 +475,7 @@ impl HddDrive {
 
     /// A read: from a cache segment, or from the media.
     fn read_at(&mut self, now_ns: u64, command: &DriveCommand) -> Flow {
+        self.destage_until(now_ns);
         self.commands += 1;
         let sectors = Self::sectors(command);
         self.bytes += sectors * u64::from(SECTOR_BYTES);
@@ -494,6 +508,48 @@ impl HddDrive {
             start_ns: data_start,
             end_ns: data_end,
             first_piece_ns: (FIRST_PIECE_SECTORS.min(sectors) * zone.sector_ps).div_ceil(1000),
+        }
+    }
+
+    /// Write one cached entry to the media from when the head frees: of the entries already
+    /// in the cache then, the one reached soonest (oldest on ties).
+    fn destage_one(&mut self) {
+        let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
+        let Some(earliest) = earliest else { return };
+        let start = self.actuator.busy_until_ns.max(earliest);
+        let mut best = (u64::MAX, 0);
+        for (i, w) in self.dirty.iter().enumerate() {
+            if w.arrived_ns > start {
+                continue;
+            }
+            let cost = if w.lba == self.write_stream_end {
+                0
+            } else {
+                let (m, r) = self.positioning(&self.position(w.lba), start);
+                m + r
+            };
+            if cost < best.0 {
+                best = (cost, i);
+            }
+        }
+        if best.1 != 0 {
+            self.report.reordered_destages += 1;
+        }
+        let w = self.dirty.remove(best.1);
+        let stream = w.lba == self.write_stream_end;
+        let (_, end) = self.media_access(w.lba, w.sectors, start, stream);
+        self.write_stream_end = w.lba + w.sectors;
+        self.write_cache.set(w.seq, end);
+    }
+
+    /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
+    /// command arriving at `now_ns` finds the destage that had started).
+    fn destage_until(&mut self, now_ns: u64) {
+        while let Some(earliest) = self.dirty.iter().map(|w| w.arrived_ns).min() {
+            if self.actuator.busy_until_ns.max(earliest) >= now_ns {
+                break;
+            }
+            self.destage_one();
         }
     }
 
@@ -531,6 +587,7 @@ impl Drive for HddDrive {
     /// Shortest positioning time first: a cache hit costs nothing; otherwise seek plus
     /// rotational wait from where the head is now (oldest wins ties).
     fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
+        self.destage_until(now_ns);
         let start = now_ns + self.profile.command_overhead_ns;
         let mut best = (u64::MAX, 0);
         for (i, c) in queued.iter().enumerate() {
@@ -557,8 +614,9 @@ impl Drive for HddDrive {
     }
 
     /// Write-back cache on: the command completes once its data is in the cache and the cache
-    /// has room (an entry leaves when its media write ends); a write continuing the previous
-    /// one streams on without repositioning. Off: completion waits for the media.
+    /// has room (an entry leaves when its media write ends); the cache writes back while the
+    /// head is idle, the entry reached soonest first, and a write continuing the previous one
+    /// streams on without repositioning. Off: completion waits for the media.
     fn write(
         &mut self,
         incoming: Flow,
@@ -571,15 +629,26 @@ impl Drive for HddDrive {
         self.bytes += sectors * u64::from(SECTOR_BYTES);
         self.drop_segments_overlapping(command.lba, sectors);
         let arrived = incoming.end_ns + self.profile.command_overhead_ns;
-        let stream = self.profile.write_cache && command.lba == self.write_stream_end;
-        let (_, media_end) = self.media_access(command.lba, sectors, arrived, stream);
-        self.write_stream_end = command.lba + sectors;
         let end_ns = if self.profile.write_cache {
             self.report.write_cache_absorbed += 1;
-            let room = self.write_cache.slot_free_ns();
-            self.write_cache.push(media_end);
+            self.destage_until(arrived);
+            let mut room = self.write_cache.slot_free_ns();
+            while room == ReleaseRing::PENDING {
+                // Cache full: the host waits until the entry it displaces is on the media.
+                self.destage_one();
+                room = self.write_cache.slot_free_ns();
+            }
+            let seq = self.write_cache.push(ReleaseRing::PENDING);
+            self.dirty.push(DirtyWrite {
+                lba: command.lba,
+                sectors,
+                arrived_ns: arrived,
+                seq,
+            });
             arrived.max(room)
         } else {
+            let (_, media_end) = self.media_access(command.lba, sectors, arrived, false);
+            self.write_stream_end = command.lba + sectors;
             media_end
         };
         self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
@@ -588,6 +657,7 @@ impl Drive for HddDrive {
 
     /// A disk has nothing to unmap: TRIM costs the command overhead.
     fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64 {
+        self.destage_until(now_ns);
         self.trims += 1;
         self.trimmed_bytes += ranges
             .iter()

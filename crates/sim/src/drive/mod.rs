@@ -78,6 +78,8 @@ pub struct HddReport {
     pub write_cache_absorbed: u64,
     /// Times NCQ served a queued read other than the oldest.
     pub reordered_reads: u64,
+    /// Times the write-back cache wrote an entry other than the oldest to the media.
+    pub reordered_destages: u64,
 }
 
 /// Model-specific figures for the report.
