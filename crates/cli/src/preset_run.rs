@@ -304,7 +304,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut recorder =
         crate::db_support::recorder_for_run(&args.db, args.no_db, preset_name, started_unix_ms)?;
     let shared = std::cell::RefCell::new(provider);
-    let mut progress = crate::progress::Progress::new(points.len());
+    // Steady-state presets repeat the matrix in rounds: count every round that may run.
+    let rounds = preset
+        .as_ref()
+        .and_then(|p| p.steady_state.as_ref())
+        .map_or(1, |s| s.max_rounds);
+    let mut progress = crate::progress::Progress::new(points.len() * rounds);
     let result = sweep(
         &shared,
         &options,
