@@ -5,8 +5,7 @@
 
 use storlab_wire::pcap::{
     EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
-    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN, STATUS_IN_PROGRESS,
-    USBMON_HEADER_LEN,
+    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN, USBMON_HEADER_LEN,
 };
 use storlab_wire::usb::{
     emit_mass_storage_configuration, DescriptorType, DeviceDescriptor, MassStorageConfig,
@@ -224,28 +223,7 @@ impl PcapRecorder {
 }
 
 fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -> UsbmonRepr {
-    UsbmonRepr {
-        urb_id,
-        event,
-        transfer,
-        endpoint,
-        device: DEVICE_ADDRESS,
-        bus: BUS,
-        setup: None,
-        ts_sec: 0,
-        ts_usec: 0,
-        status: if event == EventType::Submission {
-            STATUS_IN_PROGRESS
-        } else {
-            0
-        },
-        urb_len: 0,
-        data_len: 0,
-        interval: 0,
-        start_frame: 0,
-        xfer_flags: 0,
-        ndesc: 0,
-    }
+    UsbmonRepr::new(urb_id, event, transfer, endpoint, DEVICE_ADDRESS, BUS)
 }
 
 use crate::command::{Op, UNMAP_LIST_BYTES};

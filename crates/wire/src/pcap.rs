@@ -215,6 +215,41 @@ pub struct UsbmonRepr {
 }
 
 impl UsbmonRepr {
+    /// A record of one URB event with no setup packet, no data and zero timestamps: a
+    /// submission is still in progress (`-EINPROGRESS`), a completion succeeded. Callers fill
+    /// in the rest.
+    pub fn new(
+        urb_id: u64,
+        event: EventType,
+        transfer: TransferType,
+        endpoint: u8,
+        device: u8,
+        bus: u16,
+    ) -> Self {
+        UsbmonRepr {
+            urb_id,
+            event,
+            transfer,
+            endpoint,
+            device,
+            bus,
+            setup: None,
+            ts_sec: 0,
+            ts_usec: 0,
+            status: if event == EventType::Submission {
+                STATUS_IN_PROGRESS
+            } else {
+                0
+            },
+            urb_len: 0,
+            data_len: 0,
+            interval: 0,
+            start_frame: 0,
+            xfer_flags: 0,
+            ndesc: 0,
+        }
+    }
+
     /// Parses a little-endian usbmon header.
     pub fn parse<T: AsRef<[u8]>>(p: &UsbmonPacket<T>) -> Result<Self> {
         p.check_len()?;
@@ -600,28 +635,7 @@ mod writer {
             transfer: TransferType,
             endpoint: u8,
         ) -> UsbmonRepr {
-            UsbmonRepr {
-                urb_id,
-                event,
-                transfer,
-                endpoint,
-                device: self.device,
-                bus: self.bus,
-                setup: None,
-                ts_sec: 0,
-                ts_usec: 0,
-                status: if event == EventType::Submission {
-                    STATUS_IN_PROGRESS
-                } else {
-                    0
-                },
-                urb_len: 0,
-                data_len: 0,
-                interval: 0,
-                start_frame: 0,
-                xfer_flags: 0,
-                ndesc: 0,
-            }
+            UsbmonRepr::new(urb_id, event, transfer, endpoint, self.device, self.bus)
         }
 
         fn urb_id(&mut self) -> u64 {
