@@ -1,12 +1,14 @@
 //! One module per engine; see each file. Also the small pieces every real engine shares: the
-//! wall clock and the check of a request against the buffer slots.
+//! wall clock, the check of a request against the buffer slots, and the slot bookkeeping of
+//! engines that complete requests inside `submit`.
 
 pub mod io_uring;
 pub mod null;
 pub mod psync;
 pub mod sim;
 
-use crate::{EngineError, IoDirection, IoRequest};
+use crate::buffers::AlignedBuffers;
+use crate::{EngineError, EngineSetup, IoCompletion, IoDirection, IoRequest};
 use std::time::{Duration, Instant};
 
 /// Monotonic wall clock in nanoseconds since `reset` (setup). `Instant` is a vDSO
@@ -43,6 +45,65 @@ impl WallClock {
         if deadline_ns > now_ns {
             std::thread::sleep(Duration::from_nanos(deadline_ns - now_ns));
         }
+    }
+}
+
+/// The buffer slots of an engine that completes requests inside `submit` (null, psync), and
+/// which slots hold a request not yet reaped. io_uring keeps its own: its ring must drop before
+/// its buffers, and its `Drop` may leak them on purpose while the kernel still owns them.
+#[derive(Default)]
+pub(crate) struct Slots {
+    buffers: Option<AlignedBuffers>,
+    in_flight: Vec<bool>,
+}
+
+impl Slots {
+    /// Allocate the buffers `setup` asks for; every slot starts free.
+    pub(crate) fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+        self.buffers = Some(AlignedBuffers::new(
+            setup.slots,
+            setup.slot_bytes,
+            setup.buffer_align_bytes,
+        )?);
+        self.in_flight = vec![false; setup.slots as usize];
+        Ok(())
+    }
+
+    pub(crate) fn buffer(&self, slot: u32) -> &[u8] {
+        self.buffers.as_ref().expect(NOT_SET_UP).slot(slot)
+    }
+
+    pub(crate) fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        self.buffers.as_mut().expect(NOT_SET_UP).slot_mut(slot)
+    }
+
+    /// Check `request` against the slots and mark its slot in flight.
+    #[inline]
+    pub(crate) fn claim(&mut self, request: &IoRequest) -> Result<(), EngineError> {
+        let slot_bytes = self.buffers.as_ref().map_or(0, |b| b.slot_bytes());
+        check_request(request, &self.in_flight, slot_bytes)?;
+        self.in_flight[request.slot as usize] = true;
+        Ok(())
+    }
+
+    /// Hand every finished request in `done` to `out`, freeing their slots (`min` may not
+    /// exceed what is finished: these engines have nothing else to wait for).
+    #[inline]
+    pub(crate) fn reap_into(
+        &mut self,
+        done: &mut Vec<IoCompletion>,
+        min: usize,
+        out: &mut Vec<IoCompletion>,
+    ) -> Result<usize, EngineError> {
+        if min > done.len() {
+            return Err(reap_too_many(min, done.len()));
+        }
+        for completion in done.iter() {
+            self.in_flight[completion.slot as usize] = false;
+        }
+        let reaped = done.len();
+        out.append(done);
+        Ok(reaped)
     }
 }
 

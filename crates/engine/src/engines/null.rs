@@ -1,8 +1,7 @@
 //! The `null` engine: no I/O at all. Every queued request completes at `submit`, so a run on
 //! `null` measures storlab's own per-I/O cost (fio's `ioengine=null`).
 
-use super::{check_request, reap_too_many, WallClock, NOT_SET_UP};
-use crate::buffers::AlignedBuffers;
+use super::{Slots, WallClock};
 use crate::{
     Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoEngine, IoRequest,
 };
@@ -13,8 +12,7 @@ pub const NULL_DEFAULT_SIZE_BYTES: u64 = 1 << 40;
 
 pub struct NullEngine {
     size_bytes: u64,
-    buffers: Option<AlignedBuffers>,
-    in_flight: Vec<bool>,
+    slots: Slots,
     /// Queued but not yet submitted; they complete at `submit`.
     queued: Vec<IoCompletion>,
     /// Completed at `submit`, waiting for `reap`.
@@ -27,8 +25,7 @@ impl NullEngine {
     pub fn new(size_bytes: u64) -> Self {
         NullEngine {
             size_bytes,
-            buffers: None,
-            in_flight: Vec::new(),
+            slots: Slots::default(),
             queued: Vec::new(),
             done: Vec::new(),
             clock: WallClock::default(),
@@ -56,13 +53,8 @@ impl IoEngine for NullEngine {
     }
 
     fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-        self.buffers = Some(AlignedBuffers::new(
-            setup.slots,
-            setup.slot_bytes,
-            setup.buffer_align_bytes,
-        )?);
+        self.slots.setup(setup)?;
         let slots = setup.slots as usize;
-        self.in_flight = vec![false; slots];
         // Reserved once so the I/O path never allocates.
         self.queued = Vec::with_capacity(slots);
         self.done = Vec::with_capacity(slots);
@@ -71,18 +63,16 @@ impl IoEngine for NullEngine {
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {
-        self.buffers.as_ref().expect(NOT_SET_UP).slot(slot)
+        self.slots.buffer(slot)
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.buffers.as_mut().expect(NOT_SET_UP).slot_mut(slot)
+        self.slots.buffer_mut(slot)
     }
 
     #[inline]
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let slot_bytes = self.buffers.as_ref().map_or(0, |b| b.slot_bytes());
-        check_request(&request, &self.in_flight, slot_bytes)?;
-        self.in_flight[request.slot as usize] = true;
+        self.slots.claim(&request)?;
         self.queued.push(IoCompletion {
             slot: request.slot,
             result: Ok(request.len_bytes),
@@ -109,16 +99,7 @@ impl IoEngine for NullEngine {
 
     #[inline]
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-        if min > self.done.len() {
-            return Err(reap_too_many(min, self.done.len()));
-        }
-        let reaped = self.done.len();
-        for completion in &self.done {
-            self.in_flight[completion.slot as usize] = false;
-        }
-        out.extend_from_slice(&self.done);
-        self.done.clear();
-        Ok(reaped)
+        self.slots.reap_into(&mut self.done, min, out)
     }
 
     fn now_ns(&self) -> u64 {

@@ -1,8 +1,7 @@
 //! The `psync` engine: `pread`/`pwrite`, synchronous. `submit` carries out the queued requests
 //! one after another; `reap` hands back their completions (fio's `ioengine=psync`).
 
-use super::{check_request, reap_too_many, WallClock, NOT_SET_UP};
-use crate::buffers::AlignedBuffers;
+use super::{Slots, WallClock};
 use crate::target::{discard, OpenTarget, TargetKind};
 use crate::{
     Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection, IoEngine,
@@ -16,8 +15,7 @@ pub struct PsyncEngine {
     file: File,
     kind: TargetKind,
     size_bytes: u64,
-    buffers: Option<AlignedBuffers>,
-    in_flight: Vec<bool>,
+    slots: Slots,
     queued: Vec<IoRequest>,
     done: Vec<IoCompletion>,
     clock: WallClock,
@@ -32,8 +30,7 @@ impl PsyncEngine {
             file: target.try_clone_file()?,
             kind: target.kind,
             size_bytes: target.size_bytes,
-            buffers: None,
-            in_flight: Vec::new(),
+            slots: Slots::default(),
             queued: Vec::new(),
             done: Vec::new(),
             clock: WallClock::default(),
@@ -90,13 +87,8 @@ impl IoEngine for PsyncEngine {
     }
 
     fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-        self.buffers = Some(AlignedBuffers::new(
-            setup.slots,
-            setup.slot_bytes,
-            setup.buffer_align_bytes,
-        )?);
+        self.slots.setup(setup)?;
         let slots = setup.slots as usize;
-        self.in_flight = vec![false; slots];
         self.queued = Vec::with_capacity(slots);
         self.done = Vec::with_capacity(slots);
         self.clock.reset();
@@ -104,25 +96,22 @@ impl IoEngine for PsyncEngine {
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {
-        self.buffers.as_ref().expect(NOT_SET_UP).slot(slot)
+        self.slots.buffer(slot)
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.buffers.as_mut().expect(NOT_SET_UP).slot_mut(slot)
+        self.slots.buffer_mut(slot)
     }
 
     #[inline]
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        let slot_bytes = self.buffers.as_ref().map_or(0, |b| b.slot_bytes());
-        check_request(&request, &self.in_flight, slot_bytes)?;
-        self.in_flight[request.slot as usize] = true;
+        self.slots.claim(&request)?;
         self.queued.push(request);
         Ok(())
     }
 
     fn submit(&mut self) -> Result<usize, EngineError> {
         let issued = self.queued.len();
-        let buffers = self.buffers.as_mut().expect(NOT_SET_UP);
         for request in self.queued.drain(..) {
             let result = match request.direction {
                 IoDirection::Trim => discard(
@@ -132,7 +121,8 @@ impl IoEngine for PsyncEngine {
                     request.len_bytes,
                 ),
                 direction => {
-                    let buf = &mut buffers.slot_mut(request.slot)[..request.len_bytes as usize];
+                    let buf =
+                        &mut self.slots.buffer_mut(request.slot)[..request.len_bytes as usize];
                     transfer(&self.file, direction, buf, request.offset_bytes)
                 }
             };
@@ -151,16 +141,7 @@ impl IoEngine for PsyncEngine {
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-        if min > self.done.len() {
-            return Err(reap_too_many(min, self.done.len()));
-        }
-        let reaped = self.done.len();
-        for completion in &self.done {
-            self.in_flight[completion.slot as usize] = false;
-        }
-        out.extend_from_slice(&self.done);
-        self.done.clear();
-        Ok(reaped)
+        self.slots.reap_into(&mut self.done, min, out)
     }
 
     fn now_ns(&self) -> u64 {
