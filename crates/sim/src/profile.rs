@@ -68,6 +68,18 @@ pub struct HostProfile {
     pub complete_cpu_ns: u64,
     /// Discards larger than this are split.
     pub max_trim_bytes: u64,
+    /// Driver CPU time per KiB a command moves (locking and mapping the buffer's pages,
+    /// building the scatter-gather list): why streaming costs CPU in proportion to MB/s.
+    #[serde(default)]
+    pub cpu_ns_per_kib: u64,
+    /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
+    /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).
+    #[serde(default = "default_cpu_threads")]
+    pub cpu_threads: u32,
+}
+
+fn default_cpu_threads() -> u32 {
+    1
 }
 
 /// PCIe attachment of a host controller.
@@ -279,7 +291,22 @@ pub struct StackFile {
     pub bridge: Option<String>,
     pub sata_link: String,
     pub drive: String,
+    /// Per-part key overrides, by role (`host`, `controller`, `usb_link`, `bridge`,
+    /// `sata_link`, `drive`): the same chip in another slot is the same profile with, e.g.,
+    /// `[overrides.controller.pcie] generation = 1`, so its shared parameters cannot drift.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, toml::Table>,
 }
+
+/// The roles a stack's `[overrides]` may name.
+pub const STACK_ROLES: [&str; 6] = [
+    "host",
+    "controller",
+    "usb_link",
+    "bridge",
+    "sata_link",
+    "drive",
+];
 
 /// A stack with every part resolved and validated: everything a `Simulator` needs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -314,6 +341,38 @@ pub struct ProfileSet {
     files: BTreeMap<&'static str, BTreeMap<String, ProfileText>>,
 }
 
+/// Every `.toml` file under `dir`, recursively (a category's subfolders group related parts).
+fn collect_toml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), SimError> {
+    let io_err = |e: std::io::Error| SimError::Io {
+        path: dir.display().to_string(),
+        reason: e.to_string(),
+    };
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let path = entry.map_err(io_err)?.path();
+        if path.is_dir() {
+            collect_toml_files(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A profile's name: its path below the category folder, without `.toml`, `/`-separated.
+fn profile_name(category_dir: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(category_dir).unwrap_or(path);
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        if let Some(stem) = last.strip_suffix(".toml") {
+            *last = stem.to_string();
+        }
+    }
+    parts.join("/")
+}
+
 fn category_key(category: &str) -> Option<&'static str> {
     CATEGORIES.iter().copied().find(|c| *c == category)
 }
@@ -342,7 +401,8 @@ impl ProfileSet {
         Ok(set)
     }
 
-    /// Add (or override with) every profile file under `dir`.
+    /// Add (or override with) every profile file under `dir`. Files may sit in subfolders of a
+    /// category: `stacks/lucidport/x25e-uas-gen2.toml` is the stack `lucidport/x25e-uas-gen2`.
     pub fn add_dir(&mut self, dir: &Path) -> Result<(), SimError> {
         if !dir.is_dir() {
             return Ok(());
@@ -352,25 +412,15 @@ impl ProfileSet {
             if !sub.is_dir() {
                 continue;
             }
-            let io_err = |e: std::io::Error| SimError::Io {
-                path: sub.display().to_string(),
-                reason: e.to_string(),
-            };
-            let mut paths: Vec<_> = std::fs::read_dir(&sub)
-                .map_err(io_err)?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .collect();
+            let mut paths = Vec::new();
+            collect_toml_files(&sub, &mut paths)?;
             paths.sort();
             for path in paths {
                 let text = std::fs::read_to_string(&path).map_err(|e| SimError::Io {
                     path: path.display().to_string(),
                     reason: e.to_string(),
                 })?;
-                let name = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = profile_name(&sub, &path);
                 self.insert_text(category, &name, &path.display().to_string(), &text)?;
             }
         }
@@ -447,24 +497,39 @@ impl ProfileSet {
             })?;
         let origin = file.origin.as_str();
         let stack: StackFile = parse(origin, &file.text)?;
-        let part = |category: &'static str, key: &str, name: &str| {
-            self.get(category, name).ok_or_else(|| {
-                SimError::profile(origin, key, format!("no {category} profile named `{name}`"))
-            })
+        if let Some(role) = stack.overrides.keys().find(|r| !STACK_ROLES.contains(&r.as_str())) {
+            return Err(SimError::profile(
+                origin,
+                &format!("overrides.{role}"),
+                format!("unknown part; overrides name one of {STACK_ROLES:?}"),
+            ));
+        }
+        let part = |category: &'static str, key: &'static str, name: &str| {
+            self.get(category, name)
+                .map(|f| PartText {
+                    origin: f.origin.as_str(),
+                    text: f.text.as_str(),
+                    overrides: stack.overrides.get(key),
+                    stack_origin: origin,
+                    role: key,
+                })
+                .ok_or_else(|| {
+                    SimError::profile(origin, key, format!("no {category} profile named `{name}`"))
+                })
         };
 
         let host_file = part("hosts", "host", &stack.host)?;
-        let host: HostProfile = parse(&host_file.origin, &host_file.text)?;
+        let host: HostProfile = host_file.parse()?;
         validate_host(&host_file.origin, &host)?;
 
         let ctl_file = part("controllers", "controller", &stack.controller)?;
-        let controller: ControllerProfile = parse(&ctl_file.origin, &ctl_file.text)?;
+        let controller: ControllerProfile = ctl_file.parse()?;
         validate_controller(&ctl_file.origin, &controller)?;
 
         let usb_link = match &stack.usb_link {
             Some(name) => {
                 let f = part("links", "usb_link", name)?;
-                let link: LinkProfile = parse(&f.origin, &f.text)?;
+                let link: LinkProfile = f.parse()?;
                 validate_link(&f.origin, &link)?;
                 if matches!(link, LinkProfile::Sata(_)) {
                     return Err(SimError::profile(
@@ -480,14 +545,14 @@ impl ProfileSet {
         let bridge = match &stack.bridge {
             Some(name) => {
                 let f = part("bridges", "bridge", name)?;
-                let bridge: BridgeProfile = parse(&f.origin, &f.text)?;
+                let bridge: BridgeProfile = f.parse()?;
                 validate_bridge(&f.origin, &bridge)?;
                 Some(bridge)
             }
             None => None,
         };
         let sata_file = part("links", "sata_link", &stack.sata_link)?;
-        let sata_link = match parse::<LinkProfile>(&sata_file.origin, &sata_file.text)? {
+        let sata_link = match sata_file.parse::<LinkProfile>()? {
             LinkProfile::Sata(p) => {
                 validate_link(&sata_file.origin, &LinkProfile::Sata(p.clone()))?;
                 p
@@ -501,7 +566,7 @@ impl ProfileSet {
             }
         };
         let drive_file = part("drives", "drive", &stack.drive)?;
-        let drive: DriveProfile = parse(&drive_file.origin, &drive_file.text)?;
+        let drive: DriveProfile = drive_file.parse()?;
         validate_drive(&drive_file.origin, &drive)?;
 
         // The parts must fit together.
@@ -569,6 +634,50 @@ impl ProfileSet {
 }
 
 /// Parse one profile file, turning TOML errors into one line naming file, line and key.
+/// One part as a stack uses it: its file, plus the stack's overrides for its role.
+struct PartText<'a> {
+    origin: &'a str,
+    text: &'a str,
+    overrides: Option<&'a toml::Table>,
+    stack_origin: &'a str,
+    role: &'a str,
+}
+
+impl PartText<'_> {
+    /// The part's profile with the stack's overrides merged in (tables key by key, values
+    /// replaced); an override key the part does not have is an error naming the stack.
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, SimError> {
+        let Some(overrides) = self.overrides else {
+            return parse(self.origin, self.text);
+        };
+        let mut table: toml::Table = parse(self.origin, self.text)?;
+        merge_table(&mut table, overrides);
+        T::deserialize(toml::Value::Table(table)).map_err(|e| {
+            SimError::profile(
+                self.stack_origin,
+                &format!("overrides.{}", self.role),
+                format!(
+                    "{} (applied to {})",
+                    e.message().replace('\n', " "),
+                    self.origin
+                ),
+            )
+        })
+    }
+}
+
+/// Merges `overrides` into `base`: nested tables merge, every other value replaces.
+fn merge_table(base: &mut toml::Table, overrides: &toml::Table) {
+    for (key, value) in overrides {
+        match (base.get_mut(key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(over)) => merge_table(inner, over),
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
 fn parse<T: serde::de::DeserializeOwned>(origin: &str, text: &str) -> Result<T, SimError> {
     toml::from_str(text).map_err(|e| {
         let line = e
@@ -632,6 +741,13 @@ fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
                 "{} is impossible for driver {:?}: must be 1..={limit}",
                 h.max_outstanding_commands, h.driver
             ),
+        ));
+    }
+    if h.cpu_threads == 0 {
+        return Err(SimError::profile(
+            origin,
+            "cpu_threads",
+            "0 is impossible: a host has at least one hardware thread",
         ));
     }
     let trim_max = TRIM_RANGE_SECTORS_MAX * TRIM_RANGES_PER_BLOCK * u64::from(SECTOR_BYTES);

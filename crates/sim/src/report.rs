@@ -43,6 +43,7 @@ pub struct SimReport {
     /// That layer's utilisation; well below 1 means no layer is saturated and the stack is
     /// latency-bound (commands wait on round trips, not on bandwidth).
     pub bottleneck_utilisation: f64,
+    /// Host CPU busy time over elapsed time, in percent of the whole CPU (`cpu_threads`).
     pub host_cpu_percent: f64,
     pub host_requests: u64,
     pub rejected_requests: u64,
@@ -189,7 +190,8 @@ impl Simulator {
             fallback: self.fallback.clone(),
             max_outstanding_commands: self.max_outstanding_commands(),
             elapsed_ns: self.now_ns(),
-            host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0,
+            host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0
+                / f64::from(self.stack().host.cpu_threads),
             layers,
             bottleneck,
             bottleneck_utilisation,

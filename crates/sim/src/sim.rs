@@ -28,6 +28,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::{BTreeMap, VecDeque};
 
+/// Bytes per KiB, the unit of the host driver's per-size CPU cost.
+const BYTES_PER_KIB: u64 = 1024;
+
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
 const BYTES_PER_MB: f64 = 1e6;
@@ -610,7 +613,9 @@ impl Simulator {
             self.counters.commands += 1;
             self.counters.merged_requests += u64::from(plan.part_count) - 1;
             let now = self.now_ns;
-            let submit_ns = self.spec.host.submit_cpu_ns;
+            let host = &self.spec.host;
+            let submit_ns =
+                host.submit_cpu_ns + host.cpu_ns_per_kib * u64::from(plan.len).div_ceil(BYTES_PER_KIB);
             let issue_at = self.reserve(layer::HOST_CPU, now, submit_ns, 0);
             let c = &mut self.commands[id as usize];
             c.op = plan.op;

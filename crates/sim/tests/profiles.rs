@@ -34,21 +34,23 @@ fn every_shipped_stack_resolves_and_builds() {
 
 #[test]
 fn embedded_table_matches_profiles_dir() {
+    fn walk(dir: &std::path::Path, prefix: &str, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                walk(&path, &format!("{prefix}{name}/"), out);
+            } else if let Some(stem) = name.strip_suffix(".toml") {
+                out.push(format!("{prefix}{stem}"));
+            }
+        }
+    }
     let mut on_disk = Vec::new();
     for entry in std::fs::read_dir(workspace_profiles()).unwrap() {
         let dir = entry.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|x| x == "toml") {
-                on_disk.push(format!(
-                    "{}/{}",
-                    dir.file_name().unwrap().to_string_lossy(),
-                    f.file_stem().unwrap().to_string_lossy()
-                ));
-            }
+        if dir.is_dir() {
+            let category = dir.file_name().unwrap().to_string_lossy().into_owned();
+            walk(&dir, &format!("{category}/"), &mut on_disk);
         }
     }
     on_disk.sort();

@@ -7,8 +7,23 @@
 pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     (
         "bridges",
+        "asmedia-asm1051",
+        include_str!("../../../../profiles/bridges/asmedia-asm1051.toml"),
+    ),
+    (
+        "bridges",
+        "asmedia-asm1051e",
+        include_str!("../../../../profiles/bridges/asmedia-asm1051e.toml"),
+    ),
+    (
+        "bridges",
         "bot-bridge",
         include_str!("../../../../profiles/bridges/bot-bridge.toml"),
+    ),
+    (
+        "bridges",
+        "lucidport-usb300",
+        include_str!("../../../../profiles/bridges/lucidport-usb300.toml"),
     ),
     (
         "bridges",
@@ -19,6 +34,36 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "controllers",
         "ahci-chipset",
         include_str!("../../../../profiles/controllers/ahci-chipset.toml"),
+    ),
+    (
+        "controllers",
+        "amd-renesas-xhci",
+        include_str!("../../../../profiles/controllers/amd-renesas-xhci.toml"),
+    ),
+    (
+        "controllers",
+        "asmedia-asm1042",
+        include_str!("../../../../profiles/controllers/asmedia-asm1042.toml"),
+    ),
+    (
+        "controllers",
+        "etron-ej168",
+        include_str!("../../../../profiles/controllers/etron-ej168.toml"),
+    ),
+    (
+        "controllers",
+        "intel-5series-sata",
+        include_str!("../../../../profiles/controllers/intel-5series-sata.toml"),
+    ),
+    (
+        "controllers",
+        "intel-7series-xhci",
+        include_str!("../../../../profiles/controllers/intel-7series-xhci.toml"),
+    ),
+    (
+        "controllers",
+        "renesas-upd720200",
+        include_str!("../../../../profiles/controllers/renesas-upd720200.toml"),
     ),
     (
         "controllers",
@@ -37,6 +82,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "drives",
+        "crucial-c300-128gb",
+        include_str!("../../../../profiles/drives/crucial-c300-128gb.toml"),
+    ),
+    (
+        "drives",
+        "crucial-m225-64gb",
+        include_str!("../../../../profiles/drives/crucial-m225-64gb.toml"),
+    ),
+    (
+        "drives",
         "hdd-10k",
         include_str!("../../../../profiles/drives/hdd-10k.toml"),
     ),
@@ -49,6 +104,31 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "drives",
         "hdd-7200",
         include_str!("../../../../profiles/drives/hdd-7200.toml"),
+    ),
+    (
+        "drives",
+        "intel-x25e-32gb",
+        include_str!("../../../../profiles/drives/intel-x25e-32gb.toml"),
+    ),
+    (
+        "drives",
+        "intel-x25m-g2-160gb",
+        include_str!("../../../../profiles/drives/intel-x25m-g2-160gb.toml"),
+    ),
+    (
+        "drives",
+        "ocz-vertex3-maxiops-120gb",
+        include_str!("../../../../profiles/drives/ocz-vertex3-maxiops-120gb.toml"),
+    ),
+    (
+        "drives",
+        "samsung-hd103sj-1tb",
+        include_str!("../../../../profiles/drives/samsung-hd103sj-1tb.toml"),
+    ),
+    (
+        "drives",
+        "seagate-barracuda-1tb",
+        include_str!("../../../../profiles/drives/seagate-barracuda-1tb.toml"),
     ),
     (
         "drives",
@@ -66,6 +146,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         include_str!("../../../../profiles/drives/ssd-sata3-fast.toml"),
     ),
     (
+        "drives",
+        "wd-caviar-black-2tb",
+        include_str!("../../../../profiles/drives/wd-caviar-black-2tb.toml"),
+    ),
+    (
+        "drives",
+        "wd-velociraptor-500gb",
+        include_str!("../../../../profiles/drives/wd-velociraptor-500gb.toml"),
+    ),
+    (
         "hosts",
         "ahci",
         include_str!("../../../../profiles/hosts/ahci.toml"),
@@ -77,8 +167,13 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "hosts",
-        "linux-bot",
-        include_str!("../../../../profiles/hosts/linux-bot.toml"),
+        "linux-uas",
+        include_str!("../../../../profiles/hosts/linux-uas.toml"),
+    ),
+    (
+        "hosts",
+        "linux-usb-storage",
+        include_str!("../../../../profiles/hosts/linux-usb-storage.toml"),
     ),
     (
         "hosts",
@@ -92,8 +187,48 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "hosts",
+        "win7-ahci",
+        include_str!("../../../../profiles/hosts/win7-ahci.toml"),
+    ),
+    (
+        "hosts",
         "win7-bot",
         include_str!("../../../../profiles/hosts/win7-bot.toml"),
+    ),
+    (
+        "hosts",
+        "win7-ide",
+        include_str!("../../../../profiles/hosts/win7-ide.toml"),
+    ),
+    (
+        "hosts",
+        "win7-mcci-uas",
+        include_str!("../../../../profiles/hosts/win7-mcci-uas.toml"),
+    ),
+    (
+        "hosts",
+        "win7-msft-bot",
+        include_str!("../../../../profiles/hosts/win7-msft-bot.toml"),
+    ),
+    (
+        "hosts",
+        "win7-turbo-bot-merging",
+        include_str!("../../../../profiles/hosts/win7-turbo-bot-merging.toml"),
+    ),
+    (
+        "hosts",
+        "win7-turbo-bot",
+        include_str!("../../../../profiles/hosts/win7-turbo-bot.toml"),
+    ),
+    (
+        "hosts",
+        "win8-msft-bot",
+        include_str!("../../../../profiles/hosts/win8-msft-bot.toml"),
+    ),
+    (
+        "hosts",
+        "win8-msft-uas",
+        include_str!("../../../../profiles/hosts/win8-msft-uas.toml"),
     ),
     (
         "links",
@@ -119,6 +254,136 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "links",
         "usb3-ss",
         include_str!("../../../../profiles/links/usb3-ss.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2010/m225-sata-ahci",
+        include_str!("../../../../profiles/stacks/hwfr2010/m225-sata-ahci.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/amd-win7-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/amd-win7-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/amd-win7-turbo",
+        include_str!("../../../../profiles/stacks/hwfr2013/amd-win7-turbo.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/amd-win7-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/amd-win7-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/amd-win8-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/amd-win8-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/asm1042-win7-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win7-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/asm1042-win7-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win7-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/asm1042-win8-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win8-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/etron-win7-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/etron-win7-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/etron-win7-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/etron-win7-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/etron-win8-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/etron-win8-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/intel-win7-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/intel-win7-bot.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/intel-win7-turbo",
+        include_str!("../../../../profiles/stacks/hwfr2013/intel-win7-turbo.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/intel-win7-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/intel-win7-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/intel-win8-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/intel-win8-uas.toml"),
+    ),
+    (
+        "stacks",
+        "hwfr2013/sata-ahci",
+        include_str!("../../../../profiles/stacks/hwfr2013/sata-ahci.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/barracuda-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/barracuda-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviarblack-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/caviarblack-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviarblack-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/caviarblack-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviarblack-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/caviarblack-uas-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103sj-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/hd103sj-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/velociraptor-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/velociraptor-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/x25e-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/x25e-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/x25e-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/x25e-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/x25e-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/x25e-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/x25e-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/x25e-uas-gen2.toml"),
     ),
     (
         "stacks",
@@ -189,5 +454,20 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "stacks",
         "usb3-uas-ssd",
         include_str!("../../../../profiles/stacks/usb3-uas-ssd.toml"),
+    ),
+    (
+        "stacks",
+        "xbit2010/sata300",
+        include_str!("../../../../profiles/stacks/xbit2010/sata300.toml"),
+    ),
+    (
+        "stacks",
+        "xbit2010/vantec-usb2",
+        include_str!("../../../../profiles/stacks/xbit2010/vantec-usb2.toml"),
+    ),
+    (
+        "stacks",
+        "xbit2010/vantec-usb3",
+        include_str!("../../../../profiles/stacks/xbit2010/vantec-usb3.toml"),
     ),
 ];

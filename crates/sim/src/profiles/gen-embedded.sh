@@ -10,8 +10,9 @@ echo '//! file is added there but not here (regenerate with `crates/sim/src/prof
 echo
 echo '/// (category, name, TOML text) of every shipped profile.'
 echo 'pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &['
-for f in $(cd profiles && ls */*.toml | sort); do
-  c=${f%%/*}; n=$(basename "$f" .toml)
+# Subfolders of a category group related parts: stacks/lucidport/x.toml is the stack lucidport/x.
+for f in $(cd profiles && find . -mindepth 2 -name '*.toml' | sed 's|^\./||' | LC_ALL=C sort); do
+  c=${f%%/*}; n=${f#*/}; n=${n%.toml}
   echo "    (\"$c\", \"$n\", include_str!(\"../../../../profiles/$f\")),"
 done
 echo '];'
