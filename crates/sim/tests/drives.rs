@@ -453,6 +453,64 @@ proptest! {
     }
 }
 
+/// A 128 GB drive of 2010-class MLC (as in `bench/ssd-ftl.sh`): 8 channels × 4 dies × 2
+/// planes × 4096 blocks of 128 × 4 KiB pages = 128 GiB of NAND, ~7% spare.
+fn ssd_128gb() -> SsdProfile {
+    let mut p = ssd_profile(32, 8192, 128, 128_000_000_000 / PAGE);
+    p.channels = 8;
+    p.dies_per_channel = 4;
+    p.planes_per_die = 2;
+    p.blocks_per_plane = 4096;
+    p.write_buffer_pages = 512;
+    p.gc_free_blocks_threshold = 3;
+    storlab_sim::drive::ssd::validate(&p).unwrap();
+    p
+}
+
+/// Issue #5's target: the FTL's RAM state of a 128 GB drive at most ~1.2× a table of one
+/// 4-byte entry per logical page. The physical→logical direction lives in the NAND pages'
+/// out-of-band areas (simulated, reported apart), not in RAM; RAM must not grow as the drive
+/// fills and garbage-collects.
+#[test]
+fn mapping_ram_of_a_128_gb_ssd_is_within_1_2x_of_a_4_byte_table() {
+    let mut d = SsdDrive::new(&ssd_128gb());
+    let table = d.four_byte_map_bytes();
+    assert_eq!(table, 128_000_000_000 / PAGE * 4);
+    let mib = |b: u64| b as f64 / 1048576.0;
+    let fresh = d.mapping_ram_bytes();
+    // Write the first 2 GB twice over at random, so blocks fill and close.
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let region_pages = 2_000_000_000 / PAGE;
+    for _ in 0..2 * region_pages {
+        let lba = (rng.next_u64() % region_pages) * 8;
+        let cmd = DriveCommand {
+            write: true,
+            lba,
+            blocks: 8,
+        };
+        d.write(Flow::ready_at(0), &cmd, None, &mut rng);
+    }
+    let used = d.mapping_ram_bytes();
+    eprintln!(
+        "128 GB SSD: FTL RAM {:.1} MiB fresh, {:.1} MiB used = {:.3}x a 4-byte table of {:.1} MiB; \
+         simulated NAND out-of-band areas {:.1} MiB",
+        mib(fresh),
+        mib(used),
+        used as f64 / table as f64,
+        mib(table),
+        mib(d.nand_oob_bytes())
+    );
+    assert!(
+        used as f64 <= 1.2 * table as f64,
+        "FTL RAM {:.1} MiB > 1.2 × {:.1} MiB",
+        mib(used),
+        mib(table)
+    );
+    assert_eq!(used, fresh, "FTL RAM grew while the drive filled");
+    assert!(d.nand_oob_bytes() >= d.capacity_bytes() / PAGE * 4);
+    assert_eq!(d.check_consistency(), Ok(()));
+}
+
 // ---------------------------------------------------------------- HDD
 
 fn hdd_7200() -> HddProfile {
@@ -529,8 +587,15 @@ fn media_rate_falls_towards_the_inner_zones() {
 }
 
 fn hdd_random_reads(qd: u32, ios: usize) -> (f64, f64) {
+    hdd_random_reads_in(qd, ios, None)
+}
+
+/// Random 4 KiB reads over the first `span_bytes` (all of the disk when None) at queue depth
+/// `qd` through the AHCI stack: (IOPS, mean latency in ms).
+fn hdd_random_reads_in(qd: u32, ios: usize, span_bytes: Option<u64>) -> (f64, f64) {
     let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), "sata-ahci-hdd", SEED).unwrap();
-    let offsets = random_page_offsets(sim.capacity_bytes(), ios, 11);
+    let span = span_bytes.unwrap_or(sim.capacity_bytes());
+    let offsets = random_page_offsets(span, ios, 11);
     let mb_s = run_requests(&mut sim, Op::Read, 4096, qd, &offsets);
     let iops = mb_s * 1e6 / 4096.0;
     (iops, 1e3 / iops * f64::from(qd))
@@ -549,15 +614,77 @@ fn hdd_random_access_is_average_seek_plus_half_a_revolution_plus_overhead() {
     );
 }
 
+/// DOMAIN.md §4: random reads at deep queues run about 1.5× faster than at QD1 — with the
+/// firmware's limits (oldest `rpo_candidates` evaluated, settle margin); ideal shortest
+/// positioning time first over all 32 would give over 2×.
 #[test]
 fn ncq_reordering_gains_about_half_again_at_qd32() {
     let (qd1, _) = hdd_random_reads(1, 600);
-    let (qd32, _) = hdd_random_reads(32, 1500);
+    let (qd32, _) = hdd_random_reads(32, 3000);
     let gain = qd32 / qd1;
     eprintln!("HDD random 4 KiB reads: QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2}");
     assert!(
-        (1.3..=2.2).contains(&gain),
+        (1.35..=1.7).contains(&gain),
         "QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2}"
+    );
+}
+
+/// A second published point, not fitted: CrystalDiskMark 4K over a 1000 MB test file on a WD
+/// Caviar Black 2 TB gave 1.400 MB/s at QD32 with NCQ vs 0.815 MB/s at QD1, ×1.72
+/// (calibration.toml `[lucidport.rand4k_queued_read]`). Short seeks make rotation a larger
+/// share of the access, so reordering gains at least as much as over the full span.
+#[test]
+fn ncq_gain_over_a_1000_mb_span_is_near_the_published_ratio() {
+    let span = Some(1_000_000_000);
+    let (qd1, _) = hdd_random_reads_in(1, 600, span);
+    let (qd32, _) = hdd_random_reads_in(32, 3000, span);
+    let gain = qd32 / qd1;
+    eprintln!(
+        "HDD random 4 KiB reads over 1000 MB: QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2}"
+    );
+    assert!(
+        (1.45..=2.0).contains(&gain),
+        "1000 MB span: QD1 {qd1:.0} IOPS, QD32 {qd32:.0} IOPS: ×{gain:.2} (published ×1.72)"
+    );
+}
+
+/// The firmware limits are what holds the gain down: the same drive with ideal SPTF (every
+/// queued command evaluated, exact seek times) gains clearly more.
+#[test]
+fn ideal_sptf_would_gain_more_than_the_firmware_limited_scheduler() {
+    let gain = |p: &HddProfile| {
+        let mut d = HddDrive::new(p);
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let sectors = d.capacity_bytes() / SECTOR;
+        let mut next = || DriveCommand {
+            write: false,
+            lba: (rng.next_u64() % (sectors / 8)) * 8,
+            blocks: 8,
+        };
+        let mut queue: Vec<DriveCommand> = (0..32).map(|_| next()).collect();
+        let mut now = 0;
+        let reads = 1500;
+        for _ in 0..reads {
+            let i = d.pick_read(now, &queue);
+            let c = queue.remove(i);
+            let mut r = ChaCha8Rng::seed_from_u64(SEED);
+            now = d.read(d.read_ready_ns(now, &queue), &c, &mut r).end_ns;
+            queue.push(next());
+        }
+        f64::from(reads) / (now as f64 / 1e9)
+    };
+    let real = hdd_7200();
+    let ideal = HddProfile {
+        rpo_candidates: None,
+        rpo_settle_margin_ns: None,
+        ..real.clone()
+    };
+    let (limited_iops, ideal_iops) = (gain(&real), gain(&ideal));
+    eprintln!("HDD QD32 at the drive: firmware-limited {limited_iops:.0} IOPS, ideal SPTF {ideal_iops:.0} IOPS");
+    assert!(real.rpo_candidates.is_some() && real.rpo_settle_margin_ns.is_some());
+    assert!(
+        ideal_iops > 1.2 * limited_iops,
+        "limited {limited_iops:.0} vs ideal {ideal_iops:.0} IOPS"
     );
 }
 
@@ -599,12 +726,13 @@ fn hdd_write_back_cache_hides_media_time_and_without_it_writes_pay_the_access() 
     // Fewer writes than the cache's 64 entries: none waits for the media.
     let cached = mean_write_ms(true, 40);
     let uncached = mean_write_ms(false, 40);
-    // Many more: the cache fills and the host waits for destaging, which writes the entry
-    // reached soonest of up to 64, so a write costs well under a random access.
+    // Many more: the cache fills and the host waits for destaging, which writes the entry the
+    // scheduler expects to reach soonest among the oldest `rpo_candidates` (the same firmware
+    // limits as NCQ reads, which gain ~1.5×), so a write costs well under a random access.
     let cached_long = mean_write_ms(true, 2000);
     eprintln!("HDD random 4 KiB writes QD1: cached {cached:.3} ms (short), {cached_long:.2} ms (long), uncached {uncached:.2} ms");
     assert!(
-        cached_long < 0.6 * access_ms,
+        cached_long < 0.7 * access_ms,
         "cached long run: {cached_long:.2} ms per write vs access {access_ms:.2} ms"
     );
     assert!(cached < 0.2, "write-back cache: {cached:.3} ms per write");
@@ -705,6 +833,14 @@ fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
             }))
             .unwrap(),
             "average_seek_ns",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                rpo_candidates: Some(0),
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "rpo_candidates",
         ),
     ];
     for (text, key) in cases {

@@ -3,7 +3,9 @@
 //! track-to-track, average and full-stroke times (a + b·√d for short seeks, c + e·d for long
 //! ones), rotational position from the spindle speed, head switches, per-command controller
 //! overhead, a read-ahead segment cache, a switchable write-back cache, and NCQ reordering by
-//! shortest positioning time over the queued reads.
+//! shortest positioning time with the two limits real firmware has: it evaluates only the
+//! oldest few queued commands per decision, and it treats a target reached with less than a
+//! settle margin to spare as missed (one more revolution).
 
 use super::{
     busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing,
@@ -47,6 +49,17 @@ pub struct HddProfile {
     /// Writes the write-back cache holds before the host must wait for the media.
     pub write_cache_entries: u32,
     pub queue_depth: u32,
+    /// Queued commands (oldest first) the firmware's rotational position optimisation
+    /// evaluates per decision: its sort time must fit in the current command's execution
+    /// (US 6 640 258). Absent = every queued command (ideal SPTF).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpo_candidates: Option<u32>,
+    /// Seek-time uncertainty the scheduler allows for: a target whose sector passes less than
+    /// this after the nominal seek ends is costed one more revolution (a likely miss: the
+    /// expected-access-time ordering of Hitachi GST's command-queue-ordering patents, with the
+    /// miss probability taken as a step). Absent = 0 (exact seek times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpo_settle_margin_ns: Option<u64>,
 }
 
 /// Why an HDD profile is impossible: (key, reason).
@@ -101,6 +114,21 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
             "queue_depth",
             format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
         ));
+    }
+    if p.rpo_candidates == Some(0) {
+        return Err((
+            "rpo_candidates",
+            "must be positive (1 = serve in arrival order)".into(),
+        ));
+    }
+    if let Some(margin) = p.rpo_settle_margin_ns {
+        let revolution_ns = NS_PER_MINUTE / u64::from(p.rpm);
+        if margin >= revolution_ns {
+            return Err((
+                "rpo_settle_margin_ns",
+                format!("must be shorter than a revolution ({revolution_ns} ns)"),
+            ));
+        }
     }
     Ok(())
 }
@@ -345,6 +373,26 @@ impl HddDrive {
         (move_ns, wait)
     }
 
+    /// The scheduler's estimate of the time to reach `lba` from the head at `at_ns`: seek plus
+    /// rotational wait, plus a revolution when the sector would pass within the settle margin
+    /// of the seek's end (the seek may run long and miss it).
+    fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64) -> u64 {
+        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns);
+        let margin_ns = self.profile.rpo_settle_margin_ns.unwrap_or(0);
+        if wait_ns < margin_ns {
+            move_ns + wait_ns + self.revolution_ns
+        } else {
+            move_ns + wait_ns
+        }
+    }
+
+    /// How many of the queued commands (oldest first) one scheduling decision evaluates.
+    fn rpo_window(&self, queued: usize) -> usize {
+        self.profile
+            .rpo_candidates
+            .map_or(queued, |n| queued.min(n as usize))
+    }
+
     /// Media time of `sectors` from `lba`: sector times plus a head switch per track boundary
     /// (track skew hides the rest of the switch).
     fn transfer_ns(&self, lba: u64, sectors: u64) -> (u64, u64) {
@@ -511,22 +559,23 @@ impl HddDrive {
         }
     }
 
-    /// Write one cached entry to the media from when the head frees: of the entries already
-    /// in the cache then, the one reached soonest (oldest on ties).
+    /// Write one cached entry to the media from when the head frees: of the oldest
+    /// `rpo_candidates` entries already in the cache then, the one the scheduler expects to
+    /// reach soonest (oldest on ties).
     fn destage_one(&mut self) {
         let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
         let Some(earliest) = earliest else { return };
         let start = self.actuator.busy_until_ns.max(earliest);
         let mut best = (u64::MAX, 0);
-        for (i, w) in self.dirty.iter().enumerate() {
+        let window = self.rpo_window(self.dirty.len());
+        for (i, w) in self.dirty.iter().enumerate().take(window) {
             if w.arrived_ns > start {
                 continue;
             }
             let cost = if w.lba == self.write_stream_end {
                 0
             } else {
-                let (m, r) = self.positioning(&self.position(w.lba), start);
-                m + r
+                self.scheduled_positioning_ns(w.lba, start)
             };
             if cost < best.0 {
                 best = (cost, i);
@@ -584,19 +633,29 @@ impl Drive for HddDrive {
         }
     }
 
-    /// Shortest positioning time first: a cache hit costs nothing; otherwise seek plus
-    /// rotational wait from where the head is now (oldest wins ties).
+    /// A queued read in the cache first (found as it arrives: it needs no head); otherwise,
+    /// of the oldest `rpo_candidates`, shortest expected positioning time (seek plus rotational
+    /// wait from where the head is now, a revolution more inside the settle margin; oldest
+    /// wins ties).
     fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
         self.destage_until(now_ns);
+        if let Some(hit) = queued
+            .iter()
+            .position(|c| self.cached_segment(c.lba, Self::sectors(c)).is_some())
+        {
+            if hit != 0 {
+                self.report.reordered_reads += 1;
+            }
+            return hit;
+        }
         let start = now_ns + self.profile.command_overhead_ns;
         let mut best = (u64::MAX, 0);
-        for (i, c) in queued.iter().enumerate() {
-            let cost = if self.cached_segment(c.lba, Self::sectors(c)).is_some() {
-                0
-            } else {
-                let (m, w) = self.positioning(&self.position(c.lba), start);
-                m + w
-            };
+        for (i, c) in queued
+            .iter()
+            .enumerate()
+            .take(self.rpo_window(queued.len()))
+        {
+            let cost = self.scheduled_positioning_ns(c.lba, start);
             if cost < best.0 {
                 best = (cost, i);
             }

@@ -58,9 +58,11 @@ pub struct SsdReport {
     pub trimmed_pages: u64,
     /// Host bytes written ÷ NAND bytes they took (1 without compression).
     pub compression_ratio: f64,
-    /// Bytes of mapping state held in controller RAM (forward map, per-block counters).
+    /// Bytes of FTL state held in controller RAM (forward map, valid bitmap, per-block
+    /// counters), measured from the simulator's allocations.
     pub mapping_ram_bytes: u64,
-    /// Bytes of the per-page reverse map (on real NAND, the pages' out-of-band area).
+    /// Bytes the simulator holds for the physical→logical direction, which a real drive keeps
+    /// on the NAND: each page's out-of-band area names its logical page (GC reads it back).
     pub reverse_map_bytes: u64,
 }
 

@@ -1,5 +1,6 @@
-//! SSD model: NAND geometry and timings, a page-mapping FTL (flat forward map, reverse map as
-//! the pages' out-of-band area), a write buffer that gathers host pages into multi-plane
+//! SSD model: NAND geometry and timings, a page-mapping FTL (flat forward map and per-block
+//! valid bitmaps in controller RAM; the physical→logical direction written into each page's
+//! out-of-band area on the NAND and read back by garbage collection), a write buffer that gathers host pages into multi-plane
 //! programs striped over the dies, read-modify-write of partial pages, greedy garbage
 //! collection below a free-block threshold, TRIM, optional on-the-fly compression, and the
 //! figures that show the drive's state (write amplification, GC copies, erases, free blocks).
@@ -22,6 +23,8 @@ use serde::{Deserialize, Serialize};
 pub const LOGICAL_PAGE_BYTES: u32 = 4096;
 const SECTORS_PER_LOGICAL_PAGE: u64 = (LOGICAL_PAGE_BYTES / SECTOR_BYTES) as u64;
 const BYTES_PER_MB: f64 = 1e6;
+/// Bytes of one entry of the usual page-mapping table (a 32-bit physical page number).
+const MAP_ENTRY_BYTES: u64 = 4;
 /// Marks an unmapped logical page or a slot holding no extent start.
 const NONE: u32 = u32::MAX;
 
@@ -248,8 +251,13 @@ pub struct SsdDrive {
     forward: Vec<u32>,
     /// Slots of each logical page's extent (compression only; otherwise all are 1).
     extent_slots: Vec<u8>,
-    /// Slot → logical page whose extent starts there (the page's out-of-band area).
-    reverse: Vec<u32>,
+    /// Controller RAM: one bit per slot, set where a valid extent starts (GC reads only the
+    /// pages these bits name).
+    valid_bits: Vec<u64>,
+    /// Simulated NAND contents, not controller RAM: the logical page each extent-start slot's
+    /// out-of-band area records, written with the program and erased with the block (NONE =
+    /// erased). Stale entries stay until the erase, as on NAND; only GC reads it.
+    oob_lpn: Vec<u32>,
     valid_slots: Vec<u16>,
     state: Vec<BlockState>,
     bucket_prev: Vec<u32>,
@@ -313,7 +321,8 @@ impl SsdDrive {
             } else {
                 Vec::new()
             },
-            reverse: vec![NONE; g.total_slots() as usize],
+            valid_bits: vec![0; (g.total_slots() as usize).div_ceil(64)],
+            oob_lpn: vec![NONE; g.total_slots() as usize],
             valid_slots: vec![0; blocks],
             state: vec![BlockState::Free; blocks],
             bucket_prev: vec![NONE; blocks],
@@ -398,9 +407,10 @@ impl SsdDrive {
         }
         let len = self.extent_len(lpn);
         let block = self.block_of(slot);
+        debug_assert!(self.slot_valid(slot), "mapped slot not marked valid");
         debug_assert_eq!(
-            self.reverse[slot as usize], lpn as u32,
-            "reverse map disagrees"
+            self.oob_lpn[slot as usize], lpn as u32,
+            "the slot's out-of-band area names another page"
         );
         let closed = self.state[block] == BlockState::Closed;
         if closed {
@@ -411,19 +421,43 @@ impl SsdDrive {
         if closed {
             self.bucket_insert(block);
         }
-        self.reverse[slot as usize] = NONE;
+        self.set_slot_valid(slot, false);
         self.forward[lpn] = NONE;
         self.mapped_pages -= 1;
+    }
+
+    fn slot_valid(&self, slot: u32) -> bool {
+        self.valid_bits[slot as usize / 64] & (1 << (slot % 64)) != 0
+    }
+
+    fn set_slot_valid(&mut self, slot: u32, valid: bool) {
+        let bit = 1u64 << (slot % 64);
+        if valid {
+            self.valid_bits[slot as usize / 64] |= bit;
+        } else {
+            self.valid_bits[slot as usize / 64] &= !bit;
+        }
+    }
+
+    /// An extent starting at `slot` is programmed for `lpn`: the page's out-of-band area
+    /// records `lpn` (NAND is written once between erases) and the RAM bitmap marks it valid.
+    fn program_slot(&mut self, slot: u32, lpn: u32) {
+        debug_assert!(!self.slot_valid(slot), "slot holds another page");
+        debug_assert_eq!(
+            self.oob_lpn[slot as usize], NONE,
+            "slot programmed twice without an erase"
+        );
+        self.oob_lpn[slot as usize] = lpn;
+        self.set_slot_valid(slot, true);
     }
 
     /// Map `lpn` to `slot` (an extent of `len` slots the caller allocated).
     fn map(&mut self, lpn: usize, slot: u32, len: u64) {
         debug_assert_eq!(self.forward[lpn], NONE, "page mapped twice");
-        debug_assert_eq!(self.reverse[slot as usize], NONE, "slot holds another page");
         let block = self.block_of(slot);
         debug_assert_eq!(self.state[block], BlockState::Open);
         self.forward[lpn] = slot;
-        self.reverse[slot as usize] = lpn as u32;
+        self.program_slot(slot, lpn as u32);
         if !self.extent_slots.is_empty() {
             self.extent_slots[lpn] = len as u8;
         }
@@ -508,24 +542,25 @@ impl SsdDrive {
             let mut copied_slots = 0u64;
             let mut pages_read = 0u64;
             let mut last_page = u64::MAX;
-            for slot in first..first + spb {
-                let lpn = self.reverse[slot as usize];
-                if lpn == NONE {
-                    continue;
-                }
-                debug_assert_eq!(self.forward[lpn as usize], slot as u32);
+            let mut slot = first;
+            while let Some(next) = self.next_valid_slot(slot, first + spb) {
+                slot = next + 1;
+                // The page read that copies the data brings its out-of-band area along: that
+                // is where GC learns which logical page it holds.
+                let lpn = self.oob_lpn[next as usize];
+                debug_assert_ne!(lpn, NONE, "valid slot with an erased out-of-band area");
+                debug_assert_eq!(self.forward[lpn as usize], next as u32);
                 let len = self.extent_len(lpn as usize);
-                let page = slot / self.geometry.slots_per_page;
+                let page = next / self.geometry.slots_per_page;
                 if page != last_page {
                     pages_read += 1;
                     last_page = page;
                 }
-                self.reverse[slot as usize] = NONE;
-                self.forward[lpn as usize] = NONE;
+                self.set_slot_valid(next as u32, false);
                 self.valid_slots[victim] -= len as u16;
                 let (to, consumed, _) = self.allocate(die, len, true);
                 self.forward[lpn as usize] = to;
-                self.reverse[to as usize] = lpn;
+                self.program_slot(to, lpn);
                 let to_block = self.block_of(to);
                 debug_assert_eq!(self.state[to_block], BlockState::Open);
                 self.valid_slots[to_block] += len as u16;
@@ -533,6 +568,8 @@ impl SsdDrive {
                 self.gc_copies += 1;
             }
             debug_assert_eq!(self.valid_slots[victim], 0, "victim still holds valid data");
+            // The erase clears the block's out-of-band areas with its data.
+            self.oob_lpn[first as usize..(first + spb) as usize].fill(NONE);
             self.state[victim] = BlockState::Free;
             self.erase_count[victim] += 1;
             self.dies[die].free_blocks.push(victim as u32);
@@ -543,6 +580,20 @@ impl SsdDrive {
                 + self.profile.block_erase_ns;
             self.dies[die].unit.reserve(now_ns, work, 0);
         }
+    }
+
+    /// The first slot in [from, end) marked valid in the RAM bitmap (a word at a time).
+    fn next_valid_slot(&self, from: u64, end: u64) -> Option<u64> {
+        let mut at = from;
+        while at < end {
+            let word = self.valid_bits[(at / 64) as usize] >> (at % 64);
+            if word != 0 {
+                let found = at + u64::from(word.trailing_zeros());
+                return (found < end).then_some(found);
+            }
+            at = (at / 64 + 1) * 64;
+        }
+        None
     }
 
     /// Program the staged host pages on the current die and move to the next die.
@@ -637,9 +688,10 @@ impl SsdDrive {
         Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
     }
 
-    /// Full consistency check (O(size)): every mapped page's reverse entry points back, no
-    /// slot is claimed twice, valid counts and bucket membership match the maps, free blocks
-    /// hold nothing. Returns the first violation.
+    /// Full consistency check (O(size)): every mapped page's slot is marked valid and its
+    /// out-of-band area names the page, every valid bit belongs to a mapped page (so no slot is
+    /// claimed twice), valid counts and bucket membership match the map, free (erased) blocks
+    /// hold no valid bits and no out-of-band entries. Returns the first violation.
     pub fn check_consistency(&self) -> Result<(), String> {
         let spb = self.geometry.slots_per_block;
         let mut valid = vec![0u64; self.valid_slots.len()];
@@ -649,9 +701,15 @@ impl SsdDrive {
                 continue;
             }
             mapped += 1;
-            if self.reverse[slot as usize] != lpn as u32 {
+            if !self.slot_valid(slot) {
                 return Err(format!(
-                    "page {lpn} maps to slot {slot} whose reverse entry differs"
+                    "page {lpn} maps to slot {slot}, which is not marked valid"
+                ));
+            }
+            if self.oob_lpn[slot as usize] != lpn as u32 {
+                return Err(format!(
+                    "page {lpn} maps to slot {slot}, whose out-of-band area names page {}",
+                    self.oob_lpn[slot as usize]
                 ));
             }
             valid[self.block_of(slot)] += self.extent_len(lpn);
@@ -662,12 +720,17 @@ impl SsdDrive {
                 self.mapped_pages
             ));
         }
-        for (slot, &lpn) in self.reverse.iter().enumerate() {
-            if lpn != NONE && self.forward[lpn as usize] != slot as u32 {
-                return Err(format!(
-                    "slot {slot} claims page {lpn}, which maps elsewhere"
-                ));
-            }
+        let valid_bits: u64 = self
+            .valid_bits
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
+        if valid_bits != mapped {
+            // Every mapped page's bit is set (checked above), so extra bits are slots no
+            // page maps to: claimed twice or leaked.
+            return Err(format!(
+                "{valid_bits} slots marked valid for {mapped} mapped pages"
+            ));
         }
         for (block, &v) in valid.iter().enumerate() {
             if u64::from(self.valid_slots[block]) != v {
@@ -679,8 +742,15 @@ impl SsdDrive {
             if v > spb {
                 return Err(format!("block {block} holds more than it can"));
             }
-            if self.state[block] == BlockState::Free && v != 0 {
-                return Err(format!("free block {block} holds valid data"));
+            if self.state[block] == BlockState::Free {
+                let first = block as u64 * spb;
+                if v != 0 || self.next_valid_slot(first, first + spb).is_some() {
+                    return Err(format!("free block {block} holds valid data"));
+                }
+                let oob = &self.oob_lpn[first as usize..(first + spb) as usize];
+                if oob.iter().any(|&l| l != NONE) {
+                    return Err(format!("free block {block} has unerased out-of-band areas"));
+                }
             }
         }
         for die in &self.dies {
@@ -699,17 +769,40 @@ impl SsdDrive {
         Ok(())
     }
 
-    /// Bytes of mapping state held in controller RAM: forward map, write-buffer presence bits,
-    /// extent lengths, per-block valid counts, bucket links, erase counters and states.
+    /// Bytes of FTL state held in controller RAM, measured from the allocations: forward map,
+    /// extent lengths (compression), write-buffer presence bits, per-slot valid bitmap, per
+    /// block valid count, state, erase count and bucket links, per die the free-block list and
+    /// bucket heads. The out-of-band areas are NAND contents ([`SsdDrive::nand_oob_bytes`]).
     pub fn mapping_ram_bytes(&self) -> u64 {
-        let per_block = std::mem::size_of::<u16>()
-            + 2 * std::mem::size_of::<u32>()
-            + std::mem::size_of::<u32>()
-            + std::mem::size_of::<BlockState>();
-        (self.forward.len() * std::mem::size_of::<u32>()
-            + self.buffer_maybe.len() * std::mem::size_of::<u64>()
-            + self.extent_slots.len()
-            + self.valid_slots.len() * per_block) as u64
+        fn bytes<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let per_die: usize = self
+            .dies
+            .iter()
+            .map(|d| bytes(&d.free_blocks) + bytes(&d.bucket_heads))
+            .sum();
+        (bytes(&self.forward)
+            + bytes(&self.extent_slots)
+            + bytes(&self.buffer_maybe)
+            + bytes(&self.valid_bits)
+            + bytes(&self.valid_slots)
+            + bytes(&self.state)
+            + bytes(&self.erase_count)
+            + bytes(&self.bucket_prev)
+            + bytes(&self.bucket_next)
+            + per_die) as u64
+    }
+
+    /// Bytes the simulator holds for what a real drive keeps on the NAND itself: the logical
+    /// page number in each slot's out-of-band area.
+    pub fn nand_oob_bytes(&self) -> u64 {
+        (self.oob_lpn.capacity() * std::mem::size_of::<u32>()) as u64
+    }
+
+    /// The usual minimum of a page-mapping table: one 4-byte entry per logical page.
+    pub fn four_byte_map_bytes(&self) -> u64 {
+        self.logical_pages * MAP_ENTRY_BYTES
     }
 
     /// The smallest possible forward map: one entry per logical page of just enough bits to
@@ -920,7 +1013,7 @@ impl Drive for SsdDrive {
                 1.0
             },
             mapping_ram_bytes: self.mapping_ram_bytes(),
-            reverse_map_bytes: (self.reverse.len() * std::mem::size_of::<u32>()) as u64,
+            reverse_map_bytes: self.nand_oob_bytes(),
         })
     }
 }
