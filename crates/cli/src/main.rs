@@ -15,6 +15,7 @@ mod cmd_rm;
 mod cmd_run;
 mod cmd_show;
 mod cmd_stacks;
+mod cmd_validate;
 mod db_support;
 mod exit;
 mod fctest;
@@ -24,6 +25,7 @@ mod provider;
 mod results;
 mod sim_support;
 mod sweep_table;
+mod validation;
 
 use clap::FromArgMatches;
 
@@ -54,6 +56,7 @@ fn main() {
         args::Command::Rm(rm) => cmd_rm::run(rm),
         args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
+        args::Command::Validate(validate) => cmd_validate::run(validate),
     };
     if let Err(failure) = outcome {
         std::process::exit(exit::report(&failure));

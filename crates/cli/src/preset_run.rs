@@ -15,11 +15,12 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 use storlab_job::preset::{
-    direction_label, FileSet, Preset, SteadyState, SweepPoint, COORD_ROUND, COORD_SERIES,
+    direction_label, FileSet, Preset, SteadyState, SweepPoint, COORD_DIRECTION, COORD_ROUND,
+    COORD_SERIES,
 };
 use storlab_job::size::parse_size;
 use storlab_job::steps::{DeviceState, Step, SEQ_FILL_BLOCK_BYTES};
-use storlab_job::{JobSpec, Target};
+use storlab_job::{JobSet, JobSpec, Target};
 use storlab_report::{HostInfo, JobReport, RunReport, ToolInfo};
 use storlab_runner::sweep::{MeasuredPoint, Sweeper};
 use storlab_runner::{RunError, RunOptions, DEFAULT_INTERVAL_NS};
@@ -222,6 +223,35 @@ pub fn is_steady(values: &[f64], spec: &SteadyState) -> bool {
         && slope_change <= spec.max_slope_percent / 100.0 * mean
 }
 
+/// The sweep points of `preset` on `target` with `overrides` (key, value) applied: its series
+/// expanded, or for a file-set preset (FC-Test) its block-level streams.
+pub(crate) fn preset_points(
+    preset: &Preset,
+    overrides: &[(String, Option<String>)],
+    target: &Target,
+) -> Result<Vec<SweepPoint>, Failure> {
+    if preset.filesets.is_empty() {
+        preset.expand(overrides, target).map_err(bad_input)
+    } else {
+        fileset_points(preset, overrides, target)
+    }
+}
+
+/// The jobs of a job set as sweep points, one per job, with the series and direction
+/// coordinates a preset point has.
+pub(crate) fn job_points(set: JobSet) -> Vec<SweepPoint> {
+    set.jobs
+        .into_iter()
+        .map(|job| SweepPoint {
+            coords: vec![
+                (COORD_SERIES.into(), job.name.clone()),
+                (COORD_DIRECTION.into(), direction_label(&job)),
+            ],
+            job,
+        })
+        .collect()
+}
+
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let state = args
         .state
@@ -249,11 +279,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             if let Some(dir) = fctest_directory(&preset, &target) {
                 return run_fctest_on_directory(&args, &preset, &overrides, &dir);
             }
-            let points = if preset.filesets.is_empty() {
-                preset.expand(&overrides, &target).map_err(bad_input)?
-            } else {
-                fileset_points(&preset, &overrides, &target)?
-            };
+            let points = preset_points(&preset, &overrides, &target)?;
             (Some(preset), points)
         }
         None => {
@@ -261,18 +287,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             if let Some(target) = &args.target {
                 apply_target_override(&mut set, target)?;
             }
-            let points = set
-                .jobs
-                .into_iter()
-                .map(|job| SweepPoint {
-                    coords: vec![
-                        (COORD_SERIES.into(), job.name.clone()),
-                        ("direction".into(), direction_label(&job)),
-                    ],
-                    job,
-                })
-                .collect();
-            (None, points)
+            (None, job_points(set))
         }
     };
     let state = state.unwrap_or_else(|| preset.as_ref().map_or(DeviceState::AsFound, |p| p.state));
@@ -304,6 +319,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut recorder =
         crate::db_support::recorder_for_run(&args.db, args.no_db, preset_name, started_unix_ms)?;
     let shared = std::cell::RefCell::new(provider);
+    let mut lent = crate::db_support::SharedProvider(&shared);
     // Steady-state presets repeat the matrix in rounds: count every round that may run.
     let rounds = preset
         .as_ref()
@@ -311,7 +327,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .map_or(1, |s| s.max_rounds);
     let mut progress = crate::progress::Progress::new(points.len() * rounds);
     let result = sweep(
-        &shared,
+        &mut lent,
         &options,
         preset.as_ref(),
         &points,
@@ -414,7 +430,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// The reports of one measured point, with the device state it was measured in and its
 /// honesty warnings.
-fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
+pub(crate) fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
     job_reports(&m.outcome, provider)
         .into_iter()
         .map(|mut job_report| {
@@ -427,8 +443,8 @@ fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
 
 /// Prepare the target, then measure every point (or rounds of them until steady state).
 #[allow(clippy::too_many_arguments)]
-fn sweep(
-    provider: &std::cell::RefCell<Provider>,
+pub(crate) fn sweep(
+    provider: &mut dyn storlab_runner::EngineProvider,
     options: &RunOptions<'_>,
     preset: Option<&Preset>,
     points: &[SweepPoint],
@@ -438,8 +454,6 @@ fn sweep(
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    let mut lent = crate::db_support::SharedProvider(provider);
-    let provider = &mut lent;
     let Some(template) = region_template(points) else {
         return Ok(());
     };

@@ -1,0 +1,350 @@
+//! Runs planned scenarios in the simulator, each on a fresh stack through the same sweep
+//! machinery as `storlab run --preset/--state`, and reduces the compared point to one figure.
+//! Scenarios run in parallel on the available cores; results keep the file's order.
+
+use super::plan::{PlannedEntry, PlannedScenario};
+use super::reference::Metric;
+use crate::cmd_run::{classify, STOP};
+use crate::exit::{run_failed, Failure};
+use crate::provider::{Provider, ProviderOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use storlab_engine::{EngineReport, IoEngine};
+use storlab_job::preset::COORD_ROUND;
+use storlab_job::JobSpec;
+use storlab_runner::sweep::MeasuredPoint;
+use storlab_runner::{EngineProvider, RunError, RunOptions, DEFAULT_INTERVAL_NS};
+use storlab_stats::{LatencyHistogram, WorkerStats};
+
+/// The simulator report's layer that models the host CPU running the driver.
+pub const HOST_CPU_LAYER: &str = "host_cpu";
+/// Percentile of the `latency_p99_us` metric.
+const P99_PERCENTILE: f64 = 99.0;
+const NS_PER_US: f64 = 1_000.0;
+const NS_PER_S: f64 = 1e9;
+const BYTES_PER_MB: f64 = 1e6;
+
+type Engine = Box<dyn IoEngine + Send>;
+
+/// One entry's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryResult {
+    pub id: String,
+    pub source: String,
+    pub stack: String,
+    pub metric: Metric,
+    pub published: f64,
+    pub simulated: f64,
+    /// (simulated − published) / published × 100.
+    pub error_percent: f64,
+}
+
+/// Which scenario of an entry a work item is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Scenario,
+    Denominator,
+}
+
+/// Run every entry, `threads` scenarios at a time; `on_scenario_done(label, metric, value)`
+/// is called as each scenario finishes (for progress). The first failure, in file order, is
+/// the error.
+pub fn run_entries(
+    entries: &[PlannedEntry],
+    profiles: Option<&Path>,
+    threads: usize,
+    on_scenario_done: &(dyn Fn(&str, Metric, f64) + Sync),
+) -> Result<Vec<EntryResult>, Failure> {
+    let work: Vec<(usize, Part)> = entries
+        .iter()
+        .enumerate()
+        .flat_map(|(i, e)| {
+            std::iter::once((i, Part::Scenario))
+                .chain(e.denominator.as_ref().map(|_| (i, Part::Denominator)))
+        })
+        .collect();
+    let values: Vec<Mutex<Option<Result<f64, Failure>>>> =
+        work.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let worker = || loop {
+        let item = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&(entry_index, part)) = work.get(item) else {
+            break;
+        };
+        let planned = &entries[entry_index];
+        let (scenario, label) = match part {
+            Part::Scenario => (&planned.scenario, planned.entry.id.clone()),
+            Part::Denominator => match &planned.denominator {
+                Some(d) => (d, format!("{} (denominator)", planned.entry.id)),
+                None => continue,
+            },
+        };
+        let value = measure(scenario, planned.entry.measured, profiles).map_err(|failure| {
+            let message = format!("entry '{}': {failure}", planned.entry.id);
+            match failure {
+                Failure::BadInput(_) => crate::exit::bad_input(message),
+                Failure::RunFailed(_) => run_failed(message),
+            }
+        });
+        if let Ok(v) = &value {
+            on_scenario_done(&label, planned.entry.measured, *v);
+        }
+        if let Ok(mut slot) = values[item].lock() {
+            *slot = Some(value);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, work.len().max(1)) {
+            scope.spawn(worker);
+        }
+    });
+    let mut measured = values.into_iter().map(|slot| {
+        slot.into_inner()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Err(run_failed("a validation worker stopped unexpectedly")))
+    });
+    let mut results = Vec::with_capacity(entries.len());
+    for planned in entries {
+        let entry = &planned.entry;
+        let numerator = measured
+            .next()
+            .unwrap_or_else(|| Err(run_failed("missing result")))?;
+        let simulated = match &planned.denominator {
+            None => numerator,
+            Some(_) => {
+                let denominator = measured
+                    .next()
+                    .unwrap_or_else(|| Err(run_failed("missing result")))?;
+                if denominator <= 0.0 {
+                    return Err(run_failed(format!(
+                        "entry '{}': the denominator scenario measured {} = {denominator}; a ratio needs it above 0",
+                        entry.id, entry.measured
+                    )));
+                }
+                numerator / denominator
+            }
+        };
+        results.push(EntryResult {
+            id: entry.id.clone(),
+            source: entry.source.clone(),
+            stack: entry.scenario.stack.clone(),
+            metric: entry.metric,
+            published: entry.published,
+            simulated,
+            error_percent: (simulated - entry.published) / entry.published * 100.0,
+        });
+    }
+    Ok(results)
+}
+
+/// Lends the provider to the sweep and keeps every simulator report handed back, in order,
+/// so a figure can be taken over the measured job alone (the simulator's counters run from the
+/// start of the session, state preparation included).
+struct ReportTrail<'a> {
+    provider: &'a mut Provider,
+    /// (job name, the simulator's report when the job handed the stack back).
+    released: Vec<(String, EngineReport)>,
+}
+
+impl EngineProvider for ReportTrail<'_> {
+    fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
+        self.provider.open(job)
+    }
+
+    fn release(&mut self, job: &JobSpec, engines: Vec<Engine>) {
+        if let Some(engine) = engines.first() {
+            self.released.push((job.name.clone(), engine.report()));
+        }
+        self.provider.release(job, engines);
+    }
+}
+
+/// Run one scenario on a fresh simulated stack and return its `metric`.
+pub fn measure(
+    scenario: &PlannedScenario,
+    metric: Metric,
+    profiles: Option<&Path>,
+) -> Result<f64, Failure> {
+    let mut provider = Provider::new(ProviderOptions {
+        profiles: profiles.map(PathBuf::from),
+        ..ProviderOptions::default()
+    });
+    let mut trail = ReportTrail {
+        provider: &mut provider,
+        released: Vec::new(),
+    };
+    let options = RunOptions {
+        interval_ns: DEFAULT_INTERVAL_NS,
+        stop: &STOP,
+        live: Some(&crate::progress::LIVE),
+    };
+    let mut measured: Vec<MeasuredPoint> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    crate::preset_run::sweep(
+        &mut trail,
+        &options,
+        scenario.preset.as_ref(),
+        &scenario.points,
+        scenario.state,
+        false,
+        &mut |_| {},
+        &mut measured,
+        &mut notes,
+    )
+    .map_err(classify)?;
+    // The compared point's last measurement (steady-state presets measure it once per round).
+    let point = measured
+        .iter()
+        .rev()
+        .find(|m| same_point(&m.point.coords, &scenario.selected.coords))
+        .ok_or_else(|| {
+            run_failed(format!(
+                "point {} was not measured (interrupted?)",
+                scenario.selected.job.name
+            ))
+        })?;
+    value_of(point, metric, &trail.released)
+}
+
+/// Whether two points have the same coordinates, ignoring the round a steady-state sweep adds.
+fn same_point(measured: &[(String, String)], selected: &[(String, String)]) -> bool {
+    let without_round = |coords: &[(String, String)]| -> Vec<(String, String)> {
+        coords
+            .iter()
+            .filter(|(name, _)| name != COORD_ROUND)
+            .cloned()
+            .collect()
+    };
+    without_round(measured) == without_round(selected)
+}
+
+/// `metric` of a measured point over its measured window. `released` is the trail of
+/// simulator reports, the point's own among them.
+fn value_of(
+    point: &MeasuredPoint,
+    metric: Metric,
+    released: &[(String, EngineReport)],
+) -> Result<f64, Failure> {
+    let mut merged = WorkerStats::new(DEFAULT_INTERVAL_NS);
+    for worker in &point.outcome.workers {
+        merged.merge(worker);
+    }
+    let seconds = merged.elapsed_ns as f64 / NS_PER_S;
+    let per_second = |amount: u64| {
+        if seconds > 0.0 {
+            amount as f64 / seconds
+        } else {
+            0.0
+        }
+    };
+    let completion_latency = || {
+        let mut histogram: LatencyHistogram = merged.read.clat.clone();
+        histogram.merge(&merged.write.clat);
+        histogram
+    };
+    match metric {
+        Metric::Mbps => Ok(per_second(merged.read.bytes + merged.write.bytes) / BYTES_PER_MB),
+        Metric::Iops => Ok(per_second(merged.read.ios + merged.write.ios)),
+        Metric::LatencyMeanUs => Ok(completion_latency().mean_ns() / NS_PER_US),
+        Metric::LatencyP99Us => {
+            Ok(completion_latency().percentile_ns(P99_PERCENTILE) as f64 / NS_PER_US)
+        }
+        Metric::CpuPercent => host_cpu_percent(&point.outcome.job.name, released),
+        Metric::Ratio => Err(run_failed(
+            "a ratio is measured as two figures, not one (internal error)",
+        )),
+    }
+}
+
+/// (busy ns of the host CPU layer, elapsed ns) of the simulator session so far.
+fn host_cpu_counters(report: &EngineReport) -> Option<(u64, u64)> {
+    let json: serde_json::Value = serde_json::from_str(report.sim_json.as_deref()?).ok()?;
+    let elapsed_ns = json.get("elapsed_ns")?.as_u64()?;
+    let busy_ns = json
+        .get("layers")?
+        .as_array()?
+        .iter()
+        .find(|layer| layer.get("name").and_then(|n| n.as_str()) == Some(HOST_CPU_LAYER))?
+        .get("busy_ns")?
+        .as_u64()?;
+    Some((busy_ns, elapsed_ns))
+}
+
+/// The host CPU busy share, in percent, while the job `job_name` ran: the difference of the
+/// simulator's cumulative counters between the report before the job and the job's own.
+fn host_cpu_percent(job_name: &str, released: &[(String, EngineReport)]) -> Result<f64, Failure> {
+    let missing = || {
+        run_failed(format!(
+            "job {job_name}: the simulator reported no {HOST_CPU_LAYER} figures"
+        ))
+    };
+    let position = released
+        .iter()
+        .rposition(|(name, _)| name == job_name)
+        .ok_or_else(missing)?;
+    let (busy_after, elapsed_after) =
+        host_cpu_counters(&released[position].1).ok_or_else(missing)?;
+    let (busy_before, elapsed_before) = match position.checked_sub(1) {
+        Some(before) => host_cpu_counters(&released[before].1).ok_or_else(missing)?,
+        None => (0, 0),
+    };
+    let elapsed_ns = elapsed_after.saturating_sub(elapsed_before);
+    if elapsed_ns == 0 {
+        return Ok(0.0);
+    }
+    Ok(busy_after.saturating_sub(busy_before) as f64 / elapsed_ns as f64 * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(busy_ns: u64, elapsed_ns: u64) -> EngineReport {
+        EngineReport {
+            details: Vec::new(),
+            sim_json: Some(
+                serde_json::json!({
+                    "elapsed_ns": elapsed_ns,
+                    "layers": [
+                        {"name": "controller", "busy_ns": 1},
+                        {"name": HOST_CPU_LAYER, "busy_ns": busy_ns}
+                    ]
+                })
+                .to_string(),
+            ),
+        }
+    }
+
+    #[test]
+    fn host_cpu_is_taken_over_the_job_alone() {
+        // A preparation step kept the CPU 50% busy for 10 s; the job then added 1 s busy in 20 s.
+        let trail = vec![
+            ("trim".to_string(), report(5_000_000_000, 10_000_000_000)),
+            ("point".to_string(), report(6_000_000_000, 30_000_000_000)),
+        ];
+        let percent = host_cpu_percent("point", &trail).unwrap();
+        assert!((percent - 5.0).abs() < 1e-9, "{percent}");
+        // With nothing before, the whole session is the job.
+        let percent = host_cpu_percent("trim", &trail).unwrap();
+        assert!((percent - 50.0).abs() < 1e-9, "{percent}");
+        assert!(host_cpu_percent("other", &trail).is_err());
+    }
+
+    #[test]
+    fn points_compare_without_their_round() {
+        let coords = |round: Option<&str>| {
+            let mut c = vec![("series".to_string(), "x".to_string())];
+            if let Some(r) = round {
+                c.push((COORD_ROUND.to_string(), r.to_string()));
+            }
+            c
+        };
+        assert!(same_point(&coords(Some("3")), &coords(None)));
+        assert!(!same_point(
+            &[("series".to_string(), "y".to_string())],
+            &coords(None)
+        ));
+    }
+}
