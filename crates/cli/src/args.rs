@@ -37,8 +37,7 @@ pub enum Command {
     Report(crate::cmd_report::ReportArgs),
     /// List the presets (published test suites; run one with `run --preset NAME`).
     Presets,
-    /// Check the simulator against published measurements: run a reference file's entries and
-    /// print published vs simulated (docs/validation.md).
+    /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
     Validate(crate::cmd_validate::ValidateArgs),
 }
 

@@ -67,7 +67,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         planned.retain(|p| p.entry.id.contains(filter.as_str()));
         if planned.is_empty() {
             return Err(bad_input(format!(
-                "--filter {filter}: no entry id of {} contains it",
+                "{}: --filter {filter}: no entry id contains it",
                 reference.file
             )));
         }
