@@ -497,7 +497,11 @@ impl ProfileSet {
             })?;
         let origin = file.origin.as_str();
         let stack: StackFile = parse(origin, &file.text)?;
-        if let Some(role) = stack.overrides.keys().find(|r| !STACK_ROLES.contains(&r.as_str())) {
+        if let Some(role) = stack
+            .overrides
+            .keys()
+            .find(|r| !STACK_ROLES.contains(&r.as_str()))
+        {
             return Err(SimError::profile(
                 origin,
                 &format!("overrides.{role}"),
@@ -520,17 +524,17 @@ impl ProfileSet {
 
         let host_file = part("hosts", "host", &stack.host)?;
         let host: HostProfile = host_file.parse()?;
-        validate_host(&host_file.origin, &host)?;
+        validate_host(host_file.origin, &host)?;
 
         let ctl_file = part("controllers", "controller", &stack.controller)?;
         let controller: ControllerProfile = ctl_file.parse()?;
-        validate_controller(&ctl_file.origin, &controller)?;
+        validate_controller(ctl_file.origin, &controller)?;
 
         let usb_link = match &stack.usb_link {
             Some(name) => {
                 let f = part("links", "usb_link", name)?;
                 let link: LinkProfile = f.parse()?;
-                validate_link(&f.origin, &link)?;
+                validate_link(f.origin, &link)?;
                 if matches!(link, LinkProfile::Sata(_)) {
                     return Err(SimError::profile(
                         origin,
@@ -546,7 +550,7 @@ impl ProfileSet {
             Some(name) => {
                 let f = part("bridges", "bridge", name)?;
                 let bridge: BridgeProfile = f.parse()?;
-                validate_bridge(&f.origin, &bridge)?;
+                validate_bridge(f.origin, &bridge)?;
                 Some(bridge)
             }
             None => None,
@@ -554,7 +558,7 @@ impl ProfileSet {
         let sata_file = part("links", "sata_link", &stack.sata_link)?;
         let sata_link = match sata_file.parse::<LinkProfile>()? {
             LinkProfile::Sata(p) => {
-                validate_link(&sata_file.origin, &LinkProfile::Sata(p.clone()))?;
+                validate_link(sata_file.origin, &LinkProfile::Sata(p.clone()))?;
                 p
             }
             _ => {
@@ -567,7 +571,7 @@ impl ProfileSet {
         };
         let drive_file = part("drives", "drive", &stack.drive)?;
         let drive: DriveProfile = drive_file.parse()?;
-        validate_drive(&drive_file.origin, &drive)?;
+        validate_drive(drive_file.origin, &drive)?;
 
         // The parts must fit together.
         let usb = matches!(host.driver, DriverKind::Bot | DriverKind::Uas);

@@ -241,3 +241,70 @@ fn a_user_directory_adds_and_overrides() {
         "shipped stacks stay available"
     );
 }
+
+#[test]
+fn stack_overrides_change_one_key_of_a_shared_part() {
+    let gen1 = format!(
+        "{}\n[overrides.controller.pcie]\ngeneration = 1\n",
+        stack_using("", "")
+    );
+    let set = with("stacks", "slot-gen1", &gen1);
+    let spec = set.resolve("slot-gen1").unwrap();
+    assert_eq!(spec.controller.pcie.generation, 1);
+    let shipped = set.resolve("usb3-uas-ssd").unwrap();
+    assert_eq!(shipped.controller.pcie.generation, 2);
+    // Everything else of the part is shared.
+    assert_eq!(
+        spec.controller.per_transfer_ns,
+        shipped.controller.per_transfer_ns
+    );
+}
+
+#[test]
+fn bad_stack_overrides_are_rejected_naming_the_stack_and_role() {
+    let unknown_role = format!("{}\n[overrides.cable]\nlength = 1\n", stack_using("", ""));
+    let err = with("stacks", "bad", &unknown_role)
+        .resolve("bad")
+        .unwrap_err();
+    assert_one_line_error(
+        err,
+        "test/stacks/bad.toml",
+        "overrides.cable",
+        "unknown part",
+    );
+
+    let unknown_key = format!(
+        "{}\n[overrides.controller]\nstreams = true\n",
+        stack_using("", "")
+    );
+    let err = with("stacks", "bad", &unknown_key)
+        .resolve("bad")
+        .unwrap_err();
+    assert_one_line_error(
+        err,
+        "test/stacks/bad.toml",
+        "overrides.controller",
+        "streams",
+    );
+
+    let impossible = format!(
+        "{}\n[overrides.controller.pcie]\ngeneration = 0\n",
+        stack_using("", "")
+    );
+    assert!(with("stacks", "bad", &impossible).resolve("bad").is_err());
+}
+
+#[test]
+fn published_stacks_live_in_lab_folders() {
+    let set = ProfileSet::embedded();
+    for name in [
+        "lucidport/x25e-uas-gen2",
+        "hwfr2013/asm1042-win7-bot",
+        "hwfr2013/intel-win8-uas",
+        "xbit2010/vantec-usb3",
+        "xbit2010/vantec-usb2",
+        "xbit2010/sata300",
+    ] {
+        set.resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
