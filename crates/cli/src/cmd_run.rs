@@ -52,6 +52,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         profiles: args.profiles.clone(),
         direct_fallback: builtin,
         pcap: args.pcap.is_some(),
+        sim_timing_only: false,
     });
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

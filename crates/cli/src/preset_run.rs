@@ -304,6 +304,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         // let the honesty check flag reads the page cache may have served.
         direct_fallback: preset.is_some(),
         pcap: args.pcap.is_some(),
+        sim_timing_only: false,
     });
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

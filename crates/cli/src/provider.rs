@@ -24,6 +24,10 @@ pub struct ProviderOptions {
     pub direct_fallback: bool,
     /// Record simulated sessions as usbmon pcap.
     pub pcap: bool,
+    /// Simulated stacks keep no written bytes (reads return zeros): for timing-only runs such
+    /// as `storlab validate`, where a whole-drive fill would otherwise hold the drive's
+    /// capacity in RAM. Drives still see every write's payload as it arrives (compression).
+    pub sim_timing_only: bool,
 }
 
 /// One opened target and what it was opened for.
@@ -184,6 +188,7 @@ impl EngineProvider for Provider {
                         self.options.profiles.as_deref(),
                         job.seed,
                         self.options.pcap,
+                        self.options.sim_timing_only,
                     )?,
                 };
                 self.target_descriptions

@@ -25,6 +25,7 @@ pub fn open_sim(
     profiles: Option<&Path>,
     seed: u64,
     pcap: bool,
+    timing_only: bool,
 ) -> Result<Engine, RunError> {
     let plan_error = |reason: String| RunError::Plan {
         job: format!("sim:{stack}"),
@@ -34,6 +35,9 @@ pub fn open_sim(
     let mut engine = SimEngine::open(stack, &dir, seed).map_err(|e| plan_error(e.to_string()))?;
     if pcap {
         engine.enable_pcap();
+    }
+    if timing_only {
+        engine.simulator_mut().set_store_payload(false);
     }
     Ok(Box::new(engine))
 }

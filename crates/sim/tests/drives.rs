@@ -44,6 +44,7 @@ fn ssd_profile(
         trim_command_ns: 100_000,
         compression: false,
         compression_slot_bytes: 512,
+        read_ahead_bytes: 0,
     }
 }
 

@@ -167,8 +167,11 @@ pub fn measure(
     metric: Metric,
     profiles: Option<&Path>,
 ) -> Result<f64, Failure> {
+    // Validation measures timing only: keeping written bytes would hold a whole-drive fill
+    // (the M225's 64 GB) in RAM.
     let mut provider = Provider::new(ProviderOptions {
         profiles: profiles.map(PathBuf::from),
+        sim_timing_only: true,
         ..ProviderOptions::default()
     });
     let mut trail = ReportTrail {

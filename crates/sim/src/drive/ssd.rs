@@ -64,7 +64,16 @@ pub struct SsdProfile {
     /// Allocation unit of compressed data (divides 4096); ignored without compression.
     #[serde(default = "default_compression_slot_bytes")]
     pub compression_slot_bytes: u32,
+    /// Sequential read-ahead: when a read continues the previous one, the controller reads
+    /// this many bytes beyond it into its buffer, so a stream of small sequential reads at
+    /// queue depth 1 overlaps NAND reads with host transfers (0 = none). A multiple of 4096.
+    #[serde(default)]
+    pub read_ahead_bytes: u32,
 }
+
+/// Largest read-ahead a profile may ask for: controller read buffers of the era were well
+/// below this.
+const READ_AHEAD_BYTES_MAX: u32 = 16 * 1024 * 1024;
 
 fn default_compression_slot_bytes() -> u32 {
     512
@@ -72,6 +81,17 @@ fn default_compression_slot_bytes() -> u32 {
 
 /// Why an SSD profile is impossible: (key, reason).
 pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
+    if !p.read_ahead_bytes.is_multiple_of(LOGICAL_PAGE_BYTES)
+        || p.read_ahead_bytes > READ_AHEAD_BYTES_MAX
+    {
+        return Err((
+            "read_ahead_bytes",
+            format!(
+                "{} is impossible: a multiple of {LOGICAL_PAGE_BYTES} up to {READ_AHEAD_BYTES_MAX}",
+                p.read_ahead_bytes
+            ),
+        ));
+    }
     let positive = [
         ("channels", u64::from(p.channels)),
         ("dies_per_channel", p.dies_per_channel.into()),
@@ -278,6 +298,12 @@ pub struct SsdDrive {
     channel_byte_ps: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
+    /// Read-ahead buffer: when each logical page from `prefetch_first_lpn` on is in the
+    /// controller (contiguous pages; empty when no sequential stream is being followed).
+    prefetch_ready_ns: std::collections::VecDeque<u64>,
+    prefetch_first_lpn: u64,
+    /// Logical page just after the last read, to recognise a sequential stream.
+    next_read_lpn: u64,
     // Counters.
     commands: u64,
     bytes: u64,
@@ -337,6 +363,9 @@ impl SsdDrive {
             buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             acknowledged_ns: 0,
+            prefetch_ready_ns: std::collections::VecDeque::new(),
+            prefetch_first_lpn: 0,
+            next_read_lpn: u64::MAX,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -688,6 +717,49 @@ impl SsdDrive {
         Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
     }
 
+    /// The time logical page `lpn` is in the read-ahead buffer, taking it out (pages before it
+    /// are dropped: the stream moved past them); None when it was not read ahead.
+    fn take_prefetched(&mut self, lpn: u64) -> Option<u64> {
+        while self.prefetch_first_lpn < lpn && !self.prefetch_ready_ns.is_empty() {
+            self.prefetch_ready_ns.pop_front();
+            self.prefetch_first_lpn += 1;
+        }
+        if self.prefetch_first_lpn != lpn {
+            return None;
+        }
+        let ready = self.prefetch_ready_ns.pop_front()?;
+        self.prefetch_first_lpn += 1;
+        Some(ready)
+    }
+
+    /// Keep `read_ahead_bytes` of the stream beyond `end_lpn` read into the buffer, starting
+    /// the NAND reads of pages not already there at `at_ns` (they use dies and channels like
+    /// any read, so read-ahead costs bandwidth).
+    fn read_ahead(&mut self, end_lpn: u64, at_ns: u64) {
+        let pages = u64::from(self.profile.read_ahead_bytes / LOGICAL_PAGE_BYTES);
+        if pages == 0 {
+            return;
+        }
+        if self.prefetch_ready_ns.is_empty() {
+            self.prefetch_first_lpn = end_lpn;
+        }
+        let target = (end_lpn + pages).min(self.logical_pages);
+        let mut next = self.prefetch_first_lpn + self.prefetch_ready_ns.len() as u64;
+        while next < target {
+            let ready = self.read_page(next as usize, at_ns).unwrap_or(at_ns);
+            self.prefetch_ready_ns.push_back(ready);
+            next += 1;
+        }
+    }
+
+    /// Forget read-ahead pages in `[first, end)` (they were rewritten or trimmed).
+    fn drop_prefetch_overlapping(&mut self, first: u64, end: u64) {
+        let buffered_end = self.prefetch_first_lpn + self.prefetch_ready_ns.len() as u64;
+        if first < buffered_end && end > self.prefetch_first_lpn {
+            self.prefetch_ready_ns.clear();
+        }
+    }
+
     /// Full consistency check (O(size)): every mapped page's slot is marked valid and its
     /// out-of-band area names the page, every valid bit belongs to a mapped page (so no slot is
     /// claimed twice), valid counts and bucket membership match the map, free (erased) blocks
@@ -841,13 +913,25 @@ impl Drive for SsdDrive {
         self.bytes += bytes;
         let start = now_ns + self.profile.command_ns;
         let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
+        let sequential = first == self.next_read_lpn;
+        if !sequential {
+            self.prefetch_ready_ns.clear();
+        }
+        self.next_read_lpn = end;
         let mut first_ready = u64::MAX;
         let mut last_ready = start;
         for lpn in first..end {
-            if let Some(t) = self.read_page(lpn as usize, start) {
+            let ready = match self.take_prefetched(lpn) {
+                Some(t) => Some(t.max(start)),
+                None => self.read_page(lpn as usize, start),
+            };
+            if let Some(t) = ready {
                 first_ready = first_ready.min(t);
                 last_ready = last_ready.max(t);
             }
+        }
+        if sequential {
+            self.read_ahead(end, start);
         }
         self.acknowledged_ns = self.acknowledged_ns.max(last_ready);
         if first_ready == u64::MAX {
@@ -883,6 +967,7 @@ impl Drive for SsdDrive {
         let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
         let cmd_end_byte = cmd_start_byte + bytes;
         let mut done = incoming.end_ns + self.profile.command_ns;
+        self.drop_prefetch_overlapping(first, end);
         for lpn in first..end {
             let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
             let page_end = page_start + u64::from(LOGICAL_PAGE_BYTES);
@@ -938,6 +1023,7 @@ impl Drive for SsdDrive {
         for (start, end_sector) in joined {
             let first = start.div_ceil(SECTORS_PER_LOGICAL_PAGE);
             let end = (end_sector / SECTORS_PER_LOGICAL_PAGE).min(self.logical_pages);
+            self.drop_prefetch_overlapping(first, end);
             for lpn in first..end {
                 if self.forward[lpn as usize] != NONE {
                     self.invalidate(lpn as usize);
