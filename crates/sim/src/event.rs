@@ -153,6 +153,31 @@ mod tests {
     }
 
     #[test]
+    fn pops_in_time_then_insertion_order_across_many_levels() {
+        // Against a sorted-set model, with pushes and pops interleaved as the simulator does
+        // them and many equal times (ties must come out in insertion order).
+        let mut q = EventQueue::with_bound(4096);
+        let mut model = std::collections::BTreeSet::new();
+        let mut x = 0x2545_F491_4F6C_DD1D_u64;
+        for cmd in 0..3000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let at = x % 64;
+            q.push(at, Event::Complete { cmd });
+            model.insert((at, cmd));
+            if x.is_multiple_of(3) {
+                let (at, cmd) = model.pop_first().unwrap();
+                assert_eq!(q.pop(), Some((at, Event::Complete { cmd })));
+            }
+        }
+        while let Some((at, cmd)) = model.pop_first() {
+            assert_eq!(q.pop(), Some((at, Event::Complete { cmd })));
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
     fn every_event_kind_survives_packing() {
         let events = [
             Event::HostIssue { cmd: 0 },

@@ -94,17 +94,23 @@ pub fn bytes_ns(bytes: u64, ps_per_byte: u64) -> u64 {
 /// Bookings a calendar keeps at most (a bound on in-flight reservations per resource).
 pub const CALENDAR_BOUND: usize = 4096;
 
+/// Bookings that ended before the last prune time are dropped in batches of this many (until
+/// then they are skipped by index), so pruning does not shift the list on every booking.
+const PRUNE_BATCH: usize = 16;
+
 /// A shared resource (link direction, controller, bridge CPU) that books work into the
 /// earliest free gap at or after the time the work is ready. Work reserved ahead of time (a
 /// data phase due to start later) does not block shorter work that fits before it, so the
 /// resource is work-conserving even though stages are booked when a command reaches them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calendar {
-    /// Booked intervals [start, end), sorted, disjoint, all ending after the last prune time.
+    /// Booked intervals [start, end), sorted, disjoint; those from `first_live` on all end
+    /// after the last prune time, those before it are over and ignored.
     /// A plain vector: calendars stay short (about 10 bookings under 4 KiB QD32 load, never
     /// more than a few dozen), where shifting a few entries beats a ring buffer's index
     /// arithmetic on every access.
     booked: Vec<(u64, u64)>,
+    first_live: usize,
     /// Time spent working (not waiting for upstream data).
     pub busy_ns: u64,
     pub operations: u64,
@@ -116,15 +122,21 @@ impl Calendar {
     /// `need(start)`; returns (start, end). `now_ns` lets bookings in the past be forgotten.
     #[inline]
     fn book(&mut self, now_ns: u64, earliest_ns: u64, need: impl Fn(u64) -> u64) -> (u64, u64) {
-        let past = self
-            .booked
-            .iter()
-            .take_while(|&&(_, end)| end <= now_ns)
-            .count();
-        if past > 0 {
-            self.booked.drain(..past);
+        let len = self.booked.len();
+        let mut live = self.first_live;
+        while live < len && self.booked[live].1 <= now_ns {
+            live += 1;
         }
+        if live == len {
+            self.booked.clear();
+            live = 0;
+        } else if live >= PRUNE_BATCH {
+            self.booked.drain(..live);
+            live = 0;
+        }
+        self.first_live = live;
         // Fast path: work ready after every booking goes at the end.
+        // (After the prune the list is empty or its last booking is live.)
         if self
             .booked
             .last()
@@ -138,43 +150,43 @@ impl Calendar {
                     _ => self.booked.push((earliest_ns, end)),
                 }
                 assert!(
-                    self.booked.len() <= CALENDAR_BOUND,
+                    self.booked.len() - live <= CALENDAR_BOUND,
                     "calendar bound exceeded"
                 );
             }
             return (earliest_ns, end);
         }
+        // Bookings are sorted and disjoint: the first gap after `start` long enough for the
+        // work takes it. Bookings over before the work is ready cannot hold it (their start is
+        // before `start`) and leave `start` as it is. A linear scan: the list is short (see
+        // `booked`), so it beats a binary search.
         let mut start = earliest_ns;
-        // Bookings are sorted and disjoint: skip those over before the work is ready.
-        // A linear scan: the list is short (see `booked`), so it beats a binary search.
-        let first = self
-            .booked
-            .iter()
-            .position(|&(_, end)| end > start)
-            .unwrap_or(self.booked.len());
+        let mut end = start + need(start);
         let mut index = self.booked.len();
-        for (i, &(a, b)) in self.booked.iter().enumerate().skip(first) {
-            if start + need(start) <= a {
+        for (i, &(a, b)) in self.booked.iter().enumerate().skip(live) {
+            if end <= a {
                 index = i;
                 break;
             }
-            start = start.max(b);
+            if b > start {
+                start = b;
+                end = start + need(start);
+            }
         }
-        let end = start + need(start);
         if end > start {
             self.insert_coalesced(index, start, end);
         }
         assert!(
-            self.booked.len() <= CALENDAR_BOUND,
+            self.booked.len() - self.first_live <= CALENDAR_BOUND,
             "calendar bound exceeded"
         );
         (start, end)
     }
 
-    /// Insert [start, end) before `index`, merging with touching neighbours so a saturated
-    /// resource keeps one booking rather than a long list to scan.
+    /// Insert [start, end) before `index`, merging with touching live neighbours so a
+    /// saturated resource keeps one booking rather than a long list to scan.
     fn insert_coalesced(&mut self, index: usize, start: u64, end: u64) {
-        let touches_prev = index > 0 && self.booked[index - 1].1 == start;
+        let touches_prev = index > self.first_live && self.booked[index - 1].1 == start;
         let touches_next = index < self.booked.len() && self.booked[index].0 == end;
         match (touches_prev, touches_next) {
             (true, true) => {

@@ -215,6 +215,9 @@ pub struct Simulator {
     slots: Vec<SlotState>,
     pub(crate) slot_bytes: usize,
     pub(crate) slot_buffers: Vec<u8>,
+    /// Per slot: its buffer is known to hold only zeros (so a read of never-written blocks
+    /// need not zero it again). Cleared when the caller borrows the buffer mutably.
+    slot_zero: Vec<bool>,
     completions: VecDeque<SimCompletion>,
     pub(crate) store: Store,
     store_payload: bool,
@@ -346,6 +349,7 @@ impl Simulator {
             slots: Vec::new(),
             slot_bytes: 0,
             slot_buffers: Vec::new(),
+            slot_zero: Vec::new(),
             completions: VecDeque::new(),
             store: Store::new(),
             store_payload: true,
@@ -369,6 +373,7 @@ impl Simulator {
         self.slots = vec![SlotState::default(); slots as usize];
         self.slot_bytes = slot_bytes;
         self.slot_buffers = vec![0u8; slots as usize * slot_bytes];
+        self.slot_zero = vec![true; slots as usize];
         self.block.set_bound(slots, slot_bytes);
         Ok(())
     }
@@ -385,6 +390,7 @@ impl Simulator {
     }
 
     pub fn slot_buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        self.slot_zero[slot as usize] = false;
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + self.slot_bytes]
     }
@@ -614,8 +620,8 @@ impl Simulator {
             self.counters.merged_requests += u64::from(plan.part_count) - 1;
             let now = self.now_ns;
             let host = &self.spec.host;
-            let submit_ns =
-                host.submit_cpu_ns + host.cpu_ns_per_kib * u64::from(plan.len).div_ceil(BYTES_PER_KIB);
+            let submit_ns = host.submit_cpu_ns
+                + host.cpu_ns_per_kib * u64::from(plan.len).div_ceil(BYTES_PER_KIB);
             let issue_at = self.reserve(layer::HOST_CPU, now, submit_ns, 0);
             let c = &mut self.commands[id as usize];
             c.op = plan.op;
@@ -932,7 +938,13 @@ impl Simulator {
                 if write {
                     self.store.write(offset, &self.slot_buffers[range]);
                 } else {
-                    self.store.read(offset, &mut self.slot_buffers[range]);
+                    let slot = part.slot as usize;
+                    let was_zero = self.slot_zero[slot];
+                    let zero =
+                        self.store
+                            .read_into(offset, &mut self.slot_buffers[range], was_zero);
+                    let whole_slot = part.len as usize == self.slot_bytes;
+                    self.slot_zero[slot] = zero && (was_zero || whole_slot);
                 }
             }
             offset += u64::from(part.len);

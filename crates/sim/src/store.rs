@@ -64,6 +64,21 @@ impl Store {
 
     /// Fill `out` with the bytes at `offset`.
     pub fn read(&self, offset: u64, out: &mut [u8]) {
+        self.read_into(offset, out, false);
+    }
+
+    /// Fill `out` with the bytes at `offset`; when the caller knows `out` already holds only
+    /// zeros (`out_is_zero`), never-written ranges are left as they are instead of zeroed
+    /// again. Returns whether `out` holds only zeros afterwards (false when unsure).
+    pub fn read_into(&self, offset: u64, out: &mut [u8], out_is_zero: bool) -> bool {
+        let mut all_zero = true;
+        if self.chunks.is_empty() {
+            // Nothing was ever written (read-only sessions): every byte reads as zero.
+            if !out_is_zero {
+                out.fill(0);
+            }
+            return all_zero;
+        }
         let mut done = 0usize;
         while done < out.len() {
             let pos = offset + done as u64;
@@ -71,11 +86,16 @@ impl Store {
             let within = (pos % CHUNK_BYTES as u64) as usize;
             let n = (CHUNK_BYTES - within).min(out.len() - done);
             match self.chunks.get(&index) {
-                Some(chunk) => out[done..done + n].copy_from_slice(&chunk[within..within + n]),
+                Some(chunk) => {
+                    out[done..done + n].copy_from_slice(&chunk[within..within + n]);
+                    all_zero = false;
+                }
+                None if out_is_zero => {}
                 None => out[done..done + n].fill(0),
             }
             done += n;
         }
+        all_zero
     }
 
     /// Forget `len` bytes at `offset`: whole chunks are dropped, partial ones zeroed.
@@ -111,6 +131,26 @@ mod tests {
         assert_eq!(&out[1000..11_000], &data[..]);
         assert!(out[11_000..].iter().all(|&b| b == 0));
         assert_eq!(store.stored_bytes(), 3 * CHUNK_BYTES as u64);
+    }
+
+    #[test]
+    fn read_into_skips_zeroing_a_known_zero_buffer_and_reports_zeros() {
+        let mut store = Store::new();
+        // A buffer the caller claims is zero is left alone where nothing was written.
+        let mut out = vec![0u8; 2 * CHUNK_BYTES];
+        assert!(store.read_into(0, &mut out, true));
+        let mut dirty = vec![7u8; CHUNK_BYTES];
+        assert!(store.read_into(0, &mut dirty, false));
+        assert!(dirty.iter().all(|&b| b == 0), "unknown buffers are zeroed");
+        store.write(CHUNK_BYTES as u64 + 5, &[9u8; 3]);
+        assert!(
+            !store.read_into(0, &mut out, true),
+            "stored bytes were copied"
+        );
+        assert_eq!(&out[CHUNK_BYTES + 4..CHUNK_BYTES + 9], &[0, 9, 9, 9, 0]);
+        let mut dirty = vec![7u8; 2 * CHUNK_BYTES];
+        store.read_into(0, &mut dirty, false);
+        assert_eq!(dirty, out);
     }
 
     #[test]

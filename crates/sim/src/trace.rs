@@ -299,11 +299,21 @@ impl Simulator {
         }
     }
 
+    // The `trace_*` hooks run on every command while recording is rare: each is an inlined
+    // check, and its `record_*` body (with a capture buffer of a few KiB on the stack) stays
+    // out of the hot path.
+
     /// HostIssue: the command URB (and for UAS the status and data URBs queued with it).
+    #[inline]
     pub(crate) fn trace_issue(&mut self, id: CmdId) {
-        if self.pcap.is_none() {
-            return;
+        if self.pcap.is_some() {
+            self.record_issue(id);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_issue(&mut self, id: CmdId) {
         let now = self.now_ns();
         if matches!(self.transport, Transport::Uas { .. }) {
             if let Some(p) = self.pcap.as_mut() {
@@ -320,10 +330,16 @@ impl Simulator {
     }
 
     /// CommandAtDevice: the command URB completes; BOT then submits its data URB.
+    #[inline]
     pub(crate) fn trace_command_delivered(&mut self, id: CmdId) {
-        if self.pcap.is_none() {
-            return;
+        if self.pcap.is_some() {
+            self.record_command_delivered(id);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_command_delivered(&mut self, id: CmdId) {
         let now = self.now_ns();
         let len = u32::from(self.commands[id as usize].command_len);
         if let Some(p) = self.pcap.as_mut() {
@@ -335,10 +351,16 @@ impl Simulator {
     }
 
     /// DataDone: the data URB completes (IN carries the data read); BOT submits the CSW URB.
+    #[inline]
     pub(crate) fn trace_data_done(&mut self, id: CmdId) {
-        if self.pcap.is_none() {
-            return;
+        if self.pcap.is_some() {
+            self.record_data_done(id);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_data_done(&mut self, id: CmdId) {
         let now = self.now_ns();
         let op = self.commands[id as usize].op;
         let len = self.data_len(id);
@@ -362,10 +384,16 @@ impl Simulator {
     /// Status reached the host at `now`: the status URB completes with the CSW / Sense IU
     /// bytes. (Recorded when the arrival time is known, so records can be slightly out of
     /// time order; usbmon readers sort by timestamp.)
+    #[inline]
     pub(crate) fn trace_status(&mut self, id: CmdId, now: u64) {
-        if self.pcap.is_none() {
-            return;
+        if self.pcap.is_some() {
+            self.record_status(id, now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_status(&mut self, id: CmdId, now: u64) {
         let c = &self.commands[id as usize];
         let bytes = c.status_bytes;
         let len = usize::from(c.status_len);
