@@ -45,6 +45,9 @@ pub struct SimReport {
     pub bottleneck_utilisation: f64,
     /// Host CPU busy time over elapsed time, in percent of the whole CPU (`cpu_threads`).
     pub host_cpu_percent: f64,
+    /// Hardware threads the host CPU has (the host profile's `cpu_threads`): layer busy times
+    /// are of one thread, `host_cpu_percent` is of them all.
+    pub host_cpu_threads: u32,
     pub host_requests: u64,
     pub rejected_requests: u64,
     pub commands: u64,
@@ -192,6 +195,7 @@ impl Simulator {
             elapsed_ns: self.now_ns(),
             host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0
                 / f64::from(self.stack().host.cpu_threads),
+            host_cpu_threads: self.stack().host.cpu_threads,
             layers,
             bottleneck,
             bottleneck_utilisation,

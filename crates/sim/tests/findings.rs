@@ -262,10 +262,7 @@ fn bot_to_uas_gains_tens_of_mb_s_on_the_lucidport_card() {
 }
 
 #[test]
-#[ignore = "finding not reproduced yet: intel-win7-bot 63.5 MB/s -> intel-win7-uas 425.4 MB/s \
-            (+361.9) at 2 MiB QD1; the Vertex 3 reads a 64 KiB command at QD1 at ~72 MB/s even \
-            on AHCI (one NAND sense per 4 KiB logical page, serialised on the die that holds the \
-            compressed pages; no read-ahead in its profile)"]
+#[ignore = "finding not reproduced yet: intel-win7-bot 174.9 MB/s -> intel-win7-uas 425.4 MB/s (+250.4) at 2 MiB QD1: Windows 7 BOT sends 64 KiB commands, UAS 1 MiB; which BOT driver the lab compared is not known"]
 fn bot_to_uas_gains_tens_of_mb_s_on_the_hardware_fr_intel_port() {
     assert_bot_to_uas_gain_is_tens_of_mb_s(
         "hwfr2013/intel-win7-bot",
@@ -358,10 +355,6 @@ fn third_party_uas_gains_several_fold_from_qd1_to_qd8_at_4k_while_bot_is_flat() 
 }
 
 #[test]
-#[ignore = "finding not reproduced yet: asm1042-win7-uas QD1 5370 IOPS, QD8 5382 IOPS (x1.00): \
-            the stack falls back to BOT because controllers/asmedia-asm1042.toml has \
-            supports_streams = false, which also stops the Windows 7 third-party driver (with the \
-            vendor's xHCI driver) although only Windows 8's in-box xHCI/UAS lacked streams there"]
 fn third_party_uas_gains_several_fold_from_qd1_to_qd8_on_the_asmedia_port() {
     assert_uas_scales_with_depth_and_bot_does_not("asm1042");
 }
@@ -422,11 +415,7 @@ fn the_merging_turbo_driver_inflates_queued_4k_results_and_storlab_flags_it() {
 }
 
 #[test]
-#[ignore = "finding not reproduced yet: amd-win7-turbo 45.5 MB/s (drive saw 500x4 KiB + \
-            500x28 KiB) vs the drive on sata-ahci 125.0 MB/s at 4 KiB sequential QD8 (QD4: 32.6 \
-            vs 90.5; QD32: 107.6 vs 292.4): a merged 28 KiB command costs ~540 us because the \
-            Vertex 3 senses each 4 KiB logical page separately on one die, so merging saves the \
-            BOT round trips but not the drive time"]
+#[ignore = "finding not reproduced yet: amd-win7-turbo 72.1 MB/s (drive saw 500x4 KiB + 500x28 KiB) vs the drive on sata-ahci 255.1 MB/s at 4 KiB sequential QD8: the merged BOT path stays bound by host CPU and BOT round trips"]
 fn the_merging_turbo_driver_reports_more_than_the_drive_itself_does_at_4k() {
     let merging = measure("hwfr2013/amd-win7-turbo", queued_sequential_4k());
     let drive_alone = measure("hwfr2013/sata-ahci", queued_sequential_4k());
@@ -557,11 +546,7 @@ fn trim_everything(sim: &mut Simulator) {
 }
 
 #[test]
-#[ignore = "finding not reproduced yet: fresh 14.27 MB/s, used 14.27 MB/s (x1.00) right after \
-            a full 128 KiB fill, after TRIM 14.27 MB/s: the page-mapped FTL keeps its whole spare \
-            area (8192 blocks) free after a fill and stays at the 250 us command_ns bound until \
-            ~1.05M random writes (4.3 GB) have used it; even then GC steady state is 8.2 MB/s \
-            (x1.74), not 2.5"]
+#[ignore = "finding not reproduced yet: M225 fresh 11.80 MB/s, used 11.80 MB/s right after a full 128 KiB fill: a page-mapped FTL keeps its whole spare area free after a fill; the Indilinx hybrid (log-block) mapping that was slow from the first random write is not modelled"]
 fn a_used_ssd_is_several_times_slower_at_4k_random_writes_until_trim() {
     // Published (calibration.toml [ssd_trim.crucial_m225]): 11.8 MB/s fresh, 2.5 MB/s after one
     // full sequential fill. The whole user capacity is filled: what makes the drive "used" is

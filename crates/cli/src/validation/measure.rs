@@ -261,10 +261,12 @@ fn value_of(
     }
 }
 
-/// (busy ns of the host CPU layer, elapsed ns) of the simulator session so far.
+/// (busy ns of the host CPU layer over the host's hardware threads, elapsed ns) of the
+/// simulator session so far: CPU use is a share of the whole CPU, as the reviews print it.
 fn host_cpu_counters(report: &EngineReport) -> Option<(u64, u64)> {
     let json: serde_json::Value = serde_json::from_str(report.sim_json.as_deref()?).ok()?;
     let elapsed_ns = json.get("elapsed_ns")?.as_u64()?;
+    let threads = json.get("host_cpu_threads")?.as_u64()?.max(1);
     let busy_ns = json
         .get("layers")?
         .as_array()?
@@ -272,7 +274,7 @@ fn host_cpu_counters(report: &EngineReport) -> Option<(u64, u64)> {
         .find(|layer| layer.get("name").and_then(|n| n.as_str()) == Some(HOST_CPU_LAYER))?
         .get("busy_ns")?
         .as_u64()?;
-    Some((busy_ns, elapsed_ns))
+    Some((busy_ns / threads, elapsed_ns))
 }
 
 /// The host CPU busy share, in percent, while the job `job_name` ran: the difference of the
@@ -310,6 +312,7 @@ mod tests {
             sim_json: Some(
                 serde_json::json!({
                     "elapsed_ns": elapsed_ns,
+                    "host_cpu_threads": 1,
                     "layers": [
                         {"name": "controller", "busy_ns": 1},
                         {"name": HOST_CPU_LAYER, "busy_ns": busy_ns}

@@ -249,7 +249,15 @@ struct Die {
     /// program suspend), serialised only among themselves, and push the program backlog back
     /// by their duration.
     read_busy_until_ns: u64,
+    /// The physical page whose data sits in the die's page register after its last sense
+    /// (NO_PAGE after an erase): another logical page of it needs only the channel transfer,
+    /// which is what an 8 KiB page or compression (several logical pages per NAND page) gives.
+    register_page: u64,
+    register_ready_ns: u64,
 }
+
+/// `Die::register_page` when the register holds nothing reusable.
+const NO_PAGE: u64 = u64::MAX;
 
 /// Host pages gathered for the next program on one die.
 #[derive(Clone, Copy, Debug, Default)]
@@ -335,6 +343,8 @@ impl SsdDrive {
                     bucket_heads: vec![NONE; g.slots_per_block as usize + 1],
                     unit: Server::default(),
                     read_busy_until_ns: 0,
+                    register_page: NO_PAGE,
+                    register_ready_ns: 0,
                 }
             })
             .collect();
@@ -602,6 +612,7 @@ impl SsdDrive {
             self.state[victim] = BlockState::Free;
             self.erase_count[victim] += 1;
             self.dies[die].free_blocks.push(victim as u32);
+            self.dies[die].register_page = NO_PAGE;
             self.nand_slots_written += copied_slots;
             let programs = copied_slots.div_ceil(self.geometry.slots_per_program);
             let work = pages_read * self.profile.page_read_ns
@@ -706,13 +717,21 @@ impl SsdDrive {
         let channel = die % self.channels.len();
         let bytes = self.extent_len(lpn) * u64::from(self.geometry.slot_bytes);
         let read_ns = self.profile.page_read_ns;
+        let physical_page = u64::from(slot) / self.geometry.slots_per_page;
         let d = &mut self.dies[die];
-        let start = earliest_ns.max(d.read_busy_until_ns);
-        let sensed = start + read_ns;
-        d.read_busy_until_ns = sensed;
-        d.unit.busy_until_ns = d.unit.busy_until_ns.max(start) + read_ns;
-        d.unit.busy_ns += read_ns;
-        d.unit.operations += 1;
+        let sensed = if d.register_page == physical_page {
+            d.register_ready_ns.max(earliest_ns)
+        } else {
+            let start = earliest_ns.max(d.read_busy_until_ns);
+            let sensed = start + read_ns;
+            d.read_busy_until_ns = sensed;
+            d.unit.busy_until_ns = d.unit.busy_until_ns.max(start) + read_ns;
+            d.unit.busy_ns += read_ns;
+            d.unit.operations += 1;
+            d.register_page = physical_page;
+            d.register_ready_ns = sensed;
+            sensed
+        };
         d.unit.bytes += bytes;
         Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
     }

@@ -1,0 +1,227 @@
+//! The calibration gate of issue #7: runs `storlab validate validation/calibration.toml` (every
+//! figure of `../shared/reference/calibration.toml` mapped to its simulated scenario) and fails
+//! when a figure is more than 15% off — except the gaps listed below, each with the reason the
+//! model misses it. A listed gap that comes within 15% also fails, so the list only shrinks.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The issue's working tolerance (the target is 10%).
+const TOLERANCE_PERCENT: f64 = 15.0;
+
+/// Figures the model does not reproduce yet, and why (docs/validation.md "Known gaps").
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    // HDDs: after the test file is written, the write cache is destaged between the reads of
+    // the sequential test (no idle delay before background destaging in the HDD model), which
+    // breaks the read stream; BOT's 64 KiB commands are not hurt as much.
+    (
+        "lucidport.seq_read.wd_caviar_black_2tb_hdd.uasp",
+        "destage interleaves with the read stream",
+    ),
+    (
+        "lucidport.seq_read.wd_caviar_black_2tb_hdd.sata_ide",
+        "destage interleaves with the read stream",
+    ),
+    (
+        "lucidport.seq_read.velociraptor_500gb_hdd.sata_ide",
+        "destage interleaves with the read stream",
+    ),
+    (
+        "lucidport.seq_read.barracuda_1tb_hdd.sata_ide",
+        "destage interleaves with the read stream",
+    ),
+    (
+        "lucidport.seq_read.samsung_hd103sj_1tb_hdd.sata_ide",
+        "destage interleaves with the read stream",
+    ),
+    // The Caviar Black writes sequentially at its read rate in the model; the drive measured
+    // 128-144 MB/s (write settle per track switch is not modelled).
+    (
+        "lucidport.seq_write.wd_caviar_black_2tb_hdd.uasp",
+        "no write settle per track switch",
+    ),
+    (
+        "lucidport.seq_write.wd_caviar_black_2tb_hdd.sata_ide",
+        "no write settle per track switch",
+    ),
+    // BOT: the model's per-command cost path (host CPU, CBW, bridge firmware, CSW) is serial;
+    // reads are too slow and sequential writes too fast against the note.
+    (
+        "lucidport.seq_write.intel_x25e_32gb_ssd.bot",
+        "BOT write path too fast at 64 KiB",
+    ),
+    (
+        "lucidport.rand4k_queued_read.intel_x25e_32gb_ssd.bot",
+        "BOT round trip too slow at 4 KiB",
+    ),
+    (
+        "lucidport.rand4k_queued_write.intel_x25e_32gb_ssd.bot",
+        "BOT round trip too slow at 4 KiB",
+    ),
+    // UAS QD32 writes: the X25-E behind the USB300 wrote slower than it read (27 400 vs 30 400
+    // commands/s); the model's per-command costs are the same for both directions.
+    (
+        "lucidport.rand4k_queued_write.intel_x25e_32gb_ssd.uasp",
+        "no write-specific command cost",
+    ),
+    // HDD random 4 KiB over 1000 MB: the IDE column (no NCQ) beats one-command-at-a-time
+    // physics (rotational latency alone is 4.17 ms); the UAS/NCQ gain and the write cache's
+    // queued-write rate are off by 25-50%.
+    (
+        "lucidport.rand4k_queued_read.wd_caviar_black_2tb_hdd.uasp",
+        "NCQ gain over 1000 MB too high",
+    ),
+    (
+        "lucidport.rand4k_queued_read.wd_caviar_black_2tb_hdd.sata_ide",
+        "IDE figure beats QD1 physics",
+    ),
+    (
+        "lucidport.rand4k_queued_read.barracuda_1tb_hdd.sata_ide",
+        "IDE figure beats QD1 physics",
+    ),
+    (
+        "lucidport.rand4k_queued_read.samsung_hd103sj_1tb_hdd.sata_ide",
+        "IDE figure beats QD1 physics",
+    ),
+    (
+        "lucidport.rand4k_queued_write.wd_caviar_black_2tb_hdd.uasp",
+        "write-cache destage rate too low",
+    ),
+    (
+        "lucidport.rand4k_queued_write.wd_caviar_black_2tb_hdd.sata_ide",
+        "write-cache destage rate too low",
+    ),
+    (
+        "lucidport.rand4k_queued_write.wd_caviar_black_2tb_hdd.bot",
+        "write-cache destage rate too low",
+    ),
+    (
+        "lucidport.rand4k_queued_write.samsung_hd103sj_1tb_hdd.sata_ide",
+        "write-cache destage rate too low",
+    ),
+    // CPU: per-command costs that fit the 4 KiB latencies leave BOT streaming at half the
+    // measured CPU (HD Speed's read size is also an assumption).
+    (
+        "lucidport.cpu_percent.uasp.ssd",
+        "CPU model: per-command/per-KiB split",
+    ),
+    (
+        "lucidport.cpu_percent.sata_ide.hdd",
+        "CPU model: per-command/per-KiB split",
+    ),
+    (
+        "lucidport.cpu_percent.bot.ssd",
+        "CPU model: per-command/per-KiB split",
+    ),
+    (
+        "lucidport.cpu_percent.bot.hdd",
+        "CPU model: per-command/per-KiB split",
+    ),
+    // BOT with 1 MiB Turbo transfers reaches ~340 MB/s in the model; the USB-IF's 250 MB/s is
+    // an estimate for BOT in general.
+    (
+        "interface.usb3_bot_ceiling_mbs",
+        "BOT with 1 MiB transfers above the estimate",
+    ),
+    // The M225's Indilinx firmware was slow from the first random write after a fill; a
+    // page-mapped FTL with 7% spare stays fast until the spare area is used up.
+    (
+        "ssd_trim.crucial_m225.rand4k_write_after_full_sequential_fill_mbs",
+        "Indilinx hybrid-mapped FTL not modelled",
+    ),
+];
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn every_calibration_figure_is_within_15_percent_or_a_listed_gap() {
+    let root = workspace_root();
+    let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(&root)
+        .args([
+            "validate",
+            "validation/calibration.toml",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .expect("run storlab validate");
+    assert!(
+        output.status.success(),
+        "storlab validate failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON output");
+    let gaps: BTreeMap<&str, &str> = KNOWN_GAPS.iter().copied().collect();
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for entry in json["entries"].as_array().expect("entries") {
+        let id = entry["id"].as_str().expect("id");
+        let error = entry["error_percent"].as_f64().expect("error_percent");
+        eprintln!(
+            "{id:<70} published {:>8} simulated {:>9.3} error {error:+6.1}%",
+            entry["published"], entry["simulated"]
+        );
+        match gaps.get(id) {
+            Some(_) if error.abs() <= TOLERANCE_PERCENT => {
+                seen += 1;
+                problems.push(format!("{id}: now {error:+.1}%: remove it from KNOWN_GAPS"));
+            }
+            Some(_) => seen += 1,
+            None if error.abs() > TOLERANCE_PERCENT => problems.push(format!(
+                "{id}: {error:+.1}% is beyond ±{TOLERANCE_PERCENT}%"
+            )),
+            None => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        gaps.len(),
+        "a KNOWN_GAPS id is not in the calibration file"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_calibration_file_maps_every_published_figure() {
+    // Every figure of the shared reference appears as an entry (or is named in the file's
+    // comments as a property checked elsewhere).
+    let root = workspace_root();
+    let reference = std::fs::read_to_string(root.join("../shared/reference/calibration.toml"));
+    let Ok(reference) = reference else {
+        if std::env::var_os("CI").is_some() {
+            panic!("../shared/reference/calibration.toml is missing");
+        }
+        eprintln!("skipped: ../shared/reference/calibration.toml is not beside the checkout");
+        return;
+    };
+    let mapping = std::fs::read_to_string(root.join("validation/calibration.toml")).unwrap();
+    let reference: toml::Table = toml::from_str(&reference).unwrap();
+    let mut missing = Vec::new();
+    fn walk(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&p, v, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
+    }
+    let mut figures = Vec::new();
+    walk("", &toml::Value::Table(reference), &mut figures);
+    for figure in figures {
+        if !mapping.contains(&format!("\"{figure}\"")) && !mapping.contains(&figure) {
+            missing.push(figure);
+        }
+    }
+    assert!(missing.is_empty(), "figures with no scenario: {missing:?}");
+}
