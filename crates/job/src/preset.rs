@@ -285,7 +285,8 @@ impl SweepPoint {
     }
 }
 
-fn value_text(value: &toml::Value) -> Option<String> {
+/// A TOML scalar as the text a job key or coordinate takes (booleans as 1/0, as fio writes them).
+pub fn value_text(value: &toml::Value) -> Option<String> {
     match value {
         toml::Value::String(s) => Some(s.clone()),
         toml::Value::Integer(i) => Some(i.to_string()),

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use storlab_job::keys::{find_key, JobDraft};
+use storlab_job::preset::value_text;
 use storlab_job::steps::DeviceState;
 use storlab_job::{ErrorKind, JobError, Location};
 
@@ -434,17 +435,6 @@ fn workload(
         (None, None, Some(job)) => Ok(Workload::Job {
             keys: job_pairs(job, &format!("{prefix}job"))?,
         }),
-    }
-}
-
-/// A TOML scalar as the text a job key or coordinate takes (booleans as 1/0, as fio writes them).
-pub fn value_text(value: &toml::Value) -> Option<String> {
-    match value {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(if *b { "1" } else { "0" }.to_string()),
-        _ => None,
     }
 }
 
