@@ -18,6 +18,7 @@ use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// The FTL's mapping unit (logical page).
 pub const LOGICAL_PAGE_BYTES: u32 = 4096;
@@ -308,7 +309,7 @@ pub struct SsdDrive {
     acknowledged_ns: u64,
     /// Read-ahead buffer: when each logical page from `prefetch_first_lpn` on is in the
     /// controller (contiguous pages; empty when no sequential stream is being followed).
-    prefetch_ready_ns: std::collections::VecDeque<u64>,
+    prefetch_ready_ns: VecDeque<u64>,
     prefetch_first_lpn: u64,
     /// Logical page just after the last read, to recognise a sequential stream.
     next_read_lpn: u64,
@@ -373,7 +374,7 @@ impl SsdDrive {
             buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             acknowledged_ns: 0,
-            prefetch_ready_ns: std::collections::VecDeque::new(),
+            prefetch_ready_ns: VecDeque::new(),
             prefetch_first_lpn: 0,
             next_read_lpn: u64::MAX,
             commands: 0,
