@@ -115,6 +115,7 @@ impl Simulator {
             self.cmd(id).tag,
             "Ready IU names another tag"
         );
+        self.trace_ready(id, at, &bytes);
         at
     }
 

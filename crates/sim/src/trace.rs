@@ -315,11 +315,15 @@ impl Simulator {
     #[inline(never)]
     fn record_issue(&mut self, id: CmdId) {
         let now = self.now_ns();
-        if matches!(self.transport, Transport::Uas { .. }) {
+        if let Transport::Uas { streams } = self.transport {
             if let Some(p) = self.pcap.as_mut() {
                 p.submit(now, id, Urb::Status, STATUS_URB_BYTES, &[]);
             }
-            self.trace_submit_data(id, now);
+            // With streams the data URB waits on its stream from the start; without them the
+            // driver submits it only when the device's Ready IU names the tag (trace_ready).
+            if streams {
+                self.trace_submit_data(id, now);
+            }
         }
         let c = &self.commands[id as usize];
         let bytes = c.command_bytes;
@@ -347,6 +351,28 @@ impl Simulator {
         }
         if self.transport == Transport::Bot {
             self.trace_submit_data(id, now);
+        }
+    }
+
+    /// A Ready IU reached the host at `at_ns` (High-Speed UAS): the status URB completes with
+    /// it, and the driver submits the data URB it announces and a new status URB for the
+    /// command's Sense IU, as Linux's uas driver does without streams.
+    #[inline]
+    pub(crate) fn trace_ready(&mut self, id: CmdId, at_ns: u64, ready_iu: &[u8]) {
+        if self.pcap.is_some() {
+            self.record_ready(id, at_ns, ready_iu);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_ready(&mut self, id: CmdId, at_ns: u64, ready_iu: &[u8]) {
+        if let Some(p) = self.pcap.as_mut() {
+            p.complete(at_ns, id, Urb::Status, ready_iu.len() as u32, ready_iu);
+        }
+        self.trace_submit_data(id, at_ns);
+        if let Some(p) = self.pcap.as_mut() {
+            p.submit(at_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
         }
     }
 

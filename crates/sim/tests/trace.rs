@@ -47,6 +47,31 @@ fn bot_and_uas_sessions_decode_with_wire() {
 }
 
 #[test]
+fn high_speed_uas_announces_data_with_ready_ius_before_its_data_urbs() {
+    let text = storlab_wire::decode_pcap(&traced_session("usb2-uas-ssd")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let first = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle} in\n{text}"))
+    };
+    // The driver submits the write's data URB (bulk-out 0x02) only after the Write Ready IU,
+    // and the first read's (bulk-in 0x81) after the Read Ready IU.
+    assert!(
+        first("UAS Write Ready IU") < first("S Bulk 1:2:0x02"),
+        "{text}"
+    );
+    assert!(
+        first("UAS Read Ready IU") < first("S Bulk 1:2:0x81"),
+        "{text}"
+    );
+    // At SuperSpeed streams carry the data: no Ready IU at all.
+    let super_speed = storlab_wire::decode_pcap(&traced_session("usb3-uas-ssd")).unwrap();
+    assert!(!super_speed.contains("Ready IU"), "{super_speed}");
+}
+
+#[test]
 fn direct_sata_has_no_usb_trace() {
     assert!(traced_session("sata-ahci-ssd").is_empty());
 }
@@ -66,29 +91,34 @@ fn tshark_reads_the_uas_session() {
     }
     let dir = std::env::temp_dir().join(format!("storlab-sim-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("uas.pcap");
-    std::fs::write(&path, traced_session("usb3-uas-ssd")).unwrap();
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(&path)
-        .args(["-Y", "uasp", "-T", "fields", "-e", "uasp.iu_id"])
-        .output()
-        .unwrap();
+    let iu_ids = |stack: &str| {
+        let path = dir.join(format!("{stack}.pcap"));
+        std::fs::write(&path, traced_session(stack)).unwrap();
+        let out = std::process::Command::new("tshark")
+            .arg("-r")
+            .arg(&path)
+            .args(["-Y", "uasp", "-T", "fields", "-e", "uasp.iu_id"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{stack}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let super_speed = iu_ids("usb3-uas-ssd");
+    let high_speed = iu_ids("usb2-uas-ssd");
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ids = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        ids.lines().any(|l| l.trim() == "1" || l.contains("0x01")),
-        "no Command IU: {ids}"
-    );
-    assert!(
-        ids.lines().any(|l| l.trim() == "3" || l.contains("0x03")),
-        "no Sense IU: {ids}"
-    );
+    let has = |ids: &str, id: u8| {
+        ids.lines()
+            .any(|l| l.trim() == id.to_string() || l.contains(&format!("0x{id:02x}")))
+    };
+    assert!(has(&super_speed, 0x01), "no Command IU: {super_speed}");
+    assert!(has(&super_speed, 0x03), "no Sense IU: {super_speed}");
+    // High-Speed: the Read Ready (0x06) and Write Ready (0x07) IUs on the status pipe.
+    assert!(has(&high_speed, 0x06), "no Read Ready IU: {high_speed}");
+    assert!(has(&high_speed, 0x07), "no Write Ready IU: {high_speed}");
 }
 
 #[test]
