@@ -5,6 +5,10 @@
 //! collection below a free-block threshold, TRIM, optional on-the-fly compression, and the
 //! figures that show the drive's state (write amplification, GC copies, erases, free blocks).
 //!
+//! With `mapping = "log_block"` the hybrid map of `ftl_log_block.rs` replaces the page map
+//! (block-mapped data blocks, page-mapped log blocks, merges instead of greedy GC); the NAND
+//! timing, write buffer, reads and TRIM path here serve both.
+//!
 //! Data layout: the FTL maps 4 KiB logical pages to *slots*, the unit NAND space is allocated
 //! in: a whole 4 KiB without compression, `compression_slot_bytes` with it (a compressed page
 //! takes as many consecutive slots as its compressed size needs).
@@ -54,7 +58,8 @@ pub struct SsdProfile {
     pub command_ns: u64,
     /// Host pages the DRAM write buffer holds.
     pub write_buffer_pages: u32,
-    /// Garbage collection runs on a die while it has fewer free blocks than this.
+    /// Garbage collection runs on a die while it has fewer free blocks than this (page
+    /// mapping; the log-block mapping reclaims log blocks instead and reserves its own blocks).
     pub gc_free_blocks_threshold: u32,
     /// NCQ depth the drive advertises.
     pub queue_depth: u32,
