@@ -124,12 +124,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "interface.usb3_bot_ceiling_mbs",
         "BOT with 1 MiB transfers above the estimate",
     ),
-    // The M225's Indilinx firmware was slow from the first random write after a fill; a
-    // page-mapped FTL with 7% spare stays fast until the spare area is used up.
-    (
-        "ssd_trim.crucial_m225.rand4k_write_after_full_sequential_fill_mbs",
-        "Indilinx hybrid-mapped FTL not modelled",
-    ),
 ];
 
 fn workspace_root() -> PathBuf {

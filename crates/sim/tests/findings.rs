@@ -512,20 +512,31 @@ fn a_gen1_pcie_slot_caps_the_uas_ssd_below_gen2() {
 const TRIM_STACK: &str = "hwfr2010/m225-sata-ahci";
 /// The fill the article's "used" state came from: one full sequential pass.
 const USED_FILL_BLOCK_BYTES: u32 = 128 * KIB;
-/// Random writes measured in each state: about 6 s of the drive's time at its fresh speed.
-const RANDOM_WRITES_MEASURED: u64 = 20_000;
+/// The article's IOMeter run: 12 minutes of random writes in each state, averaged.
+const RANDOM_WRITE_RUN_NS: u64 = 720_000_000_000;
+/// The run goes in batches of this many writes until its time is up.
+const RANDOM_WRITE_BATCH: u64 = 20_000;
 /// The host splits larger discards; one request per TRIM chunk keeps the count small.
 const TRIM_CHUNK_BYTES: u64 = 32 << 20;
 
-fn random_writes_4k(sim: &mut Simulator, seed: u64) -> LoopResult {
+/// 4 KiB random writes at QD1 over the whole drive for the article's 12 minutes: MB/s.
+fn random_writes_4k(sim: &mut Simulator, seed: u64) -> f64 {
     let workload = Workload {
         op: Op::Write,
         block_bytes: 4 * KIB,
         queue_depth: 1,
         random: true,
-        ios: RANDOM_WRITES_MEASURED,
+        ios: RANDOM_WRITE_BATCH,
     };
-    run_loop(sim, workload, 0, seed)
+    let start_ns = sim.now_ns();
+    let mut bytes = 0;
+    let mut batch = 0;
+    while sim.now_ns() - start_ns < RANDOM_WRITE_RUN_NS {
+        run_loop(sim, workload, 0, seed * 1000 + batch);
+        bytes += RANDOM_WRITE_BATCH * u64::from(4 * KIB);
+        batch += 1;
+    }
+    bytes as f64 / ((sim.now_ns() - start_ns) as f64 / 1e9) / 1e6
 }
 
 fn trim_everything(sim: &mut Simulator) {
@@ -546,17 +557,17 @@ fn trim_everything(sim: &mut Simulator) {
 }
 
 #[test]
-#[ignore = "finding not reproduced yet: M225 fresh 11.80 MB/s, used 11.80 MB/s right after a full 128 KiB fill: a page-mapped FTL keeps its whole spare area free after a fill; the Indilinx hybrid (log-block) mapping that was slow from the first random write is not modelled"]
 fn a_used_ssd_is_several_times_slower_at_4k_random_writes_until_trim() {
     // Published (calibration.toml [ssd_trim.crucial_m225]): 11.8 MB/s fresh, 2.5 MB/s after one
-    // full sequential fill. The whole user capacity is filled: what makes the drive "used" is
-    // that only its spare area is left free, so GC must copy valid pages to reclaim blocks.
-    // The used figure is measured right after the fill, as the article's was: its 12-minute run
-    // averaged 2.5 MB/s, i.e. wrote under 2 GB, less than the drive's ~4.7 GB of spare, so the
-    // drive was slow from the start, not only once random writes had used the spare up.
+    // full sequential fill, each the average of a 12-minute IOMeter run started right after
+    // the state was made. The M225's Indilinx firmware maps data blocks whole (hybrid
+    // log-block FTL): after a full fill every data block is full, so once its small pool of
+    // log blocks is in use, each reclaimed log page costs a full merge of a 128-page block.
+    // The 12-minute run wrote under 2 GB, less than the ~4.7 GB of spare a page-mapped FTL
+    // would have had to use up first: the slowness is the merges, not the spare running out.
     let started = Instant::now();
     let mut fresh = simulator(TRIM_STACK);
-    let fresh_mb_s = random_writes_4k(&mut fresh, 1).mb_per_s();
+    let fresh_mb_s = random_writes_4k(&mut fresh, 1);
 
     let mut used = simulator(TRIM_STACK);
     let capacity = used.capacity_bytes();
@@ -564,14 +575,14 @@ fn a_used_ssd_is_several_times_slower_at_4k_random_writes_until_trim() {
     let settled_ns = used.now_ns() + PAUSE_BETWEEN_RUNS_NS;
     used.step_until(settled_ns);
     let fill_s = started.elapsed().as_secs_f64();
-    let used_mb_s = random_writes_4k(&mut used, 2).mb_per_s();
+    let used_mb_s = random_writes_4k(&mut used, 2);
 
     trim_everything(&mut used);
     let DriveModelReport::Ssd(ftl) = used.report().drive else {
         panic!("{TRIM_STACK} does not have an SSD model");
     };
     assert_eq!(ftl.mapped_pages, 0, "TRIM of everything unmaps every page");
-    let trimmed_mb_s = random_writes_4k(&mut used, 3).mb_per_s();
+    let trimmed_mb_s = random_writes_4k(&mut used, 3);
     eprintln!(
         "{TRIM_STACK}: 4 KiB random writes QD1: fresh {fresh_mb_s:.2} MB/s, used {used_mb_s:.2} \
          MB/s (x{:.2} slower), after TRIM {trimmed_mb_s:.2} MB/s; fill took {fill_s:.1} s wall, \

@@ -2,6 +2,7 @@
 //! with mechanics and NCQ reordering), the command it executes and the per-model report.
 
 pub mod compress;
+pub mod ftl_log_block;
 pub mod hdd;
 pub mod simple;
 pub mod ssd;
@@ -64,6 +65,19 @@ pub struct SsdReport {
     /// Bytes the simulator holds for the physical→logical direction, which a real drive keeps
     /// on the NAND: each page's out-of-band area names its logical page (GC reads it back).
     pub reverse_map_bytes: u64,
+    /// Hybrid (log-block) mapping only: merges by kind since the drive was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges: Option<MergeReport>,
+}
+
+/// Merges of the hybrid (log-block) FTL: switch (a log block filled in order becomes the data
+/// block, no copy), partial (the rest of the data block copied into the log block first), full
+/// (every current page of the logical block copied into a new block).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MergeReport {
+    pub switch: u64,
+    pub partial: u64,
+    pub full: u64,
 }
 
 /// Mechanical figures of the HDD model.

@@ -5,14 +5,19 @@
 //! collection below a free-block threshold, TRIM, optional on-the-fly compression, and the
 //! figures that show the drive's state (write amplification, GC copies, erases, free blocks).
 //!
+//! With `mapping = "log_block"` the hybrid map of `ftl_log_block.rs` replaces the page map
+//! (block-mapped data blocks, page-mapped log blocks, merges instead of greedy GC); the NAND
+//! timing, write buffer, reads and TRIM path here serve both.
+//!
 //! Data layout: the FTL maps 4 KiB logical pages to *slots*, the unit NAND space is allocated
 //! in: a whole 4 KiB without compression, `compression_slot_bytes` with it (a compressed page
 //! takes as many consecutive slots as its compressed size needs).
 
 use super::compress::compressed_bytes;
+use super::ftl_log_block::{LogBlockFtl, LogBlockGeometry, NandWork};
 use super::{
-    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, ReleaseRing, SsdReport,
-    TrimRange,
+    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, MergeReport,
+    ReleaseRing, SsdReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
@@ -53,7 +58,8 @@ pub struct SsdProfile {
     pub command_ns: u64,
     /// Host pages the DRAM write buffer holds.
     pub write_buffer_pages: u32,
-    /// Garbage collection runs on a die while it has fewer free blocks than this.
+    /// Garbage collection runs on a die while it has fewer free blocks than this (page
+    /// mapping; the log-block mapping reclaims log blocks instead and reserves its own blocks).
     pub gc_free_blocks_threshold: u32,
     /// NCQ depth the drive advertises.
     pub queue_depth: u32,
@@ -70,6 +76,34 @@ pub struct SsdProfile {
     /// queue depth 1 overlaps NAND reads with host transfers (0 = none). A multiple of 4096.
     #[serde(default)]
     pub read_ahead_bytes: u32,
+    /// How the FTL maps logical pages: `page` (a page-mapping table, greedy GC; the default)
+    /// or `log_block` (hybrid: block-mapped data blocks plus page-mapped log blocks, merged
+    /// when reclaimed; `ftl_log_block.rs`).
+    #[serde(default, skip_serializing_if = "Mapping::is_page")]
+    pub mapping: Mapping,
+    /// Random-write log blocks of the `log_block` mapping, over the whole drive: a multiple
+    /// of the die count (each die has its share, plus one sequential log block).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub log_blocks: u32,
+}
+
+/// The FTL's mapping scheme.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mapping {
+    #[default]
+    Page,
+    LogBlock,
+}
+
+impl Mapping {
+    fn is_page(&self) -> bool {
+        *self == Mapping::Page
+    }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// Largest read-ahead a profile may ask for: controller read buffers of the era were well
@@ -169,7 +203,70 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
         ));
     }
-    Ok(())
+    validate_mapping(p, &geometry)
+}
+
+/// The `mapping` and `log_blocks` keys.
+fn validate_mapping(p: &SsdProfile, geometry: &Geometry) -> Result<(), (&'static str, String)> {
+    match p.mapping {
+        Mapping::Page if p.log_blocks != 0 => Err((
+            "log_blocks",
+            "only the log_block mapping has log blocks".into(),
+        )),
+        Mapping::Page => Ok(()),
+        Mapping::LogBlock => {
+            if p.compression {
+                return Err((
+                    "compression",
+                    "the log_block mapping keeps each logical page at a fixed offset of its \
+                     block: compression needs the page mapping"
+                        .into(),
+                ));
+            }
+            if p.page_bytes != LOGICAL_PAGE_BYTES {
+                return Err((
+                    "page_bytes",
+                    format!("the log_block mapping maps {LOGICAL_PAGE_BYTES}-byte NAND pages"),
+                ));
+            }
+            if p.log_blocks == 0 || !p.log_blocks.is_multiple_of(geometry.dies) {
+                return Err((
+                    "log_blocks",
+                    format!(
+                        "{} is impossible: a positive multiple of the {} dies (each die has \
+                         its share)",
+                        p.log_blocks, geometry.dies
+                    ),
+                ));
+            }
+            let g = log_block_geometry(p, geometry);
+            let needed = g.blocks_needed_per_die();
+            if needed > u64::from(geometry.blocks_per_die) {
+                return Err((
+                    "log_blocks",
+                    format!(
+                        "{} per die do not fit: {} data blocks + {} random logs + a sequential \
+                         log + a merge target = {needed} blocks > {} per die",
+                        g.random_logs_per_die,
+                        g.data_blocks_per_die(),
+                        g.random_logs_per_die,
+                        geometry.blocks_per_die
+                    ),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn log_block_geometry(p: &SsdProfile, geometry: &Geometry) -> LogBlockGeometry {
+    LogBlockGeometry {
+        dies: geometry.dies,
+        blocks_per_die: geometry.blocks_per_die,
+        pages_per_block: p.pages_per_block,
+        logical_pages: p.user_capacity_bytes / u64::from(LOGICAL_PAGE_BYTES),
+        random_logs_per_die: p.log_blocks / geometry.dies,
+    }
 }
 
 /// Derived sizes.
@@ -325,6 +422,8 @@ pub struct SsdDrive {
     gc_copies: u64,
     read_modify_writes: u64,
     mapped_pages: u64,
+    /// The hybrid map when `mapping = "log_block"`; the page-map fields above are then empty.
+    log: Option<LogBlockFtl>,
 }
 
 impl SsdDrive {
@@ -332,13 +431,22 @@ impl SsdDrive {
     pub fn new(profile: &SsdProfile) -> SsdDrive {
         let g = Geometry::new(profile);
         let logical_pages = profile.user_capacity_bytes / u64::from(LOGICAL_PAGE_BYTES);
-        let blocks = g.total_blocks() as usize;
+        let log = (profile.mapping == Mapping::LogBlock)
+            .then(|| LogBlockFtl::new(log_block_geometry(profile, &g)));
+        // The page map's per-page and per-block state is not needed with the hybrid map.
+        let page_mapped = log.is_none();
+        let per_page = |n: u64| if page_mapped { n as usize } else { 0 };
+        let blocks = per_page(g.total_blocks());
         let dies = (0..g.dies)
             .map(|d| {
                 let first = d * g.blocks_per_die;
                 Die {
-                    // Popped from the back: lowest block first.
-                    free_blocks: (first..first + g.blocks_per_die).rev().collect(),
+                    // Popped from the back: lowest block first (the hybrid map keeps its own).
+                    free_blocks: if page_mapped {
+                        (first..first + g.blocks_per_die).rev().collect()
+                    } else {
+                        Vec::new()
+                    },
                     host: Frontier::EMPTY,
                     gc: Frontier::EMPTY,
                     bucket_heads: vec![NONE; g.slots_per_block as usize + 1],
@@ -352,14 +460,14 @@ impl SsdDrive {
         SsdDrive {
             geometry: g,
             logical_pages,
-            forward: vec![NONE; logical_pages as usize],
+            forward: vec![NONE; per_page(logical_pages)],
             extent_slots: if profile.compression {
                 vec![0; logical_pages as usize]
             } else {
                 Vec::new()
             },
-            valid_bits: vec![0; (g.total_slots() as usize).div_ceil(64)],
-            oob_lpn: vec![NONE; g.total_slots() as usize],
+            valid_bits: vec![0; per_page(g.total_slots()).div_ceil(64)],
+            oob_lpn: vec![NONE; per_page(g.total_slots())],
             valid_slots: vec![0; blocks],
             state: vec![BlockState::Free; blocks],
             bucket_prev: vec![NONE; blocks],
@@ -388,6 +496,7 @@ impl SsdDrive {
             gc_copies: 0,
             read_modify_writes: 0,
             mapped_pages: 0,
+            log,
             profile: profile.clone(),
         }
     }
@@ -669,6 +778,9 @@ impl SsdDrive {
     /// One host logical page enters the write buffer with its data in it at `data_ready_ns`;
     /// returns when the buffer had room for it.
     fn write_page(&mut self, lpn: usize, len: u64, data_ready_ns: u64, now_ns: u64) -> u64 {
+        if self.log.is_some() {
+            return self.write_page_log_block(lpn, data_ready_ns, now_ns);
+        }
         let mut room_ns = self.buffer.slot_free_ns();
         if room_ns == ReleaseRing::PENDING {
             // The page it would displace is still staged: program it (partially full) now.
@@ -698,13 +810,74 @@ impl SsdDrive {
         room_ns
     }
 
-    /// Read one logical page from NAND (for a read or a read-modify-write) starting at
-    /// `earliest_ns`; returns when its data is in the controller, or None when unmapped.
-    fn read_page(&mut self, lpn: usize, earliest_ns: u64) -> Option<u64> {
+    /// The hybrid map's write path: the page goes to its die's log block (merges first when
+    /// a log block must be reclaimed, booked on that die from `now_ns`), and is programmed
+    /// there on its own once its data and a buffer entry are in; the buffer entry leaves when
+    /// the program ends.
+    fn write_page_log_block(&mut self, lpn: usize, data_ready_ns: u64, now_ns: u64) -> u64 {
+        let room_ns = self.buffer.slot_free_ns();
+        debug_assert_ne!(
+            room_ns,
+            ReleaseRing::PENDING,
+            "log-block pages never wait staged"
+        );
+        let log = self.log.as_mut().expect("hybrid map");
+        // The tag numbers host pages, so tests can check what each logical page maps to.
+        let placed = log.write(lpn as u64, self.host_pages_written as u32);
+        let die = placed.die;
+        self.book_nand_work(die, placed.work, now_ns);
+        let channel = die % self.channels.len();
+        let bytes = u64::from(LOGICAL_PAGE_BYTES);
+        let on_die = self.channels[channel].reserve(
+            data_ready_ns.max(room_ns),
+            bytes_ns(bytes, self.channel_byte_ps),
+            bytes,
+        );
+        let done = self.dies[die]
+            .unit
+            .reserve(on_die, self.profile.page_program_ns, bytes);
+        let seq = self.buffer.push(done);
+        let entries = self.buffer_lpns.len() as u64;
+        self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
+        self.buffer_maybe[lpn / 64] |= 1 << (lpn % 64);
+        self.nand_slots_written += 1 + placed.work.programs;
+        room_ns
+    }
+
+    /// Merge copies (copy-back inside the die: page read then program) and erases, booked on
+    /// `die` from `now_ns`.
+    fn book_nand_work(&mut self, die: usize, work: NandWork, now_ns: u64) {
+        if work.is_empty() {
+            return;
+        }
+        let p = &self.profile;
+        let ns = work.reads * p.page_read_ns
+            + work.programs * p.page_program_ns
+            + work.erases * p.block_erase_ns;
+        let d = &mut self.dies[die];
+        d.unit.reserve(now_ns, ns, 0);
+        d.register_page = NO_PAGE;
+    }
+
+    /// Where logical page `lpn` lives: (die, physical NAND page, bytes to transfer).
+    fn locate(&self, lpn: usize) -> Option<(usize, u64, u64)> {
+        if let Some(log) = &self.log {
+            let page = log.locate(lpn as u64)?;
+            return Some((log.die_of(lpn as u64), page, u64::from(LOGICAL_PAGE_BYTES)));
+        }
         let slot = self.forward[lpn];
         if slot == NONE {
             return None;
         }
+        let die = self.die_of_block(self.block_of(slot));
+        let bytes = self.extent_len(lpn) * u64::from(self.geometry.slot_bytes);
+        Some((die, u64::from(slot) / self.geometry.slots_per_page, bytes))
+    }
+
+    /// Read one logical page from NAND (for a read or a read-modify-write) starting at
+    /// `earliest_ns`; returns when its data is in the controller, or None when unmapped.
+    fn read_page(&mut self, lpn: usize, earliest_ns: u64) -> Option<u64> {
+        let (die, physical_page, bytes) = self.locate(lpn)?;
         let bit = 1u64 << (lpn % 64);
         if self.buffer_maybe[lpn / 64] & bit != 0 {
             if self.buffer_lpns.contains(&(lpn as u32)) {
@@ -713,12 +886,8 @@ impl SsdDrive {
             }
             self.buffer_maybe[lpn / 64] &= !bit;
         }
-        let block = self.block_of(slot);
-        let die = self.die_of_block(block);
         let channel = die % self.channels.len();
-        let bytes = self.extent_len(lpn) * u64::from(self.geometry.slot_bytes);
         let read_ns = self.profile.page_read_ns;
-        let physical_page = u64::from(slot) / self.geometry.slots_per_page;
         let d = &mut self.dies[die];
         let sensed = if d.register_page == physical_page {
             d.register_ready_ns.max(earliest_ns)
@@ -785,6 +954,9 @@ impl SsdDrive {
     /// claimed twice), valid counts and bucket membership match the map, free (erased) blocks
     /// hold no valid bits and no out-of-band entries. Returns the first violation.
     pub fn check_consistency(&self) -> Result<(), String> {
+        if let Some(log) = &self.log {
+            return log.check_consistency();
+        }
         let spb = self.geometry.slots_per_block;
         let mut valid = vec![0u64; self.valid_slots.len()];
         let mut mapped = 0;
@@ -866,6 +1038,9 @@ impl SsdDrive {
     /// block valid count, state, erase count and bucket links, per die the free-block list and
     /// bucket heads. The out-of-band areas are NAND contents ([`SsdDrive::nand_oob_bytes`]).
     pub fn mapping_ram_bytes(&self) -> u64 {
+        if let Some(log) = &self.log {
+            return log.ram_bytes() + (self.buffer_maybe.capacity() * 8) as u64;
+        }
         fn bytes<T>(v: &Vec<T>) -> usize {
             v.capacity() * std::mem::size_of::<T>()
         }
@@ -884,6 +1059,16 @@ impl SsdDrive {
             + bytes(&self.bucket_prev)
             + bytes(&self.bucket_next)
             + per_die) as u64
+    }
+
+    /// The hybrid map, when the profile asks for `mapping = "log_block"`.
+    pub fn log_block_ftl(&self) -> Option<&LogBlockFtl> {
+        self.log.as_ref()
+    }
+
+    /// The hybrid map, mutable (tests switch on content tracking with it).
+    pub fn log_block_ftl_mut(&mut self) -> Option<&mut LogBlockFtl> {
+        self.log.as_mut()
     }
 
     /// Bytes the simulator holds for what a real drive keeps on the NAND itself: the logical
@@ -1045,7 +1230,11 @@ impl Drive for SsdDrive {
             let end = (end_sector / SECTORS_PER_LOGICAL_PAGE).min(self.logical_pages);
             self.drop_prefetch_overlapping(first, end);
             for lpn in first..end {
-                if self.forward[lpn as usize] != NONE {
+                if let Some(log) = self.log.as_mut() {
+                    if log.trim(lpn) {
+                        self.trimmed_pages += 1;
+                    }
+                } else if self.forward[lpn as usize] != NONE {
                     self.invalidate(lpn as usize);
                     self.trimmed_pages += 1;
                 }
@@ -1091,6 +1280,20 @@ impl Drive for SsdDrive {
         let g = &self.geometry;
         let nand_pages = self.nand_slots_written as f64 / g.slots_per_logical_page as f64;
         let host_pages = self.host_pages_written as f64;
+        let dies = self.dies.len();
+        let (erases, free): (&[u32], Vec<u64>) = match &self.log {
+            Some(log) => (
+                log.erase_counts(),
+                (0..dies).map(|d| log.free_blocks(d)).collect(),
+            ),
+            None => (
+                &self.erase_count,
+                self.dies
+                    .iter()
+                    .map(|d| d.free_blocks.len() as u64)
+                    .collect(),
+            ),
+        };
         DriveModelReport::Ssd(SsdReport {
             host_pages_written: self.host_pages_written,
             nand_pages_programmed: nand_pages,
@@ -1099,18 +1302,16 @@ impl Drive for SsdDrive {
             } else {
                 0.0
             },
-            gc_copies: self.gc_copies,
+            gc_copies: self.log.as_ref().map_or(self.gc_copies, |l| l.copies()),
             read_modify_writes: self.read_modify_writes,
-            erases_total: self.erase_count.iter().map(|&e| u64::from(e)).sum(),
-            erases_max_per_block: self.erase_count.iter().copied().max().unwrap_or(0),
-            free_blocks: self.dies.iter().map(|d| d.free_blocks.len() as u64).sum(),
-            free_blocks_min_per_die: self
-                .dies
-                .iter()
-                .map(|d| d.free_blocks.len() as u64)
-                .min()
-                .unwrap_or(0),
-            mapped_pages: self.mapped_pages,
+            erases_total: erases.iter().map(|&e| u64::from(e)).sum(),
+            erases_max_per_block: erases.iter().copied().max().unwrap_or(0),
+            free_blocks: free.iter().sum(),
+            free_blocks_min_per_die: free.iter().copied().min().unwrap_or(0),
+            mapped_pages: self
+                .log
+                .as_ref()
+                .map_or(self.mapped_pages, |l| l.mapped_pages()),
             trimmed_pages: self.trimmed_pages,
             compression_ratio: if self.host_bytes_compressed > 0 {
                 (self.host_pages_written * u64::from(LOGICAL_PAGE_BYTES)) as f64
@@ -1120,6 +1321,14 @@ impl Drive for SsdDrive {
             },
             mapping_ram_bytes: self.mapping_ram_bytes(),
             reverse_map_bytes: self.nand_oob_bytes(),
+            merges: self.log.as_ref().map(|l| {
+                let m = l.merges();
+                MergeReport {
+                    switch: m.switch,
+                    partial: m.partial,
+                    full: m.full,
+                }
+            }),
         })
     }
 }
