@@ -414,6 +414,27 @@ impl HddDrive {
         (ns, switches)
     }
 
+    /// When the running read-ahead will have filled its segment (0 when none runs).
+    fn prefetch_end_ns(&self) -> u64 {
+        self.prefetching.map_or(0, |i| {
+            let s = &self.segments[i];
+            if s.end > s.fill_lba {
+                s.available_ns(s.end - 1)
+            } else {
+                0
+            }
+        })
+    }
+
+    /// When background write-back may take the head: once it is free and any read-ahead in
+    /// progress has filled its segment. Firmware gives reads priority over the write-back of
+    /// cached data (the host waits for reads, not for destaging), so a read-ahead that a
+    /// sequential read stream keeps extending is never cut short for a background write; the
+    /// write-back waits until the stream pauses or the cache is full.
+    fn head_free_for_write_back_ns(&self) -> u64 {
+        self.actuator.busy_until_ns.max(self.prefetch_end_ns())
+    }
+
     /// Stop a running prefetch when the head is needed at `at_ns`.
     fn stop_prefetch(&mut self, at_ns: u64) {
         if let Some(i) = self.prefetching.take() {
@@ -550,6 +571,8 @@ impl HddDrive {
             };
         }
         let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
+        // The head left the write stream: its next write-back repositions.
+        self.write_stream_end = u64::MAX;
         self.remember_read(command.lba, sectors, data_end);
         let zone = &self.zones[self.position(command.lba).zone];
         Flow {
@@ -561,11 +584,18 @@ impl HddDrive {
 
     /// Write one cached entry to the media from when the head frees: of the oldest
     /// `rpo_candidates` entries already in the cache then, the one the scheduler expects to
-    /// reach soonest (oldest on ties).
-    fn destage_one(&mut self) {
+    /// reach soonest (oldest on ties). `forced` (the cache is full and a write waits for room):
+    /// it takes the head as soon as it is free, cutting a read-ahead short; otherwise it waits
+    /// for the read-ahead to finish.
+    fn destage_one(&mut self, forced: bool) {
         let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
         let Some(earliest) = earliest else { return };
-        let start = self.actuator.busy_until_ns.max(earliest);
+        let head_free = if forced {
+            self.actuator.busy_until_ns
+        } else {
+            self.head_free_for_write_back_ns()
+        };
+        let start = head_free.max(earliest);
         let mut best = (u64::MAX, 0);
         let window = self.rpo_window(self.dirty.len());
         for (i, w) in self.dirty.iter().enumerate().take(window) {
@@ -595,10 +625,10 @@ impl HddDrive {
     /// command arriving at `now_ns` finds the destage that had started).
     fn destage_until(&mut self, now_ns: u64) {
         while let Some(earliest) = self.dirty.iter().map(|w| w.arrived_ns).min() {
-            if self.actuator.busy_until_ns.max(earliest) >= now_ns {
+            if self.head_free_for_write_back_ns().max(earliest) >= now_ns {
                 break;
             }
-            self.destage_one();
+            self.destage_one(false);
         }
     }
 
@@ -694,7 +724,7 @@ impl Drive for HddDrive {
             let mut room = self.write_cache.slot_free_ns();
             while room == ReleaseRing::PENDING {
                 // Cache full: the host waits until the entry it displaces is on the media.
-                self.destage_one();
+                self.destage_one(true);
                 room = self.write_cache.slot_free_ns();
             }
             let seq = self.write_cache.push(ReleaseRing::PENDING);
