@@ -8,13 +8,13 @@
 //! settle margin to spare as missed (one more revolution).
 
 use super::{
-    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing,
-    TrimRange,
+    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 const NS_PER_MINUTE: u64 = 60_000_000_000;
 /// Sectors the first piece of a read carries to the interface (one 4 KiB buffer unit).
@@ -244,8 +244,6 @@ struct DirtyWrite {
     lba: u64,
     sectors: u64,
     arrived_ns: u64,
-    /// Its entry in the write cache.
-    seq: u64,
 }
 
 /// The HDD.
@@ -262,7 +260,9 @@ pub struct HddDrive {
     segments: Vec<Segment>,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
-    write_cache: ReleaseRing,
+    /// End times of the media writes booked for entries that hold their cache space until
+    /// then (in booking order, so ascending: the actuator books one at a time).
+    writing_back: VecDeque<u64>,
     /// Cached writes waiting for the media, oldest first.
     dirty: Vec<DirtyWrite>,
     uses: u64,
@@ -318,7 +318,7 @@ impl HddDrive {
             write_stream_end: u64::MAX,
             segments: Vec::new(),
             prefetching: None,
-            write_cache: ReleaseRing::new(profile.write_cache_entries as usize),
+            writing_back: VecDeque::new(),
             dirty: Vec::new(),
             uses: 0,
             acknowledged_ns: 0,
@@ -618,7 +618,7 @@ impl HddDrive {
         let stream = w.lba == self.write_stream_end;
         let (_, end) = self.media_access(w.lba, w.sectors, start, stream);
         self.write_stream_end = w.lba + w.sectors;
-        self.write_cache.set(w.seq, end);
+        self.writing_back.push_back(end);
     }
 
     /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
@@ -629,6 +629,33 @@ impl HddDrive {
                 break;
             }
             self.destage_one(false);
+        }
+    }
+
+    /// When a write arriving at `arrived_ns` finds room in the write cache: at once while fewer
+    /// than `write_cache_entries` writes occupy it (an entry frees its space when its media
+    /// write ends, whichever entry that is); when full, as soon as the next write-back ends,
+    /// forcing one if none is under way.
+    fn cache_room_ns(&mut self, arrived_ns: u64) -> u64 {
+        let capacity = self.profile.write_cache_entries as usize;
+        loop {
+            while self
+                .writing_back
+                .front()
+                .is_some_and(|&end| end <= arrived_ns)
+            {
+                self.writing_back.pop_front();
+            }
+            if self.dirty.len() + self.writing_back.len() < capacity {
+                return arrived_ns;
+            }
+            if self.writing_back.is_empty() {
+                // Every entry still waits for the media: write one back now.
+                self.destage_one(true);
+                continue;
+            }
+            // The host waits for the first write-back under way to end.
+            return self.writing_back.pop_front().expect("non-empty");
         }
     }
 
@@ -721,20 +748,13 @@ impl Drive for HddDrive {
         let end_ns = if self.profile.write_cache {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
-            let mut room = self.write_cache.slot_free_ns();
-            while room == ReleaseRing::PENDING {
-                // Cache full: the host waits until the entry it displaces is on the media.
-                self.destage_one(true);
-                room = self.write_cache.slot_free_ns();
-            }
-            let seq = self.write_cache.push(ReleaseRing::PENDING);
+            let room = self.cache_room_ns(arrived);
             self.dirty.push(DirtyWrite {
                 lba: command.lba,
                 sectors,
-                arrived_ns: arrived,
-                seq,
+                arrived_ns: room,
             });
-            arrived.max(room)
+            room
         } else {
             let (_, media_end) = self.media_access(command.lba, sectors, arrived, false);
             self.write_stream_end = command.lba + sectors;
