@@ -40,6 +40,12 @@ pub struct HddProfile {
     /// Seeks up to this many cylinders follow the square-root part of the curve.
     pub short_seek_cylinders: u32,
     pub head_switch_ns: u64,
+    /// Head switch before writing resumes on the next track: the write gate opens only once
+    /// the head follows the new track within the tighter write tolerance (writing off track
+    /// would overwrite the neighbour), so a write may settle longer than a read. A streaming
+    /// write pays it per track. Absent = `head_switch_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_head_switch_ns: Option<u64>,
     /// Controller (firmware) time per command.
     pub command_overhead_ns: u64,
     /// Sectors read beyond a read into its cache segment while the head is idle (0 = off).
@@ -48,6 +54,12 @@ pub struct HddProfile {
     pub write_cache: bool,
     /// Writes the write-back cache holds before the host must wait for the media.
     pub write_cache_entries: u32,
+    /// Background write-back waits until no read has arrived for this long: firmware gives
+    /// host reads priority over destaging cached writes and keeps the head on a read stream
+    /// while the host is still reading (a full cache is written back at once regardless).
+    /// Absent = 0 (write back whenever the head is free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_back_read_idle_ns: Option<u64>,
     pub queue_depth: u32,
     /// Queued commands (oldest first) the firmware's rotational position optimisation
     /// evaluates per decision: its sort time must fit in the current command's execution
@@ -119,6 +131,12 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
         return Err((
             "rpo_candidates",
             "must be positive (1 = serve in arrival order)".into(),
+        ));
+    }
+    if p.write_head_switch_ns.is_some_and(|w| w < p.head_switch_ns) {
+        return Err((
+            "write_head_switch_ns",
+            "a write settles at least as long as a read: must be >= head_switch_ns".into(),
         ));
     }
     if let Some(margin) = p.rpo_settle_margin_ns {
@@ -268,6 +286,8 @@ pub struct HddDrive {
     uses: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
+    /// When the last read command arrived (None: none yet).
+    last_read_ns: Option<u64>,
     commands: u64,
     bytes: u64,
     trims: u64,
@@ -322,6 +342,7 @@ impl HddDrive {
             dirty: Vec::new(),
             uses: 0,
             acknowledged_ns: 0,
+            last_read_ns: None,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -356,12 +377,12 @@ impl HddDrive {
 
     /// (seek or head switch, rotational wait) to reach `target` from the head, starting at
     /// `at_ns`.
-    fn positioning(&self, target: &Position, at_ns: u64) -> (u64, u64) {
+    fn positioning(&self, target: &Position, at_ns: u64, write: bool) -> (u64, u64) {
         let distance = self.head.cylinder.abs_diff(target.cylinder);
         let move_ns = if distance > 0 {
             self.curve.seek_ns(distance)
         } else if self.head.head != target.head {
-            self.profile.head_switch_ns
+            self.switch_ns(write)
         } else {
             0
         };
@@ -376,8 +397,8 @@ impl HddDrive {
     /// The scheduler's estimate of the time to reach `lba` from the head at `at_ns`: seek plus
     /// rotational wait, plus a revolution when the sector would pass within the settle margin
     /// of the seek's end (the seek may run long and miss it).
-    fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64) -> u64 {
-        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns);
+    fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64, write: bool) -> u64 {
+        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns, write);
         let margin_ns = self.profile.rpo_settle_margin_ns.unwrap_or(0);
         if wait_ns < margin_ns {
             move_ns + wait_ns + self.revolution_ns
@@ -395,7 +416,7 @@ impl HddDrive {
 
     /// Media time of `sectors` from `lba`: sector times plus a head switch per track boundary
     /// (track skew hides the rest of the switch).
-    fn transfer_ns(&self, lba: u64, sectors: u64) -> (u64, u64) {
+    fn transfer_ns(&self, lba: u64, sectors: u64, write: bool) -> (u64, u64) {
         let mut ns = 0;
         let mut switches = 0;
         let mut at = lba;
@@ -407,7 +428,7 @@ impl HddDrive {
             ns += (on_track * zone.sector_ps).div_ceil(1000);
             at += on_track;
             if at < end {
-                ns += self.profile.head_switch_ns;
+                ns += self.switch_ns(write);
                 switches += 1;
             }
         }
@@ -426,13 +447,19 @@ impl HddDrive {
         })
     }
 
-    /// When background write-back may take the head: once it is free and any read-ahead in
-    /// progress has filled its segment. Firmware gives reads priority over the write-back of
+    /// When background write-back may take the head: once it is free, any read-ahead in
+    /// progress has filled its segment, and reads have paused for `write_back_read_idle_ns`. Firmware gives reads priority over the write-back of
     /// cached data (the host waits for reads, not for destaging), so a read-ahead that a
     /// sequential read stream keeps extending is never cut short for a background write; the
     /// write-back waits until the stream pauses or the cache is full.
     fn head_free_for_write_back_ns(&self) -> u64 {
-        self.actuator.busy_until_ns.max(self.prefetch_end_ns())
+        let reads_paused = self
+            .last_read_ns
+            .map_or(0, |t| t + self.profile.write_back_read_idle_ns.unwrap_or(0));
+        self.actuator
+            .busy_until_ns
+            .max(self.prefetch_end_ns())
+            .max(reads_paused)
     }
 
     /// Stop a running prefetch when the head is needed at `at_ns`.
@@ -447,14 +474,26 @@ impl HddDrive {
         }
     }
 
-    /// Book a media access of `sectors` from `lba`, starting no earlier than `earliest_ns`;
-    /// returns (data start, data end).
+    /// Head switch time before a read or a write.
+    fn switch_ns(&self, write: bool) -> u64 {
+        if write {
+            self.profile
+                .write_head_switch_ns
+                .unwrap_or(self.profile.head_switch_ns)
+        } else {
+            self.profile.head_switch_ns
+        }
+    }
+
+    /// Book a media access (a read, or a write when `write`) of `sectors` from `lba`, starting
+    /// no earlier than `earliest_ns`; returns (data start, data end).
     fn media_access(
         &mut self,
         lba: u64,
         sectors: u64,
         earliest_ns: u64,
         stream: bool,
+        write: bool,
     ) -> (u64, u64) {
         let start = earliest_ns.max(self.actuator.busy_until_ns);
         self.stop_prefetch(start);
@@ -462,7 +501,7 @@ impl HddDrive {
         let (move_ns, wait) = if stream {
             (0, 0)
         } else {
-            self.positioning(&target, start)
+            self.positioning(&target, start, write)
         };
         if target.cylinder != self.head.cylinder {
             self.report.seeks += 1;
@@ -471,7 +510,7 @@ impl HddDrive {
         }
         self.report.seek_ns_total += move_ns;
         self.report.rotational_wait_ns_total += wait;
-        let (xfer, switches) = self.transfer_ns(lba, sectors);
+        let (xfer, switches) = self.transfer_ns(lba, sectors, write);
         self.report.head_switches += switches;
         let data_start = start + move_ns + wait;
         let end = data_start + xfer;
@@ -545,6 +584,7 @@ impl HddDrive {
     /// A read: from a cache segment, or from the media.
     fn read_at(&mut self, now_ns: u64, command: &DriveCommand) -> Flow {
         self.destage_until(now_ns);
+        self.last_read_ns = Some(now_ns);
         self.commands += 1;
         let sectors = Self::sectors(command);
         self.bytes += sectors * u64::from(SECTOR_BYTES);
@@ -570,7 +610,7 @@ impl HddDrive {
                 first_piece_ns: piece.min(last - first),
             };
         }
-        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
+        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false, false);
         // The head left the write stream: its next write-back repositions.
         self.write_stream_end = u64::MAX;
         self.remember_read(command.lba, sectors, data_end);
@@ -605,7 +645,7 @@ impl HddDrive {
             let cost = if w.lba == self.write_stream_end {
                 0
             } else {
-                self.scheduled_positioning_ns(w.lba, start)
+                self.scheduled_positioning_ns(w.lba, start, true)
             };
             if cost < best.0 {
                 best = (cost, i);
@@ -616,7 +656,7 @@ impl HddDrive {
         }
         let w = self.dirty.remove(best.1);
         let stream = w.lba == self.write_stream_end;
-        let (_, end) = self.media_access(w.lba, w.sectors, start, stream);
+        let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
         self.write_stream_end = w.lba + w.sectors;
         self.writing_back.push_back(end);
     }
@@ -712,7 +752,7 @@ impl Drive for HddDrive {
             .enumerate()
             .take(self.rpo_window(queued.len()))
         {
-            let cost = self.scheduled_positioning_ns(c.lba, start);
+            let cost = self.scheduled_positioning_ns(c.lba, start, false);
             if cost < best.0 {
                 best = (cost, i);
             }
@@ -756,7 +796,7 @@ impl Drive for HddDrive {
             });
             room
         } else {
-            let (_, media_end) = self.media_access(command.lba, sectors, arrived, false);
+            let (_, media_end) = self.media_access(command.lba, sectors, arrived, false, true);
             self.write_stream_end = command.lba + sectors;
             media_end
         };
