@@ -631,7 +631,10 @@ impl HddDrive {
         let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
         let Some(earliest) = earliest else { return };
         let head_free = if forced {
-            self.actuator.busy_until_ns
+            // From when the cache filled (the latest entry's arrival), not earlier: until
+            // then the write-back was background work that reads could hold off.
+            let filled = self.dirty.iter().map(|w| w.arrived_ns).max().unwrap_or(0);
+            self.actuator.busy_until_ns.max(filled)
         } else {
             self.head_free_for_write_back_ns()
         };
