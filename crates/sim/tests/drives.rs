@@ -732,6 +732,31 @@ fn hdd_read_stream_keeps_the_head_while_cached_writes_wait() {
 }
 
 #[test]
+fn hdd_write_cache_holds_what_the_read_segments_leave_of_the_buffer() {
+    // hdd-7200: a 32 MiB buffer with 16 read segments of 1 MiB leaves 16 MiB for writes, so of
+    // 1 MiB writes arriving together only 16 complete without waiting for the media, though
+    // the cache takes 64 commands.
+    let p = hdd_7200();
+    assert_eq!(p.cache_bytes, Some(32 << 20));
+    let mut d = HddDrive::new(&p);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let sectors = d.capacity_bytes() / SECTOR;
+    let cached = (0..40)
+        .filter(|_| {
+            let lba = (rng.next_u64() % (sectors / 2048 - 1)) * 2048;
+            let cmd = DriveCommand {
+                write: true,
+                lba,
+                blocks: 2048,
+            };
+            let f = d.write(Flow::ready_at(0), &cmd, None, &mut rng);
+            f.end_ns <= p.command_overhead_ns
+        })
+        .count();
+    assert_eq!(cached, 16);
+}
+
+#[test]
 fn hdd_sustained_write_rate_pays_the_write_head_switch_per_track() {
     let mut p = hdd_7200();
     p.write_cache = false;
@@ -914,6 +939,22 @@ fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
             }))
             .unwrap(),
             "rpo_candidates",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                cache_bytes: Some(16 << 20),
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "cache_bytes",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                write_head_switch_ns: Some(500_000),
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "write_head_switch_ns",
         ),
     ];
     for (text, key) in cases {

@@ -51,6 +51,12 @@ pub struct HddProfile {
     /// Sectors read beyond a read into its cache segment while the head is idle (0 = off).
     pub read_ahead_sectors: u32,
     pub cache_segments: u32,
+    /// The drive's buffer (the datasheet's cache size). Cached writes may hold what the read
+    /// segments (`cache_segments` × `read_ahead_sectors`) leave of it, besides the
+    /// `write_cache_entries` limit; a single write larger than that is taken when the cache
+    /// is empty. Absent = no byte limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
     pub write_cache: bool,
     /// Writes the write-back cache holds before the host must wait for the media.
     pub write_cache_entries: u32,
@@ -131,6 +137,17 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
         return Err((
             "rpo_candidates",
             "must be positive (1 = serve in arrival order)".into(),
+        ));
+    }
+    let read_segments_bytes =
+        u64::from(p.cache_segments) * u64::from(p.read_ahead_sectors) * u64::from(SECTOR_BYTES);
+    if p.cache_bytes.is_some_and(|b| b <= read_segments_bytes) {
+        return Err((
+            "cache_bytes",
+            format!(
+                "must exceed the read segments' {read_segments_bytes} bytes \
+                 (cache_segments x read_ahead_sectors x 512), or writes have no room"
+            ),
         ));
     }
     if p.write_head_switch_ns.is_some_and(|w| w < p.head_switch_ns) {
@@ -278,9 +295,9 @@ pub struct HddDrive {
     segments: Vec<Segment>,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
-    /// End times of the media writes booked for entries that hold their cache space until
-    /// then (in booking order, so ascending: the actuator books one at a time).
-    writing_back: VecDeque<u64>,
+    /// (end time, sectors) of the media writes booked for entries that hold their cache space
+    /// until then (in booking order, so by ascending end: the actuator books one at a time).
+    writing_back: VecDeque<(u64, u64)>,
     /// Cached writes waiting for the media, oldest first.
     dirty: Vec<DirtyWrite>,
     uses: u64,
@@ -661,7 +678,7 @@ impl HddDrive {
         let stream = w.lba == self.write_stream_end;
         let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
         self.write_stream_end = w.lba + w.sectors;
-        self.writing_back.push_back(end);
+        self.writing_back.push_back((end, w.sectors));
     }
 
     /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
@@ -675,30 +692,41 @@ impl HddDrive {
         }
     }
 
-    /// When a write arriving at `arrived_ns` finds room in the write cache: at once while fewer
-    /// than `write_cache_entries` writes occupy it (an entry frees its space when its media
-    /// write ends, whichever entry that is); when full, as soon as the next write-back ends,
-    /// forcing one if none is under way.
-    fn cache_room_ns(&mut self, arrived_ns: u64) -> u64 {
-        let capacity = self.profile.write_cache_entries as usize;
+    /// Sectors the write cache may hold: the buffer less the read segments.
+    fn write_cache_sectors(&self) -> u64 {
+        self.profile.cache_bytes.map_or(u64::MAX, |bytes| {
+            let reads = u64::from(self.profile.cache_segments)
+                * u64::from(self.profile.read_ahead_sectors)
+                * u64::from(SECTOR_BYTES);
+            bytes.saturating_sub(reads) / u64::from(SECTOR_BYTES)
+        })
+    }
+
+    /// When a write of `sectors` arriving at `arrived_ns` finds room in the write cache: at
+    /// once while fewer than `write_cache_entries` writes occupy it and their sectors leave
+    /// room for it (an entry frees its space when its media write ends, whichever entry that
+    /// is); otherwise as soon as enough write-backs have ended, forcing them while none is
+    /// under way.
+    fn cache_room_ns(&mut self, arrived_ns: u64, sectors: u64) -> u64 {
+        let entries = self.profile.write_cache_entries as usize;
+        let room_sectors = self.write_cache_sectors();
+        let mut at = arrived_ns;
         loop {
-            while self
-                .writing_back
-                .front()
-                .is_some_and(|&end| end <= arrived_ns)
-            {
+            while self.writing_back.front().is_some_and(|&(end, _)| end <= at) {
                 self.writing_back.pop_front();
             }
-            if self.dirty.len() + self.writing_back.len() < capacity {
-                return arrived_ns;
+            let held = self.dirty.len() + self.writing_back.len();
+            let held_sectors = self.dirty.iter().map(|w| w.sectors).sum::<u64>()
+                + self.writing_back.iter().map(|&(_, s)| s).sum::<u64>();
+            if held == 0 || (held < entries && held_sectors + sectors <= room_sectors) {
+                return at;
             }
-            if self.writing_back.is_empty() {
+            match self.writing_back.front() {
+                // The host waits for the first write-back under way to end.
+                Some(&(end, _)) => at = end,
                 // Every entry still waits for the media: write one back now.
-                self.destage_one(true);
-                continue;
+                None => self.destage_one(true),
             }
-            // The host waits for the first write-back under way to end.
-            return self.writing_back.pop_front().expect("non-empty");
         }
     }
 
@@ -791,7 +819,7 @@ impl Drive for HddDrive {
         let end_ns = if self.profile.write_cache {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
-            let room = self.cache_room_ns(arrived);
+            let room = self.cache_room_ns(arrived, sectors);
             self.dirty.push(DirtyWrite {
                 lba: command.lba,
                 sectors,
