@@ -53,6 +53,7 @@ fn usb2_bot_ssd() -> ProfileSet {
 fn usb2_sequential_tops_out_near_35_mb_s() {
     // Practice: 33-35 MB/s (calibration.toml interface.usb2_practical_seq_mbs; X-bit 33.5).
     let set = usb2_bot_ssd();
+    let mut ssd = Vec::new();
     for op in [Op::Read, Op::Write] {
         let mut sim = Simulator::from_profiles(&set, "usb2-bot-ssd", SEED).unwrap();
         sim.setup_slots(4, MIB as usize).unwrap();
@@ -72,15 +73,22 @@ fn usb2_sequential_tops_out_near_35_mb_s() {
             r.mb_per_s()
         );
         assert_eq!(sim.report().bottleneck, "usb_half_duplex");
+        ssd.push(r.mb_per_s());
     }
-    // The shipped HDD stack cannot beat the link; how close it gets depends on the HDD model
-    // (its per-command latency at queue depth 1 between BOT commands).
+    // The shipped HDD stack reaches what USB 2.0 gives too (issue #4): the drive's read-ahead
+    // keeps reading into its cache while the host moves the previous command's data and
+    // collects the status, and its write cache takes each command's data at link speed, so a
+    // one-command-at-a-time BOT stream loses (almost) nothing to the disk.
     let (read, report) = run("usb2-bot-hdd", Op::Read, MIB, 4, false, 40);
     let (write, _) = run("usb2-bot-hdd", Op::Write, MIB, 4, false, 40);
-    for r in [read, write] {
+    for (op, r, ssd) in [("read", read, ssd[0]), ("write", write, ssd[1])] {
+        eprintln!(
+            "USB 2.0 BOT {op}: HDD {:.1} MB/s, SSD {ssd:.1} MB/s",
+            r.mb_per_s()
+        );
         assert!(
-            (25.0..=37.0).contains(&r.mb_per_s()),
-            "USB 2.0 HDD sequential: {:.1} MB/s",
+            (33.0..=36.0).contains(&r.mb_per_s()) && r.mb_per_s() >= 0.97 * ssd,
+            "USB 2.0 HDD sequential {op}: {:.1} MB/s (SSD behind the same link {ssd:.1})",
             r.mb_per_s()
         );
     }

@@ -703,6 +703,103 @@ fn hdd_sequential_reads_stream_through_read_ahead() {
     assert!(mb_s > 120.0, "QD1 64 KiB sequential read: {mb_s:.1} MB/s");
 }
 
+/// 64 KiB sequential QD1 reads from LBA 0 on `stack`, on a fresh drive or right after 64
+/// cached 128 KiB writes far from the reads (what a benchmark's test-file preparation leaves).
+fn hdd_read_stream_mb_s(stack: &str, dirty_first: bool) -> f64 {
+    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, SEED).unwrap();
+    if dirty_first {
+        let writes: Vec<u64> = (0..64).map(|i| (512 << 20) + i * 131072).collect();
+        run_requests(&mut sim, Op::Write, 131072, 4, &writes);
+    }
+    let reads: Vec<u64> = (0..2000).map(|i| i * 65536).collect();
+    run_requests(&mut sim, Op::Read, 65536, 1, &reads)
+}
+
+#[test]
+fn hdd_read_stream_keeps_the_head_while_cached_writes_wait() {
+    // Firmware serves reads before background write-back: dirty data left by a preparation is
+    // not destaged between the commands of a read stream, neither when the host is faster than
+    // the media (AHCI: the read-ahead never finishes) nor when it is slower (BOT's 64 KiB
+    // commands: the read-ahead finishes between commands, and the write-back waits for reads
+    // to pause).
+    for stack in ["sata-ahci-hdd", "lucidport/caviarblack-bot-gen2"] {
+        let clean = hdd_read_stream_mb_s(stack, false);
+        let after_writes = hdd_read_stream_mb_s(stack, true);
+        eprintln!("{stack}: 64 KiB QD1 reads {clean:.1} MB/s clean, {after_writes:.1} MB/s with 8 MiB cached writes");
+        assert!(
+            after_writes > 0.97 * clean,
+            "{stack}: {after_writes:.1} MB/s after writes vs {clean:.1} clean"
+        );
+    }
+}
+
+#[test]
+fn hdd_write_cache_holds_what_the_read_segments_leave_of_the_buffer() {
+    // hdd-7200: a 32 MiB buffer with 16 read segments of 1 MiB leaves 16 MiB for writes, so of
+    // 1 MiB writes arriving together only 16 complete without waiting for the media, though
+    // the cache takes 64 commands.
+    let p = hdd_7200();
+    assert_eq!(p.cache_bytes, Some(32 << 20));
+    let mut d = HddDrive::new(&p);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let sectors = d.capacity_bytes() / SECTOR;
+    let cached = (0..40)
+        .filter(|_| {
+            let lba = (rng.next_u64() % (sectors / 2048 - 1)) * 2048;
+            let cmd = DriveCommand {
+                write: true,
+                lba,
+                blocks: 2048,
+            };
+            let f = d.write(Flow::ready_at(0), &cmd, None, &mut rng);
+            f.end_ns <= p.command_overhead_ns
+        })
+        .count();
+    assert_eq!(cached, 16);
+}
+
+#[test]
+fn hdd_sustained_write_rate_pays_the_write_head_switch_per_track() {
+    let mut p = hdd_7200();
+    p.write_cache = false;
+    p.write_head_switch_ns = Some(3_000_000);
+    let mut d = HddDrive::new(&p);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let sectors = 128u32 << 11; // 128 MiB in one command: positioning is under 2% of it
+    let f = d.write(
+        Flow::ready_at(0),
+        &DriveCommand {
+            write: true,
+            lba: 0,
+            blocks: sectors,
+        },
+        None,
+        &mut rng,
+    );
+    let mb_s = f64::from(sectors) * 512.0 / (f.end_ns as f64 / 1e9) / 1e6;
+    let revolution_s = 60.0 / f64::from(p.rpm);
+    let theory = f64::from(p.outer_sectors_per_track) * 512.0 / (revolution_s + 3e-3) / 1e6;
+    assert!(
+        (mb_s / theory - 1.0).abs() < 0.03,
+        "sustained write {mb_s:.1} MB/s vs {theory:.1}"
+    );
+    // Reads keep the read head switch.
+    let read = d.read(
+        d.read_ready_ns(f.end_ns, &[]),
+        &DriveCommand {
+            write: false,
+            lba: 0,
+            blocks: sectors,
+        },
+        &mut rng,
+    );
+    let read_mb_s = f64::from(sectors) * 512.0 / ((read.end_ns - read.start_ns) as f64 / 1e9) / 1e6;
+    assert!(
+        read_mb_s > 1.2 * mb_s,
+        "read {read_mb_s:.1} vs write {mb_s:.1} MB/s"
+    );
+}
+
 #[test]
 fn hdd_write_back_cache_hides_media_time_and_without_it_writes_pay_the_access() {
     let mean_write_ms = |write_cache: bool, writes: u64| {
@@ -857,6 +954,22 @@ fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
             }))
             .unwrap(),
             "rpo_candidates",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                cache_bytes: Some(16 << 20),
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "cache_bytes",
+        ),
+        (
+            toml::to_string(&storlab_sim::profile::DriveProfile::Hdd(HddProfile {
+                write_head_switch_ns: Some(500_000),
+                ..hdd_7200()
+            }))
+            .unwrap(),
+            "write_head_switch_ns",
         ),
     ];
     for (text, key) in cases {

@@ -8,13 +8,13 @@
 //! settle margin to spare as missed (one more revolution).
 
 use super::{
-    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, ReleaseRing,
-    TrimRange,
+    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 const NS_PER_MINUTE: u64 = 60_000_000_000;
 /// Sectors the first piece of a read carries to the interface (one 4 KiB buffer unit).
@@ -40,14 +40,32 @@ pub struct HddProfile {
     /// Seeks up to this many cylinders follow the square-root part of the curve.
     pub short_seek_cylinders: u32,
     pub head_switch_ns: u64,
+    /// Head switch before writing resumes on the next track: the write gate opens only once
+    /// the head follows the new track within the tighter write tolerance (writing off track
+    /// would overwrite the neighbour), so a write may settle longer than a read. A streaming
+    /// write pays it per track. Absent = `head_switch_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_head_switch_ns: Option<u64>,
     /// Controller (firmware) time per command.
     pub command_overhead_ns: u64,
     /// Sectors read beyond a read into its cache segment while the head is idle (0 = off).
     pub read_ahead_sectors: u32,
     pub cache_segments: u32,
+    /// The drive's buffer (the datasheet's cache size). Cached writes may hold what the read
+    /// segments (`cache_segments` × `read_ahead_sectors`) leave of it, besides the
+    /// `write_cache_entries` limit; a single write larger than that is taken when the cache
+    /// is empty. Absent = no byte limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
     pub write_cache: bool,
     /// Writes the write-back cache holds before the host must wait for the media.
     pub write_cache_entries: u32,
+    /// Background write-back waits until no read has arrived for this long: firmware gives
+    /// host reads priority over destaging cached writes and keeps the head on a read stream
+    /// while the host is still reading (a full cache is written back at once regardless).
+    /// Absent = 0 (write back whenever the head is free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_back_read_idle_ns: Option<u64>,
     pub queue_depth: u32,
     /// Queued commands (oldest first) the firmware's rotational position optimisation
     /// evaluates per decision: its sort time must fit in the current command's execution
@@ -119,6 +137,23 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
         return Err((
             "rpo_candidates",
             "must be positive (1 = serve in arrival order)".into(),
+        ));
+    }
+    let read_segments_bytes =
+        u64::from(p.cache_segments) * u64::from(p.read_ahead_sectors) * u64::from(SECTOR_BYTES);
+    if p.cache_bytes.is_some_and(|b| b <= read_segments_bytes) {
+        return Err((
+            "cache_bytes",
+            format!(
+                "must exceed the read segments' {read_segments_bytes} bytes \
+                 (cache_segments x read_ahead_sectors x 512), or writes have no room"
+            ),
+        ));
+    }
+    if p.write_head_switch_ns.is_some_and(|w| w < p.head_switch_ns) {
+        return Err((
+            "write_head_switch_ns",
+            "a write settles at least as long as a read: must be >= head_switch_ns".into(),
         ));
     }
     if let Some(margin) = p.rpo_settle_margin_ns {
@@ -244,8 +279,6 @@ struct DirtyWrite {
     lba: u64,
     sectors: u64,
     arrived_ns: u64,
-    /// Its entry in the write cache.
-    seq: u64,
 }
 
 /// The HDD.
@@ -262,12 +295,16 @@ pub struct HddDrive {
     segments: Vec<Segment>,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
-    write_cache: ReleaseRing,
+    /// (end time, sectors) of the media writes booked for entries that hold their cache space
+    /// until then (in booking order, so by ascending end: the actuator books one at a time).
+    writing_back: VecDeque<(u64, u64)>,
     /// Cached writes waiting for the media, oldest first.
     dirty: Vec<DirtyWrite>,
     uses: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
+    /// When the last read command arrived (None: none yet).
+    last_read_ns: Option<u64>,
     commands: u64,
     bytes: u64,
     trims: u64,
@@ -318,10 +355,11 @@ impl HddDrive {
             write_stream_end: u64::MAX,
             segments: Vec::new(),
             prefetching: None,
-            write_cache: ReleaseRing::new(profile.write_cache_entries as usize),
+            writing_back: VecDeque::new(),
             dirty: Vec::new(),
             uses: 0,
             acknowledged_ns: 0,
+            last_read_ns: None,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -356,12 +394,12 @@ impl HddDrive {
 
     /// (seek or head switch, rotational wait) to reach `target` from the head, starting at
     /// `at_ns`.
-    fn positioning(&self, target: &Position, at_ns: u64) -> (u64, u64) {
+    fn positioning(&self, target: &Position, at_ns: u64, write: bool) -> (u64, u64) {
         let distance = self.head.cylinder.abs_diff(target.cylinder);
         let move_ns = if distance > 0 {
             self.curve.seek_ns(distance)
         } else if self.head.head != target.head {
-            self.profile.head_switch_ns
+            self.switch_ns(write)
         } else {
             0
         };
@@ -376,8 +414,8 @@ impl HddDrive {
     /// The scheduler's estimate of the time to reach `lba` from the head at `at_ns`: seek plus
     /// rotational wait, plus a revolution when the sector would pass within the settle margin
     /// of the seek's end (the seek may run long and miss it).
-    fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64) -> u64 {
-        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns);
+    fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64, write: bool) -> u64 {
+        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns, write);
         let margin_ns = self.profile.rpo_settle_margin_ns.unwrap_or(0);
         if wait_ns < margin_ns {
             move_ns + wait_ns + self.revolution_ns
@@ -395,7 +433,7 @@ impl HddDrive {
 
     /// Media time of `sectors` from `lba`: sector times plus a head switch per track boundary
     /// (track skew hides the rest of the switch).
-    fn transfer_ns(&self, lba: u64, sectors: u64) -> (u64, u64) {
+    fn transfer_ns(&self, lba: u64, sectors: u64, write: bool) -> (u64, u64) {
         let mut ns = 0;
         let mut switches = 0;
         let mut at = lba;
@@ -407,11 +445,38 @@ impl HddDrive {
             ns += (on_track * zone.sector_ps).div_ceil(1000);
             at += on_track;
             if at < end {
-                ns += self.profile.head_switch_ns;
+                ns += self.switch_ns(write);
                 switches += 1;
             }
         }
         (ns, switches)
+    }
+
+    /// When the running read-ahead will have filled its segment (0 when none runs).
+    fn prefetch_end_ns(&self) -> u64 {
+        self.prefetching.map_or(0, |i| {
+            let s = &self.segments[i];
+            if s.end > s.fill_lba {
+                s.available_ns(s.end - 1)
+            } else {
+                0
+            }
+        })
+    }
+
+    /// When background write-back may take the head: once it is free, any read-ahead in
+    /// progress has filled its segment, and reads have paused for `write_back_read_idle_ns`. Firmware gives reads priority over the write-back of
+    /// cached data (the host waits for reads, not for destaging), so a read-ahead that a
+    /// sequential read stream keeps extending is never cut short for a background write; the
+    /// write-back waits until the stream pauses or the cache is full.
+    fn head_free_for_write_back_ns(&self) -> u64 {
+        let reads_paused = self
+            .last_read_ns
+            .map_or(0, |t| t + self.profile.write_back_read_idle_ns.unwrap_or(0));
+        self.actuator
+            .busy_until_ns
+            .max(self.prefetch_end_ns())
+            .max(reads_paused)
     }
 
     /// Stop a running prefetch when the head is needed at `at_ns`.
@@ -426,14 +491,26 @@ impl HddDrive {
         }
     }
 
-    /// Book a media access of `sectors` from `lba`, starting no earlier than `earliest_ns`;
-    /// returns (data start, data end).
+    /// Head switch time before a read or a write.
+    fn switch_ns(&self, write: bool) -> u64 {
+        if write {
+            self.profile
+                .write_head_switch_ns
+                .unwrap_or(self.profile.head_switch_ns)
+        } else {
+            self.profile.head_switch_ns
+        }
+    }
+
+    /// Book a media access (a read, or a write when `write`) of `sectors` from `lba`, starting
+    /// no earlier than `earliest_ns`; returns (data start, data end).
     fn media_access(
         &mut self,
         lba: u64,
         sectors: u64,
         earliest_ns: u64,
         stream: bool,
+        write: bool,
     ) -> (u64, u64) {
         let start = earliest_ns.max(self.actuator.busy_until_ns);
         self.stop_prefetch(start);
@@ -441,7 +518,7 @@ impl HddDrive {
         let (move_ns, wait) = if stream {
             (0, 0)
         } else {
-            self.positioning(&target, start)
+            self.positioning(&target, start, write)
         };
         if target.cylinder != self.head.cylinder {
             self.report.seeks += 1;
@@ -450,7 +527,7 @@ impl HddDrive {
         }
         self.report.seek_ns_total += move_ns;
         self.report.rotational_wait_ns_total += wait;
-        let (xfer, switches) = self.transfer_ns(lba, sectors);
+        let (xfer, switches) = self.transfer_ns(lba, sectors, write);
         self.report.head_switches += switches;
         let data_start = start + move_ns + wait;
         let end = data_start + xfer;
@@ -524,6 +601,7 @@ impl HddDrive {
     /// A read: from a cache segment, or from the media.
     fn read_at(&mut self, now_ns: u64, command: &DriveCommand) -> Flow {
         self.destage_until(now_ns);
+        self.last_read_ns = Some(now_ns);
         self.commands += 1;
         let sectors = Self::sectors(command);
         self.bytes += sectors * u64::from(SECTOR_BYTES);
@@ -549,7 +627,9 @@ impl HddDrive {
                 first_piece_ns: piece.min(last - first),
             };
         }
-        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false);
+        let (data_start, data_end) = self.media_access(command.lba, sectors, start, false, false);
+        // The head left the write stream: its next write-back repositions.
+        self.write_stream_end = u64::MAX;
         self.remember_read(command.lba, sectors, data_end);
         let zone = &self.zones[self.position(command.lba).zone];
         Flow {
@@ -561,11 +641,21 @@ impl HddDrive {
 
     /// Write one cached entry to the media from when the head frees: of the oldest
     /// `rpo_candidates` entries already in the cache then, the one the scheduler expects to
-    /// reach soonest (oldest on ties).
-    fn destage_one(&mut self) {
+    /// reach soonest (oldest on ties). `forced` (the cache is full and a write waits for room):
+    /// it takes the head as soon as it is free, cutting a read-ahead short; otherwise it waits
+    /// for the read-ahead to finish.
+    fn destage_one(&mut self, forced: bool) {
         let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
         let Some(earliest) = earliest else { return };
-        let start = self.actuator.busy_until_ns.max(earliest);
+        let head_free = if forced {
+            // From when the cache filled (the latest entry's arrival), not earlier: until
+            // then the write-back was background work that reads could hold off.
+            let filled = self.dirty.iter().map(|w| w.arrived_ns).max().unwrap_or(0);
+            self.actuator.busy_until_ns.max(filled)
+        } else {
+            self.head_free_for_write_back_ns()
+        };
+        let start = head_free.max(earliest);
         let mut best = (u64::MAX, 0);
         let window = self.rpo_window(self.dirty.len());
         for (i, w) in self.dirty.iter().enumerate().take(window) {
@@ -575,7 +665,7 @@ impl HddDrive {
             let cost = if w.lba == self.write_stream_end {
                 0
             } else {
-                self.scheduled_positioning_ns(w.lba, start)
+                self.scheduled_positioning_ns(w.lba, start, true)
             };
             if cost < best.0 {
                 best = (cost, i);
@@ -586,19 +676,57 @@ impl HddDrive {
         }
         let w = self.dirty.remove(best.1);
         let stream = w.lba == self.write_stream_end;
-        let (_, end) = self.media_access(w.lba, w.sectors, start, stream);
+        let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
         self.write_stream_end = w.lba + w.sectors;
-        self.write_cache.set(w.seq, end);
+        self.writing_back.push_back((end, w.sectors));
     }
 
     /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
     /// command arriving at `now_ns` finds the destage that had started).
     fn destage_until(&mut self, now_ns: u64) {
         while let Some(earliest) = self.dirty.iter().map(|w| w.arrived_ns).min() {
-            if self.actuator.busy_until_ns.max(earliest) >= now_ns {
+            if self.head_free_for_write_back_ns().max(earliest) >= now_ns {
                 break;
             }
-            self.destage_one();
+            self.destage_one(false);
+        }
+    }
+
+    /// Sectors the write cache may hold: the buffer less the read segments.
+    fn write_cache_sectors(&self) -> u64 {
+        self.profile.cache_bytes.map_or(u64::MAX, |bytes| {
+            let reads = u64::from(self.profile.cache_segments)
+                * u64::from(self.profile.read_ahead_sectors)
+                * u64::from(SECTOR_BYTES);
+            bytes.saturating_sub(reads) / u64::from(SECTOR_BYTES)
+        })
+    }
+
+    /// When a write of `sectors` arriving at `arrived_ns` finds room in the write cache: at
+    /// once while fewer than `write_cache_entries` writes occupy it and their sectors leave
+    /// room for it (an entry frees its space when its media write ends, whichever entry that
+    /// is); otherwise as soon as enough write-backs have ended, forcing them while none is
+    /// under way.
+    fn cache_room_ns(&mut self, arrived_ns: u64, sectors: u64) -> u64 {
+        let entries = self.profile.write_cache_entries as usize;
+        let room_sectors = self.write_cache_sectors();
+        let mut at = arrived_ns;
+        loop {
+            while self.writing_back.front().is_some_and(|&(end, _)| end <= at) {
+                self.writing_back.pop_front();
+            }
+            let held = self.dirty.len() + self.writing_back.len();
+            let held_sectors = self.dirty.iter().map(|w| w.sectors).sum::<u64>()
+                + self.writing_back.iter().map(|&(_, s)| s).sum::<u64>();
+            if held == 0 || (held < entries && held_sectors + sectors <= room_sectors) {
+                return at;
+            }
+            match self.writing_back.front() {
+                // The host waits for the first write-back under way to end.
+                Some(&(end, _)) => at = end,
+                // Every entry still waits for the media: write one back now.
+                None => self.destage_one(true),
+            }
         }
     }
 
@@ -655,7 +783,7 @@ impl Drive for HddDrive {
             .enumerate()
             .take(self.rpo_window(queued.len()))
         {
-            let cost = self.scheduled_positioning_ns(c.lba, start);
+            let cost = self.scheduled_positioning_ns(c.lba, start, false);
             if cost < best.0 {
                 best = (cost, i);
             }
@@ -691,22 +819,15 @@ impl Drive for HddDrive {
         let end_ns = if self.profile.write_cache {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
-            let mut room = self.write_cache.slot_free_ns();
-            while room == ReleaseRing::PENDING {
-                // Cache full: the host waits until the entry it displaces is on the media.
-                self.destage_one();
-                room = self.write_cache.slot_free_ns();
-            }
-            let seq = self.write_cache.push(ReleaseRing::PENDING);
+            let room = self.cache_room_ns(arrived, sectors);
             self.dirty.push(DirtyWrite {
                 lba: command.lba,
                 sectors,
-                arrived_ns: arrived,
-                seq,
+                arrived_ns: room,
             });
-            arrived.max(room)
+            room
         } else {
-            let (_, media_end) = self.media_access(command.lba, sectors, arrived, false);
+            let (_, media_end) = self.media_access(command.lba, sectors, arrived, false, true);
             self.write_stream_end = command.lba + sectors;
             media_end
         };
