@@ -346,7 +346,10 @@ impl Simulator {
             p.complete(now, id, Urb::Command, len, &[]);
         }
         if self.transport == Transport::Bot {
-            self.trace_submit_data(id, now);
+            // A driver that chains its transfers submits the data transfer after the CBW's
+            // completion has been handled.
+            let at = now.max(self.commands[id as usize].data_urb_ns);
+            self.trace_submit_data(id, at);
         }
     }
 
@@ -373,10 +376,18 @@ impl Simulator {
             0
         };
         let bot = self.transport == Transport::Bot;
+        let status_urb_ns = self.commands[id as usize].status_urb_ns;
         if let Some(p) = self.pcap.as_mut() {
             p.complete(now, id, Self::data_urb(op), len, &input[..n]);
             if bot {
-                p.submit(now, id, Urb::Status, storlab_wire::bot::CSW_LEN as u32, &[]);
+                // Chained: the CSW transfer was submitted once the data's completion was
+                // handled (for a write held in the bridge's buffer, before the drive finished).
+                let at = if status_urb_ns > 0 {
+                    status_urb_ns
+                } else {
+                    now
+                };
+                p.submit(at, id, Urb::Status, storlab_wire::bot::CSW_LEN as u32, &[]);
             }
         }
     }
