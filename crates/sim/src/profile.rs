@@ -770,6 +770,20 @@ fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
             "0 is impossible: a host has at least one hardware thread",
         ));
     }
+    if h.chains_transfers && h.driver != DriverKind::Bot {
+        return Err(SimError::profile(
+            origin,
+            "chains_transfers",
+            "only a BOT driver has CBW, data and CSW transfers to chain",
+        ));
+    }
+    if h.phase_cpu_ns > 0 && !h.chains_transfers {
+        return Err(SimError::profile(
+            origin,
+            "phase_cpu_ns",
+            "is the cost of a hand-off between chained transfers: needs chains_transfers = true",
+        ));
+    }
     let trim_max = TRIM_RANGE_SECTORS_MAX * TRIM_RANGES_PER_BLOCK * u64::from(SECTOR_BYTES);
     if h.max_trim_bytes == 0
         || !h.max_trim_bytes.is_multiple_of(u64::from(SECTOR_BYTES))
