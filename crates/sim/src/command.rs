@@ -63,6 +63,8 @@ pub struct Command {
     pub issued_ns: u64,
     /// BOT: when the host has queued the data transfer (after the CBW's completion).
     pub data_urb_ns: u64,
+    /// BOT: when the data transfer completed at the host.
+    pub data_urb_done_ns: u64,
     /// BOT: when the host has queued the CSW transfer (after the data's completion).
     pub status_urb_ns: u64,
     /// BOT: the write's data is already in the bridge's buffer (see
@@ -91,6 +93,7 @@ impl Command {
             media: Flow::default(),
             issued_ns: 0,
             data_urb_ns: 0,
+            data_urb_done_ns: 0,
             status_urb_ns: 0,
             buffered: false,
         }

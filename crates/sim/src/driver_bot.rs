@@ -53,6 +53,7 @@ impl Simulator {
         };
         let c = self.cmd_mut(id);
         c.data_urb_ns = data_urb_ns;
+        c.data_urb_done_ns = 0;
         c.status_urb_ns = 0;
         c.buffered = false;
         self.schedule(at, Event::CommandAtDevice { cmd: id });
@@ -91,7 +92,9 @@ impl Simulator {
     pub(crate) fn bot_data_completed(&mut self, id: CmdId, at_ns: u64) {
         if self.bot_chains_transfers() {
             let queued = self.bot_hand_off(at_ns, 0);
-            self.cmd_mut(id).status_urb_ns = queued;
+            let c = self.cmd_mut(id);
+            c.data_urb_done_ns = at_ns;
+            c.status_urb_ns = queued;
         }
     }
 
