@@ -52,7 +52,11 @@ impl Simulator {
         }
         let now = self.now_ns();
         let fw = self.bridge_profile().firmware_command_ns;
-        let t = self.reserve(layer::BRIDGE_CPU, now, fw, 0);
+        let mut t = self.reserve(layer::BRIDGE_CPU, now, fw, 0);
+        if let Some(buffered_ns) = self.bot_write_into_buffer(id) {
+            // The firmware issues the ATA command once the whole data phase is in its buffer.
+            t = t.max(buffered_ns);
+        }
         if decoded.op() == crate::command::Op::Trim {
             // The firmware asks for the parameter list before it can translate.
             self.schedule(t, Event::DataReady { cmd: id });
@@ -66,6 +70,28 @@ impl Simulator {
         } else {
             self.schedule(t, Event::BridgeReady { cmd: id });
         }
+    }
+
+    /// A BOT write that fits the bridge's buffer (`bot_write_buffer_bytes`): its data phase
+    /// runs now, from the host into the buffer, as soon as the host has queued it. Returns when
+    /// the data is in the buffer, or None when the command is not such a write.
+    fn bot_write_into_buffer(&mut self, id: CmdId) -> Option<u64> {
+        let buffer = self.bridge_profile().bot_write_buffer_bytes;
+        let c = self.cmd(id);
+        if self.transport != Transport::Bot || c.op != crate::command::Op::Write {
+            return None;
+        }
+        if c.len_bytes > buffer {
+            return None;
+        }
+        let len = u64::from(c.len_bytes);
+        let start = self.now_ns().max(c.data_urb_ns);
+        let from_host = self.host_data_out(Flow::ready_at(start), len);
+        let on_bus = self.usb_data_out(from_host, len);
+        self.bot_data_completed(id, on_bus.end_ns);
+        let in_buffer = self.bridge_data(on_bus, len);
+        self.cmd_mut(id).buffered = true;
+        Some(in_buffer.end_ns)
     }
 
     /// The translated ATA command waits for a drive slot.
@@ -126,6 +152,8 @@ impl Simulator {
         let t = self.reserve(layer::SATA_LINK, from_ns, ns, 0);
         let fw = self.bridge_profile().firmware_status_ns;
         let t = self.reserve(layer::BRIDGE_CPU, t, fw, 0);
+        // BOT: the CSW goes once the host has asked for it (its transfer is queued).
+        let t = t.max(self.bot_status_urb_ns(id));
         let len = match self.transport {
             Transport::Bot => self.bot_encode_status(id),
             _ => self.uas_encode_status(id),

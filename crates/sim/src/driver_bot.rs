@@ -4,8 +4,9 @@
 
 use crate::command::{Op, UNMAP_LIST_BYTES};
 use crate::event::{CmdId, Event};
+use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use crate::sim::Simulator;
+use crate::sim::{layer, Simulator, Transport};
 use storlab_wire::bot::{
     CbwPacket, CbwRepr, CswPacket, CswRepr, CswStatus, Direction, CBW_LEN, CSW_LEN,
 };
@@ -37,7 +38,74 @@ impl Simulator {
             .emit_into(&mut c.command_bytes)
             .expect("command buffer holds a CBW") as u8;
         let at = self.usb_message_out(now, CBW_LEN as u64, 0);
+        let data_urb_ns = if self.bot_chains_transfers() {
+            // The CBW's completion: the driver submits the data transfer (for a read, while
+            // the device works on the command). Its per-KiB work (a TRB and a transfer event
+            // per page) runs alongside the data phase: it costs CPU but does not hold the
+            // data back.
+            let queued = self.bot_hand_off(at, 0);
+            let map_ns = self.buffer_cpu_ns(data_len);
+            self.reserve(layer::HOST_CPU, queued, map_ns, 0);
+            queued
+        } else {
+            // Queued with the CBW (the buffer was mapped before it went out).
+            now
+        };
+        let c = self.cmd_mut(id);
+        c.data_urb_ns = data_urb_ns;
+        c.data_urb_done_ns = 0;
+        c.status_urb_ns = 0;
+        c.buffered = false;
         self.schedule(at, Event::CommandAtDevice { cmd: id });
+    }
+
+    /// The transport is BOT and the host driver chains its three transfers.
+    #[inline]
+    pub(crate) fn bot_chains_transfers(&self) -> bool {
+        self.transport == Transport::Bot && self.spec.host.chains_transfers
+    }
+
+    /// When the host has queued the data transfer of `id` (0 when the transport is not BOT).
+    #[inline]
+    pub(crate) fn bot_data_urb_ns(&self, id: CmdId) -> u64 {
+        if self.transport == Transport::Bot {
+            self.cmd(id).data_urb_ns
+        } else {
+            0
+        }
+    }
+
+    /// A BOT IN data phase moves only once the host has queued its transfer.
+    #[inline]
+    pub(crate) fn bot_data_queued(&self, id: CmdId, mut flow: Flow) -> Flow {
+        let queued = self.bot_data_urb_ns(id);
+        let ready = flow.start_ns + flow.first_piece_ns;
+        if queued > ready {
+            flow.start_ns += queued - ready;
+        }
+        flow
+    }
+
+    /// The data transfer of a BOT command completed at the host at `at_ns`: the driver submits
+    /// the CSW transfer, which the bridge's CSW waits for.
+    #[inline]
+    pub(crate) fn bot_data_completed(&mut self, id: CmdId, at_ns: u64) {
+        if self.bot_chains_transfers() {
+            let queued = self.bot_hand_off(at_ns, 0);
+            let c = self.cmd_mut(id);
+            c.data_urb_done_ns = at_ns;
+            c.status_urb_ns = queued;
+        }
+    }
+
+    /// When the host has queued the CSW transfer of `id` (0 when the transport is not BOT).
+    #[inline]
+    pub(crate) fn bot_status_urb_ns(&self, id: CmdId) -> u64 {
+        if self.transport == Transport::Bot {
+            self.cmd(id).status_urb_ns
+        } else {
+            0
+        }
     }
 
     /// Bridge: parse the CBW bytes and its CDB.

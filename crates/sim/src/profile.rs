@@ -72,6 +72,17 @@ pub struct HostProfile {
     /// building the scatter-gather list): why streaming costs CPU in proportion to MB/s.
     #[serde(default)]
     pub cpu_ns_per_kib: u64,
+    /// BOT: the driver chains a command's three transfers in completion routines (Windows'
+    /// USBSTOR, Linux usb-storage): the CBW's completion submits the data transfer, whose
+    /// per-KiB work then runs alongside the data phase, and the data's completion submits the
+    /// CSW transfer, which the device's CSW waits for. Each hand-off costs a transfer event
+    /// (the controller's `interrupt_cpu_ns`) plus `phase_cpu_ns`. Without it (default) the
+    /// driver maps the buffer and queues all three transfers before the CBW goes out.
+    #[serde(default)]
+    pub chains_transfers: bool,
+    /// BOT with `chains_transfers`: driver CPU time per hand-off, besides its interrupt.
+    #[serde(default)]
+    pub phase_cpu_ns: u64,
     /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
     /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).
     #[serde(default = "default_cpu_threads")]
@@ -221,6 +232,11 @@ pub struct BridgeProfile {
     pub data_rate_mb_s: u64,
     /// Data moves through the bridge in pieces of this size (store and forward per piece).
     pub forward_chunk_bytes: u32,
+    /// BOT writes of at most this many bytes are taken whole into the bridge's buffer before
+    /// the firmware issues the ATA command (the SATA phase starts after the USB phase); larger
+    /// ones, and every write when 0, stream through in `forward_chunk_bytes` pieces.
+    #[serde(default)]
+    pub bot_write_buffer_bytes: u32,
 }
 
 /// Storage medium of the simple drive model.
@@ -752,6 +768,20 @@ fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
             origin,
             "cpu_threads",
             "0 is impossible: a host has at least one hardware thread",
+        ));
+    }
+    if h.chains_transfers && h.driver != DriverKind::Bot {
+        return Err(SimError::profile(
+            origin,
+            "chains_transfers",
+            "only a BOT driver has CBW, data and CSW transfers to chain",
+        ));
+    }
+    if h.phase_cpu_ns > 0 && !h.chains_transfers {
+        return Err(SimError::profile(
+            origin,
+            "phase_cpu_ns",
+            "is the cost of a hand-off between chained transfers: needs chains_transfers = true",
         ));
     }
     let trim_max = TRIM_RANGE_SECTORS_MAX * TRIM_RANGES_PER_BLOCK * u64::from(SECTOR_BYTES);

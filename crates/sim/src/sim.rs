@@ -620,8 +620,14 @@ impl Simulator {
             self.counters.merged_requests += u64::from(plan.part_count) - 1;
             let now = self.now_ns;
             let host = &self.spec.host;
-            let submit_ns = host.submit_cpu_ns
-                + host.cpu_ns_per_kib * u64::from(plan.len).div_ceil(BYTES_PER_KIB);
+            // A BOT driver that chains its transfers maps the data buffer when it submits the
+            // data transfer, after the CBW's completion (`bot_issue`); the other drivers map
+            // it before the command goes out.
+            let submit_ns = if self.bot_chains_transfers() {
+                host.submit_cpu_ns
+            } else {
+                host.submit_cpu_ns + self.buffer_cpu_ns(plan.len)
+            };
             let issue_at = self.reserve(layer::HOST_CPU, now, submit_ns, 0);
             let c = &mut self.commands[id as usize];
             c.op = plan.op;
@@ -632,6 +638,20 @@ impl Simulator {
             c.issued_ns = issue_at;
             self.schedule(issue_at, Event::HostIssue { cmd: id });
         }
+    }
+
+    /// Host CPU to map a command's data buffer of `bytes` (`cpu_ns_per_kib` per KiB started).
+    #[inline]
+    pub(crate) fn buffer_cpu_ns(&self, bytes: u32) -> u64 {
+        self.spec.host.cpu_ns_per_kib * u64::from(bytes).div_ceil(BYTES_PER_KIB)
+    }
+
+    /// The host's work when one of a BOT command's transfers completes and the driver submits
+    /// the next one: the transfer event's interrupt plus the hand-off (`phase_cpu_ns`) plus
+    /// `extra_ns`. Booked on the host CPU from `at_ns`; returns when the next transfer is queued.
+    pub(crate) fn bot_hand_off(&mut self, at_ns: u64, extra_ns: u64) -> u64 {
+        let cpu = self.controller.interrupt_cpu_ns + self.spec.host.phase_cpu_ns + extra_ns;
+        self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
     }
 
     /// The drive received an ATA command.
@@ -728,14 +748,23 @@ impl Simulator {
                 let at_bridge = self.sata_read_data(media, len);
                 let through = self.bridge_data(at_bridge, len);
                 let announced = self.uas_read_ready(id, through);
-                let on_bus = self.usb_data_in(announced, len);
+                let queued = self.bot_data_queued(id, announced);
+                let on_bus = self.usb_data_in(queued, len);
                 let at_host = self.host_data_in(on_bus, len);
+                self.bot_data_completed(id, at_host.end_ns);
                 at_host.end_ns
+            }
+            (Op::Write, true) if self.cmd(id).buffered => {
+                // BOT: the data is in the bridge's buffer (`bridge_on_command`).
+                let at_drive = self.sata_data(Flow::ready_at(now), len);
+                self.drive_write(id, at_drive)
             }
             (Op::Write, true) => {
                 let start = self.uas_write_ready(id, now);
+                let start = start.max(self.bot_data_urb_ns(id));
                 let from_host = self.host_data_out(Flow::ready_at(start), len);
                 let on_bus = self.usb_data_out(from_host, len);
+                self.bot_data_completed(id, on_bus.end_ns);
                 let through = self.bridge_data(on_bus, len);
                 let at_drive = self.sata_data(through, len);
                 self.drive_write(id, at_drive)
@@ -743,12 +772,14 @@ impl Simulator {
             (Op::Trim, true) => {
                 // UNMAP parameter list, host to bridge.
                 let start = self.uas_write_ready(id, now);
+                let start = start.max(self.bot_data_urb_ns(id));
                 let from_host = self.host_data_out(
                     Flow::ready_at(start),
                     crate::command::UNMAP_LIST_BYTES as u64,
                 );
-                self.usb_data_out(from_host, crate::command::UNMAP_LIST_BYTES as u64)
-                    .end_ns
+                let on_bus = self.usb_data_out(from_host, crate::command::UNMAP_LIST_BYTES as u64);
+                self.bot_data_completed(id, on_bus.end_ns);
+                on_bus.end_ns
             }
             (Op::Read, false) => {
                 let media = self.cmd(id).media;
@@ -788,7 +819,7 @@ impl Simulator {
 
     /// The bridge's internal data path.
     #[inline]
-    fn bridge_data(&mut self, upstream: Flow, len: u64) -> Flow {
+    pub(crate) fn bridge_data(&mut self, upstream: Flow, len: u64) -> Flow {
         let b = self.bridge.as_ref().expect("USB stacks have a bridge");
         let piece = len.min(b.profile.forward_chunk_bytes.into());
         let (d, p) = (
@@ -809,7 +840,7 @@ impl Simulator {
     }
 
     #[inline]
-    fn usb_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
+    pub(crate) fn usb_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
         let usb = self.usb.as_ref().expect("USB stack");
         let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
         self.pass(layer::USB_OUT, upstream, d, p, len)
@@ -832,7 +863,7 @@ impl Simulator {
 
     /// Host memory to device: descriptor fetch and PCIe read completions, then the controller.
     #[inline]
-    fn host_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
+    pub(crate) fn host_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
         let descriptors = self.controller.descriptors(len) * DESCRIPTOR_BYTES;
         let (d, p) = (
             self.pcie_down.transfer_ns(len + descriptors),

@@ -350,7 +350,10 @@ impl Simulator {
             p.complete(now, id, Urb::Command, len, &[]);
         }
         if self.transport == Transport::Bot {
-            self.trace_submit_data(id, now);
+            // A driver that chains its transfers submits the data transfer after the CBW's
+            // completion has been handled.
+            let at = now.max(self.commands[id as usize].data_urb_ns);
+            self.trace_submit_data(id, at);
         }
     }
 
@@ -399,10 +402,25 @@ impl Simulator {
             0
         };
         let bot = self.transport == Transport::Bot;
+        let c = &self.commands[id as usize];
+        // Chained: the data transfer completed at the host when its last byte arrived (for a
+        // write held in the bridge's buffer, before the drive finished), and the CSW transfer
+        // was submitted once that completion was handled.
+        let (done_at, status_at) = if bot && c.status_urb_ns > 0 {
+            (c.data_urb_done_ns, c.status_urb_ns)
+        } else {
+            (now, now)
+        };
         if let Some(p) = self.pcap.as_mut() {
-            p.complete(now, id, Self::data_urb(op), len, &input[..n]);
+            p.complete(done_at, id, Self::data_urb(op), len, &input[..n]);
             if bot {
-                p.submit(now, id, Urb::Status, storlab_wire::bot::CSW_LEN as u32, &[]);
+                p.submit(
+                    status_at,
+                    id,
+                    Urb::Status,
+                    storlab_wire::bot::CSW_LEN as u32,
+                    &[],
+                );
             }
         }
     }

@@ -232,3 +232,71 @@ fn host_cpu_per_byte_is_lower_with_uas_than_bot() {
         per_mb(uas_report.host_cpu_percent, &uas) < 0.5 * per_mb(bot_report.host_cpu_percent, &bot)
     );
 }
+
+/// The LucidPort stack with its bridge's BOT write buffer overridden (0 = stream through).
+fn x25e_bot_with_write_buffer(bytes: u32) -> ProfileSet {
+    let mut set = ProfileSet::embedded();
+    set.insert_text(
+        "stacks",
+        "x25e-bot-buffer",
+        "behaviour.rs",
+        &format!(
+            "description = \"lucidport/x25e-bot-gen2 with another BOT write buffer\"\n\
+             host = \"win7-msft-bot\"\ncontroller = \"renesas-upd720200\"\n\
+             usb_link = \"usb3-ss\"\nbridge = \"lucidport-usb300\"\nsata_link = \"sata-3g\"\n\
+             drive = \"intel-x25e-32gb\"\n\n[overrides.bridge]\nbot_write_buffer_bytes = {bytes}\n"
+        ),
+    )
+    .unwrap();
+    set
+}
+
+/// Microseconds per command of 64 KiB sequential transfers at QD1.
+fn us_per_64k_command(set: &ProfileSet, stack: &str, op: Op) -> f64 {
+    const BLOCK_BYTES: u32 = 64 << 10;
+    let mut sim = Simulator::from_profiles(set, stack, SEED).unwrap();
+    sim.setup_slots(1, BLOCK_BYTES as usize).unwrap();
+    let r = ClosedLoop {
+        op,
+        block_bytes: BLOCK_BYTES,
+        queue_depth: 1,
+        random: false,
+        region_bytes: 256 << 20,
+        ios: 400,
+        seed: SEED,
+    }
+    .run(&mut sim);
+    1e6 / r.iops()
+}
+
+#[test]
+fn a_bridge_that_buffers_bot_writes_adds_one_usb_data_phase_to_each() {
+    // 64 KiB over SuperSpeed is ~140 us (LucidPort's BOT writes took ~140 us longer than its
+    // reads). Reads never go through the write buffer.
+    let buffered = x25e_bot_with_write_buffer(65536);
+    let streamed = x25e_bot_with_write_buffer(0);
+    let stack = "x25e-bot-buffer";
+    let extra_us = us_per_64k_command(&buffered, stack, Op::Write)
+        - us_per_64k_command(&streamed, stack, Op::Write);
+    assert!((100.0..=180.0).contains(&extra_us), "{extra_us:.1} us");
+    let reads = [&buffered, &streamed].map(|set| us_per_64k_command(set, stack, Op::Read));
+    assert_eq!(reads[0], reads[1]);
+}
+
+#[test]
+fn a_chaining_bot_driver_spends_its_per_kib_cpu_beside_the_data_phase() {
+    // USBSTOR chains CBW, data and CSW: its per-KiB work does not lengthen a command, so BOT's
+    // CPU per byte is several times UAS's while its 64 KiB reads stay near the drive's rate.
+    let (bot, bot_report) = run("lucidport/x25e-bot-gen2", Op::Read, 64 << 10, 1, false, 400);
+    let (uas, uas_report) = run("lucidport/x25e-uas-gen2", Op::Read, 64 << 10, 1, false, 400);
+    let per_mb = |cpu: f64, r: &LoopResult| cpu / r.mb_per_s();
+    assert!(
+        per_mb(bot_report.host_cpu_percent, &bot) > 2.5 * per_mb(uas_report.host_cpu_percent, &uas)
+    );
+    assert!(
+        bot.mb_per_s() > 0.75 * uas.mb_per_s(),
+        "BOT {:.1} vs UAS {:.1}",
+        bot.mb_per_s(),
+        uas.mb_per_s()
+    );
+}
