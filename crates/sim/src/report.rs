@@ -153,6 +153,17 @@ impl Simulator {
             operations: d.commands,
             bytes: d.bytes,
         });
+        if let Some(p) = self.drive.processor_stats() {
+            // Several cores report their average, as other layers with several units do.
+            let busy_ns = p.busy_ns / u64::from(p.cores.max(1));
+            layers.push(LayerReport {
+                name: "drive_cpu".to_string(),
+                busy_ns,
+                utilisation: ratio(busy_ns),
+                operations: p.operations,
+                bytes: 0,
+            });
+        }
         let (bottleneck, bottleneck_utilisation) = layers
             .iter()
             .fold(None::<&LayerReport>, |best, l| match best {

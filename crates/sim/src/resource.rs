@@ -183,6 +183,21 @@ impl Calendar {
         (start, end)
     }
 
+    /// When work of `duration_ns` ready at `earliest_ns` would start if it were reserved now
+    /// (the first gap that holds it, as [`Calendar::reserve`] books it); books nothing. Lets a
+    /// resource of several units (a controller's cores) pick the unit that starts work first.
+    #[inline]
+    pub fn start_for(&self, earliest_ns: u64, duration_ns: u64) -> u64 {
+        let mut start = earliest_ns;
+        for &(a, b) in &self.booked[self.first_live..] {
+            if start + duration_ns <= a {
+                break;
+            }
+            start = start.max(b);
+        }
+        start
+    }
+
     /// Insert [start, end) before `index`, merging with touching live neighbours so a
     /// saturated resource keeps one booking rather than a long list to scan.
     fn insert_coalesced(&mut self, index: usize, start: u64, end: u64) {
@@ -252,6 +267,17 @@ mod tests {
         assert_eq!(c.booked.len(), 1);
         assert_eq!(c.reserve(0, 0, 10, 0), 10);
         assert_eq!(c.reserve(0, 0, 5, 0), 175);
+    }
+
+    #[test]
+    fn start_for_is_where_reserve_books() {
+        let mut c = Calendar::default();
+        c.reserve(0, 100, 50, 0);
+        for (earliest, len) in [(0, 20), (90, 20), (0, 100), (150, 5), (200, 1)] {
+            let mut probe = c.clone();
+            let start = c.start_for(earliest, len);
+            assert_eq!(probe.reserve(0, earliest, len, 0), start + len);
+        }
     }
 
     #[test]

@@ -218,7 +218,9 @@ fn a_queue_depth_one_protocol_is_reported_latency_bound_and_a_saturated_one_is_n
         ide.warnings
     );
     let (_, uas) = run("usb3-uas-ssd", Op::Read, 4096, 32, true, 3000);
-    assert_eq!(uas.bottleneck, "bridge_cpu");
+    // The generic SSD's one controller core (30 us per command, 33 000 commands/s) is just
+    // slower than the generic bridge's firmware: it is the saturated layer.
+    assert_eq!(uas.bottleneck, "drive_cpu");
     assert!(uas.bottleneck_utilisation > 0.95);
     assert!(uas.warnings.is_empty(), "{:?}", uas.warnings);
 }

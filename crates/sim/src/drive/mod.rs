@@ -37,6 +37,16 @@ pub struct DriveStats {
     pub trimmed_bytes: u64,
 }
 
+/// Busy time of a drive's controller processor (SSD firmware cores).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcessorStats {
+    pub cores: u32,
+    /// Firmware time booked on all cores together.
+    pub busy_ns: u64,
+    /// Pieces of firmware work served (commands, TRIMs).
+    pub operations: u64,
+}
+
 /// FTL figures of the SSD model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SsdReport {
@@ -163,6 +173,11 @@ pub trait Drive: Send {
     /// TRIM ranges arriving at `now_ns`; returns the completion time.
     fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64;
     fn stats(&self) -> DriveStats;
+    /// The controller processor's busy time, for drives that model one (the report shows it
+    /// as its own layer, `drive_cpu`, beside the media's `drive`).
+    fn processor_stats(&self) -> Option<ProcessorStats> {
+        None
+    }
     /// Model-specific figures (FTL, mechanics).
     fn model_report(&self) -> DriveModelReport {
         DriveModelReport::Simple

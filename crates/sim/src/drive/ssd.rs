@@ -17,10 +17,10 @@ use super::compress::compressed_bytes;
 use super::ftl_log_block::{LogBlockFtl, LogBlockGeometry, NandWork};
 use super::{
     busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, MergeReport,
-    ReleaseRing, SsdReport, TrimRange,
+    ProcessorStats, ReleaseRing, SsdReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
-use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
+use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -54,8 +54,23 @@ pub struct SsdProfile {
     pub block_erase_ns: u64,
     /// Transfer rate of one channel (the bus between controller and its dies).
     pub channel_rate_mb_s: u64,
-    /// Controller firmware time per command.
-    pub command_ns: u64,
+    /// Embedded processor cores the controller runs its firmware on. Each serves one command's
+    /// firmware work at a time; a command takes the core that can start it first. Required
+    /// (the default only lets a profile with the retired `command_ns` get its own error).
+    #[serde(default)]
+    pub controller_cores: u32,
+    /// Firmware time per command on one core (decode, map lookup or update, completion): the
+    /// processor is busy for it, so queued commands wait for a core. Required.
+    #[serde(default = "missing_u64")]
+    pub command_cpu_ns: u64,
+    /// Time per command spent waiting on hardware (DMA, ECC or compression engines) that does
+    /// not occupy a core: pure latency, overlapping across queued commands.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub command_latency_ns: u64,
+    /// The retired `command_ns` key (a per-command latency before the processor model): only
+    /// read so a profile that still has it gets a clear error.
+    #[serde(default, rename = "command_ns", skip_serializing)]
+    pub retired_command_ns: Option<u64>,
     /// Host pages the DRAM write buffer holds.
     pub write_buffer_pages: u32,
     /// Garbage collection runs on a die while it has fewer free blocks than this (page
@@ -63,7 +78,7 @@ pub struct SsdProfile {
     pub gc_free_blocks_threshold: u32,
     /// NCQ depth the drive advertises.
     pub queue_depth: u32,
-    /// Time to process a TRIM command.
+    /// Processor time of a TRIM command (on one core, after the drive's pending work).
     pub trim_command_ns: u64,
     /// Compress each logical page on the fly (SandForce-class controllers).
     #[serde(default)]
@@ -106,6 +121,18 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+/// Marks a required key the file left out (checked by `validate`).
+fn missing_u64() -> u64 {
+    u64::MAX
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Most controller cores a profile may ask for (controllers of the era had one to a few).
+const CONTROLLER_CORES_MAX: u32 = 64;
+
 /// Largest read-ahead a profile may ask for: controller read buffers of the era were well
 /// below this.
 const READ_AHEAD_BYTES_MAX: u32 = 16 * 1024 * 1024;
@@ -116,6 +143,24 @@ fn default_compression_slot_bytes() -> u32 {
 
 /// Why an SSD profile is impossible: (key, reason).
 pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
+    if p.retired_command_ns.is_some() {
+        return Err((
+            "command_ns",
+            "no longer exists: the per-command firmware time is now `command_cpu_ns` (time on \
+             one of `controller_cores` processor cores, serial per core) plus the optional \
+             `command_latency_ns` (hardware waits that do not occupy a core)"
+                .into(),
+        ));
+    }
+    if p.controller_cores == 0 || p.controller_cores > CONTROLLER_CORES_MAX {
+        return Err((
+            "controller_cores",
+            format!("required, 1..={CONTROLLER_CORES_MAX}"),
+        ));
+    }
+    if p.command_cpu_ns == missing_u64() {
+        return Err(("command_cpu_ns", "required".into()));
+    }
     if !p.read_ahead_bytes.is_multiple_of(LOGICAL_PAGE_BYTES)
         || p.read_ahead_bytes > READ_AHEAD_BYTES_MAX
     {
@@ -368,6 +413,67 @@ struct Staging {
     data_ready_ns: u64,
 }
 
+/// The controller's processor: `controller_cores` cores, each a calendar that serves one piece
+/// of firmware work at a time. Work goes to the core that can start it first, into the first
+/// gap that holds it, so a read arriving while a write's data is still on its way runs before
+/// the write's firmware work booked for later.
+struct Processor {
+    cores: Vec<Calendar>,
+    /// Drive-side completion times of the last `queue_depth` commands (a ring). At most
+    /// `queue_depth` commands are at the drive at once, so when one arrives at least one of
+    /// those has completed: their earliest completion is a time already past. Writes are not
+    /// told the current time; they let the calendars forget finished work up to this time.
+    recent_done_ns: Vec<u64>,
+    next_done: usize,
+}
+
+impl Processor {
+    fn new(cores: u32, queue_depth: u32) -> Processor {
+        Processor {
+            cores: vec![Calendar::default(); cores.max(1) as usize],
+            recent_done_ns: vec![0; queue_depth.max(1) as usize],
+            next_done: 0,
+        }
+    }
+
+    /// A time no later than the present (see `recent_done_ns`).
+    fn past_ns(&self) -> u64 {
+        self.recent_done_ns.iter().copied().min().unwrap_or(0)
+    }
+
+    fn note_done(&mut self, done_ns: u64) {
+        self.recent_done_ns[self.next_done] = done_ns;
+        self.next_done = (self.next_done + 1) % self.recent_done_ns.len();
+    }
+
+    /// Book `cpu_ns` of firmware work ready at `ready_ns` on the core that starts it first;
+    /// returns when it ends. `past_ns` is a time already past (finished work is forgotten).
+    fn run(&mut self, past_ns: u64, ready_ns: u64, cpu_ns: u64) -> u64 {
+        if cpu_ns == 0 {
+            return ready_ns;
+        }
+        let mut core = 0;
+        if self.cores.len() > 1 {
+            let mut best = u64::MAX;
+            for (i, c) in self.cores.iter().enumerate() {
+                let start = c.start_for(ready_ns, cpu_ns);
+                if start < best {
+                    (core, best) = (i, start);
+                }
+            }
+        }
+        self.cores[core].reserve(past_ns, ready_ns, cpu_ns, 0)
+    }
+
+    fn stats(&self) -> ProcessorStats {
+        ProcessorStats {
+            cores: self.cores.len() as u32,
+            busy_ns: self.cores.iter().map(|c| c.busy_ns).sum(),
+            operations: self.cores.iter().map(|c| c.operations).sum(),
+        }
+    }
+}
+
 /// The SSD.
 pub struct SsdDrive {
     profile: SsdProfile,
@@ -391,6 +497,7 @@ pub struct SsdDrive {
     erase_count: Vec<u32>,
     dies: Vec<Die>,
     channels: Vec<Server>,
+    processor: Processor,
     staging: Staging,
     /// Die that receives the next program (round robin).
     next_die: usize,
@@ -475,6 +582,7 @@ impl SsdDrive {
             erase_count: vec![0; blocks],
             dies,
             channels: vec![Server::default(); profile.channels as usize],
+            processor: Processor::new(profile.controller_cores, profile.queue_depth),
             staging: Staging::default(),
             next_die: 0,
             buffer: ReleaseRing::new(profile.write_buffer_pages as usize),
@@ -1116,7 +1224,11 @@ impl Drive for SsdDrive {
         self.commands += 1;
         let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
         self.bytes += bytes;
-        let start = now_ns + self.profile.command_ns;
+        // The firmware takes the command on a core, then the NAND reads start.
+        let start = self
+            .processor
+            .run(now_ns, now_ns, self.profile.command_cpu_ns)
+            + self.profile.command_latency_ns;
         let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
         let sequential = first == self.next_read_lpn;
         if !sequential {
@@ -1139,6 +1251,7 @@ impl Drive for SsdDrive {
             self.read_ahead(end, start);
         }
         self.acknowledged_ns = self.acknowledged_ns.max(last_ready);
+        self.processor.note_done(last_ready);
         if first_ready == u64::MAX {
             return Flow::ready_at(start);
         }
@@ -1171,7 +1284,14 @@ impl Drive for SsdDrive {
         let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
         let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
         let cmd_end_byte = cmd_start_byte + bytes;
-        let mut done = incoming.end_ns + self.profile.command_ns;
+        // The firmware's work on the write (map update, buffer bookkeeping, status) starts
+        // once its data is in and takes a core; the write completes when that work is done
+        // and the buffer had room for its last page.
+        let past = self.processor.past_ns();
+        let mut done = self
+            .processor
+            .run(past, incoming.end_ns, self.profile.command_cpu_ns)
+            + self.profile.command_latency_ns;
         self.drop_prefetch_overlapping(first, end);
         for lpn in first..end {
             let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
@@ -1202,6 +1322,7 @@ impl Drive for SsdDrive {
             done = done.max(room);
         }
         self.acknowledged_ns = self.acknowledged_ns.max(done);
+        self.processor.note_done(done);
         Flow {
             start_ns: incoming.start_ns,
             end_ns: done,
@@ -1240,15 +1361,19 @@ impl Drive for SsdDrive {
                 }
             }
         }
-        // TRIM is non-queued: it waits for the dies' pending work.
+        // TRIM is non-queued: it waits for the dies' pending work, then the firmware
+        // processes it on a core.
         let busy = self
             .dies
             .iter()
             .map(|d| d.unit.busy_until_ns)
             .max()
             .unwrap_or(0);
-        let end = busy.max(now_ns) + self.profile.trim_command_ns;
+        let end = self
+            .processor
+            .run(now_ns, busy.max(now_ns), self.profile.trim_command_ns);
         self.acknowledged_ns = self.acknowledged_ns.max(end);
+        self.processor.note_done(end);
         end
     }
 
@@ -1274,6 +1399,10 @@ impl Drive for SsdDrive {
             trims: self.trims,
             trimmed_bytes: self.trimmed_bytes,
         }
+    }
+
+    fn processor_stats(&self) -> Option<ProcessorStats> {
+        Some(self.processor.stats())
     }
 
     fn model_report(&self) -> DriveModelReport {
