@@ -18,7 +18,28 @@ fn run(
     random: bool,
     ios: u64,
 ) -> (LoopResult, SimReport) {
-    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, SEED).unwrap();
+    run_in(
+        &ProfileSet::embedded(),
+        stack,
+        op,
+        block_bytes,
+        queue_depth,
+        random,
+        ios,
+    )
+}
+
+/// `run` on a profile set of the test's own (shipped profiles plus test stacks).
+fn run_in(
+    set: &ProfileSet,
+    stack: &str,
+    op: Op,
+    block_bytes: u32,
+    queue_depth: u32,
+    random: bool,
+    ios: u64,
+) -> (LoopResult, SimReport) {
+    let mut sim = Simulator::from_profiles(set, stack, SEED).unwrap();
     sim.setup_slots(queue_depth, block_bytes as usize).unwrap();
     let result = ClosedLoop {
         op,
@@ -55,24 +76,13 @@ fn usb2_sequential_tops_out_near_35_mb_s() {
     let set = usb2_bot_ssd();
     let mut ssd = Vec::new();
     for op in [Op::Read, Op::Write] {
-        let mut sim = Simulator::from_profiles(&set, "usb2-bot-ssd", SEED).unwrap();
-        sim.setup_slots(4, MIB as usize).unwrap();
-        let r = ClosedLoop {
-            op,
-            block_bytes: MIB,
-            queue_depth: 4,
-            random: false,
-            region_bytes: 8 << 30,
-            ios: 40,
-            seed: SEED,
-        }
-        .run(&mut sim);
+        let (r, report) = run_in(&set, "usb2-bot-ssd", op, MIB, 4, false, 40);
         assert!(
             (31.0..=37.0).contains(&r.mb_per_s()),
             "USB 2.0 BOT sequential {op:?}: {:.1} MB/s",
             r.mb_per_s()
         );
-        assert_eq!(sim.report().bottleneck, "usb_half_duplex");
+        assert_eq!(report.bottleneck, "usb_half_duplex");
         ssd.push(r.mb_per_s());
     }
     // The shipped HDD stack reaches what USB 2.0 gives too (issue #4): the drive's read-ahead
@@ -255,19 +265,7 @@ fn x25e_bot_with_write_buffer(bytes: u32) -> ProfileSet {
 
 /// Microseconds per command of 64 KiB sequential transfers at QD1.
 fn us_per_64k_command(set: &ProfileSet, stack: &str, op: Op) -> f64 {
-    const BLOCK_BYTES: u32 = 64 << 10;
-    let mut sim = Simulator::from_profiles(set, stack, SEED).unwrap();
-    sim.setup_slots(1, BLOCK_BYTES as usize).unwrap();
-    let r = ClosedLoop {
-        op,
-        block_bytes: BLOCK_BYTES,
-        queue_depth: 1,
-        random: false,
-        region_bytes: 256 << 20,
-        ios: 400,
-        seed: SEED,
-    }
-    .run(&mut sim);
+    let (r, _) = run_in(set, stack, op, 64 << 10, 1, false, 400);
     1e6 / r.iops()
 }
 
