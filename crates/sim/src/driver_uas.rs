@@ -9,7 +9,8 @@ use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
 use crate::sim::{Simulator, Transport};
 use storlab_wire::scsi::{Lun, Status};
 use storlab_wire::uas::{
-    CommandIu, IuId, IuPacket, IuRepr, COMMAND_IU_LEN, READY_IU_LEN, SENSE_IU_HEADER_LEN,
+    IuId, IuPacket, IuRepr, TaskAttribute, COMMAND_IU_CDB_LEN, COMMAND_IU_LEN, READY_IU_LEN,
+    SENSE_IU_HEADER_LEN,
 };
 
 /// UAS transfers queued per command besides the Command IU: status (Sense IU) and data.
@@ -28,17 +29,26 @@ impl Simulator {
         let c = self.cmd_mut(id);
         c.tag = tag.into();
         c.status_len = 0;
-        let mut cdb = [0u8; CDB_BYTES_MAX];
-        let cdb_len = emit_cdb(c.op, c.offset_bytes, c.len_bytes, &mut cdb);
         if c.op == Op::Trim {
             emit_unmap_list(c.offset_bytes, c.len_bytes, &mut c.unmap_list);
         }
-        let iu = IuRepr::Command(
-            CommandIu::new(tag, Lun::from_index(0), &cdb[..cdb_len]).expect("16-byte CDB"),
-        );
-        c.command_len = iu
-            .emit_into(&mut c.command_bytes)
-            .expect("command buffer holds a Command IU") as u8;
+        // Written in place through the packet view (SIMPLE, priority 0, LUN 0, no additional
+        // CDB bytes, reserved bytes zero), as the Sense IU is: an `IuRepr::Command` carries
+        // a 268-byte inline CDB, which building, moving and emitting copied for every command.
+        let bytes = &mut c.command_bytes[..COMMAND_IU_LEN];
+        bytes.fill(0);
+        let mut packet = IuPacket::new_unchecked(bytes);
+        packet.set_iu_id(IuId::Command);
+        packet.set_tag(tag);
+        packet.set_prio_attr(0, TaskAttribute::Simple);
+        packet.set_additional_cdb_length_byte(0);
+        packet.set_lun(Lun::from_index(0));
+        let cdb: &mut [u8; CDB_BYTES_MAX] = (&mut packet.buffer_mut()
+            [COMMAND_IU_LEN - COMMAND_IU_CDB_LEN..])
+            .try_into()
+            .expect("a Command IU ends with its 16 CDB bytes");
+        emit_cdb(c.op, c.offset_bytes, c.len_bytes, cdb);
+        c.command_len = COMMAND_IU_LEN as u8;
         // The driver rings the doorbell for the status and data transfers alongside.
         let extra = URBS_BESIDES_COMMAND * self.controller.transfer_ns(0);
         let at = self.usb_message_out(now, COMMAND_IU_LEN as u64, extra);
