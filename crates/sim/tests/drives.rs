@@ -846,6 +846,47 @@ fn hdd_write_back_cache_hides_media_time_and_without_it_writes_pay_the_access() 
     );
 }
 
+/// Destaging is the firmware's background work with its own window (`write_back_candidates`),
+/// not the NCQ scheduler's (`rpo_candidates`): with NCQ limited to arrival order, a wider
+/// write-back window still reorders the cached writes and drains them faster; absent, the
+/// write-back window is the NCQ one.
+#[test]
+fn write_back_orders_over_its_own_window_not_the_ncq_one() {
+    let drain = |write_back_candidates: Option<u32>| {
+        let p = HddProfile {
+            rpo_candidates: Some(1),
+            write_back_candidates,
+            ..hdd_7200()
+        };
+        let mut d = HddDrive::new(&p);
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let span_sectors = 1_000_000_000 / SECTOR;
+        let mut now = 0;
+        let writes = 1500;
+        for _ in 0..writes {
+            let cmd = DriveCommand {
+                write: true,
+                lba: (rng.next_u64() % (span_sectors / 8)) * 8,
+                blocks: 8,
+            };
+            now = d.write(Flow::ready_at(now), &cmd, None, &mut rng).end_ns;
+        }
+        let DriveModelReport::Hdd(r) = d.model_report() else {
+            panic!("not an HDD report")
+        };
+        (now as f64 / f64::from(writes) / 1e6, r.reordered_destages)
+    };
+    let (in_order_ms, in_order_reordered) = drain(None);
+    let (windowed_ms, windowed_reordered) = drain(Some(8));
+    eprintln!("cached random 4 KiB writes over 1000 MB: {in_order_ms:.2} ms each in arrival order, {windowed_ms:.2} ms with an 8-write window");
+    assert_eq!(in_order_reordered, 0, "absent = the NCQ window of 1");
+    assert!(windowed_reordered > 0);
+    assert!(
+        windowed_ms < 0.8 * in_order_ms,
+        "window of 8: {windowed_ms:.2} ms vs arrival order {in_order_ms:.2} ms per write"
+    );
+}
+
 #[test]
 fn the_report_carries_the_drive_models_figures() {
     let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), "sata-ahci-ssd", SEED).unwrap();

@@ -72,6 +72,12 @@ pub struct HddProfile {
     /// (US 6 640 258). Absent = every queued command (ideal SPTF).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpo_candidates: Option<u32>,
+    /// Cached writes (oldest first) the write-back scheduler evaluates when it picks the next
+    /// one to write to the media. Destaging is the firmware's own background work, not a host
+    /// command whose execution bounds the sort time, so it may look further than the NCQ
+    /// scheduler does. Absent = `rpo_candidates`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_back_candidates: Option<u32>,
     /// Seek-time uncertainty the scheduler allows for: a target whose sector passes less than
     /// this after the nominal seek ends is costed one more revolution (a likely miss: the
     /// expected-access-time ordering of Hitachi GST's command-queue-ordering patents, with the
@@ -137,6 +143,12 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
         return Err((
             "rpo_candidates",
             "must be positive (1 = serve in arrival order)".into(),
+        ));
+    }
+    if p.write_back_candidates == Some(0) {
+        return Err((
+            "write_back_candidates",
+            "must be positive (1 = write back in arrival order)".into(),
         ));
     }
     let read_segments_bytes =
@@ -431,6 +443,14 @@ impl HddDrive {
             .map_or(queued, |n| queued.min(n as usize))
     }
 
+    /// How many of the cached writes (oldest first) one write-back decision evaluates.
+    fn write_back_window(&self, cached: usize) -> usize {
+        match self.profile.write_back_candidates {
+            Some(n) => cached.min(n as usize),
+            None => self.rpo_window(cached),
+        }
+    }
+
     /// Media time of `sectors` from `lba`: sector times plus a head switch per track boundary
     /// (track skew hides the rest of the switch).
     fn transfer_ns(&self, lba: u64, sectors: u64, write: bool) -> (u64, u64) {
@@ -640,7 +660,7 @@ impl HddDrive {
     }
 
     /// Write one cached entry to the media from when the head frees: of the oldest
-    /// `rpo_candidates` entries already in the cache then, the one the scheduler expects to
+    /// `write_back_candidates` entries already in the cache then, the one the scheduler expects to
     /// reach soonest (oldest on ties). `forced` (the cache is full and a write waits for room):
     /// it takes the head as soon as it is free, cutting a read-ahead short; otherwise it waits
     /// for the read-ahead to finish.
@@ -657,7 +677,7 @@ impl HddDrive {
         };
         let start = head_free.max(earliest);
         let mut best = (u64::MAX, 0);
-        let window = self.rpo_window(self.dirty.len());
+        let window = self.write_back_window(self.dirty.len());
         for (i, w) in self.dirty.iter().enumerate().take(window) {
             if w.arrived_ns > start {
                 continue;
