@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+use storlab_job::keys::SIM_TARGET_PREFIX;
 use storlab_job::{EngineKind, JobSet, Target};
 use storlab_report::{HostInfo, RunReport, ToolInfo};
 use storlab_runner::{JobOutcome, RunError, RunOptions, DEFAULT_INTERVAL_NS};
@@ -28,10 +29,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if crate::preset_run::wanted(&args) {
         return crate::preset_run::run(args);
     }
-    let (mut set, builtin) = load_jobs(&args)?;
-    if let Some(target) = &args.target {
-        apply_target_override(&mut set, target)?;
-    }
+    let (set, builtin) = load_jobs(&args)?;
     if let Some(output) = &args.output {
         check_output_path(output).map_err(bad_input)?;
     }
@@ -135,57 +133,54 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The job set: a job file, job flags, or the built-in quick set when neither is given.
+/// The job set: a job file, job flags, or the built-in quick set when neither is given, each job
+/// on the `--target` if one was given (read and validated on it: a simulated drive or an existing
+/// file needs no `size`, a temporary file does).
 pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
-    let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
+    let target = args.target.as_deref().map(target_of).transpose()?;
     match (&args.job_file, args.job_flags.is_empty()) {
-        (Some(path), true) => Ok((storlab_job::parse_fio_file(path).map_err(bad_input)?, false)),
+        (Some(path), true) => Ok((
+            storlab_job::parse_fio_file(path, target.as_ref()).map_err(bad_input)?,
+            false,
+        )),
         (Some(path), false) => Err(bad_input(format!(
             "{}: job flags ({}) cannot be combined with a job file; put them in the file's [global] section",
             path.display(),
             args.job_flags.join(" ")
         ))),
-        (None, false) => Ok((storlab_job::parse_flags(&args.job_flags).map_err(bad_input)?, false)),
+        (None, false) => Ok((
+            storlab_job::parse_flags(&args.job_flags, target.as_ref()).map_err(bad_input)?,
+            false,
+        )),
         (None, true) => {
-            let mut set = storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME).map_err(bad_input)?;
-            for job in &mut set.jobs {
-                job.target = Target::TempFileIn(cwd.clone());
-            }
+            let target = match target {
+                Some(target) => target,
+                None => Target::TempFileIn(
+                    std::env::current_dir()
+                        .map_err(|e| bad_input(format!("current directory: {e}")))?,
+                ),
+            };
+            let set =
+                storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME, Some(&target))
+                    .map_err(bad_input)?;
             Ok((set, true))
         }
     }
 }
 
-/// `--target`: `sim:STACK` switches every job to the simulator; a path replaces `filename=`.
-pub(crate) fn apply_target_override(set: &mut JobSet, target: &str) -> Result<(), Failure> {
-    if target.is_empty() {
-        return Err(bad_input(
+/// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
+/// device.
+pub(crate) fn target_of(text: &str) -> Result<Target, Failure> {
+    match text.strip_prefix(SIM_TARGET_PREFIX) {
+        _ if text.is_empty() => Err(bad_input(
             "--target: empty; give a file, a block device, or sim:STACK",
-        ));
+        )),
+        Some("") => Err(bad_input(
+            "--target sim:: name a stack (see `storlab stacks`)",
+        )),
+        Some(stack) => Ok(Target::Sim(stack.to_string())),
+        None => Ok(Target::Path(PathBuf::from(text))),
     }
-    for job in &mut set.jobs {
-        match target.strip_prefix("sim:") {
-            Some("") => {
-                return Err(bad_input(
-                    "--target sim:: name a stack (see `storlab stacks`)",
-                ))
-            }
-            Some(stack) => {
-                job.engine = EngineKind::Sim;
-                job.target = Target::Sim(stack.to_string());
-            }
-            None => {
-                if matches!(job.engine, EngineKind::Sim | EngineKind::Null) {
-                    job.engine = EngineKind::Psync;
-                }
-                job.target = Target::Path(PathBuf::from(target));
-            }
-        }
-        // Warnings depend on the engine and target: recompute them for the new ones.
-        job.warnings.clear();
-        storlab_job::validate(job).map_err(|e| bad_input(format!("--target {target}: {e}")))?;
-    }
-    Ok(())
 }
 
 fn progress_summary(outcome: &JobOutcome) -> String {

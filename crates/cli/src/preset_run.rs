@@ -5,7 +5,7 @@
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::cmd_run::{
-    apply_target_override, classify, install_interrupt_handler, load_jobs, write_output, STOP,
+    classify, install_interrupt_handler, load_jobs, target_of, write_output, STOP,
 };
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::provider::{check_output_path, Provider, ProviderOptions};
@@ -31,20 +31,6 @@ const FILE_COPY_BLOCK_BYTES: u64 = 1 << 20;
 /// Whether this run needs the sweep path (a preset, a state, or trims between steps).
 pub fn wanted(args: &RunArgs) -> bool {
     args.preset.is_some() || args.state.is_some() || args.trim_between_steps
-}
-
-/// `--target` as a job target.
-fn target_of(text: &str) -> Result<Target, Failure> {
-    match text.strip_prefix("sim:") {
-        _ if text.is_empty() => Err(bad_input(
-            "--target: empty; give a file, a block device, or sim:STACK",
-        )),
-        Some("") => Err(bad_input(
-            "--target sim:: name a stack (see `storlab stacks`)",
-        )),
-        Some(stack) => Ok(Target::Sim(stack.to_string())),
-        None => Ok(Target::Path(PathBuf::from(text))),
-    }
 }
 
 /// Job flags as (key, value) overrides of a preset.
@@ -149,22 +135,12 @@ fn fileset_points(
                 Some(v) => format!("--{k}={v}"),
                 None => format!("--{k}"),
             }));
-            let mut set_jobs = storlab_job::parse_flags(&flags)
+            let mut set_jobs = storlab_job::parse_flags(&flags, Some(target))
                 .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
             let mut job = set_jobs.jobs.remove(0);
             job.name = format!("{}/{}/{operation}", preset.name, set.name);
             job.group_reporting = true;
             job.stonewall = true;
-            match target {
-                Target::Sim(stack) => {
-                    job.engine = storlab_job::EngineKind::Sim;
-                    job.target = Target::Sim(stack.clone());
-                }
-                other => job.target = other.clone(),
-            }
-            job.warnings.clear();
-            storlab_job::validate(&mut job)
-                .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
             points.push(SweepPoint {
                 coords: vec![
                     (COORD_SERIES.into(), set.name.clone()),
@@ -283,10 +259,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             (Some(preset), points)
         }
         None => {
-            let (mut set, _) = load_jobs(&args)?;
-            if let Some(target) = &args.target {
-                apply_target_override(&mut set, target)?;
-            }
+            let (set, _) = load_jobs(&args)?;
             (None, job_points(set))
         }
     };

@@ -343,6 +343,23 @@ fn refuses_to_write_a_loop_device_carrying_ext4_unless_named_destructive() {
         run_in(dir.path(), &read).status.success(),
         "reading is always allowed"
     );
+    // Without a size, a job on a block device covers all of it, as in fio.
+    let whole = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--rw=read",
+            "--bs=1m",
+            "--target",
+            device.0.as_str(),
+            "--no-db",
+            "--output-format=json",
+        ],
+    );
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let doc: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["target"]["size_bytes"], 32 << 20);
+    assert_eq!(doc["jobs"][0]["read"]["bytes"], 32 << 20);
 
     let mut allowed = write.to_vec();
     allowed.extend(["--destructive", device.0.as_str()]);
@@ -469,4 +486,162 @@ fn a_read_job_then_a_write_job_on_one_file() {
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["jobs"][1]["write"]["ios"], 50);
+}
+
+/// The drive's capacity as the simulated stack's profile in the report gives it.
+fn simulated_capacity(job: &serde_json::Value) -> u64 {
+    job["sim"]["stack_profile"]["drive"]["user_capacity_bytes"]
+        .as_u64()
+        .expect("the report carries the stack profile")
+}
+
+/// A simulated drive has a size, so a job on `--target sim:STACK` needs none: without one it
+/// covers the whole drive (minus its offset), as fio does on a block device. Regression: the job
+/// was once validated as if it ran on a temporary file, before `--target` replaced its target.
+#[test]
+fn a_simulated_target_needs_no_size_and_covers_the_whole_drive() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--target",
+            "sim:usb3-uas-ssd",
+            "--rw=randread",
+            "--bs=4k",
+            "--runtime=1",
+            "--no-db",
+        ],
+    );
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("randread"));
+
+    let json = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--target=sim:usb3-uas-ssd",
+            "--rw=randread",
+            "--bs=4k",
+            "--runtime=1",
+            "--no-db",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_in(dir.path(), &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["jobs"][0].clone()
+    };
+    let job = json(&[]);
+    assert_eq!(job["engine"], "sim");
+    assert_eq!(job["job"]["size_bytes"], serde_json::Value::Null);
+    let capacity = simulated_capacity(&job);
+    assert!(capacity > 1 << 30, "a real drive's capacity: {capacity}");
+    assert_eq!(job["target"]["size_bytes"], capacity, "the whole drive");
+    assert!(job["read"]["ios"].as_u64().unwrap() > 0);
+
+    let offset = json(&["--offset=1g"]);
+    assert_eq!(
+        offset["target"]["size_bytes"],
+        capacity - (1 << 30),
+        "from the offset to the end"
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "no file made for a simulated drive"
+    );
+}
+
+/// The same for a fio job file without `size`, run with `--target sim:STACK`: every job covers
+/// the drive, whatever `filename` the file names.
+#[test]
+fn a_job_file_without_size_runs_on_a_simulated_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("nosize.fio"),
+        "[global]\nbs=4k\nruntime=1\n[seq]\nrw=read\n[rand]\nrw=randread\nfilename=data\nstonewall\n",
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "nosize.fio",
+            "--target",
+            "sim:usb3-uas-ssd",
+            "--db",
+            "runs.sqlite",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for job in jobs {
+        assert_eq!(job["engine"], "sim", "{}", job["name"]);
+        assert_eq!(job["target"]["size_bytes"], simulated_capacity(job));
+        assert!(job["read"]["ios"].as_u64().unwrap() > 0, "{}", job["name"]);
+    }
+    assert!(
+        !dir.path().join("data").exists(),
+        "--target replaced filename=data"
+    );
+    let history = run_in(dir.path(), &["history", "--db", "runs.sqlite"]);
+    assert!(history.status.success(), "{}", stderr(&history));
+    assert!(String::from_utf8_lossy(&history.stdout).contains("sim:usb3-uas-ssd"));
+}
+
+/// A file target without a size is sized by the file, as in fio; a file that does not exist yet
+/// has no size to take, which is one line naming `size`, exit 2, and no file made.
+#[test]
+fn a_file_target_without_size_takes_the_files_size_or_asks_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![7u8; 1 << 20]).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--target=data",
+            "--rw=read",
+            "--bs=64k",
+            "--no-db",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["target"]["size_bytes"], 1 << 20);
+    assert_eq!(doc["jobs"][0]["read"]["bytes"], 1 << 20);
+
+    std::fs::write(dir.path().join("nosize.fio"), "[j]\nrw=read\nruntime=1\n").unwrap();
+    let cases: &[&[&str]] = &[
+        &[
+            "run",
+            "--target=missing",
+            "--rw=read",
+            "--runtime=1",
+            "--no-db",
+        ],
+        &["run", "nosize.fio", "--target", "missing", "--no-db"],
+        &[
+            "run",
+            "--filename=missing",
+            "--rw=read",
+            "--runtime=1",
+            "--no-db",
+        ],
+        // No target at all: a temporary file, which needs a size too.
+        &["run", "--rw=read", "--runtime=1", "--no-db"],
+    ];
+    for args in cases {
+        let out = run_in(dir.path(), args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("size"), "{args:?} should name size: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    assert!(!dir.path().join("missing").exists(), "no file laid out");
+    assert!(leftovers(dir.path()).is_empty(), "no temporary file left");
 }

@@ -7,19 +7,20 @@
 
 use crate::error::{JobError, Location};
 use crate::keys::JobDraft;
-use crate::model::JobSet;
+use crate::model::{JobSet, Target};
 use std::path::Path;
 use std::sync::Arc;
 
 /// The section whose options every later job inherits.
 const GLOBAL_SECTION: &str = "global";
 
-/// Reads and parses a fio job file; errors name the file as given.
-pub fn parse_fio_file(path: &Path) -> Result<JobSet, JobError> {
+/// Reads and parses a fio job file; errors name the file as given. `target`, when given, replaces
+/// every job's target before the job is validated (see [`JobDraft::override_target`]).
+pub fn parse_fio_file(path: &Path, target: Option<&Target>) -> Result<JobSet, JobError> {
     let file_name = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|e| JobError::io(&file_name, e.to_string()))?;
-    parse_fio_str(&text, &file_name)
+    parse_fio_str(&text, &file_name, target)
 }
 
 /// A job section being read: its draft (global settings first) and where it started.
@@ -29,11 +30,20 @@ struct OpenJob {
     draft: JobDraft,
 }
 
-/// Parses fio job-file text; `file_name` is only used in error messages.
-pub fn parse_fio_str(text: &str, file_name: &str) -> Result<JobSet, JobError> {
+/// Parses fio job-file text; `file_name` is only used in error messages. `target`, when given,
+/// replaces every job's target before the job is validated (see [`JobDraft::override_target`]).
+pub fn parse_fio_str(
+    text: &str,
+    file_name: &str,
+    target: Option<&Target>,
+) -> Result<JobSet, JobError> {
     let file: Arc<str> = file_name.into();
     let global_section: Arc<str> = GLOBAL_SECTION.into();
+    // Every job starts as a copy of the global draft, so it inherits the override from here.
     let mut global = JobDraft::new();
+    if let Some(target) = target {
+        global.override_target(target.clone());
+    }
     let mut in_global = false;
     let mut open: Option<OpenJob> = None;
     let mut finished = Vec::new();
@@ -162,7 +172,7 @@ mod tests {
     use crate::size::NS_PER_S;
 
     fn parse(text: &str) -> Result<JobSet, JobError> {
-        parse_fio_str(text, "job.fio")
+        parse_fio_str(text, "job.fio", None)
     }
 
     fn error_text(text: &str) -> String {
@@ -363,8 +373,24 @@ iodepth=2
     }
 
     #[test]
+    fn a_target_given_with_the_file_reaches_every_job() {
+        let text = "[global]\nbs=4k\n[a]\nrw=read\n[b]\nfilename=data\nruntime=1\n";
+        let path = Target::Path("/dev/sdz".into());
+        let set = parse_fio_str(text, "job.fio", Some(&path)).unwrap();
+        let targets: Vec<_> = set.jobs.iter().map(|j| (j.engine, &j.target)).collect();
+        assert_eq!(
+            targets,
+            [(EngineKind::Psync, &path), (EngineKind::Psync, &path)]
+        );
+        assert_eq!(
+            error_text(text),
+            "job.fio:3: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="
+        );
+    }
+
+    #[test]
     fn reading_a_missing_file_names_it() {
-        let error = parse_fio_file(Path::new("/nonexistent/storlab/job.fio")).unwrap_err();
+        let error = parse_fio_file(Path::new("/nonexistent/storlab/job.fio"), None).unwrap_err();
         assert!(
             error
                 .to_string()

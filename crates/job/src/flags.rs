@@ -8,7 +8,7 @@
 
 use crate::error::{JobError, Location};
 use crate::keys::{find_key, JobDraft};
-use crate::model::JobSet;
+use crate::model::{JobSet, Target};
 
 /// Name of the job made from flags that never say `--name=`.
 pub const DEFAULT_JOB_NAME: &str = "job";
@@ -20,9 +20,15 @@ pub fn is_job_key(key: &str) -> bool {
     find_key(key).is_some()
 }
 
-/// Parses fio-style flags; each argument is one `--key=value` or bare `--key`.
-pub fn parse_flags(args: &[String]) -> Result<JobSet, JobError> {
+/// Parses fio-style flags; each argument is one `--key=value` or bare `--key`. `target`, when
+/// given, replaces every job's target before the job is validated (see
+/// [`JobDraft::override_target`]).
+pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, JobError> {
+    // Every job starts as a copy of the global draft, so it inherits the override from here.
     let mut global = JobDraft::new();
+    if let Some(target) = target {
+        global.override_target(target.clone());
+    }
     let mut jobs: Vec<(String, JobDraft)> = Vec::new();
     // True while flags go to the global draft (before the first --name, or after --name=global).
     let mut in_global = true;
@@ -95,7 +101,7 @@ mod tests {
 
     fn flags(line: &str) -> Result<JobSet, JobError> {
         let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        parse_flags(&args)
+        parse_flags(&args, None)
     }
 
     #[test]
@@ -174,6 +180,22 @@ mod tests {
     }
 
     #[test]
+    fn a_target_given_with_the_flags_is_validated_as_the_target() {
+        let args: Vec<String> = ["--bs=4k", "--name=a", "--name=b", "--rw=read"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let sim = Target::Sim("usb3-uas-ssd".into());
+        let set = parse_flags(&args, Some(&sim)).unwrap();
+        for job in &set.jobs {
+            assert_eq!((job.engine, &job.target), (EngineKind::Sim, &sim));
+            assert_eq!(job.size_bytes, None, "the whole drive");
+        }
+        // Without one, the same flags ask for a temporary file, which needs a size.
+        assert!(parse_flags(&args, None).is_err());
+    }
+
+    #[test]
     fn flags_and_file_accept_the_same_keys() {
         // Every key in the shared table must parse in both readers with the same result.
         let samples = [
@@ -225,9 +247,12 @@ mod tests {
         for sample in samples {
             let key = sample.split('=').next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
-            let file =
-                crate::fio::parse_fio_str(&format!("[n]\nsize=2M\nruntime=5\n{sample}\n"), "t.fio")
-                    .unwrap();
+            let file = crate::fio::parse_fio_str(
+                &format!("[n]\nsize=2M\nruntime=5\n{sample}\n"),
+                "t.fio",
+                None,
+            )
+            .unwrap();
             // `--name` would start a second job on the command line, so it is only given once.
             let extra = if key == "name" {
                 String::new()

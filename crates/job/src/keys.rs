@@ -3,7 +3,8 @@
 //!
 //! A key is applied as text (`key=value`) to a draft that remembers what the user set and where
 //! (file line or flag). `JobDraft::finish` fills the rest from `JobSpec::new`, resolves engine and
-//! target, validates, and points any validation error back at the line or flag that set the key.
+//! target (or takes the target the command line imposes, `JobDraft::override_target`), validates,
+//! and points any validation error back at the line or flag that set the key.
 
 use crate::error::{JobError, Location};
 use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target};
@@ -117,6 +118,9 @@ pub struct JobDraft {
     verify: Option<bool>,
     stonewall: Option<bool>,
     group_reporting: Option<bool>,
+    /// A target imposed from outside the job (the command line's `--target`), replacing what
+    /// `filename`, `directory` and `ioengine` would give.
+    target_override: Option<Target>,
     provenance: Vec<Provenance>,
 }
 
@@ -177,6 +181,17 @@ impl JobDraft {
         self.name.as_deref()
     }
 
+    /// Runs the job on `target` whatever `filename`, `directory` or `ioengine` say (the command
+    /// line's `--target`), so that validation judges the job on the target it will run on: a
+    /// simulated drive or an existing file has a size, a temporary file needs one. A simulated
+    /// drive brings the `sim` engine and [`Target::None`] the `null` engine; a file or a temporary
+    /// file keeps the engine the job names unless that is `sim` or `null`, which do no I/O on a
+    /// file, and then gets fio's default, `psync`. A draft cloned from this one (a job from its
+    /// `[global]` settings) keeps the override.
+    pub fn override_target(&mut self, target: Target) {
+        self.target_override = Some(target);
+    }
+
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
@@ -191,38 +206,7 @@ impl JobDraft {
 
     /// The job with every setting applied over storlab's defaults, not yet validated.
     fn build(&self, name: &str) -> JobSpec {
-        let sim_profile = self
-            .filename
-            .as_deref()
-            .and_then(|f| f.strip_prefix(SIM_TARGET_PREFIX));
-        let engine = self.engine.unwrap_or(if sim_profile.is_some() {
-            EngineKind::Sim
-        } else {
-            // fio's default engine.
-            EngineKind::Psync
-        });
-        let mut warnings = Vec::new();
-        let target = match (engine, sim_profile, &self.filename, &self.directory) {
-            (_, Some(profile), _, _) => Target::Sim(profile.to_string()),
-            (EngineKind::Null, _, filename, directory) => {
-                if filename.is_some() || directory.is_some() {
-                    warnings.push(
-                        "ioengine=null does no I/O: filename and directory are ignored".to_string(),
-                    );
-                }
-                Target::None
-            }
-            (_, None, Some(filename), directory) => {
-                let path = Path::new(filename);
-                match directory {
-                    Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
-                    _ => Target::Path(path.to_path_buf()),
-                }
-            }
-            (_, None, None, Some(directory)) => Target::TempFileIn(directory.clone()),
-            (_, None, None, None) => Target::TempFileIn(PathBuf::from(".")),
-        };
-
+        let (engine, target, warnings) = self.engine_and_target();
         let mut spec = JobSpec::new(name, engine, target);
         spec.warnings = warnings;
         if let Some(rw) = self.rw {
@@ -283,6 +267,52 @@ impl JobDraft {
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec
+    }
+
+    /// The engine and target the job runs on, with a warning when settings are ignored.
+    fn engine_and_target(&self) -> (EngineKind, Target, Vec<String>) {
+        let sim_profile = self
+            .filename
+            .as_deref()
+            .and_then(|f| f.strip_prefix(SIM_TARGET_PREFIX));
+        let engine = self.engine.unwrap_or(if sim_profile.is_some() {
+            EngineKind::Sim
+        } else {
+            // fio's default engine.
+            EngineKind::Psync
+        });
+        if let Some(target) = &self.target_override {
+            let engine = match (target, engine) {
+                (Target::Sim(_), _) => EngineKind::Sim,
+                (Target::None, _) => EngineKind::Null,
+                (_, EngineKind::Sim | EngineKind::Null) => EngineKind::Psync,
+                (_, engine) => engine,
+            };
+            return (engine, target.clone(), Vec::new());
+        }
+        let mut warnings = Vec::new();
+        let target = match (engine, sim_profile, &self.filename, &self.directory) {
+            (_, Some(profile), _, _) => Target::Sim(profile.to_string()),
+            (EngineKind::Null, _, filename, directory) => {
+                if filename.is_some() || directory.is_some() {
+                    warnings.push(
+                        "ioengine=null does no I/O: filename and directory are ignored".to_string(),
+                    );
+                }
+                Target::None
+            }
+            (_, None, Some(filename), directory) => {
+                let path = Path::new(filename);
+                match directory {
+                    Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
+                    _ => Target::Path(path.to_path_buf()),
+                }
+            }
+            (_, None, None, Some(directory)) => Target::TempFileIn(directory.clone()),
+            (_, None, None, None) => Target::TempFileIn(PathBuf::from(".")),
+        };
+
+        (engine, target, warnings)
     }
 
     /// Points a validation error at the line or flag that set the offending key, with the value
@@ -1013,6 +1043,68 @@ mod tests {
             target(&[("ioengine", Some("sync"))]),
             Ok((EngineKind::Psync, Target::TempFileIn(".".into())))
         );
+    }
+
+    #[test]
+    fn an_override_target_replaces_filename_directory_and_engine_before_validation() {
+        let on = |target: Target, settings: &[(&str, Option<&str>)]| {
+            let mut d = JobDraft::new();
+            d.override_target(target);
+            for (key, value) in settings {
+                d.set(key, *value, &Location::Flag)?;
+            }
+            d.finish("job", &Location::Job("job".into()))
+                .map(|s| (s.engine, s.target, s.size_bytes))
+        };
+        // A simulated drive has a size: no `size` needed, the job covers the whole drive.
+        let sim = Target::Sim("usb3-uas-ssd".into());
+        assert_eq!(
+            on(sim.clone(), &[("bs", Some("4k"))]),
+            Ok((EngineKind::Sim, sim.clone(), None))
+        );
+        assert_eq!(
+            on(
+                sim.clone(),
+                &[("filename", Some("data")), ("ioengine", Some("io_uring"))]
+            ),
+            Ok((EngineKind::Sim, sim, None))
+        );
+        // So has a file or device, once opened; the engine stays unless it cannot do file I/O.
+        let path = Target::Path("/dev/sdz".into());
+        assert_eq!(
+            on(path.clone(), &[("ioengine", Some("io_uring"))]),
+            Ok((EngineKind::IoUring, path.clone(), None))
+        );
+        assert_eq!(
+            on(path.clone(), &[("filename", Some("sim:usb3-uas-ssd"))]),
+            Ok((EngineKind::Psync, path.clone(), None))
+        );
+        assert_eq!(
+            on(path.clone(), &[("ioengine", Some("null"))]),
+            Ok((EngineKind::Psync, path, None))
+        );
+        // A temporary file still needs one, even when the job names a file.
+        let temp = Target::TempFileIn("/tmp".into());
+        assert_eq!(
+            on(temp.clone(), &[("filename", Some("/dev/sdz"))])
+                .unwrap_err()
+                .key
+                .as_deref(),
+            Some("size")
+        );
+        assert_eq!(
+            on(temp.clone(), &[("size", Some("1M"))]),
+            Ok((EngineKind::Psync, temp, Some(1 << 20)))
+        );
+    }
+
+    #[test]
+    fn a_draft_cloned_from_an_overridden_one_keeps_the_override() {
+        let mut global = JobDraft::new();
+        global.override_target(Target::Sim("s".into()));
+        let job = global.clone();
+        let spec = job.finish("a", &Location::Job("a".into())).unwrap();
+        assert_eq!(spec.target, Target::Sim("s".into()));
     }
 
     #[test]

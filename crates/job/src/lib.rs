@@ -1,9 +1,11 @@
 //! storlab-job: the job model, its validation, and the readers that build jobs (fio files, flags).
 //!
 //! Entry points: [`fio::parse_fio_file`] / [`fio::parse_fio_str`] for fio job files,
-//! [`flags::parse_flags`] for fio-style command-line flags, [`validate::validate`] for jobs built
-//! in code. Both readers share one key table ([`keys::KEYS`]) and return [`JobError`], whose
-//! `Display` is one line naming the file and line (or flag), the key, and what is wrong.
+//! [`flags::parse_flags`] for fio-style command-line flags (each optionally given the target the
+//! command line imposes, so a job is validated against the target it runs on),
+//! [`validate::validate`] for jobs built in code. Both readers share one key table
+//! ([`keys::KEYS`]) and return [`JobError`], whose `Display` is one line naming the file and line
+//! (or flag), the key, and what is wrong.
 
 pub mod error;
 pub mod fio;

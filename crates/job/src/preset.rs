@@ -491,23 +491,8 @@ impl Preset {
                 for (key, value) in self.keys.iter().chain(&series.keys).chain(&combo) {
                     draft.set(key, Some(value), &location).map_err(job_error)?;
                 }
-                match target {
-                    Target::Sim(stack) => {
-                        draft
-                            .set("filename", Some(&format!("sim:{stack}")), &Location::Flag)
-                            .map_err(job_error)?;
-                        draft
-                            .set("ioengine", Some("sim"), &Location::Flag)
-                            .map_err(job_error)?;
-                    }
-                    Target::Path(path) => draft
-                        .set(
-                            "filename",
-                            Some(&path.display().to_string()),
-                            &Location::Flag,
-                        )
-                        .map_err(job_error)?,
-                    Target::TempFileIn(_) | Target::None => {}
+                if *target != Target::None {
+                    draft.override_target(target.clone());
                 }
                 for (key, value) in overrides {
                     draft
@@ -520,9 +505,6 @@ impl Preset {
                     .join(",");
                 let mut job = draft.finish(&name, &location).map_err(job_error)?;
                 job.name = format!("{}/{name}", self.name);
-                if let Target::TempFileIn(_) = target {
-                    job.target = target.clone();
-                }
                 if series.disjoint_workers {
                     let Some(size) = job.size_bytes else {
                         return Err(job_error(JobError::whole_job(

@@ -57,7 +57,7 @@ fn fio_available(test: &str) -> bool {
 fn every_example_parses_and_every_engine_has_one() {
     let mut engines = Vec::new();
     for path in example_files() {
-        let set = parse_fio_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let set = parse_fio_file(&path, None).unwrap_or_else(|e| panic!("{e}"));
         assert!(!set.jobs.is_empty());
         for job in &set.jobs {
             assert!(
@@ -123,8 +123,9 @@ fn fio_translation_of_each_example_means_the_same_as_the_file() {
             .skip(1)
             .map(str::to_string)
             .collect();
-        let from_flags = parse_flags(&args).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let from_file = parse_fio_file(&path).unwrap();
+        let from_flags =
+            parse_flags(&args, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let from_file = parse_fio_file(&path, None).unwrap();
         assert_eq!(from_flags, from_file, "{}: {command}", path.display());
     }
 }
