@@ -131,6 +131,11 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
             };
             let len = len / align * align;
             let end = start.saturating_add(len);
+            if start >= target_size_bytes {
+                return Err(plan_error(format!(
+                    "offset {start} is at or beyond the end of the target ({target_size_bytes} bytes)"
+                )));
+            }
             if len == 0 || end > target_size_bytes {
                 return Err(plan_error(format!(
                     "target too small: the job needs bytes {start}..{end} but the target has {target_size_bytes}"
@@ -414,4 +419,42 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    fn job(offset_bytes: u64, size_bytes: Option<u64>) -> JobSpec {
+        let mut job = JobSpec::new("job", EngineKind::Null, Target::None);
+        job.offset_bytes = offset_bytes;
+        job.size_bytes = size_bytes;
+        job
+    }
+
+    #[test]
+    fn without_a_size_the_region_runs_from_the_offset_to_the_end() {
+        let regions = plan_regions(&job(1 << 20, None), 8 << 20).unwrap();
+        assert_eq!(
+            (regions[0].start_bytes, regions[0].len_bytes),
+            (1 << 20, 7 << 20)
+        );
+    }
+
+    #[test]
+    fn an_offset_past_the_end_says_so() {
+        let error = plan_regions(&job(16 << 20, None), 8 << 20).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("offset 16777216 is at or beyond the end of the target (8388608 bytes)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_size_past_the_end_names_the_range() {
+        let error = plan_regions(&job(0, Some(16 << 20)), 8 << 20).unwrap_err();
+        assert!(error.to_string().contains("target too small"), "{error}");
+    }
 }
