@@ -30,8 +30,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         let stored = database.load_run(reference).map_err(db_failure)?;
         runs.push((stored.summary.id.to_string(), stored.report));
     }
-    print!("{}", render(&runs));
-    Ok(())
+    crate::output::print(&render(&runs))
 }
 
 /// The comparison table as text.

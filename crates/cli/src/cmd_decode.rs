@@ -2,7 +2,6 @@
 
 use crate::args::DecodeArgs;
 use crate::exit::{bad_input, Failure};
-use std::io::Write;
 
 pub fn run(args: DecodeArgs) -> Result<(), Failure> {
     let path = &args.file;
@@ -15,10 +14,5 @@ pub fn run(args: DecodeArgs) -> Result<(), Failure> {
     let bytes = std::fs::read(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
     let text = storlab_wire::decode_pcap(&bytes)
         .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush());
-    Ok(())
+    crate::output::print(&text)
 }

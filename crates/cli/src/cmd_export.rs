@@ -3,9 +3,9 @@
 
 use crate::args::OutputFormat;
 use crate::db_support::{db_failure, parse_runs, DbArgs};
-use crate::exit::{bad_input, run_failed, Failure};
+use crate::exit::Failure;
+use crate::output::print_or_write;
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -32,33 +32,5 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         OutputFormat::Csv => storlab_report::to_csv(&stored.report),
         OutputFormat::Table => storlab_report::render_table(&stored.report),
     };
-    write_text(args.output.as_ref(), &text, "--output")
-}
-
-/// Writes `text` to stdout, or whole to `path` through a temporary file and a rename.
-pub fn write_text(path: Option<&PathBuf>, text: &str, option: &str) -> Result<(), Failure> {
-    match path {
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            let _ = stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush());
-            Ok(())
-        }
-        Some(path) => {
-            if path.is_dir() {
-                return Err(bad_input(format!(
-                    "{option} {}: is a directory",
-                    path.display()
-                )));
-            }
-            let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
-            std::fs::write(&tmp, text)
-                .and_then(|_| std::fs::rename(&tmp, path))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    run_failed(format!("{option} {}: {e}", path.display()))
-                })
-        }
-    }
+    print_or_write(args.output.as_deref(), &text, "--output")
 }

@@ -3,6 +3,7 @@
 use crate::db_support::{db_failure, now_unix_ms, DbArgs};
 use crate::exit::Failure;
 use clap::Args;
+use std::fmt::Write;
 use storlab_db::time::{format_utc, parse_time, Bound};
 use storlab_db::RunFilter;
 
@@ -64,12 +65,15 @@ pub fn run(args: HistoryArgs) -> Result<(), Failure> {
         Err(failure) => return Err(failure),
     };
     let runs = database.list_runs(&filter).map_err(db_failure)?;
-    println!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "{:<6} {:<16} {:<11} {:>6}  {:<16} {:<28} command",
         "run", "started (UTC)", "status", "points", "preset", "target"
     );
     for run in &runs {
-        println!(
+        let _ = writeln!(
+            text,
             "{:<6} {:<16} {:<11} {:>6}  {:<16} {:<28} {}",
             run.id.to_string(),
             format_utc(run.started_unix_ms),
@@ -80,6 +84,7 @@ pub fn run(args: HistoryArgs) -> Result<(), Failure> {
             run.command
         );
     }
+    crate::output::print(&text)?;
     if runs.is_empty() {
         eprintln!("storlab: no runs match in {}", database.path().display());
     }

@@ -1,6 +1,7 @@
 //! `storlab presets`: lists the shipped presets with a one-line description each.
 
 use crate::exit::{bad_input, Failure};
+use std::fmt::Write;
 
 pub fn run() -> Result<(), Failure> {
     let mut rows = Vec::new();
@@ -9,8 +10,9 @@ pub fn run() -> Result<(), Failure> {
         rows.push((preset.name, preset.description));
     }
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let mut text = String::new();
     for (name, description) in rows {
-        println!("{name:<width$}  {description}");
+        let _ = writeln!(text, "{name:<width$}  {description}");
     }
-    Ok(())
+    crate::output::print(&text)
 }

@@ -1,11 +1,11 @@
 //! `storlab report RUN… -o report.html`: one self-contained HTML file with the charts and
 //! tables of saved runs (no network needed to open it).
 
-use crate::cmd_export::write_text;
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
+use crate::output::print_or_write;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use storlab_report::{LabeledRun, RunReport};
 
 #[derive(Debug, Args)]
@@ -34,7 +34,7 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
 }
 
 /// Renders and writes the report of `(label, report)` pairs.
-pub fn write_report(path: &PathBuf, runs: &[(String, RunReport)]) -> Result<(), Failure> {
+pub fn write_report(path: &Path, runs: &[(String, RunReport)]) -> Result<(), Failure> {
     let labeled: Vec<LabeledRun<'_>> = runs
         .iter()
         .map(|(label, report)| LabeledRun {
@@ -44,7 +44,7 @@ pub fn write_report(path: &PathBuf, runs: &[(String, RunReport)]) -> Result<(), 
         .collect();
     let labels: Vec<&str> = runs.iter().map(|(l, _)| l.as_str()).collect();
     let title = format!("storlab report: {}", labels.join(", "));
-    write_text(
+    print_or_write(
         Some(path),
         &storlab_report::to_html(&title, &labeled),
         "--report",

@@ -6,8 +6,7 @@ use crate::args::{OutputFormat, RunArgs};
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::provider::{check_output_path, Provider, ProviderOptions};
 use crate::results::job_reports;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use storlab_job::keys::SIM_TARGET_PREFIX;
@@ -105,7 +104,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
-    write_output(args.output.as_deref(), &rendered)?;
+    // Saved as finished before the output is written, whatever becomes of stdout.
     let interrupted_run = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     if let Some(recorder) = &mut recorder {
         let status = if interrupted_run {
@@ -115,6 +114,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         };
         recorder.finish(status, &report.warnings);
     }
+    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         let label = recorder
             .as_ref()
@@ -215,29 +215,6 @@ pub(crate) fn classify(error: RunError) -> Failure {
         },
         RunError::Plan { .. } => bad_input(error),
         other => run_failed(other),
-    }
-}
-
-/// Write machine output to stdout, or whole to `path` via a temporary file and a rename, so an
-/// interrupted write never leaves half a file.
-pub(crate) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match path {
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush());
-            Ok(())
-        }
-        Some(path) => {
-            let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
-            let written = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
-            written.map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                run_failed(format!("--output {}: {e}", path.display()))
-            })
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
 use clap::Args;
+use std::fmt::Write;
 use storlab_db::time::format_utc;
 
 #[derive(Debug, Args)]
@@ -18,26 +19,34 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
     let database = args.db.open_existing()?;
     let stored = database.load_run(reference).map_err(db_failure)?;
     let summary = &stored.summary;
-    println!("run       {}", summary.id);
-    println!("status    {}", summary.status.as_str());
-    println!("started   {} UTC", format_utc(summary.started_unix_ms));
+    let mut text = String::new();
+    let _ = writeln!(text, "run       {}", summary.id);
+    let _ = writeln!(text, "status    {}", summary.status.as_str());
+    let _ = writeln!(
+        text,
+        "started   {} UTC",
+        format_utc(summary.started_unix_ms)
+    );
     if let Some(finished) = summary.finished_unix_ms {
-        println!("finished  {} UTC", format_utc(finished));
+        let _ = writeln!(text, "finished  {} UTC", format_utc(finished));
     }
-    println!(
+    let _ = writeln!(
+        text,
         "tool      {} {}",
         stored.report.tool.name, stored.report.tool.version
     );
-    println!(
+    let _ = writeln!(
+        text,
         "host      {} (kernel {}, {} CPUs)",
         stored.report.host.hostname, stored.report.host.kernel, stored.report.host.cpus
     );
     if let Some(preset) = &summary.preset {
-        println!("preset    {preset}");
+        let _ = writeln!(text, "preset    {preset}");
     }
-    println!("command   {}", summary.command);
+    let _ = writeln!(text, "command   {}", summary.command);
     for job in &stored.report.jobs {
-        println!(
+        let _ = writeln!(
+            text,
             "point     {}: {} on {} ({}), state {}, data {}, align {} B, seed {}",
             job.name,
             job.engine,
@@ -49,10 +58,10 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
             job.seed
         );
     }
-    println!();
-    print!("{}", storlab_report::render_table(&stored.report));
+    text.push('\n');
+    text.push_str(&storlab_report::render_table(&stored.report));
     for warning in &stored.report.warnings {
-        println!("warning: {warning}");
+        let _ = writeln!(text, "warning: {warning}");
     }
-    Ok(())
+    crate::output::print(&text)
 }

@@ -3,8 +3,8 @@
 //! the signed error, and the share of entries within ±10% and ±15%. Exit 0 when it ran, 2 on
 //! bad input, 1 when `--max-error-percent` is exceeded (or a simulation failed).
 
-use crate::cmd_run::write_output;
 use crate::exit::{bad_input, run_failed, Failure};
+use crate::output::print_or_write;
 use crate::provider::check_output_path;
 use crate::validation::{measure, output, plan, reference};
 use clap::{Args, ValueEnum};
@@ -100,7 +100,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         ValidateFormat::Json => output::to_json(&results),
         ValidateFormat::Csv => output::to_csv(&results),
     };
-    write_output(args.output.as_deref(), &rendered)?;
+    print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(limit) = args.max_error_percent {
         let over: Vec<String> = results
             .iter()

@@ -2,7 +2,10 @@
 //!
 //! Exit codes: 0 success, 1 the run failed (I/O error, verify mismatch), 2 bad input (arguments,
 //! job files, targets, profiles). Diagnostics go to stderr; machine output goes to stdout or
-//! `--output FILE` alone.
+//! `--output FILE` alone. Stdout is written only through `output`, where a closed pipe is the
+//! reader being done (exit 0), not a panic: `print!`/`println!` are refused by clippy here.
+
+#![deny(clippy::print_stdout)]
 
 mod args;
 mod cmd_compare;
@@ -19,6 +22,7 @@ mod cmd_validate;
 mod db_support;
 mod exit;
 mod fctest;
+mod output;
 mod preset_run;
 mod progress;
 mod provider;
@@ -42,12 +46,12 @@ fn main() {
     let outcome = match cli.command {
         args::Command::Run(run) => cmd_run::run(run),
         args::Command::Stacks(stacks) => cmd_stacks::run(stacks),
-        args::Command::Engines => {
-            for name in storlab_engine::registry::engine_names() {
-                println!("{name}");
-            }
-            Ok(())
-        }
+        args::Command::Engines => output::print(
+            &storlab_engine::registry::engine_names()
+                .iter()
+                .map(|name| format!("{name}\n"))
+                .collect::<String>(),
+        ),
         args::Command::Decode(decode) => cmd_decode::run(decode),
         args::Command::History(history) => cmd_history::run(history),
         args::Command::Show(show) => cmd_show::run(show),

@@ -4,10 +4,9 @@
 //! points already measured.
 
 use crate::args::{OutputFormat, RunArgs};
-use crate::cmd_run::{
-    classify, install_interrupt_handler, load_jobs, target_of, write_output, STOP,
-};
+use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
+use crate::output::print_or_write;
 use crate::provider::{check_output_path, Provider, ProviderOptions};
 use crate::results::job_reports;
 use crate::sweep_table::{render, TablePoint};
@@ -387,7 +386,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
-    write_output(args.output.as_deref(), &rendered)?;
+    print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(pcap_path) = &args.pcap {
         crate::sim_support::write_pcap(&mut provider, pcap_path)?;
     }
@@ -702,7 +701,7 @@ fn run_fctest_on_directory(
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
-    write_output(args.output.as_deref(), &rendered)?;
+    print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         crate::cmd_report::write_report(path, &[("this run".into(), report)])?;
     }

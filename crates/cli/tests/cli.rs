@@ -645,3 +645,89 @@ fn a_file_target_without_size_takes_the_files_size_or_asks_for_one() {
     assert!(!dir.path().join("missing").exists(), "no file laid out");
     assert!(leftovers(dir.path()).is_empty(), "no temporary file left");
 }
+
+/// Runs storlab in `dir` with stdout a pipe whose reader is already gone, as in
+/// `storlab stacks | head -0`: the first write to stdout fails with a broken pipe, every time.
+fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    storlab()
+        .current_dir(dir)
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("storlab runs")
+}
+
+/// A reader that stops early (`| head`) is the reader being done: every command that prints
+/// to stdout stops quietly and exits 0 — no panic ("failed printing to stdout"), no error line.
+#[test]
+fn a_closed_stdout_pipe_ends_every_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let db = db.to_str().unwrap();
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/validate-small.toml");
+    let sim_run = [
+        "run",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=16m",
+        "--number_ios=50",
+        "--target",
+        "sim:usb3-uas-ssd",
+        "--db",
+        db,
+    ];
+    // A first run, saved normally, records a small capture for `decode`.
+    let mut first = sim_run.to_vec();
+    first.extend(["--pcap", "s.pcap"]);
+    let out = run_in(dir.path(), &first);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["stacks"],
+        vec!["presets"],
+        vec!["engines"],
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["--version"],
+        sim_run.to_vec(),
+        [&sim_run[..], &["--output-format=json"]].concat(),
+        vec!["decode", "s.pcap"],
+        vec!["history", "--db", db],
+        vec!["show", "last", "--db", db],
+        vec!["compare", "r1", "r2", "--db", db],
+        vec!["export", "last", "--db", db],
+        vec!["export", "r1", "--format", "csv", "--db", db],
+        vec![
+            "validate",
+            reference.to_str().unwrap(),
+            "--filter",
+            "uas.seq_read",
+        ],
+    ];
+    for args in &commands {
+        let out = run_into_closed_pipe(dir.path(), args);
+        let err = stderr(&out);
+        assert!(
+            !err.contains("panicked"),
+            "storlab {args:?} panicked:\n{err}"
+        );
+        assert!(!err.contains("error"), "storlab {args:?} reported:\n{err}");
+        assert_eq!(out.status.code(), Some(0), "storlab {args:?}:\n{err}");
+    }
+    // The runs whose output nobody read are saved, complete, all the same.
+    let history = run_in(dir.path(), &["history", "--db", db]);
+    assert!(history.status.success(), "{}", stderr(&history));
+    let listed = String::from_utf8_lossy(&history.stdout);
+    assert_eq!(
+        listed.lines().count(),
+        4,
+        "header and three runs:\n{listed}"
+    );
+    assert!(
+        listed.lines().skip(1).all(|l| l.contains(" complete ")),
+        "{listed}"
+    );
+}
