@@ -28,13 +28,18 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
         let stored = database.load_run(reference).map_err(db_failure)?;
         loaded.push((stored.summary.id.to_string(), stored.report));
     }
-    write_report(&args.output, &loaded)?;
+    write_report(&args.output, "--output", &loaded)?;
     eprintln!("storlab: wrote {}", args.output.display());
     Ok(())
 }
 
-/// Renders and writes the report of `(label, report)` pairs.
-pub fn write_report(path: &Path, runs: &[(String, RunReport)]) -> Result<(), Failure> {
+/// Renders and writes the report of `(label, report)` pairs; `option` is the flag that named
+/// `path` (`report --output`, `run --report`), for error messages.
+pub fn write_report(
+    path: &Path,
+    option: &str,
+    runs: &[(String, RunReport)],
+) -> Result<(), Failure> {
     let labeled: Vec<LabeledRun<'_>> = runs
         .iter()
         .map(|(label, report)| LabeledRun {
@@ -47,6 +52,6 @@ pub fn write_report(path: &Path, runs: &[(String, RunReport)]) -> Result<(), Fai
     print_or_write(
         Some(path),
         &storlab_report::to_html(&title, &labeled),
-        "--report",
+        option,
     )
 }

@@ -120,7 +120,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             .as_ref()
             .and_then(|r| r.run_id())
             .map_or("this run".into(), |id| id.to_string());
-        crate::cmd_report::write_report(path, &[(label, report)])?;
+        crate::cmd_report::write_report(path, "--report", &[(label, report)])?;
     }
     drop(provider); // deletes temporary files before we report success
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;

@@ -357,7 +357,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             .as_ref()
             .and_then(|r| r.run_id())
             .map_or("this run".into(), |id| id.to_string());
-        crate::cmd_report::write_report(path, &[(label, report.clone())])?;
+        crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     for warning in &report.warnings {
         eprintln!("storlab: warning: {warning}");
@@ -703,7 +703,7 @@ fn run_fctest_on_directory(
     };
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
-        crate::cmd_report::write_report(path, &[("this run".into(), report)])?;
+        crate::cmd_report::write_report(path, "--report", &[("this run".into(), report)])?;
     }
     result?;
     if STOP.load(Ordering::Relaxed) {

@@ -95,6 +95,24 @@ fn report_structure_is_stable() {
     insta::assert_snapshot!("report_structure", structure(&html));
 }
 
+/// An unusable output path is named by the flag this command takes (`-o/--output`).
+#[test]
+fn a_directory_as_the_report_file_names_the_output_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = simulated_run(dir.path());
+    let out = storlab(&db)
+        .args(["report", "r1", "-o", dir.path().to_str().unwrap()])
+        .output()
+        .expect("storlab runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--output ") && err.contains("is a directory"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
 #[test]
 fn report_of_20_runs_stays_small() {
     let dir = tempfile::tempdir().unwrap();
