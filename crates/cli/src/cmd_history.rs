@@ -2,6 +2,7 @@
 
 use crate::db_support::{db_failure, now_unix_ms, DbArgs};
 use crate::exit::Failure;
+use crate::output::say;
 use clap::Args;
 use std::fmt::Write;
 use storlab_db::time::{format_utc, parse_time, Bound};
@@ -56,7 +57,7 @@ pub fn run(args: HistoryArgs) -> Result<(), Failure> {
     let database = match args.db.open_existing() {
         Ok(database) => database,
         Err(_) if !path.exists() => {
-            eprintln!(
+            say!(
                 "storlab: no runs saved yet ({} does not exist)",
                 path.display()
             );
@@ -86,7 +87,7 @@ pub fn run(args: HistoryArgs) -> Result<(), Failure> {
     }
     crate::output::print(&text)?;
     if runs.is_empty() {
-        eprintln!("storlab: no runs match in {}", database.path().display());
+        say!("storlab: no runs match in {}", database.path().display());
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
 use crate::output::print_or_write;
+use crate::output::say;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use storlab_report::{LabeledRun, RunReport};
@@ -29,7 +30,7 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
         loaded.push((stored.summary.id.to_string(), stored.report));
     }
     write_report(&args.output, "--output", &loaded)?;
-    eprintln!("storlab: wrote {}", args.output.display());
+    say!("storlab: wrote {}", args.output.display());
     Ok(())
 }
 

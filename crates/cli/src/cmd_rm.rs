@@ -2,6 +2,7 @@
 
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
+use crate::output::say;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -26,7 +27,7 @@ pub fn run(args: RmArgs) -> Result<(), Failure> {
         database
             .delete_run(storlab_db::RunRef::Id(id))
             .map_err(db_failure)?;
-        eprintln!("storlab: deleted run {id}");
+        say!("storlab: deleted run {id}");
     }
     Ok(())
 }

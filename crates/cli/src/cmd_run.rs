@@ -4,6 +4,7 @@
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::exit::{bad_input, run_failed, Failure};
+use crate::output::say;
 use crate::provider::{check_output_path, Provider, ProviderOptions};
 use crate::results::job_reports;
 use std::path::PathBuf;
@@ -39,7 +40,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     for job in &set.jobs {
         for warning in &job.warnings {
-            eprintln!("storlab: warning: job '{}': {warning}", job.name);
+            say!("storlab: warning: job '{}': {warning}", job.name);
         }
     }
     install_interrupt_handler();
@@ -96,7 +97,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         crate::sim_support::write_pcap(&mut provider, pcap_path)?;
     }
     for warning in &report.warnings {
-        eprintln!("storlab: warning: {warning}");
+        say!("storlab: warning: {warning}");
     }
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(&report),
@@ -222,7 +223,7 @@ pub(crate) fn install_interrupt_handler() {
     let installed = ctrlc::set_handler(|| {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);
-            eprintln!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
+            say!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
         } else {
             storlab_engine::target::cleanup_temp_files();
             crate::fctest::cleanup_work_dirs();
@@ -230,6 +231,6 @@ pub(crate) fn install_interrupt_handler() {
         }
     });
     if let Err(error) = installed {
-        eprintln!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
+        say!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
     }
 }

@@ -2,6 +2,7 @@
 //! (a refused file is bad input, exit 2), and the recorder `storlab run` saves points through.
 
 use crate::exit::{bad_input, run_failed, Failure};
+use crate::output::say;
 use clap::Args;
 use std::path::PathBuf;
 use storlab_db::{Database, DbError, NewRun, RunId, RunRef, RunStatus};
@@ -105,7 +106,7 @@ impl RunRecorder {
             }),
         };
         if let Err(error) = saved {
-            eprintln!("storlab: warning: not saving the rest of this run: {error}");
+            say!("storlab: warning: not saving the rest of this run: {error}");
             self.database = None;
         }
     }
@@ -116,11 +117,11 @@ impl RunRecorder {
             return;
         };
         match database.finish_run(run, status, warnings, now_unix_ms()) {
-            Ok(()) => eprintln!(
+            Ok(()) => say!(
                 "storlab: saved as run {run} in {}",
                 database.path().display()
             ),
-            Err(error) => eprintln!("storlab: warning: run {run} not marked finished: {error}"),
+            Err(error) => say!("storlab: warning: run {run} not marked finished: {error}"),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Failure kinds and the exit codes they map to: bad input (2) versus a failed run (1).
 
+use crate::output::say;
 use std::fmt;
 
 /// Exit code when the run itself failed (I/O error, verify mismatch, interrupted with nothing done).
@@ -36,7 +37,7 @@ pub fn run_failed(message: impl fmt::Display) -> Failure {
 /// Print the failure as one line on stderr and return the exit code.
 pub fn report(failure: &Failure) -> i32 {
     let one_line = failure.to_string().replace('\n', " ");
-    eprintln!("storlab: error: {one_line}");
+    say!("storlab: error: {one_line}");
     match failure {
         Failure::BadInput(_) => EXIT_BAD_INPUT,
         Failure::RunFailed(_) => EXIT_RUN_FAILED,

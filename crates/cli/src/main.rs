@@ -3,9 +3,11 @@
 //! Exit codes: 0 success, 1 the run failed (I/O error, verify mismatch), 2 bad input (arguments,
 //! job files, targets, profiles). Diagnostics go to stderr; machine output goes to stdout or
 //! `--output FILE` alone. Stdout is written only through `output`, where a closed pipe is the
-//! reader being done (exit 0), not a panic: `print!`/`println!` are refused by clippy here.
+//! reader being done (exit 0), not a panic: `print!`/`println!` are refused by clippy here, and
+//! so are `eprint!`/`eprintln!` (diagnostics use `output::say!`, which loses a line rather than
+//! panicking when stderr is closed).
 
-#![deny(clippy::print_stdout)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
 mod cmd_compare;

@@ -38,6 +38,16 @@ pub(crate) fn print_or_write(path: Option<&Path>, text: &str, option: &str) -> R
     }
 }
 
+/// `eprintln!` that cannot panic: a diagnostic line for stderr. When stderr is gone (its reader
+/// closed), the line is lost and the command goes on; `eprintln!` would panic instead.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 fn write_all(out: &mut impl Write, text: &str) -> Result<(), Failure> {
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),

@@ -7,6 +7,7 @@ use crate::args::{OutputFormat, RunArgs};
 use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::print_or_write;
+use crate::output::say;
 use crate::provider::{check_output_path, Provider, ProviderOptions};
 use crate::results::job_reports;
 use crate::sweep_table::{render, TablePoint};
@@ -265,7 +266,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let state = state.unwrap_or_else(|| preset.as_ref().map_or(DeviceState::AsFound, |p| p.state));
     for point in &points {
         for warning in &point.job.warnings {
-            eprintln!("storlab: warning: job '{}': {warning}", point.job.name);
+            say!("storlab: warning: job '{}': {warning}", point.job.name);
         }
     }
     install_interrupt_handler();
@@ -360,7 +361,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     for warning in &report.warnings {
-        eprintln!("storlab: warning: {warning}");
+        say!("storlab: warning: {warning}");
     }
     let rendered = match args.output_format {
         OutputFormat::Table => {

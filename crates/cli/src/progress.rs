@@ -2,6 +2,7 @@
 //! runs, each finished point's IOPS and MB/s) on a terminal, one plain line per finished point
 //! otherwise. Never writes to stdout, where machine output goes.
 
+use crate::output::say;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,7 +64,7 @@ impl Progress {
                 bar.set_prefix(format!("last: {name} {summary}"));
                 bar.inc(1);
             }
-            None => eprintln!("storlab: [{}/{}] {name} {summary}", self.done, self.total),
+            None => say!("storlab: [{}/{}] {name} {summary}", self.done, self.total),
         }
     }
 

@@ -731,3 +731,36 @@ fn a_closed_stdout_pipe_ends_every_command_quietly() {
         "{listed}"
     );
 }
+
+/// A closed stderr (its reader gone) loses the diagnostics, not the command: a run that warns
+/// and reports progress still ends with its exit code instead of a panic (101), and bad input
+/// still exits 2.
+#[test]
+fn a_closed_stderr_pipe_loses_the_diagnostics_not_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed_stderr = |args: &[&str]| {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        storlab()
+            .current_dir(dir.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(writer)
+            .output()
+            .expect("storlab runs")
+    };
+    let warned = closed_stderr(&[
+        "run",
+        "--rw=randread",
+        "--bs=512",
+        "--size=16m",
+        "--number_ios=50",
+        "--target",
+        "sim:usb3-uas-ssd",
+        "--no-db",
+    ]);
+    assert_eq!(warned.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&warned.stdout).contains("randread"));
+    let bad = closed_stderr(&["run", "--iodepth=0"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
