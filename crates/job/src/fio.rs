@@ -372,6 +372,32 @@ iodepth=2
         }
     }
 
+    /// Regression (fuzz target `jobfile`'s region and time properties): numbers each valid on
+    /// their own whose sum the runner computes unchecked. `runtime` + `ramp_time` overflowed in
+    /// the worker setup (`attempt to add with overflow` in a debug build); worker regions past
+    /// 16 EiB overflowed the state planner's layout. Each is refused naming the key.
+    #[test]
+    fn numbers_that_overflow_the_run_arithmetic_are_refused_naming_the_key() {
+        let cases = [
+            ("[a]\nioengine=null\nruntime=10000000000\nramp_time=10000000000\n",
+             "job.fio:3: runtime=10000000000: runtime is above the maximum of 3650d (ten years)"),
+            ("[a]\nioengine=null\nsize=1M\nramp_time=3651d\n",
+             "job.fio:4: ramp_time=3651d: ramp_time is above the maximum of 3650d (ten years)"),
+            ("[a]\nioengine=null\nsize=1M\nnumjobs=3\noffset_increment=16000p\n",
+             "job.fio:5: offset_increment=16000p: worker 2 would start beyond 16 EiB (offset + 2 * offset_increment), past any device"),
+            ("[a]\nioengine=null\nsize=16383p\noffset=16383p\n",
+             "job.fio:3: size=16383p: the last worker's region would end beyond 16 EiB (offset + (numjobs - 1) * offset_increment + size), past any device"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(error_text(text), expected, "for:\n{text}");
+        }
+        // The limits themselves are accepted.
+        let set = parse("[a]\nioengine=null\nruntime=3650d\nramp_time=3650d\n").unwrap();
+        assert_eq!(set.jobs[0].runtime_ns, Some(crate::validate::TIME_MAX_NS));
+        let set = parse("[a]\nioengine=null\nsize=8191p\nnumjobs=2\noffset_increment=8192p\n");
+        assert!(set.is_ok(), "{set:?}");
+    }
+
     #[test]
     fn a_target_given_with_the_file_reaches_every_job() {
         let text = "[global]\nbs=4k\n[a]\nrw=read\n[b]\nfilename=data\nruntime=1\n";

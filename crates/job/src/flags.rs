@@ -173,6 +173,9 @@ mod tests {
             ("--size=1M --ioengine=libaio", "--ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"),
             ("--size=1M --bssplit=4k/60:8k/60", "--bssplit=4k/60:8k/60: bssplit shares sum to 120%, not 100%"),
             ("", "no job flags given (e.g. --rw=randread --bs=4k --size=1G)"),
+            // Regression: the runner added these unchecked (a debug build panicked).
+            ("--ioengine=null --runtime=1 --ramp_time=10000000000", "--ramp_time=10000000000: ramp_time is above the maximum of 3650d (ten years)"),
+            ("--ioengine=null --size=1M --numjobs=1024 --offset_increment=17p", "--offset_increment=17p: worker 1023 would start beyond 16 EiB (offset + 1023 * offset_increment), past any device"),
         ];
         for (line, expected) in cases {
             assert_eq!(flags(line).unwrap_err().to_string(), expected, "for {line}");

@@ -208,6 +208,15 @@ impl JobSpec {
             .max(self.block_size_write.max_bytes())
     }
 
+    /// Where the last worker's region starts: `offset + (numjobs - 1) * offset_increment`, or
+    /// `None` when that lies beyond 2^64 bytes (validation refuses such a job, so for a validated
+    /// job this, and this plus `size`, never overflow).
+    pub fn last_worker_offset_bytes(&self) -> Option<u64> {
+        u64::from(self.numjobs.saturating_sub(1))
+            .checked_mul(self.offset_increment_bytes)?
+            .checked_add(self.offset_bytes)
+    }
+
     /// The fio-style `rw=` name of this job's direction/randomness mix.
     pub fn rw_name(&self) -> &'static str {
         let random = self.random_percent == 100;

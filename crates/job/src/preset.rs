@@ -516,6 +516,31 @@ impl Preset {
                         )));
                     };
                     job.offset_increment_bytes = size;
+                    // Validation checked the region layout before `offset_increment` was set
+                    // here; check it again, naming the setting the user gave.
+                    let end = job
+                        .last_worker_offset_bytes()
+                        .and_then(|last| last.checked_add(size));
+                    if end.is_none() {
+                        let flag = overrides
+                            .iter()
+                            .rev()
+                            .find(|(key, _)| find_key(key).is_some_and(|def| def.name == "size"));
+                        let (at, key, value) = match flag {
+                            Some((key, value)) => (Location::Flag, key.clone(), value.clone()),
+                            None => (location.clone(), "size".to_string(), Some(size.to_string())),
+                        };
+                        return Err(job_error(JobError::invalid(
+                            at,
+                            key,
+                            value,
+                            format!(
+                                "series '{}' gives each of its {} workers its own region of this \
+                                 size; together they end beyond 16 EiB, past any device",
+                                series.name, job.numjobs
+                            ),
+                        )));
+                    }
                 }
                 job.group_reporting = true;
                 job.stonewall = true;
@@ -641,6 +666,28 @@ mod tests {
         let points = preset.expand(&overrides, &Target::None).unwrap();
         let four = points.iter().find(|p| p.job.numjobs == 4).unwrap();
         assert_eq!(four.job.offset_increment_bytes, 8 << 20);
+    }
+
+    /// Regression: `storlab run --preset hdspeed-multi --size=16000p` laid two and three
+    /// 16000 PiB regions end to end after validation, and the state planner's unchecked sum of
+    /// them panicked (debug) or wrapped (release).
+    #[test]
+    fn disjoint_workers_beyond_16_eib_are_refused_naming_the_size_flag() {
+        let preset = load("hdspeed-multi").unwrap();
+        let overrides = vec![("size".to_string(), Some("16000p".to_string()))];
+        let error = preset
+            .expand(&overrides, &Target::Sim("s".into()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "preset hdspeed-multi: --size=16000p: series 'streams' gives each of its 2 workers \
+             its own region of this size; together they end beyond 16 EiB, past any device"
+        );
+        // Three regions of 5000 PiB still fit below 16 EiB.
+        let one = vec![("size".to_string(), Some("5000p".to_string()))];
+        let points = preset.expand(&one, &Target::Sim("s".into())).unwrap();
+        assert_eq!(points.len(), 3);
     }
 
     #[test]

@@ -29,12 +29,24 @@ pub enum DeviceState {
     Fragmented { bytes: u64 },
 }
 
-/// Why a state argument was rejected (one line).
+/// Why a state argument was rejected; `Display` gives one line (`--state TEXT: DETAIL`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("--state {text}: {detail}")]
 pub struct StateError {
     pub text: String,
     pub detail: String,
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One line whatever the argument held: the detail quotes it, newlines and all.
+        let one_line = |s: &str| s.replace(['\n', '\r'], " ");
+        write!(
+            f,
+            "--state {}: {}",
+            one_line(&self.text),
+            one_line(&self.detail)
+        )
+    }
 }
 
 impl DeviceState {
@@ -189,6 +201,19 @@ mod tests {
             .to_string();
         assert!(size.contains("lots"), "{size}");
         assert!(DeviceState::parse("fragmented:512").is_err());
+    }
+
+    /// Regression (no-panic test): an argument with a newline (`--state $'x\ny'`) printed an
+    /// error of two lines, once in the text and once more in the detail quoting it.
+    #[test]
+    fn a_state_error_stays_on_one_line() {
+        let error = DeviceState::parse("fragmented:1\nk")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "--state fragmented:1 k: '1 k' has an unknown size suffix ' k' (use k, M, G, T, KiB, MiB...)"
+        );
     }
 
     #[test]

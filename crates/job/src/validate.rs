@@ -6,7 +6,7 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, DEFAULT_ALIGN_BYTES};
-use crate::size::{format_block_size_spec, format_size, PERCENT_MAX};
+use crate::size::{format_block_size_spec, format_size, NS_PER_S, PERCENT_MAX};
 
 /// Deepest queue a worker may ask for; beyond this no device or engine does anything useful.
 pub const IODEPTH_MAX: u32 = 65_536;
@@ -18,6 +18,11 @@ pub const SECTOR_BYTES: u64 = 512;
 pub const BLOCK_SIZE_MAX_BYTES: u64 = 64 << 20;
 /// Largest alignment accepted (a whole erase block of the largest SSDs is far smaller).
 pub const ALIGN_MAX_BYTES: u64 = BLOCK_SIZE_MAX_BYTES;
+/// Longest `runtime` and `ramp_time` accepted: ten years, far beyond any measurement, and small
+/// enough that the runner adds both to its clock without overflow.
+pub const TIME_MAX_NS: u64 = TIME_MAX_DAYS * 24 * 3600 * NS_PER_S;
+/// [`TIME_MAX_NS`] in days, the unit its message gives it in.
+const TIME_MAX_DAYS: u64 = 3650;
 /// The flash page size the alignment warning talks about.
 const FLASH_PAGE_BYTES: u64 = DEFAULT_ALIGN_BYTES;
 
@@ -246,6 +251,30 @@ fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             );
         }
     }
+    // Worker regions are laid out by adding these; a job whose sum passes 2^64 bytes (16 EiB)
+    // fits on no device and would overflow the layout arithmetic.
+    let Some(last_offset) = spec.last_worker_offset_bytes() else {
+        return invalid(
+            "offset_increment",
+            spec.offset_increment_bytes,
+            format!(
+                "worker {last} would start beyond 16 EiB (offset + {last} * offset_increment), \
+                 past any device",
+                last = spec.numjobs - 1
+            ),
+        );
+    };
+    if let Some(size_bytes) = spec.size_bytes {
+        if last_offset.checked_add(size_bytes).is_none() {
+            return invalid(
+                "size",
+                size_bytes,
+                "the last worker's region would end beyond 16 EiB \
+                 (offset + (numjobs - 1) * offset_increment + size), past any device"
+                    .into(),
+            );
+        }
+    }
     Ok(())
 }
 
@@ -266,6 +295,19 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             Some("0".into()),
             "runtime must be positive (leave it unset for no time limit)",
         ));
+    }
+    for (key, time_ns) in [
+        ("runtime", spec.runtime_ns.unwrap_or(0)),
+        ("ramp_time", spec.ramp_time_ns),
+    ] {
+        if time_ns > TIME_MAX_NS {
+            return Err(JobError::invalid(
+                location.clone(),
+                key,
+                Some(time_ns.to_string()),
+                format!("{key} is above the maximum of {TIME_MAX_DAYS}d (ten years)"),
+            ));
+        }
     }
     if spec.time_based && spec.runtime_ns.is_none() {
         return Err(JobError::invalid(
@@ -458,6 +500,10 @@ mod tests {
             ),
             (Box::new(|s| s.engine = EngineKind::Sim), "job [t]: ioengine=sim: ioengine=sim needs a simulated drive: filename=sim:PROFILE"),
             (Box::new(|s| s.verify = true), "job [t]: verify=1: verify needs writes to check, but the job only reads"),
+            (Box::new(|s| s.ramp_time_ns = TIME_MAX_NS + 1), "job [t]: ramp_time=315360000000000001: ramp_time is above the maximum of 3650d (ten years)"),
+            (Box::new(|s| s.runtime_ns = Some(u64::MAX)), "job [t]: runtime=18446744073709551615: runtime is above the maximum of 3650d (ten years)"),
+            (Box::new(|s| { s.numjobs = 2; s.offset_increment_bytes = 1 << 63; s.offset_bytes = 1 << 63 }), "job [t]: offset_increment=9223372036854775808: worker 1 would start beyond 16 EiB (offset + 1 * offset_increment), past any device"),
+            (Box::new(|s| s.offset_bytes = u64::MAX - 4095), "job [t]: size=1048576: the last worker's region would end beyond 16 EiB (offset + (numjobs - 1) * offset_increment + size), past any device"),
             (Box::new(|s| s.name = " ".into()), "job [ ]: name: a job needs a name"),
         ];
         for (change, expected) in cases {
