@@ -538,19 +538,12 @@ impl ProfileSet {
                 })
         };
 
-        let host_file = part("hosts", "host", &stack.host)?;
-        let host: HostProfile = host_file.parse()?;
-        validate_host(host_file.origin, &host)?;
-
-        let ctl_file = part("controllers", "controller", &stack.controller)?;
-        let controller: ControllerProfile = ctl_file.parse()?;
-        validate_controller(ctl_file.origin, &controller)?;
-
+        let host: HostProfile = part("hosts", "host", &stack.host)?.load(validate_host)?;
+        let controller: ControllerProfile =
+            part("controllers", "controller", &stack.controller)?.load(validate_controller)?;
         let usb_link = match &stack.usb_link {
             Some(name) => {
-                let f = part("links", "usb_link", name)?;
-                let link: LinkProfile = f.parse()?;
-                validate_link(f.origin, &link)?;
+                let link: LinkProfile = part("links", "usb_link", name)?.load(validate_link)?;
                 if matches!(link, LinkProfile::Sata(_)) {
                     return Err(SimError::profile(
                         origin,
@@ -563,20 +556,11 @@ impl ProfileSet {
             None => None,
         };
         let bridge = match &stack.bridge {
-            Some(name) => {
-                let f = part("bridges", "bridge", name)?;
-                let bridge: BridgeProfile = f.parse()?;
-                validate_bridge(f.origin, &bridge)?;
-                Some(bridge)
-            }
+            Some(name) => Some(part("bridges", "bridge", name)?.load(validate_bridge)?),
             None => None,
         };
-        let sata_file = part("links", "sata_link", &stack.sata_link)?;
-        let sata_link = match sata_file.parse::<LinkProfile>()? {
-            LinkProfile::Sata(p) => {
-                validate_link(sata_file.origin, &LinkProfile::Sata(p.clone()))?;
-                p
-            }
+        let sata_link = match part("links", "sata_link", &stack.sata_link)?.load(validate_link)? {
+            LinkProfile::Sata(p) => p,
             _ => {
                 return Err(SimError::profile(
                     origin,
@@ -585,9 +569,7 @@ impl ProfileSet {
                 ))
             }
         };
-        let drive_file = part("drives", "drive", &stack.drive)?;
-        let drive: DriveProfile = drive_file.parse()?;
-        validate_drive(drive_file.origin, &drive)?;
+        let drive: DriveProfile = part("drives", "drive", &stack.drive)?.load(validate_drive)?;
 
         // The parts must fit together.
         let usb = matches!(host.driver, DriverKind::Bot | DriverKind::Uas);
@@ -653,7 +635,6 @@ impl ProfileSet {
     }
 }
 
-/// Parse one profile file, turning TOML errors into one line naming file, line and key.
 /// One part as a stack uses it: its file, plus the stack's overrides for its role.
 struct PartText<'a> {
     origin: &'a str,
@@ -665,24 +646,67 @@ struct PartText<'a> {
 
 impl PartText<'_> {
     /// The part's profile with the stack's overrides merged in (tables key by key, values
-    /// replaced); an override key the part does not have is an error naming the stack.
-    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, SimError> {
+    /// replaced), validated. A mistake the overrides make names the stack file and
+    /// `overrides.ROLE.KEY`; a mistake of the part file itself names that file.
+    fn load<T: ProfileFile>(
+        &self,
+        validate: fn(&str, &T) -> Result<(), SimError>,
+    ) -> Result<T, SimError> {
         let Some(overrides) = self.overrides else {
-            return parse(self.origin, self.text);
+            let part: T = parse(self.origin, self.text)?;
+            validate(self.origin, &part)?;
+            return Ok(part);
         };
-        let mut table: toml::Table = parse(self.origin, self.text)?;
+        let mut table = parse_table(self.origin, self.text)?;
         merge_table(&mut table, overrides);
-        T::deserialize(toml::Value::Table(table)).map_err(|e| {
-            SimError::profile(
-                self.stack_origin,
-                &format!("overrides.{}", self.role),
-                format!(
-                    "{} (applied to {})",
-                    e.message().replace('\n', " "),
-                    self.origin
-                ),
-            )
-        })
+        let merged = match T::from_table(table) {
+            Ok(merged) => merged,
+            Err(e) => {
+                if !e.key.as_deref().is_some_and(|k| has_path(overrides, k)) {
+                    // The part's own file may be at fault: then report it as alone.
+                    parse::<T>(self.origin, self.text)?;
+                }
+                return Err(self.override_error(overrides, e.key.as_deref(), &e.message));
+            }
+        };
+        match validate(self.origin, &merged) {
+            Ok(()) => Ok(merged),
+            Err(SimError::Profile { key, reason, .. }) => {
+                // Without the overrides the part may already be wrong: then its file is.
+                let plain: T = parse(self.origin, self.text)?;
+                validate(self.origin, &plain)?;
+                Err(self.override_error(overrides, Some(&key), &reason))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// An error the stack's overrides cause: `overrides.ROLE.KEY` when the overrides set the
+    /// key, else `overrides.ROLE` with the key in the reason (a limit involving several keys).
+    fn override_error(&self, overrides: &toml::Table, key: Option<&str>, reason: &str) -> SimError {
+        let (key, reason) = match key {
+            Some(k) if has_path(overrides, k) => {
+                (format!("overrides.{}.{k}", self.role), reason.to_string())
+            }
+            Some(k) => (format!("overrides.{}", self.role), format!("{k}: {reason}")),
+            None => (format!("overrides.{}", self.role), reason.to_string()),
+        };
+        SimError::profile(
+            self.stack_origin,
+            &key,
+            format!("{reason} (applied to {})", self.origin),
+        )
+    }
+}
+
+/// Whether the dotted `path` names a value in `table`.
+fn has_path(table: &toml::Table, path: &str) -> bool {
+    match path.split_once('.') {
+        Some((head, rest)) => table
+            .get(head)
+            .and_then(|v| v.as_table())
+            .is_some_and(|t| has_path(t, rest)),
+        None => table.contains_key(path),
     }
 }
 
@@ -698,17 +722,195 @@ fn merge_table(base: &mut toml::Table, overrides: &toml::Table) {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(origin: &str, text: &str) -> Result<T, SimError> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        let key = match line {
-            Some(l) => format!("line {l}"),
-            None => "-".to_string(),
+/// A profile file's type, built from its TOML table. Tagged files (links by `kind`, drives by
+/// `model`) pick their variant first, so an error inside it still names its key (serde's
+/// internally tagged enums buffer the table and lose the key and the line).
+trait ProfileFile: Sized {
+    fn from_table(table: toml::Table) -> Result<Self, TableError>;
+}
+
+macro_rules! untagged_profile_file {
+    ($($t:ty),*) => {$(
+        impl ProfileFile for $t {
+            fn from_table(table: toml::Table) -> Result<Self, TableError> {
+                Ok(<$t>::deserialize(toml::Value::Table(table))?)
+            }
+        }
+    )*};
+}
+
+untagged_profile_file!(HostProfile, ControllerProfile, BridgeProfile, StackFile);
+
+/// Takes the tag key out of `table`: the variant's name, which must be one of `variants`.
+fn take_tag(
+    table: &mut toml::Table,
+    tag: &'static str,
+    variants: &'static [&'static str],
+) -> Result<String, TableError> {
+    let wrong = |what: String| TableError {
+        key: Some(tag.to_string()),
+        message: format!(
+            "{what}, expected one of {}",
+            variants
+                .iter()
+                .map(|v| format!("`{v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match table.remove(tag) {
+        None => Err(TableError {
+            key: Some(tag.to_string()),
+            message: format!("missing field `{tag}`"),
+        }),
+        Some(toml::Value::String(s)) if variants.contains(&s.as_str()) => Ok(s),
+        Some(toml::Value::String(s)) => Err(wrong(format!("unknown variant `{s}`"))),
+        Some(other) => Err(wrong(format!("invalid type: {}", other.type_str()))),
+    }
+}
+
+impl ProfileFile for LinkProfile {
+    fn from_table(mut table: toml::Table) -> Result<Self, TableError> {
+        let kind = take_tag(&mut table, "kind", &["usb2-hs", "usb3-ss", "sata"])?;
+        let rest = toml::Value::Table(table);
+        Ok(match kind.as_str() {
+            "usb2-hs" => LinkProfile::Usb2Hs(Usb2LinkProfile::deserialize(rest)?),
+            "usb3-ss" => LinkProfile::Usb3Ss(Usb3LinkProfile::deserialize(rest)?),
+            _ => LinkProfile::Sata(SataLinkProfile::deserialize(rest)?),
+        })
+    }
+}
+
+impl ProfileFile for DriveProfile {
+    fn from_table(mut table: toml::Table) -> Result<Self, TableError> {
+        let model = take_tag(&mut table, "model", &["simple", "ssd", "hdd"])?;
+        let rest = toml::Value::Table(table);
+        Ok(match model.as_str() {
+            "simple" => DriveProfile::Simple(SimpleDriveProfile::deserialize(rest)?),
+            "ssd" => DriveProfile::Ssd(crate::drive::ssd::SsdProfile::deserialize(rest)?),
+            _ => DriveProfile::Hdd(crate::drive::hdd::HddProfile::deserialize(rest)?),
+        })
+    }
+}
+
+/// A deserialisation error of a profile table: the dotted key it concerns (when known) and
+/// what is wrong, in one line.
+struct TableError {
+    key: Option<String>,
+    message: String,
+}
+
+impl From<toml::de::Error> for TableError {
+    fn from(e: toml::de::Error) -> TableError {
+        // Without a source span toml names the key on a line of its own: "in `pcie.lanes`".
+        let shown = e.to_string();
+        let key = shown
+            .lines()
+            .filter_map(|l| l.strip_prefix("in `")?.strip_suffix('`'))
+            .next_back()
+            .map(str::to_string)
+            .or_else(|| {
+                // Unknown and missing fields name themselves in the message.
+                ["unknown field `", "missing field `"].iter().find_map(|p| {
+                    let rest = e.message().strip_prefix(p)?;
+                    Some(rest[..rest.find('`')?].to_string())
+                })
+            });
+        TableError {
+            key,
+            message: one_line(e.message()),
+        }
+    }
+}
+
+/// `message` on one line, with the hundreds of digits serde prints for a float such as 1e308
+/// written in exponent form.
+fn one_line(message: &str) -> String {
+    let mut out = String::new();
+    for (i, piece) in message.replace('\n', " ").split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        match piece.parse::<f64>() {
+            Ok(v) if i % 2 == 1 && piece.len() > 24 => out += &format!("{v:e}"),
+            _ => out += piece,
+        }
+    }
+    out
+}
+
+/// The dotted key each line of `text` sets (None for headers, comments and blank lines),
+/// following `[table]` headers.
+fn keys_by_line(text: &str) -> impl Iterator<Item = Option<String>> + '_ {
+    let mut table = String::new();
+    text.lines().map(move |line| {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            table = header
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return None;
+        }
+        if line.starts_with('#') {
+            return None;
+        }
+        let (k, _) = line.split_once('=')?;
+        let k = k.trim().trim_matches('"');
+        Some(if table.is_empty() {
+            k.to_string()
+        } else {
+            format!("{table}.{k}")
+        })
+    })
+}
+
+/// The line (1-based) where `text` sets the dotted `key`.
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    keys_by_line(text)
+        .position(|k| k.as_deref() == Some(key))
+        .map(|i| i + 1)
+}
+
+/// The TOML table of a profile file; a syntax error names its line (and key, when the line
+/// sets one).
+fn parse_table(origin: &str, text: &str) -> Result<toml::Table, SimError> {
+    toml::from_str::<toml::Table>(text).map_err(|e| {
+        let reason = one_line(e.message());
+        let Some(span) = e.span() else {
+            return SimError::profile(origin, "-", reason);
         };
-        let reason = e.message().replace('\n', " ");
-        SimError::profile(origin, &key, reason)
+        let start = span.start.min(text.len());
+        let line = text[..start].matches('\n').count() + 1;
+        // The key whose value the error is in, when the line before the error sets one.
+        let key = text[..start]
+            .rsplit('\n')
+            .next()
+            .filter(|before| before.contains('='))
+            .and_then(|_| keys_by_line(text).nth(line - 1).flatten())
+            .filter(|k| !k.is_empty());
+        match key {
+            Some(k) => SimError::profile(origin, &k, format!("{reason} (line {line})")),
+            None => SimError::profile(origin, &format!("line {line}"), reason),
+        }
+    })
+}
+
+/// Parse one profile file, turning TOML errors into one line naming file, key and line.
+fn parse<T: ProfileFile>(origin: &str, text: &str) -> Result<T, SimError> {
+    let table = parse_table(origin, text)?;
+    T::from_table(table).map_err(|e| match e.key {
+        Some(key) => {
+            let reason = match line_of_key(text, &key) {
+                Some(line) => format!("{} (line {line})", e.message),
+                None => e.message,
+            };
+            SimError::profile(origin, &key, reason)
+        }
+        None => SimError::profile(origin, "-", e.message),
     })
 }
 
