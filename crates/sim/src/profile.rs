@@ -21,6 +21,38 @@ pub const SECTOR_BYTES: u32 = 512;
 pub const TRIM_RANGE_SECTORS_MAX: u64 = 65_535;
 /// Range entries in one 512-byte DATA SET MANAGEMENT block.
 pub const TRIM_RANGES_PER_BLOCK: u64 = 64;
+/// Most bytes one ATA READ/WRITE DMA EXT or FPDMA QUEUED command moves: 65536 sectors
+/// (ACS-2 §7.22, a count of 0 means 65536).
+pub const ATA_TRANSFER_BYTES_MAX: u32 = 65_536 * SECTOR_BYTES;
+/// Sectors a 48-bit LBA addresses: the largest drive ATA can reach.
+pub const LBA48_SECTORS: u64 = 1 << 48;
+/// Longest time one step of one command may take in a profile (a CPU or firmware cost, a
+/// transfer set-up, a seek, a command overhead): 1 s. Working hardware takes micro- to
+/// milliseconds (and a host gives up on a command after 30 s); more is a typo, and multiplied
+/// out over pieces, commands and queues it would overflow the nanosecond clock.
+pub const STEP_NS_MAX: u64 = 1_000_000_000;
+pub(crate) const STEP_NS_WHY: &str = "one step of one command takes at most 1 s";
+/// Longest cost per KiB moved or per descriptor: 1 ms (a host maps pages at GB/s).
+pub const UNIT_COST_NS_MAX: u64 = 1_000_000;
+const UNIT_COST_NS_WHY: &str = "a cost per KiB or per descriptor is at most 1 ms";
+/// Fastest data rate a profile may give, in MB/s (100 GB/s); the slowest is 1 MB/s.
+pub const RATE_MB_S_MAX: u64 = 100_000;
+pub(crate) const RATE_MB_S_WHY: &str = "a data rate is 1 MB/s to 100 GB/s";
+/// Slowest and fastest link signalling rates, in bits per second (1 Mb/s, 100 Gb/s).
+pub const LINK_RATE_BPS_MIN: u64 = 1_000_000;
+pub const LINK_RATE_BPS_MAX: u64 = 100_000_000_000;
+/// Largest bytes one controller descriptor covers (an AHCI PRD entry: 4 MiB).
+pub const DESCRIPTOR_BYTES_MAX: u32 = 4 << 20;
+/// Most units a simple drive model works on at once.
+pub const PARALLEL_UNITS_MAX: u32 = 1024;
+
+/// Why a drive of `bytes` is beyond what ATA addresses, if it is.
+pub(crate) fn capacity_out_of_range(bytes: u64) -> Option<String> {
+    let max = LBA48_SECTORS * u64::from(SECTOR_BYTES);
+    (bytes > max).then(|| {
+        format!("must be at most {max} bytes, got {bytes} (a 48-bit LBA addresses 2^48 sectors)")
+    })
+}
 
 /// The profile categories, in the order a stack lists its parts.
 pub const CATEGORIES: [&str; 6] = [
@@ -921,6 +953,80 @@ fn positive(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
     Ok(())
 }
 
+/// Why `value` is outside `min..=max`, if it is: the range, the value, and `why` (the physical
+/// limit behind the range).
+pub(crate) fn out_of_range(value: u64, min: u64, max: u64, why: &str) -> Option<String> {
+    (!(min..=max).contains(&value)).then(|| format!("must be {min}..={max}, got {value} ({why})"))
+}
+
+/// `key` must lie in `min..=max` (see [`out_of_range`]).
+fn in_range(
+    origin: &str,
+    key: &str,
+    value: u64,
+    min: u64,
+    max: u64,
+    why: &str,
+) -> Result<(), SimError> {
+    match out_of_range(value, min, max, why) {
+        Some(reason) => Err(SimError::profile(origin, key, reason)),
+        None => Ok(()),
+    }
+}
+
+/// A time of one step of one command (see [`STEP_NS_MAX`]).
+fn step_ns(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    in_range(origin, key, value, 0, STEP_NS_MAX, STEP_NS_WHY)
+}
+
+/// A cost per KiB or per descriptor (see [`UNIT_COST_NS_MAX`]).
+fn unit_cost_ns(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    in_range(origin, key, value, 0, UNIT_COST_NS_MAX, UNIT_COST_NS_WHY)
+}
+
+/// A data rate in MB/s (see [`RATE_MB_S_MAX`]).
+fn rate_mb_s(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    positive(origin, key, value)?;
+    in_range(origin, key, value, 1, RATE_MB_S_MAX, RATE_MB_S_WHY)
+}
+
+/// A link's signalling rate in bits per second (see [`LINK_RATE_BPS_MIN`]).
+fn rate_bps(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    positive(origin, key, value)?;
+    in_range(
+        origin,
+        key,
+        value,
+        LINK_RATE_BPS_MIN,
+        LINK_RATE_BPS_MAX,
+        "a link signals at 1 Mb/s to 100 Gb/s",
+    )
+}
+
+/// Line bits per data byte of a link's encoding.
+fn line_bits(origin: &str, key: &str, value: u32) -> Result<(), SimError> {
+    in_range(
+        origin,
+        key,
+        value.into(),
+        8,
+        16,
+        "a line code spends 8 to 16 bits per byte (8b/10b: 10)",
+    )
+}
+
+/// A size that counts bytes moved at once: at least one sector, at most one ATA command.
+fn transfer_size(origin: &str, key: &str, value: u32, why: &str) -> Result<(), SimError> {
+    in_range(
+        origin,
+        key,
+        value.into(),
+        SECTOR_BYTES.into(),
+        ATA_TRANSFER_BYTES_MAX.into(),
+        why,
+    )
+}
+
 fn fraction(origin: &str, key: &str, value: f64, max: f64) -> Result<(), SimError> {
     if !(0.0..max).contains(&value) {
         return Err(SimError::profile(
@@ -932,23 +1038,25 @@ fn fraction(origin: &str, key: &str, value: f64, max: f64) -> Result<(), SimErro
     Ok(())
 }
 
-fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
-    positive(origin, "max_transfer_bytes", h.max_transfer_bytes.into())?;
-    if !h.max_transfer_bytes.is_multiple_of(SECTOR_BYTES) {
+/// `max_transfer_bytes` and its High-Speed variant: whole sectors, at most one ATA command.
+fn max_transfer(origin: &str, key: &str, value: u32) -> Result<(), SimError> {
+    if value == 0 || !value.is_multiple_of(SECTOR_BYTES) || value > ATA_TRANSFER_BYTES_MAX {
         return Err(SimError::profile(
             origin,
-            "max_transfer_bytes",
-            format!("must be a multiple of {SECTOR_BYTES}"),
+            key,
+            format!(
+                "must be a multiple of {SECTOR_BYTES} in {SECTOR_BYTES}..={ATA_TRANSFER_BYTES_MAX}, \
+                 got {value} (an ATA command moves at most 65536 sectors)"
+            ),
         ));
     }
+    Ok(())
+}
+
+fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
+    max_transfer(origin, "max_transfer_bytes", h.max_transfer_bytes)?;
     if let Some(hs) = h.max_transfer_bytes_high_speed {
-        if hs == 0 || !hs.is_multiple_of(SECTOR_BYTES) {
-            return Err(SimError::profile(
-                origin,
-                "max_transfer_bytes_high_speed",
-                format!("must be a positive multiple of {SECTOR_BYTES}"),
-            ));
-        }
+        max_transfer(origin, "max_transfer_bytes_high_speed", hs)?;
     }
     let limit = match h.driver {
         DriverKind::Bot | DriverKind::SataIde => 1,
@@ -997,15 +1105,25 @@ fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
             format!("must be a multiple of {SECTOR_BYTES} in 1..={trim_max} (one DSM block)"),
         ));
     }
+    step_ns(origin, "submit_cpu_ns", h.submit_cpu_ns)?;
+    step_ns(origin, "complete_cpu_ns", h.complete_cpu_ns)?;
+    step_ns(origin, "phase_cpu_ns", h.phase_cpu_ns)?;
+    unit_cost_ns(origin, "cpu_ns_per_kib", h.cpu_ns_per_kib)?;
     Ok(())
 }
 
 fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimError> {
-    positive(
+    in_range(
         origin,
         "max_descriptor_bytes",
         c.max_descriptor_bytes.into(),
+        SECTOR_BYTES.into(),
+        DESCRIPTOR_BYTES_MAX.into(),
+        "a descriptor covers at least one sector; an AHCI PRD entry at most 4 MiB",
     )?;
+    step_ns(origin, "per_transfer_ns", c.per_transfer_ns)?;
+    unit_cost_ns(origin, "per_descriptor_ns", c.per_descriptor_ns)?;
+    step_ns(origin, "interrupt_cpu_ns", c.interrupt_cpu_ns)?;
     if c.kind == ControllerKind::Xhci && c.supports_streams && c.max_streams == 0 {
         return Err(SimError::profile(
             origin,
@@ -1042,6 +1160,14 @@ fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimErr
             "must be a power of two in 128..=4096",
         ));
     }
+    in_range(
+        origin,
+        "pcie.tlp_overhead_bytes",
+        p.tlp_overhead_bytes.into(),
+        0,
+        64,
+        "framing, sequence number, header, ECRC and LCRC of a TLP take at most 64 bytes",
+    )?;
     fraction(
         origin,
         "pcie.dllp_overhead_fraction",
@@ -1054,14 +1180,40 @@ fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimErr
 fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
     match link {
         LinkProfile::Usb2Hs(p) => {
-            positive(origin, "bit_rate_bps", p.bit_rate_bps)?;
-            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
-            positive(origin, "microframe_ns", p.microframe_ns)?;
-            positive(
+            rate_bps(origin, "bit_rate_bps", p.bit_rate_bps)?;
+            in_range(
+                origin,
+                "max_packet_bytes",
+                p.max_packet_bytes.into(),
+                8,
+                512,
+                "USB 2.0 bulk packets carry 8 to 512 bytes",
+            )?;
+            in_range(
+                origin,
+                "microframe_ns",
+                p.microframe_ns,
+                1,
+                1_000_000,
+                "a High-Speed microframe is 125 us, a Full-Speed frame 1 ms",
+            )?;
+            in_range(
                 origin,
                 "max_bulk_packets_per_microframe",
                 p.max_bulk_packets_per_microframe.into(),
+                1,
+                13,
+                "USB 2.0 fits at most 13 bulk packets in a microframe",
             )?;
+            in_range(
+                origin,
+                "packet_overhead_bits",
+                p.packet_overhead_bits.into(),
+                0,
+                4096,
+                "token, framing, handshake and turnaround take at most 4096 bits",
+            )?;
+            step_ns(origin, "transfer_setup_ns", p.transfer_setup_ns)?;
             fraction(
                 origin,
                 "periodic_reserved_fraction",
@@ -1070,9 +1222,26 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
             )?;
         }
         LinkProfile::Usb3Ss(p) => {
-            positive(origin, "signal_rate_bps", p.signal_rate_bps)?;
-            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
-            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
+            rate_bps(origin, "signal_rate_bps", p.signal_rate_bps)?;
+            line_bits(origin, "line_bits_per_byte", p.line_bits_per_byte)?;
+            in_range(
+                origin,
+                "max_packet_bytes",
+                p.max_packet_bytes.into(),
+                8,
+                1024,
+                "USB 3.0 bulk packets carry 8 to 1024 bytes",
+            )?;
+            in_range(
+                origin,
+                "data_packet_overhead_bytes",
+                p.data_packet_overhead_bytes.into(),
+                0,
+                256,
+                "header and framing of a data packet take at most 256 bytes",
+            )?;
+            step_ns(origin, "burst_gap_ns", p.burst_gap_ns)?;
+            step_ns(origin, "transfer_setup_ns", p.transfer_setup_ns)?;
             if !(1..=16).contains(&p.max_burst_packets) {
                 return Err(SimError::profile(
                     origin,
@@ -1088,8 +1257,24 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
             )?;
         }
         LinkProfile::Sata(p) => {
-            positive(origin, "line_rate_bps", p.line_rate_bps)?;
-            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
+            rate_bps(origin, "line_rate_bps", p.line_rate_bps)?;
+            line_bits(origin, "line_bits_per_byte", p.line_bits_per_byte)?;
+            in_range(
+                origin,
+                "fis_framing_bytes",
+                p.fis_framing_bytes.into(),
+                0,
+                256,
+                "SOF, header, CRC and EOF of a FIS take at most 256 bytes",
+            )?;
+            in_range(
+                origin,
+                "fis_handshake_dwords",
+                p.fis_handshake_dwords.into(),
+                0,
+                256,
+                "the primitives around a FIS take at most 256 dwords",
+            )?;
             positive(origin, "max_data_fis_bytes", p.max_data_fis_bytes.into())?;
             if p.max_data_fis_bytes > 8192 || !p.max_data_fis_bytes.is_multiple_of(4) {
                 return Err(SimError::profile(
@@ -1104,8 +1289,15 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
 }
 
 fn validate_bridge(origin: &str, b: &BridgeProfile) -> Result<(), SimError> {
-    positive(origin, "data_rate_mb_s", b.data_rate_mb_s)?;
-    positive(origin, "forward_chunk_bytes", b.forward_chunk_bytes.into())?;
+    rate_mb_s(origin, "data_rate_mb_s", b.data_rate_mb_s)?;
+    transfer_size(
+        origin,
+        "forward_chunk_bytes",
+        b.forward_chunk_bytes,
+        "a piece is at least one sector and at most one ATA command",
+    )?;
+    step_ns(origin, "firmware_command_ns", b.firmware_command_ns)?;
+    step_ns(origin, "firmware_status_ns", b.firmware_status_ns)?;
     if b.max_uas_tags == 0 || b.max_uas_tags > UAS_TAG_MAX {
         return Err(SimError::profile(
             origin,
@@ -1134,10 +1326,30 @@ fn validate_drive(origin: &str, d: &DriveProfile) -> Result<(), SimError> {
                     format!("must be a multiple of {SECTOR_BYTES}"),
                 ));
             }
-            positive(origin, "parallel_units", p.parallel_units.into())?;
-            positive(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
-            positive(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
-            positive(origin, "transfer_unit_bytes", p.transfer_unit_bytes.into())?;
+            if let Some(reason) = capacity_out_of_range(p.capacity_bytes) {
+                return Err(SimError::profile(origin, "capacity_bytes", reason));
+            }
+            in_range(
+                origin,
+                "parallel_units",
+                p.parallel_units.into(),
+                1,
+                PARALLEL_UNITS_MAX.into(),
+                "units working at once: at most the dies of the largest SSD",
+            )?;
+            rate_mb_s(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
+            rate_mb_s(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
+            transfer_size(
+                origin,
+                "transfer_unit_bytes",
+                p.transfer_unit_bytes,
+                "a piece is at least one sector and at most one ATA command",
+            )?;
+            step_ns(origin, "read_command_ns", p.read_command_ns)?;
+            step_ns(origin, "write_command_ns", p.write_command_ns)?;
+            step_ns(origin, "random_access_ns", p.random_access_ns)?;
+            step_ns(origin, "latency_jitter_ns", p.latency_jitter_ns)?;
+            step_ns(origin, "trim_command_ns", p.trim_command_ns)?;
             if p.queue_depth == 0 || p.queue_depth > NCQ_TAGS_MAX {
                 return Err(SimError::profile(
                     origin,
