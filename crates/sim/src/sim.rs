@@ -332,7 +332,7 @@ impl Simulator {
             usb,
             sata: SataLink::new(&spec.sata_link),
             bridge,
-            servers: Default::default(),
+            servers: std::array::from_fn(|_| Calendar::for_commands(max_outstanding as usize)),
             usb_in,
             drive,
             drive_slots,
