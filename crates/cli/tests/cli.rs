@@ -475,6 +475,88 @@ fn unknown_stack_is_bad_input() {
     );
 }
 
+/// A profile in `--profiles DIR` is user input: an impossible value in an override of a shipped
+/// part is one line naming the file and the key, exit 2, nothing on stdout, for `run` and for
+/// `validate` alike (before the limits, a huge `write_buffer_pages` aborted on a 32 GiB
+/// allocation, and a wrongly typed drive key was reported without its name).
+#[test]
+fn a_bad_profile_override_is_one_line_naming_file_and_key() {
+    let shipped = |name: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../profiles/drives/{name}")),
+        )
+        .unwrap()
+    };
+    let edit = |text: &str, line: &str, new: &str| {
+        assert!(text.lines().any(|l| l == line), "{line} not in the profile");
+        text.replace(&format!("\n{line}\n"), &format!("\n{new}\n"))
+    };
+    let ssd = shipped("ssd-sata2.toml");
+    let hdd = shipped("hdd-7200.toml");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/validate-small.toml");
+    let run_ssd = [
+        "run",
+        "--target=sim:sata-ahci-ssd",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1m",
+    ];
+    let run_hdd = [
+        "run",
+        "--target=sim:sata-ahci-hdd",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1m",
+    ];
+    let validate = ["validate", reference.to_str().unwrap()];
+    let cases: [(&str, String, &str, &[&str]); 4] = [
+        (
+            "ssd-sata2.toml",
+            edit(&ssd, "channel_rate_mb_s = 40", "channel_rate_mb_s = 0"),
+            "channel_rate_mb_s",
+            &run_ssd,
+        ),
+        (
+            "hdd-7200.toml",
+            edit(&hdd, "rpm = 7200", "rpm = 0"),
+            "rpm",
+            &run_hdd,
+        ),
+        (
+            "hdd-7200.toml",
+            edit(&hdd, "rpm = 7200", "rpm = -1"),
+            "rpm",
+            &run_hdd,
+        ),
+        (
+            "ssd-sata2.toml",
+            edit(
+                &ssd,
+                "write_buffer_pages = 256",
+                "write_buffer_pages = 4294967295",
+            ),
+            "write_buffer_pages",
+            &validate,
+        ),
+    ];
+    for (file, text, key, command) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("drives")).unwrap();
+        let path = dir.path().join("drives").join(file);
+        std::fs::write(&path, text).unwrap();
+        let mut args = command.to_vec();
+        let profiles = dir.path().to_str().unwrap();
+        args.extend(["--profiles", profiles]);
+        let out = run_in(dir.path(), &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{key} ({}): {err}", args[0]);
+        assert!(out.stdout.is_empty(), "{key}: printed to stdout");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        let named = format!("{}: {key}: ", path.display());
+        assert!(err.contains(&named), "'{named}' in: {err}");
+    }
+}
+
 /// A target first opened for a read job must be reopened for writing when a later job writes
 /// (regression: the provider once reused the read-only opening and the writes failed).
 #[test]

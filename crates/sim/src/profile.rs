@@ -21,6 +21,38 @@ pub const SECTOR_BYTES: u32 = 512;
 pub const TRIM_RANGE_SECTORS_MAX: u64 = 65_535;
 /// Range entries in one 512-byte DATA SET MANAGEMENT block.
 pub const TRIM_RANGES_PER_BLOCK: u64 = 64;
+/// Most bytes one ATA READ/WRITE DMA EXT or FPDMA QUEUED command moves: 65536 sectors
+/// (ACS-2 §7.22, a count of 0 means 65536).
+pub const ATA_TRANSFER_BYTES_MAX: u32 = 65_536 * SECTOR_BYTES;
+/// Sectors a 48-bit LBA addresses: the largest drive ATA can reach.
+pub const LBA48_SECTORS: u64 = 1 << 48;
+/// Longest time one step of one command may take in a profile (a CPU or firmware cost, a
+/// transfer set-up, a seek, a command overhead): 1 s. Working hardware takes micro- to
+/// milliseconds (and a host gives up on a command after 30 s); more is a typo, and multiplied
+/// out over pieces, commands and queues it would overflow the nanosecond clock.
+pub const STEP_NS_MAX: u64 = 1_000_000_000;
+pub(crate) const STEP_NS_WHY: &str = "one step of one command takes at most 1 s";
+/// Longest cost per KiB moved or per descriptor: 1 ms (a host maps pages at GB/s).
+pub const UNIT_COST_NS_MAX: u64 = 1_000_000;
+const UNIT_COST_NS_WHY: &str = "a cost per KiB or per descriptor is at most 1 ms";
+/// Fastest data rate a profile may give, in MB/s (100 GB/s); the slowest is 1 MB/s.
+pub const RATE_MB_S_MAX: u64 = 100_000;
+pub(crate) const RATE_MB_S_WHY: &str = "a data rate is 1 MB/s to 100 GB/s";
+/// Slowest and fastest link signalling rates, in bits per second (1 Mb/s, 100 Gb/s).
+pub const LINK_RATE_BPS_MIN: u64 = 1_000_000;
+pub const LINK_RATE_BPS_MAX: u64 = 100_000_000_000;
+/// Largest bytes one controller descriptor covers (an AHCI PRD entry: 4 MiB).
+pub const DESCRIPTOR_BYTES_MAX: u32 = 4 << 20;
+/// Most units a simple drive model works on at once.
+pub const PARALLEL_UNITS_MAX: u32 = 1024;
+
+/// Why a drive of `bytes` is beyond what ATA addresses, if it is.
+pub(crate) fn capacity_out_of_range(bytes: u64) -> Option<String> {
+    let max = LBA48_SECTORS * u64::from(SECTOR_BYTES);
+    (bytes > max).then(|| {
+        format!("must be at most {max} bytes, got {bytes} (a 48-bit LBA addresses 2^48 sectors)")
+    })
+}
 
 /// The profile categories, in the order a stack lists its parts.
 pub const CATEGORIES: [&str; 6] = [
@@ -538,19 +570,12 @@ impl ProfileSet {
                 })
         };
 
-        let host_file = part("hosts", "host", &stack.host)?;
-        let host: HostProfile = host_file.parse()?;
-        validate_host(host_file.origin, &host)?;
-
-        let ctl_file = part("controllers", "controller", &stack.controller)?;
-        let controller: ControllerProfile = ctl_file.parse()?;
-        validate_controller(ctl_file.origin, &controller)?;
-
+        let host: HostProfile = part("hosts", "host", &stack.host)?.load(validate_host)?;
+        let controller: ControllerProfile =
+            part("controllers", "controller", &stack.controller)?.load(validate_controller)?;
         let usb_link = match &stack.usb_link {
             Some(name) => {
-                let f = part("links", "usb_link", name)?;
-                let link: LinkProfile = f.parse()?;
-                validate_link(f.origin, &link)?;
+                let link: LinkProfile = part("links", "usb_link", name)?.load(validate_link)?;
                 if matches!(link, LinkProfile::Sata(_)) {
                     return Err(SimError::profile(
                         origin,
@@ -563,20 +588,11 @@ impl ProfileSet {
             None => None,
         };
         let bridge = match &stack.bridge {
-            Some(name) => {
-                let f = part("bridges", "bridge", name)?;
-                let bridge: BridgeProfile = f.parse()?;
-                validate_bridge(f.origin, &bridge)?;
-                Some(bridge)
-            }
+            Some(name) => Some(part("bridges", "bridge", name)?.load(validate_bridge)?),
             None => None,
         };
-        let sata_file = part("links", "sata_link", &stack.sata_link)?;
-        let sata_link = match sata_file.parse::<LinkProfile>()? {
-            LinkProfile::Sata(p) => {
-                validate_link(sata_file.origin, &LinkProfile::Sata(p.clone()))?;
-                p
-            }
+        let sata_link = match part("links", "sata_link", &stack.sata_link)?.load(validate_link)? {
+            LinkProfile::Sata(p) => p,
             _ => {
                 return Err(SimError::profile(
                     origin,
@@ -585,9 +601,7 @@ impl ProfileSet {
                 ))
             }
         };
-        let drive_file = part("drives", "drive", &stack.drive)?;
-        let drive: DriveProfile = drive_file.parse()?;
-        validate_drive(drive_file.origin, &drive)?;
+        let drive: DriveProfile = part("drives", "drive", &stack.drive)?.load(validate_drive)?;
 
         // The parts must fit together.
         let usb = matches!(host.driver, DriverKind::Bot | DriverKind::Uas);
@@ -653,7 +667,6 @@ impl ProfileSet {
     }
 }
 
-/// Parse one profile file, turning TOML errors into one line naming file, line and key.
 /// One part as a stack uses it: its file, plus the stack's overrides for its role.
 struct PartText<'a> {
     origin: &'a str,
@@ -665,24 +678,67 @@ struct PartText<'a> {
 
 impl PartText<'_> {
     /// The part's profile with the stack's overrides merged in (tables key by key, values
-    /// replaced); an override key the part does not have is an error naming the stack.
-    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, SimError> {
+    /// replaced), validated. A mistake the overrides make names the stack file and
+    /// `overrides.ROLE.KEY`; a mistake of the part file itself names that file.
+    fn load<T: ProfileFile>(
+        &self,
+        validate: fn(&str, &T) -> Result<(), SimError>,
+    ) -> Result<T, SimError> {
         let Some(overrides) = self.overrides else {
-            return parse(self.origin, self.text);
+            let part: T = parse(self.origin, self.text)?;
+            validate(self.origin, &part)?;
+            return Ok(part);
         };
-        let mut table: toml::Table = parse(self.origin, self.text)?;
+        let mut table = parse_table(self.origin, self.text)?;
         merge_table(&mut table, overrides);
-        T::deserialize(toml::Value::Table(table)).map_err(|e| {
-            SimError::profile(
-                self.stack_origin,
-                &format!("overrides.{}", self.role),
-                format!(
-                    "{} (applied to {})",
-                    e.message().replace('\n', " "),
-                    self.origin
-                ),
-            )
-        })
+        let merged = match T::from_table(table) {
+            Ok(merged) => merged,
+            Err(e) => {
+                if !e.key.as_deref().is_some_and(|k| has_path(overrides, k)) {
+                    // The part's own file may be at fault: then report it as alone.
+                    parse::<T>(self.origin, self.text)?;
+                }
+                return Err(self.override_error(overrides, e.key.as_deref(), &e.message));
+            }
+        };
+        match validate(self.origin, &merged) {
+            Ok(()) => Ok(merged),
+            Err(SimError::Profile { key, reason, .. }) => {
+                // Without the overrides the part may already be wrong: then its file is.
+                let plain: T = parse(self.origin, self.text)?;
+                validate(self.origin, &plain)?;
+                Err(self.override_error(overrides, Some(&key), &reason))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// An error the stack's overrides cause: `overrides.ROLE.KEY` when the overrides set the
+    /// key, else `overrides.ROLE` with the key in the reason (a limit involving several keys).
+    fn override_error(&self, overrides: &toml::Table, key: Option<&str>, reason: &str) -> SimError {
+        let (key, reason) = match key {
+            Some(k) if has_path(overrides, k) => {
+                (format!("overrides.{}.{k}", self.role), reason.to_string())
+            }
+            Some(k) => (format!("overrides.{}", self.role), format!("{k}: {reason}")),
+            None => (format!("overrides.{}", self.role), reason.to_string()),
+        };
+        SimError::profile(
+            self.stack_origin,
+            &key,
+            format!("{reason} (applied to {})", self.origin),
+        )
+    }
+}
+
+/// Whether the dotted `path` names a value in `table`.
+fn has_path(table: &toml::Table, path: &str) -> bool {
+    match path.split_once('.') {
+        Some((head, rest)) => table
+            .get(head)
+            .and_then(|v| v.as_table())
+            .is_some_and(|t| has_path(t, rest)),
+        None => table.contains_key(path),
     }
 }
 
@@ -698,17 +754,195 @@ fn merge_table(base: &mut toml::Table, overrides: &toml::Table) {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(origin: &str, text: &str) -> Result<T, SimError> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        let key = match line {
-            Some(l) => format!("line {l}"),
-            None => "-".to_string(),
+/// A profile file's type, built from its TOML table. Tagged files (links by `kind`, drives by
+/// `model`) pick their variant first, so an error inside it still names its key (serde's
+/// internally tagged enums buffer the table and lose the key and the line).
+trait ProfileFile: Sized {
+    fn from_table(table: toml::Table) -> Result<Self, TableError>;
+}
+
+macro_rules! untagged_profile_file {
+    ($($t:ty),*) => {$(
+        impl ProfileFile for $t {
+            fn from_table(table: toml::Table) -> Result<Self, TableError> {
+                Ok(<$t>::deserialize(toml::Value::Table(table))?)
+            }
+        }
+    )*};
+}
+
+untagged_profile_file!(HostProfile, ControllerProfile, BridgeProfile, StackFile);
+
+/// Takes the tag key out of `table`: the variant's name, which must be one of `variants`.
+fn take_tag(
+    table: &mut toml::Table,
+    tag: &'static str,
+    variants: &'static [&'static str],
+) -> Result<String, TableError> {
+    let wrong = |what: String| TableError {
+        key: Some(tag.to_string()),
+        message: format!(
+            "{what}, expected one of {}",
+            variants
+                .iter()
+                .map(|v| format!("`{v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match table.remove(tag) {
+        None => Err(TableError {
+            key: Some(tag.to_string()),
+            message: format!("missing field `{tag}`"),
+        }),
+        Some(toml::Value::String(s)) if variants.contains(&s.as_str()) => Ok(s),
+        Some(toml::Value::String(s)) => Err(wrong(format!("unknown variant `{s}`"))),
+        Some(other) => Err(wrong(format!("invalid type: {}", other.type_str()))),
+    }
+}
+
+impl ProfileFile for LinkProfile {
+    fn from_table(mut table: toml::Table) -> Result<Self, TableError> {
+        let kind = take_tag(&mut table, "kind", &["usb2-hs", "usb3-ss", "sata"])?;
+        let rest = toml::Value::Table(table);
+        Ok(match kind.as_str() {
+            "usb2-hs" => LinkProfile::Usb2Hs(Usb2LinkProfile::deserialize(rest)?),
+            "usb3-ss" => LinkProfile::Usb3Ss(Usb3LinkProfile::deserialize(rest)?),
+            _ => LinkProfile::Sata(SataLinkProfile::deserialize(rest)?),
+        })
+    }
+}
+
+impl ProfileFile for DriveProfile {
+    fn from_table(mut table: toml::Table) -> Result<Self, TableError> {
+        let model = take_tag(&mut table, "model", &["simple", "ssd", "hdd"])?;
+        let rest = toml::Value::Table(table);
+        Ok(match model.as_str() {
+            "simple" => DriveProfile::Simple(SimpleDriveProfile::deserialize(rest)?),
+            "ssd" => DriveProfile::Ssd(crate::drive::ssd::SsdProfile::deserialize(rest)?),
+            _ => DriveProfile::Hdd(crate::drive::hdd::HddProfile::deserialize(rest)?),
+        })
+    }
+}
+
+/// A deserialisation error of a profile table: the dotted key it concerns (when known) and
+/// what is wrong, in one line.
+struct TableError {
+    key: Option<String>,
+    message: String,
+}
+
+impl From<toml::de::Error> for TableError {
+    fn from(e: toml::de::Error) -> TableError {
+        // Without a source span toml names the key on a line of its own: "in `pcie.lanes`".
+        let shown = e.to_string();
+        let key = shown
+            .lines()
+            .filter_map(|l| l.strip_prefix("in `")?.strip_suffix('`'))
+            .next_back()
+            .map(str::to_string)
+            .or_else(|| {
+                // Unknown and missing fields name themselves in the message.
+                ["unknown field `", "missing field `"].iter().find_map(|p| {
+                    let rest = e.message().strip_prefix(p)?;
+                    Some(rest[..rest.find('`')?].to_string())
+                })
+            });
+        TableError {
+            key,
+            message: one_line(e.message()),
+        }
+    }
+}
+
+/// `message` on one line, with the hundreds of digits serde prints for a float such as 1e308
+/// written in exponent form.
+fn one_line(message: &str) -> String {
+    let mut out = String::new();
+    for (i, piece) in message.replace('\n', " ").split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        match piece.parse::<f64>() {
+            Ok(v) if i % 2 == 1 && piece.len() > 24 => out += &format!("{v:e}"),
+            _ => out += piece,
+        }
+    }
+    out
+}
+
+/// The dotted key each line of `text` sets (None for headers, comments and blank lines),
+/// following `[table]` headers.
+fn keys_by_line(text: &str) -> impl Iterator<Item = Option<String>> + '_ {
+    let mut table = String::new();
+    text.lines().map(move |line| {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            table = header
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return None;
+        }
+        if line.starts_with('#') {
+            return None;
+        }
+        let (k, _) = line.split_once('=')?;
+        let k = k.trim().trim_matches('"');
+        Some(if table.is_empty() {
+            k.to_string()
+        } else {
+            format!("{table}.{k}")
+        })
+    })
+}
+
+/// The line (1-based) where `text` sets the dotted `key`.
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    keys_by_line(text)
+        .position(|k| k.as_deref() == Some(key))
+        .map(|i| i + 1)
+}
+
+/// The TOML table of a profile file; a syntax error names its line (and key, when the line
+/// sets one).
+fn parse_table(origin: &str, text: &str) -> Result<toml::Table, SimError> {
+    toml::from_str::<toml::Table>(text).map_err(|e| {
+        let reason = one_line(e.message());
+        let Some(span) = e.span() else {
+            return SimError::profile(origin, "-", reason);
         };
-        let reason = e.message().replace('\n', " ");
-        SimError::profile(origin, &key, reason)
+        let start = span.start.min(text.len());
+        let line = text[..start].matches('\n').count() + 1;
+        // The key whose value the error is in, when the line before the error sets one.
+        let key = text[..start]
+            .rsplit('\n')
+            .next()
+            .filter(|before| before.contains('='))
+            .and_then(|_| keys_by_line(text).nth(line - 1).flatten())
+            .filter(|k| !k.is_empty());
+        match key {
+            Some(k) => SimError::profile(origin, &k, format!("{reason} (line {line})")),
+            None => SimError::profile(origin, &format!("line {line}"), reason),
+        }
+    })
+}
+
+/// Parse one profile file, turning TOML errors into one line naming file, key and line.
+fn parse<T: ProfileFile>(origin: &str, text: &str) -> Result<T, SimError> {
+    let table = parse_table(origin, text)?;
+    T::from_table(table).map_err(|e| match e.key {
+        Some(key) => {
+            let reason = match line_of_key(text, &key) {
+                Some(line) => format!("{} (line {line})", e.message),
+                None => e.message,
+            };
+            SimError::profile(origin, &key, reason)
+        }
+        None => SimError::profile(origin, "-", e.message),
     })
 }
 
@@ -717,6 +951,80 @@ fn positive(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
         return Err(SimError::profile(origin, key, "must be greater than zero"));
     }
     Ok(())
+}
+
+/// Why `value` is outside `min..=max`, if it is: the range, the value, and `why` (the physical
+/// limit behind the range).
+pub(crate) fn out_of_range(value: u64, min: u64, max: u64, why: &str) -> Option<String> {
+    (!(min..=max).contains(&value)).then(|| format!("must be {min}..={max}, got {value} ({why})"))
+}
+
+/// `key` must lie in `min..=max` (see [`out_of_range`]).
+fn in_range(
+    origin: &str,
+    key: &str,
+    value: u64,
+    min: u64,
+    max: u64,
+    why: &str,
+) -> Result<(), SimError> {
+    match out_of_range(value, min, max, why) {
+        Some(reason) => Err(SimError::profile(origin, key, reason)),
+        None => Ok(()),
+    }
+}
+
+/// A time of one step of one command (see [`STEP_NS_MAX`]).
+fn step_ns(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    in_range(origin, key, value, 0, STEP_NS_MAX, STEP_NS_WHY)
+}
+
+/// A cost per KiB or per descriptor (see [`UNIT_COST_NS_MAX`]).
+fn unit_cost_ns(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    in_range(origin, key, value, 0, UNIT_COST_NS_MAX, UNIT_COST_NS_WHY)
+}
+
+/// A data rate in MB/s (see [`RATE_MB_S_MAX`]).
+fn rate_mb_s(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    positive(origin, key, value)?;
+    in_range(origin, key, value, 1, RATE_MB_S_MAX, RATE_MB_S_WHY)
+}
+
+/// A link's signalling rate in bits per second (see [`LINK_RATE_BPS_MIN`]).
+fn rate_bps(origin: &str, key: &str, value: u64) -> Result<(), SimError> {
+    positive(origin, key, value)?;
+    in_range(
+        origin,
+        key,
+        value,
+        LINK_RATE_BPS_MIN,
+        LINK_RATE_BPS_MAX,
+        "a link signals at 1 Mb/s to 100 Gb/s",
+    )
+}
+
+/// Line bits per data byte of a link's encoding.
+fn line_bits(origin: &str, key: &str, value: u32) -> Result<(), SimError> {
+    in_range(
+        origin,
+        key,
+        value.into(),
+        8,
+        16,
+        "a line code spends 8 to 16 bits per byte (8b/10b: 10)",
+    )
+}
+
+/// A size that counts bytes moved at once: at least one sector, at most one ATA command.
+fn transfer_size(origin: &str, key: &str, value: u32, why: &str) -> Result<(), SimError> {
+    in_range(
+        origin,
+        key,
+        value.into(),
+        SECTOR_BYTES.into(),
+        ATA_TRANSFER_BYTES_MAX.into(),
+        why,
+    )
 }
 
 fn fraction(origin: &str, key: &str, value: f64, max: f64) -> Result<(), SimError> {
@@ -730,23 +1038,25 @@ fn fraction(origin: &str, key: &str, value: f64, max: f64) -> Result<(), SimErro
     Ok(())
 }
 
-fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
-    positive(origin, "max_transfer_bytes", h.max_transfer_bytes.into())?;
-    if !h.max_transfer_bytes.is_multiple_of(SECTOR_BYTES) {
+/// `max_transfer_bytes` and its High-Speed variant: whole sectors, at most one ATA command.
+fn max_transfer(origin: &str, key: &str, value: u32) -> Result<(), SimError> {
+    if value == 0 || !value.is_multiple_of(SECTOR_BYTES) || value > ATA_TRANSFER_BYTES_MAX {
         return Err(SimError::profile(
             origin,
-            "max_transfer_bytes",
-            format!("must be a multiple of {SECTOR_BYTES}"),
+            key,
+            format!(
+                "must be a multiple of {SECTOR_BYTES} in {SECTOR_BYTES}..={ATA_TRANSFER_BYTES_MAX}, \
+                 got {value} (an ATA command moves at most 65536 sectors)"
+            ),
         ));
     }
+    Ok(())
+}
+
+fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
+    max_transfer(origin, "max_transfer_bytes", h.max_transfer_bytes)?;
     if let Some(hs) = h.max_transfer_bytes_high_speed {
-        if hs == 0 || !hs.is_multiple_of(SECTOR_BYTES) {
-            return Err(SimError::profile(
-                origin,
-                "max_transfer_bytes_high_speed",
-                format!("must be a positive multiple of {SECTOR_BYTES}"),
-            ));
-        }
+        max_transfer(origin, "max_transfer_bytes_high_speed", hs)?;
     }
     let limit = match h.driver {
         DriverKind::Bot | DriverKind::SataIde => 1,
@@ -795,15 +1105,25 @@ fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimError> {
             format!("must be a multiple of {SECTOR_BYTES} in 1..={trim_max} (one DSM block)"),
         ));
     }
+    step_ns(origin, "submit_cpu_ns", h.submit_cpu_ns)?;
+    step_ns(origin, "complete_cpu_ns", h.complete_cpu_ns)?;
+    step_ns(origin, "phase_cpu_ns", h.phase_cpu_ns)?;
+    unit_cost_ns(origin, "cpu_ns_per_kib", h.cpu_ns_per_kib)?;
     Ok(())
 }
 
 fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimError> {
-    positive(
+    in_range(
         origin,
         "max_descriptor_bytes",
         c.max_descriptor_bytes.into(),
+        SECTOR_BYTES.into(),
+        DESCRIPTOR_BYTES_MAX.into(),
+        "a descriptor covers at least one sector; an AHCI PRD entry at most 4 MiB",
     )?;
+    step_ns(origin, "per_transfer_ns", c.per_transfer_ns)?;
+    unit_cost_ns(origin, "per_descriptor_ns", c.per_descriptor_ns)?;
+    step_ns(origin, "interrupt_cpu_ns", c.interrupt_cpu_ns)?;
     if c.kind == ControllerKind::Xhci && c.supports_streams && c.max_streams == 0 {
         return Err(SimError::profile(
             origin,
@@ -840,6 +1160,14 @@ fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimErr
             "must be a power of two in 128..=4096",
         ));
     }
+    in_range(
+        origin,
+        "pcie.tlp_overhead_bytes",
+        p.tlp_overhead_bytes.into(),
+        0,
+        64,
+        "framing, sequence number, header, ECRC and LCRC of a TLP take at most 64 bytes",
+    )?;
     fraction(
         origin,
         "pcie.dllp_overhead_fraction",
@@ -852,14 +1180,40 @@ fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimErr
 fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
     match link {
         LinkProfile::Usb2Hs(p) => {
-            positive(origin, "bit_rate_bps", p.bit_rate_bps)?;
-            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
-            positive(origin, "microframe_ns", p.microframe_ns)?;
-            positive(
+            rate_bps(origin, "bit_rate_bps", p.bit_rate_bps)?;
+            in_range(
+                origin,
+                "max_packet_bytes",
+                p.max_packet_bytes.into(),
+                8,
+                512,
+                "USB 2.0 bulk packets carry 8 to 512 bytes",
+            )?;
+            in_range(
+                origin,
+                "microframe_ns",
+                p.microframe_ns,
+                1,
+                1_000_000,
+                "a High-Speed microframe is 125 us, a Full-Speed frame 1 ms",
+            )?;
+            in_range(
                 origin,
                 "max_bulk_packets_per_microframe",
                 p.max_bulk_packets_per_microframe.into(),
+                1,
+                13,
+                "USB 2.0 fits at most 13 bulk packets in a microframe",
             )?;
+            in_range(
+                origin,
+                "packet_overhead_bits",
+                p.packet_overhead_bits.into(),
+                0,
+                4096,
+                "token, framing, handshake and turnaround take at most 4096 bits",
+            )?;
+            step_ns(origin, "transfer_setup_ns", p.transfer_setup_ns)?;
             fraction(
                 origin,
                 "periodic_reserved_fraction",
@@ -868,9 +1222,26 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
             )?;
         }
         LinkProfile::Usb3Ss(p) => {
-            positive(origin, "signal_rate_bps", p.signal_rate_bps)?;
-            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
-            positive(origin, "max_packet_bytes", p.max_packet_bytes.into())?;
+            rate_bps(origin, "signal_rate_bps", p.signal_rate_bps)?;
+            line_bits(origin, "line_bits_per_byte", p.line_bits_per_byte)?;
+            in_range(
+                origin,
+                "max_packet_bytes",
+                p.max_packet_bytes.into(),
+                8,
+                1024,
+                "USB 3.0 bulk packets carry 8 to 1024 bytes",
+            )?;
+            in_range(
+                origin,
+                "data_packet_overhead_bytes",
+                p.data_packet_overhead_bytes.into(),
+                0,
+                256,
+                "header and framing of a data packet take at most 256 bytes",
+            )?;
+            step_ns(origin, "burst_gap_ns", p.burst_gap_ns)?;
+            step_ns(origin, "transfer_setup_ns", p.transfer_setup_ns)?;
             if !(1..=16).contains(&p.max_burst_packets) {
                 return Err(SimError::profile(
                     origin,
@@ -886,8 +1257,24 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
             )?;
         }
         LinkProfile::Sata(p) => {
-            positive(origin, "line_rate_bps", p.line_rate_bps)?;
-            positive(origin, "line_bits_per_byte", p.line_bits_per_byte.into())?;
+            rate_bps(origin, "line_rate_bps", p.line_rate_bps)?;
+            line_bits(origin, "line_bits_per_byte", p.line_bits_per_byte)?;
+            in_range(
+                origin,
+                "fis_framing_bytes",
+                p.fis_framing_bytes.into(),
+                0,
+                256,
+                "SOF, header, CRC and EOF of a FIS take at most 256 bytes",
+            )?;
+            in_range(
+                origin,
+                "fis_handshake_dwords",
+                p.fis_handshake_dwords.into(),
+                0,
+                256,
+                "the primitives around a FIS take at most 256 dwords",
+            )?;
             positive(origin, "max_data_fis_bytes", p.max_data_fis_bytes.into())?;
             if p.max_data_fis_bytes > 8192 || !p.max_data_fis_bytes.is_multiple_of(4) {
                 return Err(SimError::profile(
@@ -902,8 +1289,15 @@ fn validate_link(origin: &str, link: &LinkProfile) -> Result<(), SimError> {
 }
 
 fn validate_bridge(origin: &str, b: &BridgeProfile) -> Result<(), SimError> {
-    positive(origin, "data_rate_mb_s", b.data_rate_mb_s)?;
-    positive(origin, "forward_chunk_bytes", b.forward_chunk_bytes.into())?;
+    rate_mb_s(origin, "data_rate_mb_s", b.data_rate_mb_s)?;
+    transfer_size(
+        origin,
+        "forward_chunk_bytes",
+        b.forward_chunk_bytes,
+        "a piece is at least one sector and at most one ATA command",
+    )?;
+    step_ns(origin, "firmware_command_ns", b.firmware_command_ns)?;
+    step_ns(origin, "firmware_status_ns", b.firmware_status_ns)?;
     if b.max_uas_tags == 0 || b.max_uas_tags > UAS_TAG_MAX {
         return Err(SimError::profile(
             origin,
@@ -932,10 +1326,30 @@ fn validate_drive(origin: &str, d: &DriveProfile) -> Result<(), SimError> {
                     format!("must be a multiple of {SECTOR_BYTES}"),
                 ));
             }
-            positive(origin, "parallel_units", p.parallel_units.into())?;
-            positive(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
-            positive(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
-            positive(origin, "transfer_unit_bytes", p.transfer_unit_bytes.into())?;
+            if let Some(reason) = capacity_out_of_range(p.capacity_bytes) {
+                return Err(SimError::profile(origin, "capacity_bytes", reason));
+            }
+            in_range(
+                origin,
+                "parallel_units",
+                p.parallel_units.into(),
+                1,
+                PARALLEL_UNITS_MAX.into(),
+                "units working at once: at most the dies of the largest SSD",
+            )?;
+            rate_mb_s(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
+            rate_mb_s(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
+            transfer_size(
+                origin,
+                "transfer_unit_bytes",
+                p.transfer_unit_bytes,
+                "a piece is at least one sector and at most one ATA command",
+            )?;
+            step_ns(origin, "read_command_ns", p.read_command_ns)?;
+            step_ns(origin, "write_command_ns", p.write_command_ns)?;
+            step_ns(origin, "random_access_ns", p.random_access_ns)?;
+            step_ns(origin, "latency_jitter_ns", p.latency_jitter_ns)?;
+            step_ns(origin, "trim_command_ns", p.trim_command_ns)?;
             if p.queue_depth == 0 || p.queue_depth > NCQ_TAGS_MAX {
                 return Err(SimError::profile(
                     origin,

@@ -91,8 +91,12 @@ pub fn bytes_ns(bytes: u64, ps_per_byte: u64) -> u64 {
     (bytes * ps_per_byte).div_ceil(1000)
 }
 
-/// Bookings a calendar keeps at most (a bound on in-flight reservations per resource).
+/// Bookings a calendar keeps at most (a bound on in-flight reservations per resource), plus
+/// [`BOOKINGS_PER_COMMAND`] for each command the simulator may have outstanding beyond it.
 pub const CALENDAR_BOUND: usize = 4096;
+/// Live bookings one outstanding command may hold on one resource (its command, data and
+/// status phases, with room to spare).
+pub const BOOKINGS_PER_COMMAND: usize = 8;
 
 /// Bookings that ended before the last prune time are dropped in batches of this many (until
 /// then they are skipped by index), so pruning does not shift the list on every booking.
@@ -111,6 +115,8 @@ pub struct Calendar {
     /// arithmetic on every access.
     booked: Vec<(u64, u64)>,
     first_live: usize,
+    /// Bookings allowed beyond [`CALENDAR_BOUND`] (see [`Calendar::for_commands`]).
+    extra_bound: usize,
     /// Time spent working (not waiting for upstream data).
     pub busy_ns: u64,
     pub operations: u64,
@@ -118,6 +124,15 @@ pub struct Calendar {
 }
 
 impl Calendar {
+    /// A calendar for a resource that up to `commands` outstanding commands book work on: a
+    /// UAS host may keep 65535 in flight, each with its own bookings ahead of time.
+    pub fn for_commands(commands: usize) -> Calendar {
+        Calendar {
+            extra_bound: commands.saturating_mul(BOOKINGS_PER_COMMAND),
+            ..Calendar::default()
+        }
+    }
+
     /// Book the earliest interval starting at or after `earliest_ns` whose length is
     /// `need(start)`; returns (start, end). `now_ns` lets bookings in the past be forgotten.
     #[inline]
@@ -181,7 +196,7 @@ impl Calendar {
                     _ => self.booked.push((earliest_ns, end)),
                 }
                 assert!(
-                    self.booked.len() - live <= CALENDAR_BOUND,
+                    self.booked.len() - live <= CALENDAR_BOUND + self.extra_bound,
                     "calendar bound exceeded"
                 );
             }
@@ -208,7 +223,7 @@ impl Calendar {
             self.insert_coalesced(index, start, end);
         }
         assert!(
-            self.booked.len() - self.first_live <= CALENDAR_BOUND,
+            self.booked.len() - self.first_live <= CALENDAR_BOUND + self.extra_bound,
             "calendar bound exceeded"
         );
         (start, end)

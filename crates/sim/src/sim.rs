@@ -33,6 +33,11 @@ const BYTES_PER_KIB: u64 = 1024;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
+/// Virtual time after which the simulator takes no more requests: 2^62 ns, 146 years. Profile
+/// validation bounds every step of a command (`profile::STEP_NS_MAX` and the limits beside
+/// it), so what the requests already accepted add stays far below the clock's 2^64 ns; a
+/// stack slow enough to get here ends its run with an error instead of overflowing.
+pub const CLOCK_LIMIT_NS: u64 = 1 << 62;
 const BYTES_PER_MB: f64 = 1e6;
 
 /// Indices of the shared-resource servers.
@@ -327,7 +332,7 @@ impl Simulator {
             usb,
             sata: SataLink::new(&spec.sata_link),
             bridge,
-            servers: Default::default(),
+            servers: std::array::from_fn(|_| Calendar::for_commands(max_outstanding as usize)),
             usb_in,
             drive,
             drive_slots,
@@ -428,6 +433,13 @@ impl Simulator {
 
     /// Hand a request to the host's block layer at the current virtual time.
     pub fn submit(&mut self, request: SimRequest) -> Result<(), SimError> {
+        if self.now_ns >= CLOCK_LIMIT_NS {
+            return Err(SimError::Request(format!(
+                "virtual time reached {} ns (146 years): the stack's timings are too slow to \
+                 simulate further",
+                self.now_ns
+            )));
+        }
         let slot = request.slot as usize;
         if slot >= self.slots.len() {
             return Err(SimError::Request(format!(

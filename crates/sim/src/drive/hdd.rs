@@ -8,7 +8,8 @@
 //! settle margin to spare as missed (one more revolution).
 
 use super::{
-    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, HddReport, TrimRange,
+    busy_until_horizon, check_range, check_step_ns, Drive, DriveCommand, DriveModelReport,
+    DriveStats, HddReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
@@ -17,6 +18,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 const NS_PER_MINUTE: u64 = 60_000_000_000;
+/// Profile limits, well beyond every real drive: spindle speed, tracks per surface (the seek
+/// curve fit visits each distance), heads, zones, sectors per track, read-ahead, cache
+/// segments, write cache entries and buffer size.
+const RPM_MIN: u32 = 1_000;
+const RPM_MAX: u32 = 30_000;
+const CYLINDERS_MAX: u32 = 2_000_000;
+const HEADS_MAX: u32 = 64;
+const ZONES_MAX: u32 = 1_024;
+const SECTORS_PER_TRACK_MAX: u32 = 65_535;
+const READ_AHEAD_SECTORS_MAX: u32 = 65_536;
+const CACHE_SEGMENTS_MAX: u32 = 1_024;
+const WRITE_CACHE_ENTRIES_MAX: u32 = 4_096;
+const CACHE_BYTES_MAX: u64 = 4 << 30;
 /// Sectors the first piece of a read carries to the interface (one 4 KiB buffer unit).
 const FIRST_PIECE_SECTORS: u64 = 8;
 
@@ -88,48 +102,160 @@ pub struct HddProfile {
 
 /// Why an HDD profile is impossible: (key, reason).
 pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
-    let positive = [
-        ("rpm", u64::from(p.rpm)),
-        ("cylinders", p.cylinders.into()),
-        ("heads", p.heads.into()),
-        ("zones", p.zones.into()),
-        ("inner_sectors_per_track", p.inner_sectors_per_track.into()),
-        ("track_to_track_seek_ns", p.track_to_track_seek_ns),
-        ("cache_segments", p.cache_segments.into()),
-        ("write_cache_entries", p.write_cache_entries.into()),
+    let ranges: [(&'static str, u64, u64, u64, &str); 9] = [
+        (
+            "rpm",
+            p.rpm.into(),
+            RPM_MIN.into(),
+            RPM_MAX.into(),
+            "spindles turn at 3600 to 15000 rpm",
+        ),
+        (
+            "cylinders",
+            p.cylinders.into(),
+            1,
+            CYLINDERS_MAX.into(),
+            "no drive has more tracks per surface",
+        ),
+        (
+            "heads",
+            p.heads.into(),
+            1,
+            HEADS_MAX.into(),
+            "drives have at most 20 heads",
+        ),
+        (
+            "zones",
+            p.zones.into(),
+            1,
+            ZONES_MAX.into(),
+            "drives record in a few dozen zones",
+        ),
+        (
+            "outer_sectors_per_track",
+            p.outer_sectors_per_track.into(),
+            1,
+            SECTORS_PER_TRACK_MAX.into(),
+            "tracks hold a few thousand sectors",
+        ),
+        (
+            "inner_sectors_per_track",
+            p.inner_sectors_per_track.into(),
+            1,
+            SECTORS_PER_TRACK_MAX.into(),
+            "tracks hold a few thousand sectors",
+        ),
+        (
+            "read_ahead_sectors",
+            p.read_ahead_sectors.into(),
+            0,
+            READ_AHEAD_SECTORS_MAX.into(),
+            "a read-ahead of at most 32 MiB",
+        ),
+        (
+            "cache_segments",
+            p.cache_segments.into(),
+            1,
+            CACHE_SEGMENTS_MAX.into(),
+            "drive caches have at most a few hundred segments",
+        ),
+        (
+            "write_cache_entries",
+            p.write_cache_entries.into(),
+            1,
+            WRITE_CACHE_ENTRIES_MAX.into(),
+            "a write cache holds at most a few thousand commands",
+        ),
     ];
-    for (key, v) in positive {
-        if v == 0 {
-            return Err((key, "must be positive".into()));
-        }
+    for (key, value, min, max, why) in ranges {
+        check_range(key, value, min, max, why)?;
+    }
+    let times = [
+        ("track_to_track_seek_ns", p.track_to_track_seek_ns),
+        ("average_seek_ns", p.average_seek_ns),
+        ("full_stroke_seek_ns", p.full_stroke_seek_ns),
+        ("head_switch_ns", p.head_switch_ns),
+        ("write_head_switch_ns", p.write_head_switch_ns.unwrap_or(0)),
+        ("command_overhead_ns", p.command_overhead_ns),
+        (
+            "write_back_read_idle_ns",
+            p.write_back_read_idle_ns.unwrap_or(0),
+        ),
+        ("rpo_settle_margin_ns", p.rpo_settle_margin_ns.unwrap_or(0)),
+    ];
+    for (key, value) in times {
+        check_step_ns(key, value)?;
+    }
+    if p.track_to_track_seek_ns == 0 {
+        return Err(("track_to_track_seek_ns", "must be positive".into()));
+    }
+    if p.cache_bytes.is_some_and(|b| b > CACHE_BYTES_MAX) {
+        return Err((
+            "cache_bytes",
+            format!(
+                "must be at most {CACHE_BYTES_MAX}, got {} (drive buffers are at most a few \
+                 hundred MB)",
+                p.cache_bytes.unwrap_or(0)
+            ),
+        ));
     }
     if p.outer_sectors_per_track < p.inner_sectors_per_track {
         return Err((
             "outer_sectors_per_track",
-            "outer tracks hold at least as many sectors as inner ones".into(),
+            format!(
+                "outer tracks hold at least as many sectors as inner ones: {} is below \
+                 inner_sectors_per_track = {}",
+                p.outer_sectors_per_track, p.inner_sectors_per_track
+            ),
         ));
     }
     if p.zones > p.cylinders {
-        return Err(("zones", "more zones than cylinders".into()));
+        return Err((
+            "zones",
+            format!(
+                "{} zones are more than the {} cylinders",
+                p.zones, p.cylinders
+            ),
+        ));
     }
     if !(p.track_to_track_seek_ns < p.average_seek_ns && p.average_seek_ns < p.full_stroke_seek_ns)
     {
         return Err((
             "average_seek_ns",
-            "need track_to_track < average < full_stroke".into(),
+            format!(
+                "need track_to_track_seek_ns < average_seek_ns < full_stroke_seek_ns, got {} / \
+                 {} / {}",
+                p.track_to_track_seek_ns, p.average_seek_ns, p.full_stroke_seek_ns
+            ),
         ));
     }
     if p.short_seek_cylinders < 2 || p.short_seek_cylinders >= p.cylinders - 1 {
-        return Err(("short_seek_cylinders", "must be 2..cylinders-1".into()));
+        return Err((
+            "short_seek_cylinders",
+            format!(
+                "must be 2..cylinders-1 (cylinders = {}), got {}",
+                p.cylinders, p.short_seek_cylinders
+            ),
+        ));
     }
     let curve = SeekCurve::fit(p);
-    if !(curve.b > 0.0 && curve.e > 0.0 && curve.a >= 0.0) {
+    let finite = [curve.a, curve.b, curve.c, curve.e]
+        .iter()
+        .all(|v| v.is_finite());
+    if !(finite && curve.b > 0.0 && curve.e > 0.0 && curve.a >= 0.0) {
         return Err((
             "average_seek_ns",
             format!(
-                "no increasing seek curve a+b√d / c+e·d fits these times with \
+                "no increasing seek curve a+b√d / c+e·d fits track_to_track_seek_ns = {}, \
+                 average_seek_ns = {} and full_stroke_seek_ns = {} over {} cylinders with \
                  short_seek_cylinders = {} (fit: b = {:.1}, e = {:.3})",
-                p.short_seek_cylinders, curve.b, curve.e
+                p.track_to_track_seek_ns,
+                p.average_seek_ns,
+                p.full_stroke_seek_ns,
+                p.cylinders,
+                p.short_seek_cylinders,
+                curve.b,
+                curve.e
             ),
         ));
     }

@@ -11,6 +11,32 @@ use crate::resource::Flow;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+/// `key` must lie in `min..=max` (see [`crate::profile::out_of_range`]): a drive model's
+/// validation error as (key, reason).
+pub(crate) fn check_range(
+    key: &'static str,
+    value: u64,
+    min: u64,
+    max: u64,
+    why: &str,
+) -> Result<(), (&'static str, String)> {
+    match crate::profile::out_of_range(value, min, max, why) {
+        Some(reason) => Err((key, reason)),
+        None => Ok(()),
+    }
+}
+
+/// A time of one step of one command (see [`crate::profile::STEP_NS_MAX`]).
+pub(crate) fn check_step_ns(key: &'static str, value: u64) -> Result<(), (&'static str, String)> {
+    check_range(
+        key,
+        value,
+        0,
+        crate::profile::STEP_NS_MAX,
+        crate::profile::STEP_NS_WHY,
+    )
+}
+
 /// What the drive is asked to do, as decoded from the ATA command the bridge (or host) sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriveCommand {

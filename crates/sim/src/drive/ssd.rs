@@ -16,8 +16,8 @@
 use super::compress::compressed_bytes;
 use super::ftl_log_block::{LogBlockFtl, LogBlockGeometry, NandWork};
 use super::{
-    busy_until_horizon, Drive, DriveCommand, DriveModelReport, DriveStats, MergeReport,
-    ProcessorStats, ReleaseRing, SsdReport, TrimRange,
+    busy_until_horizon, check_range, check_step_ns, Drive, DriveCommand, DriveModelReport,
+    DriveStats, MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow, Server};
@@ -132,6 +132,22 @@ fn is_zero_u64(v: &u64) -> bool {
 
 /// Most controller cores a profile may ask for (controllers of the era had one to a few).
 const CONTROLLER_CORES_MAX: u32 = 64;
+/// Geometry limits: channels a controller drives, dies on one channel, planes of a die, NAND
+/// page size.
+const CHANNELS_MAX: u32 = 32;
+const DIES_PER_CHANNEL_MAX: u32 = 16;
+const PLANES_PER_DIE_MAX: u32 = 16;
+const PAGE_BYTES_MAX: u32 = 64 * 1024;
+/// Most NAND blocks (2^21: a 2 TB drive has about 2^18) and allocation slots (2^28) a drive
+/// may have: the simulator keeps state per block and a map entry per slot in RAM.
+const NAND_BLOCKS_MAX: u64 = 1 << 21;
+const NAND_SLOTS_MAX: u64 = 1 << 28;
+/// NAND timing limits, several times the slowest parts' datasheet figures.
+const PAGE_READ_NS_MAX: u64 = 1_000_000;
+const PAGE_PROGRAM_NS_MAX: u64 = 10_000_000;
+const BLOCK_ERASE_NS_MAX: u64 = 100_000_000;
+/// Largest DRAM write buffer, in 4 KiB host pages (256 MiB).
+const WRITE_BUFFER_PAGES_MAX: u32 = 65_536;
 
 /// Largest read-ahead a profile may ask for: controller read buffers of the era were well
 /// below this.
@@ -173,13 +189,7 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
         ));
     }
     let positive = [
-        ("channels", u64::from(p.channels)),
-        ("dies_per_channel", p.dies_per_channel.into()),
-        ("planes_per_die", p.planes_per_die.into()),
-        ("blocks_per_plane", p.blocks_per_plane.into()),
         ("pages_per_block", p.pages_per_block.into()),
-        ("channel_rate_mb_s", p.channel_rate_mb_s),
-        ("write_buffer_pages", p.write_buffer_pages.into()),
         ("user_capacity_bytes", p.user_capacity_bytes),
     ];
     for (key, v) in positive {
@@ -187,12 +197,85 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             return Err((key, "must be positive".into()));
         }
     }
-    if p.page_bytes == 0 || !p.page_bytes.is_multiple_of(LOGICAL_PAGE_BYTES) {
+    check_range(
+        "channels",
+        p.channels.into(),
+        1,
+        CHANNELS_MAX.into(),
+        "SSD controllers drive at most 32 channels",
+    )?;
+    check_range(
+        "dies_per_channel",
+        p.dies_per_channel.into(),
+        1,
+        DIES_PER_CHANNEL_MAX.into(),
+        "at most 16 dies share a channel",
+    )?;
+    check_range(
+        "planes_per_die",
+        p.planes_per_die.into(),
+        1,
+        PLANES_PER_DIE_MAX.into(),
+        "NAND dies have 1 to 16 planes",
+    )?;
+    check_range(
+        "blocks_per_plane",
+        p.blocks_per_plane.into(),
+        1,
+        NAND_BLOCKS_MAX,
+        "the simulator keeps state per block",
+    )?;
+    if p.page_bytes == 0
+        || !p.page_bytes.is_multiple_of(LOGICAL_PAGE_BYTES)
+        || p.page_bytes > PAGE_BYTES_MAX
+    {
         return Err((
             "page_bytes",
-            format!("must be a positive multiple of {LOGICAL_PAGE_BYTES}"),
+            format!(
+                "must be a multiple of {LOGICAL_PAGE_BYTES} in \
+                 {LOGICAL_PAGE_BYTES}..={PAGE_BYTES_MAX}, got {} (NAND pages are 2 to 16 KiB)",
+                p.page_bytes
+            ),
         ));
     }
+    check_range(
+        "page_read_ns",
+        p.page_read_ns,
+        0,
+        PAGE_READ_NS_MAX,
+        "a NAND page read takes 25 to 150 us",
+    )?;
+    check_range(
+        "page_program_ns",
+        p.page_program_ns,
+        0,
+        PAGE_PROGRAM_NS_MAX,
+        "a NAND page program takes 0.2 to 3 ms",
+    )?;
+    check_range(
+        "block_erase_ns",
+        p.block_erase_ns,
+        0,
+        BLOCK_ERASE_NS_MAX,
+        "a NAND block erase takes 1.5 to 10 ms",
+    )?;
+    check_range(
+        "channel_rate_mb_s",
+        p.channel_rate_mb_s,
+        1,
+        crate::profile::RATE_MB_S_MAX,
+        crate::profile::RATE_MB_S_WHY,
+    )?;
+    check_step_ns("command_cpu_ns", p.command_cpu_ns)?;
+    check_step_ns("command_latency_ns", p.command_latency_ns)?;
+    check_step_ns("trim_command_ns", p.trim_command_ns)?;
+    check_range(
+        "write_buffer_pages",
+        p.write_buffer_pages.into(),
+        1,
+        WRITE_BUFFER_PAGES_MAX.into(),
+        "a DRAM write buffer of at most 256 MiB",
+    )?;
     if !p
         .user_capacity_bytes
         .is_multiple_of(u64::from(LOGICAL_PAGE_BYTES))
@@ -226,8 +309,28 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             "block holds too many allocation slots".into(),
         ));
     }
-    if geometry.total_slots() > u64::from(NONE) {
-        return Err(("blocks_per_plane", "more than 2^32 allocation slots".into()));
+    if geometry.total_blocks() > NAND_BLOCKS_MAX {
+        return Err((
+            "blocks_per_plane",
+            format!(
+                "channels x dies_per_channel x planes_per_die x blocks_per_plane = {} blocks: \
+                 at most {NAND_BLOCKS_MAX} (the simulator keeps state per block)",
+                geometry.total_blocks()
+            ),
+        ));
+    }
+    if geometry.total_slots() > NAND_SLOTS_MAX {
+        return Err((
+            "blocks_per_plane",
+            format!(
+                "{} blocks x pages_per_block x page_bytes make {} allocation slots of {} bytes: \
+                 at most {NAND_SLOTS_MAX} (2^28, 1 TiB of NAND in 4 KiB slots; the simulator \
+                 keeps a map entry per slot)",
+                geometry.total_blocks(),
+                geometry.total_slots(),
+                geometry.slot_bytes
+            ),
+        ));
     }
     // Spare blocks must cover the GC reserve and both write frontiers on every die.
     let reserve_blocks = dies * (u64::from(p.gc_free_blocks_threshold) + 2);
@@ -237,7 +340,9 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             "user_capacity_bytes",
             format!(
                 "leaves no spare area: {user_blocks} blocks of user data + {reserve_blocks} \
-                 reserved exceed the {} blocks of NAND",
+                 reserved (gc_free_blocks_threshold + 2 per die) exceed the {} blocks of NAND \
+                 (channels x dies_per_channel x planes_per_die x blocks_per_plane, each of \
+                 pages_per_block x page_bytes)",
                 dies * blocks_per_die
             ),
         ));
