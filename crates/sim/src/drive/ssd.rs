@@ -138,10 +138,12 @@ const CHANNELS_MAX: u32 = 32;
 const DIES_PER_CHANNEL_MAX: u32 = 16;
 const PLANES_PER_DIE_MAX: u32 = 16;
 const PAGE_BYTES_MAX: u32 = 64 * 1024;
-/// Most NAND blocks (2^21: a 2 TB drive has about 2^18) and allocation slots (2^28) a drive
-/// may have: the simulator keeps state per block and a map entry per slot in RAM.
+/// Most NAND blocks (2^21: a 2 TB drive has about 2^18) and allocation slots (2^30, 4 TiB of
+/// NAND in 4 KiB slots, so a 2 TB or 4 TB drive fits) a drive may have: the simulator keeps
+/// state per block and 4-byte map entries per slot in RAM (its tables start zeroed, so only
+/// the part a run touches takes memory).
 const NAND_BLOCKS_MAX: u64 = 1 << 21;
-const NAND_SLOTS_MAX: u64 = 1 << 28;
+const NAND_SLOTS_MAX: u64 = 1 << 30;
 /// NAND timing limits, several times the slowest parts' datasheet figures.
 const PAGE_READ_NS_MAX: u64 = 1_000_000;
 const PAGE_PROGRAM_NS_MAX: u64 = 10_000_000;
@@ -324,7 +326,7 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             "blocks_per_plane",
             format!(
                 "{} blocks x pages_per_block x page_bytes make {} allocation slots of {} bytes: \
-                 at most {NAND_SLOTS_MAX} (2^28, 1 TiB of NAND in 4 KiB slots; the simulator \
+                 at most {NAND_SLOTS_MAX} (2^30, 4 TiB of NAND in 4 KiB slots; the simulator \
                  keeps a map entry per slot)",
                 geometry.total_blocks(),
                 geometry.total_slots(),
