@@ -138,11 +138,11 @@ const CHANNELS_MAX: u32 = 32;
 const DIES_PER_CHANNEL_MAX: u32 = 16;
 const PLANES_PER_DIE_MAX: u32 = 16;
 const PAGE_BYTES_MAX: u32 = 64 * 1024;
-/// Most NAND blocks (2^21: a 2 TB drive has about 2^18) and allocation slots (2^30, 4 TiB of
-/// NAND in 4 KiB slots, so a 2 TB or 4 TB drive fits) a drive may have: the simulator keeps
-/// state per block and 4-byte map entries per slot in RAM (its tables start zeroed, so only
-/// the part a run touches takes memory).
-const NAND_BLOCKS_MAX: u64 = 1 << 21;
+/// Most NAND blocks (2^23: 4 TiB in blocks as small as 512 KiB; a 2 TB drive of 4 MiB blocks
+/// has about 2^19) and allocation slots (2^30, 4 TiB of NAND in 4 KiB slots) a drive may have:
+/// the simulator keeps ~16 bytes per block and 4-byte map entries per slot in RAM (the tables
+/// start zeroed, so only the part a run touches takes memory).
+const NAND_BLOCKS_MAX: u64 = 1 << 23;
 const NAND_SLOTS_MAX: u64 = 1 << 30;
 /// NAND timing limits, several times the slowest parts' datasheet figures.
 const PAGE_READ_NS_MAX: u64 = 1_000_000;
