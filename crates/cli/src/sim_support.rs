@@ -46,8 +46,11 @@ pub fn open_sim(
 pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, Failure> {
     let dir = profiles_dir(profiles).map_err(bad_input)?;
     if profiles.is_some() {
-        // Listing silently without the user's directory would hide their mistake.
-        storlab_sim::ProfileSet::embedded_with_dir(&dir).map_err(bad_input)?;
+        // Listing silently without the user's directory would hide their mistake, and so
+        // would listing a stack whose parts the user's files broke: resolve every stack.
+        storlab_sim::ProfileSet::embedded_with_dir(&dir)
+            .and_then(|set| set.validate_all())
+            .map_err(bad_input)?;
     }
     Ok(list_stacks(&dir))
 }

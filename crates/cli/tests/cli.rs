@@ -509,7 +509,8 @@ fn a_bad_profile_override_is_one_line_naming_file_and_key() {
         "--size=1m",
     ];
     let validate = ["validate", reference.to_str().unwrap()];
-    let cases: [(&str, String, &str, &[&str]); 4] = [
+    let stacks = ["stacks"];
+    let cases: [(&str, String, &str, &[&str]); 5] = [
         (
             "ssd-sata2.toml",
             edit(&ssd, "channel_rate_mb_s = 40", "channel_rate_mb_s = 0"),
@@ -537,6 +538,12 @@ fn a_bad_profile_override_is_one_line_naming_file_and_key() {
             ),
             "write_buffer_pages",
             &validate,
+        ),
+        (
+            "hdd-7200.toml",
+            edit(&hdd, "rpm = 7200", "rpm = 0"),
+            "rpm",
+            &stacks,
         ),
     ];
     for (file, text, key, command) in cases {
