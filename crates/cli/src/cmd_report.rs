@@ -3,8 +3,7 @@
 
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
-use crate::output::print_or_write;
-use crate::output::say;
+use crate::output::{print_or_write, say};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use storlab_report::{LabeledRun, RunReport};

@@ -105,10 +105,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
+    let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     // Saved as finished before the output is written, whatever becomes of stdout.
-    let interrupted_run = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     if let Some(recorder) = &mut recorder {
-        let status = if interrupted_run {
+        let status = if interrupted {
             storlab_db::RunStatus::Interrupted
         } else {
             storlab_db::RunStatus::Complete
@@ -124,7 +124,6 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         crate::cmd_report::write_report(path, "--report", &[(label, report)])?;
     }
     drop(provider); // deletes temporary files before we report success
-    let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     if interrupted && STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {} of {total} jobs finished and are reported above",

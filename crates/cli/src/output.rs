@@ -15,27 +15,31 @@ pub(crate) fn print(text: &str) -> Result<(), Failure> {
     write_all(&mut std::io::stdout().lock(), text)
 }
 
-/// Writes `text` to stdout, or whole to `path` through a temporary file and a rename, so an
-/// interrupted write never leaves half a file. `option` names the flag in error messages.
+/// Writes `text` to stdout, or whole to `path` (see [`write_file`]). `option` names the flag in
+/// error messages.
 pub(crate) fn print_or_write(path: Option<&Path>, text: &str, option: &str) -> Result<(), Failure> {
     match path {
         None => print(text),
-        Some(path) => {
-            if path.is_dir() {
-                return Err(bad_input(format!(
-                    "{option} {}: is a directory",
-                    path.display()
-                )));
-            }
-            let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
-            std::fs::write(&tmp, text)
-                .and_then(|_| std::fs::rename(&tmp, path))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    run_failed(format!("{option} {}: {e}", path.display()))
-                })
-        }
+        Some(path) => write_file(path, text.as_bytes(), option),
     }
+}
+
+/// Writes `bytes` whole to `path` through a temporary file and a rename, so an interrupted
+/// write never leaves half a file. `option` names the flag in error messages.
+pub(crate) fn write_file(path: &Path, bytes: &[u8], option: &str) -> Result<(), Failure> {
+    if path.is_dir() {
+        return Err(bad_input(format!(
+            "{option} {}: is a directory",
+            path.display()
+        )));
+    }
+    let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            run_failed(format!("{option} {}: {e}", path.display()))
+        })
 }
 
 /// `eprintln!` that cannot panic: a diagnostic line for stderr. When stderr is gone (its reader

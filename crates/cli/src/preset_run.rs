@@ -6,8 +6,7 @@
 use crate::args::{OutputFormat, RunArgs};
 use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::print_or_write;
-use crate::output::say;
+use crate::output::{print_or_write, say};
 use crate::provider::{check_output_path, Provider, ProviderOptions};
 use crate::results::job_reports;
 use crate::sweep_table::{render, TablePoint};

@@ -67,11 +67,5 @@ pub fn write_pcap(provider: &mut Provider, path: &Path) -> Result<(), Failure> {
             )))
         }
     };
-    let tmp = path.with_extension(format!("storlab-partial-{}", std::process::id()));
-    std::fs::write(&tmp, &bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            run_failed(format!("--pcap {}: {e}", path.display()))
-        })
+    crate::output::write_file(path, &bytes, "--pcap")
 }
