@@ -60,7 +60,8 @@ pub enum OutputFormat {
 pub struct RunArgs {
     /// fio job file to run (a practical subset of fio's format; see docs/job-format.md).
     pub job_file: Option<PathBuf>,
-    /// Target for every job: a file, a block device, or sim:STACK (overrides filename=).
+    /// Target for every job: a file, a block device, or sim:STACK (replaces filename=,
+    /// directory= and ioengine=; a job without size= covers the whole target).
     #[arg(long, value_name = "PATH|sim:STACK")]
     pub target: Option<String>,
     /// Output format.
