@@ -1,11 +1,13 @@
 //! Fuzz target: the value parsers shared by every job reader (`size.rs`: sizes, counts, times,
-//! percentages, booleans, ranges, `bssplit`, read,write pairs) and `--state` (`steps.rs`).
+//! percentages, shares of the target, booleans, ranges, `bssplit`, read,write pairs) and
+//! `--state` (`steps.rs`).
 //! None may panic; sizes and states must read back what storlab prints for them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use storlab_job::size::{
     format_size, parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool,
-    parse_bssplit, parse_count, parse_percent, parse_size, parse_size_range, parse_time_ns,
+    parse_bssplit, parse_count, parse_percent, parse_share_ppm, parse_size, parse_size_range,
+    parse_time_ns,
     split_read_write, NS_PER_S,
 };
 use storlab_job::steps::DeviceState;
@@ -26,6 +28,11 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(percent) = parse_percent(text) {
         assert!(percent <= 100);
+    }
+    if let Ok(ppm) = parse_share_ppm(text) {
+        // A share is at most the whole target, and what storlab prints for it reads back.
+        assert!(ppm <= storlab_job::PPM_WHOLE);
+        assert_eq!(parse_share_ppm(&storlab_job::format_share(ppm)), Ok(ppm));
     }
     let _ = parse_bool(text);
     if let Ok((low, high)) = parse_size_range(text) {

@@ -65,9 +65,15 @@ fn region_template(points: &[SweepPoint]) -> Option<JobSpec> {
     template.numjobs = 1;
     template.offset_increment_bytes = 0;
     template.offset_bytes = 0;
+    template.target_shares = Default::default();
+    // A point given in shares of the target (`offset=50%`) resolves only when the target is
+    // open: the state steps then cover the whole target, which holds every point's region.
     template.size_bytes = points
         .iter()
         .map(|p| {
+            if !p.job.target_shares.is_unset() {
+                return None;
+            }
             p.job.size_bytes.map(|size| {
                 p.job.offset_bytes
                     + u64::from(p.job.numjobs.saturating_sub(1)) * p.job.offset_increment_bytes

@@ -76,8 +76,12 @@ impl Provider {
             .collect()
     }
 
-    /// The furthest byte any worker of `job` touches (0 when the job covers the whole target).
+    /// The furthest byte any worker of `job` touches (0 when the job covers the whole target or
+    /// a share of it: then the target's own size decides).
     fn needed_bytes(job: &JobSpec) -> u64 {
+        if !job.target_shares.is_unset() {
+            return 0;
+        }
         match job.size_bytes {
             Some(size) => job
                 .offset_bytes

@@ -735,6 +735,63 @@ fn a_file_target_without_size_takes_the_files_size_or_asks_for_one() {
     assert!(leftovers(dir.path()).is_empty(), "no temporary file left");
 }
 
+/// fio's `N%` for `offset` and `size`: shares of the target's size, resolved when it is opened,
+/// so one job covers "the last tenth" of a simulated drive or of a file alike; a share of a file
+/// that does not exist yet is one line naming `size`.
+#[test]
+fn offsets_and_sizes_in_percent_are_shares_of_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = |target: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--target",
+            target,
+            "--rw=read",
+            "--bs=64k",
+            "--no-db",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_in(dir.path(), &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["jobs"][0].clone()
+    };
+    let tenth = ["--offset=90%", "--size=10%", "--number_ios=16"];
+    let sim = json("sim:usb3-uas-ssd", &tenth);
+    let capacity = simulated_capacity(&sim);
+    let region = sim["target"]["size_bytes"].as_u64().unwrap();
+    assert!(
+        region <= capacity / 10 && capacity / 10 - region < 4096,
+        "a tenth of {capacity}: {region}"
+    );
+    assert_eq!(sim["job"]["target_shares"]["offset_ppm"], 900_000);
+
+    std::fs::write(dir.path().join("data"), vec![7u8; 4 << 20]).unwrap();
+    let file = json("data", &["--offset=75%", "--size=100%"]);
+    assert_eq!(
+        file["read"]["bytes"],
+        1 << 20,
+        "the last quarter: a share stops at the end, as in fio"
+    );
+
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--target=missing",
+            "--rw=read",
+            "--size=50%",
+            "--no-db",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("size in bytes"), "{err}");
+    assert!(!dir.path().join("missing").exists(), "no file laid out");
+}
+
 /// Runs storlab in `dir` with stdout a pipe whose reader is already gone, as in
 /// `storlab stacks | head -0`: the first write to stdout fails with a broken pipe, every time.
 fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {

@@ -160,8 +160,8 @@ fn open_path(
             if current_bytes == 0 && needed_bytes == 0 {
                 return Err(target_error(
                     path,
-                    "is empty or missing and the job gives no size; set a size so storlab can \
-                     lay the file out",
+                    "is empty or missing and the job gives no size in bytes; set one (e.g. \
+                     size=1G) so storlab can lay the file out",
                 ));
             }
             if needed_bytes > current_bytes {

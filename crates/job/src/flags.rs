@@ -96,7 +96,7 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{BlockSizeSpec, EngineKind, JobSpec, Target};
+    use crate::model::{BlockSizeSpec, EngineKind, JobSpec, Target, TargetShares};
     use crate::size::NS_PER_S;
 
     fn flags(line: &str) -> Result<JobSet, JobError> {
@@ -196,6 +196,33 @@ mod tests {
         }
         // Without one, the same flags ask for a temporary file, which needs a size.
         assert!(parse_flags(&args, None).is_err());
+    }
+
+    #[test]
+    fn shares_of_the_target_replace_bytes_and_the_last_setting_wins() {
+        let args = |list: &[&str]| -> Vec<String> { list.iter().map(|s| s.to_string()).collect() };
+        let sim = Target::Sim("usb3-uas-ssd".into());
+        let set = parse_flags(
+            &args(&["--offset=50%", "--size=12.5%", "--offset_increment=25%"]),
+            Some(&sim),
+        )
+        .unwrap();
+        let job = &set.jobs[0];
+        assert_eq!(
+            job.target_shares,
+            TargetShares {
+                offset_ppm: Some(500_000),
+                offset_increment_ppm: Some(250_000),
+                size_ppm: Some(125_000),
+            }
+        );
+        assert_eq!((job.offset_bytes, job.size_bytes), (0, None));
+        // A later size in bytes replaces the share, as any later setting of a key does.
+        let set = parse_flags(&args(&["--size=50%", "--size=1m"]), Some(&sim)).unwrap();
+        assert_eq!(
+            (set.jobs[0].size_bytes, set.jobs[0].target_shares.size_ppm),
+            (Some(1 << 20), None)
+        );
     }
 
     #[test]

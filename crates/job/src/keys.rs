@@ -7,10 +7,11 @@
 //! and points any validation error back at the line or flag that set the key.
 
 use crate::error::{JobError, Location};
-use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target};
+use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, TargetShares};
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
-    parse_percent, parse_size, parse_time_ns, split_read_write, ValueError, NS_PER_S,
+    parse_percent, parse_share_ppm, parse_size, parse_time_ns, split_read_write, ValueError,
+    NS_PER_S,
 };
 use crate::validate::validate;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,37 @@ impl RwMode {
     }
 }
 
+/// `offset`, `offset_increment` or `size` as written: bytes, or a share of the target (`N%`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Extent {
+    Bytes(u64),
+    SharePpm(u32),
+}
+
+impl Extent {
+    fn parse(text: &str) -> Result<Extent, ValueError> {
+        if text.trim().ends_with('%') {
+            parse_share_ppm(text).map(Extent::SharePpm)
+        } else {
+            parse_size(text).map(Extent::Bytes)
+        }
+    }
+
+    fn bytes(self) -> Option<u64> {
+        match self {
+            Extent::Bytes(bytes) => Some(bytes),
+            Extent::SharePpm(_) => None,
+        }
+    }
+
+    fn share_ppm(self) -> Option<u32> {
+        match self {
+            Extent::Bytes(_) => None,
+            Extent::SharePpm(ppm) => Some(ppm),
+        }
+    }
+}
+
 /// Share of reads in a mixed job when `rwmixread` is not given (fio's default).
 const RWMIX_READ_DEFAULT_PERCENT: u8 = 50;
 /// Share of random offsets in a random job when `percentage_random` is not given.
@@ -104,9 +136,9 @@ pub struct JobDraft {
     align_bytes: Option<u64>,
     iodepth: Option<u32>,
     numjobs: Option<u32>,
-    offset_bytes: Option<u64>,
-    offset_increment_bytes: Option<u64>,
-    size_bytes: Option<u64>,
+    offset: Option<Extent>,
+    offset_increment: Option<Extent>,
+    size: Option<Extent>,
     number_ios: Option<u64>,
     runtime_ns: Option<u64>,
     time_based: Option<bool>,
@@ -249,12 +281,17 @@ impl JobDraft {
         set_if(&mut spec.align_bytes, self.align_bytes);
         set_if(&mut spec.iodepth, self.iodepth);
         set_if(&mut spec.numjobs, self.numjobs);
-        set_if(&mut spec.offset_bytes, self.offset_bytes);
+        set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));
         set_if(
             &mut spec.offset_increment_bytes,
-            self.offset_increment_bytes,
+            self.offset_increment.and_then(Extent::bytes),
         );
-        spec.size_bytes = self.size_bytes;
+        spec.size_bytes = self.size.and_then(Extent::bytes);
+        spec.target_shares = TargetShares {
+            offset_ppm: self.offset.and_then(Extent::share_ppm),
+            offset_increment_ppm: self.offset_increment.and_then(Extent::share_ppm),
+            size_ppm: self.size.and_then(Extent::share_ppm),
+        };
         spec.number_ios = self.number_ios;
         spec.runtime_ns = self.runtime_ns;
         set_if(&mut spec.time_based, self.time_based);
@@ -680,10 +717,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "offset",
         aliases: &[],
         bare: false,
-        meaning: "start of worker 0's region",
+        meaning: "start of worker 0's region (bytes or N% of the target)",
         field: "offset",
         apply: |d, v| {
-            d.offset_bytes = Some(parse_size(v)?);
+            d.offset = Some(Extent::parse(v)?);
             Ok(())
         },
     },
@@ -691,10 +728,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "offset_increment",
         aliases: &[],
         bare: false,
-        meaning: "worker i starts at offset + i * offset_increment",
+        meaning: "worker i starts at offset + i * offset_increment (bytes or N%)",
         field: "offset_increment",
         apply: |d, v| {
-            d.offset_increment_bytes = Some(parse_size(v)?);
+            d.offset_increment = Some(Extent::parse(v)?);
             Ok(())
         },
     },
@@ -702,10 +739,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "size",
         aliases: &[],
         bare: false,
-        meaning: "length of each worker's region (default: to the end of the target)",
+        meaning: "each worker's region: bytes or N% of the target (default: to its end)",
         field: "size",
         apply: |d, v| {
-            d.size_bytes = Some(parse_size(v)?);
+            d.size = Some(Extent::parse(v)?);
             Ok(())
         },
     },

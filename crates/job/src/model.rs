@@ -105,6 +105,51 @@ pub enum DataPattern {
 }
 
 /// Requests-per-second ceiling per direction (fio `rate_iops=R,W`).
+/// Parts per million in the whole target: the unit of a share of its size.
+pub const PPM_WHOLE: u32 = 1_000_000;
+/// Parts per million in one percent.
+pub const PPM_PER_PERCENT: u32 = 10_000;
+
+/// `offset`, `offset_increment` and `size` given as shares of the target's size (fio's `N%`,
+/// e.g. `offset=50%`), in parts per million of it. A share replaces the byte setting of the same
+/// name; it becomes bytes only when the target is opened and its size is known
+/// (`storlab_runner::plan_regions`), so one job file covers drives of any size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetShares {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_ppm: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment_ppm: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_ppm: Option<u32>,
+}
+
+impl TargetShares {
+    /// No setting is a share: the job's regions are in bytes alone.
+    pub fn is_unset(&self) -> bool {
+        *self == TargetShares::default()
+    }
+}
+
+/// A share as a percentage for messages: `500000` → `50%`, `125000` → `12.5%`.
+pub fn format_share(ppm: u32) -> String {
+    let whole = ppm / PPM_PER_PERCENT;
+    let fraction = ppm % PPM_PER_PERCENT;
+    if fraction == 0 {
+        format!("{whole}%")
+    } else {
+        let digits = format!("{fraction:04}");
+        format!("{whole}.{}%", digits.trim_end_matches('0'))
+    }
+}
+
+/// `ppm` parts per million of `target_size_bytes`, rounded down (exact for any u64 size).
+pub fn share_of_bytes(target_size_bytes: u64, ppm: u32) -> u64 {
+    let bytes = u128::from(target_size_bytes) * u128::from(ppm) / u128::from(PPM_WHOLE);
+    // ppm ≤ PPM_WHOLE is checked when a share is read; clamp for shares built in code.
+    u64::try_from(bytes).unwrap_or(u64::MAX)
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateIops {
     pub read: Option<u64>,
@@ -146,6 +191,10 @@ pub struct JobSpec {
     pub offset_increment_bytes: u64,
     /// Length of each worker's region; `None` means "to the end of the target".
     pub size_bytes: Option<u64>,
+    /// Any of `offset`, `offset_increment` and `size` given as a share of the target's size
+    /// (then it replaces the byte field above).
+    #[serde(default, skip_serializing_if = "TargetShares::is_unset")]
+    pub target_shares: TargetShares,
     /// Stop after this many I/Os per worker (fio `number_ios`).
     pub number_ios: Option<u64>,
     /// Run length limit after ramp (fio `runtime`).
@@ -187,6 +236,7 @@ impl JobSpec {
             offset_bytes: 0,
             offset_increment_bytes: 0,
             size_bytes: None,
+            target_shares: TargetShares::default(),
             number_ios: None,
             runtime_ns: None,
             time_based: false,

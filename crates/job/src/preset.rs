@@ -505,7 +505,12 @@ impl Preset {
                     .join(",");
                 let mut job = draft.finish(&name, &location).map_err(job_error)?;
                 job.name = format!("{}/{name}", self.name);
-                if series.disjoint_workers {
+                if series.disjoint_workers && job.target_shares.size_ppm.is_some() {
+                    // Each worker gets the same share, next to the previous one; shares resolve
+                    // within the target, so the layout cannot overflow.
+                    job.target_shares.offset_increment_ppm = job.target_shares.size_ppm;
+                } else if series.disjoint_workers {
+                    job.target_shares.offset_increment_ppm = None;
                     let Some(size) = job.size_bytes else {
                         return Err(job_error(JobError::whole_job(
                             location.clone(),
@@ -666,6 +671,16 @@ mod tests {
         let points = preset.expand(&overrides, &Target::None).unwrap();
         let four = points.iter().find(|p| p.job.numjobs == 4).unwrap();
         assert_eq!(four.job.offset_increment_bytes, 8 << 20);
+    }
+
+    #[test]
+    fn disjoint_workers_given_a_share_each_take_that_share() {
+        let preset = load("hdspeed-multi").unwrap();
+        let overrides = vec![("size".to_string(), Some("30%".to_string()))];
+        let points = preset.expand(&overrides, &Target::Sim("s".into())).unwrap();
+        let three = points.iter().find(|p| p.job.numjobs == 3).unwrap();
+        assert_eq!(three.job.target_shares.size_ppm, Some(300_000));
+        assert_eq!(three.job.target_shares.offset_increment_ppm, Some(300_000));
     }
 
     /// Regression: `storlab run --preset hdspeed-multi --size=16000p` laid two and three

@@ -6,7 +6,7 @@
 //! case sensitive. Times without a unit are seconds, as for fio's `runtime` and `ramp_time`.
 //! Every parser returns a [`ValueError`] saying what is wrong with the text, never panics.
 
-use crate::model::{BlockSizeShare, BlockSizeSpec};
+use crate::model::{BlockSizeShare, BlockSizeSpec, PPM_PER_PERCENT, PPM_WHOLE};
 use thiserror::Error;
 
 /// What is wrong with one value (the caller adds the file, line and key).
@@ -133,7 +133,8 @@ pub fn parse_size(text: &str) -> Result<u64, ValueError> {
     }
     if text.ends_with('%') {
         return err(format!(
-            "'{text}': sizes relative to the target (%) are not supported; give bytes (e.g. 10G)"
+            "'{text}': only size, offset and offset_increment can be a share of the target (%); \
+             give bytes (e.g. 64k)"
         ));
     }
     if text.starts_with('-') {
@@ -196,6 +197,34 @@ pub fn parse_percent(text: &str) -> Result<u8, ValueError> {
         return err(format!("{value}% is above 100%"));
     }
     Ok(value as u8)
+}
+
+/// A share of the target's size written as a percentage, `50%` or `12.5%` (at most four
+/// decimals), in parts per million (0..=1 000 000).
+pub fn parse_share_ppm(text: &str) -> Result<u32, ValueError> {
+    let text = text.trim();
+    let Some(number) = text.strip_suffix('%') else {
+        return err(format!("'{text}' is not a percentage (e.g. 50%)"));
+    };
+    // Four decimals of a percent are one part per million, the resolution a share is kept in.
+    const DECIMALS_MAX: usize = 4;
+    if number
+        .split_once('.')
+        .is_some_and(|(_, fraction)| fraction.len() > DECIMALS_MAX)
+    {
+        return err(format!("'{text}' has more than {DECIMALS_MAX} decimals"));
+    }
+    if number.starts_with('-') {
+        return err(format!("'{text}' is negative"));
+    }
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return err(format!("'{text}' is not a percentage (e.g. 50%)"));
+    }
+    let ppm = scale(number, u64::from(PPM_PER_PERCENT), "percentage", text)?;
+    if ppm > u64::from(PPM_WHOLE) {
+        return err(format!("{text} is above 100%"));
+    }
+    Ok(ppm as u32)
 }
 
 /// A fio boolean: `1`/`0` (also `true`/`false`, `yes`/`no`, `on`/`off`).
@@ -357,6 +386,54 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn shares_of_the_target_are_parts_per_million() {
+        let cases = [
+            ("0%", 0),
+            ("50%", 500_000),
+            ("100%", 1_000_000),
+            ("12.5%", 125_000),
+            ("0.0001%", 1),
+            (" 33.3333% ", 333_333),
+        ];
+        for (text, ppm) in cases {
+            assert_eq!(parse_share_ppm(text), Ok(ppm), "{text}");
+        }
+        let errors = [
+            ("50", "'50' is not a percentage (e.g. 50%)"),
+            ("%", "'%' is not a percentage (e.g. 50%)"),
+            ("1e2%", "'1e2%' is not a percentage (e.g. 50%)"),
+            ("1.2.3%", "'1.2.3%' is not a percentage"),
+            ("-1%", "'-1%' is negative"),
+            ("100.0001%", "100.0001% is above 100%"),
+            (
+                "99999999999999999999999%",
+                "'99999999999999999999999%' is too large",
+            ),
+            ("0.00001%", "'0.00001%' has more than 4 decimals"),
+        ];
+        for (text, message) in errors {
+            assert_eq!(
+                parse_share_ppm(text),
+                Err(ValueError(message.into())),
+                "{text}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_share_text_parses_or_errs_without_panicking(text in "[-0-9.%]{0,12}") {
+            let _ = parse_share_ppm(&text);
+        }
+
+        #[test]
+        fn every_percentage_with_four_decimals_round_trips(ppm in 0u32..=1_000_000) {
+            let text = crate::model::format_share(ppm);
+            prop_assert_eq!(parse_share_ppm(&text), Ok(ppm));
+        }
+    }
+
+    #[test]
     fn sizes_use_fio_binary_units() {
         let cases = [
             ("4096", 4096),
@@ -395,7 +472,7 @@ mod tests {
             ("-4k", "'-4k' is negative"),
             (
                 "50%",
-                "'50%': sizes relative to the target (%) are not supported; give bytes (e.g. 10G)",
+                "'50%': only size, offset and offset_increment can be a share of the target (%); give bytes (e.g. 64k)",
             ),
             ("99999999999p", "'99999999999p' is too large"),
             ("1.2.3", "'1.2.3' is not a size"),

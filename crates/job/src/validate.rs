@@ -5,7 +5,10 @@
 //! flag and the value as the user typed it. Warnings are non-fatal and go into `spec.warnings`.
 
 use crate::error::{JobError, Location};
-use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, DEFAULT_ALIGN_BYTES};
+use crate::model::{
+    format_share, BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, DEFAULT_ALIGN_BYTES,
+    PPM_WHOLE,
+};
 use crate::size::{format_block_size_spec, format_size, NS_PER_S, PERCENT_MAX};
 
 /// Deepest queue a worker may ask for; beyond this no device or engine does anything useful.
@@ -251,6 +254,26 @@ fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             );
         }
     }
+    if spec.target_shares.size_ppm == Some(0) {
+        return Err(JobError::invalid(
+            location.clone(),
+            "size",
+            Some("0%".into()),
+            "size must not be 0% (leave it unset to use the whole target)",
+        ));
+    }
+    if let Some(ppm) = spec
+        .target_shares
+        .offset_ppm
+        .filter(|&ppm| ppm >= PPM_WHOLE)
+    {
+        return Err(JobError::invalid(
+            location.clone(),
+            "offset",
+            Some(format_share(ppm)),
+            "an offset of 100% is the end of the target: nothing is left to run on",
+        ));
+    }
     // Worker regions are laid out by adding these; a job whose sum passes 2^64 bytes (16 EiB)
     // fits on no device and would overflow the layout arithmetic.
     let Some(last_offset) = spec.last_worker_offset_bytes() else {
@@ -322,12 +345,20 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
         Target::TempFileIn(_) if spec.size_bytes.is_none() => Err(JobError::invalid(
             location.clone(),
             "size",
-            None,
-            "a temporary test file needs a size (e.g. size=1G), or name an existing file with filename=",
+            spec.target_shares.size_ppm.map(format_share),
+            if spec.target_shares.size_ppm.is_some() {
+                "a temporary test file needs a size in bytes (e.g. size=1G): a share (%) is of a \
+                 target that exists, so name one with filename="
+            } else {
+                "a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="
+            },
         )),
         // Nothing to run out of: without a limit the job would never end.
         Target::None
-            if spec.size_bytes.is_none() && spec.runtime_ns.is_none() && spec.number_ios.is_none() =>
+            if spec.size_bytes.is_none()
+                && spec.target_shares.size_ppm.is_none()
+                && spec.runtime_ns.is_none()
+                && spec.number_ios.is_none() =>
         {
             Err(JobError::whole_job(
                 location.clone(),

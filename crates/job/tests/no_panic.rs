@@ -13,8 +13,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use storlab_job::keys::KEYS;
 use storlab_job::size::{
-    parse_block_size_splits, parse_block_sizes, parse_bool, parse_count, parse_percent, parse_size,
-    parse_size_range, parse_time_ns, NS_PER_S,
+    parse_block_size_splits, parse_block_sizes, parse_bool, parse_count, parse_percent,
+    parse_share_ppm, parse_size, parse_size_range, parse_time_ns, NS_PER_S,
 };
 use storlab_job::steps::DeviceState;
 use storlab_job::validate::{validate, TIME_MAX_NS};
@@ -75,6 +75,10 @@ const VALUES: &[&str] = &[
     "16383p",
     "16384p",
     "99999999999p",
+    "50%",
+    "12.5%",
+    "100%",
+    "0.0001%",
     "18446744073709551615",
     "18446744073709551616",
     "0x1000",
@@ -439,6 +443,9 @@ fn value_parsers_and_state_never_panic() {
             let _ = parse_time_ns(&text, 1);
             if let Ok(percent) = parse_percent(&text) {
                 assert!(percent <= 100);
+            }
+            if let Ok(ppm) = parse_share_ppm(&text) {
+                assert!(ppm <= storlab_job::PPM_WHOLE);
             }
             let _ = parse_bool(&text);
             let _ = parse_size_range(&text);

@@ -16,7 +16,7 @@ pub use offsets::Region;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use storlab_engine::{EngineError, EngineReport, EngineSetup, IoEngine};
-use storlab_job::{JobSet, JobSpec};
+use storlab_job::{share_of_bytes, JobSet, JobSpec};
 use storlab_stats::WorkerStats;
 use worker::{Timing, Worker};
 
@@ -115,19 +115,25 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
         reason,
     };
     let align = job.align_bytes.max(1);
+    let shares = &job.target_shares;
+    let share = |ppm| share_of_bytes(target_size_bytes, ppm);
+    let offset = shares.offset_ppm.map_or(job.offset_bytes, share);
+    // Rounded down, so `offset_increment=25% size=25%` puts four workers side by side.
+    let increment = shares
+        .offset_increment_ppm
+        .map_or(job.offset_increment_bytes, |ppm| share(ppm) / align * align);
     (0..job.numjobs)
-        .map(|i| {
-            let start = job
-                .offset_bytes
-                .checked_add(u64::from(i).checked_mul(job.offset_increment_bytes)?)?;
-            Some(start)
-        })
+        .map(|i| offset.checked_add(u64::from(i).checked_mul(increment)?))
         .map(|start| {
             let start = start.ok_or_else(|| plan_error("worker offsets overflow".into()))?;
             let start = start.div_ceil(align) * align;
-            let len = match job.size_bytes {
-                Some(size) => size,
-                None => target_size_bytes.saturating_sub(start),
+            let rest = target_size_bytes.saturating_sub(start);
+            let len = match (shares.size_ppm, job.size_bytes) {
+                // As fio does, a share of the target stops at its end: `offset=50% size=100%`
+                // is the second half.
+                (Some(ppm), _) => share(ppm).min(rest),
+                (None, Some(size)) => size,
+                (None, None) => rest,
             };
             let len = len / align * align;
             let end = start.saturating_add(len);
@@ -450,6 +456,68 @@ mod tests {
             text.contains("offset 16777216 is at or beyond the end of the target (8388608 bytes)"),
             "{text}"
         );
+    }
+
+    fn spans(job: &JobSpec, target_size_bytes: u64) -> Vec<(u64, u64)> {
+        plan_regions(job, target_size_bytes)
+            .unwrap()
+            .iter()
+            .map(|r| (r.start_bytes, r.len_bytes))
+            .collect()
+    }
+
+    #[test]
+    fn shares_of_the_target_resolve_against_its_size() {
+        let mut half = job(0, None);
+        half.target_shares.offset_ppm = Some(500_000);
+        half.target_shares.size_ppm = Some(250_000);
+        assert_eq!(spans(&half, 64 << 20), [(32 << 20, 16 << 20)]);
+        // The same job on a drive four times larger covers four times the bytes.
+        assert_eq!(spans(&half, 256 << 20), [(128 << 20, 64 << 20)]);
+    }
+
+    #[test]
+    fn a_share_offset_rounds_up_to_the_alignment_and_a_share_size_down() {
+        // One third of 10 MiB is not a multiple of 4 KiB.
+        let mut third = job(0, None);
+        third.target_shares.offset_ppm = Some(333_333);
+        third.target_shares.size_ppm = Some(333_333);
+        let [(start, len)] = spans(&third, 10 << 20)[..] else {
+            panic!("one worker")
+        };
+        assert_eq!((start % 4096, len % 4096), (0, 0));
+        assert!(
+            start >= (10 << 20) / 3 && start - (10 << 20) / 3 < 4096,
+            "{start}"
+        );
+        assert!(
+            len <= (10 << 20) / 3 && (10 << 20) / 3 - len < 4096,
+            "{len}"
+        );
+    }
+
+    #[test]
+    fn a_share_size_stops_at_the_end_of_the_target_as_fio_does() {
+        let mut rest = job(0, None);
+        rest.target_shares.offset_ppm = Some(750_000);
+        rest.target_shares.size_ppm = Some(1_000_000);
+        assert_eq!(spans(&rest, 64 << 20), [(48 << 20, 16 << 20)]);
+    }
+
+    #[test]
+    fn share_increments_put_workers_side_by_side_without_overlap() {
+        let mut quarters = job(0, None);
+        quarters.numjobs = 4;
+        quarters.target_shares.offset_increment_ppm = Some(250_000);
+        quarters.target_shares.size_ppm = Some(250_000);
+        // 10 MiB + 4 KiB: a quarter is not a whole number of 4 KiB blocks.
+        let target = (10 << 20) + 4096;
+        let regions = spans(&quarters, target);
+        for pair in regions.windows(2) {
+            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "{regions:?}");
+        }
+        let (last_start, last_len) = regions[3];
+        assert!(last_start + last_len <= target);
     }
 
     #[test]
