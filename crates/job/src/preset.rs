@@ -9,7 +9,7 @@
 
 use crate::error::{JobError, Location};
 use crate::keys::{find_key, JobDraft};
-use crate::model::{JobSpec, Target};
+use crate::model::{format_share, JobSpec, Target, PPM_WHOLE};
 use crate::size::parse_size;
 use crate::steps::DeviceState;
 use serde::Deserialize;
@@ -56,6 +56,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "hdspeed-multi",
         include_str!("../../../presets/hdspeed-multi.toml"),
     ),
+    ("h2benchw", include_str!("../../../presets/h2benchw.toml")),
     ("fctest", include_str!("../../../presets/fctest.toml")),
     (
         "snia-pts-iops",
@@ -69,6 +70,10 @@ pub const COORD_SERIES: &str = "series";
 pub const COORD_DIRECTION: &str = "direction";
 /// Coordinate the steady-state driver adds: the round number, from 1.
 pub const COORD_ROUND: &str = "round";
+/// Coordinate of a series run per zone: where the zone starts, as a share of the test area.
+pub const COORD_ZONE: &str = "zone";
+/// Most zones a series may cut its area into.
+const ZONES_MAX: u32 = 1000;
 
 /// Stack name used only to expand a preset for checking its table.
 const CHECK_STACK: &str = "check";
@@ -224,6 +229,13 @@ struct SeriesFile {
     /// Workers get disjoint regions of `size` bytes each (`offset_increment` follows `size`).
     #[serde(default)]
     disjoint_workers: bool,
+    /// Run every point once per zone: the test area cut into this many equal parts.
+    #[serde(default)]
+    zones: Option<u32>,
+    /// Keys the command line's overrides leave alone in this series, because they define what
+    /// it measures.
+    #[serde(default)]
+    keep: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -248,6 +260,14 @@ pub struct Series {
     pub keys: Vec<(String, String)>,
     pub sweep: Vec<Axis>,
     pub disjoint_workers: bool,
+    /// Every point runs once per zone: the test area (`offset` + `size`, or the whole target
+    /// when neither is given) cut into this many equal parts, each point's region one of them,
+    /// with the [`COORD_ZONE`] coordinate saying where it starts (`0%`, `5%`...). h2benchw's
+    /// zone measurement: an HDD's transfer rate from its outer to its inner tracks.
+    pub zones: Option<u32>,
+    /// Keys (canonical names) the command line's overrides leave alone in this series: h2benchw's
+    /// cache read re-reads one block whatever `--size` gives the other series.
+    pub keep: Vec<String>,
 }
 
 /// A loaded preset.
@@ -378,12 +398,32 @@ pub fn parse(text: &str, file: &str) -> Result<Preset, PresetError> {
                 values,
             });
         }
+        if let Some(zones) = s.zones {
+            if !(2..=ZONES_MAX).contains(&zones) || s.disjoint_workers {
+                return Err(format_error(format!(
+                    "series '{}': zones must be 2 to {ZONES_MAX}, without disjoint_workers",
+                    s.name
+                )));
+            }
+        }
+        let mut keep = Vec::with_capacity(s.keep.len());
+        for key in &s.keep {
+            let Some(def) = find_key(key) else {
+                return Err(format_error(format!(
+                    "series '{}': keep names '{key}', which is not a job key",
+                    s.name
+                )));
+            };
+            keep.push(def.name.to_string());
+        }
         series.push(Series {
             name: s.name.clone(),
             labels: table_pairs(&s.labels, file, "labels")?,
             keys: table_pairs(&s.keys, file, "keys")?,
             sweep,
             disjoint_workers: s.disjoint_workers,
+            zones: s.zones,
+            keep,
         });
     }
     if series.is_empty() && raw.filesets.is_empty() {
@@ -495,6 +535,10 @@ impl Preset {
                     draft.override_target(target.clone());
                 }
                 for (key, value) in overrides {
+                    let canonical = find_key(key).map_or(key.as_str(), |def| def.name);
+                    if series.keep.iter().any(|k| k == canonical) {
+                        continue;
+                    }
                     draft
                         .set(key, value.as_deref(), &Location::Flag)
                         .map_err(job_error)?;
@@ -565,11 +609,109 @@ impl Preset {
                         coords.push((name.to_string(), value));
                     }
                 }
-                points.push(SweepPoint { coords, job });
+                match series.zones {
+                    Some(zones) => {
+                        for (zone_job, zone_label) in
+                            zone_jobs(&job, zones, overrides, &location).map_err(job_error)?
+                        {
+                            let mut zone_coords = coords.clone();
+                            zone_coords.push((COORD_ZONE.to_string(), zone_label));
+                            points.push(SweepPoint {
+                                coords: zone_coords,
+                                job: zone_job,
+                            });
+                        }
+                    }
+                    None => points.push(SweepPoint { coords, job }),
+                }
             }
         }
         Ok(points)
     }
+}
+
+/// `job` once per zone of its test area, each with the zone's start as a share of the area for
+/// its label. An area in bytes (`size=`, `--size` on a file) is cut into zones in bytes; the whole
+/// target, or an area given in shares of it, into shares, which resolve when the target is open.
+fn zone_jobs(
+    job: &JobSpec,
+    zones: u32,
+    overrides: &[(String, Option<String>)],
+    location: &Location,
+) -> Result<Vec<(JobSpec, String)>, JobError> {
+    let label = |zone: u32| format_share(zone_start_ppm(zone, zones));
+    let shares = job.target_shares;
+    let mixed = || {
+        JobError::whole_job(
+            location.clone(),
+            "zones cut the test area into parts: give offset and size both in bytes or both in % \
+             (or neither: the whole target)",
+        )
+    };
+    let mut out = Vec::with_capacity(zones as usize);
+    if job.size_bytes.is_none() {
+        if job.offset_bytes != 0 {
+            return Err(mixed());
+        }
+        let area_start = shares.offset_ppm.unwrap_or(0);
+        let area_len = shares
+            .size_ppm
+            .unwrap_or(PPM_WHOLE)
+            .min(PPM_WHOLE - area_start.min(PPM_WHOLE));
+        let scale = |ppm: u32| (u64::from(area_len) * u64::from(ppm) / u64::from(PPM_WHOLE)) as u32;
+        for zone in 0..zones {
+            let mut zone_job = job.clone();
+            let start = scale(zone_start_ppm(zone, zones));
+            let end = scale(zone_start_ppm(zone + 1, zones));
+            zone_job.target_shares.offset_ppm = Some(area_start + start);
+            zone_job.target_shares.size_ppm = Some((end - start).max(1));
+            out.push((zone_job, label(zone)));
+        }
+        return Ok(out);
+    }
+    if shares.offset_ppm.is_some() {
+        return Err(mixed());
+    }
+    // An area in bytes: from `offset`, `size` long.
+    let Some(area_bytes) = job.size_bytes else {
+        return Err(mixed());
+    };
+    let zone_bytes = area_bytes / u64::from(zones) / job.align_bytes * job.align_bytes;
+    if zone_bytes < job.max_block_bytes() {
+        let flag = overrides
+            .iter()
+            .rev()
+            .find(|(key, _)| find_key(key).is_some_and(|def| def.name == "size"));
+        let (at, key, value) = match flag {
+            Some((key, value)) => (Location::Flag, key.clone(), value.clone()),
+            None => (
+                location.clone(),
+                "size".to_string(),
+                Some(area_bytes.to_string()),
+            ),
+        };
+        return Err(JobError::invalid(
+            at,
+            key,
+            value,
+            format!(
+                "{zones} zones of this area are smaller than one {} block each",
+                crate::size::format_size(job.max_block_bytes())
+            ),
+        ));
+    }
+    for zone in 0..u64::from(zones) {
+        let mut zone_job = job.clone();
+        zone_job.offset_bytes = job.offset_bytes + zone * zone_bytes;
+        zone_job.size_bytes = Some(zone_bytes);
+        out.push((zone_job, label(zone as u32)));
+    }
+    Ok(out)
+}
+
+/// Where zone `zone` of `zones` starts, in parts per million of the area.
+fn zone_start_ppm(zone: u32, zones: u32) -> u32 {
+    (u64::from(zone) * u64::from(PPM_WHOLE) / u64::from(zones)) as u32
 }
 
 /// The block size of a job for tables: `4k`, `512`, `1m` for one size, else `mix`.
@@ -671,6 +813,71 @@ mod tests {
         let points = preset.expand(&overrides, &Target::None).unwrap();
         let four = points.iter().find(|p| p.job.numjobs == 4).unwrap();
         assert_eq!(four.job.offset_increment_bytes, 8 << 20);
+    }
+
+    fn zone_points(overrides: &[(&str, &str)]) -> Result<Vec<SweepPoint>, PresetError> {
+        let overrides: Vec<(String, Option<String>)> = overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect();
+        load("h2benchw")?.expand(&overrides, &Target::Sim("s".into()))
+    }
+
+    #[test]
+    fn zones_cut_the_whole_target_into_equal_shares() {
+        let points = zone_points(&[]).unwrap();
+        let reads: Vec<&SweepPoint> = points
+            .iter()
+            .filter(|p| p.coord("series") == Some("zones") && p.job.read_percent == 100)
+            .collect();
+        assert_eq!(reads.len(), 20);
+        for (i, point) in reads.iter().enumerate() {
+            let start = i as u32 * 50_000;
+            assert_eq!(point.coord(COORD_ZONE), Some(format_share(start).as_str()));
+            assert_eq!(point.job.target_shares.offset_ppm, Some(start));
+            assert_eq!(point.job.target_shares.size_ppm, Some(50_000));
+        }
+    }
+
+    #[test]
+    fn zones_cut_a_byte_area_into_bytes_and_kept_keys_ignore_the_override() {
+        let points = zone_points(&[("size", "20m"), ("offset", "4m")]).unwrap();
+        let zones: Vec<&SweepPoint> = points
+            .iter()
+            .filter(|p| p.coord("series") == Some("zones") && p.job.read_percent == 100)
+            .collect();
+        assert_eq!(zones[0].job.offset_bytes, 4 << 20);
+        assert_eq!(zones[19].job.offset_bytes, (4 << 20) + 19 * (1 << 20));
+        assert!(zones.iter().all(|p| p.job.size_bytes == Some(1 << 20)));
+        assert!(zones.iter().all(|p| p.job.target_shares.is_unset()));
+        // The interface series re-reads its one block whatever --size and --offset say.
+        let interface = points
+            .iter()
+            .find(|p| p.coord("series") == Some("interface"))
+            .unwrap();
+        assert_eq!(
+            (interface.job.offset_bytes, interface.job.size_bytes),
+            (0, Some(64 << 10))
+        );
+        // The accesses take the area as given.
+        let access = points
+            .iter()
+            .find(|p| p.coord("series") == Some("access"))
+            .unwrap();
+        assert_eq!(access.job.size_bytes, Some(20 << 20));
+    }
+
+    #[test]
+    fn zones_smaller_than_a_block_are_refused_naming_the_size_flag() {
+        let error = zone_points(&[("size", "1m")]).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "preset h2benchw: --size=1m: 20 zones of this area are smaller than one 64 KiB block each"
+        );
+        let mixed = zone_points(&[("size", "1g"), ("offset", "10%")])
+            .unwrap_err()
+            .to_string();
+        assert!(mixed.contains("both in bytes or both in %"), "{mixed}");
     }
 
     #[test]
