@@ -70,6 +70,23 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
             "interrupted: this job was stopped early; its figures cover the part that ran".into(),
         );
     }
+    let dropped_bytes = first_report
+        .and_then(|r| {
+            r.details
+                .iter()
+                .find(|(k, _)| k == storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES)
+        })
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    if dropped_bytes > 0 {
+        warnings.push(format!(
+            "the simulated drive keeps at most {} MiB of written data in memory: {} MiB written \
+             past that (this session) were not kept and read back as zeros, so verify fails \
+             there; timing is unaffected",
+            storlab_sim::store::DEFAULT_BUDGET_BYTES >> 20,
+            dropped_bytes >> 20
+        ));
+    }
     let mut engine_details = first_report.map(|r| r.details.clone()).unwrap_or_default();
     if job.verify {
         engine_details.push(("verified_bytes".into(), outcome.verified_bytes.to_string()));

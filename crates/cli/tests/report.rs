@@ -95,6 +95,52 @@ fn report_structure_is_stable() {
     insta::assert_snapshot!("report_structure", structure(&html));
 }
 
+/// h2benchw's zones draw the zone curve: one line per direction, 20 points each, falling from
+/// the outer to the inner tracks of a simulated HDD.
+#[test]
+fn zones_are_charted_across_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    run_ok(
+        &db,
+        &[
+            "run",
+            "--preset",
+            "h2benchw",
+            "--target",
+            "sim:lucidport/caviarblack-sata-ide",
+            "--runtime=50ms",
+        ],
+    );
+    let html_path = dir.path().join("report.html");
+    run_ok(&db, &["report", "r1", "-o", html_path.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let start = html
+        .rfind("Sequential throughput across the target (zones)")
+        .expect("a zone chart");
+    let chart = &html[start..];
+    let chart = &chart[..chart.find("</table>").expect("the chart's table")];
+    for line in ["64 KiB read", "64 KiB write"] {
+        let rates: Vec<f64> = chart
+            .split("<tr>")
+            .filter(|row| row.starts_with(&format!("<th>{line}</th>")))
+            .map(|row| {
+                let value = row
+                    .rsplit("<td>")
+                    .next()
+                    .and_then(|cell| cell.split("</td>").next())
+                    .unwrap();
+                value.parse().unwrap_or_else(|_| panic!("a rate: {value}"))
+            })
+            .collect();
+        assert_eq!(rates.len(), 20, "{line}: {rates:?}");
+        assert!(
+            rates[0] > 1.5 * rates[19],
+            "{line}: outer tracks faster than inner: {rates:?}"
+        );
+    }
+}
+
 /// An unusable output path is named by the flag this command takes (`-o/--output`).
 #[test]
 fn a_directory_as_the_report_file_names_the_output_flag() {

@@ -665,6 +665,7 @@ fn zone_jobs(
             let end = scale(zone_start_ppm(zone + 1, zones));
             zone_job.target_shares.offset_ppm = Some(area_start + start);
             zone_job.target_shares.size_ppm = Some((end - start).max(1));
+            zone_job.name = format!("{},{COORD_ZONE}={}", job.name, label(zone));
             out.push((zone_job, label(zone)));
         }
         return Ok(out);
@@ -704,6 +705,7 @@ fn zone_jobs(
         let mut zone_job = job.clone();
         zone_job.offset_bytes = job.offset_bytes + zone * zone_bytes;
         zone_job.size_bytes = Some(zone_bytes);
+        zone_job.name = format!("{},{COORD_ZONE}={}", job.name, label(zone as u32));
         out.push((zone_job, label(zone as u32)));
     }
     Ok(out)
@@ -850,6 +852,7 @@ mod tests {
         assert_eq!(zones[19].job.offset_bytes, (4 << 20) + 19 * (1 << 20));
         assert!(zones.iter().all(|p| p.job.size_bytes == Some(1 << 20)));
         assert!(zones.iter().all(|p| p.job.target_shares.is_unset()));
+        assert_eq!(zones[1].job.name, "h2benchw/zones,rw=read,zone=5%");
         // The interface series re-reads its one block whatever --size and --offset say.
         let interface = points
             .iter()

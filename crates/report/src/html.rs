@@ -174,6 +174,7 @@ fn figures(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
         grouped_bars(runs, "IOPS", "IOPS", |d| d.iops),
     ];
     figures.extend(throughput_vs_block_size(runs));
+    figures.extend(throughput_across_the_target(runs));
     figures.extend(iops_vs_queue_depth(runs));
     figures.extend(latency_curves(runs));
     figures.extend(write_share_grids(runs));
@@ -313,6 +314,104 @@ fn throughput_vs_block_size(runs: &[LabeledRun<'_>]) -> Option<Figure> {
         .render(),
     )
 }
+
+/// Sequential jobs only: where a job's region starts, in percent of the target when it was
+/// given as a share of it (h2benchw's zones on a whole drive).
+fn sequential_position_percent(job: &JobReport) -> Option<f64> {
+    let random = job.job.get("random_percent")?.as_u64()?;
+    let ppm = job.job.get("target_shares")?.get("offset_ppm")?.as_u64()?;
+    (random == 0).then_some(ppm as f64 / 10_000.0)
+}
+
+/// Sequential jobs only: where a job's region starts, in bytes (zones of a `--size` area).
+fn sequential_position_bytes(job: &JobReport) -> Option<f64> {
+    let random = job.job.get("random_percent")?.as_u64()?;
+    let shares = job.job.get("target_shares");
+    let offset = job.job.get("offset_bytes")?.as_u64()?;
+    (random == 0 && shares.is_none()).then_some(offset as f64)
+}
+
+fn format_position_percent(value: f64) -> String {
+    format!("{value:.0}%")
+}
+
+/// The zone curve reviewers drew from h2benchw and HD Tune: sequential MB/s against where on
+/// the target it was measured (an HDD's outer tracks first), from jobs that step their offset.
+fn throughput_across_the_target(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    // Jobs of one curve share block size (each direction is a line); zones in bytes also their
+    // length, so another job that starts at 0 (h2benchw's one-block interface read) is not taken
+    // for one.
+    let axes = [
+        ZoneAxis {
+            position: sequential_position_percent,
+            key: |job| job.block_size.clone(),
+            label: "position (% of the target)",
+            format: format_position_percent,
+        },
+        ZoneAxis {
+            position: sequential_position_bytes,
+            key: |job| {
+                format!(
+                    "{} over {}",
+                    job.block_size,
+                    format_bytes(job.target.size_bytes as f64)
+                )
+            },
+            label: "position (bytes from the start)",
+            format: format_bytes,
+        },
+    ];
+    for ZoneAxis {
+        position,
+        key,
+        label: x_label,
+        format: x_format,
+    } in axes
+    {
+        let lines = sweep_lines(runs, position, key, |d| d.bw_bytes_per_s / BYTES_PER_MB);
+        // A curve, not two points: zones are many.
+        let lines: Vec<_> = lines
+            .into_iter()
+            .filter(|(_, points)| points.len() >= MIN_ZONE_POINTS)
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let table = sweep_table(x_label, "MB/s", &lines, x_format, format_mb_s);
+        figures.push(
+            LineChart {
+                title: "Sequential throughput across the target (zones)".into(),
+                x: Axis {
+                    label: x_label.into(),
+                    scale: Scale::Linear,
+                    format: x_format,
+                },
+                y: Axis {
+                    label: "MB/s".into(),
+                    scale: Scale::Linear,
+                    format: format_mb_s,
+                },
+                series: lines,
+                markers: Vec::new(),
+                table,
+            }
+            .render(),
+        );
+    }
+    figures
+}
+
+/// How one zone chart places and groups its jobs.
+struct ZoneAxis {
+    position: fn(&JobReport) -> Option<f64>,
+    key: fn(&JobReport) -> String,
+    label: &'static str,
+    format: fn(f64) -> String,
+}
+
+/// Fewest positions that make a zone curve.
+const MIN_ZONE_POINTS: usize = 3;
 
 fn iops_vs_queue_depth(runs: &[LabeledRun<'_>]) -> Option<Figure> {
     let lines = sweep_lines(

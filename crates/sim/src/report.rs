@@ -7,6 +7,9 @@ use crate::profile::StackSpec;
 use crate::sim::{layer, Simulator};
 use serde::Serialize;
 
+/// Engine-report key: written bytes the payload store did not keep (its budget was full).
+pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
+
 /// Below this utilisation the busiest layer is not called saturated.
 pub const SATURATED_UTILISATION: f64 = 0.8;
 
@@ -58,6 +61,9 @@ pub struct SimReport {
     pub trims_to_drive: u64,
     pub trims_not_translated: u64,
     pub stored_bytes: u64,
+    /// Written bytes the payload store did not keep, its memory budget being full (session
+    /// total): reading them returns zeros.
+    pub payload_dropped_bytes: u64,
     /// The drive model's own figures (SSD: write amplification, GC, erases, free blocks; HDD:
     /// seeks, rotational waits, cache hits, NCQ reorders).
     pub drive: DriveModelReport,
@@ -89,6 +95,10 @@ impl SimReport {
             (
                 "sim.merged_requests".to_string(),
                 self.merged_requests.to_string(),
+            ),
+            (
+                DETAIL_PAYLOAD_DROPPED_BYTES.to_string(),
+                self.payload_dropped_bytes.to_string(),
             ),
         ];
         for l in &self.layers {
@@ -198,6 +208,7 @@ impl Simulator {
                 c.trims_not_translated
             ));
         }
+        let dropped = self.store.dropped_bytes();
         SimReport {
             stack: self.stack().name.clone(),
             transport: self.transport.name().to_string(),
@@ -224,6 +235,7 @@ impl Simulator {
             trims_to_drive: c.trims_to_drive,
             trims_not_translated: c.trims_not_translated,
             stored_bytes: self.store.stored_bytes(),
+            payload_dropped_bytes: dropped,
             drive: self.drive.model_report(),
             warnings,
             stack_profile: self.stack().clone(),

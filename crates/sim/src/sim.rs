@@ -389,6 +389,13 @@ impl Simulator {
         self.store_payload = store;
     }
 
+    /// Keep at most `budget_bytes` of written data (default [`crate::store::DEFAULT_BUDGET_BYTES`]);
+    /// what is written past it is counted in the report, not kept. Starts an empty store: call
+    /// it before the first write.
+    pub fn set_payload_budget_bytes(&mut self, budget_bytes: u64) {
+        self.store = Store::with_budget(budget_bytes);
+    }
+
     pub fn slot_buffer(&self, slot: u32) -> &[u8] {
         let start = slot as usize * self.slot_bytes;
         &self.slot_buffers[start..start + self.slot_bytes]

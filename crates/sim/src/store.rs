@@ -1,12 +1,18 @@
 //! Sparse payload store of the simulated drive: what was written, in 4 KiB chunks keyed by
 //! chunk index, so a read returns what was written and memory grows only with data written.
-//! Never-written and trimmed ranges read as zeros.
+//! Never-written and trimmed ranges read as zeros. Memory is bounded: a drive of terabytes
+//! filled whole would otherwise take as much RAM, so past a budget new chunks are not kept and
+//! the count of bytes lost says so (the report warns; timing never depends on the store).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bytes per stored chunk.
 pub const CHUNK_BYTES: usize = 4096;
+/// Payload memory a simulated drive keeps by default: room for a 1000 MB benchmark file many
+/// times over, and a quarter or less of a machine that runs the suite.
+pub const DEFAULT_BUDGET_BYTES: u64 = 4 << 30;
 
 /// A fixed, seedless multiplicative hasher: chunk indices are already well spread, and a
 /// fixed hash keeps memory layout (and so speed) identical from run to run.
@@ -30,9 +36,18 @@ impl Hasher for ChunkHasher {
 type Chunk = Box<[u8; CHUNK_BYTES]>;
 
 /// The drive's contents.
-#[derive(Default)]
 pub struct Store {
     chunks: HashMap<u64, Chunk, BuildHasherDefault<ChunkHasher>>,
+    /// Chunks kept at most (the budget).
+    max_chunks: usize,
+    /// Chunks written while the budget was full, not kept: reading them returns zeros.
+    dropped_chunks: u64,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::with_budget(DEFAULT_BUDGET_BYTES)
+    }
 }
 
 impl Store {
@@ -40,9 +55,29 @@ impl Store {
         Store::default()
     }
 
+    /// A store that keeps at most `budget_bytes` of written data (whole chunks).
+    pub fn with_budget(budget_bytes: u64) -> Store {
+        Store {
+            chunks: HashMap::default(),
+            max_chunks: usize::try_from(budget_bytes / CHUNK_BYTES as u64).unwrap_or(usize::MAX),
+            dropped_chunks: 0,
+        }
+    }
+
     /// Bytes of memory held by stored chunks.
     pub fn stored_bytes(&self) -> u64 {
         (self.chunks.len() * CHUNK_BYTES) as u64
+    }
+
+    /// The budget, in bytes.
+    pub fn budget_bytes(&self) -> u64 {
+        self.max_chunks as u64 * CHUNK_BYTES as u64
+    }
+
+    /// Bytes written while the budget was full and so not kept (whole chunks, counted each
+    /// time one is written).
+    pub fn dropped_bytes(&self) -> u64 {
+        self.dropped_chunks * CHUNK_BYTES as u64
     }
 
     /// Store `data` at byte `offset`.
@@ -53,11 +88,17 @@ impl Store {
             let index = pos / CHUNK_BYTES as u64;
             let within = (pos % CHUNK_BYTES as u64) as usize;
             let n = (CHUNK_BYTES - within).min(data.len() - done);
-            let chunk = self
-                .chunks
-                .entry(index)
-                .or_insert_with(|| Box::new([0u8; CHUNK_BYTES]));
-            chunk[within..within + n].copy_from_slice(&data[done..done + n]);
+            let full = self.chunks.len() >= self.max_chunks;
+            match self.chunks.entry(index) {
+                Entry::Occupied(mut chunk) => {
+                    chunk.get_mut()[within..within + n].copy_from_slice(&data[done..done + n]);
+                }
+                Entry::Vacant(_) if full => self.dropped_chunks += 1,
+                Entry::Vacant(slot) => {
+                    let chunk = slot.insert(Box::new([0u8; CHUNK_BYTES]));
+                    chunk[within..within + n].copy_from_slice(&data[done..done + n]);
+                }
+            }
             done += n;
         }
     }
@@ -151,6 +192,28 @@ mod tests {
         let mut dirty = vec![7u8; 2 * CHUNK_BYTES];
         store.read_into(0, &mut dirty, false);
         assert_eq!(dirty, out);
+    }
+
+    #[test]
+    fn past_its_budget_the_store_keeps_what_it_has_and_counts_what_it_drops() {
+        let mut store = Store::with_budget(2 * CHUNK_BYTES as u64);
+        store.write(0, &[1u8; 2 * CHUNK_BYTES]);
+        store.write(2 * CHUNK_BYTES as u64, &[2u8; 3 * CHUNK_BYTES]);
+        assert_eq!(store.stored_bytes(), 2 * CHUNK_BYTES as u64);
+        assert_eq!(store.dropped_bytes(), 3 * CHUNK_BYTES as u64);
+        // Chunks it holds still take new data; the dropped ones read as zeros.
+        store.write(0, &[3u8; CHUNK_BYTES]);
+        let mut out = vec![9u8; 5 * CHUNK_BYTES];
+        store.read(0, &mut out);
+        assert!(out[..CHUNK_BYTES].iter().all(|&b| b == 3));
+        assert!(out[CHUNK_BYTES..2 * CHUNK_BYTES].iter().all(|&b| b == 1));
+        assert!(out[2 * CHUNK_BYTES..].iter().all(|&b| b == 0));
+        // A trim frees room for new chunks.
+        store.trim(0, CHUNK_BYTES as u64);
+        store.write(4 * CHUNK_BYTES as u64, &[4u8; CHUNK_BYTES]);
+        store.read(4 * CHUNK_BYTES as u64, &mut out[..CHUNK_BYTES]);
+        assert!(out[..CHUNK_BYTES].iter().all(|&b| b == 4));
+        assert_eq!(store.budget_bytes(), 2 * CHUNK_BYTES as u64);
     }
 
     #[test]

@@ -37,6 +37,34 @@ fn do_io(sim: &mut Simulator, slot: u32, op: Op, offset: u64, len: u32) -> Resul
     c.result
 }
 
+/// The payload store has a memory budget: a session that writes past it keeps what it has,
+/// reads the rest as zeros, and says how much it dropped, so a whole-drive fill of a terabyte
+/// drive cannot take a terabyte of RAM.
+#[test]
+fn written_data_past_the_payload_budget_is_counted_not_kept() {
+    let mut sim = new_sim("usb3-uas-ssd", 1);
+    sim.set_payload_budget_bytes(1 << 20);
+    let data = pattern(7, SLOT_BYTES);
+    sim.slot_buffer_mut(0).copy_from_slice(&data);
+    for offset in [0u64, 1 << 20, 2 << 20] {
+        assert_eq!(do_io(&mut sim, 0, Op::Write, offset, 1 << 20), Ok(1 << 20));
+    }
+    let report = sim.report();
+    assert_eq!(report.stored_bytes, 1 << 20);
+    assert_eq!(report.payload_dropped_bytes, 2 << 20);
+    assert!(report
+        .details()
+        .iter()
+        .any(|(k, v)| k == storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES && v == "2097152"));
+    assert_eq!(do_io(&mut sim, 0, Op::Read, 0, 1 << 20), Ok(1 << 20));
+    assert_eq!(sim.slot_buffer(0), &data[..], "the first MiB was kept");
+    assert_eq!(do_io(&mut sim, 0, Op::Read, 2 << 20, 1 << 20), Ok(1 << 20));
+    assert!(
+        sim.slot_buffer(0).iter().all(|&b| b == 0),
+        "the last was not"
+    );
+}
+
 #[test]
 fn written_data_reads_back_on_every_stack() {
     for (stack, _) in ProfileSet::embedded().stacks() {
