@@ -843,7 +843,7 @@ mod tests {
 
     #[test]
     fn zones_cut_a_byte_area_into_bytes_and_kept_keys_ignore_the_override() {
-        let points = zone_points(&[("size", "20m"), ("offset", "4m")]).unwrap();
+        let points = zone_points(&[("size", "20m"), ("offset", "4m"), ("bs", "128k")]).unwrap();
         let zones: Vec<&SweepPoint> = points
             .iter()
             .filter(|p| p.coord("series") == Some("zones") && p.job.read_percent == 100)
@@ -862,6 +862,8 @@ mod tests {
             (interface.job.offset_bytes, interface.job.size_bytes),
             (0, Some(64 << 10))
         );
+        assert_eq!(block_size_label(&interface.job), "64k");
+        assert_eq!(block_size_label(&zones[0].job), "128k");
         // The accesses take the area as given.
         let access = points
             .iter()
