@@ -38,6 +38,8 @@ pub struct EntryResult {
     pub simulated: f64,
     /// (simulated − published) / published × 100.
     pub error_percent: f64,
+    /// The reference file's reason the model misses this figure, if it gives one.
+    pub known_gap: Option<String>,
 }
 
 /// Which scenario of an entry a work item is.
@@ -134,6 +136,7 @@ pub fn run_entries(
             published: entry.published,
             simulated,
             error_percent: (simulated - entry.published) / entry.published * 100.0,
+            known_gap: entry.known_gap.clone(),
         });
     }
     Ok(results)

@@ -153,6 +153,22 @@ pub fn to_table(results: &[EntryResult]) -> String {
             share * 100.0
         ));
     }
+    let gaps: Vec<&EntryResult> = results.iter().filter(|r| r.known_gap.is_some()).collect();
+    if !gaps.is_empty() {
+        text.push_str("\nknown gaps (the reference file's reasons):\n");
+        for r in gaps {
+            let reason = r.known_gap.as_deref().unwrap_or_default();
+            let stale = if r.error_percent.abs() <= BANDS_PERCENT[0] {
+                " [now within ±10%: the gap can go]"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "  {} ({:+.1}%): {reason}{stale}\n",
+                r.id, r.error_percent
+            ));
+        }
+    }
     text
 }
 
@@ -170,6 +186,7 @@ mod tests {
             published,
             simulated,
             error_percent: (simulated - published) / published * 100.0,
+            known_gap: None,
         }
     }
 
@@ -184,6 +201,24 @@ mod tests {
         assert_eq!(share_within(&results, 10.0), 0.5);
         assert_eq!(share_within(&results, 15.0), 0.75);
         assert_eq!(share_within(&[], 10.0), 0.0);
+    }
+
+    #[test]
+    fn known_gaps_are_listed_with_their_reasons_and_stale_ones_marked() {
+        let mut missed = result("missed", 100.0, 60.0);
+        missed.known_gap = Some("a reason".into());
+        let mut caught_up = result("caught-up", 100.0, 95.0);
+        caught_up.known_gap = Some("an old reason".into());
+        let text = to_table(&[missed, caught_up, result("fine", 1.0, 1.0)]);
+        let (_, notes) = text.split_once("known gaps").expect("a known-gaps section");
+        assert!(notes.contains("  missed (-40.0%): a reason\n"), "{text}");
+        assert!(
+            notes.contains("caught-up (-5.0%): an old reason [now within ±10%: the gap can go]"),
+            "{text}"
+        );
+        assert!(!notes.contains("fine"), "{text}");
+        let without = to_table(&[result("fine", 1.0, 1.0)]);
+        assert!(!without.contains("known gaps"), "{without}");
     }
 
     #[test]

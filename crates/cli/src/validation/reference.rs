@@ -109,6 +109,9 @@ pub struct Entry {
     pub published: f64,
     /// For ratios: the scenario whose figure divides the entry's.
     pub denominator: Option<Scenario>,
+    /// Why the model knowingly misses this figure by more than the 10% target, if it does
+    /// (printed under the table; docs/validation.md "Known gaps").
+    pub known_gap: Option<String>,
 }
 
 impl Entry {
@@ -151,6 +154,7 @@ struct RawEntry {
     published: f64,
     ratio_of: Option<Metric>,
     denominator: Option<RawScenario>,
+    known_gap: Option<String>,
 }
 
 /// A denominator: every field optional, unset ones inherit from the entry.
@@ -345,6 +349,10 @@ fn check_entry(raw: RawEntry, index: usize) -> Result<Entry, FieldError> {
         measured,
         published: raw.published,
         denominator,
+        known_gap: match raw.known_gap {
+            Some(reason) => Some(nonempty(&reason, "known_gap")?),
+            None => None,
+        },
     })
 }
 
@@ -567,6 +575,22 @@ mod tests {
             }
         );
         assert_eq!(d.state, Some(DeviceState::SeqFilled));
+    }
+
+    #[test]
+    fn a_known_gap_is_read_and_an_empty_one_refused() {
+        let text = entry_text(&format!("{GOOD}\nknown_gap = \"a reason\""));
+        let reference = parse(&text, FILE).unwrap();
+        assert_eq!(reference.entries[0].known_gap.as_deref(), Some("a reason"));
+        assert_eq!(
+            parse(&entry_text(GOOD), FILE).unwrap().entries[0].known_gap,
+            None
+        );
+        let line = error_of(&entry_text(&format!("{GOOD}\nknown_gap = \" \"")));
+        assert!(
+            line.contains("entry 'a'") && line.contains("known_gap") && line.contains("empty"),
+            "{line}"
+        );
     }
 
     #[test]
