@@ -792,6 +792,85 @@ fn offsets_and_sizes_in_percent_are_shares_of_the_target() {
     assert!(!dir.path().join("missing").exists(), "no file laid out");
 }
 
+/// 4 KiB blocks of `path` that hold anything but zeros.
+fn written_blocks(path: &Path) -> usize {
+    std::fs::read(path)
+        .unwrap()
+        .chunks(4096)
+        .filter(|block| block.iter().any(|&b| b != 0))
+        .count()
+}
+
+/// A size-bounded random write job writes every block of its region once, as fio's random map
+/// makes it (so `rw=randwrite` over a drive really fills it); `--norandommap` draws with
+/// repeats and leaves about a third of the blocks untouched. fio, when installed, is the
+/// reference for the first.
+#[test]
+fn random_writes_cover_every_block_once_unless_norandommap() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = 256;
+    let run = |name: &str, extra: &[&str]| {
+        std::fs::write(dir.path().join(name), vec![0u8; blocks * 4096]).unwrap();
+        let mut args = vec![
+            "run",
+            "--target",
+            name,
+            "--rw=randwrite",
+            "--bs=4k",
+            "--no-db",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_in(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["jobs"][0]["write"]["ios"], blocks);
+        written_blocks(&dir.path().join(name))
+    };
+    assert_eq!(run("mapped", &[]), blocks);
+    let repeats = run("unmapped", &["--norandommap"]);
+    assert!((140..=190).contains(&repeats), "{repeats} of {blocks}");
+
+    // fio on a zeroed file of the job's size (so it writes into it rather than laying it out
+    // first): every block with its map, the same share as storlab's without.
+    let fio = |name: &str, extra: &[&str]| {
+        std::fs::write(dir.path().join(name), vec![0u8; blocks * 4096]).unwrap();
+        let size = format!("--size={}", blocks * 4096);
+        let mut args = vec![
+            "--name=reference",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--ioengine=psync",
+            size.as_str(),
+        ];
+        let filename = format!("--filename={name}");
+        args.push(&filename);
+        args.extend_from_slice(extra);
+        let out = Command::new("fio")
+            .current_dir(dir.path())
+            .args(&args)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(written_blocks(&dir.path().join(name))),
+            _ => {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "fio is required in CI as the reference"
+                );
+                None
+            }
+        }
+    };
+    if let Some(mapped) = fio("fio-mapped", &[]) {
+        assert_eq!(mapped, blocks, "fio's random map");
+        let unmapped = fio("fio-unmapped", &["--norandommap"]).unwrap();
+        assert!(
+            (140..=190).contains(&unmapped),
+            "fio: {unmapped} of {blocks}"
+        );
+    }
+}
+
 /// Runs storlab in `dir` with stdout a pipe whose reader is already gone, as in
 /// `storlab stacks | head -0`: the first write to stdout fails with a broken pipe, every time.
 fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {

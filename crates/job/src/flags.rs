@@ -241,6 +241,7 @@ mod tests {
             "rwmixread=60",
             "rwmixwrite=30",
             "percentage_random=50",
+            "norandommap",
             "bs=8k",
             "blocksize=8k",
             "bsrange=4k-8k",

@@ -131,6 +131,7 @@ pub struct JobDraft {
     rw: Option<RwMode>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
+    norandommap: Option<bool>,
     block_size_read: Option<BlockSizeSpec>,
     block_size_write: Option<BlockSizeSpec>,
     align_bytes: Option<u64>,
@@ -276,6 +277,7 @@ impl JobDraft {
         if let Some(bs) = &self.block_size_write {
             spec.block_size_write = bs.clone();
         }
+        spec.random_map = !self.norandommap.unwrap_or(false);
         set_if(&mut spec.direct, self.direct);
         set_if(&mut spec.invalidate, self.invalidate);
         set_if(&mut spec.align_bytes, self.align_bytes);
@@ -653,6 +655,17 @@ pub static KEYS: &[KeyDef] = &[
         field: "percentage_random",
         apply: |d, v| {
             d.percentage_random = Some(single_for_both(v, parse_percent)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "norandommap",
+        aliases: &[],
+        bare: true,
+        meaning: "draw random offsets with repeats (default: every block once per pass)",
+        field: "norandommap",
+        apply: |d, v| {
+            d.norandommap = Some(parse_bool(v)?);
             Ok(())
         },
     },

@@ -177,6 +177,12 @@ pub struct JobSpec {
     pub read_percent: u8,
     /// Share of I/Os at a random offset, 0..=100 (`rw=rand*` → 100, `percentage_random`).
     pub random_percent: u8,
+    /// fio's random map (on unless `norandommap`): a fully random job with one block size
+    /// visits every block of its region once per pass. Off, offsets are drawn independently and
+    /// may repeat, as IOMeter and CrystalDiskMark draw them. (Records written before this field
+    /// existed ran without a map, hence the serde default.)
+    #[serde(default)]
+    pub random_map: bool,
     pub block_size_read: BlockSizeSpec,
     pub block_size_write: BlockSizeSpec,
     /// Offsets (and range/split sizes) are multiples of this (fio `blockalign`); default 4 KiB.
@@ -228,6 +234,7 @@ impl JobSpec {
             invalidate: true,
             read_percent: 100,
             random_percent: 100,
+            random_map: true,
             block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             block_size_write: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             align_bytes: DEFAULT_ALIGN_BYTES,

@@ -114,6 +114,9 @@ impl DeviceState {
             DeviceState::Fragmented { bytes } => {
                 let mut job = prepare_job(template, "fragment", 100);
                 job.block_size_write = BlockSizeSpec::Fixed(FRAGMENT_BLOCK_BYTES);
+                // Independent random writes, repeats allowed, as the reviews' IOMeter runs
+                // fragmented a drive: SIZE of them leave some blocks written twice, some never.
+                job.random_map = false;
                 let workers = u64::from(job.numjobs.max(1));
                 job.number_ios = Some((bytes / FRAGMENT_BLOCK_BYTES).div_ceil(workers));
                 vec![

@@ -8,6 +8,7 @@
 mod compressibility;
 pub mod offsets;
 pub mod pattern;
+mod random_map;
 pub mod state;
 pub mod sweep;
 pub mod worker;

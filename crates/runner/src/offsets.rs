@@ -1,5 +1,6 @@
 //! Chooses each I/O's direction, size and offset inside a worker's region, reproducibly from a seed.
 
+use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
@@ -23,6 +24,8 @@ pub struct OffsetGenerator {
     block_size_write: BlockSizeSpec,
     /// Next sequential offset relative to the region start.
     cursor_bytes: u64,
+    /// fio's random map, for a fully random job with one block size: (map, block size).
+    random_map: Option<(RandomMap, u64)>,
 }
 
 /// One planned I/O.
@@ -38,6 +41,18 @@ impl OffsetGenerator {
     pub fn new(job: &JobSpec, region: Region, worker_index: u32) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
         rng.set_stream(u64::from(worker_index));
+        // fio's map works in blocks of one size; mixed sizes and partly sequential jobs draw
+        // independent offsets, as fio with `norandommap` does (docs/job-format.md).
+        let one_size = match (&job.block_size_read, &job.block_size_write) {
+            (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) if read == write => {
+                Some(*read)
+            }
+            _ => None,
+        };
+        let random_map = one_size
+            .filter(|&bs| job.random_map && job.random_percent == 100 && bs > 0)
+            .filter(|&bs| region.len_bytes >= bs)
+            .map(|bs| (RandomMap::new(region.len_bytes / bs, &mut rng), bs));
         OffsetGenerator {
             rng,
             region,
@@ -47,6 +62,7 @@ impl OffsetGenerator {
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
             cursor_bytes: 0,
+            random_map,
         }
     }
 
@@ -102,7 +118,9 @@ impl OffsetGenerator {
             IoDirection::Write
         };
         let len = self.pick_size(direction).min(self.region.len_bytes);
-        let relative = if self.percent_hit(self.random_percent) {
+        let relative = if let Some((map, block_bytes)) = &mut self.random_map {
+            map.next(&mut self.rng) * *block_bytes
+        } else if self.percent_hit(self.random_percent) {
             let slots = (self.region.len_bytes - len) / self.align_bytes + 1;
             self.below(slots) * self.align_bytes
         } else {
@@ -151,6 +169,49 @@ mod tests {
                 io.offset_bytes + u64::from(io.len_bytes) <= region.start_bytes + region.len_bytes
             );
         }
+    }
+
+    /// Distinct block offsets among the first `draws` I/Os of `job` over `blocks` 4 KiB blocks.
+    fn distinct_blocks(job: &JobSpec, blocks: u64, draws: u64) -> usize {
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: blocks * 4096,
+        };
+        let mut gen = OffsetGenerator::new(job, region, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..draws {
+            let io = gen.next_io();
+            assert!(io.offset_bytes >= region.start_bytes);
+            assert!(io.offset_bytes + 4096 <= region.start_bytes + region.len_bytes);
+            seen.insert(io.offset_bytes);
+        }
+        seen.len()
+    }
+
+    #[test]
+    fn the_random_map_visits_every_block_once_per_pass_as_fio_does() {
+        let blocks = 1000;
+        assert_eq!(distinct_blocks(&job(), blocks, blocks), blocks as usize);
+        // Without the map, draws repeat: about 1 - 1/e of the blocks in one region's worth.
+        let mut repeats = job();
+        repeats.random_map = false;
+        let distinct = distinct_blocks(&repeats, blocks, blocks);
+        assert!((580..=680).contains(&distinct), "{distinct}");
+    }
+
+    #[test]
+    fn mixed_sizes_and_partly_sequential_jobs_draw_without_the_map() {
+        let blocks = 1000;
+        let mut partly = job();
+        partly.random_percent = 99;
+        assert!(distinct_blocks(&partly, blocks, blocks) < blocks as usize);
+        let mut range = job();
+        range.block_size_read = BlockSizeSpec::Range {
+            min_bytes: 4096,
+            max_bytes: 4096,
+        };
+        range.block_size_write = range.block_size_read.clone();
+        assert!(distinct_blocks(&range, blocks, blocks) < blocks as usize);
     }
 
     #[test]
