@@ -55,7 +55,7 @@ for row in "${rows[@]}"; do
         # shellcheck disable=SC2086
         fio --name=bench $flags --time_based --runtime="$secs" --output-format=json >"$work/fio.json" 2>/dev/null
         # shellcheck disable=SC2086
-        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --output-format=fio-json >"$work/storlab.json"
+        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --output-format=fio-json --no-db >"$work/storlab.json"
         read -r fi fc < <(extract "$work/fio.json")
         read -r si sc < <(extract "$work/storlab.json")
         read -r best_fio_iops best_fio_cpu best_sl_iops best_sl_cpu < <(python3 -c "
