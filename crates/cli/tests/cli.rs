@@ -792,6 +792,43 @@ fn offsets_and_sizes_in_percent_are_shares_of_the_target() {
     assert!(!dir.path().join("missing").exists(), "no file laid out");
 }
 
+/// fio's `io_size` and `loops` bound the bytes a job moves: more than its region goes round it,
+/// and loops multiply; a verify pass still reads the region once.
+#[test]
+fn io_size_and_loops_bound_the_bytes_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![0u8; 1 << 20]).unwrap();
+    let bytes = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--target=data",
+            "--bs=64k",
+            "--no-db",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_in(dir.path(), &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let job = &doc["jobs"][0];
+        (
+            job["read"]["bytes"].as_u64().unwrap_or(0),
+            job["write"]["bytes"].as_u64().unwrap_or(0),
+        )
+    };
+    assert_eq!(bytes(&["--rw=read", "--loops=3"]), (3 << 20, 0));
+    assert_eq!(
+        bytes(&["--rw=randread", "--io_size=2560k"]),
+        (2560 << 10, 0)
+    );
+    assert_eq!(
+        bytes(&["--rw=read", "--io_size=512k", "--loops=2"]),
+        (1 << 20, 0)
+    );
+    let (_, written) = bytes(&["--rw=randwrite", "--loops=2", "--verify=crc32c"]);
+    assert_eq!(written, 2 << 20);
+}
+
 /// 4 KiB blocks of `path` that hold anything but zeros.
 fn written_blocks(path: &Path) -> usize {
     std::fs::read(path)

@@ -141,6 +141,8 @@ pub struct JobDraft {
     offset_increment: Option<Extent>,
     size: Option<Extent>,
     number_ios: Option<u64>,
+    io_size_bytes: Option<u64>,
+    loops: Option<u32>,
     runtime_ns: Option<u64>,
     time_based: Option<bool>,
     ramp_time_ns: Option<u64>,
@@ -295,6 +297,8 @@ impl JobDraft {
             size_ppm: self.size.and_then(Extent::share_ppm),
         };
         spec.number_ios = self.number_ios;
+        spec.io_size_bytes = self.io_size_bytes;
+        set_if(&mut spec.loops, self.loops);
         spec.runtime_ns = self.runtime_ns;
         set_if(&mut spec.time_based, self.time_based);
         set_if(&mut spec.ramp_time_ns, self.ramp_time_ns);
@@ -767,6 +771,28 @@ pub static KEYS: &[KeyDef] = &[
         field: "number_ios",
         apply: |d, v| {
             d.number_ios = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "io_size",
+        aliases: &["io_limit"],
+        bare: false,
+        meaning: "bytes each worker moves before it stops (default: its region's size)",
+        field: "io_size",
+        apply: |d, v| {
+            d.io_size_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "loops",
+        aliases: &[],
+        bare: false,
+        meaning: "repeat the job's I/O this many times (default 1)",
+        field: "loops",
+        apply: |d, v| {
+            d.loops = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
         },
     },

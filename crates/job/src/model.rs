@@ -160,6 +160,10 @@ fn default_true() -> bool {
     true
 }
 
+fn default_loops() -> u32 {
+    1
+}
+
 /// One workload, fully resolved: what fio calls a job section after `[global]` was merged in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -203,6 +207,13 @@ pub struct JobSpec {
     pub target_shares: TargetShares,
     /// Stop after this many I/Os per worker (fio `number_ios`).
     pub number_ios: Option<u64>,
+    /// Bytes each worker moves in one loop (fio `io_size`); `None` = its region's size. More
+    /// than the region goes round it again.
+    #[serde(default)]
+    pub io_size_bytes: Option<u64>,
+    /// Times the job repeats its `io_size` (fio `loops`), statistics adding up.
+    #[serde(default = "default_loops")]
+    pub loops: u32,
     /// Run length limit after ramp (fio `runtime`).
     pub runtime_ns: Option<u64>,
     /// Keep going over the region until `runtime_ns` ends (fio `time_based`).
@@ -245,6 +256,8 @@ impl JobSpec {
             size_bytes: None,
             target_shares: TargetShares::default(),
             number_ios: None,
+            io_size_bytes: None,
+            loops: 1,
             runtime_ns: None,
             time_based: false,
             ramp_time_ns: 0,

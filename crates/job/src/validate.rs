@@ -208,6 +208,9 @@ fn check_block_size_spec(spec: &BlockSizeSpec) -> Result<(), String> {
     }
 }
 
+/// Most `loops` a job may ask for: a million passes over any region is past any benchmark.
+const LOOPS_MAX: u32 = 1_000_000;
+
 /// Offsets and region length: aligned, non-zero, large enough for one block.
 fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let invalid = |key: &str, value: u64, detail: String| {
@@ -311,6 +314,32 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             "number_ios must be at least 1 (leave it unset for no limit)",
         ));
     }
+    if spec.io_size_bytes == Some(0) {
+        return Err(JobError::invalid(
+            location.clone(),
+            "io_size",
+            Some("0".into()),
+            "io_size must be at least one block (leave it unset to move the region's size)",
+        ));
+    }
+    if !(1..=LOOPS_MAX).contains(&spec.loops) {
+        return Err(JobError::invalid(
+            location.clone(),
+            "loops",
+            Some(spec.loops.to_string()),
+            format!("loops must be 1 to {LOOPS_MAX}"),
+        ));
+    }
+    if let Some(io_size) = spec.io_size_bytes {
+        if io_size.checked_mul(u64::from(spec.loops)).is_none() {
+            return Err(JobError::invalid(
+                location.clone(),
+                "loops",
+                Some(spec.loops.to_string()),
+                "io_size x loops is beyond 16 EiB",
+            ));
+        }
+    }
     if spec.runtime_ns == Some(0) {
         return Err(JobError::invalid(
             location.clone(),
@@ -357,6 +386,7 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
         Target::None
             if spec.size_bytes.is_none()
                 && spec.target_shares.size_ppm.is_none()
+                && spec.io_size_bytes.is_none()
                 && spec.runtime_ns.is_none()
                 && spec.number_ios.is_none() =>
         {

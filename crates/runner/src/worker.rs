@@ -96,7 +96,9 @@ impl Worker {
         let limit_bytes = if time_based || job.number_ios.is_some() {
             None
         } else {
-            Some(region.len_bytes)
+            // fio: `io_size` bytes (default: the region's size), `loops` times over.
+            let per_loop = job.io_size_bytes.unwrap_or(region.len_bytes);
+            Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
         let verify = job.verify.then(|| {
@@ -149,6 +151,9 @@ impl Worker {
         read_job.random_percent = 0;
         read_job.time_based = false;
         read_job.number_ios = None;
+        // One pass over the region reads back every block written, however many loops wrote.
+        read_job.io_size_bytes = None;
+        read_job.loops = 1;
         read_job.rate_iops = Default::default();
         read_job.block_size_read = storlab_job::BlockSizeSpec::Fixed(job.max_block_bytes());
         let mut pass = Worker::new(
