@@ -829,6 +829,33 @@ fn io_size_and_loops_bound_the_bytes_moved() {
     assert_eq!(written, 2 << 20);
 }
 
+/// fio's `rate` caps bandwidth: on a simulated drive (virtual time, so the figure is exact) a
+/// queue of 4 KiB reads that would run at over 100 MB/s moves 20 MiB per second.
+#[test]
+fn rate_caps_the_bandwidth_in_bytes_per_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--target=sim:usb3-uas-ssd",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=8",
+            "--rate=20m",
+            "--runtime=1",
+            "--time_based",
+            "--no-db",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rate = doc["jobs"][0]["read"]["bw_bytes_per_s"].as_f64().unwrap();
+    let wanted = 20.0 * 1024.0 * 1024.0;
+    assert!((rate - wanted).abs() / wanted < 0.01, "{rate} B/s");
+}
+
 /// 4 KiB blocks of `path` that hold anything but zeros.
 fn written_blocks(path: &Path) -> usize {
     std::fs::read(path)

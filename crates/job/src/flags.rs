@@ -262,6 +262,7 @@ mod tests {
             "time_based=1",
             "ramp_time=1",
             "rate_iops=10",
+            "rate=1m,512k",
             "data_pattern=zeros",
             "buffer_compress_percentage=20",
             "zero_buffers=1",

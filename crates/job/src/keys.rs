@@ -148,6 +148,8 @@ pub struct JobDraft {
     ramp_time_ns: Option<u64>,
     rate_iops_read: Option<u64>,
     rate_iops_write: Option<u64>,
+    rate_bytes_read: Option<u64>,
+    rate_bytes_write: Option<u64>,
     data_pattern: Option<DataPattern>,
     seed: Option<u64>,
     verify: Option<bool>,
@@ -304,6 +306,8 @@ impl JobDraft {
         set_if(&mut spec.ramp_time_ns, self.ramp_time_ns);
         spec.rate_iops.read = self.rate_iops_read;
         spec.rate_iops.write = self.rate_iops_write;
+        spec.rate_bytes.read = self.rate_bytes_read;
+        spec.rate_bytes.write = self.rate_bytes_write;
         set_if(&mut spec.data_pattern, self.data_pattern);
         set_if(&mut spec.seed, self.seed);
         set_if(&mut spec.verify, self.verify);
@@ -826,6 +830,24 @@ pub static KEYS: &[KeyDef] = &[
         field: "ramp_time",
         apply: |d, v| {
             d.ramp_time_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes per second ceiling (e.g. 50m), for both or read,write",
+        field: "rate",
+        apply: |d, v| {
+            let (read, write) = split_read_write(v)?;
+            if read.is_none() && write.is_none() {
+                return Err(ApplyError::Invalid(
+                    "a rate is needed (e.g. 50m or 50m,20m)".into(),
+                ));
+            }
+            d.rate_bytes_read = read.map(parse_size).transpose()?;
+            d.rate_bytes_write = write.map(parse_size).transpose()?;
             Ok(())
         },
     },

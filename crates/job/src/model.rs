@@ -156,6 +156,13 @@ pub struct RateIops {
     pub write: Option<u64>,
 }
 
+/// Bandwidth ceiling per direction, bytes per second (fio `rate=R,W`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateBytes {
+    pub read: Option<u64>,
+    pub write: Option<u64>,
+}
+
 fn default_true() -> bool {
     true
 }
@@ -221,6 +228,9 @@ pub struct JobSpec {
     /// Run for this long before statistics start counting.
     pub ramp_time_ns: u64,
     pub rate_iops: RateIops,
+    /// Bytes-per-second ceiling per direction (fio `rate=R,W`), on top of `rate_iops`.
+    #[serde(default)]
+    pub rate_bytes: RateBytes,
     pub data_pattern: DataPattern,
     /// Seed for offsets, sizes, directions and data.
     pub seed: u64,
@@ -262,6 +272,7 @@ impl JobSpec {
             time_based: false,
             ramp_time_ns: 0,
             rate_iops: RateIops::default(),
+            rate_bytes: RateBytes::default(),
             data_pattern: DataPattern::Random,
             seed: DEFAULT_SEED,
             verify: false,

@@ -152,6 +152,7 @@ fn prepare_job(template: &JobSpec, what: &str, random_percent: u8) -> JobSpec {
     job.time_based = false;
     job.ramp_time_ns = 0;
     job.rate_iops = Default::default();
+    job.rate_bytes = Default::default();
     job.data_pattern = crate::model::DataPattern::Random;
     job.verify = false;
     job.stonewall = true;

@@ -123,6 +123,20 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
             );
         }
     }
+    for (rate, direction) in [
+        (spec.rate_bytes.read, "read"),
+        (spec.rate_bytes.write, "write"),
+    ] {
+        if rate == Some(0) {
+            return invalid(
+                "rate",
+                "0".into(),
+                format!(
+                    "the {direction} rate must be at least 1 byte per second (leave it empty for no limit)"
+                ),
+            );
+        }
+    }
     check_engine_and_target(spec, &location)?;
     if spec.verify && spec.read_percent == 100 {
         return Err(JobError::invalid(

@@ -67,6 +67,9 @@ pub struct Worker {
     write_counter: u64,
     /// Minimum ns between two I/Os of each direction (rate limiting), and when the next may go.
     rate_interval_ns: [Option<u64>; 2],
+    /// Bandwidth ceiling of each direction, bytes per second: an I/O of B bytes then takes
+    /// B / rate of the direction's time.
+    rate_bytes_per_s: [Option<u64>; 2],
     rate_next_ns: [u64; 2],
     verify: Option<VerifyState>,
     pub stats: WorkerStats,
@@ -131,6 +134,7 @@ impl Worker {
                 per_second(job.rate_iops.read),
                 per_second(job.rate_iops.write),
             ],
+            rate_bytes_per_s: [job.rate_bytes.read, job.rate_bytes.write],
             rate_next_ns: [0; 2],
             verify,
             // Reserve the per-interval series for the planned run so recording never allocates;
@@ -155,6 +159,7 @@ impl Worker {
         read_job.io_size_bytes = None;
         read_job.loops = 1;
         read_job.rate_iops = Default::default();
+        read_job.rate_bytes = Default::default();
         read_job.block_size_read = storlab_job::BlockSizeSpec::Fixed(job.max_block_bytes());
         let mut pass = Worker::new(
             writer.job_index,
@@ -212,7 +217,16 @@ impl Worker {
                 }
             }
             let rate = Self::rate_index(io.direction);
-            if let Some(interval) = self.rate_interval_ns[rate] {
+            // The stricter of the I/O and byte ceilings spaces this I/O from the previous one.
+            let bytes_interval = self.rate_bytes_per_s[rate].map(|per_s| {
+                let ns = u128::from(io.len_bytes) * u128::from(NS_PER_S) / u128::from(per_s.max(1));
+                u64::try_from(ns).unwrap_or(u64::MAX).max(1)
+            });
+            let interval = match (self.rate_interval_ns[rate], bytes_interval) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            if let Some(interval) = interval {
                 if self.rate_next_ns[rate] > now_ns {
                     return Ok((queued, Some(self.rate_next_ns[rate])));
                 }
