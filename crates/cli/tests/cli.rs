@@ -26,6 +26,17 @@ fn stderr(out: &Output) -> String {
 }
 
 /// Files storlab left in `dir` (its temporary files are hidden `.storlab-*`).
+/// `storlab run ARGS --no-db --output-format=json` in `dir`, which must succeed: its first job.
+fn first_job(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.extend(["--no-db", "--output-format=json"]);
+    let out = run_in(dir, &full);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["jobs"][0].clone()
+}
+
 fn leftovers(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -606,20 +617,13 @@ fn a_simulated_target_needs_no_size_and_covers_the_whole_drive() {
     assert!(String::from_utf8_lossy(&plain.stdout).contains("randread"));
 
     let json = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
+        let base = [
             "--target=sim:usb3-uas-ssd",
             "--rw=randread",
             "--bs=4k",
             "--runtime=1",
-            "--no-db",
-            "--output-format=json",
         ];
-        args.extend_from_slice(extra);
-        let out = run_in(dir.path(), &args);
-        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        doc["jobs"][0].clone()
+        first_job(dir.path(), &[&base[..], extra].concat())
     };
     let job = json(&[]);
     assert_eq!(job["engine"], "sim");
@@ -742,20 +746,8 @@ fn a_file_target_without_size_takes_the_files_size_or_asks_for_one() {
 fn offsets_and_sizes_in_percent_are_shares_of_the_target() {
     let dir = tempfile::tempdir().unwrap();
     let json = |target: &str, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--target",
-            target,
-            "--rw=read",
-            "--bs=64k",
-            "--no-db",
-            "--output-format=json",
-        ];
-        args.extend_from_slice(extra);
-        let out = run_in(dir.path(), &args);
-        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        doc["jobs"][0].clone()
+        let base = ["--target", target, "--rw=read", "--bs=64k"];
+        first_job(dir.path(), &[&base[..], extra].concat())
     };
     let tenth = ["--offset=90%", "--size=10%", "--number_ios=16"];
     let sim = json("sim:usb3-uas-ssd", &tenth);
@@ -799,18 +791,10 @@ fn io_size_and_loops_bound_the_bytes_moved() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data"), vec![0u8; 1 << 20]).unwrap();
     let bytes = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--target=data",
-            "--bs=64k",
-            "--no-db",
-            "--output-format=json",
-        ];
-        args.extend_from_slice(extra);
-        let out = run_in(dir.path(), &args);
-        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let job = &doc["jobs"][0];
+        let job = first_job(
+            dir.path(),
+            &[&["--target=data", "--bs=64k"][..], extra].concat(),
+        );
         (
             job["read"]["bytes"].as_u64().unwrap_or(0),
             job["write"]["bytes"].as_u64().unwrap_or(0),
@@ -834,10 +818,9 @@ fn io_size_and_loops_bound_the_bytes_moved() {
 #[test]
 fn rate_caps_the_bandwidth_in_bytes_per_second() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run_in(
+    let job = first_job(
         dir.path(),
         &[
-            "run",
             "--target=sim:usb3-uas-ssd",
             "--rw=randread",
             "--bs=4k",
@@ -845,13 +828,9 @@ fn rate_caps_the_bandwidth_in_bytes_per_second() {
             "--rate=20m",
             "--runtime=1",
             "--time_based",
-            "--no-db",
-            "--output-format=json",
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rate = doc["jobs"][0]["read"]["bw_bytes_per_s"].as_f64().unwrap();
+    let rate = job["read"]["bw_bytes_per_s"].as_f64().unwrap();
     let wanted = 20.0 * 1024.0 * 1024.0;
     assert!((rate - wanted).abs() / wanted < 0.01, "{rate} B/s");
 }
@@ -875,20 +854,9 @@ fn random_writes_cover_every_block_once_unless_norandommap() {
     let blocks = 256;
     let run = |name: &str, extra: &[&str]| {
         std::fs::write(dir.path().join(name), vec![0u8; blocks * 4096]).unwrap();
-        let mut args = vec![
-            "run",
-            "--target",
-            name,
-            "--rw=randwrite",
-            "--bs=4k",
-            "--no-db",
-            "--output-format=json",
-        ];
-        args.extend_from_slice(extra);
-        let out = run_in(dir.path(), &args);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(doc["jobs"][0]["write"]["ios"], blocks);
+        let base = ["--target", name, "--rw=randwrite", "--bs=4k"];
+        let job = first_job(dir.path(), &[&base[..], extra].concat());
+        assert_eq!(job["write"]["ios"], blocks);
         written_blocks(&dir.path().join(name))
     };
     assert_eq!(run("mapped", &[]), blocks);

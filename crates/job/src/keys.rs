@@ -520,15 +520,23 @@ fn apply_data_pattern(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 }
 
 fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    (d.rate_iops_read, d.rate_iops_write) = parse_rate_pair(v, parse_count, "500 or 500,200")?;
+    Ok(())
+}
+
+/// A rate for both directions or `read,write` (either may be left out), each read by `parse`.
+fn parse_rate_pair(
+    v: &str,
+    parse: fn(&str) -> Result<u64, ValueError>,
+    example: &str,
+) -> Result<(Option<u64>, Option<u64>), ApplyError> {
     let (read, write) = split_read_write(v)?;
     if read.is_none() && write.is_none() {
-        return Err(ApplyError::Invalid(
-            "a rate is needed (e.g. 500 or 500,200)".into(),
-        ));
+        return Err(ApplyError::Invalid(format!(
+            "a rate is needed (e.g. {example})"
+        )));
     }
-    d.rate_iops_read = read.map(parse_count).transpose()?;
-    d.rate_iops_write = write.map(parse_count).transpose()?;
-    Ok(())
+    Ok((read.map(parse).transpose()?, write.map(parse).transpose()?))
 }
 
 fn apply_block_sizes(
@@ -840,14 +848,8 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "bytes per second ceiling (e.g. 50m), for both or read,write",
         field: "rate",
         apply: |d, v| {
-            let (read, write) = split_read_write(v)?;
-            if read.is_none() && write.is_none() {
-                return Err(ApplyError::Invalid(
-                    "a rate is needed (e.g. 50m or 50m,20m)".into(),
-                ));
-            }
-            d.rate_bytes_read = read.map(parse_size).transpose()?;
-            d.rate_bytes_write = write.map(parse_size).transpose()?;
+            (d.rate_bytes_read, d.rate_bytes_write) =
+                parse_rate_pair(v, parse_size, "50m or 50m,20m")?;
             Ok(())
         },
     },

@@ -571,14 +571,7 @@ impl Preset {
                         .last_worker_offset_bytes()
                         .and_then(|last| last.checked_add(size));
                     if end.is_none() {
-                        let flag = overrides
-                            .iter()
-                            .rev()
-                            .find(|(key, _)| find_key(key).is_some_and(|def| def.name == "size"));
-                        let (at, key, value) = match flag {
-                            Some((key, value)) => (Location::Flag, key.clone(), value.clone()),
-                            None => (location.clone(), "size".to_string(), Some(size.to_string())),
-                        };
+                        let (at, key, value) = size_setting(overrides, &location, size);
                         return Err(job_error(JobError::invalid(
                             at,
                             key,
@@ -679,18 +672,7 @@ fn zone_jobs(
     };
     let zone_bytes = area_bytes / u64::from(zones) / job.align_bytes * job.align_bytes;
     if zone_bytes < job.max_block_bytes() {
-        let flag = overrides
-            .iter()
-            .rev()
-            .find(|(key, _)| find_key(key).is_some_and(|def| def.name == "size"));
-        let (at, key, value) = match flag {
-            Some((key, value)) => (Location::Flag, key.clone(), value.clone()),
-            None => (
-                location.clone(),
-                "size".to_string(),
-                Some(area_bytes.to_string()),
-            ),
-        };
+        let (at, key, value) = size_setting(overrides, location, area_bytes);
         return Err(JobError::invalid(
             at,
             key,
@@ -709,6 +691,27 @@ fn zone_jobs(
         out.push((zone_job, label(zone as u32)));
     }
     Ok(out)
+}
+
+/// Where the `size` a preset point ended with was set, for an error about it: the command line's
+/// `--size` flag if the user gave one, else the preset (with the value in bytes).
+fn size_setting(
+    overrides: &[(String, Option<String>)],
+    location: &Location,
+    size_bytes: u64,
+) -> (Location, String, Option<String>) {
+    let flag = overrides
+        .iter()
+        .rev()
+        .find(|(key, _)| find_key(key).is_some_and(|def| def.name == "size"));
+    match flag {
+        Some((key, value)) => (Location::Flag, key.clone(), value.clone()),
+        None => (
+            location.clone(),
+            "size".to_string(),
+            Some(size_bytes.to_string()),
+        ),
+    }
 }
 
 /// Where zone `zone` of `zones` starts, in parts per million of the area.

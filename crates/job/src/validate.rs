@@ -109,30 +109,18 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
     }
     check_region(spec, &location)?;
     check_bounds(spec, &location)?;
-    for (rate, direction) in [
-        (spec.rate_iops.read, "read"),
-        (spec.rate_iops.write, "write"),
+    for (rate, key, unit, direction) in [
+        (spec.rate_iops.read, "rate_iops", "I/O", "read"),
+        (spec.rate_iops.write, "rate_iops", "I/O", "write"),
+        (spec.rate_bytes.read, "rate", "byte", "read"),
+        (spec.rate_bytes.write, "rate", "byte", "write"),
     ] {
         if rate == Some(0) {
             return invalid(
-                "rate_iops",
+                key,
                 "0".into(),
                 format!(
-                    "the {direction} rate must be at least 1 I/O per second (leave it empty for no limit)"
-                ),
-            );
-        }
-    }
-    for (rate, direction) in [
-        (spec.rate_bytes.read, "read"),
-        (spec.rate_bytes.write, "write"),
-    ] {
-        if rate == Some(0) {
-            return invalid(
-                "rate",
-                "0".into(),
-                format!(
-                    "the {direction} rate must be at least 1 byte per second (leave it empty for no limit)"
+                    "the {direction} rate must be at least 1 {unit} per second (leave it empty for no limit)"
                 ),
             );
         }
