@@ -293,26 +293,35 @@ fn throughput_vs_block_size(runs: &[LabeledRun<'_>]) -> Option<Figure> {
     if lines.is_empty() {
         return None;
     }
-    let table = sweep_table("block size", "MB/s", &lines, format_bytes, format_mb_s);
-    Some(
-        LineChart {
-            title: "Throughput vs block size".into(),
-            x: Axis {
-                label: "block size (bytes, log scale)".into(),
-                scale: Scale::Log { base: 2.0 },
-                format: format_bytes,
-            },
-            y: Axis {
-                label: "MB/s".into(),
-                scale: Scale::Linear,
-                format: format_mb_s,
-            },
-            series: lines,
-            markers: Vec::new(),
-            table,
-        }
-        .render(),
-    )
+    let x = Axis {
+        label: "block size (bytes, log scale)".into(),
+        scale: Scale::Log { base: 2.0 },
+        format: format_bytes,
+    };
+    Some(mb_s_lines(
+        "Throughput vs block size",
+        "block size",
+        x,
+        lines,
+    ))
+}
+
+/// A line chart of MB/s against `x`, with the table of its points under it.
+fn mb_s_lines(title: &str, x_name: &str, x: Axis, lines: Vec<(String, Vec<(f64, f64)>)>) -> Figure {
+    let table = sweep_table(x_name, "MB/s", &lines, x.format, format_mb_s);
+    LineChart {
+        title: title.into(),
+        x,
+        y: Axis {
+            label: "MB/s".into(),
+            scale: Scale::Linear,
+            format: format_mb_s,
+        },
+        series: lines,
+        markers: Vec::new(),
+        table,
+    }
+    .render()
 }
 
 /// Sequential jobs only: where a job's region starts, in percent of the target when it was
@@ -378,26 +387,17 @@ fn throughput_across_the_target(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
         if lines.is_empty() {
             continue;
         }
-        let table = sweep_table(x_label, "MB/s", &lines, x_format, format_mb_s);
-        figures.push(
-            LineChart {
-                title: "Sequential throughput across the target (zones)".into(),
-                x: Axis {
-                    label: x_label.into(),
-                    scale: Scale::Linear,
-                    format: x_format,
-                },
-                y: Axis {
-                    label: "MB/s".into(),
-                    scale: Scale::Linear,
-                    format: format_mb_s,
-                },
-                series: lines,
-                markers: Vec::new(),
-                table,
-            }
-            .render(),
-        );
+        let x = Axis {
+            label: x_label.into(),
+            scale: Scale::Linear,
+            format: x_format,
+        };
+        figures.push(mb_s_lines(
+            "Sequential throughput across the target (zones)",
+            x_label,
+            x,
+            lines,
+        ));
     }
     figures
 }
