@@ -359,6 +359,7 @@ iodepth=2
             ("[a]\nsize=1M\nverify=md5\n", "job.fio:3: verify=md5: verify needs writes to check, but the job only reads"),
             ("[a]\nsize=1M\niodepth\n", "job.fio:3: iodepth: iodepth needs a value"),
             ("[a]\nsize=10%\n", "job.fio:2: size=10%: a temporary test file needs a size in bytes (e.g. size=1G): a share (%) is of a target that exists, so name one with filename="),
+            ("[a]\nsize=1M\noffset=50%\n", "job.fio:3: offset=50%: a share (%) is of a target that exists; a temporary test file is made to the job's size, so give this in bytes, or name a target with filename="),
             ("[a]\nsize=1M\nbs=10%\n", "job.fio:3: bs=10%: '10%': only size, offset and offset_increment can be a share of the target (%); give bytes (e.g. 64k)"),
             ("[a]\nfilename=sim:usb3-uas-ssd\nsize=0%\n", "job.fio:3: size=0%: size must not be 0% (leave it unset to use the whole target)"),
             ("[a]\nfilename=sim:usb3-uas-ssd\noffset=100%\n", "job.fio:3: offset=100%: an offset of 100% is the end of the target: nothing is left to run on"),

@@ -371,6 +371,24 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             "time_based needs a runtime (e.g. runtime=60)",
         ));
     }
+    if matches!(spec.target, Target::TempFileIn(_)) && spec.size_bytes.is_some() {
+        let shares = &spec.target_shares;
+        let share = [
+            ("offset", shares.offset_ppm),
+            ("offset_increment", shares.offset_increment_ppm),
+        ]
+        .into_iter()
+        .find_map(|(key, ppm)| ppm.map(|ppm| (key, ppm)));
+        if let Some((key, ppm)) = share {
+            return Err(JobError::invalid(
+                location.clone(),
+                key,
+                Some(format_share(ppm)),
+                "a share (%) is of a target that exists; a temporary test file is made to the \
+                 job's size, so give this in bytes, or name a target with filename=",
+            ));
+        }
+    }
     match &spec.target {
         // A temporary file does not exist yet: only `size` says how large to make it.
         Target::TempFileIn(_) if spec.size_bytes.is_none() => Err(JobError::invalid(
