@@ -835,6 +835,38 @@ fn rate_caps_the_bandwidth_in_bytes_per_second() {
     assert!((rate - wanted).abs() / wanted < 0.01, "{rate} B/s");
 }
 
+/// In a mixed job each direction keeps its own rate, as fio's: a write held back by its ceiling
+/// lets reads go (simulated drive, virtual time, so the rates are exact).
+#[test]
+fn each_direction_of_a_mixed_job_keeps_its_own_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let iops = |rates: &str| {
+        let job = first_job(
+            dir.path(),
+            &[
+                "--target=sim:usb3-uas-ssd",
+                "--rw=randrw",
+                "--bs=4k",
+                "--iodepth=4",
+                rates,
+                "--runtime=1",
+                "--time_based",
+            ],
+        );
+        (
+            job["read"]["iops"].as_f64().unwrap().round(),
+            job["write"]["iops"].as_f64().unwrap().round(),
+        )
+    };
+    assert_eq!(iops("--rate_iops=2000,1000"), (2000.0, 1000.0));
+    let (reads, writes) = iops("--rate_iops=,1000");
+    assert_eq!(writes, 1000.0);
+    assert!(
+        reads > 10_000.0,
+        "reads are not held behind the writes: {reads}"
+    );
+}
+
 /// 4 KiB blocks of `path` that hold anything but zeros.
 fn written_blocks(path: &Path) -> usize {
     std::fs::read(path)

@@ -117,6 +117,12 @@ impl OffsetGenerator {
         } else {
             IoDirection::Write
         };
+        self.next_io_in(direction)
+    }
+
+    /// The next I/O, in `direction` whatever the read share says (a mixed job whose other
+    /// direction is held back by its rate).
+    pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
         let len = self.pick_size(direction).min(self.region.len_bytes);
         let relative = if let Some((map, block_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *block_bytes

@@ -71,6 +71,8 @@ pub struct Worker {
     /// B / rate of the direction's time.
     rate_bytes_per_s: [Option<u64>; 2],
     rate_next_ns: [u64; 2],
+    /// Reads and writes both (`rwmixread` strictly between 0 and 100).
+    mixed: bool,
     verify: Option<VerifyState>,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
@@ -136,6 +138,7 @@ impl Worker {
             ],
             rate_bytes_per_s: [job.rate_bytes.read, job.rate_bytes.write],
             rate_next_ns: [0; 2],
+            mixed: (1..100).contains(&job.read_percent),
             verify,
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
@@ -228,7 +231,20 @@ impl Worker {
             };
             if let Some(interval) = interval {
                 if self.rate_next_ns[rate] > now_ns {
-                    return Ok((queued, Some(self.rate_next_ns[rate])));
+                    // As fio's rate_ddir: in a mixed job the other direction goes while this
+                    // one is ahead of its rate, unless it is ahead of its own; then wait for
+                    // whichever comes due first.
+                    let other = 1 - rate;
+                    if !self.mixed {
+                        return Ok((queued, Some(self.rate_next_ns[rate])));
+                    }
+                    if self.rate_next_ns[other] <= now_ns {
+                        let direction = [IoDirection::Read, IoDirection::Write][other];
+                        self.pending = Some(self.generator.next_io_in(direction));
+                        continue;
+                    }
+                    let due = self.rate_next_ns[rate].min(self.rate_next_ns[other]);
+                    return Ok((queued, Some(due)));
                 }
                 self.rate_next_ns[rate] =
                     self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
