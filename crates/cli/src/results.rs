@@ -71,12 +71,8 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
         );
     }
     let dropped_bytes = first_report
-        .and_then(|r| {
-            r.details
-                .iter()
-                .find(|(k, _)| k == storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES)
-        })
-        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .and_then(|r| r.detail(storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES))
+        .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0);
     if dropped_bytes > 0 {
         warnings.push(format!(

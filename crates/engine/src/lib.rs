@@ -79,6 +79,16 @@ pub struct EngineReport {
     pub sim_json: Option<String>,
 }
 
+impl EngineReport {
+    /// The value of detail `key`, if the engine gave it.
+    pub fn detail(&self, key: &str) -> Option<&str> {
+        self.details
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// How I/O reaches a target. One instance per worker thread (or one shared instance for
 /// engines with `shared_timeline`).
 pub trait IoEngine {

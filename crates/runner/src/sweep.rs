@@ -137,14 +137,6 @@ fn parse_size_counts(text: &str) -> BTreeMap<u64, u64> {
         .collect()
 }
 
-fn detail<'r>(report: &'r EngineReport, key: &str) -> Option<&'r str> {
-    report
-        .details
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 /// Why a result may be faster than the target can physically be, given the engine report
 /// before (`before`, for cumulative counters) and after the job.
 ///
@@ -159,10 +151,10 @@ pub fn honesty_warnings(
     let mut warnings = Vec::new();
     let issued_max_bytes = job.max_block_bytes();
     if let Some(after) = outcome.engine_reports.first() {
-        let sizes_after = detail(after, DETAIL_DRIVE_IO_SIZES).map(parse_size_counts);
+        let sizes_after = after.detail(DETAIL_DRIVE_IO_SIZES).map(parse_size_counts);
         if let Some(sizes_after) = sizes_after {
             let sizes_before = before
-                .and_then(|b| detail(b, DETAIL_DRIVE_IO_SIZES))
+                .and_then(|b| b.detail(DETAIL_DRIVE_IO_SIZES))
                 .map(parse_size_counts)
                 .unwrap_or_default();
             let larger: Vec<(u64, u64)> = sizes_after
@@ -178,7 +170,9 @@ pub fn honesty_warnings(
             if let Some(&(largest, _)) = larger.last() {
                 let transfers: u64 = larger.iter().map(|(_, c)| c).sum();
                 let merged = |report: &EngineReport| {
-                    detail(report, DETAIL_MERGED_REQUESTS).and_then(|v| v.parse::<u64>().ok())
+                    report
+                        .detail(DETAIL_MERGED_REQUESTS)
+                        .and_then(|v| v.parse::<u64>().ok())
                 };
                 let merged_now = merged(after)
                     .unwrap_or(0)
