@@ -549,12 +549,12 @@ impl Preset {
                     .join(",");
                 let mut job = draft.finish(&name, &location).map_err(job_error)?;
                 job.name = format!("{}/{name}", self.name);
-                if series.disjoint_workers && job.target_shares.size_ppm.is_some() {
-                    // Each worker gets the same share, next to the previous one; shares resolve
-                    // within the target, so the layout cannot overflow.
+                // Each worker gets the same share, next to the previous one; shares resolve
+                // within the target, so that layout cannot overflow (bytes are checked below).
+                if series.disjoint_workers {
                     job.target_shares.offset_increment_ppm = job.target_shares.size_ppm;
-                } else if series.disjoint_workers {
-                    job.target_shares.offset_increment_ppm = None;
+                }
+                if series.disjoint_workers && job.target_shares.size_ppm.is_none() {
                     let Some(size) = job.size_bytes else {
                         return Err(job_error(JobError::whole_job(
                             location.clone(),
@@ -632,8 +632,13 @@ fn zone_jobs(
     overrides: &[(String, Option<String>)],
     location: &Location,
 ) -> Result<Vec<(JobSpec, String)>, JobError> {
-    let label = |zone: u32| format_share(zone_start_ppm(zone, zones));
-    let shares = job.target_shares;
+    // A copy of `job` named after its zone, with the zone's label; the caller sets its region.
+    let zone_copy = |zone: u32| {
+        let label = format_share(zone_start_ppm(zone, zones));
+        let mut copy = job.clone();
+        copy.name = format!("{},{COORD_ZONE}={label}", job.name);
+        (copy, label)
+    };
     let mixed = || {
         JobError::whole_job(
             location.clone(),
@@ -641,56 +646,54 @@ fn zone_jobs(
              (or neither: the whole target)",
         )
     };
-    let mut out = Vec::with_capacity(zones as usize);
-    if job.size_bytes.is_none() {
-        if job.offset_bytes != 0 {
-            return Err(mixed());
+    let shares = job.target_shares;
+    match job.size_bytes {
+        // The whole target, or an area given in shares of it.
+        None if job.offset_bytes == 0 => {
+            let area_start = shares.offset_ppm.unwrap_or(0);
+            let area_len = shares
+                .size_ppm
+                .unwrap_or(PPM_WHOLE)
+                .min(PPM_WHOLE - area_start.min(PPM_WHOLE));
+            let scale =
+                |ppm: u32| (u64::from(area_len) * u64::from(ppm) / u64::from(PPM_WHOLE)) as u32;
+            Ok((0..zones)
+                .map(|zone| {
+                    let (mut zone_job, label) = zone_copy(zone);
+                    let start = scale(zone_start_ppm(zone, zones));
+                    let end = scale(zone_start_ppm(zone + 1, zones));
+                    zone_job.target_shares.offset_ppm = Some(area_start + start);
+                    zone_job.target_shares.size_ppm = Some((end - start).max(1));
+                    (zone_job, label)
+                })
+                .collect())
         }
-        let area_start = shares.offset_ppm.unwrap_or(0);
-        let area_len = shares
-            .size_ppm
-            .unwrap_or(PPM_WHOLE)
-            .min(PPM_WHOLE - area_start.min(PPM_WHOLE));
-        let scale = |ppm: u32| (u64::from(area_len) * u64::from(ppm) / u64::from(PPM_WHOLE)) as u32;
-        for zone in 0..zones {
-            let mut zone_job = job.clone();
-            let start = scale(zone_start_ppm(zone, zones));
-            let end = scale(zone_start_ppm(zone + 1, zones));
-            zone_job.target_shares.offset_ppm = Some(area_start + start);
-            zone_job.target_shares.size_ppm = Some((end - start).max(1));
-            zone_job.name = format!("{},{COORD_ZONE}={}", job.name, label(zone));
-            out.push((zone_job, label(zone)));
+        // An area in bytes: from `offset`, `size` long.
+        Some(area_bytes) if shares.offset_ppm.is_none() => {
+            let zone_bytes = area_bytes / u64::from(zones) / job.align_bytes * job.align_bytes;
+            if zone_bytes < job.max_block_bytes() {
+                let (at, key, value) = size_setting(overrides, location, area_bytes);
+                return Err(JobError::invalid(
+                    at,
+                    key,
+                    value,
+                    format!(
+                        "{zones} zones of this area are smaller than one {} block each",
+                        crate::size::format_size(job.max_block_bytes())
+                    ),
+                ));
+            }
+            Ok((0..zones)
+                .map(|zone| {
+                    let (mut zone_job, label) = zone_copy(zone);
+                    zone_job.offset_bytes = job.offset_bytes + u64::from(zone) * zone_bytes;
+                    zone_job.size_bytes = Some(zone_bytes);
+                    (zone_job, label)
+                })
+                .collect())
         }
-        return Ok(out);
+        _ => Err(mixed()),
     }
-    if shares.offset_ppm.is_some() {
-        return Err(mixed());
-    }
-    // An area in bytes: from `offset`, `size` long.
-    let Some(area_bytes) = job.size_bytes else {
-        return Err(mixed());
-    };
-    let zone_bytes = area_bytes / u64::from(zones) / job.align_bytes * job.align_bytes;
-    if zone_bytes < job.max_block_bytes() {
-        let (at, key, value) = size_setting(overrides, location, area_bytes);
-        return Err(JobError::invalid(
-            at,
-            key,
-            value,
-            format!(
-                "{zones} zones of this area are smaller than one {} block each",
-                crate::size::format_size(job.max_block_bytes())
-            ),
-        ));
-    }
-    for zone in 0..u64::from(zones) {
-        let mut zone_job = job.clone();
-        zone_job.offset_bytes = job.offset_bytes + zone * zone_bytes;
-        zone_job.size_bytes = Some(zone_bytes);
-        zone_job.name = format!("{},{COORD_ZONE}={}", job.name, label(zone as u32));
-        out.push((zone_job, label(zone as u32)));
-    }
-    Ok(out)
 }
 
 /// Where the `size` a preset point ended with was set, for an error about it: the command line's

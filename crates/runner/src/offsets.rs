@@ -50,8 +50,9 @@ impl OffsetGenerator {
             _ => None,
         };
         let random_map = one_size
-            .filter(|&bs| job.random_map && job.random_percent == 100 && bs > 0)
-            .filter(|&bs| region.len_bytes >= bs)
+            .filter(|&bs| {
+                job.random_map && job.random_percent == 100 && bs > 0 && region.len_bytes >= bs
+            })
             .map(|bs| (RandomMap::new(region.len_bytes / bs, &mut rng), bs));
         OffsetGenerator {
             rng,
