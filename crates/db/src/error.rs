@@ -8,6 +8,12 @@ pub enum DbError {
     /// The file exists but is not an SQLite database at all.
     #[error("{}: not a storlab results database (not an SQLite file); it was left untouched", .path.display())]
     NotSqlite { path: PathBuf },
+    /// A FIFO, socket, device or directory: never handed to SQLite.
+    #[error("{}: is {kind}, not a file; the results database must be a regular file (--db)", .path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+    /// A new database cannot be created there: an ancestor is not a directory.
+    #[error("{}: cannot create the results database there: {} is not a directory", .path.display(), .blocker.display())]
+    NoRoom { path: PathBuf, blocker: PathBuf },
     /// An SQLite database that belongs to another program (or to nobody we know).
     #[error("{}: an SQLite database of another application ({detail}); it was left untouched, choose another file with --db", .path.display())]
     Foreign { path: PathBuf, detail: String },
@@ -68,10 +74,24 @@ impl DbError {
                 path: path.to_owned(),
                 detail: source.to_string(),
             },
+            // SQLite reads past the end of a truncated file as a short read.
+            _ if extended_code(&source) == Some(rusqlite::ffi::SQLITE_IOERR_SHORT_READ) => {
+                DbError::Corrupt {
+                    path: path.to_owned(),
+                    detail: source.to_string(),
+                }
+            }
             _ => DbError::Sqlite {
                 path: path.to_owned(),
                 source,
             },
         }
+    }
+}
+
+fn extended_code(error: &rusqlite::Error) -> Option<std::ffi::c_int> {
+    match error {
+        rusqlite::Error::SqliteFailure(failure, _) => Some(failure.extended_code),
+        _ => None,
     }
 }

@@ -4,7 +4,7 @@
 //! the file as storlab's so that a foreign SQLite file is never written to. Migrations are only
 //! ever appended: a released one is never edited, so every older file upgrades the same way.
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, Transaction};
 
 /// `PRAGMA application_id` of a storlab results database: ASCII "STLB".
 pub const APPLICATION_ID: i32 = i32::from_be_bytes(*b"STLB");
@@ -103,23 +103,23 @@ pub fn written_by_key(version: u32) -> String {
     format!("schema_{version}_written_by")
 }
 
-/// Applies `migrations[from..]` in one transaction, so a failure leaves the file as it was.
-/// `tool_version` is recorded for each version reached.
-pub fn migrate(
-    connection: &mut Connection,
+/// Applies `migrations[from..]` inside `transaction`, which the caller commits: a failure
+/// leaves the file as it was. The caller reads `from` inside the same write transaction, so
+/// two processes never apply the same step. `tool_version` is recorded for each version reached.
+pub fn apply(
+    transaction: &Transaction<'_>,
     migrations: &[Migration],
     from: u32,
     tool_version: &str,
 ) -> rusqlite::Result<()> {
-    let transaction = connection.transaction()?;
     if from == 0 {
         transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
     }
     for (index, migration) in migrations.iter().enumerate().skip(from as usize) {
         transaction.execute_batch(migration.sql)?;
-        record_version(&transaction, index as u32 + 1, tool_version)?;
+        record_version(transaction, index as u32 + 1, tool_version)?;
     }
-    transaction.commit()
+    Ok(())
 }
 
 fn record_version(

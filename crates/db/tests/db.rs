@@ -1,6 +1,6 @@
 //! Schema, migration and safety tests of the results database: round trips of runs and points,
-//! filters, deletion, upgrades from older schemas, and refusal (file untouched) of foreign,
-//! damaged, non-SQLite and newer-schema files.
+//! filters, deletion, upgrades from older schemas, refusal (file untouched) of foreign,
+//! damaged, non-SQLite and newer-schema files and of FIFOs, and writers racing on one file.
 
 use rusqlite::Connection;
 use std::path::Path;
@@ -369,4 +369,125 @@ fn an_empty_file_becomes_a_database() {
     std::fs::write(&path, b"").unwrap();
     let db = Database::open(&path).unwrap();
     assert_eq!(db.schema_version().unwrap(), latest_version());
+}
+
+#[test]
+fn new_databases_are_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(&dir.path().join("db.sqlite")).unwrap();
+    let mode: String = db
+        .connection()
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn writers_racing_on_a_new_file_build_the_schema_once_and_lose_nothing() {
+    const TRIALS: usize = 20;
+    const WRITERS: usize = 3;
+    const POINTS: usize = 3;
+    let dir = tempfile::tempdir().unwrap();
+    for trial in 0..TRIALS {
+        let path = dir.path().join(format!("trial{trial}.sqlite"));
+        let start = std::sync::Barrier::new(WRITERS);
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let (path, start) = (&path, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    let mut db = Database::open(path)
+                        .unwrap_or_else(|e| panic!("trial {trial} writer {writer}: {e}"));
+                    let run = db.begin_run(&new_run(DAY_MS, None)).unwrap();
+                    for point in 0..POINTS {
+                        db.add_point(run, &job(&format!("p{point}"), "t", 1))
+                            .unwrap_or_else(|e| panic!("trial {trial} writer {writer}: {e}"));
+                    }
+                    db.finish_run(run, RunStatus::Complete, &[], DAY_MS)
+                        .unwrap();
+                });
+            }
+        });
+        let db = Database::open_existing(&path).unwrap();
+        let runs = db.list_runs(&RunFilter::default()).unwrap();
+        assert_eq!(runs.len(), WRITERS, "trial {trial}");
+        assert!(
+            runs.iter().all(|r| r.points == POINTS as u64),
+            "trial {trial}: {runs:?}"
+        );
+    }
+}
+
+#[test]
+fn check_usable_creates_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let absent = dir.path().join("new/dir/results.sqlite");
+    Database::check_usable(&absent).unwrap();
+    assert!(!dir.path().join("new").exists());
+
+    let path = dir.path().join("db.sqlite");
+    let mut db = Database::open(&path).unwrap();
+    let run = db.begin_run(&new_run(DAY_MS, None)).unwrap();
+    db.add_point(run, &job("j", "t", 1)).unwrap();
+    drop(db);
+    let before = std::fs::read(&path).unwrap();
+    Database::check_usable(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let side = format!("{}{suffix}", path.display());
+        assert!(!Path::new(&side).exists(), "{side} left behind");
+    }
+
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "text").unwrap();
+    let error = Database::check_usable(&notes.join("results.sqlite")).unwrap_err();
+    assert!(matches!(error, DbError::NoRoom { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("notes.txt is not a directory"),
+        "{error}"
+    );
+    let error = Database::check_usable(&notes).unwrap_err();
+    assert!(matches!(error, DbError::NotSqlite { .. }), "{error:?}");
+}
+
+#[test]
+fn damaged_wal_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    let mut db = Database::open(&path).unwrap();
+    let run = db.begin_run(&new_run(DAY_MS, None)).unwrap();
+    for index in 0..20 {
+        db.add_point(run, &job(&format!("j{index}"), "t", 1))
+            .unwrap();
+    }
+    drop(db);
+    // Noise over the data pages only: page 1 (header and schema) still reads fine, so only a
+    // check of every page finds the damage.
+    let page_size_bytes = 4096;
+    let mut bytes = std::fs::read(&path).unwrap();
+    let end = bytes.len() - page_size_bytes;
+    for (i, byte) in bytes[2 * page_size_bytes..end].iter_mut().enumerate() {
+        *byte = (i as u8).wrapping_mul(37) ^ 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let text = assert_refused_untouched(&path, |e| matches!(e, DbError::Corrupt { .. }));
+    assert!(text.contains("quick_check"), "{text}");
+    assert!(!Path::new(&format!("{}-shm", path.display())).exists());
+}
+
+#[test]
+fn a_fifo_is_refused_without_being_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Opening a FIFO for reading would block this test forever.
+    let error = Database::open(&fifo).unwrap_err();
+    assert!(matches!(error, DbError::NotAFile { .. }), "{error:?}");
+    assert!(error.to_string().contains("is a FIFO"), "{error}");
+    let error = Database::check_usable(&fifo).unwrap_err();
+    assert!(matches!(error, DbError::NotAFile { .. }), "{error:?}");
 }
