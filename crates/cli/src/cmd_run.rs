@@ -82,7 +82,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Ok(outcomes) => outcomes,
         Err(error) => {
             if let Some(recorder) = &mut recorder {
-                recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()]);
+                if let Err(unsaved) =
+                    recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()])
+                {
+                    say!("storlab: warning: {unsaved}");
+                }
             }
             return Err(classify(error));
         }
@@ -106,15 +110,19 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
-    // Saved as finished before the output is written, whatever becomes of stdout.
-    if let Some(recorder) = &mut recorder {
-        let status = if interrupted {
-            storlab_db::RunStatus::Interrupted
-        } else {
-            storlab_db::RunStatus::Complete
-        };
-        recorder.finish(status, &report.warnings);
-    }
+    // Saved as finished before the output is written, whatever becomes of stdout. Points
+    // missing from the database fail the run (exit 1) once the results are out.
+    let saved = match &mut recorder {
+        Some(recorder) => {
+            let status = if interrupted {
+                storlab_db::RunStatus::Interrupted
+            } else {
+                storlab_db::RunStatus::Complete
+            };
+            recorder.finish(status, &report.warnings)
+        }
+        None => Ok(()),
+    };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         let label = recorder
@@ -124,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         crate::cmd_report::write_report(path, "--report", &[(label, report)])?;
     }
     drop(provider); // deletes temporary files before we report success
+    saved?;
     if interrupted && STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {} of {total} jobs finished and are reported above",

@@ -28,11 +28,6 @@ impl DbArgs {
         }
     }
 
-    /// Opens (creating if needed) the database for writing.
-    pub fn open(&self) -> Result<Database, Failure> {
-        Database::open(&self.path()?).map_err(db_failure)
-    }
-
     /// Opens an existing database for reading.
     pub fn open_existing(&self) -> Result<Database, Failure> {
         Database::open_existing(&self.path()?).map_err(db_failure)
@@ -56,35 +51,51 @@ pub fn parse_runs(texts: &[String]) -> Result<Vec<RunRef>, Failure> {
         .collect()
 }
 
-/// Saves a run point by point while it runs. The run row is written with the first finished
-/// point, so a command that fails before measuring anything leaves no empty run behind. A
-/// database failure mid-run is reported once and ends the saving, not the run: the measurement
-/// is worth more than its record.
+/// Saves a run point by point while it runs. The database is checked when the run starts (a
+/// refused `--db` stops the command before any I/O) but opened — and created when new — only
+/// when the first point is ready, with the run row, so a command that fails before measuring
+/// anything leaves neither an empty run nor a new empty file behind. A point that cannot be
+/// saved (after the database's own waiting and retries) does not stop the measurement, which is
+/// worth more than its record, but the run then fails (exit 1) naming the points missing from
+/// the database.
 pub struct RunRecorder {
+    path: PathBuf,
     database: Option<Database>,
     new_run: NewRun,
     run: Option<RunId>,
+    saved_points: usize,
+    /// The first saving error, once one happened; nothing more is written after it.
+    save_error: Option<DbError>,
+    /// Names of the finished points that are not in the database, in run order.
+    unsaved: Vec<String>,
 }
 
+/// How many names of unsaved points the failure line lists before "and N more".
+const UNSAVED_NAMES_SHOWN: usize = 10;
+
 impl RunRecorder {
-    /// Opens the database (refusing a file that is not ours before anything runs).
+    /// Checks the database (refusing a file that is not ours before anything runs).
     pub fn start(
         db: &DbArgs,
         preset: Option<String>,
         started_unix_ms: u64,
     ) -> Result<Self, Failure> {
-        let database = db.open()?;
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let path = db.path()?;
+        Database::check_usable(&path).map_err(db_failure)?;
         Ok(Self {
-            database: Some(database),
+            path,
+            database: None,
             new_run: NewRun {
                 tool: ToolInfo::storlab(),
                 host: HostInfo::detect(),
                 started_unix_ms,
-                command,
+                command: command_line(),
                 preset,
             },
             run: None,
+            saved_points: 0,
+            save_error: None,
+            unsaved: Vec::new(),
         })
     }
 
@@ -95,35 +106,106 @@ impl RunRecorder {
 
     /// Commits one finished point.
     pub fn record(&mut self, job: &JobReport) {
-        let Some(database) = &mut self.database else {
+        if self.save_error.is_some() {
+            self.unsaved.push(job.name.clone());
             return;
-        };
-        let saved = match self.run {
-            Some(run) => database.add_point(run, job),
-            None => database.begin_run(&self.new_run).and_then(|run| {
-                self.run = Some(run);
-                database.add_point(run, job)
-            }),
-        };
-        if let Err(error) = saved {
-            say!("storlab: warning: not saving the rest of this run: {error}");
-            self.database = None;
+        }
+        match self.save(job) {
+            Ok(()) => self.saved_points += 1,
+            Err(error) => {
+                say!(
+                    "storlab: warning: point '{}' not saved, nor will the rest of this run be: {error}",
+                    job.name
+                );
+                self.save_error = Some(error);
+                self.unsaved.push(job.name.clone());
+            }
         }
     }
 
-    /// Marks the run finished (nothing to do when no point was saved).
-    pub fn finish(&mut self, status: RunStatus, warnings: &[String]) {
-        let (Some(database), Some(run)) = (&mut self.database, self.run) else {
-            return;
+    fn save(&mut self, job: &JobReport) -> Result<(), DbError> {
+        let database = match &mut self.database {
+            Some(database) => database,
+            None => self.database.insert(Database::open(&self.path)?),
         };
-        match database.finish_run(run, status, warnings, now_unix_ms()) {
-            Ok(()) => say!(
-                "storlab: saved as run {run} in {}",
-                database.path().display()
-            ),
-            Err(error) => say!("storlab: warning: run {run} not marked finished: {error}"),
+        let run = match self.run {
+            Some(run) => run,
+            None => *self.run.insert(database.begin_run(&self.new_run)?),
+        };
+        database.add_point(run, job)
+    }
+
+    /// Marks the run finished (nothing to do when no point was saved). Fails when a finished
+    /// point is missing from the database or the run could not be marked finished: the caller
+    /// still writes the results, then exits 1 with this failure.
+    pub fn finish(&mut self, status: RunStatus, warnings: &[String]) -> Result<(), Failure> {
+        let (Some(database), Some(run)) = (&mut self.database, self.run) else {
+            return self.unsaved_failure(None);
+        };
+        let mut warnings = warnings.to_vec();
+        let status = if self.save_error.is_some() {
+            warnings.push(format!(
+                "{} finished points were not saved: {}",
+                self.unsaved.len(),
+                self.unsaved.join(", ")
+            ));
+            RunStatus::Failed
+        } else {
+            status
+        };
+        match database.finish_run(run, status, &warnings, now_unix_ms()) {
+            Ok(()) if self.save_error.is_none() => {
+                say!(
+                    "storlab: saved as run {run} in {}",
+                    database.path().display()
+                );
+                Ok(())
+            }
+            Ok(()) => self.unsaved_failure(Some(run)),
+            Err(error) if self.save_error.is_none() => Err(run_failed(format!(
+                "run {run}: all {} points saved, but the run could not be marked finished (it shows as running): {error}",
+                self.saved_points
+            ))),
+            Err(_) => self.unsaved_failure(Some(run)),
         }
     }
+
+    fn unsaved_failure(&self, run: Option<RunId>) -> Result<(), Failure> {
+        let Some(error) = &self.save_error else {
+            return Ok(());
+        };
+        let mut names = self
+            .unsaved
+            .iter()
+            .take(UNSAVED_NAMES_SHOWN)
+            .map(|name| format!("'{name}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.unsaved.len() > UNSAVED_NAMES_SHOWN {
+            names.push_str(&format!(
+                " and {} more",
+                self.unsaved.len() - UNSAVED_NAMES_SHOWN
+            ));
+        }
+        let kept = match run {
+            Some(run) => format!("run {run} keeps the {} saved before", self.saved_points),
+            None => "no point of this run was saved".into(),
+        };
+        Err(run_failed(format!(
+            "{} of {} finished points are missing from the results database ({names}); {kept}; first error: {error}",
+            self.unsaved.len(),
+            self.unsaved.len() + self.saved_points,
+        )))
+    }
+}
+
+/// The command line as typed, for `storlab show`. Arguments that are not UTF-8 (file names
+/// are bytes on Unix) are kept with U+FFFD in place of the bytes that are not.
+fn command_line() -> String {
+    std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub fn now_unix_ms() -> u64 {

@@ -350,14 +350,18 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             report.jobs.push(job_report);
         }
     }
-    if let Some(recorder) = &mut recorder {
-        let status = match (&result, STOP.load(Ordering::Relaxed)) {
-            (Err(_), _) => storlab_db::RunStatus::Failed,
-            (Ok(()), true) => storlab_db::RunStatus::Interrupted,
-            (Ok(()), false) => storlab_db::RunStatus::Complete,
-        };
-        recorder.finish(status, &report.warnings);
-    }
+    // Points missing from the database fail the run (exit 1) once the results are out.
+    let saved = match &mut recorder {
+        Some(recorder) => {
+            let status = match (&result, STOP.load(Ordering::Relaxed)) {
+                (Err(_), _) => storlab_db::RunStatus::Failed,
+                (Ok(()), true) => storlab_db::RunStatus::Interrupted,
+                (Ok(()), false) => storlab_db::RunStatus::Complete,
+            };
+            recorder.finish(status, &report.warnings)
+        }
+        None => Ok(()),
+    };
     if let Some(path) = &args.report {
         let label = recorder
             .as_ref()
@@ -397,7 +401,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         crate::sim_support::write_pcap(&mut provider, pcap_path)?;
     }
     drop(provider);
+    if let (Err(_), Err(unsaved)) = (&result, &saved) {
+        say!("storlab: warning: {unsaved}");
+    }
     result.map_err(classify)?;
+    saved?;
     let complete = measured.iter().filter(|m| !m.outcome.interrupted).count();
     if STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
@@ -681,14 +689,18 @@ fn run_fctest_on_directory(
     progress.finish();
     let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
     report.jobs = rows.iter().map(|(_, r)| r.clone()).collect();
-    if let Some(recorder) = &mut recorder {
-        let status = match (&result, STOP.load(Ordering::Relaxed)) {
-            (Err(_), _) => storlab_db::RunStatus::Failed,
-            (Ok(()), true) => storlab_db::RunStatus::Interrupted,
-            (Ok(()), false) => storlab_db::RunStatus::Complete,
-        };
-        recorder.finish(status, &report.warnings);
-    }
+    // Points missing from the database fail the run (exit 1) once the results are out.
+    let saved = match &mut recorder {
+        Some(recorder) => {
+            let status = match (&result, STOP.load(Ordering::Relaxed)) {
+                (Err(_), _) => storlab_db::RunStatus::Failed,
+                (Ok(()), true) => storlab_db::RunStatus::Interrupted,
+                (Ok(()), false) => storlab_db::RunStatus::Complete,
+            };
+            recorder.finish(status, &report.warnings)
+        }
+        None => Ok(()),
+    };
     let rendered = match args.output_format {
         OutputFormat::Table => {
             let points: Vec<TablePoint<'_>> = rows
@@ -711,7 +723,11 @@ fn run_fctest_on_directory(
     if let Some(path) = &args.report {
         crate::cmd_report::write_report(path, "--report", &[("this run".into(), report)])?;
     }
+    if let (Err(_), Err(unsaved)) = (&result, &saved) {
+        say!("storlab: warning: {unsaved}");
+    }
     result?;
+    saved?;
     if STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {} of {total} phases finished and are reported above",
