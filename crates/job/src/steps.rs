@@ -97,8 +97,14 @@ impl DeviceState {
     /// covers the measured regions only: `storlab_runner::state::state_steps` calls this with
     /// one byte-exact template per region once the target's size is known.
     pub fn steps(self, template: &JobSpec) -> Vec<Step> {
-        let trim = Step::Trim {
-            job: prepare_job(template, "trim", 0),
+        let trim = {
+            let mut job = prepare_job(template, "trim", 0);
+            // A discard has no transfer size: the smallest block lets a region of any length
+            // (h2benchw's 64 KiB point) be planned.
+            let block = BlockSizeSpec::Fixed(template.align_bytes.max(1));
+            job.block_size_read = block.clone();
+            job.block_size_write = block;
+            Step::Trim { job }
         };
         let fill = || {
             let mut job = prepare_job(template, "seq-fill", 0);

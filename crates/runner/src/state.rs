@@ -362,6 +362,29 @@ mod tests {
         assert!(allocated() >= FILE_BYTES);
     }
 
+    /// Regression: a trim planned its region with the fill's 128 KiB block, so
+    /// `--trim-between-steps` refused h2benchw's 64 KiB point.
+    #[test]
+    fn a_region_smaller_than_a_fill_block_is_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let target =
+            open_target(&Target::Path(path.clone()), FILE_BYTES, false, true, None).unwrap();
+        let mut provider = FileProvider { target };
+        let stop = AtomicBool::new(false);
+        let options = RunOptions {
+            interval_ns: crate::DEFAULT_INTERVAL_NS,
+            stop: &stop,
+            live: None,
+        };
+        let mut job = JobSpec::new("t", EngineKind::Psync, Target::Path(path));
+        job.offset_bytes = 1 << 20;
+        job.size_bytes = Some(64 << 10);
+        let steps = DeviceState::Fresh.steps(&job);
+        let trimmed = run_step(&steps[0], &mut provider, &options).unwrap();
+        assert_eq!(trimmed.bytes, 64 << 10);
+    }
+
     #[test]
     fn a_stop_request_ends_a_trim_early_without_error() {
         let dir = tempfile::tempdir().unwrap();
