@@ -84,11 +84,15 @@ pub struct RunArgs {
     /// the preset's settings for every point (e.g. --size=64m --runtime=1).
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
-    /// Put the target in this state first: as-found, fresh (discard/TRIM it all), seq-filled,
-    /// or fragmented:SIZE (4 KiB random writes totalling SIZE). Recorded in every result.
+    /// Put the job's region in this state first: as-found, fresh (discard/TRIM it), seq-filled
+    /// (fresh, then one sequential 128 KiB write pass), or fragmented:SIZE (seq-filled, then
+    /// 4 KiB random writes totalling SIZE). The region is what the jobs or preset points
+    /// measure (--offset, --size, workers; N% resolved on the target); no byte outside it is
+    /// discarded or written, and disjoint areas are prepared apart, not the gap between them.
+    /// Recorded in every result.
     #[arg(long, value_name = "STATE")]
     pub state: Option<String>,
-    /// Discard (TRIM) the test region before every job or sweep point.
+    /// Discard (TRIM) each job's or sweep point's own region before it runs.
     #[arg(long)]
     pub trim_between_steps: bool,
     /// fctest on a directory: where the copy-across phase copies to (another partition or

@@ -57,18 +57,19 @@ fn overrides_of(flags: &[String]) -> Result<Vec<(String, Option<String>)>, Failu
         .collect()
 }
 
-/// A job covering the union of every point's region: what state steps work on.
-fn region_template(points: &[SweepPoint]) -> Option<JobSpec> {
+/// The job the target is first opened with: large enough for every point given in bytes (a
+/// temporary file is laid out at that size). No I/O runs on it; the state steps run on the
+/// points' own regions, resolved once the target is open (`state_regions`).
+fn opening_job(points: &[SweepPoint]) -> Option<JobSpec> {
     let first = points.first()?;
-    let mut template = first.job.clone();
-    template.name = "state".into();
-    template.numjobs = 1;
-    template.offset_increment_bytes = 0;
-    template.offset_bytes = 0;
-    template.target_shares = Default::default();
-    // A point given in shares of the target (`offset=50%`) resolves only when the target is
-    // open: the state steps then cover the whole target, which holds every point's region.
-    template.size_bytes = points
+    let mut job = first.job.clone();
+    job.name = "state".into();
+    job.numjobs = 1;
+    job.offset_increment_bytes = 0;
+    job.offset_bytes = 0;
+    job.target_shares = Default::default();
+    // A point given in shares of the target (`offset=50%`) needs a target that exists.
+    job.size_bytes = points
         .iter()
         .map(|p| {
             if !p.job.target_shares.is_unset() {
@@ -82,7 +83,21 @@ fn region_template(points: &[SweepPoint]) -> Option<JobSpec> {
         })
         .collect::<Option<Vec<u64>>>()
         .and_then(|ends| ends.into_iter().max());
-    Some(template)
+    Some(job)
+}
+
+/// Open the target for writing with `opener` and return its size. The provider keeps the target
+/// open for the points; a target first opened by a read point would stay read-only.
+fn open_for_writing(
+    provider: &mut dyn storlab_runner::EngineProvider,
+    opener: &JobSpec,
+) -> Result<u64, RunError> {
+    let mut writer = opener.clone();
+    writer.read_percent = 0;
+    let engines = storlab_runner::EngineProvider::open(provider, &writer)?;
+    let target_size_bytes = engines.first().map(|e| e.target_size_bytes());
+    storlab_runner::EngineProvider::release(provider, &writer, engines);
+    target_size_bytes.ok_or_else(|| RunError::Protocol("provider opened no engine".into()))
 }
 
 /// FC-Test file sets as block-level streams: create = sequential write of the set, read =
@@ -100,6 +115,22 @@ fn fileset_points(
         .map(parse_size)
         .transpose()
         .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
+    // The streams lie side by side from `--offset` on (bytes: they are laid out before the
+    // target is open), so they never write below the area asked for.
+    let base_offset_bytes = match overrides
+        .iter()
+        .find(|(k, _)| k == "offset")
+        .and_then(|(_, v)| v.as_deref())
+    {
+        None => 0,
+        Some(text) if text.trim_end().ends_with('%') => {
+            return Err(bad_input(format!(
+                "--offset={text}: preset {} lays out its streams in bytes; give the offset in bytes (e.g. --offset=32m)",
+                preset.name
+            )))
+        }
+        Some(text) => parse_size(text).map_err(|e| bad_input(format!("--offset: {}", e.0)))?,
+    };
     let mut rest: Vec<(String, Option<String>)> = overrides
         .iter()
         .filter(|(k, _)| k != "size")
@@ -117,7 +148,15 @@ fn fileset_points(
             ("copy-within", "rw", 0, 2 * total),
             ("copy-across", "rw", 2 * total, 2 * total),
         ];
-        for (operation, rw, offset, size) in operations {
+        for (operation, rw, relative_offset, size) in operations {
+            let offset = base_offset_bytes
+                .checked_add(relative_offset)
+                .ok_or_else(|| {
+                    bad_input(format!(
+                        "--offset={base_offset_bytes}: preset {}'s streams would end past 16 EiB",
+                        preset.name
+                    ))
+                })?;
             let mut flags = vec![
                 format!("--name={}", set.name),
                 format!("--rw={rw}"),
@@ -441,19 +480,34 @@ pub(crate) fn sweep(
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    let Some(template) = region_template(points) else {
+    let Some(opener) = opening_job(points) else {
         return Ok(());
     };
+    let steady = preset.and_then(|p| p.steady_state.as_ref());
+    let preconditions = steady.map_or(0, |s| s.precondition_passes);
+    let writes = points.iter().any(|p| p.job.read_percent < 100);
+    let prepares = state != DeviceState::AsFound || preconditions > 0;
     // The provider opens a target once and reuses it for later jobs; open it for writing first
     // when anything will write, or a leading read point would leave it read-only.
-    if state != DeviceState::AsFound || points.iter().any(|p| p.job.read_percent < 100) {
-        let mut writer = template.clone();
-        writer.read_percent = 0;
-        let engines = storlab_runner::EngineProvider::open(provider, &writer)?;
-        storlab_runner::EngineProvider::release(provider, &writer, engines);
-    }
+    let target_size_bytes = if prepares || writes {
+        Some(open_for_writing(provider, &opener)?)
+    } else {
+        None
+    };
+    // The state and the preconditioning act on the bytes the points measure and nothing else:
+    // every point's worker regions, shares resolved against the open target's size, overlapping
+    // ones merged and disjoint ones kept apart (the gap between two areas is not touched).
+    let regions = match target_size_bytes {
+        Some(size) if prepares => {
+            storlab_runner::state::covering_regions(points.iter().map(|p| &p.job), size)?
+        }
+        _ => Vec::new(),
+    };
+    // The state's jobs take the first point's target, engine and O_DIRECT setting.
+    let mut template = opener;
+    template.read_percent = 0;
     let mut sweeper = Sweeper::new(provider, options);
-    if sweeper.prepare(state, &template)? {
+    if sweeper.prepare(state, &template, &regions)? {
         return Ok(());
     }
     let total = points.len();
@@ -461,7 +515,7 @@ pub(crate) fn sweep(
         point_done(&m);
         measured.push(m);
     };
-    let Some(steady) = preset.and_then(|p| p.steady_state.as_ref()) else {
+    let Some(steady) = steady else {
         for (i, point) in points.iter().enumerate() {
             if STOP.load(Ordering::Relaxed) {
                 break;
@@ -472,26 +526,27 @@ pub(crate) fn sweep(
         }
         return Ok(());
     };
-    for pass in 0..steady.precondition_passes {
-        let mut job = template.clone();
-        job.name = format!("precondition-{}", pass + 1);
-        job.read_percent = 0;
-        job.random_percent = 0;
-        job.iodepth = storlab_job::steps::PREPARE_IODEPTH;
-        job.block_size_write = storlab_job::BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
-        job.runtime_ns = None;
-        job.time_based = false;
-        job.data_pattern = storlab_job::DataPattern::Random;
-        let step = Step::Prepare {
-            job,
-            state_after: format!(
-                "preconditioned ({}x sequential {} KiB writes)",
-                pass + 1,
-                SEQ_FILL_BLOCK_BYTES / 1024
-            ),
-        };
-        if sweeper.step(&step)? {
-            return Ok(());
+    for pass in 0..preconditions {
+        // A preconditioning pass is the sequential fill of a seq-filled state, without its TRIM.
+        let fills = storlab_runner::state::state_steps(DeviceState::SeqFilled, &template, &regions)
+            .into_iter()
+            .filter_map(|step| match step {
+                Step::Prepare { job, .. } => Some(job),
+                Step::Trim { .. } => None,
+            });
+        for mut job in fills {
+            job.name = format!("precondition-{}", pass + 1);
+            let step = Step::Prepare {
+                job,
+                state_after: format!(
+                    "preconditioned ({}x sequential {} KiB writes)",
+                    pass + 1,
+                    SEQ_FILL_BLOCK_BYTES / 1024
+                ),
+            };
+            if sweeper.step(&step)? {
+                return Ok(());
+            }
         }
     }
     let mut tracked: Vec<f64> = Vec::new();
@@ -780,5 +835,338 @@ mod tests {
         );
         assert_eq!(scaled_fileset(&set(3, "512m"), Some(8 << 20)), (1, 8 << 20));
         assert_eq!(scaled_fileset(&set(3, "4k"), None), (3, 4096));
+    }
+
+    /// Regression: FC-Test's block streams dropped `--offset` and wrote from byte 0.
+    #[test]
+    fn fctest_streams_start_at_the_offset_asked_for() {
+        let preset = storlab_job::preset::load("fctest").unwrap();
+        let target = Target::Sim("usb3-uas-ssd".into());
+        let overrides = |offset: &str| {
+            vec![
+                ("size".to_string(), Some("4m".to_string())),
+                ("offset".to_string(), Some(offset.to_string())),
+            ]
+        };
+        let points = preset_points(&preset, &overrides("32m"), &target).unwrap();
+        assert!(!points.is_empty());
+        for point in &points {
+            assert!(point.job.offset_bytes >= 32 << 20, "{}", point.job.name);
+        }
+        assert_eq!(points[0].job.offset_bytes, 32 << 20);
+        let Err(share) = preset_points(&preset, &overrides("50%"), &target) else {
+            panic!("a share offset is refused");
+        };
+        let crate::exit::Failure::BadInput(message) = share else {
+            panic!("bad input expected");
+        };
+        assert!(message.contains("--offset=50%"), "{message}");
+    }
+
+    /// The bytes state steps and points touch, recorded by engines the sweep runs on.
+    mod regions {
+        use super::super::sweep;
+        use crate::cmd_run::STOP;
+        use proptest::prelude::*;
+        use std::sync::{Arc, Mutex};
+        use storlab_engine::engines::null::NullEngine;
+        use storlab_engine::{
+            Capabilities, EngineError, EngineSetup, IoCompletion, IoDirection, IoEngine, IoRequest,
+        };
+        use storlab_job::preset::SweepPoint;
+        use storlab_job::steps::DeviceState;
+        use storlab_job::{EngineKind, JobSpec, Target};
+        use storlab_runner::{plan_regions, EngineProvider, RunError, RunOptions};
+
+        /// Every write and discard an engine received: (job name, direction, offset, length).
+        type Log = Arc<Mutex<Vec<(String, IoDirection, u64, u32)>>>;
+
+        /// The null engine, remembering every request it is given.
+        struct Recording {
+            inner: NullEngine,
+            job: String,
+            log: Log,
+        }
+
+        impl IoEngine for Recording {
+            fn name(&self) -> &'static str {
+                self.inner.name()
+            }
+            fn capabilities(&self) -> Capabilities {
+                self.inner.capabilities()
+            }
+            fn target_size_bytes(&self) -> u64 {
+                self.inner.target_size_bytes()
+            }
+            fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+                self.inner.setup(setup)
+            }
+            fn buffer(&self, slot: u32) -> &[u8] {
+                self.inner.buffer(slot)
+            }
+            fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+                self.inner.buffer_mut(slot)
+            }
+            fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+                self.log.lock().unwrap().push((
+                    self.job.clone(),
+                    request.direction,
+                    request.offset_bytes,
+                    request.len_bytes,
+                ));
+                self.inner.queue(request)
+            }
+            fn submit(&mut self) -> Result<usize, EngineError> {
+                self.inner.submit()
+            }
+            fn reap(
+                &mut self,
+                min: usize,
+                out: &mut Vec<IoCompletion>,
+            ) -> Result<usize, EngineError> {
+                self.inner.reap(min, out)
+            }
+            fn now_ns(&self) -> u64 {
+                self.inner.now_ns()
+            }
+            fn wait_until_ns(&mut self, deadline_ns: u64) {
+                self.inner.wait_until_ns(deadline_ns)
+            }
+        }
+
+        struct RecordingProvider {
+            target_size_bytes: u64,
+            log: Log,
+        }
+
+        impl EngineProvider for RecordingProvider {
+            fn open(&mut self, job: &JobSpec) -> Result<Vec<Box<dyn IoEngine + Send>>, RunError> {
+                Ok((0..job.numjobs)
+                    .map(|_| {
+                        Box::new(Recording {
+                            inner: NullEngine::new(self.target_size_bytes),
+                            job: job.name.clone(),
+                            log: self.log.clone(),
+                        }) as Box<dyn IoEngine + Send>
+                    })
+                    .collect())
+            }
+        }
+
+        const BLOCK_BYTES: u64 = 4096;
+
+        /// 4 KiB blocks marked by `ranges` on a target of `blocks` blocks.
+        fn block_map(blocks: u64, ranges: impl IntoIterator<Item = (u64, u64)>) -> Vec<bool> {
+            let mut map = vec![false; blocks as usize];
+            for (start, len) in ranges {
+                assert_eq!((start % BLOCK_BYTES, len % BLOCK_BYTES), (0, 0));
+                for block in start / BLOCK_BYTES..(start + len) / BLOCK_BYTES {
+                    map[block as usize] = true;
+                }
+            }
+            map
+        }
+
+        /// What a sweep of `jobs` in `state` on a null target of `target_bytes` did: the blocks
+        /// the points measure, and the state steps' trims, fill writes (with their byte count)
+        /// and fragmenting write bytes.
+        struct Touched {
+            measured: Vec<bool>,
+            trimmed: Vec<bool>,
+            filled: Vec<bool>,
+            filled_bytes: u64,
+            fragment_bytes: u64,
+            outside: Vec<(String, IoDirection, u64, u32)>,
+        }
+
+        fn sweep_on_null(jobs: &[JobSpec], state: DeviceState, target_bytes: u64) -> Touched {
+            let log = Log::default();
+            let mut provider = RecordingProvider {
+                target_size_bytes: target_bytes,
+                log: log.clone(),
+            };
+            let options = RunOptions {
+                interval_ns: storlab_runner::DEFAULT_INTERVAL_NS,
+                stop: &STOP,
+                live: None,
+            };
+            let points: Vec<SweepPoint> = jobs
+                .iter()
+                .map(|job| SweepPoint {
+                    coords: Vec::new(),
+                    job: job.clone(),
+                })
+                .collect();
+            sweep(
+                &mut provider,
+                &options,
+                None,
+                &points,
+                state,
+                false,
+                &mut |_| {},
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )
+            .expect("sweep runs");
+            let blocks = target_bytes / BLOCK_BYTES;
+            let measured = block_map(
+                blocks,
+                jobs.iter()
+                    .flat_map(|job| plan_regions(job, target_bytes).unwrap())
+                    .map(|r| (r.start_bytes, r.len_bytes)),
+            );
+            let log = log.lock().unwrap().clone();
+            let state_io = |name: &'static str, direction: IoDirection| {
+                log.iter()
+                    .filter(move |(job, d, _, _)| job.ends_with(name) && *d == direction)
+                    .map(|(_, _, offset, len)| (*offset, u64::from(*len)))
+            };
+            let outside = log
+                .iter()
+                .filter(|(_, direction, offset, len)| {
+                    *direction != IoDirection::Read
+                        && (offset / BLOCK_BYTES..(offset + u64::from(*len)).div_ceil(BLOCK_BYTES))
+                            .any(|block| !measured[block as usize])
+                })
+                .cloned()
+                .collect();
+            Touched {
+                trimmed: block_map(blocks, state_io(":trim", IoDirection::Trim)),
+                filled: block_map(blocks, state_io(":seq-fill", IoDirection::Write)),
+                filled_bytes: state_io(":seq-fill", IoDirection::Write)
+                    .map(|(_, len)| len)
+                    .sum(),
+                fragment_bytes: state_io(":fragment", IoDirection::Write)
+                    .map(|(_, len)| len)
+                    .sum(),
+                measured,
+                outside,
+            }
+        }
+
+        fn reader(offset_bytes: u64, size_bytes: u64) -> JobSpec {
+            let mut job = JobSpec::new("point", EngineKind::Null, Target::None);
+            job.offset_bytes = offset_bytes;
+            job.size_bytes = Some(size_bytes);
+            job.number_ios = Some(2);
+            job
+        }
+
+        const MIB: u64 = 1 << 20;
+
+        /// The cases on a 64 MiB target: `--size=10% --offset=50%` discarded all of it,
+        /// `--size=6m --offset=32m` wrote MiB 0-38.
+        #[test]
+        fn a_state_keeps_to_the_measured_region() {
+            let mut shares = reader(0, 0);
+            shares.size_bytes = None;
+            shares.target_shares.offset_ppm = Some(500_000);
+            shares.target_shares.size_ppm = Some(100_000);
+            for job in [shares, reader(32 * MIB, 6 * MIB)] {
+                for state in [
+                    DeviceState::Fresh,
+                    DeviceState::SeqFilled,
+                    DeviceState::Fragmented { bytes: MIB },
+                ] {
+                    let touched = sweep_on_null(std::slice::from_ref(&job), state, 64 * MIB);
+                    assert!(touched.outside.is_empty(), "{state}: {:?}", touched.outside);
+                    assert_eq!(touched.trimmed, touched.measured, "{state}: trims");
+                }
+            }
+        }
+
+        /// Workers apart (`offset_increment` larger than `size`) keep the gap between them.
+        #[test]
+        fn a_state_leaves_the_gaps_between_disjoint_workers() {
+            let mut job = reader(8 * MIB, MIB);
+            job.numjobs = 2;
+            job.offset_increment_bytes = 4 * MIB;
+            let touched =
+                sweep_on_null(&[job], DeviceState::Fragmented { bytes: 4 * MIB }, 64 * MIB);
+            assert!(touched.outside.is_empty(), "{:?}", touched.outside);
+            assert_eq!(touched.trimmed, touched.measured);
+            assert_eq!(touched.filled, touched.measured);
+            assert_eq!(touched.filled_bytes, 2 * MIB);
+            assert_eq!(touched.fragment_bytes, 4 * MIB);
+        }
+
+        /// A point's offset, size and worker spacing: bytes (4 KiB blocks) or shares (ppm).
+        #[derive(Clone, Debug)]
+        enum Amount {
+            Blocks(u64),
+            Share(u32),
+        }
+
+        fn amount(max_blocks: u64) -> impl Strategy<Value = Amount> {
+            prop_oneof![
+                (0..max_blocks).prop_map(Amount::Blocks),
+                (0u32..=1_000_000).prop_map(Amount::Share),
+            ]
+        }
+
+        fn point() -> impl Strategy<Value = JobSpec> {
+            (amount(8192), amount(4096), amount(4096), 1u32..=4).prop_map(
+                |(offset, size, increment, numjobs)| {
+                    let mut job = reader(0, 0);
+                    job.numjobs = numjobs;
+                    match offset {
+                        Amount::Blocks(b) => job.offset_bytes = b * BLOCK_BYTES,
+                        Amount::Share(ppm) => job.target_shares.offset_ppm = Some(ppm),
+                    }
+                    match size {
+                        Amount::Blocks(b) => job.size_bytes = Some((b + 1) * BLOCK_BYTES),
+                        Amount::Share(ppm) => {
+                            job.size_bytes = None;
+                            job.target_shares.size_ppm = Some(ppm.max(1));
+                        }
+                    }
+                    match increment {
+                        Amount::Blocks(b) => job.offset_increment_bytes = b * BLOCK_BYTES,
+                        Amount::Share(ppm) => job.target_shares.offset_increment_ppm = Some(ppm),
+                    }
+                    job
+                },
+            )
+        }
+
+        fn state() -> impl Strategy<Value = DeviceState> {
+            prop_oneof![
+                Just(DeviceState::Fresh),
+                Just(DeviceState::SeqFilled),
+                (1u64..4096).prop_map(|blocks| DeviceState::Fragmented {
+                    bytes: blocks * BLOCK_BYTES
+                }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Bytes and shares, one worker or several spaced by `offset_increment`: the state
+            /// steps discard and fill exactly the union of the measured regions, each byte
+            /// once, and write nothing else.
+            #[test]
+            fn state_steps_cover_exactly_the_measured_regions(
+                jobs in prop::collection::vec(point(), 1..4),
+                state in state(),
+                target_blocks in 4096u64..16384,
+            ) {
+                let target_bytes = target_blocks * BLOCK_BYTES;
+                prop_assume!(jobs.iter().all(|job| plan_regions(job, target_bytes).is_ok()));
+                let touched = sweep_on_null(&jobs, state, target_bytes);
+                prop_assert!(touched.outside.is_empty(), "{:?}", touched.outside);
+                prop_assert_eq!(&touched.trimmed, &touched.measured);
+                if state != DeviceState::Fresh {
+                    let measured_bytes =
+                        touched.measured.iter().filter(|&&b| b).count() as u64 * BLOCK_BYTES;
+                    prop_assert_eq!(&touched.filled, &touched.measured);
+                    prop_assert_eq!(touched.filled_bytes, measured_bytes);
+                }
+                if let DeviceState::Fragmented { bytes } = state {
+                    prop_assert_eq!(touched.fragment_bytes, bytes);
+                }
+            }
+        }
     }
 }

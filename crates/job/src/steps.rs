@@ -92,11 +92,19 @@ impl DeviceState {
         }
     }
 
-    /// The steps that create this state over the region `template` covers (its target, engine,
-    /// `offset`, `size` and worker layout), in order. `as-found` needs none.
+    /// The steps that create this state over the regions `template` covers (its target, engine,
+    /// `offset`, `size` and worker layout), in order. `as-found` needs none. A sweep's state
+    /// covers the measured regions only: `storlab_runner::state::state_steps` calls this with
+    /// one byte-exact template per region once the target's size is known.
     pub fn steps(self, template: &JobSpec) -> Vec<Step> {
-        let trim = Step::Trim {
-            job: prepare_job(template, "trim", 0),
+        let trim = {
+            let mut job = prepare_job(template, "trim", 0);
+            // A discard has no transfer size: the smallest block lets a region of any length
+            // (h2benchw's 64 KiB point) be planned.
+            let block = BlockSizeSpec::Fixed(template.align_bytes.max(1));
+            job.block_size_read = block.clone();
+            job.block_size_write = block;
+            Step::Trim { job }
         };
         let fill = || {
             let mut job = prepare_job(template, "seq-fill", 0);
@@ -145,9 +153,15 @@ fn prepare_job(template: &JobSpec, what: &str, random_percent: u8) -> JobSpec {
     job.name = format!("{}:{what}", template.name);
     job.read_percent = 0;
     job.random_percent = random_percent;
+    // Both directions fixed: a measured job's block sizes (a range, a split) need not fit the
+    // region a preparation runs on; the fill and the fragmenting writes set their own.
     job.block_size_read = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
+    job.block_size_write = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
     job.iodepth = PREPARE_IODEPTH;
     job.number_ios = None;
+    // One pass over the region: a measured job's `io_size` or `loops` would write it again.
+    job.io_size_bytes = None;
+    job.loops = 1;
     job.runtime_ns = None;
     job.time_based = false;
     job.ramp_time_ns = 0;
@@ -252,5 +266,29 @@ mod tests {
             assert_eq!(step.job().size_bytes, Some(64 << 20));
         }
         assert!(DeviceState::AsFound.steps(&template).is_empty());
+    }
+
+    /// Regression: a measured job's `io_size` and `loops` carried into the fill, which then
+    /// wrote its region over and over.
+    #[test]
+    fn a_preparation_is_one_pass_whatever_the_measured_job_repeats() {
+        let mut template = JobSpec::new("p", EngineKind::Sim, Target::Sim("x".into()));
+        template.size_bytes = Some(1 << 20);
+        template.io_size_bytes = Some(1 << 30);
+        template.loops = 3;
+        template.block_size_write = BlockSizeSpec::Range {
+            min_bytes: 4 * KIB,
+            max_bytes: 2 << 20,
+        };
+        let fragmented = DeviceState::Fragmented { bytes: 1 << 20 };
+        for step in fragmented.steps(&template) {
+            let job = step.job();
+            assert_eq!((job.io_size_bytes, job.loops), (None, 1), "{}", job.name);
+            assert!(
+                matches!(job.block_size_write, BlockSizeSpec::Fixed(_)),
+                "{}",
+                job.name
+            );
+        }
     }
 }

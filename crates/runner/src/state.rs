@@ -1,12 +1,17 @@
 //! Device-state steps on any engine: discarding a region (TRIM: BLKDISCARD on block devices,
 //! hole punching on files, SCSI UNMAP on simulated drives) as ordinary `IoDirection::Trim`
 //! requests, and running preparation jobs whose results are not reported.
+//!
+//! A state acts on the measured regions only: `covering_regions` resolves every point's
+//! regions (shares included) once the target is open, and `state_steps` builds one byte-exact
+//! job per resulting region, so no fill, TRIM or fragmenting write touches a byte no point
+//! measures.
 
-use crate::{plan_regions, run_jobs, EngineProvider, JobOutcome, RunError, RunOptions};
+use crate::{plan_regions, run_jobs, EngineProvider, JobOutcome, Region, RunError, RunOptions};
 use std::sync::atomic::Ordering;
 use storlab_engine::{EngineReport, EngineSetup, IoCompletion, IoDirection, IoRequest};
-use storlab_job::steps::Step;
-use storlab_job::{JobSet, JobSpec};
+use storlab_job::steps::{DeviceState, Step, FRAGMENT_BLOCK_BYTES, SEQ_FILL_BLOCK_BYTES};
+use storlab_job::{BlockSizeSpec, JobSet, JobSpec, TargetShares};
 
 /// Length of one discard request. Large, so a whole drive takes few requests, yet far below
 /// `u32::MAX` and a multiple of every erase-block size in use.
@@ -25,6 +30,144 @@ pub struct StepOutcome {
     pub engine_report: Option<EngineReport>,
     /// Stopped by the stop flag before the end.
     pub interrupted: bool,
+}
+
+/// The bytes `jobs` measure on a target of `target_size_bytes`: every worker region of every
+/// job (shares resolved against the size), sorted, with overlapping or touching regions merged.
+/// Disjoint regions stay apart, so a state never touches the gap between two measured areas.
+pub fn covering_regions<'a>(
+    jobs: impl IntoIterator<Item = &'a JobSpec>,
+    target_size_bytes: u64,
+) -> Result<Vec<Region>, RunError> {
+    let mut regions = Vec::new();
+    for job in jobs {
+        regions.extend(plan_regions(job, target_size_bytes)?);
+    }
+    regions.sort_by_key(|r| r.start_bytes);
+    let mut merged: Vec<Region> = Vec::with_capacity(regions.len());
+    for region in regions {
+        let end = region.start_bytes + region.len_bytes;
+        match merged.last_mut() {
+            Some(last) if region.start_bytes <= last.start_bytes + last.len_bytes => {
+                last.len_bytes = end.max(last.start_bytes + last.len_bytes) - last.start_bytes;
+            }
+            _ => merged.push(region),
+        }
+    }
+    Ok(merged)
+}
+
+/// `template`'s target, engine and I/O settings on exactly `region`: one worker, bytes only,
+/// aligned to the largest power of two (at most the template's alignment) that divides both
+/// ends, so planning it neither moves its start nor shortens it.
+pub fn region_job(template: &JobSpec, region: Region) -> JobSpec {
+    let mut job = template.clone();
+    job.numjobs = 1;
+    job.offset_bytes = region.start_bytes;
+    job.offset_increment_bytes = 0;
+    job.size_bytes = Some(region.len_bytes);
+    job.target_shares = TargetShares::default();
+    let template_align = template.align_bytes.max(1);
+    let mut align = 1u64 << template_align.ilog2();
+    while align > 1
+        && !(region.start_bytes.is_multiple_of(align) && region.len_bytes.is_multiple_of(align))
+    {
+        align /= 2;
+    }
+    job.align_bytes = align;
+    job
+}
+
+/// The steps that put every one of `regions` in `state`, through `template`'s target and
+/// engine: each kind of step over all regions before the next kind (all TRIMs, then all
+/// fills, then the fragmenting writes), the fragmenting writes shared among the regions in
+/// proportion to their sizes. Transfers larger than a region shrink to it, and a region whose
+/// length is not a whole number of fill transfers gets its tail as a region of its own, so the
+/// fill writes every byte once instead of wrapping round to the region's start.
+pub fn state_steps(state: DeviceState, template: &JobSpec, regions: &[Region]) -> Vec<Step> {
+    let regions: Vec<Region> = regions
+        .iter()
+        .flat_map(|region| {
+            let body_bytes = region.len_bytes / SEQ_FILL_BLOCK_BYTES * SEQ_FILL_BLOCK_BYTES;
+            let tail_bytes = region.len_bytes - body_bytes;
+            [
+                Region {
+                    start_bytes: region.start_bytes,
+                    len_bytes: body_bytes,
+                },
+                Region {
+                    start_bytes: region.start_bytes + body_bytes,
+                    len_bytes: tail_bytes,
+                },
+            ]
+        })
+        .filter(|region| region.len_bytes > 0)
+        .collect();
+    let total_bytes: u64 = regions.iter().map(|r| r.len_bytes).sum();
+    let mut per_region: Vec<Vec<Step>> = Vec::with_capacity(regions.len());
+    let mut before_bytes = 0u64;
+    for region in &regions {
+        let job = region_job(template, *region);
+        let region_state = match state {
+            DeviceState::Fragmented { bytes } => {
+                // Cumulative rounding: the regions' shares add up to exactly the blocks asked.
+                let blocks = u128::from(bytes / FRAGMENT_BLOCK_BYTES);
+                let share_end =
+                    |end: u64| (blocks * u128::from(end) / u128::from(total_bytes.max(1))) as u64;
+                let after_bytes = before_bytes + region.len_bytes;
+                let region_blocks = share_end(after_bytes) - share_end(before_bytes);
+                before_bytes = after_bytes;
+                DeviceState::Fragmented {
+                    bytes: region_blocks * FRAGMENT_BLOCK_BYTES,
+                }
+            }
+            other => other,
+        };
+        let steps = region_state
+            .steps(&job)
+            .into_iter()
+            .filter(|step| step.job().number_ios != Some(0))
+            .map(|step| fit_to_region(step, state, region.len_bytes))
+            .collect();
+        per_region.push(steps);
+    }
+    let kinds = per_region.iter().map(Vec::len).max().unwrap_or(0);
+    (0..kinds)
+        .flat_map(|kind| {
+            per_region
+                .iter()
+                .filter_map(move |steps| steps.get(kind).cloned())
+        })
+        .collect()
+}
+
+/// `step` with transfers no larger than its region and the whole state's label (a region's
+/// share of the fragmenting writes is not the state the target ends in).
+fn fit_to_region(step: Step, state: DeviceState, region_len_bytes: u64) -> Step {
+    let fit = |spec: &mut BlockSizeSpec| {
+        if let BlockSizeSpec::Fixed(bytes) = spec {
+            *bytes = (*bytes).min(region_len_bytes);
+        }
+    };
+    match step {
+        Step::Trim { mut job } => {
+            fit(&mut job.block_size_read);
+            fit(&mut job.block_size_write);
+            Step::Trim { job }
+        }
+        Step::Prepare {
+            mut job,
+            state_after,
+        } => {
+            fit(&mut job.block_size_read);
+            fit(&mut job.block_size_write);
+            let state_after = match state {
+                DeviceState::Fragmented { .. } if job.random_percent == 100 => state.label(),
+                _ => state_after,
+            };
+            Step::Prepare { job, state_after }
+        }
+    }
 }
 
 /// Run one step on the target of its job.
@@ -217,6 +360,29 @@ mod tests {
         let filled = run_step(&steps[1], &mut provider, &options).unwrap();
         assert_eq!(filled.bytes, FILE_BYTES);
         assert!(allocated() >= FILE_BYTES);
+    }
+
+    /// Regression: a trim planned its region with the fill's 128 KiB block, so
+    /// `--trim-between-steps` refused h2benchw's 64 KiB point.
+    #[test]
+    fn a_region_smaller_than_a_fill_block_is_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let target =
+            open_target(&Target::Path(path.clone()), FILE_BYTES, false, true, None).unwrap();
+        let mut provider = FileProvider { target };
+        let stop = AtomicBool::new(false);
+        let options = RunOptions {
+            interval_ns: crate::DEFAULT_INTERVAL_NS,
+            stop: &stop,
+            live: None,
+        };
+        let mut job = JobSpec::new("t", EngineKind::Psync, Target::Path(path));
+        job.offset_bytes = 1 << 20;
+        job.size_bytes = Some(64 << 10);
+        let steps = DeviceState::Fresh.steps(&job);
+        let trimmed = run_step(&steps[0], &mut provider, &options).unwrap();
+        assert_eq!(trimmed.bytes, 64 << 10);
     }
 
     #[test]

@@ -74,9 +74,15 @@ impl<'p, 'o> Sweeper<'p, 'o> {
         Ok(outcome.interrupted)
     }
 
-    /// Put the target of `template` in `state`; returns whether it was interrupted.
-    pub fn prepare(&mut self, state: DeviceState, template: &JobSpec) -> Result<bool, RunError> {
-        for step in state.steps(template) {
+    /// Put `regions` of `template`'s target in `state` (`state::state_steps`: nothing outside
+    /// them is written or discarded); returns whether it was interrupted.
+    pub fn prepare(
+        &mut self,
+        state: DeviceState,
+        template: &JobSpec,
+        regions: &[crate::Region],
+    ) -> Result<bool, RunError> {
+        for step in crate::state::state_steps(state, template, regions) {
             if self.step(&step)? {
                 return Ok(true);
             }
