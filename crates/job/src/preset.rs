@@ -859,14 +859,14 @@ mod tests {
         assert!(zones.iter().all(|p| p.job.size_bytes == Some(1 << 20)));
         assert!(zones.iter().all(|p| p.job.target_shares.is_unset()));
         assert_eq!(zones[1].job.name, "h2benchw/zones,rw=read,zone=5%");
-        // The interface series re-reads its one block whatever --size and --offset say.
+        // The interface series re-reads its one block whatever --size says, at the area's start.
         let interface = points
             .iter()
             .find(|p| p.coord("series") == Some("interface"))
             .unwrap();
         assert_eq!(
             (interface.job.offset_bytes, interface.job.size_bytes),
-            (0, Some(64 << 10))
+            (4 << 20, Some(64 << 10))
         );
         assert_eq!(block_size_label(&interface.job), "64k");
         assert_eq!(block_size_label(&zones[0].job), "128k");
