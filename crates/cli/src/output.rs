@@ -43,11 +43,14 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8], option: &str) -> Result<(), 
 }
 
 /// `eprintln!` that cannot panic: a diagnostic line for stderr. When stderr is gone (its reader
-/// closed), the line is lost and the command goes on; `eprintln!` would panic instead.
+/// closed), the line is lost and the command goes on; `eprintln!` would panic instead. Control
+/// characters (a line break or terminal escape from a job name or path) are escaped, so the
+/// line stays one line and cannot drive the terminal.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", storlab_report::escape_control(&line));
     }};
 }
 pub(crate) use say;
