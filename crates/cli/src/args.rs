@@ -202,3 +202,67 @@ pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
     }
     (clap_args, job_flags)
 }
+
+/// A clap error as storlab's one line: what is wrong with which argument (clap's own statement,
+/// its indented continuation lines such as the possible values joined on), clap's suggestion
+/// when it has one, and where to read more (`see `storlab run --help``). clap itself would
+/// print usage and tips over four or five lines. `argv` is what clap parsed (program first).
+pub fn clap_error_line(error: &clap::Error, argv: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = error.to_string();
+    let mut statement = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some(rest) = statement.strip_prefix("error: ") {
+        statement = rest.to_string();
+    }
+    if error.kind() == clap::error::ErrorKind::InvalidUtf8 {
+        // clap does not say which argument: name it (and the option it is the value of).
+        let arguments = argv.get(1..).unwrap_or_default();
+        if let Some(index) = arguments.iter().position(|arg| arg.to_str().is_none()) {
+            let text = arguments[index].to_string_lossy();
+            let option = index
+                .checked_sub(1)
+                .and_then(|before| arguments[before].to_str())
+                .filter(|o| o.starts_with('-'));
+            statement = match option {
+                Some(option) => format!("{option} '{text}': not valid UTF-8 text"),
+                None => format!("'{text}': not valid UTF-8 text"),
+            };
+        }
+    }
+    let suggestions: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedValue,
+    ]
+    .into_iter()
+    .filter_map(|kind| match error.get(kind)? {
+        ContextValue::String(one) => Some(vec![one.clone()]),
+        ContextValue::Strings(several) => Some(several.clone()),
+        _ => None,
+    })
+    .flatten()
+    .map(|suggestion| format!("'{suggestion}'"))
+    .collect();
+    if !suggestions.is_empty() {
+        statement.push_str(&format!("; did you mean {}?", suggestions.join(" or ")));
+    }
+    let command = Cli::command_name_in(argv)
+        .map_or_else(|| "storlab".to_string(), |name| format!("storlab {name}"));
+    format!("{statement} (see `{command} --help`)")
+}
+
+impl Cli {
+    /// The subcommand `argv` names, when its first argument is one.
+    fn command_name_in(argv: &[OsString]) -> Option<String> {
+        use clap::CommandFactory;
+        let name = argv.get(1)?.to_str()?;
+        Self::command()
+            .find_subcommand(name)
+            .map(|sub| sub.get_name().to_string())
+    }
+}

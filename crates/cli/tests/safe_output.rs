@@ -1,5 +1,5 @@
-//! Runs the `storlab` binary as a user would, on what it prints: control characters from names
-//! are escaped wherever people read them.
+//! Runs the `storlab` binary as a user would, on what it prints: argument errors are one line;
+//! control characters from names are escaped wherever people read them.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -36,6 +36,40 @@ fn assert_one_line_bad_input(out: &Output, what: &str, needle: &str) {
         "{what}: '{err}' should name '{needle}'"
     );
     assert!(out.stdout.is_empty(), "{what} printed to stdout");
+}
+
+/// clap's own errors (unknown option, bad value, missing value, unknown subcommand) are
+/// storlab's one line naming the argument, exit 2, instead of clap's four or five lines of
+/// usage; `--help` and `--version` still print, exit 0.
+#[test]
+fn argument_errors_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["history", "--foo"], "'--foo'"),
+        (&["show", "last", "--foo"], "storlab show --help"),
+        (&["run", "--output-format", "xml"], "fio-json"),
+        (&["run", "--destructive"], "--destructive"),
+        (&["frobnicate"], "'frobnicate'"),
+        (&["histroy"], "did you mean 'history'"),
+        (&["export"], "<RUN>"),
+        (&["history", "--limit", "many"], "--limit"),
+        (
+            &["export", "last", "--outptu", "x"],
+            "did you mean '--output'",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_one_line_bad_input(&run_in(dir.path(), args), &format!("{args:?}"), needle);
+    }
+    for args in [
+        &["--version"][..],
+        &["run", "--help"],
+        &["history", "--help"],
+    ] {
+        let out = run_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{args:?} printed nothing");
+    }
 }
 
 /// A job name holding a terminal escape sequence and a line break: the table, the progress
