@@ -67,7 +67,9 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
-    /// Write the output to FILE instead of stdout (written whole at the end, never half).
+    /// Write the output to FILE instead of stdout (written whole at the end, never half; also
+    /// the finished jobs' results when the run fails part-way). FILE must be a regular file or
+    /// new: a device, FIFO, symbolic link or the results database is refused before the run.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Allow writing to this block device even though it carries data (partition table,

@@ -1,7 +1,11 @@
-//! Runs the `storlab` binary as a user would, on what it prints: argument errors are one line;
-//! control characters from names are escaped wherever people read them.
+//! Runs the `storlab` binary as a user would, on what it writes and prints: an output file only
+//! ever replaces a regular file (never a device, FIFO, symbolic link, the results database or
+//! another output of the same command), refused before any work; a run that fails part-way still
+//! writes its finished jobs; argument errors are one line; control characters from names are
+//! escaped wherever people read them.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -36,6 +40,250 @@ fn assert_one_line_bad_input(out: &Output, what: &str, needle: &str) {
         "{what}: '{err}' should name '{needle}'"
     );
     assert!(out.stdout.is_empty(), "{what} printed to stdout");
+}
+
+/// Temporary files an output write left behind.
+fn partial_files(dir: &Path) -> Vec<OsString> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().contains("storlab-partial"))
+        .collect()
+}
+
+const QUICK_RUN: [&str; 4] = ["run", "--ioengine=null", "--size=1m", "--no-db"];
+
+/// A FIFO, a symbolic link and (as root) a character device named as an output stay what they
+/// are: the command stops before running anything. Today's code renamed a regular file over
+/// each (as root, `--output /dev/null` replaced /dev/null), and checked `--report` and `--pcap`
+/// only after the whole run.
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_before_the_run() {
+    use nix::sys::stat::{makedev, mknod, Mode, SFlag};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    nix::unistd::mkfifo(&d.join("fifo"), Mode::S_IRUSR | Mode::S_IWUSR).unwrap();
+    std::fs::write(d.join("kept.json"), "kept").unwrap();
+    std::os::unix::fs::symlink("kept.json", d.join("link.json")).unwrap();
+    let mut specials = vec!["fifo", "link.json"];
+    if nix::unistd::geteuid().is_root() {
+        // /dev/null's numbers (Linux devices.txt: char 1:3), made inside the temporary directory.
+        mknod(
+            &d.join("null"),
+            SFlag::S_IFCHR,
+            Mode::from_bits_truncate(0o666),
+            makedev(1, 3),
+        )
+        .unwrap();
+        specials.push("null");
+    } else {
+        eprintln!("skipped the character device case: mknod needs root");
+    }
+    for option in ["--output", "--report"] {
+        for name in &specials {
+            let mut args = QUICK_RUN.to_vec();
+            args.extend([option, name]);
+            let out = run_in(d, &args);
+            assert_one_line_bad_input(&out, &format!("{option} {name}"), option);
+            assert!(
+                !stderr(&out).contains("[1/"),
+                "{option} {name}: refused only after running: {}",
+                stderr(&out)
+            );
+        }
+    }
+    let sim = [
+        "run",
+        "--target=sim:usb3-uas-ssd",
+        "--rw=randread",
+        "--size=16m",
+        "--number_ios=20",
+        "--no-db",
+        "--pcap",
+        "fifo",
+    ];
+    assert_one_line_bad_input(&run_in(d, &sim), "--pcap fifo", "--pcap");
+
+    let kind = |name: &str| std::fs::symlink_metadata(d.join(name)).unwrap().file_type();
+    assert!(kind("fifo").is_fifo(), "the FIFO was replaced");
+    assert!(kind("link.json").is_symlink(), "the link was replaced");
+    assert_eq!(
+        std::fs::read_to_string(d.join("kept.json")).unwrap(),
+        "kept"
+    );
+    if specials.contains(&"null") {
+        assert!(kind("null").is_char_device(), "the device was replaced");
+    }
+    assert!(partial_files(d).is_empty(), "left {:?}", partial_files(d));
+}
+
+/// `--output` naming the results database (by any spelling, or a hard link to it, or before it
+/// exists) or another output of the same command is refused, and the database is left byte
+/// for byte. Today's code replaced the database with the run's JSON and exited 0.
+#[test]
+fn outputs_naming_the_database_or_each_other_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let first = run_in(
+        d,
+        &[
+            "run",
+            "--ioengine=null",
+            "--size=1m",
+            "--db",
+            "results.sqlite",
+        ],
+    );
+    assert!(first.status.success(), "{}", stderr(&first));
+    let saved = std::fs::read(d.join("results.sqlite")).unwrap();
+    std::fs::hard_link(d.join("results.sqlite"), d.join("alias.sqlite")).unwrap();
+
+    let run = [
+        "run",
+        "--ioengine=null",
+        "--size=1m",
+        "--db",
+        "results.sqlite",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&run[..], &["--output", "results.sqlite"]].concat(),
+            "results database",
+        ),
+        (
+            [&run[..], &["--report", "./results.sqlite"]].concat(),
+            "results database",
+        ),
+        (
+            [&run[..], &["--output", "alias.sqlite"]].concat(),
+            "results database",
+        ),
+        (
+            [&run[..], &["--output", "results.sqlite-wal"]].concat(),
+            "journal",
+        ),
+        (
+            vec![
+                "export",
+                "last",
+                "--db",
+                "results.sqlite",
+                "-o",
+                "results.sqlite",
+            ],
+            "results database",
+        ),
+        (
+            vec![
+                "report",
+                "last",
+                "--db",
+                "results.sqlite",
+                "-o",
+                "alias.sqlite",
+            ],
+            "results database",
+        ),
+        (
+            [
+                &QUICK_RUN[..],
+                &["--output", "same.json", "--report", "same.json"],
+            ]
+            .concat(),
+            "also --output",
+        ),
+        (
+            vec![
+                "run",
+                "--ioengine=null",
+                "--size=1m",
+                "--db",
+                "new.sqlite",
+                "--output",
+                "./new.sqlite",
+            ],
+            "results database",
+        ),
+    ];
+    for (args, needle) in &cases {
+        assert_one_line_bad_input(&run_in(d, args), &format!("{args:?}"), needle);
+    }
+    assert_eq!(
+        std::fs::read(d.join("results.sqlite")).unwrap(),
+        saved,
+        "the results database changed"
+    );
+    assert!(!d.join("same.json").exists());
+    assert!(!d.join("new.sqlite").exists());
+    assert!(!d.join("results.sqlite-wal").exists());
+}
+
+/// A regular file is replaced whole and keeps its permissions.
+#[test]
+fn an_existing_output_file_is_replaced_whole_keeping_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("out.json"), "old contents, longer than nothing").unwrap();
+    std::fs::set_permissions(d.join("out.json"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let mut args = QUICK_RUN.to_vec();
+    args.extend(["--output-format=json", "--output", "out.json"]);
+    let out = run_in(d, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 1);
+    let mode = std::fs::metadata(d.join("out.json"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+    assert!(partial_files(d).is_empty(), "left {:?}", partial_files(d));
+}
+
+/// The second job fails (its file's directory is missing) after the first finished: the first
+/// job's results are still written, to `--output` or stdout, and the run exits 1. Today's code
+/// wrote nothing and exited 2.
+#[test]
+fn a_run_that_fails_part_way_still_writes_its_finished_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let failing = [
+        "run",
+        "--ioengine=psync",
+        "--size=1m",
+        "--no-db",
+        "--output-format=json",
+        "--name=first",
+        "--name=second",
+        "--stonewall",
+        "--filename=missing-dir/f",
+    ];
+    let job_names = |json: &[u8]| -> Vec<String> {
+        let doc: serde_json::Value = serde_json::from_slice(json).expect("the output is JSON");
+        doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let to_file = run_in(d, &[&failing[..], &["--output", "out.json"]].concat());
+    assert_eq!(to_file.status.code(), Some(1), "{}", stderr(&to_file));
+    assert!(
+        stderr(&to_file).contains("missing-dir/f"),
+        "{}",
+        stderr(&to_file)
+    );
+    assert_eq!(
+        job_names(&std::fs::read(d.join("out.json")).unwrap()),
+        ["first"]
+    );
+
+    let to_stdout = run_in(d, &failing);
+    assert_eq!(to_stdout.status.code(), Some(1), "{}", stderr(&to_stdout));
+    assert_eq!(job_names(&to_stdout.stdout), ["first"]);
 }
 
 /// clap's own errors (unknown option, bad value, missing value, unknown subcommand) are
