@@ -63,7 +63,7 @@ pub struct RunArgs {
     /// Target for every job: a file, a block device, or sim:STACK (replaces filename=,
     /// directory= and ioengine=; a job without size= covers the whole target).
     #[arg(long, value_name = "PATH|sim:STACK")]
-    pub target: Option<String>,
+    pub target: Option<OsString>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
@@ -167,11 +167,13 @@ pub fn command_with_job_keys() -> clap::Command {
 /// Split `argv` (program name first) into what clap parses and the fio-style job flags.
 /// For `run`, every `--key[=value]` that is not one of `run`'s own options is a job flag, so an
 /// unknown key gets the job reader's one-line error ("unknown key 'foo'; did you mean ...").
-pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
+/// Job flags are text, as the job reader takes them: one that is not UTF-8 is refused by name
+/// (a path that is not UTF-8 can be given with `--target`).
+pub fn split_job_flags(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String>), String> {
     use clap::CommandFactory;
     let is_run = argv.get(1).is_some_and(|a| a == "run");
     if !is_run {
-        return (argv, Vec::new());
+        return Ok((argv, Vec::new()));
     }
     let command = Cli::command();
     let own_options: Vec<String> = command
@@ -194,6 +196,19 @@ pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
                 || own_options.iter().any(|o| o == key);
             (!own).then(|| s.to_string())
         });
+        if arg.to_str().is_none() && !after_double_dash {
+            let bytes = arg.as_encoded_bytes();
+            let key = bytes
+                .strip_prefix(b"--")
+                .and_then(|rest| rest.split(|&b| b == b'=').next())
+                .and_then(|key| std::str::from_utf8(key).ok());
+            if key.is_some_and(|k| !k.is_empty() && !own_options.iter().any(|o| o == k)) {
+                return Err(format!(
+                    "{}: not valid UTF-8 text; job flags take text (give such a path with --target)",
+                    arg.to_string_lossy()
+                ));
+            }
+        }
         if arg == "--" {
             after_double_dash = true;
         }
@@ -202,7 +217,7 @@ pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
             None => clap_args.push(arg),
         }
     }
-    (clap_args, job_flags)
+    Ok((clap_args, job_flags))
 }
 
 /// A clap error as storlab's one line: what is wrong with which argument (clap's own statement,

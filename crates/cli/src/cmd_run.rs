@@ -7,6 +7,7 @@ use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{check_output_paths, database_files, say, Protected};
 use crate::provider::{Provider, ProviderOptions};
 use crate::results::job_reports;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -239,16 +240,25 @@ pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
 }
 
 /// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
-/// device.
-pub(crate) fn target_of(text: &str) -> Result<Target, Failure> {
-    match text.strip_prefix(SIM_TARGET_PREFIX) {
+/// device. A path is any bytes the OS allows (not only UTF-8); the prefix is found on the bytes.
+pub(crate) fn target_of(text: &OsStr) -> Result<Target, Failure> {
+    match text
+        .as_encoded_bytes()
+        .strip_prefix(SIM_TARGET_PREFIX.as_bytes())
+    {
         _ if text.is_empty() => Err(bad_input(
             "--target: empty; give a file, a block device, or sim:STACK",
         )),
-        Some("") => Err(bad_input(
+        Some([]) => Err(bad_input(
             "--target sim:: name a stack (see `storlab stacks`)",
         )),
-        Some(stack) => Ok(Target::Sim(stack.to_string())),
+        Some(stack) => match std::str::from_utf8(stack) {
+            Ok(stack) => Ok(Target::Sim(stack.to_string())),
+            Err(_) => Err(bad_input(format!(
+                "--target {}: not a stack name (stack names are text; see `storlab stacks`)",
+                Path::new(text).display()
+            ))),
+        },
         None => Ok(Target::Path(PathBuf::from(text))),
     }
 }

@@ -36,7 +36,10 @@ mod validation;
 use clap::FromArgMatches;
 
 fn main() {
-    let (clap_args, job_flags) = args::split_job_flags(std::env::args_os().collect());
+    let (clap_args, job_flags) = match args::split_job_flags(std::env::args_os().collect()) {
+        Ok(split) => split,
+        Err(message) => std::process::exit(exit::report(&exit::bad_input(message))),
+    };
     let parsed = args::command_with_job_keys()
         .try_get_matches_from(&clap_args)
         .and_then(|matches| args::Cli::from_arg_matches(&matches));
