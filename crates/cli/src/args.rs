@@ -63,11 +63,13 @@ pub struct RunArgs {
     /// Target for every job: a file, a block device, or sim:STACK (replaces filename=,
     /// directory= and ioengine=; a job without size= covers the whole target).
     #[arg(long, value_name = "PATH|sim:STACK")]
-    pub target: Option<String>,
+    pub target: Option<OsString>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
-    /// Write the output to FILE instead of stdout (written whole at the end, never half).
+    /// Write the output to FILE instead of stdout (written whole at the end, never half; also
+    /// the finished jobs' results when the run fails part-way). FILE must be a regular file or
+    /// new: a device, FIFO, symbolic link or the results database is refused before the run.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Allow writing to this block device even though it carries data (partition table,
@@ -169,11 +171,13 @@ pub fn command_with_job_keys() -> clap::Command {
 /// Split `argv` (program name first) into what clap parses and the fio-style job flags.
 /// For `run`, every `--key[=value]` that is not one of `run`'s own options is a job flag, so an
 /// unknown key gets the job reader's one-line error ("unknown key 'foo'; did you mean ...").
-pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
+/// Job flags are text, as the job reader takes them: one that is not UTF-8 is refused by name
+/// (a path that is not UTF-8 can be given with `--target`).
+pub fn split_job_flags(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String>), String> {
     use clap::CommandFactory;
     let is_run = argv.get(1).is_some_and(|a| a == "run");
     if !is_run {
-        return (argv, Vec::new());
+        return Ok((argv, Vec::new()));
     }
     let command = Cli::command();
     let own_options: Vec<String> = command
@@ -196,6 +200,19 @@ pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
                 || own_options.iter().any(|o| o == key);
             (!own).then(|| s.to_string())
         });
+        if arg.to_str().is_none() && !after_double_dash {
+            let bytes = arg.as_encoded_bytes();
+            let key = bytes
+                .strip_prefix(b"--")
+                .and_then(|rest| rest.split(|&b| b == b'=').next())
+                .and_then(|key| std::str::from_utf8(key).ok());
+            if key.is_some_and(|k| !k.is_empty() && !own_options.iter().any(|o| o == k)) {
+                return Err(format!(
+                    "{}: not valid UTF-8 text; job flags take text (give such a path with --target)",
+                    arg.to_string_lossy()
+                ));
+            }
+        }
         if arg == "--" {
             after_double_dash = true;
         }
@@ -204,5 +221,69 @@ pub fn split_job_flags(argv: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
             None => clap_args.push(arg),
         }
     }
-    (clap_args, job_flags)
+    Ok((clap_args, job_flags))
+}
+
+/// A clap error as storlab's one line: what is wrong with which argument (clap's own statement,
+/// its indented continuation lines such as the possible values joined on), clap's suggestion
+/// when it has one, and where to read more (`see `storlab run --help``). clap itself would
+/// print usage and tips over four or five lines. `argv` is what clap parsed (program first).
+pub fn clap_error_line(error: &clap::Error, argv: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = error.to_string();
+    let mut statement = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some(rest) = statement.strip_prefix("error: ") {
+        statement = rest.to_string();
+    }
+    if error.kind() == clap::error::ErrorKind::InvalidUtf8 {
+        // clap does not say which argument: name it (and the option it is the value of).
+        let arguments = argv.get(1..).unwrap_or_default();
+        if let Some(index) = arguments.iter().position(|arg| arg.to_str().is_none()) {
+            let text = arguments[index].to_string_lossy();
+            let option = index
+                .checked_sub(1)
+                .and_then(|before| arguments[before].to_str())
+                .filter(|o| o.starts_with('-'));
+            statement = match option {
+                Some(option) => format!("{option} '{text}': not valid UTF-8 text"),
+                None => format!("'{text}': not valid UTF-8 text"),
+            };
+        }
+    }
+    let suggestions: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedValue,
+    ]
+    .into_iter()
+    .filter_map(|kind| match error.get(kind)? {
+        ContextValue::String(one) => Some(vec![one.clone()]),
+        ContextValue::Strings(several) => Some(several.clone()),
+        _ => None,
+    })
+    .flatten()
+    .map(|suggestion| format!("'{suggestion}'"))
+    .collect();
+    if !suggestions.is_empty() {
+        statement.push_str(&format!("; did you mean {}?", suggestions.join(" or ")));
+    }
+    let command = Cli::command_name_in(argv)
+        .map_or_else(|| "storlab".to_string(), |name| format!("storlab {name}"));
+    format!("{statement} (see `{command} --help`)")
+}
+
+impl Cli {
+    /// The subcommand `argv` names, when its first argument is one.
+    fn command_name_in(argv: &[OsString]) -> Option<String> {
+        use clap::CommandFactory;
+        let name = argv.get(1)?.to_str()?;
+        Self::command()
+            .find_subcommand(name)
+            .map(|sub| sub.get_name().to_string())
+    }
 }

@@ -43,7 +43,8 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
             .map(|j| j.target.description.as_str())
             .collect();
         targets.dedup();
-        out.push_str(&format!("{label}: {}\n", targets.join(", ")));
+        let targets = storlab_report::escape_control(&targets.join(", ")).into_owned();
+        out.push_str(&format!("{label}: {targets}\n"));
     }
     // Rows: every (configuration, direction) of any run, in first-seen order.
     let mut rows: Vec<(String, &'static str)> = Vec::new();
@@ -68,7 +69,9 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
     }
     let mut table = vec![header];
     for (name, direction) in &rows {
-        let mut cells = vec![name.clone(), (*direction).to_string()];
+        // A job name from the user's input: escaped, it cannot break the row.
+        let printed_name = storlab_report::escape_control(name).into_owned();
+        let mut cells = vec![printed_name, (*direction).to_string()];
         let bandwidth =
             |report: &RunReport| find(report, name, direction).map(|d| d.bw_bytes_per_s);
         let baseline = bandwidth(&runs[0].1);

@@ -2,6 +2,7 @@
 //! writes, to stdout or a file.
 
 use crate::args::OutputFormat;
+use crate::cmd_report::check_output_beside_database;
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
 use crate::output::print_or_write;
@@ -24,6 +25,9 @@ pub struct ExportArgs {
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
     let reference = parse_runs(std::slice::from_ref(&args.run))?[0];
+    if let Some(output) = &args.output {
+        check_output_beside_database(output, &args.db)?;
+    }
     let database = args.db.open_existing()?;
     let stored = database.load_run(reference).map_err(db_failure)?;
     let text = match args.format {

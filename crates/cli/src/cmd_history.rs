@@ -1,4 +1,6 @@
-//! `storlab history`: the saved runs, newest first, filtered by target, preset and date.
+//! `storlab history`: the saved runs, newest first, filtered by target, preset and date. Text
+//! saved from the user's input (targets, command line) is printed with control characters
+//! escaped.
 
 use crate::db_support::{db_failure, now_unix_ms, DbArgs};
 use crate::exit::Failure;
@@ -7,6 +9,7 @@ use clap::Args;
 use std::fmt::Write;
 use storlab_db::time::{format_utc, parse_time, Bound};
 use storlab_db::RunFilter;
+use storlab_report::escape_control;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -80,9 +83,9 @@ pub fn run(args: HistoryArgs) -> Result<(), Failure> {
             format_utc(run.started_unix_ms),
             run.status.as_str(),
             run.points,
-            run.preset.as_deref().unwrap_or("-"),
-            run.targets.join(", "),
-            run.command
+            escape_control(run.preset.as_deref().unwrap_or("-")),
+            escape_control(&run.targets.join(", ")),
+            escape_control(&run.command)
         );
     }
     crate::output::print(&text)?;

@@ -3,7 +3,7 @@
 
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
-use crate::output::{print_or_write, say};
+use crate::output::{check_output_paths, database_files, print_or_write, say, Protected};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use storlab_report::{LabeledRun, RunReport};
@@ -22,6 +22,7 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let references = parse_runs(&args.runs)?;
+    check_output_beside_database(&args.output, &args.db)?;
     let database = args.db.open_existing()?;
     let mut loaded = Vec::new();
     for reference in references {
@@ -31,6 +32,21 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
     write_report(&args.output, "--output", &loaded)?;
     say!("storlab: wrote {}", args.output.display());
     Ok(())
+}
+
+/// Refuses, before the database is read, an `--output` that is not a regular file or nothing,
+/// or that is the results database itself (export and report read it, and would replace it).
+pub fn check_output_beside_database(output: &Path, db: &DbArgs) -> Result<(), Failure> {
+    let database = db
+        .path()
+        .ok()
+        .map(|db| database_files(&db))
+        .unwrap_or_default();
+    let protected: Vec<Protected<'_>> = database
+        .iter()
+        .map(|(what, path)| (*what, path.as_path()))
+        .collect();
+    check_output_paths(&[("--output", output)], &protected)
 }
 
 /// Renders and writes the report of `(label, report)` pairs; `option` is the flag that named

@@ -4,15 +4,16 @@
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::say;
-use crate::provider::{check_output_path, Provider, ProviderOptions};
+use crate::output::{check_output_paths, database_files, say, Protected};
+use crate::provider::{Provider, ProviderOptions};
 use crate::results::job_reports;
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use storlab_job::keys::SIM_TARGET_PREFIX;
 use storlab_job::{EngineKind, JobSet, Target};
-use storlab_report::{HostInfo, RunReport, ToolInfo};
+use storlab_report::{HostInfo, JobReport, RunReport, ToolInfo};
 use storlab_runner::{JobOutcome, RunError, RunOptions, DEFAULT_INTERVAL_NS};
 
 /// The built-in quick set, a real fio job file parsed like any other.
@@ -26,13 +27,11 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 const EXIT_SECOND_INTERRUPT: i32 = 130;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
+    check_run_outputs(&args)?;
     if crate::preset_run::wanted(&args) {
         return crate::preset_run::run(args);
     }
     let (set, builtin) = load_jobs(&args)?;
-    if let Some(output) = &args.output {
-        check_output_path(output).map_err(bad_input)?;
-    }
     if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
         return Err(bad_input(
             "--pcap: only simulated targets (sim:STACK) have a USB session to record",
@@ -65,13 +64,17 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut recorder =
         crate::db_support::recorder_for_run(&args.db, args.no_db, None, started_unix_ms)?;
     let mut progress = crate::progress::Progress::new(total);
+    // The finished jobs' reports, for the output of a run that fails part-way.
+    let mut finished: Vec<JobReport> = Vec::new();
     let mut on_job_done = |outcome: &JobOutcome| {
+        let reports = job_reports(outcome, &shared.borrow());
         // Saved before it is announced: every point reported finished is in the database.
         if let Some(recorder) = &mut recorder {
-            for job in job_reports(outcome, &shared.borrow()) {
-                recorder.record(&job);
+            for job in &reports {
+                recorder.record(job);
             }
         }
+        finished.extend(reports);
         progress.point_done(&outcome.job.name, &progress_summary(outcome));
     };
     let mut lent = crate::db_support::SharedProvider(&shared);
@@ -88,7 +91,25 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                     say!("storlab: warning: {unsaved}");
                 }
             }
-            return Err(classify(error));
+            if finished.is_empty() {
+                return Err(classify(error));
+            }
+            // The jobs that finished were measured: their results are written as a complete
+            // run's would be, and the run failed (exit 1) whatever stopped it.
+            let done = finished.len();
+            let mut report =
+                RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
+            report.warnings.append(&mut provider.warnings);
+            report.jobs = finished;
+            let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
+            drop(provider); // deletes temporary files
+            let failed = format!(
+                "{error} (the results of the {done} job(s) finished before it are in the output)"
+            );
+            return Err(match written {
+                Ok(()) => run_failed(failed),
+                Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
+            });
         }
     };
 
@@ -97,18 +118,6 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     for outcome in &outcomes {
         report.jobs.extend(job_reports(outcome, &provider));
     }
-    if let Some(pcap_path) = &args.pcap {
-        crate::sim_support::write_pcap(&mut provider, pcap_path)?;
-    }
-    for warning in &report.warnings {
-        say!("storlab: warning: {warning}");
-    }
-    let rendered = match args.output_format {
-        OutputFormat::Table => storlab_report::render_table(&report),
-        OutputFormat::Json => storlab_report::to_json(&report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
-        OutputFormat::Csv => storlab_report::to_csv(&report),
-    };
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     // Saved as finished before the output is written, whatever becomes of stdout. Points
     // missing from the database fail the run (exit 1) once the results are out.
@@ -123,21 +132,88 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         }
         None => Ok(()),
     };
-    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
-    if let Some(path) = &args.report {
-        let label = recorder
-            .as_ref()
-            .and_then(|r| r.run_id())
-            .map_or("this run".into(), |id| id.to_string());
-        crate::cmd_report::write_report(path, "--report", &[(label, report)])?;
-    }
+    let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
     drop(provider); // deletes temporary files before we report success
+    if let (Err(_), Err(unsaved)) = (&written, &saved) {
+        // Only one error line ends the command; the missing points are still named.
+        say!("storlab: warning: {unsaved}");
+    }
+    written?;
     saved?;
     if interrupted && STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {} of {total} jobs finished and are reported above",
             outcomes.iter().filter(|o| !o.interrupted).count()
         )));
+    }
+    Ok(())
+}
+
+/// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
+/// regular file or nothing, that names the results database, the job file or the `--target`,
+/// or that another of these outputs names too.
+fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
+    let outputs: Vec<(&str, &Path)> = [
+        ("--output", &args.output),
+        ("--report", &args.report),
+        ("--pcap", &args.pcap),
+    ]
+    .into_iter()
+    .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+    .collect();
+    if outputs.is_empty() {
+        return Ok(());
+    }
+    // Even with --no-db the database is worth keeping: never write an output over it.
+    let database = args
+        .db
+        .path()
+        .ok()
+        .map(|db| database_files(&db))
+        .unwrap_or_default();
+    let mut protected: Vec<Protected<'_>> = database
+        .iter()
+        .map(|(what, path)| (*what, path.as_path()))
+        .collect();
+    if let Some(job_file) = &args.job_file {
+        protected.push(("the job file", job_file));
+    }
+    let target = match args.target.as_deref().map(target_of) {
+        Some(Ok(Target::Path(path))) => Some(path),
+        _ => None,
+    };
+    if let Some(target) = &target {
+        protected.push(("the --target", target));
+    }
+    check_output_paths(&outputs, &protected)
+}
+
+/// The outputs of a run, finished or failed part-way: the pcap, the warnings, the results in
+/// the chosen format (stdout or `--output`) and the `--report` HTML.
+fn write_outputs(
+    args: &RunArgs,
+    report: &RunReport,
+    recorder: Option<&crate::db_support::RunRecorder>,
+    provider: &mut Provider,
+) -> Result<(), Failure> {
+    if let Some(pcap_path) = &args.pcap {
+        crate::sim_support::write_pcap(provider, pcap_path)?;
+    }
+    for warning in &report.warnings {
+        say!("storlab: warning: {warning}");
+    }
+    let rendered = match args.output_format {
+        OutputFormat::Table => storlab_report::render_table(report),
+        OutputFormat::Json => storlab_report::to_json(report),
+        OutputFormat::FioJson => storlab_report::to_fio_json(report),
+        OutputFormat::Csv => storlab_report::to_csv(report),
+    };
+    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
+    if let Some(path) = &args.report {
+        let label = recorder
+            .and_then(|r| r.run_id())
+            .map_or("this run".into(), |id| id.to_string());
+        crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     Ok(())
 }
@@ -178,16 +254,25 @@ pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
 }
 
 /// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
-/// device.
-pub(crate) fn target_of(text: &str) -> Result<Target, Failure> {
-    match text.strip_prefix(SIM_TARGET_PREFIX) {
+/// device. A path is any bytes the OS allows (not only UTF-8); the prefix is found on the bytes.
+pub(crate) fn target_of(text: &OsStr) -> Result<Target, Failure> {
+    match text
+        .as_encoded_bytes()
+        .strip_prefix(SIM_TARGET_PREFIX.as_bytes())
+    {
         _ if text.is_empty() => Err(bad_input(
             "--target: empty; give a file, a block device, or sim:STACK",
         )),
-        Some("") => Err(bad_input(
+        Some([]) => Err(bad_input(
             "--target sim:: name a stack (see `storlab stacks`)",
         )),
-        Some(stack) => Ok(Target::Sim(stack.to_string())),
+        Some(stack) => match std::str::from_utf8(stack) {
+            Ok(stack) => Ok(Target::Sim(stack.to_string())),
+            Err(_) => Err(bad_input(format!(
+                "--target {}: not a stack name (stack names are text; see `storlab stacks`)",
+                Path::new(text).display()
+            ))),
+        },
         None => Ok(Target::Path(PathBuf::from(text))),
     }
 }

@@ -1,10 +1,12 @@
-//! `storlab show RUN`: one saved run — where and how it ran, then its results table.
+//! `storlab show RUN`: one saved run — where and how it ran, then its results table. Saved text
+//! (job names, targets, the command line) is printed with control characters escaped.
 
 use crate::db_support::{db_failure, parse_runs, DbArgs};
 use crate::exit::Failure;
 use clap::Args;
 use std::fmt::Write;
 use storlab_db::time::format_utc;
+use storlab_report::escape_control;
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
@@ -33,27 +35,30 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
     let _ = writeln!(
         text,
         "tool      {} {}",
-        stored.report.tool.name, stored.report.tool.version
+        escape_control(&stored.report.tool.name),
+        escape_control(&stored.report.tool.version)
     );
     let _ = writeln!(
         text,
         "host      {} (kernel {}, {} CPUs)",
-        stored.report.host.hostname, stored.report.host.kernel, stored.report.host.cpus
+        escape_control(&stored.report.host.hostname),
+        escape_control(&stored.report.host.kernel),
+        stored.report.host.cpus
     );
     if let Some(preset) = &summary.preset {
-        let _ = writeln!(text, "preset    {preset}");
+        let _ = writeln!(text, "preset    {}", escape_control(preset));
     }
-    let _ = writeln!(text, "command   {}", summary.command);
+    let _ = writeln!(text, "command   {}", escape_control(&summary.command));
     for job in &stored.report.jobs {
         let _ = writeln!(
             text,
             "point     {}: {} on {} ({}), state {}, data {}, align {} B, seed {}",
-            job.name,
-            job.engine,
-            job.target.description,
-            job.target.kind,
-            job.device_state,
-            job.data_pattern,
+            escape_control(&job.name),
+            escape_control(&job.engine),
+            escape_control(&job.target.description),
+            escape_control(&job.target.kind),
+            escape_control(&job.device_state),
+            escape_control(&job.data_pattern),
             job.align_bytes,
             job.seed
         );
@@ -61,7 +66,7 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
     text.push('\n');
     text.push_str(&storlab_report::render_table(&stored.report));
     for warning in &stored.report.warnings {
-        let _ = writeln!(text, "warning: {warning}");
+        let _ = writeln!(text, "warning: {}", escape_control(warning));
     }
     crate::output::print(&text)
 }

@@ -5,7 +5,6 @@
 
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::print_or_write;
-use crate::provider::check_output_path;
 use crate::validation::{measure, output, plan, reference};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
@@ -56,7 +55,7 @@ fn parse_percent(text: &str) -> Result<f64, String> {
 
 pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     if let Some(output) = &args.output {
-        check_output_path(output).map_err(bad_input)?;
+        crate::output::check_output_path("--output", output)?;
     }
     let reference = reference::read(&args.reference).map_err(bad_input)?;
     let profiles_dir =

@@ -34,10 +34,11 @@ pub fn run_failed(message: impl fmt::Display) -> Failure {
     Failure::RunFailed(message.to_string())
 }
 
-/// Print the failure as one line on stderr and return the exit code.
+/// Print the failure as one line on stderr and return the exit code. `say!` escapes control
+/// characters: a line break the message echoes from the input shows as `\n`, so the message
+/// stays one line, and a terminal escape sequence is shown rather than obeyed.
 pub fn report(failure: &Failure) -> i32 {
-    let one_line = failure.to_string().replace('\n', " ");
-    say!("storlab: error: {one_line}");
+    say!("storlab: error: {}", failure.to_string().trim_end());
     match failure {
         Failure::BadInput(_) => EXIT_BAD_INPUT,
         Failure::RunFailed(_) => EXIT_RUN_FAILED,

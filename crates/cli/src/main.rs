@@ -36,11 +36,16 @@ mod validation;
 use clap::FromArgMatches;
 
 fn main() {
-    let (clap_args, job_flags) = args::split_job_flags(std::env::args_os().collect());
-    let matches = args::command_with_job_keys().get_matches_from(clap_args);
-    let mut cli = match args::Cli::from_arg_matches(&matches) {
+    let (clap_args, job_flags) = match args::split_job_flags(std::env::args_os().collect()) {
+        Ok(split) => split,
+        Err(message) => std::process::exit(exit::report(&exit::bad_input(message))),
+    };
+    let parsed = args::command_with_job_keys()
+        .try_get_matches_from(&clap_args)
+        .and_then(|matches| args::Cli::from_arg_matches(&matches));
+    let mut cli = match parsed {
         Ok(cli) => cli,
-        Err(error) => error.exit(),
+        Err(error) => exit_on_clap_error(&error, &clap_args),
     };
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
@@ -66,5 +71,19 @@ fn main() {
     };
     if let Err(failure) = outcome {
         std::process::exit(exit::report(&failure));
+    }
+}
+
+/// `--help` and `--version` print as clap prints them (exit 0), and so does the help shown for
+/// a bare `storlab`; any other clap error is bad input: storlab's one line, exit 2.
+fn exit_on_clap_error(error: &clap::Error, argv: &[std::ffi::OsString]) -> ! {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => error.exit(),
+        _ => std::process::exit(exit::report(&exit::bad_input(args::clap_error_line(
+            error, argv,
+        )))),
     }
 }

@@ -7,7 +7,7 @@ use crate::args::{OutputFormat, RunArgs};
 use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{print_or_write, say};
-use crate::provider::{check_output_path, Provider, ProviderOptions};
+use crate::provider::{Provider, ProviderOptions};
 use crate::results::job_reports;
 use crate::sweep_table::{render, TablePoint};
 use std::path::PathBuf;
@@ -279,9 +279,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .map(DeviceState::parse)
         .transpose()
         .map_err(bad_input)?;
-    if let Some(output) = &args.output {
-        check_output_path(output).map_err(bad_input)?;
-    }
+    // The output paths were checked by cmd_run::run before it came here.
     let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
     let (preset, points) = match &args.preset {
         Some(name) => {
@@ -668,9 +666,6 @@ fn run_fctest_on_directory(
         })
         .collect();
     let second = args.second_dir.clone().unwrap_or_else(|| dir.to_path_buf());
-    if let Some(output) = &args.output {
-        check_output_path(output).map_err(bad_input)?;
-    }
     install_interrupt_handler();
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -55,6 +55,8 @@ impl Progress {
     /// One point finished; `summary` is its rate line (`done: 1234 IOPS, 5.0 MB/s`).
     pub fn point_done(&mut self, name: &str, summary: &str) {
         self.done += 1;
+        // A job name may hold control characters; the bar prints it as is (say! escapes).
+        let name = storlab_report::escape_control(name);
         match &self.bar {
             Some(bar) => {
                 bar.println(format!(

@@ -3,7 +3,7 @@
 //! drive remembers what earlier jobs did to it.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use storlab_engine::registry::{open_engine, EngineOptions};
 use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
 use storlab_engine::{EngineError, IoEngine};
@@ -231,23 +231,4 @@ impl EngineProvider for Provider {
             self.idle_sims.insert(stack.clone(), engine);
         }
     }
-}
-
-/// Whether `path` is somewhere the user may write the output file (checked before a long run).
-pub fn check_output_path(path: &Path) -> Result<(), String> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if path.is_dir() {
-        return Err(format!("--output {}: is a directory", path.display()));
-    }
-    if !parent.is_dir() {
-        return Err(format!(
-            "--output {}: directory {} does not exist",
-            path.display(),
-            parent.display()
-        ));
-    }
-    Ok(())
 }

@@ -26,7 +26,11 @@ fn coord<'a>(coords: &'a [(String, String)], name: &str) -> &'a str {
 }
 
 fn key(coords: &[(String, String)], names: &[String]) -> Vec<String> {
-    names.iter().map(|n| coord(coords, n).to_string()).collect()
+    // Coordinates may be job names from the user: escaped, they cannot break a row.
+    names
+        .iter()
+        .map(|n| storlab_report::escape_control(coord(coords, n)).into_owned())
+        .collect()
 }
 
 /// A figure of one point's report.
@@ -155,7 +159,7 @@ pub fn render(title: &str, layout: &TableLayout, points: &[TablePoint<'_>]) -> S
         }
     }
     let mut out = String::new();
-    let _ = writeln!(out, "{title}");
+    let _ = writeln!(out, "{}", storlab_report::escape_control(title));
     let format_line = |cells: &[String]| {
         cells
             .iter()

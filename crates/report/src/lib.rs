@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod csv;
+mod escape;
 mod fio;
 pub mod html;
 mod json;
@@ -19,6 +20,7 @@ mod table;
 mod units;
 
 pub use csv::to_csv;
+pub use escape::escape_control;
 pub use fio::to_fio_json;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};

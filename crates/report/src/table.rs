@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::escape::escape_control;
 use crate::model::{JobReport, RunReport};
 use crate::units::format_latency_ns;
 
@@ -33,7 +34,9 @@ const COLUMNS: [(&str, Align); 10] = [
 ];
 
 /// Renders `report` as an aligned text table followed by the warnings.
-/// MB/s are decimal (10^6 bytes per second), as CrystalDiskMark reports them.
+/// MB/s are decimal (10^6 bytes per second), as CrystalDiskMark reports them. Text from the
+/// report (job names, host, warnings) is printed with its control characters escaped, so a
+/// name cannot break a row or drive the terminal.
 pub fn render_table(report: &RunReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -41,8 +44,8 @@ pub fn render_table(report: &RunReport) -> String {
         "{} {} on {} (kernel {}, {} CPUs)",
         report.tool.name,
         report.tool.version,
-        display_or_unknown(&report.host.hostname),
-        display_or_unknown(&report.host.kernel),
+        escape_control(display_or_unknown(&report.host.hostname)),
+        escape_control(display_or_unknown(&report.host.kernel)),
         report.host.cpus
     );
     let _ = writeln!(
@@ -86,9 +89,10 @@ pub fn render_table(report: &RunReport) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "warnings:");
         for (job, warning) in all_warnings {
+            let warning = escape_control(warning);
             match job {
                 Some(job) => {
-                    let _ = writeln!(out, "  [{job}] {warning}");
+                    let _ = writeln!(out, "  [{}] {warning}", escape_control(job));
                 }
                 None => {
                     let _ = writeln!(out, "  {warning}");
@@ -159,9 +163,9 @@ fn job_row(job: &JobReport) -> [String; 10] {
     };
 
     [
-        job.name.clone(),
-        job.rw.clone(),
-        job.block_size.clone(),
+        escape_control(&job.name).into_owned(),
+        escape_control(&job.rw).into_owned(),
+        escape_control(&job.block_size).into_owned(),
         format!("{}x{}", job.iodepth, job.numjobs),
         read_mb,
         read_iops,
