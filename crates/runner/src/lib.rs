@@ -11,6 +11,7 @@ pub mod pattern;
 mod random_map;
 pub mod state;
 pub mod sweep;
+pub mod verify;
 pub mod worker;
 
 pub use offsets::Region;
@@ -46,8 +47,9 @@ pub enum RunError {
         done_bytes: u32,
         wanted_bytes: u32,
     },
-    #[error("verify failed: data read back at byte {offset_bytes} differs from what was written")]
-    VerifyMismatch { offset_bytes: u64 },
+    /// Data read back differs from what was written (boxed: the details are large and rare).
+    #[error("{0}")]
+    VerifyMismatch(Box<verify::Mismatch>),
     #[error("job '{job}': {reason}")]
     Plan { job: String, reason: String },
     #[error("engine protocol violation: {0}")]
@@ -218,7 +220,7 @@ fn run_group(
         let target_size_bytes = engines[0].target_size_bytes();
         let regions = plan_regions(job, target_size_bytes)?;
         let slot_bytes = job.max_block_bytes() as usize;
-        let workers: Vec<Worker> = regions
+        let mut workers: Vec<Worker> = regions
             .iter()
             .enumerate()
             .map(|(i, region)| {
@@ -233,6 +235,9 @@ fn run_group(
                 )
             })
             .collect();
+        if job.verify && regions_overlap(&regions) {
+            workers.iter_mut().for_each(Worker::shares_its_region);
+        }
         let slots_per_engine = if shared {
             job.iodepth * job.numjobs
         } else {
@@ -314,6 +319,8 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
         runtime_ns: job.runtime_ns,
     };
     let engine_name = engines[0].name().to_string();
+    let threads = if engines.len() == 1 { 1 } else { workers.len() };
+    let board = verify::VerifyBoard::new(threads);
     let results: Vec<Result<(bool, u64), RunError>> = if engines.len() == 1 {
         vec![drive_with_verify(
             engines[0].as_mut(),
@@ -321,6 +328,7 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             &job,
             timing,
             options,
+            &board,
         )]
     } else {
         std::thread::scope(|scope| {
@@ -328,9 +336,9 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
                 .iter_mut()
                 .zip(workers.chunks_mut(1))
                 .map(|(engine, worker)| {
-                    let job = &job;
+                    let (job, board) = (&job, &board);
                     scope.spawn(move || {
-                        drive_with_verify(engine.as_mut(), worker, job, timing, options)
+                        drive_with_verify(engine.as_mut(), worker, job, timing, options, board)
                     })
                 })
                 .collect();
@@ -377,39 +385,69 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
     }
 }
 
-/// Drive `workers` on `engine`; for verify jobs, then read back and check what they wrote.
+/// Drive `workers` on `engine`; for verify jobs, then (once every thread of the job has written)
+/// read back exactly what each worker wrote and check it (`verify.rs`).
 fn drive_with_verify(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
     job: &JobSpec,
     timing: Timing,
     options: &RunOptions<'_>,
+    board: &verify::VerifyBoard,
 ) -> Result<(bool, u64), RunError> {
-    let interrupted = worker::drive(engine, workers, timing, options.stop, options.live)?;
-    if !job.verify || interrupted || workers.iter().any(|w| w.error.is_some()) {
-        return Ok((
-            interrupted,
-            workers.iter().map(Worker::verified_bytes).sum(),
-        ));
+    if !job.verify {
+        let interrupted = worker::drive(engine, workers, timing, options.stop, options.live)?;
+        return Ok((interrupted, 0));
     }
-    let mut passes: Vec<Worker> = workers
-        .iter()
-        .filter_map(|w| Worker::verify_pass_of(w, job, options.interval_ns))
+    // Taken before driving: should this thread fail or unwind, the place still arrives, so the
+    // job's other threads never wait for it.
+    let place = board.place();
+    let driven = worker::drive(engine, workers, timing, options.stop, options.live);
+    let failed = !matches!(driven, Ok(false)) || workers.iter().any(|w| w.error.is_some());
+    let records = workers
+        .iter_mut()
+        .filter_map(Worker::take_write_record)
         .collect();
-    let untimed = Timing {
-        ramp_ns: 0,
-        runtime_ns: None,
+    let all_records = place.arrive_and_wait(records, failed);
+    let interrupted = driven?;
+    let in_phase: u64 = workers.iter().map(Worker::verified_bytes).sum();
+    let Some(all_records) = all_records else {
+        return Ok((interrupted, in_phase));
     };
-    let interrupted = worker::drive(engine, &mut passes, untimed, options.stop, options.live)?;
-    if let Some(error) = passes.iter_mut().find_map(|w| w.error.take()) {
-        return Err(error);
+    let slot_bytes = job.max_block_bytes();
+    for w in workers.iter_mut() {
+        let Some(own) = all_records
+            .iter()
+            .find(|r| r.worker_index == w.worker_index)
+        else {
+            continue;
+        };
+        let slots = w.read_back_slots(slot_bytes);
+        let done = verify::read_back(
+            engine,
+            job,
+            own,
+            &all_records,
+            &slots,
+            options.stop,
+            options.live,
+        )?;
+        w.add_verified_bytes(done.checked_bytes);
+        if done.interrupted {
+            return Ok((true, workers.iter().map(Worker::verified_bytes).sum()));
+        }
     }
-    let verified = workers
-        .iter()
-        .chain(passes.iter())
-        .map(Worker::verified_bytes)
-        .sum();
-    Ok((interrupted, verified))
+    Ok((false, workers.iter().map(Worker::verified_bytes).sum()))
+}
+
+/// Whether any two worker regions share bytes (`numjobs` > 1 without a large enough
+/// `offset_increment`).
+fn regions_overlap(regions: &[Region]) -> bool {
+    let mut sorted = regions.to_vec();
+    sorted.sort_by_key(|r| r.start_bytes);
+    sorted
+        .windows(2)
+        .any(|pair| pair[0].start_bytes + pair[0].len_bytes > pair[1].start_bytes)
 }
 
 /// Fill every slot with the job's data pattern once, before the first write.

@@ -45,20 +45,33 @@ pub fn stamp(buf: &mut [u8], pattern: DataPattern, offset_bytes: u64, counter: u
     buf[8..STAMP_BYTES].copy_from_slice(&counter.to_le_bytes());
 }
 
-/// The content a verify run expects in the `align`-sized block at `offset_bytes`: a function of
-/// the seed and the offset only, so any later reader can recompute it.
+/// The content a verify run writes to each `granule_bytes`-sized granule of a write at
+/// `offset_bytes` in write generation `generation`: a function of the seed, the granule's offset
+/// and the generation only, so the read-back recomputes it from the write record alone. The
+/// generation makes each rewrite of a granule different, so a drive that drops a write and keeps
+/// the older data is caught too. The stamp carries the offset and the generation, so a hex dump
+/// of a bad block says which write it holds.
 pub fn fill_verifiable(
     buf: &mut [u8],
     pattern: DataPattern,
     seed: u64,
     offset_bytes: u64,
-    block_bytes: usize,
+    granule_bytes: usize,
+    generation: u32,
 ) {
-    for (i, block) in buf.chunks_mut(block_bytes.max(1)).enumerate() {
-        let block_offset = offset_bytes + (i * block_bytes) as u64;
-        fill(block, pattern, seed ^ block_offset.rotate_left(17));
-        stamp(block, pattern, block_offset, seed);
+    for (i, granule) in buf.chunks_mut(granule_bytes.max(1)).enumerate() {
+        let granule_offset = offset_bytes + (i * granule_bytes) as u64;
+        let granule_seed = mix(seed ^ mix(granule_offset ^ u64::from(generation).rotate_left(40)));
+        fill(granule, pattern, granule_seed);
+        stamp(granule, pattern, granule_offset, u64::from(generation));
     }
+}
+
+/// SplitMix64's finaliser: nearby offsets and generations give unrelated seeds.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 #[cfg(test)]
@@ -90,11 +103,17 @@ mod tests {
     }
 
     #[test]
-    fn verifiable_content_depends_on_offset_only() {
+    fn verifiable_content_depends_on_offset_and_generation_only() {
         let mut whole = vec![0u8; 8192];
-        fill_verifiable(&mut whole, DataPattern::Random, 9, 4096, 4096);
+        fill_verifiable(&mut whole, DataPattern::Random, 9, 4096, 512, 3);
         let mut second = vec![0u8; 4096];
-        fill_verifiable(&mut second, DataPattern::Random, 9, 8192, 4096);
+        fill_verifiable(&mut second, DataPattern::Random, 9, 8192, 512, 3);
         assert_eq!(&whole[4096..], &second[..]);
+        fill_verifiable(&mut second, DataPattern::Random, 9, 8192, 512, 4);
+        assert_ne!(
+            &whole[4096..4096 + 512],
+            &second[..512],
+            "a rewrite differs"
+        );
     }
 }

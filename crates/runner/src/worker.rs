@@ -4,6 +4,7 @@
 
 use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::pattern;
+use crate::verify::{self, WriteRecord};
 use crate::RunError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
@@ -20,33 +21,25 @@ struct InFlight {
     len_bytes: u32,
     queued_ns: u64,
     submitted_ns: u64,
-    /// Verify runs: the first and last align-block of a read that were known written at issue.
-    check_read: bool,
+    /// Verify runs. A write: its generation. A read: granules whose last write has a lower
+    /// generation were written and not rewritten when it was issued, so it checks them (0: none).
+    generation: u32,
 }
 
-/// Verification state: which blocks of the region hold data this run wrote.
+/// Verification state: what this worker wrote (see `verify.rs`).
 struct VerifyState {
-    block_bytes: u64,
-    written: Vec<u64>,
+    record: WriteRecord,
+    /// Generations of this worker's writes in flight.
+    writes_in_flight: Vec<u32>,
     expected: Vec<u8>,
     checked_bytes: u64,
+    /// Check reads during the write phase. Off when other workers write the same bytes: their
+    /// writes may land under this worker's reads at any time.
+    in_phase_checks: bool,
 }
 
-impl VerifyState {
-    fn index(&self, region: Region, offset_bytes: u64) -> usize {
-        ((offset_bytes - region.start_bytes) / self.block_bytes) as usize
-    }
-    fn is_written(&self, i: usize) -> bool {
-        bit_is_set(&self.written, i)
-    }
-    fn mark(&mut self, i: usize) {
-        self.written[i / 64] |= 1 << (i % 64);
-    }
-}
-
-fn bit_is_set(bits: &[u64], i: usize) -> bool {
-    bits[i / 64] & (1 << (i % 64)) != 0
-}
+/// Reads during the write phase are checked only while generations have not wrapped.
+const CHECKED_GENERATIONS: u64 = u32::MAX as u64;
 
 /// One worker of one job.
 pub struct Worker {
@@ -56,7 +49,6 @@ pub struct Worker {
     generator: OffsetGenerator,
     pending: Option<PlannedIo>,
     pattern: DataPattern,
-    seed: u64,
     slot_base: u32,
     free_slots: Vec<u32>,
     in_flight: Vec<InFlight>,
@@ -74,6 +66,8 @@ pub struct Worker {
     /// Reads and writes both (`rwmixread` strictly between 0 and 100).
     mixed: bool,
     verify: Option<VerifyState>,
+    /// The job, for verify messages (verify runs only).
+    verify_job: Option<Box<JobSpec>>,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
@@ -106,15 +100,19 @@ impl Worker {
             Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
-        let verify = job.verify.then(|| {
-            let block_bytes = job.align_bytes.max(512);
-            let blocks = region.len_bytes.div_ceil(block_bytes) as usize;
-            VerifyState {
-                block_bytes,
-                written: vec![0; blocks.div_ceil(64)],
-                expected: vec![0; job.max_block_bytes() as usize],
-                checked_bytes: 0,
-            }
+        let seed = job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let verify = job.verify.then(|| VerifyState {
+            record: WriteRecord::new(
+                worker_index,
+                seed,
+                job.data_pattern,
+                verify::granule_bytes(job),
+                region,
+            ),
+            writes_in_flight: Vec::with_capacity(depth),
+            expected: vec![0; job.max_block_bytes() as usize],
+            checked_bytes: 0,
+            in_phase_checks: true,
         });
         Worker {
             job_index,
@@ -123,7 +121,6 @@ impl Worker {
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
             pattern: job.data_pattern,
-            seed: job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             slot_base,
             free_slots: (0..depth as u32).rev().collect(),
             in_flight: vec![InFlight::default(); depth],
@@ -140,6 +137,7 @@ impl Worker {
             rate_next_ns: [0; 2],
             mixed: (1..100).contains(&job.read_percent),
             verify,
+            verify_job: job.verify.then(|| Box::new(job.clone())),
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
             stats: WorkerStats::with_expected_duration(
@@ -150,33 +148,44 @@ impl Worker {
         }
     }
 
-    /// A sequential read-back pass over what `writer` wrote, checking every written block.
-    pub fn verify_pass_of(writer: &Worker, job: &JobSpec, interval_ns: u64) -> Option<Self> {
-        let state = writer.verify.as_ref()?;
-        let mut read_job = job.clone();
-        read_job.read_percent = 100;
-        read_job.random_percent = 0;
-        read_job.time_based = false;
-        read_job.number_ios = None;
-        // One pass over the region reads back every block written, however many loops wrote.
-        read_job.io_size_bytes = None;
-        read_job.loops = 1;
-        read_job.rate_iops = Default::default();
-        read_job.rate_bytes = Default::default();
-        read_job.block_size_read = storlab_job::BlockSizeSpec::Fixed(job.max_block_bytes());
-        let mut pass = Worker::new(
-            writer.job_index,
-            &read_job,
-            writer.worker_index,
-            writer.region,
-            writer.slot_base,
-            interval_ns,
+    /// What this worker wrote, for the read-back (verify runs; taken once).
+    pub fn take_write_record(&mut self) -> Option<WriteRecord> {
+        let state = self.verify.as_mut()?;
+        let empty = WriteRecord::new(
+            self.worker_index,
+            0,
+            self.pattern,
+            1,
+            Region {
+                start_bytes: 0,
+                len_bytes: 0,
+            },
         );
-        pass.seed = writer.seed;
-        if let Some(v) = pass.verify.as_mut() {
-            v.written.clone_from(&state.written);
+        Some(std::mem::replace(&mut state.record, empty))
+    }
+
+    /// The engine slots this worker uses, for its read-back.
+    pub fn read_back_slots(&self, slot_bytes: u64) -> verify::ReadBackSlots {
+        verify::ReadBackSlots {
+            slot_base: self.slot_base,
+            depth: self.in_flight.len() as u32,
+            slot_bytes,
         }
-        Some(pass)
+    }
+
+    /// Other workers write into this worker's region: reads during the write phase are not
+    /// checked (the read-back after every worker has finished still checks every granule).
+    pub fn shares_its_region(&mut self) {
+        if let Some(v) = self.verify.as_mut() {
+            v.in_phase_checks = false;
+        }
+    }
+
+    /// Add bytes the read-back compared.
+    pub fn add_verified_bytes(&mut self, bytes: u64) {
+        if let Some(v) = self.verify.as_mut() {
+            v.checked_bytes += bytes;
+        }
     }
 
     /// Bytes compared against expected content so far.
@@ -252,18 +261,22 @@ impl Worker {
             self.pending = None;
             let relative_slot = self.free_slots.pop().expect("checked non-empty");
             let slot = self.slot_base + relative_slot;
-            let mut check_read = false;
+            let mut generation = 0;
             match io.direction {
                 IoDirection::Write => {
                     let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
                     if let Some(v) = self.verify.as_mut() {
-                        pattern::fill_verifiable(
-                            buf,
-                            self.pattern,
-                            self.seed,
+                        // 1..=u32::MAX; 0 means "never written" in the record.
+                        generation = (self.write_counter % CHECKED_GENERATIONS) as u32 + 1;
+                        let record = &mut v.record;
+                        record.fill_expected(buf, io.offset_bytes, generation);
+                        record.record(
                             io.offset_bytes,
-                            v.block_bytes as usize,
+                            u64::from(io.len_bytes),
+                            generation,
+                            &v.writes_in_flight,
                         );
+                        v.writes_in_flight.push(generation);
                     } else {
                         pattern::stamp(buf, self.pattern, io.offset_bytes, self.write_counter);
                     }
@@ -271,7 +284,10 @@ impl Worker {
                 }
                 IoDirection::Read => {
                     if let Some(v) = self.verify.as_ref() {
-                        check_read = v.is_written(v.index(self.region, io.offset_bytes));
+                        if v.in_phase_checks && self.write_counter < CHECKED_GENERATIONS {
+                            let next = self.write_counter as u32 + 1;
+                            generation = v.writes_in_flight.iter().fold(next, |m, g| m.min(*g));
+                        }
                     }
                 }
                 IoDirection::Trim => {}
@@ -290,7 +306,7 @@ impl Worker {
                 len_bytes: io.len_bytes,
                 queued_ns: now_ns,
                 submitted_ns: now_ns,
-                check_read,
+                generation,
             };
             queued_slots.push(slot);
             self.issued_ios += 1;
@@ -347,39 +363,28 @@ impl Worker {
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
         }
         if let Some(v) = self.verify.as_mut() {
-            let first = v.index(self.region, io.offset_bytes);
-            let blocks = (u64::from(io.len_bytes) / v.block_bytes) as usize;
             match direction {
-                IoDirection::Write => (first..first + blocks).for_each(|i| v.mark(i)),
-                IoDirection::Read if io.check_read => {
-                    let len = io.len_bytes as usize;
-                    let expected = &mut v.expected[..len];
-                    pattern::fill_verifiable(
-                        expected,
-                        self.pattern,
-                        self.seed,
+                IoDirection::Write => {
+                    if let Some(i) = v.writes_in_flight.iter().position(|g| *g == io.generation) {
+                        v.writes_in_flight.swap_remove(i);
+                    }
+                }
+                IoDirection::Read if io.generation > 0 => {
+                    let job = self.verify_job.as_deref().expect("set with verify");
+                    let found = &engine.buffer(completion.slot)[..io.len_bytes as usize];
+                    match verify::check_read(
+                        job,
+                        &v.record,
+                        &[],
                         io.offset_bytes,
-                        v.block_bytes as usize,
-                    );
-                    let got = &engine.buffer(completion.slot)[..len];
-                    for (b, (want, have)) in expected
-                        .chunks(v.block_bytes as usize)
-                        .zip(got.chunks(v.block_bytes as usize))
-                        .enumerate()
-                    {
-                        let i = first + b;
-                        if !bit_is_set(&v.written, i) {
-                            continue;
+                        found,
+                        &mut v.expected,
+                        Some(io.generation),
+                    ) {
+                        Ok(bytes) => v.checked_bytes += bytes,
+                        Err(error) => {
+                            self.error.get_or_insert(error);
                         }
-                        if want != have {
-                            let offset_bytes = io.offset_bytes + b as u64 * v.block_bytes;
-                            let at = want.iter().zip(have).position(|(a, b)| a != b).unwrap_or(0);
-                            self.error.get_or_insert(RunError::VerifyMismatch {
-                                offset_bytes: offset_bytes + at as u64,
-                            });
-                            return;
-                        }
-                        v.checked_bytes += v.block_bytes;
                     }
                 }
                 _ => {}

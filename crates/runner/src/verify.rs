@@ -1,0 +1,681 @@
+//! Data verification: the record of what each worker wrote, the read-back of exactly those
+//! bytes, and the hand-over between the workers of one job.
+//!
+//! # Why a record and not fio's per-block header
+//!
+//! fio writes a header (offset, sequence number, seed, checksum) into every block and checks it
+//! on read. That needs no memory, but a block stays self-consistent when the drive drops a write
+//! and keeps the older one, so fio only notices a lost write where it checks sequence numbers
+//! (fixed block size, not time-based). It also puts metadata into the data, which changes what a
+//! compressing or deduplicating controller sees. storlab keeps the data as the job asks and
+//! remembers, per granule, which write generation last covered it:
+//!
+//! - A **granule** is the largest size dividing every offset and length the job can issue: the
+//!   greatest common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
+//!   directions) and `io_size`. Every I/O then covers whole granules, so a 512 B write among
+//!   64 KiB ones is recorded exactly, and every written byte is checked.
+//! - The record maps each granule to a 32-bit generation (0: never written), in pages of
+//!   [`PAGE_GRANULES`] granules allocated on first write. Memory is 4 bytes per granule of every
+//!   page touched plus one 8-byte pointer per page of the region: 100 random 4 KiB writes over
+//!   1 GiB take 100 pages (400 KiB), a fully written 1 GiB region of 4 KiB granules 1 MiB, a
+//!   fully written 1 TiB region 1 GiB (+ 2 MiB of pointers). fio's in-memory log of every write
+//!   (`verify_backlog` exists because of it) costs more per write.
+//! - The expected content of a granule is a function of the worker's seed, the granule's offset
+//!   and its generation (`pattern::fill_verifiable`), so the read-back recomputes it, and reads
+//!   back only the written extents.
+//!
+//! # Several workers on the same bytes
+//!
+//! fio lets `numjobs` workers share a region; each verifies the blocks it wrote against their
+//! headers, so a block another worker overwrote passes when its header is self-consistent, except
+//! where fio also compares sequence numbers (fixed block size, not time-based: fio 3.33 reports
+//! "bad header numberio" for `rw=randwrite numjobs=2`, and passes `rw=write numjobs=2`). storlab
+//! follows the rule without the exception: each worker reads back what it wrote once every worker
+//! of the job has finished writing, and a granule that holds another worker's last write to it,
+//! intact, is not a mismatch. Writes of one worker to the same granule in flight at once
+//! (`norandommap` with `iodepth` > 1, fio's HOWTO warns about it) may land in either order; the
+//! record keeps every generation that may have landed there.
+
+use crate::offsets::Region;
+use crate::pattern;
+use crate::RunError;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
+use storlab_job::{BlockSizeSpec, DataPattern, JobSpec, Target};
+
+/// Granules per page of a [`WriteRecord`]: 1024 four-byte generations fill one 4 KiB page.
+pub const PAGE_GRANULES: usize = 1024;
+/// Unit in which a granule may hold parts of different writes (one sector: the drive's and the
+/// page cache's smallest unit of a write), when several writes to it raced.
+const TEAR_BYTES: usize = 512;
+/// Bytes shown in hex from the first difference of a mismatch.
+const SHOWN_BYTES: usize = 8;
+
+/// The largest size that divides every offset and length `job` can issue (see the module docs).
+pub fn granule_bytes(job: &JobSpec) -> u64 {
+    let align = job.align_bytes.max(1);
+    let sizes = |spec: &BlockSizeSpec| -> u64 {
+        match spec {
+            BlockSizeSpec::Fixed(size) => *size,
+            // `bsrange` draws `min + k * align`.
+            BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
+            BlockSizeSpec::Split(shares) => shares.iter().fold(0, |g, s| gcd(g, s.size_bytes)),
+        }
+    };
+    let mut granule = gcd(align, sizes(&job.block_size_write));
+    granule = gcd(granule, sizes(&job.block_size_read));
+    // A size-bounded run trims its last I/O to the bytes left of `io_size`.
+    if let Some(io_size) = job.io_size_bytes {
+        granule = gcd(granule, io_size);
+    }
+    granule.max(1)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// What one worker wrote: per granule of its region, the generation of the last write.
+pub struct WriteRecord {
+    pub worker_index: u32,
+    seed: u64,
+    pattern: DataPattern,
+    granule_bytes: u64,
+    region: Region,
+    /// One thin (8-byte) pointer per page of the region; a page exists once written to.
+    pages: Vec<Option<Box<[u32; PAGE_GRANULES]>>>,
+    /// Granules whose last write was issued while an earlier write of this worker to them was
+    /// in flight: the earlier generations that may have landed instead.
+    ambiguous: HashMap<u64, Vec<u32>>,
+    written_granules: u64,
+}
+
+impl WriteRecord {
+    pub fn new(
+        worker_index: u32,
+        seed: u64,
+        pattern: DataPattern,
+        granule_bytes: u64,
+        region: Region,
+    ) -> Self {
+        let granules = region.len_bytes / granule_bytes;
+        let pages = granules.div_ceil(PAGE_GRANULES as u64) as usize;
+        WriteRecord {
+            worker_index,
+            seed,
+            pattern,
+            granule_bytes,
+            region,
+            pages: (0..pages).map(|_| None).collect(),
+            ambiguous: HashMap::new(),
+            written_granules: 0,
+        }
+    }
+
+    pub fn granule_bytes(&self) -> u64 {
+        self.granule_bytes
+    }
+
+    /// Distinct bytes written.
+    pub fn written_bytes(&self) -> u64 {
+        self.written_granules * self.granule_bytes
+    }
+
+    fn index_of(&self, offset_bytes: u64) -> Option<u64> {
+        let relative = offset_bytes.checked_sub(self.region.start_bytes)?;
+        (relative < self.region.len_bytes).then_some(relative / self.granule_bytes)
+    }
+
+    fn get(&self, index: u64) -> u32 {
+        let page = (index / PAGE_GRANULES as u64) as usize;
+        self.pages
+            .get(page)
+            .and_then(|p| p.as_ref())
+            .map_or(0, |p| p[index as usize % PAGE_GRANULES])
+    }
+
+    /// Record a write of `len_bytes` at `offset_bytes` in `generation`, issued while the writes
+    /// of `in_flight` (generations) were outstanding.
+    pub fn record(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        generation: u32,
+        in_flight: &[u32],
+    ) {
+        debug_assert!(offset_bytes.is_multiple_of(self.granule_bytes));
+        debug_assert!(len_bytes.is_multiple_of(self.granule_bytes));
+        let Some(first) = self.index_of(offset_bytes) else {
+            return;
+        };
+        for index in first..first + len_bytes / self.granule_bytes {
+            let page = (index / PAGE_GRANULES as u64) as usize;
+            let Some(slot) = self.pages.get_mut(page) else {
+                break;
+            };
+            let page = slot.get_or_insert_with(|| Box::new([0; PAGE_GRANULES]));
+            let previous = std::mem::replace(&mut page[index as usize % PAGE_GRANULES], generation);
+            if previous == 0 {
+                self.written_granules += 1;
+            } else if in_flight.contains(&previous) {
+                self.ambiguous.entry(index).or_default().push(previous);
+            } else if !self.ambiguous.is_empty() {
+                self.ambiguous.remove(&index);
+            }
+        }
+    }
+
+    /// The generation of the last write to the granule at `offset_bytes` (0: never written).
+    pub fn generation_at(&self, offset_bytes: u64) -> u32 {
+        self.index_of(offset_bytes).map_or(0, |i| self.get(i))
+    }
+
+    /// Whether the granule at `offset_bytes` may hold another generation than the last.
+    pub fn is_ambiguous(&self, offset_bytes: u64) -> bool {
+        !self.ambiguous.is_empty()
+            && self
+                .index_of(offset_bytes)
+                .is_some_and(|i| self.ambiguous.contains_key(&i))
+    }
+
+    /// Every generation the granule at `offset_bytes` may hold, the last first.
+    fn candidates_at(&self, offset_bytes: u64) -> Vec<u32> {
+        let Some(index) = self.index_of(offset_bytes) else {
+            return Vec::new();
+        };
+        let last = self.get(index);
+        if last == 0 {
+            return Vec::new();
+        }
+        let mut all = vec![last];
+        if let Some(earlier) = self.ambiguous.get(&index) {
+            all.extend(earlier.iter().rev());
+        }
+        all
+    }
+
+    /// Fill `buf` (whole granules from `offset_bytes`) with what generation `generation` wrote.
+    pub fn fill_expected(&self, buf: &mut [u8], offset_bytes: u64, generation: u32) {
+        pattern::fill_verifiable(
+            buf,
+            self.pattern,
+            self.seed,
+            offset_bytes,
+            self.granule_bytes as usize,
+            generation,
+        );
+    }
+
+    /// The written extents in offset order, cut into reads of at most `max_len_bytes`.
+    fn extents(&self, max_len_bytes: u64) -> Extents<'_> {
+        Extents {
+            record: self,
+            next_index: 0,
+            max_granules: (max_len_bytes / self.granule_bytes).max(1),
+        }
+    }
+}
+
+/// Iterator over a record's written extents: (offset, length) in bytes.
+struct Extents<'a> {
+    record: &'a WriteRecord,
+    next_index: u64,
+    max_granules: u64,
+}
+
+impl Iterator for Extents<'_> {
+    type Item = (u64, u64);
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let record = self.record;
+        let granules = record.region.len_bytes / record.granule_bytes;
+        let page_of = |i: u64| (i / PAGE_GRANULES as u64) as usize;
+        // Skip to the first written granule, a whole unwritten page at a time.
+        let mut i = self.next_index;
+        while i < granules {
+            match &record.pages[page_of(i)] {
+                None => i = (page_of(i) as u64 + 1) * PAGE_GRANULES as u64,
+                Some(page) if page[i as usize % PAGE_GRANULES] == 0 => i += 1,
+                Some(_) => break,
+            }
+        }
+        if i >= granules {
+            self.next_index = granules;
+            return None;
+        }
+        let start = i;
+        while i < granules && i - start < self.max_granules && record.get(i) != 0 {
+            i += 1;
+        }
+        self.next_index = i;
+        Some((
+            record.region.start_bytes + start * record.granule_bytes,
+            (i - start) * record.granule_bytes,
+        ))
+    }
+}
+
+/// Compare `found` (read from `offset_bytes`, whole granules) against what `own` recorded, using
+/// `expected` as scratch. A granule passes if it holds the last write of `own` to it, or any
+/// write that may have landed there last: an earlier racing one of `own`, or the last of another
+/// worker (`peers`) to the same bytes. Returns the bytes checked.
+#[allow(clippy::too_many_arguments)]
+pub fn check_read(
+    job: &JobSpec,
+    own: &WriteRecord,
+    peers: &[Arc<WriteRecord>],
+    offset_bytes: u64,
+    found: &[u8],
+    expected: &mut [u8],
+    only_stable_below: Option<u32>,
+) -> Result<u64, RunError> {
+    let granule = own.granule_bytes as usize;
+    let mut checked = 0;
+    for (i, have) in found.chunks(granule).enumerate() {
+        let at = offset_bytes + (i * granule) as u64;
+        let generation = own.generation_at(at);
+        if generation == 0 {
+            continue;
+        }
+        if let Some(limit) = only_stable_below {
+            // A read during the write phase: check only granules whose last write completed
+            // before the read was issued and no later write was issued since.
+            if generation >= limit || own.is_ambiguous(at) {
+                continue;
+            }
+        }
+        let want = &mut expected[..have.len()];
+        own.fill_expected(want, at, generation);
+        if want != have {
+            check_landed_writes(job, own, peers, at, have)?;
+        }
+        checked += have.len() as u64;
+    }
+    Ok(checked)
+}
+
+/// Where verify found different data, and what it expected (see `RunError::VerifyMismatch`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "verify failed: job '{job}' on {target}: the {len_bytes} bytes at offset {offset_bytes}, \
+     last written by worker {worker} in its write generation {generation}, read back \
+     different; from offset {first_difference_bytes}: expected {expected_hex}, found \
+     {found_hex}"
+)]
+pub struct Mismatch {
+    pub job: String,
+    pub target: String,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// The worker that wrote what these bytes should hold (of those that may have written
+    /// them last, the one whose data is closest to what was read).
+    pub worker: u32,
+    /// That worker's count of writes (from 1, modulo 2^32 - 1) at that write.
+    pub generation: u32,
+    pub first_difference_bytes: u64,
+    pub expected_hex: String,
+    pub found_hex: String,
+}
+
+/// A write that may be what a granule holds: who wrote it, in which generation, and its data.
+struct Candidate {
+    worker: u32,
+    generation: u32,
+    data: Vec<u8>,
+}
+
+/// `have` (the granule at `at`) differs from `own`'s last write to it. It still passes if each
+/// sector holds what some write that may have landed last put there: an earlier racing write
+/// of `own`, or the last write of another worker to these bytes. Otherwise the mismatch is
+/// reported against the closest such write. Rare path: it runs only after a difference.
+fn check_landed_writes(
+    job: &JobSpec,
+    own: &WriteRecord,
+    peers: &[Arc<WriteRecord>],
+    at: u64,
+    have: &[u8],
+) -> Result<(), RunError> {
+    let mut candidates = Vec::new();
+    let mut add = |record: &WriteRecord| {
+        for generation in record.candidates_at(at) {
+            let mut data = vec![0u8; have.len()];
+            // Every worker of a job has the same granule size (it depends on the job alone).
+            record.fill_expected(&mut data, at, generation);
+            candidates.push(Candidate {
+                worker: record.worker_index,
+                generation,
+                data,
+            });
+        }
+    };
+    add(own);
+    peers
+        .iter()
+        .filter(|p| p.worker_index != own.worker_index)
+        .for_each(|p| add(p));
+    let tear = TEAR_BYTES.min(have.len());
+    let all_sectors_landed = have.chunks(tear).enumerate().all(|(s, sector)| {
+        candidates
+            .iter()
+            .any(|c| &c.data[s * tear..s * tear + sector.len()] == sector)
+    });
+    if all_sectors_landed {
+        return Ok(());
+    }
+    let differing = |c: &Candidate| c.data.iter().zip(have).filter(|(a, b)| a != b).count();
+    let closest = candidates
+        .iter()
+        .min_by_key(|c| differing(c))
+        .expect("own last write is a candidate");
+    Err(mismatch(job, closest, at, have))
+}
+
+fn mismatch(job: &JobSpec, closest: &Candidate, at: u64, have: &[u8]) -> RunError {
+    let want = &closest.data;
+    let first = want.iter().zip(have).position(|(a, b)| a != b).unwrap_or(0);
+    let shown = first..(first + SHOWN_BYTES).min(want.len());
+    let hex = |bytes: &[u8]| {
+        bytes
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    RunError::VerifyMismatch(Box::new(Mismatch {
+        job: job.name.clone(),
+        worker: closest.worker,
+        target: target_name(&job.target),
+        offset_bytes: at,
+        len_bytes: want.len() as u64,
+        generation: closest.generation,
+        first_difference_bytes: at + first as u64,
+        expected_hex: hex(&want[shown.clone()]),
+        found_hex: hex(&have[shown]),
+    }))
+}
+
+fn target_name(target: &Target) -> String {
+    match target {
+        Target::Path(path) => path.display().to_string(),
+        Target::TempFileIn(dir) => format!("a temporary file in {}", dir.display()),
+        Target::Sim(stack) => format!("sim:{stack}"),
+        Target::None => "no target".into(),
+    }
+}
+
+/// Where the threads of one verifying job meet between writing and reading back, so no worker
+/// reads while another still writes, and each sees every worker's record.
+pub struct VerifyBoard {
+    threads: usize,
+    state: Mutex<BoardState>,
+    all_arrived: Condvar,
+}
+
+struct BoardState {
+    arrived: usize,
+    /// Some thread failed or was interrupted: nobody reads back.
+    abandoned: bool,
+    records: Vec<Arc<WriteRecord>>,
+}
+
+impl VerifyBoard {
+    pub fn new(threads: usize) -> Self {
+        VerifyBoard {
+            threads,
+            state: Mutex::new(BoardState {
+                arrived: 0,
+                abandoned: false,
+                records: Vec::new(),
+            }),
+            all_arrived: Condvar::new(),
+        }
+    }
+
+    /// A thread's place on the board; if the thread unwinds before arriving, its drop arrives
+    /// for it (abandoning the read-back) so the others never wait forever.
+    pub fn place(&self) -> Arrival<'_> {
+        Arrival {
+            board: self,
+            arrived: false,
+        }
+    }
+
+    fn arrive(&self, records: Vec<WriteRecord>, failed: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.arrived += 1;
+        state.abandoned |= failed;
+        state.records.extend(records.into_iter().map(Arc::new));
+        if state.arrived >= self.threads {
+            self.all_arrived.notify_all();
+        }
+    }
+}
+
+/// See [`VerifyBoard::place`].
+pub struct Arrival<'a> {
+    board: &'a VerifyBoard,
+    arrived: bool,
+}
+
+impl Arrival<'_> {
+    /// Hand over this thread's records and wait for every thread of the job. Returns every
+    /// worker's record, or `None` when some thread failed or was interrupted.
+    pub fn arrive_and_wait(
+        mut self,
+        records: Vec<WriteRecord>,
+        failed: bool,
+    ) -> Option<Vec<Arc<WriteRecord>>> {
+        self.arrived = true;
+        let board = self.board;
+        board.arrive(records, failed);
+        let mut state = board.state.lock().unwrap_or_else(|e| e.into_inner());
+        while state.arrived < board.threads {
+            state = board
+                .all_arrived
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        (!state.abandoned).then(|| state.records.clone())
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        if !self.arrived {
+            self.board.arrive(Vec::new(), true);
+        }
+    }
+}
+
+/// What a read-back did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBack {
+    /// Bytes compared with what was written.
+    pub checked_bytes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    pub interrupted: bool,
+}
+
+/// Where one worker's read-back runs on the engine.
+pub struct ReadBackSlots {
+    pub slot_base: u32,
+    pub depth: u32,
+    pub slot_bytes: u64,
+}
+
+/// Read back every extent `own` wrote, `slots.depth` reads at a time, and check each granule.
+pub fn read_back(
+    engine: &mut dyn IoEngine,
+    job: &JobSpec,
+    own: &WriteRecord,
+    peers: &[Arc<WriteRecord>],
+    slots: &ReadBackSlots,
+    stop: &AtomicBool,
+    live: Option<&crate::LiveCounters>,
+) -> Result<ReadBack, RunError> {
+    let depth = slots.depth.max(1) as usize;
+    let mut extents = own.extents(slots.slot_bytes);
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut reading: Vec<(u64, u32)> = vec![(0, 0); depth];
+    let mut expected = vec![0u8; slots.slot_bytes as usize];
+    let mut completions: Vec<IoCompletion> = Vec::with_capacity(depth);
+    let mut outcome = ReadBack::default();
+    let mut exhausted = false;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            outcome.interrupted = true;
+        }
+        let mut queued = 0;
+        while !outcome.interrupted && !exhausted && !free.is_empty() {
+            let Some((offset_bytes, len_bytes)) = extents.next() else {
+                exhausted = true;
+                break;
+            };
+            let relative = free.pop().expect("checked non-empty");
+            let len_bytes = len_bytes as u32;
+            engine
+                .queue(IoRequest {
+                    slot: slots.slot_base + relative,
+                    direction: IoDirection::Read,
+                    offset_bytes,
+                    len_bytes,
+                })
+                .map_err(RunError::Engine)?;
+            reading[relative as usize] = (offset_bytes, len_bytes);
+            queued += 1;
+        }
+        if queued > 0 {
+            engine.submit().map_err(RunError::Engine)?;
+        }
+        if free.len() == depth {
+            return Ok(outcome);
+        }
+        completions.clear();
+        engine.reap(1, &mut completions).map_err(RunError::Engine)?;
+        for c in &completions {
+            let relative = c
+                .slot
+                .checked_sub(slots.slot_base)
+                .filter(|r| (*r as usize) < depth)
+                .ok_or_else(|| {
+                    RunError::Protocol(format!("engine completed unknown slot {}", c.slot))
+                })?;
+            let (offset_bytes, len_bytes) = reading[relative as usize];
+            match c.result {
+                Ok(n) if n == len_bytes => {}
+                Ok(n) => {
+                    return Err(RunError::ShortIo {
+                        offset_bytes,
+                        done_bytes: n,
+                        wanted_bytes: len_bytes,
+                    })
+                }
+                Err(errno) => {
+                    return Err(RunError::Io {
+                        offset_bytes,
+                        len_bytes,
+                        source: std::io::Error::from_raw_os_error(errno),
+                    })
+                }
+            }
+            let found = &engine.buffer(c.slot)[..len_bytes as usize];
+            outcome.checked_bytes +=
+                check_read(job, own, peers, offset_bytes, found, &mut expected, None)?;
+            outcome.read_bytes += u64::from(len_bytes);
+            free.push(relative);
+        }
+        if let Some(live) = live {
+            let bytes: u64 = completions
+                .iter()
+                .map(|c| u64::from(c.result.unwrap_or(0)))
+                .sum();
+            live.ios
+                .fetch_add(completions.len() as u64, Ordering::Relaxed);
+            live.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{BlockSizeShare, EngineKind};
+
+    fn record(granule_bytes: u64, len_bytes: u64) -> WriteRecord {
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes,
+        };
+        WriteRecord::new(0, 7, DataPattern::Random, granule_bytes, region)
+    }
+
+    #[test]
+    fn the_granule_divides_every_size_the_job_can_issue() {
+        let mut job = JobSpec::new("g", EngineKind::Null, Target::None);
+        assert_eq!(granule_bytes(&job), 4096);
+        job.block_size_write = BlockSizeSpec::Split(vec![
+            BlockSizeShare {
+                size_bytes: 64 << 10,
+                percent: 50,
+            },
+            BlockSizeShare {
+                size_bytes: 1536,
+                percent: 50,
+            },
+        ]);
+        assert_eq!(granule_bytes(&job), 512);
+        job.block_size_write = BlockSizeSpec::Range {
+            min_bytes: 8192,
+            max_bytes: 128 << 10,
+        };
+        assert_eq!(granule_bytes(&job), 4096);
+        job.io_size_bytes = Some(4096 + 1024);
+        assert_eq!(granule_bytes(&job), 1024);
+    }
+
+    #[test]
+    fn extents_are_the_written_runs_cut_at_the_read_size() {
+        let mut r = record(512, 64 << 20);
+        let base = 1 << 20;
+        r.record(base, 4096, 1, &[]);
+        r.record(base + 8192, 512, 2, &[]);
+        // Far away, in another page of the record; then a run longer than one read.
+        r.record(base + (32 << 20), 3 * 65536, 3, &[]);
+        let extents: Vec<_> = r.extents(65536).collect();
+        assert_eq!(
+            extents,
+            [
+                (base, 4096),
+                (base + 8192, 512),
+                (base + (32 << 20), 65536),
+                (base + (32 << 20) + 65536, 65536),
+                (base + (32 << 20) + 131072, 65536),
+            ]
+        );
+        assert_eq!(r.written_bytes(), 4096 + 512 + 3 * 65536);
+        // Only the touched pages hold memory.
+        assert_eq!(r.pages.iter().filter(|p| p.is_some()).count(), 2);
+    }
+
+    #[test]
+    fn a_rewrite_racing_an_earlier_write_keeps_both_generations_until_settled() {
+        let mut r = record(4096, 1 << 20);
+        let at = 1 << 20;
+        r.record(at, 8192, 1, &[]);
+        // Generation 1 still in flight when 2 is issued: either may land.
+        r.record(at, 4096, 2, &[1]);
+        assert_eq!(r.candidates_at(at), [2, 1]);
+        assert!(r.is_ambiguous(at));
+        assert_eq!(r.candidates_at(at + 4096), [1]);
+        // Generation 3 issued after both completed: only it can be there.
+        r.record(at, 4096, 3, &[]);
+        assert_eq!(r.candidates_at(at), [3]);
+        assert!(!r.is_ambiguous(at));
+    }
+}
