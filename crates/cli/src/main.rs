@@ -7,6 +7,7 @@
 //! so are `eprint!`/`eprintln!` (diagnostics use `output::say!`, which loses a line rather than
 //! panicking when stderr is closed).
 
+#![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;

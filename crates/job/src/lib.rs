@@ -6,6 +6,7 @@
 //! [`validate::validate`] for jobs built in code. Both readers share one key table
 //! ([`keys::KEYS`]) and return [`JobError`], whose `Display` is one line naming the file and line
 //! (or flag), the key, and what is wrong.
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub mod fio;

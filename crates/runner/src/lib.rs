@@ -3,6 +3,7 @@
 //! engines with a shared (virtual) timeline, where one thread drives all workers of a job.
 //!
 //! The runner never asks whether an engine is real or simulated: it only reads capabilities.
+#![forbid(unsafe_code)]
 
 #[cfg(test)]
 mod compressibility;

@@ -7,6 +7,7 @@
 //! results. Protocol messages between layers are real bytes encoded and decoded by
 //! `storlab-wire`; payload is carried in slot buffers and stored, so reads return what was
 //! written. See `docs/simulator.md` for the model and every timing formula.
+#![forbid(unsafe_code)]
 
 pub mod bridge;
 pub mod command;

@@ -8,8 +8,6 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-// The workspace MSRV (1.85) predates `usize::is_multiple_of`.
-#![allow(clippy::manual_is_multiple_of)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -143,7 +143,7 @@ impl<T: AsRef<[u8]>> FisPacket<T> {
         need("FIS", data, len)?;
         if fis_type == FisType::Data {
             let payload = data.len() - DATA_HEADER_LEN;
-            if payload > DATA_PAYLOAD_MAX || payload % 4 != 0 {
+            if payload > DATA_PAYLOAD_MAX || !payload.is_multiple_of(4) {
                 return Err(Error::BadField {
                     field: "Data FIS length",
                     value: payload as u64,

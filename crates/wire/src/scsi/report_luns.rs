@@ -14,7 +14,7 @@ pub const LUN_LEN: usize = 8;
 pub fn parse_report_luns(data: &[u8]) -> Result<impl Iterator<Item = Lun> + '_> {
     need("REPORT LUNS header", data, REPORT_LUNS_HEADER_LEN)?;
     let list_len = be32(&data[0..4]) as usize;
-    if list_len % LUN_LEN != 0 {
+    if !list_len.is_multiple_of(LUN_LEN) {
         return Err(Error::BadField {
             field: "LUN LIST LENGTH",
             value: list_len as u64,

@@ -1,0 +1,156 @@
+//! Tidy checks over the whole workspace's sources (rust-analyzer's and TigerBeetle's habit): the
+//! conventions ARCHITECTURE.md promises, checked by `cargo test` so they cannot drift.
+//!
+//! Each check names the file and line at fault, so a failure says what to fix.
+
+use std::path::{Path, PathBuf};
+
+/// The one crate allowed `unsafe` (io_uring, ioctls, aligned buffers: ARCHITECTURE.md).
+const UNSAFE_ALLOWED_CRATE: &str = "engine";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/cli sits two levels below the workspace root")
+        .to_path_buf()
+}
+
+/// Every `.rs` file under `dir`, skipping build output.
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if name != "target" && name != "corpus" && name != "artifacts" {
+                rust_files(&path, found);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+fn sources() -> Vec<(PathBuf, String)> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("fuzz"), &mut files);
+    files.sort();
+    assert!(files.len() > 100, "found only {} sources", files.len());
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("sources are UTF-8");
+            (path, text)
+        })
+        .collect()
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(workspace_root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn every_source_file_opens_with_a_module_comment() {
+    let missing: Vec<String> = sources()
+        .iter()
+        .filter(|(_, text)| {
+            !text
+                .lines()
+                .find(|line| !line.trim().is_empty())
+                .is_some_and(|line| line.starts_with("//!"))
+        })
+        .map(|(path, _)| relative(path))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "these files do not open with a `//!` line saying what they are: {missing:?}"
+    );
+}
+
+#[test]
+fn only_the_engine_crate_may_use_unsafe() {
+    let crates = workspace_root().join("crates");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name == UNSAFE_ALLOWED_CRATE {
+            continue;
+        }
+        for root_file in ["src/lib.rs", "src/main.rs"] {
+            let path = entry.path().join(root_file);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            if !text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]") {
+                missing.push(relative(&path));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "crate roots without #![forbid(unsafe_code)] (only crates/{UNSAFE_ALLOWED_CRATE} may use unsafe): {missing:?}"
+    );
+}
+
+/// `std::env::args()` panics on an argument that is not UTF-8 (a file name is any bytes):
+/// the binary reads `args_os` only.
+#[test]
+fn the_binary_never_reads_arguments_as_utf8() {
+    let offenders: Vec<String> = sources()
+        .iter()
+        .filter(|(path, _)| relative(path).starts_with("crates/cli/src"))
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| line.contains("env::args()"))
+                .map(move |(n, _)| format!("{}:{}", relative(path), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "std::env::args() panics on non-UTF-8 arguments; use args_os: {offenders:?}"
+    );
+}
+
+/// A comment that states the MSRV must state the one `Cargo.toml` declares.
+#[test]
+fn msrv_comments_agree_with_rust_version() {
+    let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .expect("the workspace declares rust-version");
+    let mut wrong = Vec::new();
+    for (path, text) in sources() {
+        if path.ends_with(file!().rsplit('/').next().unwrap_or_default()) {
+            continue; // this file names the pattern it looks for
+        }
+        for (n, line) in text.lines().enumerate() {
+            let Some(at) = line.find("MSRV (") else {
+                continue;
+            };
+            let stated = line[at + "MSRV (".len()..]
+                .split(')')
+                .next()
+                .unwrap_or_default();
+            if stated != declared {
+                wrong.push(format!(
+                    "{}:{}: says {stated}, Cargo.toml {declared}",
+                    relative(&path),
+                    n + 1
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "MSRV comments out of date: {wrong:?}");
+}
