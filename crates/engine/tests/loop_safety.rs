@@ -141,7 +141,12 @@ fn blank_device_is_accepted_and_engines_move_data_on_it() {
         1,
     );
 
-    let direct = open_target(&device.target(), BACKING_BYTES, true, true, None).unwrap();
+    // The writer holds the device exclusively: a second opening by path is refused as busy,
+    // a reopening of its descriptor (another O_DIRECT setting) is not.
+    let busy = open_target(&device.target(), BACKING_BYTES, true, true, None).unwrap_err();
+    assert!(busy.to_string().contains("is in use"), "{busy}");
+    let direct = target.reopen_device(true).unwrap();
+    assert_eq!(direct.device, target.device);
     let mut engine = IoUringEngine::new(&direct, IoUringOptions::default()).unwrap();
     write_then_read_back(&mut engine, 32, BACKING_BYTES, 400, 2);
 
@@ -268,7 +273,10 @@ fn partitioned_device_is_refused_naming_table_and_partitions() {
     let text = open_target(&device.target(), 0, false, true, None)
         .unwrap_err()
         .to_string();
-    assert!(text.contains("MBR partition table with 1 used"), "{text}");
+    assert!(
+        text.contains("partition table dos (magic at byte 510)"),
+        "{text}"
+    );
     let name = device
         .path
         .file_name()
