@@ -288,3 +288,105 @@ fn partitioned_device_is_refused_naming_table_and_partitions() {
         "{text}"
     );
 }
+
+/// A symlink that another thread keeps pointing at one device, then another.
+struct Flipper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Flipper {
+    fn start(link: PathBuf, targets: [PathBuf; 2]) -> Flipper {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let staging = link.with_extension("next");
+            let mut i = 0;
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&staging);
+                std::os::unix::fs::symlink(&targets[i % 2], &staging).unwrap();
+                // rename(2) replaces the link atomically: it always names one of the two.
+                std::fs::rename(&staging, &link).unwrap();
+                i += 1;
+            }
+        });
+        Flipper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The guard decides on the descriptor the I/O uses: with a symlink flipping between a blank
+/// and an ext4 device, every opening that is allowed is an opening of the blank device (the
+/// old guard checked the path and opened it again: 66 of 300 openings were the ext4 device).
+#[test]
+fn guard_decides_on_the_opened_device_while_the_path_flips() {
+    let Some(blank) = LoopDevice::attach() else {
+        return;
+    };
+    let Some(ext4) = LoopDevice::attach() else {
+        return;
+    };
+    if !ext4.mkfs_ext4() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let rdev = |path: &Path| {
+        let rdev = std::fs::metadata(path).unwrap().rdev();
+        Some((libc::major(rdev), libc::minor(rdev)))
+    };
+    let blank_device = rdev(&blank.path);
+    let link_dir = tempfile::tempdir().unwrap();
+    let link = link_dir.path().join("device");
+    std::os::unix::fs::symlink(&blank.path, &link).unwrap();
+    let flipper = Flipper::start(link.clone(), [blank.path.clone(), ext4.path.clone()]);
+    let (mut allowed, mut refused) = (0, 0);
+    for _ in 0..300 {
+        match open_target(&Target::Path(link.clone()), 0, false, true, None) {
+            Ok(target) => {
+                allowed += 1;
+                assert_eq!(target.device, blank_device, "opened the ext4 device");
+                let opened = target.file.metadata().unwrap().rdev();
+                assert_eq!(
+                    Some((libc::major(opened), libc::minor(opened))),
+                    blank_device
+                );
+            }
+            Err(EngineError::Refused { reason, .. }) => {
+                refused += 1;
+                assert!(reason.contains("ext4"), "{reason}");
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    drop(flipper);
+    eprintln!("{allowed} openings allowed (all of the blank device), {refused} refused");
+    assert!(allowed > 0 && refused > 0, "the link did not flip");
+}
+
+/// `--destructive` names a device by its number: a path to another device unlocks nothing.
+#[test]
+fn destructive_naming_another_device_does_not_unlock() {
+    let Some(ext4) = LoopDevice::attach() else {
+        return;
+    };
+    let Some(other) = LoopDevice::attach() else {
+        return;
+    };
+    if !ext4.mkfs_ext4() {
+        return;
+    }
+    let err = open_target(&ext4.target(), 0, false, true, Some(&other.path)).unwrap_err();
+    assert!(matches!(err, EngineError::Refused { .. }), "{err}");
+    assert!(open_target(&ext4.target(), 0, false, true, Some(&ext4.path)).is_ok());
+}
