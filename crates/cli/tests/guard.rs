@@ -148,3 +148,36 @@ fn md_0_90_member_is_refused_unless_named_destructive() {
         "RAID/volume-manager member linux_raid_member (magic at byte {offset})"
     ));
 }
+
+/// A device opened for writing is held exclusively for the whole run: two jobs that write it at
+/// once with different O_DIRECT settings share that claim (the second is a reopening of the
+/// checked descriptor) instead of being refused as busy by the kernel.
+#[test]
+fn two_jobs_write_one_claimed_device_with_different_direct_settings() {
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(device.dir.path())
+        .args(["run", "--no-db", "--ioengine=psync", "--size=4m"])
+        .arg(format!("--filename={}", device.path.display()))
+        .args([
+            "--name=buffered",
+            "--rw=write",
+            "--direct=0",
+            "--number_ios=50",
+        ])
+        .args([
+            "--name=direct",
+            "--rw=randwrite",
+            "--direct=1",
+            "--number_ios=50",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

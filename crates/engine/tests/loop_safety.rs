@@ -15,6 +15,17 @@ use storlab_job::Target;
 
 const BACKING_BYTES: u64 = 64 << 20;
 
+/// These tests run one at a time. An exclusive (O_EXCL) claim ends when the last reference to
+/// the open file goes; a child another test thread forks holds copies of every descriptor
+/// until it execs (O_CLOEXEC only closes them then), so a device closed a moment ago can still
+/// be claimed, and a new exclusive open of it is refused as busy.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A loop device over a sparse file in a temp dir; detached on drop, even when a test panics.
 struct LoopDevice {
     path: PathBuf,
@@ -94,6 +105,7 @@ impl Drop for LoopDevice {
 
 #[test]
 fn ext4_device_is_refused_for_writes_unless_named_destructive() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -126,6 +138,7 @@ fn ext4_device_is_refused_for_writes_unless_named_destructive() {
 
 #[test]
 fn blank_device_is_accepted_and_engines_move_data_on_it() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -180,6 +193,7 @@ fn blank_device_is_accepted_and_engines_move_data_on_it() {
 
 #[test]
 fn device_smaller_than_the_job_is_an_error_naming_both_sizes() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -204,6 +218,7 @@ impl Drop for Mount {
 
 #[test]
 fn mounted_device_is_refused_naming_the_mount_point() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -234,6 +249,7 @@ fn mounted_device_is_refused_naming_the_mount_point() {
 
 #[test]
 fn partitioned_device_is_refused_naming_table_and_partitions() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach_with(&["--partscan"]) else {
         return;
     };
@@ -331,6 +347,7 @@ impl Drop for Flipper {
 /// old guard checked the path and opened it again: 66 of 300 openings were the ext4 device).
 #[test]
 fn guard_decides_on_the_opened_device_while_the_path_flips() {
+    let _serial = serial();
     let Some(blank) = LoopDevice::attach() else {
         return;
     };
@@ -377,6 +394,7 @@ fn guard_decides_on_the_opened_device_while_the_path_flips() {
 /// `--destructive` names a device by its number: a path to another device unlocks nothing.
 #[test]
 fn destructive_naming_another_device_does_not_unlock() {
+    let _serial = serial();
     let Some(ext4) = LoopDevice::attach() else {
         return;
     };
@@ -389,4 +407,34 @@ fn destructive_naming_another_device_does_not_unlock() {
     let err = open_target(&ext4.target(), 0, false, true, Some(&other.path)).unwrap_err();
     assert!(matches!(err, EngineError::Refused { .. }), "{err}");
     assert!(open_target(&ext4.target(), 0, false, true, Some(&ext4.path)).is_ok());
+}
+
+/// LVM2 physical volume (pvcreate refuses files, so on a loop device).
+#[test]
+fn lvm2_physical_volume_is_refused() {
+    let _serial = serial();
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    let pvcreate = Command::new("pvcreate")
+        .args(["-q", "-ff", "-y"])
+        .arg(&device.path)
+        .output();
+    let Ok(output) = pvcreate else {
+        tool_available(false, "pvcreate not installed (lvm2)");
+        return;
+    };
+    assert!(
+        output.status.success(),
+        "pvcreate: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = open_target(&device.target(), 0, false, true, None)
+        .unwrap_err()
+        .to_string();
+    // The label sits in sector 1; libblkid reports its "LVM2 001" type magic, 24 bytes in.
+    assert!(
+        text.contains("RAID/volume-manager member LVM2_member (magic at byte 536)"),
+        "{text}"
+    );
 }
