@@ -72,8 +72,9 @@ pub struct RunArgs {
     /// new: a device, FIFO, symbolic link or the results database is refused before the run.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Allow writing to this block device even though it carries data (partition table,
-    /// filesystem, swap, mount or holder). Name the exact device.
+    /// Allow writing to this block device even though it carries data (a partition table or
+    /// any signature libblkid knows). Name the exact device (compared by device number). A
+    /// device that is mounted or held is never written.
     #[arg(long, value_name = "DEVICE")]
     pub destructive: Option<PathBuf>,
     /// Simulated targets: write the USB session as a usbmon pcap (Wireshark, storlab decode).

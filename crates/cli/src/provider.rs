@@ -3,6 +3,7 @@
 //! drive remembers what earlier jobs did to it.
 
 use std::collections::HashMap;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use storlab_engine::registry::{open_engine, EngineOptions};
 use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
@@ -116,6 +117,17 @@ impl Provider {
             return Ok(i);
         }
         let requested_direct = job.direct;
+        if writes {
+            if let Some(opened) = self.reopen_claimed_device(&resolved, requested_direct)? {
+                self.targets.push(CachedTarget {
+                    target: resolved,
+                    requested_direct,
+                    writable: true,
+                    opened,
+                });
+                return Ok(self.targets.len() - 1);
+            }
+        }
         // storlab's own temporary file is always opened read-write: every job of the run uses it.
         let writable = writes || matches!(resolved, Target::TempFileIn(_));
         let opened = match open_target(
@@ -152,6 +164,36 @@ impl Provider {
             opened,
         });
         Ok(self.targets.len() - 1)
+    }
+}
+
+impl Provider {
+    /// A block device this run already opened for writing is claimed (O_EXCL) by that opening
+    /// until the run ends, so opening it again by path would be refused as busy: a job that
+    /// writes it with another O_DIRECT setting, or names it by another path, gets a reopening
+    /// of the checked descriptor instead. `None` when `target` is no such device.
+    fn reopen_claimed_device(
+        &self,
+        target: &Target,
+        direct: bool,
+    ) -> Result<Option<OpenTarget>, EngineError> {
+        let Target::Path(path) = target else {
+            return Ok(None);
+        };
+        // The path only picks which of our descriptors to reopen; the device is the one that
+        // descriptor was checked on, whatever the path points to later.
+        let Ok(metadata) = std::fs::metadata(path) else {
+            return Ok(None);
+        };
+        if !metadata.file_type().is_block_device() {
+            return Ok(None);
+        }
+        let device = Some(storlab_engine::safety::device_number(metadata.rdev()));
+        self.targets
+            .iter()
+            .find(|c| c.writable && c.opened.device.is_some() && c.opened.device == device)
+            .map(|c| c.opened.reopen_device(direct))
+            .transpose()
     }
 }
 

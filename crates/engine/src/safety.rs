@@ -1,85 +1,49 @@
-//! Refuses to write to (or trim) a block device that holds something: a partition table, a
-//! filesystem/swap/LUKS/LVM signature, a mount or a holder, unless the user named exactly that
-//! device with `--destructive`. Checked before the device is opened for writing.
+//! Refuses to write to (or trim) a block device that holds something: any signature libblkid
+//! knows (filesystems, swap, RAID and volume-manager members, LUKS, bcache, partition tables,
+//! including those kept at the end of the device), partitions, a mount or a holder, unless the
+//! user named exactly that device with `--destructive`. Every check runs on the descriptor the
+//! I/O will use (`target` opens it once), never on the path a second time: a path can be
+//! pointed elsewhere between a check and an open. See docs/decisions/0009-device-guard-libblkid.md.
 
 use crate::EngineError;
+use libblkid_rs_sys as blkid;
+use std::ffi::CStr;
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-
-/// Bytes read from the start of the device: enough to reach the furthest signature (btrfs).
-pub const PROBE_BYTES: usize = 128 * 1024;
-
-/// MBR boot signature 0x55 0xAA at byte 510.
-pub const MBR_SIGNATURE_OFFSET: usize = 510;
-pub const MBR_SIGNATURE: &[u8] = &[0x55, 0xAA];
-/// The four 16-byte MBR partition entries start at byte 446; byte 4 of an entry is its type
-/// (0 = unused).
-pub const MBR_PARTITION_TABLE_OFFSET: usize = 446;
-pub const MBR_PARTITION_ENTRY_BYTES: usize = 16;
-pub const MBR_PARTITION_ENTRIES: usize = 4;
-pub const MBR_PARTITION_TYPE_OFFSET: usize = 4;
-/// GPT header "EFI PART" at LBA 1: byte 512 on 512-byte-sector disks, 4096 on 4Kn disks.
-pub const GPT_SIGNATURE: &[u8] = b"EFI PART";
-pub const GPT_HEADER_OFFSETS: &[usize] = &[512, 4096];
-/// ext2/3/4: superblock at 1024, `s_magic` 0xEF53 (little-endian) at 1024 + 56.
-pub const EXT_SUPERBLOCK_OFFSET: usize = 1024;
-pub const EXT_MAGIC_OFFSET: usize = EXT_SUPERBLOCK_OFFSET + 56;
-pub const EXT_MAGIC: &[u8] = &[0x53, 0xEF];
-/// ext feature words (little-endian u32) inside the superblock, as blkid tells ext2/3/4 apart.
-pub const EXT_FEATURE_COMPAT_OFFSET: usize = EXT_SUPERBLOCK_OFFSET + 0x5C;
-pub const EXT_FEATURE_INCOMPAT_OFFSET: usize = EXT_SUPERBLOCK_OFFSET + 0x60;
-pub const EXT_FEATURE_RO_COMPAT_OFFSET: usize = EXT_SUPERBLOCK_OFFSET + 0x64;
-pub const EXT3_FEATURE_COMPAT_HAS_JOURNAL: u32 = 0x0004;
-/// Incompat features only ext4 has: extents, 64bit, flex_bg, mmp, inline data...
-pub const EXT4_FEATURE_INCOMPAT_MASK: u32 = 0x0040 | 0x0080 | 0x0100 | 0x0200 | 0x8000;
-/// Ro-compat features only ext4 has: huge_file, gdt_csum, dir_nlink, extra_isize, metadata_csum.
-pub const EXT4_FEATURE_RO_COMPAT_MASK: u32 = 0x0008 | 0x0010 | 0x0020 | 0x0040 | 0x0400;
-/// XFS superblock magic at byte 0.
-pub const XFS_MAGIC_OFFSET: usize = 0;
-pub const XFS_MAGIC: &[u8] = b"XFSB";
-/// btrfs superblock at 64 KiB, magic 0x40 bytes into it.
-pub const BTRFS_MAGIC_OFFSET: usize = 65536 + 0x40;
-pub const BTRFS_MAGIC: &[u8] = b"_BHRfS_M";
-/// Linux swap: the last 10 bytes of the first page (4 KiB on the common architectures).
-pub const SWAP_PAGE_BYTES: usize = 4096;
-pub const SWAP_MAGICS: &[&[u8]] = &[b"SWAPSPACE2", b"SWAP-SPACE"];
-/// Boot-sector OEM name at byte 3 (NTFS, exFAT, and what FAT formatters write).
-pub const BOOT_OEM_ID_OFFSET: usize = 3;
-pub const NTFS_OEM_ID: &[u8] = b"NTFS    ";
-pub const EXFAT_OEM_ID: &[u8] = b"EXFAT   ";
-/// FAT type labels: "FAT12   "/"FAT16   " at 54 (FAT12/16 boot sector), "FAT32   " at 82.
-pub const FAT16_TYPE_OFFSET: usize = 54;
-pub const FAT32_TYPE_OFFSET: usize = 82;
-pub const FAT_TYPE_LABELS: &[&[u8]] = &[b"FAT12   ", b"FAT16   ", b"FAT32   ", b"FAT     "];
-/// LUKS header magic at byte 0.
-pub const LUKS_MAGIC_OFFSET: usize = 0;
-pub const LUKS_MAGIC: &[u8] = b"LUKS\xba\xbe";
-/// LVM2 physical volume label "LABELONE", in one of the first four 512-byte sectors (usually 1).
-pub const LVM2_LABEL: &[u8] = b"LABELONE";
-pub const LVM2_LABEL_SECTOR_BYTES: usize = 512;
-pub const LVM2_LABEL_SECTORS: usize = 4;
-/// ISO 9660 volume descriptor "CD001" at 32 KiB + 1.
-pub const ISO9660_MAGIC_OFFSET: usize = 32769;
-pub const ISO9660_MAGIC: &[u8] = b"CD001";
 
 const MOUNTINFO_PATH: &str = "/proc/self/mountinfo";
 const SYSFS_DEV_BLOCK: &str = "/sys/dev/block";
 
-/// Return `Ok` when writing to the block device at `path` cannot destroy anything we can see,
-/// or when `destructive` names the same device. Otherwise a `Refused` error listing every
-/// finding and how to override.
-pub fn check_block_device_writable(
+/// A block device's number as (major, minor).
+pub type DeviceNumber = (u32, u32);
+
+/// The (major, minor) of a `st_rdev`.
+pub fn device_number(rdev: u64) -> DeviceNumber {
+    (libc::major(rdev), libc::minor(rdev))
+}
+
+/// Return `Ok` when writing through `file` (opened from `path`) cannot destroy anything we can
+/// see, or when `destructive` names the very device `file` is open on (compared by device
+/// number, so `/dev/disk/by-id/...` links work and a path that now points elsewhere does not).
+/// Otherwise a `Refused` error listing every finding and how to override.
+pub fn check_writable(
+    file: &File,
     path: &Path,
     destructive: Option<&Path>,
 ) -> Result<(), EngineError> {
+    let metadata = file.metadata().map_err(|source| EngineError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if let Some(allowed) = destructive {
-        if same_path(path, allowed) {
+        if metadata.file_type().is_block_device() && names_device(allowed, metadata.rdev()) {
             return Ok(());
         }
     }
-    let findings = findings_for_device(path)?;
+    let findings = findings(file, path)?;
     if findings.is_empty() {
         Ok(())
     } else {
@@ -90,23 +54,22 @@ pub fn check_block_device_writable(
     }
 }
 
-/// Every reason not to write to this device (empty: it looks blank and unused).
-pub fn findings_for_device(path: &Path) -> Result<Vec<String>, EngineError> {
+/// Every reason not to write through `file` (empty: it looks blank and unused): its signatures,
+/// and for a block device its partitions, mounts and holders, found by the device number of
+/// the open descriptor. `path` only names it in the findings.
+pub fn findings(file: &File, path: &Path) -> Result<Vec<String>, EngineError> {
     let open_error = |source: io::Error| EngineError::Open {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(open_error)?;
-    let rdev = file.metadata().map_err(open_error)?.rdev();
-    let device = (libc::major(rdev), libc::minor(rdev));
+    let metadata = file.metadata().map_err(open_error)?;
+    let mut findings = signature_findings(file).map_err(open_error)?;
+    if !metadata.file_type().is_block_device() {
+        return Ok(findings);
+    }
+    let device = device_number(metadata.rdev());
 
-    let mut head = vec![0u8; PROBE_BYTES];
-    let read_bytes = read_head(&file, &mut head).map_err(open_error)?;
-    head.truncate(read_bytes);
-    let mut findings = signature_findings(&head);
-
-    let sysfs_dir = PathBuf::from(format!("{SYSFS_DEV_BLOCK}/{}:{}", device.0, device.1));
-    let partitions = partitions_of(&sysfs_dir);
+    let partitions = partitions_of(&sysfs_dir(device));
     if !partitions.is_empty() {
         let names: Vec<&str> = partitions.iter().map(|p| p.name.as_str()).collect();
         findings.push(format!("it has partitions ({})", names.join(", ")));
@@ -126,8 +89,7 @@ pub fn findings_for_device(path: &Path) -> Result<Vec<String>, EngineError> {
                 ));
             }
         }
-        let dir = PathBuf::from(format!("{SYSFS_DEV_BLOCK}/{}:{}", dev.0, dev.1));
-        for holder in list_dir(&dir.join("holders")) {
+        for holder in list_dir(&sysfs_dir(dev).join("holders")) {
             holders.push(format!("{name} is held by {holder}"));
         }
     }
@@ -140,119 +102,138 @@ pub fn findings_for_device(path: &Path) -> Result<Vec<String>, EngineError> {
     Ok(findings)
 }
 
-/// Signatures found in the first bytes of a device, as human-readable findings.
-pub fn signature_findings(head: &[u8]) -> Vec<String> {
+/// Every signature libblkid finds through `file` (a block device or an image file), as
+/// `wipefs` lists them: each superblock its probers recognise, checksum-damaged ones included
+/// (a damaged filesystem still holds data), and the partition table, each with the byte offset
+/// of its magic.
+pub fn signature_findings(file: &File) -> io::Result<Vec<String>> {
+    let mut probe = Probe::on(file)?;
     let mut findings = Vec::new();
-    let at = |offset: usize, magic: &[u8]| head.get(offset..offset + magic.len()) == Some(magic);
+    while probe.next()? {
+        if let Some(table) = probe.value(c"PTTYPE") {
+            let offset = probe.value(c"PTMAGIC_OFFSET").unwrap_or_default();
+            findings.push(format!("partition table {table} (magic at byte {offset})"));
+        } else if let Some(kind) = probe.value(c"TYPE") {
+            let offset = probe.value(c"SBMAGIC_OFFSET").unwrap_or_default();
+            let what = match probe.value(c"USAGE").as_deref() {
+                Some("filesystem") => "filesystem",
+                Some("raid") => "RAID/volume-manager member",
+                Some("crypto") => "encrypted volume",
+                _ => "signature",
+            };
+            findings.push(format!("{what} {kind} (magic at byte {offset})"));
+        }
+    }
+    Ok(findings)
+}
 
-    if at(MBR_SIGNATURE_OFFSET, MBR_SIGNATURE) {
-        let used_entries = (0..MBR_PARTITION_ENTRIES)
-            .filter(|i| {
-                let type_offset = MBR_PARTITION_TABLE_OFFSET
-                    + i * MBR_PARTITION_ENTRY_BYTES
-                    + MBR_PARTITION_TYPE_OFFSET;
-                head.get(type_offset).is_some_and(|&t| t != 0)
-            })
-            .count();
-        if used_entries > 0 {
-            findings.push(format!(
-                "an MBR partition table with {used_entries} used entries (0x55AA at byte \
-                 {MBR_SIGNATURE_OFFSET})"
-            ));
+/// A libblkid probe on one open descriptor (libblkid only reads through it, never closes it).
+struct Probe(blkid::blkid_probe);
+
+impl Probe {
+    fn on(file: &File) -> io::Result<Probe> {
+        // SAFETY: no arguments; a null result is handled below.
+        let raw = unsafe { blkid::blkid_new_probe() };
+        if raw.is_null() {
+            return Err(libblkid_error("blkid_new_probe"));
+        }
+        let probe = Probe(raw);
+        // Offset 0 and size 0: the whole file or device.
+        // SAFETY: `probe.0` is a live probe; the fd stays open for the probe's lifetime
+        // (`file` outlives `probe` in every caller: the probe never leaves this module).
+        let rc = unsafe { blkid::blkid_probe_set_device(probe.0, file.as_raw_fd(), 0, 0) };
+        check(rc, "blkid_probe_set_device")?;
+        // wipefs's settings: every superblock with its type, usage and magic offset, including
+        // ones whose checksum fails; partition tables with their magic offset, and GPT even
+        // without a protective MBR.
+        let superblock_flags = blkid::BLKID_SUBLKS_TYPE
+            | blkid::BLKID_SUBLKS_USAGE
+            | blkid::BLKID_SUBLKS_MAGIC
+            | blkid::BLKID_SUBLKS_BADCSUM;
+        let partition_flags = blkid::BLKID_PARTS_MAGIC | blkid::BLKID_PARTS_FORCE_GPT;
+        // SAFETY: `probe.0` is a live probe; the flags are libblkid's own constants.
+        unsafe {
+            check(
+                blkid::blkid_probe_enable_superblocks(probe.0, 1),
+                "blkid_probe_enable_superblocks",
+            )?;
+            check(
+                blkid::blkid_probe_set_superblocks_flags(probe.0, superblock_flags as libc::c_int),
+                "blkid_probe_set_superblocks_flags",
+            )?;
+            check(
+                blkid::blkid_probe_enable_partitions(probe.0, 1),
+                "blkid_probe_enable_partitions",
+            )?;
+            check(
+                blkid::blkid_probe_set_partitions_flags(probe.0, partition_flags as libc::c_int),
+                "blkid_probe_set_partitions_flags",
+            )?;
+        }
+        Ok(probe)
+    }
+
+    /// Advance to the next signature: `false` when there is none left.
+    fn next(&mut self) -> io::Result<bool> {
+        // SAFETY: `self.0` is a live probe with a device set.
+        match unsafe { blkid::blkid_do_probe(self.0) } {
+            0 => Ok(true),
+            1 => Ok(false),
+            _ => Err(libblkid_error("blkid_do_probe")),
         }
     }
-    for &offset in GPT_HEADER_OFFSETS {
-        if at(offset, GPT_SIGNATURE) {
-            findings.push(format!(
-                "a GPT partition table (\"EFI PART\" at byte {offset})"
-            ));
-        }
-    }
-    if at(EXT_MAGIC_OFFSET, EXT_MAGIC) {
-        let word = |offset: usize| {
-            head.get(offset..offset + 4)
-                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+
+    /// A value of the current signature (`TYPE`, `USAGE`, `SBMAGIC_OFFSET`, ...).
+    fn value(&self, name: &CStr) -> Option<String> {
+        let mut data: *const libc::c_char = std::ptr::null();
+        // SAFETY: `self.0` is a live probe, `name` is NUL-terminated, and libblkid stores a
+        // pointer to a NUL-terminated string it owns in `data` (valid until the next probe
+        // step; copied out before then). The length output is optional (null).
+        let rc = unsafe {
+            blkid::blkid_probe_lookup_value(self.0, name.as_ptr(), &mut data, std::ptr::null_mut())
         };
-        let flavour = if word(EXT_FEATURE_INCOMPAT_OFFSET) & EXT4_FEATURE_INCOMPAT_MASK != 0
-            || word(EXT_FEATURE_RO_COMPAT_OFFSET) & EXT4_FEATURE_RO_COMPAT_MASK != 0
-        {
-            "ext4"
-        } else if word(EXT_FEATURE_COMPAT_OFFSET) & EXT3_FEATURE_COMPAT_HAS_JOURNAL != 0 {
-            "ext3"
-        } else {
-            "ext2"
-        };
-        findings.push(format!(
-            "an {flavour} filesystem (magic 0xEF53 at byte {EXT_MAGIC_OFFSET})"
-        ));
-    }
-    if at(XFS_MAGIC_OFFSET, XFS_MAGIC) {
-        findings.push(format!(
-            "an XFS filesystem (\"XFSB\" at byte {XFS_MAGIC_OFFSET})"
-        ));
-    }
-    if at(BTRFS_MAGIC_OFFSET, BTRFS_MAGIC) {
-        findings.push(format!(
-            "a btrfs filesystem (\"_BHRfS_M\" at byte {BTRFS_MAGIC_OFFSET})"
-        ));
-    }
-    let page_bytes = [SWAP_PAGE_BYTES, system_page_bytes()];
-    'swap: for (i, &page) in page_bytes.iter().enumerate() {
-        if i > 0 && page == page_bytes[0] {
-            break;
+        if rc != 0 || data.is_null() {
+            return None;
         }
-        for magic in SWAP_MAGICS {
-            let offset = page - magic.len();
-            if at(offset, magic) {
-                findings.push(format!(
-                    "a swap area (\"{}\" at byte {offset})",
-                    String::from_utf8_lossy(magic)
-                ));
-                break 'swap;
-            }
-        }
+        // SAFETY: non-null, NUL-terminated, owned by the probe and alive during this call.
+        let value = unsafe { CStr::from_ptr(data) };
+        Some(value.to_string_lossy().into_owned())
     }
-    if at(BOOT_OEM_ID_OFFSET, NTFS_OEM_ID) {
-        findings.push(format!(
-            "an NTFS filesystem (\"NTFS\" at byte {BOOT_OEM_ID_OFFSET})"
-        ));
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` came from blkid_new_probe and is freed exactly once.
+        unsafe { blkid::blkid_free_probe(self.0) }
     }
-    if at(BOOT_OEM_ID_OFFSET, EXFAT_OEM_ID) {
-        findings.push(format!(
-            "an exFAT filesystem (\"EXFAT\" at byte {BOOT_OEM_ID_OFFSET})"
-        ));
+}
+
+fn check(rc: libc::c_int, what: &str) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(libblkid_error(what))
     }
-    for &offset in &[FAT16_TYPE_OFFSET, FAT32_TYPE_OFFSET] {
-        if let Some(label) = FAT_TYPE_LABELS.iter().find(|label| at(offset, label)) {
-            findings.push(format!(
-                "a FAT filesystem (\"{}\" at byte {offset})",
-                String::from_utf8_lossy(label).trim_end()
-            ));
-        }
-    }
-    if at(LUKS_MAGIC_OFFSET, LUKS_MAGIC) {
-        findings.push(format!(
-            "a LUKS encrypted volume (\"LUKS\\xba\\xbe\" at byte {LUKS_MAGIC_OFFSET})"
-        ));
-    }
-    for sector in 0..LVM2_LABEL_SECTORS {
-        let offset = sector * LVM2_LABEL_SECTOR_BYTES;
-        if at(offset, LVM2_LABEL) {
-            findings.push(format!(
-                "an LVM2 physical volume (\"LABELONE\" at byte {offset})"
-            ));
-        }
-    }
-    if at(ISO9660_MAGIC_OFFSET, ISO9660_MAGIC) {
-        findings.push(format!(
-            "an ISO 9660 filesystem (\"CD001\" at byte {ISO9660_MAGIC_OFFSET})"
-        ));
-    }
-    findings
+}
+
+fn libblkid_error(what: &str) -> io::Error {
+    let errno = io::Error::last_os_error();
+    io::Error::other(format!(
+        "libblkid could not probe it for signatures ({what} failed: {errno})"
+    ))
+}
+
+fn sysfs_dir(device: DeviceNumber) -> PathBuf {
+    PathBuf::from(format!("{SYSFS_DEV_BLOCK}/{}:{}", device.0, device.1))
+}
+
+/// Whether `named` (as given to `--destructive`) is the block device with number `rdev`.
+fn names_device(named: &Path, rdev: u64) -> bool {
+    fs::metadata(named).is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
 }
 
 /// (major, minor) → mount point for every mount in a `/proc/self/mountinfo` text.
-pub fn mounts(mountinfo: &str) -> Vec<((u32, u32), String)> {
+pub fn mounts(mountinfo: &str) -> Vec<(DeviceNumber, String)> {
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -271,7 +252,7 @@ pub fn mounts(mountinfo: &str) -> Vec<((u32, u32), String)> {
 
 struct Partition {
     name: String,
-    device: (u32, u32),
+    device: DeviceNumber,
 }
 
 /// Partitions of the disk whose sysfs directory is `disk_dir`: subdirectories that contain a
@@ -307,122 +288,9 @@ fn list_dir(dir: &Path) -> Vec<String> {
     names
 }
 
-fn read_head(file: &File, head: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < head.len() {
-        match file.read_at(&mut head[filled..], filled as u64) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(filled)
-}
-
-fn system_page_bytes() -> usize {
-    // SAFETY: sysconf only reads a configuration value.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(page).unwrap_or(SWAP_PAGE_BYTES)
-}
-
-/// Whether two paths name the same file once symlinks (`/dev/disk/by-id/...`) are resolved.
-fn same_path(a: &Path, b: &Path) -> bool {
-    match (fs::canonicalize(a), fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn blank() -> Vec<u8> {
-        vec![0u8; PROBE_BYTES]
-    }
-
-    fn put(head: &mut [u8], offset: usize, bytes: &[u8]) {
-        head[offset..offset + bytes.len()].copy_from_slice(bytes);
-    }
-
-    #[test]
-    fn blank_device_has_no_findings() {
-        assert!(signature_findings(&blank()).is_empty());
-        assert!(signature_findings(&[]).is_empty());
-    }
-
-    #[test]
-    fn mbr_needs_a_used_entry() {
-        let mut head = blank();
-        put(&mut head, MBR_SIGNATURE_OFFSET, MBR_SIGNATURE);
-        assert!(
-            signature_findings(&head).is_empty(),
-            "empty MBR is not a table"
-        );
-        head[MBR_PARTITION_TABLE_OFFSET + MBR_PARTITION_ENTRY_BYTES + MBR_PARTITION_TYPE_OFFSET] =
-            0x83;
-        let findings = signature_findings(&head);
-        assert_eq!(findings.len(), 1);
-        assert!(findings[0].contains("MBR partition table with 1 used"));
-    }
-
-    #[test]
-    fn ext_flavours_are_told_apart() {
-        let mut head = blank();
-        put(&mut head, EXT_MAGIC_OFFSET, EXT_MAGIC);
-        assert!(signature_findings(&head)[0].contains("ext2"));
-        put(
-            &mut head,
-            EXT_FEATURE_COMPAT_OFFSET,
-            &EXT3_FEATURE_COMPAT_HAS_JOURNAL.to_le_bytes(),
-        );
-        assert!(signature_findings(&head)[0].contains("ext3"));
-        put(
-            &mut head,
-            EXT_FEATURE_INCOMPAT_OFFSET,
-            &0x40u32.to_le_bytes(),
-        );
-        assert!(signature_findings(&head)[0].contains("ext4"));
-    }
-
-    #[test]
-    fn each_signature_is_named() {
-        let cases: &[(usize, &[u8], &str)] = &[
-            (512, GPT_SIGNATURE, "GPT"),
-            (4096, GPT_SIGNATURE, "GPT"),
-            (XFS_MAGIC_OFFSET, XFS_MAGIC, "XFS"),
-            (BTRFS_MAGIC_OFFSET, BTRFS_MAGIC, "btrfs"),
-            (SWAP_PAGE_BYTES - 10, b"SWAPSPACE2", "swap"),
-            (SWAP_PAGE_BYTES - 10, b"SWAP-SPACE", "swap"),
-            (BOOT_OEM_ID_OFFSET, NTFS_OEM_ID, "NTFS"),
-            (BOOT_OEM_ID_OFFSET, EXFAT_OEM_ID, "exFAT"),
-            (FAT32_TYPE_OFFSET, b"FAT32   ", "FAT"),
-            (FAT16_TYPE_OFFSET, b"FAT16   ", "FAT"),
-            (LUKS_MAGIC_OFFSET, LUKS_MAGIC, "LUKS"),
-            (512, LVM2_LABEL, "LVM2"),
-            (ISO9660_MAGIC_OFFSET, ISO9660_MAGIC, "ISO 9660"),
-        ];
-        for &(offset, magic, name) in cases {
-            let mut head = blank();
-            put(&mut head, offset, magic);
-            let findings = signature_findings(&head);
-            assert_eq!(findings.len(), 1, "{name}: {findings:?}");
-            assert!(findings[0].contains(name), "{name}: {findings:?}");
-            assert!(
-                findings[0].contains(&offset.to_string()),
-                "{name}: {findings:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn truncated_head_is_not_a_signature() {
-        let mut head = blank();
-        put(&mut head, BTRFS_MAGIC_OFFSET, BTRFS_MAGIC);
-        head.truncate(BTRFS_MAGIC_OFFSET + 4);
-        assert!(signature_findings(&head).is_empty());
-    }
 
     #[test]
     fn mountinfo_lines_parse() {

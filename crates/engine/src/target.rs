@@ -1,12 +1,15 @@
-//! Opening a job's target: regular files (created and laid out with real data), temporary files
-//! (deleted afterwards, even on Ctrl-C) and block devices (size and block size by ioctl, checked by
-//! `safety` before any write).
+//! Opening a job's target: regular files (created and laid out with real data; a file storlab
+//! created is removed again if its layout fails), temporary files (deleted afterwards, even on
+//! Ctrl-C) and block devices (size and block size by ioctl; for writing, claimed with O_EXCL and
+//! checked by `safety`). Each target path is opened once: the checks and the I/O use that one
+//! descriptor (engines get duplicates of it), so a path pointed elsewhere in between changes
+//! nothing.
 
 use crate::safety;
 use crate::EngineError;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,11 +39,17 @@ pub struct OpenTarget {
     pub file: File,
     pub path: PathBuf,
     pub kind: TargetKind,
+    /// A block device's number (st_rdev of the open descriptor): what the guard checked.
+    pub device: Option<safety::DeviceNumber>,
     pub size_bytes: u64,
     /// Offset and length granularity O_DIRECT needs on this target.
     pub logical_block_bytes: u32,
     /// Set for storlab's own temporary files: deletes the file when dropped.
     pub temp: Option<TempGuard>,
+    /// For a device reopened from an exclusive (O_EXCL) opening: a descriptor of that opening.
+    /// Trims go through it, because the kernel drops a device's cached pages for BLKDISCARD
+    /// only under an exclusive claim; without one it fails with EBUSY while pages are dirty.
+    claim: Option<File>,
 }
 
 impl OpenTarget {
@@ -50,6 +59,63 @@ impl OpenTarget {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// The descriptor an engine trims through (`discard`): the exclusive opening this one was
+    /// reopened from, if any, else the same file as `try_clone_file`.
+    pub fn try_clone_trim_file(&self) -> Result<File, EngineError> {
+        self.claim
+            .as_ref()
+            .unwrap_or(&self.file)
+            .try_clone()
+            .map_err(|source| EngineError::Open {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// A new opening of the same block device with its own O_DIRECT setting, made through
+    /// this descriptor (`/proc/self/fd`), never through the path: for a job that needs another
+    /// setting on a device this run already opened, checked and, for writing, holds
+    /// exclusively (a second exclusive open would be refused by the kernel as busy). The new
+    /// opening is read-write exactly when this one is.
+    pub fn reopen_device(&self, direct: bool) -> Result<OpenTarget, EngineError> {
+        let fd = self.file.as_raw_fd();
+        // SAFETY: F_GETFL on an open descriptor takes no pointer.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 {
+            return Err(open_error(
+                &self.path,
+                io::Error::last_os_error(),
+                direct,
+                false,
+            ));
+        }
+        let writes = flags & libc::O_ACCMODE == libc::O_RDWR;
+        let through = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        let file =
+            open_once(&through, OpenMode::new(writes), direct, writes).map_err(
+                |error| match error {
+                    EngineError::Open { source, .. } => EngineError::Open {
+                        path: self.path.clone(),
+                        source,
+                    },
+                    other => other,
+                },
+            )?;
+        let same_device = file.metadata().is_ok_and(|m| {
+            m.file_type().is_block_device() && Some(safety::device_number(m.rdev())) == self.device
+        });
+        if self.kind != TargetKind::BlockDevice || !same_device {
+            return Err(target_error(
+                &self.path,
+                "reopening an opened block device gave something else",
+            ));
+        }
+        finish_flags(&file, &self.path, direct, writes)?;
+        let mut reopened = describe_block_device(file, &self.path, 0)?;
+        reopened.claim = Some(self.try_clone_trim_file()?);
+        Ok(reopened)
     }
 }
 
@@ -135,6 +201,8 @@ fn open_path(
     writes: bool,
     destructive: Option<&Path>,
 ) -> Result<OpenTarget, EngineError> {
+    // The kind is read from the path only to choose how to open it (so that a pipe is never
+    // opened); what was opened is then checked again on the descriptor itself.
     let metadata = match fs::metadata(path) {
         Ok(metadata) => Some(metadata),
         // fio creates a missing file even for a read job (and lays it out): so do we.
@@ -155,20 +223,86 @@ fn open_path(
             "is neither a regular file nor a block device (character devices, pipes and \
              sockets cannot be benchmarked)",
         )),
-        existing => {
-            let current_bytes = existing.as_ref().map_or(0, |m| m.len());
-            if current_bytes == 0 && needed_bytes == 0 {
-                return Err(target_error(
-                    path,
-                    "is empty or missing and the job gives no size in bytes; set one (e.g. \
-                     size=1G) so storlab can lay the file out",
-                ));
-            }
-            if needed_bytes > current_bytes {
-                lay_out_file(path, current_bytes, needed_bytes, existing.is_none())?;
-            }
-            open_regular(path, direct, writes, None)
+        Some(m) => open_existing_file(path, m.len(), needed_bytes, direct, writes),
+        None => create_file(path, needed_bytes, direct, writes),
+    }
+}
+
+/// Open an existing regular file, extending it with real data when the job reaches past its
+/// end. If that layout fails (ENOSPC), the file is cut back to the length it had.
+fn open_existing_file(
+    path: &Path,
+    current_bytes: u64,
+    needed_bytes: u64,
+    direct: bool,
+    writes: bool,
+) -> Result<OpenTarget, EngineError> {
+    if current_bytes == 0 && needed_bytes == 0 {
+        return Err(target_error(
+            path,
+            "is empty or missing and the job gives no size in bytes; set one (e.g. size=1G) so \
+             storlab can lay the file out",
+        ));
+    }
+    let grows = needed_bytes > current_bytes;
+    let file = open_once(path, OpenMode::new(writes || grows), direct, writes)?;
+    expect_kind(&file, path, TargetKind::RegularFile)?;
+    if grows {
+        // Measured on the descriptor: the file may have changed since the path was looked at.
+        let before_bytes = file
+            .metadata()
+            .map_err(|err| open_error(path, err, direct, writes))?
+            .len();
+        if let Err(error) = lay_out_file(&file, path, before_bytes, needed_bytes) {
+            // Only the bytes storlab appended go; what the file held before stays.
+            let _ = file.set_len(before_bytes);
+            return Err(error);
         }
+    }
+    finish_regular(file, path, direct, writes, None)
+}
+
+/// Create a missing file and lay it out; if that fails (ENOSPC), the file storlab created is
+/// removed again, so no partial file stays behind.
+fn create_file(
+    path: &Path,
+    needed_bytes: u64,
+    direct: bool,
+    writes: bool,
+) -> Result<OpenTarget, EngineError> {
+    if needed_bytes == 0 {
+        return Err(target_error(
+            path,
+            "is empty or missing and the job gives no size in bytes; set one (e.g. size=1G) so \
+             storlab can lay the file out",
+        ));
+    }
+    let mut mode = OpenMode::new(true);
+    mode.create_new = true;
+    let file = match open_once(path, mode, direct, writes) {
+        Err(EngineError::Open { source, .. }) if source.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(target_error(
+                path,
+                "was created by another program while storlab was creating it; run again",
+            ))
+        }
+        other => other?,
+    };
+    if let Err(error) = lay_out_file(&file, path, 0, needed_bytes) {
+        remove_if_same_file(path, &file);
+        return Err(error);
+    }
+    finish_regular(file, path, direct, writes, None)
+}
+
+/// Remove `path` if it is still the file `file` has open (not something put there since).
+fn remove_if_same_file(path: &Path, file: &File) {
+    let same = match (fs::symlink_metadata(path), file.metadata()) {
+        (Ok(at_path), Ok(ours)) => at_path.dev() == ours.dev() && at_path.ino() == ours.ino(),
+        _ => false,
+    };
+    if same {
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -195,27 +329,36 @@ fn open_temp_file(
         ));
     }
     let pid = std::process::id();
-    let (path, guard) = loop {
+    let mut mode = OpenMode::new(true);
+    mode.create_new = true;
+    let (path, file, guard) = loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("{TEMP_PREFIX}{pid}-{n}{TEMP_SUFFIX}"));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            // Registered before laying out, so an interrupted layout is cleaned up too.
-            Ok(_) => break (path.clone(), TempGuard::register(path)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(open_error(&path, err, false, true)),
+        match open_once(&path, mode, direct, writes) {
+            // Registered before laying out, so an interrupted or failed layout is cleaned up
+            // too (the guard deletes the file when an error drops it).
+            Ok(file) => break (path.clone(), file, TempGuard::register(path)),
+            Err(EngineError::Open { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists =>
+            {
+                continue
+            }
+            Err(error) => return Err(error),
         }
     };
-    lay_out_file(&path, 0, needed_bytes, false)?;
-    open_regular(&path, direct, writes, Some(guard))
+    lay_out_file(&file, &path, 0, needed_bytes)?;
+    finish_regular(file, &path, direct, writes, Some(guard))
 }
 
-fn open_regular(
+/// Set the descriptor's final flags (see `finish_flags`) and describe the regular file.
+fn finish_regular(
+    file: File,
     path: &Path,
     direct: bool,
     writes: bool,
     temp: Option<TempGuard>,
 ) -> Result<OpenTarget, EngineError> {
-    let file = open_with_flags(path, direct, writes)?;
+    finish_flags(&file, path, direct, writes)?;
     let size_bytes = file
         .metadata()
         .map_err(|err| open_error(path, err, direct, writes))?
@@ -225,8 +368,10 @@ fn open_regular(
         file,
         path: path.to_path_buf(),
         kind: TargetKind::RegularFile,
+        device: None,
         size_bytes,
         temp,
+        claim: None,
     })
 }
 
@@ -237,19 +382,40 @@ fn open_block_device(
     writes: bool,
     destructive: Option<&Path>,
 ) -> Result<OpenTarget, EngineError> {
+    let mut mode = OpenMode::new(writes);
+    // O_EXCL on a block device: the kernel refuses (EBUSY) a device that is mounted, held by
+    // md/dm/LVM or opened exclusively by another program, and keeps anyone from claiming it
+    // while storlab has it open. Readers need no claim: reading never destroys anything.
+    mode.exclusive = writes;
+    let file = match open_once(path, mode, direct, writes) {
+        Err(EngineError::Open { source, .. }) if source.raw_os_error() == Some(libc::EBUSY) => {
+            return Err(busy_error(path))
+        }
+        other => other?,
+    };
+    expect_kind(&file, path, TargetKind::BlockDevice)?;
     if writes {
-        safety::check_block_device_writable(path, destructive)?;
+        // The same descriptor the I/O will use: whatever the path points to by now, the
+        // device checked is the device written.
+        safety::check_writable(&file, path, destructive)?;
     }
-    let file = open_with_flags(path, direct, writes)?;
-    let size_bytes = block_device_size_bytes(&file).map_err(|source| EngineError::Open {
+    finish_flags(&file, path, direct, writes)?;
+    describe_block_device(file, path, needed_bytes)
+}
+
+/// Size, block size and number of an opened block device, checked against the job's needs.
+fn describe_block_device(
+    file: File,
+    path: &Path,
+    needed_bytes: u64,
+) -> Result<OpenTarget, EngineError> {
+    let io_error = |source: io::Error| EngineError::Open {
         path: path.to_path_buf(),
         source,
-    })?;
-    let logical_block_bytes =
-        block_device_logical_block_bytes(&file).map_err(|source| EngineError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    };
+    let size_bytes = block_device_size_bytes(&file).map_err(io_error)?;
+    let logical_block_bytes = block_device_logical_block_bytes(&file).map_err(io_error)?;
+    let device = safety::device_number(file.metadata().map_err(io_error)?.rdev());
     if needed_bytes > size_bytes {
         return Err(EngineError::TargetTooSmall {
             path: path.to_path_buf(),
@@ -261,21 +427,150 @@ fn open_block_device(
         file,
         path: path.to_path_buf(),
         kind: TargetKind::BlockDevice,
+        device: Some(device),
         size_bytes,
         logical_block_bytes,
         temp: None,
+        claim: None,
     })
 }
 
-fn open_with_flags(path: &Path, direct: bool, writes: bool) -> Result<File, EngineError> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(writes);
-    if direct {
-        options.custom_flags(libc::O_DIRECT);
+/// The kernel refused exclusive access: say what holds the device, as far as a look without
+/// a claim (read-only, nothing written) can tell.
+fn busy_error(path: &Path) -> EngineError {
+    let seen = File::open(path)
+        .ok()
+        .and_then(|file| safety::findings(&file, path).ok())
+        .filter(|findings| !findings.is_empty())
+        .map(|findings| format!(": {}", findings.join("; ")))
+        .unwrap_or_default();
+    EngineError::Target {
+        path: path.to_path_buf(),
+        message: format!(
+            "is in use, the kernel refuses storlab exclusive access (EBUSY){seen}; storlab \
+             never writes to a device in use, even with --destructive: unmount it or stop what \
+             holds it first"
+        ),
     }
+}
+
+/// How `open_once` opens a path.
+#[derive(Clone, Copy)]
+struct OpenMode {
+    writes: bool,
+    /// O_EXCL on a block device (claim it).
+    exclusive: bool,
+    /// Create the file; fail if it exists.
+    create_new: bool,
+}
+
+impl OpenMode {
+    fn new(writes: bool) -> Self {
+        OpenMode {
+            writes,
+            exclusive: false,
+            create_new: false,
+        }
+    }
+}
+
+/// The one `open` of a target path. Always without O_DIRECT (libblkid and the layout read and
+/// write unaligned buffers; `finish_flags` sets it afterwards) and with O_NONBLOCK (a path
+/// swapped for a FIFO after it was looked at must not hang the open; cleared at once).
+/// `direct` and `job_writes` only shape the error message.
+fn open_once(
+    path: &Path,
+    mode: OpenMode,
+    direct: bool,
+    job_writes: bool,
+) -> Result<File, EngineError> {
+    let mut flags = libc::O_NONBLOCK;
+    if mode.exclusive {
+        flags |= libc::O_EXCL;
+    }
+    let mut options = OpenOptions::new();
     options
-        .open(path)
-        .map_err(|err| open_error(path, err, direct, writes))
+        .read(true)
+        .write(mode.writes)
+        .create_new(mode.create_new)
+        .custom_flags(flags);
+    let file = options.open(path).map_err(|err| match err.kind() {
+        io::ErrorKind::AlreadyExists => EngineError::Open {
+            path: path.to_path_buf(),
+            source: err,
+        },
+        _ if err.raw_os_error() == Some(libc::EBUSY) => EngineError::Open {
+            path: path.to_path_buf(),
+            source: err,
+        },
+        _ => open_error(path, err, direct, job_writes),
+    })?;
+    // Blocking again before anything reads or writes through it (io_uring would otherwise
+    // answer EAGAIN instead of waiting).
+    set_status_flags(
+        &file,
+        path,
+        |flags| flags & !libc::O_NONBLOCK,
+        direct,
+        job_writes,
+    )?;
+    Ok(file)
+}
+
+/// Refuse a descriptor that is not the kind of object the path was a moment ago (a path
+/// pointed elsewhere in between).
+fn expect_kind(file: &File, path: &Path, kind: TargetKind) -> Result<(), EngineError> {
+    let file_type = file
+        .metadata()
+        .map_err(|source| EngineError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .file_type();
+    let matches = match kind {
+        TargetKind::RegularFile => file_type.is_file(),
+        TargetKind::BlockDevice => file_type.is_block_device(),
+    };
+    if matches {
+        Ok(())
+    } else {
+        Err(target_error(
+            path,
+            "changed while storlab opened it (it is no longer what it was a moment before); run \
+             again",
+        ))
+    }
+}
+
+/// O_DIRECT on the descriptor if the job asks for it, once storlab's own unaligned reads and
+/// writes (signature probe, layout) are done. EINVAL: the filesystem refuses O_DIRECT, reported
+/// as such.
+fn finish_flags(file: &File, path: &Path, direct: bool, writes: bool) -> Result<(), EngineError> {
+    if !direct {
+        return Ok(());
+    }
+    set_status_flags(file, path, |flags| flags | libc::O_DIRECT, direct, writes)
+}
+
+/// Change the descriptor's status flags (F_GETFL/F_SETFL) with `change`.
+fn set_status_flags(
+    file: &File,
+    path: &Path,
+    change: impl Fn(libc::c_int) -> libc::c_int,
+    direct: bool,
+    writes: bool,
+) -> Result<(), EngineError> {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL on an open descriptor takes no pointer.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(open_error(path, io::Error::last_os_error(), direct, writes));
+    }
+    // SAFETY: F_SETFL on an open descriptor takes an int.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, change(flags)) } < 0 {
+        return Err(open_error(path, io::Error::last_os_error(), direct, writes));
+    }
+    Ok(())
 }
 
 /// Turn an `open`/`stat` failure into one clear line naming the path.
@@ -314,23 +609,31 @@ fn target_error(path: &Path, message: &str) -> EngineError {
     }
 }
 
-/// Extend `path` from `from_bytes` to `to_bytes` with incompressible, non-zero data, then
-/// fsync, so that reads hit real blocks (not holes the filesystem answers from nothing) and no
-/// compressing controller flatters the result. Buffered writes: this runs once, before timing.
+/// Extend the file open as `file` from `from_bytes` to `to_bytes` with incompressible, non-zero
+/// data, then fsync, so that reads hit real blocks (not holes the filesystem answers from
+/// nothing) and no compressing controller flatters the result. Buffered writes (O_DIRECT is set
+/// only afterwards): this runs once, before timing.
 fn lay_out_file(
+    file: &File,
     path: &Path,
     from_bytes: u64,
     to_bytes: u64,
-    create: bool,
 ) -> Result<(), EngineError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(create)
-        .open(path)
-        .map_err(|err| open_error(path, err, false, true))?;
-    let io_error = |source: io::Error| EngineError::Open {
-        path: path.to_path_buf(),
-        source,
+    let io_error = |source: io::Error| {
+        if source.raw_os_error() == Some(libc::ENOSPC) {
+            target_error(
+                path,
+                &format!(
+                    "no space left on its filesystem to lay out {to_bytes} bytes; free some \
+                     space or shrink the job's size"
+                ),
+            )
+        } else {
+            EngineError::Open {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
     };
     let mut chunk = vec![0u8; LAYOUT_CHUNK_BYTES];
     let mut offset_bytes = from_bytes;

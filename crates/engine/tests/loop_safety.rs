@@ -15,6 +15,17 @@ use storlab_job::Target;
 
 const BACKING_BYTES: u64 = 64 << 20;
 
+/// These tests run one at a time. An exclusive (O_EXCL) claim ends when the last reference to
+/// the open file goes; a child another test thread forks holds copies of every descriptor
+/// until it execs (O_CLOEXEC only closes them then), so a device closed a moment ago can still
+/// be claimed, and a new exclusive open of it is refused as busy.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A loop device over a sparse file in a temp dir; detached on drop, even when a test panics.
 struct LoopDevice {
     path: PathBuf,
@@ -94,6 +105,7 @@ impl Drop for LoopDevice {
 
 #[test]
 fn ext4_device_is_refused_for_writes_unless_named_destructive() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -126,6 +138,7 @@ fn ext4_device_is_refused_for_writes_unless_named_destructive() {
 
 #[test]
 fn blank_device_is_accepted_and_engines_move_data_on_it() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -141,7 +154,12 @@ fn blank_device_is_accepted_and_engines_move_data_on_it() {
         1,
     );
 
-    let direct = open_target(&device.target(), BACKING_BYTES, true, true, None).unwrap();
+    // The writer holds the device exclusively: a second opening by path is refused as busy,
+    // a reopening of its descriptor (another O_DIRECT setting) is not.
+    let busy = open_target(&device.target(), BACKING_BYTES, true, true, None).unwrap_err();
+    assert!(busy.to_string().contains("is in use"), "{busy}");
+    let direct = target.reopen_device(true).unwrap();
+    assert_eq!(direct.device, target.device);
     let mut engine = IoUringEngine::new(&direct, IoUringOptions::default()).unwrap();
     write_then_read_back(&mut engine, 32, BACKING_BYTES, 400, 2);
 
@@ -175,6 +193,7 @@ fn blank_device_is_accepted_and_engines_move_data_on_it() {
 
 #[test]
 fn device_smaller_than_the_job_is_an_error_naming_both_sizes() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -199,6 +218,7 @@ impl Drop for Mount {
 
 #[test]
 fn mounted_device_is_refused_naming_the_mount_point() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach() else {
         return;
     };
@@ -229,6 +249,7 @@ fn mounted_device_is_refused_naming_the_mount_point() {
 
 #[test]
 fn partitioned_device_is_refused_naming_table_and_partitions() {
+    let _serial = serial();
     let Some(device) = LoopDevice::attach_with(&["--partscan"]) else {
         return;
     };
@@ -268,7 +289,10 @@ fn partitioned_device_is_refused_naming_table_and_partitions() {
     let text = open_target(&device.target(), 0, false, true, None)
         .unwrap_err()
         .to_string();
-    assert!(text.contains("MBR partition table with 1 used"), "{text}");
+    assert!(
+        text.contains("partition table dos (magic at byte 510)"),
+        "{text}"
+    );
     let name = device
         .path
         .file_name()
@@ -277,6 +301,140 @@ fn partitioned_device_is_refused_naming_table_and_partitions() {
         .into_owned();
     assert!(
         text.contains(&format!("it has partitions ({name}p1)")),
+        "{text}"
+    );
+}
+
+/// A symlink that another thread keeps pointing at one device, then another.
+struct Flipper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Flipper {
+    fn start(link: PathBuf, targets: [PathBuf; 2]) -> Flipper {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let staging = link.with_extension("next");
+            let mut i = 0;
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&staging);
+                std::os::unix::fs::symlink(&targets[i % 2], &staging).unwrap();
+                // rename(2) replaces the link atomically: it always names one of the two.
+                std::fs::rename(&staging, &link).unwrap();
+                i += 1;
+            }
+        });
+        Flipper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The guard decides on the descriptor the I/O uses: with a symlink flipping between a blank
+/// and an ext4 device, every opening that is allowed is an opening of the blank device (the
+/// old guard checked the path and opened it again: 66 of 300 openings were the ext4 device).
+#[test]
+fn guard_decides_on_the_opened_device_while_the_path_flips() {
+    let _serial = serial();
+    let Some(blank) = LoopDevice::attach() else {
+        return;
+    };
+    let Some(ext4) = LoopDevice::attach() else {
+        return;
+    };
+    if !ext4.mkfs_ext4() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let rdev = |path: &Path| {
+        let rdev = std::fs::metadata(path).unwrap().rdev();
+        Some((libc::major(rdev), libc::minor(rdev)))
+    };
+    let blank_device = rdev(&blank.path);
+    let link_dir = tempfile::tempdir().unwrap();
+    let link = link_dir.path().join("device");
+    std::os::unix::fs::symlink(&blank.path, &link).unwrap();
+    let flipper = Flipper::start(link.clone(), [blank.path.clone(), ext4.path.clone()]);
+    let (mut allowed, mut refused) = (0, 0);
+    for _ in 0..300 {
+        match open_target(&Target::Path(link.clone()), 0, false, true, None) {
+            Ok(target) => {
+                allowed += 1;
+                assert_eq!(target.device, blank_device, "opened the ext4 device");
+                let opened = target.file.metadata().unwrap().rdev();
+                assert_eq!(
+                    Some((libc::major(opened), libc::minor(opened))),
+                    blank_device
+                );
+            }
+            Err(EngineError::Refused { reason, .. }) => {
+                refused += 1;
+                assert!(reason.contains("ext4"), "{reason}");
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    drop(flipper);
+    eprintln!("{allowed} openings allowed (all of the blank device), {refused} refused");
+    assert!(allowed > 0 && refused > 0, "the link did not flip");
+}
+
+/// `--destructive` names a device by its number: a path to another device unlocks nothing.
+#[test]
+fn destructive_naming_another_device_does_not_unlock() {
+    let _serial = serial();
+    let Some(ext4) = LoopDevice::attach() else {
+        return;
+    };
+    let Some(other) = LoopDevice::attach() else {
+        return;
+    };
+    if !ext4.mkfs_ext4() {
+        return;
+    }
+    let err = open_target(&ext4.target(), 0, false, true, Some(&other.path)).unwrap_err();
+    assert!(matches!(err, EngineError::Refused { .. }), "{err}");
+    assert!(open_target(&ext4.target(), 0, false, true, Some(&ext4.path)).is_ok());
+}
+
+/// LVM2 physical volume (pvcreate refuses files, so on a loop device).
+#[test]
+fn lvm2_physical_volume_is_refused() {
+    let _serial = serial();
+    let Some(device) = LoopDevice::attach() else {
+        return;
+    };
+    let pvcreate = Command::new("pvcreate")
+        .args(["-q", "-ff", "-y"])
+        .arg(&device.path)
+        .output();
+    let Ok(output) = pvcreate else {
+        tool_available(false, "pvcreate not installed (lvm2)");
+        return;
+    };
+    assert!(
+        output.status.success(),
+        "pvcreate: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = open_target(&device.target(), 0, false, true, None)
+        .unwrap_err()
+        .to_string();
+    // The label sits in sector 1; libblkid reports its "LVM2 001" type magic, 24 bytes in.
+    assert!(
+        text.contains("RAID/volume-manager member LVM2_member (magic at byte 536)"),
         "{text}"
     );
 }

@@ -98,3 +98,77 @@ fn permission_denied_names_the_path() {
         "{text}"
     );
 }
+
+/// A 1 MiB tmpfs mounted on a temp dir; unmounted on drop, however the test ends.
+struct SmallTmpfs(tempfile::TempDir);
+
+/// The tmpfs's size: smaller than the files the ENOSPC tests ask for.
+const SMALL_FS_BYTES: u64 = 1 << 20;
+
+impl SmallTmpfs {
+    /// `None` (with a skip message) when this machine cannot mount one (not root, sandbox).
+    fn mount() -> Option<SmallTmpfs> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: mounting a small tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={SMALL_FS_BYTES}")])
+            .arg("tmpfs")
+            .arg(dir.path())
+            .status();
+        if !mounted.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return None;
+        }
+        Some(SmallTmpfs(dir))
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+#[test]
+fn file_storlab_created_is_removed_when_layout_runs_out_of_space() {
+    let Some(fs) = SmallTmpfs::mount() else {
+        return;
+    };
+    let path = fs.0.path().join("data");
+    let err = open_target(
+        &Target::Path(path.clone()),
+        4 * SMALL_FS_BYTES,
+        false,
+        true,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no space left"), "{err}");
+    assert!(!path.exists(), "a partial file stayed behind");
+
+    // A file that was there keeps what it had: only the bytes storlab appended go.
+    let before = vec![7u8; 64 << 10];
+    std::fs::write(&path, &before).unwrap();
+    let err = open_target(
+        &Target::Path(path.clone()),
+        4 * SMALL_FS_BYTES,
+        false,
+        true,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no space left"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    // A temporary file goes too.
+    std::fs::remove_file(&path).unwrap();
+    let temp = Target::TempFileIn(fs.0.path().to_path_buf());
+    assert!(open_target(&temp, 4 * SMALL_FS_BYTES, false, true, None).is_err());
+    assert_eq!(std::fs::read_dir(fs.0.path()).unwrap().count(), 0);
+}

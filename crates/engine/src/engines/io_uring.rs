@@ -80,6 +80,8 @@ pub struct IoUringEngine {
     ring: Option<IoUring>,
     buffers: Option<AlignedBuffers>,
     file: File,
+    /// What trims go through (`OpenTarget::try_clone_trim_file`).
+    trim_file: File,
     kind: TargetKind,
     size_bytes: u64,
     options: IoUringOptions,
@@ -115,6 +117,7 @@ impl IoUringEngine {
             ring: None,
             buffers: None,
             file: target.try_clone_file()?,
+            trim_file: target.try_clone_trim_file()?,
             kind: target.kind,
             size_bytes: target.size_bytes,
             options,
@@ -415,7 +418,7 @@ impl IoEngine for IoUringEngine {
         if !self.pending_trims.is_empty() {
             for request in self.pending_trims.drain(..) {
                 let result = discard(
-                    &self.file,
+                    &self.trim_file,
                     self.kind,
                     request.offset_bytes,
                     request.len_bytes,

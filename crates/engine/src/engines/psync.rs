@@ -13,6 +13,8 @@ use std::os::unix::fs::FileExt;
 
 pub struct PsyncEngine {
     file: File,
+    /// What trims go through (`OpenTarget::try_clone_trim_file`).
+    trim_file: File,
     kind: TargetKind,
     size_bytes: u64,
     slots: Slots,
@@ -28,6 +30,7 @@ impl PsyncEngine {
     pub fn new(target: &OpenTarget) -> Result<Self, EngineError> {
         Ok(PsyncEngine {
             file: target.try_clone_file()?,
+            trim_file: target.try_clone_trim_file()?,
             kind: target.kind,
             size_bytes: target.size_bytes,
             slots: Slots::default(),
@@ -115,7 +118,7 @@ impl IoEngine for PsyncEngine {
         for request in self.queued.drain(..) {
             let result = match request.direction {
                 IoDirection::Trim => discard(
-                    &self.file,
+                    &self.trim_file,
                     self.kind,
                     request.offset_bytes,
                     request.len_bytes,
