@@ -6,7 +6,6 @@
 //! pointed elsewhere between a check and an open. See docs/decisions/0009-device-guard-libblkid.md.
 
 use crate::EngineError;
-use libblkid_rs_sys as blkid;
 use std::ffi::CStr;
 use std::fs::{self, File};
 use std::io;
@@ -127,46 +126,144 @@ pub fn signature_findings(file: &File) -> io::Result<Vec<String>> {
     Ok(findings)
 }
 
+/// libblkid's probe flags, from `<blkid/blkid.h>` (util-linux): which values a superblock or
+/// partition-table probe defines.
+const BLKID_SUBLKS_TYPE: libc::c_int = 1 << 5;
+const BLKID_SUBLKS_USAGE: libc::c_int = 1 << 7;
+const BLKID_SUBLKS_MAGIC: libc::c_int = 1 << 9;
+const BLKID_SUBLKS_BADCSUM: libc::c_int = 1 << 10;
+const BLKID_PARTS_FORCE_GPT: libc::c_int = 1 << 1;
+const BLKID_PARTS_MAGIC: libc::c_int = 1 << 3;
+/// `blkid_do_probe`'s results: a signature found, or none left.
+const BLKID_PROBE_OK: libc::c_int = 0;
+const BLKID_PROBE_NONE: libc::c_int = 1;
+/// The shared object of util-linux's libblkid (Debian's `libblkid1`, which util-linux itself
+/// depends on, so every Linux system that has `blkid` has it). Its soname is stable since 2009.
+const LIBBLKID_SONAME: &str = "libblkid.so.1";
+
+/// An opaque `blkid_probe`.
+type RawProbe = *mut libc::c_void;
+
+/// The libblkid entry points the guard uses, resolved once from the system's library at run
+/// time, so building storlab needs neither libblkid's headers nor libclang, and the guard knows
+/// exactly what the installed `blkid` knows (decision 0009).
+struct Libblkid {
+    new_probe: unsafe extern "C" fn() -> RawProbe,
+    free_probe: unsafe extern "C" fn(RawProbe),
+    set_device: unsafe extern "C" fn(RawProbe, libc::c_int, i64, i64) -> libc::c_int,
+    enable_superblocks: unsafe extern "C" fn(RawProbe, libc::c_int) -> libc::c_int,
+    set_superblocks_flags: unsafe extern "C" fn(RawProbe, libc::c_int) -> libc::c_int,
+    enable_partitions: unsafe extern "C" fn(RawProbe, libc::c_int) -> libc::c_int,
+    set_partitions_flags: unsafe extern "C" fn(RawProbe, libc::c_int) -> libc::c_int,
+    do_probe: unsafe extern "C" fn(RawProbe) -> libc::c_int,
+    lookup_value: unsafe extern "C" fn(
+        RawProbe,
+        *const libc::c_char,
+        *mut *const libc::c_char,
+        *mut libc::size_t,
+    ) -> libc::c_int,
+    /// Keeps the library mapped while the function pointers above are in use (for ever).
+    _library: libloading::Library,
+}
+
+impl Libblkid {
+    /// The library, loaded on first use; an error names what is missing.
+    fn get() -> io::Result<&'static Libblkid> {
+        static LOADED: std::sync::OnceLock<Result<Libblkid, String>> = std::sync::OnceLock::new();
+        LOADED
+            .get_or_init(Libblkid::load)
+            .as_ref()
+            .map_err(|e| io::Error::other(e.clone()))
+    }
+
+    fn load() -> Result<Libblkid, String> {
+        let missing = |e: libloading::Error| {
+            format!(
+                "cannot check it for signatures: {LIBBLKID_SONAME} ({e}); install util-linux's \
+                 libblkid (Debian: libblkid1) or name the device with --destructive"
+            )
+        };
+        // SAFETY: loading libblkid runs no initialisation code with preconditions; it is a
+        // plain C library (util-linux) whose constructors only set up its debug mask.
+        let library = unsafe { libloading::Library::new(LIBBLKID_SONAME) }.map_err(missing)?;
+        // SAFETY (every `symbol` call): each name is looked up with the exact C signature
+        // `<blkid/blkid.h>` declares for it (blkid_loff_t is int64_t), and the pointers are
+        // used only while `_library` keeps the object mapped.
+        unsafe {
+            Ok(Libblkid {
+                new_probe: symbol(&library, b"blkid_new_probe\0").map_err(missing)?,
+                free_probe: symbol(&library, b"blkid_free_probe\0").map_err(missing)?,
+                set_device: symbol(&library, b"blkid_probe_set_device\0").map_err(missing)?,
+                enable_superblocks: symbol(&library, b"blkid_probe_enable_superblocks\0")
+                    .map_err(missing)?,
+                set_superblocks_flags: symbol(&library, b"blkid_probe_set_superblocks_flags\0")
+                    .map_err(missing)?,
+                enable_partitions: symbol(&library, b"blkid_probe_enable_partitions\0")
+                    .map_err(missing)?,
+                set_partitions_flags: symbol(&library, b"blkid_probe_set_partitions_flags\0")
+                    .map_err(missing)?,
+                do_probe: symbol(&library, b"blkid_do_probe\0").map_err(missing)?,
+                lookup_value: symbol(&library, b"blkid_probe_lookup_value\0").map_err(missing)?,
+                _library: library,
+            })
+        }
+    }
+}
+
+/// A function pointer from `library`.
+///
+/// # Safety
+/// `T` must be the function's exact C signature, and the pointer must not outlive `library`.
+unsafe fn symbol<T: Copy>(
+    library: &libloading::Library,
+    name: &[u8],
+) -> Result<T, libloading::Error> {
+    // SAFETY: forwarded to the caller.
+    unsafe { library.get::<T>(name).map(|s| *s) }
+}
+
 /// A libblkid probe on one open descriptor (libblkid only reads through it, never closes it).
-struct Probe(blkid::blkid_probe);
+struct Probe {
+    lib: &'static Libblkid,
+    raw: RawProbe,
+}
 
 impl Probe {
     fn on(file: &File) -> io::Result<Probe> {
+        let lib = Libblkid::get()?;
         // SAFETY: no arguments; a null result is handled below.
-        let raw = unsafe { blkid::blkid_new_probe() };
+        let raw = unsafe { (lib.new_probe)() };
         if raw.is_null() {
             return Err(libblkid_error("blkid_new_probe"));
         }
-        let probe = Probe(raw);
+        let probe = Probe { lib, raw };
         // Offset 0 and size 0: the whole file or device.
-        // SAFETY: `probe.0` is a live probe; the fd stays open for the probe's lifetime
+        // SAFETY: `probe.raw` is a live probe; the fd stays open for the probe's lifetime
         // (`file` outlives `probe` in every caller: the probe never leaves this module).
-        let rc = unsafe { blkid::blkid_probe_set_device(probe.0, file.as_raw_fd(), 0, 0) };
+        let rc = unsafe { (lib.set_device)(probe.raw, file.as_raw_fd(), 0, 0) };
         check(rc, "blkid_probe_set_device")?;
         // wipefs's settings: every superblock with its type, usage and magic offset, including
         // ones whose checksum fails; partition tables with their magic offset, and GPT even
         // without a protective MBR.
-        let superblock_flags = blkid::BLKID_SUBLKS_TYPE
-            | blkid::BLKID_SUBLKS_USAGE
-            | blkid::BLKID_SUBLKS_MAGIC
-            | blkid::BLKID_SUBLKS_BADCSUM;
-        let partition_flags = blkid::BLKID_PARTS_MAGIC | blkid::BLKID_PARTS_FORCE_GPT;
-        // SAFETY: `probe.0` is a live probe; the flags are libblkid's own constants.
+        let superblock_flags =
+            BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM;
+        let partition_flags = BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT;
+        // SAFETY: `probe.raw` is a live probe; the flags are libblkid's own constants.
         unsafe {
             check(
-                blkid::blkid_probe_enable_superblocks(probe.0, 1),
+                (lib.enable_superblocks)(probe.raw, 1),
                 "blkid_probe_enable_superblocks",
             )?;
             check(
-                blkid::blkid_probe_set_superblocks_flags(probe.0, superblock_flags as libc::c_int),
+                (lib.set_superblocks_flags)(probe.raw, superblock_flags),
                 "blkid_probe_set_superblocks_flags",
             )?;
             check(
-                blkid::blkid_probe_enable_partitions(probe.0, 1),
+                (lib.enable_partitions)(probe.raw, 1),
                 "blkid_probe_enable_partitions",
             )?;
             check(
-                blkid::blkid_probe_set_partitions_flags(probe.0, partition_flags as libc::c_int),
+                (lib.set_partitions_flags)(probe.raw, partition_flags),
                 "blkid_probe_set_partitions_flags",
             )?;
         }
@@ -175,10 +272,10 @@ impl Probe {
 
     /// Advance to the next signature: `false` when there is none left.
     fn next(&mut self) -> io::Result<bool> {
-        // SAFETY: `self.0` is a live probe with a device set.
-        match unsafe { blkid::blkid_do_probe(self.0) } {
-            0 => Ok(true),
-            1 => Ok(false),
+        // SAFETY: `self.raw` is a live probe with a device set.
+        match unsafe { (self.lib.do_probe)(self.raw) } {
+            BLKID_PROBE_OK => Ok(true),
+            BLKID_PROBE_NONE => Ok(false),
             _ => Err(libblkid_error("blkid_do_probe")),
         }
     }
@@ -186,11 +283,11 @@ impl Probe {
     /// A value of the current signature (`TYPE`, `USAGE`, `SBMAGIC_OFFSET`, ...).
     fn value(&self, name: &CStr) -> Option<String> {
         let mut data: *const libc::c_char = std::ptr::null();
-        // SAFETY: `self.0` is a live probe, `name` is NUL-terminated, and libblkid stores a
+        // SAFETY: `self.raw` is a live probe, `name` is NUL-terminated, and libblkid stores a
         // pointer to a NUL-terminated string it owns in `data` (valid until the next probe
         // step; copied out before then). The length output is optional (null).
         let rc = unsafe {
-            blkid::blkid_probe_lookup_value(self.0, name.as_ptr(), &mut data, std::ptr::null_mut())
+            (self.lib.lookup_value)(self.raw, name.as_ptr(), &mut data, std::ptr::null_mut())
         };
         if rc != 0 || data.is_null() {
             return None;
@@ -203,8 +300,8 @@ impl Probe {
 
 impl Drop for Probe {
     fn drop(&mut self) {
-        // SAFETY: `self.0` came from blkid_new_probe and is freed exactly once.
-        unsafe { blkid::blkid_free_probe(self.0) }
+        // SAFETY: `self.raw` came from blkid_new_probe and is freed exactly once.
+        unsafe { (self.lib.free_probe)(self.raw) }
     }
 }
 
