@@ -6,8 +6,9 @@ use crate::profile::PcieProfile;
 /// Bytes of one xHCI TRB / AHCI descriptor fetched over PCIe.
 pub const DESCRIPTOR_BYTES: u64 = 16;
 
-/// Usable byte rate of one lane before TLP overhead, in bytes per second.
-fn lane_bytes_per_second(generation: u32) -> f64 {
+/// Usable byte rate of one lane before TLP overhead, in bytes per second (public so tests can
+/// bound throughput by the same spec figures the timing uses).
+pub fn lane_bytes_per_second(generation: u32) -> f64 {
     match generation {
         // 2.5 GT/s, 8b/10b
         1 => 2.5e9 * 8.0 / 10.0 / 8.0,

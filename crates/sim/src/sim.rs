@@ -433,6 +433,11 @@ impl Simulator {
         self.max_outstanding
     }
 
+    /// What each of the drive's caches holds now, against its size (read-only; for tests).
+    pub fn drive_cache_occupancy(&self) -> Vec<crate::drive::CacheOccupancy> {
+        self.drive.cache_occupancy(self.now_ns)
+    }
+
     /// Requests accepted and not yet completed.
     pub fn requests_in_flight(&self) -> usize {
         self.slots.iter().filter(|s| s.active).count()

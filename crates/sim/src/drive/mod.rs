@@ -134,6 +134,17 @@ pub struct HddReport {
     pub reordered_destages: u64,
 }
 
+/// What one of a drive's caches holds at a moment, against its size. Read-only and off the
+/// hot path: tests check that no cache ever holds more than it can (`tests/physics.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheOccupancy {
+    /// Which cache (`write_buffer`, `read_ahead`, ...).
+    pub name: &'static str,
+    pub held_bytes: u64,
+    /// Its size, from the drive's profile.
+    pub capacity_bytes: u64,
+}
+
 /// Model-specific figures for the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "model", rename_all = "kebab-case")]
@@ -208,6 +219,11 @@ pub trait Drive: Send {
     fn model_report(&self) -> DriveModelReport {
         DriveModelReport::Simple
     }
+    /// What each of the drive's caches holds at `now_ns` (none for a model without caches, or
+    /// one that does not expose them yet).
+    fn cache_occupancy(&self, _now_ns: u64) -> Vec<CacheOccupancy> {
+        Vec::new()
+    }
 }
 
 /// Busy time of a drive part up to `horizon_ns`, the latest completion the drive reported:
@@ -256,6 +272,12 @@ impl ReleaseRing {
         self.release_ns[(seq % len) as usize] = release_ns;
         self.next += 1;
         seq
+    }
+
+    /// Entries still held at `now_ns`: released later, or not yet given a release time.
+    pub fn held_at(&self, now_ns: u64) -> usize {
+        // Slots never taken hold release time 0, which is never after the present.
+        self.release_ns.iter().filter(|&&r| r > now_ns).count()
     }
 
     pub fn set(&mut self, seq: u64, release_ns: u64) {

@@ -16,8 +16,8 @@
 use super::compress::compressed_bytes;
 use super::ftl_log_block::{LogBlockFtl, LogBlockGeometry, NandWork};
 use super::{
-    busy_until_horizon, check_range, check_step_ns, Drive, DriveCommand, DriveModelReport,
-    DriveStats, MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
+    busy_until_horizon, check_range, check_step_ns, CacheOccupancy, Drive, DriveCommand,
+    DriveModelReport, DriveStats, MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow, Server};
@@ -1564,6 +1564,22 @@ impl Drive for SsdDrive {
 
     fn processor_stats(&self) -> Option<ProcessorStats> {
         Some(self.processor.stats())
+    }
+
+    fn cache_occupancy(&self, now_ns: u64) -> Vec<CacheOccupancy> {
+        let page = u64::from(LOGICAL_PAGE_BYTES);
+        vec![
+            CacheOccupancy {
+                name: "write_buffer",
+                held_bytes: self.buffer.held_at(now_ns) as u64 * page,
+                capacity_bytes: u64::from(self.profile.write_buffer_pages) * page,
+            },
+            CacheOccupancy {
+                name: "read_ahead",
+                held_bytes: self.prefetch_ready_ns.len() as u64 * page,
+                capacity_bytes: self.profile.read_ahead_bytes.into(),
+            },
+        ]
     }
 
     fn model_report(&self) -> DriveModelReport {
