@@ -454,6 +454,11 @@ fn busy_error(path: &Path) -> EngineError {
     }
 }
 
+/// How long an exclusive open waits for a claim the kernel is still releasing (see
+/// `open_once`), and how often it tries again meanwhile.
+const EXCLUSIVE_CLAIM_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+const EXCLUSIVE_CLAIM_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// How `open_once` opens a path.
 #[derive(Clone, Copy)]
 struct OpenMode {
@@ -494,7 +499,25 @@ fn open_once(
         .write(mode.writes)
         .create_new(mode.create_new)
         .custom_flags(flags);
-    let file = options.open(path).map_err(|err| match err.kind() {
+    let mut opened = options.open(path);
+    if mode.exclusive {
+        // The kernel drops an exclusive claim when the last reference to the file goes, and
+        // an io_uring ring's references (its registered files, its requests) go in the ring's
+        // teardown, which the kernel runs later, in a workqueue (`io_ring_exit_work`): a run
+        // that follows one with io_uring on the same device finds it claimed for a moment
+        // (seen here: every other preset run in a row on one loop device). A device really in
+        // use stays busy past the grace period and is refused as before.
+        let deadline = std::time::Instant::now() + EXCLUSIVE_CLAIM_GRACE;
+        while opened
+            .as_ref()
+            .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(EXCLUSIVE_CLAIM_RETRY);
+            opened = options.open(path);
+        }
+    }
+    let file = opened.map_err(|err| match err.kind() {
         io::ErrorKind::AlreadyExists => EngineError::Open {
             path: path.to_path_buf(),
             source: err,
