@@ -57,3 +57,34 @@ fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
         format!("storlab: error: {job}:2: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine\n")
     );
 }
+
+/// `sim.drive.read_modify_writes` of a 4 KiB random write job on a simulated SATA SSD.
+fn read_modify_writes(dir: &Path, blockalign: &str) -> u64 {
+    let out = run(
+        dir,
+        &[
+            "run",
+            "--rw=randwrite",
+            "--bs=4k",
+            &format!("--blockalign={blockalign}"),
+            "--target",
+            "sim:sata-ahci-ssd",
+            "--number_ios=2000",
+            "--no-db",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["jobs"][0]["sim"]["drive"]["read_modify_writes"]
+        .as_u64()
+        .expect("the simulated drive reports its read-modify-writes")
+}
+
+#[test]
+fn blockalign_512_reaches_the_simulated_drive_as_misaligned_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // The warning promises a read-modify-write for 512-byte alignment: the drive must see one.
+    assert!(read_modify_writes(dir.path(), "512") > 1000);
+    assert_eq!(read_modify_writes(dir.path(), "4k"), 0);
+}

@@ -303,6 +303,7 @@ impl JobDraft {
         set_if(&mut spec.direct, self.direct);
         set_if(&mut spec.invalidate, self.invalidate);
         set_if(&mut spec.align_bytes, self.align_bytes);
+        spec.align_given = self.align_bytes.is_some();
         set_if(&mut spec.iodepth, self.iodepth);
         set_if(&mut spec.numjobs, self.numjobs);
         set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));

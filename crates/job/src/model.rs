@@ -167,6 +167,10 @@ fn default_true() -> bool {
     true
 }
 
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
 fn default_loops() -> u32 {
     1
 }
@@ -198,6 +202,12 @@ pub struct JobSpec {
     pub block_size_write: BlockSizeSpec,
     /// Offsets (and range/split sizes) are multiples of this (fio `blockalign`); default 4 KiB.
     pub align_bytes: u64,
+    /// `blockalign` was given. fio's random map then draws among the places `align_bytes` apart
+    /// (`bs=4k blockalign=512` issues 512-byte-aligned I/O); left unset, as fio's `blockalign`
+    /// defaults to the block size, the map's places are one block apart (rounded up to the
+    /// alignment), so a random job visits every block once per pass.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub align_given: bool,
     /// Outstanding I/Os per worker.
     pub iodepth: u32,
     /// Number of workers (threads) running this job.
@@ -259,6 +269,7 @@ impl JobSpec {
             block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             block_size_write: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             align_bytes: DEFAULT_ALIGN_BYTES,
+            align_given: false,
             iodepth: 1,
             numjobs: 1,
             offset_bytes: 0,
