@@ -88,3 +88,43 @@ fn blockalign_512_reaches_the_simulated_drive_as_misaligned_writes() {
     assert!(read_modify_writes(dir.path(), "512") > 1000);
     assert_eq!(read_modify_writes(dir.path(), "4k"), 0);
 }
+
+/// IOMeter Workstation's 32 GiB zone on a 32 GB (decimal) drive stopped the preset with "target
+/// too small" after the full-span series; the zone now shrinks to the drive, with one note.
+#[test]
+fn a_preset_zone_larger_than_the_drive_shrinks_to_it_and_the_preset_runs_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--preset",
+            "iometer-workstation",
+            "--target",
+            "sim:usb3-uas-ssd",
+            "--runtime=100ms",
+            "--no-db",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let zone_row = table
+        .lines()
+        .find(|l| l.starts_with("zone-32g "))
+        .unwrap_or_else(|| panic!("a zone-32g row: {table}"));
+    let cells: Vec<&str> = zone_row.split_whitespace().skip(1).collect();
+    assert_eq!(cells.len(), 6, "five depths and the rating: {zone_row}");
+    assert!(
+        cells
+            .iter()
+            .all(|c| c.parse::<f64>().is_ok_and(|v| v > 0.0)),
+        "every depth measured: {zone_row}"
+    );
+    assert!(!table.contains("-0.0"), "{table}");
+    let errors = stderr(&out);
+    let notes: Vec<&str> = errors.lines().filter(|l| l.contains("shrinks")).collect();
+    assert_eq!(
+        notes,
+        ["storlab: warning: iometer-workstation: series 'zone-32g' asks for 32 GiB but the target has 32000000000 bytes: its test area shrinks to 32000000000 bytes"]
+    );
+}
