@@ -7,7 +7,9 @@
 //! and points any validation error back at the line or flag that set the key.
 
 use crate::error::{JobError, Location};
-use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, TargetShares};
+use crate::model::{
+    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, Target, TargetShares,
+};
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
     parse_percent, parse_share_ppm, parse_size, parse_time_ns, split_read_write, ValueError,
@@ -140,6 +142,7 @@ pub struct JobDraft {
     directory: Option<PathBuf>,
     direct: Option<bool>,
     invalidate: Option<bool>,
+    fadvise_hint: Option<FadviseHint>,
     rw: Option<RwMode>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
@@ -302,6 +305,7 @@ impl JobDraft {
         spec.random_map = !self.norandommap.unwrap_or(false);
         set_if(&mut spec.direct, self.direct);
         set_if(&mut spec.invalidate, self.invalidate);
+        set_if(&mut spec.fadvise_hint, self.fadvise_hint);
         set_if(&mut spec.align_bytes, self.align_bytes);
         spec.align_given = self.align_bytes.is_some();
         set_if(&mut spec.iodepth, self.iodepth);
@@ -703,6 +707,27 @@ pub static KEYS: &[KeyDef] = &[
         field: "invalidate",
         apply: |d, v| {
             d.invalidate = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fadvise_hint",
+        aliases: &[],
+        bare: false,
+        meaning: "advise the kernel of the access pattern: 1 (the job's: random or sequential, default), random, sequential, 0 (none)",
+        field: "fadvise_hint",
+        apply: |d, v| {
+            d.fadvise_hint = Some(match v {
+                "1" => FadviseHint::JobType,
+                "0" => FadviseHint::Off,
+                "random" => FadviseHint::Random,
+                "sequential" => FadviseHint::Sequential,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use 1 (the job's pattern), 0 (no hint), random or sequential".into(),
+                    ))
+                }
+            });
             Ok(())
         },
     },
@@ -1332,6 +1357,42 @@ mod tests {
         let job = global.clone();
         let spec = job.finish("a", &Location::Job("a".into())).unwrap();
         assert_eq!(spec.target, Target::Sim("s".into()));
+    }
+
+    #[test]
+    fn fadvise_hint_follows_the_job_unless_set() {
+        use crate::model::AccessAdvice;
+        let advice = |settings: &[(&str, Option<&str>)]| {
+            let mut all = settings.to_vec();
+            all.push(("size", Some("1M")));
+            draft(&all).map(|s| s.access_advice())
+        };
+        assert_eq!(
+            advice(&[("rw", Some("randread"))]),
+            Ok(AccessAdvice::Random)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("read"))]),
+            Ok(AccessAdvice::Sequential)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("randread")), ("fadvise_hint", Some("0"))]),
+            Ok(AccessAdvice::Normal)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("read")), ("fadvise_hint", Some("random"))]),
+            Ok(AccessAdvice::Random)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("randrw")), ("fadvise_hint", Some("sequential"))]),
+            Ok(AccessAdvice::Sequential)
+        );
+        assert_eq!(
+            draft(&[("fadvise_hint", Some("noreuse"))])
+                .unwrap_err()
+                .to_string(),
+            "--fadvise_hint=noreuse: use 1 (the job's pattern), 0 (no hint), random or sequential"
+        );
     }
 
     #[test]
