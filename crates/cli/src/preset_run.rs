@@ -10,6 +10,7 @@ use crate::output::{print_or_write, say};
 use crate::provider::{Provider, ProviderOptions};
 use crate::results::job_reports;
 use crate::sweep_table::{render, TablePoint};
+use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -98,6 +99,43 @@ fn open_for_writing(
     let target_size_bytes = engines.first().map(|e| e.target_size_bytes());
     storlab_runner::EngineProvider::release(provider, &writer, engines);
     target_size_bytes.ok_or_else(|| RunError::Protocol("provider opened no engine".into()))
+}
+
+/// The size of the points' target when it is fixed (a simulated drive, a block device), found by
+/// opening it (for writing when a point writes, so the provider's opening serves every point);
+/// `None` for a file, which is laid out to the size the points ask for.
+fn fixed_target_size(
+    provider: &mut dyn storlab_runner::EngineProvider,
+    points: &[SweepPoint],
+    writes: bool,
+) -> Result<Option<u64>, RunError> {
+    let Some(first) = points.first() else {
+        return Ok(None);
+    };
+    let fixed = match &first.job.target {
+        Target::Sim(_) => true,
+        Target::Path(path) => {
+            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+        }
+        Target::TempFileIn(_) | Target::None => false,
+    };
+    if !fixed {
+        return Ok(None);
+    }
+    let mut probe = first.job.clone();
+    probe.name = "target size".into();
+    probe.numjobs = 1;
+    probe.offset_bytes = 0;
+    probe.offset_increment_bytes = 0;
+    probe.size_bytes = None;
+    probe.target_shares = Default::default();
+    probe.read_percent = if writes { 0 } else { 100 };
+    probe.verify = false;
+    let engines = storlab_runner::EngineProvider::open(provider, &probe)?;
+    let size = engines.first().map(|e| e.target_size_bytes());
+    storlab_runner::EngineProvider::release(provider, &probe, engines);
+    size.map(Some)
+        .ok_or_else(|| RunError::Protocol("provider opened no engine".into()))
 }
 
 /// FC-Test file sets as block-level streams: create = sequential write of the set, read =
@@ -478,12 +516,33 @@ pub(crate) fn sweep(
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
+    let writes = points.iter().any(|p| p.job.read_percent < 100);
+    // A preset's test areas fit a target of fixed size (they shrink, or the preset is refused
+    // with one line) before anything runs on it.
+    let fitted: Vec<SweepPoint>;
+    let points = match (preset, fixed_target_size(provider, points, writes)?) {
+        (Some(preset), Some(target_size_bytes)) => {
+            let mut copy = points.to_vec();
+            let fit_notes = storlab_job::preset::fit_points_to_target(&mut copy, target_size_bytes)
+                .map_err(|reason| RunError::Plan {
+                    job: preset.name.clone(),
+                    reason,
+                })?;
+            notes.extend(
+                fit_notes
+                    .into_iter()
+                    .map(|n| format!("{}: {n}", preset.name)),
+            );
+            fitted = copy;
+            &fitted[..]
+        }
+        _ => points,
+    };
     let Some(opener) = opening_job(points) else {
         return Ok(());
     };
     let steady = preset.and_then(|p| p.steady_state.as_ref());
     let preconditions = steady.map_or(0, |s| s.precondition_passes);
-    let writes = points.iter().any(|p| p.job.read_percent < 100);
     let prepares = state != DeviceState::AsFound || preconditions > 0;
     // The provider opens a target once and reuses it for later jobs; open it for writing first
     // when anything will write, or a leading read point would leave it read-only.

@@ -70,6 +70,7 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
             "interrupted: this job was stopped early; its figures cover the part that ran".into(),
         );
     }
+    warnings.extend(storlab_runner::sweep::page_cache_warning(job, outcome));
     let dropped_bytes = first_report
         .and_then(|r| r.detail(storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES))
         .and_then(|v| v.parse::<u64>().ok())

@@ -4,12 +4,14 @@
 
 use std::fmt::Write as _;
 use storlab_job::preset::{Metric, Rating, TableLayout, RATING_QUEUE_DEPTHS};
-use storlab_report::JobReport;
+use storlab_report::{format_fixed, JobReport};
 
 const BYTES_PER_MB: f64 = 1e6;
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_S: f64 = 1e9;
 const MISSING: &str = "-";
+/// A cell of a point that completed no I/O.
+const NO_IO: &str = "no I/O";
 const GAP: &str = "  ";
 
 /// One measured point: its coordinates and its report.
@@ -61,14 +63,24 @@ pub fn metric_value(report: &JobReport, metric: Metric) -> f64 {
 }
 
 fn format_metric(value: f64, metric: Metric) -> String {
-    match metric {
-        Metric::Iops if value < 100.0 => format!("{value:.1}"),
-        Metric::Iops => format!("{value:.0}"),
-        Metric::Mbps if value < 10.0 => format!("{value:.2}"),
-        Metric::Mbps => format!("{value:.1}"),
-        Metric::LatMs => format!("{value:.3}"),
-        Metric::Seconds => format!("{value:.2}"),
+    let decimals = match metric {
+        Metric::Iops if value < 100.0 => 1,
+        Metric::Iops => 0,
+        Metric::Mbps if value < 10.0 => 2,
+        Metric::Mbps => 1,
+        Metric::LatMs => 3,
+        Metric::Seconds => 2,
+    };
+    format_fixed(value, decimals)
+}
+
+/// One cell: the figure, or [`NO_IO`] for a point that completed no I/O (its rates and latency
+/// are not zero but unmeasured; a file-set operation's time is measured without I/O counts).
+fn cell_text(report: &JobReport, metric: Metric) -> String {
+    if report.total_ios() == 0 && metric != Metric::Seconds {
+        return NO_IO.to_string();
     }
+    format_metric(metric_value(report, metric), metric)
 }
 
 /// The rating of one row: Σ IOPS(q)/q over the row's points at the rating queue depths.
@@ -142,13 +154,11 @@ pub fn render(title: &str, layout: &TableLayout, points: &[TablePoint<'_>]) -> S
                 .rev()
                 .find(|p| &key(p.coords, &layout.columns) == c);
             for m in &layout.metrics {
-                line.push(cell.map_or(MISSING.to_string(), |p| {
-                    format_metric(metric_value(p.report, *m), *m)
-                }));
+                line.push(cell.map_or(MISSING.to_string(), |p| cell_text(p.report, *m)));
             }
         }
         if let Some(rating) = layout.rating {
-            line.push(format!("{:.1}", row_rating(&in_row, rating)));
+            line.push(format_fixed(row_rating(&in_row, rating), 1));
         }
         body.push(line);
     }
@@ -184,4 +194,83 @@ pub fn render(title: &str, layout: &TableLayout, points: &[TablePoint<'_>]) -> S
         let _ = writeln!(out, "{}", format_line(line));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::preset::Rating;
+    use storlab_report::{JobMeta, TargetInfo};
+    use storlab_stats::WorkerStats;
+
+    fn report_with_reads(reads: u64) -> JobReport {
+        let meta = JobMeta {
+            name: "p".into(),
+            job: serde_json::json!({}),
+            engine: "sim".into(),
+            target: TargetInfo {
+                description: "sim:s".into(),
+                kind: "sim".into(),
+                size_bytes: 1 << 30,
+            },
+            device_state: "as-found".into(),
+            data_pattern: "random".into(),
+            align_bytes: 4096,
+            seed: 1,
+            iodepth: 1,
+            numjobs: 1,
+            rw: "randread".into(),
+            block_size: "4 KiB".into(),
+            warnings: vec![],
+            engine_details: vec![],
+            sim: None,
+        };
+        let mut stats = WorkerStats::new(1_000_000_000);
+        stats.elapsed_ns = 1_000_000_000;
+        for t in 0..reads {
+            stats.read.record(t, 4096, 0, 1_000);
+        }
+        JobReport::new(meta, &stats)
+    }
+
+    /// A point that completed no I/O has no directions, and the sum of no rates is negative
+    /// zero: the table printed `-0.00`. It says `no I/O` instead, and its rating is zero.
+    #[test]
+    fn a_point_without_io_says_so_and_nothing_prints_negative_zero() {
+        let idle = report_with_reads(0);
+        let busy = report_with_reads(500);
+        let coords_idle = vec![
+            ("series".to_string(), "a".to_string()),
+            ("iodepth".to_string(), "1".to_string()),
+        ];
+        let coords_busy = vec![
+            ("series".to_string(), "a".to_string()),
+            ("iodepth".to_string(), "2".to_string()),
+        ];
+        let layout = TableLayout {
+            rows: vec!["series".into()],
+            columns: vec!["iodepth".into()],
+            metrics: vec![Metric::Iops, Metric::Mbps, Metric::LatMs],
+            rating: Some(Rating::IopsPerQueueDepth),
+            rating_label: None,
+        };
+        let points = [
+            TablePoint {
+                coords: &coords_idle,
+                report: &idle,
+            },
+            TablePoint {
+                coords: &coords_busy,
+                report: &busy,
+            },
+        ];
+        let text = render("t", &layout, &points);
+        assert!(!text.contains("-0"), "{text}");
+        let row = text.lines().last().unwrap();
+        assert_eq!(row.matches(NO_IO).count(), 3, "{row}");
+        assert!(row.ends_with("250.0"), "rating Σ IOPS(q)/q: {row}");
+        let only_idle = render("t", &layout, &points[..1]);
+        assert!(!only_idle.contains("-0"), "{only_idle}");
+        assert!(only_idle.trim_end().ends_with("0.0"), "{only_idle}");
+    }
 }

@@ -8,6 +8,7 @@
 //! This is the only crate allowed `unsafe` (io_uring buffers, O_DIRECT allocations, ioctls).
 
 pub mod buffers;
+pub mod device_stats;
 pub mod engines;
 pub mod error;
 pub mod registry;
@@ -15,6 +16,7 @@ pub mod safety;
 pub mod target;
 
 pub use error::EngineError;
+pub use storlab_job::AccessAdvice;
 
 /// Direction of one I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,6 +116,17 @@ pub trait IoEngine {
     fn now_ns(&self) -> u64;
     /// Let time pass until `deadline_ns` on this engine's clock (rate limiting, think time).
     fn wait_until_ns(&mut self, deadline_ns: u64);
+    /// Advise the kernel how `[offset_bytes, offset_bytes + len_bytes)` will be accessed (fio's
+    /// `fadvise_hint`, called once after `setup` with the worker's region). Engines with no page
+    /// cache in their path (null, the simulator) ignore it.
+    fn advise(
+        &mut self,
+        _advice: AccessAdvice,
+        _offset_bytes: u64,
+        _len_bytes: u64,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Engine-side statistics at the end of a run.
     fn report(&self) -> EngineReport {
         EngineReport::default()

@@ -235,6 +235,7 @@ thread
         seq.group_reporting = true;
         seq.seed = 42;
         seq.align_bytes = 4096;
+        seq.align_given = true;
         seq.read_percent = 0;
         seq.random_percent = 0;
         seq.block_size_read = BlockSizeSpec::Fixed(1 << 20);
@@ -259,6 +260,7 @@ thread
         mixed.ramp_time_ns = 5 * NS_PER_S;
         mixed.group_reporting = true;
         mixed.seed = 42;
+        mixed.align_given = true;
         mixed.stonewall = true;
         mixed.read_percent = 70;
         mixed.random_percent = 90;

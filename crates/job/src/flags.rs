@@ -236,6 +236,7 @@ mod tests {
             "directory=/tmp",
             "direct=1",
             "buffered=0",
+            "fadvise_hint=random",
             "rw=randrw",
             "readwrite=rw",
             "rwmixread=60",

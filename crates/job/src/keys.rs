@@ -7,7 +7,9 @@
 //! and points any validation error back at the line or flag that set the key.
 
 use crate::error::{JobError, Location};
-use crate::model::{BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, TargetShares};
+use crate::model::{
+    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, Target, TargetShares,
+};
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
     parse_percent, parse_share_ppm, parse_size, parse_time_ns, split_read_write, ValueError,
@@ -113,6 +115,18 @@ impl Extent {
     }
 }
 
+/// An `ioengine=` value fio knows (or nobody knows) but storlab has no engine of that name for.
+#[derive(Clone, Debug)]
+struct ForeignEngine {
+    /// The name as written (`libaio`).
+    name: String,
+    /// What to use instead, as the refusal says it.
+    hint: &'static str,
+    /// The storlab engine that does the same on a file or device, when a target given from
+    /// outside the job (`--target FILE`) runs it anyway.
+    equivalent: EngineKind,
+}
+
 /// Share of reads in a mixed job when `rwmixread` is not given (fio's default).
 const RWMIX_READ_DEFAULT_PERCENT: u8 = 50;
 /// Share of random offsets in a random job when `percentage_random` is not given.
@@ -128,6 +142,7 @@ pub struct JobDraft {
     directory: Option<PathBuf>,
     direct: Option<bool>,
     invalidate: Option<bool>,
+    fadvise_hint: Option<FadviseHint>,
     rw: Option<RwMode>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
@@ -155,6 +170,9 @@ pub struct JobDraft {
     verify: Option<bool>,
     stonewall: Option<bool>,
     group_reporting: Option<bool>,
+    /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
+    /// finished, unless a target imposed from outside decides the engine.
+    foreign_engine: Option<ForeignEngine>,
     /// A target imposed from outside the job (the command line's `--target`), replacing what
     /// `filename`, `directory` and `ioengine` would give.
     target_override: Option<Target>,
@@ -232,6 +250,9 @@ impl JobDraft {
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
+        if let (Some(foreign), None) = (&self.foreign_engine, &self.target_override) {
+            return Err(self.engine_refusal(foreign, job_location));
+        }
         let name = self
             .name
             .clone()
@@ -284,7 +305,9 @@ impl JobDraft {
         spec.random_map = !self.norandommap.unwrap_or(false);
         set_if(&mut spec.direct, self.direct);
         set_if(&mut spec.invalidate, self.invalidate);
+        set_if(&mut spec.fadvise_hint, self.fadvise_hint);
         set_if(&mut spec.align_bytes, self.align_bytes);
+        spec.align_given = self.align_bytes.is_some();
         set_if(&mut spec.iodepth, self.iodepth);
         set_if(&mut spec.numjobs, self.numjobs);
         set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));
@@ -329,13 +352,33 @@ impl JobDraft {
             EngineKind::Psync
         });
         if let Some(target) = &self.target_override {
-            let engine = match (target, engine) {
+            let asked = self
+                .foreign_engine
+                .as_ref()
+                .map_or(engine, |f| f.equivalent);
+            let engine = match (target, asked) {
                 (Target::Sim(_), _) => EngineKind::Sim,
                 (Target::None, _) => EngineKind::Null,
                 (_, EngineKind::Sim | EngineKind::Null) => EngineKind::Psync,
                 (_, engine) => engine,
             };
-            return (engine, target.clone(), Vec::new());
+            // A known engine the target replaces is the point of `--target` and goes unsaid
+            // (presets name io_uring and run on simulated drives); a name storlab has no engine
+            // for would have been refused without the target, so the note says what ran instead.
+            let warnings = self
+                .foreign_engine
+                .iter()
+                .map(|foreign| {
+                    format!(
+                        "ioengine={} replaced by {}: storlab has no {} engine and the target {} decides the engine",
+                        foreign.name,
+                        engine.as_str(),
+                        foreign.name,
+                        target_label(target)
+                    )
+                })
+                .collect();
+            return (engine, target.clone(), warnings);
         }
         let mut warnings = Vec::new();
         let target = match (engine, sim_profile, &self.filename, &self.directory) {
@@ -362,6 +405,20 @@ impl JobDraft {
         (engine, target, warnings)
     }
 
+    /// The one-line refusal of an `ioengine` storlab has no engine for, at the line or flag that
+    /// named it.
+    fn engine_refusal(&self, foreign: &ForeignEngine, job_location: &Location) -> JobError {
+        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
+        JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
+            setter
+                .and_then(|p| p.value.clone())
+                .or_else(|| Some(foreign.name.clone())),
+            foreign.hint,
+        )
+    }
+
     /// Points a validation error at the line or flag that set the offending key, with the value
     /// as the user wrote it; errors about unset keys or the whole job go to `job_location`.
     fn relocate(&self, mut error: JobError, job_location: &Location) -> JobError {
@@ -378,6 +435,16 @@ impl JobDraft {
             None => error.location = job_location.clone(),
         }
         error
+    }
+}
+
+/// A target as the command line names it, for notes.
+fn target_label(target: &Target) -> String {
+    match target {
+        Target::Path(path) => path.display().to_string(),
+        Target::TempFileIn(dir) => format!("a temporary file in {}", dir.display()),
+        Target::Sim(stack) => format!("{SIM_TARGET_PREFIX}{stack}"),
+        Target::None => "none".to_string(),
     }
 }
 
@@ -436,20 +503,41 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     Ok(())
 }
 
+/// `ioengine=`: a storlab engine, or a name storlab has no engine for, remembered and refused
+/// when the job is finished unless the command line's target decides the engine
+/// ([`JobDraft::override_target`]): a job file written for fio still runs on `--target`.
 fn apply_ioengine(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    let unsupported = |hint: &str| Err(ApplyError::Unsupported(hint.to_string()));
-    d.engine = Some(match v {
-        "null" => EngineKind::Null,
+    let foreign = |hint: &'static str, equivalent: EngineKind| ForeignEngine {
+        name: v.to_string(),
+        hint,
+        equivalent,
+    };
+    let (engine, foreign) = match v {
+        "null" => (Some(EngineKind::Null), None),
         // fio's `sync` is read/write after lseek: the same one-at-a-time model as pread/pwrite.
-        "psync" | "sync" => EngineKind::Psync,
-        "io_uring" => EngineKind::IoUring,
-        "sim" => EngineKind::Sim,
-        "libaio" | "posixaio" | "windowsaio" => {
-            return unsupported("use ioengine=io_uring, storlab's queued asynchronous engine")
+        "psync" | "sync" => (Some(EngineKind::Psync), None),
+        "io_uring" => (Some(EngineKind::IoUring), None),
+        "sim" => (Some(EngineKind::Sim), None),
+        "libaio" | "posixaio" | "windowsaio" => (
+            None,
+            Some(foreign(
+                "use ioengine=io_uring, storlab's queued asynchronous engine",
+                EngineKind::IoUring,
+            )),
+        ),
+        "pvsync" | "pvsync2" | "vsync" => {
+            (None, Some(foreign("use ioengine=psync", EngineKind::Psync)))
         }
-        "pvsync" | "pvsync2" | "vsync" => return unsupported("use ioengine=psync"),
-        _ => return unsupported("supported engines are null, psync (or sync), io_uring and sim"),
-    });
+        _ => (
+            None,
+            Some(foreign(
+                "supported engines are null, psync (or sync), io_uring and sim",
+                EngineKind::Psync,
+            )),
+        ),
+    };
+    d.engine = engine;
+    d.foreign_engine = foreign;
     Ok(())
 }
 
@@ -619,6 +707,27 @@ pub static KEYS: &[KeyDef] = &[
         field: "invalidate",
         apply: |d, v| {
             d.invalidate = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fadvise_hint",
+        aliases: &[],
+        bare: false,
+        meaning: "advise the kernel of the access pattern: 1 (the job's: random or sequential, default), random, sequential, 0 (none)",
+        field: "fadvise_hint",
+        apply: |d, v| {
+            d.fadvise_hint = Some(match v {
+                "1" => FadviseHint::JobType,
+                "0" => FadviseHint::Off,
+                "random" => FadviseHint::Random,
+                "sequential" => FadviseHint::Sequential,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use 1 (the job's pattern), 0 (no hint), random or sequential".into(),
+                    ))
+                }
+            });
             Ok(())
         },
     },
@@ -1199,12 +1308,91 @@ mod tests {
     }
 
     #[test]
+    fn an_override_target_replaces_an_engine_storlab_does_not_have_with_a_note() {
+        let on = |target: Option<Target>, engine: &str| {
+            let mut d = JobDraft::new();
+            if let Some(target) = target {
+                d.override_target(target);
+            }
+            d.set("ioengine", Some(engine), &Location::Flag)?;
+            d.set("size", Some("1M"), &Location::Flag)?;
+            d.finish("job", &Location::Job("job".into()))
+        };
+        let sim = Target::Sim("usb3-uas-ssd".into());
+        let spec = on(Some(sim.clone()), "libaio").unwrap();
+        assert_eq!((spec.engine, spec.target), (EngineKind::Sim, sim));
+        assert_eq!(
+            spec.warnings,
+            ["ioengine=libaio replaced by sim: storlab has no libaio engine and the target sim:usb3-uas-ssd decides the engine"]
+        );
+        // On a file the storlab engine that does the same runs it.
+        let path = Target::Path("/dev/sdz".into());
+        assert_eq!(
+            on(Some(path.clone()), "libaio").unwrap().engine,
+            EngineKind::IoUring
+        );
+        assert_eq!(
+            on(Some(path.clone()), "pvsync2").unwrap().engine,
+            EngineKind::Psync
+        );
+        // A known engine the target replaces goes unsaid, as before.
+        assert!(on(Some(path), "io_uring").unwrap().warnings.is_empty());
+        // Without a target from outside, the job is refused at the key that named the engine.
+        assert_eq!(
+            on(None, "libaio").unwrap_err().to_string(),
+            "--ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"
+        );
+        // A later known engine clears the refusal (a section over its `[global]`).
+        let mut d = JobDraft::new();
+        d.set("ioengine", Some("libaio"), &Location::Flag).unwrap();
+        d.set("ioengine", Some("psync"), &Location::Flag).unwrap();
+        d.set("size", Some("1M"), &Location::Flag).unwrap();
+        assert!(d.finish("job", &Location::Job("job".into())).is_ok());
+    }
+
+    #[test]
     fn a_draft_cloned_from_an_overridden_one_keeps_the_override() {
         let mut global = JobDraft::new();
         global.override_target(Target::Sim("s".into()));
         let job = global.clone();
         let spec = job.finish("a", &Location::Job("a".into())).unwrap();
         assert_eq!(spec.target, Target::Sim("s".into()));
+    }
+
+    #[test]
+    fn fadvise_hint_follows_the_job_unless_set() {
+        use crate::model::AccessAdvice;
+        let advice = |settings: &[(&str, Option<&str>)]| {
+            let mut all = settings.to_vec();
+            all.push(("size", Some("1M")));
+            draft(&all).map(|s| s.access_advice())
+        };
+        assert_eq!(
+            advice(&[("rw", Some("randread"))]),
+            Ok(AccessAdvice::Random)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("read"))]),
+            Ok(AccessAdvice::Sequential)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("randread")), ("fadvise_hint", Some("0"))]),
+            Ok(AccessAdvice::Normal)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("read")), ("fadvise_hint", Some("random"))]),
+            Ok(AccessAdvice::Random)
+        );
+        assert_eq!(
+            advice(&[("rw", Some("randrw")), ("fadvise_hint", Some("sequential"))]),
+            Ok(AccessAdvice::Sequential)
+        );
+        assert_eq!(
+            draft(&[("fadvise_hint", Some("noreuse"))])
+                .unwrap_err()
+                .to_string(),
+            "--fadvise_hint=noreuse: use 1 (the job's pattern), 0 (no hint), random or sequential"
+        );
     }
 
     #[test]

@@ -40,6 +40,41 @@ impl EngineKind {
     }
 }
 
+/// What storlab tells the kernel about a worker's access pattern on its region (fio's
+/// `fadvise_hint`, applied with `posix_fadvise`): random access turns the page cache's readahead
+/// off, so a buffered random read job reads from the device what it asks for and no more.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FadviseHint {
+    /// `fadvise_hint=0`: no hint; the descriptor keeps the kernel's default readahead.
+    Off,
+    /// `fadvise_hint=1` (the default, as in fio): random for a job with random offsets,
+    /// sequential otherwise.
+    #[default]
+    JobType,
+    /// `fadvise_hint=random`.
+    Random,
+    /// `fadvise_hint=sequential`.
+    Sequential,
+}
+
+/// The advice a hint gives the kernel for one job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessAdvice {
+    /// The kernel's default (`POSIX_FADV_NORMAL`).
+    Normal,
+    /// `POSIX_FADV_RANDOM`: no readahead.
+    Random,
+    /// `POSIX_FADV_SEQUENTIAL`: more readahead.
+    Sequential,
+}
+
+impl FadviseHint {
+    fn is_default(&self) -> bool {
+        *self == FadviseHint::JobType
+    }
+}
+
 /// Where the I/O goes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "value")]
@@ -167,6 +202,10 @@ fn default_true() -> bool {
     true
 }
 
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
 fn default_loops() -> u32 {
     1
 }
@@ -196,8 +235,18 @@ pub struct JobSpec {
     pub random_map: bool,
     pub block_size_read: BlockSizeSpec,
     pub block_size_write: BlockSizeSpec,
+    /// The access pattern storlab advises the kernel of for each worker's region (fio
+    /// `fadvise_hint`); by default the job's own: random or sequential.
+    #[serde(default, skip_serializing_if = "FadviseHint::is_default")]
+    pub fadvise_hint: FadviseHint,
     /// Offsets (and range/split sizes) are multiples of this (fio `blockalign`); default 4 KiB.
     pub align_bytes: u64,
+    /// `blockalign` was given. fio's random map then draws among the places `align_bytes` apart
+    /// (`bs=4k blockalign=512` issues 512-byte-aligned I/O); left unset, as fio's `blockalign`
+    /// defaults to the block size, the map's places are one block apart (rounded up to the
+    /// alignment), so a random job visits every block once per pass.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub align_given: bool,
     /// Outstanding I/Os per worker.
     pub iodepth: u32,
     /// Number of workers (threads) running this job.
@@ -258,7 +307,9 @@ impl JobSpec {
             random_map: true,
             block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             block_size_write: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
+            fadvise_hint: FadviseHint::JobType,
             align_bytes: DEFAULT_ALIGN_BYTES,
+            align_given: false,
             iodepth: 1,
             numjobs: 1,
             offset_bytes: 0,
@@ -279,6 +330,19 @@ impl JobSpec {
             stonewall: false,
             group_reporting: false,
             warnings: Vec::new(),
+        }
+    }
+
+    /// The advice `fadvise_hint` gives for this job (fio: random for a job with random offsets,
+    /// `td_random`; sequential otherwise). `Off` asks for the kernel's default, so a descriptor
+    /// an earlier job advised is as a freshly opened one.
+    pub fn access_advice(&self) -> AccessAdvice {
+        match self.fadvise_hint {
+            FadviseHint::Off => AccessAdvice::Normal,
+            FadviseHint::JobType if self.random_percent > 0 => AccessAdvice::Random,
+            FadviseHint::JobType => AccessAdvice::Sequential,
+            FadviseHint::Random => AccessAdvice::Random,
+            FadviseHint::Sequential => AccessAdvice::Sequential,
         }
     }
 

@@ -10,7 +10,7 @@
 use crate::error::{JobError, Location};
 use crate::keys::{find_key, JobDraft};
 use crate::model::{format_share, JobSpec, Target, PPM_WHOLE};
-use crate::size::parse_size;
+use crate::size::{format_size, parse_size};
 use crate::steps::DeviceState;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -755,9 +755,136 @@ pub fn direction_label(job: &JobSpec) -> String {
     }
 }
 
+/// Fits a preset's test areas to a target of fixed size (a simulated drive, a block device),
+/// once that size is known: a point whose area, given in bytes, ends beyond the target shrinks
+/// to it (workers on disjoint ranges share it equally), since a preset's size is "this much of
+/// the drive at most" (IOMeter's 32 GB zone on a 32 GB drive is the whole drive). A zoned series
+/// (h2benchw) is refused instead: its zones are equal parts of the area, which a shrunken last
+/// zone would not be. Returns one note per series that shrank, or the one-line refusal.
+pub fn fit_points_to_target(
+    points: &mut [SweepPoint],
+    target_size_bytes: u64,
+) -> Result<Vec<String>, String> {
+    let mut notes: Vec<String> = Vec::new();
+    for point in points.iter_mut() {
+        let series = point.coord(COORD_SERIES).unwrap_or_default().to_string();
+        let zoned = point.coord(COORD_ZONE).is_some();
+        let job = &mut point.job;
+        // Shares of the target resolve within it (`plan_regions`); only bytes can overshoot.
+        let (Some(size), true) = (job.size_bytes, job.target_shares.is_unset()) else {
+            continue;
+        };
+        // A validated job's last region ends below 2^64 (`JobSpec::last_worker_offset_bytes`).
+        let last_start = job.last_worker_offset_bytes().unwrap_or(u64::MAX);
+        if last_start.saturating_add(size) <= target_size_bytes {
+            continue;
+        }
+        if zoned {
+            return Err(format!(
+                "series '{series}' measures zones of a {} test area, which \
+                 ends beyond the target's {target_size_bytes} bytes; give --size of at most {} bytes",
+                format_size(size),
+                target_size_bytes.saturating_sub(job.offset_bytes)
+            ));
+        }
+        let align = job.align_bytes.max(1);
+        let workers = u64::from(job.numjobs.max(1));
+        let disjoint = workers > 1 && job.offset_increment_bytes == size;
+        let room = if disjoint {
+            target_size_bytes.saturating_sub(job.offset_bytes) / workers
+        } else {
+            target_size_bytes.saturating_sub(last_start)
+        };
+        let fitted = room / align * align;
+        if fitted < job.max_block_bytes() {
+            return Err(format!(
+                "series '{series}' needs {} per worker but the target has \
+                 {target_size_bytes} bytes, less than one block from its offset",
+                format_size(size)
+            ));
+        }
+        job.size_bytes = Some(fitted);
+        if disjoint {
+            job.offset_increment_bytes = fitted;
+        }
+        let note = format!(
+            "series '{series}' asks for {} {}but the target has {target_size_bytes} bytes: \
+             its test area shrinks to {fitted} bytes{}",
+            format_size(size),
+            if disjoint { "per worker " } else { "" },
+            if disjoint { " per worker" } else { "" },
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    Ok(notes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// IOMeter Workstation's 32 GiB zone on a 32 GB (decimal) simulated drive.
+    const DRIVE_32_GB: u64 = 32_000_000_000;
+
+    fn workstation_points() -> Vec<SweepPoint> {
+        load("iometer-workstation")
+            .unwrap()
+            .expand(&[], &Target::Sim("usb3-uas-ssd".into()))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_zone_larger_than_the_target_shrinks_to_it_with_one_note() {
+        let mut points = workstation_points();
+        let notes = fit_points_to_target(&mut points, DRIVE_32_GB).unwrap();
+        assert_eq!(
+            notes,
+            ["series 'zone-32g' asks for 32 GiB but the target has 32000000000 bytes: its test area shrinks to 32000000000 bytes"]
+        );
+        for point in &points {
+            let end = point.job.offset_bytes + point.job.size_bytes.unwrap_or(0);
+            assert!(end <= DRIVE_32_GB, "{}", point.job.name);
+        }
+        // On a larger drive nothing changes and nothing is said.
+        let mut points = workstation_points();
+        let before = points.clone();
+        assert!(fit_points_to_target(&mut points, 64 << 30)
+            .unwrap()
+            .is_empty());
+        assert_eq!(points, before);
+    }
+
+    #[test]
+    fn disjoint_workers_share_a_small_target_and_zones_are_refused() {
+        let mut points = load("iometer-multithread")
+            .unwrap()
+            .expand(&[], &Target::Sim("s".into()))
+            .unwrap();
+        let target = 3 << 30;
+        let notes = fit_points_to_target(&mut points, target).unwrap();
+        assert!(!notes.is_empty());
+        for point in &points {
+            let job = &point.job;
+            let end = job.last_worker_offset_bytes().unwrap() + job.size_bytes.unwrap();
+            assert!(end <= target, "{}", job.name);
+            if job.numjobs > 1 {
+                assert_eq!(job.offset_increment_bytes, job.size_bytes.unwrap());
+            }
+        }
+        // Zones in bytes (`--size` on h2benchw) must be equal parts: refused, in one line.
+        let mut zoned = load("h2benchw")
+            .unwrap()
+            .expand(
+                &[("size".into(), Some("64g".into()))],
+                &Target::Sim("s".into()),
+            )
+            .unwrap();
+        let refusal = fit_points_to_target(&mut zoned, DRIVE_32_GB).unwrap_err();
+        assert!(refusal.contains("give --size of at most"), "{refusal}");
+        assert!(!refusal.contains('\n'));
+    }
 
     #[test]
     fn every_embedded_preset_loads_and_expands() {

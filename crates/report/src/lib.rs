@@ -29,4 +29,4 @@ pub use model::{
     SCHEMA_VERSION,
 };
 pub use table::render_table;
-pub use units::format_latency_ns;
+pub use units::{format_fixed, format_latency_ns};

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::escape::escape_control;
 use crate::model::{JobReport, RunReport};
-use crate::units::format_latency_ns;
+use crate::units::{format_fixed, format_latency_ns};
 
 const BYTES_PER_MB: f64 = 1e6;
 const P99: f64 = 99.0;
@@ -125,8 +125,8 @@ fn write_row(out: &mut String, cells: &[String; 10], widths: &[usize; 10]) {
 }
 
 fn job_row(job: &JobReport) -> [String; 10] {
-    let mb_per_s = |bw_bytes_per_s: f64| format!("{:.2}", bw_bytes_per_s / BYTES_PER_MB);
-    let iops = |iops: f64| format!("{iops:.1}");
+    let mb_per_s = |bw_bytes_per_s: f64| format_fixed(bw_bytes_per_s / BYTES_PER_MB, 2);
+    let iops = |iops: f64| format_fixed(iops, 1);
     let (read_mb, read_iops) = job.read.as_ref().map_or_else(
         || (NOT_APPLICABLE.to_owned(), NOT_APPLICABLE.to_owned()),
         |read| (mb_per_s(read.bw_bytes_per_s), iops(read.iops)),

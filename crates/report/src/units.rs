@@ -30,9 +30,31 @@ pub fn format_latency_ns(latency_ns: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
+/// `value` with `decimals` decimals, never `-0.00`: an empty sum of `f64` is negative zero, and
+/// a tiny negative rounding error rounds to it; a figure that rounds to zero prints as zero.
+pub fn format_fixed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    match text.strip_prefix('-') {
+        Some(magnitude) if magnitude.bytes().all(|b| b == b'0' || b == b'.') => {
+            magnitude.to_owned()
+        }
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_that_rounds_to_zero_has_no_minus_sign() {
+        let empty: f64 = [0.0f64; 0].iter().sum();
+        assert_eq!(format_fixed(empty, 2), "0.00");
+        assert_eq!(format_fixed(-0.0001, 1), "0.0");
+        assert_eq!(format_fixed(-0.0, 0), "0");
+        assert_eq!(format_fixed(-1.25, 1), "-1.2");
+        assert_eq!(format_fixed(42.0, 2), "42.00");
+    }
 
     #[test]
     fn picks_unit_and_three_significant_digits() {

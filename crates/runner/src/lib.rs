@@ -252,6 +252,12 @@ fn run_group(
             })?;
             fill_initial_buffers(engine.as_mut(), job, slots_per_engine);
         }
+        // fio's `fadvise_hint`: each worker's engine advises the kernel of its region.
+        if !shared {
+            for (engine, region) in engines.iter_mut().zip(&regions) {
+                engine.advise(job.access_advice(), region.start_bytes, region.len_bytes)?;
+            }
+        }
         prepared.push(PreparedJob {
             job: job.clone(),
             engines,

@@ -24,7 +24,8 @@ pub struct OffsetGenerator {
     block_size_write: BlockSizeSpec,
     /// Next sequential offset relative to the region start.
     cursor_bytes: u64,
-    /// fio's random map, for a fully random job with one block size: (map, block size).
+    /// fio's random map, for a fully random job with one block size: a permutation of the
+    /// places a block can start at, and their spacing in bytes.
     random_map: Option<(RandomMap, u64)>,
 }
 
@@ -49,15 +50,30 @@ impl OffsetGenerator {
             }
             _ => None,
         };
+        let align_bytes = job.align_bytes.max(1);
         let random_map = one_size
             .filter(|&bs| {
                 job.random_map && job.random_percent == 100 && bs > 0 && region.len_bytes >= bs
             })
-            .map(|bs| (RandomMap::new(region.len_bytes / bs, &mut rng), bs));
+            .map(|bs| {
+                // As fio (io_u.c: `last_block`, and `offset = b * blockalign`), the map permutes
+                // the places `blockalign` apart where a whole block still fits, so
+                // `bs=4k blockalign=512` issues 512-byte-aligned I/O. fio's `blockalign`
+                // defaults to the block size; so does the map's spacing here when `blockalign`
+                // is not given (rounded up to storlab's alignment), so each block comes once
+                // per pass.
+                let spacing = if job.align_given {
+                    align_bytes
+                } else {
+                    bs.next_multiple_of(align_bytes)
+                };
+                let places = (region.len_bytes - bs) / spacing + 1;
+                (RandomMap::new(places, &mut rng), spacing)
+            });
         OffsetGenerator {
             rng,
             region,
-            align_bytes: job.align_bytes.max(1),
+            align_bytes,
             read_percent: u32::from(job.read_percent),
             random_percent: u32::from(job.random_percent),
             block_size_read: job.block_size_read.clone(),
@@ -125,8 +141,8 @@ impl OffsetGenerator {
     /// direction is held back by its rate).
     pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
         let len = self.pick_size(direction).min(self.region.len_bytes);
-        let relative = if let Some((map, block_bytes)) = &mut self.random_map {
-            map.next(&mut self.rng) * *block_bytes
+        let relative = if let Some((map, spacing_bytes)) = &mut self.random_map {
+            map.next(&mut self.rng) * *spacing_bytes
         } else if self.percent_hit(self.random_percent) {
             let slots = (self.region.len_bytes - len) / self.align_bytes + 1;
             self.below(slots) * self.align_bytes
@@ -204,6 +220,83 @@ mod tests {
         repeats.random_map = false;
         let distinct = distinct_blocks(&repeats, blocks, blocks);
         assert!((580..=680).contains(&distinct), "{distinct}");
+    }
+
+    /// Offsets of the first `draws` I/Os of a random 4 KiB job aligned to `align_bytes`.
+    fn offsets_with_alignment(align_bytes: u64, random_map: bool, draws: usize) -> Vec<u64> {
+        let mut j = job();
+        j.align_bytes = align_bytes;
+        j.align_given = true;
+        j.random_map = random_map;
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 4 << 20,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        (0..draws)
+            .map(|_| {
+                let io = gen.next_io();
+                assert!(io.offset_bytes + 4096 <= region.start_bytes + region.len_bytes);
+                io.offset_bytes - region.start_bytes
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blockalign_below_the_block_size_gives_offsets_off_the_block_grid_with_or_without_map() {
+        for random_map in [true, false] {
+            let offsets = offsets_with_alignment(512, random_map, 4000);
+            assert!(offsets.iter().all(|o| o % 512 == 0));
+            let off_grid = offsets.iter().filter(|&&o| o % 4096 != 0).count();
+            // 7 in 8 of the 512-byte places are not 4 KiB places.
+            assert!(off_grid > 3000, "map {random_map}: {off_grid} of 4000");
+        }
+        // The map still draws each place once per pass: 8185 places fit a 4 KiB block.
+        let places = (4 << 20) / 512 - 7;
+        let mut pass = offsets_with_alignment(512, true, places);
+        pass.sort_unstable();
+        pass.dedup();
+        assert_eq!(pass.len(), places);
+    }
+
+    #[test]
+    fn without_blockalign_the_map_visits_every_block_once_as_fio_does() {
+        // fio's blockalign defaults to the block size: 64 KiB blocks, each once per pass.
+        let mut j = job();
+        j.block_size_read = BlockSizeSpec::Fixed(64 << 10);
+        j.block_size_write = j.block_size_read.clone();
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 4 << 20,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..64 {
+            let io = gen.next_io();
+            assert_eq!(io.offset_bytes % (64 << 10), 0);
+            seen.insert(io.offset_bytes);
+        }
+        assert_eq!(seen.len(), 64);
+    }
+
+    #[test]
+    fn blockalign_above_the_block_size_spaces_the_offsets() {
+        let mut j = job();
+        j.align_bytes = 64 << 10;
+        j.align_given = true;
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 4 << 20,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..64 {
+            let io = gen.next_io();
+            assert_eq!(io.offset_bytes % (64 << 10), 0);
+            seen.insert(io.offset_bytes);
+        }
+        // 64 places of 64 KiB, each once per pass.
+        assert_eq!(seen.len(), 64);
     }
 
     #[test]

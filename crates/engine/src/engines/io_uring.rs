@@ -9,12 +9,13 @@
 //! buffers fall back to plain `Read`/`Write` when the kernel refuses to pin them (ENOMEM under a
 //! low RLIMIT_MEMLOCK on kernels before 5.12). What was used is in `report()`.
 
-use super::{check_request, reap_too_many, WallClock, NOT_SET_UP};
+use super::{check_request, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
+use crate::device_stats::DeviceReadWindow;
 use crate::target::{discard, OpenTarget, TargetKind};
 use crate::{
-    Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection, IoEngine,
-    IoRequest,
+    AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
+    IoEngine, IoRequest,
 };
 use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
@@ -107,6 +108,8 @@ pub struct IoUringEngine {
     clock: WallClock,
     submit_syscalls: u64,
     wait_syscalls: u64,
+    /// What the device under the target read from `setup` on, when it can be known.
+    device_reads: Option<DeviceReadWindow>,
 }
 
 impl IoUringEngine {
@@ -136,6 +139,7 @@ impl IoUringEngine {
             clock: WallClock::default(),
             submit_syscalls: 0,
             wait_syscalls: 0,
+            device_reads: None,
         })
     }
 
@@ -339,8 +343,18 @@ impl IoEngine for IoUringEngine {
         self.ready = Vec::with_capacity(slots);
         self.ring = Some(ring);
         self.buffers = Some(buffers);
+        self.device_reads = DeviceReadWindow::start(&self.file);
         self.clock.reset();
         Ok(())
+    }
+
+    fn advise(
+        &mut self,
+        advice: AccessAdvice,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), EngineError> {
+        fadvise(&self.file, advice, offset_bytes, len_bytes)
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {
@@ -502,6 +516,7 @@ impl IoEngine for IoUringEngine {
         if !self.setup_notes.is_empty() {
             details.push(("setup_fallbacks".to_string(), self.setup_notes.join("; ")));
         }
+        details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport {
             details,
             sim_json: None,

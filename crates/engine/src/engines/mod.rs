@@ -148,5 +148,35 @@ pub(crate) fn reap_too_many(min: usize, outstanding: usize) -> EngineError {
     ))
 }
 
+/// `posix_fadvise` on `file` for the range (fio's `fadvise_hint`; the advice is the open file's
+/// in Linux, shared with every descriptor duplicated from it).
+pub(crate) fn fadvise(
+    file: &std::fs::File,
+    advice: crate::AccessAdvice,
+    offset_bytes: u64,
+    len_bytes: u64,
+) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    let flag = match advice {
+        crate::AccessAdvice::Normal => libc::POSIX_FADV_NORMAL,
+        crate::AccessAdvice::Random => libc::POSIX_FADV_RANDOM,
+        crate::AccessAdvice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+    };
+    let out_of_range = || {
+        EngineError::InvalidRequest(format!(
+            "advice range {offset_bytes}+{len_bytes} is beyond what the kernel addresses"
+        ))
+    };
+    let offset = libc::off_t::try_from(offset_bytes).map_err(|_| out_of_range())?;
+    let len = libc::off_t::try_from(len_bytes).map_err(|_| out_of_range())?;
+    // SAFETY: posix_fadvise reads no memory of ours; the descriptor is open for `file`'s life.
+    let errno = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, flag) };
+    if errno == 0 {
+        Ok(())
+    } else {
+        Err(EngineError::Io(std::io::Error::from_raw_os_error(errno)))
+    }
+}
+
 /// Buffers must exist before a slot is read or written; say so instead of panicking vaguely.
 pub(crate) const NOT_SET_UP: &str = "engine buffers used before setup()";

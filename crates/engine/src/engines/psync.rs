@@ -1,11 +1,12 @@
 //! The `psync` engine: `pread`/`pwrite`, synchronous. `submit` carries out the queued requests
 //! one after another; `reap` hands back their completions (fio's `ioengine=psync`).
 
-use super::{Slots, WallClock};
+use super::{fadvise, Slots, WallClock};
+use crate::device_stats::DeviceReadWindow;
 use crate::target::{discard, OpenTarget, TargetKind};
 use crate::{
-    Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection, IoEngine,
-    IoRequest,
+    AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
+    IoEngine, IoRequest,
 };
 use std::fs::File;
 use std::io;
@@ -23,6 +24,8 @@ pub struct PsyncEngine {
     clock: WallClock,
     short_transfers: u64,
     errors: u64,
+    /// What the device under the target read from `setup` on, when it can be known.
+    device_reads: Option<DeviceReadWindow>,
 }
 
 impl PsyncEngine {
@@ -39,6 +42,7 @@ impl PsyncEngine {
             clock: WallClock::default(),
             short_transfers: 0,
             errors: 0,
+            device_reads: None,
         })
     }
 }
@@ -94,8 +98,18 @@ impl IoEngine for PsyncEngine {
         let slots = setup.slots as usize;
         self.queued = Vec::with_capacity(slots);
         self.done = Vec::with_capacity(slots);
+        self.device_reads = DeviceReadWindow::start(&self.file);
         self.clock.reset();
         Ok(())
+    }
+
+    fn advise(
+        &mut self,
+        advice: AccessAdvice,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), EngineError> {
+        fadvise(&self.file, advice, offset_bytes, len_bytes)
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {
@@ -156,14 +170,16 @@ impl IoEngine for PsyncEngine {
     }
 
     fn report(&self) -> EngineReport {
+        let mut details = vec![
+            (
+                "short_transfers".to_string(),
+                self.short_transfers.to_string(),
+            ),
+            ("errors".to_string(), self.errors.to_string()),
+        ];
+        details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport {
-            details: vec![
-                (
-                    "short_transfers".to_string(),
-                    self.short_transfers.to_string(),
-                ),
-                ("errors".to_string(), self.errors.to_string()),
-            ],
+            details,
             sim_json: None,
         }
     }

@@ -1,0 +1,130 @@
+//! Defaults that made real measurements wrong (issue 19), checked through the binary: the job
+//! file's `ioengine` against `--target`, `blockalign` in the offsets actually issued, and presets
+//! whose zones are larger than the target.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn storlab() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
+    // Runs are saved to a results database: never the real one in the user's home.
+    let db_dir = std::env::temp_dir().join(format!("storlab-defaults-test-{}", std::process::id()));
+    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
+    command
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    storlab()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("storlab runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("fio.job");
+    std::fs::write(&job, "[j]\nioengine=libaio\nrw=randread\nnumber_ios=100\n").unwrap();
+    let job = job.to_str().unwrap();
+
+    let out = run(
+        dir.path(),
+        &["run", job, "--target", "sim:usb3-uas-ssd", "--no-db"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notes: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("libaio"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        notes,
+        ["storlab: warning: job 'j': ioengine=libaio replaced by sim: storlab has no libaio engine and the target sim:usb3-uas-ssd decides the engine"],
+        "{}",
+        stderr(&out)
+    );
+
+    // Without --target the engine is refused: one line naming it, exit 2.
+    let out = run(dir.path(), &["run", job, "--no-db"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("storlab: error: {job}:2: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine\n")
+    );
+}
+
+/// `sim.drive.read_modify_writes` of a 4 KiB random write job on a simulated SATA SSD.
+fn read_modify_writes(dir: &Path, blockalign: &str) -> u64 {
+    let out = run(
+        dir,
+        &[
+            "run",
+            "--rw=randwrite",
+            "--bs=4k",
+            &format!("--blockalign={blockalign}"),
+            "--target",
+            "sim:sata-ahci-ssd",
+            "--number_ios=2000",
+            "--no-db",
+            "--output-format=json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["jobs"][0]["sim"]["drive"]["read_modify_writes"]
+        .as_u64()
+        .expect("the simulated drive reports its read-modify-writes")
+}
+
+#[test]
+fn blockalign_512_reaches_the_simulated_drive_as_misaligned_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // The warning promises a read-modify-write for 512-byte alignment: the drive must see one.
+    assert!(read_modify_writes(dir.path(), "512") > 1000);
+    assert_eq!(read_modify_writes(dir.path(), "4k"), 0);
+}
+
+/// IOMeter Workstation's 32 GiB zone on a 32 GB (decimal) drive stopped the preset with "target
+/// too small" after the full-span series; the zone now shrinks to the drive, with one note.
+#[test]
+fn a_preset_zone_larger_than_the_drive_shrinks_to_it_and_the_preset_runs_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--preset",
+            "iometer-workstation",
+            "--target",
+            "sim:usb3-uas-ssd",
+            "--runtime=100ms",
+            "--no-db",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let zone_row = table
+        .lines()
+        .find(|l| l.starts_with("zone-32g "))
+        .unwrap_or_else(|| panic!("a zone-32g row: {table}"));
+    let cells: Vec<&str> = zone_row.split_whitespace().skip(1).collect();
+    assert_eq!(cells.len(), 6, "five depths and the rating: {zone_row}");
+    assert!(
+        cells
+            .iter()
+            .all(|c| c.parse::<f64>().is_ok_and(|v| v > 0.0)),
+        "every depth measured: {zone_row}"
+    );
+    assert!(!table.contains("-0.0"), "{table}");
+    let errors = stderr(&out);
+    let notes: Vec<&str> = errors.lines().filter(|l| l.contains("shrinks")).collect();
+    assert_eq!(
+        notes,
+        ["storlab: warning: iometer-workstation: series 'zone-32g' asks for 32 GiB but the target has 32000000000 bytes: its test area shrinks to 32000000000 bytes"]
+    );
+}
