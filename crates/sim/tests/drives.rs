@@ -707,6 +707,83 @@ fn hdd_sequential_reads_stream_through_read_ahead() {
     assert!(mb_s > 120.0, "QD1 64 KiB sequential read: {mb_s:.1} MB/s");
 }
 
+/// A read segment is a ring of `read_ahead_sectors`: however long a stream runs through it,
+/// it holds only the last segment's worth (the read-ahead beyond the host), not what the host
+/// read before. (Before, a stream's segment grew with the stream and held all of it.)
+#[test]
+fn hdd_read_segment_never_holds_more_than_its_size() {
+    let p = hdd_7200();
+    let mut d = HddDrive::new(&p);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let block = 128u64; // 64 KiB
+    let segment = u64::from(p.read_ahead_sectors);
+    let blocks = 256; // a 16 MiB stream
+    let mut now = 0;
+    for i in 0..blocks {
+        let cmd = DriveCommand {
+            write: false,
+            lba: i * block,
+            blocks: block as u32,
+        };
+        now = d.read(d.read_ready_ns(now, &[]), &cmd, &mut rng).end_ns;
+        // While it streams, too.
+        let held = (0..=i + segment / block)
+            .filter(|&b| d.read_cache_holds(now, b * block, block))
+            .count() as u64;
+        assert!(
+            held * block <= segment,
+            "after {i} reads: {held} blocks held"
+        );
+    }
+    // Once the read-ahead has filled the segment: exactly the segment beyond the stream.
+    let later = now + 1_000_000_000;
+    let held: Vec<u64> = (0..blocks + segment / block)
+        .filter(|&b| d.read_cache_holds(later, b * block, block))
+        .collect();
+    assert_eq!(held.len() as u64 * block, segment, "held blocks {held:?}");
+    assert_eq!(held[0], blocks, "held blocks {held:?}");
+}
+
+/// What the host has just read, within one segment, is read again from the buffer (no seek,
+/// no rotation). The read-ahead then fills the ring with the segment beyond the read, and a
+/// re-read after that goes to the media again.
+#[test]
+fn hdd_reread_within_a_segment_is_served_from_the_buffer() {
+    let p = hdd_7200();
+    let mut d = HddDrive::new(&p);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let lba = d.capacity_bytes() / SECTOR / 2;
+    let read = |d: &mut HddDrive, at: u64, lba: u64, blocks: u32, rng: &mut ChaCha8Rng| {
+        let cmd = DriveCommand {
+            write: false,
+            lba,
+            blocks,
+        };
+        d.read(d.read_ready_ns(at, &[]), &cmd, rng)
+    };
+    let first = read(&mut d, 0, lba, 512, &mut rng);
+    assert!(
+        first.start_ns > p.command_overhead_ns,
+        "the first read positions"
+    );
+    let at = first.end_ns;
+    for (offset, blocks) in [(0, 512), (0, 128), (384, 128)] {
+        let again = read(&mut d, at, lba + offset, blocks, &mut rng);
+        assert_eq!(
+            again.start_ns,
+            at + p.command_overhead_ns,
+            "re-read of {blocks} sectors at +{offset} waited for the media"
+        );
+    }
+    let DriveModelReport::Hdd(r) = d.model_report() else {
+        panic!()
+    };
+    assert_eq!(r.read_cache_hits, 3);
+    let later = at + 1_000_000_000;
+    assert!(!d.read_cache_holds(later, lba, 512));
+    assert!(d.read_cache_holds(later, lba + 512, u64::from(p.read_ahead_sectors)));
+}
+
 /// 64 KiB sequential QD1 reads from LBA 0 on `stack`, on a fresh drive or right after 64
 /// cached 128 KiB writes far from the reads (what a benchmark's test-file preparation leaves).
 fn hdd_read_stream_mb_s(stack: &str, dirty_first: bool) -> f64 {

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use storlab_sim::drive::hdd::{HddDrive, HddProfile};
 use storlab_sim::drive::DriveModelReport;
+use storlab_sim::profile::DriveProfile;
 use storlab_sim::report::SimReport;
 use storlab_sim::workload::{ClosedLoop, LoopResult};
 use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
@@ -627,4 +629,139 @@ fn a_used_ssd_is_several_times_slower_at_4k_random_writes_until_trim() {
         (trimmed_mb_s / fresh_mb_s - 1.0).abs() <= 0.2,
         "after TRIM {trimmed_mb_s:.2} MB/s vs fresh {fresh_mb_s:.2} MB/s"
     );
+}
+
+// ------------------------------------------------ HDD buffer: segments, streams, re-reads
+
+/// The HDD profile of `stack`.
+fn hdd_profile(stack: &str) -> HddProfile {
+    match ProfileSet::embedded().resolve(stack).unwrap().drive {
+        DriveProfile::Hdd(p) => p,
+        other => panic!("{stack} has no HDD: {other:?}"),
+    }
+}
+
+/// Sustained media rate of the outermost zone (MB/s): a track per revolution plus a head
+/// switch (track skew hides the rest of the switch).
+fn outer_zone_media_mb_s(p: &HddProfile) -> f64 {
+    let revolution_s = 60.0 / f64::from(p.rpm);
+    f64::from(p.outer_sectors_per_track) * 512.0
+        / (revolution_s + p.head_switch_ns as f64 / 1e9)
+        / 1e6
+}
+
+/// `streams` sequential reads of `block_bytes` at queue depth 1 each, the k-th starting at
+/// k × `spacing_bytes` (fio's numjobs with offset_increment; HD Speed's and IOMeter's
+/// multi-worker tests), each reading `bytes_per_stream`: their total MB/s.
+fn sequential_streams_mb_s(
+    stack: &str,
+    streams: u32,
+    block_bytes: u32,
+    bytes_per_stream: u64,
+    spacing_bytes: u64,
+) -> f64 {
+    let mut sim = simulator(stack);
+    sim.setup_slots(streams, block_bytes as usize).unwrap();
+    let per_stream = bytes_per_stream / u64::from(block_bytes);
+    let submit = |sim: &mut Simulator, slot: u32, i: u64| {
+        sim.submit(SimRequest {
+            slot,
+            op: Op::Read,
+            offset_bytes: u64::from(slot) * spacing_bytes + i * u64::from(block_bytes),
+            len_bytes: block_bytes,
+        })
+        .expect("slot is free and sized")
+    };
+    let start_ns = sim.now_ns();
+    let mut issued = vec![1u64; streams as usize];
+    for slot in 0..streams {
+        submit(&mut sim, slot, 0);
+    }
+    let mut bytes = 0u64;
+    for _ in 0..per_stream * u64::from(streams) {
+        sim.run_until_completions(1);
+        let c = sim.pop_completion().expect("simulator stalled");
+        bytes += u64::from(c.result.expect("read failed"));
+        let slot = c.slot as usize;
+        if issued[slot] < per_stream {
+            submit(&mut sim, c.slot, issued[slot]);
+            issued[slot] += 1;
+        }
+    }
+    bytes as f64 / (sim.now_ns() - start_ns) as f64 * 1e3
+}
+
+/// A drive's buffer holds `cache_bytes`, so reading again a region twice that size finds none
+/// of it there: the second pass comes from the media at the zone's rate, as the first did.
+/// (Before the segment became a ring of its size, a stream's segment grew without bound and
+/// the second pass ran at twice the media rate.)
+#[test]
+fn hdd_reread_of_a_region_larger_than_the_cache_runs_at_the_media_rate() {
+    let stack = "sata-ahci-hdd";
+    let p = hdd_profile(stack);
+    let region = 2 * p.cache_bytes.expect("the profile gives its buffer");
+    let media = outer_zone_media_mb_s(&p);
+    let mut sim = simulator(stack);
+    let pass = Workload::sequential_read(64 * KIB, 8, region / u64::from(64 * KIB));
+    let first = run_loop(&mut sim, pass, region, SEED).mb_per_s();
+    let second = run_loop(&mut sim, pass, region, SEED).mb_per_s();
+    eprintln!(
+        "{stack}: 64 KiB QD8 over {} MiB: {first:.1} then {second:.1} MB/s, outer zone media \
+         {media:.1} MB/s",
+        region >> 20
+    );
+    for rate in [first, second] {
+        assert!(
+            rate <= media * 1.005,
+            "{first:.1} then {second:.1} MB/s from a {media:.1} MB/s zone"
+        );
+    }
+    assert!(second > 0.9 * media, "re-read at {second:.1} MB/s");
+}
+
+/// Three sequential readers at QD1 each (HD Speed's three streams, IOMeter's multi-worker
+/// runs): the drive keeps a segment per stream and fills it before it turns to another
+/// stream (the minimum pre-fetch of a detected stream), so each stream switch — one seek and
+/// the rotational wait — buys a command plus a segment of media reading. Expected share of the
+/// one-stream rate: data / (data + command overhead + seek to the farthest stream + half a
+/// revolution), half a revolution being the mean rotational wait at an unrelated target.
+/// (Before, a command for another stream cut every read-ahead short: 64 KiB per seek, under a
+/// tenth of one stream's rate.)
+#[test]
+fn three_sequential_streams_keep_a_large_share_of_one() {
+    const STREAMS: u32 = 3;
+    const SPACING_BYTES: u64 = 10_000_000_000;
+    const STREAM_BYTES: u64 = 64 << 20;
+    let block = 64 * KIB;
+    for stack in ["sata-ahci-hdd", "lucidport/caviarblack-uas-gen2"] {
+        let p = hdd_profile(stack);
+        let revolution_ns = 60e9 / f64::from(p.rpm);
+        let cylinder_bytes = u64::from(p.heads) * u64::from(p.outer_sectors_per_track) * 512;
+        let farthest = (u64::from(STREAMS - 1) * SPACING_BYTES + STREAM_BYTES) / cylinder_bytes;
+        assert!(
+            farthest < u64::from(p.cylinders / p.zones),
+            "{stack}: the streams stay in the outer zone"
+        );
+        let seek_ns = HddDrive::new(&p).seek_curve().seek_ns(farthest as u32) as f64;
+        let sector_ns =
+            (revolution_ns + p.head_switch_ns as f64) / f64::from(p.outer_sectors_per_track);
+        let data_ns = f64::from(block / 512 + p.read_ahead_sectors) * sector_ns;
+        let expected =
+            data_ns / (data_ns + p.command_overhead_ns as f64 + seek_ns + revolution_ns / 2.0);
+        let one = sequential_streams_mb_s(stack, 1, block, STREAM_BYTES, 0);
+        let three = sequential_streams_mb_s(stack, STREAMS, block, STREAM_BYTES, SPACING_BYTES);
+        let share = three / one;
+        eprintln!(
+            "{stack}: 64 KiB QD1 sequential reads: one stream {one:.1} MB/s, three {three:.1} MB/s \
+             ({:.0}%; expected from a segment per seek {:.0}%)",
+            share * 100.0,
+            expected * 100.0
+        );
+        assert!(
+            share >= expected,
+            "{stack}: three streams {three:.1} MB/s = {:.0}% of one ({one:.1}), expected {:.0}%",
+            share * 100.0,
+            expected * 100.0
+        );
+    }
 }

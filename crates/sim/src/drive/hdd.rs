@@ -2,7 +2,9 @@
 //! the inner zone, so the media rate falls too), a seek curve fitted to the datasheet's
 //! track-to-track, average and full-stroke times (a + b·√d for short seeks, c + e·d for long
 //! ones), rotational position from the spindle speed, head switches, per-command controller
-//! overhead, a read-ahead segment cache, a switchable write-back cache, and NCQ reordering by
+//! overhead, a segmented read buffer (a ring of one segment per sequential stream, LRU
+//! replacement, read-ahead that a detected stream keeps up to its minimum pre-fetch while other
+//! streams wait), a switchable write-back cache, and NCQ reordering by
 //! shortest positioning time with the two limits real firmware has: it evaluates only the
 //! oldest few queued commands per decision, and it treats a target reached with less than a
 //! settle margin to spare as missed (one more revolution).
@@ -62,8 +64,10 @@ pub struct HddProfile {
     pub write_head_switch_ns: Option<u64>,
     /// Controller (firmware) time per command.
     pub command_overhead_ns: u64,
-    /// Sectors read beyond a read into its cache segment while the head is idle (0 = off).
+    /// A read segment's size: the ring holds the last this-many sectors read into it, and
+    /// every read is followed by a read-ahead of this many sectors (0 = no read buffer).
     pub read_ahead_sectors: u32,
+    /// Read segments, replaced least recently used first; a sequential stream keeps its own.
     pub cache_segments: u32,
     /// The drive's buffer (the datasheet's cache size). Cached writes may hold what the read
     /// segments (`cache_segments` × `read_ahead_sectors`) leave of it, besides the
@@ -389,8 +393,13 @@ struct Position {
     zone: usize,
 }
 
-/// A read-ahead segment: sectors [start, end) are (or will be, as the prefetch streams in)
-/// in the cache; sector `s ≥ fill_lba` is there at fill_start + (s − fill_lba + 1) · sector.
+/// A read segment of the buffer, a ring of `segment_sectors`: sectors [start, end) are (or will
+/// be, as the prefetch streams in) read from the media into it, and sector `s ≥ fill_lba` is
+/// there at fill_start + (s − fill_lba + 1) · sector. The ring holds the last
+/// `segment_sectors` read: as the prefetch streams on, the oldest sectors are overwritten
+/// (`held_start`), so a stream never holds more than its segment (DiskSim's segment wrap: the
+/// segment's start follows its end at one segment size; the Fujitsu ATA manuals' "read-ahead
+/// to the empty area that becomes vacant by data transfer").
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     start: u64,
@@ -399,6 +408,12 @@ struct Segment {
     fill_start_ns: u64,
     sector_ps: u64,
     last_used: u64,
+    /// End of the last host command served from this segment: a read starting here (or in
+    /// the read-ahead beyond it) continues the segment's sequential stream.
+    host_next: u64,
+    /// The prefetch is not cut short by a command for another stream before this sector (the
+    /// minimum pre-fetch; `fill_lba` = none).
+    min_end: u64,
 }
 
 impl Segment {
@@ -408,6 +423,22 @@ impl Segment {
         } else {
             self.fill_start_ns + ((lba - self.fill_lba + 1) * self.sector_ps).div_ceil(1000)
         }
+    }
+
+    /// End of the sectors read into the segment by `at_ns`.
+    fn filled_end(&self, at_ns: u64) -> u64 {
+        if self.end <= self.fill_lba || at_ns >= self.available_ns(self.end - 1) {
+            return self.end;
+        }
+        let elapsed_ps = at_ns.saturating_sub(self.fill_start_ns) * 1000;
+        (self.fill_lba + elapsed_ps / self.sector_ps).clamp(self.fill_lba, self.end)
+    }
+
+    /// First sector the ring still holds at `at_ns`: the prefetch overwrites the oldest data
+    /// once it has read `segment_sectors` beyond it.
+    fn held_start(&self, at_ns: u64, segment_sectors: u64) -> u64 {
+        self.start
+            .max(self.filled_end(at_ns).saturating_sub(segment_sectors))
     }
 }
 
@@ -431,6 +462,9 @@ pub struct HddDrive {
     /// Where the last media write ended (a cached sequential write stream continues there).
     write_stream_end: u64,
     segments: Vec<Segment>,
+    /// A read segment's size: `read_ahead_sectors` (the profile gives `cache_segments` read
+    /// segments of that size and leaves the rest of `cache_bytes` to the write cache).
+    segment_sectors: u64,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
     /// (end time, sectors) of the media writes booked for entries that hold their cache space
@@ -492,6 +526,7 @@ impl HddDrive {
             },
             write_stream_end: u64::MAX,
             segments: Vec::new(),
+            segment_sectors: u64::from(profile.read_ahead_sectors),
             prefetching: None,
             writing_back: VecDeque::new(),
             dirty: Vec::new(),
@@ -610,6 +645,20 @@ impl HddDrive {
         })
     }
 
+    /// Until when the running prefetch may not be cut short for another command: its minimum
+    /// pre-fetch (0 when none runs).
+    fn min_prefetch_end_ns(&self) -> u64 {
+        self.prefetching.map_or(0, |i| {
+            let s = &self.segments[i];
+            let min_end = s.min_end.min(s.end);
+            if min_end > s.fill_lba {
+                s.available_ns(min_end - 1)
+            } else {
+                0
+            }
+        })
+    }
+
     /// When background write-back may take the head: once it is free, any read-ahead in
     /// progress has filled its segment, and reads have paused for `write_back_read_idle_ns`. Firmware gives reads priority over the write-back of
     /// cached data (the host waits for reads, not for destaging), so a read-ahead that a
@@ -658,7 +707,10 @@ impl HddDrive {
         stream: bool,
         write: bool,
     ) -> (u64, u64) {
-        let start = earliest_ns.max(self.actuator.busy_until_ns);
+        // The head is the prefetch's until its minimum pre-fetch is in, whatever waits.
+        let start = earliest_ns
+            .max(self.actuator.busy_until_ns)
+            .max(self.min_prefetch_end_ns());
         self.stop_prefetch(start);
         let target = self.position(lba);
         let (move_ns, wait) = if stream {
@@ -683,17 +735,28 @@ impl HddDrive {
         (data_start, end)
     }
 
-    /// The segment that holds (or, for the segment still prefetching, will stream in within
-    /// one read-ahead) the sectors [lba, lba + sectors).
-    fn cached_segment(&self, lba: u64, sectors: u64) -> Option<usize> {
-        let ahead = u64::from(self.profile.read_ahead_sectors);
+    /// The segment that holds at `now_ns` (or, for the segment still prefetching, will stream
+    /// in within one read-ahead) the sectors [lba, lba + sectors).
+    fn cached_segment(&self, now_ns: u64, lba: u64, sectors: u64) -> Option<usize> {
+        let ahead = self.segment_sectors;
         self.segments.iter().enumerate().position(|(i, s)| {
             let reach = if self.prefetching == Some(i) {
                 s.end + ahead
             } else {
                 s.end
             };
-            s.start <= lba && lba <= s.end && lba + sectors <= reach.min(self.capacity_sectors)
+            s.held_start(now_ns, self.segment_sectors) <= lba
+                && lba <= s.end
+                && lba + sectors <= reach.min(self.capacity_sectors)
+        })
+    }
+
+    /// Whether the read segments hold the sectors [lba, lba + sectors) at `now_ns`: read from
+    /// the media by then and not yet overwritten (for tests and debugging).
+    pub fn read_cache_holds(&self, now_ns: u64, lba: u64, sectors: u64) -> bool {
+        self.segments.iter().any(|s| {
+            s.held_start(now_ns, self.segment_sectors) <= lba
+                && lba + sectors <= s.filled_end(now_ns)
         })
     }
 
@@ -715,14 +778,52 @@ impl HddDrive {
         }
     }
 
-    /// Keep [lba, end of read + read-ahead) as a segment, prefetching after `data_end_ns`.
-    fn remember_read(&mut self, lba: u64, sectors: u64, data_end_ns: u64) {
+    /// The segment whose sequential stream a read from `lba` continues at `now_ns`: it starts
+    /// where the segment's last host command ended or in the read-ahead held beyond it.
+    /// Returns the segment and the first sector it still holds.
+    fn continued_stream(&self, now_ns: u64, lba: u64) -> Option<(usize, u64)> {
+        self.segments.iter().enumerate().find_map(|(i, s)| {
+            let held = s.held_start(now_ns, self.segment_sectors);
+            (s.host_next <= lba && lba <= s.end && held <= lba).then_some((i, held))
+        })
+    }
+
+    /// Keep the read [lba, lba + sectors) in a segment and read ahead a segment's worth
+    /// (`read_ahead_sectors`) beyond it after `data_end_ns`. The ring then holds the last
+    /// segment's worth read, so the read-ahead overwrites the read's own data as it completes
+    /// (SCSI drives' default: "the requested data is overwritten by read-ahead data" unless the
+    /// Caching mode page's read retention priority says otherwise, HGST Ultrastar 15K450
+    /// specification; DiskSim's "Read-ahead over requested").
+    ///
+    /// - A read that continues a segment's stream (`stream`: it starts where the stream's last
+    ///   command ended, in what the segment holds) keeps that segment: segments are allocated
+    ///   per stream. Its read-ahead is the stream's minimum pre-fetch: a command for another
+    ///   stream waits until it is in (ATA firmware on a read "that targets the sequential
+    ///   address to the previous read command ... tries to fill the buffer space with the read
+    ///   ahead data", Fujitsu MPG3xxxAH product manual §6.5.3; SCSI drives expose the minimum
+    ///   as the Caching mode page's MINIMUM PRE-FETCH).
+    /// - Any other read replaces the least recently used segment, and the next command that
+    ///   needs the head cuts its read-ahead short (a minimum pre-fetch of 0: "read ahead
+    ///   should be terminated immediately after a new command arrives", HGST Ultrastar
+    ///   C15K600 specification, Caching mode page).
+    fn remember_read(
+        &mut self,
+        stream: Option<(usize, u64)>,
+        lba: u64,
+        sectors: u64,
+        data_end_ns: u64,
+    ) {
         self.uses += 1;
         let read_end = lba + sectors;
-        let end =
-            (read_end + u64::from(self.profile.read_ahead_sectors)).min(self.capacity_sectors);
+        // A read longer than the segment leaves its last `segment_sectors`; a continued
+        // stream keeps what its segment held before the read.
+        let kept_from = read_end.saturating_sub(self.segment_sectors);
+        let start = stream.map_or(lba, |(_, held)| held).max(kept_from);
+        let end = (read_end + self.segment_sectors)
+            .min(self.capacity_sectors)
+            .max(read_end);
         let segment = Segment {
-            start: lba,
+            start,
             end,
             fill_lba: read_end,
             fill_start_ns: data_end_ns,
@@ -730,8 +831,13 @@ impl HddDrive {
             sector_ps: (self.revolution_ns + self.profile.head_switch_ns) * 1000
                 / self.zones[self.position(lba).zone].sectors_per_track,
             last_used: self.uses,
+            host_next: read_end,
+            min_end: if stream.is_some() { end } else { read_end },
         };
-        let slot = if self.segments.len() < self.profile.cache_segments as usize {
+        let slot = if let Some((i, _)) = stream {
+            self.segments[i] = segment;
+            i
+        } else if self.segments.len() < self.profile.cache_segments as usize {
             self.segments.push(segment);
             self.segments.len() - 1
         } else {
@@ -752,17 +858,24 @@ impl HddDrive {
         let sectors = Self::sectors(command);
         self.bytes += sectors * u64::from(SECTOR_BYTES);
         let start = now_ns + self.profile.command_overhead_ns;
-        if let Some(i) = self.cached_segment(command.lba, sectors) {
+        if let Some(i) = self.cached_segment(now_ns, command.lba, sectors) {
             self.report.read_cache_hits += 1;
             self.uses += 1;
-            let ahead = u64::from(self.profile.read_ahead_sectors);
             let capacity = self.capacity_sectors;
             let streaming = self.prefetching == Some(i);
+            let segment_sectors = self.segment_sectors;
             let s = &mut self.segments[i];
             s.last_used = self.uses;
-            if streaming {
-                // A sequential stream: the prefetch keeps one read-ahead beyond the host.
-                s.end = s.end.max((command.lba + sectors + ahead).min(capacity));
+            s.start = s.held_start(now_ns, segment_sectors);
+            let read_end = command.lba + sectors;
+            if read_end > s.host_next {
+                // The stream moves on: what the host has taken makes room for the prefetch,
+                // which keeps a segment's worth ahead of the host while it still runs. A
+                // re-read of data the host has had leaves the segment as it is.
+                s.host_next = read_end;
+                if streaming {
+                    s.end = s.end.max((read_end + segment_sectors).min(capacity));
+                }
             }
             let first = s.available_ns(command.lba).max(start);
             let last = s.available_ns(command.lba + sectors - 1).max(start);
@@ -773,10 +886,11 @@ impl HddDrive {
                 first_piece_ns: piece.min(last - first),
             };
         }
+        let stream = self.continued_stream(now_ns, command.lba);
         let (data_start, data_end) = self.media_access(command.lba, sectors, start, false, false);
         // The head left the write stream: its next write-back repositions.
         self.write_stream_end = u64::MAX;
-        self.remember_read(command.lba, sectors, data_end);
+        self.remember_read(stream, command.lba, sectors, data_end);
         let zone = &self.zones[self.position(command.lba).zone];
         Flow {
             start_ns: data_start,
@@ -894,16 +1008,18 @@ impl Drive for HddDrive {
         self.profile.queue_depth
     }
 
-    /// One actuator: the next read starts when the head is free, unless a queued read is in
-    /// the cache (it needs no head).
+    /// One actuator: the next read starts when the head is free and a detected stream's
+    /// minimum pre-fetch is in, unless a queued read is in the cache (it needs no head).
     fn read_ready_ns(&self, now_ns: u64, queued: &[DriveCommand]) -> u64 {
-        if queued
-            .iter()
-            .any(|c| self.cached_segment(c.lba, Self::sectors(c)).is_some())
-        {
+        if queued.iter().any(|c| {
+            self.cached_segment(now_ns, c.lba, Self::sectors(c))
+                .is_some()
+        }) {
             now_ns
         } else {
-            now_ns.max(self.actuator.busy_until_ns)
+            now_ns
+                .max(self.actuator.busy_until_ns)
+                .max(self.min_prefetch_end_ns())
         }
     }
 
@@ -913,10 +1029,10 @@ impl Drive for HddDrive {
     /// wins ties).
     fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
         self.destage_until(now_ns);
-        if let Some(hit) = queued
-            .iter()
-            .position(|c| self.cached_segment(c.lba, Self::sectors(c)).is_some())
-        {
+        if let Some(hit) = queued.iter().position(|c| {
+            self.cached_segment(now_ns, c.lba, Self::sectors(c))
+                .is_some()
+        }) {
             if hit != 0 {
                 self.report.reordered_reads += 1;
             }
