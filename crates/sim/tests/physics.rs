@@ -963,11 +963,10 @@ fn fnv(text: &str) -> u64 {
 /// region 32 times the drive's cache is served from "cache" faster than the platter turns
 /// (`sim:sata-ahci-hdd`, 64 KiB QD8 over 1 GiB: 133 MB/s, then 267 MB/s from a 150 MB/s drive).
 /// The pass after the first may take at most one cache's worth from the cache; the rest comes
-/// off the media at the outer zone's rate or slower. Ignored until the fix lands; run with
-/// `cargo test -p storlab-sim --test physics -- --ignored`.
+/// off the media at the outer zone's rate or slower (issue 18 item 1: the read-ahead segment
+/// grew without bound and the second pass ran at 273 MB/s from a 150 MB/s drive).
 #[test]
-#[ignore = "issue 18 item 1: HDD read-ahead unbounded; remove the ignore with the fix"]
-fn issue18_hdd_second_sequential_pass_is_bounded_by_the_media_rate() {
+fn hdd_second_sequential_pass_is_bounded_by_the_media_rate() {
     let profiles = ProfileSet::embedded();
     let stack = "sata-ahci-hdd";
     let spec = profiles.resolve(stack).unwrap();
