@@ -217,6 +217,65 @@ fn presets_keep_to_the_region_asked_for() {
     assert!(changed_inside(&bytes, 40 * MIB, 44 * MIB) > 0);
 }
 
+/// Every shipped preset but FC-Test (whose streams run past `--size` by design, checked above),
+/// with a state and a TRIM between its steps, writes and discards only its region.
+#[test]
+fn every_preset_with_a_state_keeps_to_its_region() {
+    if !loop_devices_available() {
+        return;
+    }
+    let presets_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../presets");
+    let mut names: Vec<String> = std::fs::read_dir(&presets_dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().to_string();
+            name.strip_suffix(".toml").map(str::to_string)
+        })
+        .filter(|name| name != "fctest")
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "presets found: {names:?}");
+    // Presets whose workers run on disjoint ranges give each worker its own `size`
+    // (docs/presets.md, fio's offset_increment): their area is that many sizes long.
+    let workers_of = |name: &str| match name {
+        "hdspeed-multi" => 3,
+        "iometer-multithread" => 4,
+        _ => 1,
+    };
+    for name in &names {
+        let text = std::fs::read_to_string(presets_dir.join(format!("{name}.toml"))).unwrap();
+        assert_eq!(
+            text.contains("disjoint_workers = true"),
+            workers_of(name) > 1,
+            "preset {name}: say how many disjoint workers it runs at most"
+        );
+    }
+    for name in &names {
+        // 8 MiB: the largest block any preset uses (ATTO's and IOMeter's 8 MiB) must fit.
+        let (start, end) = (16 * MIB, 16 * MIB + workers_of(name) * 8 * MIB);
+        let args = [
+            "--preset",
+            name.as_str(),
+            "--size=8m",
+            "--offset=16m",
+            "--runtime=50ms",
+            "--state",
+            "seq-filled",
+            "--trim-between-steps",
+        ];
+        let bytes = run_on_patterned_device(&args);
+        assert_eq!(
+            first_changed_outside(&bytes, start, end),
+            None,
+            "preset {name} changed a byte outside {start}..{end}"
+        );
+        assert!(
+            changed_inside(&bytes, start, end) > 0,
+            "preset {name} left its region as it was"
+        );
+    }
+}
+
 /// On the simulator, `--size=1% --state seq-filled` filled the whole 32 GB drive (13 s and
 /// 4.3 GB of memory) instead of 1% of it; the drive's written-byte counter says which.
 #[test]
