@@ -1,29 +1,12 @@
 //! Runs the `storlab` binary as a user would: help snapshots, output formats, bad input (one
 //! line, exit 2, nothing left behind), Ctrl-C, and the refusal to overwrite a device with data.
 
+mod common;
+use common::{run_in, stderr, storlab};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn storlab() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    // Runs are saved to a results database: never the real one in the user's home.
-    let db_dir = std::env::temp_dir().join(format!("storlab-cli-test-{}", std::process::id()));
-    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
-    command
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    storlab()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("storlab runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// Files storlab left in `dir` (its temporary files are hidden `.storlab-*`).
 /// `storlab run ARGS --no-db --output-format=json` in `dir`, which must succeed: its first job.

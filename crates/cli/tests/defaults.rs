@@ -2,28 +2,10 @@
 //! file's `ioengine` against `--target`, `blockalign` in the offsets actually issued, and presets
 //! whose zones are larger than the target.
 
+mod common;
+use common::{run_in as run, stderr};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn storlab() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    // Runs are saved to a results database: never the real one in the user's home.
-    let db_dir = std::env::temp_dir().join(format!("storlab-defaults-test-{}", std::process::id()));
-    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
-    command
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    storlab()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("storlab runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 #[test]
 fn target_replaces_an_ioengine_storlab_has_no_engine_for() {

@@ -5,6 +5,9 @@
 //! the disk that holds the build; a filesystem with no block device behind it (tmpfs, overlay)
 //! skips, as do a missing fio and a user who cannot drop the caches (root is needed).
 
+mod common;
+use common::storlab;
+
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -27,15 +30,6 @@ const RATIO_MAX: f64 = 1.15;
 /// What the kernel takes, written to `/proc/sys/vm/drop_caches`, to drop clean page-cache
 /// pages, dentries and inodes (Documentation/admin-guide/sysctl/vm.rst).
 const DROP_PAGE_CACHE_AND_SLAB: &[u8] = b"3";
-
-fn storlab() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    // Runs are saved to a results database: never the real one in the user's home.
-    let db_dir =
-        std::env::temp_dir().join(format!("storlab-page-cache-test-{}", std::process::id()));
-    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
-    command
-}
 
 /// A directory for the test's files on the disk that holds the build, or `None` (with a
 /// message) when no block device stands behind it, so that nothing here can be measured.

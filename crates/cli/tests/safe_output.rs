@@ -4,31 +4,14 @@
 //! writes its finished jobs; argument errors are one line; control characters from names are
 //! escaped wherever people read them; paths that are not UTF-8 work.
 
+mod common;
+use common::{run_in, stderr};
+
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn storlab() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    // Runs are saved to a results database: never the real one in the user's home.
-    let db_dir = std::env::temp_dir().join(format!("storlab-output-test-{}", std::process::id()));
-    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
-    command
-}
-
-fn run_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
-    storlab()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("storlab runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use std::process::Output;
 
 /// Bad input: exit 2, one line on stderr naming `needle`, nothing on stdout.
 fn assert_one_line_bad_input(out: &Output, what: &str, needle: &str) {

@@ -2,22 +2,13 @@
 //! this test sets up itself (root and losetup needed), every byte outside `--offset`/`--size`
 //! keeps the pattern written before the run; on a simulated drive, `--size=1%` fills 1%.
 
+mod common;
+use common::{stderr, storlab};
+
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn storlab() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    // Runs are saved to a results database: never the real one in the user's home.
-    let db_dir = std::env::temp_dir().join(format!("storlab-state-test-{}", std::process::id()));
-    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
-    command
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 /// Size of each loop device: the 64 MiB.

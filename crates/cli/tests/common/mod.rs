@@ -1,0 +1,35 @@
+//! Helpers the integration tests of the `storlab` binary share: the binary with a results
+//! database of the test's own, run in a directory, and its stderr as text.
+// Each test binary includes this module and uses its own subset of it.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The `storlab` binary under test. Runs are saved to a results database: never the real one in
+/// the user's home, but one per test binary and process, in the build's own temporary directory.
+pub fn storlab() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
+    let db_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "storlab-{}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    command.env("STORLAB_DB", db_dir.join("results.sqlite"));
+    command
+}
+
+/// `storlab ARGS` in `dir`, to its end.
+pub fn run_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
+    storlab()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("storlab runs")
+}
+
+/// What the command printed on stderr.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
