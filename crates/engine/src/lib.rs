@@ -127,6 +127,13 @@ pub trait IoEngine {
     ) -> Result<(), EngineError> {
         Ok(())
     }
+    /// Drop the cached pages of `[offset_bytes, offset_bytes + len_bytes)` (fio's `invalidate`, which fio repeats at every loop and every wrap of a
+    /// time-based job): the worker calls it each time a pass over its region completes, so a
+    /// buffered job measures the device on every pass, not the cache the previous pass filled.
+    /// Engines with no page cache in their path (null, the simulator) ignore it.
+    fn invalidate(&mut self, _offset_bytes: u64, _len_bytes: u64) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Engine-side statistics at the end of a run.
     fn report(&self) -> EngineReport {
         EngineReport::default()

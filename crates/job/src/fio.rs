@@ -138,6 +138,7 @@ pub fn parse_fio_str(
             "no jobs: the file has no [section] other than [global]",
         ));
     }
+    crate::keys::note_fio_differences(&mut finished);
     Ok(JobSet { jobs: finished })
 }
 

@@ -86,10 +86,11 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
         }
         jobs.push((DEFAULT_JOB_NAME.to_string(), global));
     }
-    let jobs = jobs
+    let mut jobs: Vec<_> = jobs
         .iter()
         .map(|(name, draft)| draft.finish(name, &Location::Job(name.clone())))
         .collect::<Result<_, _>>()?;
+    crate::keys::note_fio_differences(&mut jobs);
     Ok(JobSet { jobs })
 }
 
@@ -130,7 +131,8 @@ mod tests {
             .iter()
             .map(|j| (j.name.as_str(), j.rw_name(), j.iodepth))
             .collect();
-        assert_eq!(summary, vec![("a", "write", 4), ("b", "randread", 8)]);
+        // Job b sets no `rw`: fio's default, sequential read.
+        assert_eq!(summary, vec![("a", "write", 4), ("b", "read", 8)]);
     }
 
     #[test]
@@ -278,6 +280,7 @@ mod tests {
             "thread=1",
             "kb_base=1024",
             "invalidate=0",
+            "write_iolog=/tmp/storlab-iolog",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {

@@ -176,13 +176,25 @@ pub struct JobDraft {
     /// A target imposed from outside the job (the command line's `--target`), replacing what
     /// `filename`, `directory` and `ioengine` would give.
     target_override: Option<Target>,
+    /// An unset `rw` means storlab's own default, random read (presets, which always meant it),
+    /// instead of fio's `read` (job files and fio-style flags).
+    storlab_rw_default: bool,
+    write_iolog: Option<PathBuf>,
     provenance: Vec<Provenance>,
 }
 
 impl JobDraft {
-    /// An empty draft (everything at its default).
+    /// An empty draft (everything at its default); an unset `rw` is fio's `read`.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty draft whose unset `rw` is storlab's own default, random read (the presets).
+    pub fn with_storlab_defaults() -> Self {
+        JobDraft {
+            storlab_rw_default: true,
+            ..Self::default()
+        }
     }
 
     /// Applies `key=value` (`value` is `None` for a bare key) found at `location`.
@@ -283,8 +295,12 @@ impl JobDraft {
                 spec.rw_name()
             ));
         }
-        // An unset `rw` keeps storlab's default, random read.
-        let random = self.rw.is_none_or(RwMode::is_random);
+        // An unset `rw` is fio's `read` in a job file or flags, storlab's random read in a
+        // preset.
+        let random = match self.rw {
+            Some(rw) => rw.is_random(),
+            None => self.storlab_rw_default,
+        };
         spec.random_percent = if random {
             self.percentage_random.unwrap_or(RANDOM_DEFAULT_PERCENT)
         } else {
@@ -336,6 +352,7 @@ impl JobDraft {
         set_if(&mut spec.verify, self.verify);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
+        spec.write_iolog = self.write_iolog.clone();
         spec
     }
 
@@ -436,6 +453,51 @@ impl JobDraft {
         }
         error
     }
+}
+
+/// Where a job of a fio file or fio-style flags relies on a storlab default that makes its I/O
+/// differ from fio's, the first such job gets one note saying so and how to get fio's
+/// behaviour: the run prints it once, not once per job. The one such default is the 4 KiB
+/// alignment of random offsets: fio's `blockalign` defaults to the smallest block size (fio
+/// HOWTO, `blockalign`). (storlab's other deliberate default, incompressible data, is fio's
+/// default too: fio fills its buffers with random bytes unless asked otherwise.)
+pub(crate) fn note_fio_differences(jobs: &mut [JobSpec]) {
+    let differing = jobs.iter().position(|job| fio_alignment(job).is_some());
+    if let Some(index) = differing {
+        let job = &mut jobs[index];
+        let fio_align = fio_alignment(job).expect("found above");
+        let size = crate::size::format_size(fio_align);
+        job.warnings.push(format!(
+            "storlab differs from fio here: random offsets are multiples of storlab's {} \
+             alignment, where fio aligns them to the smallest block size ({size}); set \
+             blockalign={fio_align} for fio's offsets",
+            crate::size::format_size(job.align_bytes),
+        ));
+    }
+}
+
+/// fio's alignment of `job`'s random offsets (`blockalign`, by default the smallest block
+/// size), when storlab's default alignment puts them elsewhere.
+fn fio_alignment(job: &JobSpec) -> Option<u64> {
+    if job.align_given || job.random_percent == 0 {
+        return None;
+    }
+    let smallest = job
+        .block_size_read
+        .min_bytes()
+        .min(job.block_size_write.min_bytes());
+    let one_size = match (&job.block_size_read, &job.block_size_write) {
+        (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) => read == write,
+        _ => false,
+    };
+    // The random map spaces one fixed size a block apart, rounded up to the alignment
+    // (`storlab_runner::offsets`); every other random offset is a multiple of the alignment.
+    let storlab_spacing = if one_size && job.random_map && job.random_percent == 100 {
+        smallest.next_multiple_of(job.align_bytes.max(1))
+    } else {
+        job.align_bytes
+    };
+    (smallest > 0 && storlab_spacing != smallest).then_some(smallest)
 }
 
 /// A target as the command line names it, for notes.
@@ -919,12 +981,23 @@ pub static KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "runtime",
-        aliases: &[],
+        aliases: &["timeout"],
         bare: false,
         meaning: "time limit after ramp (seconds unless a unit is given)",
         field: "runtime",
         apply: |d, v| {
             d.runtime_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_iolog",
+        aliases: &[],
+        bare: false,
+        meaning: "record every I/O issued in this file (fio's iolog format, version 2)",
+        field: "write_iolog",
+        apply: |d, v| {
+            d.write_iolog = Some(PathBuf::from(v));
             Ok(())
         },
     },
@@ -1165,6 +1238,8 @@ mod tests {
         let spec = draft(&[("size", Some("1M"))]).unwrap();
         let mut expected = JobSpec::new("job", EngineKind::Psync, Target::TempFileIn(".".into()));
         expected.size_bytes = Some(1 << 20);
+        // Except `rw`: fio's sequential read in a job file or flags.
+        expected.random_percent = 0;
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);
     }
@@ -1478,5 +1553,52 @@ mod tests {
         assert_eq!(suggest_key("bsplit"), Some("bssplit"));
         assert_eq!(suggest_key("foo"), None);
         assert_eq!(suggest_key("xyz"), None);
+    }
+
+    /// Regression (issue 24): a job without `rw` did random reads; fio reads sequentially.
+    /// A preset keeps storlab's own default, random read.
+    #[test]
+    fn unset_rw_is_fios_sequential_read_except_in_presets() {
+        let spec = draft(&[("size", Some("1M"))]).unwrap();
+        assert_eq!((spec.read_percent, spec.random_percent), (100, 0));
+        let mut preset = JobDraft::with_storlab_defaults();
+        preset.set("size", Some("1M"), &Location::Flag).unwrap();
+        let spec = preset.finish("p", &Location::Flag).unwrap();
+        assert_eq!((spec.read_percent, spec.random_percent), (100, 100));
+    }
+
+    /// Regression (issue 24): `timeout`, fio's alias of `runtime`, was an unknown key.
+    #[test]
+    fn timeout_is_runtime() {
+        let spec = draft(&[("size", Some("1M")), ("timeout", Some("2"))]).unwrap();
+        assert_eq!(spec.runtime_ns, Some(2 * NS_PER_S));
+    }
+
+    #[test]
+    fn storlab_alignment_that_moves_offsets_off_fios_is_noted_once() {
+        let file = "[global]\nsize=1M\nrw=randread\nbsrange=1k-4k\n[a]\n[b]\n[c]\nblockalign=1k\n";
+        let set = crate::fio::parse_fio_str(file, "j.fio", None).unwrap();
+        let noted: Vec<usize> = set
+            .jobs
+            .iter()
+            .map(|j| {
+                j.warnings
+                    .iter()
+                    .filter(|w| w.contains("differs from fio"))
+                    .count()
+            })
+            .collect();
+        assert_eq!(noted, [1, 0, 0]);
+        assert!(set.jobs[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("blockalign=1024")));
+        // 4 KiB random reads land where fio's would: nothing to say.
+        let file = "[a]\nsize=1M\nrw=randread\nbs=4k\n";
+        let set = crate::fio::parse_fio_str(file, "j.fio", None).unwrap();
+        assert!(set.jobs[0]
+            .warnings
+            .iter()
+            .all(|w| !w.contains("differs from fio")));
     }
 }

@@ -289,6 +289,10 @@ pub struct JobSpec {
     pub stonewall: bool,
     /// Report all workers of this job as one (fio `group_reporting`).
     pub group_reporting: bool,
+    /// Record every I/O issued in this file, in fio's iolog format version 2 (fio's
+    /// `write_iolog`); worker `i` of a job with `numjobs` above 1 writes `FILE.i`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iolog: Option<PathBuf>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -329,6 +333,7 @@ impl JobSpec {
             verify: false,
             stonewall: false,
             group_reporting: false,
+            write_iolog: None,
             warnings: Vec::new(),
         }
     }

@@ -527,7 +527,7 @@ impl Preset {
                     .collect();
             }
             for combo in combos {
-                let mut draft = JobDraft::new();
+                let mut draft = JobDraft::with_storlab_defaults();
                 for (key, value) in self.keys.iter().chain(&series.keys).chain(&combo) {
                     draft.set(key, Some(value), &location).map_err(job_error)?;
                 }

@@ -22,12 +22,17 @@ pub struct OffsetGenerator {
     random_percent: u32,
     block_size_read: BlockSizeSpec,
     block_size_write: BlockSizeSpec,
-    /// Next sequential offset relative to the region start.
-    cursor_bytes: u64,
+    /// Next sequential offset relative to the region start, one per direction (reads, writes)
+    /// as fio keeps `last_pos` per direction: `rw=rw` reads from the start of the region while
+    /// writes do too, each stream going on where its own last I/O ended.
+    cursor_bytes: [u64; 2],
     /// fio's random map, for a fully random job with one block size: a permutation of the
     /// places a block can start at, and their spacing in bytes.
     random_map: Option<(RandomMap, u64)>,
 }
+
+/// Draws of a size that does not fit before the region's end, before the pass ends there.
+const SIZE_REDRAWS_MAX: u32 = 64;
 
 /// One planned I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +83,7 @@ impl OffsetGenerator {
             random_percent: u32::from(job.random_percent),
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
-            cursor_bytes: 0,
+            cursor_bytes: [0; 2],
             random_map,
         }
     }
@@ -106,11 +111,7 @@ impl OffsetGenerator {
             BlockSizeSpec::Range {
                 min_bytes,
                 max_bytes,
-            } => {
-                let (min, max, align) = (*min_bytes, *max_bytes, self.align_bytes);
-                let steps = (max - min) / align + 1;
-                min + below(rng, steps) * align
-            }
+            } => range_size(rng, *min_bytes, *max_bytes),
             BlockSizeSpec::Split(shares) => {
                 let roll = below(rng, 100) as u32;
                 let mut acc = 0;
@@ -140,18 +141,35 @@ impl OffsetGenerator {
     /// The next I/O, in `direction` whatever the read share says (a mixed job whose other
     /// direction is held back by its rate).
     pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
-        let len = self.pick_size(direction).min(self.region.len_bytes);
+        let region_len = self.region.len_bytes;
+        let mut len = self.pick_size(direction).min(region_len);
         let relative = if let Some((map, spacing_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *spacing_bytes
         } else if self.percent_hit(self.random_percent) {
-            let slots = (self.region.len_bytes - len) / self.align_bytes + 1;
+            let slots = (region_len - len) / self.align_bytes + 1;
             self.below(slots) * self.align_bytes
         } else {
-            if self.cursor_bytes + len > self.region.len_bytes {
-                self.cursor_bytes = 0;
+            let stream = usize::from(direction == IoDirection::Write);
+            let min_len = self.min_size(direction).min(region_len);
+            // As fio: a pass ends when not even the smallest block fits before the region's
+            // end, and the next starts over at the region's start.
+            if self.cursor_bytes[stream] + min_len > region_len {
+                self.cursor_bytes[stream] = 0;
             }
-            let at = self.cursor_bytes;
-            self.cursor_bytes += len;
+            let mut at = self.cursor_bytes[stream];
+            // fio (io_u.c, get_next_buflen) draws again a size that does not fit before the
+            // region's end. A split may never draw its smallest size (a 0% share): after a
+            // few tries the pass ends instead, where every size fits.
+            let mut tries = 0;
+            while at + len > region_len {
+                tries += 1;
+                if tries > SIZE_REDRAWS_MAX {
+                    at = 0;
+                    break;
+                }
+                len = self.pick_size(direction).min(region_len);
+            }
+            self.cursor_bytes[stream] = at + len;
             at
         };
         PlannedIo {
@@ -160,6 +178,25 @@ impl OffsetGenerator {
             len_bytes: len as u32,
         }
     }
+
+    fn min_size(&self, direction: IoDirection) -> u64 {
+        match direction {
+            IoDirection::Write => self.block_size_write.min_bytes(),
+            _ => self.block_size_read.min_bytes(),
+        }
+    }
+}
+
+/// A size of a `bsrange=min-max` as fio draws it (io_u.c, `get_next_buflen`): `min` plus a
+/// uniform share of `max`, rounded down to a multiple of `min` (fio's `bs_unaligned` off) and
+/// capped at `max`. So `1k-4k` gives 1, 2, 3 and 4 KiB a quarter of the time each, and
+/// `4k-10k` gives 4 and 8 KiB only, whatever the job's alignment.
+fn range_size(rng: &mut ChaCha8Rng, min_bytes: u64, max_bytes: u64) -> u64 {
+    if min_bytes == 0 || min_bytes >= max_bytes {
+        return max_bytes;
+    }
+    let drawn = min_bytes + below(rng, max_bytes);
+    (drawn - drawn % min_bytes).min(max_bytes)
 }
 
 /// A uniformly distributed value in `0..bound` (`bound` > 0) by Lemire's multiply-shift, whose
@@ -333,6 +370,62 @@ mod tests {
         let sc: Vec<_> = (0..50).map(|_| c.next_io()).collect();
         assert_eq!(sa, sb);
         assert_ne!(sa, sc, "workers must not repeat each other's offsets");
+    }
+
+    /// Regression (issue 24): `bsrange=1k-4k` drew only 1 KiB, the 4 KiB alignment collapsing
+    /// the range. fio draws 1, 2, 3 and 4 KiB a quarter of the time each (mean 2.5 KiB).
+    #[test]
+    fn bsrange_draws_every_multiple_of_the_minimum_as_fio_does() {
+        let mut j = job();
+        j.block_size_read = BlockSizeSpec::Range {
+            min_bytes: 1024,
+            max_bytes: 4096,
+        };
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 1 << 30,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let n = 10_000;
+        let mut counts = std::collections::BTreeMap::new();
+        for _ in 0..n {
+            *counts.entry(gen.next_io().len_bytes).or_insert(0u32) += 1;
+        }
+        assert_eq!(
+            counts.keys().copied().collect::<Vec<_>>(),
+            [1024, 2048, 3072, 4096]
+        );
+        for (size, count) in &counts {
+            assert!((2250..=2750).contains(count), "{size}: {count} of {n}");
+        }
+    }
+
+    /// Regression (issue 24): `rw=rw` walked one stream shared by reads and writes; fio keeps
+    /// one per direction, each starting at the region's start.
+    #[test]
+    fn a_sequential_mix_walks_one_stream_per_direction_as_fio_does() {
+        let mut j = job();
+        j.random_percent = 0;
+        j.read_percent = 50;
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 1 << 20,
+        };
+        let mut gen = OffsetGenerator::new(&j, region, 0);
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            let io = gen.next_io();
+            let stream = if io.direction == IoDirection::Read {
+                &mut reads
+            } else {
+                &mut writes
+            };
+            stream.push(io.offset_bytes - region.start_bytes);
+        }
+        for stream in [&reads, &writes] {
+            let expected: Vec<u64> = (0..stream.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(stream, &expected);
+        }
     }
 
     #[test]

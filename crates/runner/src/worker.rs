@@ -6,9 +6,11 @@ use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::pattern;
 use crate::verify::{self, WriteRecord};
 use crate::RunError;
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{DataPattern, JobSpec};
+use storlab_job::{DataPattern, JobSpec, Target};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -41,6 +43,74 @@ struct VerifyState {
 /// Reads during the write phase are checked only while generations have not wrapped.
 const CHECKED_GENERATIONS: u64 = u32::MAX as u64;
 
+/// First line of an I/O log in fio's format version 2 (fio iolog.c, `iolog_ver2`): then one
+/// line per file action (`FILE add`, `FILE open`, `FILE close`) or I/O (`FILE read OFFSET LEN`).
+const IOLOG_V2_HEADER: &str = "fio version 2 iolog";
+/// Log lines kept in memory before they are written out.
+const IOLOG_BUFFER_BYTES: usize = 64 * 1024;
+
+/// fio's `write_iolog`: every I/O this worker issues, in issue order.
+struct IoLog {
+    path: PathBuf,
+    /// The target as the log names it.
+    file_label: String,
+    file: Option<std::fs::File>,
+    pending: Vec<u8>,
+}
+
+impl IoLog {
+    fn error(&self, what: &str, error: std::io::Error, job: &str) -> RunError {
+        RunError::Plan {
+            job: job.to_string(),
+            reason: format!("write_iolog={}: {what}: {error}", self.path.display()),
+        }
+    }
+
+    fn open(&mut self, job: &str) -> Result<(), RunError> {
+        let file =
+            std::fs::File::create(&self.path).map_err(|e| self.error("cannot create", e, job))?;
+        self.file = Some(file);
+        let label = self.file_label.clone();
+        writeln!(self.pending, "{IOLOG_V2_HEADER}\n{label} add\n{label} open")
+            .expect("writing to memory");
+        Ok(())
+    }
+
+    fn record(&mut self, direction: IoDirection, offset_bytes: u64, len_bytes: u32) {
+        let action = match direction {
+            IoDirection::Read => "read",
+            IoDirection::Write => "write",
+            IoDirection::Trim => "trim",
+        };
+        writeln!(
+            self.pending,
+            "{} {action} {offset_bytes} {len_bytes}",
+            self.file_label
+        )
+        .expect("writing to memory");
+    }
+
+    fn flush(&mut self, job: &str) -> Result<(), RunError> {
+        if let Some(file) = self.file.as_mut() {
+            let written = file.write_all(&self.pending);
+            self.pending.clear();
+            written.map_err(|e| self.error("cannot write", e, job))?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, job: &str) -> Result<(), RunError> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        let label = self.file_label.clone();
+        writeln!(self.pending, "{label} close").expect("writing to memory");
+        self.flush(job)?;
+        self.file = None;
+        Ok(())
+    }
+}
+
 /// One worker of one job.
 pub struct Worker {
     pub job_index: usize,
@@ -68,6 +138,14 @@ pub struct Worker {
     verify: Option<VerifyState>,
     /// The job, for verify messages (verify runs only).
     verify_job: Option<Box<JobSpec>>,
+    job_name: String,
+    /// Bytes in one pass over the region (fio's `io_size`, by default the region's size), when
+    /// the region's cached pages are dropped each time a pass completes (fio's `invalidate`
+    /// for every loop and every wrap of a time-based job): buffered jobs only.
+    invalidate_pass_bytes: Option<u64>,
+    /// Issued bytes at which the next pass starts.
+    next_pass_at_bytes: u64,
+    iolog: Option<IoLog>,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
@@ -92,7 +170,9 @@ impl Worker {
     ) -> Self {
         let depth = job.iodepth as usize;
         let time_based = job.time_based && job.runtime_ns.is_some();
-        let limit_bytes = if time_based || job.number_ios.is_some() {
+        // fio's HOWTO on `number_ios`: it "does not extend the amount of I/O", so the bytes
+        // bound stays and whichever comes first ends the job.
+        let limit_bytes = if time_based {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
@@ -138,6 +218,26 @@ impl Worker {
             mixed: (1..100).contains(&job.read_percent),
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
+            job_name: job.name.clone(),
+            invalidate_pass_bytes: (job.invalidate && !job.direct)
+                .then(|| job.io_size_bytes.unwrap_or(region.len_bytes).max(1)),
+            next_pass_at_bytes: job.io_size_bytes.unwrap_or(region.len_bytes).max(1),
+            iolog: job.write_iolog.as_ref().map(|path| IoLog {
+                path: if job.numjobs > 1 {
+                    let mut name = path.clone().into_os_string();
+                    name.push(format!(".{worker_index}"));
+                    PathBuf::from(name)
+                } else {
+                    path.clone()
+                },
+                file_label: match &job.target {
+                    Target::Path(path) => path.display().to_string(),
+                    Target::Sim(stack) => format!("sim:{stack}"),
+                    Target::TempFileIn(_) | Target::None => job.name.clone(),
+                },
+                file: None,
+                pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
+            }),
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
             stats: WorkerStats::with_expected_duration(
@@ -259,6 +359,23 @@ impl Worker {
                     self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
             }
             self.pending = None;
+            if let Some(pass_bytes) = self.invalidate_pass_bytes {
+                if self.issued_bytes >= self.next_pass_at_bytes {
+                    // A pass over the region completed: as fio does at every loop, drop what it
+                    // left in the page cache so the next pass measures the device again.
+                    engine
+                        .invalidate(self.region.start_bytes, self.region.len_bytes)
+                        .map_err(RunError::Engine)?;
+                    let passes_done = self.issued_bytes / pass_bytes;
+                    self.next_pass_at_bytes = (passes_done + 1).saturating_mul(pass_bytes);
+                }
+            }
+            if let Some(log) = self.iolog.as_mut() {
+                log.record(io.direction, io.offset_bytes, io.len_bytes);
+                if log.pending.len() >= IOLOG_BUFFER_BYTES {
+                    log.flush(&self.job_name)?;
+                }
+            }
             let relative_slot = self.free_slots.pop().expect("checked non-empty");
             let slot = self.slot_base + relative_slot;
             let mut generation = 0;
@@ -427,6 +544,11 @@ pub fn drive(
             slot_owner[w.slot_base as usize + s] = i as u32;
         }
     }
+    for w in workers.iter_mut() {
+        if let Some(log) = w.iolog.as_mut() {
+            log.open(&w.job_name)?;
+        }
+    }
     let cpu_start = CpuTime::thread_now();
     let start_ns = engine.now_ns();
     let window = Window {
@@ -511,6 +633,11 @@ pub fn drive(
     }
     let end_ns = engine.now_ns();
     let cpu = CpuTime::thread_now() - cpu_start;
+    for w in workers.iter_mut() {
+        if let Some(log) = w.iolog.as_mut() {
+            log.close(&w.job_name)?;
+        }
+    }
     let measured_ns = window
         .deadline_ns
         .map_or(end_ns, |d| end_ns.min(d))
@@ -523,4 +650,108 @@ pub fn drive(
         }
     }
     Ok(interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_engine::registry::{open_engine, EngineOptions};
+    use storlab_engine::{Capabilities, EngineError, EngineSetup};
+    use storlab_job::EngineKind;
+
+    /// The null engine, counting the ranges it is asked to invalidate.
+    struct CountingInvalidations {
+        inner: Box<dyn IoEngine + Send>,
+        invalidated: Vec<(u64, u64)>,
+    }
+
+    impl IoEngine for CountingInvalidations {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn capabilities(&self) -> Capabilities {
+            self.inner.capabilities()
+        }
+        fn target_size_bytes(&self) -> u64 {
+            self.inner.target_size_bytes()
+        }
+        fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+            self.inner.setup(setup)
+        }
+        fn buffer(&self, slot: u32) -> &[u8] {
+            self.inner.buffer(slot)
+        }
+        fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+            self.inner.buffer_mut(slot)
+        }
+        fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+            self.inner.queue(request)
+        }
+        fn submit(&mut self) -> Result<usize, EngineError> {
+            self.inner.submit()
+        }
+        fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
+            self.inner.reap(min, out)
+        }
+        fn now_ns(&self) -> u64 {
+            self.inner.now_ns()
+        }
+        fn wait_until_ns(&mut self, deadline_ns: u64) {
+            self.inner.wait_until_ns(deadline_ns)
+        }
+        fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
+            self.invalidated.push((offset_bytes, len_bytes));
+            Ok(())
+        }
+    }
+
+    /// The ranges a `loops=3` read job over 64 KiB asks to drop, buffered or direct.
+    fn invalidations(direct: bool) -> Vec<(u64, u64)> {
+        let mut job = JobSpec::new("passes", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.loops = 3;
+        job.direct = direct;
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 64 << 10,
+        };
+        let mut engine = CountingInvalidations {
+            inner: open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap(),
+            invalidated: Vec::new(),
+        };
+        engine
+            .setup(&EngineSetup {
+                slots: 1,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: None,
+        };
+        drive(
+            &mut engine,
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        assert_eq!(workers[0].stats.read.ios, 3 * 16);
+        engine.invalidated
+    }
+
+    /// Regression (issue 24): a buffered job dropped the page cache once, before it started,
+    /// and measured the cache on every later pass; fio drops it at every loop.
+    #[test]
+    fn each_completed_pass_drops_the_regions_cached_pages_as_fio_does() {
+        let region = (1 << 20, 64 << 10);
+        assert_eq!(invalidations(false), [region, region]);
+        assert!(
+            invalidations(true).is_empty(),
+            "O_DIRECT has no cache to drop"
+        );
+    }
 }

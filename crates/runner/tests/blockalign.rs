@@ -93,6 +93,8 @@ fn issued_offsets(align_bytes: u64, random_map: bool) -> Vec<u64> {
     job.random_map = random_map;
     job.size_bytes = Some(FILE_BYTES);
     job.number_ios = Some(IOS);
+    // More I/Os than one pass over the file holds: `number_ios` alone stops at one pass.
+    job.io_size_bytes = Some(IOS * 4096);
     let stop = AtomicBool::new(false);
     let options = RunOptions {
         interval_ns: storlab_runner::DEFAULT_INTERVAL_NS,

@@ -9,7 +9,7 @@
 //! buffers fall back to plain `Read`/`Write` when the kernel refuses to pin them (ENOMEM under a
 //! low RLIMIT_MEMLOCK on kernels before 5.12). What was used is in `report()`.
 
-use super::{check_request, fadvise, reap_too_many, WallClock, NOT_SET_UP};
+use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
 use crate::target::{discard, OpenTarget, TargetKind};
@@ -355,6 +355,10 @@ impl IoEngine for IoUringEngine {
         len_bytes: u64,
     ) -> Result<(), EngineError> {
         fadvise(&self.file, advice, offset_bytes, len_bytes)
+    }
+
+    fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
+        drop_cached_range(&self.file, offset_bytes, len_bytes)
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {

@@ -178,5 +178,31 @@ pub(crate) fn fadvise(
     }
 }
 
+/// Drop `file`'s cached pages in the range with `POSIX_FADV_DONTNEED`, as fio's per-loop
+/// invalidation does (filesetup.c, `__file_invalidate_cache`): clean pages go at once; dirty
+/// ones are handed to writeback, not waited for, so a buffered write job is not made to sync.
+pub(crate) fn drop_cached_range(
+    file: &std::fs::File,
+    offset_bytes: u64,
+    len_bytes: u64,
+) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    let out_of_range = || {
+        EngineError::InvalidRequest(format!(
+            "invalidate range {offset_bytes}+{len_bytes} is beyond what the kernel addresses"
+        ))
+    };
+    let offset = libc::off_t::try_from(offset_bytes).map_err(|_| out_of_range())?;
+    let len = libc::off_t::try_from(len_bytes).map_err(|_| out_of_range())?;
+    // SAFETY: posix_fadvise reads no memory of ours; the descriptor is open for `file`'s life.
+    let errno =
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, libc::POSIX_FADV_DONTNEED) };
+    if errno == 0 {
+        Ok(())
+    } else {
+        Err(EngineError::Io(std::io::Error::from_raw_os_error(errno)))
+    }
+}
+
 /// Buffers must exist before a slot is read or written; say so instead of panicking vaguely.
 pub(crate) const NOT_SET_UP: &str = "engine buffers used before setup()";

@@ -1,7 +1,7 @@
 //! The `psync` engine: `pread`/`pwrite`, synchronous. `submit` carries out the queued requests
 //! one after another; `reap` hands back their completions (fio's `ioengine=psync`).
 
-use super::{fadvise, Slots, WallClock};
+use super::{drop_cached_range, fadvise, Slots, WallClock};
 use crate::device_stats::DeviceReadWindow;
 use crate::target::{discard, OpenTarget, TargetKind};
 use crate::{
@@ -110,6 +110,10 @@ impl IoEngine for PsyncEngine {
         len_bytes: u64,
     ) -> Result<(), EngineError> {
         fadvise(&self.file, advice, offset_bytes, len_bytes)
+    }
+
+    fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
+        drop_cached_range(&self.file, offset_bytes, len_bytes)
     }
 
     fn buffer(&self, slot: u32) -> &[u8] {

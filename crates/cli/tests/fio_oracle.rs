@@ -1,0 +1,280 @@
+//! fio as the oracle (issue 24, "same job, same I/O as fio"): the same job runs under fio and
+//! under storlab, each recording every I/O with `write_iolog`, and the logs must agree: the same
+//! offset sequence for deterministic jobs, the same size distribution for `bsrange`, the same
+//! file length after a job that lays out or refuses. Skipped with a message where fio is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One I/O of a log: direction, offset, length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LoggedIo {
+    write: bool,
+    offset_bytes: u64,
+    len_bytes: u64,
+}
+
+/// Reads an iolog of fio's format version 2 (`FILE ACTION [OFFSET LENGTH]`) or 3 (the same after
+/// a timestamp), keeping the reads and writes in order.
+fn parse_iolog(path: &Path) -> Vec<LoggedIo> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    let timestamped = match header {
+        "fio version 2 iolog" => false,
+        "fio version 3 iolog" => true,
+        other => panic!("{}: not an iolog: {other}", path.display()),
+    };
+    lines
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let fields = if timestamped {
+                &fields[1..]
+            } else {
+                &fields[..]
+            };
+            let (action, offset, len) = match fields {
+                [_, action, offset, len] => (*action, offset, len),
+                _ => return None,
+            };
+            let write = match action {
+                "read" => false,
+                "write" => true,
+                _ => return None,
+            };
+            Some(LoggedIo {
+                write,
+                offset_bytes: offset.parse().unwrap(),
+                len_bytes: len.parse().unwrap(),
+            })
+        })
+        .collect()
+}
+
+fn fio_present() -> bool {
+    let found = Command::new("fio").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipping: fio is not installed (Debian package fio)");
+    }
+    found
+}
+
+/// A scratch directory with a data file of `file_bytes` (sparse, read as zeros).
+fn scratch(file_bytes: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(file_bytes)
+        .unwrap();
+    (dir, data)
+}
+
+/// Runs fio with `flags` on `data`; its I/O log.
+fn fio_log(dir: &Path, data: &Path, flags: &[&str]) -> Vec<LoggedIo> {
+    let log = dir.join("fio.log");
+    let output = Command::new("fio")
+        .arg("--name=oracle")
+        .arg(format!("--filename={}", data.display()))
+        .arg(format!("--write_iolog={}", log.display()))
+        .arg("--output=/dev/null")
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "fio {flags:?}: {output:?}");
+    parse_iolog(&log)
+}
+
+/// Runs storlab with the same `flags` on `data`; its I/O log.
+fn storlab_log(dir: &Path, data: &Path, flags: &[&str]) -> Vec<LoggedIo> {
+    run_storlab(dir, data, flags);
+    parse_iolog(&dir.join("storlab.log"))
+}
+
+/// Runs storlab with the same `flags` on `data`, logging to `storlab.log` in `dir`.
+fn run_storlab(dir: &Path, data: &Path, flags: &[&str]) {
+    let log = dir.join("storlab.log");
+    let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args(["run", "--no-db"])
+        .arg(format!("--filename={}", data.display()))
+        .arg(format!("--write_iolog={}", log.display()))
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "storlab {flags:?}: {output:?}");
+}
+
+/// Both tools' logs of one job on a fresh file of `file_bytes`.
+fn both_logs(file_bytes: u64, flags: &[&str]) -> (Vec<LoggedIo>, Vec<LoggedIo>) {
+    let (dir, data) = scratch(file_bytes);
+    let fio = fio_log(dir.path(), &data, flags);
+    let storlab = storlab_log(dir.path(), &data, flags);
+    (fio, storlab)
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Regression: without `rw` storlab read at random; fio reads sequentially. Also `number_ios`,
+/// which fio stops at one pass over the region: 1000 I/Os of 4 KiB on 1 MiB are 256.
+#[test]
+fn default_rw_and_number_ios_issue_fios_offsets() {
+    if !fio_present() {
+        return;
+    }
+    let (fio, storlab) = both_logs(MIB, &["--bs=4k", "--number_ios=1000"]);
+    assert_eq!(fio.len(), 256, "fio's own count changed");
+    assert_eq!(storlab, fio);
+}
+
+#[test]
+fn loops_and_offset_increment_issue_fios_offsets() {
+    if !fio_present() {
+        return;
+    }
+    let (fio, storlab) = both_logs(
+        MIB,
+        &[
+            "--rw=read",
+            "--bs=16k",
+            "--offset=64k",
+            "--size=256k",
+            "--loops=3",
+        ],
+    );
+    assert_eq!(fio.len(), 3 * 16);
+    assert_eq!(storlab, fio);
+    // Two workers: fio logs both into one file, storlab one file per worker; compare each
+    // worker's stream (fio's are told apart by their regions).
+    let (dir, data) = scratch(MIB);
+    let flags = [
+        "--rw=write",
+        "--bs=8k",
+        "--size=64k",
+        "--offset_increment=256k",
+        "--numjobs=2",
+    ];
+    let fio = fio_log(dir.path(), &data, &flags);
+    run_storlab(dir.path(), &data, &flags);
+    for worker in 0..2u64 {
+        let region = worker * 256 * 1024..worker * 256 * 1024 + 64 * 1024;
+        let fio_worker: Vec<LoggedIo> = fio
+            .iter()
+            .copied()
+            .filter(|io| region.contains(&io.offset_bytes))
+            .collect();
+        let storlab_worker = parse_iolog(&dir.path().join(format!("storlab.log.{worker}")));
+        assert_eq!(fio_worker.len(), 8);
+        assert_eq!(storlab_worker, fio_worker, "worker {worker}");
+    }
+}
+
+/// Regression: `rw=rw` walked one offset stream shared by reads and writes; fio keeps one per
+/// direction. Which direction goes next is each tool's own draw, so each stream is compared.
+#[test]
+fn a_sequential_mix_walks_fios_stream_per_direction() {
+    if !fio_present() {
+        return;
+    }
+    let (fio, storlab) = both_logs(MIB, &["--rw=rw", "--bs=4k"]);
+    assert_eq!(storlab.len(), fio.len());
+    for log in [&fio, &storlab] {
+        for write in [false, true] {
+            let stream: Vec<u64> = log
+                .iter()
+                .filter(|io| io.write == write)
+                .map(|io| io.offset_bytes)
+                .collect();
+            let expected: Vec<u64> = (0..stream.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(stream, expected, "writes: {write}");
+        }
+    }
+}
+
+/// Regression: `bsrange=1k-4k` gave storlab only 1 KiB blocks; fio draws 1, 2, 3 and 4 KiB about
+/// equally (mean 2.5 KiB).
+#[test]
+fn bsrange_sizes_follow_fios_distribution() {
+    if !fio_present() {
+        return;
+    }
+    let ios = 10_000;
+    let (fio, storlab) = both_logs(
+        256 * MIB,
+        &["--rw=read", "--bsrange=1k-4k", "--number_ios=10000"],
+    );
+    for (tool, log) in [("fio", &fio), ("storlab", &storlab)] {
+        assert_eq!(log.len(), ios, "{tool}");
+        for size in [1024, 2048, 3072, 4096] {
+            let count = log.iter().filter(|io| io.len_bytes == size).count();
+            // A quarter each; 2 250..2 750 is more than 11 standard deviations wide.
+            assert!(
+                (2250..=2750).contains(&count),
+                "{tool}: {size} B {count} times"
+            );
+        }
+    }
+    let mean =
+        |log: &[LoggedIo]| log.iter().map(|io| io.len_bytes).sum::<u64>() as f64 / ios as f64;
+    assert!(
+        (mean(&fio) - mean(&storlab)).abs() < 100.0,
+        "mean fio {} storlab {}",
+        mean(&fio),
+        mean(&storlab)
+    );
+    // Sequential: each I/O starts where the previous ended, in both.
+    for log in [&fio, &storlab] {
+        for pair in log.windows(2) {
+            assert_eq!(
+                pair[1].offset_bytes,
+                pair[0].offset_bytes + pair[0].len_bytes
+            );
+        }
+    }
+}
+
+/// fio lays a file out to `offset` + `size` when it is shorter, and refuses an offset beyond it
+/// without `size`: storlab does the same, leaving the same file length.
+#[test]
+fn offsets_beyond_a_file_grow_it_only_with_size_as_in_fio() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, grows) in [
+        (&["--rw=read", "--bs=4k", "--offset=4m"][..], false),
+        (
+            &["--rw=read", "--bs=4k", "--offset=4m", "--size=64k"][..],
+            true,
+        ),
+    ] {
+        let mut lengths = Vec::new();
+        let mut succeeded = Vec::new();
+        for tool in ["fio", "storlab"] {
+            let (dir, data) = scratch(MIB);
+            let mut command = if tool == "fio" {
+                let mut c = Command::new("fio");
+                c.args(["--name=oracle", "--output=/dev/null"]);
+                c
+            } else {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
+                c.args(["run", "--no-db"]);
+                c
+            };
+            let output = command
+                .arg(format!("--filename={}", data.display()))
+                .args(flags)
+                .output()
+                .unwrap();
+            if tool == "storlab" && !grows {
+                assert_eq!(output.status.code(), Some(2), "{output:?}");
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+            }
+            succeeded.push(output.status.success());
+            lengths.push(std::fs::metadata(&data).unwrap().len());
+            drop(dir);
+        }
+        assert_eq!(succeeded, [grows, grows], "{flags:?}");
+        let expected = if grows { 4 * MIB + 64 * 1024 } else { MIB };
+        assert_eq!(lengths, [expected, expected], "{flags:?}");
+    }
+}
