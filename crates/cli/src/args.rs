@@ -39,6 +39,8 @@ pub enum Command {
     Presets,
     /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
     Validate(crate::cmd_validate::ValidateArgs),
+    /// Print the man page or a shell completion script (generated from these definitions).
+    Generate(crate::cmd_generate::GenerateArgs),
 }
 
 /// Machine and human output formats.
