@@ -261,3 +261,45 @@ fn pcap_with_several_targets_is_refused() {
     );
     assert!(!pcap.exists() && !db.exists());
 }
+
+#[test]
+fn the_report_of_a_preset_shows_local_times_and_whole_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let report = dir.path().join("r.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .env("STORLAB_DB", &db)
+        // POSIX TZ: India Standard Time, UTC+05:30 (no tz database needed).
+        .env("TZ", "IST-5:30")
+        .args([
+            "run",
+            "--preset",
+            "cdm",
+            "--target",
+            UAS,
+            "--size=16m",
+            "--runtime=100ms",
+            "--no-db",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(!html.contains("unix ms"), "times in Unix milliseconds");
+    let started = html
+        .split("<td>")
+        .map(|cell| cell.split('<').next().unwrap())
+        .find(|cell| cell.ends_with(" +05:30"))
+        .unwrap_or_else(|| panic!("no local start time with offset +05:30"));
+    // YYYY-MM-DD HH:MM:SS +05:30
+    let shape: String = started
+        .chars()
+        .map(|c| if c.is_ascii_digit() { 'D' } else { c })
+        .collect();
+    assert_eq!(shape, "DDDD-DD-DD DD:DD:DD +DD:DD", "{started}");
+    // The longest CrystalDiskMark job names wrap whole, not cut to "cdm/4K QD32,rw=…".
+    assert!(html.contains(">rw=randwrite</tspan>"), "labels not wrapped");
+    assert!(!html.contains("rw=…"), "a label was cut");
+}
