@@ -39,6 +39,8 @@ pub enum Command {
     Presets,
     /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
     Validate(crate::cmd_validate::ValidateArgs),
+    /// Print the man page or a shell completion script (generated from these definitions).
+    Generate(crate::cmd_generate::GenerateArgs),
 }
 
 /// Machine and human output formats.
@@ -55,15 +57,17 @@ pub enum OutputFormat {
     Csv,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(after_help = JOB_FLAGS_HELP)]
 pub struct RunArgs {
     /// fio job file to run (a practical subset of fio's format; see docs/job-format.md).
     pub job_file: Option<PathBuf>,
     /// Target for every job: a file, a block device, or sim:STACK (replaces filename=,
-    /// directory= and ioengine=; a job without size= covers the whole target).
-    #[arg(long, value_name = "PATH|sim:STACK")]
-    pub target: Option<OsString>,
+    /// directory= and ioengine=; a job without size= covers the whole target). Given several
+    /// times (real and simulated mixed), the same jobs or preset run on each target in turn,
+    /// one saved run each, printed side by side with ratios to the first target.
+    #[arg(long = "target", value_name = "PATH|sim:STACK")]
+    pub targets: Vec<OsString>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
@@ -113,6 +117,18 @@ pub struct RunArgs {
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,
+    /// Set on one target's part of a what-if comparison (several `--target`s): the run saves
+    /// its results and hands them back, and the comparison writes every output.
+    #[arg(skip)]
+    pub compared: bool,
+}
+
+impl RunArgs {
+    /// The target of a run on one target (`None`: the default temporary file). A what-if run
+    /// over several targets is split into runs of one before this is asked.
+    pub fn target(&self) -> Option<&std::ffi::OsStr> {
+        self.targets.first().map(OsString::as_os_str)
+    }
 }
 
 #[derive(Debug, Args)]

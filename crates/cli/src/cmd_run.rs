@@ -26,8 +26,24 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 /// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
 const EXIT_SECOND_INTERRUPT: i32 = 130;
 
+/// One target's finished run, handed back to a what-if comparison: its results and, when it
+/// was saved, its id in the results database.
+pub(crate) struct Finished {
+    pub report: RunReport,
+    pub run_id: Option<storlab_db::RunId>,
+}
+
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     check_run_outputs(&args)?;
+    if args.targets.len() > 1 {
+        return what_if(args);
+    }
+    run_on_one_target(args).map(|_| ())
+}
+
+/// A run on one target (or the default temporary file): writes its outputs unless it is part
+/// of a what-if comparison (`args.compared`), then hands back its results.
+fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     if crate::preset_run::wanted(&args) {
         return crate::preset_run::run(args);
     }
@@ -103,9 +119,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             report.jobs = finished;
             let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
             drop(provider); // deletes temporary files
-            let failed = format!(
-                "{error} (the results of the {done} job(s) finished before it are in the output)"
-            );
+            let failed = if args.compared {
+                // A what-if comparison stops here and prints no table: say where they are.
+                format!("{error} (the {done} job(s) finished before it are saved, not compared)")
+            } else {
+                format!(
+                    "{error} (the results of the {done} job(s) finished before it are in the output)"
+                )
+            };
             return Err(match written {
                 Ok(()) => run_failed(failed),
                 Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
@@ -146,7 +167,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             outcomes.iter().filter(|o| !o.interrupted).count()
         )));
     }
-    Ok(())
+    Ok(Finished {
+        report,
+        run_id: recorder.as_ref().and_then(|r| r.run_id()),
+    })
 }
 
 /// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
@@ -178,29 +202,37 @@ fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
     if let Some(job_file) = &args.job_file {
         protected.push(("the job file", job_file));
     }
-    let target = match args.target.as_deref().map(target_of) {
-        Some(Ok(Target::Path(path))) => Some(path),
-        _ => None,
-    };
-    if let Some(target) = &target {
+    let targets: Vec<PathBuf> = args
+        .targets
+        .iter()
+        .filter_map(|text| match target_of(text) {
+            Ok(Target::Path(path)) => Some(path),
+            _ => None,
+        })
+        .collect();
+    for target in &targets {
         protected.push(("the --target", target));
     }
     check_output_paths(&outputs, &protected)
 }
 
-/// The outputs of a run, finished or failed part-way: the pcap, the warnings, the results in
-/// the chosen format (stdout or `--output`) and the `--report` HTML.
+/// The outputs of a run, finished or failed part-way: the warnings, then (unless the run is
+/// one target's part of a what-if comparison, whose outputs are written together) the pcap,
+/// the results in the chosen format (stdout or `--output`) and the `--report` HTML.
 fn write_outputs(
     args: &RunArgs,
     report: &RunReport,
     recorder: Option<&crate::db_support::RunRecorder>,
     provider: &mut Provider,
 ) -> Result<(), Failure> {
-    if let Some(pcap_path) = &args.pcap {
-        crate::sim_support::write_pcap(provider, pcap_path)?;
-    }
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
+    }
+    if args.compared {
+        return Ok(());
+    }
+    if let Some(pcap_path) = &args.pcap {
+        crate::sim_support::write_pcap(provider, pcap_path)?;
     }
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(report),
@@ -218,11 +250,132 @@ fn write_outputs(
     Ok(())
 }
 
+/// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
+/// comparison of them all: the `compare` table with ratios to the first target, the JSON of
+/// every run, and one `--report` charting them together. Every target is checked before the
+/// first runs; a target that fails stops the command with its error, naming the target.
+fn what_if(args: RunArgs) -> Result<(), Failure> {
+    if args.pcap.is_some() {
+        return Err(bad_input(
+            "--pcap: a capture holds one simulated target's USB session; give one --target",
+        ));
+    }
+    // The failing target's error, naming the target once (a path error starts with the path).
+    let named = |text: &OsStr, failure: Failure| {
+        let shown = Path::new(text).display().to_string();
+        let name = |message: String| {
+            if message.starts_with("--target ") {
+                message
+            } else if message.starts_with(&format!("{shown}: ")) {
+                format!("--target {message}")
+            } else {
+                format!("--target {shown}: {message}")
+            }
+        };
+        match failure {
+            Failure::BadInput(message) => Failure::BadInput(name(message)),
+            Failure::RunFailed(message) => Failure::RunFailed(name(message)),
+        }
+    };
+    let parts: Vec<RunArgs> = args
+        .targets
+        .iter()
+        .map(|text| RunArgs {
+            targets: vec![text.clone()],
+            compared: true,
+            ..args.clone()
+        })
+        .collect();
+    // Bad input on the last target must not cost the runs on the first ones.
+    for (part, text) in parts.iter().zip(&args.targets) {
+        check_target(part).map_err(|failure| named(text, failure))?;
+    }
+    let mut runs: Vec<(String, Finished)> = Vec::new();
+    for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
+        say!(
+            "storlab: target {} of {}: {}",
+            index + 1,
+            args.targets.len(),
+            Path::new(text).display()
+        );
+        let finished = run_on_one_target(part).map_err(|failure| named(text, failure))?;
+        // Saved runs are labelled by their id, as `compare` labels them; unsaved by position.
+        let label = finished
+            .run_id
+            .map_or_else(|| format!("t{}", index + 1), |id| id.to_string());
+        runs.push((label, finished));
+    }
+    let labelled: Vec<(String, RunReport)> = runs
+        .iter()
+        .map(|(label, finished)| (label.clone(), finished.report.clone()))
+        .collect();
+    let rendered = match args.output_format {
+        OutputFormat::Table => crate::cmd_compare::render(&labelled),
+        OutputFormat::Json => what_if_json(&args.targets, &runs),
+        // One document of every target's jobs in target order: each job names its target.
+        OutputFormat::FioJson | OutputFormat::Csv => {
+            let mut merged = labelled[0].1.clone();
+            for (_, report) in &labelled[1..] {
+                merged.jobs.extend(report.jobs.iter().cloned());
+                merged.warnings.extend(report.warnings.iter().cloned());
+            }
+            if args.output_format == OutputFormat::Csv {
+                storlab_report::to_csv(&merged)
+            } else {
+                storlab_report::to_fio_json(&merged)
+            }
+        }
+    };
+    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
+    if let Some(path) = &args.report {
+        crate::cmd_report::write_report(path, "--report", &labelled)?;
+    }
+    Ok(())
+}
+
+/// A what-if target's bad input, found before anything runs: the target itself, and the job
+/// set read against it (a job file or flags; a preset's points are checked as its run starts).
+fn check_target(part: &RunArgs) -> Result<(), Failure> {
+    let target = part.target().map(target_of).transpose()?;
+    if let Some(Target::Sim(stack)) = &target {
+        // Resolved as opening it will: an unknown stack, or one whose profiles are broken.
+        let dir = crate::sim_support::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
+        storlab_sim::ProfileSet::embedded_with_dir(&dir)
+            .and_then(|set| set.resolve(stack))
+            .map_err(bad_input)?;
+    }
+    if part.preset.is_none() {
+        load_jobs(part)?;
+    }
+    Ok(())
+}
+
+/// The native JSON of a what-if run: `{"what_if": [{"target", "run", "report"}, ...]}`, one
+/// entry per `--target` in the order given, each `report` a whole native report
+/// (docs/json-output.md).
+fn what_if_json(targets: &[std::ffi::OsString], runs: &[(String, Finished)]) -> String {
+    let entries: Vec<serde_json::Value> = targets
+        .iter()
+        .zip(runs)
+        .map(|(text, (_, finished))| {
+            serde_json::json!({
+                "target": text.to_string_lossy(),
+                "run": finished.run_id.map(|id| id.to_string()),
+                "report": finished.report,
+            })
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&serde_json::json!({ "what_if": entries }))
+        .unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// The job set: a job file, job flags, or the built-in quick set when neither is given, each job
 /// on the `--target` if one was given (read and validated on it: a simulated drive or an existing
 /// file needs no `size`, a temporary file does).
 pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
-    let target = args.target.as_deref().map(target_of).transpose()?;
+    let target = args.target().map(target_of).transpose()?;
     match (&args.job_file, args.job_flags.is_empty()) {
         (Some(path), true) => Ok((
             storlab_job::parse_fio_file(path, target.as_ref()).map_err(bad_input)?,
@@ -313,6 +466,12 @@ pub(crate) fn classify(error: RunError) -> Failure {
 }
 
 pub(crate) fn install_interrupt_handler() {
+    // A what-if run installs it once per target; the handler stays for the whole process.
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(install_interrupt_handler_once);
+}
+
+fn install_interrupt_handler_once() {
     let installed = ctrlc::set_handler(|| {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);

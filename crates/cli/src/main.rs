@@ -14,6 +14,7 @@ mod args;
 mod cmd_compare;
 mod cmd_decode;
 mod cmd_export;
+mod cmd_generate;
 mod cmd_history;
 mod cmd_presets;
 mod cmd_report;
@@ -69,6 +70,7 @@ fn main() {
         args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
         args::Command::Validate(validate) => cmd_validate::run(validate),
+        args::Command::Generate(generate) => cmd_generate::run(generate),
     };
     if let Err(failure) = outcome {
         std::process::exit(exit::report(&failure));

@@ -4,7 +4,7 @@
 //! points already measured.
 
 use crate::args::{OutputFormat, RunArgs};
-use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, STOP};
+use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, Finished, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{print_or_write, say};
 use crate::provider::{Provider, ProviderOptions};
@@ -310,7 +310,7 @@ pub(crate) fn job_points(set: JobSet) -> Vec<SweepPoint> {
         .collect()
 }
 
-pub fn run(args: RunArgs) -> Result<(), Failure> {
+pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     let state = args
         .state
         .as_deref()
@@ -327,7 +327,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 ));
             }
             let preset = storlab_job::preset::load(name).map_err(bad_input)?;
-            let target = match &args.target {
+            let target = match args.target() {
                 Some(text) => target_of(text)?,
                 None => Target::TempFileIn(cwd),
             };
@@ -437,15 +437,23 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         }
         None => Ok(()),
     };
-    if let Some(path) = &args.report {
-        let label = recorder
-            .as_ref()
-            .and_then(|r| r.run_id())
-            .map_or("this run".into(), |id| id.to_string());
-        crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
-    }
+    let run_id = recorder.as_ref().and_then(|r| r.run_id());
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
+    }
+    // One target's part of a what-if comparison: the comparison writes the outputs.
+    if args.compared {
+        drop(provider);
+        if let (Err(_), Err(unsaved)) = (&result, &saved) {
+            say!("storlab: warning: {unsaved}");
+        }
+        result.map_err(classify)?;
+        saved?;
+        return finished_unless_stopped(report, run_id, &measured);
+    }
+    if let Some(path) = &args.report {
+        let label = run_id.map_or("this run".into(), |id| id.to_string());
+        crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     let rendered = match args.output_format {
         OutputFormat::Table => {
@@ -481,13 +489,22 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     result.map_err(classify)?;
     saved?;
+    finished_unless_stopped(report, run_id, &measured)
+}
+
+/// The finished sweep, or the failure of one Ctrl-C stopped.
+fn finished_unless_stopped(
+    report: RunReport,
+    run_id: Option<storlab_db::RunId>,
+    measured: &[MeasuredPoint],
+) -> Result<Finished, Failure> {
     let complete = measured.iter().filter(|m| !m.outcome.interrupted).count();
     if STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {complete} sweep points finished and are reported above"
         )));
     }
-    Ok(())
+    Ok(Finished { report, run_id })
 }
 
 /// The reports of one measured point, with the device state it was measured in and its
@@ -679,7 +696,7 @@ fn run_fctest_on_directory(
     preset: &Preset,
     overrides: &[(String, Option<String>)],
     dir: &std::path::Path,
-) -> Result<(), Failure> {
+) -> Result<Finished, Failure> {
     use storlab_report::{JobMeta, TargetInfo};
     let unsupported: Vec<&str> = overrides
         .iter()
@@ -810,6 +827,16 @@ fn run_fctest_on_directory(
         }
         None => Ok(()),
     };
+    let run_id = recorder.as_ref().and_then(|r| r.run_id());
+    if args.compared {
+        // One target's part of a what-if comparison: the comparison writes the outputs.
+        if let (Err(_), Err(unsaved)) = (&result, &saved) {
+            say!("storlab: warning: {unsaved}");
+        }
+        result?;
+        saved?;
+        return fctest_finished_unless_stopped(report, run_id, rows.len(), total);
+    }
     let rendered = match args.output_format {
         OutputFormat::Table => {
             let points: Vec<TablePoint<'_>> = rows
@@ -830,20 +857,29 @@ fn run_fctest_on_directory(
     };
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
-        crate::cmd_report::write_report(path, "--report", &[("this run".into(), report)])?;
+        crate::cmd_report::write_report(path, "--report", &[("this run".into(), report.clone())])?;
     }
     if let (Err(_), Err(unsaved)) = (&result, &saved) {
         say!("storlab: warning: {unsaved}");
     }
     result?;
     saved?;
+    fctest_finished_unless_stopped(report, run_id, rows.len(), total)
+}
+
+/// The finished FC-Test run, or the failure of one Ctrl-C stopped.
+fn fctest_finished_unless_stopped(
+    report: RunReport,
+    run_id: Option<storlab_db::RunId>,
+    done: usize,
+    total: usize,
+) -> Result<Finished, Failure> {
     if STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
-            "interrupted: {} of {total} phases finished and are reported above",
-            rows.len()
+            "interrupted: {done} of {total} phases finished and are reported above"
         )));
     }
-    Ok(())
+    Ok(Finished { report, run_id })
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ svg.chart{display:block}.tick{font-size:11px;fill:#444}.axis{font-size:12px;fill
 .grid{stroke:#d8dde5;stroke-width:1}.marker{stroke:#888;stroke-dasharray:4 3}.mark{font-size:11px}.cellv{font-size:11px}";
 
 fn runs_table(out: &mut String, runs: &[LabeledRun<'_>]) {
-    out.push_str("<table class=\"runs\"><thead><tr><th>run</th><th>tool</th><th>host</th><th>started (unix ms)</th><th>jobs</th><th>targets</th><th>warnings</th></tr></thead><tbody>\n");
+    out.push_str("<table class=\"runs\"><thead><tr><th>run</th><th>tool</th><th>host</th><th>started</th><th>jobs</th><th>targets</th><th>warnings</th></tr></thead><tbody>\n");
     for run in runs {
         let targets: BTreeSet<&str> = run
             .report
@@ -79,13 +79,35 @@ fn runs_table(out: &mut String, runs: &[LabeledRun<'_>]) {
             escape(&run.report.tool.name),
             escape(&run.report.tool.version),
             escape(&run.report.host.hostname),
-            run.report.started_unix_ms,
+            escape(&format_local_time(run.report.started_unix_ms)),
             run.report.jobs.len(),
             escape(&targets.into_iter().collect::<Vec<_>>().join(", ")),
             escape(&warnings.join("; "))
         );
     }
     out.push_str("</tbody></table>\n");
+}
+
+/// `unix_ms` as this machine's local date and time with its UTC offset, ISO 8601 style
+/// (`2026-11-24 23:40:12 +00:00`): the time zone of whoever writes the report, stated, so it
+/// reads as a time of day anywhere.
+fn format_local_time(unix_ms: u64) -> String {
+    use chrono::TimeZone;
+    let local = i64::try_from(unix_ms)
+        .ok()
+        .and_then(|ms| chrono::Local.timestamp_millis_opt(ms).single());
+    match local {
+        Some(time) => format_with_offset(&time),
+        // Beyond chrono's range (about 262,000 years): the number, with its unit.
+        None => format!("{unix_ms} ms since 1970 (UTC)"),
+    }
+}
+
+fn format_with_offset<Tz: chrono::TimeZone>(time: &chrono::DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    time.format("%Y-%m-%d %H:%M:%S %:z").to_string()
 }
 
 fn format_mb_s(value: f64) -> String {
@@ -774,6 +796,23 @@ mod tests {
         assert!((nines(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(format_nines(2.0), "99");
         assert_eq!(format_nines(4.0), "99.99");
+    }
+
+    #[test]
+    fn start_times_are_date_time_with_offset() {
+        use chrono::TimeZone;
+        let unix_ms = 1_795_564_125_301; // 2026-11-24 23:48:45.301 UTC
+        let utc = chrono::FixedOffset::east_opt(0).unwrap();
+        let india = chrono::FixedOffset::east_opt(5 * 3600 + 1800).unwrap();
+        let at = |zone: chrono::FixedOffset| {
+            format_with_offset(&zone.timestamp_millis_opt(unix_ms).unwrap())
+        };
+        assert_eq!(at(utc), "2026-11-24 23:48:45 +00:00");
+        assert_eq!(at(india), "2026-11-25 05:18:45 +05:30");
+        // The machine's own zone: whatever it is, the same shape.
+        let local = format_local_time(unix_ms as u64);
+        assert_eq!(local.len(), "2026-11-24 23:48:45 +00:00".len(), "{local}");
+        assert!(local.starts_with("2026-11-2"), "{local}");
     }
 
     #[test]

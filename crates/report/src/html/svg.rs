@@ -22,6 +22,13 @@ const MARGIN_BOTTOM: f64 = 64.0;
 const LEGEND_ROW: f64 = 18.0;
 const LEGEND_COLUMN: f64 = 220.0;
 const TICK_TARGET: usize = 6;
+/// Widest advance of a character in tick labels (`.tick`, 11 px sans-serif: DejaVu Sans, the
+/// widest common default, averages about 6.6 px on these labels), so a line never overflows.
+const TICK_CHAR_WIDTH: f64 = 7.0;
+/// Distance between the lines of a wrapped tick label (11 px text plus leading).
+const TICK_LINE_HEIGHT: f64 = 13.0;
+/// Lines a category label may wrap to before its last line is cut with an ellipsis.
+const MAX_LABEL_LINES: usize = 3;
 
 /// Escapes text for HTML/SVG content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -277,6 +284,8 @@ fn y_axis(out: &mut String, mapped: &Mapped, axis: &Axis, left: f64, right: f64)
     );
 }
 
+/// The axis title under the plot; `bottom` is where the tick labels above it end, less the
+/// first line's (a chart with wrapped category labels passes its bottom moved down).
 fn x_axis_label(out: &mut String, label: &str, bottom: f64) {
     let _ = write!(
         out,
@@ -300,9 +309,20 @@ pub struct BarChart {
 impl BarChart {
     pub fn render(&self) -> Figure {
         const PLOT_HEIGHT: f64 = 300.0;
-        let legend_top = MARGIN_TOP + PLOT_HEIGHT + MARGIN_BOTTOM;
-        let height = legend_top + legend_height(self.series.len()) + 8.0;
         let (left, right) = (MARGIN_LEFT, WIDTH - MARGIN_RIGHT);
+        let group_width = (right - left) / self.categories.len().max(1) as f64;
+        // Long job names (`cdm/4K QD32,rw=randwrite`) wrap at their separators into lines
+        // that fit under their group, rather than run into the next group's label.
+        let line_chars = (group_width / TICK_CHAR_WIDTH) as usize;
+        let category_lines: Vec<Vec<String>> = self
+            .categories
+            .iter()
+            .map(|category| wrap_label(category, line_chars, MAX_LABEL_LINES))
+            .collect();
+        let extra_lines = category_lines.iter().map(Vec::len).max().unwrap_or(1) - 1;
+        let labels_extra = extra_lines as f64 * TICK_LINE_HEIGHT;
+        let legend_top = MARGIN_TOP + PLOT_HEIGHT + MARGIN_BOTTOM + labels_extra;
+        let height = legend_top + legend_height(self.series.len()) + 8.0;
         let (top, bottom) = (MARGIN_TOP, MARGIN_TOP + PLOT_HEIGHT);
         let mut svg = String::new();
         svg_open(&mut svg, height, &self.title);
@@ -313,9 +333,8 @@ impl BarChart {
             .flat_map(|(_, v)| v.iter().flatten().copied());
         let mapped = Mapped::new(Scale::Linear, values, (bottom, top));
         y_axis(&mut svg, &mapped, &self.y, left, right);
-        let group_width = (right - left) / self.categories.len().max(1) as f64;
         let bar_width = group_width * 0.8 / self.series.len().max(1) as f64;
-        for (group, category) in self.categories.iter().enumerate() {
+        for (group, (category, lines)) in self.categories.iter().zip(&category_lines).enumerate() {
             let group_left = left + group as f64 * group_width;
             for (index, (label, values)) in self.series.iter().enumerate() {
                 let Some(value) = values.get(group).copied().flatten() else {
@@ -333,15 +352,24 @@ impl BarChart {
                     escape(&(self.y.format)(value))
                 );
             }
+            let x = group_left + group_width / 2.0;
             let _ = write!(
                 svg,
-                "<text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                group_left + group_width / 2.0,
+                "<text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\"><title>{}</title>",
                 bottom + 16.0,
-                escape(&shorten(category, (group_width / 6.5) as usize))
+                escape(category)
             );
+            for (index, line) in lines.iter().enumerate() {
+                let dy = if index == 0 { 0.0 } else { TICK_LINE_HEIGHT };
+                let _ = write!(
+                    svg,
+                    "<tspan x=\"{x:.1}\" dy=\"{dy:.1}\">{}</tspan>",
+                    escape(line)
+                );
+            }
+            svg.push_str("</text>");
         }
-        x_axis_label(&mut svg, &self.category_label, bottom);
+        x_axis_label(&mut svg, &self.category_label, bottom + labels_extra);
         let labels: Vec<String> = self.series.iter().map(|(l, _)| l.clone()).collect();
         legend(&mut svg, &labels, legend_top, false);
         svg.push_str("</svg>");
@@ -711,6 +739,49 @@ impl HeatMap {
     }
 }
 
+/// `text` in at most `max_lines` lines of at most `max_chars` characters, broken after a
+/// separator (`,` `/` `-` `_`) or at a space where it can be, inside a word where it cannot;
+/// what does not fit is cut with an ellipsis on the last line.
+fn wrap_label(text: &str, max_chars: usize, max_lines: usize) -> Vec<String> {
+    let max_chars = max_chars.max(4);
+    // Pieces that each end at a break opportunity (a space is dropped at a line end).
+    let mut pieces: Vec<String> = vec![String::new()];
+    for c in text.chars() {
+        if let Some(piece) = pieces.last_mut() {
+            piece.push(c);
+        }
+        // Not after '=': `rw=` alone on a line says less than `rw=randwrite` kept together.
+        if matches!(c, ',' | '/' | '-' | '_' | ' ') {
+            pieces.push(String::new());
+        }
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for piece in pieces.into_iter().filter(|p| !p.is_empty()) {
+        let fits = line.chars().count() + piece.trim_end().chars().count() <= max_chars;
+        if !line.is_empty() && !fits {
+            lines.push(line.trim_end().to_owned());
+            line = String::new();
+        }
+        line.push_str(&piece);
+        // A piece longer than a line is split inside itself.
+        while line.trim_end().chars().count() > max_chars {
+            let head: String = line.chars().take(max_chars).collect();
+            line = line.chars().skip(max_chars).collect();
+            lines.push(head);
+        }
+    }
+    if !line.trim_end().is_empty() {
+        lines.push(line.trim_end().to_owned());
+    }
+    if lines.len() > max_lines {
+        let rest = lines[max_lines - 1..].join(" ");
+        lines.truncate(max_lines - 1);
+        lines.push(shorten(&rest, max_chars));
+    }
+    lines
+}
+
 /// `text` cut to `max` characters with an ellipsis, for crowded axis labels.
 fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max.max(4) {
@@ -723,6 +794,80 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_category_labels_wrap_at_separators_within_their_width() {
+        assert_eq!(
+            wrap_label("cdm/4K QD32,rw=randwrite", 15, 3),
+            ["cdm/4K QD32,", "rw=randwrite"]
+        );
+        assert_eq!(wrap_label("cdm/Seq,rw=read", 15, 3), ["cdm/Seq,rw=read"]);
+        // A word longer than the line is split inside; past the last line, an ellipsis.
+        assert_eq!(wrap_label("abcdefghij", 4, 3), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_label("a,b,c,d,e,f", 4, 2), ["a,b,", "c,d…"]);
+        for lines in [
+            wrap_label("iometer-database/qd=32,bs=8k,rw=randrw", 12, 3),
+            wrap_label("x".repeat(50).as_str(), 9, 3),
+        ] {
+            assert!(lines.len() <= 3 && lines.iter().all(|l| l.chars().count() <= 12));
+        }
+    }
+
+    #[test]
+    fn bar_labels_fit_their_group_and_push_the_axis_title_down() {
+        let categories: Vec<String> = [
+            "cdm/Seq,rw=read",
+            "cdm/Seq,rw=write",
+            "cdm/512K,rw=randread",
+            "cdm/512K,rw=randwrite",
+            "cdm/4K,rw=randread",
+            "cdm/4K,rw=randwrite",
+            "cdm/4K QD32,rw=randread",
+            "cdm/4K QD32,rw=randwrite",
+        ]
+        .map(String::from)
+        .to_vec();
+        let chart = BarChart {
+            title: "t".into(),
+            category_label: "configuration (job)".into(),
+            y: Axis {
+                label: "MB/s".into(),
+                scale: Scale::Linear,
+                format: |v| format!("{v}"),
+            },
+            series: vec![("read".into(), vec![Some(1.0); categories.len()])],
+            categories,
+        };
+        let svg = chart.render().svg;
+        let group_width = (WIDTH - MARGIN_RIGHT - MARGIN_LEFT) / 8.0;
+        let tspans: Vec<&str> = svg
+            .split("<tspan ")
+            .skip(1)
+            .map(|s| &s[s.find('>').unwrap() + 1..s.find("</tspan>").unwrap()])
+            .collect();
+        assert!(tspans.contains(&"rw=randwrite") && tspans.contains(&"cdm/4K QD32,"));
+        for line in &tspans {
+            assert!(
+                line.chars().count() as f64 * TICK_CHAR_WIDTH <= group_width,
+                "{line} is wider than its group"
+            );
+        }
+        // Every label whole in its hover title; the axis title below the second line.
+        assert!(svg.contains("<title>cdm/4K QD32,rw=randwrite</title>"));
+        let axis_y: f64 = svg
+            .split("class=\"axis\" x=\"")
+            .nth(1)
+            .and_then(|s| s.split("y=\"").nth(1))
+            .and_then(|s| s.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let last_line_y = MARGIN_TOP + 300.0 + 16.0 + TICK_LINE_HEIGHT;
+        assert!(
+            axis_y >= last_line_y + TICK_LINE_HEIGHT,
+            "axis title at {axis_y}"
+        );
+    }
 
     #[test]
     fn nice_steps_are_one_two_five() {
