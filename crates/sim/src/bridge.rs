@@ -51,7 +51,7 @@ impl Simulator {
             }
         }
         let now = self.now_ns();
-        let fw = self.bridge_profile().firmware_command_ns;
+        let fw = self.bridge_profile().firmware_ns(decoded.op());
         let mut t = self.reserve(layer::BRIDGE_CPU, now, fw, 0);
         if let Some(buffered_ns) = self.bot_write_into_buffer(id) {
             // The firmware issues the ATA command once the whole data phase is in its buffer.

@@ -249,6 +249,16 @@ pub struct BridgeProfile {
     pub description: String,
     /// Firmware time to parse a command and issue the ATA command.
     pub firmware_command_ns: u64,
+    /// Firmware time of a READ, when a source shows it differs (default `firmware_command_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_read_ns: Option<u64>,
+    /// Firmware time of a WRITE (default `firmware_command_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_write_ns: Option<u64>,
+    /// Firmware time of an UNMAP before it asks for the parameter list (default
+    /// `firmware_command_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_unmap_ns: Option<u64>,
     /// Firmware time to turn ATA status into a CSW or Sense IU.
     pub firmware_status_ns: u64,
     pub supports_uas: bool,
@@ -269,6 +279,20 @@ pub struct BridgeProfile {
     /// ones, and every write when 0, stream through in `forward_chunk_bytes` pieces.
     #[serde(default)]
     pub bot_write_buffer_bytes: u32,
+}
+
+impl BridgeProfile {
+    /// Firmware time to parse a command of kind `op` and issue it: its own key when the
+    /// profile gives one, else `firmware_command_ns`.
+    pub fn firmware_ns(&self, op: crate::command::Op) -> u64 {
+        use crate::command::Op;
+        let own = match op {
+            Op::Read => self.firmware_read_ns,
+            Op::Write => self.firmware_write_ns,
+            Op::Trim => self.firmware_unmap_ns,
+        };
+        own.unwrap_or(self.firmware_command_ns)
+    }
 }
 
 /// Storage medium of the simple drive model.
@@ -1297,6 +1321,13 @@ fn validate_bridge(origin: &str, b: &BridgeProfile) -> Result<(), SimError> {
         "a piece is at least one sector and at most one ATA command",
     )?;
     step_ns(origin, "firmware_command_ns", b.firmware_command_ns)?;
+    for (key, value) in [
+        ("firmware_read_ns", b.firmware_read_ns),
+        ("firmware_write_ns", b.firmware_write_ns),
+        ("firmware_unmap_ns", b.firmware_unmap_ns),
+    ] {
+        step_ns(origin, key, value.unwrap_or(0))?;
+    }
     step_ns(origin, "firmware_status_ns", b.firmware_status_ns)?;
     if b.max_uas_tags == 0 || b.max_uas_tags > UAS_TAG_MAX {
         return Err(SimError::profile(

@@ -118,11 +118,19 @@ fn optional_keys(category: &str, kind: &str) -> &'static [&'static str] {
             "cpu_threads",
         ],
         ("controllers", _) => &["max_streams"],
-        ("bridges", _) => &["bot_write_buffer_bytes"],
+        ("bridges", _) => &[
+            "bot_write_buffer_bytes",
+            "firmware_read_ns",
+            "firmware_write_ns",
+            "firmware_unmap_ns",
+        ],
         ("drives", "ssd") => &[
             "command_latency_ns",
             "compression_slot_bytes",
             "read_ahead_bytes",
+            "read_ahead_streams",
+            "read_cpu_ns",
+            "write_cpu_ns",
             "log_blocks",
         ],
         ("drives", "hdd") => &[

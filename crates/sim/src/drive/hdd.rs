@@ -10,8 +10,8 @@
 //! settle margin to spare as missed (one more revolution).
 
 use super::{
-    busy_until_horizon, check_range, check_step_ns, Drive, DriveCommand, DriveModelReport,
-    DriveStats, HddReport, TrimRange,
+    busy_until_horizon, check_range, check_step_ns, CacheOccupancy, Drive, DriveCommand,
+    DriveModelReport, DriveStats, HddReport, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
@@ -1120,5 +1120,42 @@ impl Drive for HddDrive {
 
     fn model_report(&self) -> DriveModelReport {
         DriveModelReport::Hdd(self.report.clone())
+    }
+
+    /// The read segments (what each ring holds at `now_ns`, against `cache_segments` ×
+    /// `read_ahead_sectors`) and, when the profile gives the buffer's size, the write-back
+    /// cache (entries taken in by `now_ns` and not yet written to the media, against what the
+    /// read segments leave of `cache_bytes`; a lone write larger than that is taken whole into
+    /// an empty cache, so it is its own bound). Without `cache_bytes` only the
+    /// `write_cache_entries` count bounds the write cache: no byte size to check against.
+    fn cache_occupancy(&self, now_ns: u64) -> Vec<CacheOccupancy> {
+        let sector = u64::from(SECTOR_BYTES);
+        let read_held: u64 = self
+            .segments
+            .iter()
+            .map(|s| {
+                s.filled_end(now_ns)
+                    .saturating_sub(s.held_start(now_ns, self.segment_sectors))
+            })
+            .sum();
+        let mut caches = vec![CacheOccupancy {
+            name: "read_segments",
+            held_bytes: read_held * sector,
+            capacity_bytes: u64::from(self.profile.cache_segments) * self.segment_sectors * sector,
+        }];
+        if self.profile.write_cache && self.profile.cache_bytes.is_some() {
+            let admitted = self.dirty.iter().filter(|w| w.arrived_ns <= now_ns);
+            let writing = self.writing_back.iter().filter(|&&(end, _)| end > now_ns);
+            let entries = admitted.clone().count() + writing.clone().count();
+            let held = admitted.map(|w| w.sectors).sum::<u64>()
+                + writing.map(|&(_, sectors)| sectors).sum::<u64>();
+            let room = self.write_cache_sectors();
+            caches.push(CacheOccupancy {
+                name: "write_back",
+                held_bytes: held * sector,
+                capacity_bytes: if entries == 1 { room.max(held) } else { room } * sector,
+            });
+        }
+        caches
     }
 }

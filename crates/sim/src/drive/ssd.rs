@@ -63,6 +63,13 @@ pub struct SsdProfile {
     /// processor is busy for it, so queued commands wait for a core. Required.
     #[serde(default = "missing_u64")]
     pub command_cpu_ns: u64,
+    /// Firmware time of a read command on one core, when the drive's documentation or a review
+    /// shows it differs from other commands (default `command_cpu_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_cpu_ns: Option<u64>,
+    /// Firmware time of a write command on one core (default `command_cpu_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cpu_ns: Option<u64>,
     /// Time per command spent waiting on hardware (DMA, ECC or compression engines) that does
     /// not occupy a core: pure latency, overlapping across queued commands.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -86,11 +93,20 @@ pub struct SsdProfile {
     /// Allocation unit of compressed data (divides 4096); ignored without compression.
     #[serde(default = "default_compression_slot_bytes")]
     pub compression_slot_bytes: u32,
-    /// Sequential read-ahead: when a read continues the previous one, the controller reads
-    /// this many bytes beyond it into its buffer, so a stream of small sequential reads at
+    /// Sequential read-ahead buffer: when a read continues a stream the controller follows,
+    /// it reads ahead beyond it into this buffer, so a stream of small sequential reads at
     /// queue depth 1 overlaps NAND reads with host transfers (0 = none). A multiple of 4096.
+    /// Streams that hold read-ahead share it evenly.
     #[serde(default)]
     pub read_ahead_bytes: u32,
+    /// Sequential streams the controller follows at once (its stream detectors), replaced
+    /// least recently used first. No controller of the era publishes the number: the default
+    /// is the shared [`DEFAULT_READ_AHEAD_STREAMS`].
+    #[serde(
+        default = "default_read_ahead_streams",
+        skip_serializing_if = "is_default_read_ahead_streams"
+    )]
+    pub read_ahead_streams: u32,
     /// How the FTL maps logical pages: `page` (a page-mapping table, greedy GC; the default)
     /// or `log_block` (hybrid: block-mapped data blocks plus page-mapped log blocks, merged
     /// when reclaimed; `ftl_log_block.rs`).
@@ -155,6 +171,23 @@ const WRITE_BUFFER_PAGES_MAX: u32 = 65_536;
 /// below this.
 const READ_AHEAD_BYTES_MAX: u32 = 16 * 1024 * 1024;
 
+/// Sequential streams an SSD follows when its profile does not say. No SSD datasheet or review
+/// of the era gives its controller's number of stream detectors; 4 is a shared assumption of
+/// the order of the read segments disk firmware keeps at least (IBM Ultrastar DDRS: 3 or 6
+/// segments; Fujitsu MAN3367 rounds a request below 3 up), not fitted to any figure (no
+/// calibration scenario runs concurrent streams).
+pub const DEFAULT_READ_AHEAD_STREAMS: u32 = 4;
+/// Most streams a profile may ask for (each is a small record the firmware scans per read).
+const READ_AHEAD_STREAMS_MAX: u32 = 64;
+
+fn default_read_ahead_streams() -> u32 {
+    DEFAULT_READ_AHEAD_STREAMS
+}
+
+fn is_default_read_ahead_streams(v: &u32) -> bool {
+    *v == DEFAULT_READ_AHEAD_STREAMS
+}
+
 fn default_compression_slot_bytes() -> u32 {
     512
 }
@@ -190,6 +223,13 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             ),
         ));
     }
+    check_range(
+        "read_ahead_streams",
+        p.read_ahead_streams.into(),
+        1,
+        READ_AHEAD_STREAMS_MAX.into(),
+        "controllers follow a few sequential streams",
+    )?;
     let positive = [
         ("pages_per_block", p.pages_per_block.into()),
         ("user_capacity_bytes", p.user_capacity_bytes),
@@ -270,6 +310,8 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
     )?;
     check_step_ns("command_cpu_ns", p.command_cpu_ns)?;
     check_step_ns("command_latency_ns", p.command_latency_ns)?;
+    check_step_ns("read_cpu_ns", p.read_cpu_ns.unwrap_or(0))?;
+    check_step_ns("write_cpu_ns", p.write_cpu_ns.unwrap_or(0))?;
     check_step_ns("trim_command_ns", p.trim_command_ns)?;
     check_range(
         "write_buffer_pages",
@@ -634,6 +676,35 @@ impl NoneTable {
     }
 }
 
+/// A sequential read stream the controller follows (one stream detector) and its read-ahead:
+/// when each logical page from `first_lpn` on is in the controller (contiguous pages).
+#[derive(Clone, Debug)]
+struct ReadStream {
+    /// Logical page just after the stream's last read: a read starting here continues it.
+    next_lpn: u64,
+    first_lpn: u64,
+    ready_ns: VecDeque<u64>,
+    /// When the stream was last read (`stream_uses`), for least-recently-used replacement.
+    last_used: u64,
+}
+
+impl ReadStream {
+    /// The time logical page `lpn` is in the stream's read-ahead, taking it out (pages before
+    /// it are dropped: the stream moved past them); None when it was not read ahead.
+    fn take(&mut self, lpn: u64) -> Option<u64> {
+        while self.first_lpn < lpn && !self.ready_ns.is_empty() {
+            self.ready_ns.pop_front();
+            self.first_lpn += 1;
+        }
+        if self.first_lpn != lpn {
+            return None;
+        }
+        let ready = self.ready_ns.pop_front()?;
+        self.first_lpn += 1;
+        Some(ready)
+    }
+}
+
 /// The SSD.
 pub struct SsdDrive {
     profile: SsdProfile,
@@ -671,12 +742,11 @@ pub struct SsdDrive {
     channel_byte_ps: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
-    /// Read-ahead buffer: when each logical page from `prefetch_first_lpn` on is in the
-    /// controller (contiguous pages; empty when no sequential stream is being followed).
-    prefetch_ready_ns: VecDeque<u64>,
-    prefetch_first_lpn: u64,
-    /// Logical page just after the last read, to recognise a sequential stream.
-    next_read_lpn: u64,
+    /// The sequential read streams the controller follows (at most `read_ahead_streams`),
+    /// each with its share of the read-ahead buffer.
+    streams: Vec<ReadStream>,
+    /// Reads so far, the streams' recency clock.
+    stream_uses: u64,
     // Counters.
     commands: u64,
     bytes: u64,
@@ -750,9 +820,8 @@ impl SsdDrive {
             buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             acknowledged_ns: 0,
-            prefetch_ready_ns: VecDeque::new(),
-            prefetch_first_lpn: 0,
-            next_read_lpn: u64::MAX,
+            streams: Vec::with_capacity(profile.read_ahead_streams as usize),
+            stream_uses: 0,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -1176,47 +1245,83 @@ impl SsdDrive {
         Some(self.channels[channel].reserve(sensed, bytes_ns(bytes, self.channel_byte_ps), bytes))
     }
 
-    /// The time logical page `lpn` is in the read-ahead buffer, taking it out (pages before it
-    /// are dropped: the stream moved past them); None when it was not read ahead.
-    fn take_prefetched(&mut self, lpn: u64) -> Option<u64> {
-        while self.prefetch_first_lpn < lpn && !self.prefetch_ready_ns.is_empty() {
-            self.prefetch_ready_ns.pop_front();
-            self.prefetch_first_lpn += 1;
+    /// The stream a read from `first_lpn` continues (it starts where the stream's last read
+    /// ended), or a new stream for it in a free detector or the least recently used one; a
+    /// replaced stream's read-ahead is dropped. Returns the stream and whether it continued.
+    fn stream_for(&mut self, first_lpn: u64) -> (usize, bool) {
+        self.stream_uses += 1;
+        let uses = self.stream_uses;
+        if let Some(i) = self.streams.iter().position(|s| s.next_lpn == first_lpn) {
+            self.streams[i].last_used = uses;
+            return (i, true);
         }
-        if self.prefetch_first_lpn != lpn {
-            return None;
+        let fresh = ReadStream {
+            next_lpn: first_lpn,
+            first_lpn,
+            ready_ns: VecDeque::new(),
+            last_used: uses,
+        };
+        if self.streams.len() < self.profile.read_ahead_streams as usize {
+            self.streams.push(fresh);
+            return (self.streams.len() - 1, false);
         }
-        let ready = self.prefetch_ready_ns.pop_front()?;
-        self.prefetch_first_lpn += 1;
-        Some(ready)
+        let lru = (0..self.streams.len())
+            .min_by_key(|&i| self.streams[i].last_used)
+            .expect("at least one stream");
+        self.streams[lru] = fresh;
+        (lru, false)
     }
 
-    /// Keep `read_ahead_bytes` of the stream beyond `end_lpn` read into the buffer, starting
-    /// the NAND reads of pages not already there at `at_ns` (they use dies and channels like
-    /// any read, so read-ahead costs bandwidth).
-    fn read_ahead(&mut self, end_lpn: u64, at_ns: u64) {
-        let pages = u64::from(self.profile.read_ahead_bytes / LOGICAL_PAGE_BYTES);
-        if pages == 0 {
+    /// Keep stream `i`'s share of the read-ahead buffer beyond `end_lpn` read, starting the
+    /// NAND reads of pages not already there at `at_ns` (they use dies and channels like any
+    /// read, so read-ahead costs bandwidth). The buffer is shared evenly by the streams that
+    /// hold read-ahead, this one included: the others give up pages beyond their share (the
+    /// furthest ahead first), so the buffer never holds more than `read_ahead_bytes`.
+    fn read_ahead(&mut self, i: usize, end_lpn: u64, at_ns: u64) {
+        let buffer_pages = u64::from(self.profile.read_ahead_bytes / LOGICAL_PAGE_BYTES);
+        if buffer_pages == 0 {
             return;
         }
-        if self.prefetch_ready_ns.is_empty() {
-            self.prefetch_first_lpn = end_lpn;
+        let sharing = 1 + self
+            .streams
+            .iter()
+            .enumerate()
+            .filter(|&(j, s)| j != i && !s.ready_ns.is_empty())
+            .count() as u64;
+        let share = buffer_pages / sharing;
+        for (j, s) in self.streams.iter_mut().enumerate() {
+            if j != i {
+                s.ready_ns.truncate(share as usize);
+            }
         }
-        let target = (end_lpn + pages).min(self.logical_pages);
-        let mut next = self.prefetch_first_lpn + self.prefetch_ready_ns.len() as u64;
+        let target = (end_lpn + share).min(self.logical_pages);
+        let s = &mut self.streams[i];
+        if s.ready_ns.is_empty() {
+            s.first_lpn = end_lpn;
+        }
+        s.ready_ns
+            .truncate(target.saturating_sub(s.first_lpn) as usize);
+        let mut next = s.first_lpn + s.ready_ns.len() as u64;
         while next < target {
             let ready = self.read_page(next as usize, at_ns).unwrap_or(at_ns);
-            self.prefetch_ready_ns.push_back(ready);
+            self.streams[i].ready_ns.push_back(ready);
             next += 1;
         }
     }
 
-    /// Forget read-ahead pages in `[first, end)` (they were rewritten or trimmed).
+    /// Forget each stream's read-ahead that overlaps `[first, end)` (rewritten or trimmed).
     fn drop_prefetch_overlapping(&mut self, first: u64, end: u64) {
-        let buffered_end = self.prefetch_first_lpn + self.prefetch_ready_ns.len() as u64;
-        if first < buffered_end && end > self.prefetch_first_lpn {
-            self.prefetch_ready_ns.clear();
+        for s in &mut self.streams {
+            let buffered_end = s.first_lpn + s.ready_ns.len() as u64;
+            if first < buffered_end && end > s.first_lpn {
+                s.ready_ns.clear();
+            }
         }
+    }
+
+    /// Pages held in the read-ahead buffer, all streams together.
+    fn read_ahead_held_pages(&self) -> u64 {
+        self.streams.iter().map(|s| s.ready_ns.len() as u64).sum()
     }
 
     /// Full consistency check (O(size)): every mapped page's slot is marked valid and its
@@ -1386,20 +1491,25 @@ impl Drive for SsdDrive {
         let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
         self.bytes += bytes;
         // The firmware takes the command on a core, then the NAND reads start.
-        let start = self
-            .processor
-            .run(now_ns, now_ns, self.profile.command_cpu_ns)
-            + self.profile.command_latency_ns;
+        let cpu_ns = self
+            .profile
+            .read_cpu_ns
+            .unwrap_or(self.profile.command_cpu_ns);
+        let start = self.processor.run(now_ns, now_ns, cpu_ns) + self.profile.command_latency_ns;
         let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
-        let sequential = first == self.next_read_lpn;
-        if !sequential {
-            self.prefetch_ready_ns.clear();
-        }
-        self.next_read_lpn = end;
+        // Each followed stream keeps its read-ahead: a read of another stream, or a random
+        // one, takes a detector of its own instead of clearing the others'.
+        let (stream, sequential) = self.stream_for(first);
+        self.streams[stream].next_lpn = end;
         let mut first_ready = u64::MAX;
         let mut last_ready = start;
         for lpn in first..end {
-            let ready = match self.take_prefetched(lpn) {
+            let prefetched = if sequential {
+                self.streams[stream].take(lpn)
+            } else {
+                None
+            };
+            let ready = match prefetched {
                 Some(t) => Some(t.max(start)),
                 None => self.read_page(lpn as usize, start),
             };
@@ -1409,7 +1519,7 @@ impl Drive for SsdDrive {
             }
         }
         if sequential {
-            self.read_ahead(end, start);
+            self.read_ahead(stream, end, start);
         }
         self.acknowledged_ns = self.acknowledged_ns.max(last_ready);
         self.processor.note_done(last_ready);
@@ -1449,10 +1559,12 @@ impl Drive for SsdDrive {
         // once its data is in and takes a core; the write completes when that work is done
         // and the buffer had room for its last page.
         let past = self.processor.past_ns();
-        let mut done = self
-            .processor
-            .run(past, incoming.end_ns, self.profile.command_cpu_ns)
-            + self.profile.command_latency_ns;
+        let cpu_ns = self
+            .profile
+            .write_cpu_ns
+            .unwrap_or(self.profile.command_cpu_ns);
+        let mut done =
+            self.processor.run(past, incoming.end_ns, cpu_ns) + self.profile.command_latency_ns;
         self.drop_prefetch_overlapping(first, end);
         for lpn in first..end {
             let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
@@ -1576,7 +1688,7 @@ impl Drive for SsdDrive {
             },
             CacheOccupancy {
                 name: "read_ahead",
-                held_bytes: self.prefetch_ready_ns.len() as u64 * page,
+                held_bytes: self.read_ahead_held_pages() * page,
                 capacity_bytes: self.profile.read_ahead_bytes.into(),
             },
         ]
