@@ -16,6 +16,7 @@ mod cmd_decode;
 mod cmd_export;
 mod cmd_history;
 mod cmd_presets;
+mod cmd_probe;
 mod cmd_report;
 mod cmd_rm;
 mod cmd_run;
@@ -69,6 +70,7 @@ fn main() {
         args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
         args::Command::Validate(validate) => cmd_validate::run(validate),
+        args::Command::Probe(probe) => cmd_probe::run(probe),
     };
     if let Err(failure) = outcome {
         std::process::exit(exit::report(&failure));

@@ -218,7 +218,8 @@ pub fn device_facts(sys: &SysRoot, dir: &Path) -> DeviceFacts {
     let loop_dir = disk.join("loop");
     let dm_dir = disk.join("dm");
     let md_dir = disk.join("md");
-    let transport = if loop_dir.is_dir() {
+    // An unbound loop device has no `loop/` directory; its name still says what it is.
+    let transport = if loop_dir.is_dir() || name.starts_with("loop") {
         "loop"
     } else if dm_dir.is_dir() {
         "dm"
