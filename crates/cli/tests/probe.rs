@@ -231,3 +231,59 @@ fn bad_paths_are_one_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn a_simulated_run_names_its_bottleneck_and_next_layer_under_the_table() {
+    let out = storlab(&[
+        "run",
+        "--target",
+        "sim:usb3-uas-ssd",
+        "--rw=randread",
+        "--bs=4k",
+        "--iodepth=32",
+        "--size=64m",
+        "--runtime=1",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("bottleneck:"))
+        .unwrap_or_else(|| panic!("no bottleneck line: {text}"));
+    assert!(line.contains("% utilisation; next: "), "{line}");
+}
+
+#[test]
+fn a_real_run_records_the_probed_path_in_its_report_and_under_its_table() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("target.bin");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let target = file.to_str().unwrap();
+    let run = [
+        "run",
+        "--target",
+        target,
+        "--rw=read",
+        "--bs=128k",
+        "--size=8m",
+        "--runtime=1",
+    ];
+    let doc = json(&storlab(&[&run[..], &["--output-format", "json"]].concat()));
+    let recorded = &doc["jobs"][0]["target"]["path"];
+    assert_eq!(recorded["path"], target, "{recorded}");
+    assert!(recorded["file"]["fs_type"].is_string(), "{recorded}");
+    assert!(recorded["diagnosis"].is_array(), "{recorded}");
+    let out = storlab(&run);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("diagnosis:"), "{text}");
+    if let Some(node) = recorded["device"]["node"].as_str() {
+        assert!(text.contains(&format!("[job] {node} is ")), "{text}");
+    }
+}
