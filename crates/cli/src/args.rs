@@ -39,6 +39,9 @@ pub enum Command {
     Presets,
     /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
     Validate(crate::cmd_validate::ValidateArgs),
+    /// Show what a file, directory or block device really is (mount, driver chain, USB link
+    /// and bridge, PCIe link, queue limits, device answers) and what that implies. Read-only.
+    Probe(crate::cmd_probe::ProbeArgs),
     /// Print the man page or a shell completion script (generated from these definitions).
     Generate(crate::cmd_generate::GenerateArgs),
 }

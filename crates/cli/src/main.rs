@@ -17,6 +17,7 @@ mod cmd_export;
 mod cmd_generate;
 mod cmd_history;
 mod cmd_presets;
+mod cmd_probe;
 mod cmd_report;
 mod cmd_rm;
 mod cmd_run;
@@ -70,6 +71,7 @@ fn main() {
         args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
         args::Command::Validate(validate) => cmd_validate::run(validate),
+        args::Command::Probe(probe) => cmd_probe::run(probe),
         args::Command::Generate(generate) => cmd_generate::run(generate),
     };
     if let Err(failure) = outcome {

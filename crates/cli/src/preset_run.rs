@@ -777,6 +777,7 @@ fn run_fctest_on_directory(
                 description: description.clone(),
                 kind: "directory".into(),
                 size_bytes: phase.bytes,
+                path: None,
             },
             device_state: "as-found".into(),
             data_pattern: "random".into(),

@@ -96,6 +96,7 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
             description: description.clone(),
             kind: kind.clone(),
             size_bytes,
+            path: probe_target(&kind, &description),
         },
         device_state: "as-found".into(),
         data_pattern: pattern_name(job.data_pattern),
@@ -132,4 +133,18 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
             })
             .collect()
     }
+}
+
+/// The probe facts of a real target (sysfs and mountinfo only: the device under test is not
+/// sent further commands), as recorded in `target.path`.
+fn probe_target(kind: &str, description: &str) -> Option<serde_json::Value> {
+    if kind != "file" && kind != "block" {
+        return None;
+    }
+    let prober = storlab_engine::probe::Prober {
+        query_device: false,
+        ..Default::default()
+    };
+    let report = prober.probe_path(std::path::Path::new(description)).ok()?;
+    serde_json::to_value(report).ok()
 }

@@ -212,6 +212,7 @@ mod tests {
                 description: "sim:s".into(),
                 kind: "sim".into(),
                 size_bytes: 1 << 30,
+                path: None,
             },
             device_state: "as-found".into(),
             data_pattern: "random".into(),

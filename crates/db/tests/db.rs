@@ -27,6 +27,7 @@ fn job(name: &str, target: &str, iodepth: u32) -> JobReport {
                 description: target.into(),
                 kind: "sim".into(),
                 size_bytes: 1 << 30,
+                path: None,
             },
             device_state: "fresh".into(),
             data_pattern: "random".into(),

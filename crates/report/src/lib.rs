@@ -28,5 +28,5 @@ pub use model::{
     CpuReport, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo, ToolInfo,
     SCHEMA_VERSION,
 };
-pub use table::render_table;
+pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

@@ -99,6 +99,11 @@ pub struct TargetInfo {
     pub kind: String,
     /// Size of the region the job used.
     pub size_bytes: u64,
+    /// What `storlab probe` found for a real file or block device target (its JSON, schema in
+    /// docs/probe.md: mount, driver chain, USB link and bridge, PCIe link, queue limits,
+    /// diagnosis); absent for simulated targets and for reports written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<serde_json::Value>,
 }
 
 /// Result of one job (all its workers merged).
@@ -369,6 +374,7 @@ mod tests {
                 description: "none".into(),
                 kind: "none".into(),
                 size_bytes: 0,
+                path: None,
             },
             device_state: "as-found".into(),
             data_pattern: "random".into(),

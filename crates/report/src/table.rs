@@ -75,6 +75,15 @@ pub fn render_table(report: &RunReport) -> String {
         );
     }
 
+    let diagnosis: Vec<String> = report.jobs.iter().flat_map(job_diagnosis).collect();
+    if !diagnosis.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "diagnosis:");
+        for line in diagnosis {
+            let _ = writeln!(out, "  {}", escape_control(&line));
+        }
+    }
+
     let job_warnings = report
         .jobs
         .iter()
@@ -101,6 +110,69 @@ pub fn render_table(report: &RunReport) -> String {
         }
     }
     out
+}
+
+/// What limits a job's figures: for a real target, the path `storlab probe` found (one line
+/// naming it, then its diagnosis); for a simulated stack, the bottleneck layer and its
+/// utilisation, the next busiest layer, and the transport fallback if one happened.
+pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
+    let name = &job.name;
+    let mut lines = Vec::new();
+    if let Some(path) = &job.target.path {
+        let device = &path["device"];
+        if let Some(transport) = device["transport"].as_str() {
+            let chain: Vec<&str> = device["driver_chain"]
+                .as_array()
+                .map(|links| links.iter().filter_map(|l| l["driver"].as_str()).collect())
+                .unwrap_or_default();
+            let chain = if chain.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", chain.join(" → "))
+            };
+            lines.push(format!(
+                "[{name}] {} is {transport}{chain}",
+                device["node"].as_str().unwrap_or("the target")
+            ));
+        }
+        for line in path["diagnosis"].as_array().into_iter().flatten() {
+            if let Some(line) = line.as_str() {
+                lines.push(format!("[{name}] {line}"));
+            }
+        }
+    }
+    if let Some(sim) = &job.sim {
+        if let (Some(bottleneck), Some(utilisation)) = (
+            sim["bottleneck"].as_str(),
+            sim["bottleneck_utilisation"].as_f64(),
+        ) {
+            let mut line = format!(
+                "[{name}] bottleneck: {bottleneck} at {:.0}% utilisation",
+                utilisation * 100.0
+            );
+            let next = sim["layers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|l| l["name"].as_str() != Some(bottleneck))
+                .filter_map(|l| Some((l["name"].as_str()?, l["utilisation"].as_f64()?)))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((next, next_utilisation)) = next {
+                line.push_str(&format!(
+                    "; next: {next} at {:.0}%",
+                    next_utilisation * 100.0
+                ));
+            }
+            lines.push(line);
+        }
+        if let Some(fallback) = sim["fallback"].as_str() {
+            lines.push(format!(
+                "[{name}] transport {}: {fallback}",
+                sim["transport"].as_str().unwrap_or("-")
+            ));
+        }
+    }
+    lines
 }
 
 fn display_or_unknown(text: &str) -> &str {

@@ -75,6 +75,7 @@ fn meta(name: &str, rw: &str, block_size: &str, iodepth: u32, numjobs: u32) -> J
             description: "usb3-uas-asm1051e-ssd".to_owned(),
             kind: "sim".to_owned(),
             size_bytes: 8 << 30,
+            path: None,
         },
         device_state: "fresh-trimmed".to_owned(),
         data_pattern: "random".to_owned(),
