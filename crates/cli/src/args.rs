@@ -39,8 +39,11 @@ pub enum Command {
     Presets,
     /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
     Validate(crate::cmd_validate::ValidateArgs),
-    /// Show what a file, directory or block device really is (mount, driver chain, USB link
-    /// and bridge, PCIe link, queue limits, device answers) and what that implies. Read-only.
+    /// Show what a file or device really is (driver chain, link, bridge, limits); read-only.
+    ///
+    /// For a file: its filesystem, mount and the block device beneath. For a block device: the
+    /// driver chain, USB link and bridge, PCIe link, queue limits and the device's own answers
+    /// (INQUIRY, VPD, READ CAPACITY, ATA IDENTIFY), and what they imply. Never writes.
     Probe(crate::cmd_probe::ProbeArgs),
     /// Print the man page or a shell completion script (generated from these definitions).
     Generate(crate::cmd_generate::GenerateArgs),
