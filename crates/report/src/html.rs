@@ -40,6 +40,7 @@ pub fn to_html(title: &str, runs: &[LabeledRun<'_>]) -> String {
         escape(title)
     );
     runs_table(&mut out, runs);
+    probed_targets(&mut out, runs);
     for figure in &figures {
         figure.to_html(&mut out);
     }
@@ -83,6 +84,46 @@ fn runs_table(out: &mut String, runs: &[LabeledRun<'_>]) {
             run.report.jobs.len(),
             escape(&targets.into_iter().collect::<Vec<_>>().join(", ")),
             escape(&warnings.join("; "))
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// What each real target was, as `storlab probe` found it when the run opened it (the
+/// `target.path` of its jobs): the diagnosis lines, and every fact behind them on demand.
+fn probed_targets(out: &mut String, runs: &[LabeledRun<'_>]) {
+    let mut seen = BTreeSet::new();
+    let probed: Vec<(&str, &str, &serde_json::Value)> = runs
+        .iter()
+        .flat_map(|run| run.report.jobs.iter().map(move |job| (run, job)))
+        .filter_map(|(run, job)| {
+            let path = job.target.path.as_ref()?;
+            seen.insert((run.label.as_str(), job.target.description.as_str()))
+                .then_some((run.label.as_str(), job.target.description.as_str(), path))
+        })
+        .collect();
+    if probed.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Targets as probed</h2>\n<table class=\"probed\"><thead><tr><th>run</th><th>target</th><th>what it implies</th><th>facts</th></tr></thead><tbody>\n");
+    for (label, description, path) in probed {
+        let diagnosis: Vec<String> = path["diagnosis"]
+            .as_array()
+            .map(|lines| {
+                lines
+                    .iter()
+                    .filter_map(|line| line.as_str().map(escape))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let facts = serde_json::to_string_pretty(path).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\"><details><summary>sysfs, mount, device</summary><pre>{}</pre></details></td></tr>",
+            escape(label),
+            escape(description),
+            diagnosis.join("<br>"),
+            escape(&facts)
         );
     }
     out.push_str("</tbody></table>\n");

@@ -134,3 +134,29 @@ fn count_csv_fields(row: &str) -> usize {
         })
         .count()
 }
+
+/// A real target's probed path (`target.path`) shows in the HTML report: its diagnosis lines,
+/// and the facts behind them, escaped; a report without one has no such section.
+#[test]
+fn html_report_shows_each_probed_target_once() {
+    let plain = common::fixed_report();
+    let labeled = |report| storlab_report::html::LabeledRun {
+        label: "r1".into(),
+        report,
+    };
+    let without = storlab_report::html::to_html("t", &[labeled(&plain)]);
+    assert!(!without.contains("Targets as probed"));
+
+    let mut probed = common::fixed_report();
+    for job in &mut probed.jobs {
+        job.target.path = Some(serde_json::json!({
+            "path": "/dev/sdz",
+            "diagnosis": ["BOT (usb-storage): one command at a time", "largest transfer <120> KiB"],
+        }));
+    }
+    let html = storlab_report::html::to_html("t", &[labeled(&probed)]);
+    assert_eq!(html.matches("Targets as probed").count(), 1);
+    assert!(html
+        .contains("BOT (usb-storage): one command at a time<br>largest transfer &lt;120&gt; KiB"));
+    assert!(html.contains("&quot;/dev/sdz&quot;") || html.contains("\"/dev/sdz\""));
+}
