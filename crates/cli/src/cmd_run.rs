@@ -82,8 +82,9 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     let mut progress = crate::progress::Progress::new(total);
     // The finished jobs' reports, for the output of a run that fails part-way.
     let mut finished: Vec<JobReport> = Vec::new();
+    let mut honesty = crate::results::HonestyCheck::default();
     let mut on_job_done = |outcome: &JobOutcome| {
-        let reports = job_reports(outcome, &shared.borrow());
+        let reports = job_reports(outcome, &shared.borrow(), honesty.warnings(outcome));
         // Saved before it is announced: every point reported finished is in the database.
         if let Some(recorder) = &mut recorder {
             for job in &reports {
@@ -136,9 +137,8 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
 
     let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
     report.warnings.append(&mut provider.warnings);
-    for outcome in &outcomes {
-        report.jobs.extend(job_reports(outcome, &provider));
-    }
+    // The reports made as each job finished (in the outcomes' order), with their warnings.
+    report.jobs = finished;
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     // Saved as finished before the output is written, whatever becomes of stdout. Points
     // missing from the database fail the run (exit 1) once the results are out.
@@ -227,6 +227,15 @@ fn write_outputs(
 ) -> Result<(), Failure> {
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
+    }
+    // The table lists the jobs' warnings under it; machine formats carry them in their data,
+    // which a person may never read, so they are said on stderr as well.
+    if args.output_format != OutputFormat::Table {
+        for job in &report.jobs {
+            for warning in &job.warnings {
+                say!("storlab: warning: job '{}': {warning}", job.name);
+            }
+        }
     }
     if args.compared {
         return Ok(());

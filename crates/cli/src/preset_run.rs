@@ -510,7 +510,7 @@ fn finished_unless_stopped(
 /// The reports of one measured point, with the device state it was measured in and its
 /// honesty warnings.
 pub(crate) fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
-    job_reports(&m.outcome, provider)
+    job_reports(&m.outcome, provider, Vec::new())
         .into_iter()
         .map(|mut job_report| {
             job_report.device_state = m.device_state.clone();

@@ -2,11 +2,55 @@
 //! with `group_reporting` or when there is one worker), or one per worker otherwise, as fio does.
 
 use crate::provider::Provider;
+use std::collections::BTreeMap;
+use storlab_engine::EngineReport;
 use storlab_job::size::format_size;
 use storlab_job::{BlockSizeSpec, DataPattern, JobSpec};
 use storlab_report::{JobMeta, JobReport, TargetInfo};
 use storlab_runner::JobOutcome;
 use storlab_stats::WorkerStats;
+
+/// Engine-report key: commands the simulated stack has served (cumulative over its session).
+const DETAIL_SIM_COMMANDS: &str = "sim.commands";
+
+/// The honesty check (`storlab_runner::sweep::honesty_warnings`, the rule presets and `--state`
+/// apply) for jobs run one after another: a simulated stack is kept between jobs, so its counters
+/// add up, and each job's figures are the difference from the report its target had before the
+/// job's stonewall group started.
+#[derive(Default)]
+pub struct HonestyCheck {
+    before_group: BTreeMap<String, EngineReport>,
+    this_group: BTreeMap<String, EngineReport>,
+}
+
+impl HonestyCheck {
+    /// The warnings of `outcome`; call it for every finished job, in the order they finished.
+    pub fn warnings(&mut self, outcome: &JobOutcome) -> Vec<String> {
+        if outcome.job.stonewall || self.before_group.is_empty() {
+            let finished_group = std::mem::take(&mut self.this_group);
+            self.before_group.extend(finished_group);
+        }
+        let key = format!("{:?}", outcome.job.target);
+        let after = outcome.engine_reports.first();
+        let commands = |report: &EngineReport| {
+            report
+                .detail(DETAIL_SIM_COMMANDS)
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        // A job that ran beside another on the same stack got a fresh one: nothing to subtract.
+        let before = self.before_group.get(&key).filter(|before| {
+            match (after.and_then(commands), commands(before)) {
+                (Some(now), Some(then)) => now >= then,
+                _ => true,
+            }
+        });
+        let warnings = storlab_runner::sweep::honesty_warnings(&outcome.job, outcome, before);
+        if let Some(after) = after {
+            self.this_group.insert(key, after.clone());
+        }
+        warnings
+    }
+}
 
 /// The data pattern as it appears in results (`random`, `zeros`, `compressible:50`).
 pub fn pattern_name(pattern: DataPattern) -> String {
@@ -55,8 +99,12 @@ fn block_size_label(job: &JobSpec) -> String {
     }
 }
 
-/// Reports for one finished job.
-pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> {
+/// Reports for one finished job; `honesty` are its [`HonestyCheck`] warnings.
+pub fn job_reports(
+    outcome: &JobOutcome,
+    provider: &Provider,
+    honesty: Vec<String>,
+) -> Vec<JobReport> {
     let job = &outcome.job;
     let (description, kind) = provider
         .target_descriptions
@@ -70,6 +118,7 @@ pub fn job_reports(outcome: &JobOutcome, provider: &Provider) -> Vec<JobReport> 
             "interrupted: this job was stopped early; its figures cover the part that ran".into(),
         );
     }
+    warnings.extend(honesty);
     warnings.extend(storlab_runner::sweep::page_cache_warning(job, outcome));
     let dropped_bytes = first_report
         .and_then(|r| r.detail(storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES))

@@ -96,7 +96,8 @@ fn json_has_the_documented_shape_and_is_deterministic() {
                 "published",
                 "simulated",
                 "source",
-                "stack"
+                "stack",
+                "warnings"
             ]
         );
         let published = entry["published"].as_f64().unwrap();

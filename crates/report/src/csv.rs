@@ -1,10 +1,11 @@
-//! CSV output: one row per job and direction, for spreadsheets and plotting scripts.
+//! CSV output: one row per job and direction, for spreadsheets and plotting scripts; the last
+//! column holds the run's and the job's warnings, so no result travels without them.
 
 use std::fmt::Write as _;
 
 use crate::model::RunReport;
 
-const HEADER: [&str; 27] = [
+const HEADER: [&str; 28] = [
     "job",
     "direction",
     "rw",
@@ -32,7 +33,11 @@ const HEADER: [&str; 27] = [
     "clat_p50_ns",
     "clat_p99_ns",
     "clat_p99_9_ns",
+    "warnings",
 ];
+
+/// Separates the warnings in the `warnings` column.
+const WARNING_SEPARATOR: &str = " | ";
 
 /// The report as CSV (RFC 4180 quoting, `\n` line ends) with a header row.
 pub fn to_csv(report: &RunReport) -> String {
@@ -75,6 +80,14 @@ pub fn to_csv(report: &RunReport) -> String {
                 percentile(50.0),
                 percentile(99.0),
                 percentile(99.9),
+                // The run's warnings concern every job; each row carries them with its job's.
+                report
+                    .warnings
+                    .iter()
+                    .chain(&job.warnings)
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(WARNING_SEPARATOR),
             ];
             let escaped: Vec<String> = fields.iter().map(|field| escape(field)).collect();
             let _ = writeln!(out, "{}", escaped.join(","));

@@ -59,6 +59,8 @@ struct FioOutput {
     global_options: OrderedMap,
     jobs: Vec<FioJob>,
     disk_util: Vec<Value>,
+    /// storlab's run-level warnings (fio has no such key; readers of fio's JSON ignore it).
+    storlab_warnings: Vec<String>,
 }
 
 #[derive(serde::Serialize)]
@@ -90,6 +92,8 @@ struct FioJob {
     latency_target: u64,
     latency_percentile: f64,
     latency_window: u64,
+    /// storlab's warnings about this job's figures (not a fio key).
+    storlab_warnings: Vec<String>,
 }
 
 #[derive(serde::Serialize, Default)]
@@ -153,6 +157,7 @@ pub fn to_fio_json(report: &RunReport) -> String {
             .map(|(groupid, job)| fio_job(groupid, job))
             .collect(),
         disk_util: Vec::new(),
+        storlab_warnings: report.warnings.clone(),
     };
     let mut text = serde_json::to_string_pretty(&output)
         .unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() }).to_string());
@@ -192,6 +197,7 @@ fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
         latency_target: 0,
         latency_percentile: PERCENT,
         latency_window: 0,
+        storlab_warnings: job.warnings.clone(),
     }
 }
 

@@ -40,6 +40,9 @@ pub struct EntryResult {
     pub error_percent: f64,
     /// The reference file's reason the model misses this figure, if it gives one.
     pub known_gap: Option<String>,
+    /// The measured points' warnings (a job's own, and the honesty check's: a driver that
+    /// merged requests measures larger I/O than the entry names), the denominator's marked.
+    pub warnings: Vec<String>,
 }
 
 /// Which scenario of an entry a work item is.
@@ -66,7 +69,8 @@ pub fn run_entries(
                 .chain(e.denominator.as_ref().map(|_| (i, Part::Denominator)))
         })
         .collect();
-    let values: Vec<Mutex<Option<Result<f64, Failure>>>> =
+    type Measured = (f64, Vec<String>);
+    let values: Vec<Mutex<Option<Result<Measured, Failure>>>> =
         work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let worker = || loop {
@@ -89,7 +93,7 @@ pub fn run_entries(
                 Failure::RunFailed(_) => run_failed(message),
             }
         });
-        if let Ok(v) = &value {
+        if let Ok((v, _)) = &value {
             on_scenario_done(&label, planned.entry.measured, *v);
         }
         if let Ok(mut slot) = values[item].lock() {
@@ -110,15 +114,20 @@ pub fn run_entries(
     let mut results = Vec::with_capacity(entries.len());
     for planned in entries {
         let entry = &planned.entry;
-        let numerator = measured
+        let (numerator, mut warnings) = measured
             .next()
             .unwrap_or_else(|| Err(run_failed("missing result")))?;
         let simulated = match &planned.denominator {
             None => numerator,
             Some(_) => {
-                let denominator = measured
+                let (denominator, denominator_warnings) = measured
                     .next()
                     .unwrap_or_else(|| Err(run_failed("missing result")))?;
+                warnings.extend(
+                    denominator_warnings
+                        .into_iter()
+                        .map(|w| format!("denominator: {w}")),
+                );
                 if denominator <= 0.0 {
                     return Err(run_failed(format!(
                         "entry '{}': the denominator scenario measured {} = {denominator}; a ratio needs it above 0",
@@ -137,6 +146,7 @@ pub fn run_entries(
             simulated,
             error_percent: (simulated - entry.published) / entry.published * 100.0,
             known_gap: entry.known_gap.clone(),
+            warnings,
         });
     }
     Ok(results)
@@ -164,12 +174,13 @@ impl EngineProvider for ReportTrail<'_> {
     }
 }
 
-/// Run one scenario on a fresh simulated stack and return its `metric`.
+/// Run one scenario on a fresh simulated stack and return its `metric` and the compared point's
+/// warnings.
 pub fn measure(
     scenario: &PlannedScenario,
     metric: Metric,
     profiles: Option<&Path>,
-) -> Result<f64, Failure> {
+) -> Result<(f64, Vec<String>), Failure> {
     // Validation measures timing only: keeping written bytes would hold a whole-drive fill
     // (the M225's 64 GB) in RAM.
     let mut provider = Provider::new(ProviderOptions {
@@ -211,7 +222,15 @@ pub fn measure(
                 scenario.selected.job.name
             ))
         })?;
-    value_of(point, metric, &trail.released)
+    let warnings = point
+        .point
+        .job
+        .warnings
+        .iter()
+        .chain(&point.warnings)
+        .cloned()
+        .collect();
+    Ok((value_of(point, metric, &trail.released)?, warnings))
 }
 
 /// Whether two points have the same coordinates, ignoring the round a steady-state sweep adds.

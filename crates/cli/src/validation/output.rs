@@ -30,6 +30,7 @@ struct JsonEntry<'a> {
     published: f64,
     simulated: f64,
     error_percent: f64,
+    warnings: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -52,6 +53,7 @@ pub fn to_json(results: &[EntryResult]) -> String {
                 published: r.published,
                 simulated: r.simulated,
                 error_percent: r.error_percent,
+                warnings: &r.warnings,
             })
             .collect(),
         within_10_percent: share_within(results, BANDS_PERCENT[0]),
@@ -71,19 +73,22 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// One row per entry: id, source, stack, metric, published, simulated, error_percent.
+/// One row per entry: id, source, stack, metric, published, simulated, error_percent, warnings
+/// (joined with ` | `).
 pub fn to_csv(results: &[EntryResult]) -> String {
-    let mut text = String::from("id,source,stack,metric,published,simulated,error_percent\n");
+    let mut text =
+        String::from("id,source,stack,metric,published,simulated,error_percent,warnings\n");
     for r in results {
         text.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{}\n",
             csv_field(&r.id),
             csv_field(&r.source),
             csv_field(&r.stack),
             r.metric.name(),
             r.published,
             r.simulated,
-            r.error_percent
+            r.error_percent,
+            csv_field(&r.warnings.join(" | "))
         ));
     }
     text
@@ -153,6 +158,19 @@ pub fn to_table(results: &[EntryResult]) -> String {
             share * 100.0
         ));
     }
+    let warned: Vec<&EntryResult> = results.iter().filter(|r| !r.warnings.is_empty()).collect();
+    if !warned.is_empty() {
+        text.push_str("\nwarnings:\n");
+        for r in warned {
+            for warning in &r.warnings {
+                text.push_str(&format!(
+                    "  [{}] {}\n",
+                    storlab_report::escape_control(&r.id),
+                    storlab_report::escape_control(warning)
+                ));
+            }
+        }
+    }
     let gaps: Vec<&EntryResult> = results.iter().filter(|r| r.known_gap.is_some()).collect();
     if !gaps.is_empty() {
         text.push_str("\nknown gaps (the reference file's reasons):\n");
@@ -187,6 +205,7 @@ mod tests {
             simulated,
             error_percent: (simulated - published) / published * 100.0,
             known_gap: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -255,7 +274,8 @@ mod tests {
                 "published",
                 "simulated",
                 "source",
-                "stack"
+                "stack",
+                "warnings"
             ]
         );
         assert_eq!(entry["error_percent"], 25.0);

@@ -222,6 +222,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "hosts",
+        "win8-bot-vendor-xhci",
+        include_str!("../../../../profiles/hosts/win8-bot-vendor-xhci.toml"),
+    ),
+    (
+        "hosts",
         "win8-msft-bot",
         include_str!("../../../../profiles/hosts/win8-msft-bot.toml"),
     ),
@@ -229,6 +234,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "hosts",
         "win8-msft-uas",
         include_str!("../../../../profiles/hosts/win8-msft-uas.toml"),
+    ),
+    (
+        "hosts",
+        "winxp-sp2-bot",
+        include_str!("../../../../profiles/hosts/winxp-sp2-bot.toml"),
     ),
     (
         "links",
@@ -272,11 +282,6 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
-        "hwfr2013/amd-win7-uas",
-        include_str!("../../../../profiles/stacks/hwfr2013/amd-win7-uas.toml"),
-    ),
-    (
-        "stacks",
         "hwfr2013/amd-win8-uas",
         include_str!("../../../../profiles/stacks/hwfr2013/amd-win8-uas.toml"),
     ),
@@ -292,18 +297,23 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "hwfr2013/asm1042-win8-asmedia-xhci-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win8-asmedia-xhci-bot.toml"),
+    ),
+    (
+        "stacks",
         "hwfr2013/asm1042-win8-bot",
         include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win8-bot.toml"),
     ),
     (
         "stacks",
-        "hwfr2013/etron-win7-bot",
-        include_str!("../../../../profiles/stacks/hwfr2013/etron-win7-bot.toml"),
+        "hwfr2013/asm1042-win8-mcci-uas",
+        include_str!("../../../../profiles/stacks/hwfr2013/asm1042-win8-mcci-uas.toml"),
     ),
     (
         "stacks",
-        "hwfr2013/etron-win7-uas",
-        include_str!("../../../../profiles/stacks/hwfr2013/etron-win7-uas.toml"),
+        "hwfr2013/etron-win7-bot",
+        include_str!("../../../../profiles/stacks/hwfr2013/etron-win7-bot.toml"),
     ),
     (
         "stacks",
@@ -319,11 +329,6 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "stacks",
         "hwfr2013/intel-win7-turbo",
         include_str!("../../../../profiles/stacks/hwfr2013/intel-win7-turbo.toml"),
-    ),
-    (
-        "stacks",
-        "hwfr2013/intel-win7-uas",
-        include_str!("../../../../profiles/stacks/hwfr2013/intel-win7-uas.toml"),
     ),
     (
         "stacks",
@@ -454,6 +459,26 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "stacks",
         "usb3-uas-ssd",
         include_str!("../../../../profiles/stacks/usb3-uas-ssd.toml"),
+    ),
+    (
+        "stacks",
+        "whatif/hwfr2013-amd-win7-mcci-uas",
+        include_str!("../../../../profiles/stacks/whatif/hwfr2013-amd-win7-mcci-uas.toml"),
+    ),
+    (
+        "stacks",
+        "whatif/hwfr2013-etron-win7-mcci-uas",
+        include_str!("../../../../profiles/stacks/whatif/hwfr2013-etron-win7-mcci-uas.toml"),
+    ),
+    (
+        "stacks",
+        "whatif/hwfr2013-intel-win7-mcci-uas",
+        include_str!("../../../../profiles/stacks/whatif/hwfr2013-intel-win7-mcci-uas.toml"),
+    ),
+    (
+        "stacks",
+        "xbit2010/buffalo-usb3",
+        include_str!("../../../../profiles/stacks/xbit2010/buffalo-usb3.toml"),
     ),
     (
         "stacks",
