@@ -59,13 +59,15 @@ pub struct PcieLink {
     completion_bytes: u64,
     outstanding_reads: u64,
     read_latency_ns: u64,
+    /// Steady-state spacing of full-size requests (precomputed: on every write's path).
+    full_request_interval_ns: u64,
 }
 
 impl PcieLink {
     pub fn new(p: &PcieProfile) -> PcieLink {
         let rate = lane_bytes_per_second(p.generation) * f64::from(p.lanes);
         let max_payload_bytes = u64::from(p.max_payload_bytes);
-        PcieLink {
+        let mut link = PcieLink {
             max_payload_bytes,
             tlp_overhead_bytes: p.tlp_overhead_bytes.into(),
             byte_ps: (1e12 / rate * (1.0 + p.dllp_overhead_fraction)).round() as u64,
@@ -74,7 +76,13 @@ impl PcieLink {
             completion_bytes: u64::from(p.read_completion_boundary_bytes).min(max_payload_bytes),
             outstanding_reads: p.outstanding_read_requests.into(),
             read_latency_ns: p.read_latency_ns,
-        }
+            full_request_interval_ns: 0,
+        };
+        let full = link.read_request_bytes;
+        link.full_request_interval_ns = link
+            .completions_ns(full)
+            .max(link.round_trip_ns(full).div_ceil(link.outstanding_reads));
+        link
     }
 
     #[inline]
@@ -124,12 +132,8 @@ impl PcieLink {
     #[inline]
     pub fn read_ns(&self, bytes: u64) -> u64 {
         let requests = self.read_requests(bytes);
-        let full = self.read_request_bytes.min(bytes);
-        let interval = self
-            .completions_ns(full)
-            .max(self.round_trip_ns(full).div_ceil(self.outstanding_reads));
         let last = bytes - (requests - 1) * self.read_request_bytes;
-        (requests - 1) * interval + self.round_trip_ns(last)
+        (requests - 1) * self.full_request_interval_ns + self.round_trip_ns(last)
     }
 
     /// The first read request's round trip (the pipelining piece of a fetch).
