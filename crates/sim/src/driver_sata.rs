@@ -44,8 +44,9 @@ impl Simulator {
         let t = self.reserve(
             layer::PCIE_DOWN,
             t,
+            // The AHCI controller reads the command table (FIS area and PRDs) from host memory.
             self.pcie_down
-                .transfer_ns(AHCI_COMMAND_FIS_AREA_BYTES + descriptors),
+                .read_ns(AHCI_COMMAND_FIS_AREA_BYTES + descriptors),
             0,
         );
         if op == Op::Trim {
@@ -110,8 +111,8 @@ impl Simulator {
         let now = self.now_ns();
         let payload_len = self.cmd(id).dsm_payload.len() as u64;
         let from_host = {
-            let d = self.pcie_down.transfer_ns(payload_len);
-            let p = self.pcie_down.first_piece_ns(payload_len);
+            let d = self.pcie_down.read_ns(payload_len);
+            let p = self.pcie_down.read_first_piece_ns(payload_len);
             self.pass(layer::PCIE_DOWN, Flow::ready_at(now), d, p, payload_len)
         };
         self.sata_data(from_host, payload_len).end_ns

@@ -138,6 +138,47 @@ pub struct PcieProfile {
     pub tlp_overhead_bytes: u32,
     /// Share of link time spent on DLLPs (ACK/NAK, flow-control updates), 0..1.
     pub dllp_overhead_fraction: f64,
+    /// Max_Read_Request_Size: the most data one Memory Read request may ask for. The Device
+    /// Control register's default is 512 bytes (PCIe Base 2.0 §7.8.4, bits 14:12 = 010b).
+    #[serde(default = "default_max_read_request_bytes")]
+    pub max_read_request_bytes: u32,
+    /// Read completion boundary of the root complex: it may split the data of a read into
+    /// completions at these aligned boundaries, 64 or 128 bytes (PCIe Base 2.0 §2.3.1.1; the
+    /// Link Control register's default is 64, §7.8.7 bit 3).
+    #[serde(default = "default_read_completion_boundary_bytes")]
+    pub read_completion_boundary_bytes: u32,
+    /// Memory Read requests (tags) the controller keeps in flight.
+    #[serde(default = "default_outstanding_read_requests")]
+    pub outstanding_read_requests: u32,
+    /// Root complex and host memory time of one read: from the request's arrival to its first
+    /// completion leaving the root port (link transfer times are computed, not included).
+    #[serde(default = "default_read_latency_ns")]
+    pub read_latency_ns: u64,
+}
+
+/// PCIe Base 2.0 §7.8.4: Max_Read_Request_Size defaults to 512 bytes.
+fn default_max_read_request_bytes() -> u32 {
+    512
+}
+
+/// PCIe Base 2.0 §7.8.7: the Read Completion Boundary bit defaults to 0 (64 bytes).
+fn default_read_completion_boundary_bytes() -> u32 {
+    64
+}
+
+/// The 5-bit tag space a requester has without the Extended Tag field (PCIe Base 2.0
+/// §7.8.4, bit 8, default off): with no datasheet figure the tags are not taken to bind, so
+/// the link's rate does.
+fn default_outstanding_read_requests() -> u32 {
+    32
+}
+
+/// About half a microsecond from read request to completion in the root complex and memory
+/// (Neugebauer et al., "Understanding PCIe performance for end host networking", SIGCOMM
+/// 2018: DMA reads of 64 bytes took roughly 0.5 µs on Xeon E5 hosts over Gen3 x8, where the
+/// link's own transfer times are a few nanoseconds).
+fn default_read_latency_ns() -> u64 {
+    500
 }
 
 /// Kind of host controller.
@@ -1197,6 +1238,38 @@ fn validate_controller(origin: &str, c: &ControllerProfile) -> Result<(), SimErr
         "pcie.dllp_overhead_fraction",
         p.dllp_overhead_fraction,
         0.5,
+    )?;
+    if !p.max_read_request_bytes.is_power_of_two()
+        || !(128..=4096).contains(&p.max_read_request_bytes)
+    {
+        return Err(SimError::profile(
+            origin,
+            "pcie.max_read_request_bytes",
+            "must be a power of two in 128..=4096",
+        ));
+    }
+    if ![64, 128].contains(&p.read_completion_boundary_bytes) {
+        return Err(SimError::profile(
+            origin,
+            "pcie.read_completion_boundary_bytes",
+            "must be 64 or 128 (a root complex's read completion boundary)",
+        ));
+    }
+    in_range(
+        origin,
+        "pcie.outstanding_read_requests",
+        p.outstanding_read_requests.into(),
+        1,
+        256,
+        "tags: 32 without the Extended Tag field, 256 with it",
+    )?;
+    in_range(
+        origin,
+        "pcie.read_latency_ns",
+        p.read_latency_ns,
+        0,
+        100_000,
+        "a host answers a read in about a microsecond; 100 us is far beyond any",
     )?;
     Ok(())
 }

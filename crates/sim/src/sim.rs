@@ -18,7 +18,8 @@ use crate::link_usb2::Usb2Link;
 use crate::link_usb3::Usb3Link;
 use crate::pcie::{PcieLink, DESCRIPTOR_BYTES};
 use crate::profile::{
-    BridgeProfile, DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec, SECTOR_BYTES,
+    BridgeProfile, ControllerKind, DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec,
+    SECTOR_BYTES,
 };
 use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow};
 use crate::store::Store;
@@ -885,15 +886,33 @@ impl Simulator {
         self.pass(layer::PCIE_UP, ctl, d, p, len)
     }
 
-    /// Host memory to device: descriptor fetch and PCIe read completions, then the controller.
+    /// Host memory to device: the controller reads the transfer's descriptors, then its data,
+    /// with Memory Read requests (`pcie::PcieLink::read_ns`: round trips bounded by its tags);
+    /// the requests themselves go up the link. Then the controller's own work.
     #[inline]
     pub(crate) fn host_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
-        let descriptors = self.controller.descriptors(len) * DESCRIPTOR_BYTES;
+        // An AHCI controller read its PRDs with the command table (`sata_issue`); an xHCI
+        // reads the transfer's TRBs now.
+        let descriptors = match self.controller.kind {
+            ControllerKind::Ahci => 0,
+            ControllerKind::Xhci => self.controller.descriptors(len) * DESCRIPTOR_BYTES,
+        };
+        let descriptors_ns = if descriptors == 0 {
+            0
+        } else {
+            self.pcie_down.read_ns(descriptors)
+        };
         let (d, p) = (
-            self.pcie_down.transfer_ns(len + descriptors),
-            self.pcie_down.first_piece_ns(len),
+            descriptors_ns + self.pcie_down.read_ns(len),
+            descriptors_ns + self.pcie_down.read_first_piece_ns(len),
         );
         let pcie = self.pass(layer::PCIE_DOWN, upstream, d, p, len);
+        let requests_ns = if descriptors == 0 {
+            0
+        } else {
+            self.pcie_down.read_requests_ns(descriptors)
+        } + self.pcie_down.read_requests_ns(len);
+        self.reserve(layer::PCIE_UP, pcie.start_ns, requests_ns, 0);
         let (cd, cp) = (
             self.controller.transfer_ns(len),
             self.controller.first_piece_ns(),
@@ -911,10 +930,11 @@ impl Simulator {
             queue_ns + self.controller.transfer_ns(bytes),
             0,
         );
+        // The controller reads the TRB, then the message it points to: two round trips.
         let t = self.reserve(
             layer::PCIE_DOWN,
             t,
-            self.pcie_down.transfer_ns(bytes + DESCRIPTOR_BYTES),
+            self.pcie_down.read_ns(DESCRIPTOR_BYTES) + self.pcie_down.read_ns(bytes),
             bytes,
         );
         let usb = self.usb.as_ref().expect("USB stack");
