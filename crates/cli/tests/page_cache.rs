@@ -144,8 +144,13 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// Before fio's `fadvise_hint`, readahead read the whole cold file and storlab reported about
 /// ten times fio's IOPS: the page cache's, not the disk's.
+/// The two tests share the machine's page cache: one drops it (all of it) while the other needs
+/// its file to stay cached, so they take turns.
+static PAGE_CACHE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn cold_buffered_random_reads_match_fio() {
+    let _turn = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let test = "cold_buffered_random_reads_match_fio";
     if !fio_installed() {
         eprintln!("skipping {test}: fio is not installed");
@@ -188,6 +193,7 @@ fn cold_buffered_random_reads_match_fio() {
 /// next to nothing, and the result says so, measured.
 #[test]
 fn buffered_reads_of_a_cached_file_are_flagged() {
+    let _turn = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dir) = disk_dir("buffered_reads_of_a_cached_file_are_flagged") else {
         return;
     };
