@@ -75,7 +75,22 @@ pub fn render_table(report: &RunReport) -> String {
         );
     }
 
-    let diagnosis: Vec<String> = report.jobs.iter().flat_map(job_diagnosis).collect();
+    // What a real target's path implies is the same for every job on it: said once per target.
+    // A simulated job's bottleneck is its own: said per job.
+    let mut targets_said: Vec<&str> = Vec::new();
+    let mut diagnosis: Vec<String> = Vec::new();
+    for job in &report.jobs {
+        let description = job.target.description.as_str();
+        if !targets_said.contains(&description) {
+            targets_said.push(description);
+            diagnosis.extend(
+                target_diagnosis(job)
+                    .into_iter()
+                    .map(|line| format!("[{description}] {line}")),
+            );
+        }
+        diagnosis.extend(sim_diagnosis(job));
+    }
     if !diagnosis.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "diagnosis:");
@@ -117,6 +132,16 @@ pub fn render_table(report: &RunReport) -> String {
 /// utilisation, the next busiest layer, and the transport fallback if one happened.
 pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
     let name = &job.name;
+    let mut lines: Vec<String> = target_diagnosis(job)
+        .into_iter()
+        .map(|line| format!("[{name}] {line}"))
+        .collect();
+    lines.extend(sim_diagnosis(job));
+    lines
+}
+
+/// What the probed path of a real target (`target.path`) implies, without a prefix.
+fn target_diagnosis(job: &JobReport) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(path) = &job.target.path {
         let device = &path["device"];
@@ -131,16 +156,24 @@ pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
                 format!(" ({})", chain.join(" → "))
             };
             lines.push(format!(
-                "[{name}] {} is {transport}{chain}",
+                "{} is {transport}{chain}",
                 device["node"].as_str().unwrap_or("the target")
             ));
         }
         for line in path["diagnosis"].as_array().into_iter().flatten() {
             if let Some(line) = line.as_str() {
-                lines.push(format!("[{name}] {line}"));
+                lines.push(line.to_string());
             }
         }
     }
+    lines
+}
+
+/// A simulated job's bottleneck, the next busiest layer and any transport fallback, each line
+/// prefixed with the job's name.
+fn sim_diagnosis(job: &JobReport) -> Vec<String> {
+    let name = &job.name;
+    let mut lines = Vec::new();
     if let Some(sim) = &job.sim {
         if let (Some(bottleneck), Some(utilisation)) = (
             sim["bottleneck"].as_str(),
