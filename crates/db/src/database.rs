@@ -871,13 +871,23 @@ impl Identity {
     }
 }
 
+/// The three facts in one statement, so one read snapshot: read one by one outside a
+/// transaction, they could straddle another storlab's commit of a new file's schema and show
+/// its tables without its id ("another application's database", seen in a CI run).
 fn read_identity(connection: &Connection) -> rusqlite::Result<Identity> {
-    Ok(Identity {
-        application_id: connection.pragma_query_value(None, "application_id", |row| row.get(0))?,
-        version: connection.pragma_query_value(None, "user_version", |row| row.get(0))?,
-        objects: connection
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?,
-    })
+    connection.query_row(
+        "SELECT (SELECT application_id FROM pragma_application_id()), \
+                (SELECT user_version FROM pragma_user_version()), \
+                (SELECT count(*) FROM sqlite_schema)",
+        [],
+        |row| {
+            Ok(Identity {
+                application_id: row.get(0)?,
+                version: row.get(1)?,
+                objects: row.get(2)?,
+            })
+        },
+    )
 }
 
 /// Applies the migrations the file lacks, deciding what it lacks inside the same write
