@@ -142,17 +142,7 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
     // Saved as finished before the output is written, whatever becomes of stdout. Points
     // missing from the database fail the run (exit 1) once the results are out.
-    let saved = match &mut recorder {
-        Some(recorder) => {
-            let status = if interrupted {
-                storlab_db::RunStatus::Interrupted
-            } else {
-                storlab_db::RunStatus::Complete
-            };
-            recorder.finish(status, &report.warnings)
-        }
-        None => Ok(()),
-    };
+    let saved = crate::db_support::finish_run(&mut recorder, false, interrupted, &report.warnings);
     let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
     drop(provider); // deletes temporary files before we report success
     if let (Err(_), Err(unsaved)) = (&written, &saved) {

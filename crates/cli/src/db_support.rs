@@ -208,6 +208,27 @@ fn command_line() -> String {
         .join(" ")
 }
 
+/// Marks the run of `recorder` (if the run is saved at all) failed, interrupted or complete, in
+/// that order of precedence: see [`RunRecorder::finish`].
+pub fn finish_run(
+    recorder: &mut Option<RunRecorder>,
+    failed: bool,
+    interrupted: bool,
+    warnings: &[String],
+) -> Result<(), Failure> {
+    let Some(recorder) = recorder else {
+        return Ok(());
+    };
+    let status = if failed {
+        RunStatus::Failed
+    } else if interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    recorder.finish(status, warnings)
+}
+
 pub fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -426,17 +426,12 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         }
     }
     // Points missing from the database fail the run (exit 1) once the results are out.
-    let saved = match &mut recorder {
-        Some(recorder) => {
-            let status = match (&result, STOP.load(Ordering::Relaxed)) {
-                (Err(_), _) => storlab_db::RunStatus::Failed,
-                (Ok(()), true) => storlab_db::RunStatus::Interrupted,
-                (Ok(()), false) => storlab_db::RunStatus::Complete,
-            };
-            recorder.finish(status, &report.warnings)
-        }
-        None => Ok(()),
-    };
+    let saved = crate::db_support::finish_run(
+        &mut recorder,
+        result.is_err(),
+        STOP.load(Ordering::Relaxed),
+        &report.warnings,
+    );
     let run_id = recorder.as_ref().and_then(|r| r.run_id());
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
@@ -817,17 +812,12 @@ fn run_fctest_on_directory(
     let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
     report.jobs = rows.iter().map(|(_, r)| r.clone()).collect();
     // Points missing from the database fail the run (exit 1) once the results are out.
-    let saved = match &mut recorder {
-        Some(recorder) => {
-            let status = match (&result, STOP.load(Ordering::Relaxed)) {
-                (Err(_), _) => storlab_db::RunStatus::Failed,
-                (Ok(()), true) => storlab_db::RunStatus::Interrupted,
-                (Ok(()), false) => storlab_db::RunStatus::Complete,
-            };
-            recorder.finish(status, &report.warnings)
-        }
-        None => Ok(()),
-    };
+    let saved = crate::db_support::finish_run(
+        &mut recorder,
+        result.is_err(),
+        STOP.load(Ordering::Relaxed),
+        &report.warnings,
+    );
     let run_id = recorder.as_ref().and_then(|r| r.run_id());
     if args.compared {
         // One target's part of a what-if comparison: the comparison writes the outputs.
