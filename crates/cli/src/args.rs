@@ -24,29 +24,193 @@ pub enum Command {
     /// Print the protocol view of a usbmon pcap capture (BOT, UAS, SCSI, control requests).
     Decode(DecodeArgs),
     /// List saved runs, newest first (filter by target, preset, date).
-    History(crate::cmd_history::HistoryArgs),
+    History(HistoryArgs),
     /// Show one saved run.
-    Show(crate::cmd_show::ShowArgs),
+    Show(ShowArgs),
     /// Compare saved runs side by side, with ratios to the first.
-    Compare(crate::cmd_compare::CompareArgs),
+    Compare(CompareArgs),
     /// Export a saved run as JSON, fio-shaped JSON or CSV.
-    Export(crate::cmd_export::ExportArgs),
+    Export(ExportArgs),
     /// Delete saved runs.
-    Rm(crate::cmd_rm::RmArgs),
+    Rm(RmArgs),
     /// Write a self-contained HTML report (SVG charts and tables) of saved runs.
-    Report(crate::cmd_report::ReportArgs),
+    Report(ReportArgs),
     /// List the presets (published test suites; run one with `run --preset NAME`).
     Presets,
     /// Run a reference file in the simulator: published vs simulated (docs/validation.md).
-    Validate(crate::cmd_validate::ValidateArgs),
+    Validate(ValidateArgs),
     /// Show what a file or device really is (driver chain, link, bridge, limits); read-only.
     ///
     /// For a file: its filesystem, mount and the block device beneath. For a block device: the
     /// driver chain, USB link and bridge, PCIe link, queue limits and the device's own answers
     /// (INQUIRY, VPD, READ CAPACITY, ATA IDENTIFY), and what they imply. Never writes.
-    Probe(crate::cmd_probe::ProbeArgs),
+    Probe(ProbeArgs),
     /// Print the man page or a shell completion script (generated from these definitions).
-    Generate(crate::cmd_generate::GenerateArgs),
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only runs with a target containing this text (a path, /dev/sdb, sim:usb3-uas-ssd).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only runs of this preset.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Only runs started at or after this time: YYYY-MM-DD, YYYY-MM-DDTHH:MM (UTC), or 7d/12h/30m ago.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started before this time (a bare date includes that whole day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// At most this many runs (the newest).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: rN as `storlab history` prints it, N, or last.
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more runs (rN, N, or last); the first is the baseline of the ratios.
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run: rN, N, or last.
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+    pub format: OutputFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The runs to delete: rN, N, or last.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The runs to chart: rN, N, or last.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Output formats of `storlab validate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ValidateFormat {
+    /// A readable table (default).
+    Table,
+    /// {"entries": [{id, source, stack, metric, published, simulated, error_percent}],
+    /// "within_10_percent", "within_15_percent"} (shares as fractions 0..1).
+    Json,
+    /// One row per entry.
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Reference file of published measurements and their scenarios (docs/validation.md).
+    pub reference: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
+    pub output_format: ValidateFormat,
+    /// Write the output to FILE instead of stdout (written whole at the end, never half).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Directory of extra simulator profiles (added to, and overriding, the built-in ones).
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+    /// Run only the entries whose id contains SUBSTRING (the whole file is still checked).
+    #[arg(long, value_name = "SUBSTRING")]
+    pub filter: Option<String>,
+    /// Exit with code 1 when any entry's |error| exceeds X percent.
+    #[arg(long, value_name = "X", value_parser = parse_percent)]
+    pub max_error_percent: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// A file, directory or block device; without it, every whole disk in /sys/block.
+    pub path: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
+    pub output_format: ProbeFormat,
+    /// Read sysfs from DIR instead of /sys (a recorded or fixture tree; PATH is then a block
+    /// device name such as sda, and the device itself is not asked).
+    #[arg(long, value_name = "DIR")]
+    pub sys_root: Option<PathBuf>,
+}
+
+/// Output formats of `probe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    /// A readable table (default).
+    Table,
+    /// JSON (schema in docs/probe.md).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    #[command(subcommand)]
+    pub what: Generated,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Generated {
+    /// The man page (roff) on stdout, every subcommand and the job keys in one page:
+    /// `storlab generate man > storlab.1`.
+    Man,
+    /// A completion script for SHELL on stdout (README.md says where to put it).
+    Complete {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `--db PATH`, shared by every command that uses the database.
+#[derive(Clone, Debug, Default, Args)]
+pub struct DbArgs {
+    /// Results database (default: $STORLAB_DB, else $XDG_DATA_HOME/storlab/results.sqlite,
+    /// else ~/.local/share/storlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "'{text}': give a percentage of 0 or more (e.g. 15)"
+        )),
+    }
 }
 
 /// Machine and human output formats.
@@ -113,7 +277,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub second_dir: Option<PathBuf>,
     #[command(flatten)]
-    pub db: crate::db_support::DbArgs,
+    pub db: DbArgs,
     /// Do not save this run in the results database.
     #[arg(long)]
     pub no_db: bool,

@@ -2,22 +2,13 @@
 //! direction, IOPS, MB/s and p99 latency per run, and each run's ratio to the first (the
 //! baseline), like the comparison charts of drive reviews. Real and simulated runs mix freely.
 
-use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::args::CompareArgs;
+use crate::db_support::{db_failure, parse_runs};
 use crate::exit::{bad_input, Failure};
-use clap::Args;
 use storlab_report::{format_latency_ns, JobReport, RunReport};
 
 const BYTES_PER_MB: f64 = 1e6;
 const TAIL_PERCENTILE: f64 = 99.0;
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Two or more runs (rN, N, or last); the first is the baseline of the ratios.
-    #[arg(required = true, num_args = 2..)]
-    pub runs: Vec<String>,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 pub fn run(args: CompareArgs) -> Result<(), Failure> {
     if args.runs.len() < 2 {

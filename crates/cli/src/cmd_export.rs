@@ -1,27 +1,12 @@
 //! `storlab export RUN --format json|fio-json|csv`: a saved run in the same formats `storlab run`
 //! writes, to stdout or a file.
 
+use crate::args::ExportArgs;
 use crate::args::OutputFormat;
 use crate::cmd_report::check_output_beside_database;
-use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::db_support::{db_failure, parse_runs};
 use crate::exit::Failure;
 use crate::output::print_or_write;
-use clap::Args;
-use std::path::PathBuf;
-
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// The run: rN, N, or last.
-    pub run: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
-    pub format: OutputFormat,
-    /// Write to FILE instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
     let reference = parse_runs(std::slice::from_ref(&args.run))?[0];

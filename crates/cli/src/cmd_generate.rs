@@ -2,28 +2,9 @@
 //! completions, generated from the same clap definitions as `--help` (clap_mangen,
 //! clap_complete), so neither can drift from the options storlab takes.
 
+use crate::args::{GenerateArgs, Generated};
 use crate::exit::{run_failed, Failure};
-use clap::{Args, Subcommand};
 use roff::{bold, roman, Roff};
-
-#[derive(Debug, Args)]
-pub struct GenerateArgs {
-    #[command(subcommand)]
-    pub what: Generated,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Generated {
-    /// The man page (roff) on stdout, every subcommand and the job keys in one page:
-    /// `storlab generate man > storlab.1`.
-    Man,
-    /// A completion script for SHELL on stdout (README.md says where to put it).
-    Complete {
-        /// The shell to complete in.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
-}
 
 pub fn run(args: GenerateArgs) -> Result<(), Failure> {
     let text = match args.what {

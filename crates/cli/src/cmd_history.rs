@@ -2,35 +2,14 @@
 //! saved from the user's input (targets, command line) is printed with control characters
 //! escaped.
 
-use crate::db_support::{db_failure, now_unix_ms, DbArgs};
+use crate::args::HistoryArgs;
+use crate::db_support::{db_failure, now_unix_ms};
 use crate::exit::Failure;
-use crate::output::say;
-use clap::Args;
+use crate::say::say;
 use std::fmt::Write;
 use storlab_db::time::{format_utc, parse_time, Bound};
 use storlab_db::RunFilter;
 use storlab_report::escape_control;
-
-#[derive(Debug, Args)]
-pub struct HistoryArgs {
-    /// Only runs with a target containing this text (a path, /dev/sdb, sim:usb3-uas-ssd).
-    #[arg(long)]
-    pub target: Option<String>,
-    /// Only runs of this preset.
-    #[arg(long)]
-    pub preset: Option<String>,
-    /// Only runs started at or after this time: YYYY-MM-DD, YYYY-MM-DDTHH:MM (UTC), or 7d/12h/30m ago.
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Only runs started before this time (a bare date includes that whole day).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-    /// At most this many runs (the newest).
-    #[arg(long, value_name = "N")]
-    pub limit: Option<u64>,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 pub fn run(args: HistoryArgs) -> Result<(), Failure> {
     let path = args.db.path()?;

@@ -2,38 +2,15 @@
 //! chain, USB link and bridge, controller and PCIe link, queue limits, what the device answers —
 //! and what that implies for a measurement. Read-only; needs no `--destructive`.
 
+use crate::args::{ProbeArgs, ProbeFormat};
 use crate::exit::{bad_input, Failure};
-use clap::{Args, ValueEnum};
 use std::fmt::Write;
-use std::path::PathBuf;
 use storlab_engine::probe::query::{Answer, DeviceQuery, VpdFacts};
 use storlab_engine::probe::{DeviceFacts, ProbeReport, Prober, SysRoot};
 use storlab_report::escape_control;
 
 /// Version of the JSON document `probe --output-format json` prints (docs/probe.md).
 pub const PROBE_SCHEMA_VERSION: u32 = 1;
-
-#[derive(Debug, Args)]
-pub struct ProbeArgs {
-    /// A file, directory or block device; without it, every whole disk in /sys/block.
-    pub path: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
-    pub output_format: ProbeFormat,
-    /// Read sysfs from DIR instead of /sys (a recorded or fixture tree; PATH is then a block
-    /// device name such as sda, and the device itself is not asked).
-    #[arg(long, value_name = "DIR")]
-    pub sys_root: Option<PathBuf>,
-}
-
-/// Output formats of `probe`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProbeFormat {
-    /// A readable table (default).
-    Table,
-    /// JSON (schema in docs/probe.md).
-    Json,
-}
 
 pub fn run(args: ProbeArgs) -> Result<(), Failure> {
     let mut prober = Prober::default();

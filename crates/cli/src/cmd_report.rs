@@ -1,24 +1,13 @@
 //! `storlab report RUN… -o report.html`: one self-contained HTML file with the charts and
 //! tables of saved runs (no network needed to open it).
 
-use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::args::{DbArgs, ReportArgs};
+use crate::db_support::{db_failure, parse_runs};
 use crate::exit::Failure;
-use crate::output::{check_output_paths, database_files, print_or_write, say, Protected};
-use clap::Args;
-use std::path::{Path, PathBuf};
+use crate::output::{check_output_paths, database_files, print_or_write, Protected};
+use crate::say::say;
+use std::path::Path;
 use storlab_report::{LabeledRun, RunReport};
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// The runs to chart: rN, N, or last.
-    #[arg(required = true)]
-    pub runs: Vec<String>,
-    /// The HTML file to write.
-    #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
-    pub output: PathBuf,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let references = parse_runs(&args.runs)?;

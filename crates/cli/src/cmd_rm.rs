@@ -1,18 +1,9 @@
 //! `storlab rm RUN…`: deletes saved runs and everything stored with them.
 
-use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::args::RmArgs;
+use crate::db_support::{db_failure, parse_runs};
 use crate::exit::Failure;
-use crate::output::say;
-use clap::Args;
-
-#[derive(Debug, Args)]
-pub struct RmArgs {
-    /// The runs to delete: rN, N, or last.
-    #[arg(required = true)]
-    pub runs: Vec<String>,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
+use crate::say::say;
 
 pub fn run(args: RmArgs) -> Result<(), Failure> {
     let references = parse_runs(&args.runs)?;

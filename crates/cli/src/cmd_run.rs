@@ -4,34 +4,20 @@
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::{check_output_paths, database_files, say, Protected};
-use crate::provider::{Provider, ProviderOptions};
-use crate::results::job_reports;
+use crate::output::{check_output_paths, database_files, Protected};
+use crate::run_session::{
+    install_interrupt_handler, load_jobs, session, target_of, Finished, STOP,
+};
+use crate::run_sink::CliSink;
+use crate::say::say;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-use storlab_job::keys::SIM_TARGET_PREFIX;
-use storlab_job::{EngineKind, JobSet, Target};
-use storlab_report::{HostInfo, JobReport, RunReport, ToolInfo};
-use storlab_runner::{JobOutcome, RunError, RunOptions, DEFAULT_INTERVAL_NS};
-
-/// The built-in quick set, a real fio job file parsed like any other.
-const DEFAULT_JOB_FILE: &str = include_str!("default.fio");
-const DEFAULT_JOB_FILE_NAME: &str = "<built-in quick set>";
-
-/// Set by the first Ctrl-C: the runner stops issuing and the finished jobs are reported.
-pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-/// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
-const EXIT_SECOND_INTERRUPT: i32 = 130;
-
-/// One target's finished run, handed back to a what-if comparison: its results and, when it
-/// was saved, its id in the results database.
-pub(crate) struct Finished {
-    pub report: RunReport,
-    pub run_id: Option<storlab_db::RunId>,
-}
+use std::sync::atomic::Ordering;
+use storlab_job::{EngineKind, Target};
+use storlab_lab::classify;
+use storlab_lab::provider::Provider;
+use storlab_lab::run::JobSetRun;
+use storlab_report::RunReport;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     check_run_outputs(&args)?;
@@ -60,90 +46,53 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     }
     install_interrupt_handler();
 
-    let provider = Provider::new(ProviderOptions {
-        destructive: args.destructive.clone(),
-        profiles: args.profiles.clone(),
-        direct_fallback: builtin,
-        pcap: args.pcap.is_some(),
-        sim_timing_only: false,
-    });
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let session = session(&args, builtin);
+    let recorder =
+        crate::db_support::recorder_for_run(&args.db, args.no_db, None, session.started_unix_ms)?;
+    let mut sink = CliSink::new(recorder);
+    let run = storlab_lab::run::run_job_set(&set, &session, &mut sink);
+    let JobSetRun {
+        report,
+        mut provider,
+        error,
+        interrupted,
+        complete,
+    } = run;
     let total = set.jobs.len();
-    let options = RunOptions {
-        interval_ns: DEFAULT_INTERVAL_NS,
-        stop: &STOP,
-        live: Some(&crate::progress::LIVE),
-    };
-    let shared = std::cell::RefCell::new(provider);
-    let mut recorder =
-        crate::db_support::recorder_for_run(&args.db, args.no_db, None, started_unix_ms)?;
-    let mut progress = crate::progress::Progress::new(total);
-    // The finished jobs' reports, for the output of a run that fails part-way.
-    let mut finished: Vec<JobReport> = Vec::new();
-    let mut honesty = crate::results::HonestyCheck::default();
-    let mut on_job_done = |outcome: &JobOutcome| {
-        let reports = job_reports(outcome, &shared.borrow(), honesty.warnings(outcome));
-        // Saved before it is announced: every point reported finished is in the database.
-        if let Some(recorder) = &mut recorder {
-            for job in &reports {
-                recorder.record(job);
+    if let Some(error) = error {
+        if let Some(recorder) = &mut sink.recorder {
+            if let Err(unsaved) =
+                recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()])
+            {
+                say!("storlab: warning: {unsaved}");
             }
         }
-        finished.extend(reports);
-        progress.point_done(&outcome.job.name, &progress_summary(outcome));
-    };
-    let mut lent = crate::db_support::SharedProvider(&shared);
-    let result = storlab_runner::run_jobs(&set, &mut lent, &options, &mut on_job_done);
-    progress.finish();
-    let mut provider = shared.into_inner();
-    let outcomes = match result {
-        Ok(outcomes) => outcomes,
-        Err(error) => {
-            if let Some(recorder) = &mut recorder {
-                if let Err(unsaved) =
-                    recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()])
-                {
-                    say!("storlab: warning: {unsaved}");
-                }
-            }
-            if finished.is_empty() {
-                return Err(classify(error));
-            }
-            // The jobs that finished were measured: their results are written as a complete
-            // run's would be, and the run failed (exit 1) whatever stopped it.
-            let done = finished.len();
-            let mut report =
-                RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
-            report.warnings.append(&mut provider.warnings);
-            report.jobs = finished;
-            let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
-            drop(provider); // deletes temporary files
-            let failed = if args.compared {
-                // A what-if comparison stops here and prints no table: say where they are.
-                format!("{error} (the {done} job(s) finished before it are saved, not compared)")
-            } else {
-                format!(
-                    "{error} (the results of the {done} job(s) finished before it are in the output)"
-                )
-            };
-            return Err(match written {
-                Ok(()) => run_failed(failed),
-                Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
-            });
+        if report.jobs.is_empty() {
+            return Err(classify(error));
         }
-    };
-
-    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
-    report.warnings.append(&mut provider.warnings);
-    // The reports made as each job finished (in the outcomes' order), with their warnings.
-    report.jobs = finished;
-    let interrupted = outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total;
+        // The jobs that finished were measured: their results are written as a complete
+        // run's would be, and the run failed (exit 1) whatever stopped it.
+        let done = report.jobs.len();
+        let written = write_outputs(&args, &report, sink.run_id(), &mut provider);
+        drop(provider); // deletes temporary files
+        let failed = if args.compared {
+            // A what-if comparison stops here and prints no table: say where they are.
+            format!("{error} (the {done} job(s) finished before it are saved, not compared)")
+        } else {
+            format!(
+                "{error} (the results of the {done} job(s) finished before it are in the output)"
+            )
+        };
+        return Err(match written {
+            Ok(()) => run_failed(failed),
+            Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
+        });
+    }
     // Saved as finished before the output is written, whatever becomes of stdout. Points
     // missing from the database fail the run (exit 1) once the results are out.
-    let saved = crate::db_support::finish_run(&mut recorder, false, interrupted, &report.warnings);
-    let written = write_outputs(&args, &report, recorder.as_ref(), &mut provider);
+    let saved =
+        crate::db_support::finish_run(&mut sink.recorder, false, interrupted, &report.warnings);
+    let written = write_outputs(&args, &report, sink.run_id(), &mut provider);
     drop(provider); // deletes temporary files before we report success
     if let (Err(_), Err(unsaved)) = (&written, &saved) {
         // Only one error line ends the command; the missing points are still named.
@@ -153,13 +102,12 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     saved?;
     if interrupted && STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
-            "interrupted: {} of {total} jobs finished and are reported above",
-            outcomes.iter().filter(|o| !o.interrupted).count()
+            "interrupted: {complete} of {total} jobs finished and are reported above"
         )));
     }
     Ok(Finished {
         report,
-        run_id: recorder.as_ref().and_then(|r| r.run_id()),
+        run_id: sink.run_id(),
     })
 }
 
@@ -212,7 +160,7 @@ fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
 fn write_outputs(
     args: &RunArgs,
     report: &RunReport,
-    recorder: Option<&crate::db_support::RunRecorder>,
+    run_id: Option<storlab_db::RunId>,
     provider: &mut Provider,
 ) -> Result<(), Failure> {
     for warning in &report.warnings {
@@ -231,7 +179,7 @@ fn write_outputs(
         return Ok(());
     }
     if let Some(pcap_path) = &args.pcap {
-        crate::sim_support::write_pcap(provider, pcap_path)?;
+        crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(report),
@@ -241,9 +189,7 @@ fn write_outputs(
     };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
-        let label = recorder
-            .and_then(|r| r.run_id())
-            .map_or("this run".into(), |id| id.to_string());
+        let label = run_id.map_or("this run".into(), |id| id.to_string());
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     Ok(())
@@ -338,7 +284,7 @@ fn check_target(part: &RunArgs) -> Result<(), Failure> {
     let target = part.target().map(target_of).transpose()?;
     if let Some(Target::Sim(stack)) = &target {
         // Resolved as opening it will: an unknown stack, or one whose profiles are broken.
-        let dir = crate::sim_support::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
+        let dir = storlab_lab::stacks::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
         storlab_sim::ProfileSet::embedded_with_dir(&dir)
             .and_then(|set| set.resolve(stack))
             .map_err(bad_input)?;
@@ -368,120 +314,4 @@ fn what_if_json(targets: &[std::ffi::OsString], runs: &[(String, Finished)]) -> 
         .unwrap_or_default();
     text.push('\n');
     text
-}
-
-/// The job set: a job file, job flags, or the built-in quick set when neither is given, each job
-/// on the `--target` if one was given (read and validated on it: a simulated drive or an existing
-/// file needs no `size`, a temporary file does).
-pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
-    let target = args.target().map(target_of).transpose()?;
-    match (&args.job_file, args.job_flags.is_empty()) {
-        (Some(path), true) => Ok((
-            storlab_job::parse_fio_file(path, target.as_ref()).map_err(bad_input)?,
-            false,
-        )),
-        (Some(path), false) => Err(bad_input(format!(
-            "{}: job flags ({}) cannot be combined with a job file; put them in the file's [global] section",
-            path.display(),
-            args.job_flags.join(" ")
-        ))),
-        (None, false) => Ok((
-            storlab_job::parse_flags(&args.job_flags, target.as_ref()).map_err(bad_input)?,
-            false,
-        )),
-        (None, true) => {
-            let target = match target {
-                Some(target) => target,
-                None => Target::TempFileIn(
-                    std::env::current_dir()
-                        .map_err(|e| bad_input(format!("current directory: {e}")))?,
-                ),
-            };
-            let set =
-                storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME, Some(&target))
-                    .map_err(bad_input)?;
-            Ok((set, true))
-        }
-    }
-}
-
-/// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
-/// device. A path is any bytes the OS allows (not only UTF-8); the prefix is found on the bytes.
-pub(crate) fn target_of(text: &OsStr) -> Result<Target, Failure> {
-    match text
-        .as_encoded_bytes()
-        .strip_prefix(SIM_TARGET_PREFIX.as_bytes())
-    {
-        _ if text.is_empty() => Err(bad_input(
-            "--target: empty; give a file, a block device, or sim:STACK",
-        )),
-        Some([]) => Err(bad_input(
-            "--target sim:: name a stack (see `storlab stacks`)",
-        )),
-        Some(stack) => match std::str::from_utf8(stack) {
-            Ok(stack) => Ok(Target::Sim(stack.to_string())),
-            Err(_) => Err(bad_input(format!(
-                "--target {}: not a stack name (stack names are text; see `storlab stacks`)",
-                Path::new(text).display()
-            ))),
-        },
-        None => Ok(Target::Path(PathBuf::from(text))),
-    }
-}
-
-fn progress_summary(outcome: &JobOutcome) -> String {
-    let mut stats = storlab_stats::WorkerStats::new(DEFAULT_INTERVAL_NS);
-    for w in &outcome.workers {
-        stats.merge(w);
-    }
-    let seconds = stats.elapsed_ns as f64 / 1e9;
-    if seconds <= 0.0 {
-        return "done".into();
-    }
-    let ios = stats.read.ios + stats.write.ios;
-    let bytes = stats.read.bytes + stats.write.bytes;
-    format!(
-        "done: {:.0} IOPS, {:.1} MB/s{}",
-        ios as f64 / seconds,
-        bytes as f64 / seconds / 1e6,
-        if outcome.interrupted {
-            " (interrupted)"
-        } else {
-            ""
-        }
-    )
-}
-
-/// Bad input found while opening targets is exit 2; anything that failed mid-run is exit 1.
-pub(crate) fn classify(error: RunError) -> Failure {
-    match error {
-        RunError::Engine(e) => match e {
-            storlab_engine::EngineError::Io(_) => run_failed(e),
-            other => bad_input(other),
-        },
-        RunError::Plan { .. } => bad_input(error),
-        other => run_failed(other),
-    }
-}
-
-pub(crate) fn install_interrupt_handler() {
-    // A what-if run installs it once per target; the handler stays for the whole process.
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(install_interrupt_handler_once);
-}
-
-fn install_interrupt_handler_once() {
-    let installed = ctrlc::set_handler(|| {
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-            STOP.store(true, Ordering::SeqCst);
-            say!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
-        } else {
-            storlab_engine::target::cleanup_temp_files();
-            crate::fctest::cleanup_work_dirs();
-            std::process::exit(EXIT_SECOND_INTERRUPT);
-        }
-    });
-    if let Err(error) = installed {
-        say!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
-    }
 }

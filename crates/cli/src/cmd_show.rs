@@ -1,20 +1,12 @@
 //! `storlab show RUN`: one saved run — where and how it ran, then its results table. Saved text
 //! (job names, targets, the command line) is printed with control characters escaped.
 
-use crate::db_support::{db_failure, parse_runs, DbArgs};
+use crate::args::ShowArgs;
+use crate::db_support::{db_failure, parse_runs};
 use crate::exit::Failure;
-use clap::Args;
 use std::fmt::Write;
 use storlab_db::time::format_utc;
 use storlab_report::escape_control;
-
-#[derive(Debug, Args)]
-pub struct ShowArgs {
-    /// The run: rN as `storlab history` prints it, N, or last.
-    pub run: String,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 pub fn run(args: ShowArgs) -> Result<(), Failure> {
     let reference = parse_runs(std::slice::from_ref(&args.run))?[0];

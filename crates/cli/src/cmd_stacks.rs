@@ -5,7 +5,7 @@ use crate::exit::Failure;
 use std::fmt::Write;
 
 pub fn run(args: StacksArgs) -> Result<(), Failure> {
-    let stacks = crate::sim_support::stacks(args.profiles.as_deref())?;
+    let stacks = storlab_lab::stacks::stacks(args.profiles.as_deref())?;
     let width = stacks.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
     let mut text = String::new();
     for (name, description) in stacks {

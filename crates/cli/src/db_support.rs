@@ -1,21 +1,12 @@
 //! Glue between the CLI and the results database: the `--db` option, opening with exit codes
 //! (a refused file is bad input, exit 2), and the recorder `storlab run` saves points through.
 
+use crate::args::DbArgs;
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::say;
-use clap::Args;
+use crate::say::say;
 use std::path::PathBuf;
 use storlab_db::{Database, DbError, NewRun, RunId, RunRef, RunStatus};
 use storlab_report::{HostInfo, JobReport, ToolInfo};
-
-/// `--db PATH`, shared by every command that uses the database.
-#[derive(Clone, Debug, Default, Args)]
-pub struct DbArgs {
-    /// Results database (default: $STORLAB_DB, else $XDG_DATA_HOME/storlab/results.sqlite,
-    /// else ~/.local/share/storlab/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-}
 
 impl DbArgs {
     /// The database file to use.
@@ -233,27 +224,6 @@ pub fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Lends the CLI's provider to the runner through a `RefCell`, so the per-job callback can
-/// read the target descriptions it collected and save each point the moment it finishes.
-pub struct SharedProvider<'a>(pub &'a std::cell::RefCell<crate::provider::Provider>);
-
-impl storlab_runner::EngineProvider for SharedProvider<'_> {
-    fn open(
-        &mut self,
-        job: &storlab_job::JobSpec,
-    ) -> Result<Vec<Box<dyn storlab_engine::IoEngine + Send>>, storlab_runner::RunError> {
-        self.0.borrow_mut().open(job)
-    }
-
-    fn release(
-        &mut self,
-        job: &storlab_job::JobSpec,
-        engines: Vec<Box<dyn storlab_engine::IoEngine + Send>>,
-    ) {
-        self.0.borrow_mut().release(job, engines);
-    }
 }
 
 /// The recorder for `storlab run`, or `None` with `--no-db`.

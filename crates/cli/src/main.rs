@@ -4,7 +4,7 @@
 //! job files, targets, profiles). Diagnostics go to stderr; machine output goes to stdout or
 //! `--output FILE` alone. Stdout is written only through `output`, where a closed pipe is the
 //! reader being done (exit 0), not a panic: `print!`/`println!` are refused by clippy here, and
-//! so are `eprint!`/`eprintln!` (diagnostics use `output::say!`, which loses a line rather than
+//! so are `eprint!`/`eprintln!` (diagnostics use `say::say!`, which loses a line rather than
 //! panicking when stderr is closed).
 
 #![forbid(unsafe_code)]
@@ -26,15 +26,14 @@ mod cmd_stacks;
 mod cmd_validate;
 mod db_support;
 mod exit;
-mod fctest;
 mod output;
 mod preset_run;
 mod progress;
-mod provider;
-mod results;
-mod sim_support;
+mod run_session;
+mod run_sink;
+mod say;
 mod sweep_table;
-mod validation;
+mod validate_output;
 
 use clap::FromArgMatches;
 

@@ -237,19 +237,6 @@ fn create_temporary_beside(path: &Path) -> std::io::Result<(std::path::PathBuf, 
     Err(last_error.unwrap_or_else(|| std::io::Error::from(ErrorKind::AlreadyExists)))
 }
 
-/// `eprintln!` that cannot panic: a diagnostic line for stderr. When stderr is gone (its reader
-/// closed), the line is lost and the command goes on; `eprintln!` would panic instead. Control
-/// characters (a line break or terminal escape from a job name or path) are escaped, so the
-/// line stays one line and cannot drive the terminal.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let line = format!($($arg)*);
-        let _ = writeln!(std::io::stderr(), "{}", storlab_report::escape_control(&line));
-    }};
-}
-pub(crate) use say;
-
 fn write_all(out: &mut impl Write, text: &str) -> Result<(), Failure> {
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),

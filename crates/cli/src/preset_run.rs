@@ -4,310 +4,26 @@
 //! points already measured.
 
 use crate::args::{OutputFormat, RunArgs};
-use crate::cmd_run::{classify, install_interrupt_handler, load_jobs, target_of, Finished, STOP};
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::{print_or_write, say};
-use crate::provider::{Provider, ProviderOptions};
-use crate::results::job_reports;
-use crate::sweep_table::{render, TablePoint};
-use std::os::unix::fs::FileTypeExt;
-use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
-use storlab_job::preset::{
-    direction_label, FileSet, Preset, SteadyState, SweepPoint, COORD_DIRECTION, COORD_ROUND,
-    COORD_SERIES,
+use crate::output::print_or_write;
+use crate::run_session::{
+    install_interrupt_handler, load_jobs, session, target_of, Finished, STOP,
 };
-use storlab_job::size::parse_size;
-use storlab_job::steps::{DeviceState, Step, SEQ_FILL_BLOCK_BYTES};
-use storlab_job::{JobSet, JobSpec, Target};
-use storlab_report::{HostInfo, JobReport, RunReport, ToolInfo};
-use storlab_runner::sweep::{MeasuredPoint, Sweeper};
-use storlab_runner::{RunError, RunOptions, DEFAULT_INTERVAL_NS};
-
-/// Largest transfer FC-Test's block-level streams use (a file copy's buffer).
-const FILE_COPY_BLOCK_BYTES: u64 = 1 << 20;
+use crate::run_sink::CliSink;
+use crate::say::say;
+use crate::sweep_table::{render, TablePoint};
+use std::sync::atomic::Ordering;
+use storlab_job::preset::Preset;
+use storlab_job::steps::DeviceState;
+use storlab_job::Target;
+use storlab_lab::classify;
+use storlab_lab::run::{FcTestPlan, FcTestRun, SweepPlan, SweepRun};
+use storlab_lab::sweep::{fctest_directory, job_points, overrides_of, preset_points};
+use storlab_report::RunReport;
 
 /// Whether this run needs the sweep path (a preset, a state, or trims between steps).
 pub fn wanted(args: &RunArgs) -> bool {
     args.preset.is_some() || args.state.is_some() || args.trim_between_steps
-}
-
-/// Job flags as (key, value) overrides of a preset.
-fn overrides_of(flags: &[String]) -> Result<Vec<(String, Option<String>)>, Failure> {
-    flags
-        .iter()
-        .map(|flag| {
-            let body = flag.strip_prefix("--").unwrap_or(flag);
-            let (key, value) = match body.split_once('=') {
-                Some((k, v)) => (k, Some(v.to_string())),
-                None => (body, None),
-            };
-            if !storlab_job::flags::is_job_key(key) {
-                return Err(bad_input(format!(
-                    "{flag}: unknown job flag (see `storlab run --help`)"
-                )));
-            }
-            if key == "name" {
-                return Err(bad_input(
-                    "--name: a preset names its own points; run a job file for custom jobs",
-                ));
-            }
-            Ok((key.to_string(), value))
-        })
-        .collect()
-}
-
-/// The job the target is first opened with: large enough for every point given in bytes (a
-/// temporary file is laid out at that size). No I/O runs on it; the state steps run on the
-/// points' own regions, resolved once the target is open (`state_regions`).
-fn opening_job(points: &[SweepPoint]) -> Option<JobSpec> {
-    let first = points.first()?;
-    let mut job = first.job.clone();
-    job.name = "state".into();
-    job.numjobs = 1;
-    job.offset_increment_bytes = 0;
-    job.offset_bytes = 0;
-    job.target_shares = Default::default();
-    // A point given in shares of the target (`offset=50%`) needs a target that exists.
-    job.size_bytes = points
-        .iter()
-        .map(|p| {
-            if !p.job.target_shares.is_unset() {
-                return None;
-            }
-            p.job.size_bytes.map(|size| {
-                p.job.offset_bytes
-                    + u64::from(p.job.numjobs.saturating_sub(1)) * p.job.offset_increment_bytes
-                    + size
-            })
-        })
-        .collect::<Option<Vec<u64>>>()
-        .and_then(|ends| ends.into_iter().max());
-    Some(job)
-}
-
-/// Open the target for writing with `opener` and return its size. The provider keeps the target
-/// open for the points; a target first opened by a read point would stay read-only.
-fn open_for_writing(
-    provider: &mut dyn storlab_runner::EngineProvider,
-    opener: &JobSpec,
-) -> Result<u64, RunError> {
-    let mut writer = opener.clone();
-    writer.read_percent = 0;
-    let engines = storlab_runner::EngineProvider::open(provider, &writer)?;
-    let target_size_bytes = engines.first().map(|e| e.target_size_bytes());
-    storlab_runner::EngineProvider::release(provider, &writer, engines);
-    target_size_bytes.ok_or_else(|| RunError::Protocol("provider opened no engine".into()))
-}
-
-/// The size of the points' target when it is fixed (a simulated drive, a block device), found by
-/// opening it (for writing when a point writes, so the provider's opening serves every point);
-/// `None` for a file, which is laid out to the size the points ask for.
-fn fixed_target_size(
-    provider: &mut dyn storlab_runner::EngineProvider,
-    points: &[SweepPoint],
-    writes: bool,
-) -> Result<Option<u64>, RunError> {
-    let Some(first) = points.first() else {
-        return Ok(None);
-    };
-    let fixed = match &first.job.target {
-        Target::Sim(_) => true,
-        Target::Path(path) => {
-            std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
-        }
-        Target::TempFileIn(_) | Target::None => false,
-    };
-    if !fixed {
-        return Ok(None);
-    }
-    let mut probe = first.job.clone();
-    probe.name = "target size".into();
-    probe.numjobs = 1;
-    probe.offset_bytes = 0;
-    probe.offset_increment_bytes = 0;
-    probe.size_bytes = None;
-    probe.target_shares = Default::default();
-    probe.read_percent = if writes { 0 } else { 100 };
-    probe.verify = false;
-    let engines = storlab_runner::EngineProvider::open(provider, &probe)?;
-    let size = engines.first().map(|e| e.target_size_bytes());
-    storlab_runner::EngineProvider::release(provider, &probe, engines);
-    size.map(Some)
-        .ok_or_else(|| RunError::Protocol("provider opened no engine".into()))
-}
-
-/// FC-Test file sets as block-level streams: create = sequential write of the set, read =
-/// sequential read, copy within = interleaved read and write next to it, copy across = the same
-/// in a second area of the target.
-fn fileset_points(
-    preset: &Preset,
-    overrides: &[(String, Option<String>)],
-    target: &Target,
-) -> Result<Vec<SweepPoint>, Failure> {
-    let cap_bytes = overrides
-        .iter()
-        .find(|(k, _)| k == "size")
-        .and_then(|(_, v)| v.as_deref())
-        .map(parse_size)
-        .transpose()
-        .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
-    // The streams lie side by side from `--offset` on (bytes: they are laid out before the
-    // target is open), so they never write below the area asked for.
-    let base_offset_bytes = match overrides
-        .iter()
-        .find(|(k, _)| k == "offset")
-        .and_then(|(_, v)| v.as_deref())
-    {
-        None => 0,
-        Some(text) if text.trim_end().ends_with('%') => {
-            return Err(bad_input(format!(
-                "--offset={text}: preset {} lays out its streams in bytes; give the offset in bytes (e.g. --offset=32m)",
-                preset.name
-            )))
-        }
-        Some(text) => parse_size(text).map_err(|e| bad_input(format!("--offset: {}", e.0)))?,
-    };
-    let mut rest: Vec<(String, Option<String>)> = overrides
-        .iter()
-        .filter(|(k, _)| k != "size")
-        .cloned()
-        .collect();
-    rest.retain(|(k, _)| !matches!(k.as_str(), "rw" | "bs" | "offset" | "rwmixread"));
-    let mut points = Vec::new();
-    for set in &preset.filesets {
-        let (files, file_bytes) = scaled_fileset(set, cap_bytes);
-        let total = files * file_bytes;
-        let bs = file_bytes.min(FILE_COPY_BLOCK_BYTES);
-        let operations = [
-            ("create", "write", 0, total),
-            ("read", "read", 0, total),
-            ("copy-within", "rw", 0, 2 * total),
-            ("copy-across", "rw", 2 * total, 2 * total),
-        ];
-        for (operation, rw, relative_offset, size) in operations {
-            let offset = base_offset_bytes
-                .checked_add(relative_offset)
-                .ok_or_else(|| {
-                    bad_input(format!(
-                        "--offset={base_offset_bytes}: preset {}'s streams would end past 16 EiB",
-                        preset.name
-                    ))
-                })?;
-            let mut flags = vec![
-                format!("--name={}", set.name),
-                format!("--rw={rw}"),
-                format!("--bs={bs}"),
-                format!("--offset={offset}"),
-                format!("--size={size}"),
-            ];
-            for (key, _) in &preset.keys {
-                if key != "bs" {
-                    let value = preset
-                        .keys
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.clone())
-                        .unwrap_or_default();
-                    flags.insert(1, format!("--{key}={value}"));
-                }
-            }
-            flags.extend(rest.iter().map(|(k, v)| match v {
-                Some(v) => format!("--{k}={v}"),
-                None => format!("--{k}"),
-            }));
-            let mut set_jobs = storlab_job::parse_flags(&flags, Some(target))
-                .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
-            let mut job = set_jobs.jobs.remove(0);
-            job.name = format!("{}/{}/{operation}", preset.name, set.name);
-            job.group_reporting = true;
-            job.stonewall = true;
-            points.push(SweepPoint {
-                coords: vec![
-                    (COORD_SERIES.into(), set.name.clone()),
-                    ("fileset".into(), set.name.clone()),
-                    ("operation".into(), operation.into()),
-                    ("direction".into(), direction_label(&job)),
-                ],
-                job,
-            });
-        }
-    }
-    Ok(points)
-}
-
-/// (files, bytes per file) of a set, capped at `cap_bytes` in total: fewer files, and a single
-/// file shrinks to the cap (rounded down to 4 KiB, at least 4 KiB).
-fn scaled_fileset(set: &FileSet, cap_bytes: Option<u64>) -> (u64, u64) {
-    let file_bytes = set.file_size_bytes();
-    match cap_bytes {
-        Some(cap) if set.files * file_bytes > cap => {
-            if file_bytes > cap {
-                (1, (cap / 4096).max(1) * 4096)
-            } else {
-                ((cap / file_bytes).max(1), file_bytes)
-            }
-        }
-        _ => (set.files, file_bytes),
-    }
-}
-
-/// Whether the tracked figure of the last `spec.window_rounds` rounds is steady: range within
-/// `max_range_percent` of the mean and the least-squares slope's change over the window within
-/// `max_slope_percent` of the mean (SNIA PTS).
-pub fn is_steady(values: &[f64], spec: &SteadyState) -> bool {
-    let n = spec.window_rounds;
-    if n < 2 || values.len() < n {
-        return false;
-    }
-    let window = &values[values.len() - n..];
-    let mean = window.iter().sum::<f64>() / n as f64;
-    if mean <= 0.0 {
-        return false;
-    }
-    let (min, max) = window
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let x_mean = (n - 1) as f64 / 2.0;
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for (i, &v) in window.iter().enumerate() {
-        let dx = i as f64 - x_mean;
-        sxy += dx * (v - mean);
-        sxx += dx * dx;
-    }
-    let slope_change = (sxy / sxx * (n - 1) as f64).abs();
-    (max - min) <= spec.max_range_percent / 100.0 * mean
-        && slope_change <= spec.max_slope_percent / 100.0 * mean
-}
-
-/// The sweep points of `preset` on `target` with `overrides` (key, value) applied: its series
-/// expanded, or for a file-set preset (FC-Test) its block-level streams.
-pub(crate) fn preset_points(
-    preset: &Preset,
-    overrides: &[(String, Option<String>)],
-    target: &Target,
-) -> Result<Vec<SweepPoint>, Failure> {
-    if preset.filesets.is_empty() {
-        preset.expand(overrides, target).map_err(bad_input)
-    } else {
-        fileset_points(preset, overrides, target)
-    }
-}
-
-/// The jobs of a job set as sweep points, one per job, with the series and direction
-/// coordinates a preset point has.
-pub(crate) fn job_points(set: JobSet) -> Vec<SweepPoint> {
-    set.jobs
-        .into_iter()
-        .map(|job| SweepPoint {
-            coords: vec![
-                (COORD_SERIES.into(), job.name.clone()),
-                (COORD_DIRECTION.into(), direction_label(&job)),
-            ],
-            job,
-        })
-        .collect()
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
@@ -350,89 +66,39 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         }
     }
     install_interrupt_handler();
-    let provider = Provider::new(ProviderOptions {
-        destructive: args.destructive.clone(),
-        profiles: args.profiles.clone(),
-        // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and
-        // let the honesty check flag reads the page cache may have served.
-        direct_fallback: preset.is_some(),
-        pcap: args.pcap.is_some(),
-        sim_timing_only: false,
-    });
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let options = RunOptions {
-        interval_ns: DEFAULT_INTERVAL_NS,
-        stop: &STOP,
-        live: Some(&crate::progress::LIVE),
-    };
-    let mut measured: Vec<MeasuredPoint> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
+    // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and let
+    // the honesty check flag reads the page cache may have served.
+    let session = session(&args, preset.is_some());
     let preset_name = preset.as_ref().map(|p| p.name.clone());
-    let mut recorder =
-        crate::db_support::recorder_for_run(&args.db, args.no_db, preset_name, started_unix_ms)?;
-    let shared = std::cell::RefCell::new(provider);
-    let mut lent = crate::db_support::SharedProvider(&shared);
-    // Steady-state presets repeat the matrix in rounds: count every round that may run.
-    let rounds = preset
-        .as_ref()
-        .and_then(|p| p.steady_state.as_ref())
-        .map_or(1, |s| s.max_rounds);
-    let mut progress = crate::progress::Progress::new(points.len() * rounds);
-    let result = sweep(
-        &mut lent,
-        &options,
-        preset.as_ref(),
-        &points,
+    let recorder = crate::db_support::recorder_for_run(
+        &args.db,
+        args.no_db,
+        preset_name,
+        session.started_unix_ms,
+    )?;
+    let mut sink = CliSink::new(recorder);
+    let plan = SweepPlan {
+        preset,
+        points,
         state,
-        args.trim_between_steps,
-        &mut |m: &MeasuredPoint| {
-            // Saved before it is announced: every point reported finished is in the database.
-            if let Some(recorder) = &mut recorder {
-                for job in point_reports(m, &shared.borrow()) {
-                    recorder.record(&job);
-                }
-            }
-            let iops = metric_value_of(m, storlab_job::preset::Metric::Iops);
-            let mbps = metric_value_of(m, storlab_job::preset::Metric::Mbps);
-            let interrupted = if m.outcome.interrupted {
-                " (interrupted)"
-            } else {
-                ""
-            };
-            progress.point_done(
-                &m.point.job.name,
-                &format!(
-                    "({}): {iops:.0} IOPS, {mbps:.1} MB/s{interrupted}",
-                    m.device_state
-                ),
-            );
-        },
-        &mut measured,
-        &mut notes,
-    );
-    progress.finish();
-    let mut provider = shared.into_inner();
-
-    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
-    report.warnings.append(&mut provider.warnings);
-    report.warnings.extend(notes.iter().cloned());
-    let mut table_rows: Vec<(Vec<(String, String)>, JobReport)> = Vec::new();
-    for m in &measured {
-        for job_report in point_reports(m, &provider) {
-            table_rows.push((m.point.coords.clone(), job_report.clone()));
-            report.jobs.push(job_report);
-        }
-    }
+        trim_between_steps: args.trim_between_steps,
+    };
+    let SweepRun {
+        report,
+        coords,
+        mut provider,
+        error,
+        complete,
+    } = storlab_lab::run::run_sweep(&plan, &session, &mut sink);
+    let result = error.map_or(Ok(()), Err);
     // Points missing from the database fail the run (exit 1) once the results are out.
     let saved = crate::db_support::finish_run(
-        &mut recorder,
+        &mut sink.recorder,
         result.is_err(),
         STOP.load(Ordering::Relaxed),
         &report.warnings,
     );
-    let run_id = recorder.as_ref().and_then(|r| r.run_id());
+    let run_id = sink.run_id();
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
     }
@@ -444,7 +110,7 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         }
         result.map_err(classify)?;
         saved?;
-        return finished_unless_stopped(report, run_id, &measured);
+        return finished_unless_stopped(report, run_id, complete);
     }
     if let Some(path) = &args.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
@@ -453,9 +119,10 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     let rendered = match args.output_format {
         OutputFormat::Table => {
             let mut text = String::new();
-            if let Some(preset) = &preset {
-                let table_points: Vec<TablePoint<'_>> = table_rows
+            if let Some(preset) = &plan.preset {
+                let table_points: Vec<TablePoint<'_>> = coords
                     .iter()
+                    .zip(&report.jobs)
                     .map(|(coords, report)| TablePoint { coords, report })
                     .collect();
                 let title = format!(
@@ -476,7 +143,7 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     };
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(pcap_path) = &args.pcap {
-        crate::sim_support::write_pcap(&mut provider, pcap_path)?;
+        crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
     drop(provider);
     if let (Err(_), Err(unsaved)) = (&result, &saved) {
@@ -484,204 +151,21 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     }
     result.map_err(classify)?;
     saved?;
-    finished_unless_stopped(report, run_id, &measured)
+    finished_unless_stopped(report, run_id, complete)
 }
 
 /// The finished sweep, or the failure of one Ctrl-C stopped.
 fn finished_unless_stopped(
     report: RunReport,
     run_id: Option<storlab_db::RunId>,
-    measured: &[MeasuredPoint],
+    complete: usize,
 ) -> Result<Finished, Failure> {
-    let complete = measured.iter().filter(|m| !m.outcome.interrupted).count();
     if STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {complete} sweep points finished and are reported above"
         )));
     }
     Ok(Finished { report, run_id })
-}
-
-/// The reports of one measured point, with the device state it was measured in and its
-/// honesty warnings.
-pub(crate) fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
-    job_reports(&m.outcome, provider, Vec::new())
-        .into_iter()
-        .map(|mut job_report| {
-            job_report.device_state = m.device_state.clone();
-            job_report.warnings.extend(m.warnings.iter().cloned());
-            job_report
-        })
-        .collect()
-}
-
-/// Prepare the target, then measure every point (or rounds of them until steady state).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn sweep(
-    provider: &mut dyn storlab_runner::EngineProvider,
-    options: &RunOptions<'_>,
-    preset: Option<&Preset>,
-    points: &[SweepPoint],
-    state: DeviceState,
-    trim_between_steps: bool,
-    point_done: &mut dyn FnMut(&MeasuredPoint),
-    measured: &mut Vec<MeasuredPoint>,
-    notes: &mut Vec<String>,
-) -> Result<(), RunError> {
-    let writes = points.iter().any(|p| p.job.read_percent < 100);
-    // A preset's test areas fit a target of fixed size (they shrink, or the preset is refused
-    // with one line) before anything runs on it.
-    let fitted: Vec<SweepPoint>;
-    let points = match (preset, fixed_target_size(provider, points, writes)?) {
-        (Some(preset), Some(target_size_bytes)) => {
-            let mut copy = points.to_vec();
-            let fit_notes = storlab_job::preset::fit_points_to_target(&mut copy, target_size_bytes)
-                .map_err(|reason| RunError::Plan {
-                    job: preset.name.clone(),
-                    reason,
-                })?;
-            notes.extend(
-                fit_notes
-                    .into_iter()
-                    .map(|n| format!("{}: {n}", preset.name)),
-            );
-            fitted = copy;
-            &fitted[..]
-        }
-        _ => points,
-    };
-    let Some(opener) = opening_job(points) else {
-        return Ok(());
-    };
-    let steady = preset.and_then(|p| p.steady_state.as_ref());
-    let preconditions = steady.map_or(0, |s| s.precondition_passes);
-    let prepares = state != DeviceState::AsFound || preconditions > 0;
-    // The provider opens a target once and reuses it for later jobs; open it for writing first
-    // when anything will write, or a leading read point would leave it read-only.
-    let target_size_bytes = if prepares || writes {
-        Some(open_for_writing(provider, &opener)?)
-    } else {
-        None
-    };
-    // The state and the preconditioning act on the bytes the points measure and nothing else:
-    // every point's worker regions, shares resolved against the open target's size, overlapping
-    // ones merged and disjoint ones kept apart (the gap between two areas is not touched).
-    let regions = match target_size_bytes {
-        Some(size) if prepares => {
-            storlab_runner::state::covering_regions(points.iter().map(|p| &p.job), size)?
-        }
-        _ => Vec::new(),
-    };
-    // The state's jobs take the first point's target, engine and O_DIRECT setting.
-    let mut template = opener;
-    template.read_percent = 0;
-    let mut sweeper = Sweeper::new(provider, options);
-    if sweeper.prepare(state, &template, &regions)? {
-        return Ok(());
-    }
-    let total = points.len();
-    let mut on_point = |m: MeasuredPoint, _index: usize, _total: usize| {
-        point_done(&m);
-        measured.push(m);
-    };
-    let Some(steady) = steady else {
-        for (i, point) in points.iter().enumerate() {
-            if STOP.load(Ordering::Relaxed) {
-                break;
-            }
-            if let Some(m) = sweeper.measure(point, trim_between_steps)? {
-                on_point(m, i + 1, total);
-            }
-        }
-        return Ok(());
-    };
-    for pass in 0..preconditions {
-        // A preconditioning pass is the sequential fill of a seq-filled state, without its TRIM.
-        let fills = storlab_runner::state::state_steps(DeviceState::SeqFilled, &template, &regions)
-            .into_iter()
-            .filter_map(|step| match step {
-                Step::Prepare { job, .. } => Some(job),
-                Step::Trim { .. } => None,
-            });
-        for mut job in fills {
-            job.name = format!("precondition-{}", pass + 1);
-            let step = Step::Prepare {
-                job,
-                state_after: format!(
-                    "preconditioned ({}x sequential {} KiB writes)",
-                    pass + 1,
-                    SEQ_FILL_BLOCK_BYTES / 1024
-                ),
-            };
-            if sweeper.step(&step)? {
-                return Ok(());
-            }
-        }
-    }
-    let mut tracked: Vec<f64> = Vec::new();
-    for round in 1..=steady.max_rounds {
-        for (i, point) in points.iter().enumerate() {
-            if STOP.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            let mut point = point.clone();
-            point.coords.push((COORD_ROUND.into(), round.to_string()));
-            point.job.name = format!("{} round={round}", point.job.name);
-            let Some(m) = sweeper.measure(&point, trim_between_steps)? else {
-                return Ok(());
-            };
-            let is_tracked = steady
-                .track
-                .iter()
-                .all(|(k, v)| m.point.coord(k) == Some(v.as_str()));
-            if is_tracked {
-                tracked.push(metric_value_of(&m, storlab_job::preset::Metric::Iops));
-            }
-            on_point(m, i + 1, total);
-        }
-        if is_steady(&tracked, steady) {
-            notes.push(format!(
-                "steady state reached in round {round}: the tracked IOPS of rounds {}..={round} stay within {}% (range) and {}% (slope) of their mean",
-                round + 1 - steady.window_rounds,
-                steady.max_range_percent,
-                steady.max_slope_percent
-            ));
-            return Ok(());
-        }
-    }
-    notes.push(format!(
-        "steady state NOT reached within {} rounds; the figures are of a drive still changing",
-        steady.max_rounds
-    ));
-    Ok(())
-}
-
-fn metric_value_of(m: &MeasuredPoint, metric: storlab_job::preset::Metric) -> f64 {
-    let mut merged = storlab_stats::WorkerStats::new(DEFAULT_INTERVAL_NS);
-    for w in &m.outcome.workers {
-        merged.merge(w);
-    }
-    let seconds = merged.elapsed_ns as f64 / 1e9;
-    if seconds <= 0.0 {
-        return 0.0;
-    }
-    match metric {
-        storlab_job::preset::Metric::Iops => merged.total_ios() as f64 / seconds,
-        _ => (merged.read.bytes + merged.write.bytes) as f64 / seconds / 1e6,
-    }
-}
-
-/// The directory a file-set preset (fctest) runs in with real files: a directory target, or the
-/// current directory when no target was named. Simulated and block targets get block streams.
-fn fctest_directory(preset: &Preset, target: &Target) -> Option<PathBuf> {
-    if preset.filesets.is_empty() {
-        return None;
-    }
-    match target {
-        Target::TempFileIn(dir) => Some(dir.clone()),
-        Target::Path(path) if path.is_dir() => Some(path.clone()),
-        _ => None,
-    }
 }
 
 /// FC-Test with real files in `dir`: every phase of every set, saved and printed as it ends,
@@ -692,133 +176,34 @@ fn run_fctest_on_directory(
     overrides: &[(String, Option<String>)],
     dir: &std::path::Path,
 ) -> Result<Finished, Failure> {
-    use storlab_report::{JobMeta, TargetInfo};
-    let unsupported: Vec<&str> = overrides
-        .iter()
-        .map(|(k, _)| k.as_str())
-        .filter(|k| *k != "size" && *k != "seed" && *k != "randseed")
-        .collect();
-    if !unsupported.is_empty() {
-        return Err(bad_input(format!(
-            "--preset {} on a directory takes only --size (and --seed); not {}",
-            preset.name,
-            unsupported.join(", ")
-        )));
-    }
-    if args.state.is_some() || args.trim_between_steps || args.pcap.is_some() {
-        return Err(bad_input(format!(
-            "--preset {} on a directory works on files: --state, --trim-between-steps and --pcap apply to block and simulated targets",
-            preset.name
-        )));
-    }
-    let cap_bytes = overrides
-        .iter()
-        .find(|(k, _)| k == "size")
-        .and_then(|(_, v)| v.as_deref())
-        .map(parse_size)
-        .transpose()
-        .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
-    let seed = overrides
-        .iter()
-        .find(|(k, _)| k == "seed" || k == "randseed")
-        .and_then(|(_, v)| v.as_deref()?.parse::<u64>().ok())
-        .unwrap_or(storlab_job::DEFAULT_SEED);
-    let sets: Vec<crate::fctest::FileSetRun> = preset
-        .filesets
-        .iter()
-        .map(|set| {
-            let (files, file_bytes) = scaled_fileset(set, cap_bytes);
-            crate::fctest::FileSetRun {
-                name: set.name.clone(),
-                files,
-                file_bytes,
-                files_per_dir: set.files_per_dir,
-            }
-        })
-        .collect();
+    let block_options = args.state.is_some() || args.trim_between_steps || args.pcap.is_some();
+    let plan = FcTestPlan::new(preset, overrides, block_options)?;
     let second = args.second_dir.clone().unwrap_or_else(|| dir.to_path_buf());
     install_interrupt_handler();
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let mut recorder = crate::db_support::recorder_for_run(
+    let session = session(args, false);
+    let recorder = crate::db_support::recorder_for_run(
         &args.db,
         args.no_db,
         Some(preset.name.clone()),
-        started_unix_ms,
+        session.started_unix_ms,
     )?;
-    let total = sets.len() * crate::fctest::OPERATIONS.len();
-    let mut progress = crate::progress::Progress::new(total);
-    let mut rows: Vec<(Vec<(String, String)>, JobReport)> = Vec::new();
-    let description = format!(
-        "directory {} (copy-across to {})",
-        dir.display(),
-        second.display()
-    );
-    let result = crate::fctest::run(dir, &second, &sets, seed, &STOP, &mut |phase| {
-        let set = sets.iter().find(|s| s.name == phase.fileset);
-        let meta = JobMeta {
-            name: format!("{}/{}/{}", preset.name, phase.fileset, phase.operation),
-            job: serde_json::json!({
-                "preset": preset.name,
-                "fileset": phase.fileset,
-                "operation": phase.operation,
-                "files": set.map_or(0, |s| s.files),
-                "file_bytes": set.map_or(0, |s| s.file_bytes),
-                "fsync": "every file and directory before the clock stops",
-            }),
-            engine: "files".into(),
-            target: TargetInfo {
-                description: description.clone(),
-                kind: "directory".into(),
-                size_bytes: phase.bytes,
-                path: None,
-            },
-            device_state: "as-found".into(),
-            data_pattern: "random".into(),
-            align_bytes: storlab_job::DEFAULT_ALIGN_BYTES,
-            seed,
-            iodepth: 1,
-            numjobs: 1,
-            rw: phase.operation.into(),
-            block_size: "1 MiB".into(),
-            warnings: Vec::new(),
-            engine_details: vec![("files".into(), phase.files.to_string())],
-            sim: None,
-        };
-        let report = JobReport::new(meta, &phase.stats);
-        if let Some(recorder) = &mut recorder {
-            recorder.record(&report);
-        }
-        let seconds = phase.stats.elapsed_ns as f64 / 1e9;
-        progress.point_done(
-            &report.name,
-            &format!(
-                "{} files, {:.2} s, {:.1} MB/s",
-                phase.files,
-                seconds,
-                phase.bytes as f64 / seconds.max(f64::MIN_POSITIVE) / 1e6
-            ),
-        );
-        rows.push((
-            vec![
-                ("fileset".into(), phase.fileset.clone()),
-                ("operation".into(), phase.operation.to_string()),
-            ],
-            report,
-        ));
-    });
-    progress.finish();
-    let mut report = RunReport::new(ToolInfo::storlab(), started_unix_ms, HostInfo::detect());
-    report.jobs = rows.iter().map(|(_, r)| r.clone()).collect();
+    let total = plan.phases();
+    let mut sink = CliSink::new(recorder);
+    let FcTestRun {
+        report,
+        coords,
+        error,
+    } = storlab_lab::run::run_fctest(preset, &plan, dir, &second, &session, &mut sink);
+    let result = error.map_or(Ok(()), Err);
     // Points missing from the database fail the run (exit 1) once the results are out.
     let saved = crate::db_support::finish_run(
-        &mut recorder,
+        &mut sink.recorder,
         result.is_err(),
         STOP.load(Ordering::Relaxed),
         &report.warnings,
     );
-    let run_id = recorder.as_ref().and_then(|r| r.run_id());
+    let run_id = sink.run_id();
+    let done = report.jobs.len();
     if args.compared {
         // One target's part of a what-if comparison: the comparison writes the outputs.
         if let (Err(_), Err(unsaved)) = (&result, &saved) {
@@ -826,12 +211,13 @@ fn run_fctest_on_directory(
         }
         result?;
         saved?;
-        return fctest_finished_unless_stopped(report, run_id, rows.len(), total);
+        return fctest_finished_unless_stopped(report, run_id, done, total);
     }
     let rendered = match args.output_format {
         OutputFormat::Table => {
-            let points: Vec<TablePoint<'_>> = rows
+            let points: Vec<TablePoint<'_>> = coords
                 .iter()
+                .zip(&report.jobs)
                 .map(|(coords, report)| TablePoint { coords, report })
                 .collect();
             let title = format!(
@@ -855,7 +241,7 @@ fn run_fctest_on_directory(
     }
     result?;
     saved?;
-    fctest_finished_unless_stopped(report, run_id, rows.len(), total)
+    fctest_finished_unless_stopped(report, run_id, done, total)
 }
 
 /// The finished FC-Test run, or the failure of one Ctrl-C stopped.
@@ -871,383 +257,4 @@ fn fctest_finished_unless_stopped(
         )));
     }
     Ok(Finished { report, run_id })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    fn spec() -> SteadyState {
-        SteadyState {
-            track: BTreeMap::new(),
-            window_rounds: 5,
-            max_range_percent: 20.0,
-            max_slope_percent: 10.0,
-            max_rounds: 25,
-            precondition_passes: 2,
-        }
-    }
-
-    #[test]
-    fn steady_state_needs_a_full_flat_window() {
-        assert!(!is_steady(&[100.0; 4], &spec()), "window not full");
-        assert!(is_steady(
-            &[500.0, 300.0, 100.0, 102.0, 98.0, 101.0, 99.0],
-            &spec()
-        ));
-        // Within range but drifting: 0.8 + 0.8 + ... slope change 16% of the mean > 10%.
-        assert!(!is_steady(&[92.0, 96.0, 100.0, 104.0, 108.0], &spec()));
-        // Flat trend but a 30% spread.
-        assert!(!is_steady(&[85.0, 115.0, 85.0, 115.0, 100.0], &spec()));
-    }
-
-    #[test]
-    fn filesets_scale_to_the_cap() {
-        let set = |files, size: &str| FileSet {
-            name: "x".into(),
-            files,
-            file_size: size.into(),
-            files_per_dir: 1,
-        };
-        assert_eq!(
-            scaled_fileset(&set(1000, "128k"), Some(1 << 20)),
-            (8, 128 << 10)
-        );
-        assert_eq!(scaled_fileset(&set(3, "512m"), Some(8 << 20)), (1, 8 << 20));
-        assert_eq!(scaled_fileset(&set(3, "4k"), None), (3, 4096));
-    }
-
-    /// Regression: FC-Test's block streams dropped `--offset` and wrote from byte 0.
-    #[test]
-    fn fctest_streams_start_at_the_offset_asked_for() {
-        let preset = storlab_job::preset::load("fctest").unwrap();
-        let target = Target::Sim("usb3-uas-ssd".into());
-        let overrides = |offset: &str| {
-            vec![
-                ("size".to_string(), Some("4m".to_string())),
-                ("offset".to_string(), Some(offset.to_string())),
-            ]
-        };
-        let points = preset_points(&preset, &overrides("32m"), &target).unwrap();
-        assert!(!points.is_empty());
-        for point in &points {
-            assert!(point.job.offset_bytes >= 32 << 20, "{}", point.job.name);
-        }
-        assert_eq!(points[0].job.offset_bytes, 32 << 20);
-        let Err(share) = preset_points(&preset, &overrides("50%"), &target) else {
-            panic!("a share offset is refused");
-        };
-        let crate::exit::Failure::BadInput(message) = share else {
-            panic!("bad input expected");
-        };
-        assert!(message.contains("--offset=50%"), "{message}");
-    }
-
-    /// The bytes state steps and points touch, recorded by engines the sweep runs on.
-    mod regions {
-        use super::super::sweep;
-        use crate::cmd_run::STOP;
-        use proptest::prelude::*;
-        use std::sync::{Arc, Mutex};
-        use storlab_engine::engines::null::NullEngine;
-        use storlab_engine::{
-            Capabilities, EngineError, EngineSetup, IoCompletion, IoDirection, IoEngine, IoRequest,
-        };
-        use storlab_job::preset::SweepPoint;
-        use storlab_job::steps::DeviceState;
-        use storlab_job::{EngineKind, JobSpec, Target};
-        use storlab_runner::{plan_regions, EngineProvider, RunError, RunOptions};
-
-        /// Every write and discard an engine received: (job name, direction, offset, length).
-        type Log = Arc<Mutex<Vec<(String, IoDirection, u64, u32)>>>;
-
-        /// The null engine, remembering every request it is given.
-        struct Recording {
-            inner: NullEngine,
-            job: String,
-            log: Log,
-        }
-
-        impl IoEngine for Recording {
-            fn name(&self) -> &'static str {
-                self.inner.name()
-            }
-            fn capabilities(&self) -> Capabilities {
-                self.inner.capabilities()
-            }
-            fn target_size_bytes(&self) -> u64 {
-                self.inner.target_size_bytes()
-            }
-            fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-                self.inner.setup(setup)
-            }
-            fn buffer(&self, slot: u32) -> &[u8] {
-                self.inner.buffer(slot)
-            }
-            fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-                self.inner.buffer_mut(slot)
-            }
-            fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
-                self.log.lock().unwrap().push((
-                    self.job.clone(),
-                    request.direction,
-                    request.offset_bytes,
-                    request.len_bytes,
-                ));
-                self.inner.queue(request)
-            }
-            fn submit(&mut self) -> Result<usize, EngineError> {
-                self.inner.submit()
-            }
-            fn reap(
-                &mut self,
-                min: usize,
-                out: &mut Vec<IoCompletion>,
-            ) -> Result<usize, EngineError> {
-                self.inner.reap(min, out)
-            }
-            fn now_ns(&self) -> u64 {
-                self.inner.now_ns()
-            }
-            fn wait_until_ns(&mut self, deadline_ns: u64) {
-                self.inner.wait_until_ns(deadline_ns)
-            }
-        }
-
-        struct RecordingProvider {
-            target_size_bytes: u64,
-            log: Log,
-        }
-
-        impl EngineProvider for RecordingProvider {
-            fn open(&mut self, job: &JobSpec) -> Result<Vec<Box<dyn IoEngine + Send>>, RunError> {
-                Ok((0..job.numjobs)
-                    .map(|_| {
-                        Box::new(Recording {
-                            inner: NullEngine::new(self.target_size_bytes),
-                            job: job.name.clone(),
-                            log: self.log.clone(),
-                        }) as Box<dyn IoEngine + Send>
-                    })
-                    .collect())
-            }
-        }
-
-        const BLOCK_BYTES: u64 = 4096;
-
-        /// 4 KiB blocks marked by `ranges` on a target of `blocks` blocks.
-        fn block_map(blocks: u64, ranges: impl IntoIterator<Item = (u64, u64)>) -> Vec<bool> {
-            let mut map = vec![false; blocks as usize];
-            for (start, len) in ranges {
-                assert_eq!((start % BLOCK_BYTES, len % BLOCK_BYTES), (0, 0));
-                for block in start / BLOCK_BYTES..(start + len) / BLOCK_BYTES {
-                    map[block as usize] = true;
-                }
-            }
-            map
-        }
-
-        /// What a sweep of `jobs` in `state` on a null target of `target_bytes` did: the blocks
-        /// the points measure, and the state steps' trims, fill writes (with their byte count)
-        /// and fragmenting write bytes.
-        struct Touched {
-            measured: Vec<bool>,
-            trimmed: Vec<bool>,
-            filled: Vec<bool>,
-            filled_bytes: u64,
-            fragment_bytes: u64,
-            outside: Vec<(String, IoDirection, u64, u32)>,
-        }
-
-        fn sweep_on_null(jobs: &[JobSpec], state: DeviceState, target_bytes: u64) -> Touched {
-            let log = Log::default();
-            let mut provider = RecordingProvider {
-                target_size_bytes: target_bytes,
-                log: log.clone(),
-            };
-            let options = RunOptions {
-                interval_ns: storlab_runner::DEFAULT_INTERVAL_NS,
-                stop: &STOP,
-                live: None,
-            };
-            let points: Vec<SweepPoint> = jobs
-                .iter()
-                .map(|job| SweepPoint {
-                    coords: Vec::new(),
-                    job: job.clone(),
-                })
-                .collect();
-            sweep(
-                &mut provider,
-                &options,
-                None,
-                &points,
-                state,
-                false,
-                &mut |_| {},
-                &mut Vec::new(),
-                &mut Vec::new(),
-            )
-            .expect("sweep runs");
-            let blocks = target_bytes / BLOCK_BYTES;
-            let measured = block_map(
-                blocks,
-                jobs.iter()
-                    .flat_map(|job| plan_regions(job, target_bytes).unwrap())
-                    .map(|r| (r.start_bytes, r.len_bytes)),
-            );
-            let log = log.lock().unwrap().clone();
-            let state_io = |name: &'static str, direction: IoDirection| {
-                log.iter()
-                    .filter(move |(job, d, _, _)| job.ends_with(name) && *d == direction)
-                    .map(|(_, _, offset, len)| (*offset, u64::from(*len)))
-            };
-            let outside = log
-                .iter()
-                .filter(|(_, direction, offset, len)| {
-                    *direction != IoDirection::Read
-                        && (offset / BLOCK_BYTES..(offset + u64::from(*len)).div_ceil(BLOCK_BYTES))
-                            .any(|block| !measured[block as usize])
-                })
-                .cloned()
-                .collect();
-            Touched {
-                trimmed: block_map(blocks, state_io(":trim", IoDirection::Trim)),
-                filled: block_map(blocks, state_io(":seq-fill", IoDirection::Write)),
-                filled_bytes: state_io(":seq-fill", IoDirection::Write)
-                    .map(|(_, len)| len)
-                    .sum(),
-                fragment_bytes: state_io(":fragment", IoDirection::Write)
-                    .map(|(_, len)| len)
-                    .sum(),
-                measured,
-                outside,
-            }
-        }
-
-        fn reader(offset_bytes: u64, size_bytes: u64) -> JobSpec {
-            let mut job = JobSpec::new("point", EngineKind::Null, Target::None);
-            job.offset_bytes = offset_bytes;
-            job.size_bytes = Some(size_bytes);
-            job.number_ios = Some(2);
-            job
-        }
-
-        const MIB: u64 = 1 << 20;
-
-        /// The cases on a 64 MiB target: `--size=10% --offset=50%` discarded all of it,
-        /// `--size=6m --offset=32m` wrote MiB 0-38.
-        #[test]
-        fn a_state_keeps_to_the_measured_region() {
-            let mut shares = reader(0, 0);
-            shares.size_bytes = None;
-            shares.target_shares.offset_ppm = Some(500_000);
-            shares.target_shares.size_ppm = Some(100_000);
-            for job in [shares, reader(32 * MIB, 6 * MIB)] {
-                for state in [
-                    DeviceState::Fresh,
-                    DeviceState::SeqFilled,
-                    DeviceState::Fragmented { bytes: MIB },
-                ] {
-                    let touched = sweep_on_null(std::slice::from_ref(&job), state, 64 * MIB);
-                    assert!(touched.outside.is_empty(), "{state}: {:?}", touched.outside);
-                    assert_eq!(touched.trimmed, touched.measured, "{state}: trims");
-                }
-            }
-        }
-
-        /// Workers apart (`offset_increment` larger than `size`) keep the gap between them.
-        #[test]
-        fn a_state_leaves_the_gaps_between_disjoint_workers() {
-            let mut job = reader(8 * MIB, MIB);
-            job.numjobs = 2;
-            job.offset_increment_bytes = 4 * MIB;
-            let touched =
-                sweep_on_null(&[job], DeviceState::Fragmented { bytes: 4 * MIB }, 64 * MIB);
-            assert!(touched.outside.is_empty(), "{:?}", touched.outside);
-            assert_eq!(touched.trimmed, touched.measured);
-            assert_eq!(touched.filled, touched.measured);
-            assert_eq!(touched.filled_bytes, 2 * MIB);
-            assert_eq!(touched.fragment_bytes, 4 * MIB);
-        }
-
-        /// A point's offset, size and worker spacing: bytes (4 KiB blocks) or shares (ppm).
-        #[derive(Clone, Debug)]
-        enum Amount {
-            Blocks(u64),
-            Share(u32),
-        }
-
-        fn amount(max_blocks: u64) -> impl Strategy<Value = Amount> {
-            prop_oneof![
-                (0..max_blocks).prop_map(Amount::Blocks),
-                (0u32..=1_000_000).prop_map(Amount::Share),
-            ]
-        }
-
-        fn point() -> impl Strategy<Value = JobSpec> {
-            (amount(8192), amount(4096), amount(4096), 1u32..=4).prop_map(
-                |(offset, size, increment, numjobs)| {
-                    let mut job = reader(0, 0);
-                    job.numjobs = numjobs;
-                    match offset {
-                        Amount::Blocks(b) => job.offset_bytes = b * BLOCK_BYTES,
-                        Amount::Share(ppm) => job.target_shares.offset_ppm = Some(ppm),
-                    }
-                    match size {
-                        Amount::Blocks(b) => job.size_bytes = Some((b + 1) * BLOCK_BYTES),
-                        Amount::Share(ppm) => {
-                            job.size_bytes = None;
-                            job.target_shares.size_ppm = Some(ppm.max(1));
-                        }
-                    }
-                    match increment {
-                        Amount::Blocks(b) => job.offset_increment_bytes = b * BLOCK_BYTES,
-                        Amount::Share(ppm) => job.target_shares.offset_increment_ppm = Some(ppm),
-                    }
-                    job
-                },
-            )
-        }
-
-        fn state() -> impl Strategy<Value = DeviceState> {
-            prop_oneof![
-                Just(DeviceState::Fresh),
-                Just(DeviceState::SeqFilled),
-                (1u64..4096).prop_map(|blocks| DeviceState::Fragmented {
-                    bytes: blocks * BLOCK_BYTES
-                }),
-            ]
-        }
-
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(64))]
-
-            /// Bytes and shares, one worker or several spaced by `offset_increment`: the state
-            /// steps discard and fill exactly the union of the measured regions, each byte
-            /// once, and write nothing else.
-            #[test]
-            fn state_steps_cover_exactly_the_measured_regions(
-                jobs in prop::collection::vec(point(), 1..4),
-                state in state(),
-                target_blocks in 4096u64..16384,
-            ) {
-                let target_bytes = target_blocks * BLOCK_BYTES;
-                prop_assume!(jobs.iter().all(|job| plan_regions(job, target_bytes).is_ok()));
-                let touched = sweep_on_null(&jobs, state, target_bytes);
-                prop_assert!(touched.outside.is_empty(), "{:?}", touched.outside);
-                prop_assert_eq!(&touched.trimmed, &touched.measured);
-                if state != DeviceState::Fresh {
-                    let measured_bytes =
-                        touched.measured.iter().filter(|&&b| b).count() as u64 * BLOCK_BYTES;
-                    prop_assert_eq!(&touched.filled, &touched.measured);
-                    prop_assert_eq!(touched.filled_bytes, measured_bytes);
-                }
-                if let DeviceState::Fragmented { bytes } = state {
-                    prop_assert_eq!(touched.fragment_bytes, bytes);
-                }
-            }
-        }
-    }
 }

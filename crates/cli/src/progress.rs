@@ -2,7 +2,7 @@
 //! runs, each finished point's IOPS and MB/s) on a terminal, one plain line per finished point
 //! otherwise. Never writes to stdout, where machine output goes.
 
-use crate::output::say;
+use crate::say::say;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};

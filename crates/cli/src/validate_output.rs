@@ -1,8 +1,8 @@
 //! How `storlab validate` prints its results: a table for people (published, simulated, signed
 //! error per entry, then the shares within ±10% and ±15%), JSON for machines, and CSV.
 
-use super::measure::EntryResult;
 use serde::Serialize;
+use storlab_lab::validate::measure::EntryResult;
 
 /// The error bands whose shares are reported, in percent.
 pub const BANDS_PERCENT: [f64; 2] = [10.0, 15.0];
@@ -193,7 +193,7 @@ pub fn to_table(results: &[EntryResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validation::reference::Metric;
+    use storlab_lab::validate::reference::Metric;
 
     fn result(id: &str, published: f64, simulated: f64) -> EntryResult {
         EntryResult {

@@ -3,7 +3,7 @@
 //! storage (every file and directory fsynced before the clock stops) and the page cache emptied
 //! of the source files before each phase that reads them. Everything it creates is deleted.
 
-use crate::exit::{bad_input, run_failed, Failure};
+use crate::error::{bad_input, run_failed, LabError};
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub fn cleanup_work_dirs() {
 struct WorkDir(PathBuf);
 
 impl WorkDir {
-    fn create(parent: &Path, label: &str) -> Result<WorkDir, Failure> {
+    fn create(parent: &Path, label: &str) -> Result<WorkDir, LabError> {
         if !parent.is_dir() {
             return Err(bad_input(format!("{}: not a directory", parent.display())));
         }
@@ -78,7 +78,7 @@ pub struct PhaseResult {
 /// The FC-Test phases, in the order it runs them.
 pub const OPERATIONS: [&str; 4] = ["create", "read", "copy-within", "copy-across"];
 
-fn io_failure(path: &Path, error: std::io::Error) -> Failure {
+fn io_failure(path: &Path, error: std::io::Error) -> LabError {
     run_failed(format!("{}: {error}", path.display()))
 }
 
@@ -87,7 +87,7 @@ fn file_path(root: &Path, set: &FileSetRun, index: u64) -> PathBuf {
         .join(format!("f{index:06}"))
 }
 
-fn sync_dir(dir: &Path) -> Result<(), Failure> {
+fn sync_dir(dir: &Path) -> Result<(), LabError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| io_failure(dir, e))
@@ -95,7 +95,7 @@ fn sync_dir(dir: &Path) -> Result<(), Failure> {
 
 /// Drop the page-cache pages of every file under `root` (dirty pages are flushed first), so the
 /// next phase reads from the device.
-fn drop_cache(root: &Path, set: &FileSetRun) -> Result<(), Failure> {
+fn drop_cache(root: &Path, set: &FileSetRun) -> Result<(), LabError> {
     for index in 0..set.files {
         let path = file_path(root, set, index);
         File::open(&path)
@@ -133,9 +133,9 @@ impl Phase {
 /// Write (or copy into) `dest` from `source` chunks, then fsync it.
 fn write_file(
     dest: &Path,
-    chunks: &mut dyn FnMut(&mut [u8]) -> Result<usize, Failure>,
+    chunks: &mut dyn FnMut(&mut [u8]) -> Result<usize, LabError>,
     buf: &mut [u8],
-) -> Result<u64, Failure> {
+) -> Result<u64, LabError> {
     let mut file = File::create(dest).map_err(|e| io_failure(dest, e))?;
     let mut written = 0u64;
     loop {
@@ -151,7 +151,7 @@ fn write_file(
 }
 
 /// Create the set's directories (not timed: FC-Test times the files, not mkdir).
-fn make_dirs(root: &Path, set: &FileSetRun) -> Result<(), Failure> {
+fn make_dirs(root: &Path, set: &FileSetRun) -> Result<(), LabError> {
     let dirs = set.files.div_ceil(set.files_per_dir.max(1));
     for d in 0..dirs {
         let dir = root.join(format!("d{d:05}"));
@@ -161,7 +161,7 @@ fn make_dirs(root: &Path, set: &FileSetRun) -> Result<(), Failure> {
 }
 
 /// Fsync every directory of the set (so new entries are durable before the clock stops).
-fn sync_dirs(root: &Path, set: &FileSetRun) -> Result<(), Failure> {
+fn sync_dirs(root: &Path, set: &FileSetRun) -> Result<(), LabError> {
     let dirs = set.files.div_ceil(set.files_per_dir.max(1));
     for d in 0..dirs {
         sync_dir(&root.join(format!("d{d:05}")))?;
@@ -177,7 +177,7 @@ fn copy_set(
     set: &FileSetRun,
     stop: &AtomicBool,
     buf: &mut [u8],
-) -> Result<Phase, Failure> {
+) -> Result<Phase, LabError> {
     make_dirs(to, set)?;
     drop_cache(from, set)?;
     let mut phase = Phase::start();
@@ -211,7 +211,7 @@ pub fn run(
     seed: u64,
     stop: &AtomicBool,
     on_phase: &mut dyn FnMut(PhaseResult),
-) -> Result<(), Failure> {
+) -> Result<(), LabError> {
     let work = WorkDir::create(dir, "a")?;
     let across = WorkDir::create(second_dir, "b")?;
     let mut pattern = vec![0u8; CHUNK_BYTES];

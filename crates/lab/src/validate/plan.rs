@@ -3,7 +3,7 @@
 //! job keys must make a runnable job. The result is the sweep points `storlab run` would run.
 
 use super::reference::{job_error_detail, Entry, Reference, ReferenceError, Scenario, Workload};
-use crate::preset_run::{job_points, preset_points};
+use crate::sweep::{job_points, preset_points};
 use storlab_job::keys::{find_key, JobDraft};
 use storlab_job::preset::{Preset, SweepPoint, COORD_ROUND};
 use storlab_job::steps::DeviceState;
@@ -235,7 +235,7 @@ fn describe_point(point: &SweepPoint) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validation::reference::parse;
+    use crate::validate::reference::parse;
 
     fn plan_text(body: &str) -> Result<Vec<PlannedEntry>, ReferenceError> {
         let text = format!("[[entry]]\nid = \"a\"\nsource = \"s\"\n{body}\n");

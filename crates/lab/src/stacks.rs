@@ -1,7 +1,7 @@
-//! Glue between the CLI and the simulator engine: opening stacks, listing them, writing pcaps.
+//! The simulated stacks a session can open: where extra profiles come from, opening one stack,
+//! listing them all.
 
-use crate::exit::{bad_input, run_failed, Failure};
-use crate::provider::Provider;
+use crate::error::{bad_input, LabError};
 use std::path::{Path, PathBuf};
 use storlab_engine::engines::sim::{default_profiles_dir, list_stacks, SimEngine};
 use storlab_runner::RunError;
@@ -43,7 +43,7 @@ pub fn open_sim(
 }
 
 /// The simulated stacks: (name, description), sorted.
-pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, Failure> {
+pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, LabError> {
     let dir = profiles_dir(profiles).map_err(bad_input)?;
     if profiles.is_some() {
         // Listing silently without the user's directory would hide their mistake, and so
@@ -53,19 +53,4 @@ pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, Failure>
             .map_err(bad_input)?;
     }
     Ok(list_stacks(&dir))
-}
-
-/// Write the pcap of the simulated stack used in the run to `path` (whole, never half).
-pub fn write_pcap(provider: &mut Provider, path: &Path) -> Result<(), Failure> {
-    let captures = provider.take_pcaps();
-    let bytes = match captures.len() {
-        0 => return Err(run_failed("--pcap: the simulated stack recorded no USB traffic (SATA stacks have no USB session)")),
-        1 => captures.into_iter().next().unwrap_or_default(),
-        n => {
-            return Err(bad_input(format!(
-                "--pcap: the run used {n} simulated stacks; a capture holds one USB session, run them separately"
-            )))
-        }
-    };
-    crate::output::write_file(path, &bytes, "--pcap")
 }

@@ -4,17 +4,16 @@
 
 use super::plan::{PlannedEntry, PlannedScenario};
 use super::reference::Metric;
-use crate::cmd_run::{classify, STOP};
-use crate::exit::{run_failed, Failure};
+use crate::error::{classify, run_failed, LabError};
 use crate::provider::{Provider, ProviderOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use storlab_engine::{EngineReport, IoEngine};
 use storlab_job::preset::COORD_ROUND;
 use storlab_job::JobSpec;
 use storlab_runner::sweep::MeasuredPoint;
-use storlab_runner::{EngineProvider, RunError, RunOptions, DEFAULT_INTERVAL_NS};
+use storlab_runner::{EngineProvider, LiveCounters, RunError, RunOptions, DEFAULT_INTERVAL_NS};
 use storlab_stats::{LatencyHistogram, WorkerStats};
 
 /// The simulator report's layer that models the host CPU running the driver.
@@ -52,15 +51,27 @@ enum Part {
     Denominator,
 }
 
-/// Run every entry, `threads` scenarios at a time; `on_scenario_done(label, metric, value)`
-/// is called as each scenario finishes (for progress). The first failure, in file order, is
-/// the error.
+/// How validation runs: extra profiles, parallelism, and the run's stop flag and live counters.
+pub struct MeasureOptions<'a> {
+    /// Directory of extra simulator profiles (`--profiles`).
+    pub profiles: Option<&'a Path>,
+    /// Scenarios measured at once.
+    pub threads: usize,
+    /// Set to stop issuing I/O (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Completions as they happen, for a live rate.
+    pub live: Option<&'a LiveCounters>,
+}
+
+/// Run every entry, `options.threads` scenarios at a time; `on_scenario_done(label, metric,
+/// value)` is called as each scenario finishes (for progress). The first failure, in file
+/// order, is the error.
 pub fn run_entries(
     entries: &[PlannedEntry],
-    profiles: Option<&Path>,
-    threads: usize,
+    options: &MeasureOptions<'_>,
     on_scenario_done: &(dyn Fn(&str, Metric, f64) + Sync),
-) -> Result<Vec<EntryResult>, Failure> {
+) -> Result<Vec<EntryResult>, LabError> {
+    let threads = options.threads;
     let work: Vec<(usize, Part)> = entries
         .iter()
         .enumerate()
@@ -70,7 +81,7 @@ pub fn run_entries(
         })
         .collect();
     type Measured = (f64, Vec<String>);
-    let values: Vec<Mutex<Option<Result<Measured, Failure>>>> =
+    let values: Vec<Mutex<Option<Result<Measured, LabError>>>> =
         work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let worker = || loop {
@@ -86,12 +97,8 @@ pub fn run_entries(
                 None => continue,
             },
         };
-        let value = measure(scenario, planned.entry.measured, profiles).map_err(|failure| {
-            let message = format!("entry '{}': {failure}", planned.entry.id);
-            match failure {
-                Failure::BadInput(_) => crate::exit::bad_input(message),
-                Failure::RunFailed(_) => run_failed(message),
-            }
+        let value = measure(scenario, planned.entry.measured, options).map_err(|failure| {
+            failure.with_message(|message| format!("entry '{}': {message}", planned.entry.id))
         });
         if let Ok((v, _)) = &value {
             on_scenario_done(&label, planned.entry.measured, *v);
@@ -179,12 +186,12 @@ impl EngineProvider for ReportTrail<'_> {
 pub fn measure(
     scenario: &PlannedScenario,
     metric: Metric,
-    profiles: Option<&Path>,
-) -> Result<(f64, Vec<String>), Failure> {
+    options: &MeasureOptions<'_>,
+) -> Result<(f64, Vec<String>), LabError> {
     // Validation measures timing only: keeping written bytes would hold a whole-drive fill
     // (the M225's 64 GB) in RAM.
     let mut provider = Provider::new(ProviderOptions {
-        profiles: profiles.map(PathBuf::from),
+        profiles: options.profiles.map(PathBuf::from),
         sim_timing_only: true,
         ..ProviderOptions::default()
     });
@@ -192,16 +199,16 @@ pub fn measure(
         provider: &mut provider,
         released: Vec::new(),
     };
-    let options = RunOptions {
+    let run_options = RunOptions {
         interval_ns: DEFAULT_INTERVAL_NS,
-        stop: &STOP,
-        live: Some(&crate::progress::LIVE),
+        stop: options.stop,
+        live: options.live,
     };
     let mut measured: Vec<MeasuredPoint> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
-    crate::preset_run::sweep(
+    crate::sweep::sweep(
         &mut trail,
-        &options,
+        &run_options,
         scenario.preset.as_ref(),
         &scenario.points,
         scenario.state,
@@ -251,7 +258,7 @@ fn value_of(
     point: &MeasuredPoint,
     metric: Metric,
     released: &[(String, EngineReport)],
-) -> Result<f64, Failure> {
+) -> Result<f64, LabError> {
     let mut merged = WorkerStats::new(DEFAULT_INTERVAL_NS);
     for worker in &point.outcome.workers {
         merged.merge(worker);
@@ -301,7 +308,7 @@ fn host_cpu_counters(report: &EngineReport) -> Option<(u64, u64)> {
 
 /// The host CPU busy share, in percent, while the job `job_name` ran: the difference of the
 /// simulator's cumulative counters between the report before the job and the job's own.
-fn host_cpu_percent(job_name: &str, released: &[(String, EngineReport)]) -> Result<f64, Failure> {
+fn host_cpu_percent(job_name: &str, released: &[(String, EngineReport)]) -> Result<f64, LabError> {
     let missing = || {
         run_failed(format!(
             "job {job_name}: the simulator reported no {HOST_CPU_LAYER} figures"

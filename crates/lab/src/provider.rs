@@ -1,7 +1,9 @@
-//! The CLI's `EngineProvider`: opens each job's target once (safety checks included), hands the
+//! A session's `EngineProvider`: opens each job's target once (safety checks included), hands the
 //! runner one engine per worker, and keeps simulated stacks alive between jobs so a simulated
-//! drive remembers what earlier jobs did to it.
+//! drive remembers what earlier jobs did to it. It owns the session's temporary files (deleted
+//! when it is dropped) and the pcap of a simulated stack that recorded one.
 
+use crate::error::{bad_input, run_failed, LabError};
 use std::collections::HashMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ use storlab_runner::{EngineProvider, RunError};
 
 type Engine = Box<dyn IoEngine + Send>;
 
-/// Options of the provider that come from the command line.
+/// Options of a session's provider (the CLI fills them from its flags).
 #[derive(Clone, Debug, Default)]
 pub struct ProviderOptions {
     /// The device named with `--destructive`.
@@ -75,6 +77,19 @@ impl Provider {
             .values_mut()
             .filter_map(|engine| engine.take_pcap())
             .collect()
+    }
+
+    /// The one usbmon pcap of the run (`--pcap`): an error when no stack recorded USB traffic
+    /// or when several did (a capture holds one USB session).
+    pub fn take_pcap(&mut self) -> Result<Vec<u8>, LabError> {
+        let captures = self.take_pcaps();
+        match captures.len() {
+            0 => Err(run_failed("--pcap: the simulated stack recorded no USB traffic (SATA stacks have no USB session)")),
+            1 => Ok(captures.into_iter().next().unwrap_or_default()),
+            n => Err(bad_input(format!(
+                "--pcap: the run used {n} simulated stacks; a capture holds one USB session, run them separately"
+            ))),
+        }
     }
 
     /// The furthest byte any worker of `job` touches (0 when the job covers the whole target or
@@ -229,7 +244,7 @@ impl EngineProvider for Provider {
                 };
                 let engine = match self.idle_sims.remove(stack) {
                     Some(engine) => engine,
-                    None => crate::sim_support::open_sim(
+                    None => crate::stacks::open_sim(
                         stack,
                         self.options.profiles.as_deref(),
                         job.seed,

@@ -1,0 +1,134 @@
+//! What every `storlab run` path shares, below the commands: the job set it reads (a job file,
+//! job flags or the built-in quick set), the `--target` it names, the session it opens (the
+//! provider's options, Ctrl-C's stop flag and handler, the progress counters), and the result it
+//! hands a what-if comparison.
+
+use crate::args::RunArgs;
+use crate::exit::{bad_input, Failure};
+use crate::say::say;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+use storlab_job::keys::SIM_TARGET_PREFIX;
+use storlab_job::{JobSet, Target};
+use storlab_lab::provider::ProviderOptions;
+use storlab_lab::run::Session;
+use storlab_report::RunReport;
+
+/// The built-in quick set, a real fio job file parsed like any other.
+const DEFAULT_JOB_FILE: &str = include_str!("default.fio");
+const DEFAULT_JOB_FILE_NAME: &str = "<built-in quick set>";
+
+/// Set by the first Ctrl-C: the runner stops issuing and the finished jobs are reported.
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
+const EXIT_SECOND_INTERRUPT: i32 = 130;
+
+/// One target's finished run, handed back to a what-if comparison: its results and, when it
+/// was saved, its id in the results database.
+pub(crate) struct Finished {
+    pub report: RunReport,
+    pub run_id: Option<storlab_db::RunId>,
+}
+
+/// The session of a run: its provider's options from the flags (`direct_fallback` for the
+/// built-in quick set and presets), its start time, Ctrl-C and the progress counters.
+pub(crate) fn session(args: &RunArgs, direct_fallback: bool) -> Session<'static> {
+    Session {
+        options: ProviderOptions {
+            destructive: args.destructive.clone(),
+            profiles: args.profiles.clone(),
+            direct_fallback,
+            pcap: args.pcap.is_some(),
+            sim_timing_only: false,
+        },
+        started_unix_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+        stop: &STOP,
+        live: Some(&crate::progress::LIVE),
+    }
+}
+
+/// The job set: a job file, job flags, or the built-in quick set when neither is given, each job
+/// on the `--target` if one was given (read and validated on it: a simulated drive or an existing
+/// file needs no `size`, a temporary file does).
+pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
+    let target = args.target().map(target_of).transpose()?;
+    match (&args.job_file, args.job_flags.is_empty()) {
+        (Some(path), true) => Ok((
+            storlab_job::parse_fio_file(path, target.as_ref()).map_err(bad_input)?,
+            false,
+        )),
+        (Some(path), false) => Err(bad_input(format!(
+            "{}: job flags ({}) cannot be combined with a job file; put them in the file's [global] section",
+            path.display(),
+            args.job_flags.join(" ")
+        ))),
+        (None, false) => Ok((
+            storlab_job::parse_flags(&args.job_flags, target.as_ref()).map_err(bad_input)?,
+            false,
+        )),
+        (None, true) => {
+            let target = match target {
+                Some(target) => target,
+                None => Target::TempFileIn(
+                    std::env::current_dir()
+                        .map_err(|e| bad_input(format!("current directory: {e}")))?,
+                ),
+            };
+            let set =
+                storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME, Some(&target))
+                    .map_err(bad_input)?;
+            Ok((set, true))
+        }
+    }
+}
+
+/// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
+/// device. A path is any bytes the OS allows (not only UTF-8); the prefix is found on the bytes.
+pub(crate) fn target_of(text: &OsStr) -> Result<Target, Failure> {
+    match text
+        .as_encoded_bytes()
+        .strip_prefix(SIM_TARGET_PREFIX.as_bytes())
+    {
+        _ if text.is_empty() => Err(bad_input(
+            "--target: empty; give a file, a block device, or sim:STACK",
+        )),
+        Some([]) => Err(bad_input(
+            "--target sim:: name a stack (see `storlab stacks`)",
+        )),
+        Some(stack) => match std::str::from_utf8(stack) {
+            Ok(stack) => Ok(Target::Sim(stack.to_string())),
+            Err(_) => Err(bad_input(format!(
+                "--target {}: not a stack name (stack names are text; see `storlab stacks`)",
+                Path::new(text).display()
+            ))),
+        },
+        None => Ok(Target::Path(PathBuf::from(text))),
+    }
+}
+
+pub(crate) fn install_interrupt_handler() {
+    // A what-if run installs it once per target; the handler stays for the whole process.
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(install_interrupt_handler_once);
+}
+
+fn install_interrupt_handler_once() {
+    let installed = ctrlc::set_handler(|| {
+        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+            STOP.store(true, Ordering::SeqCst);
+            say!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
+        } else {
+            storlab_engine::target::cleanup_temp_files();
+            storlab_lab::fctest::cleanup_work_dirs();
+            std::process::exit(EXIT_SECOND_INTERRUPT);
+        }
+    });
+    if let Err(error) = installed {
+        say!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
+    }
+}

@@ -1,0 +1,388 @@
+//! Running things on a session, written once: a job set (`storlab run` with a job file, flags or
+//! the quick set), a sweep (a preset, a device state, steady state) and FC-Test with real files.
+//! Each opens its targets through one [`Provider`], hands every finished point to the
+//! [`RunSink`], and returns the report of what was measured together with what stopped it (if
+//! anything), so the front end writes the results of a run that failed part-way as well.
+
+use crate::error::{bad_input, LabError};
+use crate::fctest::{FileSetRun, OPERATIONS};
+use crate::outcome::{job_reports, HonestyCheck};
+use crate::provider::{Provider, ProviderOptions};
+use crate::sink::RunSink;
+use crate::sweep::{metric_value_of, point_reports, scaled_fileset, sweep};
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use storlab_job::preset::{Metric, Preset, SweepPoint};
+use storlab_job::size::parse_size;
+use storlab_job::steps::DeviceState;
+use storlab_job::{JobSet, JobSpec};
+use storlab_report::{HostInfo, JobMeta, JobReport, RunReport, TargetInfo, ToolInfo};
+use storlab_runner::sweep::MeasuredPoint;
+use storlab_runner::{
+    EngineProvider, JobOutcome, LiveCounters, RunError, RunOptions, DEFAULT_INTERVAL_NS,
+};
+
+type Engine = Box<dyn storlab_engine::IoEngine + Send>;
+
+/// What every run takes from its caller: how targets open, when it started, the stop flag
+/// (Ctrl-C) and the live counters for a progress display.
+pub struct Session<'a> {
+    pub options: ProviderOptions,
+    /// Wall-clock start of the run (ms since the Unix epoch), as the report records it.
+    pub started_unix_ms: u64,
+    pub stop: &'a AtomicBool,
+    pub live: Option<&'a LiveCounters>,
+}
+
+impl Session<'_> {
+    fn run_options(&self) -> RunOptions<'_> {
+        RunOptions {
+            interval_ns: DEFAULT_INTERVAL_NS,
+            stop: self.stop,
+            live: self.live,
+        }
+    }
+
+    fn new_report(&self) -> RunReport {
+        RunReport::new(
+            ToolInfo::storlab(),
+            self.started_unix_ms,
+            HostInfo::detect(),
+        )
+    }
+}
+
+/// Lends the provider to the runner through a `RefCell`, so the per-job callback can read the
+/// target descriptions it collected the moment a job finishes.
+struct SharedProvider<'a>(&'a RefCell<Provider>);
+
+impl EngineProvider for SharedProvider<'_> {
+    fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
+        self.0.borrow_mut().open(job)
+    }
+
+    fn release(&mut self, job: &JobSpec, engines: Vec<Engine>) {
+        self.0.borrow_mut().release(job, engines);
+    }
+}
+
+/// A job set's run.
+pub struct JobSetRun {
+    /// The finished jobs (in the order they finished) and the targets' warnings.
+    pub report: RunReport,
+    /// The session's provider: its pcap, and its temporary files until it is dropped.
+    pub provider: Provider,
+    /// What stopped the run, if it failed.
+    pub error: Option<RunError>,
+    /// Some job was stopped early or never ran.
+    pub interrupted: bool,
+    /// Jobs that ran to their end.
+    pub complete: usize,
+}
+
+/// Run every job of `set` (stonewall groups in order) on a new session.
+pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) -> JobSetRun {
+    let total = set.jobs.len();
+    let shared = RefCell::new(Provider::new(session.options.clone()));
+    sink.started(total);
+    // The finished jobs' reports, for the output of a run that fails part-way.
+    let mut finished: Vec<JobReport> = Vec::new();
+    let mut honesty = HonestyCheck::default();
+    let mut on_job_done = |outcome: &JobOutcome| {
+        let reports = job_reports(outcome, &shared.borrow(), honesty.warnings(outcome));
+        sink.point_done(&outcome.job.name, &reports, &job_summary(outcome));
+        finished.extend(reports);
+    };
+    let options = session.run_options();
+    let result = storlab_runner::run_jobs(
+        set,
+        &mut SharedProvider(&shared),
+        &options,
+        &mut on_job_done,
+    );
+    sink.ended();
+    let mut provider = shared.into_inner();
+    let mut report = session.new_report();
+    report.warnings.append(&mut provider.warnings);
+    report.jobs = finished;
+    let (error, interrupted, complete) = match result {
+        Ok(outcomes) => (
+            None,
+            outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total,
+            outcomes.iter().filter(|o| !o.interrupted).count(),
+        ),
+        Err(error) => (Some(error), false, 0),
+    };
+    JobSetRun {
+        report,
+        provider,
+        error,
+        interrupted,
+        complete,
+    }
+}
+
+/// A finished job's progress line.
+fn job_summary(outcome: &JobOutcome) -> String {
+    let mut stats = storlab_stats::WorkerStats::new(DEFAULT_INTERVAL_NS);
+    for w in &outcome.workers {
+        stats.merge(w);
+    }
+    let seconds = stats.elapsed_ns as f64 / 1e9;
+    if seconds <= 0.0 {
+        return "done".into();
+    }
+    let ios = stats.read.ios + stats.write.ios;
+    let bytes = stats.read.bytes + stats.write.bytes;
+    format!(
+        "done: {:.0} IOPS, {:.1} MB/s{}",
+        ios as f64 / seconds,
+        bytes as f64 / seconds / 1e6,
+        if outcome.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What a sweep measures: its points (a preset's, or a job set's as points), the device state
+/// to put their area in first, and whether to TRIM it between points.
+pub struct SweepPlan {
+    pub preset: Option<Preset>,
+    pub points: Vec<SweepPoint>,
+    pub state: DeviceState,
+    pub trim_between_steps: bool,
+}
+
+/// A sweep's run.
+pub struct SweepRun {
+    /// Every measured point's reports, then the targets' warnings and the sweep's notes.
+    pub report: RunReport,
+    /// The coordinates of each of `report.jobs`, for the preset's table.
+    pub coords: Vec<Vec<(String, String)>>,
+    pub provider: Provider,
+    /// What stopped the sweep, if it failed.
+    pub error: Option<RunError>,
+    /// Points measured to their end.
+    pub complete: usize,
+}
+
+/// Put the points' area in the plan's state, then measure every point (or rounds of them until
+/// steady state) on a new session.
+pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink) -> SweepRun {
+    let shared = RefCell::new(Provider::new(session.options.clone()));
+    // Steady-state presets repeat the matrix in rounds: count every round that may run.
+    let rounds = plan
+        .preset
+        .as_ref()
+        .and_then(|p| p.steady_state.as_ref())
+        .map_or(1, |s| s.max_rounds);
+    sink.started(plan.points.len() * rounds);
+    let mut measured: Vec<MeasuredPoint> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let options = session.run_options();
+    let result = sweep(
+        &mut SharedProvider(&shared),
+        &options,
+        plan.preset.as_ref(),
+        &plan.points,
+        plan.state,
+        plan.trim_between_steps,
+        &mut |m: &MeasuredPoint| {
+            let reports = point_reports(m, &shared.borrow());
+            let iops = metric_value_of(m, Metric::Iops);
+            let mbps = metric_value_of(m, Metric::Mbps);
+            let interrupted = if m.outcome.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            };
+            sink.point_done(
+                &m.point.job.name,
+                &reports,
+                &format!(
+                    "({}): {iops:.0} IOPS, {mbps:.1} MB/s{interrupted}",
+                    m.device_state
+                ),
+            );
+        },
+        &mut measured,
+        &mut notes,
+    );
+    sink.ended();
+    let mut provider = shared.into_inner();
+    let mut report = session.new_report();
+    report.warnings.append(&mut provider.warnings);
+    report.warnings.extend(notes);
+    let mut coords = Vec::new();
+    for m in &measured {
+        for job_report in point_reports(m, &provider) {
+            coords.push(m.point.coords.clone());
+            report.jobs.push(job_report);
+        }
+    }
+    SweepRun {
+        report,
+        coords,
+        provider,
+        error: result.err(),
+        complete: measured.iter().filter(|m| !m.outcome.interrupted).count(),
+    }
+}
+
+/// FC-Test with real files: the file sets (scaled by `--size`) and the data seed.
+pub struct FcTestPlan {
+    pub sets: Vec<FileSetRun>,
+    pub seed: u64,
+}
+
+impl FcTestPlan {
+    /// The plan of `preset` on a directory with the job-key `overrides` given: only `size` and
+    /// `seed` apply to files. `block_options` names options the caller was given that apply only
+    /// to block and simulated targets (refused here, after the overrides).
+    pub fn new(
+        preset: &Preset,
+        overrides: &[(String, Option<String>)],
+        block_options: bool,
+    ) -> Result<FcTestPlan, LabError> {
+        let unsupported: Vec<&str> = overrides
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| *k != "size" && *k != "seed" && *k != "randseed")
+            .collect();
+        if !unsupported.is_empty() {
+            return Err(bad_input(format!(
+                "--preset {} on a directory takes only --size (and --seed); not {}",
+                preset.name,
+                unsupported.join(", ")
+            )));
+        }
+        if block_options {
+            return Err(bad_input(format!(
+                "--preset {} on a directory works on files: --state, --trim-between-steps and --pcap apply to block and simulated targets",
+                preset.name
+            )));
+        }
+        let cap_bytes = overrides
+            .iter()
+            .find(|(k, _)| k == "size")
+            .and_then(|(_, v)| v.as_deref())
+            .map(parse_size)
+            .transpose()
+            .map_err(|e| bad_input(format!("--size: {}", e.0)))?;
+        let seed = overrides
+            .iter()
+            .find(|(k, _)| k == "seed" || k == "randseed")
+            .and_then(|(_, v)| v.as_deref()?.parse::<u64>().ok())
+            .unwrap_or(storlab_job::DEFAULT_SEED);
+        let sets = preset
+            .filesets
+            .iter()
+            .map(|set| {
+                let (files, file_bytes) = scaled_fileset(set, cap_bytes);
+                FileSetRun {
+                    name: set.name.clone(),
+                    files,
+                    file_bytes,
+                    files_per_dir: set.files_per_dir,
+                }
+            })
+            .collect();
+        Ok(FcTestPlan { sets, seed })
+    }
+
+    /// Phases the run has: four per file set.
+    pub fn phases(&self) -> usize {
+        self.sets.len() * OPERATIONS.len()
+    }
+}
+
+/// FC-Test's run.
+pub struct FcTestRun {
+    pub report: RunReport,
+    /// The (file set, operation) coordinates of each of `report.jobs`, for the preset's table.
+    pub coords: Vec<Vec<(String, String)>>,
+    /// What stopped it, if it failed.
+    pub error: Option<LabError>,
+}
+
+/// FC-Test with real files in `dir` (copy-across to `second_dir`): every phase of every set,
+/// handed to the sink as it ends.
+pub fn run_fctest(
+    preset: &Preset,
+    plan: &FcTestPlan,
+    dir: &Path,
+    second_dir: &Path,
+    session: &Session<'_>,
+    sink: &mut dyn RunSink,
+) -> FcTestRun {
+    sink.started(plan.phases());
+    let description = format!(
+        "directory {} (copy-across to {})",
+        dir.display(),
+        second_dir.display()
+    );
+    let mut coords = Vec::new();
+    let mut jobs = Vec::new();
+    let seed = plan.seed;
+    let sets = &plan.sets;
+    let result = crate::fctest::run(dir, second_dir, sets, seed, session.stop, &mut |phase| {
+        let set = sets.iter().find(|s| s.name == phase.fileset);
+        let meta = JobMeta {
+            name: format!("{}/{}/{}", preset.name, phase.fileset, phase.operation),
+            job: serde_json::json!({
+                "preset": preset.name,
+                "fileset": phase.fileset,
+                "operation": phase.operation,
+                "files": set.map_or(0, |s| s.files),
+                "file_bytes": set.map_or(0, |s| s.file_bytes),
+                "fsync": "every file and directory before the clock stops",
+            }),
+            engine: "files".into(),
+            target: TargetInfo {
+                description: description.clone(),
+                kind: "directory".into(),
+                size_bytes: phase.bytes,
+                path: None,
+            },
+            device_state: "as-found".into(),
+            data_pattern: "random".into(),
+            align_bytes: storlab_job::DEFAULT_ALIGN_BYTES,
+            seed,
+            iodepth: 1,
+            numjobs: 1,
+            rw: phase.operation.into(),
+            block_size: "1 MiB".into(),
+            warnings: Vec::new(),
+            engine_details: vec![("files".into(), phase.files.to_string())],
+            sim: None,
+        };
+        let report = JobReport::new(meta, &phase.stats);
+        let seconds = phase.stats.elapsed_ns as f64 / 1e9;
+        sink.point_done(
+            &report.name,
+            std::slice::from_ref(&report),
+            &format!(
+                "{} files, {:.2} s, {:.1} MB/s",
+                phase.files,
+                seconds,
+                phase.bytes as f64 / seconds.max(f64::MIN_POSITIVE) / 1e6
+            ),
+        );
+        coords.push(vec![
+            ("fileset".into(), phase.fileset.clone()),
+            ("operation".into(), phase.operation.to_string()),
+        ]);
+        jobs.push(report);
+    });
+    sink.ended();
+    let mut report = session.new_report();
+    report.jobs = jobs;
+    FcTestRun {
+        report,
+        coords,
+        error: result.err(),
+    }
+}
