@@ -153,6 +153,10 @@ pub struct ValidateArgs {
     /// Exit with code 1 when any entry's |error| exceeds X percent.
     #[arg(long, value_name = "X", value_parser = parse_percent)]
     pub max_error_percent: Option<f64>,
+    /// Read and plan the file (every stack, preset, point and key) without running it: exit 0
+    /// when it is good, 2 with one line naming the mistake when not.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,8 @@
 //! `storlab validate REFERENCE.toml`: checks the whole reference file (stacks, presets, points,
 //! keys) first, then runs every entry in the simulator and prints published vs simulated with
 //! the signed error, and the share of entries within ±10% and ±15%. Exit 0 when it ran, 2 on
-//! bad input, 1 when `--max-error-percent` is exceeded (or a simulation failed).
+//! bad input, 1 when `--max-error-percent` is exceeded (or a simulation failed). `--check` stops
+//! after the check: exit 0 and one line saying what would run, or the bad input's one line.
 
 use crate::args::{ValidateArgs, ValidateFormat};
 use crate::exit::{run_failed, Failure};
@@ -20,6 +21,19 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         args.profiles.as_deref(),
         args.filter.as_deref(),
     )?;
+    if args.check {
+        // Read and planned, nothing run: say what would run.
+        let scenarios: usize = planned
+            .iter()
+            .map(|p| 1 + usize::from(p.denominator.is_some()))
+            .sum();
+        let text = format!(
+            "{}: {} entries, {scenarios} scenarios planned; nothing run (--check)\n",
+            args.reference.display(),
+            planned.len()
+        );
+        return print_or_write(args.output.as_deref(), &text, "--output");
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let scenarios = planned
         .iter()

@@ -321,3 +321,58 @@ fn a_missing_reference_file_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/reference.toml"));
 }
+
+/// `--check` reads and plans the whole file and runs nothing: exit 0 with one line saying what
+/// would run; a mistake is bad input (exit 2, one line), as without it.
+#[test]
+fn check_plans_the_file_without_running_it() {
+    let out = validate(&data(SMALL), &["--check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "one line: {text}");
+    // Six entries, one of them a ratio with a denominator scenario.
+    assert!(text.contains("6 entries, 7 scenarios planned"), "{text}");
+    assert!(!text.contains("within ±10%"), "nothing ran: {text}");
+    // `--filter` applies: bot.seq_read, uas_over_bot.seq_read (a ratio) and bot.seq_write.cpu.
+    let out = validate(&data(SMALL), &["--check", "--filter", "bot."]);
+    assert!(
+        stdout(&out).contains("3 entries, 4 scenarios planned"),
+        "{}",
+        stdout(&out)
+    );
+    let (_dir, path) =
+        edited(|t| t.replace("stack = \"sata-ide-ssd\"", "stack = \"sata-ide-sdd\""));
+    assert_bad_input(
+        &validate(&path, &["--check"]),
+        &["entry 'ide.rand4k_write.iops'", "stack: unknown stack"],
+    );
+}
+
+/// Each entry keeps its measured job's warnings (here the misalignment one the run path gives):
+/// a `warnings` list per entry in the JSON, and lines naming the entry under the table.
+#[test]
+fn an_entrys_job_warnings_are_kept_in_json_and_table() {
+    let (_dir, path) = edited(|t| {
+        t.replace(
+            "job = { rw = \"randread\", bs = \"4k\", iodepth = 1 }",
+            "job = { rw = \"randread\", bs = \"4k\", iodepth = 1, blockalign = \"512\" }",
+        )
+    });
+    let only = ["--filter", "ide.rand4k_read"];
+    let json = json_of(&validate(
+        &path,
+        &[&only[..], &["--output-format", "json"]].concat(),
+    ));
+    let warnings = json["entries"][0]["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("alignment 512")),
+        "{warnings:?}"
+    );
+    let table = stdout(&validate(&path, &only));
+    assert!(
+        table.contains("warnings:\n  [ide.rand4k_read.latency] alignment 512"),
+        "{table}"
+    );
+}
