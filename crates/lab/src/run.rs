@@ -386,3 +386,100 @@ pub fn run_fctest(
         error: result.err(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::Target;
+
+    /// Never set: these runs go to the end.
+    static STOP: AtomicBool = AtomicBool::new(false);
+
+    /// What a sink was told, in order.
+    #[derive(Default)]
+    struct Recording {
+        events: Vec<String>,
+    }
+
+    impl RunSink for Recording {
+        fn started(&mut self, points: usize) {
+            self.events.push(format!("started {points}"));
+        }
+        fn point_done(&mut self, name: &str, reports: &[JobReport], _summary: &str) {
+            self.events
+                .push(format!("{name}: {} reports", reports.len()));
+        }
+        fn ended(&mut self) {
+            self.events.push("ended".into());
+        }
+    }
+
+    fn session() -> Session<'static> {
+        Session {
+            options: ProviderOptions::default(),
+            started_unix_ms: 0,
+            stop: &STOP,
+            live: None,
+        }
+    }
+
+    fn jobs(flags: &[&str]) -> JobSet {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        storlab_job::parse_flags(&flags, Some(&Target::Sim("usb3-uas-ssd".into()))).unwrap()
+    }
+
+    /// A job set on a simulated stack: the sink hears of every job in order, between
+    /// `started` and `ended`, and the report holds each job once.
+    #[test]
+    fn a_job_set_reports_every_job_to_the_sink() {
+        let set = jobs(&[
+            "--name=w",
+            "--rw=write",
+            "--bs=64k",
+            "--size=4m",
+            "--name=r",
+            "--rw=read",
+            "--bs=64k",
+            "--size=4m",
+        ]);
+        assert_eq!(set.jobs.len(), 2);
+        let mut sink = Recording::default();
+        let run = run_job_set(&set, &session(), &mut sink);
+        assert!(run.error.is_none(), "{:?}", run.error);
+        assert!(!run.interrupted);
+        assert_eq!(run.complete, 2);
+        assert_eq!(
+            sink.events,
+            ["started 2", "w: 1 reports", "r: 1 reports", "ended"]
+        );
+        let names: Vec<&str> = run.report.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["w", "r"]);
+        assert_eq!(run.report.jobs[1].target.description, "sim:usb3-uas-ssd");
+    }
+
+    /// A sweep in a device state: every point is measured in that state's aftermath and
+    /// carries its coordinates for the table.
+    #[test]
+    fn a_sweep_measures_its_points_after_the_state() {
+        let set = jobs(&[
+            "--name=p",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=4m",
+            "--number_ios=64",
+        ]);
+        let plan = SweepPlan {
+            preset: None,
+            points: crate::sweep::job_points(set),
+            state: DeviceState::SeqFilled,
+            trim_between_steps: false,
+        };
+        let mut sink = Recording::default();
+        let run = run_sweep(&plan, &session(), &mut sink);
+        assert!(run.error.is_none(), "{:?}", run.error);
+        assert_eq!(run.complete, 1);
+        assert_eq!(sink.events, ["started 1", "p: 1 reports", "ended"]);
+        assert_eq!(run.coords.len(), run.report.jobs.len());
+        assert_ne!(run.report.jobs[0].device_state, "as-found");
+    }
+}
