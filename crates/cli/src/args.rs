@@ -266,11 +266,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Put the job's region in this state first: as-found, fresh (discard/TRIM it), seq-filled
-    /// (fresh, then one sequential 128 KiB write pass), or fragmented:SIZE (seq-filled, then
-    /// 4 KiB random writes totalling SIZE). The region is what the jobs or preset points
-    /// measure (--offset, --size, workers; N% resolved on the target); no byte outside it is
-    /// discarded or written, and disjoint areas are prepared apart, not the gap between them.
-    /// Recorded in every result.
+    /// (fresh, then one sequential 128 KiB write pass; what a partition delete leaves: the data
+    /// stays), or fragmented:SIZE, which first TRIMs and fills the whole region (the whole
+    /// drive when no --offset/--size narrows it) and only then makes 4 KiB random writes
+    /// totalling SIZE. Chain states with commas, each link on what the one before left:
+    /// trim-all discards the region (a file delete or a quick format), randwrite:SIZE makes the
+    /// random writes alone; e.g. fresh,randwrite:4g (a virgin drive, then 4 GiB of random
+    /// writes) or seq-filled,trim-all. The region is what the jobs or preset points measure
+    /// (--offset, --size, workers; N% resolved on the target); no byte outside it is discarded
+    /// or written, and disjoint areas are prepared apart, not the gap between them. Recorded in
+    /// every result.
     #[arg(long, value_name = "STATE")]
     pub state: Option<String>,
     /// Discard (TRIM) each job's or sweep point's own region before it runs.

@@ -15,6 +15,9 @@ pub const SEQ_FILL_BLOCK_BYTES: u64 = 128 * KIB;
 pub const PREPARE_IODEPTH: u32 = 4;
 /// Block size of the fragmenting random writes.
 pub const FRAGMENT_BLOCK_BYTES: u64 = 4 * KIB;
+/// Most links a state chain (`fresh,randwrite:4g`) may have: the reviews' histories take two
+/// or three; the bound keeps the state a small `Copy` value.
+pub const MAX_CHAIN_LINKS: usize = 8;
 
 /// A state the target can be put in before measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,9 +28,80 @@ pub enum DeviceState {
     Fresh,
     /// Fresh, then one sequential pass of 128 KiB writes over the region.
     SeqFilled,
-    /// Sequentially filled, then 4 KiB random writes totalling this many bytes.
+    /// Fresh, sequentially filled, then 4 KiB random writes totalling this many bytes.
     Fragmented { bytes: u64 },
+    /// Several links run one after the other, each on what the one before left
+    /// (`fresh,randwrite:4g`: a virgin drive, then random writes; `seq-filled,trim-all`: a
+    /// fill, then a TRIM of everything, as a file delete or a quick format sends).
+    Chain(StateChain),
 }
+
+/// One link of a state chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainLink {
+    /// Nothing done (first link only): the chain starts on whatever the target holds.
+    AsFound,
+    /// Discard the region (a virgin drive).
+    Fresh,
+    /// Discard, then one sequential 128 KiB write pass.
+    SeqFilled,
+    /// Discard, fill, then 4 KiB random writes totalling `bytes`.
+    Fragmented { bytes: u64 },
+    /// Discard the region, whatever it holds: the TRIM a file delete or a quick format sends.
+    TrimAll,
+    /// 4 KiB random writes totalling `bytes` on whatever the region holds, nothing before.
+    RandWrite { bytes: u64 },
+}
+
+/// The links of a chain, in order: at least two, at most `MAX_CHAIN_LINKS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateChain {
+    links: [Option<ChainLink>; MAX_CHAIN_LINKS],
+}
+
+impl StateChain {
+    /// The links in order.
+    pub fn links(&self) -> impl Iterator<Item = ChainLink> + '_ {
+        self.links.iter().map_while(|link| *link)
+    }
+
+    /// The same chain with every link's random-write total mapped through `bytes` (a region's
+    /// share of it, `storlab_runner::state::state_steps`).
+    pub fn map_random_bytes(mut self, mut bytes: impl FnMut(u64) -> u64) -> StateChain {
+        for link in self.links.iter_mut().flatten() {
+            match link {
+                ChainLink::Fragmented { bytes: b } | ChainLink::RandWrite { bytes: b } => {
+                    *b = bytes(*b)
+                }
+                _ => {}
+            }
+        }
+        self
+    }
+}
+
+impl ChainLink {
+    fn label(self) -> String {
+        match self {
+            ChainLink::AsFound => "as-found".into(),
+            ChainLink::Fresh => "fresh".into(),
+            ChainLink::SeqFilled => "seq-filled".into(),
+            ChainLink::Fragmented { bytes } => format!("fragmented:{}", size_label(bytes)),
+            ChainLink::TrimAll => "trim-all".into(),
+            ChainLink::RandWrite { bytes } => format!("randwrite:{}", size_label(bytes)),
+        }
+    }
+}
+
+/// A size as a state's label writes it (`16GiB`: no space, so labels stay one word).
+fn size_label(bytes: u64) -> String {
+    format_size(bytes).replace(' ', "")
+}
+
+/// The states and steps `--state` accepts, for error messages.
+const ACCEPTED: &str = "use as-found, fresh, seq-filled or fragmented:SIZE (e.g. fragmented:1g), \
+or a chain of them with trim-all and randwrite:SIZE joined by commas (e.g. fresh,randwrite:4g or \
+seq-filled,trim-all)";
 
 /// Why a state argument was rejected; `Display` gives one line (`--state TEXT: DETAIL`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,34 +124,47 @@ impl fmt::Display for StateError {
 }
 
 impl DeviceState {
-    /// Parses `as-found`, `fresh`, `seq-filled` or `fragmented:SIZE` (SIZE like `16g`).
+    /// Parses `as-found`, `fresh`, `seq-filled` or `fragmented:SIZE` (SIZE like `16g`), or a
+    /// chain of links joined by commas, each run on what the one before left: those states
+    /// (`as-found` first only), `trim-all` (discard the region) and `randwrite:SIZE` (4 KiB
+    /// random writes totalling SIZE, nothing before them), e.g. `fresh,randwrite:4g`.
     pub fn parse(text: &str) -> Result<DeviceState, StateError> {
         let error = |detail: String| StateError {
             text: text.to_string(),
             detail,
         };
-        let trimmed = text.trim();
-        match trimmed {
-            "as-found" => Ok(DeviceState::AsFound),
-            "fresh" => Ok(DeviceState::Fresh),
-            "seq-filled" => Ok(DeviceState::SeqFilled),
-            _ => {
-                let Some(size) = trimmed.strip_prefix("fragmented:") else {
-                    return Err(error(
-                        "unknown state; use as-found, fresh, seq-filled or fragmented:SIZE (e.g. fragmented:1g)"
-                            .into(),
-                    ));
-                };
-                let bytes = parse_size(size).map_err(|e| error(e.0))?;
-                if bytes < FRAGMENT_BLOCK_BYTES {
-                    return Err(error(format!(
-                        "the random writes must total at least one {} block",
-                        format_size(FRAGMENT_BLOCK_BYTES)
-                    )));
-                }
-                Ok(DeviceState::Fragmented { bytes })
-            }
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        if parts.len() > MAX_CHAIN_LINKS {
+            return Err(error(format!(
+                "a chain has at most {MAX_CHAIN_LINKS} links"
+            )));
         }
+        let mut links = [None; MAX_CHAIN_LINKS];
+        for (index, part) in parts.iter().enumerate() {
+            let link = parse_link(part).map_err(&error)?;
+            if link == ChainLink::AsFound && index > 0 {
+                return Err(error(
+                    "as-found can only come first (it does nothing to the target)".into(),
+                ));
+            }
+            links[index] = Some(link);
+        }
+        Ok(match links {
+            [Some(ChainLink::AsFound), None, ..] => DeviceState::AsFound,
+            [Some(ChainLink::Fresh), None, ..] => DeviceState::Fresh,
+            [Some(ChainLink::SeqFilled), None, ..] => DeviceState::SeqFilled,
+            [Some(ChainLink::Fragmented { bytes }), None, ..] => DeviceState::Fragmented { bytes },
+            [Some(link), None, ..] => {
+                return Err(error(format!(
+                    "{} is a link of a chain, not a state on its own (e.g. seq-filled,{} or \
+                     fresh,{})",
+                    link.label(),
+                    link.label(),
+                    link.label()
+                )))
+            }
+            _ => DeviceState::Chain(StateChain { links }),
+        })
     }
 
     /// The state as results record it (`fresh`, `seq-filled`, `fragmented:16 GiB`).
@@ -86,9 +173,23 @@ impl DeviceState {
             DeviceState::AsFound => "as-found".into(),
             DeviceState::Fresh => "fresh".into(),
             DeviceState::SeqFilled => "seq-filled".into(),
-            DeviceState::Fragmented { bytes } => {
-                format!("fragmented:{}", format_size(bytes).replace(' ', ""))
-            }
+            DeviceState::Fragmented { bytes } => ChainLink::Fragmented { bytes }.label(),
+            DeviceState::Chain(chain) => chain
+                .links()
+                .map(ChainLink::label)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    /// The state as a chain of links (`fresh` is the one link `fresh`; `as-found` none).
+    pub fn links(self) -> Vec<ChainLink> {
+        match self {
+            DeviceState::AsFound => Vec::new(),
+            DeviceState::Fresh => vec![ChainLink::Fresh],
+            DeviceState::SeqFilled => vec![ChainLink::SeqFilled],
+            DeviceState::Fragmented { bytes } => vec![ChainLink::Fragmented { bytes }],
+            DeviceState::Chain(chain) => chain.links().collect(),
         }
     }
 
@@ -106,39 +207,82 @@ impl DeviceState {
             job.block_size_write = block;
             Step::Trim { job }
         };
-        let fill = || {
+        let fill = |state_after: String| {
             let mut job = prepare_job(template, "seq-fill", 0);
             job.random_percent = 0;
             job.block_size_write = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);
-            Step::Prepare {
-                job,
-                state_after: DeviceState::SeqFilled.label(),
-            }
+            Step::Prepare { job, state_after }
         };
-        match self {
-            DeviceState::AsFound => Vec::new(),
-            DeviceState::Fresh => vec![trim],
-            DeviceState::SeqFilled => vec![trim, fill()],
-            DeviceState::Fragmented { bytes } => {
-                let mut job = prepare_job(template, "fragment", 100);
-                job.block_size_write = BlockSizeSpec::Fixed(FRAGMENT_BLOCK_BYTES);
-                // Independent random writes, repeats allowed, as the reviews' IOMeter runs
-                // fragmented a drive: SIZE of them leave some blocks written twice, some never.
-                job.random_map = false;
-                let workers = u64::from(job.numjobs.max(1));
-                let ios = (bytes / FRAGMENT_BLOCK_BYTES).div_ceil(workers);
-                job.number_ios = Some(ios);
-                // `number_ios` alone does not go past one pass over the region (as fio's):
-                // SIZE may be more than the region, so the bytes bound is raised to match.
-                job.io_size_bytes = Some(ios.saturating_mul(FRAGMENT_BLOCK_BYTES));
-                vec![
-                    trim,
-                    fill(),
-                    Step::Prepare {
-                        job,
-                        state_after: self.label(),
-                    },
-                ]
+        let random_writes = |bytes: u64, state_after: String| {
+            let mut job = prepare_job(template, "fragment", 100);
+            job.block_size_write = BlockSizeSpec::Fixed(FRAGMENT_BLOCK_BYTES);
+            // Independent random writes, repeats allowed, as the reviews' IOMeter runs
+            // fragmented a drive: SIZE of them leave some blocks written twice, some never.
+            job.random_map = false;
+            let workers = u64::from(job.numjobs.max(1));
+            let ios = (bytes / FRAGMENT_BLOCK_BYTES).div_ceil(workers);
+            job.number_ios = Some(ios);
+            // `number_ios` alone does not go past one pass over the region (as fio's):
+            // SIZE may be more than the region, so the bytes bound is raised to match.
+            job.io_size_bytes = Some(ios.saturating_mul(FRAGMENT_BLOCK_BYTES));
+            Step::Prepare { job, state_after }
+        };
+        let links = self.links();
+        let mut steps = Vec::new();
+        // What the target holds after each link: that link's label for a lone state, the
+        // chain so far for a chain (`seq-filled,trim-all` is not `fresh`).
+        let mut so_far: Vec<String> = Vec::new();
+        for link in links {
+            so_far.push(link.label());
+            let label = so_far.join(",");
+            match link {
+                ChainLink::AsFound => {}
+                ChainLink::Fresh | ChainLink::TrimAll => steps.push(trim.clone()),
+                ChainLink::SeqFilled => steps.extend([trim.clone(), fill(label)]),
+                ChainLink::Fragmented { bytes } => {
+                    let filled = match so_far.len() {
+                        1 => DeviceState::SeqFilled.label(),
+                        _ => format!("{},seq-filled", so_far[..so_far.len() - 1].join(",")),
+                    };
+                    steps.extend([trim.clone(), fill(filled), random_writes(bytes, label)]);
+                }
+                ChainLink::RandWrite { bytes } => steps.push(random_writes(bytes, label)),
+            }
+        }
+        steps
+    }
+}
+
+/// One link of a chain from its text.
+fn parse_link(text: &str) -> Result<ChainLink, String> {
+    let random_bytes = |size: &str| {
+        let bytes = parse_size(size).map_err(|e| e.0)?;
+        if bytes < FRAGMENT_BLOCK_BYTES {
+            return Err(format!(
+                "the random writes must total at least one {} block",
+                format_size(FRAGMENT_BLOCK_BYTES)
+            ));
+        }
+        Ok(bytes)
+    };
+    match text {
+        "as-found" => Ok(ChainLink::AsFound),
+        "fresh" => Ok(ChainLink::Fresh),
+        "seq-filled" => Ok(ChainLink::SeqFilled),
+        "trim-all" => Ok(ChainLink::TrimAll),
+        _ => {
+            if let Some(size) = text.strip_prefix("fragmented:") {
+                Ok(ChainLink::Fragmented {
+                    bytes: random_bytes(size)?,
+                })
+            } else if let Some(size) = text.strip_prefix("randwrite:") {
+                Ok(ChainLink::RandWrite {
+                    bytes: random_bytes(size)?,
+                })
+            } else if text.is_empty() {
+                Err(format!("an empty link; {ACCEPTED}"))
+            } else {
+                Err(format!("unknown state '{text}'; {ACCEPTED}"))
             }
         }
     }
@@ -223,6 +367,85 @@ mod tests {
             .to_string();
         assert!(size.contains("lots"), "{size}");
         assert!(DeviceState::parse("fragmented:512").is_err());
+    }
+
+    /// The reviews' states (issue 18, item 8): chains of links, each on what the one before
+    /// left, printed back as parsed.
+    #[test]
+    fn chains_parse_and_print_back() {
+        for (text, label) in [
+            ("fresh,randwrite:4g", "fresh,randwrite:4GiB"),
+            ("seq-filled,trim-all", "seq-filled,trim-all"),
+            (" as-found , randwrite:1m ", "as-found,randwrite:1MiB"),
+            (
+                "fragmented:1g,trim-all,seq-filled",
+                "fragmented:1GiB,trim-all,seq-filled",
+            ),
+        ] {
+            let state = DeviceState::parse(text).unwrap();
+            assert!(matches!(state, DeviceState::Chain(_)), "{text}");
+            assert_eq!(state.label(), label);
+            assert_eq!(DeviceState::parse(label).unwrap(), state);
+        }
+        // A lone state stays what it was.
+        assert_eq!(DeviceState::parse("seq-filled"), Ok(DeviceState::SeqFilled));
+    }
+
+    #[test]
+    fn bad_chains_say_why() {
+        for (text, needle) in [
+            ("trim-all", "a link of a chain"),
+            ("randwrite:1g", "fresh,randwrite:1GiB"),
+            ("fresh,as-found", "as-found can only come first"),
+            ("fresh,,trim-all", "an empty link"),
+            ("fresh,randwrite:1k", "at least one 4 KiB block"),
+            ("fresh,used", "unknown state 'used'"),
+            (
+                "fresh,fresh,fresh,fresh,fresh,fresh,fresh,fresh,fresh",
+                "at most 8 links",
+            ),
+        ] {
+            let error = DeviceState::parse(text).unwrap_err().to_string();
+            assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_chains_steps_are_its_links_steps_in_order() {
+        let mut template = JobSpec::new("p", EngineKind::Sim, Target::Sim("x".into()));
+        template.size_bytes = Some(64 << 20);
+        let kinds = |text: &str| -> Vec<String> {
+            DeviceState::parse(text)
+                .unwrap()
+                .steps(&template)
+                .iter()
+                .map(|step| match step {
+                    Step::Trim { .. } => "trim".to_string(),
+                    Step::Prepare { job, state_after } => {
+                        format!("{}>{state_after}", job.name.rsplit(':').next().unwrap())
+                    }
+                })
+                .collect()
+        };
+        // A virgin drive, then random writes: no fill.
+        assert_eq!(
+            kinds("fresh,randwrite:8m"),
+            ["trim", "fragment>fresh,randwrite:8MiB"]
+        );
+        // Fill, then TRIM of everything (a file delete, a quick format).
+        assert_eq!(
+            kinds("seq-filled,trim-all"),
+            ["trim", "seq-fill>seq-filled", "trim"]
+        );
+        // `fragmented:SIZE` in a chain still discards and fills first.
+        assert_eq!(
+            kinds("as-found,fragmented:8m"),
+            [
+                "trim",
+                "seq-fill>as-found,seq-filled",
+                "fragment>as-found,fragmented:8MiB"
+            ]
+        );
     }
 
     /// Regression (no-panic test): an argument with a newline (`--state $'x\ny'`) printed an

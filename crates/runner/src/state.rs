@@ -108,29 +108,33 @@ pub fn state_steps(state: DeviceState, template: &JobSpec, regions: &[Region]) -
     let mut before_bytes = 0u64;
     for region in &regions {
         let job = region_job(template, *region);
+        let after_bytes = before_bytes + region.len_bytes;
+        // Each random-write total is shared among the regions by size, with cumulative
+        // rounding: the regions' shares add up to exactly the blocks asked.
+        let share = |bytes: u64| {
+            let blocks = u128::from(bytes / FRAGMENT_BLOCK_BYTES);
+            let share_end =
+                |end: u64| (blocks * u128::from(end) / u128::from(total_bytes.max(1))) as u64;
+            (share_end(after_bytes) - share_end(before_bytes)) * FRAGMENT_BLOCK_BYTES
+        };
         let region_state = match state {
-            DeviceState::Fragmented { bytes } => {
-                // Cumulative rounding: the regions' shares add up to exactly the blocks asked.
-                let blocks = u128::from(bytes / FRAGMENT_BLOCK_BYTES);
-                let share_end =
-                    |end: u64| (blocks * u128::from(end) / u128::from(total_bytes.max(1))) as u64;
-                let after_bytes = before_bytes + region.len_bytes;
-                let region_blocks = share_end(after_bytes) - share_end(before_bytes);
-                before_bytes = after_bytes;
-                DeviceState::Fragmented {
-                    bytes: region_blocks * FRAGMENT_BLOCK_BYTES,
-                }
-            }
+            DeviceState::Fragmented { bytes } => DeviceState::Fragmented {
+                bytes: share(bytes),
+            },
+            DeviceState::Chain(chain) => DeviceState::Chain(chain.map_random_bytes(share)),
             other => other,
         };
+        before_bytes = after_bytes;
         let steps = region_state
             .steps(&job)
             .into_iter()
-            .filter(|step| step.job().number_ios != Some(0))
-            .map(|step| fit_to_region(step, state, region.len_bytes))
+            .map(|step| fit_to_region(step, state, region_state, region.len_bytes))
             .collect();
         per_region.push(steps);
     }
+    // Every region has the same steps in the same order, so step `kind` of each is the same
+    // kind; a region's share of random writes may be none, and that step is dropped only now,
+    // so it cannot shift a later step (a chain's TRIM after its writes) into the wrong kind.
     let kinds = per_region.iter().map(Vec::len).max().unwrap_or(0);
     (0..kinds)
         .flat_map(|kind| {
@@ -138,12 +142,18 @@ pub fn state_steps(state: DeviceState, template: &JobSpec, regions: &[Region]) -
                 .iter()
                 .filter_map(move |steps| steps.get(kind).cloned())
         })
+        .filter(|step| step.job().number_ios != Some(0))
         .collect()
 }
 
-/// `step` with transfers no larger than its region and the whole state's label (a region's
-/// share of the fragmenting writes is not the state the target ends in).
-fn fit_to_region(step: Step, state: DeviceState, region_len_bytes: u64) -> Step {
+/// `step` with transfers no larger than its region and the whole state's labels: a region's
+/// share of the random writes (`region_state`) is not the state the target ends in (`state`).
+fn fit_to_region(
+    step: Step,
+    state: DeviceState,
+    region_state: DeviceState,
+    region_len_bytes: u64,
+) -> Step {
     let fit = |spec: &mut BlockSizeSpec| {
         if let BlockSizeSpec::Fixed(bytes) = spec {
             *bytes = (*bytes).min(region_len_bytes);
@@ -161,13 +171,32 @@ fn fit_to_region(step: Step, state: DeviceState, region_len_bytes: u64) -> Step 
         } => {
             fit(&mut job.block_size_read);
             fit(&mut job.block_size_write);
-            let state_after = match state {
-                DeviceState::Fragmented { .. } if job.random_percent == 100 => state.label(),
-                _ => state_after,
-            };
+            let state_after = whole_state_label(&state_after, state, region_state);
             Step::Prepare { job, state_after }
         }
     }
+}
+
+/// `label` (a state after a step of `region_state`'s steps) with the region's random-write
+/// totals replaced by the whole state's: the label after the same step of `state`'s steps.
+fn whole_state_label(label: &str, state: DeviceState, region_state: DeviceState) -> String {
+    let region_labels: Vec<String> = region_state.label().split(',').map(String::from).collect();
+    let whole_labels: Vec<String> = state.label().split(',').map(String::from).collect();
+    let links: Vec<&str> = label.split(',').collect();
+    // A step's label is the chain up to its link, so link i of the label is link i of the
+    // state, except a fill inside `fragmented:SIZE`, labelled `seq-filled` where the state
+    // has `fragmented:SIZE`.
+    links
+        .iter()
+        .enumerate()
+        .map(
+            |(i, link)| match (region_labels.get(i), whole_labels.get(i)) {
+                (Some(region), Some(whole)) if region == link => whole.clone(),
+                _ => (*link).to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Run one step on the target of its job.
@@ -403,5 +432,104 @@ mod tests {
         let outcome = trim_regions(&job, &mut provider, &options).unwrap();
         assert!(outcome.interrupted);
         assert_eq!(outcome.bytes, 0);
+    }
+
+    /// The reviews' states as chains (issue 18, item 8), on a file: a fill then a TRIM of
+    /// everything leaves the region discarded, and the sweeper records the chain, not the
+    /// `fresh` its last TRIM alone would say; a virgin region then random writes is not filled.
+    #[test]
+    fn a_chain_runs_its_links_in_order_and_records_the_whole_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let target =
+            open_target(&Target::Path(path.clone()), FILE_BYTES, false, true, None).unwrap();
+        let allocated = || std::fs::metadata(&path).unwrap().blocks() * 512;
+        let mut provider = FileProvider { target };
+        let stop = AtomicBool::new(false);
+        let options = RunOptions {
+            interval_ns: crate::DEFAULT_INTERVAL_NS,
+            stop: &stop,
+            live: None,
+        };
+        let mut template = JobSpec::new("t", EngineKind::Psync, Target::Path(path.clone()));
+        template.size_bytes = Some(FILE_BYTES);
+        let regions = covering_regions([&template], FILE_BYTES).unwrap();
+
+        let filled_then_trimmed = DeviceState::parse("seq-filled,trim-all").unwrap();
+        let kinds: Vec<&str> = state_steps(filled_then_trimmed, &template, &regions)
+            .iter()
+            .map(|step| match step {
+                Step::Trim { .. } => "trim",
+                Step::Prepare { .. } => "write",
+            })
+            .collect();
+        assert_eq!(kinds, ["trim", "write", "trim"]);
+        let mut sweeper = crate::sweep::Sweeper::new(&mut provider, &options);
+        assert!(!sweeper
+            .prepare(filled_then_trimmed, &template, &regions)
+            .unwrap());
+        assert_eq!(sweeper.state(), "seq-filled,trim-all");
+        assert!(
+            allocated() < FILE_BYTES / 8,
+            "the last TRIM discarded the fill: {} bytes still allocated",
+            allocated()
+        );
+
+        let randwrite_bytes = 1 << 20;
+        let virgin_then_written = DeviceState::parse("fresh,randwrite:1m").unwrap();
+        assert!(!sweeper
+            .prepare(virgin_then_written, &template, &regions)
+            .unwrap());
+        assert_eq!(sweeper.state(), "fresh,randwrite:1MiB");
+        // 256 random 4 KiB writes, repeats allowed: at most 1 MiB allocated, no fill.
+        assert!(
+            allocated() <= randwrite_bytes + FILE_BYTES / 16 && allocated() > 0,
+            "{} bytes allocated",
+            allocated()
+        );
+    }
+
+    /// Random writes shared among disjoint regions leave a small region none; its share is
+    /// dropped without moving the chain's later TRIM ahead of the other regions' writes.
+    #[test]
+    fn a_chains_steps_keep_their_order_over_disjoint_regions() {
+        let template = JobSpec::new("t", EngineKind::Sim, Target::Sim("x".into()));
+        let regions = [
+            Region {
+                start_bytes: 0,
+                len_bytes: 4096,
+            },
+            Region {
+                start_bytes: 128 << 20,
+                len_bytes: 64 << 20,
+            },
+        ];
+        let state = DeviceState::parse("fresh,randwrite:16k,trim-all").unwrap();
+        let steps = state_steps(state, &template, &regions);
+        let kinds: Vec<(&str, u64)> = steps
+            .iter()
+            .map(|step| {
+                let kind = match step {
+                    Step::Trim { .. } => "trim",
+                    Step::Prepare { .. } => "write",
+                };
+                (kind, step.job().offset_bytes)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("trim", 0),
+                ("trim", 128 << 20),
+                ("write", 128 << 20),
+                ("trim", 0),
+                ("trim", 128 << 20)
+            ]
+        );
+        let Step::Prepare { job, state_after } = &steps[2] else {
+            panic!("random writes expected")
+        };
+        assert_eq!(job.number_ios, Some(4), "all 16 KiB fell to the big region");
+        assert_eq!(state_after, "fresh,randwrite:16KiB");
     }
 }

@@ -88,10 +88,16 @@ impl<'p, 'o> Sweeper<'p, 'o> {
         template: &JobSpec,
         regions: &[crate::Region],
     ) -> Result<bool, RunError> {
-        for step in crate::state::state_steps(state, template, regions) {
-            if self.step(&step)? {
+        let steps = crate::state::state_steps(state, template, regions);
+        for step in &steps {
+            if self.step(step)? {
                 return Ok(true);
             }
+        }
+        // The target is in `state` once all its steps ran: a chain may end with a TRIM
+        // (`seq-filled,trim-all`), which on its own would read `fresh`.
+        if !steps.is_empty() {
+            self.state = state.label();
         }
         Ok(false)
     }

@@ -127,8 +127,23 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "drives",
+        "samsung-hd103uj-1tb",
+        include_str!("../../../../profiles/drives/samsung-hd103uj-1tb.toml"),
+    ),
+    (
+        "drives",
         "seagate-barracuda-1tb",
         include_str!("../../../../profiles/drives/seagate-barracuda-1tb.toml"),
+    ),
+    (
+        "drives",
+        "seagate-barracuda-lp-2tb",
+        include_str!("../../../../profiles/drives/seagate-barracuda-lp-2tb.toml"),
+    ),
+    (
+        "drives",
+        "seagate-momentus-5400-4-250gb",
+        include_str!("../../../../profiles/drives/seagate-momentus-5400-4-250gb.toml"),
     ),
     (
         "drives",
@@ -149,6 +164,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "drives",
         "wd-caviar-black-2tb",
         include_str!("../../../../profiles/drives/wd-caviar-black-2tb.toml"),
+    ),
+    (
+        "drives",
+        "wd-caviar-green-2tb",
+        include_str!("../../../../profiles/drives/wd-caviar-green-2tb.toml"),
+    ),
+    (
+        "drives",
+        "wd-raptor-150gb",
+        include_str!("../../../../profiles/drives/wd-raptor-150gb.toml"),
     ),
     (
         "drives",
@@ -347,6 +372,31 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "lucidport/barracudalp-bot-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/barracudalp-bot-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/barracudalp-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/barracudalp-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/barracudalp-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/barracudalp-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/barracudalp-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/barracudalp-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/barracudalp-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/barracudalp-uas-gen2.toml"),
+    ),
+    (
+        "stacks",
         "lucidport/caviarblack-bot-gen2",
         include_str!("../../../../profiles/stacks/lucidport/caviarblack-bot-gen2.toml"),
     ),
@@ -362,8 +412,108 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "lucidport/caviargreen-bot-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/caviargreen-bot-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviargreen-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/caviargreen-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviargreen-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/caviargreen-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviargreen-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/caviargreen-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/caviargreen-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/caviargreen-uas-gen2.toml"),
+    ),
+    (
+        "stacks",
         "lucidport/hd103sj-sata-ide",
         include_str!("../../../../profiles/stacks/lucidport/hd103sj-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103uj-bot-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/hd103uj-bot-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103uj-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/hd103uj-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103uj-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/hd103uj-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103uj-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/hd103uj-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/hd103uj-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/hd103uj-uas-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/momentus-bot-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/momentus-bot-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/momentus-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/momentus-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/momentus-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/momentus-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/momentus-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/momentus-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/momentus-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/momentus-uas-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/raptor-bot-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/raptor-bot-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/raptor-bot-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/raptor-bot-gen2.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/raptor-sata-ide",
+        include_str!("../../../../profiles/stacks/lucidport/raptor-sata-ide.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/raptor-uas-gen1",
+        include_str!("../../../../profiles/stacks/lucidport/raptor-uas-gen1.toml"),
+    ),
+    (
+        "stacks",
+        "lucidport/raptor-uas-gen2",
+        include_str!("../../../../profiles/stacks/lucidport/raptor-uas-gen2.toml"),
     ),
     (
         "stacks",
