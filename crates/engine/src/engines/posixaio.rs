@@ -2,7 +2,10 @@
 //! `aio_error`/`aio_return`, waiting in `aio_suspend`), fio's `ioengine=posixaio`. On Linux
 //! these are glibc's: a pool of user-space threads that each do a `pread`/`pwrite`, so the
 //! queue depth is real but every request costs a thread hand-off; it measures what programs
-//! using POSIX AIO get, not what the kernel can do (use libaio or io_uring for that).
+//! using POSIX AIO get, not what the kernel can do (use libaio or io_uring for that). glibc
+//! runs the requests of one descriptor one at a time, in submission order: the engine waits
+//! for and collects them in that order (see `collect_finished`), which elsewhere would still
+//! be correct, only late to notice a request that overtook an older one.
 
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
@@ -12,6 +15,7 @@ use crate::{
     AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
     IoEngine, IoRequest,
 };
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -29,8 +33,8 @@ pub struct PosixAioEngine {
     in_flight: Vec<bool>,
     /// Requests queued since the last `submit`.
     queued: Vec<IoRequest>,
-    /// Slots handed to glibc and not yet seen complete.
-    issued: Vec<u32>,
+    /// Slots handed to glibc and not yet seen complete, in submission order.
+    issued: VecDeque<u32>,
     /// Addresses of the issued control blocks, for `aio_suspend` (reused).
     suspend_list: Vec<usize>,
     /// Finished without glibc (trims, refused requests): handed out by the next `reap`.
@@ -59,7 +63,7 @@ impl PosixAioEngine {
             size_bytes: target.size_bytes,
             in_flight: Vec::new(),
             queued: Vec::new(),
-            issued: Vec::new(),
+            issued: VecDeque::new(),
             suspend_list: Vec::new(),
             ready: Vec::new(),
             clock: WallClock::default(),
@@ -68,19 +72,20 @@ impl PosixAioEngine {
         })
     }
 
-    /// Move every issued request glibc has finished into `out`.
+    /// Move the issued requests glibc has finished into `out`, oldest first, stopping at the
+    /// first still in progress. glibc runs one descriptor's requests in submission order, so
+    /// nothing behind that one has finished; checking them all would take glibc's one global
+    /// AIO lock (`aio_error` does) once per request in flight, on every reap, against the
+    /// helper thread that needs it to start the next request.
     fn collect_finished(&mut self, out: &mut Vec<IoCompletion>) -> usize {
         let mut found = 0;
         let mut done_ns = None;
-        let mut index = 0;
-        while index < self.issued.len() {
-            let slot = self.issued[index];
+        while let Some(&slot) = self.issued.front() {
             let control_block = &mut self.control_blocks[slot as usize];
             // SAFETY: the control block was handed to aio_read/aio_write and not yet reaped.
             let status = unsafe { libc::aio_error(control_block) };
             if status == libc::EINPROGRESS {
-                index += 1;
-                continue;
+                break;
             }
             // SAFETY: as above; aio_return is called exactly once per finished request.
             let returned = unsafe { libc::aio_return(control_block) };
@@ -101,22 +106,28 @@ impl PosixAioEngine {
                 result,
                 done_ns,
             });
-            self.issued.swap_remove(index);
+            self.issued.pop_front();
             found += 1;
         }
         found
     }
 
-    /// Block in `aio_suspend` until at least one issued request finishes.
+    /// Block in `aio_suspend` until the oldest issued request finishes. glibc runs the
+    /// requests of one descriptor one after another, in submission order, so the oldest is the
+    /// next to finish; waiting on it alone keeps `aio_suspend` O(1) under glibc's one global
+    /// AIO lock, where a list of every request in flight costs a search of glibc's request
+    /// list per entry (measured: 0.55 of fio's IOPS at QD32 with the whole list). Elsewhere it
+    /// is still correct, only possibly later to notice a request that overtook the oldest.
     fn suspend(&mut self) -> Result<(), EngineError> {
+        let Some(&oldest) = self.issued.front() else {
+            return Ok(());
+        };
         self.suspend_list.clear();
-        for &slot in &self.issued {
-            self.suspend_list
-                .push(&self.control_blocks[slot as usize] as *const libc::aiocb as usize);
-        }
+        self.suspend_list
+            .push(&self.control_blocks[oldest as usize] as *const libc::aiocb as usize);
         self.suspend_calls += 1;
-        // SAFETY: `suspend_list` holds the addresses (as `const struct aiocb *`, same size as
-        // usize) of control blocks in flight; a null timeout waits without limit.
+        // SAFETY: `suspend_list` holds the address (as `const struct aiocb *`, same size as
+        // usize) of a control block in flight; a null timeout waits without limit.
         let waited = unsafe {
             libc::aio_suspend(
                 self.suspend_list.as_ptr().cast(),
@@ -172,7 +183,7 @@ impl IoEngine for PosixAioEngine {
             .collect();
         self.in_flight = vec![false; slots];
         self.queued = Vec::with_capacity(slots);
-        self.issued = Vec::with_capacity(slots);
+        self.issued = VecDeque::with_capacity(slots);
         self.suspend_list = Vec::with_capacity(slots);
         self.ready = Vec::with_capacity(slots);
         self.device_reads = DeviceReadWindow::start(&self.file);
@@ -246,7 +257,7 @@ impl IoEngine for PosixAioEngine {
                         }
                     };
                     if started == 0 {
-                        self.issued.push(slot);
+                        self.issued.push_back(slot);
                         None
                     } else {
                         Some(Err(io::Error::last_os_error()
