@@ -754,7 +754,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "ioengine",
         aliases: &[],
         bare: false,
-        meaning: "how I/O is issued: null, psync (sync), io_uring, sim",
+        meaning: "how I/O is issued (psync by default; `storlab engines` lists them)",
         field: "ioengine",
         apply: apply_ioengine,
     },
