@@ -11,7 +11,7 @@ use std::path::Path;
 fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("fio.job");
-    std::fs::write(&job, "[j]\nioengine=libaio\nrw=randread\nnumber_ios=100\n").unwrap();
+    std::fs::write(&job, "[j]\nioengine=rdma\nrw=randread\nnumber_ios=100\n").unwrap();
     let job = job.to_str().unwrap();
 
     let out = run(
@@ -21,12 +21,12 @@ fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
     assert!(out.status.success(), "{}", stderr(&out));
     let notes: Vec<String> = stderr(&out)
         .lines()
-        .filter(|l| l.contains("libaio"))
+        .filter(|l| l.contains("rdma"))
         .map(str::to_string)
         .collect();
     assert_eq!(
         notes,
-        ["storlab: warning: job 'j': ioengine=libaio replaced by sim: storlab has no libaio engine and the target sim:usb3-uas-ssd decides the engine"],
+        ["storlab: warning: job 'j': ioengine=rdma replaced by sim: storlab has no rdma engine and the target sim:usb3-uas-ssd decides the engine"],
         "{}",
         stderr(&out)
     );
@@ -36,7 +36,7 @@ fn target_replaces_an_ioengine_storlab_has_no_engine_for() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        format!("storlab: error: {job}:2: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine\n")
+        format!("storlab: error: {job}:2: ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks\n")
     );
 }
 

@@ -278,3 +278,45 @@ fn offsets_beyond_a_file_grow_it_only_with_size_as_in_fio() {
         assert_eq!(lengths, [expected, expected], "{flags:?}");
     }
 }
+
+/// Each engine fio and storlab share issues the same I/O as fio's engine of the same name:
+/// the same offsets and lengths, so the same bytes moved, buffered and with O_DIRECT, writing
+/// then reading (issue 20).
+#[test]
+fn every_shared_engine_issues_fios_io() {
+    if !fio_present() {
+        return;
+    }
+    for engine in [
+        "psync", "sync", "pvsync2", "libaio", "posixaio", "mmap", "io_uring",
+    ] {
+        for direct in ["0", "1"] {
+            for rw in ["write", "randread"] {
+                let flags = [
+                    format!("--ioengine={engine}"),
+                    format!("--direct={direct}"),
+                    format!("--rw={rw}"),
+                    "--bs=4k".to_string(),
+                    "--size=256k".to_string(),
+                    "--iodepth=8".to_string(),
+                ];
+                let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+                let (fio, storlab) = both_logs(MIB, &flags);
+                assert_eq!(fio.len(), 64, "{flags:?}: fio's own count changed");
+                let bytes = |log: &[LoggedIo]| log.iter().map(|io| io.len_bytes).sum::<u64>();
+                assert_eq!(bytes(&storlab), bytes(&fio), "{flags:?}");
+                if rw == "write" {
+                    assert_eq!(storlab, fio, "{flags:?}");
+                } else {
+                    // Random offsets are each tool's own draw: the same set of blocks, once each.
+                    let sorted = |log: &[LoggedIo]| {
+                        let mut offsets: Vec<u64> = log.iter().map(|io| io.offset_bytes).collect();
+                        offsets.sort_unstable();
+                        offsets
+                    };
+                    assert_eq!(sorted(&storlab), sorted(&fio), "{flags:?}");
+                }
+            }
+        }
+    }
+}

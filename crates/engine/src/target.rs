@@ -74,6 +74,30 @@ impl OpenTarget {
             })
     }
 
+    /// A new open file description of the same object, with the same access mode and
+    /// O_DIRECT/O_SYNC flags, made through this descriptor (`/proc/self/fd`), never through the
+    /// path: for an engine that positions the file (`sync`: lseek then read), whose offset a
+    /// duplicated descriptor would share with every other worker.
+    pub fn try_open_own_position(&self) -> Result<File, EngineError> {
+        let fd = self.file.as_raw_fd();
+        let open_error = |source| EngineError::Open {
+            path: self.path.clone(),
+            source,
+        };
+        // SAFETY: F_GETFL on an open descriptor takes no pointer.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 {
+            return Err(open_error(io::Error::last_os_error()));
+        }
+        let kept = flags & (libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
+        OpenOptions::new()
+            .read(true)
+            .write(flags & libc::O_ACCMODE == libc::O_RDWR)
+            .custom_flags(kept)
+            .open(format!("/proc/self/fd/{fd}"))
+            .map_err(open_error)
+    }
+
     /// A new opening of the same block device with its own O_DIRECT setting, made through
     /// this descriptor (`/proc/self/fd`), never through the path: for a job that needs another
     /// setting on a device this run already opened, checked and, for writing, holds

@@ -6,8 +6,13 @@ mod common;
 use common::*;
 use std::path::Path;
 use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions, RingSetup};
+use storlab_engine::engines::libaio::{LibaioEngine, LibaioOptions};
+use storlab_engine::engines::mmap::MmapEngine;
 use storlab_engine::engines::null::NullEngine;
+use storlab_engine::engines::posixaio::PosixAioEngine;
 use storlab_engine::engines::psync::PsyncEngine;
+use storlab_engine::engines::pvsync2::{Pvsync2Engine, Pvsync2Options};
+use storlab_engine::engines::sync::SyncEngine;
 use storlab_engine::registry::{engine_names, open_engine, EngineOptions};
 use storlab_engine::target::{open_target, OpenTarget};
 use storlab_engine::{EngineError, IoDirection, IoEngine, IoRequest};
@@ -89,6 +94,7 @@ fn io_uring_every_forced_fallback_level_works() {
                 best_setup,
                 register_buffers,
                 register_file,
+                ..IoUringOptions::default()
             };
             let mut engine = IoUringEngine::new(&target, options).unwrap();
             write_then_read_back(&mut engine, 16, REGION_BYTES, 64, SEED + 3);
@@ -274,6 +280,11 @@ fn contract_violations_are_errors_not_panics() {
         Box::new(NullEngine::new(REGION_BYTES)),
         Box::new(PsyncEngine::new(&target).unwrap()),
         Box::new(IoUringEngine::new(&target, IoUringOptions::default()).unwrap()),
+        Box::new(SyncEngine::new(&target).unwrap()),
+        Box::new(Pvsync2Engine::new(&target, Pvsync2Options::default()).unwrap()),
+        Box::new(LibaioEngine::new(&target, LibaioOptions::default()).unwrap()),
+        Box::new(PosixAioEngine::new(&target).unwrap()),
+        Box::new(MmapEngine::new(&target).unwrap()),
     ];
     for mut engine in engines {
         let read = |slot, len_bytes| IoRequest {
@@ -325,25 +336,24 @@ fn registry_opens_every_real_engine() {
     let dir = tempfile::tempdir().unwrap();
     let target = temp_target(dir.path(), false);
     let options = EngineOptions::default();
-    for name in engine_names() {
-        let kind = match *name {
-            "null" => EngineKind::Null,
-            "psync" => EngineKind::Psync,
-            "io_uring" => EngineKind::IoUring,
-            "sim" => {
-                assert!(open_engine(EngineKind::Sim, None, &options).is_err());
-                continue;
-            }
-            other => panic!("unknown engine name {other}"),
-        };
+    assert_eq!(engine_names().len(), EngineKind::ALL.len());
+    for (kind, name) in EngineKind::ALL.into_iter().zip(engine_names()) {
+        assert_eq!(kind.as_str(), *name);
+        if kind == EngineKind::Sim {
+            assert!(open_engine(EngineKind::Sim, None, &options).is_err());
+            continue;
+        }
         let mut engine = open_engine(kind, Some(&target), &options).unwrap();
         assert_eq!(engine.name(), *name);
         assert_eq!(engine.target_size_bytes(), REGION_BYTES);
+        assert_eq!(engine.capabilities().queued, kind.queued(), "{name}");
         write_then_read_back_if_moves_data(engine.as_mut());
+        if kind != EngineKind::Null {
+            assert!(open_engine(kind, None, &options).is_err(), "{name}");
+        }
     }
     let null = open_engine(EngineKind::Null, None, &options).unwrap();
     assert_eq!(null.target_size_bytes(), options.null_size_bytes);
-    assert!(open_engine(EngineKind::Psync, None, &options).is_err());
 }
 
 fn write_then_read_back_if_moves_data(engine: &mut dyn IoEngine) {
@@ -435,4 +445,375 @@ fn per_io_cost() {
             ios_per_run / 20,
         );
     }
+}
+
+type Build = fn(&OpenTarget) -> Box<dyn IoEngine + Send>;
+
+/// A constructor for every file engine storlab has beside psync and io_uring (libaio twice:
+/// with and without `userspace_reap`).
+fn fio_engine_builders() -> [Build; 6] {
+    [
+        |t| Box::new(SyncEngine::new(t).unwrap()),
+        |t| Box::new(Pvsync2Engine::new(t, Pvsync2Options::default()).unwrap()),
+        |t| Box::new(LibaioEngine::new(t, LibaioOptions::default()).unwrap()),
+        |t| {
+            let options = LibaioOptions {
+                userspace_reap: true,
+            };
+            Box::new(LibaioEngine::new(t, options).unwrap())
+        },
+        |t| Box::new(PosixAioEngine::new(t).unwrap()),
+        |t| Box::new(MmapEngine::new(t).unwrap()),
+    ]
+}
+
+/// Every engine of `fio_engine_builders`, built on `target`.
+fn fio_engines(target: &OpenTarget) -> Vec<Box<dyn IoEngine + Send>> {
+    fio_engine_builders()
+        .iter()
+        .map(|build| build(target))
+        .collect()
+}
+
+/// A temporary target opened with O_DIRECT, or `None` (with a note) where the filesystem
+/// refuses it.
+fn direct_target(dir: &Path) -> Option<OpenTarget> {
+    match open_target(
+        &Target::TempFileIn(dir.to_path_buf()),
+        REGION_BYTES,
+        true,
+        true,
+        None,
+    ) {
+        Ok(target) => Some(target),
+        Err(EngineError::Target { message, .. }) if message.contains("O_DIRECT") => {
+            eprintln!("skipped: the temp directory's filesystem refuses O_DIRECT");
+            None
+        }
+        Err(err) => panic!("{err}"),
+    }
+}
+
+#[test]
+fn fio_engines_read_back_what_they_wrote_buffered_and_with_o_direct() {
+    let dir = tempfile::tempdir().unwrap();
+    let buffered = temp_target(dir.path(), false);
+    let direct = direct_target(dir.path());
+    for target in std::iter::once(&buffered).chain(direct.as_ref()) {
+        for build in fio_engine_builders() {
+            // Queued engines at depth; the synchronous ones must still accept a batch. A fresh
+            // engine per depth: `setup` is once per engine.
+            let depths: &[u32] = if build(target).capabilities().queued {
+                &[1, 7, 32]
+            } else {
+                &[1, 4]
+            };
+            for &depth in depths {
+                write_then_read_back(build(target).as_mut(), depth, REGION_BYTES, 200, SEED + 20);
+            }
+        }
+    }
+}
+
+#[test]
+fn fio_engines_report_short_reads_at_eof_and_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = short_file(dir.path());
+    for mut engine in fio_engines(&target) {
+        assert_short_reads_and_errno(engine.as_mut());
+    }
+}
+
+#[test]
+fn fio_engines_trim_files_by_punching_holes() {
+    let dir = tempfile::tempdir().unwrap();
+    for build in fio_engine_builders() {
+        let target = temp_target(dir.path(), false);
+        assert_trim_punches_a_hole(build(&target).as_mut());
+    }
+}
+
+/// The value of report detail `key`.
+fn detail(engine: &dyn IoEngine, key: &str) -> String {
+    engine
+        .report()
+        .detail(key)
+        .unwrap_or_else(|| panic!("{}: no {key} in {:?}", engine.name(), engine.report()))
+        .to_string()
+}
+
+/// `count` sequential 4 KiB requests from offset 0.
+fn sequential(direction: IoDirection, count: u64) -> Vec<Io> {
+    (0..count)
+        .map(|i| Io {
+            direction,
+            offset_bytes: i * u64::from(BLOCK_BYTES),
+            len_bytes: BLOCK_BYTES,
+        })
+        .collect()
+}
+
+#[test]
+fn sync_seeks_only_when_the_file_position_is_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = SyncEngine::new(&target).unwrap();
+    setup(&mut engine, 1, BLOCK_BYTES);
+    // A sequential pass: one lseek to get there, then the position follows the reads (fio's
+    // `fio_syncio_prep` skips the lseek the same way).
+    drive(
+        &mut engine,
+        1,
+        &sequential(IoDirection::Read, 64),
+        SEED,
+        |_, c, _| {
+            assert_eq!(c.result, Ok(BLOCK_BYTES));
+        },
+    );
+    assert_eq!(detail(&engine, "seeks"), "1");
+    // Going back is a seek; each worker's position is its own (a second engine's reads do not
+    // move this one's position).
+    let mut other = SyncEngine::new(&target).unwrap();
+    setup(&mut other, 1, BLOCK_BYTES);
+    drive(
+        &mut other,
+        1,
+        &sequential(IoDirection::Read, 3),
+        SEED,
+        |_, _, _| {},
+    );
+    let next = [Io {
+        direction: IoDirection::Read,
+        offset_bytes: 64 * u64::from(BLOCK_BYTES),
+        len_bytes: BLOCK_BYTES,
+    }];
+    drive(&mut engine, 1, &next, SEED, |_, c, _| {
+        assert_eq!(c.result, Ok(BLOCK_BYTES));
+    });
+    assert_eq!(detail(&engine, "seeks"), "1");
+    drive(
+        &mut engine,
+        1,
+        &sequential(IoDirection::Read, 1),
+        SEED,
+        |_, _, _| {},
+    );
+    assert_eq!(detail(&engine, "seeks"), "2");
+}
+
+#[test]
+fn pvsync2_passes_hipri_and_nowait_as_rwf_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    for (options, flags) in [
+        (Pvsync2Options::default(), "none"),
+        (
+            Pvsync2Options {
+                hipri: true,
+                nowait: false,
+            },
+            "RWF_HIPRI",
+        ),
+        (
+            Pvsync2Options {
+                hipri: true,
+                nowait: true,
+            },
+            "RWF_HIPRI|RWF_NOWAIT",
+        ),
+    ] {
+        let mut engine = Pvsync2Engine::new(&target, options).unwrap();
+        // Buffered I/O on a laid-out file: HIPRI is ignored without O_DIRECT, NOWAIT is served
+        // from the page cache or refused with EAGAIN, never blocked on.
+        setup(&mut engine, 1, BLOCK_BYTES);
+        drive(
+            &mut engine,
+            1,
+            &sequential(IoDirection::Read, 16),
+            SEED,
+            |_, c, _| {
+                assert!(
+                    c.result == Ok(BLOCK_BYTES)
+                        || (options.nowait && c.result == Err(libc::EAGAIN)),
+                    "{options:?}: {:?}",
+                    c.result
+                );
+            },
+        );
+        assert_eq!(detail(&engine, "rw_flags"), flags);
+    }
+    // The plain engine writes and reads back like psync.
+    let mut engine = Pvsync2Engine::new(&target, Pvsync2Options::default()).unwrap();
+    write_then_read_back(&mut engine, 1, REGION_BYTES, 100, SEED + 22);
+}
+
+#[test]
+fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = direct_target(dir.path()).unwrap_or_else(|| temp_target(dir.path(), false));
+    let depth = 16u32;
+    for userspace_reap in [false, true] {
+        let mut engine = LibaioEngine::new(&target, LibaioOptions { userspace_reap }).unwrap();
+        write_then_read_back(&mut engine, depth, REGION_BYTES, 100, SEED + 23);
+        let counter =
+            |engine: &LibaioEngine, key: &str| -> u64 { detail(engine, key).parse().unwrap() };
+        let getevents_before = counter(&engine, "getevents_syscalls");
+        // A batch whose completions are all in the ring before we look: `reap(0)` then finds
+        // them there (user space) or asks io_getevents (the kernel) once.
+        for slot in 0..depth {
+            engine
+                .queue(IoRequest {
+                    slot,
+                    direction: IoDirection::Read,
+                    offset_bytes: u64::from(slot) * u64::from(BLOCK_BYTES),
+                    len_bytes: BLOCK_BYTES,
+                })
+                .unwrap();
+        }
+        engine.submit().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let mut out = Vec::new();
+        let reaped = engine.reap(0, &mut out).unwrap();
+        assert_eq!(
+            reaped, depth as usize,
+            "the device took over 200 ms for {depth} reads"
+        );
+        assert!(out.iter().all(|c| c.result == Ok(BLOCK_BYTES)));
+        let getevents = counter(&engine, "getevents_syscalls") - getevents_before;
+        if userspace_reap {
+            assert_eq!(getevents, 0);
+            assert!(counter(&engine, "userspace_reaped") >= u64::from(depth));
+        } else {
+            assert_eq!(getevents, 1);
+            assert_eq!(counter(&engine, "userspace_reaped"), 0);
+        }
+    }
+}
+
+#[test]
+fn io_uring_fio_options_read_back_and_show_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let cases = [
+        (
+            IoUringOptions {
+                register_buffers: false,
+                vectored: true,
+                ..IoUringOptions::default()
+            },
+            Some("vectored"),
+        ),
+        (
+            IoUringOptions {
+                sqpoll: true,
+                ..IoUringOptions::default()
+            },
+            Some("sqpoll"),
+        ),
+        (
+            IoUringOptions {
+                require_registered_buffers: true,
+                require_registered_file: true,
+                ..IoUringOptions::default()
+            },
+            None,
+        ),
+    ];
+    for (options, mode) in cases {
+        let mut engine = IoUringEngine::new(&target, options).unwrap();
+        write_then_read_back(&mut engine, 8, REGION_BYTES, 200, SEED + 24);
+        assert_eq!(engine.report().detail("modes"), mode, "{options:?}");
+    }
+}
+
+#[test]
+fn io_uring_fixedbufs_given_is_required() {
+    // More slots than the kernel registers: unset, storlab falls back to plain buffers; asked
+    // for with `fixedbufs`, setup fails with one line naming it.
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let slots = 16385;
+    let mut engine = IoUringEngine::new(&target, IoUringOptions::default()).unwrap();
+    setup(&mut engine, slots, 512);
+    assert!(!engine.uses_registered_buffers());
+    let mut engine = IoUringEngine::new(
+        &target,
+        IoUringOptions {
+            require_registered_buffers: true,
+            ..IoUringOptions::default()
+        },
+    )
+    .unwrap();
+    let error = engine
+        .setup(&storlab_engine::EngineSetup {
+            slots,
+            slot_bytes: 512,
+            buffer_align_bytes: 512,
+        })
+        .unwrap_err();
+    assert!(error.to_string().contains("fixedbufs"), "{error}");
+}
+
+#[test]
+fn io_uring_cmdprio_percentage_marks_that_share_of_ios() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = IoUringEngine::new(
+        &target,
+        IoUringOptions {
+            cmdprio_percentage: 25,
+            cmdprio_seed: SEED,
+            ..IoUringOptions::default()
+        },
+    )
+    .unwrap();
+    setup(&mut engine, 8, BLOCK_BYTES);
+    let ios = sequential(IoDirection::Read, 2000);
+    drive(&mut engine, 8, &ios, SEED, |_, c, _| {
+        // The real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE; without it the kernel
+        // refuses those requests with EPERM.
+        assert!(
+            c.result == Ok(BLOCK_BYTES) || c.result == Err(libc::EPERM),
+            "{:?}",
+            c.result
+        );
+    });
+    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
+    // 25 % of 2000 drawn at random: 500 expected, a standard deviation of about 19.
+    assert!((400..600).contains(&marked), "{marked}");
+}
+
+#[test]
+fn io_uring_hipri_polls_for_completions() {
+    // IOPOLL on a target without poll queues: the kernel completes each request with
+    // EOPNOTSUPP (buffered files) or by interrupt (some block devices); the engine must reap
+    // every one of them without hanging, entering the kernel to poll.
+    let dir = tempfile::tempdir().unwrap();
+    let target = direct_target(dir.path()).unwrap_or_else(|| temp_target(dir.path(), false));
+    let mut engine = IoUringEngine::new(
+        &target,
+        IoUringOptions {
+            iopoll: true,
+            ..IoUringOptions::default()
+        },
+    )
+    .unwrap();
+    setup(&mut engine, 8, BLOCK_BYTES);
+    let mut completed = 0;
+    drive(
+        &mut engine,
+        8,
+        &sequential(IoDirection::Read, 64),
+        SEED,
+        |_, c, _| {
+            assert!(
+                c.result == Ok(BLOCK_BYTES) || c.result == Err(libc::EOPNOTSUPP),
+                "{:?}",
+                c.result
+            );
+            completed += 1;
+        },
+    );
+    assert_eq!(completed, 64);
+    assert_eq!(engine.report().detail("modes"), Some("iopoll"));
 }

@@ -356,7 +356,7 @@ iodepth=2
             ("[a]\nbs=4k\n", "job.fio:1: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="),
             ("[a]\nioengine=null\n", "job.fio:1: job [a]: nothing bounds the run: set size, runtime or number_ios"),
             ("[a]\nsize=1M\nrate_iops=0\n", "job.fio:3: rate_iops=0: the read rate must be at least 1 I/O per second (leave it empty for no limit)"),
-            ("[a]\nsize=1M\nioengine=libaio\n", "job.fio:3: ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"),
+            ("[a]\nsize=1M\nioengine=rdma\n", "job.fio:3: ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nsize=1M\nrw=trim\n", "job.fio:3: rw=trim: trim workloads are not supported; use read, write, randread, randwrite, rw or randrw"),
             ("[a]\nfilename=sim:usb3-uas-ssd\nioengine=psync\n", "job.fio:3: ioengine=psync: filename=sim:usb3-uas-ssd is a simulated drive and needs ioengine=sim"),
             ("[a]\nsize=1M\nverify=md5\n", "job.fio:3: verify=md5: verify needs writes to check, but the job only reads"),

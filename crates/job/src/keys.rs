@@ -8,7 +8,8 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, Target, TargetShares,
+    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, JobSpec, Target,
+    TargetShares, OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -120,8 +121,8 @@ impl Extent {
 struct ForeignEngine {
     /// The name as written (`libaio`).
     name: String,
-    /// What to use instead, as the refusal says it.
-    hint: &'static str,
+    /// Why it is refused and what to use instead, as the refusal says it.
+    hint: String,
     /// The storlab engine that does the same on a file or device, when a target given from
     /// outside the job (`--target FILE`) runs it anyway.
     equivalent: EngineKind,
@@ -180,6 +181,8 @@ pub struct JobDraft {
     /// instead of fio's `read` (job files and fio-style flags).
     storlab_rw_default: bool,
     write_iolog: Option<PathBuf>,
+    /// fio's engine options, applied over the defaults (all off).
+    engine_tuning: EngineTuning,
     provenance: Vec<Provenance>,
 }
 
@@ -353,6 +356,15 @@ impl JobDraft {
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
+        spec.engine_tuning = self.engine_tuning;
+        let ignored = self.engine_tuning.ignored_by(spec.engine);
+        if !ignored.is_empty() {
+            spec.warnings.push(format!(
+                "{} has no effect with ioengine={}",
+                ignored.join(", "),
+                spec.engine.as_str()
+            ));
+        }
         spec
     }
 
@@ -432,7 +444,7 @@ impl JobDraft {
             setter
                 .and_then(|p| p.value.clone())
                 .or_else(|| Some(foreign.name.clone())),
-            foreign.hint,
+            foreign.hint.clone(),
         )
     }
 
@@ -565,38 +577,53 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     Ok(())
 }
 
-/// `ioengine=`: a storlab engine, or a name storlab has no engine for, remembered and refused
-/// when the job is finished unless the command line's target decides the engine
-/// ([`JobDraft::override_target`]): a job file written for fio still runs on `--target`.
+/// `ioengine=`: a storlab engine (from the one list, [`EngineKind::ALL`]), or a name storlab has
+/// no engine for, remembered and refused when the job is finished unless the command line's
+/// target decides the engine ([`JobDraft::override_target`]): a job file written for fio still
+/// runs on `--target`. Engines outside storlab's scope ([`OUT_OF_SCOPE_ENGINES`]) say so.
 fn apply_ioengine(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    let foreign = |hint: &'static str, equivalent: EngineKind| ForeignEngine {
+    let foreign = |hint: String, equivalent: EngineKind| ForeignEngine {
         name: v.to_string(),
         hint,
         equivalent,
     };
-    let (engine, foreign) = match v {
-        "null" => (Some(EngineKind::Null), None),
-        // fio's `sync` is read/write after lseek: the same one-at-a-time model as pread/pwrite.
-        "psync" | "sync" => (Some(EngineKind::Psync), None),
-        "io_uring" => (Some(EngineKind::IoUring), None),
-        "sim" => (Some(EngineKind::Sim), None),
-        "libaio" | "posixaio" | "windowsaio" => (
+    let (engine, foreign) = match EngineKind::from_name(v) {
+        Some(engine) => (Some(engine), None),
+        None if OUT_OF_SCOPE_ENGINES.contains(&v) => (
             None,
             Some(foreign(
-                "use ioengine=io_uring, storlab's queued asynchronous engine",
-                EngineKind::IoUring,
-            )),
-        ),
-        "pvsync" | "pvsync2" | "vsync" => {
-            (None, Some(foreign("use ioengine=psync", EngineKind::Psync)))
-        }
-        _ => (
-            None,
-            Some(foreign(
-                "supported engines are null, psync (or sync), io_uring and sim",
+                "out of scope: storlab measures local files, block devices and its simulated \
+                 stacks"
+                    .to_string(),
                 EngineKind::Psync,
             )),
         ),
+        None => match v {
+            "windowsaio" | "solarisaio" => (
+                None,
+                Some(foreign(
+                    "that engine is for another OS; use ioengine=libaio or io_uring".into(),
+                    EngineKind::Libaio,
+                )),
+            ),
+            "pvsync" | "vsync" => (
+                None,
+                Some(foreign(
+                    "use ioengine=pvsync2 (preadv2/pwritev2) or psync".into(),
+                    EngineKind::Pvsync2,
+                )),
+            ),
+            _ => (
+                None,
+                Some(foreign(
+                    format!(
+                        "unknown engine; storlab's engines are {}",
+                        EngineKind::names_joined()
+                    ),
+                    EngineKind::Psync,
+                )),
+            ),
+        },
     };
     d.engine = engine;
     d.foreign_engine = foreign;
@@ -727,7 +754,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "ioengine",
         aliases: &[],
         bare: false,
-        meaning: "how I/O is issued: null, psync (sync), io_uring, sim",
+        meaning: "how I/O is issued (psync by default; `storlab engines` lists them)",
         field: "ioengine",
         apply: apply_ioengine,
     },
@@ -888,6 +915,100 @@ pub static KEYS: &[KeyDef] = &[
         field: "blockalign",
         apply: |d, v| {
             d.align_bytes = Some(single_for_both(v, parse_size)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "hipri",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring: poll for completions (IOPOLL); pvsync2: RWF_HIPRI",
+        field: "hipri",
+        apply: |d, v| {
+            d.engine_tuning.hipri = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "nowait",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring, pvsync2: RWF_NOWAIT (EAGAIN instead of blocking)",
+        field: "nowait",
+        apply: |d, v| {
+            d.engine_tuning.nowait = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fixedbufs",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring: registered buffers, required (unset: used when the kernel allows)",
+        field: "fixedbufs",
+        apply: |d, v| {
+            d.engine_tuning.fixedbufs = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "registerfiles",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring: registered file, required (unset: used when the kernel allows)",
+        field: "registerfiles",
+        apply: |d, v| {
+            d.engine_tuning.registerfiles = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sqthread_poll",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring: a kernel thread polls the submission queue (SQPOLL)",
+        field: "sqthread_poll",
+        apply: |d, v| {
+            d.engine_tuning.sqthread_poll = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "nonvectored",
+        aliases: &[],
+        bare: true,
+        meaning: "io_uring: READ/WRITE (default) or, with 0, READV/WRITEV",
+        field: "nonvectored",
+        apply: |d, v| {
+            // fio's default is -1, "non-vectored when the kernel has it": any non-zero value.
+            let value: i64 = v.trim().parse().map_err(|_| {
+                ApplyError::Invalid(format!(
+                    "'{v}' is not an integer (0: vectored; 1 or -1: non-vectored)"
+                ))
+            })?;
+            d.engine_tuning.vectored = value == 0;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cmdprio_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: percent of I/Os issued with the real-time I/O priority class",
+        field: "cmdprio_percentage",
+        apply: |d, v| {
+            d.engine_tuning.cmdprio_percentage = single_for_both(v, parse_percent)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "userspace_reap",
+        aliases: &[],
+        bare: true,
+        meaning: "libaio: read completions from the AIO ring in user space",
+        field: "userspace_reap",
+        apply: |d, v| {
+            d.engine_tuning.userspace_reap = parse_bool(v)?;
             Ok(())
         },
     },
@@ -1325,8 +1446,85 @@ mod tests {
         );
         assert_eq!(
             target(&[("ioengine", Some("sync"))]),
-            Ok((EngineKind::Psync, Target::TempFileIn(".".into())))
+            Ok((EngineKind::Sync, Target::TempFileIn(".".into())))
         );
+    }
+
+    /// One refusal line per `ioengine` storlab has no engine for: out-of-scope engines say why
+    /// (issue #20), unknown names list storlab's engines from the one list.
+    #[test]
+    fn engines_storlab_lacks_are_refused_in_one_line() {
+        let refusal = |engine: &str| {
+            let mut d = JobDraft::new();
+            d.set("ioengine", Some(engine), &Location::Flag).unwrap();
+            d.set("size", Some("1M"), &Location::Flag).unwrap();
+            d.finish("job", &Location::Job("job".into()))
+                .unwrap_err()
+                .to_string()
+        };
+        for engine in crate::model::OUT_OF_SCOPE_ENGINES {
+            assert_eq!(
+                refusal(engine),
+                format!(
+                    "--ioengine={engine}: out of scope: storlab measures local files, block \
+                     devices and its simulated stacks"
+                )
+            );
+        }
+        assert_eq!(
+            refusal("warp_drive"),
+            "--ioengine=warp_drive: unknown engine; storlab's engines are null, psync, sync, \
+             pvsync2, libaio, posixaio, mmap, io_uring, sim"
+        );
+        for kind in EngineKind::ALL {
+            assert_eq!(EngineKind::from_name(kind.as_str()), Some(kind));
+            assert!(!crate::model::OUT_OF_SCOPE_ENGINES.contains(&kind.as_str()));
+        }
+    }
+
+    #[test]
+    fn engine_options_reach_the_job_and_warn_on_an_engine_without_them() {
+        let job = |settings: &[(&str, Option<&str>)]| {
+            let mut d = JobDraft::new();
+            d.set("size", Some("1M"), &Location::Flag).unwrap();
+            for (key, value) in settings {
+                d.set(key, *value, &Location::Flag).unwrap();
+            }
+            d.finish("job", &Location::Job("job".into())).unwrap()
+        };
+        let uring = job(&[
+            ("ioengine", Some("io_uring")),
+            ("hipri", None),
+            ("fixedbufs", None),
+            ("registerfiles", Some("0")),
+            ("sqthread_poll", Some("1")),
+            ("nonvectored", Some("0")),
+            ("cmdprio_percentage", Some("30")),
+        ]);
+        assert_eq!(
+            uring.engine_tuning,
+            EngineTuning {
+                hipri: true,
+                fixedbufs: Some(true),
+                registerfiles: Some(false),
+                sqthread_poll: true,
+                vectored: true,
+                cmdprio_percentage: 30,
+                ..EngineTuning::default()
+            }
+        );
+        assert!(uring.warnings.is_empty(), "{:?}", uring.warnings);
+        // fio's default `nonvectored=-1` means non-vectored, like 1.
+        assert!(!job(&[("nonvectored", Some("-1"))]).engine_tuning.vectored);
+        let libaio = job(&[("ioengine", Some("libaio")), ("userspace_reap", None)]);
+        assert!(libaio.engine_tuning.userspace_reap && libaio.warnings.is_empty());
+        let psync = job(&[("userspace_reap", None), ("hipri", None)]);
+        assert_eq!(
+            psync.warnings,
+            ["hipri, userspace_reap has no effect with ioengine=psync"]
+        );
+        let sync = job(&[("ioengine", Some("sync")), ("iodepth", Some("8"))]);
+        assert!(sync.warnings[0].starts_with("iodepth=8 has no effect with ioengine=sync"));
     }
 
     #[test]
@@ -1394,32 +1592,32 @@ mod tests {
             d.finish("job", &Location::Job("job".into()))
         };
         let sim = Target::Sim("usb3-uas-ssd".into());
-        let spec = on(Some(sim.clone()), "libaio").unwrap();
+        let spec = on(Some(sim.clone()), "windowsaio").unwrap();
         assert_eq!((spec.engine, spec.target), (EngineKind::Sim, sim));
         assert_eq!(
             spec.warnings,
-            ["ioengine=libaio replaced by sim: storlab has no libaio engine and the target sim:usb3-uas-ssd decides the engine"]
+            ["ioengine=windowsaio replaced by sim: storlab has no windowsaio engine and the target sim:usb3-uas-ssd decides the engine"]
         );
         // On a file the storlab engine that does the same runs it.
         let path = Target::Path("/dev/sdz".into());
         assert_eq!(
-            on(Some(path.clone()), "libaio").unwrap().engine,
-            EngineKind::IoUring
+            on(Some(path.clone()), "windowsaio").unwrap().engine,
+            EngineKind::Libaio
         );
         assert_eq!(
-            on(Some(path.clone()), "pvsync2").unwrap().engine,
-            EngineKind::Psync
+            on(Some(path.clone()), "vsync").unwrap().engine,
+            EngineKind::Pvsync2
         );
         // A known engine the target replaces goes unsaid, as before.
         assert!(on(Some(path), "io_uring").unwrap().warnings.is_empty());
         // Without a target from outside, the job is refused at the key that named the engine.
         assert_eq!(
-            on(None, "libaio").unwrap_err().to_string(),
-            "--ioengine=libaio: use ioengine=io_uring, storlab's queued asynchronous engine"
+            on(None, "rdma").unwrap_err().to_string(),
+            "--ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"
         );
         // A later known engine clears the refusal (a section over its `[global]`).
         let mut d = JobDraft::new();
-        d.set("ioengine", Some("libaio"), &Location::Flag).unwrap();
+        d.set("ioengine", Some("rdma"), &Location::Flag).unwrap();
         d.set("ioengine", Some("psync"), &Location::Flag).unwrap();
         d.set("size", Some("1M"), &Location::Flag).unwrap();
         assert!(d.finish("job", &Location::Job("job".into())).is_ok());

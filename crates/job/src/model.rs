@@ -15,6 +15,10 @@ pub const DEFAULT_ALIGN_BYTES: u64 = 4 * KIB;
 pub const DEFAULT_SEED: u64 = 0x5354_4f52_4c41_4221; // "STORLAB!"
 
 /// Which engine carries the I/O (fio's `ioengine`).
+///
+/// This enum and [`EngineKind::ALL`] are storlab's one list of engine names: job validation,
+/// the engine registry, help text and the docs test all read it (and [`OUT_OF_SCOPE_ENGINES`]
+/// for the fio engines storlab refuses by design).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
@@ -22,6 +26,16 @@ pub enum EngineKind {
     Null,
     /// `pread`/`pwrite`, one request at a time per worker.
     Psync,
+    /// `lseek` then `read`/`write`, one request at a time per worker (fio's `sync`).
+    Sync,
+    /// `preadv2`/`pwritev2` with per-I/O flags (`hipri`, `nowait`), one at a time per worker.
+    Pvsync2,
+    /// Linux native AIO (`io_setup`/`io_submit`/`io_getevents`), queued.
+    Libaio,
+    /// POSIX AIO (`aio_read`/`aio_write`, glibc's thread pool), queued.
+    Posixaio,
+    /// The target mapped into memory; I/O is `memcpy` (fio's `mmap`).
+    Mmap,
     /// Linux io_uring with registered files and buffers.
     IoUring,
     /// The simulated USB/SATA stack (virtual time).
@@ -29,15 +43,157 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// Every engine, in the order help text and docs list them.
+    pub const ALL: [EngineKind; 9] = [
+        EngineKind::Null,
+        EngineKind::Psync,
+        EngineKind::Sync,
+        EngineKind::Pvsync2,
+        EngineKind::Libaio,
+        EngineKind::Posixaio,
+        EngineKind::Mmap,
+        EngineKind::IoUring,
+        EngineKind::Sim,
+    ];
+
     /// The name used on the command line and in fio files.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             EngineKind::Null => "null",
             EngineKind::Psync => "psync",
+            EngineKind::Sync => "sync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Posixaio => "posixaio",
+            EngineKind::Mmap => "mmap",
             EngineKind::IoUring => "io_uring",
             EngineKind::Sim => "sim",
         }
     }
+
+    /// The engine called `name` (`ioengine=` value), if storlab has one.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// Whether more than one request can be in flight per worker (fio's sync engines keep
+    /// one: `iodepth` above 1 changes nothing for them).
+    pub fn queued(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Null
+                | EngineKind::Libaio
+                | EngineKind::Posixaio
+                | EngineKind::IoUring
+                | EngineKind::Sim
+        )
+    }
+
+    /// The names of every engine, joined for a help line (`null, psync, ...`).
+    pub fn names_joined() -> String {
+        EngineKind::ALL.map(EngineKind::as_str).join(", ")
+    }
+}
+
+/// fio engines storlab refuses by design (issue #20): network, RDMA, HTTP, GPU-file, xNVMe,
+/// zoned/SG passthrough, cluster and vendor engines. storlab measures local files, block devices
+/// and its simulated stacks; each name here is refused with one line saying so.
+pub const OUT_OF_SCOPE_ENGINES: &[&str] = &[
+    // network
+    "net",
+    "netsplice",
+    "http",
+    "nbd",
+    "nfs",
+    "libiscsi",
+    // RDMA
+    "rdma",
+    // GPU file I/O
+    "libcufile",
+    // xNVMe, SCSI generic and NVMe passthrough, user-space drivers
+    "xnvme",
+    "sg",
+    "io_uring_cmd",
+    "spdk",
+    "spdk_bdev",
+    // cluster and distributed filesystems
+    "rados",
+    "rbd",
+    "libhdfs",
+    "gfapi",
+    "gfapi_async",
+    "dfs",
+];
+
+/// fio's engine options (`hipri`, `fixedbufs`, `userspace_reap`, ...): what the chosen engine
+/// does at setup or per I/O. Each has no effect on an engine that lacks it (validation warns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineTuning {
+    /// io_uring: poll for completions (`IORING_SETUP_IOPOLL`); pvsync2: `RWF_HIPRI`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hipri: bool,
+    /// pvsync2 and io_uring: `RWF_NOWAIT` (fail with EAGAIN rather than block).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nowait: bool,
+    /// io_uring `fixedbufs`: `Some(true)` requires registered buffers, `Some(false)` forbids
+    /// them, `None` (unset) registers them when the kernel allows (storlab's cheapest path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixedbufs: Option<bool>,
+    /// io_uring `registerfiles`: as `fixedbufs`, for the registered file table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registerfiles: Option<bool>,
+    /// io_uring `sqthread_poll`: a kernel thread polls the submission queue.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sqthread_poll: bool,
+    /// io_uring `nonvectored=0`: READV/WRITEV with one iovec instead of READ/WRITE.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub vectored: bool,
+    /// io_uring `cmdprio_percentage`: share of I/Os issued with the real-time I/O priority class.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub cmdprio_percentage: u8,
+    /// libaio `userspace_reap`: read completions from the AIO ring in user space.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub userspace_reap: bool,
+}
+
+impl EngineTuning {
+    fn is_default(&self) -> bool {
+        *self == EngineTuning::default()
+    }
+
+    /// The options set that `engine` has no use for, by fio name (for a warning).
+    pub fn ignored_by(&self, engine: EngineKind) -> Vec<&'static str> {
+        let uring = engine == EngineKind::IoUring;
+        let mut ignored = Vec::new();
+        let mut check = |set: bool, used: bool, name: &'static str| {
+            if set && !used {
+                ignored.push(name);
+            }
+        };
+        check(self.hipri, uring || engine == EngineKind::Pvsync2, "hipri");
+        check(
+            self.nowait,
+            uring || engine == EngineKind::Pvsync2,
+            "nowait",
+        );
+        check(self.fixedbufs.is_some(), uring, "fixedbufs");
+        check(self.registerfiles.is_some(), uring, "registerfiles");
+        check(self.sqthread_poll, uring, "sqthread_poll");
+        check(self.vectored, uring, "nonvectored");
+        check(self.cmdprio_percentage > 0, uring, "cmdprio_percentage");
+        check(
+            self.userspace_reap,
+            engine == EngineKind::Libaio,
+            "userspace_reap",
+        );
+        ignored
+    }
+}
+
+fn is_zero_u8(value: &u8) -> bool {
+    *value == 0
 }
 
 /// What storlab tells the kernel about a worker's access pattern on its region (fio's
@@ -293,6 +449,9 @@ pub struct JobSpec {
     /// `write_iolog`); worker `i` of a job with `numjobs` above 1 writes `FILE.i`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iolog: Option<PathBuf>,
+    /// fio's engine options (`hipri`, `fixedbufs`, ...), all off unless set.
+    #[serde(default, skip_serializing_if = "EngineTuning::is_default")]
+    pub engine_tuning: EngineTuning,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -334,6 +493,7 @@ impl JobSpec {
             stonewall: false,
             group_reporting: false,
             write_iolog: None,
+            engine_tuning: EngineTuning::default(),
             warnings: Vec::new(),
         }
     }

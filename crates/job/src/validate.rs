@@ -466,11 +466,12 @@ fn push_warnings(spec: &mut JobSpec) {
             ));
         }
     }
-    if spec.iodepth > 1 && matches!(spec.engine, EngineKind::Psync) {
+    if spec.iodepth > 1 && !spec.engine.queued() {
         warnings.push(format!(
-            "iodepth={} has no effect with ioengine=psync, which keeps one I/O in flight per \
-             worker; use ioengine=io_uring or numjobs for concurrency",
-            spec.iodepth
+            "iodepth={} has no effect with ioengine={}, which keeps one I/O in flight per \
+             worker; use ioengine=io_uring or libaio, or numjobs, for concurrency",
+            spec.iodepth,
+            spec.engine.as_str()
         ));
     }
     for warning in warnings {

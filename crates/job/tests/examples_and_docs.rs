@@ -144,3 +144,23 @@ fn the_key_reference_lists_every_key_and_alias() {
         }
     }
 }
+
+/// The engine table of docs/job-format.md lists every engine of the one list, `EngineKind::ALL`.
+#[test]
+fn the_engine_table_lists_every_engine() {
+    let doc_path = repo_root().join("docs/job-format.md");
+    let doc = std::fs::read_to_string(&doc_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
+    let table = doc
+        .split("### Engines")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/job-format.md has an `### Engines` section");
+    for engine in EngineKind::ALL {
+        assert!(
+            table.contains(&format!("| `{}` |", engine.as_str())),
+            "the engine table does not list `{}`",
+            engine.as_str()
+        );
+    }
+}

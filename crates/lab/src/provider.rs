@@ -232,7 +232,7 @@ fn describe(target: &OpenTarget) -> (String, String) {
 
 impl EngineProvider for Provider {
     fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
-        let engine_options = EngineOptions::default();
+        let engine_options = EngineOptions::for_job(job);
         match job.engine {
             EngineKind::Sim => {
                 let Target::Sim(stack) = &job.target else {

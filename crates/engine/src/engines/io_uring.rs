@@ -8,6 +8,15 @@
 //! thread) → COOP_TASKRUN (5.19+: no IPI to interrupt us for task work) → plain. Registered
 //! buffers fall back to plain `Read`/`Write` when the kernel refuses to pin them (ENOMEM under a
 //! low RLIMIT_MEMLOCK on kernels before 5.12). What was used is in `report()`.
+//!
+//! fio's io_uring options, with fio's meaning: `hipri` → IORING_SETUP_IOPOLL (completions are
+//! polled for, so reaping always enters the kernel), `sqthread_poll` → IORING_SETUP_SQPOLL (a
+//! kernel thread submits; we enter only to wake it), `nonvectored=0` → READV/WRITEV with one
+//! iovec, `nowait` → RWF_NOWAIT, `cmdprio_percentage` → that share of I/Os, drawn at random,
+//! carry the real-time I/O priority class (fio's `cmdprio_class` default, level 0).
+//! `fixedbufs`/`registerfiles` given explicitly are required (setup fails without them) or,
+//! as `=0`, turned off; unset, storlab registers both when the kernel allows, which fio only
+//! does when asked.
 
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
@@ -28,6 +37,11 @@ pub const MAX_RING_ENTRIES: u32 = 32768;
 pub const MAX_REGISTERED_BUFFERS: u32 = 1 << 14;
 /// Index of our one file in the registered file table.
 const FIXED_FILE_INDEX: i32 = 0;
+/// `IOPRIO_CLASS_RT << IOPRIO_CLASS_SHIFT` (linux/ioprio.h), level 0: the priority fio's
+/// `cmdprio_percentage` gives its chosen I/Os when `cmdprio_class`/`cmdprio` are not set.
+const IOPRIO_REALTIME_LEVEL0: u16 = 1 << 13;
+/// Kernel default SQPOLL idle time is used (`sq_thread_idle = 0` → one second), as fio does.
+const SQPOLL_IDLE_DEFAULT_MS: u32 = 0;
 
 /// How the ring was set up, from most to least capable. Each level falls back to the next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -64,6 +78,22 @@ pub struct IoUringOptions {
     pub register_buffers: bool,
     /// Register the target file (fixed file index); if false pass the plain descriptor.
     pub register_file: bool,
+    /// Fail setup when the buffers cannot be registered (fio's `fixedbufs` given).
+    pub require_registered_buffers: bool,
+    /// Fail setup when the file cannot be registered (fio's `registerfiles` given).
+    pub require_registered_file: bool,
+    /// `hipri`: IORING_SETUP_IOPOLL.
+    pub iopoll: bool,
+    /// `sqthread_poll`: IORING_SETUP_SQPOLL.
+    pub sqpoll: bool,
+    /// `nonvectored=0`: READV/WRITEV instead of READ/WRITE.
+    pub vectored: bool,
+    /// `nowait`: RWF_NOWAIT on every read and write.
+    pub nowait: bool,
+    /// `cmdprio_percentage`: share of I/Os with the real-time priority class.
+    pub cmdprio_percentage: u8,
+    /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
+    pub cmdprio_seed: u64,
 }
 
 impl Default for IoUringOptions {
@@ -72,9 +102,25 @@ impl Default for IoUringOptions {
             best_setup: RingSetup::SingleIssuerDeferTaskrun,
             register_buffers: true,
             register_file: true,
+            require_registered_buffers: false,
+            require_registered_file: false,
+            iopoll: false,
+            sqpoll: false,
+            vectored: false,
+            nowait: false,
+            cmdprio_percentage: 0,
+            cmdprio_seed: 0,
         }
     }
 }
+
+/// The slots' iovecs. They point into the engine's own buffers, so they move between threads
+/// with the engine like the buffers do.
+struct SlotIovecs(Vec<libc::iovec>);
+
+// SAFETY: each iovec addresses memory of the `AlignedBuffers` the same engine owns (itself
+// `Send`); the vector is only read or written through `&mut IoUringEngine`.
+unsafe impl Send for SlotIovecs {}
 
 pub struct IoUringEngine {
     // Field order matters: the ring (which may still reference the buffers) drops first.
@@ -98,6 +144,11 @@ pub struct IoUringEngine {
     sqe_fd: i32,
     sqe_flags: squeue::Flags,
     in_flight: Vec<bool>,
+    /// One iovec per slot for READV/WRITEV (`nonvectored=0`), at fixed addresses from setup.
+    iovecs: SlotIovecs,
+    /// xorshift64 state of the `cmdprio_percentage` draw.
+    cmdprio_state: u64,
+    prioritized_ios: u64,
     /// Requests in the ring (queued or submitted) whose completion has not been reaped.
     in_ring: usize,
     queued_since_submit: usize,
@@ -132,6 +183,10 @@ impl IoUringEngine {
             sqe_fd: -1,
             sqe_flags: squeue::Flags::empty(),
             in_flight: Vec::new(),
+            iovecs: SlotIovecs(Vec::new()),
+            // xorshift needs a non-zero state.
+            cmdprio_state: options.cmdprio_seed | 1,
+            prioritized_ios: 0,
             in_ring: 0,
             queued_since_submit: 0,
             pending_trims: Vec::new(),
@@ -170,6 +225,12 @@ impl IoUringEngine {
                 }
                 RingSetup::Plain => {}
             }
+            if self.options.iopoll {
+                builder.setup_iopoll();
+            }
+            if self.options.sqpoll {
+                builder.setup_sqpoll(SQPOLL_IDLE_DEFAULT_MS);
+            }
             match builder.build(entries) {
                 Ok(ring) => {
                     self.setup_used = Some(level);
@@ -201,7 +262,22 @@ impl IoUringEngine {
         }
     }
 
-    fn register_buffers(&mut self, ring: &IoUring, buffers: &AlignedBuffers) {
+    fn register_buffers(
+        &mut self,
+        ring: &IoUring,
+        buffers: &AlignedBuffers,
+    ) -> Result<(), EngineError> {
+        self.try_register_buffers(ring, buffers);
+        if self.options.require_registered_buffers && !self.fixed_buffers {
+            return Err(EngineError::Setup(format!(
+                "fixedbufs: the buffers could not be registered: {}",
+                self.buffers_note
+            )));
+        }
+        Ok(())
+    }
+
+    fn try_register_buffers(&mut self, ring: &IoUring, buffers: &AlignedBuffers) {
         self.fixed_buffers = false;
         if !self.options.register_buffers {
             self.buffers_note = "unregistered (disabled by option)".into();
@@ -275,6 +351,30 @@ impl IoUringEngine {
     }
 }
 
+impl IoUringEngine {
+    /// The I/O priority of the next request: the real-time class for `cmdprio_percentage` of
+    /// them, drawn per request as fio does (`rand_between(0, 99) < percentage`), else none.
+    #[inline]
+    fn draw_ioprio(&mut self) -> u16 {
+        let percentage = u64::from(self.options.cmdprio_percentage);
+        if percentage == 0 {
+            return 0;
+        }
+        // xorshift64 (Marsaglia 2003): fast, and deterministic for a given job seed.
+        let mut x = self.cmdprio_state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.cmdprio_state = x;
+        if x % 100 < percentage {
+            self.prioritized_ios += 1;
+            IOPRIO_REALTIME_LEVEL0
+        } else {
+            0
+        }
+    }
+}
+
 fn enter_error(what: &str, err: io::Error) -> EngineError {
     if err.raw_os_error() == Some(libc::EEXIST) {
         EngineError::Setup(format!(
@@ -330,12 +430,18 @@ impl IoEngine for IoUringEngine {
                     self.sqe_fd = FIXED_FILE_INDEX;
                     self.sqe_flags = squeue::Flags::FIXED_FILE;
                 }
+                Err(err) if self.options.require_registered_file => {
+                    return Err(EngineError::Setup(format!(
+                        "registerfiles: the file could not be registered: {err}"
+                    )))
+                }
                 Err(err) => self
                     .setup_notes
                     .push(format!("register_files failed ({err}); using the plain fd")),
             }
         }
-        self.register_buffers(&ring, &buffers);
+        self.register_buffers(&ring, &buffers)?;
+        self.iovecs = SlotIovecs(buffers.iovecs());
 
         let slots = setup.slots as usize;
         self.in_flight = vec![false; slots];
@@ -382,6 +488,17 @@ impl IoEngine for IoUringEngine {
         let len = request.len_bytes;
         // Fixed-buffer index = slot: `register_buffers` registered slot i at index i, and
         // check_request keeps slot < slots ≤ MAX_REGISTERED_BUFFERS < u16::MAX.
+        let rw_flags = if self.options.nowait {
+            libc::RWF_NOWAIT
+        } else {
+            0
+        };
+        let ioprio = self.draw_ioprio();
+        let vectored = self.options.vectored && !self.fixed_buffers;
+        if vectored {
+            self.iovecs.0[slot as usize].iov_len = len as usize;
+        }
+        let iovec: *const libc::iovec = &self.iovecs.0[slot as usize];
         let entry = match (request.direction, self.fixed_buffers) {
             (IoDirection::Trim, _) => {
                 self.in_flight[slot as usize] = true;
@@ -391,21 +508,40 @@ impl IoEngine for IoUringEngine {
             }
             (IoDirection::Read, true) => opcode::ReadFixed::new(fd, buf, len, slot as u16)
                 .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
+                .build(),
+            (IoDirection::Read, false) if vectored => opcode::Readv::new(fd, iovec, 1)
+                .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
                 .build(),
             (IoDirection::Read, false) => opcode::Read::new(fd, buf, len)
                 .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
                 .build(),
             (IoDirection::Write, true) => opcode::WriteFixed::new(fd, buf, len, slot as u16)
                 .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
+                .build(),
+            (IoDirection::Write, false) if vectored => opcode::Writev::new(fd, iovec, 1)
+                .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
                 .build(),
             (IoDirection::Write, false) => opcode::Write::new(fd, buf, len)
                 .offset(request.offset_bytes)
+                .rw_flags(rw_flags)
+                .ioprio(ioprio)
                 .build(),
         }
         .flags(self.sqe_flags)
         .user_data(u64::from(slot));
         let ring = self.ring.as_mut().expect(NOT_SET_UP);
         // SAFETY: the SQE points at `len` ≤ slot_bytes bytes of slot `slot` (check_request),
+        // directly or through that slot's iovec in `self.iovecs` (never reallocated after setup),
         // memory owned by `self.buffers`, which outlives the request: the slot is marked in
         // flight so it is not handed out again, and `Drop` waits for the kernel to finish
         // before the buffers are freed. The ring has `slots` or more entries and at most
@@ -464,9 +600,11 @@ impl IoEngine for IoUringEngine {
         reaped += self.drain_completions(out);
         if reaped == 0 && min == 0 && self.in_ring > 0 {
             // With DEFER_TASKRUN (or COOP_TASKRUN) finished I/O may wait as task work that only
-            // an enter runs; the kernel flags it, so poll without blocking only then.
+            // an enter runs; the kernel flags it, so poll without blocking only then. With
+            // IOPOLL nothing completes unless we poll: always enter (the crate adds GETEVENTS).
+            let iopoll = self.options.iopoll;
             let ring = self.ring.as_mut().expect(NOT_SET_UP);
-            if ring.submission().taskrun() {
+            if iopoll || ring.submission().taskrun() {
                 self.wait_syscalls += 1;
                 ring.submit().map_err(|err| enter_error("poll", err))?;
                 reaped += self.drain_completions(out);
@@ -517,6 +655,28 @@ impl IoEngine for IoUringEngine {
             ),
             ("wait_syscalls".to_string(), self.wait_syscalls.to_string()),
         ];
+        let mut modes = Vec::new();
+        if self.options.iopoll {
+            modes.push("iopoll");
+        }
+        if self.options.sqpoll {
+            modes.push("sqpoll");
+        }
+        if self.options.vectored && !self.fixed_buffers {
+            modes.push("vectored");
+        }
+        if self.options.nowait {
+            modes.push("nowait");
+        }
+        if !modes.is_empty() {
+            details.push(("modes".to_string(), modes.join("+")));
+        }
+        if self.options.cmdprio_percentage > 0 {
+            details.push((
+                "prioritized_ios".to_string(),
+                self.prioritized_ios.to_string(),
+            ));
+        }
         if !self.setup_notes.is_empty() {
             details.push(("setup_fallbacks".to_string(), self.setup_notes.join("; ")));
         }

@@ -1,11 +1,18 @@
 //! One module per engine; see each file. Also the small pieces every real engine shares: the
 //! wall clock, the check of a request against the buffer slots, and the slot bookkeeping of
-//! engines that complete requests inside `submit`.
+//! engines that complete requests inside `submit` (`blocking` holds the synchronous engines'
+//! common skeleton).
 
+pub mod blocking;
 pub mod io_uring;
+pub mod libaio;
+pub mod mmap;
 pub mod null;
+pub mod posixaio;
 pub mod psync;
+pub mod pvsync2;
 pub mod sim;
+pub mod sync;
 
 use crate::buffers::AlignedBuffers;
 use crate::{EngineError, EngineSetup, IoCompletion, IoDirection, IoRequest};
@@ -48,7 +55,8 @@ impl WallClock {
     }
 }
 
-/// The buffer slots of an engine that completes requests inside `submit` (null, psync), and
+/// The buffer slots of an engine that completes requests inside `submit` (null and the
+/// synchronous engines), and
 /// which slots hold a request not yet reaped. io_uring keeps its own: its ring must drop before
 /// its buffers, and its `Drop` may leak them on purpose while the kernel still owns them.
 #[derive(Default)]
