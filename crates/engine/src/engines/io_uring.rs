@@ -545,9 +545,20 @@ impl IoEngine for IoUringEngine {
         // memory owned by `self.buffers`, which outlives the request: the slot is marked in
         // flight so it is not handed out again, and `Drop` waits for the kernel to finish
         // before the buffers are freed. The ring has `slots` or more entries and at most
-        // `slots` requests are in it, so the push cannot find the queue full.
-        unsafe { ring.submission().push(&entry) }
-            .map_err(|_| EngineError::InvalidRequest("io_uring submission queue full".into()))?;
+        // `slots` requests are in it, so without SQPOLL the push cannot find the queue full.
+        // With SQPOLL the kernel's thread publishes the queue's head only after it has issued a
+        // whole batch, and a request of that batch can complete first: the queue can still look
+        // full for a moment after its slot came back, so wait for the thread to free an entry
+        // (IORING_ENTER_SQ_WAIT), as the kernel documents for SQPOLL rings.
+        let mut pushed = unsafe { ring.submission().push(&entry) };
+        while pushed.is_err() && self.options.sqpoll {
+            ring.submitter()
+                .squeue_wait()
+                .map_err(|err| enter_error("wait for a submission entry", err))?;
+            // SAFETY: as above; the entry is the same.
+            pushed = unsafe { ring.submission().push(&entry) };
+        }
+        pushed.map_err(|_| EngineError::InvalidRequest("io_uring submission queue full".into()))?;
         self.in_flight[slot as usize] = true;
         self.in_ring += 1;
         self.queued_since_submit += 1;
