@@ -10,6 +10,9 @@ use serde::Serialize;
 /// Engine-report key: written bytes the payload store did not keep (its budget was full).
 pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
 
+/// The layer that models the host CPU running the driver (its busy time is of one thread).
+pub const LAYER_HOST_CPU: &str = "host_cpu";
+
 /// Below this utilisation the busiest layer is not called saturated.
 pub const SATURATED_UTILISATION: f64 = 0.8;
 
@@ -73,6 +76,11 @@ pub struct SimReport {
 }
 
 impl SimReport {
+    /// The layer named `name` (see [`LAYER_HOST_CPU`]), if the stack has it.
+    pub fn layer(&self, name: &str) -> Option<&LayerReport> {
+        self.layers.iter().find(|l| l.name == name)
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serialises")
     }

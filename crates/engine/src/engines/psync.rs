@@ -182,9 +182,6 @@ impl IoEngine for PsyncEngine {
             ("errors".to_string(), self.errors.to_string()),
         ];
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
-        EngineReport {
-            details,
-            sim_json: None,
-        }
+        EngineReport { details, sim: None }
     }
 }
