@@ -2,8 +2,11 @@
 //! components (timing models and shared-resource servers), the commands in flight, the slot
 //! buffers that carry payload and the drive's contents.
 //!
-//! Protocol-specific steps live beside this file, one per layer: `driver_bot.rs`,
-//! `driver_uas.rs`, `driver_sata.rs`, `bridge.rs`.
+//! This is the core, and the only `impl Simulator` (a tidy test keeps it so): it assembles the
+//! components once from the stack (`Endpoints` in `transport.rs`, `DeviceLink` in
+//! `device_link.rs`, `Bridge`, the drive) and sequences each phase of a command, matching the
+//! transport and the drive link whole. The components work on the narrow context `Cx`
+//! (`cx.rs`), never on the simulator. See docs/decisions/0010-sim-seams.md.
 
 use crate::bridge::Bridge;
 use crate::command::{Command, Op, UNMAP_LIST_BYTES};
