@@ -632,8 +632,9 @@ impl Simulator {
     /// runs now, from the host into the buffer, as soon as the host has queued it. Returns when
     /// the data is in the buffer, or None when the command is not such a write.
     fn bot_write_into_buffer(&mut self, id: CmdId) -> Option<u64> {
-        let Endpoints::Bot(bot) = &mut self.endpoints else {
-            return None;
+        let bot = match &mut self.endpoints {
+            Endpoints::Bot(bot) => bot,
+            Endpoints::Uas(_) | Endpoints::Ahci(_) => return None,
         };
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let c = &self.commands[id as usize];
@@ -796,9 +797,7 @@ impl Simulator {
                 };
                 let on_bus = cx.usb_data_in(queued, len);
                 let at_host = cx.host_data_in(on_bus, len);
-                if let Endpoints::Bot(bot) = &mut self.endpoints {
-                    bot.data_done_at_host(cx, id, at_host.end_ns);
-                }
+                self.endpoints.data_done_at_host(cx, id, at_host.end_ns);
                 at_host.end_ns
             }
             Op::Write if buffered => {
@@ -828,9 +827,7 @@ impl Simulator {
                 let cx = &mut self.cx;
                 let from_host = cx.host_data_out(Flow::ready_at(start), bytes);
                 let on_bus = cx.usb_data_out(from_host, bytes);
-                if let Endpoints::Bot(bot) = &mut self.endpoints {
-                    bot.data_done_at_host(cx, id, on_bus.end_ns);
-                }
+                self.endpoints.data_done_at_host(cx, id, on_bus.end_ns);
                 if op == Op::Trim {
                     return on_bus.end_ns;
                 }

@@ -4,9 +4,11 @@
 //! link's). The simulator matches it whole at each phase, with no catch-all arm, so a new
 //! transport fails to compile until every phase says what it does.
 
+use crate::cx::Cx;
 use crate::driver_bot::Bot;
 use crate::driver_sata::Ahci;
 use crate::driver_uas::Uas;
+use crate::event::CmdId;
 use crate::sim::Transport;
 
 /// The running transport's host driver and device endpoint.
@@ -37,6 +39,16 @@ impl Endpoints {
         match self {
             Endpoints::Bot(b) => !b.chains_transfers,
             Endpoints::Uas(_) | Endpoints::Ahci(_) => true,
+        }
+    }
+
+    /// A data transfer completed at the host at `at_ns` (BOT's chaining driver then queues
+    /// the CSW transfer; the others queued theirs with the command).
+    #[inline]
+    pub fn data_done_at_host(&mut self, cx: &mut Cx, id: CmdId, at_ns: u64) {
+        match self {
+            Endpoints::Bot(bot) => bot.data_done_at_host(cx, id, at_ns),
+            Endpoints::Uas(_) | Endpoints::Ahci(_) => {}
         }
     }
 
