@@ -18,6 +18,7 @@ pub mod target;
 
 pub use error::EngineError;
 pub use storlab_job::AccessAdvice;
+pub use storlab_sim::SimReport;
 
 /// Direction of one I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,8 +79,9 @@ pub struct EngineSetup {
 pub struct EngineReport {
     /// Free-form key/value details, in a stable order.
     pub details: Vec<(String, String)>,
-    /// Simulator only: the full per-layer report as JSON text.
-    pub sim_json: Option<String>,
+    /// Simulator only: its full report (layers, drive-side counters, stack profile), typed so
+    /// that the runner and the CLI read fields, not keys of the text `details`.
+    pub sim: Option<Box<SimReport>>,
 }
 
 impl EngineReport {

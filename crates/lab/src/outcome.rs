@@ -10,9 +10,6 @@ use storlab_report::{JobMeta, JobReport, TargetInfo};
 use storlab_runner::JobOutcome;
 use storlab_stats::WorkerStats;
 
-/// Engine-report key: commands the simulated stack has served (cumulative over its session).
-const DETAIL_SIM_COMMANDS: &str = "sim.commands";
-
 /// The honesty check (`storlab_runner::sweep::honesty_warnings`, the rule presets and `--state`
 /// apply) for jobs run one after another: a simulated stack is kept between jobs, so its counters
 /// add up, and each job's figures are the difference from the report its target had before the
@@ -32,11 +29,8 @@ impl HonestyCheck {
         }
         let key = format!("{:?}", outcome.job.target);
         let after = outcome.engine_reports.first();
-        let commands = |report: &EngineReport| {
-            report
-                .detail(DETAIL_SIM_COMMANDS)
-                .and_then(|v| v.parse::<u64>().ok())
-        };
+        // Commands the simulated stack has served (cumulative over its session).
+        let commands = |report: &EngineReport| report.sim.as_ref().map(|sim| sim.commands);
         // A job that ran beside another on the same stack got a fresh one: nothing to subtract.
         let before = self.before_group.get(&key).filter(|before| {
             match (after.and_then(commands), commands(before)) {
@@ -158,8 +152,8 @@ pub fn job_reports(
         warnings: warnings.clone(),
         engine_details: engine_details.clone(),
         sim: first_report
-            .and_then(|r| r.sim_json.as_deref())
-            .and_then(|text| serde_json::from_str(text).ok()),
+            .and_then(|r| r.sim.as_deref())
+            .and_then(|sim| serde_json::to_value(sim).ok()),
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
     if job.group_reporting || outcome.workers.len() == 1 {

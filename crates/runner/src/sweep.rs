@@ -6,15 +6,11 @@ use crate::state::run_step;
 use crate::{run_jobs, EngineProvider, JobOutcome, RunError, RunOptions};
 use std::collections::BTreeMap;
 use storlab_engine::device_stats::{DETAIL_DEVICE, DETAIL_DEVICE_READ_BYTES};
-use storlab_engine::EngineReport;
+use storlab_engine::{EngineReport, SimReport};
 use storlab_job::preset::SweepPoint;
 use storlab_job::steps::{DeviceState, Step};
 use storlab_job::{EngineKind, JobSet, JobSpec};
 
-/// Engine-report key: requests the simulated driver merged (cumulative over the session).
-pub const DETAIL_MERGED_REQUESTS: &str = "sim.merged_requests";
-/// Engine-report key: `COUNTxSIZE` pairs of the transfers that reached the drive (cumulative).
-pub const DETAIL_DRIVE_IO_SIZES: &str = "sim.drive_io_sizes";
 /// A buffered job whose device read less than this share of the bytes the job read was served
 /// by the page cache (docs/methodology.md): well below what readahead or a busy device blur.
 pub const PAGE_CACHE_DEVICE_SHARE_PERCENT: u64 = 50;
@@ -145,13 +141,12 @@ fn target_key(job: &JobSpec) -> String {
     format!("{:?}", job.target)
 }
 
-/// Transfer sizes that reached the device (size → count) from a `COUNTxSIZE ...` detail.
-fn parse_size_counts(text: &str) -> BTreeMap<u64, u64> {
-    text.split_whitespace()
-        .filter_map(|pair| {
-            let (count, size) = pair.split_once('x')?;
-            Some((size.parse().ok()?, count.parse().ok()?))
-        })
+/// Transfer sizes that reached the simulated drive (size → count, cumulative over the session).
+fn drive_io_sizes(report: &SimReport) -> BTreeMap<u64, u64> {
+    report
+        .drive_io_sizes
+        .iter()
+        .map(|s| (u64::from(s.size_bytes), s.count))
         .collect()
 }
 
@@ -168,13 +163,11 @@ pub fn honesty_warnings(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     let issued_max_bytes = job.max_block_bytes();
+    let sim_before = before.and_then(|b| b.sim.as_deref());
     if let Some(after) = outcome.engine_reports.first() {
-        let sizes_after = after.detail(DETAIL_DRIVE_IO_SIZES).map(parse_size_counts);
-        if let Some(sizes_after) = sizes_after {
-            let sizes_before = before
-                .and_then(|b| b.detail(DETAIL_DRIVE_IO_SIZES))
-                .map(parse_size_counts)
-                .unwrap_or_default();
+        if let Some(sim_after) = after.sim.as_deref() {
+            let sizes_after = drive_io_sizes(sim_after);
+            let sizes_before = sim_before.map(drive_io_sizes).unwrap_or_default();
             let larger: Vec<(u64, u64)> = sizes_after
                 .iter()
                 .map(|(&size, &count)| {
@@ -187,14 +180,9 @@ pub fn honesty_warnings(
                 .collect();
             if let Some(&(largest, _)) = larger.last() {
                 let transfers: u64 = larger.iter().map(|(_, c)| c).sum();
-                let merged = |report: &EngineReport| {
-                    report
-                        .detail(DETAIL_MERGED_REQUESTS)
-                        .and_then(|v| v.parse::<u64>().ok())
-                };
-                let merged_now = merged(after)
-                    .unwrap_or(0)
-                    .saturating_sub(before.and_then(merged).unwrap_or(0));
+                let merged_now = sim_after
+                    .merged_requests
+                    .saturating_sub(sim_before.map_or(0, |b| b.merged_requests));
                 warnings.push(format!(
                     "device-side transfers larger than requested: the drive saw {transfers} transfers of up to {largest} bytes while this job issued at most {issued_max_bytes} bytes{}; the figures measure merged I/O, not the requested block size",
                     if merged_now > 0 {
@@ -291,34 +279,40 @@ mod tests {
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
-                sim_json: None,
+                sim: None,
             }],
             verified_bytes: 0,
             interrupted: false,
         }
     }
 
+    /// A simulator's engine report whose drive saw `sizes` (count, bytes) after `merged` merges.
+    fn sim_report(sizes: &[(u64, u32)], merged: u64) -> EngineReport {
+        let profiles = storlab_sim::ProfileSet::embedded();
+        let mut report = storlab_sim::Simulator::from_profiles(&profiles, "usb3-uas-ssd", 1)
+            .expect("shipped stack")
+            .report();
+        report.drive_io_sizes = sizes
+            .iter()
+            .map(|&(count, size_bytes)| storlab_sim::report::SizeCount { size_bytes, count })
+            .collect();
+        report.merged_requests = merged;
+        EngineReport {
+            details: Vec::new(),
+            sim: Some(Box::new(report)),
+        }
+    }
+
     #[test]
     fn merged_transfers_are_flagged_only_for_this_job() {
         let job = JobSpec::new("m", EngineKind::Sim, Target::Sim("s".into()));
-        let before = EngineReport {
-            details: vec![
-                (DETAIL_DRIVE_IO_SIZES.into(), "10x131072".into()),
-                (DETAIL_MERGED_REQUESTS.into(), "0".into()),
-            ],
-            sim_json: None,
-        };
+        let before = sim_report(&[(10, 131072)], 0);
         // An earlier 128 KiB fill is not this job's doing.
-        let clean = outcome(&job, vec![(DETAIL_DRIVE_IO_SIZES, "10x131072 50x4096")], 1);
+        let mut clean = outcome(&job, Vec::new(), 1);
+        clean.engine_reports = vec![sim_report(&[(50, 4096), (10, 131072)], 0)];
         assert!(honesty_warnings(&job, &clean, Some(&before)).is_empty());
-        let merged = outcome(
-            &job,
-            vec![
-                (DETAIL_DRIVE_IO_SIZES, "10x4096 12x131072 5x65536"),
-                (DETAIL_MERGED_REQUESTS, "70"),
-            ],
-            1,
-        );
+        let mut merged = outcome(&job, Vec::new(), 1);
+        merged.engine_reports = vec![sim_report(&[(10, 4096), (5, 65536), (12, 131072)], 70)];
         let warnings = honesty_warnings(&job, &merged, Some(&before));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("device-side transfers larger than requested"));

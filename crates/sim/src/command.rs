@@ -1,5 +1,6 @@
 //! One command in flight through the stack: what the host asked for, the bytes each layer sent,
-//! and what the device side decoded from them.
+//! and what the device side decoded from them. State only one transport needs lives with that
+//! transport (BOT's transfer times in `driver_bot.rs`), not here.
 
 use crate::drive::DriveCommand;
 use crate::resource::Flow;
@@ -61,15 +62,6 @@ pub struct Command {
     pub media: Flow,
     /// When the host driver issued the command.
     pub issued_ns: u64,
-    /// BOT: when the host has queued the data transfer (after the CBW's completion).
-    pub data_urb_ns: u64,
-    /// BOT: when the data transfer completed at the host.
-    pub data_urb_done_ns: u64,
-    /// BOT: when the host has queued the CSW transfer (after the data's completion).
-    pub status_urb_ns: u64,
-    /// BOT: the write's data is already in the bridge's buffer (see
-    /// `BridgeProfile::bot_write_buffer_bytes`).
-    pub buffered: bool,
 }
 
 impl Command {
@@ -92,10 +84,6 @@ impl Command {
             holds_drive_slot: false,
             media: Flow::default(),
             issued_ns: 0,
-            data_urb_ns: 0,
-            data_urb_done_ns: 0,
-            status_urb_ns: 0,
-            buffered: false,
         }
     }
 

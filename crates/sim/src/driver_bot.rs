@@ -1,12 +1,14 @@
 //! Bulk-Only Transport, both ends: the host class driver sends a CBW, the data and reads a CSW;
 //! the bridge parses the CBW and answers with exactly one CSW carrying the CBW's tag.
-//! One command at a time (the host's outstanding limit is 1 for BOT).
+//! One command at a time (the host's outstanding limit is 1 for BOT). The transfer times a
+//! chaining driver adds (data and CSW transfers queued one after another) are BOT's own
+//! per-command state, kept here.
 
-use crate::command::{Op, UNMAP_LIST_BYTES};
-use crate::event::{CmdId, Event};
+use crate::command::{Command, Op, UNMAP_LIST_BYTES};
+use crate::cx::{layer, Cx};
+use crate::event::CmdId;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use crate::sim::{layer, Simulator, Transport};
 use storlab_wire::bot::{
     CbwPacket, CbwRepr, CswPacket, CswRepr, CswStatus, Direction, CBW_LEN, CSW_LEN,
 };
@@ -14,12 +16,50 @@ use storlab_wire::bot::{
 /// BOT addresses a single logical unit here.
 const LUN: u8 = 0;
 
-impl Simulator {
-    /// Host: build the CBW and send it on bulk-out.
-    pub(crate) fn bot_issue(&mut self, id: CmdId) {
-        let tag = self.take_tag();
-        let now = self.now_ns();
-        let c = self.cmd_mut(id);
+/// BOT's state of one command in flight.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BotCommand {
+    /// When the host has queued the data transfer (after the CBW's completion).
+    pub data_urb_ns: u64,
+    /// When the data transfer completed at the host.
+    pub data_urb_done_ns: u64,
+    /// When the host has queued the CSW transfer (after the data's completion).
+    pub status_urb_ns: u64,
+    /// The write's data is already in the bridge's buffer (see
+    /// `BridgeProfile::bot_write_buffer_bytes`).
+    pub buffered: bool,
+}
+
+/// The BOT host driver and the bridge's BOT endpoint.
+pub(crate) struct Bot {
+    /// The host driver submits data and CSW transfers one after another, each on the previous
+    /// one's completion (`HostProfile::chains_transfers`).
+    pub chains_transfers: bool,
+    /// Last dCBWTag used (any 32-bit value, echoed in the CSW).
+    next_tag: u32,
+    /// Per command, by command id.
+    commands: Vec<BotCommand>,
+}
+
+impl Bot {
+    pub fn new(chains_transfers: bool, max_outstanding: u32) -> Bot {
+        Bot {
+            chains_transfers,
+            next_tag: 0,
+            commands: vec![BotCommand::default(); max_outstanding as usize],
+        }
+    }
+
+    #[inline]
+    pub fn command(&self, id: CmdId) -> &BotCommand {
+        &self.commands[id as usize]
+    }
+
+    /// Host: build the CBW and send it on bulk-out. Returns when it reached the bridge.
+    pub fn issue(&mut self, cx: &mut Cx, id: CmdId, c: &mut Command) -> u64 {
+        self.next_tag = self.next_tag.wrapping_add(1);
+        let tag = self.next_tag;
+        let now = cx.now_ns;
         c.tag = tag;
         c.status_len = 0;
         let mut cdb = [0u8; CDB_BYTES_MAX];
@@ -37,48 +77,31 @@ impl Simulator {
         c.command_len = cbw
             .emit_into(&mut c.command_bytes)
             .expect("command buffer holds a CBW") as u8;
-        let at = self.usb_message_out(now, CBW_LEN as u64, 0);
-        let data_urb_ns = if self.bot_chains_transfers() {
+        let at = cx.usb_message_out(now, CBW_LEN as u64, 0);
+        let data_urb_ns = if self.chains_transfers {
             // The CBW's completion: the driver submits the data transfer (for a read, while
             // the device works on the command). Its per-KiB work (a TRB and a transfer event
             // per page) runs alongside the data phase: it costs CPU but does not hold the
             // data back.
-            let queued = self.bot_hand_off(at, 0);
-            let map_ns = self.buffer_cpu_ns(data_len);
-            self.reserve(layer::HOST_CPU, queued, map_ns, 0);
+            let queued = cx.hand_off(at, 0);
+            let map_ns = cx.buffer_cpu_ns(data_len);
+            cx.reserve(layer::HOST_CPU, queued, map_ns, 0);
             queued
         } else {
             // Queued with the CBW (the buffer was mapped before it went out).
             now
         };
-        let c = self.cmd_mut(id);
-        c.data_urb_ns = data_urb_ns;
-        c.data_urb_done_ns = 0;
-        c.status_urb_ns = 0;
-        c.buffered = false;
-        self.schedule(at, Event::CommandAtDevice { cmd: id });
+        self.commands[id as usize] = BotCommand {
+            data_urb_ns,
+            ..BotCommand::default()
+        };
+        at
     }
 
-    /// The transport is BOT and the host driver chains its three transfers.
+    /// An IN data phase moves only once the host has queued its transfer.
     #[inline]
-    pub(crate) fn bot_chains_transfers(&self) -> bool {
-        self.transport == Transport::Bot && self.spec.host.chains_transfers
-    }
-
-    /// When the host has queued the data transfer of `id` (0 when the transport is not BOT).
-    #[inline]
-    pub(crate) fn bot_data_urb_ns(&self, id: CmdId) -> u64 {
-        if self.transport == Transport::Bot {
-            self.cmd(id).data_urb_ns
-        } else {
-            0
-        }
-    }
-
-    /// A BOT IN data phase moves only once the host has queued its transfer.
-    #[inline]
-    pub(crate) fn bot_data_queued(&self, id: CmdId, mut flow: Flow) -> Flow {
-        let queued = self.bot_data_urb_ns(id);
+    pub fn data_in_gate(&self, id: CmdId, mut flow: Flow) -> Flow {
+        let queued = self.commands[id as usize].data_urb_ns;
         let ready = flow.start_ns + flow.first_piece_ns;
         if queued > ready {
             flow.start_ns += queued - ready;
@@ -86,31 +109,31 @@ impl Simulator {
         flow
     }
 
-    /// The data transfer of a BOT command completed at the host at `at_ns`: the driver submits
-    /// the CSW transfer, which the bridge's CSW waits for.
+    /// When an OUT data phase (write data, UNMAP list) ready at `at_ns` can leave the host.
     #[inline]
-    pub(crate) fn bot_data_completed(&mut self, id: CmdId, at_ns: u64) {
-        if self.bot_chains_transfers() {
-            let queued = self.bot_hand_off(at_ns, 0);
-            let c = self.cmd_mut(id);
-            c.data_urb_done_ns = at_ns;
-            c.status_urb_ns = queued;
+    pub fn data_out_start(&self, id: CmdId, at_ns: u64) -> u64 {
+        at_ns.max(self.commands[id as usize].data_urb_ns)
+    }
+
+    /// The data transfer completed at the host at `at_ns`: a chaining driver submits the CSW
+    /// transfer, which the bridge's CSW waits for.
+    #[inline]
+    pub fn data_done_at_host(&mut self, cx: &mut Cx, id: CmdId, at_ns: u64) {
+        if self.chains_transfers {
+            let queued = cx.hand_off(at_ns, 0);
+            let b = &mut self.commands[id as usize];
+            b.data_urb_done_ns = at_ns;
+            b.status_urb_ns = queued;
         }
     }
 
-    /// When the host has queued the CSW transfer of `id` (0 when the transport is not BOT).
-    #[inline]
-    pub(crate) fn bot_status_urb_ns(&self, id: CmdId) -> u64 {
-        if self.transport == Transport::Bot {
-            self.cmd(id).status_urb_ns
-        } else {
-            0
-        }
+    /// Mark a write whose data phase went into the bridge's buffer.
+    pub fn set_buffered(&mut self, id: CmdId) {
+        self.commands[id as usize].buffered = true;
     }
 
     /// Bridge: parse the CBW bytes and its CDB.
-    pub(crate) fn bot_decode_command(&mut self, id: CmdId) -> ScsiOp {
-        let c = self.cmd_mut(id);
+    pub fn decode_command(c: &mut Command) -> ScsiOp {
         let bytes = &c.command_bytes[..usize::from(c.command_len)];
         let packet = CbwPacket::new_checked(bytes).expect("bridge: short CBW");
         let cbw = CbwRepr::parse(&packet).expect("bridge: invalid CBW");
@@ -134,9 +157,8 @@ impl Simulator {
         op
     }
 
-    /// Bridge: the one CSW for this CBW.
-    pub(crate) fn bot_encode_status(&mut self, id: CmdId) -> u64 {
-        let c = self.cmd_mut(id);
+    /// Bridge: the one CSW for this CBW; returns its bytes.
+    pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let csw = CswRepr {
             tag: c.device_tag,
@@ -150,8 +172,7 @@ impl Simulator {
     }
 
     /// Host: parse the CSW; its tag must be the CBW's.
-    pub(crate) fn bot_check_status(&mut self, id: CmdId) {
-        let c = self.cmd(id);
+    pub fn check_status(c: &Command) {
         let packet = CswPacket::new_checked(&c.status_bytes[..usize::from(c.status_len)])
             .expect("host: short CSW");
         let csw = CswRepr::parse(&packet).expect("host: invalid CSW");

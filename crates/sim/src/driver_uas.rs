@@ -1,12 +1,13 @@
 //! USB Attached SCSI, both ends: tagged Command IUs on the command pipe, data on streams
 //! (stream id = tag) at SuperSpeed or announced by Read/Write Ready IUs at High-Speed, and a
-//! Sense IU per command on the status pipe, whose tag the host checks.
+//! Sense IU per command on the status pipe, whose tag the host checks. Its per-command state
+//! is the tag (the command's index + 1), so it needs nothing beside the command's messages.
 
-use crate::command::Op;
-use crate::event::{CmdId, Event};
+use crate::command::{Command, Op};
+use crate::cx::Cx;
+use crate::event::CmdId;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use crate::sim::{Simulator, Transport};
 use storlab_wire::scsi::{Lun, Status};
 use storlab_wire::uas::{
     IuId, IuPacket, IuRepr, TaskAttribute, COMMAND_IU_CDB_LEN, COMMAND_IU_LEN, READY_IU_LEN,
@@ -16,17 +17,30 @@ use storlab_wire::uas::{
 /// UAS transfers queued per command besides the Command IU: status (Sense IU) and data.
 const URBS_BESIDES_COMMAND: u64 = 2;
 
-impl Simulator {
+/// A Ready IU the device sent (High-Speed UAS): when it reached the host, and its bytes.
+pub(crate) struct ReadyIu {
+    pub at_ns: u64,
+    pub bytes: [u8; READY_IU_LEN],
+}
+
+/// The UAS host driver and the bridge's UAS endpoint.
+pub(crate) struct Uas {
+    /// Data moves on bulk streams (SuperSpeed); without them (High-Speed) the device announces
+    /// each data phase with a Read/Write Ready IU.
+    pub streams: bool,
+}
+
+impl Uas {
     /// UAS tag of a command: its table index + 1 (tag 0 is not a valid stream id).
-    fn uas_tag(id: CmdId) -> u16 {
+    fn tag(id: CmdId) -> u16 {
         u16::try_from(id + 1).expect("outstanding commands are bounded by 16-bit tags")
     }
 
-    /// Host: build the Command IU, queue the status and data transfers, send the IU.
-    pub(crate) fn uas_issue(&mut self, id: CmdId) {
-        let now = self.now_ns();
-        let tag = Self::uas_tag(id);
-        let c = self.cmd_mut(id);
+    /// Host: build the Command IU, queue the status and data transfers, send the IU. Returns
+    /// when it reached the bridge.
+    pub fn issue(&self, cx: &mut Cx, id: CmdId, c: &mut Command) -> u64 {
+        let now = cx.now_ns;
+        let tag = Self::tag(id);
         c.tag = tag.into();
         c.status_len = 0;
         if c.op == Op::Trim {
@@ -50,15 +64,13 @@ impl Simulator {
         emit_cdb(c.op, c.offset_bytes, c.len_bytes, cdb);
         c.command_len = COMMAND_IU_LEN as u8;
         // The driver rings the doorbell for the status and data transfers alongside.
-        let extra = URBS_BESIDES_COMMAND * self.controller.transfer_ns(0);
-        let at = self.usb_message_out(now, COMMAND_IU_LEN as u64, extra);
-        self.schedule(at, Event::CommandAtDevice { cmd: id });
+        let extra = URBS_BESIDES_COMMAND * cx.controller.transfer_ns(0);
+        cx.usb_message_out(now, COMMAND_IU_LEN as u64, extra)
     }
 
     /// Bridge: parse the Command IU and its CDB.
-    pub(crate) fn uas_decode_command(&mut self, id: CmdId) -> ScsiOp {
+    pub fn decode_command(c: &mut Command) -> ScsiOp {
         // Zero-copy view: the firmware reads fields in place, as a real bridge does.
-        let c = self.cmd_mut(id);
         let packet = IuPacket::new_checked(&c.command_bytes[..usize::from(c.command_len)])
             .expect("bridge: short IU");
         assert_eq!(
@@ -72,9 +84,8 @@ impl Simulator {
         op
     }
 
-    /// Bridge: the Sense IU (GOOD status, no sense data) for this command.
-    pub(crate) fn uas_encode_status(&mut self, id: CmdId) -> u64 {
-        let c = self.cmd_mut(id);
+    /// Bridge: the Sense IU (GOOD status, no sense data) for this command; returns its bytes.
+    pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
             c.status_len, 0,
             "bridge sent a second Sense IU for one command"
@@ -94,8 +105,7 @@ impl Simulator {
     }
 
     /// Host: parse the Sense IU; its tag must be the command's.
-    pub(crate) fn uas_check_status(&mut self, id: CmdId) {
-        let c = self.cmd(id);
+    pub fn check_status(c: &Command) {
         let packet = IuPacket::new_checked(&c.status_bytes[..usize::from(c.status_len)])
             .expect("host: short Sense IU");
         assert_eq!(packet.iu_id(), IuId::Sense, "host: expected a Sense IU");
@@ -109,8 +119,8 @@ impl Simulator {
 
     /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;
     /// returns when the host has it. The host checks the tag is one it has outstanding.
-    fn uas_ready_iu(&mut self, id: CmdId, at_ns: u64, read: bool) -> u64 {
-        let tag = u16::try_from(self.cmd(id).device_tag).expect("UAS tags are 16-bit");
+    fn ready_iu(cx: &mut Cx, c: &Command, at_ns: u64, read: bool) -> ReadyIu {
+        let tag = u16::try_from(c.device_tag).expect("UAS tags are 16-bit");
         let iu = if read {
             IuRepr::ReadReady { tag }
         } else {
@@ -118,36 +128,33 @@ impl Simulator {
         };
         let mut bytes = [0u8; READY_IU_LEN];
         iu.emit_into(&mut bytes).expect("4-byte Ready IU");
-        let at = self.usb_message_in(at_ns, READY_IU_LEN as u64);
+        let at = cx.usb_message_in(at_ns, READY_IU_LEN as u64);
         let parsed = IuRepr::parse_bytes(&bytes).expect("host: invalid Ready IU");
-        assert_eq!(
-            u32::from(parsed.tag()),
-            self.cmd(id).tag,
-            "Ready IU names another tag"
-        );
-        self.trace_ready(id, at, &bytes);
-        at
+        assert_eq!(u32::from(parsed.tag()), c.tag, "Ready IU names another tag");
+        ReadyIu { at_ns: at, bytes }
     }
 
     /// Before read data leaves the bridge at High-Speed UAS, a Read Ready IU goes first.
-    pub(crate) fn uas_read_ready(&mut self, id: CmdId, flow: Flow) -> Flow {
-        if self.transport != (Transport::Uas { streams: false }) {
-            return flow;
+    pub fn data_in_gate(&self, cx: &mut Cx, c: &Command, flow: Flow) -> (Flow, Option<ReadyIu>) {
+        if self.streams {
+            return (flow, None);
         }
         let ready = flow.start_ns + flow.first_piece_ns;
-        let at = self.uas_ready_iu(id, ready, true);
-        Flow {
-            start_ns: flow.start_ns + (at.max(ready) - ready),
+        let iu = Self::ready_iu(cx, c, ready, true);
+        let flow = Flow {
+            start_ns: flow.start_ns + (iu.at_ns.max(ready) - ready),
             ..flow
-        }
+        };
+        (flow, Some(iu))
     }
 
     /// Before write data (or an UNMAP list) leaves the host at High-Speed UAS, the device sends
     /// a Write Ready IU. At SuperSpeed the stream's ERDY is part of the transfer setup.
-    pub(crate) fn uas_write_ready(&mut self, id: CmdId, at_ns: u64) -> u64 {
-        if self.transport != (Transport::Uas { streams: false }) {
-            return at_ns;
+    pub fn data_out_start(&self, cx: &mut Cx, c: &Command, at_ns: u64) -> (u64, Option<ReadyIu>) {
+        if self.streams {
+            return (at_ns, None);
         }
-        self.uas_ready_iu(id, at_ns, false)
+        let iu = Self::ready_iu(cx, c, at_ns, false);
+        (iu.at_ns, Some(iu))
     }
 }

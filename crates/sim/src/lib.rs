@@ -9,12 +9,14 @@
 //! written. See `docs/simulator.md` for the model and every timing formula.
 #![forbid(unsafe_code)]
 
-pub mod bridge;
+mod bridge;
 pub mod command;
+mod cx;
+mod device_link;
 pub mod drive;
-pub mod driver_bot;
-pub mod driver_sata;
-pub mod driver_uas;
+mod driver_bot;
+mod driver_sata;
+mod driver_uas;
 pub mod error;
 pub mod event;
 pub mod host;
@@ -30,6 +32,7 @@ pub mod scsi;
 pub mod sim;
 pub mod store;
 pub mod trace;
+mod transport;
 pub mod workload;
 pub mod xhci;
 

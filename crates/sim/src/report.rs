@@ -2,13 +2,19 @@
 //! sizes that reached the drive; host CPU use; which layer was the bottleneck; and warnings
 //! such as request merging that makes a small-block test measure something else.
 
-use crate::drive::DriveModelReport;
+use crate::cx::layer;
+use crate::drive::{Drive, DriveModelReport};
 use crate::profile::StackSpec;
-use crate::sim::{layer, Simulator};
+use crate::resource::Calendar;
+use crate::sim::{Counters, Transport};
+use crate::store::Store;
 use serde::Serialize;
 
 /// Engine-report key: written bytes the payload store did not keep (its budget was full).
 pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
+
+/// The layer that models the host CPU running the driver (its busy time is of one thread).
+pub const LAYER_HOST_CPU: &str = "host_cpu";
 
 /// Below this utilisation the busiest layer is not called saturated.
 pub const SATURATED_UTILISATION: f64 = 0.8;
@@ -73,6 +79,11 @@ pub struct SimReport {
 }
 
 impl SimReport {
+    /// The layer named `name` (see [`LAYER_HOST_CPU`]), if the stack has it.
+    pub fn layer(&self, name: &str) -> Option<&LayerReport> {
+        self.layers.iter().find(|l| l.name == name)
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serialises")
     }
@@ -124,14 +135,42 @@ impl SimReport {
     }
 }
 
-impl Simulator {
-    /// The report of everything simulated so far.
-    pub fn report(&self) -> SimReport {
-        let elapsed = self.now_ns().max(1);
+/// What the report is made of: the simulator's state, read only.
+pub(crate) struct ReportParts<'a> {
+    pub now_ns: u64,
+    pub servers: &'a [Calendar; layer::COUNT],
+    /// The stack has a USB bus and bridge (whose layers are shown).
+    pub usb: bool,
+    /// The USB link is High-Speed (half duplex: one layer for both directions).
+    pub high_speed: bool,
+    pub transport: Transport,
+    pub fallback: Option<&'a str>,
+    pub max_outstanding_commands: u32,
+    pub drive: &'a dyn Drive,
+    pub counters: &'a Counters,
+    pub store: &'a Store,
+    pub spec: &'a StackSpec,
+}
+
+/// The report of everything simulated so far.
+pub(crate) fn build(parts: ReportParts) -> SimReport {
+    let ReportParts {
+        now_ns,
+        servers,
+        usb,
+        high_speed,
+        transport,
+        fallback,
+        max_outstanding_commands,
+        drive,
+        counters,
+        store,
+        spec,
+    } = parts;
+    {
+        let elapsed = now_ns.max(1);
         let ratio = |busy: u64| busy as f64 / elapsed as f64;
         let mut layers = Vec::new();
-        let usb = self.transport.is_usb();
-        let high_speed = matches!(self.usb, Some(crate::sim::UsbTiming::High(_)));
         for (i, name) in layer::NAMES.iter().enumerate() {
             let relevant = match i {
                 layer::USB_OUT | layer::BRIDGE_CPU | layer::BRIDGE_DATA => usb,
@@ -141,7 +180,7 @@ impl Simulator {
             if !relevant {
                 continue;
             }
-            let s = self.server(i);
+            let s = &servers[i];
             let name = if i == layer::USB_OUT && high_speed {
                 "usb_half_duplex"
             } else {
@@ -155,7 +194,7 @@ impl Simulator {
                 bytes: s.bytes,
             });
         }
-        let d = self.drive.stats();
+        let d = drive.stats();
         layers.push(LayerReport {
             name: "drive".to_string(),
             busy_ns: d.busy_ns,
@@ -163,7 +202,7 @@ impl Simulator {
             operations: d.commands,
             bytes: d.bytes,
         });
-        if let Some(p) = self.drive.processor_stats() {
+        if let Some(p) = drive.processor_stats() {
             // Several cores report their average, as other layers with several units do.
             let busy_ns = p.busy_ns / u64::from(p.cores.max(1));
             layers.push(LayerReport {
@@ -182,7 +221,7 @@ impl Simulator {
             })
             .map(|l| (l.name.clone(), l.utilisation))
             .unwrap_or_default();
-        let c = &self.counters;
+        let c = counters;
         let mut warnings = Vec::new();
         if c.commands > 0 && bottleneck_utilisation < SATURATED_UTILISATION {
             warnings.push(format!(
@@ -208,16 +247,16 @@ impl Simulator {
                 c.trims_not_translated
             ));
         }
-        let dropped = self.store.dropped_bytes();
+        let dropped = store.dropped_bytes();
         SimReport {
-            stack: self.stack().name.clone(),
-            transport: self.transport.name().to_string(),
-            fallback: self.fallback.clone(),
-            max_outstanding_commands: self.max_outstanding_commands(),
-            elapsed_ns: self.now_ns(),
-            host_cpu_percent: ratio(self.server(layer::HOST_CPU).busy_ns) * 100.0
-                / f64::from(self.stack().host.cpu_threads),
-            host_cpu_threads: self.stack().host.cpu_threads,
+            stack: spec.name.clone(),
+            transport: transport.name().to_string(),
+            fallback: fallback.map(str::to_string),
+            max_outstanding_commands,
+            elapsed_ns: now_ns,
+            host_cpu_percent: ratio(servers[layer::HOST_CPU].busy_ns) * 100.0
+                / f64::from(spec.host.cpu_threads),
+            host_cpu_threads: spec.host.cpu_threads,
             layers,
             bottleneck,
             bottleneck_utilisation,
@@ -234,11 +273,11 @@ impl Simulator {
                 .collect(),
             trims_to_drive: c.trims_to_drive,
             trims_not_translated: c.trims_not_translated,
-            stored_bytes: self.store.stored_bytes(),
+            stored_bytes: store.stored_bytes(),
             payload_dropped_bytes: dropped,
-            drive: self.drive.model_report(),
+            drive: drive.model_report(),
             warnings,
-            stack_profile: self.stack().clone(),
+            stack_profile: spec.clone(),
         }
     }
 }

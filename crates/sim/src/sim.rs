@@ -2,35 +2,41 @@
 //! components (timing models and shared-resource servers), the commands in flight, the slot
 //! buffers that carry payload and the drive's contents.
 //!
-//! Protocol-specific steps live beside this file, one per layer: `driver_bot.rs`,
-//! `driver_uas.rs`, `driver_sata.rs`, `bridge.rs`.
+//! This is the core, and the only `impl Simulator` (a tidy test keeps it so): it assembles the
+//! components once from the stack (`Endpoints` in `transport.rs`, `DeviceLink` in
+//! `device_link.rs`, `Bridge`, the drive) and sequences each phase of a command, matching the
+//! transport and the drive link whole. The components work on the narrow context `Cx`
+//! (`cx.rs`), never on the simulator. See docs/decisions/0012-sim-seams.md.
 
-use crate::command::{Command, Op};
+use crate::bridge::Bridge;
+use crate::command::{Command, Op, UNMAP_LIST_BYTES};
+pub use crate::cx::UsbTiming;
+use crate::cx::{layer, Cx};
+use crate::device_link::{DeviceLink, SataPort};
 use crate::drive::hdd::HddDrive;
 use crate::drive::simple::SimpleDrive;
 use crate::drive::ssd::SsdDrive;
 use crate::drive::{Drive, DriveCommand};
+use crate::driver_bot::Bot;
+use crate::driver_sata::Ahci;
+use crate::driver_uas::{ReadyIu, Uas};
 use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
 use crate::host::BlockLayer;
-use crate::link_sata::SataLink;
+use crate::link_sata::{NcqTags, SataLink};
 use crate::link_usb2::Usb2Link;
 use crate::link_usb3::Usb3Link;
-use crate::pcie::{PcieLink, DESCRIPTOR_BYTES};
-use crate::profile::{
-    BridgeProfile, ControllerKind, DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec,
-    SECTOR_BYTES,
-};
-use crate::resource::{bytes_ns, ps_per_byte, Calendar, Flow};
+use crate::pcie::PcieLink;
+use crate::profile::{DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec, SECTOR_BYTES};
+use crate::resource::{Calendar, Flow};
+use crate::scsi::ScsiOp;
 use crate::store::Store;
-use crate::trace::PcapRecorder;
+use crate::trace::{PcapRecorder, TraceEvent, TracedCommand, CAPTURE_DATA_BYTES_MAX};
+use crate::transport::Endpoints;
 use crate::xhci::Controller;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::{BTreeMap, VecDeque};
-
-/// Bytes per KiB, the unit of the host driver's per-size CPU cost.
-const BYTES_PER_KIB: u64 = 1024;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
@@ -39,32 +45,6 @@ pub const ERRNO_EINVAL: i32 = 22;
 /// it), so what the requests already accepted add stays far below the clock's 2^64 ns; a
 /// stack slow enough to get here ends its run with an error instead of overflowing.
 pub const CLOCK_LIMIT_NS: u64 = 1 << 62;
-const BYTES_PER_MB: f64 = 1e6;
-
-/// Indices of the shared-resource servers.
-pub(crate) mod layer {
-    pub const HOST_CPU: usize = 0;
-    pub const CONTROLLER: usize = 1;
-    pub const PCIE_UP: usize = 2;
-    pub const PCIE_DOWN: usize = 3;
-    pub const USB_OUT: usize = 4;
-    pub const USB_IN: usize = 5;
-    pub const BRIDGE_CPU: usize = 6;
-    pub const BRIDGE_DATA: usize = 7;
-    pub const SATA_LINK: usize = 8;
-    pub const COUNT: usize = 9;
-    pub const NAMES: [&str; COUNT] = [
-        "host_cpu",
-        "controller",
-        "pcie_upstream",
-        "pcie_downstream",
-        "usb_out",
-        "usb_in",
-        "bridge_cpu",
-        "bridge_data",
-        "sata_link",
-    ];
-}
 
 /// How commands travel between host and drive, after fallbacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,48 +70,11 @@ impl Transport {
         }
     }
     pub fn is_usb(self) -> bool {
-        matches!(self, Transport::Bot | Transport::Uas { .. })
-    }
-}
-
-/// USB link timing at the speed the device runs.
-#[derive(Clone, Debug)]
-pub enum UsbTiming {
-    High(Usb2Link),
-    Super(Usb3Link),
-}
-
-impl UsbTiming {
-    #[inline]
-    pub fn transfer_ns(&self, bytes: u64) -> u64 {
         match self {
-            UsbTiming::High(l) => l.transfer_ns(bytes),
-            UsbTiming::Super(l) => l.transfer_ns(bytes),
+            Transport::Bot | Transport::Uas { .. } => true,
+            Transport::SataNcq | Transport::SataIde => false,
         }
     }
-    #[inline]
-    pub fn first_piece_ns(&self, bytes: u64) -> u64 {
-        match self {
-            UsbTiming::High(l) => l.first_piece_ns(bytes),
-            UsbTiming::Super(l) => l.first_piece_ns(bytes),
-        }
-    }
-    /// When an IN transfer the device is ready for at `ready_ns` can start (High-Speed is
-    /// host-polled; SuperSpeed devices notify with ERDY).
-    #[inline]
-    pub fn in_start_ns(&self, ready_ns: u64) -> u64 {
-        match self {
-            UsbTiming::High(l) => l.next_poll_ns(ready_ns),
-            UsbTiming::Super(_) => ready_ns,
-        }
-    }
-}
-
-/// Bridge timing.
-#[derive(Clone, Debug)]
-pub(crate) struct BridgeTiming {
-    pub profile: BridgeProfile,
-    pub data_byte_ps: u64,
 }
 
 /// A request handed to the simulator. `slot` names the slot buffer that holds write data or
@@ -179,28 +122,21 @@ pub(crate) struct Counters {
     pub host_size_max: u32,
 }
 
-/// The deterministic discrete-event simulator of one stack.
+/// The deterministic discrete-event simulator of one stack: the core that owns the clock and
+/// queue (in [`Cx`]), the components assembled from the stack (transport, bridge, drive link,
+/// drive), the commands in flight and the payload. `handle` is the one place that branches on
+/// the phase of a command; each phase matches the transport and the drive link whole.
 pub struct Simulator {
-    pub(crate) spec: StackSpec,
-    pub(crate) transport: Transport,
-    pub(crate) fallback: Option<String>,
-    pub(crate) max_outstanding: u32,
-    pub(crate) controller: Controller,
-    pub(crate) pcie_up: PcieLink,
-    pub(crate) pcie_down: PcieLink,
-    pub(crate) usb: Option<UsbTiming>,
-    pub(crate) sata: SataLink,
-    pub(crate) bridge: Option<BridgeTiming>,
-    pub(crate) servers: [Calendar; layer::COUNT],
-    /// Server index of the USB IN direction (= USB_OUT on half-duplex High-Speed).
-    pub(crate) usb_in: usize,
-    pub(crate) drive: Box<dyn Drive>,
-    /// Commands the drive may hold at once (NCQ depth in use, or 1).
-    pub(crate) drive_slots: u32,
-    pub(crate) at_drive: u32,
-    /// NCQ tags of the commands at the drive (when it queues).
-    pub(crate) ncq_tags: crate::link_sata::NcqTags,
-    pub(crate) bridge_waiting: VecDeque<CmdId>,
+    spec: StackSpec,
+    fallback: Option<String>,
+    max_outstanding: u32,
+    cx: Cx,
+    endpoints: Endpoints,
+    bridge: Option<Bridge>,
+    link: DeviceLink,
+    drive: Box<dyn Drive>,
+    /// Commands at the drive (each holds one of the link's slots).
+    at_drive: u32,
     /// Reads the drive has accepted and not started, oldest first (its NCQ queue), with their
     /// decoded commands alongside for [`Drive::pick_read`].
     drive_reads: Vec<CmdId>,
@@ -210,25 +146,22 @@ pub struct Simulator {
     /// Write data gathered for drives that look at it (compression).
     drive_payload: Vec<u8>,
 
-    now_ns: u64,
-    events: EventQueue,
-    pub(crate) rng: ChaCha8Rng,
+    rng: ChaCha8Rng,
     block: BlockLayer,
-    pub(crate) commands: Vec<Command>,
+    commands: Vec<Command>,
     free_commands: Vec<CmdId>,
     outstanding: u32,
-    pub(crate) next_tag: u32,
     slots: Vec<SlotState>,
-    pub(crate) slot_bytes: usize,
-    pub(crate) slot_buffers: Vec<u8>,
+    slot_bytes: usize,
+    slot_buffers: Vec<u8>,
     /// Per slot: its buffer is known to hold only zeros (so a read of never-written blocks
     /// need not zero it again). Cleared when the caller borrows the buffer mutably.
     slot_zero: Vec<bool>,
     completions: VecDeque<SimCompletion>,
-    pub(crate) store: Store,
+    store: Store,
     store_payload: bool,
-    pub(crate) counters: Counters,
-    pub(crate) pcap: Option<PcapRecorder>,
+    counters: Counters,
+    pcap: Option<PcapRecorder>,
 }
 
 impl Simulator {
@@ -241,7 +174,8 @@ impl Simulator {
         Simulator::new(profiles.resolve(stack)?, seed)
     }
 
-    /// Build the simulator of a resolved stack.
+    /// Build the simulator of a resolved stack: negotiate the transport (with its fallbacks)
+    /// and assemble each component once.
     pub fn new(spec: StackSpec, seed: u64) -> Result<Simulator, SimError> {
         let controller = Controller::new(&spec.controller);
         let usb = spec.usb_link.as_ref().map(|l| match l {
@@ -249,10 +183,7 @@ impl Simulator {
             LinkProfile::Usb3Ss(p) => UsbTiming::Super(Usb3Link::new(p)),
             LinkProfile::Sata(_) => unreachable!("validated: usb_link is a USB link"),
         });
-        let bridge = spec.bridge.as_ref().map(|b| BridgeTiming {
-            profile: b.clone(),
-            data_byte_ps: ps_per_byte(b.data_rate_mb_s as f64 * BYTES_PER_MB),
-        });
+        let bridge = spec.bridge.as_ref().map(Bridge::new);
         let drive: Box<dyn Drive> = match &spec.drive {
             DriveProfile::Simple(p) => Box::new(SimpleDrive::new(p)),
             DriveProfile::Ssd(p) => Box::new(SsdDrive::new(p)),
@@ -313,6 +244,12 @@ impl Simulator {
             }
             DriverKind::SataIde => (Transport::SataIde, 1, 1),
         };
+        let endpoints = match transport {
+            Transport::Bot => Endpoints::Bot(Bot::new(host.chains_transfers, max_outstanding)),
+            Transport::Uas { streams } => Endpoints::Uas(Uas { streams }),
+            Transport::SataNcq => Endpoints::Ahci(Ahci { ncq: true }),
+            Transport::SataIde => Endpoints::Ahci(Ahci { ncq: false }),
+        };
         let max_transfer = match (high_speed, host.max_transfer_bytes_high_speed) {
             (true, Some(hs)) => hs,
             _ => host.max_transfer_bytes,
@@ -322,36 +259,41 @@ impl Simulator {
         } else {
             layer::USB_IN
         };
-
-        Ok(Simulator {
-            transport,
-            fallback,
-            max_outstanding,
+        let link = DeviceLink::Sata(SataPort {
+            link: SataLink::new(&spec.sata_link),
+            ncq_tags: NcqTags::new(drive_slots, max_outstanding as usize),
+            slots: drive_slots,
+        });
+        let cx = Cx {
+            now_ns: 0,
+            events: EventQueue::with_bound(2 * max_outstanding as usize + 16),
+            servers: std::array::from_fn(|_| Calendar::for_commands(max_outstanding as usize)),
+            usb_in,
             pcie_up: PcieLink::new(&spec.controller.pcie),
             pcie_down: PcieLink::new(&spec.controller.pcie),
             controller,
             usb,
-            sata: SataLink::new(&spec.sata_link),
+            host: spec.host.clone(),
+        };
+
+        Ok(Simulator {
+            fallback,
+            max_outstanding,
+            cx,
+            endpoints,
             bridge,
-            servers: std::array::from_fn(|_| Calendar::for_commands(max_outstanding as usize)),
-            usb_in,
+            link,
             drive,
-            drive_slots,
             at_drive: 0,
-            ncq_tags: crate::link_sata::NcqTags::new(drive_slots, max_outstanding as usize),
-            bridge_waiting: VecDeque::new(),
             drive_reads: Vec::new(),
             drive_read_commands: Vec::new(),
             drive_wake_pending: false,
             drive_payload: Vec::new(),
-            now_ns: 0,
-            events: EventQueue::with_bound(2 * max_outstanding as usize + 16),
             rng: ChaCha8Rng::seed_from_u64(seed),
             block: BlockLayer::new(max_transfer, host.max_trim_bytes, host.merge_adjacent),
             commands: Vec::new(),
             free_commands: Vec::new(),
             outstanding: 0,
-            next_tag: 0,
             slots: Vec::new(),
             slot_bytes: 0,
             slot_buffers: Vec::new(),
@@ -409,7 +351,7 @@ impl Simulator {
     }
 
     pub fn now_ns(&self) -> u64 {
-        self.now_ns
+        self.cx.now_ns
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -421,7 +363,7 @@ impl Simulator {
     }
 
     pub fn transport(&self) -> Transport {
-        self.transport
+        self.endpoints.kind()
     }
 
     /// Why the transport differs from what the host profile asked for, if it does.
@@ -436,7 +378,7 @@ impl Simulator {
 
     /// What each of the drive's caches holds now, against its size (read-only; for tests).
     pub fn drive_cache_occupancy(&self) -> Vec<crate::drive::CacheOccupancy> {
-        self.drive.cache_occupancy(self.now_ns)
+        self.drive.cache_occupancy(self.cx.now_ns)
     }
 
     /// Requests accepted and not yet completed.
@@ -446,11 +388,11 @@ impl Simulator {
 
     /// Hand a request to the host's block layer at the current virtual time.
     pub fn submit(&mut self, request: SimRequest) -> Result<(), SimError> {
-        if self.now_ns >= CLOCK_LIMIT_NS {
+        if self.cx.now_ns >= CLOCK_LIMIT_NS {
             return Err(SimError::Request(format!(
                 "virtual time reached {} ns (146 years): the stack's timings are too slow to \
                  simulate further",
-                self.now_ns
+                self.cx.now_ns
             )));
         }
         let slot = request.slot as usize;
@@ -487,7 +429,7 @@ impl Simulator {
             self.completions.push_back(SimCompletion {
                 slot: request.slot,
                 result: Err(ERRNO_EINVAL),
-                done_ns: self.now_ns,
+                done_ns: self.cx.now_ns,
             });
             return Ok(());
         }
@@ -522,25 +464,25 @@ impl Simulator {
 
     /// Process the earliest event; false when none is left.
     pub fn step(&mut self) -> bool {
-        let Some((at_ns, event)) = self.events.pop() else {
+        let Some((at_ns, event)) = self.cx.events.pop() else {
             return false;
         };
         assert!(
-            at_ns >= self.now_ns,
+            at_ns >= self.cx.now_ns,
             "time went backwards: {at_ns} < {}",
-            self.now_ns
+            self.cx.now_ns
         );
-        self.now_ns = at_ns;
+        self.cx.now_ns = at_ns;
         self.handle(event);
         true
     }
 
     /// Process every event up to `deadline_ns`, then let time reach it.
     pub fn step_until(&mut self, deadline_ns: u64) {
-        while self.events.peek_time().is_some_and(|t| t <= deadline_ns) {
+        while self.cx.events.peek_time().is_some_and(|t| t <= deadline_ns) {
             self.step();
         }
-        self.now_ns = self.now_ns.max(deadline_ns);
+        self.cx.now_ns = self.cx.now_ns.max(deadline_ns);
     }
 
     /// Run until no event is left.
@@ -555,19 +497,9 @@ impl Simulator {
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::HostIssue { cmd } => match self.transport {
-                Transport::Bot => {
-                    self.bot_issue(cmd);
-                    self.trace_issue(cmd);
-                }
-                Transport::Uas { .. } => {
-                    self.uas_issue(cmd);
-                    self.trace_issue(cmd);
-                }
-                Transport::SataNcq | Transport::SataIde => self.sata_issue(cmd),
-            },
+            Event::HostIssue { cmd } => self.on_host_issue(cmd),
             Event::CommandAtDevice { cmd } => {
-                self.trace_command_delivered(cmd);
+                self.trace(cmd, TraceHook::CommandDelivered);
                 self.bridge_on_command(cmd);
             }
             Event::BridgeReady { cmd } => self.bridge_on_ready(cmd),
@@ -580,49 +512,6 @@ impl Simulator {
                 self.drive_serve_reads();
             }
         }
-    }
-
-    /// Reserve work on a shared resource (see [`Calendar::reserve`]).
-    #[inline]
-    pub(crate) fn reserve(
-        &mut self,
-        layer: usize,
-        earliest_ns: u64,
-        duration_ns: u64,
-        bytes: u64,
-    ) -> u64 {
-        let now = self.now_ns;
-        self.servers[layer].reserve(now, earliest_ns, duration_ns, bytes)
-    }
-
-    /// Pass a data stream through a shared resource (see [`Calendar::pass`]).
-    #[inline]
-    pub(crate) fn pass(
-        &mut self,
-        layer: usize,
-        upstream: Flow,
-        duration_ns: u64,
-        first_piece_ns: u64,
-        bytes: u64,
-    ) -> Flow {
-        let now = self.now_ns;
-        self.servers[layer].pass(now, upstream, duration_ns, first_piece_ns, bytes)
-    }
-
-    #[inline]
-    pub(crate) fn schedule(&mut self, at_ns: u64, event: Event) {
-        debug_assert!(at_ns >= self.now_ns);
-        self.events.push(at_ns, event);
-    }
-
-    #[inline]
-    pub(crate) fn cmd(&self, id: CmdId) -> &Command {
-        &self.commands[id as usize]
-    }
-
-    #[inline]
-    pub(crate) fn cmd_mut(&mut self, id: CmdId) -> &mut Command {
-        &mut self.commands[id as usize]
     }
 
     /// Build commands from the block layer while the driver has room.
@@ -643,17 +532,13 @@ impl Simulator {
             assert!(self.outstanding <= self.max_outstanding);
             self.counters.commands += 1;
             self.counters.merged_requests += u64::from(plan.part_count) - 1;
-            let now = self.now_ns;
-            let host = &self.spec.host;
-            // A BOT driver that chains its transfers maps the data buffer when it submits the
-            // data transfer, after the CBW's completion (`bot_issue`); the other drivers map
-            // it before the command goes out.
-            let submit_ns = if self.bot_chains_transfers() {
-                host.submit_cpu_ns
+            let now = self.cx.now_ns;
+            let submit_ns = if self.endpoints.maps_buffer_before_issue() {
+                self.spec.host.submit_cpu_ns + self.cx.buffer_cpu_ns(plan.len)
             } else {
-                host.submit_cpu_ns + self.buffer_cpu_ns(plan.len)
+                self.spec.host.submit_cpu_ns
             };
-            let issue_at = self.reserve(layer::HOST_CPU, now, submit_ns, 0);
+            let issue_at = self.cx.reserve(layer::HOST_CPU, now, submit_ns, 0);
             let c = &mut self.commands[id as usize];
             c.op = plan.op;
             c.offset_bytes = plan.offset_bytes;
@@ -661,28 +546,148 @@ impl Simulator {
             c.part_count = plan.part_count;
             c.holds_drive_slot = false;
             c.issued_ns = issue_at;
-            self.schedule(issue_at, Event::HostIssue { cmd: id });
+            self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
         }
     }
 
-    /// Host CPU to map a command's data buffer of `bytes` (`cpu_ns_per_kib` per KiB started).
-    #[inline]
-    pub(crate) fn buffer_cpu_ns(&self, bytes: u32) -> u64 {
-        self.spec.host.cpu_ns_per_kib * u64::from(bytes).div_ceil(BYTES_PER_KIB)
+    /// The driver sends the command: over USB to the bridge, or through AHCI to the drive.
+    fn on_host_issue(&mut self, id: CmdId) {
+        let c = &mut self.commands[id as usize];
+        match &mut self.endpoints {
+            Endpoints::Bot(bot) => {
+                let at = bot.issue(&mut self.cx, id, c);
+                self.trace(id, TraceHook::Issued);
+                self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
+            }
+            Endpoints::Uas(uas) => {
+                let at = uas.issue(&mut self.cx, id, c);
+                self.trace(id, TraceHook::Issued);
+                self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
+            }
+            Endpoints::Ahci(ahci) => {
+                c.holds_drive_slot = true;
+                self.at_drive += 1;
+                assert!(
+                    self.at_drive <= self.link.slots(),
+                    "more commands at the drive than tags"
+                );
+                let at = ahci.issue(&mut self.cx, &mut self.link, id, c);
+                self.cx.schedule(at, Event::DriveCommand { cmd: id });
+            }
+        }
     }
 
-    /// The host's work when one of a BOT command's transfers completes and the driver submits
-    /// the next one: the transfer event's interrupt plus the hand-off (`phase_cpu_ns`) plus
-    /// `extra_ns`. Booked on the host CPU from `at_ns`; returns when the next transfer is queued.
-    pub(crate) fn bot_hand_off(&mut self, at_ns: u64, extra_ns: u64) -> u64 {
-        let cpu = self.controller.interrupt_cpu_ns + self.spec.host.phase_cpu_ns + extra_ns;
-        self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
+    fn bridge(&self) -> &Bridge {
+        self.bridge.as_ref().expect("USB stacks have a bridge")
     }
 
-    /// The drive received an ATA command.
+    /// Command bytes arrived at the bridge: parse them, pay the firmware cost.
+    fn bridge_on_command(&mut self, id: CmdId) {
+        let c = &mut self.commands[id as usize];
+        let decoded = match &self.endpoints {
+            Endpoints::Bot(_) => Bot::decode_command(c),
+            Endpoints::Uas(_) => Uas::decode_command(c),
+            Endpoints::Ahci(_) => unreachable!("AHCI commands go to the drive, not a bridge"),
+        };
+        assert_eq!(decoded.op(), c.op, "bridge decoded another operation");
+        match decoded {
+            ScsiOp::Read { lba, blocks } | ScsiOp::Write { lba, blocks } => {
+                c.device = DriveCommand {
+                    write: matches!(decoded, ScsiOp::Write { .. }),
+                    lba,
+                    blocks,
+                };
+            }
+            ScsiOp::Unmap {
+                parameter_list_length,
+            } => {
+                assert_eq!(
+                    usize::from(parameter_list_length),
+                    UNMAP_LIST_BYTES,
+                    "UNMAP parameter list length"
+                );
+            }
+        }
+        let now = self.cx.now_ns;
+        let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+        let mut t = bridge.parse_command(&mut self.cx, decoded.op(), now);
+        if let Some(buffered_ns) = self.bot_write_into_buffer(id) {
+            // The firmware issues the ATA command once the whole data phase is in its buffer.
+            t = t.max(buffered_ns);
+        }
+        if decoded.op() == Op::Trim {
+            // The firmware asks for the parameter list before it can translate.
+            self.cx.schedule(t, Event::DataReady { cmd: id });
+        } else if self.bridge().waiting.is_empty() && self.at_drive < self.link.slots() {
+            // Nothing queued ahead and a drive slot free: the command goes to the drive as
+            // soon as the firmware is done (the slot is held from now, which no queued
+            // command can notice).
+            self.command_to_drive(id, t);
+        } else {
+            self.cx.schedule(t, Event::BridgeReady { cmd: id });
+        }
+    }
+
+    /// A BOT write that fits the bridge's buffer (`bot_write_buffer_bytes`): its data phase
+    /// runs now, from the host into the buffer, as soon as the host has queued it. Returns when
+    /// the data is in the buffer, or None when the command is not such a write.
+    fn bot_write_into_buffer(&mut self, id: CmdId) -> Option<u64> {
+        let bot = match &mut self.endpoints {
+            Endpoints::Bot(bot) => bot,
+            Endpoints::Uas(_) | Endpoints::Ahci(_) => return None,
+        };
+        let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+        let c = &self.commands[id as usize];
+        if c.op != Op::Write || c.len_bytes > bridge.profile.bot_write_buffer_bytes {
+            return None;
+        }
+        let len = u64::from(c.len_bytes);
+        let cx = &mut self.cx;
+        let start = bot.data_out_start(id, cx.now_ns);
+        let from_host = cx.host_data_out(Flow::ready_at(start), len);
+        let on_bus = cx.usb_data_out(from_host, len);
+        bot.data_done_at_host(cx, id, on_bus.end_ns);
+        let in_buffer = bridge.data(cx, on_bus, len);
+        bot.set_buffered(id);
+        Some(in_buffer.end_ns)
+    }
+
+    /// The translated command waits for a drive slot.
+    fn bridge_on_ready(&mut self, id: CmdId) {
+        let bridge = self.bridge.as_mut().expect("USB stacks have a bridge");
+        bridge.waiting.push_back(id);
+        assert!(
+            bridge.waiting.len() <= self.max_outstanding as usize,
+            "bridge queue bound exceeded"
+        );
+        self.bridge_dispatch();
+    }
+
+    /// Pass waiting commands to the drive while it has free slots (NCQ tags, or one).
+    fn bridge_dispatch(&mut self) {
+        let now = self.cx.now_ns;
+        while self.at_drive < self.link.slots() {
+            let bridge = self.bridge.as_mut().expect("USB stacks have a bridge");
+            let Some(id) = bridge.waiting.pop_front() else {
+                break;
+            };
+            self.command_to_drive(id, now);
+        }
+    }
+
+    /// The bridge sends a read/write to the drive from `from_ns`, holding one of its slots.
+    fn command_to_drive(&mut self, id: CmdId, from_ns: u64) {
+        self.at_drive += 1;
+        let c = &mut self.commands[id as usize];
+        c.holds_drive_slot = true;
+        let at = self.link.send_rw_command(&mut self.cx, id, c, from_ns);
+        self.cx.schedule(at, Event::DriveCommand { cmd: id });
+    }
+
+    /// The drive received a command.
     fn on_drive_command(&mut self, id: CmdId) {
-        let now = self.now_ns;
-        let c = self.cmd(id);
+        let now = self.cx.now_ns;
+        let c = &self.commands[id as usize];
         let (op, device) = (c.op, c.device);
         match op {
             Op::Read => {
@@ -693,19 +698,13 @@ impl Simulator {
             }
             Op::Write => {
                 self.count_drive_io(&device);
-                // The drive asks for the data: DMA Setup (NCQ) or DMA Activate.
-                let fis = match self.transport {
-                    Transport::SataIde | Transport::Bot => crate::link_sata::FIS_DMA_ACTIVATE_BYTES,
-                    _ if self.drive_slots > 1 => crate::link_sata::FIS_DMA_SETUP_BYTES,
-                    _ => crate::link_sata::FIS_DMA_ACTIVATE_BYTES,
-                };
-                let ns = self.sata.fis_ns(fis);
-                let ready = self.reserve(layer::SATA_LINK, now, ns, 0);
-                self.schedule(ready, Event::DataReady { cmd: id });
+                // The drive asks for the data.
+                let ready = self.link.request_write_data(&mut self.cx, now);
+                self.cx.schedule(ready, Event::DataReady { cmd: id });
             }
             Op::Trim => {
                 // Direct SATA: the DSM payload follows the command.
-                self.schedule(now, Event::DataReady { cmd: id });
+                self.cx.schedule(now, Event::DataReady { cmd: id });
             }
         }
     }
@@ -714,12 +713,12 @@ impl Simulator {
     /// free for an HDD, which picks the read it reaches soonest).
     fn drive_serve_reads(&mut self) {
         while !self.drive_reads.is_empty() {
-            let now = self.now_ns;
+            let now = self.cx.now_ns;
             let ready = self.drive.read_ready_ns(now, &self.drive_read_commands);
             if ready > now {
                 if !self.drive_wake_pending {
                     self.drive_wake_pending = true;
-                    self.schedule(ready, Event::DriveWake);
+                    self.cx.schedule(ready, Event::DriveWake);
                 }
                 return;
             }
@@ -731,14 +730,15 @@ impl Simulator {
             let id = self.drive_reads.remove(i);
             let device = self.drive_read_commands.remove(i);
             let media = self.drive.read(now, &device, &mut self.rng);
-            self.cmd_mut(id).media = media;
-            self.schedule(media.start_ns, Event::DataReady { cmd: id });
+            self.commands[id as usize].media = media;
+            self.cx
+                .schedule(media.start_ns, Event::DataReady { cmd: id });
         }
     }
 
     /// Hand a write's data (arriving as `at_drive`) to the drive; returns when it completes.
     fn drive_write(&mut self, id: CmdId, at_drive: Flow) -> u64 {
-        let device = self.cmd(id).device;
+        let device = self.commands[id as usize].device;
         if !self.drive.wants_payload() {
             return self
                 .drive
@@ -762,237 +762,210 @@ impl Simulator {
         *self.counters.drive_io_sizes.entry(bytes).or_insert(0) += 1;
     }
 
-    /// Data can move: compute its pipelined path through every layer.
+    /// Data can move: compute its pipelined path through every layer, by transport.
     fn on_data_ready(&mut self, id: CmdId) {
-        let now = self.now_ns;
-        let c = self.cmd(id);
+        let done = match &self.endpoints {
+            Endpoints::Bot(_) | Endpoints::Uas(_) => self.bridged_data(id),
+            Endpoints::Ahci(_) => self.direct_data(id),
+        };
+        self.cx.schedule(done, Event::DataDone { cmd: id });
+    }
+
+    /// The data phase through a USB bridge: drive link, bridge, bus, controller, PCIe, with
+    /// the transport's gates (BOT: the host's queued transfer; High-Speed UAS: Ready IUs).
+    /// Returns when it ended at its far end.
+    fn bridged_data(&mut self, id: CmdId) -> u64 {
+        let now = self.cx.now_ns;
+        let buffered = self.bot_write_buffered(id);
+        let c = &self.commands[id as usize];
         let (op, len) = (c.op, u64::from(c.len_bytes));
-        let done = match (op, self.transport.is_usb()) {
-            (Op::Read, true) => {
-                let media = self.cmd(id).media;
-                let at_bridge = self.sata_read_data(media, len);
-                let through = self.bridge_data(at_bridge, len);
-                let announced = self.uas_read_ready(id, through);
-                let queued = self.bot_data_queued(id, announced);
-                let on_bus = self.usb_data_in(queued, len);
-                let at_host = self.host_data_in(on_bus, len);
-                self.bot_data_completed(id, at_host.end_ns);
+        let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+        let cx = &mut self.cx;
+        let mut ready_iu = None;
+        let done = match op {
+            Op::Read => {
+                let at_bridge = self.link.data_in(cx, c.media, len);
+                let through = bridge.data(cx, at_bridge, len);
+                let queued = match &self.endpoints {
+                    Endpoints::Bot(bot) => bot.data_in_gate(id, through),
+                    Endpoints::Uas(uas) => {
+                        let (flow, iu) = uas.data_in_gate(cx, c, through);
+                        ready_iu = iu;
+                        flow
+                    }
+                    Endpoints::Ahci(_) => unreachable!("AHCI data does not cross a bridge"),
+                };
+                let on_bus = cx.usb_data_in(queued, len);
+                let at_host = cx.host_data_in(on_bus, len);
+                self.endpoints.data_done_at_host(cx, id, at_host.end_ns);
                 at_host.end_ns
             }
-            (Op::Write, true) if self.cmd(id).buffered => {
+            Op::Write if buffered => {
                 // BOT: the data is in the bridge's buffer (`bridge_on_command`).
-                let at_drive = self.sata_data(Flow::ready_at(now), len);
-                self.drive_write(id, at_drive)
+                let at_drive = self.link.data_out(cx, Flow::ready_at(now), len);
+                return self.drive_write(id, at_drive);
             }
-            (Op::Write, true) => {
-                let start = self.uas_write_ready(id, now);
-                let start = start.max(self.bot_data_urb_ns(id));
-                let from_host = self.host_data_out(Flow::ready_at(start), len);
-                let on_bus = self.usb_data_out(from_host, len);
-                self.bot_data_completed(id, on_bus.end_ns);
-                let through = self.bridge_data(on_bus, len);
-                let at_drive = self.sata_data(through, len);
-                self.drive_write(id, at_drive)
+            Op::Write | Op::Trim => {
+                // Write data, or the UNMAP parameter list, host to bridge.
+                let bytes = if op == Op::Trim {
+                    UNMAP_LIST_BYTES as u64
+                } else {
+                    len
+                };
+                let start = match &self.endpoints {
+                    Endpoints::Bot(bot) => bot.data_out_start(id, now),
+                    Endpoints::Uas(uas) => {
+                        let (start, iu) = uas.data_out_start(cx, c, now);
+                        ready_iu = iu;
+                        start
+                    }
+                    Endpoints::Ahci(_) => unreachable!("AHCI data does not cross a bridge"),
+                };
+                if let Some(iu) = ready_iu.take() {
+                    self.trace_ready(id, &iu);
+                }
+                let cx = &mut self.cx;
+                let from_host = cx.host_data_out(Flow::ready_at(start), bytes);
+                let on_bus = cx.usb_data_out(from_host, bytes);
+                self.endpoints.data_done_at_host(cx, id, on_bus.end_ns);
+                if op == Op::Trim {
+                    return on_bus.end_ns;
+                }
+                let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+                let through = bridge.data(cx, on_bus, len);
+                let at_drive = self.link.data_out(cx, through, len);
+                return self.drive_write(id, at_drive);
             }
-            (Op::Trim, true) => {
-                // UNMAP parameter list, host to bridge.
-                let start = self.uas_write_ready(id, now);
-                let start = start.max(self.bot_data_urb_ns(id));
-                let from_host = self.host_data_out(
-                    Flow::ready_at(start),
-                    crate::command::UNMAP_LIST_BYTES as u64,
-                );
-                let on_bus = self.usb_data_out(from_host, crate::command::UNMAP_LIST_BYTES as u64);
-                self.bot_data_completed(id, on_bus.end_ns);
-                on_bus.end_ns
+        };
+        if let Some(iu) = ready_iu {
+            self.trace_ready(id, &iu);
+        }
+        done
+    }
+
+    fn bot_write_buffered(&self, id: CmdId) -> bool {
+        match &self.endpoints {
+            Endpoints::Bot(bot) => bot.command(id).buffered,
+            Endpoints::Uas(_) | Endpoints::Ahci(_) => false,
+        }
+    }
+
+    /// The data phase of direct SATA: drive link, controller, PCIe. Returns when it ended at
+    /// its far end.
+    fn direct_data(&mut self, id: CmdId) -> u64 {
+        let now = self.cx.now_ns;
+        let c = &self.commands[id as usize];
+        let (op, len) = (c.op, u64::from(c.len_bytes));
+        let cx = &mut self.cx;
+        match op {
+            Op::Read => {
+                let on_link = self.link.data_in(cx, c.media, len);
+                cx.host_data_in(on_link, len).end_ns
             }
-            (Op::Read, false) => {
-                let media = self.cmd(id).media;
-                let on_link = self.sata_read_data(media, len);
-                self.host_data_in(on_link, len).end_ns
-            }
-            (Op::Write, false) => {
-                let from_host = self.host_data_out(Flow::ready_at(now), len);
-                let on_link = self.sata_data(from_host, len);
+            Op::Write => {
+                let from_host = cx.host_data_out(Flow::ready_at(now), len);
+                let on_link = self.link.data_out(cx, from_host, len);
                 self.drive_write(id, on_link)
             }
-            (Op::Trim, false) => self.sata_trim_payload(id),
-        };
-        self.schedule(done, Event::DataDone { cmd: id });
-    }
-
-    /// SATA link data phase (Data FISes).
-    #[inline]
-    pub(crate) fn sata_data(&mut self, upstream: Flow, len: u64) -> Flow {
-        let (d, p) = (self.sata.data_ns(len), self.sata.first_piece_ns(len));
-        self.pass(layer::SATA_LINK, upstream, d, p, len)
-    }
-
-    /// A read's data phase on the SATA link: with NCQ the drive first sends a DMA Setup FIS
-    /// naming the tag, in the same link booking (the FIS and the data follow back to back).
-    #[inline]
-    fn sata_read_data(&mut self, upstream: Flow, len: u64) -> Flow {
-        let setup_ns = if self.drive_slots > 1 {
-            self.sata.fis_ns(crate::link_sata::FIS_DMA_SETUP_BYTES)
-        } else {
-            0
-        };
-        let d = setup_ns + self.sata.data_ns(len);
-        let p = setup_ns + self.sata.first_piece_ns(len);
-        self.pass(layer::SATA_LINK, upstream, d, p, len)
-    }
-
-    /// The bridge's internal data path.
-    #[inline]
-    pub(crate) fn bridge_data(&mut self, upstream: Flow, len: u64) -> Flow {
-        let b = self.bridge.as_ref().expect("USB stacks have a bridge");
-        let piece = len.min(b.profile.forward_chunk_bytes.into());
-        let (d, p) = (
-            bytes_ns(len, b.data_byte_ps),
-            bytes_ns(piece, b.data_byte_ps),
-        );
-        self.pass(layer::BRIDGE_DATA, upstream, d, p, len)
-    }
-
-    /// USB data IN: waits for the host's poll at High-Speed.
-    #[inline]
-    fn usb_data_in(&mut self, mut upstream: Flow, len: u64) -> Flow {
-        let usb = self.usb.as_ref().expect("USB stack");
-        let ready = upstream.start_ns + upstream.first_piece_ns;
-        upstream.start_ns += usb.in_start_ns(ready) - ready;
-        let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
-        self.pass(self.usb_in, upstream, d, p, len)
-    }
-
-    #[inline]
-    pub(crate) fn usb_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
-        let usb = self.usb.as_ref().expect("USB stack");
-        let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
-        self.pass(layer::USB_OUT, upstream, d, p, len)
-    }
-
-    /// Device to host memory: controller descriptor processing, then PCIe writes upstream.
-    #[inline]
-    fn host_data_in(&mut self, upstream: Flow, len: u64) -> Flow {
-        let (cd, cp) = (
-            self.controller.transfer_ns(len),
-            self.controller.first_piece_ns(),
-        );
-        let ctl = self.pass(layer::CONTROLLER, upstream, cd, cp, 0);
-        let (d, p) = (
-            self.pcie_up.transfer_ns(len),
-            self.pcie_up.first_piece_ns(len),
-        );
-        self.pass(layer::PCIE_UP, ctl, d, p, len)
-    }
-
-    /// Host memory to device: the controller reads the transfer's descriptors, then its data,
-    /// with Memory Read requests (`pcie::PcieLink::read_ns`: round trips bounded by its tags);
-    /// the requests themselves go up the link. Then the controller's own work.
-    #[inline]
-    pub(crate) fn host_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
-        // An AHCI controller read its PRDs with the command table (`sata_issue`); an xHCI
-        // reads the transfer's TRBs now.
-        let descriptors = match self.controller.kind {
-            ControllerKind::Ahci => 0,
-            ControllerKind::Xhci => self.controller.descriptors(len) * DESCRIPTOR_BYTES,
-        };
-        let descriptors_ns = if descriptors == 0 {
-            0
-        } else {
-            self.pcie_down.read_ns(descriptors)
-        };
-        let (d, p) = (
-            descriptors_ns + self.pcie_down.read_ns(len),
-            descriptors_ns + self.pcie_down.read_first_piece_ns(len),
-        );
-        let pcie = self.pass(layer::PCIE_DOWN, upstream, d, p, len);
-        let requests_ns = if descriptors == 0 {
-            0
-        } else {
-            self.pcie_down.read_requests_ns(descriptors)
-        } + self.pcie_down.read_requests_ns(len);
-        self.reserve(layer::PCIE_UP, pcie.start_ns, requests_ns, 0);
-        let (cd, cp) = (
-            self.controller.transfer_ns(len),
-            self.controller.first_piece_ns(),
-        );
-        self.pass(layer::CONTROLLER, pcie, cd, cp, 0)
-    }
-
-    /// A small host-to-device message (CBW, Command IU) on the USB OUT direction, after
-    /// `queue_ns` of controller work for transfers the driver queues alongside it (UAS status
-    /// and data URBs), booked together since the driver rings the doorbells at once.
-    pub(crate) fn usb_message_out(&mut self, at_ns: u64, bytes: u64, queue_ns: u64) -> u64 {
-        let t = self.reserve(
-            layer::CONTROLLER,
-            at_ns,
-            queue_ns + self.controller.transfer_ns(bytes),
-            0,
-        );
-        // The controller reads the TRB, then the message it points to: two round trips.
-        let t = self.reserve(
-            layer::PCIE_DOWN,
-            t,
-            self.pcie_down.read_ns(DESCRIPTOR_BYTES) + self.pcie_down.read_ns(bytes),
-            bytes,
-        );
-        let usb = self.usb.as_ref().expect("USB stack");
-        let ns = usb.transfer_ns(bytes);
-        self.reserve(layer::USB_OUT, t, ns, bytes)
-    }
-
-    /// A small device-to-host message (CSW, Sense IU, Ready IU): bus, PCIe, event processing.
-    pub(crate) fn usb_message_in(&mut self, at_ns: u64, bytes: u64) -> u64 {
-        let usb = self.usb.as_ref().expect("USB stack");
-        let (start, ns) = (usb.in_start_ns(at_ns), usb.transfer_ns(bytes));
-        let t = self.reserve(self.usb_in, start, ns, bytes);
-        let t = self.reserve(
-            layer::PCIE_UP,
-            t,
-            self.pcie_up.transfer_ns(bytes + DESCRIPTOR_BYTES),
-            bytes,
-        );
-        self.reserve(layer::CONTROLLER, t, self.controller.transfer_ns(bytes), 0)
+            Op::Trim => match &self.endpoints {
+                Endpoints::Ahci(ahci) => ahci.trim_payload(cx, &mut self.link, c),
+                Endpoints::Bot(_) | Endpoints::Uas(_) => unreachable!("USB data crosses a bridge"),
+            },
+        }
     }
 
     /// The data phase ended: move payload, free the drive slot, send status.
     fn on_data_done(&mut self, id: CmdId) {
-        let now = self.now_ns;
-        let op = self.cmd(id).op;
+        let now = self.cx.now_ns;
+        let op = self.commands[id as usize].op;
+        let usb = self.endpoints.is_usb();
         let mut status_from = now;
         match op {
             Op::Read => {
                 self.move_payload(id, false);
-                self.trace_data_done(id);
+                self.trace(id, TraceHook::DataDone);
             }
             Op::Write => {
                 self.move_payload(id, true);
-                self.trace_data_done(id);
+                self.trace(id, TraceHook::DataDone);
             }
             Op::Trim => {
-                if self.transport.is_usb() {
-                    self.trace_data_done(id);
+                if usb {
+                    self.trace(id, TraceHook::DataDone);
                     status_from = self.bridge_unmap(id);
                 } else {
-                    status_from = self.sata_trim_execute(id);
+                    status_from = self.execute_trim(id, now);
                 }
             }
         }
-        let released_slot = self.cmd(id).holds_drive_slot;
+        let released_slot = self.commands[id as usize].holds_drive_slot;
         if released_slot {
-            self.cmd_mut(id).holds_drive_slot = false;
+            self.commands[id as usize].holds_drive_slot = false;
             self.at_drive -= 1;
         }
         // Status first: its Set Device Bits FIS gives the NCQ tag back before the bridge can
         // hand the tag to the next command.
-        match self.transport {
-            Transport::Bot | Transport::Uas { .. } => self.bridge_send_status(id, status_from),
-            Transport::SataNcq | Transport::SataIde => self.sata_send_status(id, status_from),
+        match &self.endpoints {
+            Endpoints::Bot(_) | Endpoints::Uas(_) => {
+                self.bridge_send_status(id, status_from);
+                if released_slot {
+                    self.bridge_dispatch();
+                }
+            }
+            Endpoints::Ahci(ahci) => {
+                let at = ahci.send_status(&mut self.cx, &mut self.link, id, status_from);
+                self.status_at_host(id, at);
+            }
         }
-        if released_slot && self.transport.is_usb() {
-            self.bridge_dispatch();
+    }
+
+    /// The UNMAP parameter list arrived at the bridge: translate to TRIM (or drop it, as
+    /// firmware without translation does). Returns when status can be sent.
+    fn bridge_unmap(&mut self, id: CmdId) -> u64 {
+        let now = self.cx.now_ns;
+        if !self.bridge().profile.unmap_to_trim {
+            self.counters.trims_not_translated += 1;
+            return now;
         }
+        let c = &mut self.commands[id as usize];
+        let (lba, blocks) = Bridge::unmap_range(c);
+        let payload = self.link.encode_trim(c, lba, blocks);
+        let t = self.link.send_trim_command(&mut self.cx, c, now);
+        let at_drive = self
+            .link
+            .data_out(&mut self.cx, Flow::ready_at(t), payload)
+            .end_ns;
+        self.execute_trim(id, at_drive)
+    }
+
+    /// Drive: decode the TRIM payload and trim; returns when the drive reports completion.
+    fn execute_trim(&mut self, id: CmdId, at_ns: u64) -> u64 {
+        let ranges = self.link.decode_trim(&self.commands[id as usize]);
+        for r in &ranges {
+            self.store.trim(
+                r.lba * u64::from(SECTOR_BYTES),
+                r.blocks * u64::from(SECTOR_BYTES),
+            );
+        }
+        self.counters.trims_to_drive += 1;
+        self.drive.trim(at_ns, &ranges)
+    }
+
+    /// The drive's status to the bridge, which parses and checks it; firmware builds the CSW /
+    /// Sense IU, it goes to the host.
+    fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
+        let (t, _) = self.link.send_status(&mut self.cx, id, from_ns);
+        let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+        let t = bridge.build_status(&mut self.cx, t);
+        let c = &mut self.commands[id as usize];
+        let (t, len) = match &self.endpoints {
+            // BOT: the CSW goes once the host has asked for it (its transfer is queued).
+            Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
+            Endpoints::Uas(_) => (t, Uas::encode_status(c)),
+            Endpoints::Ahci(_) => unreachable!("AHCI status does not cross a bridge"),
+        };
+        let at = self.cx.usb_message_in(t, len);
+        self.status_at_host(id, at);
     }
 
     /// Copy payload between the slot buffers and the drive's store, at the LBA the device
@@ -1033,21 +1006,21 @@ impl Simulator {
 
     /// Status reaches host memory at `at_ns`: the interrupt and the driver's completion work
     /// are booked on the host CPU from then, and the command completes after them.
-    pub(crate) fn status_at_host(&mut self, id: CmdId, at_ns: u64) {
-        self.trace_status(id, at_ns);
-        let cpu = self.controller.interrupt_cpu_ns + self.spec.host.complete_cpu_ns;
-        let done = self.reserve(layer::HOST_CPU, at_ns, cpu, 0);
-        self.schedule(done, Event::Complete { cmd: id });
+    fn status_at_host(&mut self, id: CmdId, at_ns: u64) {
+        self.trace(id, TraceHook::Status(at_ns));
+        let done = self.cx.completion_cpu(at_ns);
+        self.cx.schedule(done, Event::Complete { cmd: id });
     }
 
     fn on_complete(&mut self, id: CmdId) {
         // The driver checks the status it received (tags asserted across layers).
-        match self.transport {
-            Transport::Bot => self.bot_check_status(id),
-            Transport::Uas { .. } => self.uas_check_status(id),
-            Transport::SataNcq | Transport::SataIde => {}
+        let c = &self.commands[id as usize];
+        match &self.endpoints {
+            Endpoints::Bot(_) => Bot::check_status(c),
+            Endpoints::Uas(_) => Uas::check_status(c),
+            Endpoints::Ahci(_) => {}
         }
-        let now = self.now_ns;
+        let now = self.cx.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
         for i in 0..part_count {
             let slot = self.commands[id as usize].parts[i].slot as usize;
@@ -1068,14 +1041,132 @@ impl Simulator {
         self.host_dispatch();
     }
 
-    /// Next transport tag (BOT: any 32-bit value, echoed in the CSW).
-    pub(crate) fn take_tag(&mut self) -> u32 {
-        self.next_tag = self.next_tag.wrapping_add(1);
-        self.next_tag
+    /// The report of everything simulated so far.
+    pub fn report(&self) -> crate::report::SimReport {
+        crate::report::build(crate::report::ReportParts {
+            now_ns: self.cx.now_ns,
+            servers: &self.cx.servers,
+            usb: self.endpoints.is_usb(),
+            high_speed: matches!(self.cx.usb, Some(UsbTiming::High(_))),
+            transport: self.endpoints.kind(),
+            fallback: self.fallback.as_deref(),
+            max_outstanding_commands: self.max_outstanding,
+            drive: self.drive.as_ref(),
+            counters: &self.counters,
+            store: &self.store,
+            spec: &self.spec,
+        })
     }
 
-    /// Server state by layer name (for reports and tests).
-    pub(crate) fn server(&self, index: usize) -> &Calendar {
-        &self.servers[index]
+    /// Record the session as a usbmon pcap from now on (USB stacks only; enumeration first).
+    pub fn enable_pcap(&mut self) {
+        if self.pcap.is_some() {
+            return;
+        }
+        let uas = match &self.endpoints {
+            Endpoints::Bot(_) => false,
+            Endpoints::Uas(_) => true,
+            Endpoints::Ahci(_) => return,
+        };
+        let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
+        self.pcap = Some(PcapRecorder::new(uas, super_speed));
     }
+
+    /// The capture so far, ending the recording (empty when tracing was not enabled).
+    pub fn take_pcap(&mut self) -> Vec<u8> {
+        self.pcap
+            .take()
+            .map(PcapRecorder::into_bytes)
+            .unwrap_or_default()
+    }
+
+    // The trace hooks run on every command while recording is rare: each is an inlined check,
+    // and the body that tells the recorder stays out of the hot path.
+
+    #[inline]
+    fn trace(&mut self, id: CmdId, hook: TraceHook) {
+        if self.pcap.is_some() {
+            self.record(id, hook);
+        }
+    }
+
+    #[inline]
+    fn trace_ready(&mut self, id: CmdId, iu: &ReadyIu) {
+        if self.pcap.is_some() {
+            self.record(id, TraceHook::Ready(iu.at_ns, iu.bytes));
+        }
+    }
+
+    /// Tell the recorder what happened to `id`, with what it needs of the command.
+    #[cold]
+    #[inline(never)]
+    fn record(&mut self, id: CmdId, hook: TraceHook) {
+        let now = self.cx.now_ns;
+        let c = &self.commands[id as usize];
+        let bot = match &self.endpoints {
+            Endpoints::Bot(bot) => Some(*bot.command(id)),
+            Endpoints::Uas(_) | Endpoints::Ahci(_) => None,
+        };
+        let data_head: &[u8] = if c.op == Op::Trim {
+            &c.unmap_list
+        } else {
+            let part = c.parts[0];
+            let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
+            let n = (part.len as usize).min(CAPTURE_DATA_BYTES_MAX);
+            &self.slot_buffers[start..start + n]
+        };
+        let traced = TracedCommand {
+            id,
+            op: c.op,
+            data_len: if c.op == Op::Trim {
+                UNMAP_LIST_BYTES as u32
+            } else {
+                c.len_bytes
+            },
+            command: &c.command_bytes[..usize::from(c.command_len)],
+            status: &c.status_bytes[..usize::from(c.status_len)],
+            data_head,
+        };
+        let ready_iu;
+        let event = match hook {
+            TraceHook::Issued => TraceEvent::Issued,
+            TraceHook::CommandDelivered => TraceEvent::CommandDelivered {
+                data_urb_ns: bot.map_or(0, |b| b.data_urb_ns),
+            },
+            TraceHook::Ready(at_ns, bytes) => {
+                ready_iu = bytes;
+                TraceEvent::Ready {
+                    at_ns,
+                    ready_iu: &ready_iu,
+                }
+            }
+            // Chained BOT: the data transfer completed at the host when its last byte arrived
+            // (for a write held in the bridge's buffer, before the drive finished), and the CSW
+            // transfer was submitted once that completion was handled.
+            TraceHook::DataDone => match bot {
+                Some(b) if b.status_urb_ns > 0 => TraceEvent::DataDone {
+                    done_at_ns: b.data_urb_done_ns,
+                    status_at_ns: b.status_urb_ns,
+                },
+                _ => TraceEvent::DataDone {
+                    done_at_ns: now,
+                    status_at_ns: now,
+                },
+            },
+            TraceHook::Status(at_ns) => TraceEvent::Status { at_ns },
+        };
+        if let Some(p) = self.pcap.as_mut() {
+            p.on_event(now, &traced, event);
+        }
+    }
+}
+
+/// Where in a command's life the simulator calls the recorder.
+#[derive(Clone, Copy)]
+enum TraceHook {
+    Issued,
+    CommandDelivered,
+    Ready(u64, [u8; storlab_wire::uas::READY_IU_LEN]),
+    DataDone,
+    Status(u64),
 }

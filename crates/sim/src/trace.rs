@@ -226,223 +226,114 @@ fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -
     UsbmonRepr::new(urb_id, event, transfer, endpoint, DEVICE_ADDRESS, BUS)
 }
 
-use crate::command::{Op, UNMAP_LIST_BYTES};
-use crate::event::CmdId;
-use crate::sim::{Simulator, Transport, UsbTiming};
+use crate::command::Op;
 
 /// Sense IU room the UAS driver asks for on the status pipe (header + fixed sense data).
 const STATUS_URB_BYTES: u32 = 96;
 
-impl Simulator {
-    /// Record the session as a usbmon pcap from now on (USB stacks only; enumeration first).
-    pub fn enable_pcap(&mut self) {
-        if self.pcap.is_none() && self.transport.is_usb() {
-            let uas = matches!(self.transport, Transport::Uas { .. });
-            let super_speed = matches!(self.usb, Some(UsbTiming::Super(_)));
-            self.pcap = Some(PcapRecorder::new(uas, super_speed));
-        }
-    }
+/// What the recorder sees of one command: its id, its messages as sent, and the head of its
+/// data (the payload as the host sees it, or the UNMAP list).
+pub struct TracedCommand<'a> {
+    pub id: u32,
+    pub op: Op,
+    /// Bytes of the data URB (the transfer, or the UNMAP list).
+    pub data_len: u32,
+    pub command: &'a [u8],
+    pub status: &'a [u8],
+    /// At most [`CAPTURE_DATA_BYTES_MAX`] bytes.
+    pub data_head: &'a [u8],
+}
 
-    /// The capture so far, ending the recording (empty when tracing was not enabled).
-    pub fn take_pcap(&mut self) -> Vec<u8> {
-        self.pcap
-            .take()
-            .map(PcapRecorder::into_bytes)
-            .unwrap_or_default()
-    }
+/// What happened to a command, in the host driver's terms.
+#[derive(Clone, Copy, Debug)]
+pub enum TraceEvent<'a> {
+    /// The driver issued the command (for UAS the status and, with streams, data URBs with it).
+    Issued,
+    /// The command URB completed; a BOT driver submits the data URB at `data_urb_ns` (or now).
+    CommandDelivered { data_urb_ns: u64 },
+    /// A Ready IU reached the host (High-Speed UAS): the status URB completes with it, and the
+    /// driver submits the data URB it announces and a new status URB for the Sense IU, as
+    /// Linux's uas driver does without streams.
+    Ready { at_ns: u64, ready_iu: &'a [u8] },
+    /// The data URB completed at `done_at_ns`; BOT submits the CSW URB at `status_at_ns`.
+    DataDone { done_at_ns: u64, status_at_ns: u64 },
+    /// Status reached the host: the status URB completes with the CSW / Sense IU bytes.
+    /// (Recorded when the arrival time is known, so records can be slightly out of time
+    /// order; usbmon readers sort by timestamp.)
+    Status { at_ns: u64 },
+}
 
-    /// Bytes of a command's payload as the host sees it (first part, capped).
-    fn payload_head(&self, id: CmdId) -> &[u8] {
-        let c = &self.commands[id as usize];
-        let part = c.parts[0];
-        let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
-        let n = (part.len as usize).min(CAPTURE_DATA_BYTES_MAX);
-        &self.slot_buffers[start..start + n]
-    }
-
-    fn data_urb(op: Op) -> Urb {
-        if op == Op::Read {
-            Urb::DataIn
-        } else {
-            Urb::DataOut
-        }
-    }
-
-    fn data_len(&self, id: CmdId) -> u32 {
-        let c = &self.commands[id as usize];
-        if c.op == Op::Trim {
-            UNMAP_LIST_BYTES as u32
-        } else {
-            c.len_bytes
-        }
-    }
-
-    /// Host submits the data URB (OUT carries the payload / UNMAP list).
-    fn trace_submit_data(&mut self, id: CmdId, at_ns: u64) {
-        let op = self.commands[id as usize].op;
-        let len = self.data_len(id);
-        let mut out = [0u8; CAPTURE_DATA_BYTES_MAX];
-        let n = match op {
-            Op::Read => 0,
-            Op::Write => {
-                let head = self.payload_head(id);
-                out[..head.len()].copy_from_slice(head);
-                head.len()
-            }
-            Op::Trim => {
-                out[..UNMAP_LIST_BYTES].copy_from_slice(&self.commands[id as usize].unmap_list);
-                UNMAP_LIST_BYTES
-            }
-        };
-        if let Some(p) = self.pcap.as_mut() {
-            p.submit(at_ns, id, Self::data_urb(op), len, &out[..n]);
-        }
-    }
-
-    // The `trace_*` hooks run on every command while recording is rare: each is an inlined
-    // check, and its `record_*` body (with a capture buffer of a few KiB on the stack) stays
-    // out of the hot path.
-
-    /// HostIssue: the command URB (and for UAS the status and data URBs queued with it).
-    #[inline]
-    pub(crate) fn trace_issue(&mut self, id: CmdId) {
-        if self.pcap.is_some() {
-            self.record_issue(id);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record_issue(&mut self, id: CmdId) {
-        let now = self.now_ns();
-        if let Transport::Uas { streams } = self.transport {
-            if let Some(p) = self.pcap.as_mut() {
-                p.submit(now, id, Urb::Status, STATUS_URB_BYTES, &[]);
-            }
-            // With streams the data URB waits on its stream from the start; without them the
-            // driver submits it only when the device's Ready IU names the tag (trace_ready).
-            if streams {
-                self.trace_submit_data(id, now);
-            }
-        }
-        let c = &self.commands[id as usize];
-        let bytes = c.command_bytes;
-        let len = usize::from(c.command_len);
-        if let Some(p) = self.pcap.as_mut() {
-            p.submit(now, id, Urb::Command, len as u32, &bytes[..len]);
-        }
-    }
-
-    /// CommandAtDevice: the command URB completes; BOT then submits its data URB.
-    #[inline]
-    pub(crate) fn trace_command_delivered(&mut self, id: CmdId) {
-        if self.pcap.is_some() {
-            self.record_command_delivered(id);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record_command_delivered(&mut self, id: CmdId) {
-        let now = self.now_ns();
-        let len = u32::from(self.commands[id as usize].command_len);
-        if let Some(p) = self.pcap.as_mut() {
-            p.complete(now, id, Urb::Command, len, &[]);
-        }
-        if self.transport == Transport::Bot {
-            // A driver that chains its transfers submits the data transfer after the CBW's
-            // completion has been handled.
-            let at = now.max(self.commands[id as usize].data_urb_ns);
-            self.trace_submit_data(id, at);
-        }
-    }
-
-    /// A Ready IU reached the host at `at_ns` (High-Speed UAS): the status URB completes with
-    /// it, and the driver submits the data URB it announces and a new status URB for the
-    /// command's Sense IU, as Linux's uas driver does without streams.
-    #[inline]
-    pub(crate) fn trace_ready(&mut self, id: CmdId, at_ns: u64, ready_iu: &[u8]) {
-        if self.pcap.is_some() {
-            self.record_ready(id, at_ns, ready_iu);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record_ready(&mut self, id: CmdId, at_ns: u64, ready_iu: &[u8]) {
-        if let Some(p) = self.pcap.as_mut() {
-            p.complete(at_ns, id, Urb::Status, ready_iu.len() as u32, ready_iu);
-        }
-        self.trace_submit_data(id, at_ns);
-        if let Some(p) = self.pcap.as_mut() {
-            p.submit(at_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
-        }
-    }
-
-    /// DataDone: the data URB completes (IN carries the data read); BOT submits the CSW URB.
-    #[inline]
-    pub(crate) fn trace_data_done(&mut self, id: CmdId) {
-        if self.pcap.is_some() {
-            self.record_data_done(id);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record_data_done(&mut self, id: CmdId) {
-        let now = self.now_ns();
-        let op = self.commands[id as usize].op;
-        let len = self.data_len(id);
-        let mut input = [0u8; CAPTURE_DATA_BYTES_MAX];
-        let n = if op == Op::Read {
-            let head = self.payload_head(id);
-            input[..head.len()].copy_from_slice(head);
-            head.len()
-        } else {
-            0
-        };
-        let bot = self.transport == Transport::Bot;
-        let c = &self.commands[id as usize];
-        // Chained: the data transfer completed at the host when its last byte arrived (for a
-        // write held in the bridge's buffer, before the drive finished), and the CSW transfer
-        // was submitted once that completion was handled.
-        let (done_at, status_at) = if bot && c.status_urb_ns > 0 {
-            (c.data_urb_done_ns, c.status_urb_ns)
-        } else {
-            (now, now)
-        };
-        if let Some(p) = self.pcap.as_mut() {
-            p.complete(done_at, id, Self::data_urb(op), len, &input[..n]);
-            if bot {
-                p.submit(
-                    status_at,
+impl PcapRecorder {
+    /// Record the URBs `event` stands for, at `now_ns` unless it names its own times.
+    pub fn on_event(&mut self, now_ns: u64, cmd: &TracedCommand, event: TraceEvent) {
+        let id = cmd.id;
+        match event {
+            TraceEvent::Issued => {
+                if self.config.uas {
+                    self.submit(now_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
+                    // With streams the data URB waits on its stream from the start; without
+                    // them the driver submits it only when the device's Ready IU names the tag.
+                    if self.config.super_speed {
+                        self.submit_data(now_ns, cmd);
+                    }
+                }
+                self.submit(
+                    now_ns,
                     id,
-                    Urb::Status,
-                    storlab_wire::bot::CSW_LEN as u32,
-                    &[],
+                    Urb::Command,
+                    cmd.command.len() as u32,
+                    cmd.command,
                 );
             }
+            TraceEvent::CommandDelivered { data_urb_ns } => {
+                self.complete(now_ns, id, Urb::Command, cmd.command.len() as u32, &[]);
+                if !self.config.uas {
+                    // A driver that chains its transfers submits the data transfer after the
+                    // CBW's completion has been handled.
+                    self.submit_data(now_ns.max(data_urb_ns), cmd);
+                }
+            }
+            TraceEvent::Ready { at_ns, ready_iu } => {
+                self.complete(at_ns, id, Urb::Status, ready_iu.len() as u32, ready_iu);
+                self.submit_data(at_ns, cmd);
+                self.submit(at_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
+            }
+            TraceEvent::DataDone {
+                done_at_ns,
+                status_at_ns,
+            } => {
+                let input: &[u8] = if cmd.op == Op::Read {
+                    cmd.data_head
+                } else {
+                    &[]
+                };
+                self.complete(done_at_ns, id, data_urb(cmd.op), cmd.data_len, input);
+                if !self.config.uas {
+                    let csw = storlab_wire::bot::CSW_LEN as u32;
+                    self.submit(status_at_ns, id, Urb::Status, csw, &[]);
+                }
+            }
+            TraceEvent::Status { at_ns } => {
+                self.complete(at_ns, id, Urb::Status, cmd.status.len() as u32, cmd.status);
+            }
         }
     }
 
-    /// Status reached the host at `now`: the status URB completes with the CSW / Sense IU
-    /// bytes. (Recorded when the arrival time is known, so records can be slightly out of
-    /// time order; usbmon readers sort by timestamp.)
-    #[inline]
-    pub(crate) fn trace_status(&mut self, id: CmdId, now: u64) {
-        if self.pcap.is_some() {
-            self.record_status(id, now);
-        }
+    /// The host submits the data URB (OUT carries the payload / UNMAP list).
+    fn submit_data(&mut self, at_ns: u64, cmd: &TracedCommand) {
+        let out: &[u8] = if cmd.op == Op::Read {
+            &[]
+        } else {
+            cmd.data_head
+        };
+        self.submit(at_ns, cmd.id, data_urb(cmd.op), cmd.data_len, out);
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn record_status(&mut self, id: CmdId, now: u64) {
-        let c = &self.commands[id as usize];
-        let bytes = c.status_bytes;
-        let len = usize::from(c.status_len);
-        if let Some(p) = self.pcap.as_mut() {
-            p.complete(now, id, Urb::Status, len as u32, &bytes[..len]);
-        }
+fn data_urb(op: Op) -> Urb {
+    if op == Op::Read {
+        Urb::DataIn
+    } else {
+        Urb::DataOut
     }
 }

@@ -198,7 +198,7 @@ impl<T: BlockingIo> IoEngine for BlockingEngine<T> {
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport {
             details,
-            sim_json: None,
+            sim: None,
         }
     }
 }

@@ -692,10 +692,7 @@ impl IoEngine for IoUringEngine {
             details.push(("setup_fallbacks".to_string(), self.setup_notes.join("; ")));
         }
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
-        EngineReport {
-            details,
-            sim_json: None,
-        }
+        EngineReport { details, sim: None }
     }
 }
 

@@ -473,7 +473,7 @@ impl IoEngine for LibaioEngine {
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport {
             details,
-            sim_json: None,
+            sim: None,
         }
     }
 }

@@ -113,7 +113,7 @@ impl IoEngine for NullEngine {
     fn report(&self) -> EngineReport {
         EngineReport {
             details: vec![("ios".to_string(), self.ios.to_string())],
-            sim_json: None,
+            sim: None,
         }
     }
 }

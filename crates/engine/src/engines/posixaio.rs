@@ -308,7 +308,7 @@ impl IoEngine for PosixAioEngine {
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport {
             details,
-            sim_json: None,
+            sim: None,
         }
     }
 }

@@ -205,7 +205,7 @@ impl IoEngine for SimEngine {
         let report = self.sim.report();
         EngineReport {
             details: report.details(),
-            sim_json: Some(report.to_json()),
+            sim: Some(Box::new(report)),
         }
     }
 }
@@ -257,7 +257,12 @@ mod tests {
         assert!(e.buffer(1).iter().all(|&b| b == 0x5A));
         assert!(out[0].done_ns > written_at);
         let report = e.report();
-        assert!(report.sim_json.unwrap().contains("\"bottleneck\""));
+        assert!(report
+            .sim
+            .as_ref()
+            .unwrap()
+            .to_json()
+            .contains("\"bottleneck\""));
         assert!(report
             .details
             .iter()

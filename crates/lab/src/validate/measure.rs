@@ -17,7 +17,7 @@ use storlab_runner::{EngineProvider, LiveCounters, RunError, RunOptions, DEFAULT
 use storlab_stats::{LatencyHistogram, WorkerStats};
 
 /// The simulator report's layer that models the host CPU running the driver.
-pub const HOST_CPU_LAYER: &str = "host_cpu";
+pub const HOST_CPU_LAYER: &str = storlab_sim::report::LAYER_HOST_CPU;
 /// Percentile of the `latency_p99_us` metric.
 const P99_PERCENTILE: f64 = 99.0;
 const NS_PER_US: f64 = 1_000.0;
@@ -293,17 +293,10 @@ fn value_of(
 /// (busy ns of the host CPU layer over the host's hardware threads, elapsed ns) of the
 /// simulator session so far: CPU use is a share of the whole CPU, as the reviews print it.
 fn host_cpu_counters(report: &EngineReport) -> Option<(u64, u64)> {
-    let json: serde_json::Value = serde_json::from_str(report.sim_json.as_deref()?).ok()?;
-    let elapsed_ns = json.get("elapsed_ns")?.as_u64()?;
-    let threads = json.get("host_cpu_threads")?.as_u64()?.max(1);
-    let busy_ns = json
-        .get("layers")?
-        .as_array()?
-        .iter()
-        .find(|layer| layer.get("name").and_then(|n| n.as_str()) == Some(HOST_CPU_LAYER))?
-        .get("busy_ns")?
-        .as_u64()?;
-    Some((busy_ns / threads, elapsed_ns))
+    let sim = report.sim.as_deref()?;
+    let threads = u64::from(sim.host_cpu_threads.max(1));
+    let busy_ns = sim.layer(HOST_CPU_LAYER)?.busy_ns;
+    Some((busy_ns / threads, sim.elapsed_ns))
 }
 
 /// The host CPU busy share, in percent, while the job `job_name` ran: the difference of the
@@ -336,19 +329,22 @@ mod tests {
     use super::*;
 
     fn report(busy_ns: u64, elapsed_ns: u64) -> EngineReport {
+        let profiles = storlab_sim::ProfileSet::embedded();
+        let mut sim = storlab_sim::Simulator::from_profiles(&profiles, "usb3-uas-ssd", 1)
+            .expect("shipped stack")
+            .report();
+        sim.elapsed_ns = elapsed_ns;
+        sim.host_cpu_threads = 1;
+        for layer in &mut sim.layers {
+            layer.busy_ns = if layer.name == HOST_CPU_LAYER {
+                busy_ns
+            } else {
+                1
+            };
+        }
         EngineReport {
             details: Vec::new(),
-            sim_json: Some(
-                serde_json::json!({
-                    "elapsed_ns": elapsed_ns,
-                    "host_cpu_threads": 1,
-                    "layers": [
-                        {"name": "controller", "busy_ns": 1},
-                        {"name": HOST_CPU_LAYER, "busy_ns": busy_ns}
-                    ]
-                })
-                .to_string(),
-            ),
+            sim: Some(Box::new(sim)),
         }
     }
 

@@ -1,0 +1,242 @@
+//! The narrow context every protocol component works in: the clock, the event queue, the
+//! shared-resource calendars, and the host-side timing models (controller, its PCIe
+//! attachment, the USB link) that transports book their messages and data on. Components get
+//! `&mut Cx`, never the simulator, so none of them can reach another component's state.
+
+use crate::event::{Event, EventQueue};
+use crate::link_usb2::Usb2Link;
+use crate::link_usb3::Usb3Link;
+use crate::pcie::{PcieLink, DESCRIPTOR_BYTES};
+use crate::profile::{ControllerKind, HostProfile};
+use crate::resource::{Calendar, Flow};
+use crate::xhci::Controller;
+
+/// Bytes per KiB, the unit of the host driver's per-size CPU cost.
+const BYTES_PER_KIB: u64 = 1024;
+
+/// Indices of the shared-resource servers.
+pub(crate) mod layer {
+    pub const HOST_CPU: usize = 0;
+    pub const CONTROLLER: usize = 1;
+    pub const PCIE_UP: usize = 2;
+    pub const PCIE_DOWN: usize = 3;
+    pub const USB_OUT: usize = 4;
+    pub const USB_IN: usize = 5;
+    pub const BRIDGE_CPU: usize = 6;
+    pub const BRIDGE_DATA: usize = 7;
+    pub const SATA_LINK: usize = 8;
+    pub const COUNT: usize = 9;
+    pub const NAMES: [&str; COUNT] = [
+        crate::report::LAYER_HOST_CPU,
+        "controller",
+        "pcie_upstream",
+        "pcie_downstream",
+        "usb_out",
+        "usb_in",
+        "bridge_cpu",
+        "bridge_data",
+        "sata_link",
+    ];
+}
+
+/// USB link timing at the speed the device runs.
+#[derive(Clone, Debug)]
+pub enum UsbTiming {
+    High(Usb2Link),
+    Super(Usb3Link),
+}
+
+impl UsbTiming {
+    #[inline]
+    pub fn transfer_ns(&self, bytes: u64) -> u64 {
+        match self {
+            UsbTiming::High(l) => l.transfer_ns(bytes),
+            UsbTiming::Super(l) => l.transfer_ns(bytes),
+        }
+    }
+    #[inline]
+    pub fn first_piece_ns(&self, bytes: u64) -> u64 {
+        match self {
+            UsbTiming::High(l) => l.first_piece_ns(bytes),
+            UsbTiming::Super(l) => l.first_piece_ns(bytes),
+        }
+    }
+    /// When an IN transfer the device is ready for at `ready_ns` can start (High-Speed is
+    /// host-polled; SuperSpeed devices notify with ERDY).
+    #[inline]
+    pub fn in_start_ns(&self, ready_ns: u64) -> u64 {
+        match self {
+            UsbTiming::High(l) => l.next_poll_ns(ready_ns),
+            UsbTiming::Super(_) => ready_ns,
+        }
+    }
+}
+
+/// The clock, the queue, the resources and the host-side timing models.
+pub(crate) struct Cx {
+    pub now_ns: u64,
+    pub events: EventQueue,
+    pub servers: [Calendar; layer::COUNT],
+    /// Server index of the USB IN direction (= USB_OUT on half-duplex High-Speed).
+    pub usb_in: usize,
+    pub controller: Controller,
+    pub pcie_up: PcieLink,
+    pub pcie_down: PcieLink,
+    pub usb: Option<UsbTiming>,
+    pub host: HostProfile,
+}
+
+impl Cx {
+    /// Reserve work on a shared resource (see [`Calendar::reserve`]).
+    #[inline]
+    pub fn reserve(&mut self, layer: usize, earliest_ns: u64, duration_ns: u64, bytes: u64) -> u64 {
+        let now = self.now_ns;
+        self.servers[layer].reserve(now, earliest_ns, duration_ns, bytes)
+    }
+
+    /// Pass a data stream through a shared resource (see [`Calendar::pass`]).
+    #[inline]
+    pub fn pass(
+        &mut self,
+        layer: usize,
+        upstream: Flow,
+        duration_ns: u64,
+        first_piece_ns: u64,
+        bytes: u64,
+    ) -> Flow {
+        let now = self.now_ns;
+        self.servers[layer].pass(now, upstream, duration_ns, first_piece_ns, bytes)
+    }
+
+    #[inline]
+    pub fn schedule(&mut self, at_ns: u64, event: Event) {
+        debug_assert!(at_ns >= self.now_ns);
+        self.events.push(at_ns, event);
+    }
+
+    fn usb(&self) -> &UsbTiming {
+        self.usb.as_ref().expect("USB stack")
+    }
+
+    /// Host CPU to map a command's data buffer of `bytes` (`cpu_ns_per_kib` per KiB started).
+    #[inline]
+    pub fn buffer_cpu_ns(&self, bytes: u32) -> u64 {
+        self.host.cpu_ns_per_kib * u64::from(bytes).div_ceil(BYTES_PER_KIB)
+    }
+
+    /// The host's work when one of a command's transfers completes and the driver submits
+    /// the next one: the transfer event's interrupt plus the hand-off (`phase_cpu_ns`) plus
+    /// `extra_ns`. Booked on the host CPU from `at_ns`; returns when the next transfer is queued.
+    pub fn hand_off(&mut self, at_ns: u64, extra_ns: u64) -> u64 {
+        let cpu = self.controller.interrupt_cpu_ns + self.host.phase_cpu_ns + extra_ns;
+        self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
+    }
+
+    /// Status reached host memory at `at_ns`: the interrupt and the driver's completion work
+    /// are booked on the host CPU from then; returns when the command completes.
+    pub fn completion_cpu(&mut self, at_ns: u64) -> u64 {
+        let cpu = self.controller.interrupt_cpu_ns + self.host.complete_cpu_ns;
+        self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
+    }
+
+    /// USB data IN: waits for the host's poll at High-Speed.
+    #[inline]
+    pub fn usb_data_in(&mut self, mut upstream: Flow, len: u64) -> Flow {
+        let usb = self.usb();
+        let ready = upstream.start_ns + upstream.first_piece_ns;
+        upstream.start_ns += usb.in_start_ns(ready) - ready;
+        let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
+        self.pass(self.usb_in, upstream, d, p, len)
+    }
+
+    #[inline]
+    pub fn usb_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
+        let usb = self.usb();
+        let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
+        self.pass(layer::USB_OUT, upstream, d, p, len)
+    }
+
+    /// Device to host memory: controller descriptor processing, then PCIe writes upstream.
+    #[inline]
+    pub fn host_data_in(&mut self, upstream: Flow, len: u64) -> Flow {
+        let (cd, cp) = (
+            self.controller.transfer_ns(len),
+            self.controller.first_piece_ns(),
+        );
+        let ctl = self.pass(layer::CONTROLLER, upstream, cd, cp, 0);
+        let (d, p) = (
+            self.pcie_up.transfer_ns(len),
+            self.pcie_up.first_piece_ns(len),
+        );
+        self.pass(layer::PCIE_UP, ctl, d, p, len)
+    }
+
+    /// Host memory to device: the controller reads the transfer's descriptors, then its data,
+    /// with Memory Read requests (`pcie::PcieLink::read_ns`: round trips bounded by its tags);
+    /// the requests themselves go up the link. Then the controller's own work.
+    #[inline]
+    pub fn host_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
+        // An AHCI controller read its PRDs with the command table (`Ahci::issue`); an xHCI
+        // reads the transfer's TRBs now.
+        let descriptors = match self.controller.kind {
+            ControllerKind::Ahci => 0,
+            ControllerKind::Xhci => self.controller.descriptors(len) * DESCRIPTOR_BYTES,
+        };
+        let descriptors_ns = if descriptors == 0 {
+            0
+        } else {
+            self.pcie_down.read_ns(descriptors)
+        };
+        let (d, p) = (
+            descriptors_ns + self.pcie_down.read_ns(len),
+            descriptors_ns + self.pcie_down.read_first_piece_ns(len),
+        );
+        let pcie = self.pass(layer::PCIE_DOWN, upstream, d, p, len);
+        let requests_ns = if descriptors == 0 {
+            0
+        } else {
+            self.pcie_down.read_requests_ns(descriptors)
+        } + self.pcie_down.read_requests_ns(len);
+        self.reserve(layer::PCIE_UP, pcie.start_ns, requests_ns, 0);
+        let (cd, cp) = (
+            self.controller.transfer_ns(len),
+            self.controller.first_piece_ns(),
+        );
+        self.pass(layer::CONTROLLER, pcie, cd, cp, 0)
+    }
+
+    /// A small host-to-device message (CBW, Command IU) on the USB OUT direction, after
+    /// `queue_ns` of controller work for transfers the driver queues alongside it (UAS status
+    /// and data URBs), booked together since the driver rings the doorbells at once.
+    pub fn usb_message_out(&mut self, at_ns: u64, bytes: u64, queue_ns: u64) -> u64 {
+        let t = self.reserve(
+            layer::CONTROLLER,
+            at_ns,
+            queue_ns + self.controller.transfer_ns(bytes),
+            0,
+        );
+        // The controller reads the TRB, then the message it points to: two round trips.
+        let t = self.reserve(
+            layer::PCIE_DOWN,
+            t,
+            self.pcie_down.read_ns(DESCRIPTOR_BYTES) + self.pcie_down.read_ns(bytes),
+            bytes,
+        );
+        let ns = self.usb().transfer_ns(bytes);
+        self.reserve(layer::USB_OUT, t, ns, bytes)
+    }
+
+    /// A small device-to-host message (CSW, Sense IU, Ready IU): bus, PCIe, event processing.
+    pub fn usb_message_in(&mut self, at_ns: u64, bytes: u64) -> u64 {
+        let usb = self.usb();
+        let (start, ns) = (usb.in_start_ns(at_ns), usb.transfer_ns(bytes));
+        let t = self.reserve(self.usb_in, start, ns, bytes);
+        let t = self.reserve(
+            layer::PCIE_UP,
+            t,
+            self.pcie_up.transfer_ns(bytes + DESCRIPTOR_BYTES),
+            bytes,
+        );
+        self.reserve(layer::CONTROLLER, t, self.controller.transfer_ns(bytes), 0)
+    }
+}
