@@ -1226,7 +1226,7 @@ fn ftl_soak_on_tight_drives() {
 
 // ---------------------------------------------------------------- hybrid (log-block) mapping
 
-use storlab_sim::drive::ftl_log_block::{LogBlockFtl, LogBlockGeometry};
+use storlab_sim::drive::ssd::ftl_log_block::{LogBlockFtl, LogBlockGeometry};
 
 /// A one-die hybrid map: 16 blocks of 8 pages, 10 data blocks of user pages, `logs` random
 /// log blocks.

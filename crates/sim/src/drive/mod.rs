@@ -1,8 +1,6 @@
 //! The drive interface every drive model implements (simple, SSD with a page-mapping FTL, HDD
 //! with mechanics and NCQ reordering), the command it executes and the per-model report.
 
-pub mod compress;
-pub mod ftl_log_block;
 pub mod hdd;
 pub mod simple;
 pub mod ssd;
