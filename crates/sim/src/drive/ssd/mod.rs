@@ -22,7 +22,7 @@ mod profile;
 mod read_ahead;
 mod write_buffer;
 
-pub use profile::{validate, Mapping, SsdProfile, DEFAULT_READ_AHEAD_STREAMS};
+pub use profile::{validate, Mapping, PartialPageUpdate, SsdProfile, DEFAULT_READ_AHEAD_STREAMS};
 
 use super::{
     busy_until_horizon, CacheOccupancy, Drive, DriveCommand, DriveModelReport, DriveStats,
@@ -346,6 +346,15 @@ impl Drive for SsdDrive {
             let page_end = page_start + u64::from(LOGICAL_PAGE_BYTES);
             let partial = page_start < cmd_start_byte || page_end > cmd_end_byte;
             let mut data_ready = incoming.end_ns;
+            if partial && self.profile.partial_page_update == PartialPageUpdate::CopyBack {
+                if let Some(room) = self.write_page_copy_back(lpn as usize, data_ready, now) {
+                    self.read_modify_writes += 1;
+                    self.host_pages_written += 1;
+                    self.host_bytes_compressed += u64::from(LOGICAL_PAGE_BYTES);
+                    done = done.max(room);
+                    continue;
+                }
+            }
             if partial {
                 self.read_modify_writes += 1;
                 if let Some(t) = self.read_page(lpn as usize, now) {

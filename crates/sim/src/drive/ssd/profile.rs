@@ -89,6 +89,38 @@ pub struct SsdProfile {
     /// of the die count (each die has its share, plus one sequential log block).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub log_blocks: u32,
+    /// How the firmware updates a logical page a write covers only partly (a sub-4 KiB or
+    /// misaligned write): `buffered` (the default) reads the old page into the write buffer,
+    /// merges, and the merged page joins write combining like any other; `copy_back` merges on
+    /// the die that holds the old page with the NAND's internal data move (see
+    /// [`PartialPageUpdate`]). A firmware property of the controller.
+    #[serde(default, skip_serializing_if = "PartialPageUpdate::is_buffered")]
+    pub partial_page_update: PartialPageUpdate,
+}
+
+/// How a partly written logical page is merged with its old data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialPageUpdate {
+    /// Old page read into the DRAM write buffer (reads go ahead of queued programs), merged
+    /// there; the merged page is staged and programmed with other host pages (write combining,
+    /// multi-plane, striped over the dies).
+    #[default]
+    Buffered,
+    /// The die holding the old page senses it into its page register, the controller sends
+    /// the new sectors into the register over the channel, and the die programs the register
+    /// into a free page of its own block (ONFI 2.x copyback read and program with data
+    /// modification, "internal data move": the old data never crosses the channel). The page
+    /// register is held from the sense to the end of the program, so the die serves nothing
+    /// else meanwhile (no read priority, no program suspend), and the program is one page on
+    /// that die: no write combining, no multi-plane, no striping.
+    CopyBack,
+}
+
+impl PartialPageUpdate {
+    fn is_buffered(&self) -> bool {
+        *self == PartialPageUpdate::Buffered
+    }
 }
 
 /// The FTL's mapping scheme.
@@ -381,6 +413,11 @@ fn validate_mapping(p: &SsdProfile, geometry: &Geometry) -> Result<(), (&'static
             "only the log_block mapping has log blocks".into(),
         )),
         Mapping::Page => Ok(()),
+        Mapping::LogBlock if p.partial_page_update == PartialPageUpdate::CopyBack => Err((
+            "partial_page_update",
+            "copy_back places the merged page on its die's frontier: it needs the page mapping"
+                .into(),
+        )),
         Mapping::LogBlock => {
             if p.compression {
                 return Err((
