@@ -43,6 +43,27 @@ impl NoneTable {
     }
 }
 
+/// The page-mapping FTL's state: what the controller keeps in RAM, plus the simulated NAND
+/// out-of-band areas GC reads.
+pub(super) struct PageMap {
+    /// Logical page → first slot of its extent (NONE = unmapped).
+    pub(super) forward: NoneTable,
+    /// Slots of each logical page's extent (compression only; otherwise all are 1).
+    pub(super) extent_slots: Vec<u8>,
+    /// Controller RAM: one bit per slot, set where a valid extent starts (GC reads only the
+    /// pages these bits name).
+    pub(super) valid_bits: Vec<u64>,
+    /// Simulated NAND contents, not controller RAM: the logical page each extent-start slot's
+    /// out-of-band area records, written with the program and erased with the block (NONE =
+    /// erased). Stale entries stay until the erase, as on NAND; only GC reads it.
+    pub(super) oob_lpn: NoneTable,
+    pub(super) valid_slots: Vec<u16>,
+    pub(super) state: Vec<BlockState>,
+    pub(super) bucket_prev: Vec<u32>,
+    pub(super) bucket_next: Vec<u32>,
+    pub(super) erase_count: Vec<u32>,
+}
+
 impl SsdDrive {
     pub(super) fn block_of(&self, slot: u32) -> usize {
         (u64::from(slot) / self.geometry.slots_per_block) as usize
@@ -53,10 +74,10 @@ impl SsdDrive {
     }
 
     pub(super) fn extent_len(&self, lpn: usize) -> u64 {
-        if self.extent_slots.is_empty() {
+        if self.map.extent_slots.is_empty() {
             1
         } else {
-            u64::from(self.extent_slots[lpn])
+            u64::from(self.map.extent_slots[lpn])
         }
     }
 
@@ -64,36 +85,36 @@ impl SsdDrive {
 
     pub(super) fn bucket_insert(&mut self, block: usize) {
         let die = self.die_of_block(block);
-        let v = self.valid_slots[block] as usize;
+        let v = self.map.valid_slots[block] as usize;
         let head = self.dies[die].bucket_heads[v];
-        self.bucket_prev[block] = NONE;
-        self.bucket_next[block] = head;
+        self.map.bucket_prev[block] = NONE;
+        self.map.bucket_next[block] = head;
         if head != NONE {
-            self.bucket_prev[head as usize] = block as u32;
+            self.map.bucket_prev[head as usize] = block as u32;
         }
         self.dies[die].bucket_heads[v] = block as u32;
     }
 
     pub(super) fn bucket_remove(&mut self, block: usize) {
-        let (prev, next) = (self.bucket_prev[block], self.bucket_next[block]);
+        let (prev, next) = (self.map.bucket_prev[block], self.map.bucket_next[block]);
         if prev != NONE {
-            self.bucket_next[prev as usize] = next;
+            self.map.bucket_next[prev as usize] = next;
         } else {
             let die = self.die_of_block(block);
-            let v = self.valid_slots[block] as usize;
+            let v = self.map.valid_slots[block] as usize;
             debug_assert_eq!(self.dies[die].bucket_heads[v], block as u32);
             self.dies[die].bucket_heads[v] = next;
         }
         if next != NONE {
-            self.bucket_prev[next as usize] = prev;
+            self.map.bucket_prev[next as usize] = prev;
         }
-        self.bucket_prev[block] = NONE;
-        self.bucket_next[block] = NONE;
+        self.map.bucket_prev[block] = NONE;
+        self.map.bucket_next[block] = NONE;
     }
 
     /// The logical page's current extent is no longer valid (overwritten or trimmed).
     pub(super) fn invalidate(&mut self, lpn: usize) {
-        let slot = self.forward.get(lpn);
+        let slot = self.map.forward.get(lpn);
         if slot == NONE {
             return;
         }
@@ -101,34 +122,34 @@ impl SsdDrive {
         let block = self.block_of(slot);
         debug_assert!(self.slot_valid(slot), "mapped slot not marked valid");
         debug_assert_eq!(
-            self.oob_lpn.get(slot as usize),
+            self.map.oob_lpn.get(slot as usize),
             lpn as u32,
             "the slot's out-of-band area names another page"
         );
-        let closed = self.state[block] == BlockState::Closed;
+        let closed = self.map.state[block] == BlockState::Closed;
         if closed {
             self.bucket_remove(block);
         }
-        debug_assert!(u64::from(self.valid_slots[block]) >= len);
-        self.valid_slots[block] -= len as u16;
+        debug_assert!(u64::from(self.map.valid_slots[block]) >= len);
+        self.map.valid_slots[block] -= len as u16;
         if closed {
             self.bucket_insert(block);
         }
         self.set_slot_valid(slot, false);
-        self.forward.set(lpn, NONE);
+        self.map.forward.set(lpn, NONE);
         self.mapped_pages -= 1;
     }
 
     pub(super) fn slot_valid(&self, slot: u32) -> bool {
-        self.valid_bits[slot as usize / 64] & (1 << (slot % 64)) != 0
+        self.map.valid_bits[slot as usize / 64] & (1 << (slot % 64)) != 0
     }
 
     pub(super) fn set_slot_valid(&mut self, slot: u32, valid: bool) {
         let bit = 1u64 << (slot % 64);
         if valid {
-            self.valid_bits[slot as usize / 64] |= bit;
+            self.map.valid_bits[slot as usize / 64] |= bit;
         } else {
-            self.valid_bits[slot as usize / 64] &= !bit;
+            self.map.valid_bits[slot as usize / 64] &= !bit;
         }
     }
 
@@ -137,25 +158,25 @@ impl SsdDrive {
     pub(super) fn program_slot(&mut self, slot: u32, lpn: u32) {
         debug_assert!(!self.slot_valid(slot), "slot holds another page");
         debug_assert_eq!(
-            self.oob_lpn.get(slot as usize),
+            self.map.oob_lpn.get(slot as usize),
             NONE,
             "slot programmed twice without an erase"
         );
-        self.oob_lpn.set(slot as usize, lpn);
+        self.map.oob_lpn.set(slot as usize, lpn);
         self.set_slot_valid(slot, true);
     }
 
     /// Map `lpn` to `slot` (an extent of `len` slots the caller allocated).
     pub(super) fn map(&mut self, lpn: usize, slot: u32, len: u64) {
-        debug_assert_eq!(self.forward.get(lpn), NONE, "page mapped twice");
+        debug_assert_eq!(self.map.forward.get(lpn), NONE, "page mapped twice");
         let block = self.block_of(slot);
-        debug_assert_eq!(self.state[block], BlockState::Open);
-        self.forward.set(lpn, slot);
+        debug_assert_eq!(self.map.state[block], BlockState::Open);
+        self.map.forward.set(lpn, slot);
         self.program_slot(slot, lpn as u32);
-        if !self.extent_slots.is_empty() {
-            self.extent_slots[lpn] = len as u8;
+        if !self.map.extent_slots.is_empty() {
+            self.map.extent_slots[lpn] = len as u8;
         }
-        self.valid_slots[block] += len as u16;
+        self.map.valid_slots[block] += len as u16;
         self.mapped_pages += 1;
     }
 
@@ -165,14 +186,14 @@ impl SsdDrive {
             .free_blocks
             .pop()
             .expect("the GC reserve keeps a free block for every frontier");
-        debug_assert_eq!(self.state[block as usize], BlockState::Free);
-        debug_assert_eq!(self.valid_slots[block as usize], 0);
-        self.state[block as usize] = BlockState::Open;
+        debug_assert_eq!(self.map.state[block as usize], BlockState::Free);
+        debug_assert_eq!(self.map.valid_slots[block as usize], 0);
+        self.map.state[block as usize] = BlockState::Open;
         block
     }
 
     pub(super) fn close_block(&mut self, block: u32) {
-        self.state[block as usize] = BlockState::Closed;
+        self.map.state[block as usize] = BlockState::Closed;
         self.bucket_insert(block as usize);
     }
 
@@ -241,9 +262,9 @@ impl SsdDrive {
                 slot = next + 1;
                 // The page read that copies the data brings its out-of-band area along: that
                 // is where GC learns which logical page it holds.
-                let lpn = self.oob_lpn.get(next as usize);
+                let lpn = self.map.oob_lpn.get(next as usize);
                 debug_assert_ne!(lpn, NONE, "valid slot with an erased out-of-band area");
-                debug_assert_eq!(self.forward.get(lpn as usize), next as u32);
+                debug_assert_eq!(self.map.forward.get(lpn as usize), next as u32);
                 let len = self.extent_len(lpn as usize);
                 let page = next / self.geometry.slots_per_page;
                 if page != last_page {
@@ -251,21 +272,26 @@ impl SsdDrive {
                     last_page = page;
                 }
                 self.set_slot_valid(next as u32, false);
-                self.valid_slots[victim] -= len as u16;
+                self.map.valid_slots[victim] -= len as u16;
                 let (to, consumed, _) = self.allocate(die, len, true);
-                self.forward.set(lpn as usize, to);
+                self.map.forward.set(lpn as usize, to);
                 self.program_slot(to, lpn);
                 let to_block = self.block_of(to);
-                debug_assert_eq!(self.state[to_block], BlockState::Open);
-                self.valid_slots[to_block] += len as u16;
+                debug_assert_eq!(self.map.state[to_block], BlockState::Open);
+                self.map.valid_slots[to_block] += len as u16;
                 copied_slots += consumed;
                 self.gc_copies += 1;
             }
-            debug_assert_eq!(self.valid_slots[victim], 0, "victim still holds valid data");
+            debug_assert_eq!(
+                self.map.valid_slots[victim], 0,
+                "victim still holds valid data"
+            );
             // The erase clears the block's out-of-band areas with its data.
-            self.oob_lpn.erase(first as usize..(first + spb) as usize);
-            self.state[victim] = BlockState::Free;
-            self.erase_count[victim] += 1;
+            self.map
+                .oob_lpn
+                .erase(first as usize..(first + spb) as usize);
+            self.map.state[victim] = BlockState::Free;
+            self.map.erase_count[victim] += 1;
             self.dies[die].free_blocks.push(victim as u32);
             self.dies[die].register_page = NO_PAGE;
             self.nand_slots_written += copied_slots;
@@ -281,7 +307,7 @@ impl SsdDrive {
     pub(super) fn next_valid_slot(&self, from: u64, end: u64) -> Option<u64> {
         let mut at = from;
         while at < end {
-            let word = self.valid_bits[(at / 64) as usize] >> (at % 64);
+            let word = self.map.valid_bits[(at / 64) as usize] >> (at % 64);
             if word != 0 {
                 let found = at + u64::from(word.trailing_zeros());
                 return (found < end).then_some(found);
@@ -296,13 +322,13 @@ impl SsdDrive {
     /// claimed twice), valid counts and bucket membership match the map, free (erased) blocks
     /// hold no valid bits and no out-of-band entries. Returns the first violation.
     pub fn check_consistency(&self) -> Result<(), String> {
-        if let Some(log) = &self.log {
+        if let Some(log) = self.ftl.log_block() {
             return log.check_consistency();
         }
         let spb = self.geometry.slots_per_block;
-        let mut valid = vec![0u64; self.valid_slots.len()];
+        let mut valid = vec![0u64; self.map.valid_slots.len()];
         let mut mapped = 0;
-        for (lpn, slot) in self.forward.iter().enumerate() {
+        for (lpn, slot) in self.map.forward.iter().enumerate() {
             if slot == NONE {
                 continue;
             }
@@ -312,10 +338,10 @@ impl SsdDrive {
                     "page {lpn} maps to slot {slot}, which is not marked valid"
                 ));
             }
-            if self.oob_lpn.get(slot as usize) != lpn as u32 {
+            if self.map.oob_lpn.get(slot as usize) != lpn as u32 {
                 return Err(format!(
                     "page {lpn} maps to slot {slot}, whose out-of-band area names page {}",
-                    self.oob_lpn.get(slot as usize)
+                    self.map.oob_lpn.get(slot as usize)
                 ));
             }
             valid[self.block_of(slot)] += self.extent_len(lpn);
@@ -327,6 +353,7 @@ impl SsdDrive {
             ));
         }
         let valid_bits: u64 = self
+            .map
             .valid_bits
             .iter()
             .map(|w| u64::from(w.count_ones()))
@@ -339,21 +366,22 @@ impl SsdDrive {
             ));
         }
         for (block, &v) in valid.iter().enumerate() {
-            if u64::from(self.valid_slots[block]) != v {
+            if u64::from(self.map.valid_slots[block]) != v {
                 return Err(format!(
                     "block {block}: valid count {} but the map holds {v}",
-                    self.valid_slots[block]
+                    self.map.valid_slots[block]
                 ));
             }
             if v > spb {
                 return Err(format!("block {block} holds more than it can"));
             }
-            if self.state[block] == BlockState::Free {
+            if self.map.state[block] == BlockState::Free {
                 let first = block as u64 * spb;
                 if v != 0 || self.next_valid_slot(first, first + spb).is_some() {
                     return Err(format!("free block {block} holds valid data"));
                 }
-                if (first as usize..(first + spb) as usize).any(|s| self.oob_lpn.get(s) != NONE) {
+                if (first as usize..(first + spb) as usize).any(|s| self.map.oob_lpn.get(s) != NONE)
+                {
                     return Err(format!("free block {block} has unerased out-of-band areas"));
                 }
             }
@@ -362,12 +390,12 @@ impl SsdDrive {
             for (count, &head) in die.bucket_heads.iter().enumerate() {
                 let mut b = head;
                 while b != NONE {
-                    if self.state[b as usize] != BlockState::Closed
-                        || self.valid_slots[b as usize] as usize != count
+                    if self.map.state[b as usize] != BlockState::Closed
+                        || self.map.valid_slots[b as usize] as usize != count
                     {
                         return Err(format!("block {b} is in the wrong GC bucket"));
                     }
-                    b = self.bucket_next[b as usize];
+                    b = self.map.bucket_next[b as usize];
                 }
             }
         }

@@ -32,7 +32,7 @@ use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
 use compress::compressed_bytes;
 use ftl_log_block::LogBlockFtl;
-use ftl_page::NoneTable;
+use ftl_page::{NoneTable, PageMap};
 use nand::{BlockState, Die, Frontier, Geometry, NO_PAGE};
 use processor::Processor;
 use profile::log_block_geometry;
@@ -49,27 +49,37 @@ const MAP_ENTRY_BYTES: u64 = 4;
 /// Marks an unmapped logical page or a slot holding no extent start.
 const NONE: u32 = u32::MAX;
 
+/// The flash translation layer a profile's `mapping` picks.
+enum Ftl {
+    /// Page mapping with greedy GC (`ftl_page.rs`; its state is `SsdDrive::map`).
+    Page,
+    /// The hybrid log-block map (`ftl_log_block.rs`).
+    LogBlock(LogBlockFtl),
+}
+
+impl Ftl {
+    fn log_block(&self) -> Option<&LogBlockFtl> {
+        match self {
+            Ftl::Page => None,
+            Ftl::LogBlock(log) => Some(log),
+        }
+    }
+
+    fn log_block_mut(&mut self) -> Option<&mut LogBlockFtl> {
+        match self {
+            Ftl::Page => None,
+            Ftl::LogBlock(log) => Some(log),
+        }
+    }
+}
+
 /// The SSD.
 pub struct SsdDrive {
     profile: SsdProfile,
     geometry: Geometry,
     logical_pages: u64,
-    /// Logical page → first slot of its extent (NONE = unmapped).
-    forward: NoneTable,
-    /// Slots of each logical page's extent (compression only; otherwise all are 1).
-    extent_slots: Vec<u8>,
-    /// Controller RAM: one bit per slot, set where a valid extent starts (GC reads only the
-    /// pages these bits name).
-    valid_bits: Vec<u64>,
-    /// Simulated NAND contents, not controller RAM: the logical page each extent-start slot's
-    /// out-of-band area records, written with the program and erased with the block (NONE =
-    /// erased). Stale entries stay until the erase, as on NAND; only GC reads it.
-    oob_lpn: NoneTable,
-    valid_slots: Vec<u16>,
-    state: Vec<BlockState>,
-    bucket_prev: Vec<u32>,
-    bucket_next: Vec<u32>,
-    erase_count: Vec<u32>,
+    /// The page-mapping FTL's state (empty under the hybrid map).
+    map: PageMap,
     dies: Vec<Die>,
     channels: Vec<Server>,
     processor: Processor,
@@ -103,8 +113,8 @@ pub struct SsdDrive {
     gc_copies: u64,
     read_modify_writes: u64,
     mapped_pages: u64,
-    /// The hybrid map when `mapping = "log_block"`; the page-map fields above are then empty.
-    log: Option<LogBlockFtl>,
+    /// Which FTL maps logical pages.
+    ftl: Ftl,
 }
 
 impl SsdDrive {
@@ -112,10 +122,12 @@ impl SsdDrive {
     pub fn new(profile: &SsdProfile) -> SsdDrive {
         let g = Geometry::new(profile);
         let logical_pages = profile.user_capacity_bytes / u64::from(LOGICAL_PAGE_BYTES);
-        let log = (profile.mapping == Mapping::LogBlock)
-            .then(|| LogBlockFtl::new(log_block_geometry(profile, &g)));
+        let ftl = match profile.mapping {
+            Mapping::Page => Ftl::Page,
+            Mapping::LogBlock => Ftl::LogBlock(LogBlockFtl::new(log_block_geometry(profile, &g))),
+        };
         // The page map's per-page and per-block state is not needed with the hybrid map.
-        let page_mapped = log.is_none();
+        let page_mapped = matches!(ftl, Ftl::Page);
         let per_page = |n: u64| if page_mapped { n as usize } else { 0 };
         let blocks = per_page(g.total_blocks());
         let dies = (0..g.dies)
@@ -141,19 +153,21 @@ impl SsdDrive {
         SsdDrive {
             geometry: g,
             logical_pages,
-            forward: NoneTable::new(per_page(logical_pages)),
-            extent_slots: if profile.compression {
-                vec![0; logical_pages as usize]
-            } else {
-                Vec::new()
+            map: PageMap {
+                forward: NoneTable::new(per_page(logical_pages)),
+                extent_slots: if profile.compression {
+                    vec![0; logical_pages as usize]
+                } else {
+                    Vec::new()
+                },
+                valid_bits: vec![0; per_page(g.total_slots()).div_ceil(64)],
+                oob_lpn: NoneTable::new(per_page(g.total_slots())),
+                valid_slots: vec![0; blocks],
+                state: vec![BlockState::Free; blocks],
+                bucket_prev: vec![NONE; blocks],
+                bucket_next: vec![NONE; blocks],
+                erase_count: vec![0; blocks],
             },
-            valid_bits: vec![0; per_page(g.total_slots()).div_ceil(64)],
-            oob_lpn: NoneTable::new(per_page(g.total_slots())),
-            valid_slots: vec![0; blocks],
-            state: vec![BlockState::Free; blocks],
-            bucket_prev: vec![NONE; blocks],
-            bucket_next: vec![NONE; blocks],
-            erase_count: vec![0; blocks],
             dies,
             channels: vec![Server::default(); profile.channels as usize],
             processor: Processor::new(profile.controller_cores, profile.queue_depth),
@@ -177,7 +191,7 @@ impl SsdDrive {
             gc_copies: 0,
             read_modify_writes: 0,
             mapped_pages: 0,
-            log,
+            ftl,
             profile: profile.clone(),
         }
     }
@@ -187,7 +201,7 @@ impl SsdDrive {
     /// block valid count, state, erase count and bucket links, per die the free-block list and
     /// bucket heads. The out-of-band areas are NAND contents ([`SsdDrive::nand_oob_bytes`]).
     pub fn mapping_ram_bytes(&self) -> u64 {
-        if let Some(log) = &self.log {
+        if let Some(log) = self.ftl.log_block() {
             return log.ram_bytes() + (self.buffer_maybe.capacity() * 8) as u64;
         }
         fn bytes<T>(v: &Vec<T>) -> usize {
@@ -198,32 +212,32 @@ impl SsdDrive {
             .iter()
             .map(|d| bytes(&d.free_blocks) + bytes(&d.bucket_heads))
             .sum();
-        (self.forward.bytes()
-            + bytes(&self.extent_slots)
+        (self.map.forward.bytes()
+            + bytes(&self.map.extent_slots)
             + bytes(&self.buffer_maybe)
-            + bytes(&self.valid_bits)
-            + bytes(&self.valid_slots)
-            + bytes(&self.state)
-            + bytes(&self.erase_count)
-            + bytes(&self.bucket_prev)
-            + bytes(&self.bucket_next)
+            + bytes(&self.map.valid_bits)
+            + bytes(&self.map.valid_slots)
+            + bytes(&self.map.state)
+            + bytes(&self.map.erase_count)
+            + bytes(&self.map.bucket_prev)
+            + bytes(&self.map.bucket_next)
             + per_die) as u64
     }
 
     /// The hybrid map, when the profile asks for `mapping = "log_block"`.
     pub fn log_block_ftl(&self) -> Option<&LogBlockFtl> {
-        self.log.as_ref()
+        self.ftl.log_block()
     }
 
     /// The hybrid map, mutable (tests switch on content tracking with it).
     pub fn log_block_ftl_mut(&mut self) -> Option<&mut LogBlockFtl> {
-        self.log.as_mut()
+        self.ftl.log_block_mut()
     }
 
     /// Bytes the simulator holds for what a real drive keeps on the NAND itself: the logical
     /// page number in each slot's out-of-band area.
     pub fn nand_oob_bytes(&self) -> u64 {
-        self.oob_lpn.bytes() as u64
+        self.map.oob_lpn.bytes() as u64
     }
 
     /// The usual minimum of a page-mapping table: one 4-byte entry per logical page.
@@ -408,11 +422,11 @@ impl Drive for SsdDrive {
             let end = (end_sector / SECTORS_PER_LOGICAL_PAGE).min(self.logical_pages);
             self.drop_prefetch_overlapping(first, end);
             for lpn in first..end {
-                if let Some(log) = self.log.as_mut() {
+                if let Some(log) = self.ftl.log_block_mut() {
                     if log.trim(lpn) {
                         self.trimmed_pages += 1;
                     }
-                } else if self.forward.get(lpn as usize) != NONE {
+                } else if self.map.forward.get(lpn as usize) != NONE {
                     self.invalidate(lpn as usize);
                     self.trimmed_pages += 1;
                 }
@@ -483,13 +497,13 @@ impl Drive for SsdDrive {
         let nand_pages = self.nand_slots_written as f64 / g.slots_per_logical_page as f64;
         let host_pages = self.host_pages_written as f64;
         let dies = self.dies.len();
-        let (erases, free): (&[u32], Vec<u64>) = match &self.log {
+        let (erases, free): (&[u32], Vec<u64>) = match self.ftl.log_block() {
             Some(log) => (
                 log.erase_counts(),
                 (0..dies).map(|d| log.free_blocks(d)).collect(),
             ),
             None => (
-                &self.erase_count,
+                &self.map.erase_count,
                 self.dies
                     .iter()
                     .map(|d| d.free_blocks.len() as u64)
@@ -504,15 +518,15 @@ impl Drive for SsdDrive {
             } else {
                 0.0
             },
-            gc_copies: self.log.as_ref().map_or(self.gc_copies, |l| l.copies()),
+            gc_copies: self.ftl.log_block().map_or(self.gc_copies, |l| l.copies()),
             read_modify_writes: self.read_modify_writes,
             erases_total: erases.iter().map(|&e| u64::from(e)).sum(),
             erases_max_per_block: erases.iter().copied().max().unwrap_or(0),
             free_blocks: free.iter().sum(),
             free_blocks_min_per_die: free.iter().copied().min().unwrap_or(0),
             mapped_pages: self
-                .log
-                .as_ref()
+                .ftl
+                .log_block()
                 .map_or(self.mapped_pages, |l| l.mapped_pages()),
             trimmed_pages: self.trimmed_pages,
             compression_ratio: if self.host_bytes_compressed > 0 {
@@ -523,7 +537,7 @@ impl Drive for SsdDrive {
             },
             mapping_ram_bytes: self.mapping_ram_bytes(),
             reverse_map_bytes: self.nand_oob_bytes(),
-            merges: self.log.as_ref().map(|l| {
+            merges: self.ftl.log_block().map(|l| {
                 let m = l.merges();
                 MergeReport {
                     switch: m.switch,

@@ -111,11 +111,11 @@ impl SsdDrive {
 
     /// Where logical page `lpn` lives: (die, physical NAND page, bytes to transfer).
     pub(super) fn locate(&self, lpn: usize) -> Option<(usize, u64, u64)> {
-        if let Some(log) = &self.log {
+        if let Some(log) = self.ftl.log_block() {
             let page = log.locate(lpn as u64)?;
             return Some((log.die_of(lpn as u64), page, u64::from(LOGICAL_PAGE_BYTES)));
         }
-        let slot = self.forward.get(lpn);
+        let slot = self.map.forward.get(lpn);
         if slot == NONE {
             return None;
         }

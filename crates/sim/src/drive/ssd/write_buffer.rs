@@ -56,7 +56,7 @@ impl SsdDrive {
         data_ready_ns: u64,
         now_ns: u64,
     ) -> u64 {
-        if self.log.is_some() {
+        if self.ftl.log_block().is_some() {
             return self.write_page_log_block(lpn, data_ready_ns, now_ns);
         }
         let mut room_ns = self.buffer.slot_free_ns();
@@ -168,7 +168,7 @@ impl SsdDrive {
             ReleaseRing::PENDING,
             "log-block pages never wait staged"
         );
-        let log = self.log.as_mut().expect("hybrid map");
+        let log = self.ftl.log_block_mut().expect("hybrid map");
         // The tag numbers host pages, so tests can check what each logical page maps to.
         let placed = log.write(lpn as u64, self.host_pages_written as u32);
         let die = placed.die;
