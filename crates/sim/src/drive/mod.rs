@@ -1,15 +1,76 @@
 //! The drive interface every drive model implements (simple, SSD with a page-mapping FTL, HDD
 //! with mechanics and NCQ reordering), the command it executes and the per-model report.
 
-pub mod compress;
-pub mod ftl_log_block;
 pub mod hdd;
 pub mod simple;
 pub mod ssd;
 
+use crate::error::SimError;
 use crate::resource::Flow;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// The drive-model registry: one line per model gives the name its profile's `model` key takes,
+/// the variant of [`DriveProfile`], the model's profile type, its drive type (built with
+/// `new(&profile)`) and its validation. A new model is its file or folder under `drive/` plus
+/// one line in the invocation below; every match over the models is generated from it.
+macro_rules! drive_models {
+    ($($name:literal => $variant:ident($profile:ty, $drive:ty, $validate:expr)),* $(,)?) => {
+        /// A drive profile file: the `model` key picks the model.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "model", rename_all = "kebab-case")]
+        pub enum DriveProfile {
+            $($variant($profile)),*
+        }
+
+        /// The values a drive profile's `model` key may take.
+        pub const DRIVE_MODELS: &[&str] = &[$($name),*];
+
+        impl DriveProfile {
+            pub fn description(&self) -> &str {
+                match self {
+                    $(DriveProfile::$variant(p) => &p.description),*
+                }
+            }
+
+            /// The profile of model `model` from the rest of its file's table.
+            pub(crate) fn deserialize_model(
+                model: &str,
+                rest: toml::Value,
+            ) -> Result<DriveProfile, toml::de::Error> {
+                match model {
+                    $($name => Ok(DriveProfile::$variant(<$profile>::deserialize(rest)?)),)*
+                    other => Err(serde::de::Error::unknown_variant(other, DRIVE_MODELS)),
+                }
+            }
+
+            /// Check the profile's values; an error names `origin` and the key.
+            pub(crate) fn validate(&self, origin: &str) -> Result<(), SimError> {
+                match self {
+                    $(DriveProfile::$variant(p) => ($validate)(origin, p)),*
+                }
+            }
+
+            /// A fresh drive of this (validated) profile.
+            pub fn build(&self) -> Box<dyn Drive> {
+                match self {
+                    $(DriveProfile::$variant(p) => Box::new(<$drive>::new(p))),*
+                }
+            }
+        }
+    };
+}
+
+/// A model's `(key, reason)` validation error as the profile error naming `origin`.
+fn named(origin: &str, checked: Result<(), (&'static str, String)>) -> Result<(), SimError> {
+    checked.map_err(|(key, reason)| SimError::profile(origin, key, reason))
+}
+
+drive_models! {
+    "simple" => Simple(simple::SimpleDriveProfile, simple::SimpleDrive, simple::validate),
+    "ssd" => Ssd(ssd::SsdProfile, ssd::SsdDrive, |origin, p| named(origin, ssd::validate(p))),
+    "hdd" => Hdd(hdd::HddProfile, hdd::HddDrive, |origin, p| named(origin, hdd::validate(p))),
+}
 
 /// `key` must lie in `min..=max` (see [`crate::profile::out_of_range`]): a drive model's
 /// validation error as (key, reason).

@@ -3,10 +3,103 @@
 //! does not continue where the previous one ended).
 
 use super::{Drive, DriveCommand, DriveStats, TrimRange};
-use crate::profile::{Medium, SimpleDriveProfile, SECTOR_BYTES};
+use crate::error::SimError;
+use crate::profile::{
+    capacity_out_of_range, in_range, positive, rate_mb_s, step_ns, transfer_size, NCQ_TAGS_MAX,
+    PARALLEL_UNITS_MAX, SECTOR_BYTES,
+};
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
+use serde::{Deserialize, Serialize};
+
+/// Storage medium of the simple drive model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Medium {
+    Ssd,
+    Hdd,
+}
+
+/// First drive model: fixed per-command cost plus media rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimpleDriveProfile {
+    pub description: String,
+    pub medium: Medium,
+    pub capacity_bytes: u64,
+    /// Commands the drive works on at once (SSD: channels × dies; HDD: 1).
+    pub parallel_units: u32,
+    /// NCQ depth the drive advertises (1 = no NCQ).
+    pub queue_depth: u32,
+    pub read_command_ns: u64,
+    pub write_command_ns: u64,
+    /// Aggregate media rate shared by all units.
+    pub read_rate_mb_s: u64,
+    pub write_rate_mb_s: u64,
+    /// HDD: seek plus rotational latency when a command does not continue the previous one.
+    #[serde(default)]
+    pub random_access_ns: u64,
+    /// Uniform random extra latency per command, 0..=this (seeded).
+    #[serde(default)]
+    pub latency_jitter_ns: u64,
+    /// Data leaves the media in pieces of this size (NAND page, HDD buffer segment).
+    pub transfer_unit_bytes: u32,
+    /// Time to process a TRIM command.
+    pub trim_command_ns: u64,
+}
+
+/// Check a simple drive profile's values against their limits; errors name `origin` and the key.
+pub(crate) fn validate(origin: &str, p: &SimpleDriveProfile) -> Result<(), SimError> {
+    positive(origin, "capacity_bytes", p.capacity_bytes)?;
+    if !p.capacity_bytes.is_multiple_of(u64::from(SECTOR_BYTES)) {
+        return Err(SimError::profile(
+            origin,
+            "capacity_bytes",
+            format!("must be a multiple of {SECTOR_BYTES}"),
+        ));
+    }
+    if let Some(reason) = capacity_out_of_range(p.capacity_bytes) {
+        return Err(SimError::profile(origin, "capacity_bytes", reason));
+    }
+    in_range(
+        origin,
+        "parallel_units",
+        p.parallel_units.into(),
+        1,
+        PARALLEL_UNITS_MAX.into(),
+        "units working at once: at most the dies of the largest SSD",
+    )?;
+    rate_mb_s(origin, "read_rate_mb_s", p.read_rate_mb_s)?;
+    rate_mb_s(origin, "write_rate_mb_s", p.write_rate_mb_s)?;
+    transfer_size(
+        origin,
+        "transfer_unit_bytes",
+        p.transfer_unit_bytes,
+        "a piece is at least one sector and at most one ATA command",
+    )?;
+    step_ns(origin, "read_command_ns", p.read_command_ns)?;
+    step_ns(origin, "write_command_ns", p.write_command_ns)?;
+    step_ns(origin, "random_access_ns", p.random_access_ns)?;
+    step_ns(origin, "latency_jitter_ns", p.latency_jitter_ns)?;
+    step_ns(origin, "trim_command_ns", p.trim_command_ns)?;
+    if p.queue_depth == 0 || p.queue_depth > NCQ_TAGS_MAX {
+        return Err(SimError::profile(
+            origin,
+            "queue_depth",
+            format!("NCQ has at most {NCQ_TAGS_MAX} tags: must be 1..={NCQ_TAGS_MAX}"),
+        ));
+    }
+    if p.medium == Medium::Hdd && p.parallel_units != 1 {
+        return Err(SimError::profile(
+            origin,
+            "parallel_units",
+            "an HDD has one actuator: must be 1",
+        ));
+    }
+
+    Ok(())
+}
 
 const BYTES_PER_MB: f64 = 1e6;
 
