@@ -278,3 +278,55 @@ fn offsets_beyond_a_file_grow_it_only_with_size_as_in_fio() {
         assert_eq!(lengths, [expected, expected], "{flags:?}");
     }
 }
+
+/// Every line of an iolog after the header and the file's `add`/`open`, as `ACTION [OFFSET
+/// LENGTH]` without timestamp or file name: the reads, writes and syncs both tools issued.
+fn actions(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let timestamped = lines.next() == Some("fio version 3 iolog");
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let after_file = if timestamped { 2 } else { 1 };
+            fields[after_file..].join(" ")
+        })
+        .filter(|action| !matches!(action.as_str(), "add" | "open" | "close"))
+        .collect()
+}
+
+/// Both tools' actions for one job on a fresh file of `file_bytes`.
+fn both_actions(file_bytes: u64, flags: &[&str]) -> (Vec<String>, Vec<String>) {
+    let (dir, data) = scratch(file_bytes);
+    fio_log(dir.path(), &data, flags);
+    run_storlab(dir.path(), &data, flags);
+    (
+        actions(&dir.path().join("fio.log")),
+        actions(&dir.path().join("storlab.log")),
+    )
+}
+
+/// fio's `fsync=N`, `fdatasync=N`, `end_fsync` and `fsync_on_close`: a sync after every N
+/// writes (before the next I/O), one at the end unless the last act was a sync, and the same
+/// lines in the log.
+#[test]
+fn syncs_go_where_fios_go() {
+    if !fio_present() {
+        return;
+    }
+    let job = ["--rw=write", "--bs=4k", "--size=64k"];
+    for (extra, syncs) in [
+        (&["--fsync=3"][..], 5),
+        (&["--fsync=3", "--end_fsync=1"][..], 6),
+        (&["--fsync=4", "--end_fsync=1"][..], 4),
+        (&["--fdatasync=5"][..], 3),
+        (&["--fsync_on_close=1"][..], 1),
+        (&["--fsync_on_close=1", "--end_fsync=1", "--fsync=2"][..], 8),
+    ] {
+        let flags: Vec<&str> = job.iter().chain(extra).copied().collect();
+        let (fio, storlab) = both_actions(MIB, &flags);
+        let fio_syncs = fio.iter().filter(|a| a.contains("sync")).count();
+        assert_eq!(fio_syncs, syncs, "fio's own count changed for {extra:?}");
+        assert_eq!(storlab, fio, "{extra:?}");
+    }
+}

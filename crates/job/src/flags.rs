@@ -281,6 +281,16 @@ mod tests {
             "kb_base=1024",
             "invalidate=0",
             "write_iolog=/tmp/storlab-iolog",
+            "fsync=4",
+            "fdatasync=8",
+            "end_fsync=1",
+            "fsync_on_close=1",
+            "sync=none",
+            "thinktime=100",
+            "thinktime_spin=50",
+            "thinktime_blocks=4",
+            "thinktime_blocks_type=complete",
+            "thinktime_iotime=1",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {

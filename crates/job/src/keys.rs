@@ -8,7 +8,8 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, Target, TargetShares,
+    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, SyncSpec, Target,
+    TargetShares, ThinkSpec,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -180,6 +181,16 @@ pub struct JobDraft {
     /// instead of fio's `read` (job files and fio-style flags).
     storlab_rw_default: bool,
     write_iolog: Option<PathBuf>,
+    fsync_every_writes: Option<u32>,
+    fdatasync_every_writes: Option<u32>,
+    end_fsync: Option<bool>,
+    fsync_on_close: Option<bool>,
+    open_sync: Option<OpenSync>,
+    think_ns: Option<u64>,
+    think_spin_ns: Option<u64>,
+    think_every_ios: Option<u32>,
+    think_count_issued: Option<bool>,
+    think_every_io_ns: Option<u64>,
     provenance: Vec<Provenance>,
 }
 
@@ -353,6 +364,20 @@ impl JobDraft {
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
+        spec.sync = SyncSpec {
+            fsync_every_writes: self.fsync_every_writes.unwrap_or(0),
+            fdatasync_every_writes: self.fdatasync_every_writes.unwrap_or(0),
+            end_fsync: self.end_fsync.unwrap_or(false),
+            fsync_on_close: self.fsync_on_close.unwrap_or(false),
+            open_sync: self.open_sync.unwrap_or_default(),
+        };
+        spec.think = ThinkSpec {
+            think_ns: self.think_ns.unwrap_or(0),
+            spin_ns: self.think_spin_ns.unwrap_or(0),
+            every_ios: self.think_every_ios,
+            count_issued: self.think_count_issued.unwrap_or(false),
+            every_io_ns: self.think_every_io_ns.unwrap_or(0),
+        };
         spec
     }
 
@@ -702,6 +727,29 @@ fn apply_block_sizes(
     Ok(())
 }
 
+/// fio reads `thinktime` and `thinktime_spin` without a unit as microseconds.
+const NS_PER_US: u64 = 1_000;
+
+/// `sync=`: fio 3.33's `none`/`0`, `sync`/`1` (O_SYNC) or `dsync` (O_DSYNC).
+fn apply_open_sync(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    d.open_sync = Some(match v.to_ascii_lowercase().as_str() {
+        "0" | "none" | "false" | "no" | "off" => OpenSync::None,
+        "1" | "sync" | "true" | "yes" | "on" => OpenSync::Sync,
+        "dsync" => OpenSync::Dsync,
+        _ => {
+            return Err(ApplyError::Invalid(
+                "use none (or 0), sync (or 1, O_SYNC) or dsync (O_DSYNC)".into(),
+            ))
+        }
+    });
+    Ok(())
+}
+
+/// A count of writes between two syncs (`fsync=N`, `fdatasync=N`): 0 turns them off.
+fn parse_sync_every(v: &str) -> Result<u32, ApplyError> {
+    to_u32(parse_count(v)?, v)
+}
+
 /// Every key of the job language, in the order the docs list them.
 pub static KEYS: &[KeyDef] = &[
     KeyDef {
@@ -998,6 +1046,121 @@ pub static KEYS: &[KeyDef] = &[
         field: "write_iolog",
         apply: |d, v| {
             d.write_iolog = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fsync",
+        aliases: &[],
+        bare: false,
+        meaning: "fsync after every N writes, once the worker's I/O has finished (0 = never)",
+        field: "fsync",
+        apply: |d, v| {
+            d.fsync_every_writes = Some(parse_sync_every(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fdatasync",
+        aliases: &[],
+        bare: false,
+        meaning: "fdatasync after every N writes, once the worker's I/O has finished (0 = never)",
+        field: "fdatasync",
+        apply: |d, v| {
+            d.fdatasync_every_writes = Some(parse_sync_every(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "end_fsync",
+        aliases: &[],
+        bare: true,
+        meaning: "fsync once when the job's writes are done",
+        field: "end_fsync",
+        apply: |d, v| {
+            d.end_fsync = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fsync_on_close",
+        aliases: &[],
+        bare: true,
+        meaning: "fsync when the worker closes the target",
+        field: "fsync_on_close",
+        apply: |d, v| {
+            d.fsync_on_close = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sync",
+        aliases: &[],
+        bare: true,
+        meaning: "open the target with O_SYNC (sync or 1) or O_DSYNC (dsync); none or 0 = neither",
+        field: "sync",
+        apply: apply_open_sync,
+    },
+    KeyDef {
+        name: "thinktime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall this long between batches of I/O (microseconds unless a unit is given)",
+        field: "thinktime",
+        apply: |d, v| {
+            d.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_spin",
+        aliases: &[],
+        bare: false,
+        meaning: "spend this part of each thinktime stall spinning on the CPU (microseconds unless a unit is given)",
+        field: "thinktime_spin",
+        apply: |d, v| {
+            d.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this many I/Os (default 1)",
+        field: "thinktime_blocks",
+        apply: |d, v| {
+            let every = to_u32(parse_count(v)?, v)?;
+            if every == 0 {
+                return Err(ApplyError::Invalid("at least 1 I/O between stalls".into()));
+            }
+            d.think_every_ios = Some(every);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks_type",
+        aliases: &[],
+        bare: false,
+        meaning: "count thinktime_blocks as I/Os completed (complete, the default) or issued (issue)",
+        field: "thinktime_blocks_type",
+        apply: |d, v| {
+            d.think_count_issued = Some(match v {
+                "complete" => false,
+                "issue" => true,
+                _ => return Err(ApplyError::Invalid("use complete or issue".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_iotime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this long of I/O (seconds unless a unit is given)",
+        field: "thinktime_iotime",
+        apply: |d, v| {
+            d.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
         },
     },
@@ -1600,5 +1763,82 @@ mod tests {
             .warnings
             .iter()
             .all(|w| !w.contains("differs from fio")));
+    }
+
+    #[test]
+    fn sync_keys_follow_fio() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("fsync", Some("32")),
+            ("fdatasync", Some("8")),
+            ("end_fsync", None),
+            ("fsync_on_close", Some("1")),
+            ("sync", Some("none")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.sync,
+            SyncSpec {
+                fsync_every_writes: 32,
+                fdatasync_every_writes: 8,
+                end_fsync: true,
+                fsync_on_close: true,
+                open_sync: OpenSync::None,
+            }
+        );
+        assert_eq!(
+            draft(&[("fsync", Some("x"))]).unwrap_err().key.as_deref(),
+            Some("fsync")
+        );
+        assert_eq!(
+            draft(&[("sync", Some("maybe"))]).unwrap_err().to_string(),
+            "--sync=maybe: use none (or 0), sync (or 1, O_SYNC) or dsync (O_DSYNC)"
+        );
+        assert!(draft(&[("size", Some("1M")), ("sync", Some("dsync"))])
+            .unwrap_err()
+            .to_string()
+            .starts_with("--sync=dsync: storlab cannot open targets with O_SYNC"));
+        // The simulated stacks have no flush command: refused, not faked.
+        let error = draft(&[("filename", Some("sim:usb3-uas-ssd")), ("end_fsync", None)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("--end_fsync: the simulated stacks have no cache flush"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn thinktime_keys_follow_fio_units() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("thinktime", Some("500")),
+            ("thinktime_spin", Some("100")),
+            ("thinktime_blocks", Some("16")),
+            ("thinktime_blocks_type", Some("issue")),
+            ("thinktime_iotime", Some("2")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.think,
+            ThinkSpec {
+                think_ns: 500_000,
+                spin_ns: 100_000,
+                every_ios: Some(16),
+                count_issued: true,
+                every_io_ns: 2 * NS_PER_S,
+            }
+        );
+        assert_eq!(
+            draft(&[("thinktime_blocks", Some("0"))])
+                .unwrap_err()
+                .to_string(),
+            "--thinktime_blocks=0: at least 1 I/O between stalls"
+        );
+        let spec = draft(&[("size", Some("1M")), ("thinktime_blocks", Some("4"))]).unwrap();
+        assert!(spec
+            .warnings
+            .iter()
+            .any(|w| w.contains("without thinktime")));
     }
 }

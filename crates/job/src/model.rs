@@ -139,6 +139,97 @@ pub enum DataPattern {
     Compressible(u8),
 }
 
+/// How writes reach stable storage (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`
+/// and `sync`). All off by default, as in fio: writes may sit in the page cache and the drive's
+/// write cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncSpec {
+    /// `fsync=N`: after every N writes, wait for the worker's I/O to finish and `fsync` (0: never).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fsync_every_writes: u32,
+    /// `fdatasync=N`: as `fsync`, with `fdatasync` (data, and only the metadata needed to read it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fdatasync_every_writes: u32,
+    /// `end_fsync`: `fsync` once after the job's last write.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub end_fsync: bool,
+    /// `fsync_on_close`: `fsync` when the worker closes the target.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fsync_on_close: bool,
+    /// `sync=`: open the target with `O_SYNC` or `O_DSYNC`.
+    #[serde(default, skip_serializing_if = "OpenSync::is_none")]
+    pub open_sync: OpenSync,
+}
+
+impl SyncSpec {
+    /// Nothing asks for a flush: writes go as the engine and the kernel please.
+    pub fn is_unset(&self) -> bool {
+        *self == SyncSpec::default()
+    }
+
+    /// The job asks the engine to flush at some point (not only to open with `O_SYNC`).
+    pub fn flushes(&self) -> bool {
+        self.fsync_every_writes > 0
+            || self.fdatasync_every_writes > 0
+            || self.end_fsync
+            || self.fsync_on_close
+    }
+}
+
+/// fio's `sync=`: the open flag that makes every write synchronous.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenSync {
+    /// `sync=0` / `none` (the default).
+    #[default]
+    None,
+    /// `sync=1` / `sync`: `O_SYNC`, each write returns once data and metadata are stable.
+    Sync,
+    /// `sync=dsync`: `O_DSYNC`, each write returns once its data is stable.
+    Dsync,
+}
+
+impl OpenSync {
+    fn is_none(&self) -> bool {
+        *self == OpenSync::None
+    }
+}
+
+/// fio's `thinktime` family: the worker stalls as an application would between batches of I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkSpec {
+    /// `thinktime`: how long each stall lasts, spin included (0: no stalls).
+    pub think_ns: u64,
+    /// `thinktime_spin`: the first part of the stall burns CPU instead of sleeping.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub spin_ns: u64,
+    /// `thinktime_blocks`: stall after this many I/Os (fio's default 1); `None` when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_ios: Option<u32>,
+    /// `thinktime_blocks_type=issue`: count I/Os issued; fio's default, `complete`, counts I/Os
+    /// completed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub count_issued: bool,
+    /// `thinktime_iotime`: stall after this much time of I/O since the last stall.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub every_io_ns: u64,
+}
+
+impl ThinkSpec {
+    /// No stalls.
+    pub fn is_unset(&self) -> bool {
+        *self == ThinkSpec::default()
+    }
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+fn is_zero_u64(value: &u64) -> bool {
+    *value == 0
+}
+
 /// Requests-per-second ceiling per direction (fio `rate_iops=R,W`).
 /// Parts per million in the whole target: the unit of a share of its size.
 pub const PPM_WHOLE: u32 = 1_000_000;
@@ -293,6 +384,13 @@ pub struct JobSpec {
     /// `write_iolog`); worker `i` of a job with `numjobs` above 1 writes `FILE.i`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iolog: Option<PathBuf>,
+    /// When writes are made stable (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`,
+    /// `sync`).
+    #[serde(default, skip_serializing_if = "SyncSpec::is_unset")]
+    pub sync: SyncSpec,
+    /// Stalls between batches of I/O (fio's `thinktime` family).
+    #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
+    pub think: ThinkSpec,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -334,6 +432,8 @@ impl JobSpec {
             stonewall: false,
             group_reporting: false,
             write_iolog: None,
+            sync: SyncSpec::default(),
+            think: ThinkSpec::default(),
             warnings: Vec::new(),
         }
     }

@@ -9,8 +9,8 @@ use crate::RunError;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{DataPattern, JobSpec, Target};
+use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
+use storlab_job::{DataPattern, JobSpec, SyncSpec, Target, ThinkSpec};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -90,6 +90,21 @@ impl IoLog {
         .expect("writing to memory");
     }
 
+    /// A sync as fio logs it: `FILE sync OFFSET 0` (`datasync` for fdatasync), where fio's offset
+    /// is whatever its request last carried; with one request in flight, the last I/O's.
+    fn record_sync(&mut self, kind: FlushKind, last_offset_bytes: u64) {
+        let action = match kind {
+            FlushKind::All => "sync",
+            FlushKind::Data => "datasync",
+        };
+        writeln!(
+            self.pending,
+            "{} {action} {last_offset_bytes} 0",
+            self.file_label
+        )
+        .expect("writing to memory");
+    }
+
     fn flush(&mut self, job: &str) -> Result<(), RunError> {
         if let Some(file) = self.file.as_mut() {
             let written = file.write_all(&self.pending);
@@ -146,6 +161,25 @@ pub struct Worker {
     /// Issued bytes at which the next pass starts.
     next_pass_at_bytes: u64,
     iolog: Option<IoLog>,
+    /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
+    sync: SyncSpec,
+    /// A sync was the last thing done: none is due again until another I/O goes (fio's
+    /// `last_was_sync`).
+    last_was_sync: bool,
+    /// Offset of the last I/O issued, for the sync lines of the I/O log.
+    last_offset_bytes: u64,
+    /// fio's `thinktime` family.
+    think: ThinkSpec,
+    /// I/Os counted towards `thinktime_blocks` (completed, or issued with
+    /// `thinktime_blocks_type=issue`), and their number at the last stall.
+    think_counted_ios: u64,
+    think_counted_at_last_stall: u64,
+    /// When the last stall ended (start of the I/O time `thinktime_iotime` measures).
+    think_last_stall_end_ns: u64,
+    /// A stall is due: no new I/O until the worker's queue has drained and the stall is over.
+    think_due: bool,
+    /// The stall in progress ends here.
+    think_until_ns: Option<u64>,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
@@ -238,6 +272,15 @@ impl Worker {
                 file: None,
                 pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
             }),
+            sync: job.sync,
+            last_was_sync: false,
+            last_offset_bytes: 0,
+            think: job.think,
+            think_counted_ios: 0,
+            think_counted_at_last_stall: 0,
+            think_last_stall_end_ns: 0,
+            think_due: false,
+            think_until_ns: None,
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
             stats: WorkerStats::with_expected_duration(
@@ -317,6 +360,18 @@ impl Worker {
     ) -> Result<(usize, Option<u64>), RunError> {
         let mut queued = 0;
         while !self.free_slots.is_empty() && !self.finished_issuing() {
+            if self.think.think_ns > 0 {
+                if let Some(wait) = self.think_stall(engine, now_ns, queued > 0) {
+                    return Ok((queued, wait));
+                }
+            }
+            if let Some(kind) = self.sync_due() {
+                // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
+                if self.outstanding() > 0 {
+                    return Ok((queued, None));
+                }
+                self.flush(engine, kind)?;
+            }
             let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
             if let Some(remaining) = self.limit_bytes.map(|n| n - self.issued_bytes) {
                 if u64::from(io.len_bytes) > remaining && remaining > 0 {
@@ -428,9 +483,116 @@ impl Worker {
             queued_slots.push(slot);
             self.issued_ios += 1;
             self.issued_bytes += u64::from(io.len_bytes);
+            self.last_offset_bytes = io.offset_bytes;
+            // fio clears it when an I/O completes; a synchronous engine completes each I/O
+            // before the next is chosen, so clearing it at issue is the same there, and with a
+            // deeper queue it keeps every N-th write's sync.
+            self.last_was_sync = false;
             queued += 1;
+            if self.think.think_ns > 0 && self.think.count_issued {
+                self.think_counted_ios += 1;
+                self.check_think(now_ns);
+            }
         }
         Ok((queued, None))
+    }
+
+    /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O: after every N
+    /// writes issued, unless a sync was the last thing done (fio's `get_rw_ddir`).
+    fn sync_due(&self) -> Option<FlushKind> {
+        let writes = self.write_counter;
+        if self.last_was_sync || writes == 0 {
+            return None;
+        }
+        let every = |n: u32| n > 0 && writes.is_multiple_of(u64::from(n));
+        if every(self.sync.fsync_every_writes) {
+            Some(FlushKind::All)
+        } else if every(self.sync.fdatasync_every_writes) {
+            Some(FlushKind::Data)
+        } else {
+            None
+        }
+    }
+
+    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it.
+    fn flush(&mut self, engine: &mut dyn IoEngine, kind: FlushKind) -> Result<(), RunError> {
+        if let Some(log) = self.iolog.as_mut() {
+            log.record_sync(kind, self.last_offset_bytes);
+        }
+        engine.flush(kind).map_err(RunError::Engine)?;
+        self.last_was_sync = true;
+        Ok(())
+    }
+
+    /// fio's `end_fsync` and `fsync_on_close`: one `fsync` once a job that wrote is done,
+    /// unless its last act was a sync already (fio then issues none: one sync for both keys).
+    fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        let wanted = self.sync.end_fsync || self.sync.fsync_on_close;
+        if wanted && self.error.is_none() && self.write_counter > 0 && !self.last_was_sync {
+            self.flush(engine, FlushKind::All)?;
+        }
+        Ok(())
+    }
+
+    /// Marks a `thinktime` stall as due when `thinktime_blocks` I/Os were counted since the last
+    /// one, or `thinktime_iotime` of I/O passed (fio's `handle_thinktime`: with
+    /// `thinktime_iotime` and no `thinktime_blocks`, time alone decides).
+    fn check_think(&mut self, now_ns: u64) {
+        if self.think_due || self.think_until_ns.is_some() {
+            return;
+        }
+        let think = self.think;
+        let by_time = think.every_io_ns > 0
+            && now_ns.saturating_sub(self.think_last_stall_end_ns) >= think.every_io_ns;
+        let by_count = (think.every_io_ns == 0 || think.every_ios.is_some())
+            && self.think_counted_ios
+                >= self.think_counted_at_last_stall + u64::from(think.every_ios.unwrap_or(1));
+        if by_time || by_count {
+            self.think_due = true;
+            self.think_counted_at_last_stall = self.think_counted_ios;
+        }
+    }
+
+    /// Where the worker is in a `thinktime` stall: `None` to go on issuing, or `Some(wait)` to
+    /// stop filling for now (`wait` is when the stall ends, or `None` while the queue drains, as
+    /// fio's `io_u_quiesce`). The `thinktime_spin` part burns CPU on an engine of its own (a
+    /// real one); on a shared virtual timeline every part of the stall is time passing.
+    fn think_stall(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+        queued_now: bool,
+    ) -> Option<Option<u64>> {
+        if let Some(until_ns) = self.think_until_ns {
+            if now_ns < until_ns {
+                return Some(Some(until_ns));
+            }
+            self.think_until_ns = None;
+            self.think_last_stall_end_ns = now_ns;
+            return None;
+        }
+        if !self.think_due {
+            return None;
+        }
+        if queued_now || self.outstanding() > 0 {
+            return Some(None);
+        }
+        self.think_due = false;
+        let mut start_ns = engine.now_ns();
+        let until_ns = start_ns + self.think.think_ns;
+        if self.think.spin_ns > 0 && !engine.capabilities().shared_timeline {
+            let spin_until_ns = start_ns + self.think.spin_ns;
+            while start_ns < spin_until_ns {
+                std::hint::spin_loop();
+                start_ns = engine.now_ns();
+            }
+        }
+        if start_ns >= until_ns {
+            self.think_last_stall_end_ns = start_ns;
+            return None;
+        }
+        self.think_until_ns = Some(until_ns);
+        Some(Some(until_ns))
     }
 
     fn complete(&mut self, engine: &dyn IoEngine, completion: IoCompletion, window: Window) {
@@ -444,6 +606,10 @@ impl Worker {
             )));
             return;
         };
+        if self.think.think_ns > 0 && !self.think.count_issued {
+            self.think_counted_ios += 1;
+            self.check_think(completion.done_ns);
+        }
         let stats = match direction {
             IoDirection::Read => &mut self.stats.read,
             IoDirection::Write => &mut self.stats.write,
@@ -557,6 +723,7 @@ pub fn drive(
     };
     for w in workers.iter_mut() {
         w.rate_next_ns = [start_ns; 2];
+        w.think_last_stall_end_ns = start_ns;
     }
     let mut interrupted = false;
     // Right after a reap, the newest completion time is "now" to within the runner's own few
@@ -629,6 +796,11 @@ pub fn drive(
                     )))
                 }
             }
+        }
+    }
+    if !interrupted {
+        for w in workers.iter_mut() {
+            w.flush_at_end(engine)?;
         }
     }
     let end_ns = engine.now_ns();
@@ -752,6 +924,100 @@ mod tests {
         assert!(
             invalidations(true).is_empty(),
             "O_DIRECT has no cache to drop"
+        );
+    }
+
+    /// A sequential write job of `ios` 4 KiB I/Os on the null engine; what the engine reports
+    /// and how long the run took.
+    fn null_write_run(ios: u64, shape: impl Fn(&mut JobSpec)) -> (u64, u64) {
+        let mut job = JobSpec::new("sync", EngineKind::Null, Target::None);
+        job.read_percent = 0;
+        job.random_percent = 0;
+        shape(&mut job);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: ios * 4096,
+        };
+        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        engine
+            .setup(&EngineSetup {
+                slots: job.iodepth,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: None,
+        };
+        let started = std::time::Instant::now();
+        drive(
+            engine.as_mut(),
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        assert_eq!(workers[0].stats.write.ios, ios);
+        let flushes = engine.report().detail("flushes").unwrap().parse().unwrap();
+        (flushes, elapsed_ns)
+    }
+
+    /// fio's `fsync=N`: a sync after every N writes, before the next I/O (none after the last
+    /// write), and `end_fsync` one more at the end unless a sync was the last thing done.
+    #[test]
+    fn fsync_every_n_writes_and_at_the_end_as_fio() {
+        let flushes = |fsync: u32, fdatasync: u32, end: bool, iodepth: u32| {
+            null_write_run(16, |job| {
+                job.sync.fsync_every_writes = fsync;
+                job.sync.fdatasync_every_writes = fdatasync;
+                job.sync.end_fsync = end;
+                job.iodepth = iodepth;
+            })
+            .0
+        };
+        assert_eq!(flushes(0, 0, false, 1), 0);
+        assert_eq!(flushes(3, 0, false, 1), 5);
+        assert_eq!(flushes(3, 0, true, 1), 6);
+        assert_eq!(
+            flushes(4, 0, true, 1),
+            4,
+            "the 16th write was synced already"
+        );
+        assert_eq!(flushes(0, 2, false, 1), 7);
+        assert_eq!(flushes(0, 0, true, 1), 1);
+        // A deeper queue drains before each sync; the count is the same.
+        assert_eq!(flushes(3, 0, true, 8), 6);
+    }
+
+    /// fio's `thinktime`: a stall after every `thinktime_blocks` I/Os, the queue drained first.
+    #[test]
+    fn thinktime_stalls_after_every_thinktime_blocks() {
+        const THINK_NS: u64 = 3_000_000;
+        let (_, plain_ns) = null_write_run(16, |_| {});
+        let (_, think_ns) = null_write_run(16, |job| {
+            job.think.think_ns = THINK_NS;
+            job.think.every_ios = Some(4);
+        });
+        // Stalls after the 4th, 8th and 12th I/O (none after the last).
+        assert!(think_ns >= 3 * THINK_NS, "{think_ns} ns");
+        assert!(
+            think_ns < 4 * THINK_NS + plain_ns + 50_000_000,
+            "{think_ns} ns"
+        );
+        // Spinning is part of the stall, not added to it.
+        let (_, spin_ns) = null_write_run(16, |job| {
+            job.think.think_ns = THINK_NS;
+            job.think.spin_ns = THINK_NS;
+            job.think.every_ios = Some(8);
+        });
+        assert!(spin_ns >= THINK_NS, "{spin_ns} ns");
+        assert!(
+            spin_ns < 2 * THINK_NS + plain_ns + 50_000_000,
+            "{spin_ns} ns"
         );
     }
 }
