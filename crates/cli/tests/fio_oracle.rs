@@ -330,3 +330,70 @@ fn syncs_go_where_fios_go() {
         assert_eq!(storlab, fio, "{extra:?}");
     }
 }
+
+/// Shares of a log's I/Os on its most-hit block and on its most-hit tenth of the blocks.
+fn hot_shares(log: &[LoggedIo], blocks: usize) -> (f64, f64) {
+    let mut hits = std::collections::HashMap::<u64, u32>::new();
+    for io in log {
+        *hits.entry(io.offset_bytes).or_default() += 1;
+    }
+    let mut counts: Vec<u32> = hits.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let total = log.len() as f64;
+    let top = |n: usize| f64::from(counts.iter().take(n).sum::<u32>()) / total;
+    (top(1), top(blocks / 10))
+}
+
+/// fio's `random_distribution`: the same generators (lib/zipf.c, lib/gauss.c, io_u.c's zones)
+/// fed by different random streams put the same share of I/O on the hot blocks, and zones get
+/// their access share.
+#[test]
+fn random_distributions_skew_as_fios() {
+    if !fio_present() {
+        return;
+    }
+    const BLOCKS: usize = 1024;
+    let file_bytes = BLOCKS as u64 * 4096;
+    for distribution in ["zipf:1.2", "pareto:0.9", "normal:5", "zipf:0.8"] {
+        let flag = format!("--random_distribution={distribution}");
+        let (fio, storlab) = both_logs(
+            file_bytes,
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=4m",
+                "--io_size=80m",
+                &flag,
+            ],
+        );
+        assert_eq!(fio.len(), storlab.len(), "{distribution}");
+        let (fio_top, fio_tenth) = hot_shares(&fio, BLOCKS);
+        let (storlab_top, storlab_tenth) = hot_shares(&storlab, BLOCKS);
+        assert!(
+            (fio_top - storlab_top).abs() < 0.03 && (fio_tenth - storlab_tenth).abs() < 0.03,
+            "{distribution}: fio {fio_top:.3}/{fio_tenth:.3}, storlab {storlab_top:.3}/{storlab_tenth:.3}"
+        );
+    }
+    let (fio, storlab) = both_logs(
+        file_bytes,
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--io_size=20m",
+            "--random_distribution=zoned:80/25:20/75",
+        ],
+    );
+    let first_quarter = |log: &[LoggedIo]| {
+        log.iter().filter(|io| io.offset_bytes < MIB).count() as f64 / log.len() as f64
+    };
+    let (fio_share, storlab_share) = (first_quarter(&fio), first_quarter(&storlab));
+    assert!(
+        (fio_share - 0.8).abs() < 0.03,
+        "fio's own share changed: {fio_share}"
+    );
+    assert!(
+        (storlab_share - fio_share).abs() < 0.03,
+        "{storlab_share} vs {fio_share}"
+    );
+}

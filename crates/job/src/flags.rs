@@ -291,6 +291,8 @@ mod tests {
             "thinktime_blocks=4",
             "thinktime_blocks_type=complete",
             "thinktime_iotime=1",
+            "random_distribution=zipf:1.2",
+            "random_generator=lfsr",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {

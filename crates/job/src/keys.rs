@@ -8,8 +8,8 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, SyncSpec, Target,
-    TargetShares, ThinkSpec,
+    BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, RandomDistribution,
+    SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare, MICROS_PER_UNIT,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -191,6 +191,7 @@ pub struct JobDraft {
     think_every_ios: Option<u32>,
     think_count_issued: Option<bool>,
     think_every_io_ns: Option<u64>,
+    random_distribution: Option<RandomDistribution>,
     provenance: Vec<Provenance>,
 }
 
@@ -378,6 +379,9 @@ impl JobDraft {
             count_issued: self.think_count_issued.unwrap_or(false),
             every_io_ns: self.think_every_io_ns.unwrap_or(0),
         };
+        if let Some(distribution) = &self.random_distribution {
+            spec.random_distribution = distribution.clone();
+        }
         spec
     }
 
@@ -748,6 +752,144 @@ fn apply_open_sync(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 /// A count of writes between two syncs (`fsync=N`, `fdatasync=N`): 0 turns them off.
 fn parse_sync_every(v: &str) -> Result<u32, ApplyError> {
     to_u32(parse_count(v)?, v)
+}
+
+/// A non-negative decimal (`1.2`, `0.25`, `90`) in millionths; at most six decimals.
+fn parse_micros(text: &str) -> Result<u64, ApplyError> {
+    const DECIMALS_MAX: usize = 6;
+    let invalid = || ApplyError::Invalid(format!("'{text}' is not a number such as 1.2"));
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty()
+        || !digits(whole)
+        || !digits(fraction)
+        || fraction.len() > DECIMALS_MAX
+    {
+        return Err(invalid());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| invalid())?
+    };
+    let scaled_fraction: u64 = format!("{fraction:0<DECIMALS_MAX$}")
+        .parse()
+        .map_err(|_| invalid())?;
+    whole
+        .checked_mul(MICROS_PER_UNIT)
+        .and_then(|w| w.checked_add(scaled_fraction))
+        .ok_or_else(invalid)
+}
+
+/// `random_distribution=`: fio 3.33's `random`, `zipf:THETA[:CENTER]`, `pareto:H[:CENTER]`,
+/// `normal:DEV[:CENTER]` (`gauss` too), `zoned:A/S:...` and `zoned_abs:A/SIZE:...`, with fio's
+/// range checks (options.c, `str_random_distribution_cb`).
+fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let invalid = |detail: &str| Err(ApplyError::Invalid(detail.to_string()));
+    let (kind, params) = v.split_once(':').unwrap_or((v, ""));
+    let center = |text: Option<&str>| -> Result<Option<u64>, ApplyError> {
+        let Some(text) = text else { return Ok(None) };
+        let center = parse_micros(text)?;
+        if center > MICROS_PER_UNIT {
+            return Err(ApplyError::Invalid(
+                "the center must be between 0 and 1 (a share of the region)".into(),
+            ));
+        }
+        Ok(Some(center))
+    };
+    let mut numbers = params.split(':');
+    let first = numbers.next().filter(|t| !t.is_empty());
+    let second = numbers.next();
+    if numbers.next().is_some() && !kind.starts_with("zoned") {
+        return invalid("at most two parameters: VALUE[:CENTER]");
+    }
+    let distribution = match kind {
+        "random" if params.is_empty() => RandomDistribution::Random,
+        "zipf" => {
+            let Some(theta) = first else {
+                return invalid("zipf needs its theta (e.g. zipf:1.2)");
+            };
+            let theta_micros = parse_micros(theta)?;
+            if theta_micros == MICROS_PER_UNIT {
+                return invalid("zipf's theta must differ from 1.0 (as in fio)");
+            }
+            RandomDistribution::Zipf {
+                theta_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "pareto" => {
+            let Some(h) = first else {
+                return invalid("pareto needs its h (e.g. pareto:0.9)");
+            };
+            let h_micros = parse_micros(h)?;
+            if h_micros == 0 || h_micros >= MICROS_PER_UNIT {
+                return invalid("pareto's h must be above 0 and below 1 (as in fio)");
+            }
+            RandomDistribution::Pareto {
+                h_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "normal" | "gauss" => {
+            let dev_percent_micros = first.map(parse_micros).transpose()?.unwrap_or(0);
+            if dev_percent_micros >= 100 * MICROS_PER_UNIT {
+                return invalid("normal's deviation must be below 100 (percent of the region)");
+            }
+            RandomDistribution::Normal {
+                dev_percent_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "zoned" | "zoned_abs" => {
+            if params.contains(',') {
+                return Err(ApplyError::Unsupported(
+                    "storlab takes one zone list for both directions".into(),
+                ));
+            }
+            let absolute = kind == "zoned_abs";
+            let mut zones = Vec::new();
+            for zone in params.split(':') {
+                let Some((access, size)) = zone.split_once('/') else {
+                    return invalid("zones are ACCESS/SIZE (e.g. zoned:60/10:40/90)");
+                };
+                let access_percent = parse_percent(access)?;
+                let size = if absolute {
+                    parse_size(size)?
+                } else {
+                    u64::from(parse_percent(size)?)
+                };
+                if size == 0 {
+                    return invalid("a zone needs a size above 0");
+                }
+                zones.push(ZoneShare {
+                    access_percent,
+                    size,
+                });
+            }
+            let access: u32 = zones.iter().map(|z| u32::from(z.access_percent)).sum();
+            if access != 100 {
+                return Err(ApplyError::Invalid(format!(
+                    "zone access shares sum to {access}%, not 100% (as fio requires)"
+                )));
+            }
+            if absolute {
+                RandomDistribution::ZonedAbs { zones }
+            } else {
+                if zones.iter().map(|z| z.size).sum::<u64>() > 100 {
+                    return invalid("zone sizes add up to more than 100% of the region");
+                }
+                RandomDistribution::Zoned { zones }
+            }
+        }
+        _ => {
+            return invalid(
+                "use random, zipf:THETA, pareto:H, normal:DEV, zoned:ACCESS/SIZE:... or zoned_abs:ACCESS/SIZE:...",
+            )
+        }
+    };
+    d.random_distribution = Some(distribution);
+    Ok(())
 }
 
 /// Every key of the job language, in the order the docs list them.
@@ -1162,6 +1304,27 @@ pub static KEYS: &[KeyDef] = &[
         apply: |d, v| {
             d.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
+        },
+    },
+    KeyDef {
+        name: "random_distribution",
+        aliases: &[],
+        bare: false,
+        meaning: "where random offsets fall: random, zipf:THETA, pareto:H, normal:DEV (each [:CENTER]), zoned:A/S:..., zoned_abs:A/SIZE:...",
+        field: "random_distribution",
+        apply: apply_random_distribution,
+    },
+    KeyDef {
+        name: "random_generator",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's tausworthe, lfsr or tausworthe64 accepted; storlab always draws with ChaCha8",
+        field: "random_generator",
+        apply: |_, v| match v {
+            "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+            _ => Err(ApplyError::Invalid(
+                "use tausworthe, lfsr or tausworthe64".into(),
+            )),
         },
     },
     KeyDef {
@@ -1840,5 +2003,78 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.contains("without thinktime")));
+    }
+
+    #[test]
+    fn random_distribution_takes_fios_forms_and_ranges() {
+        let parse = |value: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("rw", Some("randread")),
+                ("random_distribution", Some(value)),
+            ])
+            .map(|s| s.random_distribution)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            parse("zipf:1.2"),
+            Ok(RandomDistribution::Zipf {
+                theta_micros: 1_200_000,
+                center_micros: None
+            })
+        );
+        assert_eq!(
+            parse("pareto:0.9:0.25"),
+            Ok(RandomDistribution::Pareto {
+                h_micros: 900_000,
+                center_micros: Some(250_000)
+            })
+        );
+        assert_eq!(parse("gauss:5"), parse("normal:5"));
+        assert_eq!(
+            parse("zoned_abs:60/16k:40/48k"),
+            Ok(RandomDistribution::ZonedAbs {
+                zones: vec![
+                    ZoneShare {
+                        access_percent: 60,
+                        size: 16 << 10
+                    },
+                    ZoneShare {
+                        access_percent: 40,
+                        size: 48 << 10
+                    }
+                ]
+            })
+        );
+        // fio's own refusals (fio 3.33 --parse-only), one line each.
+        for (value, message) in [
+            ("zipf:1.0", "zipf's theta must differ from 1.0"),
+            ("pareto:1.5", "pareto's h must be above 0 and below 1"),
+            ("normal:200", "normal's deviation must be below 100"),
+            ("zipf:1.2:1.5", "the center must be between 0 and 1"),
+            (
+                "zoned:60/10:30/90",
+                "zone access shares sum to 90%, not 100%",
+            ),
+            ("zoned:60/60:40/60", "zone sizes add up to more than 100%"),
+            ("uniform", "use random, zipf:THETA"),
+        ] {
+            let error = parse(value).unwrap_err();
+            assert!(
+                error.starts_with(&format!("--random_distribution={value}: {message}")),
+                "{error}"
+            );
+        }
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("random_distribution", Some("zipf:2")),
+        ])
+        .unwrap();
+        assert!(spec
+            .warnings
+            .iter()
+            .any(|w| w.contains("random_distribution has no effect")));
+        assert!(draft(&[("size", Some("1M")), ("random_generator", Some("lfsr"))]).is_ok());
+        assert!(draft(&[("random_generator", Some("mt"))]).is_err());
     }
 }

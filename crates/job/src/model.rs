@@ -222,6 +222,58 @@ impl ThinkSpec {
     }
 }
 
+/// Millionths: the unit fractional settings are held in (`zipf:1.2` is 1 200 000), so that a job
+/// stays comparable and hashable.
+pub const MICROS_PER_UNIT: u64 = 1_000_000;
+
+/// Where random offsets fall (fio's `random_distribution`). Fractions are in millionths.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum RandomDistribution {
+    /// Uniform over the region (fio's default), with fio's random map unless `norandommap`.
+    #[default]
+    Random,
+    /// `zipf:THETA[:CENTER]`: a few blocks are hot, by fio's Zipf generator (lib/zipf.c).
+    Zipf {
+        theta_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `pareto:H[:CENTER]`: fio's Pareto generator (lib/zipf.c), 0 < H < 1.
+    Pareto {
+        h_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `normal:DEV[:CENTER]`: fio's Gaussian generator (lib/gauss.c), DEV a percentage of the
+    /// region (0 ≤ DEV < 100).
+    Normal {
+        dev_percent_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `zoned:ACCESS/SIZE:...`: ACCESS percent of the I/O goes uniformly to the next SIZE percent
+    /// of the region.
+    Zoned { zones: Vec<ZoneShare> },
+    /// `zoned_abs:ACCESS/SIZE:...`: as `zoned`, the zones' sizes in bytes.
+    ZonedAbs { zones: Vec<ZoneShare> },
+}
+
+impl RandomDistribution {
+    /// Uniform: the default.
+    pub fn is_random(&self) -> bool {
+        *self == RandomDistribution::Random
+    }
+}
+
+/// One zone of a `zoned`/`zoned_abs` distribution: the share of I/Os it gets and its size (a
+/// percentage of the region for `zoned`, bytes for `zoned_abs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneShare {
+    pub access_percent: u8,
+    pub size: u64,
+}
+
 fn is_zero(value: &u32) -> bool {
     *value == 0
 }
@@ -391,6 +443,9 @@ pub struct JobSpec {
     /// Stalls between batches of I/O (fio's `thinktime` family).
     #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
     pub think: ThinkSpec,
+    /// Where random offsets fall (fio's `random_distribution`).
+    #[serde(default, skip_serializing_if = "RandomDistribution::is_random")]
+    pub random_distribution: RandomDistribution,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -434,6 +489,7 @@ impl JobSpec {
             write_iolog: None,
             sync: SyncSpec::default(),
             think: ThinkSpec::default(),
+            random_distribution: RandomDistribution::Random,
             warnings: Vec::new(),
         }
     }

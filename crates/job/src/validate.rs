@@ -497,6 +497,13 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
 
 fn push_warnings(spec: &mut JobSpec) {
     let mut warnings = Vec::new();
+    if !spec.random_distribution.is_random() && spec.random_percent == 0 {
+        warnings.push(format!(
+            "random_distribution has no effect with sequential rw={}; use a rand* mode (fio \
+             ignores it there too)",
+            spec.rw_name()
+        ));
+    }
     let think = &spec.think;
     if think.think_ns == 0
         && (think.spin_ns > 0 || think.every_ios.is_some() || think.every_io_ns > 0)

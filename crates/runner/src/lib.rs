@@ -7,6 +7,7 @@
 
 #[cfg(test)]
 mod compressibility;
+mod distribution;
 pub mod offsets;
 pub mod pattern;
 mod random_map;
@@ -155,6 +156,16 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
                 return Err(plan_error(format!(
                     "region of {len} bytes is smaller than one block"
                 )));
+            }
+            if let storlab_job::RandomDistribution::ZonedAbs { zones } = &job.random_distribution {
+                // fio fails the job when its zones pass the file's end (io_u.c, "zoned_abs
+                // sizes exceed file size"); storlab says so before it starts.
+                let zones_bytes: u64 = zones.iter().map(|z| z.size).sum();
+                if zones_bytes > len {
+                    return Err(plan_error(format!(
+                        "random_distribution=zoned_abs: the zones cover {zones_bytes} bytes, more than the worker's region of {len} bytes"
+                    )));
+                }
             }
             Ok(Region {
                 start_bytes: start,

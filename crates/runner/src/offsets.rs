@@ -1,5 +1,6 @@
 //! Chooses each I/O's direction, size and offset inside a worker's region, reproducibly from a seed.
 
+use crate::distribution::BlockDistribution;
 use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -29,6 +30,9 @@ pub struct OffsetGenerator {
     /// fio's random map, for a fully random job with one block size: a permutation of the
     /// places a block can start at, and their spacing in bytes.
     random_map: Option<(RandomMap, u64)>,
+    /// fio's `random_distribution` other than uniform: block indices, and the bytes between
+    /// two blocks (fio: `b * blockalign`).
+    distribution: Option<(BlockDistribution, u64)>,
 }
 
 /// Draws of a size that does not fit before the region's end, before the pass ends there.
@@ -56,7 +60,30 @@ impl OffsetGenerator {
             _ => None,
         };
         let align_bytes = job.align_bytes.max(1);
+        // fio's generators other than uniform never consult the random map (io_u.c,
+        // `get_next_rand_offset`), so it is not built for them. Their indices are placed as the
+        // map's places are: `blockalign` apart when given, else a smallest block apart (fio's
+        // `blockalign` defaults to it), rounded up to the alignment.
+        let smallest = job
+            .block_size_read
+            .min_bytes()
+            .min(job.block_size_write.min_bytes())
+            .max(1);
+        let spacing_bytes = if job.align_given {
+            align_bytes
+        } else {
+            smallest.next_multiple_of(align_bytes)
+        };
+        let distribution = BlockDistribution::new(
+            &job.random_distribution,
+            region.len_bytes,
+            smallest,
+            spacing_bytes,
+            &mut rng,
+        )
+        .map(|generator| (generator, spacing_bytes));
         let random_map = one_size
+            .filter(|_| distribution.is_none())
             .filter(|&bs| {
                 job.random_map && job.random_percent == 100 && bs > 0 && region.len_bytes >= bs
             })
@@ -85,6 +112,7 @@ impl OffsetGenerator {
             block_size_write: job.block_size_write.clone(),
             cursor_bytes: [0; 2],
             random_map,
+            distribution,
         }
     }
 
@@ -146,6 +174,17 @@ impl OffsetGenerator {
         let relative = if let Some((map, spacing_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *spacing_bytes
         } else if self.percent_hit(self.random_percent) {
+            if let Some((generator, spacing_bytes)) = &mut self.distribution {
+                // A block whose I/O would pass the region's end moves back to the last aligned
+                // place it fits (fio ends the job there instead).
+                let at = generator.next_block(&mut self.rng) * *spacing_bytes;
+                let last_fit = (region_len - len) / self.align_bytes * self.align_bytes;
+                return PlannedIo {
+                    direction,
+                    offset_bytes: self.region.start_bytes + at.min(last_fit),
+                    len_bytes: len as u32,
+                };
+            }
             let slots = (region_len - len) / self.align_bytes + 1;
             self.below(slots) * self.align_bytes
         } else {
@@ -212,6 +251,36 @@ mod tests {
 
     fn job() -> JobSpec {
         JobSpec::new("t", EngineKind::Null, Target::None)
+    }
+
+    /// `random_distribution=zoned_abs:100/64k` puts every random I/O in the region's first
+    /// 64 KiB, bypassing the random map, at places one block apart.
+    #[test]
+    fn a_distribution_decides_random_offsets() {
+        let mut job = job();
+        job.block_size_read = BlockSizeSpec::Fixed(16 << 10);
+        job.block_size_write = BlockSizeSpec::Fixed(16 << 10);
+        job.random_distribution = storlab_job::RandomDistribution::ZonedAbs {
+            zones: vec![storlab_job::ZoneShare {
+                access_percent: 100,
+                size: 64 << 10,
+            }],
+        };
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 1 << 20,
+        };
+        let mut generator = OffsetGenerator::new(&job, region, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..400 {
+            let io = generator.next_io();
+            assert!(io.offset_bytes >= 1 << 20 && io.offset_bytes < (1 << 20) + (64 << 10));
+            assert_eq!(io.offset_bytes % 4096, 0);
+            seen.insert(io.offset_bytes);
+        }
+        // The four 16 KiB places of a 64 KiB zone, drawn with repeats.
+        assert_eq!(seen.len(), 4);
+        assert!(seen.iter().all(|o| o % (16 << 10) == 0));
     }
 
     #[test]
