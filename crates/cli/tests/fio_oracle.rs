@@ -397,3 +397,23 @@ fn random_distributions_skew_as_fios() {
         "{storlab_share} vs {fio_share}"
     );
 }
+
+/// fio's `rw=MODE:SIZE`: a hole after every sequential I/O, and the job ends at the first I/O
+/// that would start past the region's end (not after `size` bytes).
+#[test]
+fn the_rw_offset_modifier_skips_fios_holes() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (&["--size=64k", "--rw=write:4k"][..], 8),
+        (&["--size=64k", "--rw=read:8k"][..], 6),
+        (&["--offset=64k", "--size=64k", "--rw=read:4k"][..], 8),
+        (&["--size=60k", "--rw=write:8k"][..], 5),
+    ] {
+        let flags: Vec<&str> = ["--bs=4k"].iter().chain(flags).copied().collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}

@@ -9,7 +9,7 @@
 use crate::error::{JobError, Location};
 use crate::model::{
     BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, RandomDistribution,
-    SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare, MICROS_PER_UNIT,
+    RwModifier, SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare, MICROS_PER_UNIT,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -145,6 +145,8 @@ pub struct JobDraft {
     invalidate: Option<bool>,
     fadvise_hint: Option<FadviseHint>,
     rw: Option<RwMode>,
+    /// The `:N` of `rw=MODE:N`, as written (read once the mode is known).
+    rw_modifier: Option<RwModifier>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
     norandommap: Option<bool>,
@@ -379,6 +381,13 @@ impl JobDraft {
             count_issued: self.think_count_issued.unwrap_or(false),
             every_io_ns: self.think_every_io_ns.unwrap_or(0),
         };
+        // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
+        spec.rw_modifier = match self.rw_modifier {
+            Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
+                RwModifier::None
+            }
+            Some(modifier) => modifier,
+        };
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
         }
@@ -567,13 +576,14 @@ fn single_for_both<T: PartialEq + Copy>(
     }
 }
 
+/// `rw=MODE[:N]`: fio's offset modifier is a size for a sequential mode (a hole after each
+/// I/O) and a count for a random one (a new random offset every N I/Os).
 fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    if let Some((mode, _)) = v.split_once(':') {
-        return Err(ApplyError::Unsupported(format!(
-            "the ':N' offset modifier is not supported; use rw={mode}"
-        )));
-    }
-    d.rw = Some(match v {
+    let (v, modifier) = match v.split_once(':') {
+        Some((mode, n)) => (mode, Some(n)),
+        None => (v, None),
+    };
+    let mode = match v {
         "read" => RwMode::Read,
         "write" => RwMode::Write,
         "randread" => RwMode::RandRead,
@@ -590,7 +600,26 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
                 "unknown mode; use read, write, randread, randwrite, rw or randrw".into(),
             ))
         }
-    });
+    };
+    d.rw_modifier = match modifier {
+        None => None,
+        Some(n) if n.trim_start().starts_with('-') => {
+            return Err(ApplyError::Unsupported(
+                "backward offsets (a negative ':N') are not supported".into(),
+            ))
+        }
+        Some(n) if mode.is_random() => {
+            let every = to_u32(parse_count(n)?, n)?;
+            if every == 0 {
+                return Err(ApplyError::Invalid(
+                    "':N' of a random mode counts I/Os per random offset: at least 1".into(),
+                ));
+            }
+            Some(RwModifier::RandomEveryIos(every))
+        }
+        Some(n) => Some(RwModifier::SkipBytes(parse_size(n)?)),
+    };
+    d.rw = Some(mode);
     Ok(())
 }
 
@@ -2076,5 +2105,27 @@ mod tests {
             .any(|w| w.contains("random_distribution has no effect")));
         assert!(draft(&[("size", Some("1M")), ("random_generator", Some("lfsr"))]).is_ok());
         assert!(draft(&[("random_generator", Some("mt"))]).is_err());
+    }
+
+    #[test]
+    fn the_rw_modifier_is_a_size_for_sequential_modes_and_a_count_for_random_ones() {
+        let modifier = |rw: &str| {
+            draft(&[("size", Some("1M")), ("rw", Some(rw))])
+                .map(|s| s.rw_modifier)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(modifier("write:112k"), Ok(RwModifier::SkipBytes(112 << 10)));
+        assert_eq!(modifier("randread:8"), Ok(RwModifier::RandomEveryIos(8)));
+        assert_eq!(modifier("read:0"), Ok(RwModifier::None));
+        assert_eq!(modifier("randrw:1"), Ok(RwModifier::None));
+        assert_eq!(
+            modifier("write:-4k").unwrap_err(),
+            "--rw=write:-4k: backward offsets (a negative ':N') are not supported"
+        );
+        assert_eq!(
+            modifier("write:100").unwrap_err(),
+            "--rw=write:100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
+        );
+        assert!(modifier("randread:0").is_err());
     }
 }

@@ -266,6 +266,25 @@ impl RandomDistribution {
     }
 }
 
+/// fio's `rw=MODE:N` offset modifier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum RwModifier {
+    /// No modifier.
+    #[default]
+    None,
+    /// `rw=write:4k`: a hole of this many bytes after every sequential I/O.
+    SkipBytes(u64),
+    /// `rw=randread:8`: a new random offset every this many I/Os, sequential ones between.
+    RandomEveryIos(u32),
+}
+
+impl RwModifier {
+    fn is_none(&self) -> bool {
+        *self == RwModifier::None
+    }
+}
+
 /// One zone of a `zoned`/`zoned_abs` distribution: the share of I/Os it gets and its size (a
 /// percentage of the region for `zoned`, bytes for `zoned_abs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -446,6 +465,10 @@ pub struct JobSpec {
     /// Where random offsets fall (fio's `random_distribution`).
     #[serde(default, skip_serializing_if = "RandomDistribution::is_random")]
     pub random_distribution: RandomDistribution,
+    /// fio's `rw=...:N` modifier: `N` bytes skipped after each sequential I/O, or, in a random
+    /// job, a new random offset every `N` I/Os with sequential ones in between.
+    #[serde(default, skip_serializing_if = "RwModifier::is_none")]
+    pub rw_modifier: RwModifier,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -490,6 +513,7 @@ impl JobSpec {
             sync: SyncSpec::default(),
             think: ThinkSpec::default(),
             random_distribution: RandomDistribution::Random,
+            rw_modifier: RwModifier::None,
             warnings: Vec::new(),
         }
     }

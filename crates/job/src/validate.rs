@@ -6,7 +6,7 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    format_share, BlockSizeSpec, DataPattern, EngineKind, JobSpec, OpenSync, Target,
+    format_share, BlockSizeSpec, DataPattern, EngineKind, JobSpec, OpenSync, RwModifier, Target,
     DEFAULT_ALIGN_BYTES, PPM_WHOLE,
 };
 use crate::size::{format_block_size_spec, format_size, NS_PER_S, PERCENT_MAX};
@@ -479,6 +479,28 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
             "storlab cannot open targets with O_SYNC or O_DSYNC yet; fsync=1 (or fdatasync=1) \
              makes every write stable before the next",
         ));
+    }
+    if let RwModifier::SkipBytes(skip) = spec.rw_modifier {
+        if skip % SECTOR_BYTES != 0 {
+            return Err(JobError::invalid(
+                location.clone(),
+                "rw",
+                Some(format!("{}:{skip}", spec.rw_name())),
+                format!("the hole after each I/O must be a multiple of {SECTOR_BYTES} bytes (one sector)"),
+            ));
+        }
+        let one_size = match (&spec.block_size_read, &spec.block_size_write) {
+            (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) => read == write,
+            _ => false,
+        };
+        if !one_size {
+            return Err(JobError::unsupported(
+                location.clone(),
+                "rw",
+                Some(format!("{}:{skip}", spec.rw_name())),
+                "storlab skips holes between I/Os of one block size only",
+            ));
+        }
     }
     let think = &spec.think;
     if think.spin_ns > think.think_ns && think.think_ns > 0 {

@@ -5,7 +5,7 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, JobSpec};
+use storlab_job::{BlockSizeSpec, JobSpec, RwModifier};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,24 @@ pub struct OffsetGenerator {
     /// fio's `random_distribution` other than uniform: block indices, and the bytes between
     /// two blocks (fio: `b * blockalign`).
     distribution: Option<(BlockDistribution, u64)>,
+    /// fio's `rw=MODE:N`.
+    rw_modifier: RwModifier,
+    /// Random I/Os issued under `rw=randMODE:N`: every N-th takes a new random offset.
+    random_draws: u64,
+}
+
+/// Bytes one pass of `job` moves over `region`: the region's length, except under fio's
+/// `rw=MODE:SIZE`, where the holes between I/Os are skipped and the pass ends at the first I/O
+/// that would start past the region's end (fio stops a job there).
+pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
+    match (job.rw_modifier, &job.block_size_read) {
+        (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block)) if job.random_percent == 0 => {
+            let stride = block + skip;
+            let starts = region.len_bytes.saturating_sub(*block) / stride.max(1) + 1;
+            starts * block
+        }
+        _ => region.len_bytes,
+    }
 }
 
 /// Draws of a size that does not fit before the region's end, before the pass ends there.
@@ -111,8 +129,10 @@ impl OffsetGenerator {
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
             cursor_bytes: [0; 2],
-            random_map,
+            random_map: random_map.filter(|_| job.rw_modifier == RwModifier::None),
             distribution,
+            rw_modifier: job.rw_modifier,
+            random_draws: 0,
         }
     }
 
@@ -171,7 +191,22 @@ impl OffsetGenerator {
     pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
         let region_len = self.region.len_bytes;
         let mut len = self.pick_size(direction).min(region_len);
-        let relative = if let Some((map, spacing_bytes)) = &mut self.random_map {
+        let stream = usize::from(direction == IoDirection::Write);
+        let sequential_turn = match self.rw_modifier {
+            // fio (io_u.c, `get_next_offset`): a random offset only when the count of I/Os
+            // since the last one reaches N; the others go on from where the last I/O ended.
+            RwModifier::RandomEveryIos(every) if self.random_percent > 0 => {
+                self.random_draws += 1;
+                self.random_draws % u64::from(every) != 0
+            }
+            _ => false,
+        };
+        let relative = if sequential_turn {
+            let at = self.cursor_bytes[stream];
+            let at = if at + len > region_len { 0 } else { at };
+            self.cursor_bytes[stream] = at + len;
+            at
+        } else if let Some((map, spacing_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *spacing_bytes
         } else if self.percent_hit(self.random_percent) {
             if let Some((generator, spacing_bytes)) = &mut self.distribution {
@@ -179,16 +214,19 @@ impl OffsetGenerator {
                 // place it fits (fio ends the job there instead).
                 let at = generator.next_block(&mut self.rng) * *spacing_bytes;
                 let last_fit = (region_len - len) / self.align_bytes * self.align_bytes;
+                let at = at.min(last_fit);
+                self.follow_random(stream, at + len);
                 return PlannedIo {
                     direction,
-                    offset_bytes: self.region.start_bytes + at.min(last_fit),
+                    offset_bytes: self.region.start_bytes + at,
                     len_bytes: len as u32,
                 };
             }
             let slots = (region_len - len) / self.align_bytes + 1;
-            self.below(slots) * self.align_bytes
+            let at = self.below(slots) * self.align_bytes;
+            self.follow_random(stream, at + len);
+            at
         } else {
-            let stream = usize::from(direction == IoDirection::Write);
             let min_len = self.min_size(direction).min(region_len);
             // As fio: a pass ends when not even the smallest block fits before the region's
             // end, and the next starts over at the region's start.
@@ -209,12 +247,23 @@ impl OffsetGenerator {
                 len = self.pick_size(direction).min(region_len);
             }
             self.cursor_bytes[stream] = at + len;
+            if let RwModifier::SkipBytes(skip) = self.rw_modifier {
+                // fio's `ddir_seq_add`: a hole after each I/O.
+                self.cursor_bytes[stream] += skip;
+            }
             at
         };
         PlannedIo {
             direction,
             offset_bytes: self.region.start_bytes + relative,
             len_bytes: len as u32,
+        }
+    }
+
+    /// Under `rw=randMODE:N` the sequential I/Os after a random one go on from its end.
+    fn follow_random(&mut self, stream: usize, end_bytes: u64) {
+        if matches!(self.rw_modifier, RwModifier::RandomEveryIos(_)) {
+            self.cursor_bytes[stream] = end_bytes;
         }
     }
 
@@ -251,6 +300,31 @@ mod tests {
 
     fn job() -> JobSpec {
         JobSpec::new("t", EngineKind::Null, Target::None)
+    }
+
+    /// fio's `rw=randread:4`: every fourth I/O takes a new random offset, the three between go
+    /// on sequentially from where the previous one ended.
+    #[test]
+    fn a_random_offset_every_n_ios_with_sequential_ones_between() {
+        let mut job = job();
+        job.rw_modifier = RwModifier::RandomEveryIos(4);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 64 << 20,
+        };
+        let mut generator = OffsetGenerator::new(&job, region, 0);
+        let offsets: Vec<u64> = (0..40).map(|_| generator.next_io().offset_bytes).collect();
+        let mut jumps = 0;
+        for (i, pair) in offsets.windows(2).enumerate() {
+            let sequential = pair[1] == pair[0] + 4096;
+            if (i + 2) % 4 == 0 {
+                jumps += usize::from(!sequential);
+            } else {
+                assert!(sequential, "I/O {} at {} after {}", i + 2, pair[1], pair[0]);
+            }
+        }
+        // Nine random draws over 16384 places: all but a chance neighbour jump.
+        assert!(jumps >= 8, "{jumps}");
     }
 
     /// `random_distribution=zoned_abs:100/64k` puts every random I/O in the region's first

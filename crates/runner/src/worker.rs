@@ -210,7 +210,9 @@ impl Worker {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
-            let per_loop = job.io_size_bytes.unwrap_or(region.len_bytes);
+            let per_loop = job
+                .io_size_bytes
+                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
             Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
@@ -253,9 +255,15 @@ impl Worker {
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
             job_name: job.name.clone(),
-            invalidate_pass_bytes: (job.invalidate && !job.direct)
-                .then(|| job.io_size_bytes.unwrap_or(region.len_bytes).max(1)),
-            next_pass_at_bytes: job.io_size_bytes.unwrap_or(region.len_bytes).max(1),
+            invalidate_pass_bytes: (job.invalidate && !job.direct).then(|| {
+                job.io_size_bytes
+                    .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+                    .max(1)
+            }),
+            next_pass_at_bytes: job
+                .io_size_bytes
+                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+                .max(1),
             iolog: job.write_iolog.as_ref().map(|path| IoLog {
                 path: if job.numjobs > 1 {
                     let mut name = path.clone().into_os_string();
