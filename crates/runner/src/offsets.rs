@@ -197,7 +197,7 @@ impl OffsetGenerator {
             // since the last one reaches N; the others go on from where the last I/O ended.
             RwModifier::RandomEveryIos(every) if self.random_percent > 0 => {
                 self.random_draws += 1;
-                self.random_draws % u64::from(every) != 0
+                !self.random_draws.is_multiple_of(u64::from(every))
             }
             _ => false,
         };
