@@ -417,3 +417,61 @@ fn the_rw_offset_modifier_skips_fios_holes() {
         assert_eq!(storlab, fio, "{flags:?}");
     }
 }
+
+/// fio's `zonemode=strided`: `zonesize` bytes in each zone of `zonerange` (going round a
+/// smaller zone), `zoneskip` between zones, the job's `size` spread over the whole file.
+#[test]
+fn strided_zones_visit_fios_offsets() {
+    if !fio_present() {
+        return;
+    }
+    // 256 KiB read in 16 KiB zones 64 KiB apart reach the end of the 1 MiB file.
+    let (fio, _) = both_logs(
+        MIB,
+        &[
+            "--bs=4k",
+            "--zonemode=strided",
+            "--size=256k",
+            "--zonesize=16k",
+            "--zoneskip=48k",
+        ],
+    );
+    assert_eq!(fio.last().map(|io| io.offset_bytes), Some(MIB - (52 << 10)));
+    for flags in [
+        &[
+            "--size=256k",
+            "--rw=read",
+            "--zonesize=16k",
+            "--zoneskip=48k",
+        ][..],
+        &[
+            "--size=128k",
+            "--rw=read",
+            "--zonesize=16k",
+            "--zonerange=8k",
+            "--zoneskip=8k",
+        ][..],
+        &[
+            "--size=128k",
+            "--rw=write",
+            "--zonesize=8k",
+            "--zonerange=16k",
+            "--zoneskip=4k",
+        ][..],
+        &[
+            "--offset=512k",
+            "--size=256k",
+            "--rw=read",
+            "--zonesize=64k",
+            "--zoneskip=64k",
+        ][..],
+    ] {
+        let flags: Vec<&str> = ["--bs=4k", "--zonemode=strided"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}

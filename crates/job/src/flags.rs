@@ -293,13 +293,20 @@ mod tests {
             "thinktime_iotime=1",
             "random_distribution=zipf:1.2",
             "random_generator=lfsr",
+            "zonemode=none",
+            "rw=write:4k",
+            // Keys that need a companion: the settings after the first go with it.
+            "zonesize=16k zonemode=strided",
+            "zonerange=8k zonemode=strided zonesize=16k",
+            "zoneskip=8k zonemode=strided zonesize=16k",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {
             let key = sample.split('=').next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
+            let settings: Vec<&str> = sample.split(' ').collect();
             let file = crate::fio::parse_fio_str(
-                &format!("[n]\nsize=2M\nruntime=5\n{sample}\n"),
+                &format!("[n]\nsize=2M\nruntime=5\n{}\n", settings.join("\n")),
                 "t.fio",
                 None,
             )
@@ -308,7 +315,7 @@ mod tests {
             let extra = if key == "name" {
                 String::new()
             } else {
-                format!(" --{sample}")
+                settings.iter().map(|s| format!(" --{s}")).collect()
             };
             let from_flags = flags(&format!("--name=n --size=2M --runtime=5{extra}")).unwrap();
             assert_eq!(file, from_flags, "{sample}");

@@ -9,7 +9,8 @@
 use crate::error::{JobError, Location};
 use crate::model::{
     BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, RandomDistribution,
-    RwModifier, SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare, MICROS_PER_UNIT,
+    RwModifier, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare,
+    MICROS_PER_UNIT,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -194,6 +195,11 @@ pub struct JobDraft {
     think_count_issued: Option<bool>,
     think_every_io_ns: Option<u64>,
     random_distribution: Option<RandomDistribution>,
+    /// `zonemode=strided` (true) or `none` (false).
+    zonemode_strided: Option<bool>,
+    zone_size_bytes: Option<u64>,
+    zone_range_bytes: Option<u64>,
+    zone_skip_bytes: Option<u64>,
     provenance: Vec<Provenance>,
 }
 
@@ -273,12 +279,49 @@ impl JobDraft {
         self.target_override = Some(target);
     }
 
+    /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
+    /// compatible") and a strided mode needs its zone size.
+    fn check_zones(&self, job_location: &Location) -> Result<(), JobError> {
+        let strided = self.zonemode_strided == Some(true);
+        let zone_key = ["zonesize", "zonerange", "zoneskip"]
+            .into_iter()
+            .find(|field| self.provenance.iter().any(|p| p.field == *field));
+        let at = |field: &str| {
+            let setter = self.provenance.iter().rev().find(|p| p.field == field);
+            (
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
+                setter.and_then(|p| p.value.clone()),
+            )
+        };
+        if let (false, Some(field)) = (strided, zone_key) {
+            let (location, key, value) = at(field);
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)",
+            ));
+        }
+        if strided && self.zone_size_bytes.unwrap_or(0) == 0 {
+            let (location, key, value) = at("zonemode");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "zonemode=strided needs zonesize (the bytes done in each zone)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
         if let (Some(foreign), None) = (&self.foreign_engine, &self.target_override) {
             return Err(self.engine_refusal(foreign, job_location));
         }
+        self.check_zones(job_location)?;
         let name = self
             .name
             .clone()
@@ -388,6 +431,15 @@ impl JobDraft {
             }
             Some(modifier) => modifier,
         };
+        if self.zonemode_strided == Some(true) {
+            let size_bytes = self.zone_size_bytes.unwrap_or(0);
+            spec.strided_zones = Some(StridedZones {
+                size_bytes,
+                // fio: `zonerange` defaults to `zonesize`.
+                range_bytes: self.zone_range_bytes.unwrap_or(size_bytes),
+                skip_bytes: self.zone_skip_bytes.unwrap_or(0),
+            });
+        }
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
         }
@@ -1357,6 +1409,61 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "zonemode",
+        aliases: &[],
+        bare: false,
+        meaning: "none, or strided: zonesize bytes in each zone of zonerange, zoneskip between zones (zbd refused)",
+        field: "zonemode",
+        apply: |d, v| {
+            d.zonemode_strided = Some(match v {
+                "none" => false,
+                "strided" => true,
+                "zbd" => {
+                    return Err(ApplyError::Unsupported(
+                        "zoned block devices (ZBD) are out of scope: storlab measures \
+                         conventional files and block devices and its simulated stacks"
+                            .into(),
+                    ))
+                }
+                _ => return Err(ApplyError::Invalid("use none or strided".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zonesize",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes of I/O in each zone before moving on (zonemode=strided)",
+        field: "zonesize",
+        apply: |d, v| {
+            d.zone_size_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zonerange",
+        aliases: &[],
+        bare: false,
+        meaning: "size of each zone (default zonesize; zonemode=strided)",
+        field: "zonerange",
+        apply: |d, v| {
+            d.zone_range_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zoneskip",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes skipped between two zones (zonemode=strided)",
+        field: "zoneskip",
+        apply: |d, v| {
+            d.zone_skip_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "time_based",
         aliases: &[],
         bare: true,
@@ -2127,5 +2234,40 @@ mod tests {
             "--rw=write:100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
         );
         assert!(modifier("randread:0").is_err());
+    }
+
+    #[test]
+    fn strided_zones_follow_fio_and_zbd_is_out_of_scope() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("zonemode", Some("strided")),
+            ("zonesize", Some("16k")),
+            ("zoneskip", Some("48k")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.strided_zones,
+            Some(StridedZones {
+                size_bytes: 16 << 10,
+                range_bytes: 16 << 10,
+                skip_bytes: 48 << 10,
+            })
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("zonesize", Some("16k"))])
+                .unwrap_err()
+                .to_string(),
+            "--zonesize=16k: zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)"
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("zonemode", Some("strided"))])
+                .unwrap_err()
+                .to_string(),
+            "--zonemode=strided: zonemode=strided needs zonesize (the bytes done in each zone)"
+        );
+        assert!(draft(&[("zonemode", Some("zbd"))])
+            .unwrap_err()
+            .to_string()
+            .starts_with("--zonemode=zbd: zoned block devices (ZBD) are out of scope"));
     }
 }

@@ -266,6 +266,17 @@ impl RandomDistribution {
     }
 }
 
+/// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): the worker does `size_bytes`
+/// of I/O inside a zone of `range_bytes` (going round it when it is smaller), then moves
+/// `range_bytes + skip_bytes` on, wrapping to its start at the target's end; `size` is the total
+/// it moves, over the whole target from `offset` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub size_bytes: u64,
+    pub range_bytes: u64,
+    pub skip_bytes: u64,
+}
+
 /// fio's `rw=MODE:N` offset modifier.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "value")]
@@ -469,6 +480,9 @@ pub struct JobSpec {
     /// job, a new random offset every `N` I/Os with sequential ones in between.
     #[serde(default, skip_serializing_if = "RwModifier::is_none")]
     pub rw_modifier: RwModifier,
+    /// fio's `zonemode=strided`: I/O in zones spread over the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided_zones: Option<StridedZones>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -514,6 +528,7 @@ impl JobSpec {
             think: ThinkSpec::default(),
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,
+            strided_zones: None,
             warnings: Vec::new(),
         }
     }

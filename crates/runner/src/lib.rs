@@ -167,6 +167,13 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
                     )));
                 }
             }
+            // fio's strided zones spread the job's `size` over the whole target from the
+            // worker's offset on, wrapping at its end (io_u.c, `setup_strided_zone_mode`).
+            let len = if job.strided_zones.is_some() {
+                rest / align * align
+            } else {
+                len
+            };
             Ok(Region {
                 start_bytes: start,
                 len_bytes: len,

@@ -5,7 +5,7 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, JobSpec, RwModifier};
+use storlab_job::{BlockSizeSpec, JobSpec, RwModifier, StridedZones};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +37,11 @@ pub struct OffsetGenerator {
     rw_modifier: RwModifier,
     /// Random I/Os issued under `rw=randMODE:N`: every N-th takes a new random offset.
     random_draws: u64,
+    /// fio's `zonemode=strided`: the zones, where the current one starts (relative to the
+    /// region) and the bytes done in it.
+    strided: Option<StridedZones>,
+    zone_start_bytes: u64,
+    zone_done_bytes: u64,
 }
 
 /// Bytes one pass of `job` moves over `region`: the region's length, except under fio's
@@ -133,6 +138,9 @@ impl OffsetGenerator {
             distribution,
             rw_modifier: job.rw_modifier,
             random_draws: 0,
+            strided: job.strided_zones,
+            zone_start_bytes: 0,
+            zone_done_bytes: 0,
         }
     }
 
@@ -189,6 +197,9 @@ impl OffsetGenerator {
     /// The next I/O, in `direction` whatever the read share says (a mixed job whose other
     /// direction is held back by its rate).
     pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
+        if let Some(zones) = self.strided {
+            return self.next_io_in_zone(direction, zones);
+        }
         let region_len = self.region.len_bytes;
         let mut len = self.pick_size(direction).min(region_len);
         let stream = usize::from(direction == IoDirection::Write);
@@ -256,6 +267,45 @@ impl OffsetGenerator {
         PlannedIo {
             direction,
             offset_bytes: self.region.start_bytes + relative,
+            len_bytes: len as u32,
+        }
+    }
+
+    /// The next I/O under fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`): after
+    /// `zonesize` bytes in a zone, the next starts `zonerange + zoneskip` further on (back at
+    /// the region's start past its end); inside a zone, sequential I/O goes round its
+    /// `zonerange` and random I/O draws uniformly in it.
+    fn next_io_in_zone(&mut self, direction: IoDirection, zones: StridedZones) -> PlannedIo {
+        let region_len = self.region.len_bytes;
+        let stream = usize::from(direction == IoDirection::Write);
+        let len = self.pick_size(direction).min(region_len);
+        if self.zone_done_bytes >= zones.size_bytes {
+            self.zone_done_bytes = 0;
+            self.zone_start_bytes += zones.range_bytes + zones.skip_bytes;
+            if self.zone_start_bytes >= region_len {
+                self.zone_start_bytes = 0;
+            }
+            self.cursor_bytes = [self.zone_start_bytes; 2];
+        }
+        let zone_start = self.zone_start_bytes;
+        // A zone that passes the region's end ends with it.
+        let zone_len = zones.range_bytes.min(region_len - zone_start).max(len);
+        let at = if self.percent_hit(self.random_percent) {
+            let places = zone_len.saturating_sub(len) / self.align_bytes + 1;
+            zone_start + self.below(places) * self.align_bytes
+        } else {
+            let mut at = self.cursor_bytes[stream];
+            if at < zone_start || at + len > zone_start + zone_len {
+                at = zone_start;
+            }
+            self.cursor_bytes[stream] = at + len;
+            at
+        };
+        let at = at.min(region_len - len);
+        self.zone_done_bytes += len;
+        PlannedIo {
+            direction,
+            offset_bytes: self.region.start_bytes + at,
             len_bytes: len as u32,
         }
     }

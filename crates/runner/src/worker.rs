@@ -212,6 +212,7 @@ impl Worker {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
             let per_loop = job
                 .io_size_bytes
+                .or(job.strided_zones.and(job.size_bytes))
                 .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
             Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
         };
