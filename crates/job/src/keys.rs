@@ -200,6 +200,15 @@ pub struct JobDraft {
     zone_size_bytes: Option<u64>,
     zone_range_bytes: Option<u64>,
     zone_skip_bytes: Option<u64>,
+    allow_file_create: Option<bool>,
+    unlink: Option<bool>,
+    rate_poisson: Option<bool>,
+    /// fio's `filename_format`, used when no `filename` is given.
+    filename_format: Option<String>,
+    /// fio's `filesize`: the file's size, the job's `size` when that is not given.
+    filesize_bytes: Option<u64>,
+    /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.
+    no_effect: Vec<&'static str>,
     provenance: Vec<Provenance>,
 }
 
@@ -333,7 +342,7 @@ impl JobDraft {
 
     /// The job with every setting applied over storlab's defaults, not yet validated.
     fn build(&self, name: &str) -> JobSpec {
-        let (engine, target, warnings) = self.engine_and_target();
+        let (engine, target, warnings) = self.engine_and_target(name);
         let mut spec = JobSpec::new(name, engine, target);
         spec.warnings = warnings;
         if let Some(rw) = self.rw {
@@ -431,6 +440,18 @@ impl JobDraft {
             }
             Some(modifier) => modifier,
         };
+        set_if(&mut spec.allow_file_create, self.allow_file_create);
+        set_if(&mut spec.unlink, self.unlink);
+        set_if(&mut spec.rate_poisson, self.rate_poisson);
+        if self.size.is_none() {
+            if let Some(filesize) = self.filesize_bytes {
+                spec.size_bytes = Some(filesize);
+            }
+        }
+        for key in &self.no_effect {
+            spec.warnings
+                .push(format!("{key}: {}", no_effect_reason(key)));
+        }
         if self.zonemode_strided == Some(true) {
             let size_bytes = self.zone_size_bytes.unwrap_or(0);
             spec.strided_zones = Some(StridedZones {
@@ -447,7 +468,7 @@ impl JobDraft {
     }
 
     /// The engine and target the job runs on, with a warning when settings are ignored.
-    fn engine_and_target(&self) -> (EngineKind, Target, Vec<String>) {
+    fn engine_and_target(&self, job_name: &str) -> (EngineKind, Target, Vec<String>) {
         let sim_profile = self
             .filename
             .as_deref()
@@ -500,6 +521,15 @@ impl JobDraft {
             }
             (_, None, Some(filename), directory) => {
                 let path = Path::new(filename);
+                match directory {
+                    Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
+                    _ => Target::Path(path.to_path_buf()),
+                }
+            }
+            (_, None, None, directory) if self.filename_format.is_some() => {
+                let format = self.filename_format.as_deref().expect("checked");
+                let name = expand_filename_format(format, job_name);
+                let path = Path::new(&name);
                 match directory {
                     Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
                     _ => Target::Path(path.to_path_buf()),
@@ -810,6 +840,36 @@ fn apply_block_sizes(
         d.block_size_write = Some(write);
     }
     Ok(())
+}
+
+/// fio's `filename_format` with its variables filled in: `$jobname`, and `$jobnum` and
+/// `$filenum` as 0 (storlab's job has one file, which its workers share).
+fn expand_filename_format(format: &str, job_name: &str) -> String {
+    format
+        .replace("$jobname", job_name)
+        .replace("$jobnum", "0")
+        .replace("$filenum", "0")
+}
+
+/// What an accepted key does in fio that storlab does not, for its warning.
+fn no_effect_reason(key: &str) -> &'static str {
+    match key {
+        "flow" | "flow_sleep" => {
+            "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
+        }
+        "cpus_allowed" | "numa_cpu_nodes" => {
+            "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
+        }
+        _ => "accepted, no effect",
+    }
+}
+
+/// A key storlab accepts without reproducing what it does in fio: checked like fio checks it,
+/// then remembered for a warning when it asks for something.
+fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
+    if !d.no_effect.contains(&key) {
+        d.no_effect.push(key);
+    }
 }
 
 /// fio reads `thinktime` and `thinktime_spin` without a unit as microseconds.
@@ -1612,8 +1672,188 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
-        name: "thread",
+        name: "allow_file_create",
         aliases: &[],
+        bare: true,
+        meaning: "create the job's file when it does not exist (default 1); 0 refuses the job instead",
+        field: "allow_file_create",
+        apply: |d, v| {
+            d.allow_file_create = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "create_on_open",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted: storlab creates and lays out a job's file when the job's target is opened",
+        field: "create_on_open",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "unlink",
+        aliases: &[],
+        bare: true,
+        meaning: "delete the job's file (a regular file, never a device) after the job",
+        field: "unlink",
+        apply: |d, v| {
+            d.unlink = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "filename_format",
+        aliases: &[],
+        bare: false,
+        meaning: "name of the job's file when filename is not given ($jobname, $jobnum, $filenum); kept after the run",
+        field: "filename_format",
+        apply: |d, v| {
+            d.filename_format = Some(v.to_string());
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "filesize",
+        aliases: &[],
+        bare: false,
+        meaning: "size of the job's file; the job's size when size is not given",
+        field: "size",
+        apply: |d, v| {
+            if v.contains('-') || v.contains(':') {
+                return Err(ApplyError::Unsupported(
+                    "storlab takes one file size, not a range".into(),
+                ));
+            }
+            d.filesize_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "nrfiles",
+        aliases: &["nr_files"],
+        bare: false,
+        meaning: "files per job: 1 (storlab runs one file per job)",
+        field: "nrfiles",
+        apply: |_, v| match parse_count(v)? {
+            1 => Ok(()),
+            _ => Err(ApplyError::Unsupported(
+                "storlab runs one file per job; split the job into one job per file".into(),
+            )),
+        },
+    },
+    KeyDef {
+        name: "rate_process",
+        aliases: &[],
+        bare: false,
+        meaning: "linear (evenly spaced rated I/O, the default) or poisson (exponential intervals)",
+        field: "rate_process",
+        apply: |d, v| {
+            d.rate_poisson = Some(match v {
+                "linear" => false,
+                "poisson" => true,
+                _ => return Err(ApplyError::Invalid("use linear or poisson".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "io_submit_mode",
+        aliases: &[],
+        bare: false,
+        meaning: "inline or offload accepted: storlab's worker submits and reaps its own I/O",
+        field: "io_submit_mode",
+        apply: |_, v| match v {
+            "inline" | "offload" => Ok(()),
+            _ => Err(ApplyError::Invalid("use inline or offload".into())),
+        },
+    },
+    KeyDef {
+        name: "gtod_reduce",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted: storlab's clock reads cost tens of nanoseconds and every latency is kept",
+        field: "gtod_reduce",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "clocksource",
+        aliases: &[],
+        bare: false,
+        meaning: "gettimeofday, clock_gettime or cpu accepted: storlab always times with CLOCK_MONOTONIC",
+        field: "clocksource",
+        apply: |_, v| match v {
+            "gettimeofday" | "clock_gettime" | "cpu" => Ok(()),
+            _ => Err(ApplyError::Invalid(
+                "use gettimeofday, clock_gettime or cpu".into(),
+            )),
+        },
+    },
+    KeyDef {
+        name: "flow",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not balance jobs by fio's flow weights",
+        field: "flow",
+        apply: |d, v| {
+            if v.trim_start_matches('-').parse::<i64>().is_err() {
+                return Err(ApplyError::Invalid("a whole number is needed".into()));
+            }
+            if v != "0" {
+                accept_without_effect(d, "flow");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "flow_sleep",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning (see flow)",
+        field: "flow_sleep",
+        apply: |d, v| {
+            if parse_time_ns(v, NS_PER_US)? > 0 {
+                accept_without_effect(d, "flow_sleep");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cpus_allowed",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not pin worker threads",
+        field: "cpus_allowed",
+        apply: |d, v| {
+            if !v.bytes().all(|b| b.is_ascii_digit() || b"-,^".contains(&b)) {
+                return Err(ApplyError::Invalid("a CPU list such as 0-3,6 is needed".into()));
+            }
+            accept_without_effect(d, "cpus_allowed");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "numa_cpu_nodes",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not bind worker threads to NUMA nodes",
+        field: "numa_cpu_nodes",
+        apply: |d, v| {
+            if !v.bytes().all(|b| b.is_ascii_digit() || b"-,".contains(&b)) && v != "all" {
+                return Err(ApplyError::Invalid("a node list such as 0-1 or all is needed".into()));
+            }
+            accept_without_effect(d, "numa_cpu_nodes");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thread",
+        aliases: &["threads"],
         bare: true,
         meaning: "accepted for fio compatibility; storlab always runs workers as threads",
         field: "thread",
@@ -2269,5 +2509,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("--zonemode=zbd: zoned block devices (ZBD) are out of scope"));
+    }
+
+    #[test]
+    fn accepted_keys_say_what_they_do_not_change() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("flow", Some("2")),
+            ("cpus_allowed", Some("0-3")),
+            ("gtod_reduce", None),
+            ("clocksource", Some("cpu")),
+            ("io_submit_mode", Some("offload")),
+        ])
+        .unwrap();
+        assert_eq!(spec.warnings.len(), 2, "{:?}", spec.warnings);
+        assert!(spec.warnings[0].starts_with("flow: accepted, no effect"));
+        assert!(spec.warnings[1].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(
+            draft(&[("nrfiles", Some("4"))]).unwrap_err().to_string(),
+            "--nrfiles=4: storlab runs one file per job; split the job into one job per file"
+        );
+        assert!(draft(&[("clocksource", Some("tsc"))]).is_err());
+        let spec = draft(&[("filesize", Some("64k")), ("rate_process", Some("poisson"))]).unwrap();
+        assert_eq!(spec.size_bytes, Some(64 << 10));
+        assert!(spec.rate_poisson);
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("directory", Some("/tmp/d")),
+            ("filename_format", Some("$jobname.$jobnum.$filenum")),
+        ])
+        .unwrap();
+        assert_eq!(spec.target, Target::Path("/tmp/d/job.0.0".into()));
     }
 }

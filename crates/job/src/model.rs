@@ -375,6 +375,10 @@ fn default_true() -> bool {
     true
 }
 
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }
@@ -480,6 +484,17 @@ pub struct JobSpec {
     /// job, a new random offset every `N` I/Os with sequential ones in between.
     #[serde(default, skip_serializing_if = "RwModifier::is_none")]
     pub rw_modifier: RwModifier,
+    /// fio's `allow_file_create` (default on): off, a job whose file does not exist is refused
+    /// instead of creating it.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub allow_file_create: bool,
+    /// fio's `unlink`: delete the job's regular file after the job.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unlink: bool,
+    /// fio's `rate_process=poisson`: rated I/Os go at exponentially distributed intervals around
+    /// the rate's mean instead of evenly spaced.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rate_poisson: bool,
     /// fio's `zonemode=strided`: I/O in zones spread over the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_zones: Option<StridedZones>,
@@ -528,6 +543,9 @@ impl JobSpec {
             think: ThinkSpec::default(),
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,
+            allow_file_create: true,
+            unlink: false,
+            rate_poisson: false,
             strided_zones: None,
             warnings: Vec::new(),
         }

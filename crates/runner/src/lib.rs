@@ -199,6 +199,9 @@ pub fn run_jobs(
         let group = &set.jobs[group_start..group_end];
         let results = run_group(group, provider, options)?;
         let interrupted = results.iter().any(|o| o.interrupted);
+        for outcome in &results {
+            unlink_after(&outcome.job)?;
+        }
         for outcome in results {
             on_job_done(&outcome);
             outcomes.push(outcome);
@@ -209,6 +212,20 @@ pub fn run_jobs(
         group_start = group_end;
     }
     Ok(outcomes)
+}
+
+/// fio's `unlink`: the job's regular file goes once the job is done (a device never does).
+fn unlink_after(job: &JobSpec) -> Result<(), RunError> {
+    let storlab_job::Target::Path(path) = &job.target else {
+        return Ok(());
+    };
+    if !job.unlink || !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    std::fs::remove_file(path).map_err(|error| RunError::Plan {
+        job: job.name.clone(),
+        reason: format!("unlink=1: cannot delete {}: {error}", path.display()),
+    })
 }
 
 /// Everything one job needs on the worker threads.
@@ -227,6 +244,17 @@ fn run_group(
 ) -> Result<Vec<JobOutcome>, RunError> {
     let mut prepared = Vec::with_capacity(group.len());
     for (job_index, job) in group.iter().enumerate() {
+        if let (false, storlab_job::Target::Path(path)) = (job.allow_file_create, &job.target) {
+            if !path.exists() {
+                return Err(RunError::Plan {
+                    job: job.name.clone(),
+                    reason: format!(
+                        "allow_file_create=0: {} does not exist and the job may not create it",
+                        path.display()
+                    ),
+                });
+            }
+        }
         let mut engines = provider.open(job)?;
         let shared = engines.len() == 1 && engines[0].capabilities().shared_timeline;
         if !shared && engines.len() != job.numjobs as usize {

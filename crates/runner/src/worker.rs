@@ -40,6 +40,10 @@ struct VerifyState {
     in_phase_checks: bool,
 }
 
+/// Stream numbers of the `rate_process=poisson` draws, clear of the offset streams (one per
+/// worker, from 0).
+const POISSON_STREAM_BASE: u64 = 1 << 32;
+
 /// Reads during the write phase are checked only while generations have not wrapped.
 const CHECKED_GENERATIONS: u64 = u32::MAX as u64;
 
@@ -148,6 +152,8 @@ pub struct Worker {
     /// B / rate of the direction's time.
     rate_bytes_per_s: [Option<u64>; 2],
     rate_next_ns: [u64; 2],
+    /// fio's `rate_process=poisson`: the draws of the exponential spacing of rated I/Os.
+    poisson: Option<rand_chacha::ChaCha8Rng>,
     /// Reads and writes both (`rwmixread` strictly between 0 and 100).
     mixed: bool,
     verify: Option<VerifyState>,
@@ -252,6 +258,13 @@ impl Worker {
             ],
             rate_bytes_per_s: [job.rate_bytes.read, job.rate_bytes.write],
             rate_next_ns: [0; 2],
+            poisson: job.rate_poisson.then(|| {
+                use rand_core::SeedableRng;
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(job.seed);
+                // Its own stream, so the offsets stay those of the linear job.
+                rng.set_stream(u64::from(worker_index) + POISSON_STREAM_BASE);
+                rng
+            }),
             mixed: (1..100).contains(&job.read_percent),
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
@@ -419,6 +432,10 @@ impl Worker {
                     let due = self.rate_next_ns[rate].min(self.rate_next_ns[other]);
                     return Ok((queued, Some(due)));
                 }
+                // fio's `rate_process=poisson` (io_u.c, `usec_for_io`): the spacing is drawn from
+                // the exponential distribution of the rate's mean, so I/Os arrive as a Poisson
+                // process of the same rate.
+                let interval = self.rated_spacing_ns(interval);
                 self.rate_next_ns[rate] =
                     self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
             }
@@ -504,6 +521,20 @@ impl Worker {
             }
         }
         Ok((queued, None))
+    }
+
+    /// The spacing before a rated I/O whose rate's mean spacing is `mean_ns`: that mean for
+    /// fio's linear process, an exponential draw of that mean for `rate_process=poisson`.
+    fn rated_spacing_ns(&mut self, mean_ns: u64) -> u64 {
+        match self.poisson.as_mut() {
+            Some(rng) => {
+                use rand_core::RngCore;
+                // 53 random bits: a uniform in [0, 1) with a double's precision.
+                let uniform = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                (-(1.0 - uniform).ln() * mean_ns as f64) as u64
+            }
+            None => mean_ns,
+        }
     }
 
     /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O: after every N
@@ -1028,5 +1059,32 @@ mod tests {
             spin_ns < 2 * THINK_NS + plain_ns + 50_000_000,
             "{spin_ns} ns"
         );
+    }
+
+    /// `rate_process=poisson`: the spacing of rated I/Os is exponential with the rate's mean
+    /// (standard deviation equal to the mean); linear keeps it constant.
+    #[test]
+    fn rate_process_poisson_spaces_rated_ios_exponentially() {
+        const MEAN_NS: u64 = 1_000_000;
+        const DRAWS: usize = 20_000;
+        let spacing = |poisson: bool| {
+            let mut job = JobSpec::new("rated", EngineKind::Null, Target::None);
+            job.rate_poisson = poisson;
+            let region = Region {
+                start_bytes: 0,
+                len_bytes: 1 << 20,
+            };
+            let mut worker = Worker::new(0, &job, 0, region, 0, NS_PER_S);
+            let gaps: Vec<f64> = (0..DRAWS)
+                .map(|_| worker.rated_spacing_ns(MEAN_NS) as f64)
+                .collect();
+            let mean = gaps.iter().sum::<f64>() / DRAWS as f64;
+            let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / DRAWS as f64;
+            (mean, variance.sqrt())
+        };
+        assert_eq!(spacing(false), (MEAN_NS as f64, 0.0));
+        let (mean, deviation) = spacing(true);
+        assert!((mean / MEAN_NS as f64 - 1.0).abs() < 0.03, "{mean}");
+        assert!((deviation / mean - 1.0).abs() < 0.05, "{deviation}");
     }
 }
