@@ -311,6 +311,12 @@ mod tests {
             "cpus_allowed=0-1",
             "numa_cpu_nodes=0",
             "threads=1",
+            "steadystate=iops:5%",
+            "ss=bw_slope:1m",
+            "steadystate_duration=30",
+            "ss_dur=30",
+            "steadystate_ramp_time=5",
+            "ss_ramp=5",
             // Keys that need a companion: the settings after the first go with it.
             "zonesize=16k zonemode=strided",
             "zonerange=8k zonemode=strided zonesize=16k",

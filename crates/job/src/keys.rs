@@ -9,8 +9,8 @@
 use crate::error::{JobError, Location};
 use crate::model::{
     BlockSizeSpec, DataPattern, EngineKind, FadviseHint, JobSpec, OpenSync, RandomDistribution,
-    RwModifier, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, ZoneShare,
-    MICROS_PER_UNIT,
+    RwModifier, SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec,
+    ZoneShare, MICROS_PER_UNIT,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -201,6 +201,10 @@ pub struct JobDraft {
     zone_range_bytes: Option<u64>,
     zone_skip_bytes: Option<u64>,
     allow_file_create: Option<bool>,
+    /// `steadystate=CRITERION:LIMIT` as (bandwidth, slope, limit in millionths, percent).
+    steadystate_criterion: Option<(bool, bool, u64, bool)>,
+    steadystate_duration_ns: Option<u64>,
+    steadystate_ramp_ns: Option<u64>,
     unlink: Option<bool>,
     rate_poisson: Option<bool>,
     /// fio's `filename_format`, used when no `filename` is given.
@@ -441,6 +445,24 @@ impl JobDraft {
             Some(modifier) => modifier,
         };
         set_if(&mut spec.allow_file_create, self.allow_file_create);
+        // fio: steady state is judged only with a duration; its default criterion is
+        // iops_slope:0.01%.
+        spec.steadystate = self
+            .steadystate_duration_ns
+            .filter(|d| *d > 0)
+            .map(|duration_ns| {
+                let (bandwidth, slope, limit_micros, percent) = self
+                    .steadystate_criterion
+                    .unwrap_or((false, true, STEADYSTATE_DEFAULT_LIMIT_MICROS, true));
+                SteadyStateSpec {
+                    bandwidth,
+                    slope,
+                    limit_micros,
+                    percent,
+                    duration_ns,
+                    ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
+                }
+            });
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
         if self.size.is_none() {
@@ -870,6 +892,44 @@ fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
     if !d.no_effect.contains(&key) {
         d.no_effect.push(key);
     }
+}
+
+/// fio's default steady-state limit, 0.01% (of the mean), in millionths of a percent.
+const STEADYSTATE_DEFAULT_LIMIT_MICROS: u64 = 10_000;
+
+/// `steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]` (fio 3.33, options.c `str_steadystate_cb`).
+fn apply_steadystate(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let Some((criterion, limit)) = v.split_once(':') else {
+        return Err(ApplyError::Invalid(
+            "use CRITERION:LIMIT, e.g. iops_slope:0.1% (criteria: iops, iops_slope, bw, bw_slope)"
+                .into(),
+        ));
+    };
+    let (bandwidth, slope) = match criterion {
+        "iops" => (false, false),
+        "iops_slope" => (false, true),
+        "bw" => (true, false),
+        "bw_slope" => (true, true),
+        _ => {
+            return Err(ApplyError::Invalid(
+                "criteria are iops, iops_slope, bw and bw_slope".into(),
+            ))
+        }
+    };
+    let (number, percent) = match limit.strip_suffix('%') {
+        Some(number) => (number, true),
+        None => (limit, false),
+    };
+    // fio reads an absolute bandwidth limit as a size (`bw:10m`).
+    let limit_micros = if bandwidth && !percent {
+        parse_size(number)?
+            .checked_mul(MICROS_PER_UNIT)
+            .ok_or_else(|| ApplyError::Invalid(format!("'{number}' is too large")))?
+    } else {
+        parse_micros(number)?
+    };
+    d.steadystate_criterion = Some((bandwidth, slope, limit_micros, percent));
+    Ok(())
 }
 
 /// fio reads `thinktime` and `thinktime_spin` without a unit as microseconds.
@@ -1690,6 +1750,36 @@ pub static KEYS: &[KeyDef] = &[
         field: "create_on_open",
         apply: |_, v| {
             parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "steadystate",
+        aliases: &["ss"],
+        bare: false,
+        meaning: "stop once steady: iops, iops_slope, bw or bw_slope:LIMIT[%] over steadystate_duration",
+        field: "steadystate",
+        apply: apply_steadystate,
+    },
+    KeyDef {
+        name: "steadystate_duration",
+        aliases: &["ss_dur"],
+        bare: false,
+        meaning: "the window steady state is judged over (seconds unless a unit is given; 0 = off)",
+        field: "steadystate_duration",
+        apply: |d, v| {
+            d.steadystate_duration_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "steadystate_ramp_time",
+        aliases: &["ss_ramp"],
+        bare: false,
+        meaning: "run this long before steady-state samples are taken (seconds unless a unit is given)",
+        field: "steadystate_ramp_time",
+        apply: |d, v| {
+            d.steadystate_ramp_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
         },
     },
@@ -2540,5 +2630,50 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(spec.target, Target::Path("/tmp/d/job.0.0".into()));
+    }
+
+    #[test]
+    fn steadystate_needs_a_duration_and_reads_fios_limits() {
+        let spec = draft(&[("size", Some("1M")), ("ss", Some("iops:5%"))]).unwrap();
+        assert_eq!(spec.steadystate, None, "no duration: not judged (as fio)");
+        let spec = draft(&[("size", Some("1M")), ("ss_dur", Some("30"))]).unwrap();
+        assert_eq!(
+            spec.steadystate,
+            Some(SteadyStateSpec {
+                bandwidth: false,
+                slope: true,
+                limit_micros: 10_000,
+                percent: true,
+                duration_ns: 30 * NS_PER_S,
+                ramp_ns: 0,
+            })
+        );
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("steadystate", Some("bw:10m")),
+            ("steadystate_duration", Some("20s")),
+            ("steadystate_ramp_time", Some("5")),
+        ])
+        .unwrap()
+        .steadystate
+        .unwrap();
+        assert_eq!(
+            (
+                spec.bandwidth,
+                spec.slope,
+                spec.percent,
+                spec.limit_micros,
+                spec.ramp_ns
+            ),
+            (
+                true,
+                false,
+                false,
+                (10 << 20) * MICROS_PER_UNIT,
+                5 * NS_PER_S
+            )
+        );
+        assert!(draft(&[("ss", Some("latency:5%"))]).is_err());
+        assert!(draft(&[("ss", Some("iops"))]).is_err());
     }
 }

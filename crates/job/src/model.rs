@@ -266,6 +266,23 @@ impl RandomDistribution {
     }
 }
 
+/// fio's `steadystate` (`ss`), `steadystate_duration` (`ss_dur`) and `steadystate_ramp_time`
+/// (`ss_ramp`): once `duration_ns` of per-second samples, taken after `ramp_ns`, meet the
+/// criterion, the worker stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteadyStateSpec {
+    /// Judge bandwidth (`bw`, `bw_slope`) instead of IOPS (`iops`, `iops_slope`).
+    pub bandwidth: bool,
+    /// Judge the least-squares slope (`*_slope`) instead of the largest deviation from the mean.
+    pub slope: bool,
+    /// The limit, in millionths: of a percent of the mean when `percent`, else of I/Os (or
+    /// bytes) per second.
+    pub limit_micros: u64,
+    pub percent: bool,
+    pub duration_ns: u64,
+    pub ramp_ns: u64,
+}
+
 /// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): the worker does `size_bytes`
 /// of I/O inside a zone of `range_bytes` (going round it when it is smaller), then moves
 /// `range_bytes + skip_bytes` on, wrapping to its start at the target's end; `size` is the total
@@ -495,6 +512,9 @@ pub struct JobSpec {
     /// the rate's mean instead of evenly spaced.
     #[serde(default, skip_serializing_if = "is_false")]
     pub rate_poisson: bool,
+    /// fio's `steadystate`: stop the job once its throughput has been steady for a while.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyStateSpec>,
     /// fio's `zonemode=strided`: I/O in zones spread over the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_zones: Option<StridedZones>,
@@ -546,6 +566,7 @@ impl JobSpec {
             allow_file_create: true,
             unlink: false,
             rate_poisson: false,
+            steadystate: None,
             strided_zones: None,
             warnings: Vec::new(),
         }

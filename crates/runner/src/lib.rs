@@ -12,6 +12,7 @@ pub mod offsets;
 pub mod pattern;
 mod random_map;
 pub mod state;
+mod steady;
 pub mod sweep;
 pub mod verify;
 pub mod worker;

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{DataPattern, JobSpec, SyncSpec, Target, ThinkSpec};
+use storlab_job::{DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -186,6 +186,11 @@ pub struct Worker {
     think_due: bool,
     /// The stall in progress ends here.
     think_until_ns: Option<u64>,
+    /// fio's `steadystate`, and whether it was reached (the worker then stops issuing).
+    steadystate: Option<SteadyStateSpec>,
+    pub steady_reached: bool,
+    /// The last interval whose window was judged.
+    steady_checked_interval: u64,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
@@ -303,6 +308,9 @@ impl Worker {
             think_last_stall_end_ns: 0,
             think_due: false,
             think_until_ns: None,
+            steadystate: job.steadystate,
+            steady_reached: false,
+            steady_checked_interval: 0,
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
             stats: WorkerStats::with_expected_duration(
@@ -364,6 +372,7 @@ impl Worker {
 
     fn finished_issuing(&self) -> bool {
         self.error.is_some()
+            || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
     }
@@ -521,6 +530,43 @@ impl Worker {
             }
         }
         Ok((queued, None))
+    }
+
+    /// fio's `steadystate`: when a measurement interval has ended, judge the window of whole
+    /// intervals before it (after `ss_ramp`) and stop once it meets the criterion.
+    fn check_steady(&mut self, t_ns: u64) {
+        let Some(spec) = self.steadystate else {
+            return;
+        };
+        let interval_ns = self.stats.read.series.interval_ns();
+        let current = t_ns / interval_ns;
+        if current <= self.steady_checked_interval {
+            return;
+        }
+        self.steady_checked_interval = current;
+        let window = (spec.duration_ns / interval_ns).max(2);
+        let first_counted = spec.ramp_ns.div_ceil(interval_ns);
+        if current < first_counted + window {
+            return;
+        }
+        let per_second = NS_PER_S as f64 / interval_ns as f64;
+        let (read, write) = (
+            self.stats.read.series.bins(),
+            self.stats.write.series.bins(),
+        );
+        let samples: Vec<f64> = (current - window..current)
+            .map(|i| {
+                let i = i as usize;
+                let (r, w) = (read.get(i).copied(), write.get(i).copied());
+                let pick = |bin: Option<storlab_stats::IntervalBin>| {
+                    bin.map_or(0, |b| if spec.bandwidth { b.bytes } else { b.ios })
+                };
+                (pick(r) + pick(w)) as f64 * per_second
+            })
+            .collect();
+        if crate::steady::criterion_met(&samples, &spec) {
+            self.steady_reached = true;
+        }
     }
 
     /// The spacing before a rated I/O whose rate's mean spacing is `mean_ns`: that mean for
@@ -684,6 +730,9 @@ impl Worker {
             let t_ns = completion.done_ns - window.measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
+            if self.steadystate.is_some() {
+                self.check_steady(t_ns);
+            }
         }
         if let Some(v) = self.verify.as_mut() {
             match direction {
@@ -1086,5 +1135,60 @@ mod tests {
         let (mean, deviation) = spacing(true);
         assert!((mean / MEAN_NS as f64 - 1.0).abs() < 0.03, "{mean}");
         assert!((deviation / mean - 1.0).abs() < 0.05, "{deviation}");
+    }
+    /// fio's `steadystate`: a rated job is steady at once and stops long before its runtime.
+    #[test]
+    fn a_steady_job_stops_before_its_runtime() {
+        const INTERVAL_NS: u64 = 100_000_000;
+        let mut job = JobSpec::new("steady", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.rate_iops.read = Some(2000);
+        job.time_based = true;
+        job.runtime_ns = Some(20 * NS_PER_S);
+        job.steadystate = Some(SteadyStateSpec {
+            bandwidth: false,
+            slope: false,
+            limit_micros: 20_000_000,
+            percent: true,
+            duration_ns: 5 * INTERVAL_NS,
+            ramp_ns: INTERVAL_NS,
+        });
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 1 << 20,
+        };
+        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        engine
+            .setup(&EngineSetup {
+                slots: 1,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: job.runtime_ns,
+        };
+        drive(
+            engine.as_mut(),
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        assert!(workers[0].steady_reached);
+        // Ramp, then a window of five intervals: well under the 20 s runtime.
+        assert!(
+            workers[0].stats.elapsed_ns < 5 * NS_PER_S,
+            "{}",
+            workers[0].stats.elapsed_ns
+        );
+        assert!(
+            workers[0].stats.read.ios >= 2000 / 2,
+            "{}",
+            workers[0].stats.read.ios
+        );
     }
 }
