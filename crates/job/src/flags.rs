@@ -311,6 +311,8 @@ mod tests {
             "cpus_allowed=0-1",
             "numa_cpu_nodes=0",
             "threads=1",
+            "rate_min=1m",
+            "ratemin=1m,512k",
             "steadystate=iops:5%",
             "ss=bw_slope:1m",
             "steadystate_duration=30",

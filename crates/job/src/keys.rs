@@ -207,6 +207,7 @@ pub struct JobDraft {
     steadystate_ramp_ns: Option<u64>,
     unlink: Option<bool>,
     rate_poisson: Option<bool>,
+    rate_min: Option<(Option<u64>, Option<u64>)>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
@@ -465,6 +466,10 @@ impl JobDraft {
             });
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
+        if let Some((read, write)) = self.rate_min {
+            spec.rate_min.read = read;
+            spec.rate_min.write = write;
+        }
         if self.size.is_none() {
             if let Some(filesize) = self.filesize_bytes {
                 spec.size_bytes = Some(filesize);
@@ -1832,6 +1837,17 @@ pub static KEYS: &[KeyDef] = &[
             _ => Err(ApplyError::Unsupported(
                 "storlab runs one file per job; split the job into one job per file".into(),
             )),
+        },
+    },
+    KeyDef {
+        name: "rate_min",
+        aliases: &["ratemin"],
+        bare: false,
+        meaning: "bandwidth a job must keep (e.g. 10m), for both or read,write: below it over an interval, the job fails",
+        field: "rate_min",
+        apply: |d, v| {
+            d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            Ok(())
         },
     },
     KeyDef {

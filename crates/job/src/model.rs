@@ -388,6 +388,12 @@ pub struct RateBytes {
     pub write: Option<u64>,
 }
 
+impl RateBytes {
+    fn is_unset(&self) -> bool {
+        *self == RateBytes::default()
+    }
+}
+
 fn default_true() -> bool {
     true
 }
@@ -508,6 +514,10 @@ pub struct JobSpec {
     /// fio's `unlink`: delete the job's regular file after the job.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unlink: bool,
+    /// fio's `rate_min` (`ratemin`): the bandwidth each direction must keep, bytes per second;
+    /// a worker that falls below it over a whole interval fails.
+    #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
+    pub rate_min: RateBytes,
     /// fio's `rate_process=poisson`: rated I/Os go at exponentially distributed intervals around
     /// the rate's mean instead of evenly spaced.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -566,6 +576,7 @@ impl JobSpec {
             allow_file_create: true,
             unlink: false,
             rate_poisson: false,
+            rate_min: RateBytes::default(),
             steadystate: None,
             strided_zones: None,
             warnings: Vec::new(),

@@ -186,6 +186,9 @@ pub struct Worker {
     think_due: bool,
     /// The stall in progress ends here.
     think_until_ns: Option<u64>,
+    /// fio's `rate_min` per direction, bytes per second, and the last interval checked.
+    rate_min_bytes_per_s: [Option<u64>; 2],
+    rate_min_checked_interval: u64,
     /// fio's `steadystate`, and whether it was reached (the worker then stops issuing).
     steadystate: Option<SteadyStateSpec>,
     pub steady_reached: bool,
@@ -308,6 +311,8 @@ impl Worker {
             think_last_stall_end_ns: 0,
             think_due: false,
             think_until_ns: None,
+            rate_min_bytes_per_s: [job.rate_min.read, job.rate_min.write],
+            rate_min_checked_interval: 0,
             steadystate: job.steadystate,
             steady_reached: false,
             steady_checked_interval: 0,
@@ -569,6 +574,43 @@ impl Worker {
         }
     }
 
+    /// fio's `rate_min`: when a measurement interval has ended, each direction with a minimum
+    /// must have moved at least that rate over it, or the worker fails (fio: "min rate not
+    /// met" ends the job). The first interval is skipped, as fio skips its first rate cycle.
+    fn check_rate_min(&mut self, t_ns: u64) {
+        let interval_ns = self.stats.read.series.interval_ns();
+        let current = t_ns / interval_ns;
+        if current <= self.rate_min_checked_interval.max(1) {
+            self.rate_min_checked_interval = self.rate_min_checked_interval.max(current);
+            return;
+        }
+        self.rate_min_checked_interval = current;
+        let judged = (current - 1) as usize;
+        for (direction, minimum) in ["read", "write"].into_iter().zip(self.rate_min_bytes_per_s) {
+            let Some(minimum) = minimum else { continue };
+            let series = if direction == "read" {
+                &self.stats.read.series
+            } else {
+                &self.stats.write.series
+            };
+            // fio checks only the directions the job has moved data in.
+            if series.bins().iter().all(|b| b.bytes == 0) {
+                continue;
+            }
+            let bytes = series.bins().get(judged).map_or(0, |b| b.bytes);
+            let per_second =
+                u128::from(bytes) * u128::from(NS_PER_S) / u128::from(interval_ns.max(1));
+            if per_second < u128::from(minimum) {
+                self.error.get_or_insert(RunError::Plan {
+                    job: self.job_name.clone(),
+                    reason: format!(
+                        "rate_min: {direction} moved {per_second} B/s over an interval, below the minimum of {minimum} B/s"
+                    ),
+                });
+            }
+        }
+    }
+
     /// The spacing before a rated I/O whose rate's mean spacing is `mean_ns`: that mean for
     /// fio's linear process, an exponential draw of that mean for `rate_process=poisson`.
     fn rated_spacing_ns(&mut self, mean_ns: u64) -> u64 {
@@ -732,6 +774,9 @@ impl Worker {
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
             if self.steadystate.is_some() {
                 self.check_steady(t_ns);
+            }
+            if self.rate_min_bytes_per_s != [None; 2] {
+                self.check_rate_min(t_ns);
             }
         }
         if let Some(v) = self.verify.as_mut() {
@@ -1136,6 +1181,56 @@ mod tests {
         assert!((mean / MEAN_NS as f64 - 1.0).abs() < 0.03, "{mean}");
         assert!((deviation / mean - 1.0).abs() < 0.05, "{deviation}");
     }
+    /// fio's `rate_min`: a job held to 100 IOPS of 4 KiB (400 KiB/s) fails a 1 MiB/s minimum
+    /// and passes a 100 KiB/s one.
+    #[test]
+    fn rate_min_fails_a_job_below_it() {
+        const INTERVAL_NS: u64 = 100_000_000;
+        let run = |minimum_bytes_per_s: u64| {
+            let mut job = JobSpec::new("slow", EngineKind::Null, Target::None);
+            job.random_percent = 0;
+            job.rate_iops.read = Some(100);
+            job.time_based = true;
+            job.runtime_ns = Some(5 * INTERVAL_NS);
+            job.rate_min.read = Some(minimum_bytes_per_s);
+            job.rate_min.write = Some(minimum_bytes_per_s);
+            let region = Region {
+                start_bytes: 0,
+                len_bytes: 1 << 20,
+            };
+            let mut engine =
+                open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+            engine
+                .setup(&EngineSetup {
+                    slots: 1,
+                    slot_bytes: 4096,
+                    buffer_align_bytes: 4096,
+                })
+                .unwrap();
+            let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
+            let timing = Timing {
+                ramp_ns: 0,
+                runtime_ns: job.runtime_ns,
+            };
+            drive(
+                engine.as_mut(),
+                &mut workers,
+                timing,
+                &AtomicBool::new(false),
+                None,
+            )
+            .unwrap();
+            workers[0].error.take().map(|e| e.to_string())
+        };
+        let error = run(1 << 20).expect("below the minimum");
+        assert!(error.contains("rate_min: read moved"), "{error}");
+        assert_eq!(
+            run(100 << 10),
+            None,
+            "writes were never asked for: not judged"
+        );
+    }
+
     /// fio's `steadystate`: a rated job is steady at once and stops long before its runtime.
     #[test]
     fn a_steady_job_stops_before_its_runtime() {
