@@ -105,3 +105,40 @@ fn allow_file_create_0_refuses_a_missing_file() {
         assert_eq!(files(fio_dir.path()), []);
     }
 }
+
+/// `buffer_pattern`: every byte written is the pattern repeated, unstamped; the file each tool
+/// leaves is the same, byte for byte.
+#[test]
+fn buffer_pattern_writes_fios_bytes() {
+    for pattern in ["0xdeadbeef", "\"ab\""] {
+        {
+            let key = "buffer_pattern";
+            let setting = format!("--{key}={pattern}");
+            let flags = [
+                "--rw=write",
+                "--bs=4k",
+                "--size=64k",
+                "--filename=data",
+                setting.as_str(),
+            ];
+            let storlab_dir = tempfile::tempdir().unwrap();
+            let output = storlab(storlab_dir.path(), &flags);
+            assert!(output.status.success(), "{output:?}");
+            let written = std::fs::read(storlab_dir.path().join("data")).unwrap();
+            let expected: Vec<u8> = match pattern {
+                "0xdeadbeef" => [0xde, 0xad, 0xbe, 0xef].repeat(16 << 10),
+                _ => b"ab".repeat(32 << 10),
+            };
+            assert!(written == expected, "{key}={pattern}");
+            let fio_dir = tempfile::tempdir().unwrap();
+            if let Some(output) = fio(fio_dir.path(), &flags) {
+                assert!(output.status.success(), "{output:?}");
+                let fio_written = std::fs::read(fio_dir.path().join("data")).unwrap();
+                assert!(
+                    fio_written == written,
+                    "{key}={pattern}: fio wrote other bytes"
+                );
+            }
+        }
+    }
+}

@@ -311,6 +311,8 @@ mod tests {
             "cpus_allowed=0-1",
             "numa_cpu_nodes=0",
             "threads=1",
+            "buffer_pattern=0xdeadbeef",
+            "verify_pattern=0x5a",
             "rate_min=1m",
             "ratemin=1m,512k",
             "steadystate=iops:5%",

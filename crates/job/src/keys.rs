@@ -208,6 +208,9 @@ pub struct JobDraft {
     unlink: Option<bool>,
     rate_poisson: Option<bool>,
     rate_min: Option<(Option<u64>, Option<u64>)>,
+    buffer_pattern: Option<Vec<u8>>,
+    /// `verify_pattern` was given: no effect without `verify`, refused with it.
+    verify_pattern: bool,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
@@ -336,6 +339,20 @@ impl JobDraft {
             return Err(self.engine_refusal(foreign, job_location));
         }
         self.check_zones(job_location)?;
+        if self.verify_pattern && self.verify == Some(true) {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "verify_pattern");
+            return Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("verify_pattern", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                "storlab's verify checks its own per-write data (each rewrite differs), not a \
+                 fixed pattern; drop verify_pattern",
+            ));
+        }
         let name = self
             .name
             .clone()
@@ -466,6 +483,7 @@ impl JobDraft {
             });
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
+        spec.buffer_pattern = self.buffer_pattern.clone();
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
@@ -884,6 +902,10 @@ fn no_effect_reason(key: &str) -> &'static str {
         "flow" | "flow_sleep" => {
             "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
         }
+        "verify_pattern" => {
+            "accepted, no effect: fio writes and checks it only when verifying, and storlab's \
+             verify checks its own per-write data instead"
+        }
         "cpus_allowed" | "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
         }
@@ -897,6 +919,50 @@ fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
     if !d.no_effect.contains(&key) {
         d.no_effect.push(key);
     }
+}
+
+/// fio's largest pattern (lib/pattern.h, `MAX_PATTERN_SIZE`).
+const PATTERN_MAX_BYTES: usize = 512;
+
+/// A fio data pattern (lib/pattern.c) of one element: `0x` hex bytes or a quoted string. fio's
+/// decimal numbers, `%o` (the offset), repeats and concatenated elements are refused.
+fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    let mut bytes = Vec::new();
+    {
+        let part = text.trim();
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(ApplyError::Invalid(format!("'{part}' is not hex bytes")));
+            }
+            // fio reads an odd number of digits with a leading zero.
+            let padded = if hex.len() % 2 == 1 {
+                format!("0{hex}")
+            } else {
+                hex.to_string()
+            };
+            for pair in padded.as_bytes().chunks(2) {
+                let digits = std::str::from_utf8(pair).expect("ASCII hex digits");
+                bytes.push(u8::from_str_radix(digits, 16).expect("checked hex digits"));
+            }
+        } else if let Some(quoted) = part
+            .strip_prefix('"')
+            .and_then(|p| p.strip_suffix('"'))
+            .or_else(|| part.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
+        {
+            bytes.extend_from_slice(quoted.as_bytes());
+        } else {
+            return Err(ApplyError::Unsupported(format!(
+                "'{part}': storlab reads one element, 0x hex bytes or a quoted string (not \
+                 fio's decimal numbers, %o or several elements)"
+            )));
+        }
+    }
+    if bytes.is_empty() || bytes.len() > PATTERN_MAX_BYTES {
+        return Err(ApplyError::Invalid(format!(
+            "a pattern has 1 to {PATTERN_MAX_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// fio's default steady-state limit, 0.01% (of the mean), in millionths of a percent.
@@ -1840,6 +1906,30 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "buffer_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "write these bytes repeated: 0x hex or a quoted string",
+        field: "buffer_pattern",
+        apply: |d, v| {
+            d.buffer_pattern = Some(parse_pattern(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's pattern for verify=pattern: accepted without verify (no effect, as in fio); with verify refused",
+        field: "verify_pattern",
+        apply: |d, v| {
+            parse_pattern(v)?;
+            d.verify_pattern = true;
+            accept_without_effect(d, "verify_pattern");
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "rate_min",
         aliases: &["ratemin"],
         bare: false,
@@ -2691,5 +2781,33 @@ mod tests {
         );
         assert!(draft(&[("ss", Some("latency:5%"))]).is_err());
         assert!(draft(&[("ss", Some("iops"))]).is_err());
+    }
+
+    #[test]
+    fn patterns_are_fios_hex_and_strings() {
+        let pattern = |v: &str| {
+            draft(&[("size", Some("1M")), ("buffer_pattern", Some(v))])
+                .map(|s| s.buffer_pattern.unwrap())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
+        assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
+        assert_eq!(pattern("\"ab\""), Ok(b"ab".to_vec()));
+        assert!(pattern("0xzz").is_err());
+        assert!(pattern("1234")
+            .unwrap_err()
+            .contains("not fio's decimal numbers"));
+        let error = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("write")),
+            ("verify", Some("crc32c")),
+            ("verify_pattern", Some("0xff")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("--verify_pattern=0xff: storlab's verify"),
+            "{error}"
+        );
     }
 }

@@ -514,6 +514,10 @@ pub struct JobSpec {
     /// fio's `unlink`: delete the job's regular file after the job.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unlink: bool,
+    /// fio's `buffer_pattern` (and `verify_pattern`): every write carries these bytes repeated,
+    /// unstamped, instead of the data pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pattern: Option<Vec<u8>>,
     /// fio's `rate_min` (`ratemin`): the bandwidth each direction must keep, bytes per second;
     /// a worker that falls below it over a whole interval fails.
     #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
@@ -577,6 +581,7 @@ impl JobSpec {
             unlink: false,
             rate_poisson: false,
             rate_min: RateBytes::default(),
+            buffer_pattern: None,
             steadystate: None,
             strided_zones: None,
             warnings: Vec::new(),

@@ -127,6 +127,15 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
     }
     check_engine_and_target(spec, &location)?;
     check_sync_and_think(spec, &location)?;
+    if spec.verify && spec.buffer_pattern.is_some() {
+        return Err(JobError::unsupported(
+            location,
+            "buffer_pattern",
+            None,
+            "storlab's verify writes and checks its own data for every write (each rewrite \
+             differs); a fixed pattern cannot be checked that way, so drop verify or the pattern",
+        ));
+    }
     if spec.verify && spec.read_percent == 100 {
         return Err(JobError::invalid(
             location,

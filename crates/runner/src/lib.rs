@@ -508,7 +508,10 @@ fn regions_overlap(regions: &[Region]) -> bool {
 fn fill_initial_buffers(engine: &mut dyn IoEngine, job: &JobSpec, slots: u32) {
     for slot in 0..slots {
         let seed = job.seed ^ u64::from(slot).rotate_left(32);
-        pattern::fill(engine.buffer_mut(slot), job.data_pattern, seed);
+        match &job.buffer_pattern {
+            Some(bytes) => pattern::fill_repeated(engine.buffer_mut(slot), bytes),
+            None => pattern::fill(engine.buffer_mut(slot), job.data_pattern, seed),
+        }
     }
 }
 

@@ -138,6 +138,11 @@ pub struct Worker {
     generator: OffsetGenerator,
     pending: Option<PlannedIo>,
     pattern: DataPattern,
+    /// fio's `buffer_pattern`: the buffers hold it from setup on and writes are not stamped.
+    /// Kept when the job also reads, whose data lands in the same slots: each write then
+    /// refills its slot.
+    fixed_pattern: Option<Vec<u8>>,
+    refill_pattern: bool,
     slot_base: u32,
     free_slots: Vec<u32>,
     in_flight: Vec<InFlight>,
@@ -252,6 +257,8 @@ impl Worker {
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
             pattern: job.data_pattern,
+            fixed_pattern: job.buffer_pattern.clone(),
+            refill_pattern: job.read_percent > 0,
             slot_base,
             free_slots: (0..depth as u32).rev().collect(),
             in_flight: vec![InFlight::default(); depth],
@@ -489,6 +496,10 @@ impl Worker {
                             &v.writes_in_flight,
                         );
                         v.writes_in_flight.push(generation);
+                    } else if let Some(bytes) = &self.fixed_pattern {
+                        if self.refill_pattern {
+                            pattern::fill_repeated(buf, bytes);
+                        }
                     } else {
                         pattern::stamp(buf, self.pattern, io.offset_bytes, self.write_counter);
                     }
