@@ -320,3 +320,200 @@ fn every_shared_engine_issues_fios_io() {
         }
     }
 }
+
+/// Every line of an iolog after the header and the file's `add`/`open`, as `ACTION [OFFSET
+/// LENGTH]` without timestamp or file name: the reads, writes and syncs both tools issued.
+fn actions(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let timestamped = lines.next() == Some("fio version 3 iolog");
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let after_file = if timestamped { 2 } else { 1 };
+            fields[after_file..].join(" ")
+        })
+        .filter(|action| !matches!(action.as_str(), "add" | "open" | "close"))
+        .collect()
+}
+
+/// Both tools' actions for one job on a fresh file of `file_bytes`.
+fn both_actions(file_bytes: u64, flags: &[&str]) -> (Vec<String>, Vec<String>) {
+    let (dir, data) = scratch(file_bytes);
+    fio_log(dir.path(), &data, flags);
+    run_storlab(dir.path(), &data, flags);
+    (
+        actions(&dir.path().join("fio.log")),
+        actions(&dir.path().join("storlab.log")),
+    )
+}
+
+/// fio's `fsync=N`, `fdatasync=N`, `end_fsync` and `fsync_on_close`: a sync after every N
+/// writes (before the next I/O), one at the end unless the last act was a sync, and the same
+/// lines in the log.
+#[test]
+fn syncs_go_where_fios_go() {
+    if !fio_present() {
+        return;
+    }
+    let job = ["--rw=write", "--bs=4k", "--size=64k"];
+    for (extra, syncs) in [
+        (&["--fsync=3"][..], 5),
+        (&["--fsync=3", "--end_fsync=1"][..], 6),
+        (&["--fsync=4", "--end_fsync=1"][..], 4),
+        (&["--fdatasync=5"][..], 3),
+        (&["--fsync_on_close=1"][..], 1),
+        (&["--fsync_on_close=1", "--end_fsync=1", "--fsync=2"][..], 8),
+    ] {
+        let flags: Vec<&str> = job.iter().chain(extra).copied().collect();
+        let (fio, storlab) = both_actions(MIB, &flags);
+        let fio_syncs = fio.iter().filter(|a| a.contains("sync")).count();
+        assert_eq!(fio_syncs, syncs, "fio's own count changed for {extra:?}");
+        assert_eq!(storlab, fio, "{extra:?}");
+    }
+}
+
+/// Shares of a log's I/Os on its most-hit block and on its most-hit tenth of the blocks.
+fn hot_shares(log: &[LoggedIo], blocks: usize) -> (f64, f64) {
+    let mut hits = std::collections::HashMap::<u64, u32>::new();
+    for io in log {
+        *hits.entry(io.offset_bytes).or_default() += 1;
+    }
+    let mut counts: Vec<u32> = hits.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let total = log.len() as f64;
+    let top = |n: usize| f64::from(counts.iter().take(n).sum::<u32>()) / total;
+    (top(1), top(blocks / 10))
+}
+
+/// fio's `random_distribution`: the same generators (lib/zipf.c, lib/gauss.c, io_u.c's zones)
+/// fed by different random streams put the same share of I/O on the hot blocks, and zones get
+/// their access share.
+#[test]
+fn random_distributions_skew_as_fios() {
+    if !fio_present() {
+        return;
+    }
+    const BLOCKS: usize = 1024;
+    let file_bytes = BLOCKS as u64 * 4096;
+    for distribution in ["zipf:1.2", "pareto:0.9", "normal:5", "zipf:0.8"] {
+        let flag = format!("--random_distribution={distribution}");
+        let (fio, storlab) = both_logs(
+            file_bytes,
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=4m",
+                "--io_size=80m",
+                &flag,
+            ],
+        );
+        assert_eq!(fio.len(), storlab.len(), "{distribution}");
+        let (fio_top, fio_tenth) = hot_shares(&fio, BLOCKS);
+        let (storlab_top, storlab_tenth) = hot_shares(&storlab, BLOCKS);
+        assert!(
+            (fio_top - storlab_top).abs() < 0.03 && (fio_tenth - storlab_tenth).abs() < 0.03,
+            "{distribution}: fio {fio_top:.3}/{fio_tenth:.3}, storlab {storlab_top:.3}/{storlab_tenth:.3}"
+        );
+    }
+    let (fio, storlab) = both_logs(
+        file_bytes,
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--io_size=20m",
+            "--random_distribution=zoned:80/25:20/75",
+        ],
+    );
+    let first_quarter = |log: &[LoggedIo]| {
+        log.iter().filter(|io| io.offset_bytes < MIB).count() as f64 / log.len() as f64
+    };
+    let (fio_share, storlab_share) = (first_quarter(&fio), first_quarter(&storlab));
+    assert!(
+        (fio_share - 0.8).abs() < 0.03,
+        "fio's own share changed: {fio_share}"
+    );
+    assert!(
+        (storlab_share - fio_share).abs() < 0.03,
+        "{storlab_share} vs {fio_share}"
+    );
+}
+
+/// fio's `rw=MODE:SIZE`: a hole after every sequential I/O, and the job ends at the first I/O
+/// that would start past the region's end (not after `size` bytes).
+#[test]
+fn the_rw_offset_modifier_skips_fios_holes() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (&["--size=64k", "--rw=write:4k"][..], 8),
+        (&["--size=64k", "--rw=read:8k"][..], 6),
+        (&["--offset=64k", "--size=64k", "--rw=read:4k"][..], 8),
+        (&["--size=60k", "--rw=write:8k"][..], 5),
+    ] {
+        let flags: Vec<&str> = ["--bs=4k"].iter().chain(flags).copied().collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
+/// fio's `zonemode=strided`: `zonesize` bytes in each zone of `zonerange` (going round a
+/// smaller zone), `zoneskip` between zones, the job's `size` spread over the whole file.
+#[test]
+fn strided_zones_visit_fios_offsets() {
+    if !fio_present() {
+        return;
+    }
+    // 256 KiB read in 16 KiB zones 64 KiB apart reach the end of the 1 MiB file.
+    let (fio, _) = both_logs(
+        MIB,
+        &[
+            "--bs=4k",
+            "--zonemode=strided",
+            "--size=256k",
+            "--zonesize=16k",
+            "--zoneskip=48k",
+        ],
+    );
+    assert_eq!(fio.last().map(|io| io.offset_bytes), Some(MIB - (52 << 10)));
+    for flags in [
+        &[
+            "--size=256k",
+            "--rw=read",
+            "--zonesize=16k",
+            "--zoneskip=48k",
+        ][..],
+        &[
+            "--size=128k",
+            "--rw=read",
+            "--zonesize=16k",
+            "--zonerange=8k",
+            "--zoneskip=8k",
+        ][..],
+        &[
+            "--size=128k",
+            "--rw=write",
+            "--zonesize=8k",
+            "--zonerange=16k",
+            "--zoneskip=4k",
+        ][..],
+        &[
+            "--offset=512k",
+            "--size=256k",
+            "--rw=read",
+            "--zonesize=64k",
+            "--zoneskip=64k",
+        ][..],
+    ] {
+        let flags: Vec<&str> = ["--bs=4k", "--zonemode=strided"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}

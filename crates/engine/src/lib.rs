@@ -49,6 +49,15 @@ pub struct IoCompletion {
     pub done_ns: u64,
 }
 
+/// What a flush makes stable (fio's `fsync` and `fdatasync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushKind {
+    /// `fsync`: written data and all of the file's metadata.
+    All,
+    /// `fdatasync`: written data and only the metadata needed to read it back.
+    Data,
+}
+
 /// What an engine can do, as flags rather than special cases.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Capabilities {
@@ -136,6 +145,16 @@ pub trait IoEngine {
     /// Engines with no page cache in their path (null, the simulator) ignore it.
     fn invalidate(&mut self, _offset_bytes: u64, _len_bytes: u64) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// Make what this engine wrote stable (fio's `fsync`, `fdatasync`, `end_fsync`,
+    /// `fsync_on_close`): returns once the kernel, and the drive's write cache below it, hold
+    /// nothing unwritten of the target. The runner calls it with none of the engine's requests
+    /// outstanding. An engine that cannot flush says so rather than returning at once.
+    fn flush(&mut self, _kind: FlushKind) -> Result<(), EngineError> {
+        Err(EngineError::Unsupported(format!(
+            "the {} engine cannot flush written data (fsync)",
+            self.name()
+        )))
     }
     /// Engine-side statistics at the end of a run.
     fn report(&self) -> EngineReport {

@@ -289,13 +289,58 @@ mod tests {
             "kb_base=1024",
             "invalidate=0",
             "write_iolog=/tmp/storlab-iolog",
+            "fsync=4",
+            "fdatasync=8",
+            "end_fsync=1",
+            "fsync_on_close=1",
+            "sync=none",
+            "thinktime=100",
+            "thinktime_spin=50",
+            "thinktime_blocks=4",
+            "thinktime_blocks_type=complete",
+            "thinktime_iotime=1",
+            "random_distribution=zipf:1.2",
+            "random_generator=lfsr",
+            "zonemode=none",
+            "rw=write:4k",
+            "allow_file_create=1",
+            "create_on_open=1",
+            "unlink=0",
+            "filename_format=$jobname.$jobnum.$filenum",
+            "filesize=1M",
+            "nrfiles=1",
+            "nr_files=1",
+            "rate_process=poisson",
+            "io_submit_mode=offload",
+            "gtod_reduce=1",
+            "clocksource=clock_gettime",
+            "flow=2",
+            "flow_sleep=100",
+            "cpus_allowed=0-1",
+            "numa_cpu_nodes=0",
+            "threads=1",
+            "buffer_pattern=0xdeadbeef",
+            "verify_pattern=0x5a",
+            "rate_min=1m",
+            "ratemin=1m,512k",
+            "steadystate=iops:5%",
+            "ss=bw_slope:1m",
+            "steadystate_duration=30",
+            "ss_dur=30",
+            "steadystate_ramp_time=5",
+            "ss_ramp=5",
+            // Keys that need a companion: the settings after the first go with it.
+            "zonesize=16k zonemode=strided",
+            "zonerange=8k zonemode=strided zonesize=16k",
+            "zoneskip=8k zonemode=strided zonesize=16k",
         ];
         let mut covered = std::collections::HashSet::new();
         for sample in samples {
             let key = sample.split('=').next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
+            let settings: Vec<&str> = sample.split(' ').collect();
             let file = crate::fio::parse_fio_str(
-                &format!("[n]\nsize=2M\nruntime=5\n{sample}\n"),
+                &format!("[n]\nsize=2M\nruntime=5\n{}\n", settings.join("\n")),
                 "t.fio",
                 None,
             )
@@ -304,7 +349,7 @@ mod tests {
             let extra = if key == "name" {
                 String::new()
             } else {
-                format!(" --{sample}")
+                settings.iter().map(|s| format!(" --{s}")).collect()
             };
             let from_flags = flags(&format!("--name=n --size=2M --runtime=5{extra}")).unwrap();
             assert_eq!(file, from_flags, "{sample}");

@@ -8,8 +8,9 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, JobSpec, Target,
-    TargetShares, OUT_OF_SCOPE_ENGINES,
+    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, JobSpec, OpenSync,
+    RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares,
+    ThinkSpec, ZoneShare, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -145,6 +146,8 @@ pub struct JobDraft {
     invalidate: Option<bool>,
     fadvise_hint: Option<FadviseHint>,
     rw: Option<RwMode>,
+    /// The `:N` of `rw=MODE:N`, as written (read once the mode is known).
+    rw_modifier: Option<RwModifier>,
     rwmixread: Option<u8>,
     percentage_random: Option<u8>,
     norandommap: Option<bool>,
@@ -183,6 +186,39 @@ pub struct JobDraft {
     write_iolog: Option<PathBuf>,
     /// fio's engine options, applied over the defaults (all off).
     engine_tuning: EngineTuning,
+    fsync_every_writes: Option<u32>,
+    fdatasync_every_writes: Option<u32>,
+    end_fsync: Option<bool>,
+    fsync_on_close: Option<bool>,
+    open_sync: Option<OpenSync>,
+    think_ns: Option<u64>,
+    think_spin_ns: Option<u64>,
+    think_every_ios: Option<u32>,
+    think_count_issued: Option<bool>,
+    think_every_io_ns: Option<u64>,
+    random_distribution: Option<RandomDistribution>,
+    /// `zonemode=strided` (true) or `none` (false).
+    zonemode_strided: Option<bool>,
+    zone_size_bytes: Option<u64>,
+    zone_range_bytes: Option<u64>,
+    zone_skip_bytes: Option<u64>,
+    allow_file_create: Option<bool>,
+    /// `steadystate=CRITERION:LIMIT` as (bandwidth, slope, limit in millionths, percent).
+    steadystate_criterion: Option<(bool, bool, u64, bool)>,
+    steadystate_duration_ns: Option<u64>,
+    steadystate_ramp_ns: Option<u64>,
+    unlink: Option<bool>,
+    rate_poisson: Option<bool>,
+    rate_min: Option<(Option<u64>, Option<u64>)>,
+    buffer_pattern: Option<Vec<u8>>,
+    /// `verify_pattern` was given: no effect without `verify`, refused with it.
+    verify_pattern: bool,
+    /// fio's `filename_format`, used when no `filename` is given.
+    filename_format: Option<String>,
+    /// fio's `filesize`: the file's size, the job's `size` when that is not given.
+    filesize_bytes: Option<u64>,
+    /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.
+    no_effect: Vec<&'static str>,
     provenance: Vec<Provenance>,
 }
 
@@ -262,11 +298,62 @@ impl JobDraft {
         self.target_override = Some(target);
     }
 
+    /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
+    /// compatible") and a strided mode needs its zone size.
+    fn check_zones(&self, job_location: &Location) -> Result<(), JobError> {
+        let strided = self.zonemode_strided == Some(true);
+        let zone_key = ["zonesize", "zonerange", "zoneskip"]
+            .into_iter()
+            .find(|field| self.provenance.iter().any(|p| p.field == *field));
+        let at = |field: &str| {
+            let setter = self.provenance.iter().rev().find(|p| p.field == field);
+            (
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
+                setter.and_then(|p| p.value.clone()),
+            )
+        };
+        if let (false, Some(field)) = (strided, zone_key) {
+            let (location, key, value) = at(field);
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)",
+            ));
+        }
+        if strided && self.zone_size_bytes.unwrap_or(0) == 0 {
+            let (location, key, value) = at("zonemode");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "zonemode=strided needs zonesize (the bytes done in each zone)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
         if let (Some(foreign), None) = (&self.foreign_engine, &self.target_override) {
             return Err(self.engine_refusal(foreign, job_location));
+        }
+        self.check_zones(job_location)?;
+        if self.verify_pattern && self.verify == Some(true) {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "verify_pattern");
+            return Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("verify_pattern", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                "storlab's verify checks its own per-write data (each rewrite differs), not a \
+                 fixed pattern; drop verify_pattern",
+            ));
         }
         let name = self
             .name
@@ -279,7 +366,7 @@ impl JobDraft {
 
     /// The job with every setting applied over storlab's defaults, not yet validated.
     fn build(&self, name: &str) -> JobSpec {
-        let (engine, target, warnings) = self.engine_and_target();
+        let (engine, target, warnings) = self.engine_and_target(name);
         let mut spec = JobSpec::new(name, engine, target);
         spec.warnings = warnings;
         if let Some(rw) = self.rw {
@@ -365,11 +452,79 @@ impl JobDraft {
                 spec.engine.as_str()
             ));
         }
+        spec.sync = SyncSpec {
+            fsync_every_writes: self.fsync_every_writes.unwrap_or(0),
+            fdatasync_every_writes: self.fdatasync_every_writes.unwrap_or(0),
+            end_fsync: self.end_fsync.unwrap_or(false),
+            fsync_on_close: self.fsync_on_close.unwrap_or(false),
+            open_sync: self.open_sync.unwrap_or_default(),
+        };
+        spec.think = ThinkSpec {
+            think_ns: self.think_ns.unwrap_or(0),
+            spin_ns: self.think_spin_ns.unwrap_or(0),
+            every_ios: self.think_every_ios,
+            count_issued: self.think_count_issued.unwrap_or(false),
+            every_io_ns: self.think_every_io_ns.unwrap_or(0),
+        };
+        // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
+        spec.rw_modifier = match self.rw_modifier {
+            Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
+                RwModifier::None
+            }
+            Some(modifier) => modifier,
+        };
+        set_if(&mut spec.allow_file_create, self.allow_file_create);
+        // fio: steady state is judged only with a duration; its default criterion is
+        // iops_slope:0.01%.
+        spec.steadystate = self
+            .steadystate_duration_ns
+            .filter(|d| *d > 0)
+            .map(|duration_ns| {
+                let (bandwidth, slope, limit_micros, percent) = self
+                    .steadystate_criterion
+                    .unwrap_or((false, true, STEADYSTATE_DEFAULT_LIMIT_MICROS, true));
+                SteadyStateSpec {
+                    bandwidth,
+                    slope,
+                    limit_micros,
+                    percent,
+                    duration_ns,
+                    ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
+                }
+            });
+        set_if(&mut spec.unlink, self.unlink);
+        set_if(&mut spec.rate_poisson, self.rate_poisson);
+        spec.buffer_pattern = self.buffer_pattern.clone();
+        if let Some((read, write)) = self.rate_min {
+            spec.rate_min.read = read;
+            spec.rate_min.write = write;
+        }
+        if self.size.is_none() {
+            if let Some(filesize) = self.filesize_bytes {
+                spec.size_bytes = Some(filesize);
+            }
+        }
+        for key in &self.no_effect {
+            spec.warnings
+                .push(format!("{key}: {}", no_effect_reason(key)));
+        }
+        if self.zonemode_strided == Some(true) {
+            let size_bytes = self.zone_size_bytes.unwrap_or(0);
+            spec.strided_zones = Some(StridedZones {
+                size_bytes,
+                // fio: `zonerange` defaults to `zonesize`.
+                range_bytes: self.zone_range_bytes.unwrap_or(size_bytes),
+                skip_bytes: self.zone_skip_bytes.unwrap_or(0),
+            });
+        }
+        if let Some(distribution) = &self.random_distribution {
+            spec.random_distribution = distribution.clone();
+        }
         spec
     }
 
     /// The engine and target the job runs on, with a warning when settings are ignored.
-    fn engine_and_target(&self) -> (EngineKind, Target, Vec<String>) {
+    fn engine_and_target(&self, job_name: &str) -> (EngineKind, Target, Vec<String>) {
         let sim_profile = self
             .filename
             .as_deref()
@@ -422,6 +577,15 @@ impl JobDraft {
             }
             (_, None, Some(filename), directory) => {
                 let path = Path::new(filename);
+                match directory {
+                    Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
+                    _ => Target::Path(path.to_path_buf()),
+                }
+            }
+            (_, None, None, directory) if self.filename_format.is_some() => {
+                let format = self.filename_format.as_deref().expect("checked");
+                let name = expand_filename_format(format, job_name);
+                let path = Path::new(&name);
                 match directory {
                     Some(dir) if path.is_relative() => Target::Path(dir.join(path)),
                     _ => Target::Path(path.to_path_buf()),
@@ -550,13 +714,14 @@ fn single_for_both<T: PartialEq + Copy>(
     }
 }
 
+/// `rw=MODE[:N]`: fio's offset modifier is a size for a sequential mode (a hole after each
+/// I/O) and a count for a random one (a new random offset every N I/Os).
 fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    if let Some((mode, _)) = v.split_once(':') {
-        return Err(ApplyError::Unsupported(format!(
-            "the ':N' offset modifier is not supported; use rw={mode}"
-        )));
-    }
-    d.rw = Some(match v {
+    let (v, modifier) = match v.split_once(':') {
+        Some((mode, n)) => (mode, Some(n)),
+        None => (v, None),
+    };
+    let mode = match v {
         "read" => RwMode::Read,
         "write" => RwMode::Write,
         "randread" => RwMode::RandRead,
@@ -573,7 +738,26 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
                 "unknown mode; use read, write, randread, randwrite, rw or randrw".into(),
             ))
         }
-    });
+    };
+    d.rw_modifier = match modifier {
+        None => None,
+        Some(n) if n.trim_start().starts_with('-') => {
+            return Err(ApplyError::Unsupported(
+                "backward offsets (a negative ':N') are not supported".into(),
+            ))
+        }
+        Some(n) if mode.is_random() => {
+            let every = to_u32(parse_count(n)?, n)?;
+            if every == 0 {
+                return Err(ApplyError::Invalid(
+                    "':N' of a random mode counts I/Os per random offset: at least 1".into(),
+                ));
+            }
+            Some(RwModifier::RandomEveryIos(every))
+        }
+        Some(n) => Some(RwModifier::SkipBytes(parse_size(n)?)),
+    };
+    d.rw = Some(mode);
     Ok(())
 }
 
@@ -726,6 +910,283 @@ fn apply_block_sizes(
     if let Some(write) = pair.1 {
         d.block_size_write = Some(write);
     }
+    Ok(())
+}
+
+/// fio's `filename_format` with its variables filled in: `$jobname`, and `$jobnum` and
+/// `$filenum` as 0 (storlab's job has one file, which its workers share).
+fn expand_filename_format(format: &str, job_name: &str) -> String {
+    format
+        .replace("$jobname", job_name)
+        .replace("$jobnum", "0")
+        .replace("$filenum", "0")
+}
+
+/// What an accepted key does in fio that storlab does not, for its warning.
+fn no_effect_reason(key: &str) -> &'static str {
+    match key {
+        "flow" | "flow_sleep" => {
+            "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
+        }
+        "verify_pattern" => {
+            "accepted, no effect: fio writes and checks it only when verifying, and storlab's \
+             verify checks its own per-write data instead"
+        }
+        "cpus_allowed" | "numa_cpu_nodes" => {
+            "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
+        }
+        _ => "accepted, no effect",
+    }
+}
+
+/// A key storlab accepts without reproducing what it does in fio: checked like fio checks it,
+/// then remembered for a warning when it asks for something.
+fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
+    if !d.no_effect.contains(&key) {
+        d.no_effect.push(key);
+    }
+}
+
+/// fio's largest pattern (lib/pattern.h, `MAX_PATTERN_SIZE`).
+const PATTERN_MAX_BYTES: usize = 512;
+
+/// A fio data pattern (lib/pattern.c) of one element: `0x` hex bytes or a quoted string. fio's
+/// decimal numbers, `%o` (the offset), repeats and concatenated elements are refused.
+fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    let mut bytes = Vec::new();
+    {
+        let part = text.trim();
+        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(ApplyError::Invalid(format!("'{part}' is not hex bytes")));
+            }
+            // fio reads an odd number of digits with a leading zero.
+            let padded = if hex.len() % 2 == 1 {
+                format!("0{hex}")
+            } else {
+                hex.to_string()
+            };
+            for pair in padded.as_bytes().chunks(2) {
+                let digits = std::str::from_utf8(pair).expect("ASCII hex digits");
+                bytes.push(u8::from_str_radix(digits, 16).expect("checked hex digits"));
+            }
+        } else if let Some(quoted) = part
+            .strip_prefix('"')
+            .and_then(|p| p.strip_suffix('"'))
+            .or_else(|| part.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
+        {
+            bytes.extend_from_slice(quoted.as_bytes());
+        } else {
+            return Err(ApplyError::Unsupported(format!(
+                "'{part}': storlab reads one element, 0x hex bytes or a quoted string (not \
+                 fio's decimal numbers, %o or several elements)"
+            )));
+        }
+    }
+    if bytes.is_empty() || bytes.len() > PATTERN_MAX_BYTES {
+        return Err(ApplyError::Invalid(format!(
+            "a pattern has 1 to {PATTERN_MAX_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// fio's default steady-state limit, 0.01% (of the mean), in millionths of a percent.
+const STEADYSTATE_DEFAULT_LIMIT_MICROS: u64 = 10_000;
+
+/// `steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]` (fio 3.33, options.c `str_steadystate_cb`).
+fn apply_steadystate(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let Some((criterion, limit)) = v.split_once(':') else {
+        return Err(ApplyError::Invalid(
+            "use CRITERION:LIMIT, e.g. iops_slope:0.1% (criteria: iops, iops_slope, bw, bw_slope)"
+                .into(),
+        ));
+    };
+    let (bandwidth, slope) = match criterion {
+        "iops" => (false, false),
+        "iops_slope" => (false, true),
+        "bw" => (true, false),
+        "bw_slope" => (true, true),
+        _ => {
+            return Err(ApplyError::Invalid(
+                "criteria are iops, iops_slope, bw and bw_slope".into(),
+            ))
+        }
+    };
+    let (number, percent) = match limit.strip_suffix('%') {
+        Some(number) => (number, true),
+        None => (limit, false),
+    };
+    // fio reads an absolute bandwidth limit as a size (`bw:10m`).
+    let limit_micros = if bandwidth && !percent {
+        parse_size(number)?
+            .checked_mul(MICROS_PER_UNIT)
+            .ok_or_else(|| ApplyError::Invalid(format!("'{number}' is too large")))?
+    } else {
+        parse_micros(number)?
+    };
+    d.steadystate_criterion = Some((bandwidth, slope, limit_micros, percent));
+    Ok(())
+}
+
+/// fio reads `thinktime` and `thinktime_spin` without a unit as microseconds.
+const NS_PER_US: u64 = 1_000;
+
+/// `sync=`: fio 3.33's `none`/`0`, `sync`/`1` (O_SYNC) or `dsync` (O_DSYNC).
+fn apply_open_sync(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    d.open_sync = Some(match v.to_ascii_lowercase().as_str() {
+        "0" | "none" | "false" | "no" | "off" => OpenSync::None,
+        "1" | "sync" | "true" | "yes" | "on" => OpenSync::Sync,
+        "dsync" => OpenSync::Dsync,
+        _ => {
+            return Err(ApplyError::Invalid(
+                "use none (or 0), sync (or 1, O_SYNC) or dsync (O_DSYNC)".into(),
+            ))
+        }
+    });
+    Ok(())
+}
+
+/// A count of writes between two syncs (`fsync=N`, `fdatasync=N`): 0 turns them off.
+fn parse_sync_every(v: &str) -> Result<u32, ApplyError> {
+    to_u32(parse_count(v)?, v)
+}
+
+/// A non-negative decimal (`1.2`, `0.25`, `90`) in millionths; at most six decimals.
+fn parse_micros(text: &str) -> Result<u64, ApplyError> {
+    const DECIMALS_MAX: usize = 6;
+    let invalid = || ApplyError::Invalid(format!("'{text}' is not a number such as 1.2"));
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty()
+        || !digits(whole)
+        || !digits(fraction)
+        || fraction.len() > DECIMALS_MAX
+    {
+        return Err(invalid());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| invalid())?
+    };
+    let scaled_fraction: u64 = format!("{fraction:0<DECIMALS_MAX$}")
+        .parse()
+        .map_err(|_| invalid())?;
+    whole
+        .checked_mul(MICROS_PER_UNIT)
+        .and_then(|w| w.checked_add(scaled_fraction))
+        .ok_or_else(invalid)
+}
+
+/// `random_distribution=`: fio 3.33's `random`, `zipf:THETA[:CENTER]`, `pareto:H[:CENTER]`,
+/// `normal:DEV[:CENTER]` (`gauss` too), `zoned:A/S:...` and `zoned_abs:A/SIZE:...`, with fio's
+/// range checks (options.c, `str_random_distribution_cb`).
+fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let invalid = |detail: &str| Err(ApplyError::Invalid(detail.to_string()));
+    let (kind, params) = v.split_once(':').unwrap_or((v, ""));
+    let center = |text: Option<&str>| -> Result<Option<u64>, ApplyError> {
+        let Some(text) = text else { return Ok(None) };
+        let center = parse_micros(text)?;
+        if center > MICROS_PER_UNIT {
+            return Err(ApplyError::Invalid(
+                "the center must be between 0 and 1 (a share of the region)".into(),
+            ));
+        }
+        Ok(Some(center))
+    };
+    let mut numbers = params.split(':');
+    let first = numbers.next().filter(|t| !t.is_empty());
+    let second = numbers.next();
+    if numbers.next().is_some() && !kind.starts_with("zoned") {
+        return invalid("at most two parameters: VALUE[:CENTER]");
+    }
+    let distribution = match kind {
+        "random" if params.is_empty() => RandomDistribution::Random,
+        "zipf" => {
+            let Some(theta) = first else {
+                return invalid("zipf needs its theta (e.g. zipf:1.2)");
+            };
+            let theta_micros = parse_micros(theta)?;
+            if theta_micros == MICROS_PER_UNIT {
+                return invalid("zipf's theta must differ from 1.0 (as in fio)");
+            }
+            RandomDistribution::Zipf {
+                theta_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "pareto" => {
+            let Some(h) = first else {
+                return invalid("pareto needs its h (e.g. pareto:0.9)");
+            };
+            let h_micros = parse_micros(h)?;
+            if h_micros == 0 || h_micros >= MICROS_PER_UNIT {
+                return invalid("pareto's h must be above 0 and below 1 (as in fio)");
+            }
+            RandomDistribution::Pareto {
+                h_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "normal" | "gauss" => {
+            let dev_percent_micros = first.map(parse_micros).transpose()?.unwrap_or(0);
+            if dev_percent_micros >= 100 * MICROS_PER_UNIT {
+                return invalid("normal's deviation must be below 100 (percent of the region)");
+            }
+            RandomDistribution::Normal {
+                dev_percent_micros,
+                center_micros: center(second)?,
+            }
+        }
+        "zoned" | "zoned_abs" => {
+            if params.contains(',') {
+                return Err(ApplyError::Unsupported(
+                    "storlab takes one zone list for both directions".into(),
+                ));
+            }
+            let absolute = kind == "zoned_abs";
+            let mut zones = Vec::new();
+            for zone in params.split(':') {
+                let Some((access, size)) = zone.split_once('/') else {
+                    return invalid("zones are ACCESS/SIZE (e.g. zoned:60/10:40/90)");
+                };
+                let access_percent = parse_percent(access)?;
+                let size = if absolute {
+                    parse_size(size)?
+                } else {
+                    u64::from(parse_percent(size)?)
+                };
+                if size == 0 {
+                    return invalid("a zone needs a size above 0");
+                }
+                zones.push(ZoneShare {
+                    access_percent,
+                    size,
+                });
+            }
+            let access: u32 = zones.iter().map(|z| u32::from(z.access_percent)).sum();
+            if access != 100 {
+                return Err(ApplyError::Invalid(format!(
+                    "zone access shares sum to {access}%, not 100% (as fio requires)"
+                )));
+            }
+            if absolute {
+                RandomDistribution::ZonedAbs { zones }
+            } else {
+                if zones.iter().map(|z| z.size).sum::<u64>() > 100 {
+                    return invalid("zone sizes add up to more than 100% of the region");
+                }
+                RandomDistribution::Zoned { zones }
+            }
+        }
+        _ => {
+            return invalid(
+                "use random, zipf:THETA, pareto:H, normal:DEV, zoned:ACCESS/SIZE:... or zoned_abs:ACCESS/SIZE:...",
+            )
+        }
+    };
+    d.random_distribution = Some(distribution);
     Ok(())
 }
 
@@ -1123,6 +1584,197 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "fsync",
+        aliases: &[],
+        bare: false,
+        meaning: "fsync after every N writes, once the worker's I/O has finished (0 = never)",
+        field: "fsync",
+        apply: |d, v| {
+            d.fsync_every_writes = Some(parse_sync_every(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fdatasync",
+        aliases: &[],
+        bare: false,
+        meaning: "fdatasync after every N writes, once the worker's I/O has finished (0 = never)",
+        field: "fdatasync",
+        apply: |d, v| {
+            d.fdatasync_every_writes = Some(parse_sync_every(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "end_fsync",
+        aliases: &[],
+        bare: true,
+        meaning: "fsync once when the job's writes are done",
+        field: "end_fsync",
+        apply: |d, v| {
+            d.end_fsync = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fsync_on_close",
+        aliases: &[],
+        bare: true,
+        meaning: "fsync when the worker closes the target",
+        field: "fsync_on_close",
+        apply: |d, v| {
+            d.fsync_on_close = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sync",
+        aliases: &[],
+        bare: true,
+        meaning: "open the target with O_SYNC (sync or 1) or O_DSYNC (dsync); none or 0 = neither",
+        field: "sync",
+        apply: apply_open_sync,
+    },
+    KeyDef {
+        name: "thinktime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall this long between batches of I/O (microseconds unless a unit is given)",
+        field: "thinktime",
+        apply: |d, v| {
+            d.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_spin",
+        aliases: &[],
+        bare: false,
+        meaning: "spend this part of each thinktime stall spinning on the CPU (microseconds unless a unit is given)",
+        field: "thinktime_spin",
+        apply: |d, v| {
+            d.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this many I/Os (default 1)",
+        field: "thinktime_blocks",
+        apply: |d, v| {
+            let every = to_u32(parse_count(v)?, v)?;
+            if every == 0 {
+                return Err(ApplyError::Invalid("at least 1 I/O between stalls".into()));
+            }
+            d.think_every_ios = Some(every);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks_type",
+        aliases: &[],
+        bare: false,
+        meaning: "count thinktime_blocks as I/Os completed (complete, the default) or issued (issue)",
+        field: "thinktime_blocks_type",
+        apply: |d, v| {
+            d.think_count_issued = Some(match v {
+                "complete" => false,
+                "issue" => true,
+                _ => return Err(ApplyError::Invalid("use complete or issue".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_iotime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this long of I/O (seconds unless a unit is given)",
+        field: "thinktime_iotime",
+        apply: |d, v| {
+            d.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "random_distribution",
+        aliases: &[],
+        bare: false,
+        meaning: "where random offsets fall: random, zipf:THETA, pareto:H, normal:DEV (each [:CENTER]), zoned:A/S:..., zoned_abs:A/SIZE:...",
+        field: "random_distribution",
+        apply: apply_random_distribution,
+    },
+    KeyDef {
+        name: "random_generator",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's tausworthe, lfsr or tausworthe64 accepted; storlab always draws with ChaCha8",
+        field: "random_generator",
+        apply: |_, v| match v {
+            "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+            _ => Err(ApplyError::Invalid(
+                "use tausworthe, lfsr or tausworthe64".into(),
+            )),
+        },
+    },
+    KeyDef {
+        name: "zonemode",
+        aliases: &[],
+        bare: false,
+        meaning: "none, or strided: zonesize bytes in each zone of zonerange, zoneskip between zones (zbd refused)",
+        field: "zonemode",
+        apply: |d, v| {
+            d.zonemode_strided = Some(match v {
+                "none" => false,
+                "strided" => true,
+                "zbd" => {
+                    return Err(ApplyError::Unsupported(
+                        "zoned block devices (ZBD) are out of scope: storlab measures \
+                         conventional files and block devices and its simulated stacks"
+                            .into(),
+                    ))
+                }
+                _ => return Err(ApplyError::Invalid("use none or strided".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zonesize",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes of I/O in each zone before moving on (zonemode=strided)",
+        field: "zonesize",
+        apply: |d, v| {
+            d.zone_size_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zonerange",
+        aliases: &[],
+        bare: false,
+        meaning: "size of each zone (default zonesize; zonemode=strided)",
+        field: "zonerange",
+        apply: |d, v| {
+            d.zone_range_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zoneskip",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes skipped between two zones (zonemode=strided)",
+        field: "zoneskip",
+        apply: |d, v| {
+            d.zone_skip_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "time_based",
         aliases: &[],
         bare: true,
@@ -1271,8 +1923,253 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
-        name: "thread",
+        name: "allow_file_create",
         aliases: &[],
+        bare: true,
+        meaning: "create the job's file when it does not exist (default 1); 0 refuses the job instead",
+        field: "allow_file_create",
+        apply: |d, v| {
+            d.allow_file_create = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "create_on_open",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted: storlab creates and lays out a job's file when the job's target is opened",
+        field: "create_on_open",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "steadystate",
+        aliases: &["ss"],
+        bare: false,
+        meaning: "stop once steady: iops, iops_slope, bw or bw_slope:LIMIT[%] over steadystate_duration",
+        field: "steadystate",
+        apply: apply_steadystate,
+    },
+    KeyDef {
+        name: "steadystate_duration",
+        aliases: &["ss_dur"],
+        bare: false,
+        meaning: "the window steady state is judged over (seconds unless a unit is given; 0 = off)",
+        field: "steadystate_duration",
+        apply: |d, v| {
+            d.steadystate_duration_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "steadystate_ramp_time",
+        aliases: &["ss_ramp"],
+        bare: false,
+        meaning: "run this long before steady-state samples are taken (seconds unless a unit is given)",
+        field: "steadystate_ramp_time",
+        apply: |d, v| {
+            d.steadystate_ramp_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "unlink",
+        aliases: &[],
+        bare: true,
+        meaning: "delete the job's file (a regular file, never a device) after the job",
+        field: "unlink",
+        apply: |d, v| {
+            d.unlink = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "filename_format",
+        aliases: &[],
+        bare: false,
+        meaning: "name of the job's file when filename is not given ($jobname, $jobnum, $filenum); kept after the run",
+        field: "filename_format",
+        apply: |d, v| {
+            d.filename_format = Some(v.to_string());
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "filesize",
+        aliases: &[],
+        bare: false,
+        meaning: "size of the job's file; the job's size when size is not given",
+        field: "size",
+        apply: |d, v| {
+            if v.contains('-') || v.contains(':') {
+                return Err(ApplyError::Unsupported(
+                    "storlab takes one file size, not a range".into(),
+                ));
+            }
+            d.filesize_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "nrfiles",
+        aliases: &["nr_files"],
+        bare: false,
+        meaning: "files per job: 1 (storlab runs one file per job)",
+        field: "nrfiles",
+        apply: |_, v| match parse_count(v)? {
+            1 => Ok(()),
+            _ => Err(ApplyError::Unsupported(
+                "storlab runs one file per job; split the job into one job per file".into(),
+            )),
+        },
+    },
+    KeyDef {
+        name: "buffer_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "write these bytes repeated: 0x hex or a quoted string",
+        field: "buffer_pattern",
+        apply: |d, v| {
+            d.buffer_pattern = Some(parse_pattern(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's pattern for verify=pattern: accepted without verify (no effect, as in fio); with verify refused",
+        field: "verify_pattern",
+        apply: |d, v| {
+            parse_pattern(v)?;
+            d.verify_pattern = true;
+            accept_without_effect(d, "verify_pattern");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_min",
+        aliases: &["ratemin"],
+        bare: false,
+        meaning: "bandwidth a job must keep (e.g. 10m), for both or read,write: below it over an interval, the job fails",
+        field: "rate_min",
+        apply: |d, v| {
+            d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_process",
+        aliases: &[],
+        bare: false,
+        meaning: "linear (evenly spaced rated I/O, the default) or poisson (exponential intervals)",
+        field: "rate_process",
+        apply: |d, v| {
+            d.rate_poisson = Some(match v {
+                "linear" => false,
+                "poisson" => true,
+                _ => return Err(ApplyError::Invalid("use linear or poisson".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "io_submit_mode",
+        aliases: &[],
+        bare: false,
+        meaning: "inline or offload accepted: storlab's worker submits and reaps its own I/O",
+        field: "io_submit_mode",
+        apply: |_, v| match v {
+            "inline" | "offload" => Ok(()),
+            _ => Err(ApplyError::Invalid("use inline or offload".into())),
+        },
+    },
+    KeyDef {
+        name: "gtod_reduce",
+        aliases: &[],
+        bare: true,
+        meaning: "accepted: storlab's clock reads cost tens of nanoseconds and every latency is kept",
+        field: "gtod_reduce",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "clocksource",
+        aliases: &[],
+        bare: false,
+        meaning: "gettimeofday, clock_gettime or cpu accepted: storlab always times with CLOCK_MONOTONIC",
+        field: "clocksource",
+        apply: |_, v| match v {
+            "gettimeofday" | "clock_gettime" | "cpu" => Ok(()),
+            _ => Err(ApplyError::Invalid(
+                "use gettimeofday, clock_gettime or cpu".into(),
+            )),
+        },
+    },
+    KeyDef {
+        name: "flow",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not balance jobs by fio's flow weights",
+        field: "flow",
+        apply: |d, v| {
+            if v.trim_start_matches('-').parse::<i64>().is_err() {
+                return Err(ApplyError::Invalid("a whole number is needed".into()));
+            }
+            if v != "0" {
+                accept_without_effect(d, "flow");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "flow_sleep",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning (see flow)",
+        field: "flow_sleep",
+        apply: |d, v| {
+            if parse_time_ns(v, NS_PER_US)? > 0 {
+                accept_without_effect(d, "flow_sleep");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cpus_allowed",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not pin worker threads",
+        field: "cpus_allowed",
+        apply: |d, v| {
+            if !v.bytes().all(|b| b.is_ascii_digit() || b"-,^".contains(&b)) {
+                return Err(ApplyError::Invalid("a CPU list such as 0-3,6 is needed".into()));
+            }
+            accept_without_effect(d, "cpus_allowed");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "numa_cpu_nodes",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted with a warning: storlab does not bind worker threads to NUMA nodes",
+        field: "numa_cpu_nodes",
+        apply: |d, v| {
+            if !v.bytes().all(|b| b.is_ascii_digit() || b"-,".contains(&b)) && v != "all" {
+                return Err(ApplyError::Invalid("a node list such as 0-1 or all is needed".into()));
+            }
+            accept_without_effect(d, "numa_cpu_nodes");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thread",
+        aliases: &["threads"],
         bare: true,
         meaning: "accepted for fio compatibility; storlab always runs workers as threads",
         field: "thread",
@@ -1798,5 +2695,316 @@ mod tests {
             .warnings
             .iter()
             .all(|w| !w.contains("differs from fio")));
+    }
+
+    #[test]
+    fn sync_keys_follow_fio() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("fsync", Some("32")),
+            ("fdatasync", Some("8")),
+            ("end_fsync", None),
+            ("fsync_on_close", Some("1")),
+            ("sync", Some("none")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.sync,
+            SyncSpec {
+                fsync_every_writes: 32,
+                fdatasync_every_writes: 8,
+                end_fsync: true,
+                fsync_on_close: true,
+                open_sync: OpenSync::None,
+            }
+        );
+        assert_eq!(
+            draft(&[("fsync", Some("x"))]).unwrap_err().key.as_deref(),
+            Some("fsync")
+        );
+        assert_eq!(
+            draft(&[("sync", Some("maybe"))]).unwrap_err().to_string(),
+            "--sync=maybe: use none (or 0), sync (or 1, O_SYNC) or dsync (O_DSYNC)"
+        );
+        assert!(draft(&[("size", Some("1M")), ("sync", Some("dsync"))])
+            .unwrap_err()
+            .to_string()
+            .starts_with("--sync=dsync: storlab cannot open targets with O_SYNC"));
+        // The simulated stacks have no flush command: refused, not faked.
+        let error = draft(&[("filename", Some("sim:usb3-uas-ssd")), ("end_fsync", None)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("--end_fsync: the simulated stacks have no cache flush"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn thinktime_keys_follow_fio_units() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("thinktime", Some("500")),
+            ("thinktime_spin", Some("100")),
+            ("thinktime_blocks", Some("16")),
+            ("thinktime_blocks_type", Some("issue")),
+            ("thinktime_iotime", Some("2")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.think,
+            ThinkSpec {
+                think_ns: 500_000,
+                spin_ns: 100_000,
+                every_ios: Some(16),
+                count_issued: true,
+                every_io_ns: 2 * NS_PER_S,
+            }
+        );
+        assert_eq!(
+            draft(&[("thinktime_blocks", Some("0"))])
+                .unwrap_err()
+                .to_string(),
+            "--thinktime_blocks=0: at least 1 I/O between stalls"
+        );
+        let spec = draft(&[("size", Some("1M")), ("thinktime_blocks", Some("4"))]).unwrap();
+        assert!(spec
+            .warnings
+            .iter()
+            .any(|w| w.contains("without thinktime")));
+    }
+
+    #[test]
+    fn random_distribution_takes_fios_forms_and_ranges() {
+        let parse = |value: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("rw", Some("randread")),
+                ("random_distribution", Some(value)),
+            ])
+            .map(|s| s.random_distribution)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            parse("zipf:1.2"),
+            Ok(RandomDistribution::Zipf {
+                theta_micros: 1_200_000,
+                center_micros: None
+            })
+        );
+        assert_eq!(
+            parse("pareto:0.9:0.25"),
+            Ok(RandomDistribution::Pareto {
+                h_micros: 900_000,
+                center_micros: Some(250_000)
+            })
+        );
+        assert_eq!(parse("gauss:5"), parse("normal:5"));
+        assert_eq!(
+            parse("zoned_abs:60/16k:40/48k"),
+            Ok(RandomDistribution::ZonedAbs {
+                zones: vec![
+                    ZoneShare {
+                        access_percent: 60,
+                        size: 16 << 10
+                    },
+                    ZoneShare {
+                        access_percent: 40,
+                        size: 48 << 10
+                    }
+                ]
+            })
+        );
+        // fio's own refusals (fio 3.33 --parse-only), one line each.
+        for (value, message) in [
+            ("zipf:1.0", "zipf's theta must differ from 1.0"),
+            ("pareto:1.5", "pareto's h must be above 0 and below 1"),
+            ("normal:200", "normal's deviation must be below 100"),
+            ("zipf:1.2:1.5", "the center must be between 0 and 1"),
+            (
+                "zoned:60/10:30/90",
+                "zone access shares sum to 90%, not 100%",
+            ),
+            ("zoned:60/60:40/60", "zone sizes add up to more than 100%"),
+            ("uniform", "use random, zipf:THETA"),
+        ] {
+            let error = parse(value).unwrap_err();
+            assert!(
+                error.starts_with(&format!("--random_distribution={value}: {message}")),
+                "{error}"
+            );
+        }
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("random_distribution", Some("zipf:2")),
+        ])
+        .unwrap();
+        assert!(spec
+            .warnings
+            .iter()
+            .any(|w| w.contains("random_distribution has no effect")));
+        assert!(draft(&[("size", Some("1M")), ("random_generator", Some("lfsr"))]).is_ok());
+        assert!(draft(&[("random_generator", Some("mt"))]).is_err());
+    }
+
+    #[test]
+    fn the_rw_modifier_is_a_size_for_sequential_modes_and_a_count_for_random_ones() {
+        let modifier = |rw: &str| {
+            draft(&[("size", Some("1M")), ("rw", Some(rw))])
+                .map(|s| s.rw_modifier)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(modifier("write:112k"), Ok(RwModifier::SkipBytes(112 << 10)));
+        assert_eq!(modifier("randread:8"), Ok(RwModifier::RandomEveryIos(8)));
+        assert_eq!(modifier("read:0"), Ok(RwModifier::None));
+        assert_eq!(modifier("randrw:1"), Ok(RwModifier::None));
+        assert_eq!(
+            modifier("write:-4k").unwrap_err(),
+            "--rw=write:-4k: backward offsets (a negative ':N') are not supported"
+        );
+        assert_eq!(
+            modifier("write:100").unwrap_err(),
+            "--rw=write:100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
+        );
+        assert!(modifier("randread:0").is_err());
+    }
+
+    #[test]
+    fn strided_zones_follow_fio_and_zbd_is_out_of_scope() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("zonemode", Some("strided")),
+            ("zonesize", Some("16k")),
+            ("zoneskip", Some("48k")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.strided_zones,
+            Some(StridedZones {
+                size_bytes: 16 << 10,
+                range_bytes: 16 << 10,
+                skip_bytes: 48 << 10,
+            })
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("zonesize", Some("16k"))])
+                .unwrap_err()
+                .to_string(),
+            "--zonesize=16k: zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)"
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("zonemode", Some("strided"))])
+                .unwrap_err()
+                .to_string(),
+            "--zonemode=strided: zonemode=strided needs zonesize (the bytes done in each zone)"
+        );
+        assert!(draft(&[("zonemode", Some("zbd"))])
+            .unwrap_err()
+            .to_string()
+            .starts_with("--zonemode=zbd: zoned block devices (ZBD) are out of scope"));
+    }
+
+    #[test]
+    fn accepted_keys_say_what_they_do_not_change() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("flow", Some("2")),
+            ("cpus_allowed", Some("0-3")),
+            ("gtod_reduce", None),
+            ("clocksource", Some("cpu")),
+            ("io_submit_mode", Some("offload")),
+        ])
+        .unwrap();
+        assert_eq!(spec.warnings.len(), 2, "{:?}", spec.warnings);
+        assert!(spec.warnings[0].starts_with("flow: accepted, no effect"));
+        assert!(spec.warnings[1].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(
+            draft(&[("nrfiles", Some("4"))]).unwrap_err().to_string(),
+            "--nrfiles=4: storlab runs one file per job; split the job into one job per file"
+        );
+        assert!(draft(&[("clocksource", Some("tsc"))]).is_err());
+        let spec = draft(&[("filesize", Some("64k")), ("rate_process", Some("poisson"))]).unwrap();
+        assert_eq!(spec.size_bytes, Some(64 << 10));
+        assert!(spec.rate_poisson);
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("directory", Some("/tmp/d")),
+            ("filename_format", Some("$jobname.$jobnum.$filenum")),
+        ])
+        .unwrap();
+        assert_eq!(spec.target, Target::Path("/tmp/d/job.0.0".into()));
+    }
+
+    #[test]
+    fn steadystate_needs_a_duration_and_reads_fios_limits() {
+        let spec = draft(&[("size", Some("1M")), ("ss", Some("iops:5%"))]).unwrap();
+        assert_eq!(spec.steadystate, None, "no duration: not judged (as fio)");
+        let spec = draft(&[("size", Some("1M")), ("ss_dur", Some("30"))]).unwrap();
+        assert_eq!(
+            spec.steadystate,
+            Some(SteadyStateSpec {
+                bandwidth: false,
+                slope: true,
+                limit_micros: 10_000,
+                percent: true,
+                duration_ns: 30 * NS_PER_S,
+                ramp_ns: 0,
+            })
+        );
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("steadystate", Some("bw:10m")),
+            ("steadystate_duration", Some("20s")),
+            ("steadystate_ramp_time", Some("5")),
+        ])
+        .unwrap()
+        .steadystate
+        .unwrap();
+        assert_eq!(
+            (
+                spec.bandwidth,
+                spec.slope,
+                spec.percent,
+                spec.limit_micros,
+                spec.ramp_ns
+            ),
+            (
+                true,
+                false,
+                false,
+                (10 << 20) * MICROS_PER_UNIT,
+                5 * NS_PER_S
+            )
+        );
+        assert!(draft(&[("ss", Some("latency:5%"))]).is_err());
+        assert!(draft(&[("ss", Some("iops"))]).is_err());
+    }
+
+    #[test]
+    fn patterns_are_fios_hex_and_strings() {
+        let pattern = |v: &str| {
+            draft(&[("size", Some("1M")), ("buffer_pattern", Some(v))])
+                .map(|s| s.buffer_pattern.unwrap())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
+        assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
+        assert_eq!(pattern("\"ab\""), Ok(b"ab".to_vec()));
+        assert!(pattern("0xzz").is_err());
+        assert!(pattern("1234")
+            .unwrap_err()
+            .contains("not fio's decimal numbers"));
+        let error = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("write")),
+            ("verify", Some("crc32c")),
+            ("verify_pattern", Some("0xff")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("--verify_pattern=0xff: storlab's verify"),
+            "{error}"
+        );
     }
 }

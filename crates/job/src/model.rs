@@ -295,6 +295,196 @@ pub enum DataPattern {
     Compressible(u8),
 }
 
+/// How writes reach stable storage (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`
+/// and `sync`). All off by default, as in fio: writes may sit in the page cache and the drive's
+/// write cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncSpec {
+    /// `fsync=N`: after every N writes, wait for the worker's I/O to finish and `fsync` (0: never).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fsync_every_writes: u32,
+    /// `fdatasync=N`: as `fsync`, with `fdatasync` (data, and only the metadata needed to read it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fdatasync_every_writes: u32,
+    /// `end_fsync`: `fsync` once after the job's last write.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub end_fsync: bool,
+    /// `fsync_on_close`: `fsync` when the worker closes the target.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fsync_on_close: bool,
+    /// `sync=`: open the target with `O_SYNC` or `O_DSYNC`.
+    #[serde(default, skip_serializing_if = "OpenSync::is_none")]
+    pub open_sync: OpenSync,
+}
+
+impl SyncSpec {
+    /// Nothing asks for a flush: writes go as the engine and the kernel please.
+    pub fn is_unset(&self) -> bool {
+        *self == SyncSpec::default()
+    }
+
+    /// The job asks the engine to flush at some point (not only to open with `O_SYNC`).
+    pub fn flushes(&self) -> bool {
+        self.fsync_every_writes > 0
+            || self.fdatasync_every_writes > 0
+            || self.end_fsync
+            || self.fsync_on_close
+    }
+}
+
+/// fio's `sync=`: the open flag that makes every write synchronous.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenSync {
+    /// `sync=0` / `none` (the default).
+    #[default]
+    None,
+    /// `sync=1` / `sync`: `O_SYNC`, each write returns once data and metadata are stable.
+    Sync,
+    /// `sync=dsync`: `O_DSYNC`, each write returns once its data is stable.
+    Dsync,
+}
+
+impl OpenSync {
+    fn is_none(&self) -> bool {
+        *self == OpenSync::None
+    }
+}
+
+/// fio's `thinktime` family: the worker stalls as an application would between batches of I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkSpec {
+    /// `thinktime`: how long each stall lasts, spin included (0: no stalls).
+    pub think_ns: u64,
+    /// `thinktime_spin`: the first part of the stall burns CPU instead of sleeping.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub spin_ns: u64,
+    /// `thinktime_blocks`: stall after this many I/Os (fio's default 1); `None` when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_ios: Option<u32>,
+    /// `thinktime_blocks_type=issue`: count I/Os issued; fio's default, `complete`, counts I/Os
+    /// completed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub count_issued: bool,
+    /// `thinktime_iotime`: stall after this much time of I/O since the last stall.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub every_io_ns: u64,
+}
+
+impl ThinkSpec {
+    /// No stalls.
+    pub fn is_unset(&self) -> bool {
+        *self == ThinkSpec::default()
+    }
+}
+
+/// Millionths: the unit fractional settings are held in (`zipf:1.2` is 1 200 000), so that a job
+/// stays comparable and hashable.
+pub const MICROS_PER_UNIT: u64 = 1_000_000;
+
+/// Where random offsets fall (fio's `random_distribution`). Fractions are in millionths.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum RandomDistribution {
+    /// Uniform over the region (fio's default), with fio's random map unless `norandommap`.
+    #[default]
+    Random,
+    /// `zipf:THETA[:CENTER]`: a few blocks are hot, by fio's Zipf generator (lib/zipf.c).
+    Zipf {
+        theta_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `pareto:H[:CENTER]`: fio's Pareto generator (lib/zipf.c), 0 < H < 1.
+    Pareto {
+        h_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `normal:DEV[:CENTER]`: fio's Gaussian generator (lib/gauss.c), DEV a percentage of the
+    /// region (0 ≤ DEV < 100).
+    Normal {
+        dev_percent_micros: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center_micros: Option<u64>,
+    },
+    /// `zoned:ACCESS/SIZE:...`: ACCESS percent of the I/O goes uniformly to the next SIZE percent
+    /// of the region.
+    Zoned { zones: Vec<ZoneShare> },
+    /// `zoned_abs:ACCESS/SIZE:...`: as `zoned`, the zones' sizes in bytes.
+    ZonedAbs { zones: Vec<ZoneShare> },
+}
+
+impl RandomDistribution {
+    /// Uniform: the default.
+    pub fn is_random(&self) -> bool {
+        *self == RandomDistribution::Random
+    }
+}
+
+/// fio's `steadystate` (`ss`), `steadystate_duration` (`ss_dur`) and `steadystate_ramp_time`
+/// (`ss_ramp`): once `duration_ns` of per-second samples, taken after `ramp_ns`, meet the
+/// criterion, the worker stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteadyStateSpec {
+    /// Judge bandwidth (`bw`, `bw_slope`) instead of IOPS (`iops`, `iops_slope`).
+    pub bandwidth: bool,
+    /// Judge the least-squares slope (`*_slope`) instead of the largest deviation from the mean.
+    pub slope: bool,
+    /// The limit, in millionths: of a percent of the mean when `percent`, else of I/Os (or
+    /// bytes) per second.
+    pub limit_micros: u64,
+    pub percent: bool,
+    pub duration_ns: u64,
+    pub ramp_ns: u64,
+}
+
+/// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): the worker does `size_bytes`
+/// of I/O inside a zone of `range_bytes` (going round it when it is smaller), then moves
+/// `range_bytes + skip_bytes` on, wrapping to its start at the target's end; `size` is the total
+/// it moves, over the whole target from `offset` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub size_bytes: u64,
+    pub range_bytes: u64,
+    pub skip_bytes: u64,
+}
+
+/// fio's `rw=MODE:N` offset modifier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum RwModifier {
+    /// No modifier.
+    #[default]
+    None,
+    /// `rw=write:4k`: a hole of this many bytes after every sequential I/O.
+    SkipBytes(u64),
+    /// `rw=randread:8`: a new random offset every this many I/Os, sequential ones between.
+    RandomEveryIos(u32),
+}
+
+impl RwModifier {
+    fn is_none(&self) -> bool {
+        *self == RwModifier::None
+    }
+}
+
+/// One zone of a `zoned`/`zoned_abs` distribution: the share of I/Os it gets and its size (a
+/// percentage of the region for `zoned`, bytes for `zoned_abs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneShare {
+    pub access_percent: u8,
+    pub size: u64,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+fn is_zero_u64(value: &u64) -> bool {
+    *value == 0
+}
+
 /// Requests-per-second ceiling per direction (fio `rate_iops=R,W`).
 /// Parts per million in the whole target: the unit of a share of its size.
 pub const PPM_WHOLE: u32 = 1_000_000;
@@ -354,8 +544,18 @@ pub struct RateBytes {
     pub write: Option<u64>,
 }
 
+impl RateBytes {
+    fn is_unset(&self) -> bool {
+        *self == RateBytes::default()
+    }
+}
+
 fn default_true() -> bool {
     true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_false(value: &bool) -> bool {
@@ -452,6 +652,45 @@ pub struct JobSpec {
     /// fio's engine options (`hipri`, `fixedbufs`, ...), all off unless set.
     #[serde(default, skip_serializing_if = "EngineTuning::is_default")]
     pub engine_tuning: EngineTuning,
+    /// When writes are made stable (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`,
+    /// `sync`).
+    #[serde(default, skip_serializing_if = "SyncSpec::is_unset")]
+    pub sync: SyncSpec,
+    /// Stalls between batches of I/O (fio's `thinktime` family).
+    #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
+    pub think: ThinkSpec,
+    /// Where random offsets fall (fio's `random_distribution`).
+    #[serde(default, skip_serializing_if = "RandomDistribution::is_random")]
+    pub random_distribution: RandomDistribution,
+    /// fio's `rw=...:N` modifier: `N` bytes skipped after each sequential I/O, or, in a random
+    /// job, a new random offset every `N` I/Os with sequential ones in between.
+    #[serde(default, skip_serializing_if = "RwModifier::is_none")]
+    pub rw_modifier: RwModifier,
+    /// fio's `allow_file_create` (default on): off, a job whose file does not exist is refused
+    /// instead of creating it.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub allow_file_create: bool,
+    /// fio's `unlink`: delete the job's regular file after the job.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unlink: bool,
+    /// fio's `buffer_pattern` (and `verify_pattern`): every write carries these bytes repeated,
+    /// unstamped, instead of the data pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pattern: Option<Vec<u8>>,
+    /// fio's `rate_min` (`ratemin`): the bandwidth each direction must keep, bytes per second;
+    /// a worker that falls below it over a whole interval fails.
+    #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
+    pub rate_min: RateBytes,
+    /// fio's `rate_process=poisson`: rated I/Os go at exponentially distributed intervals around
+    /// the rate's mean instead of evenly spaced.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rate_poisson: bool,
+    /// fio's `steadystate`: stop the job once its throughput has been steady for a while.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyStateSpec>,
+    /// fio's `zonemode=strided`: I/O in zones spread over the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided_zones: Option<StridedZones>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -494,6 +733,17 @@ impl JobSpec {
             group_reporting: false,
             write_iolog: None,
             engine_tuning: EngineTuning::default(),
+            sync: SyncSpec::default(),
+            think: ThinkSpec::default(),
+            random_distribution: RandomDistribution::Random,
+            rw_modifier: RwModifier::None,
+            allow_file_create: true,
+            unlink: false,
+            rate_poisson: false,
+            rate_min: RateBytes::default(),
+            buffer_pattern: None,
+            steadystate: None,
+            strided_zones: None,
             warnings: Vec::new(),
         }
     }

@@ -6,8 +6,8 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    format_share, BlockSizeSpec, DataPattern, EngineKind, JobSpec, Target, DEFAULT_ALIGN_BYTES,
-    PPM_WHOLE,
+    format_share, BlockSizeSpec, DataPattern, EngineKind, JobSpec, OpenSync, RwModifier, Target,
+    DEFAULT_ALIGN_BYTES, PPM_WHOLE,
 };
 use crate::size::{format_block_size_spec, format_size, NS_PER_S, PERCENT_MAX};
 
@@ -126,6 +126,16 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
         }
     }
     check_engine_and_target(spec, &location)?;
+    check_sync_and_think(spec, &location)?;
+    if spec.verify && spec.buffer_pattern.is_some() {
+        return Err(JobError::unsupported(
+            location,
+            "buffer_pattern",
+            None,
+            "storlab's verify writes and checks its own data for every write (each rewrite \
+             differs); a fixed pattern cannot be checked that way, so drop verify or the pattern",
+        ));
+    }
     if spec.verify && spec.read_percent == 100 {
         return Err(JobError::invalid(
             location,
@@ -439,8 +449,102 @@ fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Result<(), Jo
     }
 }
 
+/// `fsync` and friends need an engine that can flush; the simulated stacks have no cache flush
+/// command (SCSI SYNCHRONIZE CACHE, ATA FLUSH CACHE) yet, so a sim job asking for one is refused
+/// rather than given a flush that costs nothing. `thinktime_spin` is part of `thinktime`.
+fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let sync = &spec.sync;
+    if spec.engine == EngineKind::Sim && !sync.is_unset() {
+        let (key, value) = if sync.fsync_every_writes > 0 {
+            ("fsync", sync.fsync_every_writes.to_string())
+        } else if sync.fdatasync_every_writes > 0 {
+            ("fdatasync", sync.fdatasync_every_writes.to_string())
+        } else if sync.end_fsync {
+            ("end_fsync", "1".to_string())
+        } else if sync.fsync_on_close {
+            ("fsync_on_close", "1".to_string())
+        } else {
+            ("sync", "1".to_string())
+        };
+        return Err(JobError::unsupported(
+            location.clone(),
+            key,
+            Some(value),
+            "the simulated stacks have no cache flush command (SYNCHRONIZE CACHE / FLUSH CACHE) \
+             yet; run this job on a file or device",
+        ));
+    }
+    if sync.open_sync != OpenSync::None {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "sync",
+            Some(
+                match sync.open_sync {
+                    OpenSync::Dsync => "dsync",
+                    _ => "sync",
+                }
+                .into(),
+            ),
+            "storlab cannot open targets with O_SYNC or O_DSYNC yet; fsync=1 (or fdatasync=1) \
+             makes every write stable before the next",
+        ));
+    }
+    if let RwModifier::SkipBytes(skip) = spec.rw_modifier {
+        if skip % SECTOR_BYTES != 0 {
+            return Err(JobError::invalid(
+                location.clone(),
+                "rw",
+                Some(format!("{}:{skip}", spec.rw_name())),
+                format!("the hole after each I/O must be a multiple of {SECTOR_BYTES} bytes (one sector)"),
+            ));
+        }
+        let one_size = match (&spec.block_size_read, &spec.block_size_write) {
+            (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) => read == write,
+            _ => false,
+        };
+        if !one_size {
+            return Err(JobError::unsupported(
+                location.clone(),
+                "rw",
+                Some(format!("{}:{skip}", spec.rw_name())),
+                "storlab skips holes between I/Os of one block size only",
+            ));
+        }
+    }
+    let think = &spec.think;
+    if think.spin_ns > think.think_ns && think.think_ns > 0 {
+        return Err(JobError::invalid(
+            location.clone(),
+            "thinktime_spin",
+            Some(format!("{}us", think.spin_ns / 1_000)),
+            format!(
+                "the spin is part of thinktime ({}us) and cannot be longer",
+                think.think_ns / 1_000
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn push_warnings(spec: &mut JobSpec) {
     let mut warnings = Vec::new();
+    if !spec.random_distribution.is_random() && spec.random_percent == 0 {
+        warnings.push(format!(
+            "random_distribution has no effect with sequential rw={}; use a rand* mode (fio \
+             ignores it there too)",
+            spec.rw_name()
+        ));
+    }
+    let think = &spec.think;
+    if think.think_ns == 0
+        && (think.spin_ns > 0 || think.every_ios.is_some() || think.every_io_ns > 0)
+    {
+        warnings.push(
+            "thinktime_spin, thinktime_blocks and thinktime_iotime have no effect without \
+             thinktime (as in fio)"
+                .to_string(),
+        );
+    }
     if spec.align_bytes < FLASH_PAGE_BYTES {
         warnings.push(format!(
             "alignment {}: a {page} write may straddle two {page} flash pages, costing a \

@@ -7,10 +7,12 @@
 
 #[cfg(test)]
 mod compressibility;
+mod distribution;
 pub mod offsets;
 pub mod pattern;
 mod random_map;
 pub mod state;
+mod steady;
 pub mod sweep;
 pub mod verify;
 pub mod worker;
@@ -156,6 +158,23 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
                     "region of {len} bytes is smaller than one block"
                 )));
             }
+            if let storlab_job::RandomDistribution::ZonedAbs { zones } = &job.random_distribution {
+                // fio fails the job when its zones pass the file's end (io_u.c, "zoned_abs
+                // sizes exceed file size"); storlab says so before it starts.
+                let zones_bytes: u64 = zones.iter().map(|z| z.size).sum();
+                if zones_bytes > len {
+                    return Err(plan_error(format!(
+                        "random_distribution=zoned_abs: the zones cover {zones_bytes} bytes, more than the worker's region of {len} bytes"
+                    )));
+                }
+            }
+            // fio's strided zones spread the job's `size` over the whole target from the
+            // worker's offset on, wrapping at its end (io_u.c, `setup_strided_zone_mode`).
+            let len = if job.strided_zones.is_some() {
+                rest / align * align
+            } else {
+                len
+            };
             Ok(Region {
                 start_bytes: start,
                 len_bytes: len,
@@ -181,6 +200,9 @@ pub fn run_jobs(
         let group = &set.jobs[group_start..group_end];
         let results = run_group(group, provider, options)?;
         let interrupted = results.iter().any(|o| o.interrupted);
+        for outcome in &results {
+            unlink_after(&outcome.job)?;
+        }
         for outcome in results {
             on_job_done(&outcome);
             outcomes.push(outcome);
@@ -191,6 +213,20 @@ pub fn run_jobs(
         group_start = group_end;
     }
     Ok(outcomes)
+}
+
+/// fio's `unlink`: the job's regular file goes once the job is done (a device never does).
+fn unlink_after(job: &JobSpec) -> Result<(), RunError> {
+    let storlab_job::Target::Path(path) = &job.target else {
+        return Ok(());
+    };
+    if !job.unlink || !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    std::fs::remove_file(path).map_err(|error| RunError::Plan {
+        job: job.name.clone(),
+        reason: format!("unlink=1: cannot delete {}: {error}", path.display()),
+    })
 }
 
 /// Everything one job needs on the worker threads.
@@ -209,6 +245,17 @@ fn run_group(
 ) -> Result<Vec<JobOutcome>, RunError> {
     let mut prepared = Vec::with_capacity(group.len());
     for (job_index, job) in group.iter().enumerate() {
+        if let (false, storlab_job::Target::Path(path)) = (job.allow_file_create, &job.target) {
+            if !path.exists() {
+                return Err(RunError::Plan {
+                    job: job.name.clone(),
+                    reason: format!(
+                        "allow_file_create=0: {} does not exist and the job may not create it",
+                        path.display()
+                    ),
+                });
+            }
+        }
         let mut engines = provider.open(job)?;
         let shared = engines.len() == 1 && engines[0].capabilities().shared_timeline;
         if !shared && engines.len() != job.numjobs as usize {
@@ -461,7 +508,10 @@ fn regions_overlap(regions: &[Region]) -> bool {
 fn fill_initial_buffers(engine: &mut dyn IoEngine, job: &JobSpec, slots: u32) {
     for slot in 0..slots {
         let seed = job.seed ^ u64::from(slot).rotate_left(32);
-        pattern::fill(engine.buffer_mut(slot), job.data_pattern, seed);
+        match &job.buffer_pattern {
+            Some(bytes) => pattern::fill_repeated(engine.buffer_mut(slot), bytes),
+            None => pattern::fill(engine.buffer_mut(slot), job.data_pattern, seed),
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! Chooses each I/O's direction, size and offset inside a worker's region, reproducibly from a seed.
 
+use crate::distribution::BlockDistribution;
 use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, JobSpec};
+use storlab_job::{BlockSizeSpec, JobSpec, RwModifier, StridedZones};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +30,32 @@ pub struct OffsetGenerator {
     /// fio's random map, for a fully random job with one block size: a permutation of the
     /// places a block can start at, and their spacing in bytes.
     random_map: Option<(RandomMap, u64)>,
+    /// fio's `random_distribution` other than uniform: block indices, and the bytes between
+    /// two blocks (fio: `b * blockalign`).
+    distribution: Option<(BlockDistribution, u64)>,
+    /// fio's `rw=MODE:N`.
+    rw_modifier: RwModifier,
+    /// Random I/Os issued under `rw=randMODE:N`: every N-th takes a new random offset.
+    random_draws: u64,
+    /// fio's `zonemode=strided`: the zones, where the current one starts (relative to the
+    /// region) and the bytes done in it.
+    strided: Option<StridedZones>,
+    zone_start_bytes: u64,
+    zone_done_bytes: u64,
+}
+
+/// Bytes one pass of `job` moves over `region`: the region's length, except under fio's
+/// `rw=MODE:SIZE`, where the holes between I/Os are skipped and the pass ends at the first I/O
+/// that would start past the region's end (fio stops a job there).
+pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
+    match (job.rw_modifier, &job.block_size_read) {
+        (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block)) if job.random_percent == 0 => {
+            let stride = block + skip;
+            let starts = region.len_bytes.saturating_sub(*block) / stride.max(1) + 1;
+            starts * block
+        }
+        _ => region.len_bytes,
+    }
 }
 
 /// Draws of a size that does not fit before the region's end, before the pass ends there.
@@ -56,7 +83,30 @@ impl OffsetGenerator {
             _ => None,
         };
         let align_bytes = job.align_bytes.max(1);
+        // fio's generators other than uniform never consult the random map (io_u.c,
+        // `get_next_rand_offset`), so it is not built for them. Their indices are placed as the
+        // map's places are: `blockalign` apart when given, else a smallest block apart (fio's
+        // `blockalign` defaults to it), rounded up to the alignment.
+        let smallest = job
+            .block_size_read
+            .min_bytes()
+            .min(job.block_size_write.min_bytes())
+            .max(1);
+        let spacing_bytes = if job.align_given {
+            align_bytes
+        } else {
+            smallest.next_multiple_of(align_bytes)
+        };
+        let distribution = BlockDistribution::new(
+            &job.random_distribution,
+            region.len_bytes,
+            smallest,
+            spacing_bytes,
+            &mut rng,
+        )
+        .map(|generator| (generator, spacing_bytes));
         let random_map = one_size
+            .filter(|_| distribution.is_none())
             .filter(|&bs| {
                 job.random_map && job.random_percent == 100 && bs > 0 && region.len_bytes >= bs
             })
@@ -84,7 +134,13 @@ impl OffsetGenerator {
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
             cursor_bytes: [0; 2],
-            random_map,
+            random_map: random_map.filter(|_| job.rw_modifier == RwModifier::None),
+            distribution,
+            rw_modifier: job.rw_modifier,
+            random_draws: 0,
+            strided: job.strided_zones,
+            zone_start_bytes: 0,
+            zone_done_bytes: 0,
         }
     }
 
@@ -141,15 +197,47 @@ impl OffsetGenerator {
     /// The next I/O, in `direction` whatever the read share says (a mixed job whose other
     /// direction is held back by its rate).
     pub fn next_io_in(&mut self, direction: IoDirection) -> PlannedIo {
+        if let Some(zones) = self.strided {
+            return self.next_io_in_zone(direction, zones);
+        }
         let region_len = self.region.len_bytes;
         let mut len = self.pick_size(direction).min(region_len);
-        let relative = if let Some((map, spacing_bytes)) = &mut self.random_map {
+        let stream = usize::from(direction == IoDirection::Write);
+        let sequential_turn = match self.rw_modifier {
+            // fio (io_u.c, `get_next_offset`): a random offset only when the count of I/Os
+            // since the last one reaches N; the others go on from where the last I/O ended.
+            RwModifier::RandomEveryIos(every) if self.random_percent > 0 => {
+                self.random_draws += 1;
+                !self.random_draws.is_multiple_of(u64::from(every))
+            }
+            _ => false,
+        };
+        let relative = if sequential_turn {
+            let at = self.cursor_bytes[stream];
+            let at = if at + len > region_len { 0 } else { at };
+            self.cursor_bytes[stream] = at + len;
+            at
+        } else if let Some((map, spacing_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *spacing_bytes
         } else if self.percent_hit(self.random_percent) {
+            if let Some((generator, spacing_bytes)) = &mut self.distribution {
+                // A block whose I/O would pass the region's end moves back to the last aligned
+                // place it fits (fio ends the job there instead).
+                let at = generator.next_block(&mut self.rng) * *spacing_bytes;
+                let last_fit = (region_len - len) / self.align_bytes * self.align_bytes;
+                let at = at.min(last_fit);
+                self.follow_random(stream, at + len);
+                return PlannedIo {
+                    direction,
+                    offset_bytes: self.region.start_bytes + at,
+                    len_bytes: len as u32,
+                };
+            }
             let slots = (region_len - len) / self.align_bytes + 1;
-            self.below(slots) * self.align_bytes
+            let at = self.below(slots) * self.align_bytes;
+            self.follow_random(stream, at + len);
+            at
         } else {
-            let stream = usize::from(direction == IoDirection::Write);
             let min_len = self.min_size(direction).min(region_len);
             // As fio: a pass ends when not even the smallest block fits before the region's
             // end, and the next starts over at the region's start.
@@ -170,12 +258,62 @@ impl OffsetGenerator {
                 len = self.pick_size(direction).min(region_len);
             }
             self.cursor_bytes[stream] = at + len;
+            if let RwModifier::SkipBytes(skip) = self.rw_modifier {
+                // fio's `ddir_seq_add`: a hole after each I/O.
+                self.cursor_bytes[stream] += skip;
+            }
             at
         };
         PlannedIo {
             direction,
             offset_bytes: self.region.start_bytes + relative,
             len_bytes: len as u32,
+        }
+    }
+
+    /// The next I/O under fio's `zonemode=strided` (io_u.c, `setup_strided_zone_mode`): after
+    /// `zonesize` bytes in a zone, the next starts `zonerange + zoneskip` further on (back at
+    /// the region's start past its end); inside a zone, sequential I/O goes round its
+    /// `zonerange` and random I/O draws uniformly in it.
+    fn next_io_in_zone(&mut self, direction: IoDirection, zones: StridedZones) -> PlannedIo {
+        let region_len = self.region.len_bytes;
+        let stream = usize::from(direction == IoDirection::Write);
+        let len = self.pick_size(direction).min(region_len);
+        if self.zone_done_bytes >= zones.size_bytes {
+            self.zone_done_bytes = 0;
+            self.zone_start_bytes += zones.range_bytes + zones.skip_bytes;
+            if self.zone_start_bytes >= region_len {
+                self.zone_start_bytes = 0;
+            }
+            self.cursor_bytes = [self.zone_start_bytes; 2];
+        }
+        let zone_start = self.zone_start_bytes;
+        // A zone that passes the region's end ends with it.
+        let zone_len = zones.range_bytes.min(region_len - zone_start).max(len);
+        let at = if self.percent_hit(self.random_percent) {
+            let places = zone_len.saturating_sub(len) / self.align_bytes + 1;
+            zone_start + self.below(places) * self.align_bytes
+        } else {
+            let mut at = self.cursor_bytes[stream];
+            if at < zone_start || at + len > zone_start + zone_len {
+                at = zone_start;
+            }
+            self.cursor_bytes[stream] = at + len;
+            at
+        };
+        let at = at.min(region_len - len);
+        self.zone_done_bytes += len;
+        PlannedIo {
+            direction,
+            offset_bytes: self.region.start_bytes + at,
+            len_bytes: len as u32,
+        }
+    }
+
+    /// Under `rw=randMODE:N` the sequential I/Os after a random one go on from its end.
+    fn follow_random(&mut self, stream: usize, end_bytes: u64) {
+        if matches!(self.rw_modifier, RwModifier::RandomEveryIos(_)) {
+            self.cursor_bytes[stream] = end_bytes;
         }
     }
 
@@ -212,6 +350,61 @@ mod tests {
 
     fn job() -> JobSpec {
         JobSpec::new("t", EngineKind::Null, Target::None)
+    }
+
+    /// fio's `rw=randread:4`: every fourth I/O takes a new random offset, the three between go
+    /// on sequentially from where the previous one ended.
+    #[test]
+    fn a_random_offset_every_n_ios_with_sequential_ones_between() {
+        let mut job = job();
+        job.rw_modifier = RwModifier::RandomEveryIos(4);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 64 << 20,
+        };
+        let mut generator = OffsetGenerator::new(&job, region, 0);
+        let offsets: Vec<u64> = (0..40).map(|_| generator.next_io().offset_bytes).collect();
+        let mut jumps = 0;
+        for (i, pair) in offsets.windows(2).enumerate() {
+            let sequential = pair[1] == pair[0] + 4096;
+            if (i + 2) % 4 == 0 {
+                jumps += usize::from(!sequential);
+            } else {
+                assert!(sequential, "I/O {} at {} after {}", i + 2, pair[1], pair[0]);
+            }
+        }
+        // Nine random draws over 16384 places: all but a chance neighbour jump.
+        assert!(jumps >= 8, "{jumps}");
+    }
+
+    /// `random_distribution=zoned_abs:100/64k` puts every random I/O in the region's first
+    /// 64 KiB, bypassing the random map, at places one block apart.
+    #[test]
+    fn a_distribution_decides_random_offsets() {
+        let mut job = job();
+        job.block_size_read = BlockSizeSpec::Fixed(16 << 10);
+        job.block_size_write = BlockSizeSpec::Fixed(16 << 10);
+        job.random_distribution = storlab_job::RandomDistribution::ZonedAbs {
+            zones: vec![storlab_job::ZoneShare {
+                access_percent: 100,
+                size: 64 << 10,
+            }],
+        };
+        let region = Region {
+            start_bytes: 1 << 20,
+            len_bytes: 1 << 20,
+        };
+        let mut generator = OffsetGenerator::new(&job, region, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..400 {
+            let io = generator.next_io();
+            assert!(io.offset_bytes >= 1 << 20 && io.offset_bytes < (1 << 20) + (64 << 10));
+            assert_eq!(io.offset_bytes % 4096, 0);
+            seen.insert(io.offset_bytes);
+        }
+        // The four 16 KiB places of a 64 KiB zone, drawn with repeats.
+        assert_eq!(seen.len(), 4);
+        assert!(seen.iter().all(|o| o % (16 << 10) == 0));
     }
 
     #[test]

@@ -34,6 +34,13 @@ pub fn fill(buf: &mut [u8], pattern: DataPattern, seed: u64) {
     }
 }
 
+/// Fill `buf` with `bytes` repeated from its start (fio's `buffer_pattern`).
+pub fn fill_repeated(buf: &mut [u8], bytes: &[u8]) {
+    for (dst, src) in buf.iter_mut().zip(bytes.iter().cycle()) {
+        *dst = *src;
+    }
+}
+
 /// Mark a write buffer with its offset and a per-worker counter (fio's `scramble_buffers`).
 /// Zero-pattern buffers are left all-zero: the user asked for zeros.
 #[inline]

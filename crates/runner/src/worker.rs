@@ -9,8 +9,8 @@ use crate::RunError;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{DataPattern, JobSpec, Target};
+use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
+use storlab_job::{DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -39,6 +39,10 @@ struct VerifyState {
     /// writes may land under this worker's reads at any time.
     in_phase_checks: bool,
 }
+
+/// Stream numbers of the `rate_process=poisson` draws, clear of the offset streams (one per
+/// worker, from 0).
+const POISSON_STREAM_BASE: u64 = 1 << 32;
 
 /// Reads during the write phase are checked only while generations have not wrapped.
 const CHECKED_GENERATIONS: u64 = u32::MAX as u64;
@@ -90,6 +94,21 @@ impl IoLog {
         .expect("writing to memory");
     }
 
+    /// A sync as fio logs it: `FILE sync OFFSET 0` (`datasync` for fdatasync), where fio's offset
+    /// is whatever its request last carried; with one request in flight, the last I/O's.
+    fn record_sync(&mut self, kind: FlushKind, last_offset_bytes: u64) {
+        let action = match kind {
+            FlushKind::All => "sync",
+            FlushKind::Data => "datasync",
+        };
+        writeln!(
+            self.pending,
+            "{} {action} {last_offset_bytes} 0",
+            self.file_label
+        )
+        .expect("writing to memory");
+    }
+
     fn flush(&mut self, job: &str) -> Result<(), RunError> {
         if let Some(file) = self.file.as_mut() {
             let written = file.write_all(&self.pending);
@@ -119,6 +138,11 @@ pub struct Worker {
     generator: OffsetGenerator,
     pending: Option<PlannedIo>,
     pattern: DataPattern,
+    /// fio's `buffer_pattern`: the buffers hold it from setup on and writes are not stamped.
+    /// Kept when the job also reads, whose data lands in the same slots: each write then
+    /// refills its slot.
+    fixed_pattern: Option<Vec<u8>>,
+    refill_pattern: bool,
     slot_base: u32,
     free_slots: Vec<u32>,
     in_flight: Vec<InFlight>,
@@ -133,6 +157,8 @@ pub struct Worker {
     /// B / rate of the direction's time.
     rate_bytes_per_s: [Option<u64>; 2],
     rate_next_ns: [u64; 2],
+    /// fio's `rate_process=poisson`: the draws of the exponential spacing of rated I/Os.
+    poisson: Option<rand_chacha::ChaCha8Rng>,
     /// Reads and writes both (`rwmixread` strictly between 0 and 100).
     mixed: bool,
     verify: Option<VerifyState>,
@@ -146,6 +172,33 @@ pub struct Worker {
     /// Issued bytes at which the next pass starts.
     next_pass_at_bytes: u64,
     iolog: Option<IoLog>,
+    /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
+    sync: SyncSpec,
+    /// A sync was the last thing done: none is due again until another I/O goes (fio's
+    /// `last_was_sync`).
+    last_was_sync: bool,
+    /// Offset of the last I/O issued, for the sync lines of the I/O log.
+    last_offset_bytes: u64,
+    /// fio's `thinktime` family.
+    think: ThinkSpec,
+    /// I/Os counted towards `thinktime_blocks` (completed, or issued with
+    /// `thinktime_blocks_type=issue`), and their number at the last stall.
+    think_counted_ios: u64,
+    think_counted_at_last_stall: u64,
+    /// When the last stall ended (start of the I/O time `thinktime_iotime` measures).
+    think_last_stall_end_ns: u64,
+    /// A stall is due: no new I/O until the worker's queue has drained and the stall is over.
+    think_due: bool,
+    /// The stall in progress ends here.
+    think_until_ns: Option<u64>,
+    /// fio's `rate_min` per direction, bytes per second, and the last interval checked.
+    rate_min_bytes_per_s: [Option<u64>; 2],
+    rate_min_checked_interval: u64,
+    /// fio's `steadystate`, and whether it was reached (the worker then stops issuing).
+    steadystate: Option<SteadyStateSpec>,
+    pub steady_reached: bool,
+    /// The last interval whose window was judged.
+    steady_checked_interval: u64,
     pub stats: WorkerStats,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
@@ -176,7 +229,10 @@ impl Worker {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
-            let per_loop = job.io_size_bytes.unwrap_or(region.len_bytes);
+            let per_loop = job
+                .io_size_bytes
+                .or(job.strided_zones.and(job.size_bytes))
+                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
             Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
@@ -201,6 +257,8 @@ impl Worker {
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
             pattern: job.data_pattern,
+            fixed_pattern: job.buffer_pattern.clone(),
+            refill_pattern: job.read_percent > 0,
             slot_base,
             free_slots: (0..depth as u32).rev().collect(),
             in_flight: vec![InFlight::default(); depth],
@@ -215,13 +273,26 @@ impl Worker {
             ],
             rate_bytes_per_s: [job.rate_bytes.read, job.rate_bytes.write],
             rate_next_ns: [0; 2],
+            poisson: job.rate_poisson.then(|| {
+                use rand_core::SeedableRng;
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(job.seed);
+                // Its own stream, so the offsets stay those of the linear job.
+                rng.set_stream(u64::from(worker_index) + POISSON_STREAM_BASE);
+                rng
+            }),
             mixed: (1..100).contains(&job.read_percent),
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
             job_name: job.name.clone(),
-            invalidate_pass_bytes: (job.invalidate && !job.direct)
-                .then(|| job.io_size_bytes.unwrap_or(region.len_bytes).max(1)),
-            next_pass_at_bytes: job.io_size_bytes.unwrap_or(region.len_bytes).max(1),
+            invalidate_pass_bytes: (job.invalidate && !job.direct).then(|| {
+                job.io_size_bytes
+                    .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+                    .max(1)
+            }),
+            next_pass_at_bytes: job
+                .io_size_bytes
+                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+                .max(1),
             iolog: job.write_iolog.as_ref().map(|path| IoLog {
                 path: if job.numjobs > 1 {
                     let mut name = path.clone().into_os_string();
@@ -238,6 +309,20 @@ impl Worker {
                 file: None,
                 pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
             }),
+            sync: job.sync,
+            last_was_sync: false,
+            last_offset_bytes: 0,
+            think: job.think,
+            think_counted_ios: 0,
+            think_counted_at_last_stall: 0,
+            think_last_stall_end_ns: 0,
+            think_due: false,
+            think_until_ns: None,
+            rate_min_bytes_per_s: [job.rate_min.read, job.rate_min.write],
+            rate_min_checked_interval: 0,
+            steadystate: job.steadystate,
+            steady_reached: false,
+            steady_checked_interval: 0,
             // Reserve the per-interval series for the planned run so recording never allocates;
             // size-bounded runs of unknown length grow it (rarely: once per new interval).
             stats: WorkerStats::with_expected_duration(
@@ -299,6 +384,7 @@ impl Worker {
 
     fn finished_issuing(&self) -> bool {
         self.error.is_some()
+            || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
     }
@@ -317,6 +403,18 @@ impl Worker {
     ) -> Result<(usize, Option<u64>), RunError> {
         let mut queued = 0;
         while !self.free_slots.is_empty() && !self.finished_issuing() {
+            if self.think.think_ns > 0 {
+                if let Some(wait) = self.think_stall(engine, now_ns, queued > 0) {
+                    return Ok((queued, wait));
+                }
+            }
+            if let Some(kind) = self.sync_due() {
+                // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
+                if self.outstanding() > 0 {
+                    return Ok((queued, None));
+                }
+                self.flush(engine, kind)?;
+            }
             let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
             if let Some(remaining) = self.limit_bytes.map(|n| n - self.issued_bytes) {
                 if u64::from(io.len_bytes) > remaining && remaining > 0 {
@@ -355,6 +453,10 @@ impl Worker {
                     let due = self.rate_next_ns[rate].min(self.rate_next_ns[other]);
                     return Ok((queued, Some(due)));
                 }
+                // fio's `rate_process=poisson` (io_u.c, `usec_for_io`): the spacing is drawn from
+                // the exponential distribution of the rate's mean, so I/Os arrive as a Poisson
+                // process of the same rate.
+                let interval = self.rated_spacing_ns(interval);
                 self.rate_next_ns[rate] =
                     self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
             }
@@ -394,6 +496,10 @@ impl Worker {
                             &v.writes_in_flight,
                         );
                         v.writes_in_flight.push(generation);
+                    } else if let Some(bytes) = &self.fixed_pattern {
+                        if self.refill_pattern {
+                            pattern::fill_repeated(buf, bytes);
+                        }
                     } else {
                         pattern::stamp(buf, self.pattern, io.offset_bytes, self.write_counter);
                     }
@@ -428,9 +534,204 @@ impl Worker {
             queued_slots.push(slot);
             self.issued_ios += 1;
             self.issued_bytes += u64::from(io.len_bytes);
+            self.last_offset_bytes = io.offset_bytes;
+            // fio clears it when an I/O completes; a synchronous engine completes each I/O
+            // before the next is chosen, so clearing it at issue is the same there, and with a
+            // deeper queue it keeps every N-th write's sync.
+            self.last_was_sync = false;
             queued += 1;
+            if self.think.think_ns > 0 && self.think.count_issued {
+                self.think_counted_ios += 1;
+                self.check_think(now_ns);
+            }
         }
         Ok((queued, None))
+    }
+
+    /// fio's `steadystate`: when a measurement interval has ended, judge the window of whole
+    /// intervals before it (after `ss_ramp`) and stop once it meets the criterion.
+    fn check_steady(&mut self, t_ns: u64) {
+        let Some(spec) = self.steadystate else {
+            return;
+        };
+        let interval_ns = self.stats.read.series.interval_ns();
+        let current = t_ns / interval_ns;
+        if current <= self.steady_checked_interval {
+            return;
+        }
+        self.steady_checked_interval = current;
+        let window = (spec.duration_ns / interval_ns).max(2);
+        let first_counted = spec.ramp_ns.div_ceil(interval_ns);
+        if current < first_counted + window {
+            return;
+        }
+        let per_second = NS_PER_S as f64 / interval_ns as f64;
+        let (read, write) = (
+            self.stats.read.series.bins(),
+            self.stats.write.series.bins(),
+        );
+        let samples: Vec<f64> = (current - window..current)
+            .map(|i| {
+                let i = i as usize;
+                let (r, w) = (read.get(i).copied(), write.get(i).copied());
+                let pick = |bin: Option<storlab_stats::IntervalBin>| {
+                    bin.map_or(0, |b| if spec.bandwidth { b.bytes } else { b.ios })
+                };
+                (pick(r) + pick(w)) as f64 * per_second
+            })
+            .collect();
+        if crate::steady::criterion_met(&samples, &spec) {
+            self.steady_reached = true;
+        }
+    }
+
+    /// fio's `rate_min`: when a measurement interval has ended, each direction with a minimum
+    /// must have moved at least that rate over it, or the worker fails (fio: "min rate not
+    /// met" ends the job). The first interval is skipped, as fio skips its first rate cycle.
+    fn check_rate_min(&mut self, t_ns: u64) {
+        let interval_ns = self.stats.read.series.interval_ns();
+        let current = t_ns / interval_ns;
+        if current <= self.rate_min_checked_interval.max(1) {
+            self.rate_min_checked_interval = self.rate_min_checked_interval.max(current);
+            return;
+        }
+        self.rate_min_checked_interval = current;
+        let judged = (current - 1) as usize;
+        for (direction, minimum) in ["read", "write"].into_iter().zip(self.rate_min_bytes_per_s) {
+            let Some(minimum) = minimum else { continue };
+            let series = if direction == "read" {
+                &self.stats.read.series
+            } else {
+                &self.stats.write.series
+            };
+            // fio checks only the directions the job has moved data in.
+            if series.bins().iter().all(|b| b.bytes == 0) {
+                continue;
+            }
+            let bytes = series.bins().get(judged).map_or(0, |b| b.bytes);
+            let per_second =
+                u128::from(bytes) * u128::from(NS_PER_S) / u128::from(interval_ns.max(1));
+            if per_second < u128::from(minimum) {
+                self.error.get_or_insert(RunError::Plan {
+                    job: self.job_name.clone(),
+                    reason: format!(
+                        "rate_min: {direction} moved {per_second} B/s over an interval, below the minimum of {minimum} B/s"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The spacing before a rated I/O whose rate's mean spacing is `mean_ns`: that mean for
+    /// fio's linear process, an exponential draw of that mean for `rate_process=poisson`.
+    fn rated_spacing_ns(&mut self, mean_ns: u64) -> u64 {
+        match self.poisson.as_mut() {
+            Some(rng) => {
+                use rand_core::RngCore;
+                // 53 random bits: a uniform in [0, 1) with a double's precision.
+                let uniform = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                (-(1.0 - uniform).ln() * mean_ns as f64) as u64
+            }
+            None => mean_ns,
+        }
+    }
+
+    /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O: after every N
+    /// writes issued, unless a sync was the last thing done (fio's `get_rw_ddir`).
+    fn sync_due(&self) -> Option<FlushKind> {
+        let writes = self.write_counter;
+        if self.last_was_sync || writes == 0 {
+            return None;
+        }
+        let every = |n: u32| n > 0 && writes.is_multiple_of(u64::from(n));
+        if every(self.sync.fsync_every_writes) {
+            Some(FlushKind::All)
+        } else if every(self.sync.fdatasync_every_writes) {
+            Some(FlushKind::Data)
+        } else {
+            None
+        }
+    }
+
+    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it.
+    fn flush(&mut self, engine: &mut dyn IoEngine, kind: FlushKind) -> Result<(), RunError> {
+        if let Some(log) = self.iolog.as_mut() {
+            log.record_sync(kind, self.last_offset_bytes);
+        }
+        engine.flush(kind).map_err(RunError::Engine)?;
+        self.last_was_sync = true;
+        Ok(())
+    }
+
+    /// fio's `end_fsync` and `fsync_on_close`: one `fsync` once a job that wrote is done,
+    /// unless its last act was a sync already (fio then issues none: one sync for both keys).
+    fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        let wanted = self.sync.end_fsync || self.sync.fsync_on_close;
+        if wanted && self.error.is_none() && self.write_counter > 0 && !self.last_was_sync {
+            self.flush(engine, FlushKind::All)?;
+        }
+        Ok(())
+    }
+
+    /// Marks a `thinktime` stall as due when `thinktime_blocks` I/Os were counted since the last
+    /// one, or `thinktime_iotime` of I/O passed (fio's `handle_thinktime`: with
+    /// `thinktime_iotime` and no `thinktime_blocks`, time alone decides).
+    fn check_think(&mut self, now_ns: u64) {
+        if self.think_due || self.think_until_ns.is_some() {
+            return;
+        }
+        let think = self.think;
+        let by_time = think.every_io_ns > 0
+            && now_ns.saturating_sub(self.think_last_stall_end_ns) >= think.every_io_ns;
+        let by_count = (think.every_io_ns == 0 || think.every_ios.is_some())
+            && self.think_counted_ios
+                >= self.think_counted_at_last_stall + u64::from(think.every_ios.unwrap_or(1));
+        if by_time || by_count {
+            self.think_due = true;
+            self.think_counted_at_last_stall = self.think_counted_ios;
+        }
+    }
+
+    /// Where the worker is in a `thinktime` stall: `None` to go on issuing, or `Some(wait)` to
+    /// stop filling for now (`wait` is when the stall ends, or `None` while the queue drains, as
+    /// fio's `io_u_quiesce`). The `thinktime_spin` part burns CPU on an engine of its own (a
+    /// real one); on a shared virtual timeline every part of the stall is time passing.
+    fn think_stall(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+        queued_now: bool,
+    ) -> Option<Option<u64>> {
+        if let Some(until_ns) = self.think_until_ns {
+            if now_ns < until_ns {
+                return Some(Some(until_ns));
+            }
+            self.think_until_ns = None;
+            self.think_last_stall_end_ns = now_ns;
+            return None;
+        }
+        if !self.think_due {
+            return None;
+        }
+        if queued_now || self.outstanding() > 0 {
+            return Some(None);
+        }
+        self.think_due = false;
+        let mut start_ns = engine.now_ns();
+        let until_ns = start_ns + self.think.think_ns;
+        if self.think.spin_ns > 0 && !engine.capabilities().shared_timeline {
+            let spin_until_ns = start_ns + self.think.spin_ns;
+            while start_ns < spin_until_ns {
+                std::hint::spin_loop();
+                start_ns = engine.now_ns();
+            }
+        }
+        if start_ns >= until_ns {
+            self.think_last_stall_end_ns = start_ns;
+            return None;
+        }
+        self.think_until_ns = Some(until_ns);
+        Some(Some(until_ns))
     }
 
     fn complete(&mut self, engine: &dyn IoEngine, completion: IoCompletion, window: Window) {
@@ -444,6 +745,10 @@ impl Worker {
             )));
             return;
         };
+        if self.think.think_ns > 0 && !self.think.count_issued {
+            self.think_counted_ios += 1;
+            self.check_think(completion.done_ns);
+        }
         let stats = match direction {
             IoDirection::Read => &mut self.stats.read,
             IoDirection::Write => &mut self.stats.write,
@@ -478,6 +783,12 @@ impl Worker {
             let t_ns = completion.done_ns - window.measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
+            if self.steadystate.is_some() {
+                self.check_steady(t_ns);
+            }
+            if self.rate_min_bytes_per_s != [None; 2] {
+                self.check_rate_min(t_ns);
+            }
         }
         if let Some(v) = self.verify.as_mut() {
             match direction {
@@ -557,6 +868,7 @@ pub fn drive(
     };
     for w in workers.iter_mut() {
         w.rate_next_ns = [start_ns; 2];
+        w.think_last_stall_end_ns = start_ns;
     }
     let mut interrupted = false;
     // Right after a reap, the newest completion time is "now" to within the runner's own few
@@ -629,6 +941,11 @@ pub fn drive(
                     )))
                 }
             }
+        }
+    }
+    if !interrupted {
+        for w in workers.iter_mut() {
+            w.flush_at_end(engine)?;
         }
     }
     let end_ns = engine.now_ns();
@@ -752,6 +1069,232 @@ mod tests {
         assert!(
             invalidations(true).is_empty(),
             "O_DIRECT has no cache to drop"
+        );
+    }
+
+    /// A sequential write job of `ios` 4 KiB I/Os on the null engine; what the engine reports
+    /// and how long the run took.
+    fn null_write_run(ios: u64, shape: impl Fn(&mut JobSpec)) -> (u64, u64) {
+        let mut job = JobSpec::new("sync", EngineKind::Null, Target::None);
+        job.read_percent = 0;
+        job.random_percent = 0;
+        shape(&mut job);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: ios * 4096,
+        };
+        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        engine
+            .setup(&EngineSetup {
+                slots: job.iodepth,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: None,
+        };
+        let started = std::time::Instant::now();
+        drive(
+            engine.as_mut(),
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        assert_eq!(workers[0].stats.write.ios, ios);
+        let flushes = engine.report().detail("flushes").unwrap().parse().unwrap();
+        (flushes, elapsed_ns)
+    }
+
+    /// fio's `fsync=N`: a sync after every N writes, before the next I/O (none after the last
+    /// write), and `end_fsync` one more at the end unless a sync was the last thing done.
+    #[test]
+    fn fsync_every_n_writes_and_at_the_end_as_fio() {
+        let flushes = |fsync: u32, fdatasync: u32, end: bool, iodepth: u32| {
+            null_write_run(16, |job| {
+                job.sync.fsync_every_writes = fsync;
+                job.sync.fdatasync_every_writes = fdatasync;
+                job.sync.end_fsync = end;
+                job.iodepth = iodepth;
+            })
+            .0
+        };
+        assert_eq!(flushes(0, 0, false, 1), 0);
+        assert_eq!(flushes(3, 0, false, 1), 5);
+        assert_eq!(flushes(3, 0, true, 1), 6);
+        assert_eq!(
+            flushes(4, 0, true, 1),
+            4,
+            "the 16th write was synced already"
+        );
+        assert_eq!(flushes(0, 2, false, 1), 7);
+        assert_eq!(flushes(0, 0, true, 1), 1);
+        // A deeper queue drains before each sync; the count is the same.
+        assert_eq!(flushes(3, 0, true, 8), 6);
+    }
+
+    /// fio's `thinktime`: a stall after every `thinktime_blocks` I/Os, the queue drained first.
+    #[test]
+    fn thinktime_stalls_after_every_thinktime_blocks() {
+        const THINK_NS: u64 = 3_000_000;
+        let (_, plain_ns) = null_write_run(16, |_| {});
+        let (_, think_ns) = null_write_run(16, |job| {
+            job.think.think_ns = THINK_NS;
+            job.think.every_ios = Some(4);
+        });
+        // Stalls after the 4th, 8th and 12th I/O (none after the last).
+        assert!(think_ns >= 3 * THINK_NS, "{think_ns} ns");
+        assert!(
+            think_ns < 4 * THINK_NS + plain_ns + 50_000_000,
+            "{think_ns} ns"
+        );
+        // Spinning is part of the stall, not added to it.
+        let (_, spin_ns) = null_write_run(16, |job| {
+            job.think.think_ns = THINK_NS;
+            job.think.spin_ns = THINK_NS;
+            job.think.every_ios = Some(8);
+        });
+        assert!(spin_ns >= THINK_NS, "{spin_ns} ns");
+        assert!(
+            spin_ns < 2 * THINK_NS + plain_ns + 50_000_000,
+            "{spin_ns} ns"
+        );
+    }
+
+    /// `rate_process=poisson`: the spacing of rated I/Os is exponential with the rate's mean
+    /// (standard deviation equal to the mean); linear keeps it constant.
+    #[test]
+    fn rate_process_poisson_spaces_rated_ios_exponentially() {
+        const MEAN_NS: u64 = 1_000_000;
+        const DRAWS: usize = 20_000;
+        let spacing = |poisson: bool| {
+            let mut job = JobSpec::new("rated", EngineKind::Null, Target::None);
+            job.rate_poisson = poisson;
+            let region = Region {
+                start_bytes: 0,
+                len_bytes: 1 << 20,
+            };
+            let mut worker = Worker::new(0, &job, 0, region, 0, NS_PER_S);
+            let gaps: Vec<f64> = (0..DRAWS)
+                .map(|_| worker.rated_spacing_ns(MEAN_NS) as f64)
+                .collect();
+            let mean = gaps.iter().sum::<f64>() / DRAWS as f64;
+            let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / DRAWS as f64;
+            (mean, variance.sqrt())
+        };
+        assert_eq!(spacing(false), (MEAN_NS as f64, 0.0));
+        let (mean, deviation) = spacing(true);
+        assert!((mean / MEAN_NS as f64 - 1.0).abs() < 0.03, "{mean}");
+        assert!((deviation / mean - 1.0).abs() < 0.05, "{deviation}");
+    }
+    /// fio's `rate_min`: a job held to 100 IOPS of 4 KiB (400 KiB/s) fails a 1 MiB/s minimum
+    /// and passes a 100 KiB/s one.
+    #[test]
+    fn rate_min_fails_a_job_below_it() {
+        const INTERVAL_NS: u64 = 100_000_000;
+        let run = |minimum_bytes_per_s: u64| {
+            let mut job = JobSpec::new("slow", EngineKind::Null, Target::None);
+            job.random_percent = 0;
+            job.rate_iops.read = Some(100);
+            job.time_based = true;
+            job.runtime_ns = Some(5 * INTERVAL_NS);
+            job.rate_min.read = Some(minimum_bytes_per_s);
+            job.rate_min.write = Some(minimum_bytes_per_s);
+            let region = Region {
+                start_bytes: 0,
+                len_bytes: 1 << 20,
+            };
+            let mut engine =
+                open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+            engine
+                .setup(&EngineSetup {
+                    slots: 1,
+                    slot_bytes: 4096,
+                    buffer_align_bytes: 4096,
+                })
+                .unwrap();
+            let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
+            let timing = Timing {
+                ramp_ns: 0,
+                runtime_ns: job.runtime_ns,
+            };
+            drive(
+                engine.as_mut(),
+                &mut workers,
+                timing,
+                &AtomicBool::new(false),
+                None,
+            )
+            .unwrap();
+            workers[0].error.take().map(|e| e.to_string())
+        };
+        let error = run(1 << 20).expect("below the minimum");
+        assert!(error.contains("rate_min: read moved"), "{error}");
+        assert_eq!(
+            run(100 << 10),
+            None,
+            "writes were never asked for: not judged"
+        );
+    }
+
+    /// fio's `steadystate`: a rated job is steady at once and stops long before its runtime.
+    #[test]
+    fn a_steady_job_stops_before_its_runtime() {
+        const INTERVAL_NS: u64 = 100_000_000;
+        let mut job = JobSpec::new("steady", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.rate_iops.read = Some(2000);
+        job.time_based = true;
+        job.runtime_ns = Some(20 * NS_PER_S);
+        job.steadystate = Some(SteadyStateSpec {
+            bandwidth: false,
+            slope: false,
+            limit_micros: 20_000_000,
+            percent: true,
+            duration_ns: 5 * INTERVAL_NS,
+            ramp_ns: INTERVAL_NS,
+        });
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 1 << 20,
+        };
+        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        engine
+            .setup(&EngineSetup {
+                slots: 1,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: job.runtime_ns,
+        };
+        drive(
+            engine.as_mut(),
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        assert!(workers[0].steady_reached);
+        // Ramp, then a window of five intervals: well under the 20 s runtime.
+        assert!(
+            workers[0].stats.elapsed_ns < 5 * NS_PER_S,
+            "{}",
+            workers[0].stats.elapsed_ns
+        );
+        assert!(
+            workers[0].stats.read.ios >= 2000 / 2,
+            "{}",
+            workers[0].stats.read.ios
         );
     }
 }

@@ -463,6 +463,10 @@ impl IoEngine for IoUringEngine {
         fadvise(&self.file, advice, offset_bytes, len_bytes)
     }
 
+    fn flush(&mut self, kind: crate::FlushKind) -> Result<(), EngineError> {
+        super::flush_file(&self.file, kind)
+    }
+
     fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
         drop_cached_range(&self.file, offset_bytes, len_bytes)
     }

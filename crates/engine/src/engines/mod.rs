@@ -189,6 +189,16 @@ pub(crate) fn fadvise(
 /// Drop `file`'s cached pages in the range with `POSIX_FADV_DONTNEED`, as fio's per-loop
 /// invalidation does (filesetup.c, `__file_invalidate_cache`): clean pages go at once; dirty
 /// ones are handed to writeback, not waited for, so a buffered write job is not made to sync.
+/// `fsync` or `fdatasync` of `file` (what both real engines' `flush` does: the runner drains
+/// their queues first, so nothing they issued is still in flight).
+pub(crate) fn flush_file(file: &std::fs::File, kind: crate::FlushKind) -> Result<(), EngineError> {
+    match kind {
+        crate::FlushKind::All => file.sync_all(),
+        crate::FlushKind::Data => file.sync_data(),
+    }
+    .map_err(EngineError::Io)
+}
+
 pub(crate) fn drop_cached_range(
     file: &std::fs::File,
     offset_bytes: u64,

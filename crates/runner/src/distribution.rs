@@ -1,0 +1,317 @@
+//! fio's non-uniform random offsets (`random_distribution`): the Zipf and Pareto generators of
+//! fio's lib/zipf.c, the Gaussian of lib/gauss.c, and the zones of io_u.c
+//! (`__get_next_rand_offset_zoned`, `_zoned_abs`). Each yields a block index; the offset
+//! generator turns it into bytes. fio draws its uniforms from a 32-bit Tausworthe generator;
+//! here they come from the worker's ChaCha8 stream, reduced to the same 32 bits, so the shapes
+//! are fio's and the sequences are storlab's own.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::RngCore;
+use storlab_job::{RandomDistribution, ZoneShare, MICROS_PER_UNIT};
+
+/// fio hashes each drawn rank before it becomes a block (`__hash_u64`, the Linux kernel's
+/// `GOLDEN_RATIO_64`), so the hot blocks are scattered over the file rather than packed at its
+/// start.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// fio's Gaussian sums this many uniform draws (central limit theorem, lib/gauss.c).
+const GAUSS_ITERS: u64 = 12;
+/// fio sums at most this many terms of the Zipf normalisation (lib/zipf.c, `ZIPF_MAX_GEN`).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+/// fio's `FRAND32_MAX`: its uniforms are 32-bit.
+const FRAND32_MAX: f64 = u32::MAX as f64;
+
+fn hash_u64(value: u64) -> u64 {
+    value.wrapping_mul(GOLDEN_RATIO_64)
+}
+
+fn rand32(rng: &mut ChaCha8Rng) -> u32 {
+    rng.next_u32()
+}
+
+fn fraction(micros: u64) -> f64 {
+    micros as f64 / MICROS_PER_UNIT as f64
+}
+
+/// One worker's generator of block indices in `0..ranges`.
+#[derive(Clone, Debug)]
+pub enum BlockDistribution {
+    Zipf {
+        ranges: u64,
+        theta: f64,
+        zeta2: f64,
+        zetan: f64,
+        rand_off: u64,
+    },
+    Pareto {
+        ranges: u64,
+        pareto_pow: f64,
+        rand_off: u64,
+    },
+    Gauss {
+        ranges: u64,
+        stddev: u64,
+        rand_off: u64,
+    },
+    /// `(access percent, first block, blocks)` per zone.
+    Zones(Vec<(u8, u64, u64)>),
+}
+
+impl BlockDistribution {
+    /// The generator of `distribution` over a region of `region_bytes`, whose indices become
+    /// offsets `spacing_bytes` apart (fio: `blockalign`). As fio (init.c,
+    /// `__init_rand_distribution`), Zipf, Pareto and Gauss rank blocks of the smallest block
+    /// size, `smallest_block_bytes`; zones are counted in places `spacing_bytes` apart (io_u.c,
+    /// `last_block`). `None` for the uniform default.
+    pub fn new(
+        distribution: &RandomDistribution,
+        region_bytes: u64,
+        smallest_block_bytes: u64,
+        spacing_bytes: u64,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Self> {
+        let ranges = region_bytes.div_ceil(smallest_block_bytes.max(1)).max(1);
+        let spacing_bytes = spacing_bytes.max(1);
+        let places = (region_bytes.saturating_sub(smallest_block_bytes) / spacing_bytes + 1).max(1);
+        // fio (`shared_rand_init`): a random rotation of the ranks unless a center is given.
+        let mut rand_off = |center: Option<u64>| match center {
+            Some(c) => (ranges as f64 * fraction(c)) as u64,
+            None => u64::from(rand32(rng)),
+        };
+        Some(match distribution {
+            RandomDistribution::Random => return None,
+            RandomDistribution::Zipf {
+                theta_micros,
+                center_micros,
+            } => {
+                let theta = fraction(*theta_micros);
+                let rand_off = rand_off(*center_micros);
+                let zetan = (0..ranges.min(ZIPF_MAX_GEN))
+                    .map(|i| (1.0 / (i + 1) as f64).powf(theta))
+                    .sum();
+                BlockDistribution::Zipf {
+                    ranges,
+                    theta,
+                    zeta2: 1.0 + 0.5f64.powf(theta),
+                    zetan,
+                    rand_off,
+                }
+            }
+            RandomDistribution::Pareto {
+                h_micros,
+                center_micros,
+            } => {
+                let h = fraction(*h_micros);
+                BlockDistribution::Pareto {
+                    ranges,
+                    pareto_pow: h.ln() / (1.0 - h).ln(),
+                    rand_off: rand_off(*center_micros),
+                }
+            }
+            RandomDistribution::Normal {
+                dev_percent_micros,
+                center_micros,
+            } => {
+                let dev = fraction(*dev_percent_micros);
+                let stddev = if dev == 0.0 {
+                    0
+                } else {
+                    ((ranges as f64 * dev / 100.0).ceil() as u64).min(ranges / 2)
+                };
+                // lib/gauss.c: the center moves the bell by (center - 0.5) of the range.
+                let rand_off = center_micros
+                    .map_or(0, |c| (ranges as f64 * (fraction(c) - 0.5)) as i64 as u64);
+                BlockDistribution::Gauss {
+                    ranges,
+                    stddev,
+                    rand_off,
+                }
+            }
+            RandomDistribution::Zoned { zones } => {
+                // Sizes are percentages of the region (io_u.c: `stotal * lastb / 100`).
+                Self::zones(zones, |size| places * size / 100)
+            }
+            RandomDistribution::ZonedAbs { zones } => {
+                Self::zones(zones, |size| size / spacing_bytes)
+            }
+        })
+    }
+
+    fn zones(zones: &[ZoneShare], blocks_of: impl Fn(u64) -> u64) -> Self {
+        let mut first = 0;
+        BlockDistribution::Zones(
+            zones
+                .iter()
+                .map(|zone| {
+                    let blocks = blocks_of(zone.size).max(1);
+                    let entry = (zone.access_percent, first, blocks);
+                    first += blocks;
+                    entry
+                })
+                .collect(),
+        )
+    }
+
+    /// The next block index.
+    pub fn next_block(&mut self, rng: &mut ChaCha8Rng) -> u64 {
+        match self {
+            BlockDistribution::Zipf {
+                ranges,
+                theta,
+                zeta2,
+                zetan,
+                rand_off,
+            } => {
+                let n = *ranges as f64;
+                let alpha = 1.0 / (1.0 - *theta);
+                let eta = (1.0 - (2.0 / n).powf(1.0 - *theta)) / (1.0 - *zeta2 / *zetan);
+                let rand_uni = f64::from(rand32(rng)) / FRAND32_MAX;
+                let rand_z = rand_uni * *zetan;
+                let rank = if rand_z < 1.0 {
+                    1
+                } else if rand_z < 1.0 + 0.5f64.powf(*theta) {
+                    2
+                } else {
+                    1 + (n * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
+                };
+                hash_u64(rank - 1).wrapping_add(*rand_off) % *ranges
+            }
+            BlockDistribution::Pareto {
+                ranges,
+                pareto_pow,
+                rand_off,
+            } => {
+                let rand = f64::from(rand32(rng)) / FRAND32_MAX;
+                let rank = ((*ranges - 1) as f64 * rand.powf(*pareto_pow)) as u64;
+                hash_u64(rank).wrapping_add(*rand_off) % *ranges
+            }
+            BlockDistribution::Gauss {
+                ranges,
+                stddev,
+                rand_off,
+            } => {
+                let sum: u64 = (0..GAUSS_ITERS)
+                    .map(|_| u64::from(rand32(rng)) % (*ranges + 1))
+                    .sum();
+                let mut sum = sum.div_ceil(GAUSS_ITERS);
+                if *stddev > 0 {
+                    // lib/gauss.c, `gauss_dev`: a uniform spread of one deviation around the
+                    // mean, halved until it stays inside the range.
+                    let spread =
+                        (*stddev as f64 * (f64::from(rand32(rng)) / (FRAND32_MAX + 1.0))) as i64;
+                    let mut dev = spread - (*stddev / 2) as i64;
+                    while !(0..*ranges as i128).contains(&(i128::from(dev) + i128::from(sum))) {
+                        dev /= 2;
+                    }
+                    sum = (i128::from(sum) + i128::from(dev)) as u64;
+                }
+                hash_u64(sum).wrapping_add(*rand_off) % *ranges
+            }
+            BlockDistribution::Zones(zones) => {
+                // io_u.c: v in 1..=100 picks the zone whose cumulative access share covers it.
+                let v = rng.next_u64() % 100 + 1;
+                let mut covered = 0;
+                let &(_, first, blocks) = zones
+                    .iter()
+                    .find(|(access, _, _)| {
+                        covered += u64::from(*access);
+                        v <= covered
+                    })
+                    .unwrap_or(zones.last().expect("a zoned distribution has a zone"));
+                first + rng.next_u64() % blocks
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+
+    /// How often each block of `ranges` is drawn in `draws` draws, most-hit first.
+    fn hits_sorted(distribution: RandomDistribution, ranges: u64, draws: u32) -> Vec<u32> {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut generator =
+            BlockDistribution::new(&distribution, ranges * 4096, 4096, 4096, &mut rng).unwrap();
+        let mut hits = vec![0u32; ranges as usize];
+        for _ in 0..draws {
+            let block = generator.next_block(&mut rng);
+            assert!(block < ranges, "{block} of {ranges}");
+            hits[block as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        hits
+    }
+
+    fn top_share(hits: &[u32], top: usize) -> f64 {
+        let total: u32 = hits.iter().sum();
+        f64::from(hits[..top].iter().sum::<u32>()) / f64::from(total)
+    }
+
+    /// Zipf with theta 1.2 over 1000 blocks: the hottest block takes 1/zeta(1000, 1.2) of the
+    /// draws, about 22% (the expected value, not a fit: 1 / sum of k^-1.2 for k ≤ 1000).
+    #[test]
+    fn zipf_hot_blocks_take_zipfs_share() {
+        let zipf = RandomDistribution::Zipf {
+            theta_micros: 1_200_000,
+            center_micros: None,
+        };
+        let hits = hits_sorted(zipf, 1000, 200_000);
+        let zetan: f64 = (1..=1000).map(|k| (k as f64).powf(-1.2)).sum();
+        let expected = 1.0 / zetan;
+        let hottest = top_share(&hits, 1);
+        assert!((hottest - expected).abs() < 0.02, "{hottest} vs {expected}");
+        // Uniform draws would give the hottest block about 0.1%.
+        assert!(top_share(&hits, 10) > 0.4);
+    }
+
+    /// Pareto with h 0.9: fio's "90/10"-style skew, most draws on few blocks.
+    #[test]
+    fn pareto_concentrates_draws() {
+        let pareto = RandomDistribution::Pareto {
+            h_micros: 900_000,
+            center_micros: None,
+        };
+        let hits = hits_sorted(pareto, 1000, 100_000);
+        assert!(top_share(&hits, 100) > 0.6, "{}", top_share(&hits, 100));
+    }
+
+    /// normal:10 over 1000 blocks: the bell spans about a quarter of them; the rest are cold.
+    #[test]
+    fn normal_hits_a_bell_of_blocks() {
+        let normal = RandomDistribution::Normal {
+            dev_percent_micros: 10_000_000,
+            center_micros: None,
+        };
+        let hits = hits_sorted(normal, 1000, 100_000);
+        let touched = hits.iter().filter(|&&h| h > 0).count();
+        assert!(touched < 600, "{touched} blocks touched");
+        assert!(top_share(&hits, 200) > 0.6);
+    }
+
+    /// zoned:60/10:40/90: 60% of draws land in the first tenth of the blocks.
+    #[test]
+    fn zones_take_their_access_share() {
+        let zoned = RandomDistribution::Zoned {
+            zones: vec![
+                ZoneShare {
+                    access_percent: 60,
+                    size: 10,
+                },
+                ZoneShare {
+                    access_percent: 40,
+                    size: 90,
+                },
+            ],
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut generator =
+            BlockDistribution::new(&zoned, 1000 * 4096, 4096, 4096, &mut rng).unwrap();
+        let draws = 100_000;
+        let first_zone = (0..draws)
+            .filter(|_| generator.next_block(&mut rng) < 100)
+            .count();
+        let share = first_zone as f64 / f64::from(draws);
+        assert!((share - 0.6).abs() < 0.01, "{share}");
+    }
+}
