@@ -1291,8 +1291,10 @@ mod tests {
             "{}",
             workers[0].stats.elapsed_ns
         );
+        // The window after the ramp is five intervals (0.5 s) at 2000 IOPS: about 1000 I/Os,
+        // fewer when the machine is loaded (996 was seen); half of that says the job measured.
         assert!(
-            workers[0].stats.read.ios >= 2000 / 2,
+            workers[0].stats.read.ios >= 2000 / 4,
             "{}",
             workers[0].stats.read.ios
         );
