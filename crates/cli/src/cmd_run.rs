@@ -184,7 +184,7 @@ fn write_outputs(
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(report),
         OutputFormat::Json => storlab_report::to_json(report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(report),
+        OutputFormat::FioJson => fio_json(args, report),
         OutputFormat::Csv => storlab_report::to_csv(report),
     };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
@@ -193,6 +193,21 @@ fn write_outputs(
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     Ok(())
+}
+
+/// The fio-shaped JSON of a run of a job file, job flags or the quick set, echoing the options
+/// as written as fio does.
+fn fio_json(args: &RunArgs, report: &RunReport) -> String {
+    match crate::run_session::written_options(args) {
+        Some(written) => storlab_report::to_fio_json_with(
+            report,
+            &storlab_report::FioEcho {
+                global_options: written.global,
+                job_options: written.jobs,
+            },
+        ),
+        None => storlab_report::to_fio_json(report),
+    }
 }
 
 /// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
@@ -267,7 +282,7 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
             if args.output_format == OutputFormat::Csv {
                 storlab_report::to_csv(&merged)
             } else {
-                storlab_report::to_fio_json(&merged)
+                fio_json(&args, &merged)
             }
         }
     };

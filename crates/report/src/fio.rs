@@ -55,8 +55,9 @@ struct FioOutput {
     timestamp: u64,
     timestamp_ms: u64,
     time: String,
-    #[serde(rename = "global options")]
-    global_options: OrderedMap,
+    /// Absent when the job set was written with no global option, as fio leaves it out.
+    #[serde(rename = "global options", skip_serializing_if = "Option::is_none")]
+    global_options: Option<OrderedMap>,
     jobs: Vec<FioJob>,
     disk_util: Vec<Value>,
     /// storlab's run-level warnings (fio has no such key; readers of fio's JSON ignore it).
@@ -141,21 +142,59 @@ struct FioSync {
     lat_ns: FioLatency,
 }
 
+/// One option as the user wrote it: key and value.
+pub type WrittenOption = (String, String);
+
+/// The job set as the user wrote it, which fio's JSON echoes: its global options (`None` when
+/// none was written: fio then prints no `global options`) and each job's own options, in the
+/// job set's order (a job with `numjobs` clones reported apart has one entry for them all).
+#[derive(Clone, Debug, Default)]
+pub struct FioEcho {
+    pub global_options: Option<Vec<WrittenOption>>,
+    pub job_options: Vec<Vec<WrittenOption>>,
+}
+
 /// The report in the shape of fio 3.x `--output-format=json` (pretty, ends with a newline).
-/// `time` is UTC (fio prints local time).
+/// `time` is UTC (fio prints local time). Without the options as written (a saved run), the
+/// `job options` list each job's resolved settings and `global options` is empty.
 pub fn to_fio_json(report: &RunReport) -> String {
+    render(report, None)
+}
+
+/// [`to_fio_json`] echoing the options as written in `echo`, as fio does.
+pub fn to_fio_json_with(report: &RunReport, echo: &FioEcho) -> String {
+    render(report, Some(echo))
+}
+
+fn render(report: &RunReport, echo: Option<&FioEcho>) -> String {
+    let placed = place_jobs(&report.jobs);
+    let jobs = report
+        .jobs
+        .iter()
+        .zip(&placed)
+        .map(|(job, place)| {
+            let written = echo.and_then(|echo| {
+                echo.job_options
+                    .get(place.spec_index.checked_rem(echo.job_options.len())?)
+            });
+            let options = match written {
+                Some(written) => written_map(written),
+                None => job_options(job),
+            };
+            fio_job(place, job, options)
+        })
+        .collect();
+    let global_options = match echo {
+        Some(echo) => echo.global_options.as_deref().map(written_map),
+        None => Some(OrderedMap(Vec::new())),
+    };
     let output = FioOutput {
         fio_version: format!("{}-{}", report.tool.name, report.tool.version),
         timestamp: report.started_unix_ms / MS_PER_S,
         timestamp_ms: report.started_unix_ms,
         time: ctime_utc(report.started_unix_ms / MS_PER_S),
-        global_options: OrderedMap(Vec::new()),
-        jobs: report
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(groupid, job)| fio_job(groupid, job))
-            .collect(),
+        global_options,
+        jobs,
         disk_util: Vec::new(),
         storlab_warnings: report.warnings.clone(),
     };
@@ -165,17 +204,65 @@ pub fn to_fio_json(report: &RunReport) -> String {
     text
 }
 
-fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
+fn written_map(written: &[WrittenOption]) -> OrderedMap {
+    OrderedMap(
+        written
+            .iter()
+            .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+            .collect(),
+    )
+}
+
+/// Where a reported job sits in fio's terms: the job (section) it came from, the stonewall
+/// group fio numbers it in, and the name fio prints (clones repeat their job's name).
+struct Placement {
+    spec_index: usize,
+    groupid: usize,
+    jobname: String,
+}
+
+/// Walks the reported jobs as fio walks its jobs: a job with `numjobs` clones reported apart
+/// (no `group_reporting`) yields one report per clone, all of the same job; a job with
+/// `stonewall` after the first opens the next group.
+fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
+    let mut placements = Vec::with_capacity(jobs.len());
+    let mut spec_index: Option<usize> = None;
+    let mut clones_left = 0u64;
+    let mut groupid = 0;
+    for job in jobs {
+        let spec = &job.job;
+        if clones_left == 0 {
+            spec_index = Some(spec_index.map_or(0, |index| index + 1));
+            let grouped = spec["group_reporting"].as_bool().unwrap_or(false);
+            let numjobs = spec["numjobs"].as_u64().unwrap_or(1).max(1);
+            clones_left = if grouped { 1 } else { numjobs };
+            if spec_index != Some(0) && spec["stonewall"].as_bool().unwrap_or(false) {
+                groupid += 1;
+            }
+        }
+        clones_left -= 1;
+        placements.push(Placement {
+            spec_index: spec_index.unwrap_or(0),
+            groupid,
+            jobname: spec["name"]
+                .as_str()
+                .map_or_else(|| job.name.clone(), str::to_owned),
+        });
+    }
+    placements
+}
+
+fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap) -> FioJob {
     let workers = f64::from(job.numjobs.max(1));
     let any_errors = job.directions().any(|(_, summary)| summary.errors > 0);
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     FioJob {
-        jobname: job.name.clone(),
-        groupid,
+        jobname: place.jobname.clone(),
+        groupid: place.groupid,
         error: if any_errors { EIO } else { 0 },
         eta: 0,
         elapsed: job.elapsed_ns.div_ceil(NS_PER_S),
-        job_options: job_options(job),
+        job_options,
         read: job.read.as_ref().map(fio_direction).unwrap_or_default(),
         write: job.write.as_ref().map(fio_direction).unwrap_or_default(),
         trim: job.trim.as_ref().map(fio_direction).unwrap_or_default(),
@@ -201,7 +288,8 @@ fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
     }
 }
 
-/// fio-named options first (what fio itself would list), then storlab's own job fields.
+/// Without the options as written: fio-named options first (what fio itself would list), then
+/// storlab's own job fields.
 fn job_options(job: &JobReport) -> OrderedMap {
     let mut options: Vec<(String, Value)> = [
         ("name", job.name.clone()),

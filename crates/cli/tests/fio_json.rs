@@ -1,0 +1,243 @@
+//! fio's command line and fio-shaped JSON (issue 20 item 4, issue 24 item 3): job flags beside
+//! a job file are global options for it, and `--output-format=fio-json` echoes the job set as
+//! fio 3.33 does (options as written, stonewall groups, clone names), compared with fio itself
+//! when it is installed.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+/// A scratch directory holding a sparse 1 MiB `data` file and `job.fio` with `job_text`, in
+/// which `@DATA@` stands for the data file's path.
+fn scratch(job_text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data).unwrap().set_len(MIB).unwrap();
+    let text = job_text.replace("@DATA@", &data.display().to_string());
+    std::fs::write(dir.path().join("job.fio"), text).unwrap();
+    dir
+}
+
+fn storlab_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
+    all.extend_from_slice(args);
+    let out = common::run_in(dir, &all);
+    assert!(
+        out.status.success(),
+        "storlab {args:?}: {}",
+        common::stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// fio's JSON for `args`, or `None` (with a note) where fio is not installed.
+fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
+    let output = match Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+    {
+        Ok(output) => output,
+        Err(_) => {
+            eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+            return None;
+        }
+    };
+    assert!(output.status.success(), "fio {args:?}: {output:?}");
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
+
+fn total_ios(job: &Value) -> u64 {
+    ["read", "write"]
+        .iter()
+        .map(|d| job[d]["total_ios"].as_u64().unwrap())
+        .sum()
+}
+
+const GROUPS_FILE: &str = "\
+[global]
+ioengine=psync
+filename=@DATA@
+size=1m
+bs=4k
+[a]
+rw=read
+numjobs=2
+number_ios=5
+[b]
+stonewall
+rw=write
+[c]
+rw=read
+bs=8K
+";
+
+/// Regression: storlab refused flags beside a job file; fio applies them as global options
+/// that the file's [global] and sections override (fio 3.33: `--bs=8k` loses to [global]
+/// bs=4k, a section's own `number_ios` wins over the flag's).
+#[test]
+fn flags_beside_a_job_file_are_its_global_options() {
+    let dir = scratch(GROUPS_FILE);
+    let ours = storlab_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]);
+    let counts: Vec<u64> = ours["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(total_ios)
+        .collect();
+    // a's two clones keep their own number_ios=5; b and c take the flag's 3.
+    assert_eq!(counts, vec![5, 5, 3, 3]);
+    let bytes: Vec<u64> = ours["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["write"]["io_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bytes[2], 3 * 4096, "[global] bs=4k wins over --bs=8k");
+    if let Some(fio) = fio_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]) {
+        let fio_counts: Vec<u64> = fio["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(total_ios)
+            .collect();
+        assert_eq!(counts, fio_counts);
+    }
+}
+
+/// `--name` beside a job file would start a job fio adds to the file's: refused in one line.
+#[test]
+fn a_name_flag_beside_a_job_file_is_refused() {
+    let dir = scratch(GROUPS_FILE);
+    let out = common::run_in(dir.path(), &["run", "--no-db", "--name=x", "job.fio"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = common::stderr(&out);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--name=x"), "{stderr}");
+}
+
+/// The values fio echoes of the job set: options as written, per-group `groupid`, clones
+/// repeating their job's name; `global options` holding the flags then [global].
+#[test]
+fn fio_json_echoes_the_job_set_as_fio_does() {
+    let dir = scratch(GROUPS_FILE);
+    let ours = storlab_json(dir.path(), &["--runtime=1", "job.fio"]);
+    let summary = |json: &Value| -> Vec<(String, u64, Value)> {
+        json["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| {
+                (
+                    job["jobname"].as_str().unwrap().to_string(),
+                    job["groupid"].as_u64().unwrap(),
+                    job["job options"].clone(),
+                )
+            })
+            .collect()
+    };
+    let names: Vec<(String, u64)> = summary(&ours).into_iter().map(|(n, g, _)| (n, g)).collect();
+    let expected: Vec<(String, u64)> = [("a", 0), ("a", 0), ("b", 1), ("c", 1)]
+        .iter()
+        .map(|(n, g)| (n.to_string(), *g))
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(ours["jobs"][3]["job options"]["bs"], "8K", "bs as written");
+    assert_eq!(ours["global options"]["runtime"], "1");
+    assert_eq!(ours["global options"]["ioengine"], "psync");
+    if let Some(fio) = fio_json(dir.path(), &["--runtime=1", "job.fio"]) {
+        assert_eq!(summary(&ours), summary(&fio));
+        assert_eq!(ours["global options"], fio["global options"]);
+    }
+}
+
+/// With flags only and none before the first `--name`, fio writes no `global options` key, and
+/// the job's options start with its name.
+#[test]
+fn command_line_jobs_echo_their_flags_and_no_global_options() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = [
+        "--name=x",
+        filename.as_str(),
+        "--size=1m",
+        "--rw=read",
+        "--bs=64K",
+    ];
+    let ours = storlab_json(dir.path(), &args);
+    assert!(ours.get("global options").is_none(), "{ours}");
+    assert_eq!(ours["jobs"][0]["job options"]["name"], "x");
+    assert_eq!(ours["jobs"][0]["job options"]["bs"], "64K");
+    if let Some(fio) = fio_json(dir.path(), &args) {
+        assert_eq!(
+            ours["jobs"][0]["job options"],
+            fio["jobs"][0]["job options"]
+        );
+        assert_eq!(ours.get("global options"), fio.get("global options"));
+        assert_eq!(
+            key_tree(&ours),
+            key_tree(&fio)
+                .difference(&not_produced())
+                .cloned()
+                .collect()
+        );
+    }
+}
+
+/// Every key path of a JSON document, array elements merged (`.jobs[].read.iops`), except the
+/// keys of maps whose keys are data: percentiles and options.
+fn key_tree(value: &Value) -> BTreeSet<String> {
+    fn walk(value: &Value, prefix: &str, paths: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let path = format!("{prefix}.{key}");
+                    paths.insert(path.clone());
+                    if !matches!(
+                        key.as_str(),
+                        "percentile" | "job options" | "global options"
+                    ) {
+                        walk(child, &path, paths);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    walk(item, &format!("{prefix}[]"), paths);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut paths = BTreeSet::new();
+    walk(value, "", &mut paths);
+    // storlab's own additions, which fio readers ignore (docs/json-output.md).
+    paths.retain(|path| !path.contains("storlab_warnings"));
+    paths
+}
+
+/// Key paths fio writes that storlab does not, each for a stated reason.
+fn not_produced() -> BTreeSet<String> {
+    // Not yet sampled from the target's block device.
+    [
+        "name",
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+        "util",
+    ]
+    .iter()
+    .map(|key| format!(".disk_util[].{key}"))
+    .collect()
+}
