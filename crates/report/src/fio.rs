@@ -9,7 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use storlab_stats::{DirectionSummary, LatencySummary};
 
-use crate::model::{JobReport, RunReport};
+use crate::model::{DiskUtil, JobReport, RunReport};
 
 const BYTES_PER_KIB: u64 = 1024;
 const NS_PER_MS: f64 = 1e6;
@@ -195,13 +195,28 @@ fn render(report: &RunReport, echo: Option<&FioEcho>) -> String {
         time: ctime_utc(report.started_unix_ms / MS_PER_S),
         global_options,
         jobs,
-        disk_util: Vec::new(),
+        disk_util: report.disk_util.iter().map(fio_disk_util).collect(),
         storlab_warnings: report.warnings.clone(),
     };
     let mut text = serde_json::to_string_pretty(&output)
         .unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() }).to_string());
     text.push('\n');
     text
+}
+
+/// A `disk_util` entry with fio's key names (ticks and queue time in ms, util in percent).
+fn fio_disk_util(disk: &DiskUtil) -> Value {
+    serde_json::json!({
+        "name": disk.name,
+        "read_ios": disk.read_ios,
+        "write_ios": disk.write_ios,
+        "read_merges": disk.read_merges,
+        "write_merges": disk.write_merges,
+        "read_ticks": disk.read_ticks_ms,
+        "write_ticks": disk.write_ticks_ms,
+        "in_queue": disk.in_queue_ms,
+        "util": disk.util_percent,
+    })
 }
 
 fn written_map(written: &[WrittenOption]) -> OrderedMap {

@@ -25,8 +25,8 @@ pub use fio::{to_fio_json, to_fio_json_with, FioEcho};
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
-    CpuReport, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo, ToolInfo,
-    SCHEMA_VERSION,
+    CpuReport, DiskUtil, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo,
+    ToolInfo, SCHEMA_VERSION,
 };
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

@@ -25,6 +25,29 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     /// Run-level warnings (methodology problems, suspicious results).
     pub warnings: Vec<String>,
+    /// What the block devices under the run's targets did while it ran (fio's `disk_util`);
+    /// empty for simulated targets and targets with no block device (tmpfs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+}
+
+/// One block device's counters over a run, as fio's `disk_util` entries give them: the
+/// differences of `/sys/block/DEV/stat` between the run's start and end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// Kernel name of the device (`sda`, `nvme0n1`, `loop3`).
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Milliseconds reads spent in the device's queue, summed over reads.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Weighted milliseconds of I/O in flight (`time_in_queue`).
+    pub in_queue_ms: u64,
+    /// Share of the run the device was busy (`io_ticks` over the wall time), percent, at most 100.
+    pub util_percent: f64,
 }
 
 impl RunReport {
@@ -37,6 +60,7 @@ impl RunReport {
             host,
             jobs: Vec::new(),
             warnings: Vec::new(),
+            disk_util: Vec::new(),
         }
     }
 }
