@@ -276,3 +276,45 @@ fn disk_util_counts_the_targets_device_and_is_empty_for_simulated_targets() {
     );
     assert_eq!(sim["disk_util"], serde_json::json!([]));
 }
+
+/// Regression: `iodepth_level`, `iodepth_submit` and `iodepth_complete` were all zeros. A
+/// synchronous job has fio's distributions exactly (every I/O at depth 1, one per submit and
+/// per completion); a queued one at depth 8 reaches the 4-7 or 8-15 buckets.
+#[test]
+fn iodepth_distributions_are_measured() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let depth_maps = |json: &Value| -> Vec<Value> {
+        ["iodepth_level", "iodepth_submit", "iodepth_complete"]
+            .iter()
+            .map(|key| json["jobs"][0][key].clone())
+            .collect()
+    };
+    let sync_args = ["--name=s", filename.as_str(), "--size=1m", "--rw=randread"];
+    let ours = storlab_json(dir.path(), &sync_args);
+    assert_eq!(ours["jobs"][0]["iodepth_level"]["1"], 100.0);
+    assert_eq!(ours["jobs"][0]["iodepth_submit"]["4"], 100.0);
+    assert_eq!(ours["jobs"][0]["iodepth_complete"]["4"], 100.0);
+    if let Some(fio) = fio_json(dir.path(), &sync_args) {
+        assert_eq!(depth_maps(&ours), depth_maps(&fio));
+    }
+    let queued = storlab_json(
+        dir.path(),
+        &[
+            "--name=q",
+            "--target=sim:usb3-uas-ssd",
+            "--size=1m",
+            "--rw=randread",
+            "--iodepth=8",
+        ],
+    );
+    let level = &queued["jobs"][0]["iodepth_level"];
+    let deep = level["4"].as_f64().unwrap() + level["8"].as_f64().unwrap();
+    assert!(deep > 50.0, "{level}");
+    let total: f64 = ["1", "2", "4", "8", "16", "32", ">=64"]
+        .iter()
+        .map(|key| level[key].as_f64().unwrap())
+        .sum();
+    assert!((total - 100.0).abs() < 0.5, "{level}");
+}

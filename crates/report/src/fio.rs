@@ -27,6 +27,8 @@ const LATENCY_DECADE_KEYS: [&str; 10] = [
 ];
 /// Keys of fio's `latency_ms` map: the decade keys, then 2000 ms and the open bin.
 const LATENCY_MS_EXTRA_KEYS: [&str; 2] = ["2000", ">=2000"];
+/// fio prints a non-zero depth share below this as this (`stat_calc_dist`).
+const MIN_NONZERO_DEPTH_PERCENT: f64 = 0.1;
 const IODEPTH_LEVEL_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
 const IODEPTH_SUBMIT_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
 const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -288,10 +290,9 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap) -> FioJo
         ctx: job.cpu.context_switches,
         majf: job.cpu.major_faults,
         minf: job.cpu.minor_faults,
-        // Depth distributions are not measured by storlab; zeros keep fio's shape.
-        iodepth_level: zero_map(&IODEPTH_LEVEL_KEYS),
-        iodepth_submit: zero_map(&IODEPTH_SUBMIT_KEYS),
-        iodepth_complete: zero_map(&IODEPTH_SUBMIT_KEYS),
+        iodepth_level: depth_map(&IODEPTH_LEVEL_KEYS, &job.depth.level),
+        iodepth_submit: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.submit),
+        iodepth_complete: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.complete),
         latency_ns,
         latency_us,
         latency_ms,
@@ -424,10 +425,26 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
     )
 }
 
-fn zero_map(keys: &[&str]) -> OrderedMap {
+/// A depth distribution in percent of its total, as fio's `stat_calc_dist`: a non-zero share
+/// below 0.1 % is printed as 0.1 %.
+fn depth_map(keys: &[&str], counts: &[u64]) -> OrderedMap {
+    let total: u64 = counts.iter().sum();
     OrderedMap(
         keys.iter()
-            .map(|key| ((*key).to_owned(), Value::from(0.0)))
+            .zip(counts)
+            .map(|(key, &count)| {
+                let percent = if total == 0 {
+                    0.0
+                } else {
+                    let share = count as f64 / total as f64 * PERCENT;
+                    if count > 0 {
+                        share.max(MIN_NONZERO_DEPTH_PERCENT)
+                    } else {
+                        share
+                    }
+                };
+                ((*key).to_owned(), Value::from(percent))
+            })
             .collect(),
     )
 }

@@ -2,7 +2,7 @@
 //! Filled by the runner/CLI from plain data and merged `WorkerStats`; serialized by `json.rs`.
 
 use serde::{Deserialize, Serialize};
-use storlab_stats::{DirectionStats, DirectionSummary, WorkerStats, MAX_INTERVALS};
+use storlab_stats::{DepthCounts, DirectionStats, DirectionSummary, WorkerStats, MAX_INTERVALS};
 
 /// Version of the native JSON schema; bump on any incompatible change (see docs/json-output.md).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -175,6 +175,10 @@ pub struct JobReport {
     pub engine_details: Vec<(String, String)>,
     /// Simulator facts (full stack profile, device-side statistics) for simulated targets.
     pub sim: Option<serde_json::Value>,
+    /// Queue depth at each I/O's queueing and I/Os per submit and per reap, counted as fio
+    /// counts them (absent in runs saved before they were kept).
+    #[serde(default, skip_serializing_if = "DepthCounts::is_empty")]
+    pub depth: DepthCounts,
 }
 
 /// Everything about a job that does not come from the measurement itself.
@@ -241,6 +245,7 @@ impl JobReport {
             warnings: meta.warnings,
             engine_details: meta.engine_details,
             sim: meta.sim,
+            depth: stats.depth.clone(),
         }
     }
 

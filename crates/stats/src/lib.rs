@@ -7,12 +7,14 @@
 #![forbid(unsafe_code)]
 
 mod cpu;
+mod depth;
 mod direction;
 mod histogram;
 mod series;
 mod summary;
 
 pub use cpu::{CpuTime, ResourceUsage};
+pub use depth::{DepthCounts, DEPTH_BUCKETS};
 pub use direction::{DirectionStats, WorkerStats};
 pub use histogram::{
     LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS, LOWEST_DISCERNIBLE_NS,
