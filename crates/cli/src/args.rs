@@ -227,6 +227,10 @@ pub enum OutputFormat {
     /// JSON shaped like `fio --output-format=json`, for existing fio tooling.
     #[value(name = "fio-json")]
     FioJson,
+    /// fio's json+: fio-json with each direction's completion-latency histogram (`bins`), as
+    /// `fio_jsonplus_clat2csv` reads it.
+    #[value(name = "fio-json+", alias = "json+")]
+    FioJsonPlus,
     /// One row per job and direction.
     Csv,
 }

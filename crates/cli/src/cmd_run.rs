@@ -184,7 +184,7 @@ fn write_outputs(
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(report),
         OutputFormat::Json => storlab_report::to_json(report),
-        OutputFormat::FioJson => fio_json(args, report),
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => fio_json(args, report),
         OutputFormat::Csv => storlab_report::to_csv(report),
     };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
@@ -195,18 +195,20 @@ fn write_outputs(
     Ok(())
 }
 
-/// The fio-shaped JSON of a run of a job file, job flags or the quick set, echoing the options
-/// as written as fio does.
+/// The fio-shaped JSON (or json+) of a run of a job file, job flags or the quick set, echoing
+/// the options as written as fio does.
 fn fio_json(args: &RunArgs, report: &RunReport) -> String {
-    match crate::run_session::written_options(args) {
-        Some(written) => storlab_report::to_fio_json_with(
-            report,
-            &storlab_report::FioEcho {
-                global_options: written.global,
-                job_options: written.jobs,
-            },
-        ),
-        None => storlab_report::to_fio_json(report),
+    let echo = crate::run_session::written_options(args).map(|written| storlab_report::FioEcho {
+        global_options: written.global,
+        job_options: written.jobs,
+    });
+    if args.output_format == OutputFormat::FioJsonPlus {
+        storlab_report::to_fio_json_plus(report, echo.as_ref())
+    } else {
+        match &echo {
+            Some(echo) => storlab_report::to_fio_json_with(report, echo),
+            None => storlab_report::to_fio_json(report),
+        }
     }
 }
 
@@ -273,7 +275,7 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::Table => crate::cmd_compare::render(&labelled),
         OutputFormat::Json => what_if_json(&args.targets, &runs),
         // One document of every target's jobs in target order: each job names its target.
-        OutputFormat::FioJson | OutputFormat::Csv => {
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus | OutputFormat::Csv => {
             let mut merged = labelled[0].1.clone();
             for (_, report) in &labelled[1..] {
                 merged.jobs.extend(report.jobs.iter().cloned());

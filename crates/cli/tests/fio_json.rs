@@ -202,7 +202,7 @@ fn key_tree(value: &Value) -> BTreeSet<String> {
                     paths.insert(path.clone());
                     if !matches!(
                         key.as_str(),
-                        "percentile" | "job options" | "global options"
+                        "percentile" | "bins" | "job options" | "global options"
                     ) {
                         walk(child, &path, paths);
                     }
@@ -317,4 +317,73 @@ fn iodepth_distributions_are_measured() {
         .map(|key| level[key].as_f64().unwrap())
         .sum();
     assert!((total - 100.0).abs() < 0.5, "{level}");
+}
+
+/// json+ (`--output-format=json+`) adds fio's `clat_ns.bins`, one count per fio histogram
+/// bucket keyed by its value in ns, summing to the I/O count; fio's own
+/// `fio_jsonplus_clat2csv` turns it into a CSV with a row per bin and validates it.
+#[test]
+fn json_plus_bins_are_fios_buckets_and_fio_jsonplus_clat2csv_reads_them() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = ["--name=p", filename.as_str(), "--size=1m", "--rw=randread"];
+    let mut all = vec!["run", "--no-db", "--output-format=json+"];
+    all.extend_from_slice(&args);
+    let out = common::run_in(dir.path(), &all);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bins = ours["jobs"][0]["read"]["clat_ns"]["bins"]
+        .as_object()
+        .unwrap();
+    let counted: u64 = bins.values().map(|count| count.as_u64().unwrap()).sum();
+    assert_eq!(counted, 256, "1 MiB of 4 KiB reads");
+    for key in bins.keys() {
+        let value: u64 = key.parse().unwrap();
+        assert_eq!(
+            storlab_stats::fio_bucket_value_ns(storlab_stats::fio_bucket_index(value)),
+            value,
+            "{key} is not a fio bucket value"
+        );
+    }
+    assert!(ours["jobs"][0]["write"]["clat_ns"].get("bins").is_none());
+    if let Some(fio) = fio_json_plus(dir.path(), &args) {
+        assert_eq!(key_tree(&ours), key_tree(&fio));
+    }
+    let json_path = dir.path().join("ours.json");
+    std::fs::write(&json_path, &out.stdout).unwrap();
+    let csv_path = dir.path().join("ours.csv");
+    let convert = |validate: bool| {
+        let mut command = Command::new("fio_jsonplus_clat2csv");
+        command.arg(&json_path).arg(&csv_path);
+        if validate {
+            command.arg("--validate");
+        }
+        command.output()
+    };
+    match convert(false) {
+        Ok(output) => {
+            assert!(output.status.success(), "{output:?}");
+            let csv = std::fs::read_to_string(dir.path().join("ours_job0.csv")).unwrap();
+            assert_eq!(
+                csv.lines().count(),
+                bins.len() + 1,
+                "a header, then a row per bin"
+            );
+            let validated = convert(true).unwrap();
+            assert!(validated.status.success(), "{validated:?}");
+        }
+        Err(_) => eprintln!("skipping fio_jsonplus_clat2csv: not installed (Debian package fio)"),
+    }
+}
+
+fn fio_json_plus(dir: &Path, args: &[&str]) -> Option<Value> {
+    let output = Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json+")
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(output.status.success(), "fio {args:?}: {output:?}");
+    Some(serde_json::from_slice(&output.stdout).unwrap())
 }

@@ -136,6 +136,9 @@ struct FioLatency {
     n: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     percentile: Option<OrderedMap>,
+    /// json+ only: the samples per fio histogram bucket, keyed by the bucket's value in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<OrderedMap>,
 }
 
 #[derive(serde::Serialize, Default)]
@@ -160,15 +163,22 @@ pub struct FioEcho {
 /// `time` is UTC (fio prints local time). Without the options as written (a saved run), the
 /// `job options` list each job's resolved settings and `global options` is empty.
 pub fn to_fio_json(report: &RunReport) -> String {
-    render(report, None)
+    render(report, None, false)
 }
 
 /// [`to_fio_json`] echoing the options as written in `echo`, as fio does.
 pub fn to_fio_json_with(report: &RunReport, echo: &FioEcho) -> String {
-    render(report, Some(echo))
+    render(report, Some(echo), false)
 }
 
-fn render(report: &RunReport, echo: Option<&FioEcho>) -> String {
+/// fio's `--output-format=json+`: [`to_fio_json`] with each direction's completion-latency
+/// histogram as `clat_ns.bins` (fio's buckets, keyed by value in ns), which fio's own
+/// `fio_jsonplus_clat2csv` reads. `echo` as in [`to_fio_json_with`].
+pub fn to_fio_json_plus(report: &RunReport, echo: Option<&FioEcho>) -> String {
+    render(report, echo, true)
+}
+
+fn render(report: &RunReport, echo: Option<&FioEcho>, plus: bool) -> String {
     let placed = place_jobs(&report.jobs);
     let jobs = report
         .jobs
@@ -183,7 +193,7 @@ fn render(report: &RunReport, echo: Option<&FioEcho>) -> String {
                 Some(written) => written_map(written),
                 None => job_options(job),
             };
-            fio_job(place, job, options)
+            fio_job(place, job, options, plus)
         })
         .collect();
     let global_options = match echo {
@@ -269,7 +279,8 @@ fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
     placements
 }
 
-fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap) -> FioJob {
+fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bool) -> FioJob {
+    let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
     let workers = f64::from(job.numjobs.max(1));
     let any_errors = job.directions().any(|(_, summary)| summary.errors > 0);
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
@@ -334,7 +345,17 @@ fn job_options(job: &JobReport) -> OrderedMap {
     OrderedMap(options)
 }
 
-fn fio_direction(summary: &DirectionSummary) -> FioDirection {
+fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
+    let mut clat_ns = fio_latency(&summary.clat, true);
+    if plus {
+        clat_ns.bins = Some(OrderedMap(
+            summary
+                .clat_fio_bins
+                .iter()
+                .map(|&(value_ns, count)| (value_ns.to_string(), Value::from(count)))
+                .collect(),
+        ));
+    }
     let kib = |bytes_per_s: f64| (bytes_per_s / BYTES_PER_KIB as f64).round() as u64;
     let rates = &summary.per_interval;
     FioDirection {
@@ -348,7 +369,7 @@ fn fio_direction(summary: &DirectionSummary) -> FioDirection {
         short_ios: 0,
         drop_ios: 0,
         slat_ns: fio_latency(&summary.slat, false),
-        clat_ns: fio_latency(&summary.clat, true),
+        clat_ns,
         lat_ns: fio_latency(&summary.lat, false),
         bw_min: kib(rates.bw_min_bytes_per_s),
         bw_max: kib(rates.bw_max_bytes_per_s),
@@ -384,6 +405,7 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
         stddev: summary.stddev_ns,
         n: summary.count,
         percentile,
+        bins: None,
     }
 }
 

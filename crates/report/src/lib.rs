@@ -21,7 +21,7 @@ mod units;
 
 pub use csv::to_csv;
 pub use escape::escape_control;
-pub use fio::{to_fio_json, to_fio_json_with, FioEcho};
+pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
