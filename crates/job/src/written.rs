@@ -19,6 +19,11 @@ pub struct WrittenOptions {
     pub global: Option<Vec<WrittenOption>>,
     /// Each job's own options, in the order of the job set's jobs.
     pub jobs: Vec<Vec<WrittenOption>>,
+    /// Each job's section name (a job file) or `--name` (flags), in the same order.
+    pub names: Vec<String>,
+    /// The job set as fio-style arguments (bare keys included), as fio's `--showcmd` prints
+    /// them: the global options, then `--name=NAME` and the options of each job.
+    pub arguments: Vec<String>,
 }
 
 const GLOBAL_NAME: &str = "global";
@@ -31,6 +36,9 @@ pub fn of_fio_text(text: &str, global_flags: &[String]) -> WrittenOptions {
         put(&mut global, option);
     }
     let mut jobs: Vec<Vec<WrittenOption>> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut global_arguments: Vec<String> = global_flags.to_vec();
+    let mut job_arguments: Vec<String> = Vec::new();
     let mut in_global = false;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for raw_line in text.lines() {
@@ -42,8 +50,19 @@ pub fn of_fio_text(text: &str, global_flags: &[String]) -> WrittenOptions {
             in_global = name.trim() == GLOBAL_NAME;
             if !in_global {
                 jobs.push(Vec::new());
+                names.push(name.trim().to_string());
+                job_arguments.push(format!("--name={}", name.trim()));
             }
             continue;
+        }
+        let argument = match line.split_once('=') {
+            Some((key, value)) => format!("--{}={}", key.trim(), value.trim()),
+            None => format!("--{line}"),
+        };
+        if in_global || jobs.is_empty() {
+            global_arguments.push(argument);
+        } else {
+            job_arguments.push(argument);
         }
         let Some((key, value)) = line.split_once('=') else {
             continue;
@@ -54,9 +73,12 @@ pub fn of_fio_text(text: &str, global_flags: &[String]) -> WrittenOptions {
             _ => put(&mut global, option),
         }
     }
+    global_arguments.append(&mut job_arguments);
     WrittenOptions {
         global: (!global.is_empty()).then_some(global),
         jobs,
+        names,
+        arguments: global_arguments,
     }
 }
 
@@ -67,6 +89,7 @@ pub fn of_fio_text(text: &str, global_flags: &[String]) -> WrittenOptions {
 pub fn of_flags(flags: &[String]) -> WrittenOptions {
     let mut global: Vec<WrittenOption> = Vec::new();
     let mut jobs: Vec<Vec<WrittenOption>> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     let mut in_global = true;
     for option in flags.iter().filter_map(|f| flag(f)) {
         let is_name = crate::keys::find_key(&option.0).is_some_and(|def| def.name == "name");
@@ -75,6 +98,7 @@ pub fn of_flags(flags: &[String]) -> WrittenOptions {
             if in_global {
                 put(&mut global, option);
             } else {
+                names.push(option.1.clone());
                 jobs.push(vec![option]);
             }
             continue;
@@ -89,11 +113,15 @@ pub fn of_flags(flags: &[String]) -> WrittenOptions {
         return WrittenOptions {
             global: None,
             jobs: vec![global],
+            names: vec![crate::flags::DEFAULT_JOB_NAME.to_string()],
+            arguments: flags.to_vec(),
         };
     }
     WrittenOptions {
         global: (!global.is_empty()).then_some(global),
         jobs,
+        names,
+        arguments: flags.to_vec(),
     }
 }
 
@@ -133,6 +161,10 @@ mod tests {
             Some(pairs(&[("runtime", "1"), ("bs", "4K"), ("size", "1m")]))
         );
         assert_eq!(written.jobs, vec![pairs(&[("rw", "read")]), vec![]]);
+        assert_eq!(written.names, vec!["a", "b"]);
+        let arguments = "--runtime=1 --direct --bs=8k --size=1m --bs=4K \
+                         --name=a --rw=read --time_based --name=b";
+        assert_eq!(written.arguments.join(" "), arguments);
     }
 
     #[test]

@@ -242,16 +242,16 @@ fn written_map(written: &[WrittenOption]) -> OrderedMap {
 
 /// Where a reported job sits in fio's terms: the job (section) it came from, the stonewall
 /// group fio numbers it in, and the name fio prints (clones repeat their job's name).
-struct Placement {
-    spec_index: usize,
-    groupid: usize,
-    jobname: String,
+pub(crate) struct Placement {
+    pub spec_index: usize,
+    pub groupid: usize,
+    pub jobname: String,
 }
 
 /// Walks the reported jobs as fio walks its jobs: a job with `numjobs` clones reported apart
 /// (no `group_reporting`) yields one report per clone, all of the same job; a job with
 /// `stonewall` after the first opens the next group.
-fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
+pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
     let mut placements = Vec::with_capacity(jobs.len());
     let mut spec_index: Option<usize> = None;
     let mut clones_left = 0u64;
@@ -282,12 +282,11 @@ fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
 fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bool) -> FioJob {
     let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
     let workers = f64::from(job.numjobs.max(1));
-    let any_errors = job.directions().any(|(_, summary)| summary.errors > 0);
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     FioJob {
         jobname: place.jobname.clone(),
         groupid: place.groupid,
-        error: if any_errors { EIO } else { 0 },
+        error: error_code(job),
         eta: 0,
         elapsed: job.elapsed_ns.div_ceil(NS_PER_S),
         job_options,
@@ -409,8 +408,18 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
     }
 }
 
-/// fio's job-wide completion-latency distribution (all directions together), as percentages.
-fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
+/// fio's errno of a job: 0, or EIO when any I/O failed.
+pub(crate) fn error_code(job: &JobReport) -> i32 {
+    if job.directions().any(|(_, summary)| summary.errors > 0) {
+        EIO
+    } else {
+        0
+    }
+}
+
+/// fio's job-wide completion-latency distribution (all directions together), as percentages
+/// of the ns, µs and ms buckets.
+pub(crate) fn latency_percents(job: &JobReport) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let bin_count = LATENCY_DECADE_KEYS.len() * 3 + LATENCY_MS_EXTRA_KEYS.len();
     let mut counts = vec![0u64; bin_count];
     for (_, summary) in job.directions() {
@@ -419,19 +428,28 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
         }
     }
     let total: u64 = counts.iter().sum();
-    let percent = |count: u64| {
-        if count == 0 || total == 0 {
+    let percent = |count: &u64| {
+        if *count == 0 || total == 0 {
             0.0
         } else {
-            (count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_PERCENT)
+            (*count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_PERCENT)
         }
     };
     let decade = LATENCY_DECADE_KEYS.len();
-    let map_of = |keys: &[&str], bins: &[u64]| {
+    (
+        counts[..decade].iter().map(percent).collect(),
+        counts[decade..2 * decade].iter().map(percent).collect(),
+        counts[2 * decade..].iter().map(percent).collect(),
+    )
+}
+
+fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
+    let (ns, us, ms) = latency_percents(job);
+    let map_of = |keys: &[&str], percents: &[f64]| {
         OrderedMap(
             keys.iter()
-                .zip(bins)
-                .map(|(key, &count)| ((*key).to_owned(), Value::from(percent(count))))
+                .zip(percents)
+                .map(|(key, &percent)| ((*key).to_owned(), Value::from(percent)))
                 .collect(),
         )
     };
@@ -441,32 +459,35 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
         .copied()
         .collect();
     (
-        map_of(&LATENCY_DECADE_KEYS, &counts[..decade]),
-        map_of(&LATENCY_DECADE_KEYS, &counts[decade..2 * decade]),
-        map_of(&ms_keys, &counts[2 * decade..]),
+        map_of(&LATENCY_DECADE_KEYS, &ns),
+        map_of(&LATENCY_DECADE_KEYS, &us),
+        map_of(&ms_keys, &ms),
     )
 }
 
 /// A depth distribution in percent of its total, as fio's `stat_calc_dist`: a non-zero share
 /// below 0.1 % is printed as 0.1 %.
-fn depth_map(keys: &[&str], counts: &[u64]) -> OrderedMap {
+pub(crate) fn depth_percents(counts: &[u64]) -> Vec<f64> {
     let total: u64 = counts.iter().sum();
+    counts
+        .iter()
+        .map(|&count| {
+            if total == 0 {
+                0.0
+            } else if count > 0 {
+                (count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_DEPTH_PERCENT)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn depth_map(keys: &[&str], counts: &[u64]) -> OrderedMap {
     OrderedMap(
         keys.iter()
-            .zip(counts)
-            .map(|(key, &count)| {
-                let percent = if total == 0 {
-                    0.0
-                } else {
-                    let share = count as f64 / total as f64 * PERCENT;
-                    if count > 0 {
-                        share.max(MIN_NONZERO_DEPTH_PERCENT)
-                    } else {
-                        share
-                    }
-                };
-                ((*key).to_owned(), Value::from(percent))
-            })
+            .zip(depth_percents(counts))
+            .map(|(key, percent)| ((*key).to_owned(), Value::from(percent)))
             .collect(),
     )
 }

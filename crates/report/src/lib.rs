@@ -13,6 +13,7 @@
 mod csv;
 mod escape;
 mod fio;
+mod fio_terse;
 pub mod html;
 mod json;
 mod model;
@@ -22,6 +23,7 @@ mod units;
 pub use csv::to_csv;
 pub use escape::escape_control;
 pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
+pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
