@@ -21,7 +21,9 @@ use storlab_report::RunReport;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     if !args.sections.is_empty() && args.job_file.is_none() {
-        return Err(bad_input("--section: selects sections of a job file; give one"));
+        return Err(bad_input(
+            "--section: selects sections of a job file; give one",
+        ));
     }
     if args.showcmd {
         return showcmd(&args);
