@@ -217,6 +217,26 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// When to draw the progress bar (fio's `--eta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EtaMode {
+    /// When stderr is a terminal (default).
+    Auto,
+    /// Accepted as fio's; a bar still needs a terminal.
+    Always,
+    /// Never: one plain line per finished job instead.
+    Never,
+}
+
+/// `--status-interval`: a time as fio writes it (seconds by default).
+fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    const NS_PER_S: u64 = 1_000_000_000;
+    match storlab_job::size::parse_time_ns(text, NS_PER_S) {
+        Ok(ns) if ns > 0 => Ok(std::time::Duration::from_nanos(ns)),
+        _ => Err(format!("'{text}': give a time above 0 (e.g. 2, 500ms, 1m)")),
+    }
+}
+
 /// Machine and human output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -227,6 +247,12 @@ pub enum OutputFormat {
     /// JSON shaped like `fio --output-format=json`, for existing fio tooling.
     #[value(name = "fio-json")]
     FioJson,
+    /// fio's json+: fio-json with each direction's completion-latency histogram (`bins`), as
+    /// `fio_jsonplus_clat2csv` reads it.
+    #[value(name = "fio-json+", alias = "json+")]
+    FioJsonPlus,
+    /// fio's terse format, version 3: one `;`-separated line per job (as `--minimal`).
+    Terse,
     /// One row per job and direction.
     Csv,
 }
@@ -293,6 +319,27 @@ pub struct RunArgs {
     /// Also write the HTML report of this run to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Run only this section of the job file (fio's `--section`; give it again for more). The
+    /// file's `[global]` options still apply.
+    #[arg(long = "section", value_name = "NAME")]
+    pub sections: Vec<String>,
+    /// Read and check the job file or flags, then exit without running (fio's `--parse-only`).
+    #[arg(long)]
+    pub parse_only: bool,
+    /// Print the job file or flags as one fio command line, then exit (fio's `--showcmd`).
+    #[arg(long)]
+    pub showcmd: bool,
+    /// fio's `--minimal`: the same as `--output-format=terse`.
+    #[arg(long)]
+    pub minimal: bool,
+    /// The progress bar (fio's `--eta`): auto and always draw it when stderr is a terminal
+    /// (elsewhere one line per finished job is printed), never prints only those lines.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = EtaMode::Auto)]
+    pub eta: EtaMode,
+    /// Print a status line on stderr every INTERVAL while jobs run (fio's `--status-interval`;
+    /// 2, 500ms, 1m): I/Os, bytes and the rate since the last line.
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_interval)]
+    pub status_interval: Option<std::time::Duration>,
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,

@@ -18,6 +18,8 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
     let text = match args.format {
         OutputFormat::Json => storlab_report::to_json(&stored.report),
         OutputFormat::FioJson => storlab_report::to_fio_json(&stored.report),
+        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&stored.report, None),
+        OutputFormat::Terse => storlab_report::to_fio_terse(&stored.report),
         OutputFormat::Csv => storlab_report::to_csv(&stored.report),
         OutputFormat::Table => storlab_report::render_table(&stored.report),
     };

@@ -20,6 +20,35 @@ use storlab_lab::run::JobSetRun;
 use storlab_report::RunReport;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
+    if !args.sections.is_empty() && args.job_file.is_none() {
+        return Err(bad_input(
+            "--section: selects sections of a job file; give one",
+        ));
+    }
+    if args.showcmd {
+        return showcmd(&args);
+    }
+    if args.parse_only {
+        // fio's --parse-only: read and check the jobs on every target, run nothing.
+        if args.preset.is_some() {
+            return Err(bad_input(
+                "--parse-only: reads a job file or job flags, not a preset",
+            ));
+        }
+        for target in args
+            .targets
+            .iter()
+            .map(Some)
+            .chain(args.targets.is_empty().then_some(None))
+        {
+            let part = RunArgs {
+                targets: target.into_iter().cloned().collect(),
+                ..args.clone()
+            };
+            load_jobs(&part)?;
+        }
+        return Ok(());
+    }
     check_run_outputs(&args)?;
     if args.targets.len() > 1 {
         return what_if(args);
@@ -50,7 +79,11 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     let recorder =
         crate::db_support::recorder_for_run(&args.db, args.no_db, None, session.started_unix_ms)?;
     let mut sink = CliSink::new(recorder);
+    let status = args
+        .status_interval
+        .map(crate::progress::StatusLines::start);
     let run = storlab_lab::run::run_job_set(&set, &session, &mut sink);
+    drop(status);
     let JobSetRun {
         report,
         mut provider,
@@ -184,7 +217,8 @@ fn write_outputs(
     let rendered = match args.output_format {
         OutputFormat::Table => storlab_report::render_table(report),
         OutputFormat::Json => storlab_report::to_json(report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(report),
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => fio_json(args, report),
+        OutputFormat::Terse => storlab_report::to_fio_terse(report),
         OutputFormat::Csv => storlab_report::to_csv(report),
     };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
@@ -193,6 +227,42 @@ fn write_outputs(
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
     Ok(())
+}
+
+/// fio's `--showcmd`: the job file (or flags) as one fio command line, after checking it.
+fn showcmd(args: &RunArgs) -> Result<(), Failure> {
+    if args.preset.is_some() {
+        return Err(bad_input(
+            "--showcmd: shows a job file or job flags, not a preset",
+        ));
+    }
+    load_jobs(args)?;
+    let written = crate::run_session::written_options(args)
+        .ok_or_else(|| bad_input("--showcmd: the job file could not be read again"))?;
+    let mut line = String::from("fio");
+    for argument in &written.arguments {
+        line.push(' ');
+        line.push_str(argument);
+    }
+    line.push('\n');
+    crate::output::print_or_write(args.output.as_deref(), &line, "--output")
+}
+
+/// The fio-shaped JSON (or json+) of a run of a job file, job flags or the quick set, echoing
+/// the options as written as fio does.
+fn fio_json(args: &RunArgs, report: &RunReport) -> String {
+    let echo = crate::run_session::written_options(args).map(|written| storlab_report::FioEcho {
+        global_options: written.global,
+        job_options: written.jobs,
+    });
+    if args.output_format == OutputFormat::FioJsonPlus {
+        storlab_report::to_fio_json_plus(report, echo.as_ref())
+    } else {
+        match &echo {
+            Some(echo) => storlab_report::to_fio_json_with(report, echo),
+            None => storlab_report::to_fio_json(report),
+        }
+    }
 }
 
 /// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
@@ -258,7 +328,10 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
         OutputFormat::Table => crate::cmd_compare::render(&labelled),
         OutputFormat::Json => what_if_json(&args.targets, &runs),
         // One document of every target's jobs in target order: each job names its target.
-        OutputFormat::FioJson | OutputFormat::Csv => {
+        OutputFormat::FioJson
+        | OutputFormat::FioJsonPlus
+        | OutputFormat::Terse
+        | OutputFormat::Csv => {
             let mut merged = labelled[0].1.clone();
             for (_, report) in &labelled[1..] {
                 merged.jobs.extend(report.jobs.iter().cloned());
@@ -266,8 +339,10 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
             }
             if args.output_format == OutputFormat::Csv {
                 storlab_report::to_csv(&merged)
+            } else if args.output_format == OutputFormat::Terse {
+                storlab_report::to_fio_terse(&merged)
             } else {
-                storlab_report::to_fio_json(&merged)
+                fio_json(&args, &merged)
             }
         }
     };

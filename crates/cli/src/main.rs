@@ -51,6 +51,11 @@ fn main() {
     };
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
+        if run.minimal {
+            // fio's --minimal is its terse output.
+            run.output_format = args::OutputFormat::Terse;
+        }
+        progress::set_eta(run.eta);
     }
     let outcome = match cli.command {
         args::Command::Run(run) => cmd_run::run(run),

@@ -139,6 +139,8 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         }
         OutputFormat::Json => storlab_report::to_json(&report),
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
+        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&report, None),
+        OutputFormat::Terse => storlab_report::to_fio_terse(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
@@ -230,6 +232,8 @@ fn run_fctest_on_directory(
         }
         OutputFormat::Json => storlab_report::to_json(&report),
         OutputFormat::FioJson => storlab_report::to_fio_json(&report),
+        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&report, None),
+        OutputFormat::Terse => storlab_report::to_fio_terse(&report),
         OutputFormat::Csv => storlab_report::to_csv(&report),
     };
     print_or_write(args.output.as_deref(), &rendered, "--output")?;

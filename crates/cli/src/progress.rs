@@ -5,12 +5,29 @@
 use crate::say::say;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use storlab_runner::LiveCounters;
 
 /// What the runner completed so far in this process (the runner adds to it per reaped batch).
 pub static LIVE: LiveCounters = LiveCounters::new();
+/// `--eta`: 0 auto (a bar on a terminal), 1 always, 2 never.
+static ETA: AtomicU8 = AtomicU8::new(ETA_AUTO);
+const ETA_AUTO: u8 = 0;
+const ETA_ALWAYS: u8 = 1;
+const ETA_NEVER: u8 = 2;
+
+/// Sets when the progress bar is drawn (fio's `--eta`), for the whole process.
+pub fn set_eta(mode: crate::args::EtaMode) {
+    use crate::args::EtaMode;
+    let value = match mode {
+        EtaMode::Auto => ETA_AUTO,
+        EtaMode::Always => ETA_ALWAYS,
+        EtaMode::Never => ETA_NEVER,
+    };
+    ETA.store(value, Ordering::Relaxed);
+}
+
 /// How often the live rate is recomputed.
 const LIVE_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -31,7 +48,10 @@ pub struct Progress {
 impl Progress {
     /// A bar when stderr is a terminal, plain lines otherwise.
     pub fn new(total: usize) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        // `--eta=always` cannot draw a bar where stderr is no terminal (indicatif hides it):
+        // there, as with `never`, one line per finished job is printed.
+        let wanted = ETA.load(Ordering::Relaxed) != ETA_NEVER && std::io::stderr().is_terminal();
+        let bar = wanted.then(|| {
             let bar =
                 ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(BAR_TEMPLATE) {
@@ -105,4 +125,68 @@ fn spawn_live_rate(bar: ProgressBar, stop: Arc<AtomicBool>) {
             last = now;
         }
     });
+}
+
+/// `--status-interval`: a status line on stderr every `interval` while the run lasts (what the
+/// runner completed so far, and the rate since the previous line); stops when dropped.
+pub struct StatusLines {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StatusLines {
+    pub fn start(interval: std::time::Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_seen = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut last = (0u64, 0u64);
+            let mut last_at = started;
+            let base = (
+                LIVE.ios.load(Ordering::Relaxed),
+                LIVE.bytes.load(Ordering::Relaxed),
+            );
+            let mut next = started + interval;
+            while !stop_seen.load(Ordering::Relaxed) {
+                // Sleep in short steps so the thread ends soon after the run.
+                let now = std::time::Instant::now();
+                if now < next {
+                    std::thread::sleep((next - now).min(STATUS_POLL));
+                    continue;
+                }
+                next += interval;
+                let done = (
+                    LIVE.ios.load(Ordering::Relaxed) - base.0,
+                    LIVE.bytes.load(Ordering::Relaxed) - base.1,
+                );
+                let seconds = last_at.elapsed().as_secs_f64().max(f64::MIN_POSITIVE);
+                last_at = std::time::Instant::now();
+                say!(
+                    "storlab: status at {:.1} s: {} I/Os, {:.1} MB; now {:.0} IOPS, {:.1} MB/s",
+                    started.elapsed().as_secs_f64(),
+                    done.0,
+                    done.1 as f64 / 1e6,
+                    (done.0 - last.0) as f64 / seconds,
+                    (done.1 - last.1) as f64 / seconds / 1e6
+                );
+                last = done;
+            }
+        });
+        StatusLines {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+/// Longest sleep of the status thread between checks of its stop flag.
+const STATUS_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl Drop for StatusLines {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

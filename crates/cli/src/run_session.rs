@@ -52,21 +52,80 @@ pub(crate) fn session(args: &RunArgs, direct_fallback: bool) -> Session<'static>
     }
 }
 
+/// The options of the run's job set as written (fio-shaped JSON echoes them): the job file
+/// after the flags beside it, the flags alone, or the built-in quick set. `None` for a file that
+/// cannot be read again (its jobs were read; the JSON then lists their resolved settings) and
+/// for a preset.
+pub(crate) fn written_options(args: &RunArgs) -> Option<storlab_job::written::WrittenOptions> {
+    use storlab_job::written;
+    if args.preset.is_some() {
+        // A preset's points are not written options of a job set.
+        return None;
+    }
+    let mut written = match &args.job_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).ok()?;
+            written::of_fio_text(&text, &args.job_flags)
+        }
+        None if !args.job_flags.is_empty() => written::of_flags(&args.job_flags),
+        None => written::of_fio_text(DEFAULT_JOB_FILE, &[]),
+    };
+    if !args.sections.is_empty() {
+        let keep: Vec<bool> = written
+            .names
+            .iter()
+            .map(|name| args.sections.contains(name))
+            .collect();
+        let mut index = 0..;
+        written.jobs.retain(|_| keep[index.next().unwrap_or(0)]);
+        written.names.retain(|name| args.sections.contains(name));
+    }
+    Some(written)
+}
+
+/// The jobs of `set` whose sections `--section` names (fio's `--section`: the file's
+/// `[global]` still applies); every name must be a section of the job file.
+fn select_sections(args: &RunArgs, set: &mut JobSet) -> Result<(), Failure> {
+    if args.sections.is_empty() {
+        return Ok(());
+    }
+    let Some(path) = &args.job_file else {
+        return Err(bad_input(
+            "--section: selects sections of a job file; give one",
+        ));
+    };
+    let text =
+        std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    let names = storlab_job::written::of_fio_text(&text, &[]).names;
+    if let Some(missing) = args.sections.iter().find(|s| !names.contains(s)) {
+        return Err(bad_input(format!(
+            "--section {missing}: {} has no such section (it has {})",
+            path.display(),
+            names.join(", ")
+        )));
+    }
+    let mut index = 0..;
+    set.jobs.retain(|_| {
+        let name = &names[index.next().unwrap_or(0)];
+        args.sections.contains(name)
+    });
+    Ok(())
+}
+
 /// The job set: a job file, job flags, or the built-in quick set when neither is given, each job
 /// on the `--target` if one was given (read and validated on it: a simulated drive or an existing
 /// file needs no `size`, a temporary file does).
 pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
     let target = args.target().map(target_of).transpose()?;
     match (&args.job_file, args.job_flags.is_empty()) {
-        (Some(path), true) => Ok((
-            storlab_job::parse_fio_file(path, target.as_ref()).map_err(bad_input)?,
-            false,
-        )),
-        (Some(path), false) => Err(bad_input(format!(
-            "{}: job flags ({}) cannot be combined with a job file; put them in the file's [global] section",
-            path.display(),
-            args.job_flags.join(" ")
-        ))),
+        // Job flags beside a job file are global options for it, as on fio's command line.
+        (Some(path), _) => {
+            let mut set =
+                storlab_job::parse_fio_file_with_flags(path, target.as_ref(), &args.job_flags)
+                    .map_err(bad_input)?;
+            select_sections(args, &mut set)?;
+            Ok((set, false))
+        }
         (None, false) => Ok((
             storlab_job::parse_flags(&args.job_flags, target.as_ref()).map_err(bad_input)?,
             false,

@@ -17,10 +17,21 @@ const GLOBAL_SECTION: &str = "global";
 /// Reads and parses a fio job file; errors name the file as given. `target`, when given, replaces
 /// every job's target before the job is validated (see [`JobDraft::override_target`]).
 pub fn parse_fio_file(path: &Path, target: Option<&Target>) -> Result<JobSet, JobError> {
+    parse_fio_file_with_flags(path, target, &[])
+}
+
+/// [`parse_fio_file`] with fio-style job flags given beside the file (`storlab run --runtime=1
+/// job.fio`): as on fio's command line, they are global options applied before the file, so
+/// the file's `[global]` and each job section still override them (checked against fio 3.33).
+pub fn parse_fio_file_with_flags(
+    path: &Path,
+    target: Option<&Target>,
+    global_flags: &[String],
+) -> Result<JobSet, JobError> {
     let file_name = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|e| JobError::io(&file_name, e.to_string()))?;
-    parse_fio_str(&text, &file_name, target)
+    parse_fio_str_with_flags(&text, &file_name, target, global_flags)
 }
 
 /// A job section being read: its draft (global settings first) and where it started.
@@ -37,12 +48,36 @@ pub fn parse_fio_str(
     file_name: &str,
     target: Option<&Target>,
 ) -> Result<JobSet, JobError> {
+    parse_fio_str_with_flags(text, file_name, target, &[])
+}
+
+/// [`parse_fio_str`] with job flags given beside the file, applied first as global options
+/// (see [`parse_fio_file_with_flags`]).
+pub fn parse_fio_str_with_flags(
+    text: &str,
+    file_name: &str,
+    target: Option<&Target>,
+    global_flags: &[String],
+) -> Result<JobSet, JobError> {
     let file: Arc<str> = file_name.into();
     let global_section: Arc<str> = GLOBAL_SECTION.into();
     // Every job starts as a copy of the global draft, so it inherits the override from here.
     let mut global = JobDraft::new();
     if let Some(target) = target {
         global.override_target(target.clone());
+    }
+    for flag in global_flags {
+        let (key, value) = crate::flags::split_flag(flag)?;
+        if crate::keys::find_key(key).is_some_and(|def| def.name == "name") {
+            return Err(JobError::syntax(
+                Location::Flag,
+                format!(
+                    "'{flag}': beside a job file, job flags are global options for its jobs; \
+                     add another job as a [section] of {file_name}"
+                ),
+            ));
+        }
+        global.set(key, value, &Location::Flag)?;
     }
     let mut in_global = false;
     let mut open: Option<OpenJob> = None;
@@ -151,7 +186,7 @@ impl OpenJob {
 /// Drops a comment: a line starting with `#` or `;`, or the rest of a line after ` #` / ` ;`.
 /// A `#` inside a value (`filename=/tmp/a#b`) is kept: fio only treats it as a comment there too
 /// when it starts the line.
-fn strip_comment(line: &str) -> &str {
+pub(crate) fn strip_comment(line: &str) -> &str {
     let trimmed = line.trim_start();
     if trimmed.starts_with('#') || trimmed.starts_with(';') {
         return "";
@@ -469,5 +504,55 @@ iodepth=2
         assert_eq!(set.jobs[0].align_bytes, 512);
         assert_eq!(set.jobs[0].warnings.len(), 1);
         assert!(set.jobs[0].warnings[0].starts_with("alignment 512 B: "));
+    }
+}
+
+#[cfg(test)]
+mod flags_beside_file_tests {
+    use super::*;
+    use crate::size::NS_PER_S;
+
+    fn flags(list: &[&str]) -> Vec<String> {
+        list.iter().map(|f| f.to_string()).collect()
+    }
+
+    /// fio 3.33 with `--runtime=1 --bs=8k` before a file whose [global] says bs=4k and whose
+    /// job `a` says runtime=5: job a runs 5 s, job b 1 s, both with 4 KiB blocks.
+    #[test]
+    fn flags_are_globals_that_the_file_overrides() {
+        let text = "[global]\nfilename=/tmp/x\nsize=1m\nbs=4k\n[a]\nruntime=5\n[b]\nrw=write\n";
+        let set = parse_fio_str_with_flags(
+            text,
+            "job.fio",
+            None,
+            &flags(&["--runtime=1", "--bs=8k", "--iodepth=4"]),
+        )
+        .unwrap();
+        let runtimes: Vec<_> = set.jobs.iter().map(|j| j.runtime_ns).collect();
+        assert_eq!(runtimes, vec![Some(5 * NS_PER_S), Some(NS_PER_S)]);
+        assert!(set.jobs.iter().all(|j| j.max_block_bytes() == 4096));
+        assert!(set.jobs.iter().all(|j| j.iodepth == 4));
+    }
+
+    #[test]
+    fn a_name_flag_beside_a_file_is_refused_in_one_line() {
+        let error =
+            parse_fio_str_with_flags("[a]\nsize=1m\n", "job.fio", None, &flags(&["--name=x"]))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.contains("--name=x") && error.contains("job.fio"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
+    }
+
+    #[test]
+    fn a_bad_flag_beside_a_file_names_the_flag() {
+        let error =
+            parse_fio_str_with_flags("[a]\nsize=1m\n", "job.fio", None, &flags(&["--iodepht=2"]))
+                .unwrap_err()
+                .to_string();
+        assert!(error.contains("iodepht"), "{error}");
     }
 }

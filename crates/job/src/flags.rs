@@ -34,22 +34,7 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
     let mut in_global = true;
 
     for arg in args {
-        let Some(flag) = arg.strip_prefix("--") else {
-            return Err(JobError::syntax(
-                Location::Flag,
-                format!("'{arg}' is not a job flag; write --key=value (e.g. --rw=randread)"),
-            ));
-        };
-        let (key, value) = match flag.split_once('=') {
-            Some((key, value)) => (key, Some(value)),
-            None => (flag, None),
-        };
-        if key.is_empty() {
-            return Err(JobError::syntax(
-                Location::Flag,
-                format!("'{arg}' has no flag name"),
-            ));
-        }
+        let (key, value) = split_flag(arg)?;
         if find_key(key).is_some_and(|def| def.name == "name") {
             match value.map(str::trim) {
                 Some(GLOBAL_NAME) => in_global = true,
@@ -92,6 +77,27 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
         .collect::<Result<_, _>>()?;
     crate::keys::note_fio_differences(&mut jobs);
     Ok(JobSet { jobs })
+}
+
+/// One `--key=value` (or bare `--key`) argument as its key and value.
+pub(crate) fn split_flag(arg: &str) -> Result<(&str, Option<&str>), JobError> {
+    let Some(flag) = arg.strip_prefix("--") else {
+        return Err(JobError::syntax(
+            Location::Flag,
+            format!("'{arg}' is not a job flag; write --key=value (e.g. --rw=randread)"),
+        ));
+    };
+    let (key, value) = match flag.split_once('=') {
+        Some((key, value)) => (key, Some(value)),
+        None => (flag, None),
+    };
+    if key.is_empty() {
+        return Err(JobError::syntax(
+            Location::Flag,
+            format!("'{arg}' has no flag name"),
+        ));
+    }
+    Ok((key, value))
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@ pub mod preset;
 pub mod size;
 pub mod steps;
 pub mod validate;
+pub mod written;
 
 pub use error::{ErrorKind, JobError, Location};
-pub use fio::{parse_fio_file, parse_fio_str};
+pub use fio::{parse_fio_file, parse_fio_file_with_flags, parse_fio_str, parse_fio_str_with_flags};
 pub use flags::parse_flags;
 pub use model::*;
 pub use validate::validate;

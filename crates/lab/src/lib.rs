@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod disk_util;
 pub mod error;
 pub mod fctest;
 pub mod outcome;

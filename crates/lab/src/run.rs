@@ -95,6 +95,7 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
         finished.extend(reports);
     };
     let options = session.run_options();
+    let disks = crate::disk_util::DiskUtilWindow::start(set);
     let result = storlab_runner::run_jobs(
         set,
         &mut SharedProvider(&shared),
@@ -106,6 +107,7 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let mut report = session.new_report();
     report.warnings.append(&mut provider.warnings);
     report.jobs = finished;
+    report.disk_util = disks.finish();
     let (error, interrupted, complete) = match result {
         Ok(outcomes) => (
             None,

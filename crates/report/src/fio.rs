@@ -9,7 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use storlab_stats::{DirectionSummary, LatencySummary};
 
-use crate::model::{JobReport, RunReport};
+use crate::model::{DiskUtil, JobReport, RunReport};
 
 const BYTES_PER_KIB: u64 = 1024;
 const NS_PER_MS: f64 = 1e6;
@@ -27,6 +27,8 @@ const LATENCY_DECADE_KEYS: [&str; 10] = [
 ];
 /// Keys of fio's `latency_ms` map: the decade keys, then 2000 ms and the open bin.
 const LATENCY_MS_EXTRA_KEYS: [&str; 2] = ["2000", ">=2000"];
+/// fio prints a non-zero depth share below this as this (`stat_calc_dist`).
+const MIN_NONZERO_DEPTH_PERCENT: f64 = 0.1;
 const IODEPTH_LEVEL_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
 const IODEPTH_SUBMIT_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
 const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -55,8 +57,9 @@ struct FioOutput {
     timestamp: u64,
     timestamp_ms: u64,
     time: String,
-    #[serde(rename = "global options")]
-    global_options: OrderedMap,
+    /// Absent when the job set was written with no global option, as fio leaves it out.
+    #[serde(rename = "global options", skip_serializing_if = "Option::is_none")]
+    global_options: Option<OrderedMap>,
     jobs: Vec<FioJob>,
     disk_util: Vec<Value>,
     /// storlab's run-level warnings (fio has no such key; readers of fio's JSON ignore it).
@@ -133,6 +136,9 @@ struct FioLatency {
     n: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     percentile: Option<OrderedMap>,
+    /// json+ only: the samples per fio histogram bucket, keyed by the bucket's value in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<OrderedMap>,
 }
 
 #[derive(serde::Serialize, Default)]
@@ -141,22 +147,67 @@ struct FioSync {
     lat_ns: FioLatency,
 }
 
+/// One option as the user wrote it: key and value.
+pub type WrittenOption = (String, String);
+
+/// The job set as the user wrote it, which fio's JSON echoes: its global options (`None` when
+/// none was written: fio then prints no `global options`) and each job's own options, in the
+/// job set's order (a job with `numjobs` clones reported apart has one entry for them all).
+#[derive(Clone, Debug, Default)]
+pub struct FioEcho {
+    pub global_options: Option<Vec<WrittenOption>>,
+    pub job_options: Vec<Vec<WrittenOption>>,
+}
+
 /// The report in the shape of fio 3.x `--output-format=json` (pretty, ends with a newline).
-/// `time` is UTC (fio prints local time).
+/// `time` is UTC (fio prints local time). Without the options as written (a saved run), the
+/// `job options` list each job's resolved settings and `global options` is empty.
 pub fn to_fio_json(report: &RunReport) -> String {
+    render(report, None, false)
+}
+
+/// [`to_fio_json`] echoing the options as written in `echo`, as fio does.
+pub fn to_fio_json_with(report: &RunReport, echo: &FioEcho) -> String {
+    render(report, Some(echo), false)
+}
+
+/// fio's `--output-format=json+`: [`to_fio_json`] with each direction's completion-latency
+/// histogram as `clat_ns.bins` (fio's buckets, keyed by value in ns), which fio's own
+/// `fio_jsonplus_clat2csv` reads. `echo` as in [`to_fio_json_with`].
+pub fn to_fio_json_plus(report: &RunReport, echo: Option<&FioEcho>) -> String {
+    render(report, echo, true)
+}
+
+fn render(report: &RunReport, echo: Option<&FioEcho>, plus: bool) -> String {
+    let placed = place_jobs(&report.jobs);
+    let jobs = report
+        .jobs
+        .iter()
+        .zip(&placed)
+        .map(|(job, place)| {
+            let written = echo.and_then(|echo| {
+                echo.job_options
+                    .get(place.spec_index.checked_rem(echo.job_options.len())?)
+            });
+            let options = match written {
+                Some(written) => written_map(written),
+                None => job_options(job),
+            };
+            fio_job(place, job, options, plus)
+        })
+        .collect();
+    let global_options = match echo {
+        Some(echo) => echo.global_options.as_deref().map(written_map),
+        None => Some(OrderedMap(Vec::new())),
+    };
     let output = FioOutput {
         fio_version: format!("{}-{}", report.tool.name, report.tool.version),
         timestamp: report.started_unix_ms / MS_PER_S,
         timestamp_ms: report.started_unix_ms,
         time: ctime_utc(report.started_unix_ms / MS_PER_S),
-        global_options: OrderedMap(Vec::new()),
-        jobs: report
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(groupid, job)| fio_job(groupid, job))
-            .collect(),
-        disk_util: Vec::new(),
+        global_options,
+        jobs,
+        disk_util: report.disk_util.iter().map(fio_disk_util).collect(),
         storlab_warnings: report.warnings.clone(),
     };
     let mut text = serde_json::to_string_pretty(&output)
@@ -165,17 +216,80 @@ pub fn to_fio_json(report: &RunReport) -> String {
     text
 }
 
-fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
+/// A `disk_util` entry with fio's key names (ticks and queue time in ms, util in percent).
+fn fio_disk_util(disk: &DiskUtil) -> Value {
+    serde_json::json!({
+        "name": disk.name,
+        "read_ios": disk.read_ios,
+        "write_ios": disk.write_ios,
+        "read_merges": disk.read_merges,
+        "write_merges": disk.write_merges,
+        "read_ticks": disk.read_ticks_ms,
+        "write_ticks": disk.write_ticks_ms,
+        "in_queue": disk.in_queue_ms,
+        "util": disk.util_percent,
+    })
+}
+
+fn written_map(written: &[WrittenOption]) -> OrderedMap {
+    OrderedMap(
+        written
+            .iter()
+            .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+            .collect(),
+    )
+}
+
+/// Where a reported job sits in fio's terms: the job (section) it came from, the stonewall
+/// group fio numbers it in, and the name fio prints (clones repeat their job's name).
+pub(crate) struct Placement {
+    pub spec_index: usize,
+    pub groupid: usize,
+    pub jobname: String,
+}
+
+/// Walks the reported jobs as fio walks its jobs: a job with `numjobs` clones reported apart
+/// (no `group_reporting`) yields one report per clone, all of the same job; a job with
+/// `stonewall` after the first opens the next group.
+pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
+    let mut placements = Vec::with_capacity(jobs.len());
+    let mut spec_index: Option<usize> = None;
+    let mut clones_left = 0u64;
+    let mut groupid = 0;
+    for job in jobs {
+        let spec = &job.job;
+        if clones_left == 0 {
+            spec_index = Some(spec_index.map_or(0, |index| index + 1));
+            let grouped = spec["group_reporting"].as_bool().unwrap_or(false);
+            let numjobs = spec["numjobs"].as_u64().unwrap_or(1).max(1);
+            clones_left = if grouped { 1 } else { numjobs };
+            if spec_index != Some(0) && spec["stonewall"].as_bool().unwrap_or(false) {
+                groupid += 1;
+            }
+        }
+        clones_left -= 1;
+        placements.push(Placement {
+            spec_index: spec_index.unwrap_or(0),
+            groupid,
+            jobname: spec["name"]
+                .as_str()
+                .map_or_else(|| job.name.clone(), str::to_owned),
+        });
+    }
+    placements
+}
+
+fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bool) -> FioJob {
+    let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
     let workers = f64::from(job.numjobs.max(1));
-    let any_errors = job.directions().any(|(_, summary)| summary.errors > 0);
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     FioJob {
-        jobname: job.name.clone(),
-        groupid,
-        error: if any_errors { EIO } else { 0 },
+        jobname: place.jobname.clone(),
+        groupid: place.groupid,
+        error: error_code(job),
         eta: 0,
         elapsed: job.elapsed_ns.div_ceil(NS_PER_S),
-        job_options: job_options(job),
+        job_options,
         read: job.read.as_ref().map(fio_direction).unwrap_or_default(),
         write: job.write.as_ref().map(fio_direction).unwrap_or_default(),
         trim: job.trim.as_ref().map(fio_direction).unwrap_or_default(),
@@ -186,10 +300,9 @@ fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
         ctx: job.cpu.context_switches,
         majf: job.cpu.major_faults,
         minf: job.cpu.minor_faults,
-        // Depth distributions are not measured by storlab; zeros keep fio's shape.
-        iodepth_level: zero_map(&IODEPTH_LEVEL_KEYS),
-        iodepth_submit: zero_map(&IODEPTH_SUBMIT_KEYS),
-        iodepth_complete: zero_map(&IODEPTH_SUBMIT_KEYS),
+        iodepth_level: depth_map(&IODEPTH_LEVEL_KEYS, &job.depth.level),
+        iodepth_submit: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.submit),
+        iodepth_complete: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.complete),
         latency_ns,
         latency_us,
         latency_ms,
@@ -201,7 +314,8 @@ fn fio_job(groupid: usize, job: &JobReport) -> FioJob {
     }
 }
 
-/// fio-named options first (what fio itself would list), then storlab's own job fields.
+/// Without the options as written: fio-named options first (what fio itself would list), then
+/// storlab's own job fields.
 fn job_options(job: &JobReport) -> OrderedMap {
     let mut options: Vec<(String, Value)> = [
         ("name", job.name.clone()),
@@ -230,7 +344,17 @@ fn job_options(job: &JobReport) -> OrderedMap {
     OrderedMap(options)
 }
 
-fn fio_direction(summary: &DirectionSummary) -> FioDirection {
+fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
+    let mut clat_ns = fio_latency(&summary.clat, true);
+    if plus {
+        clat_ns.bins = Some(OrderedMap(
+            summary
+                .clat_fio_bins
+                .iter()
+                .map(|&(value_ns, count)| (value_ns.to_string(), Value::from(count)))
+                .collect(),
+        ));
+    }
     let kib = |bytes_per_s: f64| (bytes_per_s / BYTES_PER_KIB as f64).round() as u64;
     let rates = &summary.per_interval;
     FioDirection {
@@ -244,7 +368,7 @@ fn fio_direction(summary: &DirectionSummary) -> FioDirection {
         short_ios: 0,
         drop_ios: 0,
         slat_ns: fio_latency(&summary.slat, false),
-        clat_ns: fio_latency(&summary.clat, true),
+        clat_ns,
         lat_ns: fio_latency(&summary.lat, false),
         bw_min: kib(rates.bw_min_bytes_per_s),
         bw_max: kib(rates.bw_max_bytes_per_s),
@@ -280,11 +404,22 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
         stddev: summary.stddev_ns,
         n: summary.count,
         percentile,
+        bins: None,
     }
 }
 
-/// fio's job-wide completion-latency distribution (all directions together), as percentages.
-fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
+/// fio's errno of a job: 0, or EIO when any I/O failed.
+pub(crate) fn error_code(job: &JobReport) -> i32 {
+    if job.directions().any(|(_, summary)| summary.errors > 0) {
+        EIO
+    } else {
+        0
+    }
+}
+
+/// fio's job-wide completion-latency distribution (all directions together), as percentages
+/// of the ns, µs and ms buckets.
+pub(crate) fn latency_percents(job: &JobReport) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let bin_count = LATENCY_DECADE_KEYS.len() * 3 + LATENCY_MS_EXTRA_KEYS.len();
     let mut counts = vec![0u64; bin_count];
     for (_, summary) in job.directions() {
@@ -293,19 +428,28 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
         }
     }
     let total: u64 = counts.iter().sum();
-    let percent = |count: u64| {
-        if count == 0 || total == 0 {
+    let percent = |count: &u64| {
+        if *count == 0 || total == 0 {
             0.0
         } else {
-            (count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_PERCENT)
+            (*count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_PERCENT)
         }
     };
     let decade = LATENCY_DECADE_KEYS.len();
-    let map_of = |keys: &[&str], bins: &[u64]| {
+    (
+        counts[..decade].iter().map(percent).collect(),
+        counts[decade..2 * decade].iter().map(percent).collect(),
+        counts[2 * decade..].iter().map(percent).collect(),
+    )
+}
+
+fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
+    let (ns, us, ms) = latency_percents(job);
+    let map_of = |keys: &[&str], percents: &[f64]| {
         OrderedMap(
             keys.iter()
-                .zip(bins)
-                .map(|(key, &count)| ((*key).to_owned(), Value::from(percent(count))))
+                .zip(percents)
+                .map(|(key, &percent)| ((*key).to_owned(), Value::from(percent)))
                 .collect(),
         )
     };
@@ -315,16 +459,35 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
         .copied()
         .collect();
     (
-        map_of(&LATENCY_DECADE_KEYS, &counts[..decade]),
-        map_of(&LATENCY_DECADE_KEYS, &counts[decade..2 * decade]),
-        map_of(&ms_keys, &counts[2 * decade..]),
+        map_of(&LATENCY_DECADE_KEYS, &ns),
+        map_of(&LATENCY_DECADE_KEYS, &us),
+        map_of(&ms_keys, &ms),
     )
 }
 
-fn zero_map(keys: &[&str]) -> OrderedMap {
+/// A depth distribution in percent of its total, as fio's `stat_calc_dist`: a non-zero share
+/// below 0.1 % is printed as 0.1 %.
+pub(crate) fn depth_percents(counts: &[u64]) -> Vec<f64> {
+    let total: u64 = counts.iter().sum();
+    counts
+        .iter()
+        .map(|&count| {
+            if total == 0 {
+                0.0
+            } else if count > 0 {
+                (count as f64 / total as f64 * PERCENT).max(MIN_NONZERO_DEPTH_PERCENT)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+fn depth_map(keys: &[&str], counts: &[u64]) -> OrderedMap {
     OrderedMap(
         keys.iter()
-            .map(|key| ((*key).to_owned(), Value::from(0.0)))
+            .zip(depth_percents(counts))
+            .map(|(key, percent)| ((*key).to_owned(), Value::from(percent)))
             .collect(),
     )
 }

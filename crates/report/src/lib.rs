@@ -13,6 +13,7 @@
 mod csv;
 mod escape;
 mod fio;
+mod fio_terse;
 pub mod html;
 mod json;
 mod model;
@@ -21,12 +22,13 @@ mod units;
 
 pub use csv::to_csv;
 pub use escape::escape_control;
-pub use fio::to_fio_json;
+pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
+pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
-    CpuReport, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo, ToolInfo,
-    SCHEMA_VERSION,
+    CpuReport, DiskUtil, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo,
+    ToolInfo, SCHEMA_VERSION,
 };
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

@@ -2,7 +2,7 @@
 //! Filled by the runner/CLI from plain data and merged `WorkerStats`; serialized by `json.rs`.
 
 use serde::{Deserialize, Serialize};
-use storlab_stats::{DirectionStats, DirectionSummary, WorkerStats, MAX_INTERVALS};
+use storlab_stats::{DepthCounts, DirectionStats, DirectionSummary, WorkerStats, MAX_INTERVALS};
 
 /// Version of the native JSON schema; bump on any incompatible change (see docs/json-output.md).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -25,6 +25,29 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     /// Run-level warnings (methodology problems, suspicious results).
     pub warnings: Vec<String>,
+    /// What the block devices under the run's targets did while it ran (fio's `disk_util`);
+    /// empty for simulated targets and targets with no block device (tmpfs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+}
+
+/// One block device's counters over a run, as fio's `disk_util` entries give them: the
+/// differences of `/sys/block/DEV/stat` between the run's start and end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// Kernel name of the device (`sda`, `nvme0n1`, `loop3`).
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Milliseconds reads spent in the device's queue, summed over reads.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Weighted milliseconds of I/O in flight (`time_in_queue`).
+    pub in_queue_ms: u64,
+    /// Share of the run the device was busy (`io_ticks` over the wall time), percent, at most 100.
+    pub util_percent: f64,
 }
 
 impl RunReport {
@@ -37,6 +60,7 @@ impl RunReport {
             host,
             jobs: Vec::new(),
             warnings: Vec::new(),
+            disk_util: Vec::new(),
         }
     }
 }
@@ -151,6 +175,10 @@ pub struct JobReport {
     pub engine_details: Vec<(String, String)>,
     /// Simulator facts (full stack profile, device-side statistics) for simulated targets.
     pub sim: Option<serde_json::Value>,
+    /// Queue depth at each I/O's queueing and I/Os per submit and per reap, counted as fio
+    /// counts them (absent in runs saved before they were kept).
+    #[serde(default, skip_serializing_if = "DepthCounts::is_empty")]
+    pub depth: DepthCounts,
 }
 
 /// Everything about a job that does not come from the measurement itself.
@@ -217,6 +245,7 @@ impl JobReport {
             warnings: meta.warnings,
             engine_details: meta.engine_details,
             sim: meta.sim,
+            depth: stats.depth.clone(),
         }
     }
 

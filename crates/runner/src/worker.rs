@@ -874,6 +874,8 @@ pub fn drive(
     // Right after a reap, the newest completion time is "now" to within the runner's own few
     // tens of ns: reusing it saves a clock read per loop, most of the cost of a QD1 null run.
     let mut reaped_at_ns: Option<u64> = None;
+    // Per worker: I/Os queued in this pass of the loop, then completions of its reap.
+    let mut queued_by_worker = vec![0u64; workers.len()];
     loop {
         let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
         let past_deadline = window.deadline_ns.is_some_and(|d| now_ns >= d);
@@ -882,9 +884,23 @@ pub fn drive(
         }
         let mut earliest_rate_ns: Option<u64> = None;
         queued_slots.clear();
+        let measuring = now_ns >= window.measure_start_ns;
+        queued_by_worker.iter_mut().for_each(|n| *n = 0);
         if !past_deadline && !interrupted {
-            for w in workers.iter_mut() {
-                let (_, wait) = w.fill(engine, now_ns, &mut queued_slots)?;
+            for (w, queued_here) in workers.iter_mut().zip(queued_by_worker.iter_mut()) {
+                let in_flight_before = w.outstanding() as u64;
+                let (queued, wait) = w.fill(engine, now_ns, &mut queued_slots)?;
+                *queued_here = queued as u64;
+                if measuring {
+                    // As fio's io_u_mark_depth: each I/O at the depth it raised the queue to. A
+                    // synchronous engine does each I/O inside submit, one after another: only
+                    // one is ever in flight, as fio counts it.
+                    for depth in in_flight_before + 1..=in_flight_before + queued as u64 {
+                        w.stats
+                            .depth
+                            .mark_depth(if synchronous { 1 } else { depth });
+                    }
+                }
                 if let Some(t) = wait {
                     earliest_rate_ns = Some(earliest_rate_ns.map_or(t, |e: u64| e.min(t)));
                 }
@@ -902,6 +918,20 @@ pub fn drive(
             for &slot in &queued_slots {
                 let w = &mut workers[slot_owner[slot as usize] as usize];
                 w.in_flight[(slot - w.slot_base) as usize].submitted_ns = submitted_ns;
+            }
+            if measuring {
+                for (w, &queued) in workers.iter_mut().zip(&queued_by_worker) {
+                    if synchronous {
+                        // fio counts an engine without a commit step (psync, sync) as one
+                        // submit and one completion of one I/O each.
+                        for _ in 0..queued {
+                            w.stats.depth.mark_submit(1);
+                            w.stats.depth.mark_complete(1);
+                        }
+                    } else if queued > 0 {
+                        w.stats.depth.mark_submit(queued);
+                    }
+                }
             }
         }
         let outstanding: usize = workers.iter().map(Worker::outstanding).sum();
@@ -929,6 +959,20 @@ pub fn drive(
             live.ios
                 .fetch_add(completions.len() as u64, Ordering::Relaxed);
             live.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+        if !synchronous && reaped_at_ns.is_some_and(|t| t >= window.measure_start_ns) {
+            // As fio's io_u_mark_complete: each worker's completions returned by this reap.
+            queued_by_worker.iter_mut().for_each(|n| *n = 0);
+            for c in &completions {
+                if let Some(&owner) = slot_owner.get(c.slot as usize) {
+                    queued_by_worker[owner as usize] += 1;
+                }
+            }
+            for (w, &reaped) in workers.iter_mut().zip(&queued_by_worker) {
+                if reaped > 0 {
+                    w.stats.depth.mark_complete(reaped);
+                }
+            }
         }
         for c in completions.iter() {
             let owner = slot_owner.get(c.slot as usize).copied();

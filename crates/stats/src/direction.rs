@@ -100,6 +100,9 @@ pub struct WorkerStats {
     pub minor_faults: u64,
     /// Major page faults during the measured window.
     pub major_faults: u64,
+    /// Queue depths at queue time and batch sizes per submit and per reap (fio's
+    /// `iodepth_level`, `iodepth_submit`, `iodepth_complete`).
+    pub depth: crate::DepthCounts,
 }
 
 impl WorkerStats {
@@ -114,6 +117,7 @@ impl WorkerStats {
             context_switches: 0,
             minor_faults: 0,
             major_faults: 0,
+            depth: crate::DepthCounts::default(),
         }
     }
 
@@ -139,6 +143,7 @@ impl WorkerStats {
         self.context_switches = self.context_switches.saturating_add(other.context_switches);
         self.minor_faults = self.minor_faults.saturating_add(other.minor_faults);
         self.major_faults = self.major_faults.saturating_add(other.major_faults);
+        self.depth.merge(&other.depth);
     }
 
     /// Completed I/Os over all directions.

@@ -7,13 +7,17 @@
 #![forbid(unsafe_code)]
 
 mod cpu;
+mod depth;
 mod direction;
+mod fio_bins;
 mod histogram;
 mod series;
 mod summary;
 
 pub use cpu::{CpuTime, ResourceUsage};
+pub use depth::{DepthCounts, DEPTH_BUCKETS};
 pub use direction::{DirectionStats, WorkerStats};
+pub use fio_bins::{fio_bucket_index, fio_bucket_value_ns};
 pub use histogram::{
     LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS, LOWEST_DISCERNIBLE_NS,
     SIGNIFICANT_DIGITS,

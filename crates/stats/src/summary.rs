@@ -162,6 +162,10 @@ pub struct DirectionSummary {
     pub clat_distribution: Vec<LatencyBinCount>,
     /// Spread of the per-interval rates.
     pub per_interval: IntervalRateSummary,
+    /// Completion latencies in fio's histogram buckets, (bucket value in ns, count), for fio's
+    /// json+ `bins` (absent in runs saved before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clat_fio_bins: Vec<(u64, u64)>,
 }
 
 impl DirectionSummary {
@@ -195,6 +199,7 @@ impl DirectionSummary {
             lat: LatencySummary::from_histogram(&d.lat, &FIO_DEFAULT_PERCENTILES),
             clat_distribution,
             per_interval: IntervalRateSummary::from_series(&d.series, runtime_ns),
+            clat_fio_bins: d.clat.fio_bins(),
         }
     }
 }

@@ -1,0 +1,238 @@
+//! fio's command-line habits (issue 20 item 4): terse output (`--output-format=terse`,
+//! `--minimal`) field for field as fio 3.33's version 3, `--section`, `--parse-only`,
+//! `--showcmd`, `--eta` and `--status-interval`, compared with fio itself where it is
+//! installed.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const MIB: u64 = 1 << 20;
+
+/// A scratch directory with a sparse 1 MiB `data` file and `job.fio` holding `job_text`
+/// (`@DATA@` stands for the data file's path).
+fn scratch(job_text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data).unwrap().set_len(MIB).unwrap();
+    let text = job_text.replace("@DATA@", &data.display().to_string());
+    std::fs::write(dir.path().join("job.fio"), text).unwrap();
+    dir
+}
+
+fn storlab(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["run", "--no-db"];
+    all.extend_from_slice(args);
+    common::run_in(dir, &all)
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "{}", common::stderr(out));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// fio's stdout for `args`, or `None` (with a note) where fio is not installed.
+fn fio(dir: &Path, args: &[&str]) -> Option<String> {
+    match Command::new("fio").current_dir(dir).args(args).output() {
+        Ok(out) => {
+            assert!(out.status.success(), "fio {args:?}: {out:?}");
+            Some(String::from_utf8(out.stdout).unwrap())
+        }
+        Err(_) => {
+            eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+            None
+        }
+    }
+}
+
+const JOBS: &str = "\
+[global]
+ioengine=psync
+filename=@DATA@
+size=1m
+[a]
+rw=read
+[b]
+stonewall
+rw=write
+bs=8k
+[c]
+rw=randread
+time_based
+runtime=100ms
+";
+
+/// What a terse field holds, to compare fio's layout with storlab's position by position.
+fn kind(field: &str) -> &'static str {
+    if field.contains("%=") {
+        "percentile"
+    } else if field.ends_with('%') {
+        "percent"
+    } else if field.parse::<u64>().is_ok() {
+        "integer"
+    } else if field.parse::<f64>().is_ok() {
+        "decimal"
+    } else {
+        "text"
+    }
+}
+
+/// Regression: terse was not an output format. fio's version 3 line: 121 fields and 9 per
+/// disk, each position holding the same kind of value as fio's.
+#[test]
+fn terse_lines_have_fios_fields_in_fios_places() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let job = ["--name=t", filename.as_str(), "--size=1m", "--rw=randread"];
+    let mut args = vec!["--output-format=terse"];
+    args.extend_from_slice(&job);
+    let ours = stdout(&storlab(dir.path(), &args));
+    let line = ours.trim_end();
+    assert_eq!(ours.lines().count(), 1);
+    let fields: Vec<&str> = line.split(';').collect();
+    let disks = (fields.len() - 121) / 9;
+    assert_eq!(fields.len(), 121 + 9 * disks, "{line}");
+    assert_eq!(fields[0], "3");
+    assert_eq!(fields[2], "t");
+    assert_eq!(fields[5], "1024", "KiB read");
+    assert_eq!(
+        fields[17],
+        "1.000000%=".to_owned() + fields[17].split('=').nth(1).unwrap()
+    );
+    let mut minimal = vec!["--minimal"];
+    minimal.extend_from_slice(&job);
+    let again = stdout(&storlab(dir.path(), &minimal));
+    assert_eq!(
+        again.trim_end().split(';').count(),
+        fields.len(),
+        "--minimal is terse"
+    );
+    let mut fio_args = vec!["--minimal"];
+    fio_args.extend_from_slice(&job);
+    if let Some(theirs) = fio(dir.path(), &fio_args) {
+        let theirs: Vec<&str> = theirs.trim_end().split(';').collect();
+        assert_eq!(fields.len(), theirs.len(), "field count");
+        // fio's version string and CPU/ctx counts differ in value, never in kind, except
+        // where a value is 0 in one tool (an integer) and not in the other.
+        let kinds =
+            |fields: &[&str]| -> Vec<&'static str> { fields.iter().map(|f| kind(f)).collect() };
+        for (position, (ours, theirs)) in kinds(&fields).iter().zip(kinds(&theirs)).enumerate() {
+            let same = *ours == theirs
+                || matches!(
+                    (*ours, theirs),
+                    ("integer", "decimal") | ("decimal", "integer")
+                );
+            assert!(same, "field {}: ours {ours}, fio's {theirs}", position + 1);
+        }
+    }
+}
+
+/// `--section` runs only the named sections (with the file's [global]), numbered in groups as
+/// fio numbers them; a name that is no section is refused in one line.
+#[test]
+fn section_runs_only_the_named_sections() {
+    let dir = scratch(JOBS);
+    let out = storlab(
+        dir.path(),
+        &[
+            "--section=b",
+            "--section=c",
+            "--output-format=fio-json",
+            "job.fio",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let jobs: Vec<(String, u64)> = json["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["groupid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(jobs, vec![("b".to_string(), 0), ("c".to_string(), 0)]);
+    assert_eq!(json["jobs"][0]["write"]["io_bytes"], MIB);
+    let bad = storlab(dir.path(), &["--section=z", "job.fio"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = common::stderr(&bad);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--section z"), "{stderr}");
+}
+
+/// `--parse-only` checks the jobs and runs nothing: a job's new file is not created, and a
+/// mistake is still refused.
+#[test]
+fn parse_only_checks_without_running() {
+    let dir = scratch("[a]\nfilename=@DATA@.new\nsize=1m\nrw=write\n");
+    let out = storlab(dir.path(), &["--parse-only", "job.fio"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(!dir.path().join("data.new").exists(), "nothing ran");
+    std::fs::write(dir.path().join("bad.fio"), "[a]\nsize=1m\niodepht=2\n").unwrap();
+    let bad = storlab(dir.path(), &["--parse-only", "bad.fio"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(common::stderr(&bad).contains("iodepht"));
+}
+
+/// `--showcmd` prints the file as fio's one command line: the same arguments as fio's own
+/// `--showcmd` (fio moves `filename` to the end of its section; compared as sets per job).
+#[test]
+fn showcmd_prints_fios_command_line() {
+    let dir = scratch(JOBS);
+    let ours = stdout(&storlab(dir.path(), &["--showcmd", "job.fio"]));
+    assert!(ours.starts_with("fio --ioengine=psync "), "{ours}");
+    assert!(ours.contains(" --name=c --rw=randread --time_based --runtime=100ms"));
+    if let Some(theirs) = fio(dir.path(), &["--showcmd", "job.fio"]) {
+        let per_job = |line: &str| -> Vec<Vec<String>> {
+            line.split(" --name=")
+                .map(|part| {
+                    let mut arguments: Vec<String> =
+                        part.split_whitespace().map(str::to_string).collect();
+                    arguments.sort();
+                    arguments
+                })
+                .collect()
+        };
+        assert_eq!(per_job(ours.trim()), per_job(theirs.trim()));
+    }
+}
+
+/// `--eta` takes fio's values; `--status-interval` prints status lines while jobs run.
+#[test]
+fn eta_is_accepted_and_status_interval_prints_status_lines() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let out = storlab(
+        dir.path(),
+        &[
+            "--eta=never",
+            "--status-interval=100ms",
+            "--name=s",
+            filename.as_str(),
+            "--size=1m",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=500ms",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let stderr = common::stderr(&out);
+    let status_lines = stderr
+        .lines()
+        .filter(|l| l.starts_with("storlab: status at "))
+        .count();
+    assert!(status_lines >= 2, "{stderr}");
+    let bad = storlab(dir.path(), &["--eta=sometimes", "--name=s", "--size=1m"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = storlab(
+        dir.path(),
+        &["--status-interval=0", "--name=s", "--size=1m"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -1,0 +1,389 @@
+//! fio's command line and fio-shaped JSON (issue 20 item 4, issue 24 item 3): job flags beside
+//! a job file are global options for it, and `--output-format=fio-json` echoes the job set as
+//! fio 3.33 does (options as written, stonewall groups, clone names), compared with fio itself
+//! when it is installed.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+/// A scratch directory holding a sparse 1 MiB `data` file and `job.fio` with `job_text`, in
+/// which `@DATA@` stands for the data file's path.
+fn scratch(job_text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data).unwrap().set_len(MIB).unwrap();
+    let text = job_text.replace("@DATA@", &data.display().to_string());
+    std::fs::write(dir.path().join("job.fio"), text).unwrap();
+    dir
+}
+
+fn storlab_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
+    all.extend_from_slice(args);
+    let out = common::run_in(dir, &all);
+    assert!(
+        out.status.success(),
+        "storlab {args:?}: {}",
+        common::stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// fio's JSON for `args`, or `None` (with a note) where fio is not installed.
+fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
+    let output = match Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+    {
+        Ok(output) => output,
+        Err(_) => {
+            eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+            return None;
+        }
+    };
+    assert!(output.status.success(), "fio {args:?}: {output:?}");
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
+
+fn total_ios(job: &Value) -> u64 {
+    ["read", "write"]
+        .iter()
+        .map(|d| job[d]["total_ios"].as_u64().unwrap())
+        .sum()
+}
+
+const GROUPS_FILE: &str = "\
+[global]
+ioengine=psync
+filename=@DATA@
+size=1m
+bs=4k
+[a]
+rw=read
+numjobs=2
+number_ios=5
+[b]
+stonewall
+rw=write
+[c]
+rw=read
+bs=8K
+";
+
+/// Regression: storlab refused flags beside a job file; fio applies them as global options
+/// that the file's [global] and sections override (fio 3.33: `--bs=8k` loses to [global]
+/// bs=4k, a section's own `number_ios` wins over the flag's).
+#[test]
+fn flags_beside_a_job_file_are_its_global_options() {
+    let dir = scratch(GROUPS_FILE);
+    let ours = storlab_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]);
+    let counts: Vec<u64> = ours["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(total_ios)
+        .collect();
+    // a's two clones keep their own number_ios=5; b and c take the flag's 3.
+    assert_eq!(counts, vec![5, 5, 3, 3]);
+    let bytes: Vec<u64> = ours["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|job| job["write"]["io_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bytes[2], 3 * 4096, "[global] bs=4k wins over --bs=8k");
+    if let Some(fio) = fio_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]) {
+        let fio_counts: Vec<u64> = fio["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(total_ios)
+            .collect();
+        assert_eq!(counts, fio_counts);
+    }
+}
+
+/// `--name` beside a job file would start a job fio adds to the file's: refused in one line.
+#[test]
+fn a_name_flag_beside_a_job_file_is_refused() {
+    let dir = scratch(GROUPS_FILE);
+    let out = common::run_in(dir.path(), &["run", "--no-db", "--name=x", "job.fio"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = common::stderr(&out);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--name=x"), "{stderr}");
+}
+
+/// The values fio echoes of the job set: options as written, per-group `groupid`, clones
+/// repeating their job's name; `global options` holding the flags then [global].
+#[test]
+fn fio_json_echoes_the_job_set_as_fio_does() {
+    let dir = scratch(GROUPS_FILE);
+    let ours = storlab_json(dir.path(), &["--runtime=1", "job.fio"]);
+    let summary = |json: &Value| -> Vec<(String, u64, Value)> {
+        json["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| {
+                (
+                    job["jobname"].as_str().unwrap().to_string(),
+                    job["groupid"].as_u64().unwrap(),
+                    job["job options"].clone(),
+                )
+            })
+            .collect()
+    };
+    let names: Vec<(String, u64)> = summary(&ours).into_iter().map(|(n, g, _)| (n, g)).collect();
+    let expected: Vec<(String, u64)> = [("a", 0), ("a", 0), ("b", 1), ("c", 1)]
+        .iter()
+        .map(|(n, g)| (n.to_string(), *g))
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(ours["jobs"][3]["job options"]["bs"], "8K", "bs as written");
+    assert_eq!(ours["global options"]["runtime"], "1");
+    assert_eq!(ours["global options"]["ioengine"], "psync");
+    if let Some(fio) = fio_json(dir.path(), &["--runtime=1", "job.fio"]) {
+        assert_eq!(summary(&ours), summary(&fio));
+        assert_eq!(ours["global options"], fio["global options"]);
+    }
+}
+
+/// With flags only and none before the first `--name`, fio writes no `global options` key, and
+/// the job's options start with its name.
+#[test]
+fn command_line_jobs_echo_their_flags_and_no_global_options() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = [
+        "--name=x",
+        filename.as_str(),
+        "--size=1m",
+        "--rw=read",
+        "--bs=64K",
+    ];
+    let ours = storlab_json(dir.path(), &args);
+    assert!(ours.get("global options").is_none(), "{ours}");
+    assert_eq!(ours["jobs"][0]["job options"]["name"], "x");
+    assert_eq!(ours["jobs"][0]["job options"]["bs"], "64K");
+    if let Some(fio) = fio_json(dir.path(), &args) {
+        assert_eq!(
+            ours["jobs"][0]["job options"],
+            fio["jobs"][0]["job options"]
+        );
+        assert_eq!(ours.get("global options"), fio.get("global options"));
+        assert_eq!(
+            key_tree(&ours),
+            key_tree(&fio)
+                .difference(&not_produced())
+                .cloned()
+                .collect()
+        );
+    }
+}
+
+/// Every key path of a JSON document, array elements merged (`.jobs[].read.iops`), except the
+/// keys of maps whose keys are data: percentiles and options.
+fn key_tree(value: &Value) -> BTreeSet<String> {
+    fn walk(value: &Value, prefix: &str, paths: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let path = format!("{prefix}.{key}");
+                    paths.insert(path.clone());
+                    if !matches!(
+                        key.as_str(),
+                        "percentile" | "bins" | "job options" | "global options"
+                    ) {
+                        walk(child, &path, paths);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    walk(item, &format!("{prefix}[]"), paths);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut paths = BTreeSet::new();
+    walk(value, "", &mut paths);
+    // storlab's own additions, which fio readers ignore (docs/json-output.md).
+    paths.retain(|path| !path.contains("storlab_warnings"));
+    paths
+}
+
+/// Key paths fio writes that storlab does not, each for a stated reason.
+fn not_produced() -> BTreeSet<String> {
+    BTreeSet::new()
+}
+
+/// `disk_util` comes from the target's block device counters: a direct write job on a file
+/// shows the writes on the disk fio names for the same file; a simulated target has none.
+#[test]
+fn disk_util_counts_the_targets_device_and_is_empty_for_simulated_targets() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = [
+        "--name=w",
+        filename.as_str(),
+        "--size=1m",
+        "--rw=write",
+        "--bs=64k",
+        "--direct=1",
+    ];
+    let ours = storlab_json(dir.path(), &args);
+    let disks = ours["disk_util"].as_array().unwrap();
+    if let Some(fio) = fio_json(dir.path(), &args) {
+        let names = |json: &Value| -> Vec<String> {
+            json["disk_util"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(names(&ours), names(&fio));
+    }
+    if let Some(disk) = disks.first() {
+        let writes = disk["write_ios"].as_u64().unwrap() + disk["write_merges"].as_u64().unwrap();
+        // 16 direct writes of 64 KiB reached the device (more if anything else wrote to it).
+        assert!(writes >= 1, "{disk}");
+        let util = disk["util"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&util), "{disk}");
+    } else {
+        eprintln!("the scratch directory has no block device (tmpfs): disk_util is empty");
+    }
+    let sim = storlab_json(
+        dir.path(),
+        &[
+            "--target=sim:usb3-uas-ssd",
+            "--name=s",
+            "--size=1m",
+            "--rw=read",
+        ],
+    );
+    assert_eq!(sim["disk_util"], serde_json::json!([]));
+}
+
+/// Regression: `iodepth_level`, `iodepth_submit` and `iodepth_complete` were all zeros. A
+/// synchronous job has fio's distributions exactly (every I/O at depth 1, one per submit and
+/// per completion); a queued one at depth 8 reaches the 4-7 or 8-15 buckets.
+#[test]
+fn iodepth_distributions_are_measured() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let depth_maps = |json: &Value| -> Vec<Value> {
+        ["iodepth_level", "iodepth_submit", "iodepth_complete"]
+            .iter()
+            .map(|key| json["jobs"][0][key].clone())
+            .collect()
+    };
+    let sync_args = ["--name=s", filename.as_str(), "--size=1m", "--rw=randread"];
+    let ours = storlab_json(dir.path(), &sync_args);
+    assert_eq!(ours["jobs"][0]["iodepth_level"]["1"], 100.0);
+    assert_eq!(ours["jobs"][0]["iodepth_submit"]["4"], 100.0);
+    assert_eq!(ours["jobs"][0]["iodepth_complete"]["4"], 100.0);
+    if let Some(fio) = fio_json(dir.path(), &sync_args) {
+        assert_eq!(depth_maps(&ours), depth_maps(&fio));
+    }
+    let queued = storlab_json(
+        dir.path(),
+        &[
+            "--name=q",
+            "--target=sim:usb3-uas-ssd",
+            "--size=1m",
+            "--rw=randread",
+            "--iodepth=8",
+        ],
+    );
+    let level = &queued["jobs"][0]["iodepth_level"];
+    let deep = level["4"].as_f64().unwrap() + level["8"].as_f64().unwrap();
+    assert!(deep > 50.0, "{level}");
+    let total: f64 = ["1", "2", "4", "8", "16", "32", ">=64"]
+        .iter()
+        .map(|key| level[key].as_f64().unwrap())
+        .sum();
+    assert!((total - 100.0).abs() < 0.5, "{level}");
+}
+
+/// json+ (`--output-format=json+`) adds fio's `clat_ns.bins`, one count per fio histogram
+/// bucket keyed by its value in ns, summing to the I/O count; fio's own
+/// `fio_jsonplus_clat2csv` turns it into a CSV with a row per bin and validates it.
+#[test]
+fn json_plus_bins_are_fios_buckets_and_fio_jsonplus_clat2csv_reads_them() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = ["--name=p", filename.as_str(), "--size=1m", "--rw=randread"];
+    let mut all = vec!["run", "--no-db", "--output-format=json+"];
+    all.extend_from_slice(&args);
+    let out = common::run_in(dir.path(), &all);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bins = ours["jobs"][0]["read"]["clat_ns"]["bins"]
+        .as_object()
+        .unwrap();
+    let counted: u64 = bins.values().map(|count| count.as_u64().unwrap()).sum();
+    assert_eq!(counted, 256, "1 MiB of 4 KiB reads");
+    for key in bins.keys() {
+        let value: u64 = key.parse().unwrap();
+        assert_eq!(
+            storlab_stats::fio_bucket_value_ns(storlab_stats::fio_bucket_index(value)),
+            value,
+            "{key} is not a fio bucket value"
+        );
+    }
+    assert!(ours["jobs"][0]["write"]["clat_ns"].get("bins").is_none());
+    if let Some(fio) = fio_json_plus(dir.path(), &args) {
+        assert_eq!(key_tree(&ours), key_tree(&fio));
+    }
+    let json_path = dir.path().join("ours.json");
+    std::fs::write(&json_path, &out.stdout).unwrap();
+    let csv_path = dir.path().join("ours.csv");
+    let convert = |validate: bool| {
+        let mut command = Command::new("fio_jsonplus_clat2csv");
+        command.arg(&json_path).arg(&csv_path);
+        if validate {
+            command.arg("--validate");
+        }
+        command.output()
+    };
+    match convert(false) {
+        Ok(output) => {
+            assert!(output.status.success(), "{output:?}");
+            let csv = std::fs::read_to_string(dir.path().join("ours_job0.csv")).unwrap();
+            assert_eq!(
+                csv.lines().count(),
+                bins.len() + 1,
+                "a header, then a row per bin"
+            );
+            let validated = convert(true).unwrap();
+            assert!(validated.status.success(), "{validated:?}");
+        }
+        Err(_) => eprintln!("skipping fio_jsonplus_clat2csv: not installed (Debian package fio)"),
+    }
+}
+
+fn fio_json_plus(dir: &Path, args: &[&str]) -> Option<Value> {
+    let output = Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json+")
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(output.status.success(), "fio {args:?}: {output:?}");
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
