@@ -89,6 +89,21 @@ pub struct HostProfile {
     /// BOT with `chains_transfers`: driver CPU time per hand-off, besides its interrupt.
     #[serde(default)]
     pub phase_cpu_ns: u64,
+    /// BOT: the driver reads ahead for a sequential stream of small reads: a read that continues
+    /// the previous one and is smaller than `max_transfer_bytes` is sent as one command of
+    /// `max_transfer_bytes`, and the reads that follow are served from the driver's buffer
+    /// without a command (the merging "Turbo" driver, `driver_buffer.rs`).
+    #[serde(default)]
+    pub read_ahead: bool,
+    /// BOT: the driver acknowledges a write that continues the previous one once it is copied
+    /// into its buffer, and sends the gathered writes as one command when the buffer is full,
+    /// when a request that does not continue them arrives, or `coalesce_hold_ns` after the first.
+    #[serde(default)]
+    pub coalesce_writes: bool,
+    /// With `coalesce_writes`: the longest the driver holds gathered writes when nothing
+    /// follows them.
+    #[serde(default)]
+    pub coalesce_hold_ns: u64,
     /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
     /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).
     #[serde(default = "default_cpu_threads")]
