@@ -198,7 +198,7 @@ impl Simulator {
 
         // Which transport actually runs, and how many commands it can keep outstanding.
         let host = &spec.host;
-        let mut fallback = None;
+        let mut fallback = spec.host_fallback.clone();
         let (transport, max_outstanding, drive_slots) = match host.driver {
             DriverKind::Bot => (Transport::Bot, 1, 1),
             DriverKind::Uas => {

@@ -59,6 +59,13 @@ pub(super) fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimErro
             "only a BOT driver (one command at a time) may serve I/O from its own buffer",
         ));
     }
+    if h.uas_needs_xhci_1_0 && (h.driver != DriverKind::Uas || h.bot_fallback_host.is_none()) {
+        return Err(SimError::profile(
+            origin,
+            "uas_needs_xhci_1_0",
+            "is for a UAS driver, and needs bot_fallback_host: the BOT driver the OS uses instead",
+        ));
+    }
     if h.coalesce_writes != (h.coalesce_hold_ns > 0) {
         return Err(SimError::profile(
             origin,
