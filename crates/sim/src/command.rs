@@ -62,6 +62,8 @@ pub struct Command {
     pub media: Flow,
     /// When the host driver issued the command.
     pub issued_ns: u64,
+    /// The driver served it from its own buffer (`driver_buffer.rs`): no transfer, no status.
+    pub served_by_driver: bool,
 }
 
 impl Command {
@@ -84,6 +86,7 @@ impl Command {
             holds_drive_slot: false,
             media: Flow::default(),
             issued_ns: 0,
+            served_by_driver: false,
         }
     }
 

@@ -29,13 +29,16 @@ pub enum Event {
     Complete { cmd: CmdId },
     /// The drive can start another queued read (its head or unit is free).
     DriveWake,
+    /// A buffering driver's timer for its gathered writes fired (`driver_buffer.rs`; at most
+    /// one is pending).
+    DriverFlush,
 }
 
 /// Bits of a packed queue entry below the sequence number: the event kind and its command.
-const KIND_BITS: u32 = 3;
+const KIND_BITS: u32 = 4;
 const CMD_BITS: u32 = 17;
 const PAYLOAD_BITS: u32 = KIND_BITS + CMD_BITS;
-/// Sequence numbers fit the 64 − 20 bits left beside the payload (10^13 events).
+/// Sequence numbers fit the 64 − 21 bits left beside the payload (8 × 10^12 events).
 const SEQ_MAX: u64 = (1 << (64 - PAYLOAD_BITS)) - 1;
 
 impl Event {
@@ -49,6 +52,7 @@ impl Event {
             Event::DataDone { cmd } => (5, cmd),
             Event::Complete { cmd } => (6, cmd),
             Event::DriveWake => (7, 0),
+            Event::DriverFlush => (8, 0),
         };
         debug_assert!(u64::from(cmd) < 1 << CMD_BITS);
         (kind << CMD_BITS) | u64::from(cmd)
@@ -64,7 +68,8 @@ impl Event {
             4 => Event::DataReady { cmd },
             5 => Event::DataDone { cmd },
             6 => Event::Complete { cmd },
-            _ => Event::DriveWake,
+            7 => Event::DriveWake,
+            _ => Event::DriverFlush,
         }
     }
 }

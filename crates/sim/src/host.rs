@@ -90,6 +90,35 @@ impl BlockLayer {
         !self.pending.is_empty()
     }
 
+    /// The command [`take`](Self::take) would build next, without taking it.
+    pub fn peek(&self) -> Option<CommandPlan> {
+        let head = self.pending.front()?;
+        let mut plan = CommandPlan {
+            op: head.op,
+            offset_bytes: head.offset_bytes,
+            len: head.len,
+            part_count: 1,
+        };
+        if self.merge_adjacent && head.op != Op::Trim {
+            for next in self.pending.iter().skip(1) {
+                if !self.continues(&plan, next) {
+                    break;
+                }
+                plan.part_count += 1;
+                plan.len += next.len;
+            }
+        }
+        Some(plan)
+    }
+
+    /// Whether `next` continues `plan` in its direction and fits one more merged command.
+    fn continues(&self, plan: &CommandPlan, next: &BlockRequest) -> bool {
+        next.op == plan.op
+            && next.offset_bytes == plan.offset_bytes + u64::from(plan.len)
+            && plan.len + next.len <= self.max_transfer_bytes
+            && usize::from(plan.part_count) < MAX_MERGED_PARTS
+    }
+
     /// Take the next command: the head request, plus (when merging) the queued requests that
     /// continue it in the same direction, up to the transfer limit. Its pieces go to
     /// `parts[..part_count]`.
@@ -108,11 +137,7 @@ impl BlockLayer {
         };
         if self.merge_adjacent && head.op != Op::Trim {
             while let Some(next) = self.pending.front() {
-                let continues = next.op == plan.op
-                    && next.offset_bytes == plan.offset_bytes + u64::from(plan.len)
-                    && plan.len + next.len <= self.max_transfer_bytes
-                    && usize::from(plan.part_count) < MAX_MERGED_PARTS;
-                if !continues {
+                if !self.continues(&plan, next) {
                     break;
                 }
                 parts[usize::from(plan.part_count)] = Part {

@@ -15,6 +15,7 @@ mod cx;
 mod device_link;
 pub mod drive;
 mod driver_bot;
+mod driver_buffer;
 mod driver_sata;
 mod driver_uas;
 pub mod error;

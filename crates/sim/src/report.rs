@@ -61,6 +61,9 @@ pub struct SimReport {
     pub rejected_requests: u64,
     pub commands: u64,
     pub merged_requests: u64,
+    /// Reads the host driver answered from its own read-ahead, without a command
+    /// (`driver_buffer.rs`): like merged requests, what the drive saw is not what was asked.
+    pub driver_buffer_reads: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub drive_io_sizes: Vec<SizeCount>,
@@ -231,12 +234,20 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
                 bottleneck_utilisation * 100.0
             ));
         }
-        if c.merged_requests > 0 {
+        if c.merged_requests > 0 || c.driver_buffer_reads > 0 {
             let largest = c.drive_io_sizes.keys().next_back().copied().unwrap_or(0);
+            let read_ahead = if c.driver_buffer_reads > 0 {
+                format!(
+                    " and served {} reads from its own read-ahead",
+                    c.driver_buffer_reads
+                )
+            } else {
+                String::new()
+            };
             warnings.push(format!(
-                "the host driver merged {} requests into larger commands (drive saw up to {} \
-                 bytes while requests were {}..={} bytes): results reflect the merged size, \
-                 not the requested one",
+                "the host driver merged {} requests into larger commands{read_ahead} (drive saw \
+                 up to {} bytes while requests were {}..={} bytes): results reflect the merged \
+                 size, not the requested one",
                 c.merged_requests, largest, c.host_size_min, c.host_size_max
             ));
         }
@@ -264,6 +275,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
             rejected_requests: c.rejected_requests,
             commands: c.commands,
             merged_requests: c.merged_requests,
+            driver_buffer_reads: c.driver_buffer_reads,
             bytes_read: c.bytes_read,
             bytes_written: c.bytes_written,
             drive_io_sizes: c

@@ -18,6 +18,7 @@ use crate::drive::simple::SimpleDrive;
 use crate::drive::ssd::SsdDrive;
 use crate::drive::{Drive, DriveCommand};
 use crate::driver_bot::Bot;
+use crate::driver_buffer::{DriverBuffer, Serve};
 use crate::driver_sata::Ahci;
 use crate::driver_uas::{ReadyIu, Uas};
 use crate::error::SimError;
@@ -110,6 +111,8 @@ pub(crate) struct Counters {
     pub host_request_bytes: u64,
     pub commands: u64,
     pub merged_requests: u64,
+    /// Reads the host driver served from its own read-ahead.
+    pub driver_buffer_reads: u64,
     pub rejected_requests: u64,
     pub trims_to_drive: u64,
     pub trims_not_translated: u64,
@@ -148,6 +151,8 @@ pub struct Simulator {
 
     rng: ChaCha8Rng,
     block: BlockLayer,
+    /// The driver's own read-ahead and write-coalescing buffer (one slot past the caller's).
+    driver_buffer: DriverBuffer,
     commands: Vec<Command>,
     free_commands: Vec<CmdId>,
     outstanding: u32,
@@ -193,7 +198,7 @@ impl Simulator {
 
         // Which transport actually runs, and how many commands it can keep outstanding.
         let host = &spec.host;
-        let mut fallback = None;
+        let mut fallback = spec.host_fallback.clone();
         let (transport, max_outstanding, drive_slots) = match host.driver {
             DriverKind::Bot => (Transport::Bot, 1, 1),
             DriverKind::Uas => {
@@ -291,6 +296,12 @@ impl Simulator {
             drive_payload: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(seed),
             block: BlockLayer::new(max_transfer, host.max_trim_bytes, host.merge_adjacent),
+            driver_buffer: DriverBuffer::new(
+                host.read_ahead,
+                host.coalesce_writes,
+                host.coalesce_hold_ns,
+                max_transfer,
+            ),
             commands: Vec::new(),
             free_commands: Vec::new(),
             outstanding: 0,
@@ -318,10 +329,26 @@ impl Simulator {
                 "cannot resize slots while requests are outstanding".into(),
             ));
         }
+        // The driver's buffer is one more slot, past the caller's; writes it still holds move.
+        let held = self.driver_buffer.holds_writes().map(|len| {
+            let start = self.driver_buffer.slot as usize * self.slot_bytes;
+            self.slot_buffers[start..start + len as usize].to_vec()
+        });
+        let driver_bytes = if self.driver_buffer.enabled() {
+            self.driver_buffer.bytes as usize
+        } else {
+            0
+        };
         self.slots = vec![SlotState::default(); slots as usize];
         self.slot_bytes = slot_bytes;
-        self.slot_buffers = vec![0u8; slots as usize * slot_bytes];
-        self.slot_zero = vec![true; slots as usize];
+        self.slot_buffers = vec![0u8; slots as usize * slot_bytes + driver_bytes];
+        self.slot_zero = vec![true; slots as usize + 1];
+        self.driver_buffer.slot = slots;
+        if let Some(held) = held {
+            let start = slots as usize * slot_bytes;
+            self.slot_buffers[start..start + held.len()].copy_from_slice(&held);
+            self.slot_zero[slots as usize] = false;
+        }
         self.block.set_bound(slots, slot_bytes);
         Ok(())
     }
@@ -511,43 +538,160 @@ impl Simulator {
                 self.drive_wake_pending = false;
                 self.drive_serve_reads();
             }
+            Event::DriverFlush => {
+                let now = self.cx.now_ns;
+                if let Some(at) = self.driver_buffer.on_timer(now) {
+                    self.cx.schedule(at, Event::DriverFlush);
+                }
+                self.host_dispatch();
+            }
         }
     }
 
-    /// Build commands from the block layer while the driver has room.
+    /// Build commands from the block layer while the driver has room; a buffering driver first
+    /// sends the writes it gathered when they must go, and serves what it can from its buffer.
     fn host_dispatch(&mut self) {
-        while self.outstanding < self.max_outstanding && self.block.has_pending() {
-            let id = match self.free_commands.pop() {
-                Some(id) => id,
-                None => {
-                    self.commands.push(Command::new());
-                    (self.commands.len() - 1) as CmdId
-                }
-            };
-            let plan = self
+        while self.outstanding < self.max_outstanding {
+            let next = self.block.peek();
+            if self.driver_buffer.must_flush_before(next.as_ref()) {
+                self.send_gathered_writes();
+                continue;
+            }
+            if next.is_none() {
+                break;
+            }
+            let id = self.new_command();
+            let mut plan = self
                 .block
                 .take(&mut self.commands[id as usize].parts)
                 .expect("a request is pending");
-            self.outstanding += 1;
-            assert!(self.outstanding <= self.max_outstanding);
-            self.counters.commands += 1;
-            self.counters.merged_requests += u64::from(plan.part_count) - 1;
-            let now = self.cx.now_ns;
-            let submit_ns = if self.endpoints.maps_buffer_before_issue() {
-                self.spec.host.submit_cpu_ns + self.cx.buffer_cpu_ns(plan.len)
+            let merged = u64::from(plan.part_count) - 1;
+            let serve = if self.driver_buffer.enabled() {
+                self.driver_buffer.serve(&plan, self.drive.capacity_bytes())
             } else {
-                self.spec.host.submit_cpu_ns
+                Serve::Device
             };
-            let issue_at = self.cx.reserve(layer::HOST_CPU, now, submit_ns, 0);
-            let c = &mut self.commands[id as usize];
-            c.op = plan.op;
-            c.offset_bytes = plan.offset_bytes;
-            c.len_bytes = plan.len;
-            c.part_count = plan.part_count;
-            c.holds_drive_slot = false;
-            c.issued_ns = issue_at;
-            self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
+            match serve {
+                Serve::Device => self.issue_command(id, plan, merged),
+                Serve::DeviceWithReadAhead { extra } => {
+                    // The rest of the command lands in the driver's buffer.
+                    let c = &mut self.commands[id as usize];
+                    c.parts[usize::from(plan.part_count)] = crate::command::Part {
+                        slot: self.driver_buffer.slot,
+                        slot_offset: 0,
+                        len: extra,
+                    };
+                    plan.part_count += 1;
+                    plan.len += extra;
+                    self.issue_command(id, plan, merged);
+                }
+                Serve::ReadFromBuffer { at } => {
+                    self.counters.driver_buffer_reads += 1;
+                    self.serve_in_driver(id, plan, at);
+                }
+                Serve::CoalesceWrite { at } => {
+                    self.serve_in_driver(id, plan, at);
+                    if let Some(fire) = self.driver_buffer.arm_timer(at, self.cx.now_ns) {
+                        self.cx.schedule(fire, Event::DriverFlush);
+                    }
+                }
+            }
         }
+    }
+
+    fn new_command(&mut self) -> CmdId {
+        match self.free_commands.pop() {
+            Some(id) => id,
+            None => {
+                self.commands.push(Command::new());
+                (self.commands.len() - 1) as CmdId
+            }
+        }
+    }
+
+    /// The driver sends `plan` (its parts already in the command) to the device.
+    fn issue_command(&mut self, id: CmdId, plan: crate::host::CommandPlan, merged: u64) {
+        self.outstanding += 1;
+        assert!(self.outstanding <= self.max_outstanding);
+        self.counters.commands += 1;
+        self.counters.merged_requests += merged;
+        let now = self.cx.now_ns;
+        let submit_ns = if self.endpoints.maps_buffer_before_issue() {
+            self.spec.host.submit_cpu_ns + self.cx.buffer_cpu_ns(plan.len)
+        } else {
+            self.spec.host.submit_cpu_ns
+        };
+        let issue_at = self.cx.reserve(layer::HOST_CPU, now, submit_ns, 0);
+        let c = &mut self.commands[id as usize];
+        c.op = plan.op;
+        c.offset_bytes = plan.offset_bytes;
+        c.len_bytes = plan.len;
+        c.part_count = plan.part_count;
+        c.holds_drive_slot = false;
+        c.served_by_driver = false;
+        c.issued_ns = issue_at;
+        self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
+    }
+
+    /// The writes the driver gathered leave as one write command from its buffer.
+    fn send_gathered_writes(&mut self) {
+        let (offset_bytes, len, requests) = self
+            .driver_buffer
+            .take_held_write()
+            .expect("the driver holds writes");
+        let id = self.new_command();
+        self.commands[id as usize].parts[0] = crate::command::Part {
+            slot: self.driver_buffer.slot,
+            slot_offset: 0,
+            len,
+        };
+        let plan = crate::host::CommandPlan {
+            op: Op::Write,
+            offset_bytes,
+            len,
+            part_count: 1,
+        };
+        self.issue_command(id, plan, requests - 1);
+    }
+
+    /// The driver serves `plan` from its buffer at offset `at` (a read from its read-ahead, or a
+    /// write copied in to be sent later): the copy on the host CPU, then the completion, without
+    /// a transfer. The command holds one of the driver's slots meanwhile.
+    fn serve_in_driver(&mut self, id: CmdId, plan: crate::host::CommandPlan, at: u32) {
+        let buffer_start = self.driver_buffer.slot as usize * self.slot_bytes + at as usize;
+        let mut offset = buffer_start;
+        let c = &self.commands[id as usize];
+        for part in &c.parts[..usize::from(plan.part_count)] {
+            let slot_start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
+            let n = part.len as usize;
+            if plan.op == Op::Write {
+                self.slot_buffers
+                    .copy_within(slot_start..slot_start + n, offset);
+            } else {
+                self.slot_buffers
+                    .copy_within(offset..offset + n, slot_start);
+                self.slot_zero[part.slot as usize] = false;
+            }
+            offset += n;
+        }
+        if plan.op == Op::Write {
+            self.slot_zero[self.driver_buffer.slot as usize] = false;
+        }
+        self.outstanding += 1;
+        assert!(self.outstanding <= self.max_outstanding);
+        let host = &self.spec.host;
+        let cpu_ns = host.submit_cpu_ns + self.cx.buffer_cpu_ns(plan.len) + host.complete_cpu_ns;
+        let now = self.cx.now_ns;
+        let done = self.cx.reserve(layer::HOST_CPU, now, cpu_ns, 0);
+        let c = &mut self.commands[id as usize];
+        c.op = plan.op;
+        c.offset_bytes = plan.offset_bytes;
+        c.len_bytes = plan.len;
+        c.part_count = plan.part_count;
+        c.holds_drive_slot = false;
+        c.served_by_driver = true;
+        c.issued_ns = now;
+        self.cx.schedule(done, Event::Complete { cmd: id });
     }
 
     /// The driver sends the command: over USB to the bridge, or through AHCI to the drive.
@@ -1015,15 +1159,22 @@ impl Simulator {
     fn on_complete(&mut self, id: CmdId) {
         // The driver checks the status it received (tags asserted across layers).
         let c = &self.commands[id as usize];
-        match &self.endpoints {
-            Endpoints::Bot(_) => Bot::check_status(c),
-            Endpoints::Uas(_) => Uas::check_status(c),
-            Endpoints::Ahci(_) => {}
+        // A command the driver served from its buffer had no status.
+        if !c.served_by_driver {
+            match &self.endpoints {
+                Endpoints::Bot(_) => Bot::check_status(c),
+                Endpoints::Uas(_) => Uas::check_status(c),
+                Endpoints::Ahci(_) => {}
+            }
         }
         let now = self.cx.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
         for i in 0..part_count {
             let slot = self.commands[id as usize].parts[i].slot as usize;
+            if slot == self.driver_buffer.slot as usize {
+                // Read-ahead, or writes the driver had already acknowledged.
+                continue;
+            }
             let s = &mut self.slots[slot];
             assert!(s.active && s.pieces_left > 0, "completion for an idle slot");
             s.pieces_left -= 1;

@@ -183,3 +183,64 @@ fn requests_outside_the_device_or_unaligned_fail_with_einval() {
         })
         .is_err());
 }
+
+/// The merging Turbo driver (hwfr2013/amd-win7-turbo) answers sequential reads from its own
+/// read-ahead and acknowledges sequential writes before sending them gathered: every byte must
+/// still be where it was written, whether the driver's buffer or the drive returns it.
+#[test]
+fn a_driver_that_reads_ahead_and_coalesces_writes_returns_what_was_written() {
+    const BLOCK: u32 = 4096;
+    const BLOCKS: u64 = 600; // more than one 1 MiB buffer of each
+    let mut sim = new_sim("hwfr2013/amd-win7-turbo", 1);
+    for i in 0..BLOCKS {
+        sim.slot_buffer_mut(0)[..BLOCK as usize].copy_from_slice(&pattern(i, BLOCK as usize));
+        assert_eq!(
+            do_io(&mut sim, 0, Op::Write, i * u64::from(BLOCK), BLOCK),
+            Ok(BLOCK)
+        );
+    }
+    // The last writes are still in the driver's buffer: a read of one sends them first.
+    let last = (BLOCKS - 1) * u64::from(BLOCK);
+    assert_eq!(do_io(&mut sim, 0, Op::Read, last, BLOCK), Ok(BLOCK));
+    assert_eq!(
+        &sim.slot_buffer(0)[..BLOCK as usize],
+        &pattern(BLOCKS - 1, BLOCK as usize)[..]
+    );
+    // Sequential reads: most come from the driver's read-ahead.
+    for i in 0..BLOCKS {
+        sim.slot_buffer_mut(0).fill(0);
+        assert_eq!(
+            do_io(&mut sim, 0, Op::Read, i * u64::from(BLOCK), BLOCK),
+            Ok(BLOCK)
+        );
+        let expected = if i == 20 { 9999 } else { i };
+        assert_eq!(
+            &sim.slot_buffer(0)[..BLOCK as usize],
+            &pattern(expected, BLOCK as usize)[..],
+            "block {i}"
+        );
+        if i == 10 {
+            // Overwrite a block the read-ahead already holds: the next read must see it.
+            sim.slot_buffer_mut(0)[..BLOCK as usize]
+                .copy_from_slice(&pattern(9999, BLOCK as usize));
+            assert_eq!(
+                do_io(&mut sim, 0, Op::Write, 20 * u64::from(BLOCK), BLOCK),
+                Ok(BLOCK)
+            );
+        }
+    }
+    let report = sim.report();
+    assert!(report.merged_requests > 0, "writes were coalesced");
+    assert!(report.driver_buffer_reads > 0, "reads came from read-ahead");
+    // Writes left gathered when the stream stops reach the drive on the driver's timer.
+    sim.slot_buffer_mut(0)[..BLOCK as usize].copy_from_slice(&pattern(7777, BLOCK as usize));
+    let end = BLOCKS * u64::from(BLOCK);
+    do_io(&mut sim, 0, Op::Write, end - u64::from(BLOCK), BLOCK).unwrap();
+    do_io(&mut sim, 0, Op::Write, end, BLOCK).unwrap();
+    let written_before = sim.report().bytes_written;
+    sim.run();
+    assert!(
+        sim.report().bytes_written > written_before,
+        "the timer sent them"
+    );
+}

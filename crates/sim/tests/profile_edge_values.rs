@@ -115,6 +115,7 @@ fn optional_keys(category: &str, kind: &str) -> &'static [&'static str] {
             "max_transfer_bytes_high_speed",
             "cpu_ns_per_kib",
             "phase_cpu_ns",
+            "coalesce_hold_ns",
             "cpu_threads",
         ],
         ("controllers", _) => &["max_streams"],

@@ -89,6 +89,28 @@ pub struct HostProfile {
     /// BOT with `chains_transfers`: driver CPU time per hand-off, besides its interrupt.
     #[serde(default)]
     pub phase_cpu_ns: u64,
+    /// BOT: the driver reads ahead for a sequential stream of small reads: a read that continues
+    /// the previous one and is smaller than `max_transfer_bytes` is sent as one command of
+    /// `max_transfer_bytes`, and the reads that follow are served from the driver's buffer
+    /// without a command (the merging "Turbo" driver, `driver_buffer.rs`).
+    #[serde(default)]
+    pub read_ahead: bool,
+    /// BOT: the driver acknowledges a write that continues the previous one once it is copied
+    /// into its buffer, and sends the gathered writes as one command when the buffer is full,
+    /// when a request that does not continue them arrives, or `coalesce_hold_ns` after the first.
+    #[serde(default)]
+    pub coalesce_writes: bool,
+    /// With `coalesce_writes`: the longest the driver holds gathered writes when nothing
+    /// follows them.
+    #[serde(default)]
+    pub coalesce_hold_ns: u64,
+    /// UAS: the OS loads this driver only on xHCI 1.0 controllers (Windows 8's UASPStor,
+    /// HardWare.fr 2013 p. 3); elsewhere the stack runs `bot_fallback_host` instead.
+    #[serde(default)]
+    pub uas_needs_xhci_1_0: bool,
+    /// The OS's own BOT driver, used where this UAS driver does not load (a host profile name).
+    #[serde(default)]
+    pub bot_fallback_host: Option<String>,
     /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
     /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).
     #[serde(default = "default_cpu_threads")]
@@ -163,6 +185,15 @@ pub enum ControllerKind {
     Ahci,
 }
 
+/// Revision of the xHCI specification a controller implements (early chips: the 0.96 draft).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum XhciVersion {
+    #[serde(rename = "0.96")]
+    Draft096,
+    #[serde(rename = "1.0")]
+    V100,
+}
+
 /// Host controller (xHCI for USB, AHCI for SATA) and its PCIe attachment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -184,6 +215,10 @@ pub struct ControllerProfile {
     pub max_streams: u32,
     /// Host CPU time per completion interrupt.
     pub interrupt_cpu_ns: u64,
+    /// xHCI only: the specification revision it implements, where known (an OS driver may
+    /// load only on some: `HostProfile::uas_needs_xhci_1_0`).
+    #[serde(default)]
+    pub xhci_version: Option<XhciVersion>,
     pub pcie: PcieProfile,
 }
 

@@ -8,7 +8,7 @@ use super::validate::{
 };
 use super::{
     BridgeProfile, ControllerKind, ControllerProfile, DriveProfile, DriverKind, HostProfile,
-    LinkProfile, ProfileSet, SataLinkProfile,
+    LinkProfile, ProfileSet, SataLinkProfile, XhciVersion,
 };
 use crate::error::SimError;
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,10 @@ pub struct StackSpec {
     pub description: String,
     pub host_name: String,
     pub host: HostProfile,
+    /// Why `host` is not the host the stack file named (an OS driver that does not load on its
+    /// controller), if it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_fallback: Option<String>,
     pub controller_name: String,
     pub controller: ControllerProfile,
     pub usb_link_name: Option<String>,
@@ -104,9 +108,43 @@ impl ProfileSet {
                 })
         };
 
-        let host: HostProfile = part("hosts", "host", &stack.host)?.load(validate_host)?;
+        let mut host: HostProfile = part("hosts", "host", &stack.host)?.load(validate_host)?;
         let controller: ControllerProfile =
             part("controllers", "controller", &stack.controller)?.load(validate_controller)?;
+        // An OS whose UAS driver loads only on xHCI 1.0 controllers runs its BOT driver on the
+        // others (Windows 8: HardWare.fr 2013 p. 3, DOMAIN.md §2).
+        let mut host_name = stack.host.clone();
+        let mut host_fallback = None;
+        if host.uas_needs_xhci_1_0 && controller.xhci_version != Some(XhciVersion::V100) {
+            let fallback = host
+                .bot_fallback_host
+                .clone()
+                .expect("validated: uas_needs_xhci_1_0 names bot_fallback_host");
+            let bot: HostProfile = part("hosts", "host", &fallback)?.load(validate_host)?;
+            if bot.driver != DriverKind::Bot {
+                return Err(SimError::profile(
+                    origin,
+                    "host",
+                    format!(
+                        "`{}`'s bot_fallback_host `{fallback}` is not a BOT driver",
+                        stack.host
+                    ),
+                ));
+            }
+            host_fallback = Some(format!(
+                "host `{}` loads its UAS driver only on xHCI 1.0 controllers and `{}` implements \
+                 {}: the host uses its BOT driver `{fallback}`",
+                stack.host,
+                stack.controller,
+                match controller.xhci_version {
+                    Some(XhciVersion::Draft096) => "the xHCI 0.96 draft",
+                    Some(XhciVersion::V100) => unreachable!("checked above"),
+                    None => "an unknown xHCI revision",
+                }
+            ));
+            host = bot;
+            host_name = fallback;
+        }
         let usb_link = match &stack.usb_link {
             Some(name) => {
                 let link: LinkProfile = part("links", "usb_link", name)?.load(validate_link)?;
@@ -185,8 +223,9 @@ impl ProfileSet {
         Ok(StackSpec {
             name: stack_name.to_string(),
             description: stack.description,
-            host_name: stack.host,
+            host_name,
             host,
+            host_fallback,
             controller_name: stack.controller,
             controller,
             usb_link_name: stack.usb_link,

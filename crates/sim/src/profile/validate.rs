@@ -48,6 +48,31 @@ pub(super) fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimErro
             "is the cost of a hand-off between chained transfers: needs chains_transfers = true",
         ));
     }
+    if (h.read_ahead || h.coalesce_writes) && h.driver != DriverKind::Bot {
+        return Err(SimError::profile(
+            origin,
+            if h.read_ahead {
+                "read_ahead"
+            } else {
+                "coalesce_writes"
+            },
+            "only a BOT driver (one command at a time) may serve I/O from its own buffer",
+        ));
+    }
+    if h.uas_needs_xhci_1_0 && (h.driver != DriverKind::Uas || h.bot_fallback_host.is_none()) {
+        return Err(SimError::profile(
+            origin,
+            "uas_needs_xhci_1_0",
+            "is for a UAS driver, and needs bot_fallback_host: the BOT driver the OS uses instead",
+        ));
+    }
+    if h.coalesce_writes != (h.coalesce_hold_ns > 0) {
+        return Err(SimError::profile(
+            origin,
+            "coalesce_hold_ns",
+            "is how long gathered writes wait: set it (> 0) exactly when coalesce_writes = true",
+        ));
+    }
     let trim_max = TRIM_RANGE_SECTORS_MAX * TRIM_RANGES_PER_BLOCK * u64::from(SECTOR_BYTES);
     if h.max_trim_bytes == 0
         || !h.max_trim_bytes.is_multiple_of(u64::from(SECTOR_BYTES))
@@ -62,6 +87,7 @@ pub(super) fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimErro
     step_ns(origin, "submit_cpu_ns", h.submit_cpu_ns)?;
     step_ns(origin, "complete_cpu_ns", h.complete_cpu_ns)?;
     step_ns(origin, "phase_cpu_ns", h.phase_cpu_ns)?;
+    step_ns(origin, "coalesce_hold_ns", h.coalesce_hold_ns)?;
     unit_cost_ns(origin, "cpu_ns_per_kib", h.cpu_ns_per_kib)?;
     Ok(())
 }
