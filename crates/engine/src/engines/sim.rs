@@ -108,6 +108,7 @@ impl IoEngine for SimEngine {
             moves_data: true,
             trim: true,
             shared_timeline: true,
+            page_cache: false,
         }
     }
 
