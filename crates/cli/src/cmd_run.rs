@@ -181,12 +181,8 @@ fn write_outputs(
     if let Some(pcap_path) = &args.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
-    let rendered = match args.output_format {
-        OutputFormat::Table => storlab_report::render_table(report),
-        OutputFormat::Json => storlab_report::to_json(report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(report),
-        OutputFormat::Csv => storlab_report::to_csv(report),
-    };
+    let rendered =
+        crate::render::render_report(args.output_format, report, crate::render::job_table);
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
