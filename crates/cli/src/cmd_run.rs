@@ -281,7 +281,7 @@ fn check_target(part: &RunArgs) -> Result<(), Failure> {
     if let Some(Target::Sim(stack)) = &target {
         // Resolved as opening it will: an unknown stack, or one whose profiles are broken.
         let dir = storlab_lab::stacks::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
-        storlab_sim::ProfileSet::embedded_with_dir(&dir)
+        storlab_engine::engines::sim::load_profiles(&dir)
             .and_then(|set| set.resolve(stack))
             .map_err(bad_input)?;
     }
