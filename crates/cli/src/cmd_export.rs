@@ -2,11 +2,11 @@
 //! writes, to stdout or a file.
 
 use crate::args::ExportArgs;
-use crate::args::OutputFormat;
 use crate::cmd_report::check_output_beside_database;
 use crate::db_support::{db_failure, parse_runs};
 use crate::exit::Failure;
 use crate::output::print_or_write;
+use crate::render::{job_table, render_report};
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
     let reference = parse_runs(std::slice::from_ref(&args.run))?[0];
@@ -15,13 +15,6 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
     }
     let database = args.db.open_existing()?;
     let stored = database.load_run(reference).map_err(db_failure)?;
-    let text = match args.format {
-        OutputFormat::Json => storlab_report::to_json(&stored.report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(&stored.report),
-        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&stored.report, None),
-        OutputFormat::Terse => storlab_report::to_fio_terse(&stored.report),
-        OutputFormat::Csv => storlab_report::to_csv(&stored.report),
-        OutputFormat::Table => storlab_report::render_table(&stored.report),
-    };
+    let text = render_report(args.format, &stored.report, None, job_table);
     print_or_write(args.output.as_deref(), &text, "--output")
 }

@@ -214,13 +214,13 @@ fn write_outputs(
     if let Some(pcap_path) = &args.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
-    let rendered = match args.output_format {
-        OutputFormat::Table => storlab_report::render_table(report),
-        OutputFormat::Json => storlab_report::to_json(report),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus => fio_json(args, report),
-        OutputFormat::Terse => storlab_report::to_fio_terse(report),
-        OutputFormat::Csv => storlab_report::to_csv(report),
-    };
+    let rendered =
+        crate::render::render_report(
+        args.output_format,
+        report,
+        fio_echo(args).as_ref(),
+        crate::render::job_table,
+    );
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
@@ -250,19 +250,12 @@ fn showcmd(args: &RunArgs) -> Result<(), Failure> {
 
 /// The fio-shaped JSON (or json+) of a run of a job file, job flags or the quick set, echoing
 /// the options as written as fio does.
-fn fio_json(args: &RunArgs, report: &RunReport) -> String {
-    let echo = crate::run_session::written_options(args).map(|written| storlab_report::FioEcho {
+/// The job file's options as written, for the fio-shaped JSON (none without a job file).
+fn fio_echo(args: &RunArgs) -> Option<storlab_report::FioEcho> {
+    crate::run_session::written_options(args).map(|written| storlab_report::FioEcho {
         global_options: written.global,
         job_options: written.jobs,
-    });
-    if args.output_format == OutputFormat::FioJsonPlus {
-        storlab_report::to_fio_json_plus(report, echo.as_ref())
-    } else {
-        match &echo {
-            Some(echo) => storlab_report::to_fio_json_with(report, echo),
-            None => storlab_report::to_fio_json(report),
-        }
-    }
+    })
 }
 
 /// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
@@ -337,13 +330,12 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
                 merged.jobs.extend(report.jobs.iter().cloned());
                 merged.warnings.extend(report.warnings.iter().cloned());
             }
-            if args.output_format == OutputFormat::Csv {
-                storlab_report::to_csv(&merged)
-            } else if args.output_format == OutputFormat::Terse {
-                storlab_report::to_fio_terse(&merged)
-            } else {
-                fio_json(&args, &merged)
-            }
+            crate::render::render_report(
+                args.output_format,
+                &merged,
+                fio_echo(&args).as_ref(),
+                crate::render::job_table,
+            )
         }
     };
     crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
@@ -360,7 +352,7 @@ fn check_target(part: &RunArgs) -> Result<(), Failure> {
     if let Some(Target::Sim(stack)) = &target {
         // Resolved as opening it will: an unknown stack, or one whose profiles are broken.
         let dir = storlab_lab::stacks::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
-        storlab_sim::ProfileSet::embedded_with_dir(&dir)
+        storlab_engine::engines::sim::load_profiles(&dir)
             .and_then(|set| set.resolve(stack))
             .map_err(bad_input)?;
     }

@@ -29,6 +29,7 @@ mod exit;
 mod output;
 mod preset_run;
 mod progress;
+mod render;
 mod run_session;
 mod run_sink;
 mod say;

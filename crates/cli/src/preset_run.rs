@@ -3,9 +3,10 @@
 //! the honesty warnings with every result, prints the preset's table, and on Ctrl-C keeps the
 //! points already measured.
 
-use crate::args::{OutputFormat, RunArgs};
+use crate::args::RunArgs;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::print_or_write;
+use crate::render::{job_table, render_report};
 use crate::run_session::{
     install_interrupt_handler, load_jobs, session, target_of, Finished, STOP,
 };
@@ -116,33 +117,26 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
-    let rendered = match args.output_format {
-        OutputFormat::Table => {
-            let mut text = String::new();
-            if let Some(preset) = &plan.preset {
-                let table_points: Vec<TablePoint<'_>> = coords
-                    .iter()
-                    .zip(&report.jobs)
-                    .map(|(coords, report)| TablePoint { coords, report })
-                    .collect();
-                let title = format!(
-                    "{} — {} (device state before the first point: {})",
-                    preset.name,
-                    preset.description,
-                    state.label()
-                );
-                text.push_str(&render(&title, &preset.table, &table_points));
-                text.push('\n');
-            }
-            text.push_str(&storlab_report::render_table(&report));
-            text
+    let rendered = render_report(args.output_format, &report, None, |report| {
+        let mut text = String::new();
+        if let Some(preset) = &plan.preset {
+            let table_points: Vec<TablePoint<'_>> = coords
+                .iter()
+                .zip(&report.jobs)
+                .map(|(coords, report)| TablePoint { coords, report })
+                .collect();
+            let title = format!(
+                "{} — {} (device state before the first point: {})",
+                preset.name,
+                preset.description,
+                state.label()
+            );
+            text.push_str(&render(&title, &preset.table, &table_points));
+            text.push('\n');
         }
-        OutputFormat::Json => storlab_report::to_json(&report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
-        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&report, None),
-        OutputFormat::Terse => storlab_report::to_fio_terse(&report),
-        OutputFormat::Csv => storlab_report::to_csv(&report),
-    };
+        text.push_str(&job_table(report));
+        text
+    });
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(pcap_path) = &args.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
@@ -215,27 +209,20 @@ fn run_fctest_on_directory(
         saved?;
         return fctest_finished_unless_stopped(report, run_id, done, total);
     }
-    let rendered = match args.output_format {
-        OutputFormat::Table => {
-            let points: Vec<TablePoint<'_>> = coords
-                .iter()
-                .zip(&report.jobs)
-                .map(|(coords, report)| TablePoint { coords, report })
-                .collect();
-            let title = format!(
-                "{} — {} (real files in {})",
-                preset.name,
-                preset.description,
-                dir.display()
-            );
-            format!("{}\n", render(&title, &preset.table, &points))
-        }
-        OutputFormat::Json => storlab_report::to_json(&report),
-        OutputFormat::FioJson => storlab_report::to_fio_json(&report),
-        OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(&report, None),
-        OutputFormat::Terse => storlab_report::to_fio_terse(&report),
-        OutputFormat::Csv => storlab_report::to_csv(&report),
-    };
+    let rendered = render_report(args.output_format, &report, None, |report| {
+        let points: Vec<TablePoint<'_>> = coords
+            .iter()
+            .zip(&report.jobs)
+            .map(|(coords, report)| TablePoint { coords, report })
+            .collect();
+        let title = format!(
+            "{} — {} (real files in {})",
+            preset.name,
+            preset.description,
+            dir.display()
+        );
+        format!("{}\n", render(&title, &preset.table, &points))
+    });
     print_or_write(args.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &args.report {
         crate::cmd_report::write_report(path, "--report", &[("this run".into(), report.clone())])?;

@@ -183,3 +183,54 @@ fn only_the_simulator_core_implements_simulator() {
          narrow context (`Cx`) instead: {offenders:?}"
     );
 }
+
+/// The runner drives every engine through [`storlab_engine::Capabilities`]: a check that
+/// depends on what an engine can do reads a flag (`queued`, `shared_timeline`, `page_cache`...),
+/// so a new engine is described by its flags, not by a list of kinds in the runner. Tests may
+/// name a kind to build a job; the runner's code above its tests may not.
+#[test]
+fn the_runner_reads_capabilities_not_engine_kinds() {
+    let offenders: Vec<String> = sources()
+        .iter()
+        .filter(|(path, _)| relative(path).starts_with("crates/runner/src"))
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .take_while(|(_, line)| line.trim() != "#[cfg(test)]")
+                .filter(|(_, line)| line.contains("EngineKind") || line.contains(".engine =="))
+                .map(move |(n, _)| format!("{}:{}", relative(path), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "the runner asks an engine's kind; give storlab_engine::Capabilities a flag and read \
+         it instead: {offenders:?}"
+    );
+}
+
+/// The simulator does no file I/O (ARCHITECTURE.md, invariants): it parses profile text it
+/// is given and runs in memory, so the same inputs give the same bytes on any machine. Reading a
+/// profiles directory is the engine's (`load_profiles`), writing a pcap the caller's.
+#[test]
+fn the_simulator_does_no_file_io() {
+    let offenders: Vec<String> = sources()
+        .iter()
+        .filter(|(path, _)| relative(path).starts_with("crates/sim/src"))
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| {
+                    let code = line.split("//").next().unwrap_or_default();
+                    code.contains("std::fs") || code.contains("fs::read") || code.contains("File::")
+                })
+                .map(move |(n, _)| format!("{}:{}", relative(path), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "file I/O in crates/sim/src: read files in the caller and pass the simulator their \
+         text or bytes: {offenders:?}"
+    );
+}

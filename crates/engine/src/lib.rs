@@ -70,6 +70,10 @@ pub struct Capabilities {
     /// Time is virtual: every worker of a run must share this one engine instance and thread,
     /// so that their I/O interleaves on the same simulated timeline.
     pub shared_timeline: bool,
+    /// Buffered I/O (`direct=0`) goes through the host's page cache, so what a job reads may
+    /// come from memory rather than the device (real files and devices; not null, which has
+    /// no device, nor the simulator, whose every request reaches the simulated stack).
+    pub page_cache: bool,
 }
 
 /// How an engine should prepare itself before the first request.

@@ -48,7 +48,7 @@ pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, LabError
     if profiles.is_some() {
         // Listing silently without the user's directory would hide their mistake, and so
         // would listing a stack whose parts the user's files broke: resolve every stack.
-        storlab_sim::ProfileSet::embedded_with_dir(&dir)
+        storlab_engine::engines::sim::load_profiles(&dir)
             .and_then(|set| set.validate_all())
             .map_err(bad_input)?;
     }

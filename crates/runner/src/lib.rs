@@ -20,7 +20,7 @@ pub mod worker;
 pub use offsets::Region;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use storlab_engine::{EngineError, EngineReport, EngineSetup, IoEngine};
+use storlab_engine::{Capabilities, EngineError, EngineReport, EngineSetup, IoEngine};
 use storlab_job::{share_of_bytes, JobSet, JobSpec};
 use storlab_stats::WorkerStats;
 use worker::{Timing, Worker};
@@ -80,6 +80,9 @@ pub struct JobOutcome {
     pub regions: Vec<Region>,
     pub target_size_bytes: u64,
     pub engine_name: String,
+    /// What the job's engine can do (every engine of a job is of one kind): the checks after
+    /// a run read these flags, never the engine's kind.
+    pub capabilities: Capabilities,
     pub engine_reports: Vec<EngineReport>,
     /// Bytes read back and compared (verify runs).
     pub verified_bytes: u64,
@@ -373,6 +376,7 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
         runtime_ns: job.runtime_ns,
     };
     let engine_name = engines[0].name().to_string();
+    let capabilities = engines[0].capabilities();
     let threads = if engines.len() == 1 { 1 } else { workers.len() };
     let board = verify::VerifyBoard::new(threads);
     let results: Vec<Result<(bool, u64), RunError>> = if engines.len() == 1 {
@@ -426,6 +430,7 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             regions,
             target_size_bytes,
             engine_name,
+            capabilities,
             engine_reports: engines.iter().map(|e| e.report()).collect(),
             verified_bytes,
             interrupted,

@@ -9,7 +9,7 @@ use storlab_engine::device_stats::{DETAIL_DEVICE, DETAIL_DEVICE_READ_BYTES};
 use storlab_engine::{EngineReport, SimReport};
 use storlab_job::preset::SweepPoint;
 use storlab_job::steps::{DeviceState, Step};
-use storlab_job::{EngineKind, JobSet, JobSpec};
+use storlab_job::{JobSet, JobSpec};
 
 /// A buffered job whose device read less than this share of the bytes the job read was served
 /// by the page cache (docs/methodology.md): well below what readahead or a busy device blur.
@@ -204,7 +204,7 @@ pub fn honesty_warnings(
 /// counters (no block device behind the target) it says that it cannot tell. The counters
 /// include other readers of the device, which can hide a cached job, never accuse a cold one.
 pub fn page_cache_warning(job: &JobSpec, outcome: &JobOutcome) -> Option<String> {
-    if job.direct || matches!(job.engine, EngineKind::Sim | EngineKind::Null) {
+    if job.direct || !outcome.capabilities.page_cache {
         return None;
     }
     let delivered_bytes: u64 = outcome.workers.iter().map(|w| w.read.bytes).sum();
@@ -259,6 +259,8 @@ fn decimal_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::Region;
+    use storlab_engine::Capabilities;
+    use storlab_job::EngineKind;
     use storlab_job::Target;
     use storlab_stats::WorkerStats;
 
@@ -274,6 +276,10 @@ mod tests {
             }],
             target_size_bytes: 1 << 20,
             engine_name: "x".into(),
+            capabilities: Capabilities {
+                page_cache: true,
+                ..Capabilities::default()
+            },
             engine_reports: vec![EngineReport {
                 details: details
                     .into_iter()
@@ -362,5 +368,10 @@ mod tests {
         let (mut job, cached) = buffered(gb, Some("0"));
         job.direct = true;
         assert_eq!(page_cache_warning(&job, &cached), None);
+        // An engine with no page cache (null, the simulator) reaches its device every time,
+        // whatever the job's engine is called.
+        let (job, mut uncached) = buffered(gb, Some("0"));
+        uncached.capabilities.page_cache = false;
+        assert_eq!(page_cache_warning(&job, &uncached), None);
     }
 }

@@ -126,7 +126,7 @@ pub(crate) struct Counters {
 }
 
 /// The deterministic discrete-event simulator of one stack: the core that owns the clock and
-/// queue (in [`Cx`]), the components assembled from the stack (transport, bridge, drive link,
+/// queue (in `Cx`), the components assembled from the stack (transport, bridge, drive link,
 /// drive), the commands in flight and the payload. `handle` is the one place that branches on
 /// the phase of a command; each phase matches the transport and the drive link whole.
 pub struct Simulator {

@@ -224,25 +224,6 @@ fn impossible_values_are_rejected() {
 }
 
 #[test]
-fn a_user_directory_adds_and_overrides() {
-    let dir = std::env::temp_dir().join(format!("storlab-sim-profiles-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("stacks")).unwrap();
-    std::fs::write(
-        dir.join("stacks/mine.toml"),
-        stack_using("drive", "ssd-sata3-fast"),
-    )
-    .unwrap();
-    let set = ProfileSet::embedded_with_dir(&dir).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    let spec = set.resolve("mine").unwrap();
-    assert_eq!(spec.drive_name, "ssd-sata3-fast");
-    assert!(
-        set.resolve("usb3-uas-ssd").is_ok(),
-        "shipped stacks stay available"
-    );
-}
-
-#[test]
 fn stack_overrides_change_one_key_of_a_shared_part() {
     let gen1 = format!(
         "{}\n[overrides.controller.pcie]\ngeneration = 1\n",

@@ -99,6 +99,7 @@ impl<T: BlockingIo> IoEngine for BlockingEngine<T> {
             moves_data: true,
             trim: true,
             shared_timeline: false,
+            page_cache: true,
         }
     }
 

@@ -400,6 +400,7 @@ impl IoEngine for IoUringEngine {
             moves_data: true,
             trim: true,
             shared_timeline: false,
+            page_cache: true,
         }
     }
 

@@ -246,6 +246,7 @@ impl IoEngine for LibaioEngine {
             moves_data: true,
             trim: true,
             shared_timeline: false,
+            page_cache: true,
         }
     }
 

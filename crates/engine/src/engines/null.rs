@@ -48,6 +48,7 @@ impl IoEngine for NullEngine {
             moves_data: false,
             trim: true,
             shared_timeline: false,
+            page_cache: false,
         }
     }
 

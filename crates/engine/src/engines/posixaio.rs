@@ -159,6 +159,7 @@ impl IoEngine for PosixAioEngine {
             moves_data: true,
             trim: true,
             shared_timeline: false,
+            page_cache: true,
         }
     }
 

@@ -11,7 +11,7 @@ use crate::{
     IoRequest,
 };
 use std::path::{Path, PathBuf};
-use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
+use storlab_sim::{Op, ProfileSet, SimError, SimRequest, Simulator};
 
 /// Name of the profiles directory searched next to the binary's workspace.
 const PROFILES_DIR_NAME: &str = "profiles";
@@ -34,10 +34,72 @@ pub fn default_profiles_dir() -> Option<PathBuf> {
     })
 }
 
+/// The shipped profiles plus every `<category>/<name>.toml` under `dir` (which may override
+/// them). Files may sit in subfolders of a category: `stacks/lucidport/x25e-uas-gen2.toml` is
+/// the stack `lucidport/x25e-uas-gen2`. A missing directory is not an error; an unreadable
+/// file is. The reading is here, not in `storlab-sim`: the simulator parses text it is given
+/// and does no file I/O.
+pub fn load_profiles(dir: &Path) -> Result<ProfileSet, SimError> {
+    let mut set = ProfileSet::embedded();
+    if !dir.is_dir() {
+        return Ok(set);
+    }
+    for category in storlab_sim::profile::CATEGORIES {
+        let category_dir = dir.join(category);
+        if !category_dir.is_dir() {
+            continue;
+        }
+        let mut paths = Vec::new();
+        collect_toml_files(&category_dir, &mut paths)?;
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path).map_err(|e| SimError::Io {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            let name = profile_name(&category_dir, &path);
+            set.insert_text(category, &name, &path.display().to_string(), &text)?;
+        }
+    }
+    Ok(set)
+}
+
+/// Every `.toml` file under `dir`, recursively (a category's subfolders group related parts).
+fn collect_toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SimError> {
+    let io_err = |e: std::io::Error| SimError::Io {
+        path: dir.display().to_string(),
+        reason: e.to_string(),
+    };
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let path = entry.map_err(io_err)?.path();
+        if path.is_dir() {
+            collect_toml_files(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A profile's name: its path below the category folder, without `.toml`, `/`-separated.
+fn profile_name(category_dir: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(category_dir).unwrap_or(path);
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        if let Some(stem) = last.strip_suffix(".toml") {
+            *last = stem.to_string();
+        }
+    }
+    parts.join("/")
+}
+
 /// Every stack the embedded profiles plus `profiles_dir` define: (name, description), sorted.
 /// An unreadable directory lists the embedded stacks only.
 pub fn list_stacks(profiles_dir: &Path) -> Vec<(String, String)> {
-    ProfileSet::embedded_with_dir(profiles_dir)
+    load_profiles(profiles_dir)
         .unwrap_or_else(|_| ProfileSet::embedded())
         .stacks()
 }
@@ -63,7 +125,7 @@ impl SimEngine {
         profiles_dir: &Path,
         seed: u64,
     ) -> Result<SimEngine, EngineError> {
-        let profiles = ProfileSet::embedded_with_dir(profiles_dir).map_err(sim_error)?;
+        let profiles = load_profiles(profiles_dir).map_err(sim_error)?;
         let sim = Simulator::from_profiles(&profiles, stack_name, seed).map_err(sim_error)?;
         Ok(SimEngine::from_simulator(sim))
     }
@@ -108,6 +170,7 @@ impl IoEngine for SimEngine {
             moves_data: true,
             trim: true,
             shared_timeline: true,
+            page_cache: false,
         }
     }
 
@@ -293,5 +356,33 @@ mod tests {
         assert!(list_stacks(Path::new("/nonexistent"))
             .iter()
             .any(|(n, _)| n == "usb3-uas-ssd"));
+    }
+
+    #[test]
+    fn a_profiles_directory_adds_and_overrides_by_path() {
+        let dir =
+            std::env::temp_dir().join(format!("storlab-engine-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("stacks/mine")).unwrap();
+        let stack =
+            "description = \"test\"\nhost = \"vendor-uas\"\ncontroller = \"xhci-gen2-x1\"\n\
+                     usb_link = \"usb3-ss\"\nbridge = \"uas-bridge\"\nsata_link = \"sata-3g\"\n\
+                     drive = \"ssd-sata3-fast\"\n";
+        std::fs::write(dir.join("stacks/mine/nested.toml"), stack).unwrap();
+        std::fs::write(dir.join("stacks/notes.txt"), "not a profile").unwrap();
+        let set = load_profiles(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let set = set.unwrap();
+        assert_eq!(
+            set.resolve("mine/nested").unwrap().drive_name,
+            "ssd-sata3-fast"
+        );
+        assert!(
+            set.resolve("usb3-uas-ssd").is_ok(),
+            "shipped stacks stay available"
+        );
+        assert!(
+            set.resolve("notes").is_err(),
+            "only .toml files are profiles"
+        );
     }
 }

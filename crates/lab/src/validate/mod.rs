@@ -20,7 +20,7 @@ pub fn load_plan(
 ) -> Result<Vec<plan::PlannedEntry>, LabError> {
     let reference = reference::read(path).map_err(bad_input)?;
     let profiles_dir = crate::stacks::profiles_dir(profiles).map_err(bad_input)?;
-    let profiles = storlab_sim::ProfileSet::embedded_with_dir(&profiles_dir).map_err(bad_input)?;
+    let profiles = storlab_engine::engines::sim::load_profiles(&profiles_dir).map_err(bad_input)?;
     let mut planned = plan::plan(&reference, &profiles).map_err(bad_input)?;
     if let Some(filter) = filter {
         planned.retain(|p| p.entry.id.contains(filter));

@@ -25,7 +25,6 @@ pub use stack::{StackFile, StackSpec, STACK_ROLES};
 use crate::error::SimError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
 use toml_errors::parse;
 
 /// The profile categories, in the order a stack lists its parts.
@@ -359,38 +358,6 @@ pub struct ProfileSet {
     files: BTreeMap<&'static str, BTreeMap<String, ProfileText>>,
 }
 
-/// Every `.toml` file under `dir`, recursively (a category's subfolders group related parts).
-fn collect_toml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), SimError> {
-    let io_err = |e: std::io::Error| SimError::Io {
-        path: dir.display().to_string(),
-        reason: e.to_string(),
-    };
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let path = entry.map_err(io_err)?.path();
-        if path.is_dir() {
-            collect_toml_files(&path, out)?;
-        } else if path.extension().is_some_and(|x| x == "toml") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// A profile's name: its path below the category folder, without `.toml`, `/`-separated.
-fn profile_name(category_dir: &Path, path: &Path) -> String {
-    let relative = path.strip_prefix(category_dir).unwrap_or(path);
-    let mut parts: Vec<String> = relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if let Some(last) = parts.last_mut() {
-        if let Some(stem) = last.strip_suffix(".toml") {
-            *last = stem.to_string();
-        }
-    }
-    parts.join("/")
-}
-
 fn category_key(category: &str) -> Option<&'static str> {
     CATEGORIES.iter().copied().find(|c| *c == category)
 }
@@ -411,41 +378,10 @@ impl ProfileSet {
         set
     }
 
-    /// The shipped profiles plus every `<category>/<name>.toml` under `dir` (which may override).
-    /// A missing directory is not an error; an unreadable file is.
-    pub fn embedded_with_dir(dir: &Path) -> Result<ProfileSet, SimError> {
-        let mut set = ProfileSet::embedded();
-        set.add_dir(dir)?;
-        Ok(set)
-    }
-
-    /// Add (or override with) every profile file under `dir`. Files may sit in subfolders of a
-    /// category: `stacks/lucidport/x25e-uas-gen2.toml` is the stack `lucidport/x25e-uas-gen2`.
-    pub fn add_dir(&mut self, dir: &Path) -> Result<(), SimError> {
-        if !dir.is_dir() {
-            return Ok(());
-        }
-        for category in CATEGORIES {
-            let sub = dir.join(category);
-            if !sub.is_dir() {
-                continue;
-            }
-            let mut paths = Vec::new();
-            collect_toml_files(&sub, &mut paths)?;
-            paths.sort();
-            for path in paths {
-                let text = std::fs::read_to_string(&path).map_err(|e| SimError::Io {
-                    path: path.display().to_string(),
-                    reason: e.to_string(),
-                })?;
-                let name = profile_name(&sub, &path);
-                self.insert_text(category, &name, &path.display().to_string(), &text)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Add (or override) one profile from text; `origin` names it in error messages.
+    /// Add (or override) one profile from text; `origin` names it in error messages. The
+    /// simulator does no file I/O: a caller that reads a profiles directory (the engine's
+    /// `load_profiles`) hands each file's text here, under its category and its name (its
+    /// path below the category folder, `/`-separated, without `.toml`).
     pub fn insert_text(
         &mut self,
         category: &str,

@@ -2,9 +2,7 @@
 //! an ext4 device is refused for writing unless named with --destructive, a blank one is
 //! accepted, and the engines do I/O, O_DIRECT and BLKDISCARD on it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions};

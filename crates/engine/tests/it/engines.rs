@@ -1,9 +1,7 @@
 //! Every real engine reads back what it wrote, reports short reads and errno honestly, and
 //! rejects requests that break the engine contract. io_uring fallbacks are forced one by one.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions, RingSetup};
 use storlab_engine::engines::libaio::{LibaioEngine, LibaioOptions};
@@ -364,7 +362,7 @@ fn write_then_read_back_if_moves_data(engine: &mut dyn IoEngine) {
 
 /// Per-I/O cost of each engine, printed for the report; opt-in because timing on a shared
 /// machine is not a pass/fail matter. `STORLAB_BENCH=1 cargo test --release -p storlab-engine
-/// --test engines -- --nocapture per_io_cost`
+/// --test it -- --nocapture engines::per_io_cost`
 #[test]
 fn per_io_cost() {
     if std::env::var_os("STORLAB_BENCH").is_none() {

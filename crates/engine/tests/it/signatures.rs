@@ -4,9 +4,7 @@
 //! the check runs on an open descriptor of that image, as it runs on the opened device.
 //! A missing tool skips the test with a message (and fails under CI).
 
-mod common;
-
-use common::tool_available;
+use crate::common::tool_available;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};

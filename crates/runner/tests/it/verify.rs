@@ -76,6 +76,7 @@ impl IoEngine for MemEngine {
             moves_data: true,
             trim: false,
             shared_timeline: false,
+            page_cache: false,
         }
     }
     fn target_size_bytes(&self) -> u64 {

@@ -1,6 +1,5 @@
 //! Helpers shared by the engine integration tests: a queue-depth-bounded driver, deterministic
 //! data, and the "external tool missing" rule (fail under CI, skip with a message otherwise).
-#![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashMap;
 use storlab_engine::{EngineSetup, IoCompletion, IoDirection, IoEngine, IoRequest};

@@ -1,0 +1,9 @@
+//! Integration tests of storlab-engine, as one test binary (one link instead of one per file);
+//! `temp_cleanup` stays its own binary because the temporary-file registry is process-global.
+
+mod common;
+mod engines;
+mod loop_safety;
+mod probe;
+mod signatures;
+mod target;

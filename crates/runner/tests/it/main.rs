@@ -1,0 +1,4 @@
+//! Integration tests of storlab-runner, as one test binary (one link instead of one per file).
+
+mod blockalign;
+mod verify;
