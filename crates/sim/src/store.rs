@@ -48,6 +48,22 @@ struct Source {
     refs: u64,
 }
 
+/// Normal writes in offset and counter order whose slot buffers differ (a queue of several
+/// slots): which source each write came from, one byte per write.
+struct Sequence {
+    /// The distinct sources (each holding one reference for the sequence).
+    palette: Vec<u32>,
+    /// Per write, its source's index in `palette`.
+    picks: Vec<u8>,
+    /// Counter of the write `picks[0]` describes.
+    first_counter: u64,
+    /// Extents referring to this sequence; at zero it is dropped.
+    refs: u64,
+}
+
+/// Sources a sequence tells apart (its picks are bytes).
+const MAX_PALETTE_SOURCES: usize = 256;
+
 /// What an extent holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Content {
@@ -61,6 +77,15 @@ enum Content {
         phase: u32,
         counter: u64,
         stamped: bool,
+    },
+    /// Like a stamped `Source`, but write k's source is the sequence's pick for counter
+    /// `counter + k`.
+    Sequence {
+        sequence: u32,
+        source_offset: u32,
+        period: u32,
+        phase: u32,
+        counter: u64,
     },
     /// A verify write: granules of `granule_bytes` from `granule_base_bytes`, each
     /// `fill_verifiable`'s output for the seed, pattern and generation.
@@ -84,6 +109,8 @@ pub struct Store {
     /// Written ranges by start offset; they never overlap.
     extents: BTreeMap<u64, Extent>,
     sources: HashMap<u32, Source>,
+    sequences: HashMap<u32, Sequence>,
+    next_sequence: u32,
     /// Word past a stamp → (source, offset in the source of a write's start).
     index: HashMap<u64, Vec<(u32, u32)>>,
     next_source: u32,
@@ -112,6 +139,8 @@ impl Store {
         Store {
             extents: BTreeMap::new(),
             sources: HashMap::new(),
+            sequences: HashMap::new(),
+            next_sequence: 0,
             index: HashMap::new(),
             next_source: 0,
             held_bytes: 0,
@@ -161,7 +190,7 @@ impl Store {
                 self.dropped_bytes += len;
                 return;
             }
-            None => self.add_source(data),
+            None => self.add_source(offset, data),
         };
         self.insert(offset, Extent { len, content });
     }
@@ -219,8 +248,10 @@ impl Store {
         None
     }
 
-    /// Keep `data` as a new source (one reference taken) and index it.
-    fn add_source(&mut self, data: &[u8]) -> Content {
+    /// Keep `data` written at `offset` as a new source (one reference taken) and index it. Data
+    /// that starts with a stamp naming `offset` is described as stamped (the stamp is in the
+    /// source too), so the write can open a run its slot's later writes continue.
+    fn add_source(&mut self, offset: u64, data: &[u8]) -> Content {
         let id = self.next_source;
         self.next_source = self.next_source.wrapping_add(1);
         for start in (0..data.len()).step_by(INDEX_STRIDE_BYTES) {
@@ -236,13 +267,14 @@ impl Store {
                 refs: 1,
             },
         );
+        let stamp = stamp_of(offset, data);
         Content::Source {
             source: id,
             source_offset: 0,
             period: data.len() as u32,
             phase: 0,
-            counter: 0,
-            stamped: false,
+            counter: stamp.unwrap_or(0),
+            stamped: stamp.is_some(),
         }
     }
 
@@ -250,15 +282,114 @@ impl Store {
     /// when it continues it.
     fn insert(&mut self, offset: u64, extent: Extent) {
         if let Some((&start, before)) = self.extents.range_mut(..offset).next_back() {
-            if start + before.len == offset && continues(before, &extent) {
-                before.len += extent.len;
-                if let Content::Source { source, .. } = extent.content {
-                    self.release(source);
+            if start + before.len == offset {
+                if continues(before, &extent) {
+                    before.len += extent.len;
+                    if let Content::Source { source, .. } = extent.content {
+                        self.release(source);
+                    }
+                    return;
                 }
-                return;
+                let mut before = *before;
+                if self.extend_sequence(&mut before, &extent) {
+                    self.extents.insert(start, before);
+                    return;
+                }
             }
         }
         self.extents.insert(offset, extent);
+    }
+
+    /// Append the stamped write `next` to `before` as a sequence when it continues its offsets
+    /// and counters from another slot buffer (`before` becomes or stays a sequence); the
+    /// write's source reference moves to the sequence's palette.
+    fn extend_sequence(&mut self, before: &mut Extent, next: &Extent) -> bool {
+        let Content::Source {
+            source: next_source,
+            source_offset: next_source_offset,
+            period: next_period,
+            phase: 0,
+            counter: next_counter,
+            stamped: true,
+        } = next.content
+        else {
+            return false;
+        };
+        if u64::from(next_period) != next.len {
+            return false;
+        }
+        match before.content {
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase: 0,
+                counter,
+                stamped: true,
+            } if source_offset == next_source_offset
+                && period == next_period
+                && before.len.is_multiple_of(u64::from(period))
+                && counter + before.len / u64::from(period) == next_counter =>
+            {
+                let writes = (before.len / u64::from(period)) as usize;
+                let mut picks = vec![0u8; writes];
+                picks.push(1);
+                let id = self.next_sequence;
+                self.next_sequence = self.next_sequence.wrapping_add(1);
+                self.sequences.insert(
+                    id,
+                    Sequence {
+                        palette: vec![source, next_source],
+                        picks,
+                        first_counter: counter,
+                        refs: 1,
+                    },
+                );
+                before.content = Content::Sequence {
+                    sequence: id,
+                    source_offset,
+                    period,
+                    phase: 0,
+                    counter,
+                };
+                before.len += next.len;
+                true
+            }
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase,
+                counter,
+            } if source_offset == next_source_offset && period == next_period => {
+                let relative = u64::from(phase) + before.len;
+                let seq = self.sequences.get_mut(&sequence).expect("referenced");
+                let ends_sequence = seq.first_counter + seq.picks.len() as u64 == next_counter;
+                if !relative.is_multiple_of(u64::from(period))
+                    || counter + relative / u64::from(period) != next_counter
+                    || !ends_sequence
+                {
+                    return false;
+                }
+                let pick = match seq.palette.iter().position(|&s| s == next_source) {
+                    Some(pick) => {
+                        seq.picks.push(pick as u8);
+                        self.release(next_source);
+                        pick
+                    }
+                    None if seq.palette.len() < MAX_PALETTE_SOURCES => {
+                        seq.palette.push(next_source);
+                        seq.picks.push((seq.palette.len() - 1) as u8);
+                        seq.palette.len() - 1
+                    }
+                    None => return false,
+                };
+                let _ = pick;
+                before.len += next.len;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Cut the extent that spans `pos` (if any) in two there.
@@ -275,8 +406,14 @@ impl Store {
             content: advance(extent.content, cut),
         };
         extent.len = cut;
-        if let Content::Source { source, .. } = right.content {
-            self.sources.get_mut(&source).expect("referenced").refs += 1;
+        match right.content {
+            Content::Source { source, .. } => {
+                self.sources.get_mut(&source).expect("referenced").refs += 1;
+            }
+            Content::Sequence { sequence, .. } => {
+                self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
+            }
+            Content::Verifiable { .. } => {}
         }
         self.extents.insert(pos, right);
     }
@@ -289,13 +426,24 @@ impl Store {
         self.split_at(start);
         self.split_at(end);
         while let Some((&key, _)) = self.extents.range(start..end).next() {
-            if let Some(Extent {
-                content: Content::Source { source, .. },
-                ..
-            }) = self.extents.remove(&key)
-            {
-                self.release(source);
+            match self.extents.remove(&key).map(|e| e.content) {
+                Some(Content::Source { source, .. }) => self.release(source),
+                Some(Content::Sequence { sequence, .. }) => self.release_sequence(sequence),
+                _ => {}
             }
+        }
+    }
+
+    /// Drop one reference to `sequence`; the last drops it and its palette's references.
+    fn release_sequence(&mut self, id: u32) {
+        let sequence = self.sequences.get_mut(&id).expect("referenced");
+        sequence.refs -= 1;
+        if sequence.refs > 0 {
+            return;
+        }
+        let sequence = self.sequences.remove(&id).expect("present");
+        for source in sequence.palette {
+            self.release(source);
         }
     }
 
@@ -398,27 +546,79 @@ impl Store {
                 stamped,
             } => {
                 let bytes = &self.sources[&source].bytes;
-                let period = u64::from(period);
-                let mut done = 0usize;
-                while done < out.len() {
-                    let relative = u64::from(phase) + skip + done as u64;
-                    let write_index = relative / period;
-                    let within = (relative % period) as usize;
-                    let n = (period as usize - within).min(out.len() - done);
-                    let from = source_offset as usize + within;
-                    out[done..done + n].copy_from_slice(&bytes[from..from + n]);
-                    if stamped && within < STAMP_BYTES {
-                        let write_start = start + skip + done as u64 - within as u64;
-                        let mut stamp = [0u8; STAMP_BYTES];
-                        stamp[..STAMP_OFFSET_BYTES].copy_from_slice(&write_start.to_le_bytes());
-                        stamp[STAMP_OFFSET_BYTES..]
-                            .copy_from_slice(&(counter + write_index).to_le_bytes());
-                        let m = (STAMP_BYTES - within).min(n);
-                        out[done..done + m].copy_from_slice(&stamp[within..within + m]);
-                    }
-                    done += n;
-                }
+                self.render_writes(
+                    start,
+                    skip,
+                    out,
+                    source_offset,
+                    period,
+                    phase,
+                    counter,
+                    stamped,
+                    |_| bytes,
+                );
             }
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase,
+                counter,
+            } => {
+                let seq = &self.sequences[&sequence];
+                let source_of = |write_counter: u64| -> &[u8] {
+                    let pick = seq.picks[(write_counter - seq.first_counter) as usize];
+                    &self.sources[&seq.palette[usize::from(pick)]].bytes
+                };
+                self.render_writes(
+                    start,
+                    skip,
+                    out,
+                    source_offset,
+                    period,
+                    phase,
+                    counter,
+                    true,
+                    source_of,
+                );
+            }
+        }
+    }
+
+    /// Write into `out` the bytes from `skip` past `start` of an extent of writes of `period`
+    /// bytes, the first starting `phase` bytes before it, write k from `source_of(counter + k)`
+    /// at `source_offset`, stamped (its offset, `counter + k`) when `stamped`.
+    #[allow(clippy::too_many_arguments)]
+    fn render_writes<'a>(
+        &self,
+        start: u64,
+        skip: u64,
+        out: &mut [u8],
+        source_offset: u32,
+        period: u32,
+        phase: u32,
+        counter: u64,
+        stamped: bool,
+        source_of: impl Fn(u64) -> &'a [u8],
+    ) {
+        let period = u64::from(period);
+        let mut done = 0usize;
+        while done < out.len() {
+            let relative = u64::from(phase) + skip + done as u64;
+            let write_counter = counter + relative / period;
+            let within = (relative % period) as usize;
+            let n = (period as usize - within).min(out.len() - done);
+            let from = source_offset as usize + within;
+            out[done..done + n].copy_from_slice(&source_of(write_counter)[from..from + n]);
+            if stamped && within < STAMP_BYTES {
+                let write_start = start + skip + done as u64 - within as u64;
+                let mut stamp = [0u8; STAMP_BYTES];
+                stamp[..STAMP_OFFSET_BYTES].copy_from_slice(&write_start.to_le_bytes());
+                stamp[STAMP_OFFSET_BYTES..].copy_from_slice(&write_counter.to_le_bytes());
+                let m = (STAMP_BYTES - within).min(n);
+                out[done..done + m].copy_from_slice(&stamp[within..within + m]);
+            }
+            done += n;
         }
     }
 
@@ -437,6 +637,13 @@ fn verifiable(header: &VerifiableHeader, offset: u64) -> Content {
         granule_bytes: header.granule_bytes,
         pattern: header.pattern,
     }
+}
+
+/// The counter of the stamp `data` written at `offset` starts with, if it starts with one.
+fn stamp_of(offset: u64, data: &[u8]) -> Option<u64> {
+    let head = data.get(..STAMP_BYTES)?;
+    (head[..STAMP_OFFSET_BYTES] == offset.to_le_bytes())
+        .then(|| u64::from_le_bytes(head[STAMP_OFFSET_BYTES..].try_into().expect("8 bytes")))
 }
 
 /// The index key of `data`: its 8-byte word at `at`, if it has one.
@@ -464,6 +671,22 @@ fn advance(content: Content, cut: u64) -> Content {
                 phase: (relative % u64::from(period)) as u32,
                 counter: counter + relative / u64::from(period),
                 stamped,
+            }
+        }
+        Content::Sequence {
+            sequence,
+            source_offset,
+            period,
+            phase,
+            counter,
+        } => {
+            let relative = u64::from(phase) + cut;
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase: (relative % u64::from(period)) as u32,
+                counter: counter + relative / u64::from(period),
             }
         }
         verifiable @ Content::Verifiable { .. } => verifiable,
@@ -625,7 +848,11 @@ mod tests {
         }
         assert_eq!(store.dropped_bytes(), 0);
         assert_eq!(store.stored_bytes(), (SLOTS * WRITE_BYTES) as u64);
-        assert!(store.extent_count() <= WRITES, "{}", store.extent_count());
+        assert_eq!(
+            store.extent_count(),
+            1,
+            "one sequence of writes from 4 slots"
+        );
         // Verify writes of 64 KiB in 4 KiB granules: regenerated, nothing held.
         let mut verify = vec![0u8; 65536];
         for write in 0..256u64 {
@@ -669,6 +896,13 @@ mod tests {
             granules: usize,
             generation: u32,
         },
+        /// Consecutive stamped writes of `sectors` each (a sequential job), from the slots
+        /// `slots` names in turn.
+        Run {
+            sector: u64,
+            sectors: usize,
+            slots: Vec<usize>,
+        },
         /// Bytes from nowhere (foreign data), at any byte offset.
         Foreign {
             offset: u64,
@@ -695,6 +929,8 @@ mod tests {
             2 => (0..sectors, 1..=8usize, 1..5u32).prop_map(|(sector, granules, generation)| {
                 Op::Verifiable { sector: sector & !1, granules, generation }
             }),
+            2 => (0..sectors, 1..=16usize, prop::collection::vec(0..3usize, 1..12))
+                .prop_map(|(sector, sectors, slots)| Op::Run { sector, sectors, slots }),
             1 => (0..MODEL_BYTES as u64, 1..9000usize, any::<u64>())
                 .prop_map(|(offset, len, seed)| Op::Foreign { offset, len, seed }),
             1 => (0..MODEL_BYTES as u64, 1..40_000u64).prop_map(|(offset, len)| Op::Trim { offset, len }),
@@ -709,7 +945,7 @@ mod tests {
         fn reads_match_a_byte_array(ops in prop::collection::vec(op(), 1..60),
                                     reads in prop::collection::vec((0..MODEL_BYTES, 1..20_000usize), 4)) {
             let mut store = Store::with_budget(1 << 20);
-            let mut model = vec![0u8; MODEL_BYTES + 64 * 1024];
+            let mut model = vec![0u8; MODEL_BYTES + 128 * 1024];
             let mut slots: Vec<Vec<u8>> = (0..3)
                 .map(|slot| {
                     let mut buf = vec![0u8; SLOT_BYTES];
@@ -717,12 +953,14 @@ mod tests {
                     buf
                 })
                 .collect();
-            for (counter, op) in ops.iter().enumerate() {
+            let mut counter = 0u64;
+            for op in &ops {
+                counter += 1;
                 let (offset, data) = match *op {
                     Op::Generated { slot, sector, sectors, skip } => {
                         let offset = sector * SECTOR as u64;
                         let buf = &mut slots[slot];
-                        stamp(buf, Pattern::Random, offset, counter as u64);
+                        stamp(buf, Pattern::Random, offset, counter);
                         let len = (sectors * SECTOR).min(SLOT_BYTES - skip * SECTOR);
                         (offset, buf[skip * SECTOR..skip * SECTOR + len].to_vec())
                     }
@@ -731,6 +969,18 @@ mod tests {
                         let mut buf = vec![0u8; granules * GRANULE];
                         fill_verifiable(&mut buf, Pattern::Compressible(30), 11, offset, GRANULE, generation);
                         (offset, buf)
+                    }
+                    Op::Run { sector, sectors, slots: ref picks } => {
+                        let len = sectors * SECTOR;
+                        for (k, &slot) in picks.iter().enumerate() {
+                            let offset = (sector * SECTOR as u64) + (k * len) as u64;
+                            let buf = &mut slots[slot];
+                            stamp(buf, Pattern::Random, offset, counter);
+                            counter += 1;
+                            store.write(offset, &buf[..len]);
+                            model[offset as usize..offset as usize + len].copy_from_slice(&buf[..len]);
+                        }
+                        continue;
                     }
                     Op::Foreign { offset, len, seed } => {
                         let mut buf = vec![0u8; len];
