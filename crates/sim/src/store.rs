@@ -35,6 +35,9 @@ const STAMP_OFFSET_BYTES: usize = 8;
 /// A source is indexed by the 8-byte word just past a stamp at every multiple of this offset
 /// (a write split into several commands starts its later parts at such multiples).
 const INDEX_STRIDE_BYTES: usize = 4096;
+/// Sources one index key lists at most (low-entropy data would otherwise put every source under
+/// a few keys and make each write compare against all of them).
+const MAX_SOURCES_PER_KEY: usize = 8;
 /// Bytes of an index key.
 const INDEX_KEY_BYTES: usize = 8;
 /// Writes longer than this are stored in pieces (source offsets and lengths fit in `u32`).
@@ -213,36 +216,30 @@ impl Store {
         }
         let key = index_key(data, STAMP_BYTES)?;
         let candidates = self.index.get(&key)?;
+        // A stamp naming this offset is kept as its counter (even where the source holds the
+        // same bytes: then the write can continue a run); other heads must match. The head is
+        // compared first: low-entropy data puts many sources under one key.
+        let stamp = stamp_of(offset, data);
         for &(source_id, source_offset) in candidates {
             let source = &self.sources[&source_id].bytes;
             let start = source_offset as usize;
             let Some(expected) = source.get(start..start + data.len()) else {
                 continue;
             };
+            if stamp.is_none() && expected[..STAMP_BYTES] != data[..STAMP_BYTES] {
+                continue;
+            }
             if expected[STAMP_BYTES..] != data[STAMP_BYTES..] {
                 continue;
             }
-            let stamped = if expected[..STAMP_BYTES] == data[..STAMP_BYTES] {
-                false
-            } else if data[..STAMP_OFFSET_BYTES] == offset.to_le_bytes() {
-                true
-            } else {
-                continue;
-            };
-            let mut counter = [0u8; 8];
-            counter.copy_from_slice(&data[STAMP_OFFSET_BYTES..STAMP_BYTES]);
             self.sources.get_mut(&source_id).expect("indexed").refs += 1;
             return Some(Content::Source {
                 source: source_id,
                 source_offset,
                 period: data.len() as u32,
                 phase: 0,
-                counter: if stamped {
-                    u64::from_le_bytes(counter)
-                } else {
-                    0
-                },
-                stamped,
+                counter: stamp.unwrap_or(0),
+                stamped: stamp.is_some(),
             });
         }
         None
@@ -256,7 +253,11 @@ impl Store {
         self.next_source = self.next_source.wrapping_add(1);
         for start in (0..data.len()).step_by(INDEX_STRIDE_BYTES) {
             if let Some(key) = index_key(&data[start..], STAMP_BYTES) {
-                self.index.entry(key).or_default().push((id, start as u32));
+                let entries = self.index.entry(key).or_default();
+                // The index is a cache: a source it does not list only costs memory.
+                if entries.len() < MAX_SOURCES_PER_KEY {
+                    entries.push((id, start as u32));
+                }
             }
         }
         self.held_bytes += data.len() as u64;
@@ -909,6 +910,14 @@ mod tests {
             len: usize,
             seed: u64,
         },
+        /// Foreign data of one repeated byte after an 8-byte header (many sources share an
+        /// index key).
+        Flat {
+            sector: u64,
+            sectors: usize,
+            byte: u8,
+            header: u64,
+        },
         Trim {
             offset: u64,
             len: u64,
@@ -933,6 +942,8 @@ mod tests {
                 .prop_map(|(sector, sectors, slots)| Op::Run { sector, sectors, slots }),
             1 => (0..MODEL_BYTES as u64, 1..9000usize, any::<u64>())
                 .prop_map(|(offset, len, seed)| Op::Foreign { offset, len, seed }),
+            1 => (0..sectors, 1..=16usize, 0..3u8, 0..4u64)
+                .prop_map(|(sector, sectors, byte, header)| Op::Flat { sector, sectors, byte, header }),
             1 => (0..MODEL_BYTES as u64, 1..40_000u64).prop_map(|(offset, len)| Op::Trim { offset, len }),
         ]
     }
@@ -981,6 +992,11 @@ mod tests {
                             model[offset as usize..offset as usize + len].copy_from_slice(&buf[..len]);
                         }
                         continue;
+                    }
+                    Op::Flat { sector, sectors, byte, header } => {
+                        let mut buf = vec![byte; sectors * SECTOR];
+                        buf[..8].copy_from_slice(&header.to_le_bytes());
+                        (sector * SECTOR as u64, buf)
                     }
                     Op::Foreign { offset, len, seed } => {
                         let mut buf = vec![0u8; len];
