@@ -119,6 +119,8 @@ pub struct Store {
     next_source: u32,
     /// Bytes of all sources.
     held_bytes: u64,
+    /// Bytes of written data the drive holds (extents' lengths).
+    covered_bytes: u64,
     budget_bytes: u64,
     /// Bytes written while the budget was full, not kept: reading them returns zeros.
     dropped_bytes: u64,
@@ -147,14 +149,20 @@ impl Store {
             index: HashMap::new(),
             next_source: 0,
             held_bytes: 0,
+            covered_bytes: 0,
             budget_bytes,
             dropped_bytes: 0,
             scratch: Vec::new(),
         }
     }
 
-    /// Bytes of payload held (sources); generated data costs only its extent records.
+    /// Bytes of written data the drive holds: written, not trimmed, not dropped.
     pub fn stored_bytes(&self) -> u64 {
+        self.covered_bytes
+    }
+
+    /// Bytes of payload held in memory (sources); generated data costs only its extent records.
+    pub fn held_bytes(&self) -> u64 {
         self.held_bytes
     }
 
@@ -195,6 +203,7 @@ impl Store {
             }
             None => self.add_source(offset, data),
         };
+        self.covered_bytes += len;
         self.insert(offset, Extent { len, content });
     }
 
@@ -427,7 +436,9 @@ impl Store {
         self.split_at(start);
         self.split_at(end);
         while let Some((&key, _)) = self.extents.range(start..end).next() {
-            match self.extents.remove(&key).map(|e| e.content) {
+            let removed = self.extents.remove(&key).expect("listed");
+            self.covered_bytes -= removed.len;
+            match Some(removed.content) {
                 Some(Content::Source { source, .. }) => self.release(source),
                 Some(Content::Sequence { sequence, .. }) => self.release_sequence(sequence),
                 _ => {}
@@ -766,11 +777,8 @@ mod tests {
         assert!(out[..1000].iter().all(|&b| b == 0));
         assert_eq!(&out[1000..11_000], &data[..]);
         assert!(out[11_000..].iter().all(|&b| b == 0));
-        assert_eq!(
-            store.stored_bytes(),
-            10_000,
-            "foreign data is kept as bytes"
-        );
+        assert_eq!(store.held_bytes(), 10_000, "foreign data is kept as bytes");
+        assert_eq!(store.stored_bytes(), 10_000);
     }
 
     #[test]
@@ -806,7 +814,7 @@ mod tests {
         assert!(out[2 * CHUNK_BYTES..].iter().all(|&b| b == 0));
         // A trim frees room for new data.
         store.trim(0, 2 * CHUNK_BYTES as u64);
-        assert_eq!(store.stored_bytes(), 0);
+        assert_eq!((store.stored_bytes(), store.held_bytes()), (0, 0));
         store.write(4 * CHUNK_BYTES as u64, &[4u8; CHUNK_BYTES]);
         store.read(4 * CHUNK_BYTES as u64, &mut out[..CHUNK_BYTES]);
         assert!(out[..CHUNK_BYTES].iter().all(|&b| b == 4));
@@ -848,7 +856,8 @@ mod tests {
             store.write(offset, buf);
         }
         assert_eq!(store.dropped_bytes(), 0);
-        assert_eq!(store.stored_bytes(), (SLOTS * WRITE_BYTES) as u64);
+        assert_eq!(store.held_bytes(), (SLOTS * WRITE_BYTES) as u64);
+        assert_eq!(store.stored_bytes(), (WRITES * WRITE_BYTES) as u64);
         assert_eq!(
             store.extent_count(),
             1,
@@ -868,7 +877,7 @@ mod tests {
             );
             store.write(offset, &verify);
         }
-        assert_eq!(store.stored_bytes(), (SLOTS * WRITE_BYTES) as u64);
+        assert_eq!(store.held_bytes(), (SLOTS * WRITE_BYTES) as u64);
         // Spot-check a read across a stamped write, a verify write and the next write.
         let mut out = vec![0u8; 3 * WRITE_BYTES];
         let at = 1_048_576 * 100;
@@ -1025,6 +1034,7 @@ mod tests {
             // Everything trimmed: nothing held.
             store.trim(0, model.len() as u64);
             prop_assert_eq!(store.stored_bytes(), 0);
+            prop_assert_eq!(store.held_bytes(), 0);
             prop_assert_eq!(store.extent_count(), 0);
         }
     }
