@@ -90,6 +90,9 @@ enum Content {
         phase: u32,
         counter: u64,
     },
+    /// Written zeros (kept apart from never-written holes so the drive's written bytes count
+    /// them).
+    Zeros,
     /// A verify write: granules of `granule_bytes` from `granule_base_bytes`, each
     /// `fill_verifiable`'s output for the seed, pattern and generation.
     Verifiable {
@@ -196,7 +199,7 @@ impl Store {
         self.remove_range(offset, offset + len);
         let content = match self.recognise(offset, data) {
             Some(content) => content,
-            None if data.iter().all(|&b| b == 0) => return, // a hole reads as zeros
+            None if data.iter().all(|&b| b == 0) => Content::Zeros,
             None if self.held_bytes + len > self.budget_bytes => {
                 self.dropped_bytes += len;
                 return;
@@ -423,7 +426,7 @@ impl Store {
             Content::Sequence { sequence, .. } => {
                 self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
             }
-            Content::Verifiable { .. } => {}
+            Content::Verifiable { .. } | Content::Zeros => {}
         }
         self.extents.insert(pos, right);
     }
@@ -533,6 +536,7 @@ impl Store {
         scratch: &mut Vec<u8>,
     ) {
         match extent.content {
+            Content::Zeros => out.fill(0),
             Content::Verifiable {
                 seed,
                 granule_base_bytes,
@@ -701,7 +705,7 @@ fn advance(content: Content, cut: u64) -> Content {
                 counter: counter + relative / u64::from(period),
             }
         }
-        verifiable @ Content::Verifiable { .. } => verifiable,
+        other @ (Content::Verifiable { .. } | Content::Zeros) => other,
     }
 }
 
@@ -757,6 +761,7 @@ fn continues(before: &Extent, next: &Extent) -> bool {
                 && pattern == next_pattern
                 && (next_base - granule_base_bytes).is_multiple_of(u64::from(granule_bytes))
         }
+        (Content::Zeros, Content::Zeros) => true,
         _ => false,
     }
 }
