@@ -1,47 +1,134 @@
-//! Sparse payload store of the simulated drive: what was written, in 4 KiB chunks keyed by
-//! chunk index, so a read returns what was written and memory grows only with data written.
-//! Never-written and trimmed ranges read as zeros. Memory is bounded: a drive of terabytes
-//! filled whole would otherwise take as much RAM, so past a budget new chunks are not kept and
-//! the count of bytes lost says so (the report warns; timing never depends on the store).
+//! Payload store of the simulated drive: what was written, as extents in an ordered map, so a
+//! read returns what was written and memory grows with the number of writes, not their bytes.
+//! Never-written and trimmed ranges read as zeros.
+//!
+//! Every byte storlab writes comes from `storlab-pattern`'s generators, and the store keeps such
+//! data as what generated it, found from the bytes alone (no side channel, so the simulator still
+//! carries and checks real bytes on its protocol path) and kept only when byte-exact:
+//! - a verify write is self-describing: each granule's header names its seed, granule size,
+//!   pattern and generation, so the extent is those numbers and a read regenerates the range
+//!   asked ([`Content::Verifiable`]);
+//! - a normal write is a slot buffer filled once and stamped per write with (offset, counter)
+//!   in its first 16 bytes: the store keeps the buffer once as a *source* and each write as a
+//!   reference to it plus the counter ([`Content::Source`]); sequential writes of one slot
+//!   merge into one extent. A source is learned from the first write that carries it (an index
+//!   of 8-byte words at fixed positions finds it again with one hash look-up and a memcmp).
+//!
+//! Data no generator explains (foreign data: the pcap decoder, a future block-device front end)
+//! becomes a source of its own, counted against a budget: past it, new data is not kept and the
+//! count of bytes lost says so (the report warns; timing never depends on the store).
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound::Excluded;
+use storlab_pattern::{read_verifiable_header, regenerate_verifiable, Pattern, VerifiableHeader};
 
-/// Bytes per stored chunk.
+/// Bytes per chunk of the old per-chunk store; still the unit tests and callers reason in.
 pub const CHUNK_BYTES: usize = 4096;
-/// Payload memory a simulated drive keeps by default: room for a 1000 MB benchmark file many
-/// times over, and a quarter or less of a machine that runs the suite.
+/// Payload memory (sources: data the store could not describe by its generator) a simulated
+/// drive keeps by default: room for a 1000 MB benchmark file many times over, and a quarter or
+/// less of a machine that runs the suite.
 pub const DEFAULT_BUDGET_BYTES: u64 = 4 << 30;
+/// Bytes of each normal write's per-write stamp (offset, counter) at its head.
+const STAMP_BYTES: usize = storlab_pattern::STAMP_BYTES;
+/// Bytes of the stamp holding the write's offset (the rest is its counter).
+const STAMP_OFFSET_BYTES: usize = 8;
+/// A source is indexed by the 8-byte word just past a stamp at every multiple of this offset
+/// (a write split into several commands starts its later parts at such multiples).
+const INDEX_STRIDE_BYTES: usize = 4096;
+/// Sources one index key lists at most (low-entropy data would otherwise put every source under
+/// a few keys and make each write compare against all of them).
+const MAX_SOURCES_PER_KEY: usize = 8;
+/// Bytes of an index key.
+const INDEX_KEY_BYTES: usize = 8;
+/// Writes longer than this are stored in pieces (source offsets and lengths fit in `u32`).
+const MAX_PIECE_BYTES: usize = 1 << 30;
 
-/// A fixed, seedless multiplicative hasher: chunk indices are already well spread, and a
-/// fixed hash keeps memory layout (and so speed) identical from run to run.
-#[derive(Default, Clone, Copy)]
-pub struct ChunkHasher(u64);
-
-impl Hasher for ChunkHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
+/// Bytes the store could not describe by a generator, shared by every extent that refers to
+/// them.
+struct Source {
+    bytes: Box<[u8]>,
+    /// Extents referring to this source; at zero it is dropped.
+    refs: u64,
 }
 
-type Chunk = Box<[u8; CHUNK_BYTES]>;
+/// Normal writes in offset and counter order whose slot buffers differ (a queue of several
+/// slots): which source each write came from, one byte per write.
+struct Sequence {
+    /// The distinct sources (each holding one reference for the sequence).
+    palette: Vec<u32>,
+    /// Per write, its source's index in `palette`.
+    picks: Vec<u8>,
+    /// Counter of the write `picks[0]` describes.
+    first_counter: u64,
+    /// Extents referring to this sequence; at zero it is dropped.
+    refs: u64,
+}
+
+/// Sources a sequence tells apart (its picks are bytes).
+const MAX_PALETTE_SOURCES: usize = 256;
+
+/// What an extent holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Content {
+    /// Repeats of a source range: the extent is writes of `period` bytes, each
+    /// `source[source_offset..source_offset + period]`, the first starting `phase` bytes before
+    /// the extent; when `stamped`, write k's first 16 bytes are (its drive offset, `counter + k`).
+    Source {
+        source: u32,
+        source_offset: u32,
+        period: u32,
+        phase: u32,
+        counter: u64,
+        stamped: bool,
+    },
+    /// Like a stamped `Source`, but write k's source is the sequence's pick for counter
+    /// `counter + k`.
+    Sequence {
+        sequence: u32,
+        source_offset: u32,
+        period: u32,
+        phase: u32,
+        counter: u64,
+    },
+    /// Written zeros (kept apart from never-written holes so the drive's written bytes count
+    /// them).
+    Zeros,
+    /// A verify write: granules of `granule_bytes` from `granule_base_bytes`, each
+    /// `fill_verifiable`'s output for the seed, pattern and generation.
+    Verifiable {
+        seed: u64,
+        granule_base_bytes: u64,
+        generation: u32,
+        granule_bytes: u32,
+        pattern: Pattern,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    len: u64,
+    content: Content,
+}
 
 /// The drive's contents.
 pub struct Store {
-    chunks: HashMap<u64, Chunk, BuildHasherDefault<ChunkHasher>>,
-    /// Chunks kept at most (the budget).
-    max_chunks: usize,
-    /// Chunks written while the budget was full, not kept: reading them returns zeros.
-    dropped_chunks: u64,
+    /// Written ranges by start offset; they never overlap.
+    extents: BTreeMap<u64, Extent>,
+    sources: HashMap<u32, Source>,
+    sequences: HashMap<u32, Sequence>,
+    next_sequence: u32,
+    /// Word past a stamp → (source, offset in the source of a write's start).
+    index: HashMap<u64, Vec<(u32, u32)>>,
+    next_source: u32,
+    /// Bytes of all sources.
+    held_bytes: u64,
+    /// Bytes of written data the drive holds (extents' lengths).
+    covered_bytes: u64,
+    budget_bytes: u64,
+    /// Bytes written while the budget was full, not kept: reading them returns zeros.
+    dropped_bytes: u64,
+    /// Regenerated verify data, compared with what is written.
+    scratch: Vec<u8>,
 }
 
 impl Default for Store {
@@ -55,52 +142,345 @@ impl Store {
         Store::default()
     }
 
-    /// A store that keeps at most `budget_bytes` of written data (whole chunks).
+    /// A store that keeps at most `budget_bytes` of data it cannot describe by a generator.
     pub fn with_budget(budget_bytes: u64) -> Store {
         Store {
-            chunks: HashMap::default(),
-            max_chunks: usize::try_from(budget_bytes / CHUNK_BYTES as u64).unwrap_or(usize::MAX),
-            dropped_chunks: 0,
+            extents: BTreeMap::new(),
+            sources: HashMap::new(),
+            sequences: HashMap::new(),
+            next_sequence: 0,
+            index: HashMap::new(),
+            next_source: 0,
+            held_bytes: 0,
+            covered_bytes: 0,
+            budget_bytes,
+            dropped_bytes: 0,
+            scratch: Vec::new(),
         }
     }
 
-    /// Bytes of memory held by stored chunks.
+    /// Bytes of written data the drive holds: written, not trimmed, not dropped.
     pub fn stored_bytes(&self) -> u64 {
-        (self.chunks.len() * CHUNK_BYTES) as u64
+        self.covered_bytes
+    }
+
+    /// Bytes of payload held in memory (sources); generated data costs only its extent records.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+
+    /// Extent records held (one per write or merged run of writes, plus splits).
+    pub fn extent_count(&self) -> usize {
+        self.extents.len()
     }
 
     /// The budget, in bytes.
     pub fn budget_bytes(&self) -> u64 {
-        self.max_chunks as u64 * CHUNK_BYTES as u64
+        self.budget_bytes
     }
 
-    /// Bytes written while the budget was full and so not kept (whole chunks, counted each
-    /// time one is written).
+    /// Bytes written while the budget was full and so not kept (counted each time written).
     pub fn dropped_bytes(&self) -> u64 {
-        self.dropped_chunks * CHUNK_BYTES as u64
+        self.dropped_bytes
     }
 
     /// Store `data` at byte `offset`.
     pub fn write(&mut self, offset: u64, data: &[u8]) {
-        let mut done = 0usize;
-        while done < data.len() {
-            let pos = offset + done as u64;
-            let index = pos / CHUNK_BYTES as u64;
-            let within = (pos % CHUNK_BYTES as u64) as usize;
-            let n = (CHUNK_BYTES - within).min(data.len() - done);
-            let full = self.chunks.len() >= self.max_chunks;
-            match self.chunks.entry(index) {
-                Entry::Occupied(mut chunk) => {
-                    chunk.get_mut()[within..within + n].copy_from_slice(&data[done..done + n]);
-                }
-                Entry::Vacant(_) if full => self.dropped_chunks += 1,
-                Entry::Vacant(slot) => {
-                    let chunk = slot.insert(Box::new([0u8; CHUNK_BYTES]));
-                    chunk[within..within + n].copy_from_slice(&data[done..done + n]);
+        for (i, piece) in data.chunks(MAX_PIECE_BYTES).enumerate() {
+            self.write_piece(offset + (i * MAX_PIECE_BYTES) as u64, piece);
+        }
+    }
+
+    fn write_piece(&mut self, offset: u64, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        let len = data.len() as u64;
+        self.remove_range(offset, offset + len);
+        let content = match self.recognise(offset, data) {
+            Some(content) => content,
+            None if data.iter().all(|&b| b == 0) => Content::Zeros,
+            None if self.held_bytes + len > self.budget_bytes => {
+                self.dropped_bytes += len;
+                return;
+            }
+            None => self.add_source(offset, data),
+        };
+        self.covered_bytes += len;
+        self.insert(offset, Extent { len, content });
+    }
+
+    /// What generated `data` written at `offset`, checked byte for byte; takes a reference to a
+    /// source it names.
+    fn recognise(&mut self, offset: u64, data: &[u8]) -> Option<Content> {
+        if let Some(header) = read_verifiable_header(data) {
+            if header.offset_bytes == offset {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.resize(data.len(), 0);
+                let mut partial = Vec::new();
+                regenerate_verifiable(&mut scratch, offset, &header, offset, &mut partial);
+                let same = scratch[..] == *data;
+                self.scratch = scratch;
+                if same {
+                    return Some(verifiable(&header, offset));
                 }
             }
-            done += n;
         }
+        let key = index_key(data, STAMP_BYTES)?;
+        let candidates = self.index.get(&key)?;
+        // A stamp naming this offset is kept as its counter (even where the source holds the
+        // same bytes: then the write can continue a run); other heads must match. The head is
+        // compared first: low-entropy data puts many sources under one key.
+        let stamp = stamp_of(offset, data);
+        for &(source_id, source_offset) in candidates {
+            let source = &self.sources[&source_id].bytes;
+            let start = source_offset as usize;
+            let Some(expected) = source.get(start..start + data.len()) else {
+                continue;
+            };
+            if stamp.is_none() && expected[..STAMP_BYTES] != data[..STAMP_BYTES] {
+                continue;
+            }
+            if expected[STAMP_BYTES..] != data[STAMP_BYTES..] {
+                continue;
+            }
+            self.sources.get_mut(&source_id).expect("indexed").refs += 1;
+            return Some(Content::Source {
+                source: source_id,
+                source_offset,
+                period: data.len() as u32,
+                phase: 0,
+                counter: stamp.unwrap_or(0),
+                stamped: stamp.is_some(),
+            });
+        }
+        None
+    }
+
+    /// Keep `data` written at `offset` as a new source (one reference taken) and index it. Data
+    /// that starts with a stamp naming `offset` is described as stamped (the stamp is in the
+    /// source too), so the write can open a run its slot's later writes continue.
+    fn add_source(&mut self, offset: u64, data: &[u8]) -> Content {
+        let id = self.next_source;
+        self.next_source = self.next_source.wrapping_add(1);
+        for start in (0..data.len()).step_by(INDEX_STRIDE_BYTES) {
+            if let Some(key) = index_key(&data[start..], STAMP_BYTES) {
+                let entries = self.index.entry(key).or_default();
+                // The index is a cache: a source it does not list only costs memory.
+                if entries.len() < MAX_SOURCES_PER_KEY {
+                    entries.push((id, start as u32));
+                }
+            }
+        }
+        self.held_bytes += data.len() as u64;
+        self.sources.insert(
+            id,
+            Source {
+                bytes: data.into(),
+                refs: 1,
+            },
+        );
+        let stamp = stamp_of(offset, data);
+        Content::Source {
+            source: id,
+            source_offset: 0,
+            period: data.len() as u32,
+            phase: 0,
+            counter: stamp.unwrap_or(0),
+            stamped: stamp.is_some(),
+        }
+    }
+
+    /// Insert a new extent at `offset` (the range is free), merged into the extent ending there
+    /// when it continues it.
+    fn insert(&mut self, offset: u64, extent: Extent) {
+        if let Some((&start, before)) = self.extents.range_mut(..offset).next_back() {
+            if start + before.len == offset {
+                if continues(before, &extent) {
+                    before.len += extent.len;
+                    if let Content::Source { source, .. } = extent.content {
+                        self.release(source);
+                    }
+                    return;
+                }
+                let mut before = *before;
+                if self.extend_sequence(&mut before, &extent) {
+                    self.extents.insert(start, before);
+                    return;
+                }
+            }
+        }
+        self.extents.insert(offset, extent);
+    }
+
+    /// Append the stamped write `next` to `before` as a sequence when it continues its offsets
+    /// and counters from another slot buffer (`before` becomes or stays a sequence); the
+    /// write's source reference moves to the sequence's palette.
+    fn extend_sequence(&mut self, before: &mut Extent, next: &Extent) -> bool {
+        let Content::Source {
+            source: next_source,
+            source_offset: next_source_offset,
+            period: next_period,
+            phase: 0,
+            counter: next_counter,
+            stamped: true,
+        } = next.content
+        else {
+            return false;
+        };
+        if u64::from(next_period) != next.len {
+            return false;
+        }
+        match before.content {
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase: 0,
+                counter,
+                stamped: true,
+            } if source_offset == next_source_offset
+                && period == next_period
+                && before.len.is_multiple_of(u64::from(period))
+                && counter + before.len / u64::from(period) == next_counter =>
+            {
+                let writes = (before.len / u64::from(period)) as usize;
+                let mut picks = vec![0u8; writes];
+                picks.push(1);
+                let id = self.next_sequence;
+                self.next_sequence = self.next_sequence.wrapping_add(1);
+                self.sequences.insert(
+                    id,
+                    Sequence {
+                        palette: vec![source, next_source],
+                        picks,
+                        first_counter: counter,
+                        refs: 1,
+                    },
+                );
+                before.content = Content::Sequence {
+                    sequence: id,
+                    source_offset,
+                    period,
+                    phase: 0,
+                    counter,
+                };
+                before.len += next.len;
+                true
+            }
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase,
+                counter,
+            } if source_offset == next_source_offset && period == next_period => {
+                let relative = u64::from(phase) + before.len;
+                let seq = self.sequences.get_mut(&sequence).expect("referenced");
+                let ends_sequence = seq.first_counter + seq.picks.len() as u64 == next_counter;
+                if !relative.is_multiple_of(u64::from(period))
+                    || counter + relative / u64::from(period) != next_counter
+                    || !ends_sequence
+                {
+                    return false;
+                }
+                let pick = match seq.palette.iter().position(|&s| s == next_source) {
+                    Some(pick) => {
+                        seq.picks.push(pick as u8);
+                        self.release(next_source);
+                        pick
+                    }
+                    None if seq.palette.len() < MAX_PALETTE_SOURCES => {
+                        seq.palette.push(next_source);
+                        seq.picks.push((seq.palette.len() - 1) as u8);
+                        seq.palette.len() - 1
+                    }
+                    None => return false,
+                };
+                let _ = pick;
+                before.len += next.len;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cut the extent that spans `pos` (if any) in two there.
+    fn split_at(&mut self, pos: u64) {
+        let Some((&start, extent)) = self.extents.range_mut(..pos).next_back() else {
+            return;
+        };
+        if start + extent.len <= pos {
+            return;
+        }
+        let cut = pos - start;
+        let right = Extent {
+            len: extent.len - cut,
+            content: advance(extent.content, cut),
+        };
+        extent.len = cut;
+        match right.content {
+            Content::Source { source, .. } => {
+                self.sources.get_mut(&source).expect("referenced").refs += 1;
+            }
+            Content::Sequence { sequence, .. } => {
+                self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
+            }
+            Content::Verifiable { .. } | Content::Zeros => {}
+        }
+        self.extents.insert(pos, right);
+    }
+
+    /// Forget everything in `start..end`.
+    fn remove_range(&mut self, start: u64, end: u64) {
+        if self.extents.is_empty() {
+            return;
+        }
+        self.split_at(start);
+        self.split_at(end);
+        while let Some((&key, _)) = self.extents.range(start..end).next() {
+            let removed = self.extents.remove(&key).expect("listed");
+            self.covered_bytes -= removed.len;
+            match Some(removed.content) {
+                Some(Content::Source { source, .. }) => self.release(source),
+                Some(Content::Sequence { sequence, .. }) => self.release_sequence(sequence),
+                _ => {}
+            }
+        }
+    }
+
+    /// Drop one reference to `sequence`; the last drops it and its palette's references.
+    fn release_sequence(&mut self, id: u32) {
+        let sequence = self.sequences.get_mut(&id).expect("referenced");
+        sequence.refs -= 1;
+        if sequence.refs > 0 {
+            return;
+        }
+        let sequence = self.sequences.remove(&id).expect("present");
+        for source in sequence.palette {
+            self.release(source);
+        }
+    }
+
+    /// Drop one reference to `source`; the last drops the source and its index entries.
+    fn release(&mut self, id: u32) {
+        let source = self.sources.get_mut(&id).expect("referenced");
+        source.refs -= 1;
+        if source.refs > 0 {
+            return;
+        }
+        let source = self.sources.remove(&id).expect("present");
+        for start in (0..source.bytes.len()).step_by(INDEX_STRIDE_BYTES) {
+            if let Some(key) = index_key(&source.bytes[start..], STAMP_BYTES) {
+                if let Some(entries) = self.index.get_mut(&key) {
+                    entries.retain(|&(s, _)| s != id);
+                    if entries.is_empty() {
+                        self.index.remove(&key);
+                    }
+                }
+            }
+        }
+        self.held_bytes -= source.bytes.len() as u64;
     }
 
     /// Fill `out` with the bytes at `offset`.
@@ -112,54 +492,285 @@ impl Store {
     /// zeros (`out_is_zero`), never-written ranges are left as they are instead of zeroed
     /// again. Returns whether `out` holds only zeros afterwards (false when unsure).
     pub fn read_into(&self, offset: u64, out: &mut [u8], out_is_zero: bool) -> bool {
-        let mut all_zero = true;
-        if self.chunks.is_empty() {
+        if self.extents.is_empty() || out.is_empty() {
             // Nothing was ever written (read-only sessions): every byte reads as zero.
             if !out_is_zero {
                 out.fill(0);
             }
-            return all_zero;
+            return true;
         }
-        let mut done = 0usize;
-        while done < out.len() {
-            let pos = offset + done as u64;
-            let index = pos / CHUNK_BYTES as u64;
-            let within = (pos % CHUNK_BYTES as u64) as usize;
-            let n = (CHUNK_BYTES - within).min(out.len() - done);
-            match self.chunks.get(&index) {
-                Some(chunk) => {
-                    out[done..done + n].copy_from_slice(&chunk[within..within + n]);
-                    all_zero = false;
-                }
-                None if out_is_zero => {}
-                None => out[done..done + n].fill(0),
+        let end = offset + out.len() as u64;
+        let first = self
+            .extents
+            .range(..=offset)
+            .next_back()
+            .filter(|(&start, e)| start + e.len > offset);
+        let rest = self.extents.range((Excluded(offset), Excluded(end)));
+        let mut all_zero = true;
+        let mut pos = offset;
+        let mut scratch = Vec::new();
+        for (&start, extent) in first.into_iter().chain(rest) {
+            let from = start.max(offset);
+            let to = (start + extent.len).min(end);
+            if from > pos && !out_is_zero {
+                out[(pos - offset) as usize..(from - offset) as usize].fill(0);
             }
-            done += n;
+            let target = &mut out[(from - offset) as usize..(to - offset) as usize];
+            self.render(start, extent, from - start, target, &mut scratch);
+            all_zero = false;
+            pos = to;
+        }
+        if pos < end && !out_is_zero {
+            out[(pos - offset) as usize..].fill(0);
         }
         all_zero
     }
 
-    /// Forget `len` bytes at `offset`: whole chunks are dropped, partial ones zeroed.
-    pub fn trim(&mut self, offset: u64, len: u64) {
-        let end = offset + len;
-        let mut pos = offset;
-        while pos < end {
-            let index = pos / CHUNK_BYTES as u64;
-            let within = pos % CHUNK_BYTES as u64;
-            let n = (CHUNK_BYTES as u64 - within).min(end - pos);
-            if within == 0 && n == CHUNK_BYTES as u64 {
-                self.chunks.remove(&index);
-            } else if let Some(chunk) = self.chunks.get_mut(&index) {
-                chunk[within as usize..(within + n) as usize].fill(0);
+    /// Write into `out` the extent's bytes from `skip` bytes past its start at `start`.
+    fn render(
+        &self,
+        start: u64,
+        extent: &Extent,
+        skip: u64,
+        out: &mut [u8],
+        scratch: &mut Vec<u8>,
+    ) {
+        match extent.content {
+            Content::Zeros => out.fill(0),
+            Content::Verifiable {
+                seed,
+                granule_base_bytes,
+                generation,
+                granule_bytes,
+                pattern,
+            } => {
+                let header = VerifiableHeader {
+                    offset_bytes: granule_base_bytes,
+                    generation,
+                    seed,
+                    granule_bytes,
+                    pattern,
+                };
+                regenerate_verifiable(out, start + skip, &header, granule_base_bytes, scratch);
             }
-            pos += n;
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase,
+                counter,
+                stamped,
+            } => {
+                let bytes = &self.sources[&source].bytes;
+                self.render_writes(
+                    start,
+                    skip,
+                    out,
+                    source_offset,
+                    period,
+                    phase,
+                    counter,
+                    stamped,
+                    |_| bytes,
+                );
+            }
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase,
+                counter,
+            } => {
+                let seq = &self.sequences[&sequence];
+                let source_of = |write_counter: u64| -> &[u8] {
+                    let pick = seq.picks[(write_counter - seq.first_counter) as usize];
+                    &self.sources[&seq.palette[usize::from(pick)]].bytes
+                };
+                self.render_writes(
+                    start,
+                    skip,
+                    out,
+                    source_offset,
+                    period,
+                    phase,
+                    counter,
+                    true,
+                    source_of,
+                );
+            }
         }
+    }
+
+    /// Write into `out` the bytes from `skip` past `start` of an extent of writes of `period`
+    /// bytes, the first starting `phase` bytes before it, write k from `source_of(counter + k)`
+    /// at `source_offset`, stamped (its offset, `counter + k`) when `stamped`.
+    #[allow(clippy::too_many_arguments)]
+    fn render_writes<'a>(
+        &self,
+        start: u64,
+        skip: u64,
+        out: &mut [u8],
+        source_offset: u32,
+        period: u32,
+        phase: u32,
+        counter: u64,
+        stamped: bool,
+        source_of: impl Fn(u64) -> &'a [u8],
+    ) {
+        let period = u64::from(period);
+        let mut done = 0usize;
+        while done < out.len() {
+            let relative = u64::from(phase) + skip + done as u64;
+            let write_counter = counter + relative / period;
+            let within = (relative % period) as usize;
+            let n = (period as usize - within).min(out.len() - done);
+            let from = source_offset as usize + within;
+            out[done..done + n].copy_from_slice(&source_of(write_counter)[from..from + n]);
+            if stamped && within < STAMP_BYTES {
+                let write_start = start + skip + done as u64 - within as u64;
+                let mut stamp = [0u8; STAMP_BYTES];
+                stamp[..STAMP_OFFSET_BYTES].copy_from_slice(&write_start.to_le_bytes());
+                stamp[STAMP_OFFSET_BYTES..].copy_from_slice(&write_counter.to_le_bytes());
+                let m = (STAMP_BYTES - within).min(n);
+                out[done..done + m].copy_from_slice(&stamp[within..within + m]);
+            }
+            done += n;
+        }
+    }
+
+    /// Forget `len` bytes at `offset`: they read as zeros.
+    pub fn trim(&mut self, offset: u64, len: u64) {
+        self.remove_range(offset, offset + len);
+    }
+}
+
+/// The extent content of a verify write at `offset` described by `header`.
+fn verifiable(header: &VerifiableHeader, offset: u64) -> Content {
+    Content::Verifiable {
+        seed: header.seed,
+        granule_base_bytes: offset,
+        generation: header.generation,
+        granule_bytes: header.granule_bytes,
+        pattern: header.pattern,
+    }
+}
+
+/// The counter of the stamp `data` written at `offset` starts with, if it starts with one.
+fn stamp_of(offset: u64, data: &[u8]) -> Option<u64> {
+    let head = data.get(..STAMP_BYTES)?;
+    (head[..STAMP_OFFSET_BYTES] == offset.to_le_bytes())
+        .then(|| u64::from_le_bytes(head[STAMP_OFFSET_BYTES..].try_into().expect("8 bytes")))
+}
+
+/// The index key of `data`: its 8-byte word at `at`, if it has one.
+fn index_key(data: &[u8], at: usize) -> Option<u64> {
+    let word = data.get(at..at + INDEX_KEY_BYTES)?;
+    Some(u64::from_le_bytes(word.try_into().expect("8 bytes")))
+}
+
+/// `content` as seen from `cut` bytes further on.
+fn advance(content: Content, cut: u64) -> Content {
+    match content {
+        Content::Source {
+            source,
+            source_offset,
+            period,
+            phase,
+            counter,
+            stamped,
+        } => {
+            let relative = u64::from(phase) + cut;
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase: (relative % u64::from(period)) as u32,
+                counter: counter + relative / u64::from(period),
+                stamped,
+            }
+        }
+        Content::Sequence {
+            sequence,
+            source_offset,
+            period,
+            phase,
+            counter,
+        } => {
+            let relative = u64::from(phase) + cut;
+            Content::Sequence {
+                sequence,
+                source_offset,
+                period,
+                phase: (relative % u64::from(period)) as u32,
+                counter: counter + relative / u64::from(period),
+            }
+        }
+        other @ (Content::Verifiable { .. } | Content::Zeros) => other,
+    }
+}
+
+/// Whether `next` (a new extent of one write) continues `before` exactly where it ends, so the
+/// two are one extent.
+fn continues(before: &Extent, next: &Extent) -> bool {
+    match (before.content, next.content) {
+        (
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase,
+                counter,
+                stamped,
+            },
+            Content::Source {
+                source: next_source,
+                source_offset: next_source_offset,
+                period: next_period,
+                phase: 0,
+                counter: next_counter,
+                stamped: next_stamped,
+            },
+        ) => {
+            let relative = u64::from(phase) + before.len;
+            source == next_source
+                && source_offset == next_source_offset
+                && period == next_period
+                && stamped == next_stamped
+                && relative.is_multiple_of(u64::from(period))
+                && (!stamped || counter + relative / u64::from(period) == next_counter)
+        }
+        (
+            Content::Verifiable {
+                seed,
+                granule_base_bytes,
+                generation,
+                granule_bytes,
+                pattern,
+            },
+            Content::Verifiable {
+                seed: next_seed,
+                granule_base_bytes: next_base,
+                generation: next_generation,
+                granule_bytes: next_granule,
+                pattern: next_pattern,
+            },
+        ) => {
+            seed == next_seed
+                && generation == next_generation
+                && granule_bytes == next_granule
+                && pattern == next_pattern
+                && (next_base - granule_base_bytes).is_multiple_of(u64::from(granule_bytes))
+        }
+        (Content::Zeros, Content::Zeros) => true,
+        _ => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use storlab_pattern::{fill, fill_verifiable, stamp};
 
     #[test]
     fn reads_back_what_was_written_across_chunks_and_zeros_elsewhere() {
@@ -171,7 +782,8 @@ mod tests {
         assert!(out[..1000].iter().all(|&b| b == 0));
         assert_eq!(&out[1000..11_000], &data[..]);
         assert!(out[11_000..].iter().all(|&b| b == 0));
-        assert_eq!(store.stored_bytes(), 3 * CHUNK_BYTES as u64);
+        assert_eq!(store.held_bytes(), 10_000, "foreign data is kept as bytes");
+        assert_eq!(store.stored_bytes(), 10_000);
     }
 
     #[test]
@@ -201,15 +813,13 @@ mod tests {
         store.write(2 * CHUNK_BYTES as u64, &[2u8; 3 * CHUNK_BYTES]);
         assert_eq!(store.stored_bytes(), 2 * CHUNK_BYTES as u64);
         assert_eq!(store.dropped_bytes(), 3 * CHUNK_BYTES as u64);
-        // Chunks it holds still take new data; the dropped ones read as zeros.
-        store.write(0, &[3u8; CHUNK_BYTES]);
         let mut out = vec![9u8; 5 * CHUNK_BYTES];
         store.read(0, &mut out);
-        assert!(out[..CHUNK_BYTES].iter().all(|&b| b == 3));
-        assert!(out[CHUNK_BYTES..2 * CHUNK_BYTES].iter().all(|&b| b == 1));
+        assert!(out[..2 * CHUNK_BYTES].iter().all(|&b| b == 1));
         assert!(out[2 * CHUNK_BYTES..].iter().all(|&b| b == 0));
-        // A trim frees room for new chunks.
-        store.trim(0, CHUNK_BYTES as u64);
+        // A trim frees room for new data.
+        store.trim(0, 2 * CHUNK_BYTES as u64);
+        assert_eq!((store.stored_bytes(), store.held_bytes()), (0, 0));
         store.write(4 * CHUNK_BYTES as u64, &[4u8; CHUNK_BYTES]);
         store.read(4 * CHUNK_BYTES as u64, &mut out[..CHUNK_BYTES]);
         assert!(out[..CHUNK_BYTES].iter().all(|&b| b == 4));
@@ -217,7 +827,7 @@ mod tests {
     }
 
     #[test]
-    fn trim_drops_whole_chunks_and_zeros_partial_ones() {
+    fn trim_forgets_exactly_the_range() {
         let mut store = Store::new();
         store.write(0, &[1u8; 3 * CHUNK_BYTES]);
         store.trim(100, 2 * CHUNK_BYTES as u64);
@@ -226,6 +836,211 @@ mod tests {
         assert!(out[..100].iter().all(|&b| b == 1));
         assert!(out[100..100 + 2 * CHUNK_BYTES].iter().all(|&b| b == 0));
         assert!(out[100 + 2 * CHUNK_BYTES..].iter().all(|&b| b == 1));
-        assert_eq!(store.stored_bytes(), 2 * CHUNK_BYTES as u64);
+    }
+
+    /// A sequential fill as the runner makes it (slot buffers filled once, stamped per write)
+    /// followed by verify writes: the store holds the slot buffers once and a few extent
+    /// records, however many bytes were written; the old per-chunk store held every byte.
+    #[test]
+    fn generated_data_costs_records_not_bytes() {
+        const WRITE_BYTES: usize = 128 * 1024;
+        const SLOTS: usize = 4;
+        const WRITES: usize = 2048; // 256 MiB
+        let mut store = Store::with_budget(16 << 20);
+        let mut slots: Vec<Vec<u8>> = (0..SLOTS)
+            .map(|slot| {
+                let mut buf = vec![0u8; WRITE_BYTES];
+                fill(&mut buf, Pattern::Random, 42 ^ ((slot as u64) << 32));
+                buf
+            })
+            .collect();
+        for write in 0..WRITES {
+            let offset = (write * WRITE_BYTES) as u64;
+            let buf = &mut slots[write % SLOTS];
+            stamp(buf, Pattern::Random, offset, write as u64);
+            store.write(offset, buf);
+        }
+        assert_eq!(store.dropped_bytes(), 0);
+        assert_eq!(store.held_bytes(), (SLOTS * WRITE_BYTES) as u64);
+        assert_eq!(store.stored_bytes(), (WRITES * WRITE_BYTES) as u64);
+        assert_eq!(
+            store.extent_count(),
+            1,
+            "one sequence of writes from 4 slots"
+        );
+        // Verify writes of 64 KiB in 4 KiB granules: regenerated, nothing held.
+        let mut verify = vec![0u8; 65536];
+        for write in 0..256u64 {
+            let offset = write * 1_048_576 + 4096;
+            fill_verifiable(
+                &mut verify,
+                Pattern::Random,
+                7,
+                offset,
+                4096,
+                write as u32 + 1,
+            );
+            store.write(offset, &verify);
+        }
+        assert_eq!(store.held_bytes(), (SLOTS * WRITE_BYTES) as u64);
+        // Spot-check a read across a stamped write, a verify write and the next write.
+        let mut out = vec![0u8; 3 * WRITE_BYTES];
+        let at = 1_048_576 * 100;
+        store.read(at, &mut out);
+        let mut expected = slots[(at as usize / WRITE_BYTES) % SLOTS].clone();
+        stamp(&mut expected, Pattern::Random, at, at / WRITE_BYTES as u64);
+        fill_verifiable(&mut verify, Pattern::Random, 7, at + 4096, 4096, 101);
+        expected[4096..4096 + 65536].copy_from_slice(&verify);
+        assert_eq!(&out[..WRITE_BYTES], &expected[..]);
+    }
+
+    /// One step of the model test.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// A stamped write from slot `slot` (of a few) at sector `sector`, `sectors` long,
+        /// starting `skip` sectors into the slot (a later part of a split command: unstamped).
+        Generated {
+            slot: usize,
+            sector: u64,
+            sectors: usize,
+            skip: usize,
+        },
+        /// A verify write of whole granules.
+        Verifiable {
+            sector: u64,
+            granules: usize,
+            generation: u32,
+        },
+        /// Consecutive stamped writes of `sectors` each (a sequential job), from the slots
+        /// `slots` names in turn.
+        Run {
+            sector: u64,
+            sectors: usize,
+            slots: Vec<usize>,
+        },
+        /// Bytes from nowhere (foreign data), at any byte offset.
+        Foreign {
+            offset: u64,
+            len: usize,
+            seed: u64,
+        },
+        /// Foreign data of one repeated byte after an 8-byte header (many sources share an
+        /// index key).
+        Flat {
+            sector: u64,
+            sectors: usize,
+            byte: u8,
+            header: u64,
+        },
+        Trim {
+            offset: u64,
+            len: u64,
+        },
+    }
+
+    const MODEL_BYTES: usize = 256 * 1024;
+    const SECTOR: usize = 512;
+    const SLOT_BYTES: usize = 16 * 1024;
+    const GRANULE: usize = 1024;
+
+    fn op() -> impl Strategy<Value = Op> {
+        let sectors = (MODEL_BYTES / SECTOR) as u64;
+        prop_oneof![
+            4 => (0..3usize, 0..sectors, 1..=32usize, 0..4usize).prop_map(
+                |(slot, sector, sectors, skip)| Op::Generated { slot, sector, sectors, skip }
+            ),
+            2 => (0..sectors, 1..=8usize, 1..5u32).prop_map(|(sector, granules, generation)| {
+                Op::Verifiable { sector: sector & !1, granules, generation }
+            }),
+            2 => (0..sectors, 1..=16usize, prop::collection::vec(0..3usize, 1..12))
+                .prop_map(|(sector, sectors, slots)| Op::Run { sector, sectors, slots }),
+            1 => (0..MODEL_BYTES as u64, 1..9000usize, any::<u64>())
+                .prop_map(|(offset, len, seed)| Op::Foreign { offset, len, seed }),
+            1 => (0..sectors, 1..=16usize, 0..3u8, 0..4u64)
+                .prop_map(|(sector, sectors, byte, header)| Op::Flat { sector, sectors, byte, header }),
+            1 => (0..MODEL_BYTES as u64, 1..40_000u64).prop_map(|(offset, len)| Op::Trim { offset, len }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Random writes, overwrites and trims of generated and foreign data read back exactly
+        /// as a plain byte array holds them, over any range.
+        #[test]
+        fn reads_match_a_byte_array(ops in prop::collection::vec(op(), 1..60),
+                                    reads in prop::collection::vec((0..MODEL_BYTES, 1..20_000usize), 4)) {
+            let mut store = Store::with_budget(1 << 20);
+            let mut model = vec![0u8; MODEL_BYTES + 128 * 1024];
+            let mut slots: Vec<Vec<u8>> = (0..3)
+                .map(|slot| {
+                    let mut buf = vec![0u8; SLOT_BYTES];
+                    fill(&mut buf, Pattern::Random, 5 + slot as u64);
+                    buf
+                })
+                .collect();
+            let mut counter = 0u64;
+            for op in &ops {
+                counter += 1;
+                let (offset, data) = match *op {
+                    Op::Generated { slot, sector, sectors, skip } => {
+                        let offset = sector * SECTOR as u64;
+                        let buf = &mut slots[slot];
+                        stamp(buf, Pattern::Random, offset, counter);
+                        let len = (sectors * SECTOR).min(SLOT_BYTES - skip * SECTOR);
+                        (offset, buf[skip * SECTOR..skip * SECTOR + len].to_vec())
+                    }
+                    Op::Verifiable { sector, granules, generation } => {
+                        let offset = sector * SECTOR as u64;
+                        let mut buf = vec![0u8; granules * GRANULE];
+                        fill_verifiable(&mut buf, Pattern::Compressible(30), 11, offset, GRANULE, generation);
+                        (offset, buf)
+                    }
+                    Op::Run { sector, sectors, slots: ref picks } => {
+                        let len = sectors * SECTOR;
+                        for (k, &slot) in picks.iter().enumerate() {
+                            let offset = (sector * SECTOR as u64) + (k * len) as u64;
+                            let buf = &mut slots[slot];
+                            stamp(buf, Pattern::Random, offset, counter);
+                            counter += 1;
+                            store.write(offset, &buf[..len]);
+                            model[offset as usize..offset as usize + len].copy_from_slice(&buf[..len]);
+                        }
+                        continue;
+                    }
+                    Op::Flat { sector, sectors, byte, header } => {
+                        let mut buf = vec![byte; sectors * SECTOR];
+                        buf[..8].copy_from_slice(&header.to_le_bytes());
+                        (sector * SECTOR as u64, buf)
+                    }
+                    Op::Foreign { offset, len, seed } => {
+                        let mut buf = vec![0u8; len];
+                        fill(&mut buf, Pattern::Random, seed);
+                        (offset, buf)
+                    }
+                    Op::Trim { offset, len } => {
+                        let end = (offset + len).min(model.len() as u64);
+                        store.trim(offset, end - offset);
+                        model[offset as usize..end as usize].fill(0);
+                        continue;
+                    }
+                };
+                store.write(offset, &data);
+                model[offset as usize..offset as usize + data.len()].copy_from_slice(&data);
+            }
+            prop_assert_eq!(store.dropped_bytes(), 0);
+            let mut whole = vec![0xA5u8; model.len()];
+            store.read(0, &mut whole);
+            prop_assert!(whole == model, "whole-drive read differs");
+            for (offset, len) in reads {
+                let mut out = vec![0x5Au8; len];
+                store.read(offset as u64, &mut out);
+                prop_assert!(out[..] == model[offset..offset + len], "read {}+{}", offset, len);
+            }
+            // Everything trimmed: nothing held.
+            store.trim(0, model.len() as u64);
+            prop_assert_eq!(store.stored_bytes(), 0);
+            prop_assert_eq!(store.held_bytes(), 0);
+            prop_assert_eq!(store.extent_count(), 0);
+        }
     }
 }

@@ -37,16 +37,18 @@ fn do_io(sim: &mut Simulator, slot: u32, op: Op, offset: u64, len: u32) -> Resul
     c.result
 }
 
-/// The payload store has a memory budget: a session that writes past it keeps what it has,
-/// reads the rest as zeros, and says how much it dropped, so a whole-drive fill of a terabyte
-/// drive cannot take a terabyte of RAM.
+/// The payload store has a memory budget for data it cannot describe by its generator (here,
+/// bytes from outside storlab's pattern generators): a session that writes past it keeps what it
+/// has, reads the rest as zeros, and says how much it dropped, so a whole-drive fill of a
+/// terabyte drive with foreign data cannot take a terabyte of RAM.
 #[test]
 fn written_data_past_the_payload_budget_is_counted_not_kept() {
     let mut sim = new_sim("usb3-uas-ssd", 1);
     sim.set_payload_budget_bytes(1 << 20);
-    let data = pattern(7, SLOT_BYTES);
-    sim.slot_buffer_mut(0).copy_from_slice(&data);
-    for offset in [0u64, 1 << 20, 2 << 20] {
+    let first = pattern(7, SLOT_BYTES);
+    for (i, offset) in [0u64, 1 << 20, 2 << 20].into_iter().enumerate() {
+        sim.slot_buffer_mut(0)
+            .copy_from_slice(&pattern(7 + i as u64, SLOT_BYTES));
         assert_eq!(do_io(&mut sim, 0, Op::Write, offset, 1 << 20), Ok(1 << 20));
     }
     let report = sim.report();
@@ -57,7 +59,7 @@ fn written_data_past_the_payload_budget_is_counted_not_kept() {
         .iter()
         .any(|(k, v)| k == storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES && v == "2097152"));
     assert_eq!(do_io(&mut sim, 0, Op::Read, 0, 1 << 20), Ok(1 << 20));
-    assert_eq!(sim.slot_buffer(0), &data[..], "the first MiB was kept");
+    assert_eq!(sim.slot_buffer(0), &first[..], "the first MiB was kept");
     assert_eq!(do_io(&mut sim, 0, Op::Read, 2 << 20, 1 << 20), Ok(1 << 20));
     assert!(
         sim.slot_buffer(0).iter().all(|&b| b == 0),
