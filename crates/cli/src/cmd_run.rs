@@ -214,8 +214,7 @@ fn write_outputs(
     if let Some(pcap_path) = &args.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
-    let rendered =
-        crate::render::render_report(
+    let rendered = crate::render::render_report(
         args.output_format,
         report,
         fio_echo(args).as_ref(),

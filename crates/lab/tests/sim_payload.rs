@@ -65,12 +65,8 @@ fn run(job: JobSpec) -> JobOutcome {
 
 /// (written bytes the drive holds, bytes the store dropped) from the simulator's report.
 fn store_figures(outcome: &JobOutcome) -> (u64, u64) {
-    let json = outcome.engine_reports[0].sim_json.as_ref().expect("sim");
-    let report: serde_json::Value = serde_json::from_str(json).unwrap();
-    (
-        report["stored_bytes"].as_u64().unwrap(),
-        report["payload_dropped_bytes"].as_u64().unwrap(),
-    )
+    let report = outcome.engine_reports[0].sim.as_ref().expect("sim");
+    (report.stored_bytes, report.payload_dropped_bytes)
 }
 
 #[test]
