@@ -7,10 +7,10 @@
 //! carries and checks real bytes on its protocol path) and kept only when byte-exact:
 //! - a verify write is self-describing: each granule's header names its seed, granule size,
 //!   pattern and generation, so the extent is those numbers and a read regenerates the range
-//!   asked ([`Content::Verifiable`]);
+//!   asked (`Content::Verifiable`);
 //! - a normal write is a slot buffer filled once and stamped per write with (offset, counter)
 //!   in its first 16 bytes: the store keeps the buffer once as a *source* and each write as a
-//!   reference to it plus the counter ([`Content::Source`]); sequential writes of one slot
+//!   reference to it plus the counter (`Content::Source`); sequential writes of one slot
 //!   merge into one extent. A source is learned from the first write that carries it (an index
 //!   of 8-byte words at fixed positions finds it again with one hash look-up and a memcmp).
 //!
