@@ -21,7 +21,7 @@
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
-use crate::target::{discard, OpenTarget, TargetKind};
+use crate::target::{OpenTarget, TargetKind};
 use crate::{
     AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
     IoEngine, IoRequest,
@@ -585,21 +585,13 @@ impl IoEngine for IoUringEngine {
                 }
             }
         }
-        if !self.pending_trims.is_empty() {
-            for request in self.pending_trims.drain(..) {
-                let result = discard(
-                    &self.trim_file,
-                    self.kind,
-                    request.offset_bytes,
-                    request.len_bytes,
-                );
-                self.ready.push(IoCompletion {
-                    slot: request.slot,
-                    result,
-                    done_ns: self.clock.now_ns(),
-                });
-            }
-        }
+        super::run_trims_now(
+            &mut self.pending_trims,
+            &self.trim_file,
+            self.kind,
+            &self.clock,
+            &mut self.ready,
+        );
         Ok(issued)
     }
 

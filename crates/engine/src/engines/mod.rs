@@ -149,6 +149,26 @@ pub(crate) fn check_request(
     Ok(())
 }
 
+/// The queued engines' TRIMs (io_uring, libaio): each runs at submit, in submission order, as
+/// one discard call, and its completion is ready at once for the next reap.
+pub(crate) fn run_trims_now(
+    pending: &mut Vec<IoRequest>,
+    trim_file: &std::fs::File,
+    kind: crate::target::TargetKind,
+    clock: &WallClock,
+    ready: &mut Vec<IoCompletion>,
+) {
+    for request in pending.drain(..) {
+        let result =
+            crate::target::discard(trim_file, kind, request.offset_bytes, request.len_bytes);
+        ready.push(IoCompletion {
+            slot: request.slot,
+            result,
+            done_ns: clock.now_ns(),
+        });
+    }
+}
+
 /// Error for `reap(min)` with `min` above the number of requests that can still complete.
 pub(crate) fn reap_too_many(min: usize, outstanding: usize) -> EngineError {
     EngineError::InvalidRequest(format!(
