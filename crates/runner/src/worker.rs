@@ -1116,6 +1116,38 @@ mod tests {
         );
     }
 
+    /// Drive one worker of `job` over `region` on a null engine with `job.iodepth` slots of
+    /// 4 KiB, intervals of `interval_ns`, until the job's own end; returns the worker and the
+    /// engine (for its report).
+    fn drive_on_null(
+        job: &JobSpec,
+        region: Region,
+        interval_ns: u64,
+    ) -> (Worker, Box<dyn storlab_engine::IoEngine>) {
+        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        engine
+            .setup(&EngineSetup {
+                slots: job.iodepth,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, job, 0, region, 0, interval_ns)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: job.runtime_ns,
+        };
+        drive(
+            engine.as_mut(),
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        (workers.remove(0), engine)
+    }
+
     /// A sequential write job of `ios` 4 KiB I/Os on the null engine; what the engine reports
     /// and how long the run took.
     fn null_write_run(ios: u64, shape: impl Fn(&mut JobSpec)) -> (u64, u64) {
@@ -1127,30 +1159,10 @@ mod tests {
             start_bytes: 0,
             len_bytes: ios * 4096,
         };
-        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
-        engine
-            .setup(&EngineSetup {
-                slots: job.iodepth,
-                slot_bytes: 4096,
-                buffer_align_bytes: 4096,
-            })
-            .unwrap();
-        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
-        let timing = Timing {
-            ramp_ns: 0,
-            runtime_ns: None,
-        };
         let started = std::time::Instant::now();
-        drive(
-            engine.as_mut(),
-            &mut workers,
-            timing,
-            &AtomicBool::new(false),
-            None,
-        )
-        .unwrap();
+        let (worker, engine) = drive_on_null(&job, region, NS_PER_S);
         let elapsed_ns = started.elapsed().as_nanos() as u64;
-        assert_eq!(workers[0].stats.write.ios, ios);
+        assert_eq!(worker.stats.write.ios, ios);
         let flushes = engine.report().detail("flushes").unwrap().parse().unwrap();
         (flushes, elapsed_ns)
     }
@@ -1253,29 +1265,8 @@ mod tests {
                 start_bytes: 0,
                 len_bytes: 1 << 20,
             };
-            let mut engine =
-                open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
-            engine
-                .setup(&EngineSetup {
-                    slots: 1,
-                    slot_bytes: 4096,
-                    buffer_align_bytes: 4096,
-                })
-                .unwrap();
-            let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
-            let timing = Timing {
-                ramp_ns: 0,
-                runtime_ns: job.runtime_ns,
-            };
-            drive(
-                engine.as_mut(),
-                &mut workers,
-                timing,
-                &AtomicBool::new(false),
-                None,
-            )
-            .unwrap();
-            workers[0].error.take().map(|e| e.to_string())
+            let (mut worker, _) = drive_on_null(&job, region, INTERVAL_NS);
+            worker.error.take().map(|e| e.to_string())
         };
         let error = run(1 << 20).expect("below the minimum");
         assert!(error.contains("rate_min: read moved"), "{error}");
@@ -1307,27 +1298,8 @@ mod tests {
             start_bytes: 0,
             len_bytes: 1 << 20,
         };
-        let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
-        engine
-            .setup(&EngineSetup {
-                slots: 1,
-                slot_bytes: 4096,
-                buffer_align_bytes: 4096,
-            })
-            .unwrap();
-        let mut workers = vec![Worker::new(0, &job, 0, region, 0, INTERVAL_NS)];
-        let timing = Timing {
-            ramp_ns: 0,
-            runtime_ns: job.runtime_ns,
-        };
-        drive(
-            engine.as_mut(),
-            &mut workers,
-            timing,
-            &AtomicBool::new(false),
-            None,
-        )
-        .unwrap();
+        let (worker, _) = drive_on_null(&job, region, INTERVAL_NS);
+        let workers = [worker];
         assert!(workers[0].steady_reached);
         // Ramp, then a window of five intervals: well under the 20 s runtime.
         assert!(
