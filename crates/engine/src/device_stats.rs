@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Unit of the sector counts in a block device's `stat` file: always 512 bytes, whatever the
 /// device's own sector size (Linux `Documentation/block/stat.rst`).
@@ -64,6 +64,30 @@ impl DeviceReadCounter {
         let text = std::fs::read_to_string(&self.stat_path).ok()?;
         parse_read_sectors(&text).map(|sectors| sectors.saturating_mul(STAT_SECTOR_BYTES))
     }
+}
+
+/// The whole block device under `path` (the device itself, or the disk holding its
+/// filesystem; for a file not created yet, its directory's): its kernel name and `stat` file,
+/// as fio's `disk_util` reports a partition under its disk. `None` without a block device.
+pub fn whole_disk_of(path: &Path) -> Option<(String, PathBuf)> {
+    let parent = || path.parent().filter(|p| !p.as_os_str().is_empty());
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(_) => std::fs::metadata(parent()?).ok()?,
+    };
+    let device = if meta.file_type().is_block_device() {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
+    let (major, minor) = (libc::major(device), libc::minor(device));
+    let mut dir = std::fs::canonicalize(format!("{SYS_DEV_BLOCK}/{major}:{minor}")).ok()?;
+    if dir.join("partition").exists() {
+        // sysfs nests a partition under its disk.
+        dir = dir.parent()?.to_path_buf();
+    }
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    Some((name, dir.join("stat")))
 }
 
 /// The sectors read in the text of a `stat` file, in either of its formats.

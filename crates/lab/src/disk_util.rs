@@ -6,14 +6,11 @@
 //! whole disk, as fio reports it); simulated targets and filesystems with no block device
 //! (tmpfs, overlayfs) have none.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use storlab_job::{JobSet, Target};
 use storlab_report::DiskUtil;
 
-/// Where the kernel lists block devices by `MAJOR:MINOR`.
-const SYS_DEV_BLOCK: &str = "/sys/dev/block";
 /// Fields of a block device's `stat` file, in order (Documentation/block/stat.rst).
 const FIELD_READ_IOS: usize = 0;
 const FIELD_READ_MERGES: usize = 1;
@@ -49,7 +46,7 @@ impl DiskUtilWindow {
                 Target::Path(path) | Target::TempFileIn(path) => path,
                 Target::Sim(_) | Target::None => continue,
             };
-            let Some((name, stat_path)) = device_of(path) else {
+            let Some((name, stat_path)) = storlab_engine::device_stats::whole_disk_of(path) else {
                 continue;
             };
             if devices.iter().any(|d| d.stat_path == stat_path) {
@@ -99,38 +96,6 @@ impl DiskUtilWindow {
     }
 }
 
-/// The whole block device under `path` (the device itself, or the one holding its filesystem;
-/// for a file not created yet, its directory's): its kernel name and `stat` file.
-fn device_of(path: &Path) -> Option<(String, PathBuf)> {
-    let parent = || path.parent().filter(|p| !p.as_os_str().is_empty());
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(_) => std::fs::metadata(parent()?).ok()?,
-    };
-    let device = if meta.file_type().is_block_device() {
-        meta.rdev()
-    } else {
-        meta.dev()
-    };
-    let (major, minor) = split_dev(device);
-    let mut dir = std::fs::canonicalize(format!("{SYS_DEV_BLOCK}/{major}:{minor}")).ok()?;
-    if dir.join("partition").exists() {
-        // sysfs nests a partition under its disk.
-        dir = dir.parent()?.to_path_buf();
-    }
-    let name = dir.file_name()?.to_string_lossy().into_owned();
-    Some((name, dir.join("stat")))
-}
-
-/// Linux's `dev_t` as (major, minor), as glibc's `gnu_dev_major`/`gnu_dev_minor` split it:
-/// the major's low 12 bits at bit 8 and high bits at bit 32, the minor's low 8 bits at bit 0
-/// and the rest at bit 12.
-fn split_dev(device: u64) -> (u64, u64) {
-    let major = ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0000_0fff);
-    let minor = ((device >> 12) & 0xffff_ff00) | (device & 0x0000_00ff);
-    (major, minor)
-}
-
 fn read_stat(path: &Path) -> Option<Vec<u64>> {
     let text = std::fs::read_to_string(path).ok()?;
     let fields: Vec<u64> = text
@@ -144,18 +109,6 @@ fn read_stat(path: &Path) -> Option<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dev_t_splits_like_glibc() {
-        // makedev(8, 1) and makedev(4097, 65537), as glibc encodes them.
-        assert_eq!(split_dev(0x801), (8, 1));
-        let (major, minor): (u64, u64) = (4097, 65537);
-        let encoded = ((major & 0xfff) << 8)
-            | ((major & !0xfff) << 32)
-            | (minor & 0xff)
-            | ((minor & !0xff) << 12);
-        assert_eq!(split_dev(encoded), (major, minor));
-    }
 
     #[test]
     fn simulated_targets_have_no_disk() {
