@@ -1137,9 +1137,9 @@ fn impossible_drive_profiles_are_rejected_naming_file_and_key() {
 #[test]
 fn every_shipped_hdd_profile_accesses_in_seek_plus_half_a_revolution() {
     let shipped = [
-        include_str!("../../../profiles/drives/hdd-7200.toml"),
-        include_str!("../../../profiles/drives/hdd-10k.toml"),
-        include_str!("../../../profiles/drives/hdd-5400-laptop.toml"),
+        include_str!("../../../../profiles/drives/hdd-7200.toml"),
+        include_str!("../../../../profiles/drives/hdd-10k.toml"),
+        include_str!("../../../../profiles/drives/hdd-5400-laptop.toml"),
     ];
     for text in shipped {
         let storlab_sim::profile::DriveProfile::Hdd(p) = toml::from_str(text).unwrap() else {
@@ -1458,7 +1458,7 @@ fn log_block_soak() {
 /// The shipped M225 profile (hybrid map).
 fn m225() -> SsdProfile {
     let storlab_sim::profile::DriveProfile::Ssd(p) = toml::from_str(include_str!(
-        "../../../profiles/drives/crucial-m225-64gb.toml"
+        "../../../../profiles/drives/crucial-m225-64gb.toml"
     ))
     .unwrap() else {
         panic!("not an SSD profile");
@@ -1732,7 +1732,7 @@ fn the_controller_processor_serves_mixed_queues_without_idling() {
 /// The X25-E profile as shipped (it has a read-ahead buffer).
 fn x25e() -> SsdProfile {
     let storlab_sim::profile::DriveProfile::Ssd(p) = toml::from_str(include_str!(
-        "../../../profiles/drives/intel-x25e-32gb.toml"
+        "../../../../profiles/drives/intel-x25e-32gb.toml"
     ))
     .unwrap() else {
         panic!("not an SSD profile");
@@ -1924,7 +1924,7 @@ fn random_4k_writes_qd3(drive_toml: &str, shift: u64) -> (f64, u64) {
 /// the end of the program; with the default (buffered) the same drive only loses about half.
 #[test]
 fn misaligned_4k_writes_collapse_on_a_copy_back_controller_and_halve_on_a_buffering_one() {
-    let c300 = include_str!("../../../profiles/drives/crucial-c300-128gb.toml");
+    let c300 = include_str!("../../../../profiles/drives/crucial-c300-128gb.toml");
     let buffered = c300.replace("partial_page_update = \"copy_back\"\n", "");
     assert_ne!(
         buffered, c300,

@@ -1,7 +1,7 @@
 //! Checks that storlab's fio-shaped JSON carries every key fio 3.x itself writes, against a
 //! committed fio 3.33 output and, when fio is installed, against the local fio.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 use storlab_report::to_fio_json;
 
-const FIO_FIXTURE: &str = include_str!("fixtures/fio-3.33-null-randread.json");
+const FIO_FIXTURE: &str = include_str!("../fixtures/fio-3.33-null-randread.json");
 
 fn key_paths(value: &Value, prefix: &str, paths: &mut BTreeSet<String>) {
     if let Value::Object(map) = value {

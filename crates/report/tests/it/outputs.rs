@@ -1,6 +1,6 @@
 //! Snapshot and structure tests of every output format, on one fixed synthetic report.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
@@ -67,7 +67,7 @@ fn key_paths(value: &Value, prefix: &str, paths: &mut BTreeSet<String>) {
 
 /// The native schema's key paths. Changing this list is a schema change: bump
 /// `SCHEMA_VERSION` if it is incompatible, and update docs/json-output.md either way.
-const NATIVE_SCHEMA_KEY_PATHS: &str = include_str!("fixtures/native-schema-key-paths.txt");
+const NATIVE_SCHEMA_KEY_PATHS: &str = include_str!("../fixtures/native-schema-key-paths.txt");
 
 #[test]
 fn native_json_keys_stay_as_documented() {
@@ -95,7 +95,7 @@ fn native_json_keys_stay_as_documented() {
 
 #[test]
 fn native_schema_doc_mentions_every_key() {
-    let doc = include_str!("../../../docs/json-output.md");
+    let doc = include_str!("../../../../docs/json-output.md");
     for path in NATIVE_SCHEMA_KEY_PATHS
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -1,0 +1,16 @@
+//! Integration tests of storlab-sim, as one test binary (one link instead of one per file; the
+//! tests of all modules share one pool of test threads, as the tests of one file always did).
+//! `profile_edge_values` stays its own binary: it installs a counting `#[global_allocator]`
+//! that refuses huge allocations (a refusal aborts the process) and a panic hook, both
+//! process-global, so it must not share a process with other tests.
+
+mod behaviour;
+mod data;
+mod determinism;
+mod drives;
+mod findings;
+mod physics;
+mod profiles;
+mod properties;
+mod table;
+mod trace;
