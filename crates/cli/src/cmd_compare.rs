@@ -31,7 +31,7 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
         let mut targets: Vec<&str> = report
             .jobs
             .iter()
-            .map(|j| j.target.description.as_str())
+            .map(|j| j.setup.target.description.as_str())
             .collect();
         targets.dedup();
         let targets = storlab_report::escape_control(&targets.join(", ")).into_owned();
@@ -42,7 +42,7 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
     for (_, report) in runs {
         for job in &report.jobs {
             for (direction, _) in job.directions() {
-                let key = (job.name.clone(), direction);
+                let key = (job.setup.name.clone(), direction);
                 if !rows.contains(&key) {
                     rows.push(key);
                 }
@@ -125,7 +125,7 @@ fn find<'a>(
     report
         .jobs
         .iter()
-        .find(|job: &&JobReport| job.name == name)
+        .find(|job: &&JobReport| job.setup.name == name)
         .and_then(|job| job.directions().find(|(d, _)| *d == direction))
         .map(|(_, summary)| summary)
 }

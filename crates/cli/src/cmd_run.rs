@@ -203,8 +203,8 @@ fn write_outputs(
     // which a person may never read, so they are said on stderr as well.
     if args.output_format != OutputFormat::Table {
         for job in &report.jobs {
-            for warning in &job.warnings {
-                say!("storlab: warning: job '{}': {warning}", job.name);
+            for warning in &job.notes.warnings {
+                say!("storlab: warning: job '{}': {warning}", job.setup.name);
             }
         }
     }

@@ -45,14 +45,14 @@ pub fn run(args: ShowArgs) -> Result<(), Failure> {
         let _ = writeln!(
             text,
             "point     {}: {} on {} ({}), state {}, data {}, align {} B, seed {}",
-            escape_control(&job.name),
-            escape_control(&job.engine),
-            escape_control(&job.target.description),
-            escape_control(&job.target.kind),
-            escape_control(&job.device_state),
-            escape_control(&job.data_pattern),
-            job.align_bytes,
-            job.seed
+            escape_control(&job.setup.name),
+            escape_control(&job.setup.engine),
+            escape_control(&job.setup.target.description),
+            escape_control(&job.setup.target.kind),
+            escape_control(&job.setup.device_state),
+            escape_control(&job.setup.data_pattern),
+            job.setup.align_bytes,
+            job.setup.seed
         );
     }
     text.push('\n');

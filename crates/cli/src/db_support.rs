@@ -98,7 +98,7 @@ impl RunRecorder {
     /// Commits one finished point.
     pub fn record(&mut self, job: &JobReport) {
         if self.save_error.is_some() {
-            self.unsaved.push(job.name.clone());
+            self.unsaved.push(job.setup.name.clone());
             return;
         }
         match self.save(job) {
@@ -106,10 +106,10 @@ impl RunRecorder {
             Err(error) => {
                 say!(
                     "storlab: warning: point '{}' not saved, nor will the rest of this run be: {error}",
-                    job.name
+                    job.setup.name
                 );
                 self.save_error = Some(error);
-                self.unsaved.push(job.name.clone());
+                self.unsaved.push(job.setup.name.clone());
             }
         }
     }

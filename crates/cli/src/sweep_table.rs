@@ -200,11 +200,11 @@ pub fn render(title: &str, layout: &TableLayout, points: &[TablePoint<'_>]) -> S
 mod tests {
     use super::*;
     use storlab_job::preset::Rating;
-    use storlab_report::{JobMeta, TargetInfo};
+    use storlab_report::{JobNotes, JobSetup, TargetInfo};
     use storlab_stats::WorkerStats;
 
     fn report_with_reads(reads: u64) -> JobReport {
-        let meta = JobMeta {
+        let setup = JobSetup {
             name: "p".into(),
             job: serde_json::json!({}),
             engine: "sim".into(),
@@ -222,16 +222,13 @@ mod tests {
             numjobs: 1,
             rw: "randread".into(),
             block_size: "4 KiB".into(),
-            warnings: vec![],
-            engine_details: vec![],
-            sim: None,
         };
         let mut stats = WorkerStats::new(1_000_000_000);
         stats.elapsed_ns = 1_000_000_000;
         for t in 0..reads {
             stats.read.record(t, 4096, 0, 1_000);
         }
-        JobReport::new(meta, &stats)
+        JobReport::new(setup, JobNotes::default(), &stats)
     }
 
     /// A point that completed no I/O has no directions, and the sum of no rates is negative

@@ -151,7 +151,12 @@ fn a_killed_run_keeps_every_finished_point() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, storlab_db::RunStatus::Running);
     let stored = database.load_run(storlab_db::RunRef::Last).unwrap();
-    let names: Vec<&str> = stored.report.jobs.iter().map(|j| j.name.as_str()).collect();
+    let names: Vec<&str> = stored
+        .report
+        .jobs
+        .iter()
+        .map(|j| j.setup.name.as_str())
+        .collect();
     assert!(names.len() >= finished, "{names:?} vs {finished} announced");
     for (index, name) in names.iter().enumerate() {
         assert_eq!(*name, format!("p{index}"));

@@ -313,7 +313,8 @@ impl Database {
             position: -1,
             detail: e.to_string(),
         })?;
-        let warnings_json = serde_json::to_string(&job.warnings).unwrap_or_else(|_| "[]".into());
+        let warnings_json =
+            serde_json::to_string(&job.notes.warnings).unwrap_or_else(|_| "[]".into());
         retry_when_busy(|| {
             insert_point(&mut self.connection, run, job, &warnings_json, &report_json)
         })
@@ -511,19 +512,19 @@ fn insert_point(
         params![
             run.0,
             position,
-            job.name,
-            job.engine,
-            job.target.description,
-            job.target.kind,
-            to_sql_int(job.target.size_bytes),
-            job.device_state,
-            job.data_pattern,
-            to_sql_int(job.align_bytes),
-            job.seed.to_string(),
-            job.rw,
-            job.block_size,
-            job.iodepth,
-            job.numjobs,
+            job.setup.name,
+            job.setup.engine,
+            job.setup.target.description,
+            job.setup.target.kind,
+            to_sql_int(job.setup.target.size_bytes),
+            job.setup.device_state,
+            job.setup.data_pattern,
+            to_sql_int(job.setup.align_bytes),
+            job.setup.seed.to_string(),
+            job.setup.rw,
+            job.setup.block_size,
+            job.setup.iodepth,
+            job.setup.numjobs,
             to_sql_int(job.elapsed_ns),
             read.map(|m| m.0),
             read.map(|m| m.1),

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use std::path::Path;
 use storlab_db::schema::{latest_version, Migration, APPLICATION_ID, MIGRATIONS};
 use storlab_db::{Database, DbError, NewRun, RunFilter, RunId, RunRef, RunStatus};
-use storlab_report::{HostInfo, JobMeta, JobReport, TargetInfo, ToolInfo};
+use storlab_report::{HostInfo, JobNotes, JobReport, JobSetup, TargetInfo, ToolInfo};
 use storlab_stats::WorkerStats;
 
 const MS: u64 = 1_000_000;
@@ -19,7 +19,7 @@ fn job(name: &str, target: &str, iodepth: u32) -> JobReport {
         stats.read.record(i * MS, 4096, 1_000, 50_000 + i * 100);
     }
     JobReport::new(
-        JobMeta {
+        JobSetup {
             name: name.into(),
             job: serde_json::json!({ "name": name }),
             engine: "sim".into(),
@@ -37,6 +37,8 @@ fn job(name: &str, target: &str, iodepth: u32) -> JobReport {
             numjobs: 1,
             rw: "randread".into(),
             block_size: "4 KiB".into(),
+        },
+        JobNotes {
             warnings: vec!["a job warning".into()],
             engine_details: vec![("k".into(), "v".into())],
             sim: Some(serde_json::json!({ "bottleneck": "drive" })),

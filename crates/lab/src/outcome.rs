@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use storlab_engine::EngineReport;
 use storlab_job::size::format_size;
 use storlab_job::{BlockSizeSpec, DataPattern, JobSpec};
-use storlab_report::{JobMeta, JobReport, TargetInfo};
+use storlab_report::{JobNotes, JobReport, JobSetup, TargetInfo};
 use storlab_runner::JobOutcome;
 use storlab_stats::WorkerStats;
 
@@ -131,7 +131,7 @@ pub fn job_reports(
     if job.verify {
         engine_details.push(("verified_bytes".into(), outcome.verified_bytes.to_string()));
     }
-    let meta = |name: String, size_bytes: u64| JobMeta {
+    let setup = |name: String, size_bytes: u64| JobSetup {
         name,
         job: serde_json::to_value(job).unwrap_or(serde_json::Value::Null),
         engine: outcome.engine_name.clone(),
@@ -149,8 +149,10 @@ pub fn job_reports(
         numjobs: job.numjobs,
         rw: rw_label(job),
         block_size: block_size_label(job),
-        warnings: warnings.clone(),
-        engine_details: engine_details.clone(),
+    };
+    let notes = JobNotes {
+        warnings,
+        engine_details,
         sim: first_report
             .and_then(|r| r.sim.as_deref())
             .and_then(|sim| serde_json::to_value(sim).ok()),
@@ -162,7 +164,8 @@ pub fn job_reports(
             merged.merge(w);
         }
         vec![JobReport::new(
-            meta(job.name.clone(), region_bytes),
+            setup(job.name.clone(), region_bytes),
+            notes,
             &merged,
         )]
     } else {
@@ -172,7 +175,11 @@ pub fn job_reports(
             .zip(&outcome.regions)
             .enumerate()
             .map(|(i, (stats, region))| {
-                JobReport::new(meta(format!("{}.{i}", job.name), region.len_bytes), stats)
+                JobReport::new(
+                    setup(format!("{}.{i}", job.name), region.len_bytes),
+                    notes.clone(),
+                    stats,
+                )
             })
             .collect()
     }

@@ -17,7 +17,7 @@ use storlab_job::preset::{Metric, Preset, SweepPoint};
 use storlab_job::size::parse_size;
 use storlab_job::steps::DeviceState;
 use storlab_job::{JobSet, JobSpec};
-use storlab_report::{HostInfo, JobMeta, JobReport, RunReport, TargetInfo, ToolInfo};
+use storlab_report::{HostInfo, JobNotes, JobReport, JobSetup, RunReport, TargetInfo, ToolInfo};
 use storlab_runner::sweep::MeasuredPoint;
 use storlab_runner::{
     EngineProvider, JobOutcome, LiveCounters, RunError, RunOptions, DEFAULT_INTERVAL_NS,
@@ -332,7 +332,7 @@ pub fn run_fctest(
     let sets = &plan.sets;
     let result = crate::fctest::run(dir, second_dir, sets, seed, session.stop, &mut |phase| {
         let set = sets.iter().find(|s| s.name == phase.fileset);
-        let meta = JobMeta {
+        let setup = JobSetup {
             name: format!("{}/{}/{}", preset.name, phase.fileset, phase.operation),
             job: serde_json::json!({
                 "preset": preset.name,
@@ -357,14 +357,15 @@ pub fn run_fctest(
             numjobs: 1,
             rw: phase.operation.into(),
             block_size: "1 MiB".into(),
-            warnings: Vec::new(),
-            engine_details: vec![("files".into(), phase.files.to_string())],
-            sim: None,
         };
-        let report = JobReport::new(meta, &phase.stats);
+        let notes = JobNotes {
+            engine_details: vec![("files".into(), phase.files.to_string())],
+            ..JobNotes::default()
+        };
+        let report = JobReport::new(setup, notes, &phase.stats);
         let seconds = phase.stats.elapsed_ns as f64 / 1e9;
         sink.point_done(
-            &report.name,
+            &report.setup.name,
             std::slice::from_ref(&report),
             &format!(
                 "{} files, {:.2} s, {:.1} MB/s",
@@ -454,9 +455,17 @@ mod tests {
             sink.events,
             ["started 2", "w: 1 reports", "r: 1 reports", "ended"]
         );
-        let names: Vec<&str> = run.report.jobs.iter().map(|j| j.name.as_str()).collect();
+        let names: Vec<&str> = run
+            .report
+            .jobs
+            .iter()
+            .map(|j| j.setup.name.as_str())
+            .collect();
         assert_eq!(names, ["w", "r"]);
-        assert_eq!(run.report.jobs[1].target.description, "sim:usb3-uas-ssd");
+        assert_eq!(
+            run.report.jobs[1].setup.target.description,
+            "sim:usb3-uas-ssd"
+        );
     }
 
     /// A sweep in a device state: every point is measured in that state's aftermath and
@@ -482,6 +491,6 @@ mod tests {
         assert_eq!(run.complete, 1);
         assert_eq!(sink.events, ["started 1", "p: 1 reports", "ended"]);
         assert_eq!(run.coords.len(), run.report.jobs.len());
-        assert_ne!(run.report.jobs[0].device_state, "as-found");
+        assert_ne!(run.report.jobs[0].setup.device_state, "as-found");
     }
 }

@@ -306,8 +306,8 @@ pub fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
     job_reports(&m.outcome, provider, Vec::new())
         .into_iter()
         .map(|mut job_report| {
-            job_report.device_state = m.device_state.clone();
-            job_report.warnings.extend(m.warnings.iter().cloned());
+            job_report.setup.device_state = m.device_state.clone();
+            job_report.notes.warnings.extend(m.warnings.iter().cloned());
             job_report
         })
         .collect()

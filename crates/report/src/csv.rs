@@ -53,18 +53,18 @@ pub fn to_csv(report: &RunReport) -> String {
             };
             // Typed by HEADER's length, so a column added to one but not the other fails to build.
             let fields: [String; HEADER.len()] = [
-                job.name.clone(),
+                job.setup.name.clone(),
                 direction.to_owned(),
-                job.rw.clone(),
-                job.block_size.clone(),
-                job.iodepth.to_string(),
-                job.numjobs.to_string(),
-                job.engine.clone(),
-                job.target.description.clone(),
-                job.device_state.clone(),
-                job.data_pattern.clone(),
-                job.align_bytes.to_string(),
-                job.seed.to_string(),
+                job.setup.rw.clone(),
+                job.setup.block_size.clone(),
+                job.setup.iodepth.to_string(),
+                job.setup.numjobs.to_string(),
+                job.setup.engine.clone(),
+                job.setup.target.description.clone(),
+                job.setup.device_state.clone(),
+                job.setup.data_pattern.clone(),
+                job.setup.align_bytes.to_string(),
+                job.setup.seed.to_string(),
                 summary.ios.to_string(),
                 summary.bytes.to_string(),
                 summary.errors.to_string(),
@@ -84,7 +84,7 @@ pub fn to_csv(report: &RunReport) -> String {
                 report
                     .warnings
                     .iter()
-                    .chain(&job.warnings)
+                    .chain(&job.notes.warnings)
                     .map(String::as_str)
                     .collect::<Vec<_>>()
                     .join(WARNING_SEPARATOR),

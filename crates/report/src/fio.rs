@@ -257,7 +257,7 @@ pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
     let mut clones_left = 0u64;
     let mut groupid = 0;
     for job in jobs {
-        let spec = &job.job;
+        let spec = &job.setup.job;
         if clones_left == 0 {
             spec_index = Some(spec_index.map_or(0, |index| index + 1));
             let grouped = spec["group_reporting"].as_bool().unwrap_or(false);
@@ -273,7 +273,7 @@ pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
             groupid,
             jobname: spec["name"]
                 .as_str()
-                .map_or_else(|| job.name.clone(), str::to_owned),
+                .map_or_else(|| job.setup.name.clone(), str::to_owned),
         });
     }
     placements
@@ -281,7 +281,7 @@ pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
 
 fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bool) -> FioJob {
     let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
-    let workers = f64::from(job.numjobs.max(1));
+    let workers = f64::from(job.setup.numjobs.max(1));
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     FioJob {
         jobname: place.jobname.clone(),
@@ -306,11 +306,11 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         latency_ns,
         latency_us,
         latency_ms,
-        latency_depth: job.iodepth,
+        latency_depth: job.setup.iodepth,
         latency_target: 0,
         latency_percentile: PERCENT,
         latency_window: 0,
-        storlab_warnings: job.warnings.clone(),
+        storlab_warnings: job.notes.warnings.clone(),
     }
 }
 
@@ -318,17 +318,17 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
 /// storlab's own job fields.
 fn job_options(job: &JobReport) -> OrderedMap {
     let mut options: Vec<(String, Value)> = [
-        ("name", job.name.clone()),
-        ("ioengine", job.engine.clone()),
-        ("rw", job.rw.clone()),
-        ("bs", job.block_size.clone()),
-        ("iodepth", job.iodepth.to_string()),
-        ("numjobs", job.numjobs.to_string()),
+        ("name", job.setup.name.clone()),
+        ("ioengine", job.setup.engine.clone()),
+        ("rw", job.setup.rw.clone()),
+        ("bs", job.setup.block_size.clone()),
+        ("iodepth", job.setup.iodepth.to_string()),
+        ("numjobs", job.setup.numjobs.to_string()),
     ]
     .into_iter()
     .map(|(key, value)| (key.to_owned(), Value::String(value)))
     .collect();
-    if let Value::Object(spec) = &job.job {
+    if let Value::Object(spec) = &job.setup.job {
         for (key, value) in spec {
             if options.iter().any(|(existing, _)| existing == key) {
                 continue;

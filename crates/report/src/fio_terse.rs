@@ -36,7 +36,7 @@ pub fn to_fio_terse(report: &RunReport) -> String {
         ];
         direction_fields(job.read.as_ref(), &mut fields);
         direction_fields(job.write.as_ref(), &mut fields);
-        let workers = f64::from(job.numjobs.max(1));
+        let workers = f64::from(job.setup.numjobs.max(1));
         fields.push(format!("{:.6}%", job.cpu.user_percent / workers));
         fields.push(format!("{:.6}%", job.cpu.system_percent / workers));
         fields.push(job.cpu.context_switches.to_string());

@@ -62,13 +62,13 @@ fn runs_table(out: &mut String, runs: &[LabeledRun<'_>]) {
             .report
             .jobs
             .iter()
-            .map(|j| j.target.description.as_str())
+            .map(|j| j.setup.target.description.as_str())
             .collect();
         let warnings: Vec<&str> = run
             .report
             .warnings
             .iter()
-            .chain(run.report.jobs.iter().flat_map(|j| j.warnings.iter()))
+            .chain(run.report.jobs.iter().flat_map(|j| j.notes.warnings.iter()))
             .map(String::as_str)
             .collect::<BTreeSet<_>>()
             .into_iter()
@@ -97,9 +97,13 @@ fn probed_targets(out: &mut String, runs: &[LabeledRun<'_>]) {
         .iter()
         .flat_map(|run| run.report.jobs.iter().map(move |job| (run, job)))
         .filter_map(|(run, job)| {
-            let path = job.target.path.as_ref()?;
-            seen.insert((run.label.as_str(), job.target.description.as_str()))
-                .then_some((run.label.as_str(), job.target.description.as_str(), path))
+            let path = job.setup.target.path.as_ref()?;
+            seen.insert((run.label.as_str(), job.setup.target.description.as_str()))
+                .then_some((
+                    run.label.as_str(),
+                    job.setup.target.description.as_str(),
+                    path,
+                ))
         })
         .collect();
     if probed.is_empty() {
@@ -222,11 +226,11 @@ fn fixed_block_bytes(job: &JobReport) -> Option<u64> {
     } else {
         "block_size_read"
     };
-    job.job.get(key)?.get("fixed")?.as_u64()
+    job.setup.job.get(key)?.get("fixed")?.as_u64()
 }
 
 fn read_percent(job: &JobReport) -> Option<u64> {
-    job.job.get("read_percent")?.as_u64()
+    job.setup.job.get("read_percent")?.as_u64()
 }
 
 fn figures(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
@@ -256,8 +260,8 @@ fn grouped_bars(
     let mut categories: Vec<String> = Vec::new();
     for run in runs {
         for job in &run.report.jobs {
-            if !categories.contains(&job.name) {
-                categories.push(job.name.clone());
+            if !categories.contains(&job.setup.name) {
+                categories.push(job.setup.name.clone());
             }
         }
     }
@@ -267,7 +271,7 @@ fn grouped_bars(
             let values: Vec<Option<f64>> = categories
                 .iter()
                 .map(|name| {
-                    let job = run.report.jobs.iter().find(|j| &j.name == name)?;
+                    let job = run.report.jobs.iter().find(|j| &j.setup.name == name)?;
                     job.directions()
                         .find(|(d, _)| *d == direction)
                         .map(|(_, summary)| metric(summary))
@@ -350,7 +354,7 @@ fn throughput_vs_block_size(runs: &[LabeledRun<'_>]) -> Option<Figure> {
     let lines = sweep_lines(
         runs,
         |job| fixed_block_bytes(job).map(|b| b as f64),
-        |job| format!("{} QD{}", job.rw, job.iodepth),
+        |job| format!("{} QD{}", job.setup.rw, job.setup.iodepth),
         |d| d.bw_bytes_per_s / BYTES_PER_MB,
     );
     if lines.is_empty() {
@@ -390,16 +394,21 @@ fn mb_s_lines(title: &str, x_name: &str, x: Axis, lines: Vec<(String, Vec<(f64, 
 /// Sequential jobs only: where a job's region starts, in percent of the target when it was
 /// given as a share of it (h2benchw's zones on a whole drive).
 fn sequential_position_percent(job: &JobReport) -> Option<f64> {
-    let random = job.job.get("random_percent")?.as_u64()?;
-    let ppm = job.job.get("target_shares")?.get("offset_ppm")?.as_u64()?;
+    let random = job.setup.job.get("random_percent")?.as_u64()?;
+    let ppm = job
+        .setup
+        .job
+        .get("target_shares")?
+        .get("offset_ppm")?
+        .as_u64()?;
     (random == 0).then_some(ppm as f64 / 10_000.0)
 }
 
 /// Sequential jobs only: where a job's region starts, in bytes (zones of a `--size` area).
 fn sequential_position_bytes(job: &JobReport) -> Option<f64> {
-    let random = job.job.get("random_percent")?.as_u64()?;
-    let shares = job.job.get("target_shares");
-    let offset = job.job.get("offset_bytes")?.as_u64()?;
+    let random = job.setup.job.get("random_percent")?.as_u64()?;
+    let shares = job.setup.job.get("target_shares");
+    let offset = job.setup.job.get("offset_bytes")?.as_u64()?;
     (random == 0 && shares.is_none()).then_some(offset as f64)
 }
 
@@ -417,7 +426,7 @@ fn throughput_across_the_target(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
     let axes = [
         ZoneAxis {
             position: sequential_position_percent,
-            key: |job| job.block_size.clone(),
+            key: |job| job.setup.block_size.clone(),
             label: "position (% of the target)",
             format: format_position_percent,
         },
@@ -426,8 +435,8 @@ fn throughput_across_the_target(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
             key: |job| {
                 format!(
                     "{} over {}",
-                    job.block_size,
-                    format_bytes(job.target.size_bytes as f64)
+                    job.setup.block_size,
+                    format_bytes(job.setup.target.size_bytes as f64)
                 )
             },
             label: "position (bytes from the start)",
@@ -479,8 +488,8 @@ const MIN_ZONE_POINTS: usize = 3;
 fn iops_vs_queue_depth(runs: &[LabeledRun<'_>]) -> Option<Figure> {
     let lines = sweep_lines(
         runs,
-        |job| Some(f64::from(job.iodepth)),
-        |job| format!("{} {}", job.rw, job.block_size),
+        |job| Some(f64::from(job.setup.iodepth)),
+        |job| format!("{} {}", job.setup.rw, job.setup.block_size),
         |d| d.iops,
     );
     if lines.is_empty() {
@@ -522,8 +531,9 @@ fn latency_curves(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
                     .map(|&(p, ns)| (nines(p), ns as f64))
                     .collect();
                 if points.len() >= 2 {
-                    let label = format!("{}{} {direction}", series_prefix(runs, run), job.name);
-                    curves.push((job.name.clone(), (label, points)));
+                    let label =
+                        format!("{}{} {direction}", series_prefix(runs, run), job.setup.name);
+                    curves.push((job.setup.name.clone(), (label, points)));
                 }
             }
         }
@@ -596,18 +606,18 @@ fn write_share_grids(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
             .report
             .jobs
             .iter()
-            .map(|j| j.block_size.as_str())
+            .map(|j| j.setup.block_size.as_str())
             .collect();
         for block_size in block_sizes {
             let jobs: Vec<(u64, u32, f64)> = run
                 .report
                 .jobs
                 .iter()
-                .filter(|j| j.block_size == block_size)
+                .filter(|j| j.setup.block_size == block_size)
                 .filter_map(|j| {
                     let write_share = PERCENT as u64 - read_percent(j)?.min(PERCENT as u64);
                     let iops = j.directions().map(|(_, d)| d.iops).sum();
-                    Some((write_share, j.iodepth, iops))
+                    Some((write_share, j.setup.iodepth, iops))
                 })
                 .collect();
             let shares: BTreeSet<u64> = jobs.iter().map(|j| j.0).collect();
@@ -656,7 +666,12 @@ fn write_share_grids(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
 fn state_over_time(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
     let mut figures = Vec::new();
     for run in runs {
-        let config = |j: &JobReport| format!("{} {} QD{}", j.rw, j.block_size, j.iodepth);
+        let config = |j: &JobReport| {
+            format!(
+                "{} {} QD{}",
+                j.setup.rw, j.setup.block_size, j.setup.iodepth
+            )
+        };
         let configs: Vec<String> = run.report.jobs.iter().map(config).collect();
         let repeats = configs
             .iter()
@@ -666,7 +681,7 @@ fn state_over_time(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
             .report
             .jobs
             .iter()
-            .any(|j| j.device_state != "as-found" && j.series.len() > 1);
+            .any(|j| j.setup.device_state != "as-found" && j.series.len() > 1);
         if !(repeats || prepared) {
             continue;
         }
@@ -684,9 +699,9 @@ fn state_over_time(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
             let total_iops: f64 = job.directions().map(|(_, d)| d.iops).sum();
             rows.push(vec![
                 format!("{}", index + 1),
-                job.name.clone(),
+                job.setup.name.clone(),
                 label.clone(),
-                job.device_state.clone(),
+                job.setup.device_state.clone(),
                 format_seconds(offset_s),
                 format_count(total_iops),
             ]);
@@ -747,7 +762,7 @@ fn sim_utilisation(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
             .report
             .jobs
             .iter()
-            .filter_map(|j| j.sim.as_ref().map(|sim| (j, sim)))
+            .filter_map(|j| j.notes.sim.as_ref().map(|sim| (j, sim)))
             .collect();
         let mut layers: Vec<String> = Vec::new();
         for (_, sim) in &simulated {
@@ -765,7 +780,7 @@ fn sim_utilisation(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
         for (index, (job, sim)) in simulated.iter().enumerate() {
             let values: Vec<(String, f64)> = sim_layers(sim);
             series.push((
-                job.name.clone(),
+                job.setup.name.clone(),
                 layers
                     .iter()
                     .map(|name| {

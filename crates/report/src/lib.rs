@@ -2,10 +2,11 @@
 //! (`docs/json-output.md`), fio-shaped JSON, CSV and a text table.
 //!
 //! The crate knows nothing of jobs or engines: the caller passes job details as plain data in
-//! a [`JobMeta`] together with merged [`storlab_stats::WorkerStats`]:
+//! a [`JobSetup`] (what ran) and [`JobNotes`] (warnings, engine facts, the simulator's report)
+//! together with merged [`storlab_stats::WorkerStats`]:
 //!
 //! ```text
-//! let job_report = JobReport::new(meta, &merged_worker_stats);
+//! let job_report = JobReport::new(setup, notes, &merged_worker_stats);
 //! ```
 
 #![forbid(unsafe_code)]
@@ -27,8 +28,8 @@ pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
-    CpuReport, DiskUtil, HostInfo, JobMeta, JobReport, RunReport, SeriesPoint, TargetInfo,
-    ToolInfo, SCHEMA_VERSION,
+    CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RunReport, SeriesPoint,
+    TargetInfo, ToolInfo, SCHEMA_VERSION,
 };
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

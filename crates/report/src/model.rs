@@ -130,9 +130,42 @@ pub struct TargetInfo {
     pub path: Option<serde_json::Value>,
 }
 
-/// Result of one job (all its workers merged).
+/// Result of one job (all its workers merged): what ran ([`JobSetup`]), its figures, and what
+/// was noted beside them ([`JobNotes`]).
+///
+/// The two groups are flattened: the JSON has one flat object per job, each group's keys where
+/// they always were (setup first, notes after the figures), so reports written before the split
+/// and after it are the same bytes and read back alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobReport {
+    /// What ran, where and how.
+    #[serde(flatten)]
+    pub setup: JobSetup,
+    /// Reads, if any were issued.
+    pub read: Option<DirectionSummary>,
+    /// Writes, if any were issued.
+    pub write: Option<DirectionSummary>,
+    /// Trims, if any were issued.
+    pub trim: Option<DirectionSummary>,
+    /// Rates per interval over the measured window.
+    pub series: Vec<SeriesPoint>,
+    /// CPU the workers used.
+    pub cpu: CpuReport,
+    /// Measured window (after ramp).
+    pub elapsed_ns: u64,
+    /// Warnings, engine facts and the simulator's report.
+    #[serde(flatten)]
+    pub notes: JobNotes,
+    /// Queue depth at each I/O's queueing and I/Os per submit and per reap, counted as fio
+    /// counts them (absent in runs saved before they were kept).
+    #[serde(default, skip_serializing_if = "DepthCounts::is_empty")]
+    pub depth: DepthCounts,
+}
+
+/// What a job was: its specification and the conditions it ran in, everything needed to run it
+/// again. Known before the job starts; the measurement does not change it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSetup {
     /// Job name.
     pub name: String,
     /// The full job specification as JSON, for reproduction.
@@ -157,94 +190,36 @@ pub struct JobReport {
     pub rw: String,
     /// Block size, as the user wrote it (`4KiB`, `4k:50,64k:50`, ...).
     pub block_size: String,
-    /// Reads, if any were issued.
-    pub read: Option<DirectionSummary>,
-    /// Writes, if any were issued.
-    pub write: Option<DirectionSummary>,
-    /// Trims, if any were issued.
-    pub trim: Option<DirectionSummary>,
-    /// Rates per interval over the measured window.
-    pub series: Vec<SeriesPoint>,
-    /// CPU the workers used.
-    pub cpu: CpuReport,
-    /// Measured window (after ramp).
-    pub elapsed_ns: u64,
+}
+
+/// What was noted about a job beside its figures, by the run and by the engine.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobNotes {
     /// Job-level warnings.
     pub warnings: Vec<String>,
     /// Engine facts worth keeping (queue sizes, flags, kernel features), as key/value pairs.
     pub engine_details: Vec<(String, String)>,
     /// Simulator facts (full stack profile, device-side statistics) for simulated targets.
     pub sim: Option<serde_json::Value>,
-    /// Queue depth at each I/O's queueing and I/Os per submit and per reap, counted as fio
-    /// counts them (absent in runs saved before they were kept).
-    #[serde(default, skip_serializing_if = "DepthCounts::is_empty")]
-    pub depth: DepthCounts,
-}
-
-/// Everything about a job that does not come from the measurement itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobMeta {
-    /// See [`JobReport::name`].
-    pub name: String,
-    /// See [`JobReport::job`].
-    pub job: serde_json::Value,
-    /// See [`JobReport::engine`].
-    pub engine: String,
-    /// See [`JobReport::target`].
-    pub target: TargetInfo,
-    /// See [`JobReport::device_state`].
-    pub device_state: String,
-    /// See [`JobReport::data_pattern`].
-    pub data_pattern: String,
-    /// See [`JobReport::align_bytes`].
-    pub align_bytes: u64,
-    /// See [`JobReport::seed`].
-    pub seed: u64,
-    /// See [`JobReport::iodepth`].
-    pub iodepth: u32,
-    /// See [`JobReport::numjobs`].
-    pub numjobs: u32,
-    /// See [`JobReport::rw`].
-    pub rw: String,
-    /// See [`JobReport::block_size`].
-    pub block_size: String,
-    /// See [`JobReport::warnings`].
-    pub warnings: Vec<String>,
-    /// See [`JobReport::engine_details`].
-    pub engine_details: Vec<(String, String)>,
-    /// See [`JobReport::sim`].
-    pub sim: Option<serde_json::Value>,
 }
 
 impl JobReport {
-    /// Builds the report of one job from its description and its merged worker statistics.
-    pub fn new(meta: JobMeta, stats: &WorkerStats) -> Self {
+    /// Builds the report of one job from what ran, what was noted and its merged worker
+    /// statistics.
+    pub fn new(setup: JobSetup, notes: JobNotes, stats: &WorkerStats) -> Self {
         let elapsed_ns = stats.elapsed_ns;
         let summarise = |direction: &DirectionStats| {
             (!direction.is_empty()).then(|| DirectionSummary::from_stats(direction, elapsed_ns))
         };
         Self {
-            name: meta.name,
-            job: meta.job,
-            engine: meta.engine,
-            target: meta.target,
-            device_state: meta.device_state,
-            data_pattern: meta.data_pattern,
-            align_bytes: meta.align_bytes,
-            seed: meta.seed,
-            iodepth: meta.iodepth,
-            numjobs: meta.numjobs,
-            rw: meta.rw,
-            block_size: meta.block_size,
+            setup,
             read: summarise(&stats.read),
             write: summarise(&stats.write),
             trim: summarise(&stats.trim),
             series: SeriesPoint::from_stats(stats),
             cpu: CpuReport::from_stats(stats),
             elapsed_ns,
-            warnings: meta.warnings,
-            engine_details: meta.engine_details,
-            sim: meta.sim,
+            notes,
             depth: stats.depth.clone(),
         }
     }
@@ -394,8 +369,8 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    fn meta() -> JobMeta {
-        JobMeta {
+    fn setup() -> JobSetup {
+        JobSetup {
             name: "j".into(),
             job: serde_json::json!({}),
             engine: "null".into(),
@@ -413,9 +388,6 @@ mod tests {
             numjobs: 1,
             rw: "read".into(),
             block_size: "4KiB".into(),
-            warnings: vec![],
-            engine_details: vec![],
-            sim: None,
         }
     }
 
@@ -425,7 +397,7 @@ mod tests {
         stats.elapsed_ns = 250 * MS;
         stats.read.record(0, 4096, 0, 1_000);
         stats.trim.record_error();
-        let report = JobReport::new(meta(), &stats);
+        let report = JobReport::new(setup(), JobNotes::default(), &stats);
         assert!(report.read.is_some());
         assert!(report.write.is_none());
         assert_eq!(report.trim.as_ref().map(|t| t.errors), Some(1));

@@ -80,7 +80,7 @@ pub fn render_table(report: &RunReport) -> String {
     let mut targets_said: Vec<&str> = Vec::new();
     let mut diagnosis: Vec<String> = Vec::new();
     for job in &report.jobs {
-        let description = job.target.description.as_str();
+        let description = job.setup.target.description.as_str();
         if !targets_said.contains(&description) {
             targets_said.push(description);
             diagnosis.extend(
@@ -99,10 +99,12 @@ pub fn render_table(report: &RunReport) -> String {
         }
     }
 
-    let job_warnings = report
-        .jobs
-        .iter()
-        .flat_map(|job| job.warnings.iter().map(move |w| (Some(&job.name), w)));
+    let job_warnings = report.jobs.iter().flat_map(|job| {
+        job.notes
+            .warnings
+            .iter()
+            .map(move |w| (Some(&job.setup.name), w))
+    });
     let all_warnings: Vec<_> = report
         .warnings
         .iter()
@@ -131,7 +133,7 @@ pub fn render_table(report: &RunReport) -> String {
 /// naming it, then its diagnosis); for a simulated stack, the bottleneck layer and its
 /// utilisation, the next busiest layer, and the transport fallback if one happened.
 pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
-    let name = &job.name;
+    let name = &job.setup.name;
     let mut lines: Vec<String> = target_diagnosis(job)
         .into_iter()
         .map(|line| format!("[{name}] {line}"))
@@ -143,7 +145,7 @@ pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
 /// What the probed path of a real target (`target.path`) implies, without a prefix.
 fn target_diagnosis(job: &JobReport) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(path) = &job.target.path {
+    if let Some(path) = &job.setup.target.path {
         let device = &path["device"];
         if let Some(transport) = device["transport"].as_str() {
             let chain: Vec<&str> = device["driver_chain"]
@@ -172,9 +174,9 @@ fn target_diagnosis(job: &JobReport) -> Vec<String> {
 /// A simulated job's bottleneck, the next busiest layer and any transport fallback, each line
 /// prefixed with the job's name.
 fn sim_diagnosis(job: &JobReport) -> Vec<String> {
-    let name = &job.name;
+    let name = &job.setup.name;
     let mut lines = Vec::new();
-    if let Some(sim) = &job.sim {
+    if let Some(sim) = &job.notes.sim {
         if let (Some(bottleneck), Some(utilisation)) = (
             sim["bottleneck"].as_str(),
             sim["bottleneck_utilisation"].as_f64(),
@@ -268,10 +270,10 @@ fn job_row(job: &JobReport) -> [String; 10] {
     };
 
     [
-        escape_control(&job.name).into_owned(),
-        escape_control(&job.rw).into_owned(),
-        escape_control(&job.block_size).into_owned(),
-        format!("{}x{}", job.iodepth, job.numjobs),
+        escape_control(&job.setup.name).into_owned(),
+        escape_control(&job.setup.rw).into_owned(),
+        escape_control(&job.setup.block_size).into_owned(),
+        format!("{}x{}", job.setup.iodepth, job.setup.numjobs),
         read_mb,
         read_iops,
         write_mb,

@@ -1,7 +1,7 @@
 //! A fixed synthetic `RunReport` shared by the output tests: deterministic (seeded latencies,
 //! fixed timestamps and host), covering read-only, write-only, mixed and trim jobs with warnings.
 
-use storlab_report::{HostInfo, JobMeta, JobReport, RunReport, TargetInfo, ToolInfo};
+use storlab_report::{HostInfo, JobNotes, JobReport, JobSetup, RunReport, TargetInfo, ToolInfo};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const MS: u64 = 1_000_000;
@@ -59,8 +59,8 @@ fn worker(seed: u64, workload: &Workload, elapsed_ns: u64) -> WorkerStats {
     stats
 }
 
-fn meta(name: &str, rw: &str, block_size: &str, iodepth: u32, numjobs: u32) -> JobMeta {
-    JobMeta {
+fn meta(name: &str, rw: &str, block_size: &str, iodepth: u32, numjobs: u32) -> JobSetup {
+    JobSetup {
         name: name.to_owned(),
         job: serde_json::json!({
             "name": name,
@@ -85,13 +85,19 @@ fn meta(name: &str, rw: &str, block_size: &str, iodepth: u32, numjobs: u32) -> J
         numjobs,
         rw: rw.to_owned(),
         block_size: block_size.to_owned(),
+    }
+}
+
+/// What every fixed job notes: one engine fact, no warning, no simulator report.
+fn notes() -> JobNotes {
+    JobNotes {
         warnings: Vec::new(),
         engine_details: vec![("streams".to_owned(), "yes".to_owned())],
         sim: None,
     }
 }
 
-fn job(meta: JobMeta, workload: &Workload, elapsed_ns: u64) -> JobReport {
+fn job(meta: JobSetup, notes: JobNotes, workload: &Workload, elapsed_ns: u64) -> JobReport {
     let mut merged = WorkerStats::new(INTERVAL_NS);
     for worker_index in 0..u64::from(meta.numjobs) {
         // Workers finish a little apart, as real ones do; the job lasts as long as the slowest.
@@ -102,7 +108,7 @@ fn job(meta: JobMeta, workload: &Workload, elapsed_ns: u64) -> JobReport {
             worker_elapsed_ns,
         ));
     }
-    JobReport::new(meta, &merged)
+    JobReport::new(meta, notes, &merged)
 }
 
 /// The fixed report every snapshot is taken of.
@@ -122,6 +128,7 @@ pub fn fixed_report() -> RunReport {
     let second = 1_000 * MS;
     report.jobs.push(job(
         meta("seq-read", "read", "1MiB", 8, 1),
+        notes(),
         &Workload {
             read_percent: 100,
             trim_percent: 0,
@@ -131,12 +138,13 @@ pub fn fixed_report() -> RunReport {
         },
         second,
     ));
-    let mut random_write = meta("4k-qd32-write", "randwrite", "4KiB", 32, 2);
-    random_write
+    let mut random_write_notes = notes();
+    random_write_notes
         .warnings
         .push("writes exceed the simulated drive's sustained rate".to_owned());
     report.jobs.push(job(
-        random_write,
+        meta("4k-qd32-write", "randwrite", "4KiB", 32, 2),
+        random_write_notes,
         &Workload {
             read_percent: 0,
             trim_percent: 0,
@@ -146,10 +154,11 @@ pub fn fixed_report() -> RunReport {
         },
         second,
     ));
-    let mut mixed = meta("db-8k-70r", "randrw:70", "8KiB", 4, 1);
-    mixed.sim = Some(serde_json::json!({ "profile": "usb3-uas", "bridge": "asm1051e" }));
+    let mut mixed_notes = notes();
+    mixed_notes.sim = Some(serde_json::json!({ "profile": "usb3-uas", "bridge": "asm1051e" }));
     report.jobs.push(job(
-        mixed,
+        meta("db-8k-70r", "randrw:70", "8KiB", 4, 1),
+        mixed_notes,
         &Workload {
             read_percent: 65,
             trim_percent: 5,

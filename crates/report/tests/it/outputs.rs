@@ -149,7 +149,7 @@ fn html_report_shows_each_probed_target_once() {
 
     let mut probed = common::fixed_report();
     for job in &mut probed.jobs {
-        job.target.path = Some(serde_json::json!({
+        job.setup.target.path = Some(serde_json::json!({
             "path": "/dev/sdz",
             "diagnosis": ["BOT (usb-storage): one command at a time", "largest transfer <120> KiB"],
         }));
