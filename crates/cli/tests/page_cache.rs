@@ -4,7 +4,12 @@
 //! page-cache warning on a warm file. The files live under the build's temporary directory, on
 //! the disk that holds the build; a filesystem with no block device behind it (tmpfs, overlay)
 //! skips, as do a missing fio and a user who cannot drop the caches (root is needed).
+//!
+//! Its own test binary, not a module of `tests/it/`: it drops the machine's whole page cache and
+//! times the disk against fio, so no other test of the binary may run beside it (cargo runs test
+//! binaries one after another); its two tests take turns through `PAGE_CACHE`.
 
+#[path = "it/common.rs"]
 mod common;
 use common::storlab;
 

@@ -4,7 +4,7 @@
 //! then random writes is never filled; reads of discarded blocks need no flash, so they run
 //! faster than reads of filled ones.
 
-mod common;
+use crate::common;
 use common::{stderr, storlab};
 
 use std::process::Output;

@@ -234,3 +234,56 @@ fn the_simulator_does_no_file_io() {
          text or bytes: {offenders:?}"
     );
 }
+
+/// Test files that are test binaries of their own, each because a test in it needs a process to
+/// itself (the reason is in the file's header). Every other integration test is a module of its
+/// crate's one binary, `tests/it/main.rs` (docs/decisions/0015).
+const OWN_PROCESS_TEST_FILES: &[&str] = &[
+    "crates/cli/tests/page_cache.rs",
+    "crates/engine/tests/temp_cleanup.rs",
+    "crates/sim/tests/profile_edge_values.rs",
+    "crates/stats/tests/no_allocation.rs",
+];
+
+/// One integration-test binary per crate: a `tests/*.rs` file beside `tests/it/` (or a second
+/// one where there is no `it/`) is another binary to link on every test build.
+#[test]
+fn integration_tests_are_one_binary_per_crate() {
+    let mut extra = Vec::new();
+    for entry in std::fs::read_dir(workspace_root().join("crates"))
+        .unwrap()
+        .flatten()
+    {
+        let tests = entry.path().join("tests");
+        let mut binaries: Vec<String> = std::fs::read_dir(&tests)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|file| file.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+            .map(|path| relative(&path))
+            .filter(|path| !OWN_PROCESS_TEST_FILES.contains(&path.as_str()))
+            .collect();
+        if tests.join("it/main.rs").is_file() {
+            binaries.push(relative(&tests.join("it/main.rs")));
+        }
+        binaries.sort();
+        if binaries.len() > 1 {
+            extra.push(binaries);
+        }
+    }
+    let root = workspace_root();
+    let stale: Vec<_> = OWN_PROCESS_TEST_FILES
+        .iter()
+        .filter(|path| !root.join(path).is_file())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed test binaries that no longer exist: {stale:?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "more than one integration-test binary in a crate (move each file into its crate's \
+         tests/it/ and add `mod NAME;` to tests/it/main.rs): {extra:?}"
+    );
+}

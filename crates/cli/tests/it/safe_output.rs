@@ -4,7 +4,7 @@
 //! writes its finished jobs; argument errors are one line; control characters from names are
 //! escaped wherever people read them; paths that are not UTF-8 work.
 
-mod common;
+use crate::common;
 use common::{run_in, stderr};
 
 use std::ffi::{OsStr, OsString};

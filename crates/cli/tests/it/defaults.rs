@@ -2,7 +2,7 @@
 //! file's `ioengine` against `--target`, `blockalign` in the offsets actually issued, and presets
 //! whose zones are larger than the target.
 
-mod common;
+use crate::common;
 use common::{run_in as run, stderr};
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! fio 3.33 does (options as written, stonewall groups, clone names), compared with fio itself
 //! when it is installed.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -1,6 +1,6 @@
 //! Helpers the integration tests of the `storlab` binary share: the binary with a results
 //! database of the test's own, run in a directory, and its stderr as text.
-// Each test binary includes this module and uses its own subset of it.
+// `tests/it` and `tests/page_cache.rs` include this module; page_cache uses only a part of it.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;

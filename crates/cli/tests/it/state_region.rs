@@ -2,7 +2,7 @@
 //! this test sets up itself (root and losetup needed), every byte outside `--offset`/`--size`
 //! keeps the pattern written before the run; on a simulated drive, `--size=1%` fills 1%.
 
-mod common;
+use crate::common;
 use common::{stderr, storlab};
 
 use std::fs::File;

@@ -1,7 +1,7 @@
 //! Runs the `storlab` binary as a user would: help snapshots, output formats, bad input (one
 //! line, exit 2, nothing left behind), Ctrl-C, and the refusal to overwrite a device with data.
 
-mod common;
+use crate::common;
 use common::{run_in, stderr, storlab};
 
 use std::path::{Path, PathBuf};

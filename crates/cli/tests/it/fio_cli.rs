@@ -3,7 +3,7 @@
 //! `--showcmd`, `--eta` and `--status-interval`, compared with fio itself where it is
 //! installed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,0 +1,40 @@
+//! Integration tests of the `storlab` binary, as one test binary: one link instead of one per
+//! file, and the helpers in `common` compiled once (docs/decisions/0015).
+//!
+//! Layout:
+//! - One module per subject, each a file beside this one: `tests/it/NAME.rs`, listed below.
+//!   A new test file goes here too: put it in `tests/it/`, add `mod NAME;` below (in order), and
+//!   write `use crate::common;` instead of `mod common;` to use the shared helpers.
+//! - Snapshots are in `tests/it/snapshots/`, named `it__NAME__SNAPSHOT.snap` (insta names them
+//!   after the module path).
+//! - Data files stay in `tests/data/`, found through `CARGO_MANIFEST_DIR`.
+//! - Tests of all modules run in one process, two at a time on CI: a test that changes
+//!   something process- or machine-wide (the current directory, environment variables, the page
+//!   cache) must not, or it goes in a binary of its own.
+//! - The one such binary is `tests/page_cache.rs`: it drops the whole page cache and times the
+//!   disk against fio, so it runs alone, as before. `tidy::integration_tests_are_one_binary_per_crate`
+//!   refuses any other file beside `tests/it/`.
+
+mod common;
+
+mod calibration;
+mod cli;
+mod db;
+mod defaults;
+mod file_keys;
+mod fio_cli;
+mod fio_json;
+mod fio_oracle;
+mod generate;
+mod guard;
+mod presets;
+mod probe;
+mod report;
+mod safe_output;
+mod state_chains;
+mod state_region;
+mod tidy;
+mod validate;
+mod verify;
+mod warnings;
+mod whatif;
