@@ -8,9 +8,10 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, JobSpec, OpenSync,
-    RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares,
-    ThinkSpec, ZoneShare, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
+    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
+    JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec,
+    Target, TargetShares, ThinkSpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
+    OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -217,6 +218,12 @@ pub struct JobDraft {
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
     filesize_bytes: Option<u64>,
+    /// fio's log settings; a prefix of `None` inside means the job's name (a bare key).
+    fio_logs: FioLogs,
+    /// `write_*_log` given bare: the log is named after the job, known once it is finished.
+    log_named_by_job: Vec<FioLogKind>,
+    /// The key being applied was written bare (no `=`).
+    applying_bare: bool,
     /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.
     no_effect: Vec<&'static str>,
     provenance: Vec<Provenance>,
@@ -264,7 +271,10 @@ impl JobDraft {
                 ))
             }
         };
-        (def.apply)(self, text).map_err(|error| match error {
+        self.applying_bare = value.is_none();
+        let applied = (def.apply)(self, text);
+        self.applying_bare = false;
+        applied.map_err(|error| match error {
             ApplyError::Invalid(detail) => {
                 JobError::invalid(location.clone(), key, owned_value.clone(), detail)
             }
@@ -280,6 +290,24 @@ impl JobDraft {
             location: location.clone(),
         });
         Ok(())
+    }
+
+    /// `write_*_log=PREFIX` (or bare: named after the job) for the logs of `kind`.
+    fn log_prefix(&mut self, kind: FioLogKind, value: &str) {
+        self.log_named_by_job.retain(|k| *k != kind);
+        let prefix = if self.applying_bare {
+            self.log_named_by_job.push(kind);
+            None
+        } else {
+            Some(PathBuf::from(value))
+        };
+        let logs = &mut self.fio_logs;
+        match kind {
+            FioLogKind::Bandwidth => logs.bandwidth_prefix = prefix,
+            FioLogKind::Iops => logs.iops_prefix = prefix,
+            FioLogKind::CompletionHistogram => logs.histogram_prefix = prefix,
+            _ => logs.latency_prefix = prefix,
+        }
     }
 
     /// The name set with `name=`, if any.
@@ -492,6 +520,16 @@ impl JobDraft {
                     ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
                 }
             });
+        spec.fio_logs = self.fio_logs.clone();
+        for kind in &self.log_named_by_job {
+            let prefix = Some(PathBuf::from(name));
+            match kind {
+                FioLogKind::Bandwidth => spec.fio_logs.bandwidth_prefix = prefix,
+                FioLogKind::Iops => spec.fio_logs.iops_prefix = prefix,
+                FioLogKind::CompletionHistogram => spec.fio_logs.histogram_prefix = prefix,
+                _ => spec.fio_logs.latency_prefix = prefix,
+            }
+        }
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
         spec.buffer_pattern = self.buffer_pattern.clone();
@@ -936,6 +974,22 @@ fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
         }
         _ => "accepted, no effect",
+    }
+}
+
+/// `0` is accepted (fio's default); anything else is refused with `why`.
+fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
+    match parse_count(value)? {
+        0 => Ok(()),
+        _ => Err(ApplyError::Unsupported(why.into())),
+    }
+}
+
+/// A boolean key accepted off (fio's default) and refused on, with `why`.
+fn refuse_if_set(value: &str, why: &str) -> Result<(), ApplyError> {
+    match parse_bool(value)? {
+        false => Ok(()),
+        true => Err(ApplyError::Unsupported(why.into())),
     }
 }
 
@@ -1582,6 +1636,168 @@ pub static KEYS: &[KeyDef] = &[
             d.write_iolog = Some(PathBuf::from(v));
             Ok(())
         },
+    },
+    KeyDef {
+        name: "write_bw_log",
+        aliases: &[],
+        bare: true,
+        meaning: "bandwidth log PREFIX_bw.N.log in fio's format (bare: the job's name)",
+        field: "write_bw_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Bandwidth, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_iops_log",
+        aliases: &[],
+        bare: true,
+        meaning: "IOPS log PREFIX_iops.N.log in fio's format (bare: the job's name)",
+        field: "write_iops_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Iops, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_lat_log",
+        aliases: &[],
+        bare: true,
+        meaning: "latency logs PREFIX_lat.N.log, _clat and _slat in fio's format (bare: the job's name)",
+        field: "write_lat_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Latency, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_hist_log",
+        aliases: &[],
+        bare: true,
+        meaning: "completion latency histogram log PREFIX_clat_hist.N.log, lines every log_hist_msec",
+        field: "write_hist_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::CompletionHistogram, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_avg_msec",
+        aliases: &[],
+        bare: false,
+        meaning: "one averaged log entry per window of this many ms and direction (0: one per I/O)",
+        field: "log_avg_msec",
+        apply: |d, v| {
+            d.fio_logs.average_ms = parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_hist_msec",
+        aliases: &[],
+        bare: false,
+        meaning: "one histogram log line per window of this many ms and direction",
+        field: "log_hist_msec",
+        apply: |d, v| {
+            d.fio_logs.histogram_ms = parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_hist_coarseness",
+        aliases: &[],
+        bare: false,
+        meaning: "0 to 6: each step halves the histogram log's 1216 bins, as fio",
+        field: "log_hist_coarseness",
+        apply: |d, v| {
+            let coarseness = parse_count(v)?;
+            if coarseness > u64::from(FIO_LOG_HIST_COARSENESS_MAX) {
+                return Err(ApplyError::Invalid(format!(
+                    "use 0 to {FIO_LOG_HIST_COARSENESS_MAX}"
+                )));
+            }
+            d.fio_logs.histogram_coarseness = coarseness as u8;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_max_value",
+        aliases: &[],
+        bare: true,
+        meaning: "with log_avg_msec, log each window's maximum instead of its mean",
+        field: "log_max_value",
+        apply: |d, v| {
+            d.fio_logs.max_value = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_offset",
+        aliases: &[],
+        bare: true,
+        meaning: "log lines carry the I/O's offset",
+        field: "log_offset",
+        apply: |d, v| {
+            d.fio_logs.offset = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_prio",
+        aliases: &[],
+        bare: true,
+        meaning: "log lines end in the I/O's priority value (hex) instead of 0/1",
+        field: "log_prio",
+        apply: |d, v| {
+            d.fio_logs.priority = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "per_job_logs",
+        aliases: &[],
+        bare: true,
+        meaning: "1 (default): one log file per job clone (.N); 0: one file per prefix, appended to",
+        field: "per_job_logs",
+        apply: |d, v| {
+            d.fio_logs.shared_file = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_entries",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted: fio's initial log allocation; storlab's logs grow as needed",
+        field: "log_entries",
+        apply: |_, v| {
+            parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_compression",
+        aliases: &[],
+        bare: false,
+        meaning: "0 accepted; compressing logs in memory refused",
+        field: "log_compression",
+        apply: |_, v| refuse_unless_zero(v, "storlab keeps logs uncompressed in memory and writes them as text; leave out log_compression"),
+    },
+    KeyDef {
+        name: "log_store_compressed",
+        aliases: &[],
+        bare: true,
+        meaning: "0 accepted; compressed .fz log files refused",
+        field: "log_store_compressed",
+        apply: |_, v| refuse_if_set(v, "storlab writes logs as text, which fio's plotting tools read; leave out log_store_compressed"),
+    },
+    KeyDef {
+        name: "log_unix_epoch",
+        aliases: &["log_alternate_epoch"],
+        bare: true,
+        meaning: "0 accepted; Unix-time log timestamps refused",
+        field: "log_unix_epoch",
+        apply: |_, v| refuse_if_set(v, "storlab's log times are ms since the job's measurement began (fio's default), also for simulated time"),
     },
     KeyDef {
         name: "fsync",

@@ -2,6 +2,7 @@
 //! size, count, deadline, error or interruption. Several workers can share one engine (virtual
 //! time); each owns a contiguous range of the engine's buffer slots.
 
+use crate::fio_log::{FioLogFile, FioLogRecorder, LoggedIo};
 use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::pattern;
 use crate::verify::{self, WriteRecord};
@@ -200,6 +201,8 @@ pub struct Worker {
     /// The last interval whose window was judged.
     steady_checked_interval: u64,
     pub stats: WorkerStats,
+    /// fio's per-I/O logs, when the job asks for any.
+    fio_log: Option<FioLogRecorder>,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
 }
@@ -329,8 +332,24 @@ impl Worker {
                 interval_ns,
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
+            fio_log: None,
             error: None,
         }
+    }
+
+    /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
+    /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
+    pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
+        self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
+    }
+
+    /// This worker's fio log files (taken once, after the run).
+    pub fn take_fio_logs(&mut self) -> Vec<FioLogFile> {
+        let elapsed_ns = self.stats.elapsed_ns;
+        self.fio_log
+            .take()
+            .map(|log| log.finish(elapsed_ns))
+            .unwrap_or_default()
     }
 
     /// What this worker wrote, for the read-back (verify runs; taken once).
@@ -783,6 +802,17 @@ impl Worker {
             let t_ns = completion.done_ns - window.measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
+            if let Some(log) = self.fio_log.as_mut() {
+                log.record(LoggedIo {
+                    direction,
+                    submitted_ns: io.submitted_ns.saturating_sub(window.measure_start_ns),
+                    completed_ns: t_ns,
+                    block_bytes: u64::from(io.len_bytes),
+                    offset_bytes: io.offset_bytes,
+                    slat_ns,
+                    clat_ns,
+                });
+            }
             if self.steadystate.is_some() {
                 self.check_steady(t_ns);
             }
@@ -858,6 +888,9 @@ pub fn drive(
     for w in workers.iter_mut() {
         if let Some(log) = w.iolog.as_mut() {
             log.open(&w.job_name)?;
+        }
+        if let Some(log) = w.fio_log.as_mut() {
+            log.log_submission = !synchronous;
         }
     }
     let cpu_start = CpuTime::thread_now();
