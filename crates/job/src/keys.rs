@@ -383,6 +383,24 @@ impl JobDraft {
                  fixed pattern; drop verify_pattern",
             ));
         }
+        let logs_asked = !self.log_named_by_job.is_empty()
+            || FioLogKind::ALL
+                .into_iter()
+                .any(|kind| self.fio_logs.prefix(kind).is_some());
+        if logs_asked && self.engine_tuning.cmdprio_percentage > 0 {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "cmdprio_percentage");
+            return Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("cmdprio_percentage", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                "with fio's logs: the engine picks which I/Os get the priority and the logs \
+                 could not say which did; drop one of them",
+            ));
+        }
         let name = self
             .name
             .clone()
@@ -977,9 +995,9 @@ fn no_effect_reason(key: &str) -> &'static str {
     }
 }
 
-/// `0` is accepted (fio's default); anything else is refused with `why`.
+/// A size of `0` is accepted (fio's default); anything else is refused with `why`.
 fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
-    match parse_count(value)? {
+    match parse_size(value)? {
         0 => Ok(()),
         _ => Err(ApplyError::Unsupported(why.into())),
     }
@@ -1707,7 +1725,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "log_hist_coarseness",
         aliases: &[],
         bare: false,
-        meaning: "0 to 6: each step halves the histogram log's 1216 bins, as fio",
+        meaning: "0 to 6: each step halves the histogram log's 1856 bins, as fio",
         field: "log_hist_coarseness",
         apply: |d, v| {
             let coarseness = parse_count(v)?;
@@ -3222,5 +3240,70 @@ mod tests {
             error.starts_with("--verify_pattern=0xff: storlab's verify"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn log_keys_name_fios_files() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("numjobs", Some("2")),
+            ("write_bw_log", None),
+            ("write_lat_log", Some("out/lat")),
+            ("log_avg_msec", Some("500")),
+            ("log_offset", None),
+        ])
+        .unwrap();
+        let logs = &spec.fio_logs;
+        // A bare key names the log after the job, as fio.
+        assert_eq!(
+            logs.path(FioLogKind::Bandwidth, 2),
+            Some(PathBuf::from("job_bw.2.log"))
+        );
+        assert_eq!(
+            logs.path(FioLogKind::SubmissionLatency, 1),
+            Some(PathBuf::from("out/lat_slat.1.log"))
+        );
+        assert_eq!(logs.path(FioLogKind::Iops, 1), None);
+        assert_eq!((logs.average_ms, logs.offset), (500, true));
+        let shared = draft(&[
+            ("size", Some("1M")),
+            ("write_iops_log", Some("x")),
+            ("per_job_logs", Some("0")),
+        ])
+        .unwrap();
+        assert_eq!(
+            shared.fio_logs.path(FioLogKind::Iops, 7),
+            Some(PathBuf::from("x_iops.log"))
+        );
+    }
+
+    #[test]
+    fn log_features_storlab_lacks_are_refused_in_one_line() {
+        for (key, value) in [
+            ("log_compression", "4m"),
+            ("log_store_compressed", "1"),
+            ("log_unix_epoch", "1"),
+            ("log_hist_coarseness", "7"),
+        ] {
+            let error = draft(&[
+                ("size", Some("1M")),
+                ("write_bw_log", None),
+                (key, Some(value)),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(error.starts_with(&format!("--{key}={value}: ")), "{error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+        assert!(draft(&[("size", Some("1M")), ("log_compression", Some("0"))]).is_ok());
+        let error = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("cmdprio_percentage", Some("20")),
+            ("write_lat_log", None),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("--cmdprio_percentage=20: "), "{error}");
     }
 }

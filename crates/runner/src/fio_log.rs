@@ -11,7 +11,7 @@
 //! maximum) of the samples since the window's start, written when the first sample past the
 //! window arrives and once more for what is left at the job's end; bandwidth (KiB/s) and IOPS
 //! lines are rates over each whole window, none for a direction without I/O in it and none for
-//! the window the job ends in (fio's helper thread never samples it). Windowed lines carry block
+//! a window the job ends inside (fio's helper thread never samples it). Windowed lines carry block
 //! size and offset 0.
 
 use std::fmt::Write as _;
@@ -284,14 +284,13 @@ impl FioLogRecorder {
             latency: value_log(FioLogKind::Latency),
             completion_latency: value_log(FioLogKind::CompletionLatency),
             submission_latency: value_log(FioLogKind::SubmissionLatency),
-            rates: (averaged && (wants(FioLogKind::Bandwidth) || wants(FioLogKind::Iops))).then(
-                || RateWindows {
+            rates: (averaged && (wants(FioLogKind::Bandwidth) || wants(FioLogKind::Iops)))
+                .then_some(RateWindows {
                     average_ms: settings.average_ms,
                     index: 0,
                     bytes: [0; DIRECTIONS],
                     ios: [0; DIRECTIONS],
-                },
-            ),
+                }),
             histogram: (wants(FioLogKind::CompletionHistogram) && settings.histogram_ms > 0).then(
                 || HistogramLog {
                     window_ms: settings.histogram_ms,
@@ -352,12 +351,9 @@ impl FioLogRecorder {
     pub(crate) fn finish(mut self, elapsed_ns: u64) -> Vec<FioLogFile> {
         let end_ms = elapsed_ns / NS_PER_MS;
         if let Some(rates) = self.rates.as_mut() {
-            // Only windows that ended before the job did (fio never samples the last one).
-            rates.advance(
-                end_ms.saturating_sub(1),
-                &mut self.bandwidth,
-                &mut self.iops,
-            );
+            // Only whole windows: one the job ended inside is left out, as fio's helper
+            // thread never samples it.
+            rates.advance(end_ms, &mut self.bandwidth, &mut self.iops);
         }
         let mut files = Vec::new();
         let settings = &self.settings;
@@ -503,7 +499,8 @@ mod tests {
             text_of(&files, "j_clat.1.log"),
             "130, 20, 0, 0, 0, 0\n260, 45, 0, 0, 0, 0\n"
         );
-        // Rates over whole windows: [0,100) two I/Os, [100,200) two; [200,300) never ended.
+        // Rates over whole windows: [0,100) two I/Os, [100,200) two; the job ended inside
+        // [200,300).
         assert_eq!(
             text_of(&files, "j_iops.1.log"),
             "100, 20, 0, 0, 0, 0\n200, 20, 0, 0, 0, 0\n"
