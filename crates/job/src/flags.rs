@@ -329,6 +329,8 @@ mod tests {
             "verify_pattern=0x5a",
             "rate_min=1m",
             "ratemin=1m,512k",
+            "rate_iops_min=100",
+            "rate_iops_min=100,50",
             "steadystate=iops:5%",
             "ss=bw_slope:1m",
             "steadystate_duration=30",

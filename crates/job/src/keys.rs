@@ -211,6 +211,7 @@ pub struct JobDraft {
     unlink: Option<bool>,
     rate_poisson: Option<bool>,
     rate_min: Option<(Option<u64>, Option<u64>)>,
+    rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
     /// `verify_pattern` was given: no effect without `verify`, refused with it.
     verify_pattern: bool,
@@ -554,6 +555,10 @@ impl JobDraft {
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
+        }
+        if let Some((read, write)) = self.rate_iops_min {
+            spec.rate_iops_min.read = read;
+            spec.rate_iops_min.write = write;
         }
         if self.size.is_none() {
             if let Some(filesize) = self.filesize_bytes {
@@ -2291,6 +2296,17 @@ pub static KEYS: &[KeyDef] = &[
         field: "rate_min",
         apply: |d, v| {
             d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_iops_min",
+        aliases: &[],
+        bare: false,
+        meaning: "I/Os per second a job must keep, for both or read,write: below it over an interval, the job fails",
+        field: "rate_iops_min",
+        apply: |d, v| {
+            d.rate_iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
             Ok(())
         },
     },

@@ -537,6 +537,12 @@ pub struct RateIops {
     pub write: Option<u64>,
 }
 
+impl RateIops {
+    pub fn is_unset(&self) -> bool {
+        self.read.is_none() && self.write.is_none()
+    }
+}
+
 /// Bandwidth ceiling per direction, bytes per second (fio `rate=R,W`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateBytes {
@@ -681,6 +687,10 @@ pub struct JobSpec {
     /// a worker that falls below it over a whole interval fails.
     #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
     pub rate_min: RateBytes,
+    /// fio's `rate_iops_min`: the I/Os per second each direction must keep, judged as
+    /// `rate_min`.
+    #[serde(default, skip_serializing_if = "RateIops::is_unset")]
+    pub rate_iops_min: RateIops,
     /// fio's `rate_process=poisson`: rated I/Os go at exponentially distributed intervals around
     /// the rate's mean instead of evenly spaced.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -745,6 +755,7 @@ impl JobSpec {
             unlink: false,
             rate_poisson: false,
             rate_min: RateBytes::default(),
+            rate_iops_min: RateIops::default(),
             buffer_pattern: None,
             steadystate: None,
             strided_zones: None,
