@@ -430,3 +430,30 @@ write_iops_log=l
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("log_compression"), "{}", stderr(&out));
 }
+
+/// `buffer_pattern` of several elements (issue 20's leftovers): the file storlab writes is
+/// fio's byte for byte.
+#[test]
+fn multi_element_buffer_patterns_write_fios_bytes() {
+    if !fio_present() {
+        return;
+    }
+    for pattern in [
+        "0xdeadface\"abcd\"-12",
+        "\"ab\"0x1234",
+        "4660",
+        "0xff0x14\"z\"0",
+    ] {
+        let job = format!(
+            "[p]\nfilename=@DIR@/out\nsize=8k\nbs=4k\nrw=write\nbuffer_pattern={pattern}\n"
+        );
+        let fio_dir = scratch(&job);
+        run_fio(fio_dir.path());
+        let ours_dir = scratch(&job);
+        run_storlab(ours_dir.path(), &[]);
+        let theirs = std::fs::read(fio_dir.path().join("out")).unwrap();
+        let ours = std::fs::read(ours_dir.path().join("out")).unwrap();
+        assert_eq!(theirs.len(), 8192, "{pattern}");
+        assert!(theirs == ours, "{pattern}: the files differ");
+    }
+}

@@ -1027,37 +1027,51 @@ fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
 /// fio's largest pattern (lib/pattern.h, `MAX_PATTERN_SIZE`).
 const PATTERN_MAX_BYTES: usize = 512;
 
-/// A fio data pattern (lib/pattern.c) of one element: `0x` hex bytes or a quoted string. fio's
-/// decimal numbers, `%o` (the offset), repeats and concatenated elements are refused.
+/// A fio data pattern (lib/pattern.c, `parse_and_fill_pattern`): elements written one after
+/// another without separators, each `0x` hex bytes (`0xabc` is `0a bc`; `0xff0x14` is two
+/// elements), a `"string"`, or a decimal number (fio's `strtol`: the value's low 32 bits as
+/// little-endian bytes without the high zero bytes, `0` one zero byte, `-12` `f4 ff ff ff`).
+/// fio's `'file'` (the pattern read from a file) and `%o` (the offset) are refused.
 fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    let text = text.trim();
     let mut bytes = Vec::new();
-    {
-        let part = text.trim();
-        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(ApplyError::Invalid(format!("'{part}' is not hex bytes")));
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        rest = match first {
+            '"' => {
+                let Some(end) = rest[1..].find('"') else {
+                    return Err(ApplyError::Invalid(format!(
+                        "'{rest}': the string has no closing quote"
+                    )));
+                };
+                bytes.extend_from_slice(&rest.as_bytes()[1..1 + end]);
+                &rest[end + 2..]
             }
-            // fio reads an odd number of digits with a leading zero.
-            let padded = if hex.len() % 2 == 1 {
-                format!("0{hex}")
-            } else {
-                hex.to_string()
-            };
-            for pair in padded.as_bytes().chunks(2) {
-                let digits = std::str::from_utf8(pair).expect("ASCII hex digits");
-                bytes.push(u8::from_str_radix(digits, 16).expect("checked hex digits"));
+            '\'' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio reads a pattern in single quotes from that file; storlab does \
+                     not read pattern files: give the bytes as 0x hex or a \"string\""
+                )))
             }
-        } else if let Some(quoted) = part
-            .strip_prefix('"')
-            .and_then(|p| p.strip_suffix('"'))
-            .or_else(|| part.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
-        {
-            bytes.extend_from_slice(quoted.as_bytes());
-        } else {
-            return Err(ApplyError::Unsupported(format!(
-                "'{part}': storlab reads one element, 0x hex bytes or a quoted string (not \
-                 fio's decimal numbers, %o or several elements)"
-            )));
+            '%' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio's %o (each block's offset) is not supported"
+                )))
+            }
+            _ => match hex_element(rest) {
+                Some((element, after)) => {
+                    bytes.extend(element);
+                    after
+                }
+                None => {
+                    let (element, after) = decimal_element(rest)?;
+                    bytes.extend(element);
+                    after
+                }
+            },
+        };
+        if bytes.len() > PATTERN_MAX_BYTES {
+            break;
         }
     }
     if bytes.is_empty() || bytes.len() > PATTERN_MAX_BYTES {
@@ -1066,6 +1080,73 @@ fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
         )));
     }
     Ok(bytes)
+}
+
+/// A `0x` element at the start of `text` and what follows it (fio's `parse_number`, hex part),
+/// or `None` when `text` does not start with `0x` and a hex digit.
+fn hex_element(text: &str) -> Option<(Vec<u8>, &str)> {
+    let digits_and_rest = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))?;
+    let mut len = digits_and_rest
+        .bytes()
+        .take_while(u8::is_ascii_hexdigit)
+        .count();
+    if len == 0 {
+        return None;
+    }
+    // fio looks back: in `0xff0x14` the `0` before `x14` starts the next element.
+    let after = &digits_and_rest.as_bytes()[len..];
+    if len > 1 && matches!(after.first(), Some(b'x' | b'X')) {
+        len -= 1;
+    }
+    let digits = &digits_and_rest[..len];
+    // An odd number of digits: the first byte is the first digit alone.
+    let padded = if len % 2 == 1 {
+        format!("0{digits}")
+    } else {
+        digits.to_string()
+    };
+    let element = padded
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
+            u8::from_str_radix(pair, 16).expect("checked hex digits")
+        })
+        .collect();
+    Some((element, &digits_and_rest[len..]))
+}
+
+/// A decimal element at the start of `text` and what follows it (fio's `parse_number`,
+/// decimal part).
+fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
+    let sign_len = usize::from(text.starts_with('-'));
+    let digits_len = text[sign_len..]
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let end = sign_len + digits_len;
+    if digits_len == 0 {
+        return Err(ApplyError::Invalid(format!(
+            "'{text}' is not a pattern element: 0x hex bytes, a \"string\" or a decimal number"
+        )));
+    }
+    let value: i64 = text[..end]
+        .parse()
+        .map_err(|_| ApplyError::Invalid(format!("'{}' is out of range", &text[..end])))?;
+    let mut element = Vec::new();
+    if value == 0 {
+        element.push(0);
+    } else {
+        // fio keeps the value's low 32 bits (`(unsigned int)lval`).
+        let mut low = value as u32;
+        while low != 0 {
+            element.push((low & 0xff) as u8);
+            low >>= 8;
+        }
+    }
+    Ok((element, &text[end..]))
 }
 
 /// fio's default steady-state limit, 0.01% (of the mean), in millionths of a percent.
@@ -2268,7 +2349,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "buffer_pattern",
         aliases: &[],
         bare: false,
-        meaning: "write these bytes repeated: 0x hex or a quoted string",
+        meaning: "write these bytes repeated: 0x hex, \"string\" and decimal elements, as fio",
         field: "buffer_pattern",
         apply: |d, v| {
             d.buffer_pattern = Some(parse_pattern(v)?);
@@ -3241,9 +3322,23 @@ mod tests {
         assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
         assert_eq!(pattern("\"ab\""), Ok(b"ab".to_vec()));
         assert!(pattern("0xzz").is_err());
-        assert!(pattern("1234")
-            .unwrap_err()
-            .contains("not fio's decimal numbers"));
+        // Several elements and decimal numbers, as fio 3.33 writes them (checked with fio on a
+        // file and xxd): `0xdeadface"abcd"-12` is `de ad fa ce 61 62 63 64 f4 ff ff ff`.
+        assert_eq!(
+            pattern("0xdeadface\"abcd\"-12"),
+            Ok(vec![
+                0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff
+            ])
+        );
+        assert_eq!(pattern("4660"), Ok(vec![0x34, 0x12]));
+        assert_eq!(pattern("0"), Ok(vec![0]));
+        assert_eq!(pattern("0xff0x14"), Ok(vec![0xff, 0x14]));
+        assert_eq!(pattern("\"ab\"0x1234"), Ok(vec![b'a', b'b', 0x12, 0x34]));
+        // fio refuses these too.
+        assert!(pattern("-0x12").is_err());
+        assert!(pattern("0x12 \"a\"").is_err());
+        assert!(pattern("'file'").unwrap_err().contains("pattern files"));
+        assert!(pattern("%o").unwrap_err().contains("%o"));
         let error = draft(&[
             ("size", Some("1M")),
             ("rw", Some("write")),
