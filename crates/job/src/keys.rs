@@ -1000,6 +1000,11 @@ fn no_effect_reason(key: &str) -> &'static str {
     }
 }
 
+/// linux/ioprio.h: `IOPRIO_CLASS_RT` to `IOPRIO_CLASS_IDLE`, the classes fio's `cmdprio_class`
+/// takes.
+const IOPRIO_CLASS_FIRST: u64 = 1;
+const IOPRIO_CLASS_LAST: u64 = 3;
+
 /// A size of `0` is accepted (fio's default); anything else is refused with `why`.
 fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
     match parse_size(value)? {
@@ -1606,6 +1611,48 @@ pub static KEYS: &[KeyDef] = &[
                 ))
             })?;
             d.engine_tuning.vectored = value == 0;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cmdprio_class",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: priority class of the cmdprio_percentage I/Os: 1 real-time (default), 2 best-effort, 3 idle",
+        field: "cmdprio_class",
+        apply: |d, v| {
+            let (read, write) = split_read_write(v)?;
+            let class = |text: Option<&str>| -> Result<Option<u8>, ApplyError> {
+                let Some(text) = text.filter(|t| !t.is_empty()) else {
+                    return Ok(None);
+                };
+                match parse_count(text)? {
+                    class @ IOPRIO_CLASS_FIRST..=IOPRIO_CLASS_LAST => Ok(Some(class as u8)),
+                    _ => Err(ApplyError::Invalid(
+                        "use 1 (real-time), 2 (best-effort) or 3 (idle)".into(),
+                    )),
+                }
+            };
+            let (read, write) = (class(read)?, class(write)?);
+            if read.is_some() && write.is_some() && read != write {
+                return Err(ApplyError::Unsupported(
+                    "storlab gives reads and writes one class; fio's read,write form with two \
+                     classes is not supported"
+                        .into(),
+                ));
+            }
+            d.engine_tuning.cmdprio_class = read.or(write);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sqthread_poll_cpu",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: bind the sqthread_poll kernel thread to this CPU",
+        field: "sqthread_poll_cpu",
+        apply: |d, v| {
+            d.engine_tuning.sqthread_poll_cpu = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
         },
     },
@@ -3416,5 +3463,38 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.starts_with("--cmdprio_percentage=20: "), "{error}");
+    }
+
+    #[test]
+    fn cmdprio_class_and_sqthread_poll_cpu_reach_the_engine_tuning() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("cmdprio_percentage", Some("10")),
+            ("cmdprio_class", Some("2")),
+            ("sqthread_poll", None),
+            ("sqthread_poll_cpu", Some("3")),
+        ])
+        .unwrap();
+        assert_eq!(spec.engine_tuning.cmdprio_class, Some(2));
+        assert_eq!(spec.engine_tuning.sqthread_poll_cpu, Some(3));
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        let class = |v: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("ioengine", Some("io_uring")),
+                ("cmdprio_class", Some(v)),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        assert!(class("4").unwrap_err().contains("use 1 (real-time)"));
+        assert!(class("1,2").unwrap_err().contains("one class"));
+        assert!(class("3,3").is_ok());
+        // Without cmdprio_percentage the class changes nothing, as in fio: a warning.
+        let warnings = class("2").unwrap().warnings;
+        assert!(
+            warnings.iter().any(|w| w.contains("cmdprio_class")),
+            "{warnings:?}"
+        );
     }
 }

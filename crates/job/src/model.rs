@@ -153,6 +153,14 @@ pub struct EngineTuning {
     /// io_uring `cmdprio_percentage`: share of I/Os issued with the real-time I/O priority class.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub cmdprio_percentage: u8,
+    /// io_uring `cmdprio_class`: the I/O priority class of those I/Os (1 real-time, fio's
+    /// default; 2 best-effort; 3 idle), at level 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_class: Option<u8>,
+    /// io_uring `sqthread_poll_cpu`: the CPU the `sqthread_poll` kernel thread is bound to
+    /// (`IORING_SETUP_SQ_AFF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqthread_poll_cpu: Option<u32>,
     /// libaio `userspace_reap`: read completions from the AIO ring in user space.
     #[serde(default, skip_serializing_if = "is_false")]
     pub userspace_reap: bool,
@@ -183,6 +191,18 @@ impl EngineTuning {
         check(self.sqthread_poll, uring, "sqthread_poll");
         check(self.vectored, uring, "nonvectored");
         check(self.cmdprio_percentage > 0, uring, "cmdprio_percentage");
+        // As in fio, the class is that of the I/Os `cmdprio_percentage` picks, and the CPU
+        // that of the `sqthread_poll` thread.
+        check(
+            self.cmdprio_class.is_some(),
+            uring && self.cmdprio_percentage > 0,
+            "cmdprio_class",
+        );
+        check(
+            self.sqthread_poll_cpu.is_some(),
+            uring && self.sqthread_poll,
+            "sqthread_poll_cpu",
+        );
         check(
             self.userspace_reap,
             engine == EngineKind::Libaio,
