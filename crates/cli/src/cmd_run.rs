@@ -68,6 +68,7 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
             "--pcap: only simulated targets (sim:STACK) have a USB session to record",
         ));
     }
+    check_fio_log_paths(&args, &set)?;
     for job in &set.jobs {
         for warning in &job.warnings {
             say!("storlab: warning: job '{}': {warning}", job.name);
@@ -133,6 +134,9 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
     }
     written?;
     saved?;
+    if let Some(failure) = sink.log_failure.take() {
+        return Err(failure);
+    }
     if interrupted && STOP.load(Ordering::Relaxed) {
         return Err(run_failed(format!(
             "interrupted: {complete} of {total} jobs finished and are reported above"
@@ -148,7 +152,42 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
 /// regular file or nothing, that names the results database, the job file or the `--target`,
 /// or that another of these outputs names too.
 fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
-    let outputs: Vec<(&str, &Path)> = [
+    check_outputs_with(args, &[], &[])
+}
+
+/// [`check_run_outputs`] with the fio log files the jobs write (`write_bw_log`...) among the
+/// outputs and the jobs' target files among the protected, before any job runs. Refused in a
+/// what-if comparison, where every target's run would replace the same logs.
+fn check_fio_log_paths(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), Failure> {
+    let logs = set.fio_log_paths();
+    let Some((key, _)) = logs.first() else {
+        return Ok(());
+    };
+    if args.compared {
+        return Err(bad_input(format!(
+            "{key}: with several --target, each target's run would replace the others' logs; \
+             run one target at a time"
+        )));
+    }
+    let logs: Vec<(&str, &Path)> = logs.iter().map(|(k, p)| (*k, p.as_path())).collect();
+    let targets: Vec<&Path> = set
+        .jobs
+        .iter()
+        .filter_map(|job| match &job.target {
+            Target::Path(path) => Some(path.as_path()),
+            _ => None,
+        })
+        .collect();
+    check_outputs_with(args, &logs, &targets)
+}
+
+/// The checks of [`check_run_outputs`] with `more_outputs` and `more_protected` (job targets).
+fn check_outputs_with(
+    args: &RunArgs,
+    more_outputs: &[(&str, &Path)],
+    more_protected: &[&Path],
+) -> Result<(), Failure> {
+    let mut outputs: Vec<(&str, &Path)> = [
         ("--output", &args.output),
         ("--report", &args.report),
         ("--pcap", &args.pcap),
@@ -156,6 +195,7 @@ fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
     .into_iter()
     .filter_map(|(option, path)| Some((option, path.as_deref()?)))
     .collect();
+    outputs.extend_from_slice(more_outputs);
     if outputs.is_empty() {
         return Ok(());
     }
@@ -183,6 +223,9 @@ fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
         .collect();
     for target in &targets {
         protected.push(("the --target", target));
+    }
+    for target in more_protected {
+        protected.push(("a job's target", target));
     }
     check_output_paths(&outputs, &protected)
 }

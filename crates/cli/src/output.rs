@@ -202,6 +202,35 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8], option: &str) -> Result<(), 
     renamed
 }
 
+/// Appends `bytes` to the regular file at `path` (or makes it): the old content and the new are
+/// written whole through a temporary file and a rename, as [`write_file`] does, so the file is
+/// never half-written and never reached through a symbolic link. For fio's logs with
+/// `per_job_logs=0`, which fio appends to.
+pub(crate) fn append_file(path: &Path, bytes: &[u8], option: &str) -> Result<(), Failure> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    check_output_path(option, path)?;
+    let mut whole = Vec::new();
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(mut file) => {
+            let meta = file
+                .metadata()
+                .map_err(|e| run_failed(format!("{option} {}: {e}", path.display())))?;
+            refuse_unless_regular(option, path, &meta)?;
+            file.read_to_end(&mut whole)
+                .map_err(|e| run_failed(format!("{option} {}: {e}", path.display())))?;
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(run_failed(format!("{option} {}: {e}", path.display()))),
+    }
+    whole.extend_from_slice(bytes);
+    write_file(path, &whole, option)
+}
+
 /// A new hidden file in `path`'s directory (so the rename stays on one filesystem), created
 /// exclusively and refusing a symbolic link in its place.
 fn create_temporary_beside(path: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {

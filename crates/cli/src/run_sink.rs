@@ -2,14 +2,19 @@
 //! saved) and then announced on stderr (a progress bar on a terminal, a line otherwise).
 
 use crate::db_support::RunRecorder;
+use crate::exit::Failure;
 use crate::progress::Progress;
 use storlab_lab::sink::RunSink;
 use storlab_report::JobReport;
+use storlab_runner::fio_log::FioLogFile;
 
 /// Progress on stderr and the run's recorder (`None` with `--no-db`).
 pub struct CliSink {
     pub recorder: Option<RunRecorder>,
     progress: Option<Progress>,
+    /// The first fio log that could not be written: the run fails with it once its results
+    /// are out.
+    pub log_failure: Option<Failure>,
 }
 
 impl CliSink {
@@ -17,6 +22,7 @@ impl CliSink {
         Self {
             recorder,
             progress: None,
+            log_failure: None,
         }
     }
 
@@ -40,6 +46,23 @@ impl RunSink for CliSink {
         }
         if let Some(progress) = &mut self.progress {
             progress.point_done(name, summary);
+        }
+    }
+
+    /// fio's logs, each written whole through a temporary file and a rename (never through a
+    /// link or onto a device; `output::write_file`), once the job has ended: fio also writes
+    /// them at the job's end, from memory. `per_job_logs=0` files are appended to, as fio does.
+    fn fio_logs(&mut self, files: &[FioLogFile]) {
+        for file in files {
+            let option = file.kind.key();
+            let written = if file.append {
+                crate::output::append_file(&file.path, file.text.as_bytes(), option)
+            } else {
+                crate::output::write_file(&file.path, file.text.as_bytes(), option)
+            };
+            if let Err(failure) = written {
+                self.log_failure.get_or_insert(failure);
+            }
         }
     }
 

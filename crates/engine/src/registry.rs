@@ -74,6 +74,10 @@ impl EngineOptions {
                 vectored: tuning.vectored,
                 nowait: tuning.nowait,
                 cmdprio_percentage: tuning.cmdprio_percentage,
+                cmdprio_class: tuning
+                    .cmdprio_class
+                    .unwrap_or(crate::engines::io_uring::IOPRIO_CLASS_REALTIME),
+                sqpoll_cpu: tuning.sqthread_poll_cpu,
                 cmdprio_seed: job.seed,
                 ..defaults.io_uring
             },

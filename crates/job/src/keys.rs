@@ -8,9 +8,10 @@
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, JobSpec, OpenSync,
-    RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares,
-    ThinkSpec, ZoneShare, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
+    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
+    JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec,
+    Target, TargetShares, ThinkSpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
+    OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -210,6 +211,7 @@ pub struct JobDraft {
     unlink: Option<bool>,
     rate_poisson: Option<bool>,
     rate_min: Option<(Option<u64>, Option<u64>)>,
+    rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
     /// `verify_pattern` was given: no effect without `verify`, refused with it.
     verify_pattern: bool,
@@ -217,6 +219,12 @@ pub struct JobDraft {
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
     filesize_bytes: Option<u64>,
+    /// fio's log settings; a prefix of `None` inside means the job's name (a bare key).
+    fio_logs: FioLogs,
+    /// `write_*_log` given bare: the log is named after the job, known once it is finished.
+    log_named_by_job: Vec<FioLogKind>,
+    /// The key being applied was written bare (no `=`).
+    applying_bare: bool,
     /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.
     no_effect: Vec<&'static str>,
     provenance: Vec<Provenance>,
@@ -264,7 +272,10 @@ impl JobDraft {
                 ))
             }
         };
-        (def.apply)(self, text).map_err(|error| match error {
+        self.applying_bare = value.is_none();
+        let applied = (def.apply)(self, text);
+        self.applying_bare = false;
+        applied.map_err(|error| match error {
             ApplyError::Invalid(detail) => {
                 JobError::invalid(location.clone(), key, owned_value.clone(), detail)
             }
@@ -280,6 +291,24 @@ impl JobDraft {
             location: location.clone(),
         });
         Ok(())
+    }
+
+    /// `write_*_log=PREFIX` (or bare: named after the job) for the logs of `kind`.
+    fn log_prefix(&mut self, kind: FioLogKind, value: &str) {
+        self.log_named_by_job.retain(|k| *k != kind);
+        let prefix = if self.applying_bare {
+            self.log_named_by_job.push(kind);
+            None
+        } else {
+            Some(PathBuf::from(value))
+        };
+        let logs = &mut self.fio_logs;
+        match kind {
+            FioLogKind::Bandwidth => logs.bandwidth_prefix = prefix,
+            FioLogKind::Iops => logs.iops_prefix = prefix,
+            FioLogKind::CompletionHistogram => logs.histogram_prefix = prefix,
+            _ => logs.latency_prefix = prefix,
+        }
     }
 
     /// The name set with `name=`, if any.
@@ -353,6 +382,24 @@ impl JobDraft {
                 setter.and_then(|p| p.value.clone()),
                 "storlab's verify checks its own per-write data (each rewrite differs), not a \
                  fixed pattern; drop verify_pattern",
+            ));
+        }
+        let logs_asked = !self.log_named_by_job.is_empty()
+            || FioLogKind::ALL
+                .into_iter()
+                .any(|kind| self.fio_logs.prefix(kind).is_some());
+        if logs_asked && self.engine_tuning.cmdprio_percentage > 0 {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "cmdprio_percentage");
+            return Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("cmdprio_percentage", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                "with fio's logs: the engine picks which I/Os get the priority and the logs \
+                 could not say which did; drop one of them",
             ));
         }
         let name = self
@@ -492,12 +539,26 @@ impl JobDraft {
                     ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
                 }
             });
+        spec.fio_logs = self.fio_logs.clone();
+        for kind in &self.log_named_by_job {
+            let prefix = Some(PathBuf::from(name));
+            match kind {
+                FioLogKind::Bandwidth => spec.fio_logs.bandwidth_prefix = prefix,
+                FioLogKind::Iops => spec.fio_logs.iops_prefix = prefix,
+                FioLogKind::CompletionHistogram => spec.fio_logs.histogram_prefix = prefix,
+                _ => spec.fio_logs.latency_prefix = prefix,
+            }
+        }
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
         spec.buffer_pattern = self.buffer_pattern.clone();
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
+        }
+        if let Some((read, write)) = self.rate_iops_min {
+            spec.rate_iops_min.read = read;
+            spec.rate_iops_min.write = write;
         }
         if self.size.is_none() {
             if let Some(filesize) = self.filesize_bytes {
@@ -939,6 +1000,27 @@ fn no_effect_reason(key: &str) -> &'static str {
     }
 }
 
+/// linux/ioprio.h: `IOPRIO_CLASS_RT` to `IOPRIO_CLASS_IDLE`, the classes fio's `cmdprio_class`
+/// takes.
+const IOPRIO_CLASS_FIRST: u64 = 1;
+const IOPRIO_CLASS_LAST: u64 = 3;
+
+/// A size of `0` is accepted (fio's default); anything else is refused with `why`.
+fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
+    match parse_size(value)? {
+        0 => Ok(()),
+        _ => Err(ApplyError::Unsupported(why.into())),
+    }
+}
+
+/// A boolean key accepted off (fio's default) and refused on, with `why`.
+fn refuse_if_set(value: &str, why: &str) -> Result<(), ApplyError> {
+    match parse_bool(value)? {
+        false => Ok(()),
+        true => Err(ApplyError::Unsupported(why.into())),
+    }
+}
+
 /// A key storlab accepts without reproducing what it does in fio: checked like fio checks it,
 /// then remembered for a warning when it asks for something.
 fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
@@ -950,37 +1032,51 @@ fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
 /// fio's largest pattern (lib/pattern.h, `MAX_PATTERN_SIZE`).
 const PATTERN_MAX_BYTES: usize = 512;
 
-/// A fio data pattern (lib/pattern.c) of one element: `0x` hex bytes or a quoted string. fio's
-/// decimal numbers, `%o` (the offset), repeats and concatenated elements are refused.
+/// A fio data pattern (lib/pattern.c, `parse_and_fill_pattern`): elements written one after
+/// another without separators, each `0x` hex bytes (`0xabc` is `0a bc`; `0xff0x14` is two
+/// elements), a `"string"`, or a decimal number (fio's `strtol`: the value's low 32 bits as
+/// little-endian bytes without the high zero bytes, `0` one zero byte, `-12` `f4 ff ff ff`).
+/// fio's `'file'` (the pattern read from a file) and `%o` (the offset) are refused.
 fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    let text = text.trim();
     let mut bytes = Vec::new();
-    {
-        let part = text.trim();
-        if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(ApplyError::Invalid(format!("'{part}' is not hex bytes")));
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        rest = match first {
+            '"' => {
+                let Some(end) = rest[1..].find('"') else {
+                    return Err(ApplyError::Invalid(format!(
+                        "'{rest}': the string has no closing quote"
+                    )));
+                };
+                bytes.extend_from_slice(&rest.as_bytes()[1..1 + end]);
+                &rest[end + 2..]
             }
-            // fio reads an odd number of digits with a leading zero.
-            let padded = if hex.len() % 2 == 1 {
-                format!("0{hex}")
-            } else {
-                hex.to_string()
-            };
-            for pair in padded.as_bytes().chunks(2) {
-                let digits = std::str::from_utf8(pair).expect("ASCII hex digits");
-                bytes.push(u8::from_str_radix(digits, 16).expect("checked hex digits"));
+            '\'' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio reads a pattern in single quotes from that file; storlab does \
+                     not read pattern files: give the bytes as 0x hex or a \"string\""
+                )))
             }
-        } else if let Some(quoted) = part
-            .strip_prefix('"')
-            .and_then(|p| p.strip_suffix('"'))
-            .or_else(|| part.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
-        {
-            bytes.extend_from_slice(quoted.as_bytes());
-        } else {
-            return Err(ApplyError::Unsupported(format!(
-                "'{part}': storlab reads one element, 0x hex bytes or a quoted string (not \
-                 fio's decimal numbers, %o or several elements)"
-            )));
+            '%' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio's %o (each block's offset) is not supported"
+                )))
+            }
+            _ => match hex_element(rest) {
+                Some((element, after)) => {
+                    bytes.extend(element);
+                    after
+                }
+                None => {
+                    let (element, after) = decimal_element(rest)?;
+                    bytes.extend(element);
+                    after
+                }
+            },
+        };
+        if bytes.len() > PATTERN_MAX_BYTES {
+            break;
         }
     }
     if bytes.is_empty() || bytes.len() > PATTERN_MAX_BYTES {
@@ -989,6 +1085,73 @@ fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
         )));
     }
     Ok(bytes)
+}
+
+/// A `0x` element at the start of `text` and what follows it (fio's `parse_number`, hex part),
+/// or `None` when `text` does not start with `0x` and a hex digit.
+fn hex_element(text: &str) -> Option<(Vec<u8>, &str)> {
+    let digits_and_rest = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))?;
+    let mut len = digits_and_rest
+        .bytes()
+        .take_while(u8::is_ascii_hexdigit)
+        .count();
+    if len == 0 {
+        return None;
+    }
+    // fio looks back: in `0xff0x14` the `0` before `x14` starts the next element.
+    let after = &digits_and_rest.as_bytes()[len..];
+    if len > 1 && matches!(after.first(), Some(b'x' | b'X')) {
+        len -= 1;
+    }
+    let digits = &digits_and_rest[..len];
+    // An odd number of digits: the first byte is the first digit alone.
+    let padded = if len % 2 == 1 {
+        format!("0{digits}")
+    } else {
+        digits.to_string()
+    };
+    let element = padded
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
+            u8::from_str_radix(pair, 16).expect("checked hex digits")
+        })
+        .collect();
+    Some((element, &digits_and_rest[len..]))
+}
+
+/// A decimal element at the start of `text` and what follows it (fio's `parse_number`,
+/// decimal part).
+fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
+    let sign_len = usize::from(text.starts_with('-'));
+    let digits_len = text[sign_len..]
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let end = sign_len + digits_len;
+    if digits_len == 0 {
+        return Err(ApplyError::Invalid(format!(
+            "'{text}' is not a pattern element: 0x hex bytes, a \"string\" or a decimal number"
+        )));
+    }
+    let value: i64 = text[..end]
+        .parse()
+        .map_err(|_| ApplyError::Invalid(format!("'{}' is out of range", &text[..end])))?;
+    let mut element = Vec::new();
+    if value == 0 {
+        element.push(0);
+    } else {
+        // fio keeps the value's low 32 bits (`(unsigned int)lval`).
+        let mut low = value as u32;
+        while low != 0 {
+            element.push((low & 0xff) as u8);
+            low >>= 8;
+        }
+    }
+    Ok((element, &text[end..]))
 }
 
 /// fio's default steady-state limit, 0.01% (of the mean), in millionths of a percent.
@@ -1452,6 +1615,48 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "cmdprio_class",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: priority class of the cmdprio_percentage I/Os: 1 real-time (default), 2 best-effort, 3 idle",
+        field: "cmdprio_class",
+        apply: |d, v| {
+            let (read, write) = split_read_write(v)?;
+            let class = |text: Option<&str>| -> Result<Option<u8>, ApplyError> {
+                let Some(text) = text.filter(|t| !t.is_empty()) else {
+                    return Ok(None);
+                };
+                match parse_count(text)? {
+                    class @ IOPRIO_CLASS_FIRST..=IOPRIO_CLASS_LAST => Ok(Some(class as u8)),
+                    _ => Err(ApplyError::Invalid(
+                        "use 1 (real-time), 2 (best-effort) or 3 (idle)".into(),
+                    )),
+                }
+            };
+            let (read, write) = (class(read)?, class(write)?);
+            if read.is_some() && write.is_some() && read != write {
+                return Err(ApplyError::Unsupported(
+                    "storlab gives reads and writes one class; fio's read,write form with two \
+                     classes is not supported"
+                        .into(),
+                ));
+            }
+            d.engine_tuning.cmdprio_class = read.or(write);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sqthread_poll_cpu",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: bind the sqthread_poll kernel thread to this CPU",
+        field: "sqthread_poll_cpu",
+        apply: |d, v| {
+            d.engine_tuning.sqthread_poll_cpu = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "cmdprio_percentage",
         aliases: &[],
         bare: false,
@@ -1582,6 +1787,168 @@ pub static KEYS: &[KeyDef] = &[
             d.write_iolog = Some(PathBuf::from(v));
             Ok(())
         },
+    },
+    KeyDef {
+        name: "write_bw_log",
+        aliases: &[],
+        bare: true,
+        meaning: "bandwidth log PREFIX_bw.N.log in fio's format (bare: the job's name)",
+        field: "write_bw_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Bandwidth, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_iops_log",
+        aliases: &[],
+        bare: true,
+        meaning: "IOPS log PREFIX_iops.N.log in fio's format (bare: the job's name)",
+        field: "write_iops_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Iops, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_lat_log",
+        aliases: &[],
+        bare: true,
+        meaning: "latency logs PREFIX_lat.N.log, _clat and _slat in fio's format (bare: the job's name)",
+        field: "write_lat_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::Latency, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "write_hist_log",
+        aliases: &[],
+        bare: true,
+        meaning: "completion latency histogram log PREFIX_clat_hist.N.log, lines every log_hist_msec",
+        field: "write_hist_log",
+        apply: |d, v| {
+            d.log_prefix(FioLogKind::CompletionHistogram, v);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_avg_msec",
+        aliases: &[],
+        bare: false,
+        meaning: "one averaged log entry per window of this many ms and direction (0: one per I/O)",
+        field: "log_avg_msec",
+        apply: |d, v| {
+            d.fio_logs.average_ms = parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_hist_msec",
+        aliases: &[],
+        bare: false,
+        meaning: "one histogram log line per window of this many ms and direction",
+        field: "log_hist_msec",
+        apply: |d, v| {
+            d.fio_logs.histogram_ms = parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_hist_coarseness",
+        aliases: &[],
+        bare: false,
+        meaning: "0 to 6: each step halves the histogram log's 1856 bins, as fio",
+        field: "log_hist_coarseness",
+        apply: |d, v| {
+            let coarseness = parse_count(v)?;
+            if coarseness > u64::from(FIO_LOG_HIST_COARSENESS_MAX) {
+                return Err(ApplyError::Invalid(format!(
+                    "use 0 to {FIO_LOG_HIST_COARSENESS_MAX}"
+                )));
+            }
+            d.fio_logs.histogram_coarseness = coarseness as u8;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_max_value",
+        aliases: &[],
+        bare: true,
+        meaning: "with log_avg_msec, log each window's maximum instead of its mean",
+        field: "log_max_value",
+        apply: |d, v| {
+            d.fio_logs.max_value = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_offset",
+        aliases: &[],
+        bare: true,
+        meaning: "log lines carry the I/O's offset",
+        field: "log_offset",
+        apply: |d, v| {
+            d.fio_logs.offset = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_prio",
+        aliases: &[],
+        bare: true,
+        meaning: "log lines end in the I/O's priority value (hex) instead of 0/1",
+        field: "log_prio",
+        apply: |d, v| {
+            d.fio_logs.priority = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "per_job_logs",
+        aliases: &[],
+        bare: true,
+        meaning: "1 (default): one log file per job clone (.N); 0: one file per prefix, appended to",
+        field: "per_job_logs",
+        apply: |d, v| {
+            d.fio_logs.shared_file = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_entries",
+        aliases: &[],
+        bare: false,
+        meaning: "accepted: fio's initial log allocation; storlab's logs grow as needed",
+        field: "log_entries",
+        apply: |_, v| {
+            parse_count(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "log_compression",
+        aliases: &[],
+        bare: false,
+        meaning: "0 accepted; compressing logs in memory refused",
+        field: "log_compression",
+        apply: |_, v| refuse_unless_zero(v, "storlab keeps logs uncompressed in memory and writes them as text; leave out log_compression"),
+    },
+    KeyDef {
+        name: "log_store_compressed",
+        aliases: &[],
+        bare: true,
+        meaning: "0 accepted; compressed .fz log files refused",
+        field: "log_store_compressed",
+        apply: |_, v| refuse_if_set(v, "storlab writes logs as text, which fio's plotting tools read; leave out log_store_compressed"),
+    },
+    KeyDef {
+        name: "log_unix_epoch",
+        aliases: &["log_alternate_epoch"],
+        bare: true,
+        meaning: "0 accepted; Unix-time log timestamps refused",
+        field: "log_unix_epoch",
+        apply: |_, v| refuse_if_set(v, "storlab's log times are ms since the job's measurement began (fio's default), also for simulated time"),
     },
     KeyDef {
         name: "fsync",
@@ -2029,7 +2396,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "buffer_pattern",
         aliases: &[],
         bare: false,
-        meaning: "write these bytes repeated: 0x hex or a quoted string",
+        meaning: "write these bytes repeated: 0x hex, \"string\" and decimal elements, as fio",
         field: "buffer_pattern",
         apply: |d, v| {
             d.buffer_pattern = Some(parse_pattern(v)?);
@@ -2057,6 +2424,17 @@ pub static KEYS: &[KeyDef] = &[
         field: "rate_min",
         apply: |d, v| {
             d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_iops_min",
+        aliases: &[],
+        bare: false,
+        meaning: "I/Os per second a job must keep, for both or read,write: below it over an interval, the job fails",
+        field: "rate_iops_min",
+        apply: |d, v| {
+            d.rate_iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
             Ok(())
         },
     },
@@ -2991,9 +3369,23 @@ mod tests {
         assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
         assert_eq!(pattern("\"ab\""), Ok(b"ab".to_vec()));
         assert!(pattern("0xzz").is_err());
-        assert!(pattern("1234")
-            .unwrap_err()
-            .contains("not fio's decimal numbers"));
+        // Several elements and decimal numbers, as fio 3.33 writes them (checked with fio on a
+        // file and xxd): `0xdeadface"abcd"-12` is `de ad fa ce 61 62 63 64 f4 ff ff ff`.
+        assert_eq!(
+            pattern("0xdeadface\"abcd\"-12"),
+            Ok(vec![
+                0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff
+            ])
+        );
+        assert_eq!(pattern("4660"), Ok(vec![0x34, 0x12]));
+        assert_eq!(pattern("0"), Ok(vec![0]));
+        assert_eq!(pattern("0xff0x14"), Ok(vec![0xff, 0x14]));
+        assert_eq!(pattern("\"ab\"0x1234"), Ok(vec![b'a', b'b', 0x12, 0x34]));
+        // fio refuses these too.
+        assert!(pattern("-0x12").is_err());
+        assert!(pattern("0x12 \"a\"").is_err());
+        assert!(pattern("'file'").unwrap_err().contains("pattern files"));
+        assert!(pattern("%o").unwrap_err().contains("%o"));
         let error = draft(&[
             ("size", Some("1M")),
             ("rw", Some("write")),
@@ -3005,6 +3397,104 @@ mod tests {
         assert!(
             error.starts_with("--verify_pattern=0xff: storlab's verify"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn log_keys_name_fios_files() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("numjobs", Some("2")),
+            ("write_bw_log", None),
+            ("write_lat_log", Some("out/lat")),
+            ("log_avg_msec", Some("500")),
+            ("log_offset", None),
+        ])
+        .unwrap();
+        let logs = &spec.fio_logs;
+        // A bare key names the log after the job, as fio.
+        assert_eq!(
+            logs.path(FioLogKind::Bandwidth, 2),
+            Some(PathBuf::from("job_bw.2.log"))
+        );
+        assert_eq!(
+            logs.path(FioLogKind::SubmissionLatency, 1),
+            Some(PathBuf::from("out/lat_slat.1.log"))
+        );
+        assert_eq!(logs.path(FioLogKind::Iops, 1), None);
+        assert_eq!((logs.average_ms, logs.offset), (500, true));
+        let shared = draft(&[
+            ("size", Some("1M")),
+            ("write_iops_log", Some("x")),
+            ("per_job_logs", Some("0")),
+        ])
+        .unwrap();
+        assert_eq!(
+            shared.fio_logs.path(FioLogKind::Iops, 7),
+            Some(PathBuf::from("x_iops.log"))
+        );
+    }
+
+    #[test]
+    fn log_features_storlab_lacks_are_refused_in_one_line() {
+        for (key, value) in [
+            ("log_compression", "4m"),
+            ("log_store_compressed", "1"),
+            ("log_unix_epoch", "1"),
+            ("log_hist_coarseness", "7"),
+        ] {
+            let error = draft(&[
+                ("size", Some("1M")),
+                ("write_bw_log", None),
+                (key, Some(value)),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(error.starts_with(&format!("--{key}={value}: ")), "{error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+        assert!(draft(&[("size", Some("1M")), ("log_compression", Some("0"))]).is_ok());
+        let error = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("cmdprio_percentage", Some("20")),
+            ("write_lat_log", None),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("--cmdprio_percentage=20: "), "{error}");
+    }
+
+    #[test]
+    fn cmdprio_class_and_sqthread_poll_cpu_reach_the_engine_tuning() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("cmdprio_percentage", Some("10")),
+            ("cmdprio_class", Some("2")),
+            ("sqthread_poll", None),
+            ("sqthread_poll_cpu", Some("3")),
+        ])
+        .unwrap();
+        assert_eq!(spec.engine_tuning.cmdprio_class, Some(2));
+        assert_eq!(spec.engine_tuning.sqthread_poll_cpu, Some(3));
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        let class = |v: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("ioengine", Some("io_uring")),
+                ("cmdprio_class", Some(v)),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        assert!(class("4").unwrap_err().contains("use 1 (real-time)"));
+        assert!(class("1,2").unwrap_err().contains("one class"));
+        assert!(class("3,3").is_ok());
+        // Without cmdprio_percentage the class changes nothing, as in fio: a warning.
+        let warnings = class("2").unwrap().warnings;
+        assert!(
+            warnings.iter().any(|w| w.contains("cmdprio_class")),
+            "{warnings:?}"
         );
     }
 }

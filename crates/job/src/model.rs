@@ -153,6 +153,14 @@ pub struct EngineTuning {
     /// io_uring `cmdprio_percentage`: share of I/Os issued with the real-time I/O priority class.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub cmdprio_percentage: u8,
+    /// io_uring `cmdprio_class`: the I/O priority class of those I/Os (1 real-time, fio's
+    /// default; 2 best-effort; 3 idle), at level 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_class: Option<u8>,
+    /// io_uring `sqthread_poll_cpu`: the CPU the `sqthread_poll` kernel thread is bound to
+    /// (`IORING_SETUP_SQ_AFF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqthread_poll_cpu: Option<u32>,
     /// libaio `userspace_reap`: read completions from the AIO ring in user space.
     #[serde(default, skip_serializing_if = "is_false")]
     pub userspace_reap: bool,
@@ -183,6 +191,18 @@ impl EngineTuning {
         check(self.sqthread_poll, uring, "sqthread_poll");
         check(self.vectored, uring, "nonvectored");
         check(self.cmdprio_percentage > 0, uring, "cmdprio_percentage");
+        // As in fio, the class is that of the I/Os `cmdprio_percentage` picks, and the CPU
+        // that of the `sqthread_poll` thread.
+        check(
+            self.cmdprio_class.is_some(),
+            uring && self.cmdprio_percentage > 0,
+            "cmdprio_class",
+        );
+        check(
+            self.sqthread_poll_cpu.is_some(),
+            uring && self.sqthread_poll,
+            "sqthread_poll_cpu",
+        );
         check(
             self.userspace_reap,
             engine == EngineKind::Libaio,
@@ -537,6 +557,12 @@ pub struct RateIops {
     pub write: Option<u64>,
 }
 
+impl RateIops {
+    pub fn is_unset(&self) -> bool {
+        self.read.is_none() && self.write.is_none()
+    }
+}
+
 /// Bandwidth ceiling per direction, bytes per second (fio `rate=R,W`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateBytes {
@@ -681,6 +707,10 @@ pub struct JobSpec {
     /// a worker that falls below it over a whole interval fails.
     #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
     pub rate_min: RateBytes,
+    /// fio's `rate_iops_min`: the I/Os per second each direction must keep, judged as
+    /// `rate_min`.
+    #[serde(default, skip_serializing_if = "RateIops::is_unset")]
+    pub rate_iops_min: RateIops,
     /// fio's `rate_process=poisson`: rated I/Os go at exponentially distributed intervals around
     /// the rate's mean instead of evenly spaced.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -691,6 +721,10 @@ pub struct JobSpec {
     /// fio's `zonemode=strided`: I/O in zones spread over the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_zones: Option<StridedZones>,
+    /// fio's per-I/O logs (`write_bw_log`, `write_iops_log`, `write_lat_log`,
+    /// `write_hist_log` and their settings).
+    #[serde(default, skip_serializing_if = "FioLogs::is_unset")]
+    pub fio_logs: FioLogs,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -741,9 +775,11 @@ impl JobSpec {
             unlink: false,
             rate_poisson: false,
             rate_min: RateBytes::default(),
+            rate_iops_min: RateIops::default(),
             buffer_pattern: None,
             steadystate: None,
             strided_zones: None,
+            fio_logs: FioLogs::default(),
             warnings: Vec::new(),
         }
     }
@@ -791,8 +827,168 @@ impl JobSpec {
     }
 }
 
+/// One of fio's per-I/O logs, by the file name's suffix (`PREFIX_bw.1.log`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FioLogKind {
+    /// `write_bw_log`: KiB/s (per I/O: bytes * 10^6 / clat ns, as fio).
+    Bandwidth,
+    /// `write_iops_log`: 1 per I/O, or I/Os per second over a window.
+    Iops,
+    /// `write_lat_log`: total latency, ns.
+    Latency,
+    /// `write_lat_log`: completion latency, ns.
+    CompletionLatency,
+    /// `write_lat_log`: submission latency, ns (queued engines only, as fio).
+    SubmissionLatency,
+    /// `write_hist_log` with `log_hist_msec`: completion latency histograms in fio's bins.
+    CompletionHistogram,
+}
+
+impl FioLogKind {
+    /// Every kind, in the order their files are named.
+    pub const ALL: [FioLogKind; 6] = [
+        FioLogKind::Bandwidth,
+        FioLogKind::Iops,
+        FioLogKind::Latency,
+        FioLogKind::CompletionLatency,
+        FioLogKind::SubmissionLatency,
+        FioLogKind::CompletionHistogram,
+    ];
+
+    /// The key that asks for this log.
+    pub fn key(self) -> &'static str {
+        match self {
+            FioLogKind::Bandwidth => "write_bw_log",
+            FioLogKind::Iops => "write_iops_log",
+            FioLogKind::Latency | FioLogKind::CompletionLatency | FioLogKind::SubmissionLatency => {
+                "write_lat_log"
+            }
+            FioLogKind::CompletionHistogram => "write_hist_log",
+        }
+    }
+
+    /// The suffix fio appends to the log's prefix (fio iolog.c, `setup_log` callers).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            FioLogKind::Bandwidth => "bw",
+            FioLogKind::Iops => "iops",
+            FioLogKind::Latency => "lat",
+            FioLogKind::CompletionLatency => "clat",
+            FioLogKind::SubmissionLatency => "slat",
+            FioLogKind::CompletionHistogram => "clat_hist",
+        }
+    }
+}
+
+/// fio's per-I/O logs of one job. Each prefix is the key's value, or the job's name for a bare
+/// key; fio's file is `PREFIX_SUFFIX.N.log` with `N` the job's thread number (1-based over the
+/// whole job file, each `numjobs` clone its own), or `PREFIX_SUFFIX.log` with `per_job_logs=0`,
+/// which every clone appends to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioLogs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_prefix: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_prefix: Option<PathBuf>,
+    /// `write_lat_log`: the `_lat`, `_clat` and `_slat` logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_prefix: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_prefix: Option<PathBuf>,
+    /// `log_avg_msec`: one averaged entry per window and direction instead of one per I/O (0).
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub average_ms: u64,
+    /// `log_hist_msec`: one histogram line per window and direction (0: no histogram lines).
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub histogram_ms: u64,
+    /// `log_hist_coarseness`: each step sums pairs of the histogram's bins (1216 at 0).
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub histogram_coarseness: u8,
+    /// `log_max_value`: a window's maximum instead of its mean.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub max_value: bool,
+    /// `log_offset`: each line carries the I/O's offset.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub offset: bool,
+    /// `log_prio`: the last column is the I/O's priority value in hex instead of 0/1.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub priority: bool,
+    /// `per_job_logs=0`: one file per prefix, without the thread number, appended to.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub shared_file: bool,
+}
+
+fn is_zero_ms(value: &u64) -> bool {
+    *value == 0
+}
+
+/// fio's largest `log_hist_coarseness` (options.c: 0 to 6).
+pub const FIO_LOG_HIST_COARSENESS_MAX: u8 = 6;
+
+impl FioLogs {
+    /// No log is asked for (settings alone write nothing).
+    pub fn is_unset(&self) -> bool {
+        *self == FioLogs::default()
+    }
+
+    /// The prefix `kind`'s log is written under, when it is asked for.
+    pub fn prefix(&self, kind: FioLogKind) -> Option<&std::path::Path> {
+        match kind {
+            FioLogKind::Bandwidth => self.bandwidth_prefix.as_deref(),
+            FioLogKind::Iops => self.iops_prefix.as_deref(),
+            FioLogKind::Latency | FioLogKind::CompletionLatency | FioLogKind::SubmissionLatency => {
+                self.latency_prefix.as_deref()
+            }
+            FioLogKind::CompletionHistogram => self.histogram_prefix.as_deref(),
+        }
+    }
+
+    /// The file of `kind`'s log for the job clone numbered `thread_number`, if asked for.
+    pub fn path(&self, kind: FioLogKind, thread_number: u32) -> Option<PathBuf> {
+        let prefix = self.prefix(kind)?;
+        let mut name = prefix.as_os_str().to_os_string();
+        name.push(format!("_{}", kind.suffix()));
+        if !self.shared_file {
+            name.push(format!(".{thread_number}"));
+        }
+        name.push(".log");
+        Some(PathBuf::from(name))
+    }
+}
+
 /// An ordered list of jobs, as read from one fio file or one command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSet {
     pub jobs: Vec<JobSpec>,
+}
+
+impl JobSet {
+    /// fio's thread number of the first clone of job `job_index`: 1 for the first job, each
+    /// earlier job's `numjobs` clones counted before (the `N` of `PREFIX_bw.N.log`).
+    pub fn first_thread_number(&self, job_index: usize) -> u32 {
+        let before: u32 = self.jobs[..job_index.min(self.jobs.len())]
+            .iter()
+            .map(|job| job.numjobs)
+            .fold(0, u32::saturating_add);
+        before.saturating_add(1)
+    }
+
+    /// Every fio log file the set's jobs write with the key asking for it, each once
+    /// (`per_job_logs=0` clones share one).
+    pub fn fio_log_paths(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut paths = Vec::new();
+        for (index, job) in self.jobs.iter().enumerate() {
+            let first = self.first_thread_number(index);
+            for clone in 0..job.numjobs {
+                for kind in FioLogKind::ALL {
+                    if let Some(path) = job.fio_logs.path(kind, first.saturating_add(clone)) {
+                        if !paths.iter().any(|(_, p)| *p == path) {
+                            paths.push((kind.key(), path));
+                        }
+                    }
+                }
+            }
+        }
+        paths
+    }
 }

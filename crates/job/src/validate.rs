@@ -125,6 +125,23 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
             );
         }
     }
+    // fio refuses a minimum above the ceiling ("minimum rate exceeds rate").
+    for (minimum, ceiling, direction) in [
+        (spec.rate_iops_min.read, spec.rate_iops.read, "read"),
+        (spec.rate_iops_min.write, spec.rate_iops.write, "write"),
+    ] {
+        if let (Some(minimum), Some(ceiling)) = (minimum, ceiling) {
+            if minimum > ceiling {
+                return invalid(
+                    "rate_iops_min",
+                    minimum.to_string(),
+                    format!(
+                        "the {direction} minimum exceeds rate_iops={ceiling}, as fio refuses it"
+                    ),
+                );
+            }
+        }
+    }
     check_engine_and_target(spec, &location)?;
     check_sync_and_think(spec, &location)?;
     if spec.verify && spec.buffer_pattern.is_some() {

@@ -3,6 +3,7 @@
 //! lab calls it in run order and never writes to a terminal or a database itself.
 
 use storlab_report::JobReport;
+use storlab_runner::fio_log::FioLogFile;
 
 /// The observer of one run.
 pub trait RunSink {
@@ -13,6 +14,10 @@ pub trait RunSink {
     /// group reporting), `summary` its one-line rate for people. A sink that saves results
     /// saves them before it announces the point, so every point shown finished is saved.
     fn point_done(&mut self, name: &str, reports: &[JobReport], summary: &str);
+    /// A finished job's fio log files (`write_bw_log`...), given before its point is done. The
+    /// lab makes their text and never writes files: the sink decides where and how (the CLI
+    /// writes them under its safe-output rules). A sink that writes no files drops them.
+    fn fio_logs(&mut self, _files: &[FioLogFile]) {}
     /// No more points will come (the run finished, failed or was stopped).
     fn ended(&mut self);
 }

@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod compressibility;
 mod distribution;
+pub mod fio_log;
 pub mod offsets;
 pub mod pattern;
 mod random_map;
@@ -88,6 +89,9 @@ pub struct JobOutcome {
     pub verified_bytes: u64,
     /// Ctrl-C (or another stop request) cut the job short.
     pub interrupted: bool,
+    /// fio's per-I/O log files the job asked for (`write_bw_log`...), for the front end to
+    /// write, in worker order.
+    pub fio_logs: Vec<fio_log::FioLogFile>,
 }
 
 /// Completed I/Os and bytes so far, added once per reaped batch with relaxed atomics (no locks
@@ -201,7 +205,12 @@ pub fn run_jobs(
             .find(|&i| set.jobs[i].stonewall)
             .unwrap_or(set.jobs.len());
         let group = &set.jobs[group_start..group_end];
-        let results = run_group(group, provider, options)?;
+        let results = run_group(
+            group,
+            set.first_thread_number(group_start),
+            provider,
+            options,
+        )?;
         let interrupted = results.iter().any(|o| o.interrupted);
         for outcome in &results {
             unlink_after(&outcome.job)?;
@@ -241,12 +250,15 @@ struct PreparedJob {
     target_size_bytes: u64,
 }
 
+/// Runs one stonewall group; its first job's first clone is fio's thread `first_thread_number`.
 fn run_group(
     group: &[JobSpec],
+    first_thread_number: u32,
     provider: &mut dyn EngineProvider,
     options: &RunOptions<'_>,
 ) -> Result<Vec<JobOutcome>, RunError> {
     let mut prepared = Vec::with_capacity(group.len());
+    let mut thread_number = first_thread_number;
     for (job_index, job) in group.iter().enumerate() {
         if let (false, storlab_job::Target::Path(path)) = (job.allow_file_create, &job.target) {
             if !path.exists() {
@@ -286,6 +298,10 @@ fn run_group(
                 )
             })
             .collect();
+        for worker in workers.iter_mut() {
+            worker.log_as_fio_thread(job, thread_number);
+            thread_number = thread_number.saturating_add(1);
+        }
         if job.verify && regions_overlap(&regions) {
             workers.iter_mut().for_each(Worker::shares_its_region);
         }
@@ -423,9 +439,11 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             }
         }
     }
+    let fio_logs = workers.iter_mut().flat_map(Worker::take_fio_logs).collect();
     let result = match first_error {
         Some(error) => Err(error),
         None => Ok(JobOutcome {
+            fio_logs,
             workers: workers.into_iter().map(|w| w.stats).collect(),
             regions,
             target_size_bytes,

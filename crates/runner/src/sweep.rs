@@ -276,6 +276,7 @@ mod tests {
             }],
             target_size_bytes: 1 << 20,
             engine_name: "x".into(),
+            fio_logs: Vec::new(),
             capabilities: Capabilities {
                 page_cache: true,
                 ..Capabilities::default()

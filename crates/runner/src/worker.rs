@@ -2,6 +2,7 @@
 //! size, count, deadline, error or interruption. Several workers can share one engine (virtual
 //! time); each owns a contiguous range of the engine's buffer slots.
 
+use crate::fio_log::{FioLogFile, FioLogRecorder, LoggedIo};
 use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::pattern;
 use crate::verify::{self, WriteRecord};
@@ -193,6 +194,8 @@ pub struct Worker {
     think_until_ns: Option<u64>,
     /// fio's `rate_min` per direction, bytes per second, and the last interval checked.
     rate_min_bytes_per_s: [Option<u64>; 2],
+    /// fio's `rate_iops_min` per direction, I/Os per second.
+    rate_min_ios_per_s: [Option<u64>; 2],
     rate_min_checked_interval: u64,
     /// fio's `steadystate`, and whether it was reached (the worker then stops issuing).
     steadystate: Option<SteadyStateSpec>,
@@ -200,6 +203,8 @@ pub struct Worker {
     /// The last interval whose window was judged.
     steady_checked_interval: u64,
     pub stats: WorkerStats,
+    /// fio's per-I/O logs, when the job asks for any.
+    fio_log: Option<FioLogRecorder>,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
 }
@@ -319,6 +324,7 @@ impl Worker {
             think_due: false,
             think_until_ns: None,
             rate_min_bytes_per_s: [job.rate_min.read, job.rate_min.write],
+            rate_min_ios_per_s: [job.rate_iops_min.read, job.rate_iops_min.write],
             rate_min_checked_interval: 0,
             steadystate: job.steadystate,
             steady_reached: false,
@@ -329,8 +335,24 @@ impl Worker {
                 interval_ns,
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
+            fio_log: None,
             error: None,
         }
+    }
+
+    /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
+    /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
+    pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
+        self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
+    }
+
+    /// This worker's fio log files (taken once, after the run).
+    pub fn take_fio_logs(&mut self) -> Vec<FioLogFile> {
+        let elapsed_ns = self.stats.elapsed_ns;
+        self.fio_log
+            .take()
+            .map(|log| log.finish(elapsed_ns))
+            .unwrap_or_default()
     }
 
     /// What this worker wrote, for the read-back (verify runs; taken once).
@@ -597,8 +619,12 @@ impl Worker {
         }
         self.rate_min_checked_interval = current;
         let judged = (current - 1) as usize;
-        for (direction, minimum) in ["read", "write"].into_iter().zip(self.rate_min_bytes_per_s) {
-            let Some(minimum) = minimum else { continue };
+        let minimums = self
+            .rate_min_bytes_per_s
+            .into_iter()
+            .zip(self.rate_min_ios_per_s);
+        for (direction, (minimum_bytes, minimum_ios)) in ["read", "write"].into_iter().zip(minimums)
+        {
             let series = if direction == "read" {
                 &self.stats.read.series
             } else {
@@ -608,17 +634,24 @@ impl Worker {
             if series.bins().iter().all(|b| b.bytes == 0) {
                 continue;
             }
-            let bytes = series.bins().get(judged).map_or(0, |b| b.bytes);
-            let per_second =
-                u128::from(bytes) * u128::from(NS_PER_S) / u128::from(interval_ns.max(1));
-            if per_second < u128::from(minimum) {
-                self.error.get_or_insert(RunError::Plan {
-                    job: self.job_name.clone(),
-                    reason: format!(
-                        "rate_min: {direction} moved {per_second} B/s over an interval, below the minimum of {minimum} B/s"
-                    ),
-                });
-            }
+            let bin = series.bins().get(judged).copied().unwrap_or_default();
+            let per_second = |amount: u64| {
+                u128::from(amount) * u128::from(NS_PER_S) / u128::from(interval_ns.max(1))
+            };
+            let (bytes_per_s, ios_per_s) = (per_second(bin.bytes), per_second(bin.ios));
+            let reason = match (minimum_bytes, minimum_ios) {
+                (Some(minimum), _) if bytes_per_s < u128::from(minimum) => format!(
+                    "rate_min: {direction} moved {bytes_per_s} B/s over an interval, below the minimum of {minimum} B/s"
+                ),
+                (_, Some(minimum)) if ios_per_s < u128::from(minimum) => format!(
+                    "rate_iops_min: {direction} did {ios_per_s} I/Os per second over an interval, below the minimum of {minimum}"
+                ),
+                _ => continue,
+            };
+            self.error.get_or_insert(RunError::Plan {
+                job: self.job_name.clone(),
+                reason,
+            });
         }
     }
 
@@ -783,10 +816,21 @@ impl Worker {
             let t_ns = completion.done_ns - window.measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
+            if let Some(log) = self.fio_log.as_mut() {
+                log.record(LoggedIo {
+                    direction,
+                    submitted_ns: io.submitted_ns.saturating_sub(window.measure_start_ns),
+                    completed_ns: t_ns,
+                    block_bytes: u64::from(io.len_bytes),
+                    offset_bytes: io.offset_bytes,
+                    slat_ns,
+                    clat_ns,
+                });
+            }
             if self.steadystate.is_some() {
                 self.check_steady(t_ns);
             }
-            if self.rate_min_bytes_per_s != [None; 2] {
+            if self.rate_min_bytes_per_s != [None; 2] || self.rate_min_ios_per_s != [None; 2] {
                 self.check_rate_min(t_ns);
             }
         }
@@ -858,6 +902,9 @@ pub fn drive(
     for w in workers.iter_mut() {
         if let Some(log) = w.iolog.as_mut() {
             log.open(&w.job_name)?;
+        }
+        if let Some(log) = w.fio_log.as_mut() {
+            log.log_submission = !synchronous;
         }
     }
     let cpu_start = CpuTime::thread_now();
@@ -1275,6 +1322,33 @@ mod tests {
             None,
             "writes were never asked for: not judged"
         );
+    }
+
+    /// fio's `rate_iops_min`: a job held to 100 IOPS fails a 150 IOPS minimum and passes a 50
+    /// IOPS one.
+    #[test]
+    fn rate_iops_min_fails_a_job_below_it() {
+        const INTERVAL_NS: u64 = 100_000_000;
+        let run = |minimum_ios_per_s: u64| {
+            let mut job = JobSpec::new("slow", EngineKind::Null, Target::None);
+            job.random_percent = 0;
+            job.rate_iops.read = Some(100);
+            job.time_based = true;
+            job.runtime_ns = Some(5 * INTERVAL_NS);
+            job.rate_iops_min.read = Some(minimum_ios_per_s);
+            let region = Region {
+                start_bytes: 0,
+                len_bytes: 1 << 20,
+            };
+            let (mut worker, _) = drive_on_null(&job, region, INTERVAL_NS);
+            worker.error.take().map(|e| e.to_string())
+        };
+        let error = run(150).expect("below the minimum");
+        assert!(
+            error.contains("rate_iops_min: read did 100 I/Os per second"),
+            "{error}"
+        );
+        assert_eq!(run(50), None);
     }
 
     /// fio's `steadystate`: a rated job is steady at once and stops long before its runtime.

@@ -24,6 +24,7 @@ mod defaults;
 mod file_keys;
 mod fio_cli;
 mod fio_json;
+mod fio_logs;
 mod fio_oracle;
 mod generate;
 mod guard;

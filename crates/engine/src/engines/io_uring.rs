@@ -11,9 +11,10 @@
 //!
 //! fio's io_uring options, with fio's meaning: `hipri` → IORING_SETUP_IOPOLL (completions are
 //! polled for, so reaping always enters the kernel), `sqthread_poll` → IORING_SETUP_SQPOLL (a
-//! kernel thread submits; we enter only to wake it), `nonvectored=0` → READV/WRITEV with one
-//! iovec, `nowait` → RWF_NOWAIT, `cmdprio_percentage` → that share of I/Os, drawn at random,
-//! carry the real-time I/O priority class (fio's `cmdprio_class` default, level 0).
+//! kernel thread submits; we enter only to wake it; `sqthread_poll_cpu` binds it to a CPU,
+//! IORING_SETUP_SQ_AFF), `nonvectored=0` → READV/WRITEV with one iovec, `nowait` →
+//! RWF_NOWAIT, `cmdprio_percentage` → that share of I/Os, drawn at random, carry the I/O
+//! priority class `cmdprio_class` (real-time by default, as fio) at level 0.
 //! `fixedbufs`/`registerfiles` given explicitly are required (setup fails without them) or,
 //! as `=0`, turned off; unset, storlab registers both when the kernel allows, which fio only
 //! does when asked.
@@ -37,9 +38,11 @@ pub const MAX_RING_ENTRIES: u32 = 32768;
 pub const MAX_REGISTERED_BUFFERS: u32 = 1 << 14;
 /// Index of our one file in the registered file table.
 const FIXED_FILE_INDEX: i32 = 0;
-/// `IOPRIO_CLASS_RT << IOPRIO_CLASS_SHIFT` (linux/ioprio.h), level 0: the priority fio's
-/// `cmdprio_percentage` gives its chosen I/Os when `cmdprio_class`/`cmdprio` are not set.
-const IOPRIO_REALTIME_LEVEL0: u16 = 1 << 13;
+/// `IOPRIO_CLASS_RT` (linux/ioprio.h): the class fio's `cmdprio_percentage` gives its chosen
+/// I/Os when `cmdprio_class` is not set.
+pub const IOPRIO_CLASS_REALTIME: u8 = 1;
+/// `IOPRIO_CLASS_SHIFT` (linux/ioprio.h): an I/O priority is `class << 13 | level`.
+const IOPRIO_CLASS_SHIFT: u16 = 13;
 /// Kernel default SQPOLL idle time is used (`sq_thread_idle = 0` → one second), as fio does.
 const SQPOLL_IDLE_DEFAULT_MS: u32 = 0;
 
@@ -90,8 +93,13 @@ pub struct IoUringOptions {
     pub vectored: bool,
     /// `nowait`: RWF_NOWAIT on every read and write.
     pub nowait: bool,
-    /// `cmdprio_percentage`: share of I/Os with the real-time priority class.
+    /// `cmdprio_percentage`: share of I/Os given the priority class `cmdprio_class`.
     pub cmdprio_percentage: u8,
+    /// `cmdprio_class`: that class (linux/ioprio.h: 1 real-time, 2 best-effort, 3 idle), at
+    /// level 0.
+    pub cmdprio_class: u8,
+    /// `sqthread_poll_cpu`: the CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF).
+    pub sqpoll_cpu: Option<u32>,
     /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
     pub cmdprio_seed: u64,
 }
@@ -109,6 +117,8 @@ impl Default for IoUringOptions {
             vectored: false,
             nowait: false,
             cmdprio_percentage: 0,
+            cmdprio_class: IOPRIO_CLASS_REALTIME,
+            sqpoll_cpu: None,
             cmdprio_seed: 0,
         }
     }
@@ -230,6 +240,9 @@ impl IoUringEngine {
             }
             if self.options.sqpoll {
                 builder.setup_sqpoll(SQPOLL_IDLE_DEFAULT_MS);
+                if let Some(cpu) = self.options.sqpoll_cpu {
+                    builder.setup_sqpoll_cpu(cpu);
+                }
             }
             match builder.build(entries) {
                 Ok(ring) => {
@@ -352,7 +365,7 @@ impl IoUringEngine {
 }
 
 impl IoUringEngine {
-    /// The I/O priority of the next request: the real-time class for `cmdprio_percentage` of
+    /// The I/O priority of the next request: `cmdprio_class` at level 0 for `cmdprio_percentage` of
     /// them, drawn per request as fio does (`rand_between(0, 99) < percentage`), else none.
     #[inline]
     fn draw_ioprio(&mut self) -> u16 {
@@ -368,7 +381,7 @@ impl IoUringEngine {
         self.cmdprio_state = x;
         if x % 100 < percentage {
             self.prioritized_ios += 1;
-            IOPRIO_REALTIME_LEVEL0
+            u16::from(self.options.cmdprio_class) << IOPRIO_CLASS_SHIFT
         } else {
             0
         }

@@ -815,3 +815,46 @@ fn io_uring_hipri_polls_for_completions() {
     assert_eq!(completed, 64);
     assert_eq!(engine.report().detail("modes"), Some("iopoll"));
 }
+
+#[test]
+fn io_uring_cmdprio_class_best_effort_needs_no_privilege() {
+    // The best-effort class (2) is open to every user: each marked I/O completes.
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = IoUringEngine::new(
+        &target,
+        IoUringOptions {
+            cmdprio_percentage: 50,
+            cmdprio_class: 2,
+            cmdprio_seed: SEED,
+            ..IoUringOptions::default()
+        },
+    )
+    .unwrap();
+    setup(&mut engine, 8, BLOCK_BYTES);
+    let ios = sequential(IoDirection::Read, 400);
+    drive(&mut engine, 8, &ios, SEED, |_, c, _| {
+        assert_eq!(c.result, Ok(BLOCK_BYTES));
+    });
+    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
+    assert!((100..300).contains(&marked), "{marked}");
+}
+
+#[test]
+fn io_uring_sqthread_poll_cpu_binds_the_polling_thread() {
+    // IORING_SETUP_SQ_AFF on CPU 0, which every machine has: the ring is set up with it and
+    // the I/O goes through the bound thread.
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let mut engine = IoUringEngine::new(
+        &target,
+        IoUringOptions {
+            sqpoll: true,
+            sqpoll_cpu: Some(0),
+            ..IoUringOptions::default()
+        },
+    )
+    .unwrap();
+    write_then_read_back(&mut engine, 8, REGION_BYTES, 200, SEED + 31);
+    assert_eq!(engine.report().detail("modes"), Some("sqpoll"));
+}
