@@ -372,6 +372,46 @@ mod tests {
         );
     }
 
+    /// The simulator's warnings are this job's: counters an earlier job on the kept stack
+    /// raised are subtracted, the fallback (every job ran over it) is not.
+    #[test]
+    fn simulator_warnings_count_only_this_jobs_share() {
+        let job = JobSpec::new("t", EngineKind::Sim, Target::Sim("s".into()));
+        let mut before = sim_report(&[], 0);
+        let with = |report: &mut EngineReport, dropped: u64, fallback: Option<&str>| {
+            let sim = report.sim.as_mut().expect("a sim report");
+            sim.trims_not_translated = dropped;
+            sim.fallback = fallback.map(str::to_string);
+        };
+        with(&mut before, 2, Some("no streams"));
+        let mut same = outcome(&job, Vec::new(), 1);
+        same.engine_reports = vec![before.clone()];
+        let kinds = |warnings: &[Warning]| -> Vec<&'static str> {
+            warnings.iter().map(Warning::kind).collect()
+        };
+        assert_eq!(
+            kinds(&honesty_warnings(&job, &same, Some(&before))),
+            ["transport-fallback"]
+        );
+        let mut more = outcome(&job, Vec::new(), 1);
+        let mut after = before.clone();
+        with(&mut after, 5, Some("no streams"));
+        more.engine_reports = vec![after];
+        let warnings = honesty_warnings(&job, &more, Some(&before));
+        assert_eq!(
+            kinds(&warnings),
+            ["transport-fallback", "trims-not-translated"]
+        );
+        assert!(
+            warnings[1].to_string().starts_with("3 UNMAP commands"),
+            "{}",
+            warnings[1]
+        );
+        // Without a report from before, the session is the job's.
+        let warnings = honesty_warnings(&job, &more, None);
+        assert!(warnings[1].to_string().starts_with("5 UNMAP commands"));
+    }
+
     /// A buffered job of `delivered` bytes read, whose engines saw the device read `device`.
     fn buffered(delivered: u64, device: Option<&str>) -> (JobSpec, JobOutcome) {
         let job = JobSpec::new("b", EngineKind::Psync, Target::Path("/x".into()));
