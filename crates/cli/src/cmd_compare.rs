@@ -5,7 +5,7 @@
 use crate::args::CompareArgs;
 use crate::db_support::{db_failure, parse_runs};
 use crate::exit::{bad_input, Failure};
-use storlab_report::{format_latency_ns, JobReport, RunReport};
+use storlab_report::{escape_control, format_latency_ns, JobReport, RunReport};
 
 const BYTES_PER_MB: f64 = 1e6;
 const TAIL_PERCENTILE: f64 = 99.0;
@@ -113,6 +113,30 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    // A compared figure is only as good as its warnings: each run's, and its jobs', under the
+    // table as `storlab run` prints them, led by the run's label.
+    let mut warnings = Vec::new();
+    for (label, report) in runs {
+        for warning in &report.warnings {
+            warnings.push(format!("  [{label}] {}", escape_control(warning)));
+        }
+        for job in &report.jobs {
+            for warning in &job.notes.warnings {
+                warnings.push(format!(
+                    "  [{label} {}] {}",
+                    escape_control(&job.setup.name),
+                    escape_control(warning)
+                ));
+            }
+        }
+    }
+    if !warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for line in warnings {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     out
 }

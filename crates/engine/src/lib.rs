@@ -18,7 +18,7 @@ pub mod target;
 
 pub use error::EngineError;
 pub use storlab_job::AccessAdvice;
-pub use storlab_sim::SimReport;
+pub use storlab_sim::{SimReport, SimWarning};
 
 /// Direction of one I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use storlab_engine::EngineReport;
 use storlab_job::size::format_size;
 use storlab_job::{BlockSizeSpec, DataPattern, JobSpec};
 use storlab_report::{JobNotes, JobReport, JobSetup, TargetInfo};
+use storlab_runner::warning::Warning;
 use storlab_runner::JobOutcome;
 use storlab_stats::WorkerStats;
 
@@ -22,7 +23,7 @@ pub struct HonestyCheck {
 
 impl HonestyCheck {
     /// The warnings of `outcome`; call it for every finished job, in the order they finished.
-    pub fn warnings(&mut self, outcome: &JobOutcome) -> Vec<String> {
+    pub fn warnings(&mut self, outcome: &JobOutcome) -> Vec<Warning> {
         if outcome.job.stonewall || self.before_group.is_empty() {
             let finished_group = std::mem::take(&mut self.this_group);
             self.before_group.extend(finished_group);
@@ -93,11 +94,12 @@ fn block_size_label(job: &JobSpec) -> String {
     }
 }
 
-/// Reports for one finished job; `honesty` are its [`HonestyCheck`] warnings.
+/// Reports for one finished job; `honesty` are its [`HonestyCheck`] (or sweep point's)
+/// warnings, the simulator's among them.
 pub fn job_reports(
     outcome: &JobOutcome,
     provider: &Provider,
-    honesty: Vec<String>,
+    honesty: &[Warning],
 ) -> Vec<JobReport> {
     let job = &outcome.job;
     let (description, kind) = provider
@@ -112,7 +114,7 @@ pub fn job_reports(
             "interrupted: this job was stopped early; its figures cover the part that ran".into(),
         );
     }
-    warnings.extend(honesty);
+    warnings.extend(honesty.iter().map(Warning::to_string));
     warnings.extend(storlab_runner::sweep::page_cache_warning(job, outcome));
     let dropped_bytes = first_report
         .and_then(|r| r.detail(storlab_sim::report::DETAIL_PAYLOAD_DROPPED_BYTES))

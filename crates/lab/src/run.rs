@@ -90,7 +90,7 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let mut finished: Vec<JobReport> = Vec::new();
     let mut honesty = HonestyCheck::default();
     let mut on_job_done = |outcome: &JobOutcome| {
-        let reports = job_reports(outcome, &shared.borrow(), honesty.warnings(outcome));
+        let reports = job_reports(outcome, &shared.borrow(), &honesty.warnings(outcome));
         if !outcome.fio_logs.is_empty() {
             sink.fio_logs(&outcome.fio_logs);
         }

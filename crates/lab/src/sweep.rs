@@ -303,11 +303,10 @@ pub fn job_points(set: JobSet) -> Vec<SweepPoint> {
 /// The reports of one measured point, with the device state it was measured in and its
 /// honesty warnings.
 pub fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
-    job_reports(&m.outcome, provider, Vec::new())
+    job_reports(&m.outcome, provider, &m.warnings)
         .into_iter()
         .map(|mut job_report| {
             job_report.setup.device_state = m.device_state.clone();
-            job_report.notes.warnings.extend(m.warnings.iter().cloned());
             job_report
         })
         .collect()

@@ -16,6 +16,7 @@ pub mod state;
 mod steady;
 pub mod sweep;
 pub mod verify;
+pub mod warning;
 pub mod worker;
 
 pub use offsets::Region;

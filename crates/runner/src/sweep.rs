@@ -3,9 +3,11 @@
 //! checks each result for honesty (a figure the target cannot physically produce is flagged).
 
 use crate::state::run_step;
+use crate::warning::Warning;
 use crate::{run_jobs, EngineProvider, JobOutcome, RunError, RunOptions};
 use std::collections::BTreeMap;
 use storlab_engine::device_stats::{DETAIL_DEVICE, DETAIL_DEVICE_READ_BYTES};
+use storlab_engine::SimWarning;
 use storlab_engine::{EngineReport, SimReport};
 use storlab_job::preset::SweepPoint;
 use storlab_job::steps::{DeviceState, Step};
@@ -28,8 +30,9 @@ pub struct MeasuredPoint {
     /// The state the target was in when this point started (`fresh (trimmed before this
     /// step)`, `seq-filled`, `after previous step (...)`).
     pub device_state: String,
-    /// Honesty warnings: results the target cannot physically produce, with the reason.
-    pub warnings: Vec<String>,
+    /// Honesty warnings: results the target cannot physically produce, with the reason, and
+    /// what the simulator raised about this point.
+    pub warnings: Vec<Warning>,
 }
 
 /// Runs steps and points on one target, remembering what was done to it.
@@ -40,6 +43,9 @@ pub struct Sweeper<'p, 'o> {
     state: String,
     /// The last engine report seen per target, to take differences of cumulative counters.
     last_reports: BTreeMap<String, EngineReport>,
+    /// Per target, what went wrong while steps put it in its state (a bridge that dropped the
+    /// TRIM step's UNMAPs), for the next point measured there: its state is not what it says.
+    step_warnings: BTreeMap<String, Vec<Warning>>,
 }
 
 impl<'p, 'o> Sweeper<'p, 'o> {
@@ -49,6 +55,7 @@ impl<'p, 'o> Sweeper<'p, 'o> {
             options,
             state: DeviceState::AsFound.label(),
             last_reports: BTreeMap::new(),
+            step_warnings: BTreeMap::new(),
         }
     }
 
@@ -66,6 +73,20 @@ impl<'p, 'o> Sweeper<'p, 'o> {
     /// Run one step; returns whether it was interrupted.
     pub fn step(&mut self, step: &Step) -> Result<bool, RunError> {
         let outcome = run_step(step, self.provider, self.options)?;
+        let key = target_key(step.job());
+        let sim_before = self.last_reports.get(&key).and_then(|b| b.sim.as_deref());
+        if let Some(sim_after) = outcome
+            .engine_report
+            .as_ref()
+            .and_then(|r| r.sim.as_deref())
+        {
+            let dropped = sim_after
+                .warnings_since(sim_before)
+                .into_iter()
+                .filter(|w| matches!(w, SimWarning::TrimsNotTranslated { .. }))
+                .map(Warning::DuringPreparation);
+            self.step_warnings.entry(key).or_default().extend(dropped);
+        }
         self.remember(step.job(), outcome.engine_report);
         if !outcome.interrupted {
             self.state = match step {
@@ -122,7 +143,11 @@ impl<'p, 'o> Sweeper<'p, 'o> {
             return Ok(None);
         };
         let before = self.last_reports.get(&target_key(&point.job));
-        let warnings = honesty_warnings(&point.job, &outcome, before);
+        let mut warnings = self
+            .step_warnings
+            .remove(&target_key(&point.job))
+            .unwrap_or_default();
+        warnings.extend(honesty_warnings(&point.job, &outcome, before));
         self.remember(&point.job, outcome.engine_reports.first().cloned());
         let wrote = outcome.workers.iter().any(|w| w.write.bytes > 0);
         if wrote {
@@ -150,50 +175,61 @@ fn drive_io_sizes(report: &SimReport) -> BTreeMap<u64, u64> {
         .collect()
 }
 
-/// Why a result may be faster than the target can physically be, given the engine report
-/// before (`before`, for cumulative counters) and after the job.
+/// Why a result may not be what the target does for the job as written, given the engine
+/// report before (`before`, for cumulative counters) and after the job.
 ///
 /// The rule: the device saw transfers larger than any the job issued (a driver merged
-/// requests, so a small-block test measured large blocks). Reads the page cache served are
-/// measured for every job, not only sweeps: [`page_cache_warning`].
+/// requests, so a small-block test measured large blocks). On a simulated target, the
+/// simulator's own warnings for the part of its session the job ran
+/// ([`SimReport::warnings_since`]) follow; its merge warning only when the rule did not already
+/// say it. Reads the page cache served are measured for every job, not only sweeps:
+/// [`page_cache_warning`].
 pub fn honesty_warnings(
     job: &JobSpec,
     outcome: &JobOutcome,
     before: Option<&EngineReport>,
-) -> Vec<String> {
+) -> Vec<Warning> {
     let mut warnings = Vec::new();
     let issued_max_bytes = job.max_block_bytes();
     let sim_before = before.and_then(|b| b.sim.as_deref());
-    if let Some(after) = outcome.engine_reports.first() {
-        if let Some(sim_after) = after.sim.as_deref() {
-            let sizes_after = drive_io_sizes(sim_after);
-            let sizes_before = sim_before.map(drive_io_sizes).unwrap_or_default();
-            let larger: Vec<(u64, u64)> = sizes_after
-                .iter()
-                .map(|(&size, &count)| {
-                    (
-                        size,
-                        count.saturating_sub(sizes_before.get(&size).copied().unwrap_or(0)),
-                    )
-                })
-                .filter(|&(size, count)| count > 0 && size > issued_max_bytes)
-                .collect();
-            if let Some(&(largest, _)) = larger.last() {
-                let transfers: u64 = larger.iter().map(|(_, c)| c).sum();
-                let merged_now = sim_after
-                    .merged_requests
-                    .saturating_sub(sim_before.map_or(0, |b| b.merged_requests));
-                warnings.push(format!(
-                    "device-side transfers larger than requested: the drive saw {transfers} transfers of up to {largest} bytes while this job issued at most {issued_max_bytes} bytes{}; the figures measure merged I/O, not the requested block size",
-                    if merged_now > 0 {
-                        format!(" (the driver merged {merged_now} requests)")
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-        }
+    let Some(sim_after) = outcome
+        .engine_reports
+        .first()
+        .and_then(|after| after.sim.as_deref())
+    else {
+        return warnings;
+    };
+    let sizes_after = drive_io_sizes(sim_after);
+    let sizes_before = sim_before.map(drive_io_sizes).unwrap_or_default();
+    let larger: Vec<(u64, u64)> = sizes_after
+        .iter()
+        .map(|(&size, &count)| {
+            (
+                size,
+                count.saturating_sub(sizes_before.get(&size).copied().unwrap_or(0)),
+            )
+        })
+        .filter(|&(size, count)| count > 0 && size > issued_max_bytes)
+        .collect();
+    let since =
+        |now: u64, then: fn(&SimReport) -> u64| now.saturating_sub(sim_before.map_or(0, then));
+    if let Some(&(largest_bytes, _)) = larger.last() {
+        warnings.push(Warning::LargerTransfers {
+            transfers: larger.iter().map(|(_, c)| c).sum(),
+            largest_bytes,
+            issued_max_bytes,
+            merged_requests: since(sim_after.merged_requests, |b| b.merged_requests),
+            driver_buffer_reads: since(sim_after.driver_buffer_reads, |b| b.driver_buffer_reads),
+        });
     }
+    let said_larger = !warnings.is_empty();
+    warnings.extend(
+        sim_after
+            .warnings_since(sim_before)
+            .into_iter()
+            .filter(|w| !(said_larger && matches!(w, SimWarning::MergedRequests { .. })))
+            .map(Warning::Simulator),
+    );
     warnings
 }
 
@@ -322,6 +358,8 @@ mod tests {
         merged.engine_reports = vec![sim_report(&[(10, 4096), (5, 65536), (12, 131072)], 70)];
         let warnings = honesty_warnings(&job, &merged, Some(&before));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].kind(), "larger-transfers");
+        let warnings: Vec<String> = warnings.iter().map(Warning::to_string).collect();
         assert!(warnings[0].starts_with("device-side transfers larger than requested"));
         assert!(
             warnings[0].contains("7 transfers of up to 131072"),
@@ -333,6 +371,46 @@ mod tests {
             "{}",
             warnings[0]
         );
+    }
+
+    /// The simulator's warnings are this job's: counters an earlier job on the kept stack
+    /// raised are subtracted, the fallback (every job ran over it) is not.
+    #[test]
+    fn simulator_warnings_count_only_this_jobs_share() {
+        let job = JobSpec::new("t", EngineKind::Sim, Target::Sim("s".into()));
+        let mut before = sim_report(&[], 0);
+        let with = |report: &mut EngineReport, dropped: u64, fallback: Option<&str>| {
+            let sim = report.sim.as_mut().expect("a sim report");
+            sim.trims_not_translated = dropped;
+            sim.fallback = fallback.map(str::to_string);
+        };
+        with(&mut before, 2, Some("no streams"));
+        let mut same = outcome(&job, Vec::new(), 1);
+        same.engine_reports = vec![before.clone()];
+        let kinds = |warnings: &[Warning]| -> Vec<&'static str> {
+            warnings.iter().map(Warning::kind).collect()
+        };
+        assert_eq!(
+            kinds(&honesty_warnings(&job, &same, Some(&before))),
+            ["transport-fallback"]
+        );
+        let mut more = outcome(&job, Vec::new(), 1);
+        let mut after = before.clone();
+        with(&mut after, 5, Some("no streams"));
+        more.engine_reports = vec![after];
+        let warnings = honesty_warnings(&job, &more, Some(&before));
+        assert_eq!(
+            kinds(&warnings),
+            ["transport-fallback", "trims-not-translated"]
+        );
+        assert!(
+            warnings[1].to_string().starts_with("3 UNMAP commands"),
+            "{}",
+            warnings[1]
+        );
+        // Without a report from before, the session is the job's.
+        let warnings = honesty_warnings(&job, &more, None);
+        assert!(warnings[1].to_string().starts_with("5 UNMAP commands"));
     }
 
     /// A buffered job of `delivered` bytes read, whose engines saw the device read `device`.

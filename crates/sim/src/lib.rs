@@ -40,5 +40,5 @@ pub mod xhci;
 pub use command::Op;
 pub use error::SimError;
 pub use profile::{ProfileSet, StackSpec};
-pub use report::SimReport;
+pub use report::{SimReport, SimWarning};
 pub use sim::{SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL};

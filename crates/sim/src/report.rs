@@ -9,6 +9,7 @@ use crate::resource::Calendar;
 use crate::sim::{Counters, Transport};
 use crate::store::Store;
 use serde::Serialize;
+use std::fmt;
 
 /// Engine-report key: written bytes the payload store did not keep (its budget was full).
 pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
@@ -18,6 +19,108 @@ pub const LAYER_HOST_CPU: &str = "host_cpu";
 
 /// Below this utilisation the busiest layer is not called saturated.
 pub const SATURATED_UTILISATION: f64 = 0.8;
+
+/// A warning the simulator raises about a run: the drive did not see what the host asked for,
+/// a command did not do what the host meant, or the stack ran differently from its profile.
+/// Its text (`Display`) is what reports print; [`SimWarning::kind`] names it for code and tests.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimWarning {
+    /// No layer was near saturation: throughput was bound by per-command latency.
+    LatencyBound {
+        busiest_layer: String,
+        /// That layer's busy time over the elapsed time, 0..=1.
+        utilisation: f64,
+    },
+    /// The host driver merged requests into larger commands, or answered reads from its own
+    /// read-ahead: the drive saw other I/O than the job issued.
+    MergedRequests {
+        merged_requests: u64,
+        driver_buffer_reads: u64,
+        /// The largest transfer that reached the drive.
+        largest_drive_bytes: u32,
+        /// Smallest and largest host request, when known (the session's counters).
+        request_bytes: Option<(u32, u32)>,
+    },
+    /// The bridge dropped SCSI UNMAP instead of translating it to ATA TRIM.
+    TrimsNotTranslated { unmaps: u64 },
+    /// The host did not use the transport its profile names (UAS → BOT): why.
+    TransportFallback { reason: String },
+    /// Host writes that covered a logical page only partly (smaller than it, or misaligned)
+    /// the SSD served by reading the page first.
+    ReadModifyWrite { partial_page_writes: u64 },
+}
+
+impl SimWarning {
+    /// A stable name for the warning's kind (`latency-bound`, `merged-requests`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SimWarning::LatencyBound { .. } => "latency-bound",
+            SimWarning::MergedRequests { .. } => "merged-requests",
+            SimWarning::TrimsNotTranslated { .. } => "trims-not-translated",
+            SimWarning::TransportFallback { .. } => "transport-fallback",
+            SimWarning::ReadModifyWrite { .. } => "read-modify-write",
+        }
+    }
+}
+
+impl fmt::Display for SimWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimWarning::LatencyBound {
+                busiest_layer,
+                utilisation,
+            } => write!(
+                f,
+                "no layer is saturated (busiest: {busiest_layer} at {:.0}%): throughput is bound \
+                 by per-command latency and round trips, so more outstanding commands (where the \
+                 protocol allows them) would raise it",
+                utilisation * 100.0
+            ),
+            SimWarning::MergedRequests {
+                merged_requests,
+                driver_buffer_reads,
+                largest_drive_bytes,
+                request_bytes,
+            } => {
+                write!(
+                    f,
+                    "the host driver merged {merged_requests} requests into larger commands"
+                )?;
+                if *driver_buffer_reads > 0 {
+                    write!(
+                        f,
+                        " and served {driver_buffer_reads} reads from its own read-ahead"
+                    )?;
+                }
+                write!(f, " (drive saw up to {largest_drive_bytes} bytes")?;
+                if let Some((min, max)) = request_bytes {
+                    write!(f, " while requests were {min}..={max} bytes")?;
+                }
+                write!(
+                    f,
+                    "): results reflect the merged size, not the requested one"
+                )
+            }
+            SimWarning::TrimsNotTranslated { unmaps } => write!(
+                f,
+                "{unmaps} UNMAP commands were not translated to TRIM by the bridge: the drive \
+                 never learned those blocks are free"
+            ),
+            SimWarning::TransportFallback { reason } => write!(
+                f,
+                "the stack did not run the transport its host profile names: {reason}"
+            ),
+            SimWarning::ReadModifyWrite {
+                partial_page_writes,
+            } => write!(
+                f,
+                "{partial_page_writes} writes covered a 4 KiB logical page only partly (smaller \
+                 than it or misaligned) and the SSD read the page before programming it: write \
+                 figures include that read-modify-write"
+            ),
+        }
+    }
+}
 
 /// One layer's share of the run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -76,6 +179,8 @@ pub struct SimReport {
     /// The drive model's own figures (SSD: write amplification, GC, erases, free blocks; HDD:
     /// seeks, rotational waits, cache hits, NCQ reorders).
     pub drive: DriveModelReport,
+    /// The session's [`SimWarning`]s as text: latency-bound, merged requests, UNMAPs not
+    /// translated (one job's, with the fallback and read-modify-writes: [`SimReport::warnings_since`]).
     pub warnings: Vec<String>,
     /// The full stack profile, so the result can be reproduced.
     pub stack_profile: StackSpec,
@@ -85,6 +190,85 @@ impl SimReport {
     /// The layer named `name` (see [`LAYER_HOST_CPU`]), if the stack has it.
     pub fn layer(&self, name: &str) -> Option<&LayerReport> {
         self.layers.iter().find(|l| l.name == name)
+    }
+
+    /// The warnings of the part of the session after `before` (the report taken when a job
+    /// started; `None`: the whole session), from the differences of the counters, so a job on a
+    /// stack kept from earlier jobs is not blamed for their merges or dropped UNMAPs. Besides
+    /// what [`SimReport::warnings`] checks it names the transport fallback (every job on the
+    /// stack ran over it) and the SSD's read-modify-writes of partial pages. Requests' sizes are
+    /// the session's, so merges are described without them.
+    pub fn warnings_since(&self, before: Option<&SimReport>) -> Vec<SimWarning> {
+        let delta =
+            |now: u64, then: fn(&SimReport) -> u64| now.saturating_sub(before.map_or(0, then));
+        let mut warnings = Vec::new();
+        if let Some(reason) = &self.fallback {
+            warnings.push(SimWarning::TransportFallback {
+                reason: reason.clone(),
+            });
+        }
+        let commands = delta(self.commands, |b| b.commands);
+        let elapsed_ns = delta(self.elapsed_ns, |b| b.elapsed_ns).max(1);
+        let busiest = self
+            .layers
+            .iter()
+            .map(|layer| {
+                let busy_before = before
+                    .and_then(|b| b.layer(&layer.name))
+                    .map_or(0, |l| l.busy_ns);
+                let busy_ns = layer.busy_ns.saturating_sub(busy_before);
+                (layer.name.as_str(), busy_ns as f64 / elapsed_ns as f64)
+            })
+            // The first of equals, as the report's bottleneck.
+            .fold(None::<(&str, f64)>, |best, l| match best {
+                Some(b) if b.1 >= l.1 => Some(b),
+                _ => Some(l),
+            });
+        if let Some((layer, utilisation)) = busiest {
+            if commands > 0 && utilisation < SATURATED_UTILISATION {
+                warnings.push(SimWarning::LatencyBound {
+                    busiest_layer: layer.to_string(),
+                    utilisation,
+                });
+            }
+        }
+        let merged_requests = delta(self.merged_requests, |b| b.merged_requests);
+        let driver_buffer_reads = delta(self.driver_buffer_reads, |b| b.driver_buffer_reads);
+        if merged_requests > 0 || driver_buffer_reads > 0 {
+            let count_before = |size_bytes: u32| {
+                before
+                    .and_then(|b| b.drive_io_sizes.iter().find(|s| s.size_bytes == size_bytes))
+                    .map_or(0, |s| s.count)
+            };
+            let largest_drive_bytes = self
+                .drive_io_sizes
+                .iter()
+                .filter(|s| s.count > count_before(s.size_bytes))
+                .map(|s| s.size_bytes)
+                .max()
+                .unwrap_or(0);
+            warnings.push(SimWarning::MergedRequests {
+                merged_requests,
+                driver_buffer_reads,
+                largest_drive_bytes,
+                request_bytes: None,
+            });
+        }
+        let unmaps = delta(self.trims_not_translated, |b| b.trims_not_translated);
+        if unmaps > 0 {
+            warnings.push(SimWarning::TrimsNotTranslated { unmaps });
+        }
+        let read_modify_writes = |report: &SimReport| match &report.drive {
+            DriveModelReport::Ssd(ssd) => ssd.read_modify_writes,
+            _ => 0,
+        };
+        let partial_page_writes = delta(read_modify_writes(self), read_modify_writes);
+        if partial_page_writes > 0 {
+            warnings.push(SimWarning::ReadModifyWrite {
+                partial_page_writes,
+            });
+        }
+        warnings
     }
 
     pub fn to_json(&self) -> String {
@@ -227,37 +411,25 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
         let c = counters;
         let mut warnings = Vec::new();
         if c.commands > 0 && bottleneck_utilisation < SATURATED_UTILISATION {
-            warnings.push(format!(
-                "no layer is saturated (busiest: {bottleneck} at {:.0}%): throughput is bound by \
-                 per-command latency and round trips, so more outstanding commands (where the \
-                 protocol allows them) would raise it",
-                bottleneck_utilisation * 100.0
-            ));
+            warnings.push(SimWarning::LatencyBound {
+                busiest_layer: bottleneck.clone(),
+                utilisation: bottleneck_utilisation,
+            });
         }
         if c.merged_requests > 0 || c.driver_buffer_reads > 0 {
-            let largest = c.drive_io_sizes.keys().next_back().copied().unwrap_or(0);
-            let read_ahead = if c.driver_buffer_reads > 0 {
-                format!(
-                    " and served {} reads from its own read-ahead",
-                    c.driver_buffer_reads
-                )
-            } else {
-                String::new()
-            };
-            warnings.push(format!(
-                "the host driver merged {} requests into larger commands{read_ahead} (drive saw \
-                 up to {} bytes while requests were {}..={} bytes): results reflect the merged \
-                 size, not the requested one",
-                c.merged_requests, largest, c.host_size_min, c.host_size_max
-            ));
+            warnings.push(SimWarning::MergedRequests {
+                merged_requests: c.merged_requests,
+                driver_buffer_reads: c.driver_buffer_reads,
+                largest_drive_bytes: c.drive_io_sizes.keys().next_back().copied().unwrap_or(0),
+                request_bytes: Some((c.host_size_min, c.host_size_max)),
+            });
         }
         if c.trims_not_translated > 0 {
-            warnings.push(format!(
-                "{} UNMAP commands were not translated to TRIM by the bridge: the drive never \
-                 learned those blocks are free",
-                c.trims_not_translated
-            ));
+            warnings.push(SimWarning::TrimsNotTranslated {
+                unmaps: c.trims_not_translated,
+            });
         }
+        let warnings = warnings.iter().map(SimWarning::to_string).collect();
         let dropped = store.dropped_bytes();
         SimReport {
             stack: spec.name.clone(),

@@ -234,8 +234,8 @@ pub fn measure(
         .job
         .warnings
         .iter()
-        .chain(&point.warnings)
         .cloned()
+        .chain(point.warnings.iter().map(ToString::to_string))
         .collect();
     Ok((value_of(point, metric, &trail.released)?, warnings))
 }
