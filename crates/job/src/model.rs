@@ -691,6 +691,10 @@ pub struct JobSpec {
     /// fio's `zonemode=strided`: I/O in zones spread over the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_zones: Option<StridedZones>,
+    /// fio's `read_iolog`: the job replays this trace instead of drawing its own I/O. Not
+    /// stored with results (the trace may be large); the job's options as written name it.
+    #[serde(skip)]
+    pub replay: Option<crate::iolog::ReplaySpec>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -744,6 +748,7 @@ impl JobSpec {
             buffer_pattern: None,
             steadystate: None,
             strided_zones: None,
+            replay: None,
             warnings: Vec::new(),
         }
     }
