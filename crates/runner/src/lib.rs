@@ -527,7 +527,11 @@ fn drive_with_verify(
             &all_records,
             &slots,
             options.stop,
-            options.live,
+            verify::ReadBackCounters {
+                live: options.live,
+                read: &mut w.stats.read,
+                elapsed_ns: &mut w.stats.elapsed_ns,
+            },
         )?;
         w.add_verified_bytes(done.checked_bytes);
         if done.interrupted {
