@@ -354,11 +354,7 @@ mod tests {
             format!("replay_skip=sync,write read_iolog={trace}"),
         ];
         let mut covered = std::collections::HashSet::new();
-        for sample in samples
-            .iter()
-            .map(|s| s.to_string())
-            .chain(replay_samples)
-        {
+        for sample in samples.iter().map(|s| s.to_string()).chain(replay_samples) {
             let sample = sample.as_str();
             let key = sample.split('=').next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
