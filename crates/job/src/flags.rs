@@ -359,8 +359,22 @@ mod tests {
             "zonerange=8k zonemode=strided zonesize=16k",
             "zoneskip=8k zonemode=strided zonesize=16k",
         ];
+        // The replay keys need a trace to read.
+        let trace_dir = std::env::temp_dir().join(format!("storlab-flags-{}", std::process::id()));
+        std::fs::create_dir_all(&trace_dir).unwrap();
+        let trace = trace_dir.join("trace.log");
+        std::fs::write(&trace, "fio version 2 iolog\nf add\nf read 0 4096\n").unwrap();
+        let trace = trace.display();
+        let replay_samples = [
+            format!("read_iolog={trace}"),
+            format!("replay_redirect=/tmp/r read_iolog={trace}"),
+            format!("replay_no_stall=1 read_iolog={trace}"),
+            format!("replay_time_scale=200 read_iolog={trace}"),
+            format!("replay_skip=sync,write read_iolog={trace}"),
+        ];
         let mut covered = std::collections::HashSet::new();
-        for sample in samples {
+        for sample in samples.iter().map(|s| s.to_string()).chain(replay_samples) {
+            let sample = sample.as_str();
             let key = sample.split('=').next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
             let settings: Vec<&str> = sample.split(' ').collect();
@@ -379,6 +393,7 @@ mod tests {
             let from_flags = flags(&format!("--name=n --size=2M --runtime=5{extra}")).unwrap();
             assert_eq!(file, from_flags, "{sample}");
         }
+        std::fs::remove_dir_all(&trace_dir).unwrap();
         for key in crate::keys::KEYS {
             assert!(covered.contains(key.name), "no sample for key {}", key.name);
         }

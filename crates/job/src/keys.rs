@@ -7,6 +7,7 @@
 //! and points any validation error back at the line or flag that set the key.
 
 use crate::error::{JobError, Location};
+use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
     JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec,
@@ -65,6 +66,30 @@ struct Provenance {
     key_as_written: String,
     value: Option<String>,
     location: Location,
+}
+
+/// An action fio's `replay_skip` leaves out of a replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReplaySkip {
+    Read,
+    Write,
+    Trim,
+    /// `sync` lines. fio 3.33 skips `sync` and keeps `datasync` (iolog.c checks the skip mask
+    /// for `sync` only); so does storlab.
+    Sync,
+}
+
+impl ReplaySkip {
+    fn matches(self, action: crate::iolog::TraceAction) -> bool {
+        use crate::iolog::TraceAction as A;
+        matches!(
+            (self, action),
+            (ReplaySkip::Read, A::Read)
+                | (ReplaySkip::Write, A::Write)
+                | (ReplaySkip::Trim, A::Trim)
+                | (ReplaySkip::Sync, A::Sync { data_only: false })
+        )
+    }
 }
 
 /// The direction/randomness mix named by fio's `rw`.
@@ -185,6 +210,14 @@ pub struct JobDraft {
     /// instead of fio's `read` (job files and fio-style flags).
     storlab_rw_default: bool,
     write_iolog: Option<PathBuf>,
+    /// fio's `read_iolog`: the trace, read when the key was applied.
+    read_iolog: Option<std::sync::Arc<IoTrace>>,
+    /// fio's `replay_redirect`: every I/O of the trace goes to this file.
+    replay_redirect: Option<String>,
+    replay_no_stall: Option<bool>,
+    replay_time_scale_percent: Option<u32>,
+    /// fio's `replay_skip`: the trace's actions left out.
+    replay_skip: Option<Vec<ReplaySkip>>,
     /// fio's engine options, applied over the defaults (all off).
     engine_tuning: EngineTuning,
     fsync_every_writes: Option<u32>,
@@ -370,6 +403,7 @@ impl JobDraft {
             return Err(self.engine_refusal(foreign, job_location));
         }
         self.check_zones(job_location)?;
+        self.check_replay(job_location)?;
         if self.verify_pattern && self.verify == Some(true) {
             let setter = self
                 .provenance
@@ -581,13 +615,123 @@ impl JobDraft {
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
         }
+        if (1..100).contains(&spec.random_percent) && !spec.time_based {
+            // fio ends a partly random job when a sequential I/O would pass the region's end
+            // (58 of 64 I/Os on a 256 KiB region in fio 3.33); storlab moves all its bytes.
+            spec.warnings.push(format!(
+                "storlab differs from fio here: with percentage_random={} fio ends the job when \
+                 a sequential I/O would pass the region's end, storlab goes round to the \
+                 region's start and moves all of its bytes",
+                spec.random_percent
+            ));
+        }
+        if let (Some(count), true) = (spec.number_ios, spec.loops > 1) {
+            // fio counts `number_ios` in each loop (its I/O counters start again every loop);
+            // storlab's worker counts it over the whole job. Said rather than silently different.
+            spec.warnings.push(format!(
+                "storlab differs from fio here: number_ios={count} bounds the whole job's I/O \
+                 in storlab but each of the {} loops in fio; for fio's count, set \
+                 number_ios={} or drop loops",
+                spec.loops,
+                count.saturating_mul(u64::from(spec.loops))
+            ));
+        }
+        self.apply_replay(&mut spec);
         spec
+    }
+
+    /// The file a replayed trace goes to: `replay_redirect`, or the one file its I/O names (fio
+    /// adds the trace's files to the job, and its I/O goes there, whatever `filename` says).
+    fn replay_filename(&self) -> Option<String> {
+        let trace = self.read_iolog.as_ref()?;
+        self.replay_redirect
+            .clone()
+            .or_else(|| trace.files.first().map(|(file, _)| file.clone()))
+    }
+
+    /// The job as a replay of its `read_iolog` trace: the trace decides directions, sizes and
+    /// offsets. Without `size` the region reaches the trace's furthest byte, or the bytes it
+    /// moves if more (fio's `size` for a replay is the sum of the trace's lengths), rounded up
+    /// to the alignment so the region holds it whole.
+    fn apply_replay(&self, spec: &mut JobSpec) {
+        let Some(trace) = &self.read_iolog else {
+            return;
+        };
+        let trace = match &self.replay_skip {
+            Some(skipped) => std::sync::Arc::new(
+                trace.without(|action| skipped.iter().any(|s| s.matches(action))),
+            ),
+            None => trace.clone(),
+        };
+        let (reads, writes, trims) = trace.counts();
+        spec.read_percent = match (reads, writes + trims) {
+            (_, 0) => 100,
+            (0, _) => 0,
+            (r, w) => (r * 100 / (r + w)).clamp(1, 99) as u8,
+        };
+        spec.random_percent = 0;
+        // The buffers must hold the largest I/O of the trace; a block size only sizes them.
+        let largest = trace
+            .max_len_bytes()
+            .next_multiple_of(crate::validate::SECTOR_BYTES)
+            .max(crate::validate::SECTOR_BYTES);
+        spec.block_size_read = BlockSizeSpec::Fixed(largest);
+        spec.block_size_write = BlockSizeSpec::Fixed(largest);
+        if self.size.is_none() && self.filesize_bytes.is_none() {
+            let (end_bytes, moved_bytes) = trace.extent_bytes();
+            let align = spec.align_bytes.max(1);
+            spec.size_bytes = Some(end_bytes.max(moved_bytes).next_multiple_of(align));
+        }
+        spec.replay = Some(ReplaySpec {
+            trace,
+            no_stall: self.replay_no_stall.unwrap_or(false),
+            time_scale_percent: self.replay_time_scale_percent.unwrap_or(100),
+        });
+    }
+
+    /// A replay the job cannot do as fio would: refused at the `read_iolog` key.
+    fn check_replay(&self, job_location: &Location) -> Result<(), JobError> {
+        let Some(trace) = &self.read_iolog else {
+            return Ok(());
+        };
+        let setter = self
+            .provenance
+            .iter()
+            .rev()
+            .find(|p| p.field == "read_iolog");
+        let refuse = |detail: String| {
+            JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("read_iolog", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                detail,
+            )
+        };
+        let redirected = self.replay_redirect.is_some() || self.target_override.is_some();
+        if let (false, Some((second, line))) = (redirected, trace.files.get(1)) {
+            return Err(refuse(format!(
+                "{}:{line}: a second file, {second}: storlab replays one file per job (replay_redirect=FILE sends every I/O to one)",
+                trace.path.display()
+            )));
+        }
+        if self.loops.is_some_and(|l| l > 1) {
+            return Err(refuse(
+                "storlab replays a trace once; loops above 1 are refused with it".into(),
+            ));
+        }
+        if self.verify == Some(true) {
+            return Err(refuse(
+                "storlab's verify checks its own generated I/O, not a replayed trace; drop verify"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The engine and target the job runs on, with a warning when settings are ignored.
     fn engine_and_target(&self, job_name: &str) -> (EngineKind, Target, Vec<String>) {
-        let sim_profile = self
-            .filename
+        let filename = self.replay_filename().or_else(|| self.filename.clone());
+        let sim_profile = filename
             .as_deref()
             .and_then(|f| f.strip_prefix(SIM_TARGET_PREFIX));
         let engine = self.engine.unwrap_or(if sim_profile.is_some() {
@@ -626,7 +770,7 @@ impl JobDraft {
             return (engine, target.clone(), warnings);
         }
         let mut warnings = Vec::new();
-        let target = match (engine, sim_profile, &self.filename, &self.directory) {
+        let target = match (engine, sim_profile, &filename, &self.directory) {
             (_, Some(profile), _, _) => Target::Sim(profile.to_string()),
             (EngineKind::Null, _, filename, directory) => {
                 if filename.is_some() || directory.is_some() {
@@ -1789,6 +1933,81 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "read_iolog",
+        aliases: &[],
+        bare: false,
+        meaning: "replay the I/O recorded in this trace (fio's iolog format, version 2 or 3)",
+        field: "read_iolog",
+        apply: |d, v| {
+            let trace = IoTrace::read(Path::new(v)).map_err(ApplyError::Invalid)?;
+            d.read_iolog = Some(std::sync::Arc::new(trace));
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "replay_redirect",
+        aliases: &[],
+        bare: false,
+        meaning: "send every I/O of the read_iolog trace to this file (or sim:STACK)",
+        field: "replay_redirect",
+        apply: |d, v| {
+            if v.is_empty() {
+                return Err(ApplyError::Invalid("needs a file name".into()));
+            }
+            d.replay_redirect = Some(v.to_string());
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "replay_skip",
+        aliases: &[],
+        bare: false,
+        meaning: "leave these actions of the read_iolog trace out: read, write, trim, sync (comma-separated)",
+        field: "replay_skip",
+        apply: |d, v| {
+            let skipped = v
+                .split(',')
+                .map(|name| match name.trim() {
+                    "read" => Ok(ReplaySkip::Read),
+                    "write" => Ok(ReplaySkip::Write),
+                    "trim" => Ok(ReplaySkip::Trim),
+                    "sync" => Ok(ReplaySkip::Sync),
+                    other => Err(ApplyError::Invalid(format!(
+                        "'{other}' is not read, write, trim or sync"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            d.replay_skip = Some(skipped);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "replay_no_stall",
+        aliases: &[],
+        bare: true,
+        meaning: "replay the read_iolog trace as fast as the queue allows, not at its recorded pace",
+        field: "replay_no_stall",
+        apply: |d, v| {
+            d.replay_no_stall = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "replay_time_scale",
+        aliases: &[],
+        bare: false,
+        meaning: "replay the trace's recorded gaps at this percent of their speed (default 100)",
+        field: "replay_time_scale",
+        apply: |d, v| {
+            let percent = parse_count(v)?;
+            if percent == 0 {
+                return Err(ApplyError::Invalid("must be at least 1 (percent)".into()));
+            }
+            d.replay_time_scale_percent = Some(to_u32(percent, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "write_bw_log",
         aliases: &[],
         bare: true,
@@ -2667,7 +2886,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((spec.read_percent, spec.random_percent), (70, 80));
-        assert!(spec.warnings.is_empty());
+        // The one line of a partly random job's difference from fio, and nothing else.
+        assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
+        assert!(spec.warnings[0].contains("percentage_random=80"));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod error;
 pub mod fio;
 pub mod flags;
+pub mod iolog;
 pub mod keys;
 pub mod model;
 pub mod preset;
@@ -22,5 +23,6 @@ pub mod written;
 pub use error::{ErrorKind, JobError, Location};
 pub use fio::{parse_fio_file, parse_fio_file_with_flags, parse_fio_str, parse_fio_str_with_flags};
 pub use flags::parse_flags;
+pub use iolog::{IoTrace, ReplaySpec, TraceAction, TraceEntry};
 pub use model::*;
 pub use validate::validate;

@@ -725,6 +725,10 @@ pub struct JobSpec {
     /// `write_hist_log` and their settings).
     #[serde(default, skip_serializing_if = "FioLogs::is_unset")]
     pub fio_logs: FioLogs,
+    /// fio's `read_iolog`: the job replays this trace instead of drawing its own I/O. Not
+    /// stored with results (the trace may be large); the job's options as written name it.
+    #[serde(skip)]
+    pub replay: Option<crate::iolog::ReplaySpec>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -780,6 +784,7 @@ impl JobSpec {
             steadystate: None,
             strided_zones: None,
             fio_logs: FioLogs::default(),
+            replay: None,
             warnings: Vec::new(),
         }
     }

@@ -491,6 +491,27 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
              yet; run this job on a file or device",
         ));
     }
+    if let Some(replay) = &spec.replay {
+        if replay.trace.counts() == (0, 0, 0) {
+            return Err(JobError::invalid(
+                location.clone(),
+                "replay_skip",
+                None,
+                "leaves none of the trace's reads, writes and trims to replay",
+            ));
+        }
+    }
+    if spec.engine == EngineKind::Sim && spec.replay.as_ref().is_some_and(|r| r.trace.has_syncs()) {
+        let trace = &spec.replay.as_ref().expect("checked").trace;
+        return Err(JobError::unsupported(
+            location.clone(),
+            "read_iolog",
+            Some(trace.path.display().to_string()),
+            "the trace syncs, and the simulated stacks have no cache flush command \
+             (SYNCHRONIZE CACHE / FLUSH CACHE) yet; add replay_skip=sync (fio's option) to \
+             leave its syncs out",
+        ));
+    }
     if sync.open_sync != OpenSync::None {
         return Err(JobError::unsupported(
             location.clone(),

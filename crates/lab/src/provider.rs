@@ -98,6 +98,13 @@ impl Provider {
         if !job.target_shares.is_unset() {
             return 0;
         }
+        // A replay lays out a missing file for its trace but never grows an existing one: a
+        // trace line past its end is refused with its line (`storlab_runner::check_replay_fits`).
+        if let (Some(_), Target::Path(path)) = (&job.replay, &job.target) {
+            if path.exists() {
+                return 0;
+            }
+        }
         match job.size_bytes {
             Some(size) => job
                 .offset_bytes

@@ -191,6 +191,33 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
         .collect()
 }
 
+/// A replayed trace must stay inside the target: nothing grows it past its end (fio would
+/// extend a file with the trace's writes and fail its reads there). Refused with the trace's
+/// first line that passes the end.
+pub fn check_replay_fits(job: &JobSpec, target_size_bytes: u64) -> Result<(), RunError> {
+    let Some(replay) = &job.replay else {
+        return Ok(());
+    };
+    let beyond = replay
+        .trace
+        .entries
+        .iter()
+        .find(|e| e.offset_bytes + u64::from(e.len_bytes) > target_size_bytes);
+    match beyond {
+        Some(entry) => Err(RunError::Plan {
+            job: job.name.clone(),
+            reason: format!(
+                "read_iolog={}:{}: {} bytes at offset {} end beyond the target ({target_size_bytes} bytes); storlab does not grow a file to replay a trace",
+                replay.trace.path.display(),
+                entry.line,
+                entry.len_bytes,
+                entry.offset_bytes
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Run every job of `set`, stonewall group by group, calling `on_job_done` as each finishes so
 /// the caller can save it at once. Stops after the group in which `stop` was set.
 pub fn run_jobs(
@@ -282,7 +309,18 @@ fn run_group(
             )));
         }
         let target_size_bytes = engines[0].target_size_bytes();
-        let regions = plan_regions(job, target_size_bytes)?;
+        check_replay_fits(job, target_size_bytes)?;
+        // A replay's offsets are the trace's, anywhere in the target.
+        let regions = match &job.replay {
+            Some(_) => vec![
+                Region {
+                    start_bytes: 0,
+                    len_bytes: target_size_bytes,
+                };
+                job.numjobs as usize
+            ],
+            None => plan_regions(job, target_size_bytes)?,
+        };
         let slot_bytes = job.max_block_bytes() as usize;
         let mut workers: Vec<Worker> = regions
             .iter()
@@ -508,7 +546,11 @@ fn drive_with_verify(
             &all_records,
             &slots,
             options.stop,
-            options.live,
+            verify::ReadBackCounters {
+                live: options.live,
+                read: &mut w.stats.read,
+                elapsed_ns: &mut w.stats.elapsed_ns,
+            },
         )?;
         w.add_verified_bytes(done.checked_bytes);
         if done.interrupted {

@@ -502,6 +502,16 @@ pub struct ReadBack {
     pub interrupted: bool,
 }
 
+/// Where the read-back counts its reads: the live progress counters, and the job's read
+/// statistics, as fio counts verify reads in them (its own test suite relies on it), after the
+/// job's I/O.
+pub struct ReadBackCounters<'a> {
+    pub live: Option<&'a crate::LiveCounters>,
+    pub read: &'a mut storlab_stats::DirectionStats,
+    /// The worker's measured time so far: read-back completions are placed after it.
+    pub elapsed_ns: &'a mut u64,
+}
+
 /// Where one worker's read-back runs on the engine.
 pub struct ReadBackSlots {
     pub slot_base: u32,
@@ -517,9 +527,14 @@ pub fn read_back(
     peers: &[Arc<WriteRecord>],
     slots: &ReadBackSlots,
     stop: &AtomicBool,
-    live: Option<&crate::LiveCounters>,
+    stats: ReadBackCounters<'_>,
 ) -> Result<ReadBack, RunError> {
+    let live = stats.live;
     let depth = slots.depth.max(1) as usize;
+    let start_ns = engine.now_ns();
+    let measured_before_ns = *stats.elapsed_ns;
+    // Per slot: when its read in flight was submitted (0: none in flight).
+    let mut submitted_ns: Vec<u64> = vec![0; depth];
     let mut extents = own.extents(slots.slot_bytes);
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut reading: Vec<(u64, u32)> = vec![(0, 0); depth];
@@ -551,7 +566,14 @@ pub fn read_back(
             queued += 1;
         }
         if queued > 0 {
+            // Synchronous engines read inside submit: their time is completion latency.
+            let before_ns = engine.now_ns();
             engine.submit().map_err(RunError::Engine)?;
+            for (relative, at) in submitted_ns.iter_mut().enumerate() {
+                if *at == 0 && !free.contains(&(relative as u32)) {
+                    *at = before_ns;
+                }
+            }
         }
         if free.len() == depth {
             return Ok(outcome);
@@ -588,6 +610,11 @@ pub fn read_back(
             outcome.checked_bytes +=
                 check_read(job, own, peers, offset_bytes, found, &mut expected, None)?;
             outcome.read_bytes += u64::from(len_bytes);
+            let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
+            let clat_ns = c.done_ns.saturating_sub(submitted_ns[relative as usize]);
+            stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns);
+            *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
+            submitted_ns[relative as usize] = 0;
             free.push(relative);
         }
         if let Some(live) = live {

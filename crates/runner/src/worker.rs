@@ -131,6 +131,32 @@ impl IoLog {
     }
 }
 
+/// fio's `read_iolog`: where this worker is in the trace it replays.
+struct Replay {
+    spec: storlab_job::ReplaySpec,
+    /// The next line to do.
+    next: usize,
+    /// When the last I/O went (the recorded gaps are kept from one I/O to the next, as fio's
+    /// `iolog_delay` keeps them from its last issue), and when the worker started (version 2's
+    /// `wait` counts from there).
+    last_issue_ns: u64,
+    start_ns: u64,
+}
+
+impl Replay {
+    fn done(&self) -> bool {
+        self.next >= self.spec.trace.entries.len()
+    }
+}
+
+/// What the replay does next.
+enum ReplayStep {
+    Io(PlannedIo),
+    /// Nothing until then (a recorded gap or `wait`), or, with `None`, until the queue drains
+    /// (a sync).
+    Wait(Option<u64>),
+}
+
 /// One worker of one job.
 pub struct Worker {
     pub job_index: usize,
@@ -173,6 +199,8 @@ pub struct Worker {
     /// Issued bytes at which the next pass starts.
     next_pass_at_bytes: u64,
     iolog: Option<IoLog>,
+    /// fio's `read_iolog`: the trace replaces the generator.
+    replay: Option<Replay>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
     sync: SyncSpec,
     /// A sync was the last thing done: none is due again until another I/O goes (fio's
@@ -229,8 +257,8 @@ impl Worker {
         let depth = job.iodepth as usize;
         let time_based = job.time_based && job.runtime_ns.is_some();
         // fio's HOWTO on `number_ios`: it "does not extend the amount of I/O", so the bytes
-        // bound stays and whichever comes first ends the job.
-        let limit_bytes = if time_based {
+        // bound stays and whichever comes first ends the job. A replay ends with its trace.
+        let limit_bytes = if time_based || job.replay.is_some() {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
@@ -285,15 +313,17 @@ impl Worker {
                 rng.set_stream(u64::from(worker_index) + POISSON_STREAM_BASE);
                 rng
             }),
-            mixed: (1..100).contains(&job.read_percent),
+            mixed: (1..100).contains(&job.read_percent) && job.replay.is_none(),
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
             job_name: job.name.clone(),
-            invalidate_pass_bytes: (job.invalidate && !job.direct).then(|| {
-                job.io_size_bytes
-                    .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
-                    .max(1)
-            }),
+            invalidate_pass_bytes: (job.invalidate && !job.direct && job.replay.is_none()).then(
+                || {
+                    job.io_size_bytes
+                        .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+                        .max(1)
+                },
+            ),
             next_pass_at_bytes: job
                 .io_size_bytes
                 .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
@@ -313,6 +343,12 @@ impl Worker {
                 },
                 file: None,
                 pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
+            }),
+            replay: job.replay.clone().map(|spec| Replay {
+                spec,
+                next: 0,
+                last_issue_ns: 0,
+                start_ns: 0,
             }),
             sync: job.sync,
             last_was_sync: false,
@@ -409,6 +445,61 @@ impl Worker {
             || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
+            || (self.pending.is_none() && self.replay.as_ref().is_some_and(Replay::done))
+    }
+
+    /// fio's replay (iolog.c, `read_iolog_get`): the trace's syncs and waits up to its next I/O,
+    /// then that I/O once its recorded gap since the last one has passed.
+    fn next_replayed(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+    ) -> Result<ReplayStep, RunError> {
+        // Nothing completes while the replay looks ahead.
+        let outstanding = self.outstanding();
+        loop {
+            let replay = self.replay.as_mut().expect("called on replays");
+            let Some(entry) = replay.spec.trace.entries.get(replay.next).copied() else {
+                return Ok(ReplayStep::Wait(None));
+            };
+            let direction = match entry.action {
+                storlab_job::TraceAction::Read => IoDirection::Read,
+                storlab_job::TraceAction::Write => IoDirection::Write,
+                storlab_job::TraceAction::Trim => IoDirection::Trim,
+                storlab_job::TraceAction::Sync { data_only } => {
+                    if outstanding > 0 {
+                        return Ok(ReplayStep::Wait(None));
+                    }
+                    replay.next += 1;
+                    let kind = if data_only {
+                        FlushKind::Data
+                    } else {
+                        FlushKind::All
+                    };
+                    self.flush(engine, kind)?;
+                    continue;
+                }
+                storlab_job::TraceAction::WaitUntil { since_start_us } => {
+                    let due_ns = replay.start_ns + since_start_us.saturating_mul(1000);
+                    if !replay.spec.no_stall && now_ns < due_ns {
+                        return Ok(ReplayStep::Wait(Some(due_ns)));
+                    }
+                    replay.next += 1;
+                    continue;
+                }
+            };
+            let due_ns = replay.last_issue_ns + replay.spec.delay_ns(&entry);
+            if now_ns < due_ns {
+                return Ok(ReplayStep::Wait(Some(due_ns)));
+            }
+            replay.next += 1;
+            replay.last_issue_ns = now_ns;
+            return Ok(ReplayStep::Io(PlannedIo {
+                direction,
+                offset_bytes: entry.offset_bytes,
+                len_bytes: entry.len_bytes,
+            }));
+        }
     }
 
     fn rate_index(direction: IoDirection) -> usize {
@@ -436,6 +527,12 @@ impl Worker {
                     return Ok((queued, None));
                 }
                 self.flush(engine, kind)?;
+            }
+            if self.replay.is_some() && self.pending.is_none() {
+                match self.next_replayed(engine, now_ns)? {
+                    ReplayStep::Io(io) => self.pending = Some(io),
+                    ReplayStep::Wait(until) => return Ok((queued, until)),
+                }
             }
             let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
             if let Some(remaining) = self.limit_bytes.map(|n| n - self.issued_bytes) {
@@ -916,6 +1013,10 @@ pub fn drive(
     for w in workers.iter_mut() {
         w.rate_next_ns = [start_ns; 2];
         w.think_last_stall_end_ns = start_ns;
+        if let Some(replay) = w.replay.as_mut() {
+            replay.start_ns = start_ns;
+            replay.last_issue_ns = start_ns;
+        }
     }
     let mut interrupted = false;
     // Right after a reap, the newest completion time is "now" to within the runner's own few

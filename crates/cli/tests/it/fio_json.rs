@@ -387,3 +387,98 @@ fn fio_json_plus(dir: &Path, args: &[&str]) -> Option<Value> {
     assert!(output.status.success(), "fio {args:?}: {output:?}");
     Some(serde_json::from_slice(&output.stdout).unwrap())
 }
+
+/// One direction's clat columns of a `fio_jsonplus_clat2csv` CSV: (ns, count, cumulative,
+/// percentile) per row, and the header.
+fn clat_csv(path: &Path) -> (String, Vec<(u64, u64, u64, f64)>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+    let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+    let (count, cumulative, percentile) = (
+        at("read_clat_ns_count"),
+        at("read_clat_ns_cumulative"),
+        at("read_clat_ns_percentile"),
+    );
+    let rows = lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            (
+                cells[0].parse().unwrap(),
+                cells[count].parse().unwrap(),
+                cells[cumulative].parse().unwrap(),
+                cells[percentile].parse().unwrap(),
+            )
+        })
+        .collect();
+    (header, rows)
+}
+
+/// fio's `fio_jsonplus_clat2csv` makes the same CSV from storlab's json+ as from fio's for the
+/// same job: the same header, a row per latency bin with its count, cumulative count and
+/// percentile, ending at every I/O, and each of p50, p90 and p99 that the tool's own JSON
+/// reports found at the CSV's first row reaching it, within fio's histogram precision (64
+/// buckets per power of two: a bucket's value is within 1/64 of what it holds; 1/32 allowed).
+/// The latencies are each tool's own measurement, so the bins differ; their reading does not.
+#[test]
+fn fio_jsonplus_clat2csv_reads_storlabs_json_plus_as_fios() {
+    let converter = Command::new("fio_jsonplus_clat2csv").arg("--help").output();
+    if converter.is_err() || Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipping: fio or fio_jsonplus_clat2csv is not installed (Debian package fio)");
+        return;
+    }
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    let args = ["--name=p", filename.as_str(), "--size=1m", "--rw=randread"];
+    let mut ours_args = vec!["run", "--no-db", "--output-format=json+"];
+    ours_args.extend_from_slice(&args);
+    let out = common::run_in(dir.path(), &ours_args);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let fio = fio_json_plus(dir.path(), &args).unwrap();
+    let mut headers = Vec::new();
+    for (tool, json) in [
+        (
+            "storlab",
+            serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        ),
+        ("fio", fio),
+    ] {
+        let json_path = dir.path().join(format!("{tool}.json"));
+        std::fs::write(&json_path, serde_json::to_vec(&json).unwrap()).unwrap();
+        let converted = Command::new("fio_jsonplus_clat2csv")
+            .arg(&json_path)
+            .arg(dir.path().join(format!("{tool}.csv")))
+            .output()
+            .unwrap();
+        assert!(converted.status.success(), "{tool}: {converted:?}");
+        let (header, rows) = clat_csv(&dir.path().join(format!("{tool}_job0.csv")));
+        headers.push(header);
+        let clat = &json["jobs"][0]["read"]["clat_ns"];
+        assert_eq!(
+            rows.len(),
+            clat["bins"].as_object().unwrap().len(),
+            "{tool}"
+        );
+        let ios = json["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), ios, "{tool}");
+        assert_eq!(rows.last().map(|r| (r.2, r.3)), Some((ios, 1.0)), "{tool}");
+        assert!(
+            rows.windows(2).all(|w| w[0].0 < w[1].0),
+            "{tool}: rows out of order"
+        );
+        for percent in ["50.000000", "90.000000", "99.000000"] {
+            let reported = clat["percentile"][percent].as_u64().unwrap();
+            let wanted = percent.parse::<f64>().unwrap() / 100.0;
+            let row = rows.iter().find(|r| r.3 >= wanted).unwrap();
+            let precision = reported / 32 + 1;
+            assert!(
+                row.0.abs_diff(reported) <= precision,
+                "{tool}: p{percent} reported {reported} ns, CSV {} ns",
+                row.0
+            );
+        }
+    }
+    assert_eq!(headers[0], headers[1]);
+}

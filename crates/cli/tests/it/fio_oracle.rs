@@ -517,3 +517,581 @@ fn strided_zones_visit_fios_offsets() {
         assert_eq!(storlab, fio, "{flags:?}");
     }
 }
+
+/// Runs a tool's replay of `trace` in `dir` with fio-shaped JSON; the job's JSON and the exit.
+fn replay_json(tool: &str, dir: &Path, trace: &Path, flags: &[&str]) -> serde_json::Value {
+    let out = dir.join(format!("{tool}-replay.json"));
+    let mut command = if tool == "fio" {
+        let mut c = Command::new("fio");
+        c.args(["--name=replay", "--output-format=json"]);
+        c
+    } else {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
+        c.args(["run", "--no-db", "--output-format=fio-json"]);
+        c
+    };
+    let output = command
+        .arg(format!("--read_iolog={}", trace.display()))
+        .arg(format!("--output={}", out.display()))
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{tool} {flags:?}: {output:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // fio may put notes before its JSON.
+    let json = &text[text.find('{').unwrap()..];
+    serde_json::from_str::<serde_json::Value>(json).unwrap()["jobs"][0].clone()
+}
+
+/// I/Os and bytes of each direction of a fio-shaped job.
+fn moved(job: &serde_json::Value) -> [u64; 4] {
+    let n = |dir: &str, key: &str| job[dir][key].as_u64().unwrap();
+    [
+        n("read", "total_ios"),
+        n("read", "io_bytes"),
+        n("write", "total_ios"),
+        n("write", "io_bytes"),
+    ]
+}
+
+/// fio's `read_iolog`: fio records a trace (mixed directions and sizes, fsyncs); storlab replays
+/// it, on psync and at queue depth 8 on libaio, and its own log of the replay is the trace's
+/// sequence line for line; fio's replay of the same trace moves the same I/Os and bytes.
+#[test]
+fn read_iolog_replays_fios_trace_as_fio_does() {
+    if !fio_present() {
+        return;
+    }
+    let (dir, data) = scratch(MIB);
+    let trace = dir.path().join("trace.log");
+    let recorded = Command::new("fio")
+        .args(["--name=record", "--output=/dev/null", "--rw=randrw"])
+        .args(["--bsrange=1k-8k", "--size=256k", "--fsync=4"])
+        .arg(format!("--filename={}", data.display()))
+        .arg(format!("--write_iolog={}", trace.display()))
+        .output()
+        .unwrap();
+    assert!(recorded.status.success(), "{recorded:?}");
+    let recorded_actions = actions(&trace);
+    assert!(recorded_actions.iter().any(|a| a.starts_with("sync")));
+    let fio = replay_json("fio", dir.path(), &trace, &["--replay_no_stall=1"]);
+    for engine in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=libaio", "--iodepth=8"],
+    ] {
+        let log = dir.path().join("replayed.log");
+        let log_flag = format!("--write_iolog={}", log.display());
+        let flags: Vec<&str> = engine
+            .iter()
+            .copied()
+            .chain(["--replay_no_stall=1", &log_flag])
+            .collect();
+        let storlab = replay_json("storlab", dir.path(), &trace, &flags);
+        assert_eq!(actions(&log), recorded_actions, "{engine:?}");
+        assert_eq!(moved(&storlab), moved(&fio), "{engine:?}");
+    }
+    assert_eq!(
+        std::fs::metadata(&data).unwrap().len(),
+        MIB,
+        "a replay grew the file"
+    );
+}
+
+/// A version 3 trace's gaps are kept (here 300 ms between two reads) unless `replay_no_stall`,
+/// in both tools.
+#[test]
+fn read_iolog_keeps_the_recorded_gaps_as_fio_does() {
+    if !fio_present() {
+        return;
+    }
+    let (dir, data) = scratch(MIB);
+    let trace = dir.path().join("slow.log");
+    let file = data.display();
+    std::fs::write(
+        &trace,
+        format!(
+            "fio version 3 iolog\n0 {file} add\n0 {file} open\n1000 {file} read 0 4096\n\
+             301000 {file} read 4096 4096\n302000 {file} close\n"
+        ),
+    )
+    .unwrap();
+    let gap_ms = 300;
+    for tool in ["fio", "storlab"] {
+        let paced = replay_json(tool, dir.path(), &trace, &[]);
+        let runtime_ms = |job: &serde_json::Value| job["read"]["runtime"].as_u64().unwrap();
+        assert!(runtime_ms(&paced) >= gap_ms, "{tool}: {paced}");
+        assert_eq!(moved(&paced), [2, 8192, 0, 0], "{tool}");
+        let fast = replay_json(tool, dir.path(), &trace, &["--replay_no_stall=1"]);
+        assert!(runtime_ms(&fast) < gap_ms / 2, "{tool}: {fast}");
+    }
+}
+
+/// A trace replays on a simulated drive (`--target` as `replay_redirect`), its syncs left out
+/// with fio's `replay_skip=sync` (refused with one line otherwise: the simulated stacks have no
+/// cache flush yet); a bad trace line, or a line past the target's end, is refused with one line
+/// naming the trace and the line, exit 2, and nothing runs.
+#[test]
+fn read_iolog_on_a_simulated_drive_and_bad_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.log");
+    std::fs::write(
+        &trace,
+        "fio version 2 iolog\n/x/f add\n/x/f open\n/x/f write 0 4096\n/x/f sync 0 0\n\
+         /x/f read 0 4096\n/x/f read 65536 512\n/x/f close\n",
+    )
+    .unwrap();
+    let storlab = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args(["run", "--no-db", "--replay_no_stall=1"])
+            .arg(format!("--read_iolog={}", trace.display()))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let refused = |output: &std::process::Output, wanted: &str| {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(wanted), "{stderr}");
+    };
+    let sim = ["--target", "sim:usb3-uas-ssd"];
+    refused(&storlab(&sim), "replay_skip=sync");
+    let log = dir.path().join("sim.log");
+    let log_flag = format!("--write_iolog={}", log.display());
+    let output = storlab(&[sim[0], sim[1], "--replay_skip=sync", &log_flag]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        actions(&log),
+        ["write 0 4096", "read 0 4096", "read 65536 512"]
+    );
+    let data = dir.path().join("small");
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(64 << 10)
+        .unwrap();
+    let redirect = format!("--replay_redirect={}", data.display());
+    refused(&storlab(&[&redirect]), "trace.log:7:");
+    assert_eq!(std::fs::metadata(&data).unwrap().len(), 64 << 10);
+    std::fs::write(
+        &trace,
+        "fio version 2 iolog\nf add\nf read 0 4096\nf seek 0 1\n",
+    )
+    .unwrap();
+    refused(&storlab(&[]), "trace.log:4: unknown action 'seek'");
+    assert!(
+        !dir.path().join("f").exists(),
+        "a refused replay created its file"
+    );
+}
+
+/// How a row of the key table is compared with fio.
+#[derive(Clone, Copy, Debug)]
+enum Agreement {
+    /// The same I/Os in the same order.
+    Sequence,
+    /// A fully random job with the random map: each pass of `pass_ios` I/Os visits the same
+    /// set of offsets, with the same lengths.
+    OffsetsPerPass { pass_ios: usize },
+    /// Sizes drawn at random: the share of each size within 3 points of fio's, with the same
+    /// set of sizes.
+    SizeShares,
+    /// Each tool's own draws (directions of a random mix, offsets without the map): the same
+    /// number of I/Os and bytes in all, each direction's share within 5 points (mixes run 1024
+    /// I/Os: 5 points is more than 3.5 standard deviations of a 25% share).
+    Totals,
+}
+
+/// One line storlab must print for a row where it differs from fio on purpose (checked per
+/// row: no other row may print such a note).
+const DIFFERS_NOTE: &str = "storlab differs from fio here";
+
+/// fio as the oracle over the key table: every key of the job language that changes which I/O
+/// is issued, each in a job both tools run with `write_iolog`, compared as its row says. Keys
+/// whose fio effect storlab does not reproduce print their one line (`warnings.rs` checks those
+/// lines); keys that only change timing or data (rates, thinktime, patterns, engines, syncs) are
+/// compared on counts here and on their own in the tests above.
+#[test]
+fn the_key_table_issues_fios_io() {
+    if !fio_present() {
+        return;
+    }
+    use Agreement::*;
+    let table: &[(&[&str], Agreement, Option<&str>)] = &[
+        // Sequential: rw, bs, offset, size, io_size, filesize, nrfiles, loops, number_ios.
+        (&["--rw=read", "--bs=8k", "--size=256k"], Sequence, None),
+        (
+            &[
+                "--readwrite=write",
+                "--blocksize=4k",
+                "--offset=128k",
+                "--size=64k",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=read", "--bs=4k", "--size=64k", "--io_size=160k"],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=write", "--bs=16k", "--filesize=128k", "--nrfiles=1"],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=read", "--bs=4k", "--size=32k", "--loops=2"],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=read", "--bs=4k", "--size=32k", "--number_ios=6"],
+            Sequence,
+            None,
+        ),
+        (&["--rw=write", "--bs=4k,8k", "--size=64k"], Sequence, None),
+        (
+            &["--rw=read", "--bs=4k", "--offset=25%", "--size=25%"],
+            Sequence,
+            None,
+        ),
+        (&["--rw=write:8k", "--bs=4k", "--size=128k"], Sequence, None),
+        (
+            &[
+                "--rw=read",
+                "--bs=4k",
+                "--size=256k",
+                "--zonemode=strided",
+                "--zonesize=16k",
+                "--zoneskip=16k",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--size=64k",
+                "--fsync=4",
+                "--end_fsync=1",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--size=32k",
+                "--iodepth=4",
+                "--ioengine=libaio",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=read",
+                "--bs=4k",
+                "--size=32k",
+                "--direct=1",
+                "--invalidate=1",
+                "--fadvise_hint=0",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--size=32k",
+                "--thinktime=10",
+                "--thinktime_blocks=4",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=write", "--bs=4k", "--size=32k", "--rate_iops=2000"],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--size=32k",
+                "--buffer_pattern=0xab",
+                "--randseed=3",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=read",
+                "--bs=4k",
+                "--size=64k",
+                "--runtime=10",
+                "--ramp_time=0",
+            ],
+            Sequence,
+            None,
+        ),
+        // Random with the random map: the same blocks once per pass.
+        (
+            &["--rw=randread", "--bs=4k", "--size=256k"],
+            OffsetsPerPass { pass_ios: 64 },
+            None,
+        ),
+        (
+            &["--rw=randwrite", "--bs=16k", "--size=256k", "--loops=2"],
+            OffsetsPerPass { pass_ios: 16 },
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=64k",
+                "--io_size=128k",
+                "--randrepeat=1",
+            ],
+            OffsetsPerPass { pass_ios: 16 },
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=8k",
+                "--blockalign=8k",
+                "--offset=64k",
+                "--size=128k",
+            ],
+            OffsetsPerPass { pass_ios: 16 },
+            None,
+        ),
+        // Sizes drawn at random.
+        (
+            &[
+                "--rw=read",
+                "--bsrange=4k-16k",
+                "--number_ios=4000",
+                "--size=64m",
+            ],
+            SizeShares,
+            None,
+        ),
+        (
+            &[
+                "--rw=write",
+                "--bssplit=4k/50:16k/30:64k/20",
+                "--number_ios=4000",
+                "--size=512m",
+            ],
+            SizeShares,
+            None,
+        ),
+        // Each tool's own draws: totals.
+        (
+            &["--rw=randrw", "--bs=4k", "--size=4m", "--rwmixread=70"],
+            Totals,
+            None,
+        ),
+        (
+            &["--rw=rw", "--bs=4k", "--size=4m", "--rwmixwrite=25"],
+            Totals,
+            None,
+        ),
+        (
+            &["--rw=randread", "--bs=4k", "--size=256k", "--norandommap"],
+            Totals,
+            None,
+        ),
+        // Not in the table: `percentage_random` between 0 and 100 (fio ends the job when a
+        // sequential I/O after a random one would pass the region's end: 58 of 64 I/Os here;
+        // storlab goes on until its bytes are done) and `number_ios` with `loops` above 1 (one
+        // line says so at run time). Both are listed in docs/job-format.md.
+        (&["--rw=randread:4", "--bs=4k", "--size=256k"], Totals, None),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--random_distribution=zipf:1.2",
+            ],
+            Totals,
+            None,
+        ),
+        // Deliberate difference, said in one line: storlab aligns random offsets to 4 KiB.
+        (
+            &["--rw=randread", "--bs=512", "--size=64k"],
+            Totals,
+            Some(DIFFERS_NOTE),
+        ),
+    ];
+    for &(flags, agreement, note) in table {
+        // Sparse, and larger than any row's region, so that neither tool lays it out.
+        let (dir, data) = scratch(512 * MIB);
+        let fio = fio_log(dir.path(), &data, flags);
+        let log = dir.path().join("storlab.log");
+        let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args(["run", "--no-db"])
+            .arg(format!("--filename={}", data.display()))
+            .arg(format!("--write_iolog={}", log.display()))
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "storlab {flags:?}: {output:?}");
+        let storlab = parse_iolog(&log);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let notes = stderr.lines().filter(|l| l.contains(DIFFERS_NOTE)).count();
+        assert_eq!(notes, usize::from(note.is_some()), "{flags:?}: {stderr}");
+        let totals = |log: &[LoggedIo]| {
+            let writes: Vec<&LoggedIo> = log.iter().filter(|io| io.write).collect();
+            (
+                log.len(),
+                log.iter().map(|io| io.len_bytes).sum::<u64>(),
+                writes.len(),
+            )
+        };
+        let (fio_ios, fio_bytes, fio_writes) = totals(&fio);
+        let (ios, bytes, writes) = totals(&storlab);
+        assert!(fio_ios > 0, "{flags:?}: fio did nothing");
+        match agreement {
+            Sequence => assert_eq!(storlab, fio, "{flags:?}"),
+            OffsetsPerPass { pass_ios } => {
+                assert_eq!((ios, bytes), (fio_ios, fio_bytes), "{flags:?}");
+                assert_eq!(ios % pass_ios, 0, "{flags:?}: {ios} I/Os");
+                let passes = |log: &[LoggedIo]| {
+                    log.chunks(pass_ios)
+                        .map(|pass| {
+                            let mut set: Vec<(u64, u64)> = pass
+                                .iter()
+                                .map(|io| (io.offset_bytes, io.len_bytes))
+                                .collect();
+                            set.sort_unstable();
+                            set
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(passes(&storlab), passes(&fio), "{flags:?}");
+            }
+            SizeShares => {
+                assert_eq!(ios, fio_ios, "{flags:?}");
+                let shares = |log: &[LoggedIo]| {
+                    let mut sizes = std::collections::BTreeMap::new();
+                    for io in log {
+                        *sizes.entry(io.len_bytes).or_insert(0.0) += 100.0 / log.len() as f64;
+                    }
+                    sizes
+                };
+                let (ours, theirs) = (shares(&storlab), shares(&fio));
+                assert_eq!(
+                    ours.keys().collect::<Vec<_>>(),
+                    theirs.keys().collect::<Vec<_>>(),
+                    "{flags:?}"
+                );
+                for (size, share) in &theirs {
+                    assert!(
+                        (ours[size] - share).abs() < 3.0,
+                        "{flags:?}: {size} B {} vs {share}",
+                        ours[size]
+                    );
+                }
+            }
+            Totals => {
+                assert_eq!((ios, bytes), (fio_ios, fio_bytes), "{flags:?}");
+                let share = |w: usize, n: usize| w as f64 * 100.0 / n as f64;
+                assert!(
+                    (share(writes, ios) - share(fio_writes, fio_ios)).abs() < 5.0,
+                    "{flags:?}: {writes} writes against fio's {fio_writes}"
+                );
+            }
+        }
+    }
+}
+
+/// The spot checks of issue 24 on verify, side by side with fio: the read-back's reads count in
+/// the read statistics (fio's own test suite relies on it), and a sequential write mixing 512 B
+/// and larger blocks, and two clones without a file name, verify in both tools.
+#[test]
+fn verify_reads_count_and_pass_where_fios_do() {
+    if !fio_present() {
+        return;
+    }
+    let (dir, data) = scratch(MIB);
+    let file = format!("--filename={}", data.display());
+    let counted = [
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--verify=crc32c",
+        &file,
+    ];
+    let mixed = [
+        "--rw=write",
+        "--bssplit=512/50:4k/50",
+        "--size=256k",
+        "--verify=crc32c",
+        &file,
+    ];
+    let clones = [
+        "--rw=write",
+        "--bs=4k",
+        "--size=256k",
+        "--numjobs=2",
+        "--verify=crc32c",
+    ];
+    for (flags, same_reads) in [
+        (&counted[..], true),
+        (&mixed[..], false),
+        (&clones[..], false),
+    ] {
+        let mut reads = Vec::new();
+        for tool in ["fio", "storlab"] {
+            let out = dir.path().join(format!("{tool}.json"));
+            let mut command = if tool == "fio" {
+                let mut c = Command::new("fio");
+                c.args(["--name=v", "--output-format=json"]);
+                c
+            } else {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
+                c.args(["run", "--no-db", "--name=v", "--output-format=fio-json"]);
+                c
+            };
+            let output = command
+                .current_dir(dir.path())
+                .arg(format!("--output={}", out.display()))
+                .args(flags)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{tool} {flags:?}: {output:?}");
+            let text = std::fs::read_to_string(&out).unwrap();
+            let json: serde_json::Value =
+                serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+            let jobs = json["jobs"].as_array().unwrap();
+            assert_eq!(
+                jobs.len(),
+                if flags.contains(&"--numjobs=2") { 2 } else { 1 }
+            );
+            for job in jobs {
+                assert_eq!(job["error"], 0, "{tool} {flags:?}");
+                let read = &job["read"];
+                let written = job["write"]["io_bytes"].as_u64().unwrap();
+                assert!(
+                    read["io_bytes"].as_u64().unwrap() >= written / 2,
+                    "{tool} {flags:?}: {job}"
+                );
+                reads.push((read["total_ios"].as_u64(), read["io_bytes"].as_u64()));
+            }
+        }
+        if same_reads {
+            assert_eq!(reads[0], reads[1], "{flags:?}");
+            assert_eq!(reads[0], (Some(256), Some(MIB)));
+        }
+    }
+}
