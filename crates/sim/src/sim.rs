@@ -393,15 +393,19 @@ impl Simulator {
         let len = len.min(self.slot_bytes);
         self.slot_zero[slot as usize] = false;
         // A part's match covers its bytes past its own stamp: keep those the head ends before.
-        self.slot_tails[slot as usize].retain(|&(slot_offset, _)| {
-            len <= slot_offset as usize + crate::store::STAMP_BYTES
-        });
+        self.slot_tails[slot as usize]
+            .retain(|&(slot_offset, _)| len <= slot_offset as usize + crate::store::STAMP_BYTES);
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + len]
     }
 
     pub fn now_ns(&self) -> u64 {
         self.cx.now_ns
+    }
+
+    /// The drive's payload store (read-only: tests compare stores and count its work).
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     pub fn capacity_bytes(&self) -> u64 {

@@ -144,6 +144,9 @@ pub struct Store {
     /// Source ids wrapped round: an id a writer holds in a [`SourceMatch`] may now name another
     /// source, so matches handed back are no longer trusted.
     source_ids_wrapped: bool,
+    /// Writes whose bytes past the stamp were taken as known (not part of the state: a count
+    /// of comparisons skipped, for tests and measurements).
+    known_tail_writes: u64,
 }
 
 impl Default for Store {
@@ -172,6 +175,7 @@ impl Store {
             dropped_bytes: 0,
             scratch: Vec::new(),
             source_ids_wrapped: false,
+            known_tail_writes: 0,
         }
     }
 
@@ -200,8 +204,15 @@ impl Store {
         self.dropped_bytes
     }
 
+    /// Writes stored without comparing their bytes past the stamp, because the caller handed
+    /// back the match of an earlier write of the same bytes ([`Store::write_known`]).
+    pub fn known_tail_writes(&self) -> u64 {
+        self.known_tail_writes
+    }
+
     /// A hash of everything the store holds (extents, sources with their bytes and reference
-    /// counts, sequences, the index, the counters): equal for two stores in the same state.
+    /// counts, sequences, the index, the counters; not [`Store::known_tail_writes`], which
+    /// counts how the state was reached): equal for two stores in the same state.
     /// For tests that prove two ways of writing leave the same store; it walks the whole store.
     pub fn state_digest(&self) -> u64 {
         use std::hash::{DefaultHasher, Hash, Hasher};
@@ -349,6 +360,7 @@ impl Store {
             if !tail_known && expected[STAMP_BYTES..] != data[STAMP_BYTES..] {
                 continue;
             }
+            self.known_tail_writes += u64::from(tail_known);
             self.sources.get_mut(&source_id).expect("indexed").refs += 1;
             return Some(Content::Source {
                 source: source_id,
