@@ -121,6 +121,15 @@ pub trait IoEngine {
     fn buffer(&self, slot: u32) -> &[u8];
     /// The buffer of one slot (to fill write data).
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
+    /// The first `len` bytes of one slot's buffer (at most the slot), for a caller that
+    /// changes only those (the runner stamping a write over a buffer filled once). An engine
+    /// that keeps what it was given may rely on the rest of the buffer being unchanged since
+    /// the slot's last request (the simulator's store then skips comparing it; ADR 0015).
+    fn buffer_head_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
+        let buffer = self.buffer_mut(slot);
+        let len = len.min(buffer.len());
+        &mut buffer[..len]
+    }
     /// Queue a request; it is not necessarily issued until `submit`.
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError>;
     /// Issue everything queued; returns how many requests were issued.

@@ -601,6 +601,14 @@ impl Worker {
             let slot = self.slot_base + relative_slot;
             let mut generation = 0;
             match io.direction {
+                IoDirection::Write if self.verify.is_none() && self.fixed_pattern.is_none() => {
+                    // Only the stamp changes: the rest of the slot holds what setup filled,
+                    // and an engine may rely on that (the simulator's store does).
+                    let head_bytes = (io.len_bytes as usize).min(pattern::STAMP_BYTES);
+                    let head = engine.buffer_head_mut(slot, head_bytes);
+                    pattern::stamp(head, self.pattern, io.offset_bytes, self.write_counter);
+                    self.write_counter += 1;
+                }
                 IoDirection::Write => {
                     let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
                     if let Some(v) = self.verify.as_mut() {

@@ -31,7 +31,7 @@ use crate::pcie::PcieLink;
 use crate::profile::{DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec, SECTOR_BYTES};
 use crate::resource::{Calendar, Flow};
 use crate::scsi::ScsiOp;
-use crate::store::Store;
+use crate::store::{SourceMatch, Store};
 use crate::trace::{PcapRecorder, TraceEvent, TracedCommand, CAPTURE_DATA_BYTES_MAX};
 use crate::transport::Endpoints;
 use crate::xhci::Controller;
@@ -162,6 +162,11 @@ pub struct Simulator {
     /// Per slot: its buffer is known to hold only zeros (so a read of never-written blocks
     /// need not zero it again). Cleared when the caller borrows the buffer mutably.
     slot_zero: Vec<bool>,
+    /// Per slot (the driver's buffer last): the store's match for each part last written from
+    /// it, by the part's offset in the slot, while the bytes past the part's stamp are
+    /// unchanged; forgotten as soon as anything may have changed them. Lets a restamped
+    /// buffer skip the store's comparison with its source (ADR 0015).
+    slot_tails: Vec<Vec<(u32, SourceMatch)>>,
     completions: VecDeque<SimCompletion>,
     store: Store,
     store_payload: bool,
@@ -309,6 +314,7 @@ impl Simulator {
             slot_bytes: 0,
             slot_buffers: Vec::new(),
             slot_zero: Vec::new(),
+            slot_tails: Vec::new(),
             completions: VecDeque::new(),
             store: Store::new(),
             store_payload: true,
@@ -343,6 +349,7 @@ impl Simulator {
         self.slot_bytes = slot_bytes;
         self.slot_buffers = vec![0u8; slots as usize * slot_bytes + driver_bytes];
         self.slot_zero = vec![true; slots as usize + 1];
+        self.slot_tails = vec![Vec::new(); slots as usize + 1];
         self.driver_buffer.slot = slots;
         if let Some(held) = held {
             let start = slots as usize * slot_bytes;
@@ -373,12 +380,32 @@ impl Simulator {
 
     pub fn slot_buffer_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slot_zero[slot as usize] = false;
+        self.slot_tails[slot as usize].clear();
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + self.slot_bytes]
     }
 
+    /// The first `len` bytes of a slot's buffer, for a caller that changes only those (the
+    /// runner stamping a write): the rest of the buffer is known unchanged, so a write of it
+    /// again is stored without comparing it byte for byte (ADR 0015). Any other change goes
+    /// through [`Simulator::slot_buffer_mut`].
+    pub fn slot_head_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
+        let len = len.min(self.slot_bytes);
+        self.slot_zero[slot as usize] = false;
+        // A part's match covers its bytes past its own stamp: keep those the head ends before.
+        self.slot_tails[slot as usize]
+            .retain(|&(slot_offset, _)| len <= slot_offset as usize + crate::store::STAMP_BYTES);
+        let start = slot as usize * self.slot_bytes;
+        &mut self.slot_buffers[start..start + len]
+    }
+
     pub fn now_ns(&self) -> u64 {
         self.cx.now_ns
+    }
+
+    /// The drive's payload store (read-only: tests compare stores and count its work).
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -667,10 +694,12 @@ impl Simulator {
             if plan.op == Op::Write {
                 self.slot_buffers
                     .copy_within(slot_start..slot_start + n, offset);
+                self.slot_tails[self.driver_buffer.slot as usize].clear();
             } else {
                 self.slot_buffers
                     .copy_within(offset..offset + n, slot_start);
                 self.slot_zero[part.slot as usize] = false;
+                self.slot_tails[part.slot as usize].clear();
             }
             offset += n;
         }
@@ -1128,9 +1157,20 @@ impl Simulator {
             let range = start..start + part.len as usize;
             if self.store_payload {
                 if write {
-                    self.store.write(offset, &self.slot_buffers[range]);
+                    let tails = &mut self.slot_tails[part.slot as usize];
+                    let known = tails
+                        .iter()
+                        .position(|&(slot_offset, _)| slot_offset == part.slot_offset)
+                        .map(|i| tails.swap_remove(i).1);
+                    let found = self
+                        .store
+                        .write_known(offset, &self.slot_buffers[range], known);
+                    if let Some(found) = found {
+                        self.slot_tails[part.slot as usize].push((part.slot_offset, found));
+                    }
                 } else {
                     let slot = part.slot as usize;
+                    self.slot_tails[slot].clear();
                     let was_zero = self.slot_zero[slot];
                     let zero =
                         self.store

@@ -29,7 +29,7 @@ pub const CHUNK_BYTES: usize = 4096;
 /// less of a machine that runs the suite.
 pub const DEFAULT_BUDGET_BYTES: u64 = 4 << 30;
 /// Bytes of each normal write's per-write stamp (offset, counter) at its head.
-const STAMP_BYTES: usize = storlab_pattern::STAMP_BYTES;
+pub(crate) const STAMP_BYTES: usize = storlab_pattern::STAMP_BYTES;
 /// Bytes of the stamp holding the write's offset (the rest is its counter).
 const STAMP_OFFSET_BYTES: usize = 8;
 /// A source is indexed by the 8-byte word just past a stamp at every multiple of this offset
@@ -66,6 +66,18 @@ struct Sequence {
 
 /// Sources a sequence tells apart (its picks are bytes).
 const MAX_PALETTE_SOURCES: usize = 256;
+
+/// Where a normal write's bytes were found: a source, the offset in it and the length. The
+/// store hands it out from [`Store::write_known`]; a writer that writes the same bytes again
+/// past the stamp (a slot buffer restamped, nothing else in it changed) hands it back, and the
+/// store then skips comparing those bytes with the source, which it would find equal. Opaque:
+/// only the store makes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceMatch {
+    source: u32,
+    source_offset: u32,
+    len: u32,
+}
 
 /// What an extent holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,6 +141,12 @@ pub struct Store {
     dropped_bytes: u64,
     /// Regenerated verify data, compared with what is written.
     scratch: Vec<u8>,
+    /// Source ids wrapped round: an id a writer holds in a [`SourceMatch`] may now name another
+    /// source, so matches handed back are no longer trusted.
+    source_ids_wrapped: bool,
+    /// Writes whose bytes past the stamp were taken as known (not part of the state: a count
+    /// of comparisons skipped, for tests and measurements).
+    known_tail_writes: u64,
 }
 
 impl Default for Store {
@@ -156,6 +174,8 @@ impl Store {
             budget_bytes,
             dropped_bytes: 0,
             scratch: Vec::new(),
+            source_ids_wrapped: false,
+            known_tail_writes: 0,
         }
     }
 
@@ -184,35 +204,123 @@ impl Store {
         self.dropped_bytes
     }
 
-    /// Store `data` at byte `offset`.
-    pub fn write(&mut self, offset: u64, data: &[u8]) {
-        for (i, piece) in data.chunks(MAX_PIECE_BYTES).enumerate() {
-            self.write_piece(offset + (i * MAX_PIECE_BYTES) as u64, piece);
-        }
+    /// Writes stored without comparing their bytes past the stamp, because the caller handed
+    /// back the match of an earlier write of the same bytes ([`Store::write_known`]).
+    pub fn known_tail_writes(&self) -> u64 {
+        self.known_tail_writes
     }
 
-    fn write_piece(&mut self, offset: u64, data: &[u8]) {
+    /// A hash of everything the store holds (extents, sources with their bytes and reference
+    /// counts, sequences, the index, the counters; not [`Store::known_tail_writes`], which
+    /// counts how the state was reached): equal for two stores in the same state.
+    /// For tests that prove two ways of writing leave the same store; it walks the whole store.
+    pub fn state_digest(&self) -> u64 {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        for (start, extent) in &self.extents {
+            (start, format!("{extent:?}")).hash(&mut h);
+        }
+        let mut sources: Vec<_> = self.sources.iter().collect();
+        sources.sort_by_key(|(id, _)| **id);
+        for (id, source) in sources {
+            (id, source.refs, &source.bytes).hash(&mut h);
+        }
+        let mut sequences: Vec<_> = self.sequences.iter().collect();
+        sequences.sort_by_key(|(id, _)| **id);
+        for (id, seq) in sequences {
+            (id, &seq.palette, &seq.picks, seq.first_counter, seq.refs).hash(&mut h);
+        }
+        let mut index: Vec<_> = self.index.iter().collect();
+        index.sort_by_key(|(key, _)| **key);
+        index.hash(&mut h);
+        (
+            self.next_source,
+            self.next_sequence,
+            self.held_bytes,
+            self.covered_bytes,
+            self.budget_bytes,
+            self.dropped_bytes,
+            self.source_ids_wrapped,
+        )
+            .hash(&mut h);
+        h.finish()
+    }
+
+    /// Store `data` at byte `offset`.
+    pub fn write(&mut self, offset: u64, data: &[u8]) {
+        self.write_known(offset, data, None);
+    }
+
+    /// Store `data` at byte `offset`, as [`Store::write`] does. `known` is a match an earlier
+    /// write returned when the caller knows `data` past its first 16 bytes (the stamp) is
+    /// byte for byte what that write held past its own: the comparison of those bytes with the
+    /// source is then skipped, and the store ends in exactly the state the comparison would
+    /// have left. Returns where this write's bytes were found, if in a source (a normal
+    /// write), for the caller's next write of the same bytes.
+    pub fn write_known(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        known: Option<SourceMatch>,
+    ) -> Option<SourceMatch> {
+        if data.len() > MAX_PIECE_BYTES {
+            for (i, piece) in data.chunks(MAX_PIECE_BYTES).enumerate() {
+                self.write_piece(offset + (i * MAX_PIECE_BYTES) as u64, piece, None);
+            }
+            return None;
+        }
+        self.write_piece(offset, data, known)
+    }
+
+    fn write_piece(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        known: Option<SourceMatch>,
+    ) -> Option<SourceMatch> {
         if data.is_empty() {
-            return;
+            return None;
         }
         let len = data.len() as u64;
         self.remove_range(offset, offset + len);
-        let content = match self.recognise(offset, data) {
+        let known = known.filter(|_| !self.source_ids_wrapped);
+        let content = match self.recognise(offset, data, known) {
             Some(content) => content,
             None if data.iter().all(|&b| b == 0) => Content::Zeros,
             None if self.held_bytes + len > self.budget_bytes => {
                 self.dropped_bytes += len;
-                return;
+                return None;
             }
             None => self.add_source(offset, data),
         };
+        let found = match content {
+            Content::Source {
+                source,
+                source_offset,
+                period,
+                phase: 0,
+                ..
+            } if u64::from(period) == len => Some(SourceMatch {
+                source,
+                source_offset,
+                len: period,
+            }),
+            _ => None,
+        };
         self.covered_bytes += len;
         self.insert(offset, Extent { len, content });
+        found
     }
 
-    /// What generated `data` written at `offset`, checked byte for byte; takes a reference to a
-    /// source it names.
-    fn recognise(&mut self, offset: u64, data: &[u8]) -> Option<Content> {
+    /// What generated `data` written at `offset`, checked byte for byte (past the stamp, the
+    /// bytes of the `known` match are taken as equal: the caller wrote them before); takes a
+    /// reference to a source it names.
+    fn recognise(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        known: Option<SourceMatch>,
+    ) -> Option<Content> {
         if let Some(header) = read_verifiable_header(data) {
             if header.offset_bytes == offset {
                 let mut scratch = std::mem::take(&mut self.scratch);
@@ -241,9 +349,18 @@ impl Store {
             if stamp.is_none() && expected[..STAMP_BYTES] != data[..STAMP_BYTES] {
                 continue;
             }
-            if expected[STAMP_BYTES..] != data[STAMP_BYTES..] {
+            // Sources never change, so the bytes a known match found equal are equal still;
+            // every other candidate (one listed before it included) is compared as always.
+            let tail_known = known
+                == Some(SourceMatch {
+                    source: source_id,
+                    source_offset,
+                    len: data.len() as u32,
+                });
+            if !tail_known && expected[STAMP_BYTES..] != data[STAMP_BYTES..] {
                 continue;
             }
+            self.known_tail_writes += u64::from(tail_known);
             self.sources.get_mut(&source_id).expect("indexed").refs += 1;
             return Some(Content::Source {
                 source: source_id,
@@ -263,6 +380,7 @@ impl Store {
     fn add_source(&mut self, offset: u64, data: &[u8]) -> Content {
         let id = self.next_source;
         self.next_source = self.next_source.wrapping_add(1);
+        self.source_ids_wrapped |= self.next_source == 0;
         for start in (0..data.len()).step_by(INDEX_STRIDE_BYTES) {
             if let Some(key) = index_key(&data[start..], STAMP_BYTES) {
                 let entries = self.index.entry(key).or_default();
@@ -771,6 +889,48 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use storlab_pattern::{fill, fill_verifiable, stamp};
+
+    /// A queue of restamped slot buffers written in order, once comparing every byte and once
+    /// handing back each slot's last match: the same store, reads alike, comparisons skipped;
+    /// a match handed back for bytes the index does not lead to changes nothing.
+    #[test]
+    fn handed_back_matches_leave_the_store_the_full_comparison_leaves() {
+        const SLOT: usize = 128 << 10;
+        let slots: Vec<Vec<u8>> = (0..4u64)
+            .map(|seed| {
+                let mut b = vec![0u8; SLOT];
+                fill(&mut b, Pattern::Random, seed);
+                b
+            })
+            .collect();
+        let mut checked = Store::new();
+        let mut fast = Store::new();
+        let mut known: Vec<Option<SourceMatch>> = vec![None; slots.len()];
+        for write in 0..64u64 {
+            let slot = (write % 4) as usize;
+            let offset = write * SLOT as u64;
+            let mut data = slots[slot].clone();
+            stamp(&mut data, Pattern::Random, offset, write);
+            checked.write(offset, &data);
+            known[slot] = fast.write_known(offset, &data, known[slot]);
+        }
+        // A stale match on other bytes: its source is not the candidate these bytes lead to.
+        let mut other = vec![0u8; SLOT];
+        fill(&mut other, Pattern::Random, 99);
+        checked.write(3 << 20, &other);
+        fast.write_known(3 << 20, &other, known[0]);
+        assert_eq!(checked.state_digest(), fast.state_digest());
+        assert_eq!(checked.known_tail_writes(), 0);
+        assert_eq!(
+            fast.known_tail_writes(),
+            60,
+            "all but each slot's first write"
+        );
+        let (mut a, mut b) = (vec![0u8; 9 << 20], vec![0u8; 9 << 20]);
+        checked.read(0, &mut a);
+        fast.read(0, &mut b);
+        assert!(a == b);
+    }
 
     #[test]
     fn reads_back_what_was_written_across_chunks_and_zeros_elsewhere() {

@@ -197,6 +197,10 @@ impl IoEngine for SimEngine {
         self.sim.slot_buffer_mut(slot)
     }
 
+    fn buffer_head_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
+        self.sim.slot_head_mut(slot, len)
+    }
+
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
         self.check(&request)?;
         self.in_flight[request.slot as usize] = true;

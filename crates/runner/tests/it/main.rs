@@ -1,4 +1,5 @@
 //! Integration tests of storlab-runner, as one test binary (one link instead of one per file).
 
 mod blockalign;
+mod fast_state;
 mod verify;
