@@ -124,7 +124,7 @@ pub trait IoEngine {
     /// The first `len` bytes of one slot's buffer (at most the slot), for a caller that
     /// changes only those (the runner stamping a write over a buffer filled once). An engine
     /// that keeps what it was given may rely on the rest of the buffer being unchanged since
-    /// the slot's last request (the simulator's store then skips comparing it; ADR 0015).
+    /// the slot's last request (the simulator's store then skips comparing it; ADR 0016).
     fn buffer_head_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
         let buffer = self.buffer_mut(slot);
         let len = len.min(buffer.len());

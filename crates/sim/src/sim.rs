@@ -165,7 +165,7 @@ pub struct Simulator {
     /// Per slot (the driver's buffer last): the store's match for each part last written from
     /// it, by the part's offset in the slot, while the bytes past the part's stamp are
     /// unchanged; forgotten as soon as anything may have changed them. Lets a restamped
-    /// buffer skip the store's comparison with its source (ADR 0015).
+    /// buffer skip the store's comparison with its source (ADR 0016).
     slot_tails: Vec<Vec<(u32, SourceMatch)>>,
     completions: VecDeque<SimCompletion>,
     store: Store,
@@ -387,7 +387,7 @@ impl Simulator {
 
     /// The first `len` bytes of a slot's buffer, for a caller that changes only those (the
     /// runner stamping a write): the rest of the buffer is known unchanged, so a write of it
-    /// again is stored without comparing it byte for byte (ADR 0015). Any other change goes
+    /// again is stored without comparing it byte for byte (ADR 0016). Any other change goes
     /// through [`Simulator::slot_buffer_mut`].
     pub fn slot_head_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
         let len = len.min(self.slot_bytes);

@@ -1,4 +1,4 @@
-//! Fast state preparation (issue 21, item 5; ADR 0015): a device state prepared on a simulated
+//! Fast state preparation (issue 21, item 5; ADR 0016): a device state prepared on a simulated
 //! drive with the runner stamping through `buffer_head_mut` (the store skips comparing each
 //! restamped slot buffer with its source) leaves the drive exactly as the byte-checked path
 //! does. Each stack is prepared twice, once through an engine that hands the runner the whole
