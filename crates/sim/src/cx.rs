@@ -18,7 +18,7 @@ use storlab_wire::usb::SetupPacket;
 const BYTES_PER_KIB: u64 = 1024;
 /// Largest bulk data packet at High-Speed: 512 bytes (USB 2.0 §5.8.3).
 const HIGH_SPEED_BULK_PACKET_BYTES: u64 = 512;
-/// Largest bulk data packet at SuperSpeed: 1024 bytes (USB 3.0 §8.6, wMaxPacketSize).
+/// Largest bulk data packet at SuperSpeed: 1024 bytes (USB 3.0 §9.6.6, the endpoint descriptor's wMaxPacketSize).
 const SUPER_SPEED_BULK_PACKET_BYTES: u64 = 1024;
 
 /// Indices of the shared-resource servers.
@@ -183,8 +183,8 @@ impl Cx {
 
     /// Data packets of a transfer that failed their CRC are sent again on the same direction
     /// once the transfer's other packets are through: at SuperSpeed the receiver answers the
-    /// packet with an ACK whose Retry bit asks for it again (USB 3.0 §8.11.1); at High-Speed it
-    /// sends no handshake and the host repeats the transaction (USB 2.0 §8.5.2). Each retry
+    /// packet with an ACK whose Retry bit asks for it again (USB 3.0 ch. 8, ACK transaction packet); at High-Speed it
+    /// sends no handshake and the host repeats the transaction (USB 2.0 ch. 8, bulk transactions). Each retry
     /// costs one packet's time on the link; the transfer ends that much later.
     #[cold]
     #[inline(never)]

@@ -170,7 +170,7 @@ impl Bot {
 
     /// Bridge: the one CSW for this CBW; returns its bytes. A command the drive failed gets
     /// Command Failed with nothing transferred (BOT 1.0 §6.7.2: the bridge stalled the data
-    /// phase), one the plan hit with a phase error gets Phase Error (§6.7.4).
+    /// phase), one the plan hit with a phase error gets Phase Error (bCSWStatus 02h, §5.2).
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let (status, data_residue) = match c.fault {

@@ -95,7 +95,7 @@ impl Uas {
 
     /// Bridge: the Sense IU for this command; returns its bytes. GOOD status without sense
     /// data, or for a read the drive failed CHECK CONDITION with fixed-format sense MEDIUM
-    /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2 §6.2.5: no separate
+    /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2, Sense IU: no separate
     /// REQUEST SENSE).
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
@@ -158,7 +158,7 @@ impl Uas {
 
     /// Host and bridge: the host's timer for `c` fired; it sends ABORT TASK for the command's
     /// tag in a Task Management IU on the command pipe, and the bridge answers with a
-    /// Response IU on the status pipe (UAS-2 §6.2.6, §6.2.7; SAM-4 §7.2: aborting a task the
+    /// Response IU on the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2: aborting a task the
     /// logical unit no longer has completes as FUNCTION COMPLETE). `firmware_ns` is the
     /// bridge's cost to handle it. Returns when the host has checked the response.
     pub fn abort_task(&self, cx: &mut Cx, c: &Command, at_ns: u64, firmware_ns: u64) -> u64 {

@@ -42,15 +42,15 @@ pub const LINUX_BOT_RESET_DELAY_NS: u64 = 6_000_000_000;
 /// The faults a plan can inject.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FaultKind {
-    /// A data packet on the USB link fails its CRC and is sent again (USB 3.0 §8.11 DP retry
-    /// with the ACK's Retry bit; USB 2.0 §8.5 transaction retry after no handshake).
+    /// A data packet on the USB link fails its CRC and is sent again (USB 3.0 ch. 8: DP retry
+    /// with the ACK's Retry bit; USB 2.0 ch. 8: transaction retry after no handshake).
     UsbCrc,
     /// The drive cannot read a sector: CHECK CONDITION, MEDIUM ERROR / UNRECOVERED READ ERROR
     /// (sense 03/11/00, SAM-4 / SPC-4 §4.5.6).
     MediaError,
     /// The bridge loses a command it received: the host's timer fires and the driver recovers.
     Drop,
-    /// The BOT bridge answers with a CSW of status 02h, Phase Error (BOT 1.0 §6.7).
+    /// The BOT bridge answers with a CSW of status 02h, Phase Error (BOT 1.0 §5.2, bCSWStatus).
     PhaseError,
 }
 

@@ -142,15 +142,15 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
 /// Room for the longest status FIS.
 pub const STATUS_FIS_BYTES_MAX: usize = fis::REG_D2H_LEN;
 
-/// ATA ERROR register bit 6, UNC: uncorrectable data error (ACS-3 §6.3.9).
+/// ATA ERROR register bit 6, UNC: uncorrectable data error (ACS-3, ERROR field).
 const ERROR_UNC: u8 = 0x40;
-/// READ LOG EXT (ACS-3 §7.24).
+/// READ LOG EXT (ACS-3).
 const ATA_READ_LOG_EXT: u8 = 0x2F;
-/// Log address of the NCQ Command Error log (ACS-3 §9.13, log 10h), one 512-byte page.
+/// Log address of the NCQ Command Error log (ACS-3, log address 10h), one 512-byte page.
 const NCQ_COMMAND_ERROR_LOG: u8 = 0x10;
 const LOG_PAGE_BYTES: usize = 512;
 /// NCQ Command Error log, byte 0: bit 7 NQ (the error was on a non-queued command), bits
-/// 4:0 the failed command's tag; bytes 2 and 3 its STATUS and ERROR (ACS-3 §9.13.2).
+/// 4:0 the failed command's tag; bytes 2 and 3 its STATUS and ERROR (ACS-3, NCQ Command Error log).
 const LOG_TAG_MASK: u8 = 0x1F;
 const LOG_STATUS_BYTE: usize = 2;
 const LOG_ERROR_BYTE: usize = 3;
@@ -182,7 +182,7 @@ pub fn emit_status(tag: Option<u8>, failed: bool, out: &mut [u8; STATUS_FIS_BYTE
 }
 
 /// The NCQ error recovery a host side runs after a queued command's status reports ERR: READ
-/// LOG EXT of the NCQ Command Error log (ACS-3 §9.13; SATA 3.x §13.6.3.2; Linux libata's
+/// LOG EXT of the NCQ Command Error log (ACS-3, log 10h; SATA 3.x NCQ error handling; Linux libata's
 /// `ata_eh_read_log_10h`), as real bytes: the command FIS, the drive's PIO Setup FIS and the
 /// 512-byte page naming the failed tag. Returns the tag the host read, and the link time
 /// of the exchange: command FIS, PIO Setup FIS, one Data FIS.
@@ -206,7 +206,7 @@ pub fn read_ncq_error_log(link: &SataLink, failed_tag: u8) -> (u8, u64) {
     page[0] = failed_tag & LOG_TAG_MASK;
     page[LOG_STATUS_BYTE] = fis::STATUS_DRDY | STATUS_ERR;
     page[LOG_ERROR_BYTE] = ERROR_UNC;
-    // Byte 511: the checksum that makes the page's bytes sum to zero (ACS-3 §9.13.2).
+    // Byte 511: the checksum that makes the page's bytes sum to zero (ACS-3, NCQ Command Error log).
     let sum = page.iter().fold(0u8, |a, b| a.wrapping_add(*b));
     page[LOG_PAGE_BYTES - 1] = sum.wrapping_neg();
     // Host: check the page and read the tag.
