@@ -32,9 +32,6 @@ pub enum Event {
     /// A buffering driver's timer for its gathered writes fired (`driver_buffer.rs`; at most
     /// one is pending).
     DriverFlush,
-    /// The host's command timer fired for a command the device never answered (scheduled only
-    /// for a command a fault plan dropped, `fault.rs`).
-    HostTimeout { cmd: CmdId },
 }
 
 /// Bits of a packed queue entry below the sequence number: the event kind and its command.
@@ -56,7 +53,6 @@ impl Event {
             Event::Complete { cmd } => (6, cmd),
             Event::DriveWake => (7, 0),
             Event::DriverFlush => (8, 0),
-            Event::HostTimeout { cmd } => (9, cmd),
         };
         debug_assert!(u64::from(cmd) < 1 << CMD_BITS);
         (kind << CMD_BITS) | u64::from(cmd)
@@ -73,8 +69,7 @@ impl Event {
             5 => Event::DataDone { cmd },
             6 => Event::Complete { cmd },
             7 => Event::DriveWake,
-            8 => Event::DriverFlush,
-            _ => Event::HostTimeout { cmd },
+            _ => Event::DriverFlush,
         }
     }
 }
