@@ -13,6 +13,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process and matched at once: `run`'s many flags make its variant the largest,
+// which costs nothing worth boxing it for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a job: a fio job file, fio-style flags, or (with neither) the built-in quick set.
@@ -208,6 +211,10 @@ pub struct DbArgs {
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
+fn parse_faults(text: &str) -> Result<Box<storlab_sim::FaultPlan>, String> {
+    storlab_sim::FaultPlan::parse(text).map(Box::new)
+}
+
 fn parse_percent(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
@@ -284,6 +291,11 @@ pub struct RunArgs {
     /// Simulated targets: write the USB session as a usbmon pcap (Wireshark, storlab decode).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Simulated targets: inject faults, e.g. seed=7,usb_crc=1e-4,media_error@lba=123456,
+    /// drop@cmd=40 (kinds usb_crc, media_error, drop, phase_error; KIND=RATE, KIND@cmd=N,
+    /// KIND@t=2s; timeout=, retries=, reset_delay=; docs/simulator.md, "Faults").
+    #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
+    pub faults: Option<Box<storlab_sim::FaultPlan>>,
     /// Directory of extra simulator profiles (added to, and overriding, the built-in ones).
     #[arg(long, value_name = "DIR")]
     pub profiles: Option<PathBuf>,

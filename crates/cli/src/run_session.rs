@@ -43,6 +43,7 @@ pub(crate) fn session(args: &RunArgs, direct_fallback: bool) -> Session<'static>
             direct_fallback,
             pcap: args.pcap.is_some(),
             sim_timing_only: false,
+            sim_faults: args.faults.as_deref().cloned(),
         },
         started_unix_ms: SystemTime::now()
             .duration_since(UNIX_EPOCH)

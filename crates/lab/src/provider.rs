@@ -31,6 +31,8 @@ pub struct ProviderOptions {
     /// as `storlab validate`, where a whole-drive fill would otherwise hold the drive's
     /// capacity in RAM. Drives still see every write's payload as it arrives (compression).
     pub sim_timing_only: bool,
+    /// Faults injected into every simulated stack (`--faults`; `storlab_sim::fault`).
+    pub sim_faults: Option<storlab_sim::FaultPlan>,
 }
 
 /// One opened target and what it was opened for.
@@ -257,6 +259,7 @@ impl EngineProvider for Provider {
                         job.seed,
                         self.options.pcap,
                         self.options.sim_timing_only,
+                        self.options.sim_faults.as_ref(),
                     )?,
                 };
                 self.target_descriptions

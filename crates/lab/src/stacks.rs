@@ -26,6 +26,7 @@ pub fn open_sim(
     seed: u64,
     pcap: bool,
     timing_only: bool,
+    faults: Option<&storlab_sim::FaultPlan>,
 ) -> Result<Engine, RunError> {
     let plan_error = |reason: String| RunError::Plan {
         job: format!("sim:{stack}"),
@@ -38,6 +39,12 @@ pub fn open_sim(
     }
     if timing_only {
         engine.simulator_mut().set_store_payload(false);
+    }
+    if let Some(plan) = faults {
+        engine
+            .simulator_mut()
+            .set_faults(plan.clone())
+            .map_err(|e| plan_error(e.to_string()))?;
     }
     Ok(Box::new(engine))
 }

@@ -3,14 +3,16 @@
 //! transport (BOT's transfer times in `driver_bot.rs`), not here.
 
 use crate::drive::DriveCommand;
+use crate::fault::CommandFault;
 use crate::resource::Flow;
 
 /// Host requests merged into one command at most (bounds the command's part list).
 pub const MAX_MERGED_PARTS: usize = 32;
 /// Room for the largest command message (UAS Command IU: 32 bytes; CBW: 31).
 pub const COMMAND_BYTES_MAX: usize = 32;
-/// Room for the largest status message sent (Sense IU header without sense data: 16; CSW: 13).
-pub const STATUS_BYTES_MAX: usize = 16;
+/// Room for the largest status message sent (Sense IU header with 18 bytes of fixed-format
+/// sense data: 34; CSW: 13).
+pub const STATUS_BYTES_MAX: usize = 34;
 /// UNMAP parameter list with one block descriptor (SBC-3 §5.28.2): 8-byte header + 16.
 pub const UNMAP_LIST_BYTES: usize = 24;
 
@@ -64,6 +66,14 @@ pub struct Command {
     pub issued_ns: u64,
     /// The driver served it from its own buffer (`driver_buffer.rs`): no transfer, no status.
     pub served_by_driver: bool,
+    /// The fault the plan put on this attempt (`fault.rs`), if any.
+    pub(crate) fault: CommandFault,
+    /// With a fault plan: this attempt's index among the commands the host sent (1-based).
+    pub(crate) attempt: u64,
+    /// Times the host has sent this command again after a failure.
+    pub(crate) retries: u32,
+    /// The errno the command failed with after the host's recovery (0: it did not).
+    pub(crate) errno: i32,
 }
 
 impl Command {
@@ -87,6 +97,10 @@ impl Command {
             media: Flow::default(),
             issued_ns: 0,
             served_by_driver: false,
+            fault: CommandFault::None,
+            attempt: 0,
+            retries: 0,
+            errno: 0,
         }
     }
 

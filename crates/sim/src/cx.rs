@@ -4,15 +4,22 @@
 //! `&mut Cx`, never the simulator, so none of them can reach another component's state.
 
 use crate::event::{Event, EventQueue};
+use crate::fault::FaultInjector;
 use crate::link_usb2::Usb2Link;
 use crate::link_usb3::Usb3Link;
 use crate::pcie::{PcieLink, DESCRIPTOR_BYTES};
 use crate::profile::{ControllerKind, HostProfile};
 use crate::resource::{Calendar, Flow};
 use crate::xhci::Controller;
+use storlab_wire::usb::request::SETUP_LEN;
+use storlab_wire::usb::SetupPacket;
 
 /// Bytes per KiB, the unit of the host driver's per-size CPU cost.
 const BYTES_PER_KIB: u64 = 1024;
+/// Largest bulk data packet at High-Speed: 512 bytes (USB 2.0 §5.8.3).
+const HIGH_SPEED_BULK_PACKET_BYTES: u64 = 512;
+/// Largest bulk data packet at SuperSpeed: 1024 bytes (USB 3.0 §9.6.6, the endpoint descriptor's wMaxPacketSize).
+const SUPER_SPEED_BULK_PACKET_BYTES: u64 = 1024;
 
 /// Indices of the shared-resource servers.
 pub(crate) mod layer {
@@ -70,6 +77,13 @@ impl UsbTiming {
             UsbTiming::Super(_) => ready_ns,
         }
     }
+    /// The bulk data packet size: what one CRC error makes the link send again.
+    pub fn bulk_packet_bytes(&self) -> u64 {
+        match self {
+            UsbTiming::High(_) => HIGH_SPEED_BULK_PACKET_BYTES,
+            UsbTiming::Super(_) => SUPER_SPEED_BULK_PACKET_BYTES,
+        }
+    }
 }
 
 /// The clock, the queue, the resources and the host-side timing models.
@@ -84,6 +98,9 @@ pub(crate) struct Cx {
     pub pcie_down: PcieLink,
     pub usb: Option<UsbTiming>,
     pub host: HostProfile,
+    /// The fault plan the seams consult (`fault.rs`); None, the default, injects nothing and
+    /// costs one branch where a seam checks it.
+    pub faults: Option<Box<FaultInjector>>,
 }
 
 impl Cx {
@@ -146,14 +163,44 @@ impl Cx {
         let ready = upstream.start_ns + upstream.first_piece_ns;
         upstream.start_ns += usb.in_start_ns(ready) - ready;
         let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
-        self.pass(self.usb_in, upstream, d, p, len)
+        let flow = self.pass(self.usb_in, upstream, d, p, len);
+        if self.faults.is_some() {
+            return self.crc_retries(self.usb_in, flow, len);
+        }
+        flow
     }
 
     #[inline]
     pub fn usb_data_out(&mut self, upstream: Flow, len: u64) -> Flow {
         let usb = self.usb();
         let (d, p) = (usb.transfer_ns(len), usb.first_piece_ns(len));
-        self.pass(layer::USB_OUT, upstream, d, p, len)
+        let flow = self.pass(layer::USB_OUT, upstream, d, p, len);
+        if self.faults.is_some() {
+            return self.crc_retries(layer::USB_OUT, flow, len);
+        }
+        flow
+    }
+
+    /// Data packets of a transfer that failed their CRC are sent again on the same direction
+    /// once the transfer's other packets are through: at SuperSpeed the receiver answers the
+    /// packet with an ACK whose Retry bit asks for it again (USB 3.0 ch. 8, ACK transaction packet); at High-Speed it
+    /// sends no handshake and the host repeats the transaction (USB 2.0 ch. 8, bulk transactions). Each retry
+    /// costs one packet's time on the link; the transfer ends that much later.
+    #[cold]
+    #[inline(never)]
+    fn crc_retries(&mut self, direction: usize, mut flow: Flow, len: u64) -> Flow {
+        let packet = self.usb().bulk_packet_bytes();
+        let packets = len.div_ceil(packet).max(1);
+        let errors = self
+            .faults
+            .as_mut()
+            .expect("checked by the caller")
+            .crc_errors(packets);
+        if errors > 0 {
+            let retry_ns = errors * self.usb().transfer_ns(packet);
+            flow.end_ns = self.reserve(direction, flow.end_ns, retry_ns, errors * packet);
+        }
+        flow
     }
 
     /// Device to host memory: controller descriptor processing, then PCIe writes upstream.
@@ -238,5 +285,20 @@ impl Cx {
             bytes,
         );
         self.reserve(layer::CONTROLLER, t, self.controller.transfer_ns(bytes), 0)
+    }
+
+    /// A control transfer without a data stage on endpoint 0 (CLEAR_FEATURE, Bulk-Only Mass
+    /// Storage Reset): the SETUP packet goes out, the device parses it, the status stage comes
+    /// back empty, and the driver handles the completion. Returns when it has.
+    pub fn usb_control(&mut self, at_ns: u64, setup: &SetupPacket) -> u64 {
+        let mut bytes = [0u8; SETUP_LEN];
+        setup
+            .emit_into(&mut bytes)
+            .expect("a SETUP packet is 8 bytes");
+        let t = self.usb_message_out(at_ns, SETUP_LEN as u64, 0);
+        let parsed = SetupPacket::parse_bytes(&bytes).expect("device: invalid SETUP packet");
+        assert_eq!(&parsed, setup, "device decoded another request");
+        let t = self.usb_message_in(t, 0);
+        self.hand_off(t, 0)
     }
 }

@@ -8,9 +8,9 @@ use crate::cx::{layer, Cx};
 use crate::drive::TrimRange;
 use crate::event::CmdId;
 use crate::link_sata::{
-    check_status, decode_command, emit_dsm_command, emit_rw_command, emit_status, AtaCommand,
-    NcqTags, SataLink, DSM_BLOCK_BYTES, FIS_DMA_ACTIVATE_BYTES, FIS_DMA_SETUP_BYTES,
-    FIS_REG_H2D_BYTES, STATUS_FIS_BYTES_MAX,
+    check_status, decode_command, emit_dsm_command, emit_rw_command, emit_status,
+    read_ncq_error_log, AtaCommand, NcqTags, SataLink, DSM_BLOCK_BYTES, FIS_DMA_ACTIVATE_BYTES,
+    FIS_DMA_SETUP_BYTES, FIS_REG_H2D_BYTES, STATUS_FIS_BYTES_MAX,
 };
 use crate::profile::TRIM_RANGE_SECTORS_MAX;
 use crate::resource::Flow;
@@ -177,19 +177,47 @@ impl DeviceLink {
     }
 
     /// The drive's status for `id` (SATA: Set Device Bits naming the NCQ tag, which gives the
-    /// tag back, or Register D2H), parsed and checked by the receiver. Returns when the host
-    /// side has it, and the status message's bytes.
-    pub fn send_status(&mut self, cx: &mut Cx, id: CmdId, from_ns: u64) -> (u64, u64) {
+    /// tag back, or Register D2H), parsed and checked by the receiver. `failed`: the drive
+    /// could not read the command's sectors (ERR, UNC); a queued command's receiver then reads
+    /// the NCQ Command Error log to learn which tag failed (`read_ncq_error_log`), a
+    /// non-queued one has it all in the Register D2H FIS. Returns when the host side has it,
+    /// and the status message's bytes.
+    pub fn send_status(
+        &mut self,
+        cx: &mut Cx,
+        id: CmdId,
+        from_ns: u64,
+        failed: bool,
+    ) -> (u64, u64) {
         match self {
             DeviceLink::Sata(p) => {
                 let tag = p.ncq_tags.release(id);
                 let mut bytes = [0u8; STATUS_FIS_BYTES_MAX];
-                let len = emit_status(tag, &mut bytes);
-                check_status(&bytes[..len], tag);
+                let len = emit_status(tag, failed, &mut bytes);
+                let error = check_status(&bytes[..len], tag);
+                assert_eq!(
+                    error, failed,
+                    "host side read another outcome than the drive sent"
+                );
                 let fis = len as u64;
                 let ns = p.link.fis_ns(fis);
-                (cx.reserve(layer::SATA_LINK, from_ns, ns, 0), fis)
+                let mut at = cx.reserve(layer::SATA_LINK, from_ns, ns, 0);
+                if let (true, Some(tag)) = (failed, tag) {
+                    at = Self::ncq_error_recovery(cx, &p.link, tag, at);
+                }
+                (at, fis)
             }
         }
+    }
+
+    /// READ LOG EXT 10h after a queued command failed (see `send_status`).
+    #[cold]
+    fn ncq_error_recovery(cx: &mut Cx, link: &SataLink, tag: u8, at_ns: u64) -> u64 {
+        let (read_tag, ns) = read_ncq_error_log(link, tag);
+        assert_eq!(read_tag, tag, "NCQ error log names another tag");
+        if let Some(f) = cx.faults.as_mut() {
+            f.counts.read_log_exts += 1;
+        }
+        cx.reserve(layer::SATA_LINK, at_ns, ns, 0)
     }
 }

@@ -7,14 +7,25 @@
 use crate::command::{Command, Op, UNMAP_LIST_BYTES};
 use crate::cx::{layer, Cx};
 use crate::event::CmdId;
+use crate::fault::CommandFault;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
 use storlab_wire::bot::{
     CbwPacket, CbwRepr, CswPacket, CswRepr, CswStatus, Direction, CBW_LEN, CSW_LEN,
 };
+use storlab_wire::scsi::{AdditionalSense, Command as Cdb, SenseKey, SenseRepr};
+use storlab_wire::usb::SetupPacket;
 
 /// BOT addresses a single logical unit here.
 const LUN: u8 = 0;
+/// The mass-storage interface's number (`wire`'s enumeration emits interface 0).
+const INTERFACE: u8 = 0;
+/// Bulk endpoint addresses (`wire`'s mass-storage configuration: EP1 IN, EP2 OUT).
+const BULK_IN_ENDPOINT: u8 = 0x81;
+const BULK_OUT_ENDPOINT: u8 = 0x02;
+/// Fixed-format sense data the host asks for with REQUEST SENSE: 18 bytes (SPC-4 §4.5.3;
+/// Linux usb-storage's `US_SENSE_SIZE`).
+const SENSE_ALLOCATION_BYTES: u8 = 18;
 
 /// BOT's state of one command in flight.
 #[derive(Clone, Copy, Debug, Default)]
@@ -157,13 +168,20 @@ impl Bot {
         op
     }
 
-    /// Bridge: the one CSW for this CBW; returns its bytes.
+    /// Bridge: the one CSW for this CBW; returns its bytes. A command the drive failed gets
+    /// Command Failed with nothing transferred (BOT 1.0 §6.7.2: the bridge stalled the data
+    /// phase), one the plan hit with a phase error gets Phase Error (bCSWStatus 02h, §5.2).
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
+        let (status, data_residue) = match c.fault {
+            CommandFault::None | CommandFault::Drop => (CswStatus::Passed, 0),
+            CommandFault::Medium => (CswStatus::Failed, c.len_bytes),
+            CommandFault::PhaseError => (CswStatus::PhaseError, 0),
+        };
         let csw = CswRepr {
             tag: c.device_tag,
-            data_residue: 0,
-            status: CswStatus::Passed,
+            data_residue,
+            status,
         };
         c.status_len = csw
             .emit_into(&mut c.status_bytes)
@@ -171,13 +189,88 @@ impl Bot {
         CSW_LEN as u64
     }
 
-    /// Host: parse the CSW; its tag must be the CBW's.
-    pub fn check_status(c: &Command) {
+    /// Host: parse the CSW; its tag must be the CBW's. Returns its status.
+    pub fn check_status(c: &Command) -> CswStatus {
         let packet = CswPacket::new_checked(&c.status_bytes[..usize::from(c.status_len)])
             .expect("host: short CSW");
         let csw = CswRepr::parse(&packet).expect("host: invalid CSW");
         assert_eq!(csw.tag, c.tag, "CSW tag differs from the CBW tag");
-        assert_eq!(csw.status, CswStatus::Passed, "command failed");
-        assert_eq!(csw.data_residue, 0, "residue on a full transfer");
+        if csw.status == CswStatus::Passed {
+            assert_eq!(csw.data_residue, 0, "residue on a full transfer");
+        }
+        csw.status
+    }
+
+    /// Bridge and host: the bridge stalls bulk-in instead of sending read data it does not
+    /// have (BOT 1.0 §6.7.2, Hi > Dn); the host's data transfer ends with STALL and the host
+    /// clears the halt (Linux `usb_stor_clear_halt` from `interpret_urb_result`'s -EPIPE)
+    /// before it reads the CSW. Returns when the CSW transfer is queued.
+    pub fn stall_data_in(cx: &mut Cx, at_ns: u64) -> u64 {
+        let stalled = cx.usb_message_in(at_ns, 0);
+        let t = cx.hand_off(stalled, 0);
+        cx.usb_control(t, &SetupPacket::clear_halt(BULK_IN_ENDPOINT))
+    }
+
+    /// Host: the CSW said Command Failed; the driver asks why with REQUEST SENSE as a BOT
+    /// command of its own (CBW, 18 bytes of sense data in, CSW), as Linux usb-storage's
+    /// auto-sense in `usb_stor_invoke_transport` does. The bridge answers with the drive's
+    /// error as fixed-format sense (MEDIUM ERROR, UNRECOVERED READ ERROR: 03/11/00).
+    /// `firmware_ns` is the bridge's cost to build it. Returns when the host has parsed the
+    /// sense data and the sense key it read.
+    pub fn request_sense(
+        &mut self,
+        cx: &mut Cx,
+        at_ns: u64,
+        firmware_ns: u64,
+        failed_lba: u64,
+    ) -> (u64, SenseKey) {
+        self.next_tag = self.next_tag.wrapping_add(1);
+        let tag = self.next_tag;
+        let mut cdb = [0u8; CDB_BYTES_MAX];
+        let cdb_len = Cdb::RequestSense {
+            descriptor_format: false,
+            allocation_length: SENSE_ALLOCATION_BYTES,
+        }
+        .emit(&mut cdb)
+        .expect("REQUEST SENSE fits a CDB");
+        let mut cbw_bytes = [0u8; CBW_LEN];
+        let sense_len = u32::from(SENSE_ALLOCATION_BYTES);
+        CbwRepr::new(tag, sense_len, Direction::In, LUN, &cdb[..cdb_len])
+            .expect("6-byte CDB, LUN 0")
+            .emit_into(&mut cbw_bytes)
+            .expect("CBW buffer");
+        let t = cx.usb_message_out(at_ns, CBW_LEN as u64, 0);
+        // Bridge: parse the CBW, build the sense data from the drive's error.
+        let cbw = CbwRepr::parse(&CbwPacket::new_checked(&cbw_bytes[..]).expect("bridge: CBW"))
+            .expect("bridge: invalid CBW");
+        let asked = Cdb::parse(cbw.cdb()).expect("bridge: REQUEST SENSE CDB");
+        assert!(
+            matches!(asked, Cdb::RequestSense { .. }),
+            "bridge: expected REQUEST SENSE"
+        );
+        let mut sense =
+            SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
+        sense.information = Some(failed_lba);
+        let mut sense_bytes = [0u8; SENSE_ALLOCATION_BYTES as usize];
+        let n = sense
+            .emit(&mut sense_bytes)
+            .expect("fixed sense fits 18 bytes");
+        let t = cx.reserve(layer::BRIDGE_CPU, t, firmware_ns, 0);
+        let t = cx.usb_message_in(t, n as u64);
+        let t = cx.hand_off(t, 0);
+        let t = cx.usb_message_in(t, CSW_LEN as u64);
+        let parsed = SenseRepr::parse(&sense_bytes[..n]).expect("host: invalid sense data");
+        (t, parsed.key)
+    }
+
+    /// Host: Reset Recovery (BOT 1.0 §5.3.4): a Bulk-Only Mass Storage Reset (class request
+    /// FFh to the interface), then CLEAR_FEATURE(ENDPOINT_HALT) on bulk-in and on bulk-out.
+    /// Between the reset and the clears Linux usb-storage waits `delay_ns`
+    /// (`usb_stor_reset_common`, 6 s). Returns when the endpoints are usable again.
+    pub fn reset_recovery(cx: &mut Cx, at_ns: u64, delay_ns: u64) -> u64 {
+        let t = cx.usb_control(at_ns, &SetupPacket::bulk_only_reset(INTERFACE));
+        let t = t + delay_ns;
+        let t = cx.usb_control(t, &SetupPacket::clear_halt(BULK_IN_ENDPOINT));
+        cx.usb_control(t, &SetupPacket::clear_halt(BULK_OUT_ENDPOINT))
     }
 }

@@ -65,8 +65,15 @@ impl Ahci {
 
     /// Drive status to host memory, where the driver parses and checks it; returns when it is
     /// there.
-    pub fn send_status(&self, cx: &mut Cx, link: &mut DeviceLink, id: CmdId, from_ns: u64) -> u64 {
-        let (t, status_bytes) = link.send_status(cx, id, from_ns);
+    pub fn send_status(
+        &self,
+        cx: &mut Cx,
+        link: &mut DeviceLink,
+        id: CmdId,
+        from_ns: u64,
+        failed: bool,
+    ) -> u64 {
+        let (t, status_bytes) = link.send_status(cx, id, from_ns, failed);
         let pcie_ns = cx.pcie_up.transfer_ns(status_bytes);
         let t = cx.reserve(layer::PCIE_UP, t, pcie_ns, 0);
         let controller_ns = cx.controller.transfer_ns(0);

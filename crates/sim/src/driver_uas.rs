@@ -4,15 +4,21 @@
 //! is the tag (the command's index + 1), so it needs nothing beside the command's messages.
 
 use crate::command::{Command, Op};
+use crate::cx::layer;
 use crate::cx::Cx;
 use crate::event::CmdId;
+use crate::fault::CommandFault;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use storlab_wire::scsi::{Lun, Status};
+use storlab_wire::scsi::{AdditionalSense, Lun, SenseKey, SenseRepr, Status};
 use storlab_wire::uas::{
-    IuId, IuPacket, IuRepr, TaskAttribute, COMMAND_IU_CDB_LEN, COMMAND_IU_LEN, READY_IU_LEN,
-    SENSE_IU_HEADER_LEN,
+    IuId, IuPacket, IuRepr, ResponseCode, ResponseIu, TaskAttribute, TaskManagementFunction,
+    TaskManagementIu, COMMAND_IU_CDB_LEN, COMMAND_IU_LEN, READY_IU_LEN, RESPONSE_IU_LEN,
+    SENSE_IU_HEADER_LEN, TASK_MANAGEMENT_IU_LEN,
 };
+
+/// Fixed-format sense data a Sense IU carries with CHECK CONDITION: 18 bytes (SPC-4 §4.5.3).
+pub(crate) const SENSE_DATA_BYTES: usize = 18;
 
 /// UAS transfers queued per command besides the Command IU: status (Sense IU) and data.
 const URBS_BESIDES_COMMAND: u64 = 2;
@@ -28,6 +34,9 @@ pub(crate) struct Uas {
     /// Data moves on bulk streams (SuperSpeed); without them (High-Speed) the device announces
     /// each data phase with a Read/Write Ready IU.
     pub streams: bool,
+    /// The tag of the host's task management requests: never a command's in flight (UAS-2
+    /// §6.2.4: a tag names one outstanding IU).
+    pub task_management_tag: u16,
 }
 
 impl Uas {
@@ -84,13 +93,34 @@ impl Uas {
         op
     }
 
-    /// Bridge: the Sense IU (GOOD status, no sense data) for this command; returns its bytes.
+    /// Bridge: the Sense IU for this command; returns its bytes. GOOD status without sense
+    /// data, or for a read the drive failed CHECK CONDITION with fixed-format sense MEDIUM
+    /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2, Sense IU: no separate
+    /// REQUEST SENSE).
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
             c.status_len, 0,
             "bridge sent a second Sense IU for one command"
         );
         let tag = u16::try_from(c.device_tag).expect("UAS tags are 16-bit");
+        if c.fault == CommandFault::Medium {
+            let mut sense =
+                SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
+            sense.information = Some(c.device.lba);
+            let mut data = [0u8; SENSE_DATA_BYTES];
+            let n = sense.emit(&mut data).expect("fixed sense is 18 bytes");
+            let len = SENSE_IU_HEADER_LEN + n;
+            let bytes = &mut c.status_bytes[..len];
+            bytes.fill(0);
+            let mut packet = IuPacket::new_unchecked(bytes);
+            packet.set_iu_id(IuId::Sense);
+            packet.set_tag(tag);
+            packet.set_status(Status::CheckCondition);
+            packet.set_sense_length(n as u16);
+            packet.buffer_mut()[SENSE_IU_HEADER_LEN..len].copy_from_slice(&data[..n]);
+            c.status_len = len as u8;
+            return len as u64;
+        }
         // Written in place through the packet view (reserved bytes zero, no sense data).
         let bytes = &mut c.status_bytes[..SENSE_IU_HEADER_LEN];
         bytes.fill(0);
@@ -104,8 +134,9 @@ impl Uas {
         SENSE_IU_HEADER_LEN as u64
     }
 
-    /// Host: parse the Sense IU; its tag must be the command's.
-    pub fn check_status(c: &Command) {
+    /// Host: parse the Sense IU; its tag must be the command's. Returns the sense key of a
+    /// CHECK CONDITION, None for GOOD.
+    pub fn check_status(c: &Command) -> Option<SenseKey> {
         let packet = IuPacket::new_checked(&c.status_bytes[..usize::from(c.status_len)])
             .expect("host: short Sense IU");
         assert_eq!(packet.iu_id(), IuId::Sense, "host: expected a Sense IU");
@@ -114,7 +145,60 @@ impl Uas {
             c.tag,
             "Sense IU tag differs from the command's"
         );
-        assert_eq!(packet.status(), Status::Good, "command failed");
+        match packet.status() {
+            Status::Good => None,
+            Status::CheckCondition => Some(
+                SenseRepr::parse(packet.sense_data())
+                    .expect("host: invalid sense data")
+                    .key,
+            ),
+            other => panic!("host: unexpected SCSI status {other:?}"),
+        }
+    }
+
+    /// Host and bridge: the host's timer for `c` fired; it sends ABORT TASK for the command's
+    /// tag in a Task Management IU on the command pipe, and the bridge answers with a
+    /// Response IU on the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2: aborting a task the
+    /// logical unit no longer has completes as FUNCTION COMPLETE). `firmware_ns` is the
+    /// bridge's cost to handle it. Returns when the host has checked the response.
+    pub fn abort_task(&self, cx: &mut Cx, c: &Command, at_ns: u64, firmware_ns: u64) -> u64 {
+        let managed = u16::try_from(c.tag).expect("UAS tags are 16-bit");
+        let request = IuRepr::TaskManagement(TaskManagementIu {
+            tag: self.task_management_tag,
+            function: TaskManagementFunction::AbortTask,
+            tag_of_managed_task: managed,
+            lun: Lun::from_index(0),
+        });
+        let mut bytes = [0u8; TASK_MANAGEMENT_IU_LEN];
+        request.emit_into(&mut bytes).expect("16-byte TM IU");
+        let t = cx.usb_message_out(at_ns, TASK_MANAGEMENT_IU_LEN as u64, 0);
+        // Bridge: the request names the lost command's tag; it answers for that task.
+        let IuRepr::TaskManagement(tm) = IuRepr::parse_bytes(&bytes).expect("bridge: TM IU") else {
+            panic!("bridge: expected a Task Management IU");
+        };
+        assert_eq!(tm.function, TaskManagementFunction::AbortTask);
+        assert_eq!(
+            tm.tag_of_managed_task, managed,
+            "bridge: ABORT TASK for another tag"
+        );
+        let t = cx.reserve(layer::BRIDGE_CPU, t, firmware_ns, 0);
+        let response = IuRepr::Response(ResponseIu {
+            tag: tm.tag,
+            additional_response_info: [0; 3],
+            response_code: ResponseCode::Complete,
+        });
+        let mut bytes = [0u8; RESPONSE_IU_LEN];
+        response.emit_into(&mut bytes).expect("8-byte Response IU");
+        let t = cx.usb_message_in(t, RESPONSE_IU_LEN as u64);
+        let IuRepr::Response(r) = IuRepr::parse_bytes(&bytes).expect("host: Response IU") else {
+            panic!("host: expected a Response IU");
+        };
+        assert_eq!(
+            r.tag, self.task_management_tag,
+            "Response IU for another request"
+        );
+        assert_eq!(r.response_code, ResponseCode::Complete, "ABORT TASK failed");
+        cx.hand_off(t, 0)
     }
 
     /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;

@@ -20,6 +20,7 @@ mod driver_sata;
 mod driver_uas;
 pub mod error;
 pub mod event;
+pub mod fault;
 pub mod host;
 pub mod link_sata;
 pub mod link_usb2;
@@ -39,6 +40,9 @@ pub mod xhci;
 
 pub use command::Op;
 pub use error::SimError;
+pub use fault::{FaultKind, FaultPlan};
 pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
-pub use sim::{SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL};
+pub use sim::{
+    SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA,
+};

@@ -142,19 +142,89 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
 /// Room for the longest status FIS.
 pub const STATUS_FIS_BYTES_MAX: usize = fis::REG_D2H_LEN;
 
-/// Drive side: the good status of a command, Set Device Bits with its tag's SActive bit for
-/// NCQ, else Register D2H. Returns the FIS length.
-pub fn emit_status(tag: Option<u8>, out: &mut [u8; STATUS_FIS_BYTES_MAX]) -> usize {
+/// ATA ERROR register bit 6, UNC: uncorrectable data error (ACS-3, ERROR field).
+const ERROR_UNC: u8 = 0x40;
+/// READ LOG EXT (ACS-3).
+const ATA_READ_LOG_EXT: u8 = 0x2F;
+/// Log address of the NCQ Command Error log (ACS-3, log address 10h), one 512-byte page.
+const NCQ_COMMAND_ERROR_LOG: u8 = 0x10;
+const LOG_PAGE_BYTES: usize = 512;
+/// NCQ Command Error log, byte 0: bit 7 NQ (the error was on a non-queued command), bits
+/// 4:0 the failed command's tag; bytes 2 and 3 its STATUS and ERROR (ACS-3, NCQ Command Error log).
+const LOG_TAG_MASK: u8 = 0x1F;
+const LOG_STATUS_BYTE: usize = 2;
+const LOG_ERROR_BYTE: usize = 3;
+
+/// Drive side: the status of a command, Set Device Bits with its tag's SActive bit for NCQ,
+/// else Register D2H; `failed` sets ERR in STATUS and UNC in ERROR (an unreadable sector).
+/// Returns the FIS length.
+pub fn emit_status(tag: Option<u8>, failed: bool, out: &mut [u8; STATUS_FIS_BYTES_MAX]) -> usize {
+    let (status_bits, error) = if failed {
+        (STATUS_ERR, ERROR_UNC)
+    } else {
+        (0, 0)
+    };
     match tag {
-        Some(tag) => SetDeviceBitsRepr::completed(1 << tag).emit(out),
-        None => RegD2hRepr::success().emit(out),
+        Some(tag) => {
+            let mut sdb = SetDeviceBitsRepr::completed(1 << tag);
+            sdb.status |= status_bits;
+            sdb.error = error;
+            sdb.emit(out)
+        }
+        None => {
+            let mut d2h = RegD2hRepr::success();
+            d2h.status |= status_bits;
+            d2h.error = error;
+            d2h.emit(out)
+        }
     }
     .expect("buffer holds a status FIS")
 }
 
-/// Host side: parse a status FIS and check it reports success for `tag` (or, without a tag,
-/// the non-queued command).
-pub fn check_status(bytes: &[u8], tag: Option<u8>) {
+/// The NCQ error recovery a host side runs after a queued command's status reports ERR: READ
+/// LOG EXT of the NCQ Command Error log (ACS-3, log 10h; SATA 3.x NCQ error handling; Linux libata's
+/// `ata_eh_read_log_10h`), as real bytes: the command FIS, the drive's PIO Setup FIS and the
+/// 512-byte page naming the failed tag. Returns the tag the host read, and the link time
+/// of the exchange: command FIS, PIO Setup FIS, one Data FIS.
+pub fn read_ncq_error_log(link: &SataLink, failed_tag: u8) -> (u8, u64) {
+    let mut command = RegH2dRepr::fpdma_queued(false, 0, 0, 1).expect("a 1-sector command");
+    command.command = ATA_READ_LOG_EXT;
+    command.features = 0;
+    command.count = 1;
+    command.lba = u64::from(NCQ_COMMAND_ERROR_LOG);
+    let mut fis_bytes = [0u8; fis::REG_H2D_LEN];
+    command.emit(&mut fis_bytes).expect("one Register H2D FIS");
+    // Drive: decode the request, fill the page.
+    let asked = RegH2dRepr::parse(&FisPacket::new_unchecked(&fis_bytes[..]))
+        .expect("drive: READ LOG EXT FIS");
+    assert_eq!(
+        (asked.command, asked.lba & 0xFF, asked.count),
+        (ATA_READ_LOG_EXT, u64::from(NCQ_COMMAND_ERROR_LOG), 1),
+        "drive: expected READ LOG EXT of log 10h, one page"
+    );
+    let mut page = [0u8; LOG_PAGE_BYTES];
+    page[0] = failed_tag & LOG_TAG_MASK;
+    page[LOG_STATUS_BYTE] = fis::STATUS_DRDY | STATUS_ERR;
+    page[LOG_ERROR_BYTE] = ERROR_UNC;
+    // Byte 511: the checksum that makes the page's bytes sum to zero (ACS-3, NCQ Command Error log).
+    let sum = page.iter().fold(0u8, |a, b| a.wrapping_add(*b));
+    page[LOG_PAGE_BYTES - 1] = sum.wrapping_neg();
+    // Host: check the page and read the tag.
+    assert_eq!(
+        page.iter().fold(0u8, |a, b| a.wrapping_add(*b)),
+        0,
+        "host: NCQ error log checksum"
+    );
+    assert_eq!(page[LOG_ERROR_BYTE], ERROR_UNC, "host: NCQ error log ERROR");
+    let ns = link.fis_ns(FIS_REG_H2D_BYTES)
+        + link.fis_ns(fis::PIO_SETUP_LEN as u64)
+        + link.data_ns(LOG_PAGE_BYTES as u64);
+    (page[0] & LOG_TAG_MASK, ns)
+}
+
+/// Host side: parse a status FIS for `tag` (or, without a tag, the non-queued command).
+/// Returns whether it reports an error (ERR with UNC); BSY is never set on a status.
+pub fn check_status(bytes: &[u8], tag: Option<u8>) -> bool {
     let packet = FisPacket::new_unchecked(bytes);
     let status = match tag {
         Some(tag) => {
@@ -169,11 +239,8 @@ pub fn check_status(bytes: &[u8], tag: Option<u8>) {
                 .status
         }
     };
-    assert_eq!(
-        status & (STATUS_ERR | STATUS_BSY),
-        0,
-        "host: drive reported an error"
-    );
+    assert_eq!(status & STATUS_BSY, 0, "host: status with BSY");
+    status & STATUS_ERR != 0
 }
 
 /// Precomputed timing of one SATA link.
@@ -264,19 +331,38 @@ mod tests {
     #[test]
     fn status_names_the_tag() {
         let mut out = [0; STATUS_FIS_BYTES_MAX];
-        let n = emit_status(Some(4), &mut out);
+        let n = emit_status(Some(4), false, &mut out);
         assert_eq!(n as u64, FIS_SET_DEVICE_BITS_BYTES);
-        check_status(&out[..n], Some(4));
-        let n = emit_status(None, &mut out);
+        assert!(!check_status(&out[..n], Some(4)));
+        let n = emit_status(None, false, &mut out);
         assert_eq!(n as u64, FIS_REG_D2H_BYTES);
-        check_status(&out[..n], None);
+        assert!(!check_status(&out[..n], None));
+        let n = emit_status(Some(4), true, &mut out);
+        assert!(check_status(&out[..n], Some(4)), "ERR reaches the host");
+        let n = emit_status(None, true, &mut out);
+        assert!(check_status(&out[..n], None), "ERR reaches the host");
+    }
+
+    #[test]
+    fn the_ncq_error_log_names_the_failed_tag() {
+        let link = SataLink::new(&SataLinkProfile {
+            description: String::new(),
+            line_rate_bps: 3_000_000_000,
+            line_bits_per_byte: 10,
+            max_data_fis_bytes: 8192,
+            fis_framing_bytes: 12,
+            fis_handshake_dwords: 10,
+        });
+        let (tag, ns) = read_ncq_error_log(&link, 17);
+        assert_eq!(tag, 17);
+        assert!(ns > link.data_ns(512), "{ns}");
     }
 
     #[test]
     #[should_panic(expected = "SActive")]
     fn status_for_another_tag_is_caught() {
         let mut out = [0; STATUS_FIS_BYTES_MAX];
-        let n = emit_status(Some(4), &mut out);
+        let n = emit_status(Some(4), false, &mut out);
         check_status(&out[..n], Some(5));
     }
 

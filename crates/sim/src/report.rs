@@ -182,6 +182,10 @@ pub struct SimReport {
     /// The session's [`SimWarning`]s as text: latency-bound, merged requests, UNMAPs not
     /// translated (one job's, with the fallback and read-modify-writes: [`SimReport::warnings_since`]).
     pub warnings: Vec<String>,
+    /// Injected faults and the host's recovery (`--faults`; absent without a plan, so reports
+    /// of runs without one are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<crate::fault::FaultCounts>,
     /// The full stack profile, so the result can be reproduced.
     pub stack_profile: StackSpec,
 }
@@ -318,6 +322,20 @@ impl SimReport {
         for (i, w) in self.warnings.iter().enumerate() {
             out.push((format!("sim.warning.{i}"), w.clone()));
         }
+        if let Some(f) = &self.faults {
+            for (key, n) in [
+                ("injected", f.injected),
+                ("retried", f.retried),
+                ("reported", f.reported),
+                ("usb_crc_retries", f.usb_crc_retries),
+                ("bot_resets", f.bot_resets),
+                ("uas_aborts", f.uas_aborts),
+                ("request_senses", f.request_senses),
+                ("read_log_exts", f.read_log_exts),
+            ] {
+                out.push((format!("sim.faults.{key}"), n.to_string()));
+            }
+        }
         out
     }
 }
@@ -337,6 +355,7 @@ pub(crate) struct ReportParts<'a> {
     pub counters: &'a Counters,
     pub store: &'a Store,
     pub spec: &'a StackSpec,
+    pub faults: Option<crate::fault::FaultCounts>,
 }
 
 /// The report of everything simulated so far.
@@ -353,6 +372,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
         counters,
         store,
         spec,
+        faults,
     } = parts;
     {
         let elapsed = now_ns.max(1);
@@ -459,6 +479,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
             trims_not_translated: c.trims_not_translated,
             stored_bytes: store.stored_bytes(),
             payload_dropped_bytes: dropped,
+            faults,
             drive: drive.model_report(),
             warnings,
             stack_profile: spec.clone(),

@@ -23,6 +23,9 @@ use crate::driver_sata::Ahci;
 use crate::driver_uas::{ReadyIu, Uas};
 use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
+use crate::fault::{
+    CommandFault, FaultCounts, FaultInjector, FaultKind, FaultOutcome, FaultPlan, FaultRecord,
+};
 use crate::host::BlockLayer;
 use crate::link_sata::{NcqTags, SataLink};
 use crate::link_usb2::Usb2Link;
@@ -41,6 +44,12 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
+/// errno of a read the drive could not do (MEDIUM ERROR): Linux's SCSI midlayer fails it with
+/// `BLK_STS_MEDIUM`, which the block layer returns as -ENODATA (block/blk-core.c
+/// `blk_errors`).
+pub const ERRNO_ENODATA: i32 = 61;
+/// errno of a command that still failed after the host's retries (`BLK_STS_IOERR`).
+pub const ERRNO_EIO: i32 = 5;
 /// Virtual time after which the simulator takes no more requests: 2^62 ns, 146 years. Profile
 /// validation bounds every step of a command (`profile::STEP_NS_MAX` and the limits beside
 /// it), so what the requests already accepted add stays far below the clock's 2^64 ns; a
@@ -102,6 +111,8 @@ struct SlotState {
     active: bool,
     pieces_left: u32,
     len: u32,
+    /// A command carrying part of this request failed with this errno (0: none did).
+    errno: i32,
 }
 
 /// Counters for the report.
@@ -256,7 +267,12 @@ impl Simulator {
         };
         let endpoints = match transport {
             Transport::Bot => Endpoints::Bot(Bot::new(host.chains_transfers, max_outstanding)),
-            Transport::Uas { streams } => Endpoints::Uas(Uas { streams }),
+            Transport::Uas { streams } => Endpoints::Uas(Uas {
+                streams,
+                // One past the command tags (1..=max_outstanding); with all 65535 in use,
+                // 0 is the one no command holds (TM IUs go on the command pipe, not a stream).
+                task_management_tag: u16::try_from(max_outstanding + 1).unwrap_or(0),
+            }),
             Transport::SataNcq => Endpoints::Ahci(Ahci { ncq: true }),
             Transport::SataIde => Endpoints::Ahci(Ahci { ncq: false }),
         };
@@ -284,6 +300,7 @@ impl Simulator {
             controller,
             usb,
             host: spec.host.clone(),
+            faults: None,
         };
 
         Ok(Simulator {
@@ -502,6 +519,7 @@ impl Simulator {
             active: true,
             pieces_left: pieces,
             len: request.len_bytes,
+            errno: 0,
         };
         self.host_dispatch();
         Ok(())
@@ -657,6 +675,8 @@ impl Simulator {
         c.holds_drive_slot = false;
         c.served_by_driver = false;
         c.issued_ns = issue_at;
+        c.retries = 0;
+        c.errno = 0;
         self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
     }
 
@@ -720,11 +740,15 @@ impl Simulator {
         c.holds_drive_slot = false;
         c.served_by_driver = true;
         c.issued_ns = now;
+        c.errno = 0;
         self.cx.schedule(done, Event::Complete { cmd: id });
     }
 
     /// The driver sends the command: over USB to the bridge, or through AHCI to the drive.
     fn on_host_issue(&mut self, id: CmdId) {
+        if self.cx.faults.is_some() {
+            self.draw_command_fault(id);
+        }
         let c = &mut self.commands[id as usize];
         match &mut self.endpoints {
             Endpoints::Bot(bot) => {
@@ -756,6 +780,18 @@ impl Simulator {
 
     /// Command bytes arrived at the bridge: parse them, pay the firmware cost.
     fn bridge_on_command(&mut self, id: CmdId) {
+        if self.commands[id as usize].fault == CommandFault::Drop {
+            // The firmware lost it: no status will come. The host's timer fires `timeout`
+            // after the command went out, as the `Complete` of a command whose fault is a
+            // drop (`on_failed_status`): no event kind of its own, so the event loop's
+            // dispatch, the hot path, keeps its shape (a tenth kind made it a jump table
+            // whose indirect mispredictions cost 8% of CPU time on 4 KiB reads, measured).
+            let c = &self.commands[id as usize];
+            let timeout_ns = self.cx.faults.as_ref().expect("a plan").plan.timeout_ns;
+            self.cx
+                .schedule(c.issued_ns + timeout_ns, Event::Complete { cmd: id });
+            return;
+        }
         let c = &mut self.commands[id as usize];
         let decoded = match &self.endpoints {
             Endpoints::Bot(_) => Bot::decode_command(c),
@@ -871,6 +907,9 @@ impl Simulator {
             }
             Op::Write => {
                 self.count_drive_io(&device);
+                if let Some(f) = self.cx.faults.as_mut() {
+                    f.media_written(device.lba, device.blocks);
+                }
                 // The drive asks for the data.
                 let ready = self.link.request_write_data(&mut self.cx, now);
                 self.cx.schedule(ready, Event::DataReady { cmd: id });
@@ -904,6 +943,9 @@ impl Simulator {
             let device = self.drive_read_commands.remove(i);
             let media = self.drive.read(now, &device, &mut self.rng);
             self.commands[id as usize].media = media;
+            if self.cx.faults.is_some() {
+                self.draw_media_error(id, &device);
+            }
             self.cx
                 .schedule(media.start_ns, Event::DataReady { cmd: id });
         }
@@ -937,6 +979,12 @@ impl Simulator {
 
     /// Data can move: compute its pipelined path through every layer, by transport.
     fn on_data_ready(&mut self, id: CmdId) {
+        if self.commands[id as usize].fault == CommandFault::Medium {
+            // The drive has no data to send: it reports the error at once.
+            self.cx
+                .schedule(self.cx.now_ns, Event::DataDone { cmd: id });
+            return;
+        }
         let done = match &self.endpoints {
             Endpoints::Bot(_) | Endpoints::Uas(_) => self.bridged_data(id),
             Endpoints::Ahci(_) => self.direct_data(id),
@@ -1053,7 +1101,9 @@ impl Simulator {
         let op = self.commands[id as usize].op;
         let usb = self.endpoints.is_usb();
         let mut status_from = now;
+        let failed = self.commands[id as usize].fault == CommandFault::Medium;
         match op {
+            Op::Read if failed => {}
             Op::Read => {
                 self.move_payload(id, false);
                 self.trace(id, TraceHook::DataDone);
@@ -1086,7 +1136,7 @@ impl Simulator {
                 }
             }
             Endpoints::Ahci(ahci) => {
-                let at = ahci.send_status(&mut self.cx, &mut self.link, id, status_from);
+                let at = ahci.send_status(&mut self.cx, &mut self.link, id, status_from, failed);
                 self.status_at_host(id, at);
             }
         }
@@ -1127,10 +1177,15 @@ impl Simulator {
     /// The drive's status to the bridge, which parses and checks it; firmware builds the CSW /
     /// Sense IU, it goes to the host.
     fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
-        let (t, _) = self.link.send_status(&mut self.cx, id, from_ns);
+        let failed = self.commands[id as usize].fault == CommandFault::Medium;
+        let (t, _) = self.link.send_status(&mut self.cx, id, from_ns, failed);
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
-        let t = bridge.build_status(&mut self.cx, t);
+        let mut t = bridge.build_status(&mut self.cx, t);
         let c = &mut self.commands[id as usize];
+        if failed && matches!(self.endpoints, Endpoints::Bot(_)) {
+            // The read's data phase ends in a STALL the host clears before reading the CSW.
+            t = Bot::stall_data_in(&mut self.cx, t);
+        }
         let (t, len) = match &self.endpoints {
             // BOT: the CSW goes once the host has asked for it (its transfer is queued).
             Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
@@ -1199,14 +1254,31 @@ impl Simulator {
     fn on_complete(&mut self, id: CmdId) {
         // The driver checks the status it received (tags asserted across layers).
         let c = &self.commands[id as usize];
-        // A command the driver served from its buffer had no status.
-        if !c.served_by_driver {
+        if c.fault != CommandFault::None {
+            // The status reports a failure, or the timer of a lost command fired: the
+            // driver's recovery runs first.
+            self.on_failed_status(id);
+            return;
+        }
+        // A command the driver served from its buffer had no status; a failed one's status
+        // was read by its recovery.
+        if !c.served_by_driver && c.errno == 0 {
             match &self.endpoints {
-                Endpoints::Bot(_) => Bot::check_status(c),
-                Endpoints::Uas(_) => Uas::check_status(c),
+                Endpoints::Bot(_) => {
+                    let status = Bot::check_status(c);
+                    assert_eq!(
+                        status,
+                        storlab_wire::bot::CswStatus::Passed,
+                        "command failed"
+                    );
+                }
+                Endpoints::Uas(_) => {
+                    assert_eq!(Uas::check_status(c), None, "command failed");
+                }
                 Endpoints::Ahci(_) => {}
             }
         }
+        let errno = c.errno;
         let now = self.cx.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
         for i in 0..part_count {
@@ -1218,11 +1290,18 @@ impl Simulator {
             let s = &mut self.slots[slot];
             assert!(s.active && s.pieces_left > 0, "completion for an idle slot");
             s.pieces_left -= 1;
+            if errno != 0 {
+                s.errno = errno;
+            }
             if s.pieces_left == 0 {
                 s.active = false;
                 self.completions.push_back(SimCompletion {
                     slot: slot as u32,
-                    result: Ok(s.len),
+                    result: if s.errno == 0 {
+                        Ok(s.len)
+                    } else {
+                        Err(s.errno)
+                    },
                     done_ns: now,
                 });
             }
@@ -1230,6 +1309,191 @@ impl Simulator {
         self.free_commands.push(id);
         self.outstanding -= 1;
         self.host_dispatch();
+    }
+
+    /// Inject the faults of `plan` from now on (`fault.rs`; docs/simulator.md, "Faults").
+    /// Refused, with a one-line reason, for a fault the stack's transport does not have or
+    /// a stack whose recovery the simulator does not model yet.
+    pub fn set_faults(&mut self, plan: FaultPlan) -> Result<(), SimError> {
+        let transport = self.endpoints.kind();
+        let refuse = |why: String| Err(SimError::Request(format!("fault plan: {why}")));
+        for kind in FaultKind::ALL {
+            if !plan.uses(kind) {
+                continue;
+            }
+            let applies = match kind {
+                FaultKind::UsbCrc | FaultKind::Drop => transport.is_usb(),
+                FaultKind::PhaseError => transport == Transport::Bot,
+                FaultKind::MediaError => true,
+            };
+            if !applies {
+                return refuse(format!(
+                    "{kind} does not happen on a {} stack",
+                    transport.name()
+                ));
+            }
+        }
+        if self.driver_buffer.enabled() {
+            return refuse(
+                "the host driver buffers reads or writes (read_ahead, coalesce_writes), whose \
+                 failed commands the simulator does not recover yet"
+                    .into(),
+            );
+        }
+        if self.pcap.is_some() {
+            return refuse("the pcap writer does not record fault recovery yet".into());
+        }
+        self.cx.faults = Some(Box::new(FaultInjector::new(plan)));
+        Ok(())
+    }
+
+    /// Every command fault injected so far and what became of it (empty without a plan).
+    pub fn fault_records(&self) -> &[FaultRecord] {
+        self.cx.faults.as_ref().map_or(&[], |f| &f.records)
+    }
+
+    /// Fault and recovery counts (None without a plan).
+    pub fn fault_counts(&self) -> Option<FaultCounts> {
+        self.cx.faults.as_ref().map(|f| f.counts.clone())
+    }
+
+    /// The host sends command `id`: ask the plan which fault hits this attempt.
+    #[cold]
+    #[inline(never)]
+    fn draw_command_fault(&mut self, id: CmdId) {
+        let transport = self.endpoints.kind();
+        let f = self.cx.faults.as_mut().expect("checked by the caller");
+        let (fault, attempt) = f.on_command_sent(
+            self.cx.now_ns,
+            transport == Transport::Bot,
+            transport.is_usb(),
+        );
+        let c = &mut self.commands[id as usize];
+        c.fault = fault;
+        c.attempt = attempt;
+    }
+
+    /// The drive read `device` for `id`: does the plan make it fail? An attempt the plan
+    /// already gave a phase error keeps that one fault (its retry reads the sector again).
+    #[cold]
+    #[inline(never)]
+    fn draw_media_error(&mut self, id: CmdId, device: &DriveCommand) {
+        let now = self.cx.now_ns;
+        let f = self.cx.faults.as_mut().expect("checked by the caller");
+        let c = &mut self.commands[id as usize];
+        if c.fault == CommandFault::None && f.media_read(device.lba, device.blocks, c.attempt, now)
+        {
+            c.fault = CommandFault::Medium;
+        }
+    }
+
+    /// A failed command's status reached the driver: run the transport's recovery, then send
+    /// the command again or fail the I/O.
+    #[cold]
+    #[inline(never)]
+    fn on_failed_status(&mut self, id: CmdId) {
+        let now = self.cx.now_ns;
+        let c = &mut self.commands[id as usize];
+        let fault = std::mem::take(&mut c.fault);
+        let firmware_ns = self
+            .bridge
+            .as_ref()
+            .map_or(0, |b| b.profile.firmware_status_ns);
+        match (&mut self.endpoints, fault) {
+            (Endpoints::Bot(bot), CommandFault::Medium) => {
+                let status = Bot::check_status(c);
+                assert_eq!(
+                    status,
+                    storlab_wire::bot::CswStatus::Failed,
+                    "CSW of a failed read"
+                );
+                let lba = c.device.lba;
+                let (at, key) = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
+                assert_eq!(key, storlab_wire::scsi::SenseKey::MediumError);
+                let f = self.cx.faults.as_mut().expect("a plan");
+                f.counts.request_senses += 1;
+                let at = self.cx.completion_cpu(at);
+                self.fail_command(id, at, ERRNO_ENODATA);
+            }
+            (Endpoints::Uas(_), CommandFault::Medium) => {
+                let key = Uas::check_status(c);
+                assert_eq!(key, Some(storlab_wire::scsi::SenseKey::MediumError));
+                self.fail_command(id, now, ERRNO_ENODATA);
+            }
+            // The drive link's status carried ERR (and a queued command's READ LOG EXT ran).
+            (Endpoints::Ahci(_), CommandFault::Medium) => self.fail_command(id, now, ERRNO_ENODATA),
+            (Endpoints::Bot(_), CommandFault::PhaseError) => {
+                let status = Bot::check_status(c);
+                assert_eq!(status, storlab_wire::bot::CswStatus::PhaseError);
+                let at = self.bot_reset_recovery(now);
+                self.retry_or_fail(id, at);
+            }
+            (Endpoints::Uas(_) | Endpoints::Ahci(_), CommandFault::PhaseError) => {
+                unreachable!("phase errors are BOT's (set_faults refuses them elsewhere)")
+            }
+            // Not a status: the host's timer for a command the bridge lost.
+            (_, CommandFault::Drop) => self.on_host_timeout(id),
+            (_, CommandFault::None) => unreachable!("called for a failed command"),
+        }
+    }
+
+    /// BOT Reset Recovery with the plan's post-reset delay; returns when it is done.
+    fn bot_reset_recovery(&mut self, at_ns: u64) -> u64 {
+        let f = self.cx.faults.as_mut().expect("a plan");
+        f.counts.bot_resets += 1;
+        let delay_ns = f.plan.reset_delay_ns;
+        Bot::reset_recovery(&mut self.cx, at_ns, delay_ns)
+    }
+
+    /// The host's timer fired for a command the bridge lost. BOT: the SCSI error handler's
+    /// abort makes usb-storage reset the device (`command_abort`, then Reset Recovery);
+    /// UAS: ABORT TASK for its tag. Then the command goes again.
+    #[cold]
+    #[inline(never)]
+    fn on_host_timeout(&mut self, id: CmdId) {
+        let now = self.cx.now_ns;
+        let firmware_ns = self
+            .bridge
+            .as_ref()
+            .map_or(0, |b| b.profile.firmware_status_ns);
+        self.commands[id as usize].fault = CommandFault::None;
+        let at = match &self.endpoints {
+            Endpoints::Bot(_) => self.bot_reset_recovery(now),
+            Endpoints::Uas(uas) => {
+                let at =
+                    uas.abort_task(&mut self.cx, &self.commands[id as usize], now, firmware_ns);
+                self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
+                at
+            }
+            Endpoints::Ahci(_) => unreachable!("AHCI commands are not dropped by a bridge"),
+        };
+        self.retry_or_fail(id, at);
+    }
+
+    /// After recovery at `at_ns`: the SCSI midlayer sends the command again while it has
+    /// retries left (the driver's submit work first), else fails the I/O with EIO.
+    fn retry_or_fail(&mut self, id: CmdId, at_ns: u64) {
+        let f = self.cx.faults.as_mut().expect("a plan");
+        let c = &mut self.commands[id as usize];
+        if c.retries >= f.plan.retries {
+            return self.fail_command(id, at_ns, ERRNO_EIO);
+        }
+        c.retries += 1;
+        f.resolve(c.attempt, FaultOutcome::Retried { at_ns });
+        let submit_ns = self.spec.host.submit_cpu_ns;
+        let issue_at = self.cx.reserve(layer::HOST_CPU, at_ns, submit_ns, 0);
+        let c = &mut self.commands[id as usize];
+        c.issued_ns = issue_at;
+        self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
+    }
+
+    /// The command's I/O fails with `errno`, reported to the caller at `at_ns`.
+    fn fail_command(&mut self, id: CmdId, at_ns: u64, errno: i32) {
+        let c = &mut self.commands[id as usize];
+        c.errno = errno;
+        let f = self.cx.faults.as_mut().expect("a plan");
+        f.resolve(c.attempt, FaultOutcome::Reported { errno, at_ns });
+        self.cx.schedule(at_ns, Event::Complete { cmd: id });
     }
 
     /// The report of everything simulated so far.
@@ -1246,6 +1510,7 @@ impl Simulator {
             counters: &self.counters,
             store: &self.store,
             spec: &self.spec,
+            faults: self.fault_counts(),
         })
     }
 

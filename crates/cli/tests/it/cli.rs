@@ -1036,3 +1036,56 @@ fn a_closed_stderr_pipe_loses_the_diagnostics_not_the_command() {
     let bad = closed_stderr(&["run", "--iodepth=0"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `--faults`: a bad spec is one line naming the item (exit 2); a plan for a fault the stack
+/// cannot have is refused (exit 2); a media error fails the job with fio's one-line I/O error
+/// (exit 1); recovered faults show in the simulator's report.
+#[test]
+fn faults_are_parsed_refused_injected_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = [
+        "run",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--no-db",
+        "--output-format=json",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = job.to_vec();
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    let bad = with(&["--target=sim:usb3-uas-ssd", "--faults", "drop=2"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let line = stderr(&bad);
+    assert!(
+        line.contains("`drop=2`") && line.contains("probability"),
+        "{line}"
+    );
+    assert_eq!(line.trim_end().lines().count(), 1, "{line}");
+
+    let refused = with(&["--target=sim:sata-ahci-ssd", "--faults", "usb_crc=1e-3"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("usb_crc does not happen on a sata-ncq stack"));
+
+    let failed = with(&["--target=sim:usb3-bot-ssd", "--faults", "media_error@lba=0"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("No data available"),
+        "{}",
+        stderr(&failed)
+    );
+
+    let recovered = with(&[
+        "--target=sim:usb3-uas-ssd",
+        "--faults",
+        "seed=1,drop@cmd=3,usb_crc=1e-2,timeout=2s",
+    ]);
+    assert!(recovered.status.success(), "{}", stderr(&recovered));
+    let doc: serde_json::Value = serde_json::from_slice(&recovered.stdout).unwrap();
+    let faults = &doc["jobs"][0]["sim"]["faults"];
+    assert_eq!(faults["uas_aborts"], 1, "{faults}");
+    assert_eq!(faults["retried"], 1, "{faults}");
+    assert!(faults["usb_crc_retries"].as_u64().unwrap() > 0, "{faults}");
+}

@@ -1,0 +1,560 @@
+//! Fault plans and their injector: which faults a simulated run injects, drawn from one seed
+//! (per-kind rates) or placed at given command indexes, simulated times or LBAs, and the record
+//! of what became of each one (recovered by the host driver, or reported to the job).
+//!
+//! The injector is consulted at the transport and device-link seams only (the host issuing a
+//! command, the bridge receiving it, the bridge's status, the drive's read, the USB link's data
+//! packets); the recovery each fault triggers is the transport's own (docs/simulator.md,
+//! "Faults"; docs/decisions/0017-fault-injection.md). Its random stream is its own
+//! (`ChaCha8Rng` from the plan's seed), so a run without a plan draws exactly what it drew
+//! before faults existed, and a plan's faults do not shift the drive's own draws.
+//!
+//! Spec grammar (`storlab run --faults SPEC`), items separated by commas:
+//!
+//! ```text
+//! seed=N                  the injector's seed (default 0)
+//! KIND=RATE               a probability in [0, 1]: per data packet for usb_crc, per command
+//!                         for drop and phase_error, per read command for media_error
+//! KIND@cmd=N              at the N-th command the host sends (1-based, retries count)
+//! KIND@t=DURATION         at the first command the host sends at or after that simulated time
+//! media_error@lba=N       the sector at LBA N is unreadable until it is written
+//! timeout=DURATION        the host's SCSI command timeout (default 30s)
+//! retries=N               the host's retries of a failed command (default 5)
+//! reset_delay=DURATION    the host's wait after a Bulk-Only Mass Storage Reset (default 6s)
+//! KIND := usb_crc | media_error | drop | phase_error
+//! DURATION := integer with ns, us, ms or s
+//! ```
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// Linux's default SCSI command timeout for disks: `SD_TIMEOUT` = 30 s
+/// (drivers/scsi/sd.h), also the block layer's `/sys/block/*/device/timeout` default.
+pub const LINUX_SD_TIMEOUT_NS: u64 = 30_000_000_000;
+/// Linux's retries of a failed disk command: `SD_MAX_RETRIES` = 5 (drivers/scsi/sd.h).
+pub const LINUX_SD_MAX_RETRIES: u32 = 5;
+/// Linux usb-storage waits 6 s after a Bulk-Only Mass Storage Reset before it clears the
+/// endpoints' halts: `usb_stor_reset_common` (drivers/usb/storage/transport.c), `HZ*6`.
+pub const LINUX_BOT_RESET_DELAY_NS: u64 = 6_000_000_000;
+
+/// The faults a plan can inject.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FaultKind {
+    /// A data packet on the USB link fails its CRC and is sent again (USB 3.0 ch. 8: DP retry
+    /// with the ACK's Retry bit; USB 2.0 ch. 8: transaction retry after no handshake).
+    UsbCrc,
+    /// The drive cannot read a sector: CHECK CONDITION, MEDIUM ERROR / UNRECOVERED READ ERROR
+    /// (sense 03/11/00, SAM-4 / SPC-4 §4.5.6).
+    MediaError,
+    /// The bridge loses a command it received: the host's timer fires and the driver recovers.
+    Drop,
+    /// The BOT bridge answers with a CSW of status 02h, Phase Error (BOT 1.0 §5.2, bCSWStatus).
+    PhaseError,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 4] = [
+        FaultKind::UsbCrc,
+        FaultKind::MediaError,
+        FaultKind::Drop,
+        FaultKind::PhaseError,
+    ];
+
+    /// Its name in a fault spec and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::UsbCrc => "usb_crc",
+            FaultKind::MediaError => "media_error",
+            FaultKind::Drop => "drop",
+            FaultKind::PhaseError => "phase_error",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a placed fault fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultAt {
+    /// The N-th command the host sends (1-based; retries count).
+    Command(u64),
+    /// The first command the host sends at or after this simulated time.
+    TimeNs(u64),
+}
+
+/// What faults a run injects and the host's error-handling parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultPlan {
+    pub seed: u64,
+    /// Probability per kind, indexed by `FaultKind as usize`.
+    pub rates: [f64; 4],
+    /// Faults placed at a command or a time.
+    pub placed: Vec<(FaultKind, FaultAt)>,
+    /// Sectors that cannot be read until they are written.
+    pub bad_lbas: Vec<u64>,
+    /// The host's command timeout.
+    pub timeout_ns: u64,
+    /// The host's retries of a failed command before the I/O fails.
+    pub retries: u32,
+    /// BOT: the host's wait after a Bulk-Only Mass Storage Reset.
+    pub reset_delay_ns: u64,
+}
+
+impl Default for FaultPlan {
+    fn default() -> Self {
+        FaultPlan {
+            seed: 0,
+            rates: [0.0; 4],
+            placed: Vec::new(),
+            bad_lbas: Vec::new(),
+            timeout_ns: LINUX_SD_TIMEOUT_NS,
+            retries: LINUX_SD_MAX_RETRIES,
+            reset_delay_ns: LINUX_BOT_RESET_DELAY_NS,
+        }
+    }
+}
+
+/// The longest timeout or delay a plan may set: one hour (bounds the clock a run can use).
+const PLAN_DURATION_MAX_NS: u64 = 3_600_000_000_000;
+/// The most retries a plan may ask for (the SCSI midlayer's `retries` is a small count).
+const PLAN_RETRIES_MAX: u32 = 100;
+
+impl FaultPlan {
+    /// Parse a fault spec (grammar in the module docs). Errors are one line naming the item.
+    pub fn parse(spec: &str) -> Result<FaultPlan, String> {
+        let mut plan = FaultPlan::default();
+        if spec.trim().is_empty() {
+            return Err("empty fault spec".into());
+        }
+        for item in spec.split(',') {
+            let item = item.trim();
+            plan.parse_item(item)
+                .map_err(|why| format!("fault spec item `{item}`: {why}"))?;
+        }
+        Ok(plan)
+    }
+
+    fn parse_item(&mut self, item: &str) -> Result<(), String> {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or("expected KEY=VALUE, KIND@cmd=N, KIND@t=DURATION or media_error@lba=N")?;
+        if let Some((kind, at)) = key.split_once('@') {
+            let kind = parse_kind(kind)?;
+            match at {
+                "cmd" => {
+                    let n = parse_u64(value)?;
+                    if n == 0 {
+                        return Err("commands count from 1".into());
+                    }
+                    self.placed.push((kind, FaultAt::Command(n)));
+                }
+                "t" => self
+                    .placed
+                    .push((kind, FaultAt::TimeNs(parse_duration_ns(value)?))),
+                "lba" if kind == FaultKind::MediaError => self.bad_lbas.push(parse_u64(value)?),
+                "lba" => return Err("only media_error is placed at an LBA".into()),
+                other => return Err(format!("unknown place `@{other}` (known: @cmd, @t, @lba)")),
+            }
+            return Ok(());
+        }
+        match key {
+            "seed" => self.seed = parse_u64(value)?,
+            "timeout" => self.timeout_ns = parse_bounded_duration(value)?,
+            "reset_delay" => self.reset_delay_ns = parse_bounded_duration(value)?,
+            "retries" => {
+                let n = parse_u64(value)?;
+                if n > u64::from(PLAN_RETRIES_MAX) {
+                    return Err(format!("at most {PLAN_RETRIES_MAX} retries"));
+                }
+                self.retries = n as u32;
+            }
+            kind => {
+                let kind = parse_kind(kind)?;
+                let rate: f64 = value
+                    .parse()
+                    .map_err(|_| format!("`{value}` is not a number"))?;
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err(format!("rate {value} is not a probability in [0, 1]"));
+                }
+                self.rates[kind as usize] = rate;
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan injects `kind` (by rate, place or LBA).
+    pub fn uses(&self, kind: FaultKind) -> bool {
+        self.rates[kind as usize] > 0.0
+            || self.placed.iter().any(|(k, _)| *k == kind)
+            || (kind == FaultKind::MediaError && !self.bad_lbas.is_empty())
+    }
+
+    pub fn rate(&self, kind: FaultKind) -> f64 {
+        self.rates[kind as usize]
+    }
+}
+
+fn parse_kind(name: &str) -> Result<FaultKind, String> {
+    FaultKind::from_name(name).ok_or_else(|| {
+        let known: Vec<_> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        format!(
+            "unknown fault kind or key `{name}` (kinds: {}; keys: seed, timeout, retries, \
+             reset_delay)",
+            known.join(", ")
+        )
+    })
+}
+
+fn parse_u64(value: &str) -> Result<u64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a non-negative integer"))
+}
+
+/// An integer with a unit: ns, us, ms or s.
+fn parse_duration_ns(value: &str) -> Result<u64, String> {
+    let split = value
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{value}` needs a unit (ns, us, ms, s)"))?;
+    let (digits, unit) = value.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{value}` is not a duration"))?;
+    let scale = match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        other => return Err(format!("unknown unit `{other}` (ns, us, ms, s)")),
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{value}` is too long"))
+}
+
+fn parse_bounded_duration(value: &str) -> Result<u64, String> {
+    let ns = parse_duration_ns(value)?;
+    if ns > PLAN_DURATION_MAX_NS {
+        return Err("at most one hour".into());
+    }
+    Ok(ns)
+}
+
+/// What became of one injected command fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultOutcome {
+    /// The host driver has not finished handling it yet.
+    Pending,
+    /// Recovered: the command was sent again at this time.
+    Retried { at_ns: u64 },
+    /// The I/O failed with this errno, reported to the job at this time.
+    Reported { errno: i32, at_ns: u64 },
+}
+
+/// One fault injected into a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultRecord {
+    pub kind: FaultKind,
+    /// The index of the command attempt it hit (1-based, as `@cmd`).
+    pub command: u64,
+    pub injected_ns: u64,
+    pub outcome: FaultOutcome,
+}
+
+/// Counts for the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FaultCounts {
+    /// USB data packets sent again after a CRC error.
+    pub usb_crc_retries: u64,
+    /// Command faults injected, recovered (retried), and reported as a failed I/O.
+    pub injected: u64,
+    pub retried: u64,
+    pub reported: u64,
+    /// Recovery sequences run: BOT reset recoveries, UAS ABORT TASKs, REQUEST SENSEs, READ LOG
+    /// EXTs.
+    pub bot_resets: u64,
+    pub uas_aborts: u64,
+    pub request_senses: u64,
+    pub read_log_exts: u64,
+}
+
+/// A fault hitting one command, as the seams see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum CommandFault {
+    #[default]
+    None,
+    /// The bridge drops the command.
+    Drop,
+    /// The BOT bridge answers Phase Error.
+    PhaseError,
+    /// The drive could not read the command's sectors.
+    Medium,
+}
+
+/// The plan at run time: its random stream, the places not reached yet, the unreadable
+/// sectors, and the record of every fault.
+pub(crate) struct FaultInjector {
+    pub plan: FaultPlan,
+    rng: ChaCha8Rng,
+    /// Commands the host has sent (attempts, retries included).
+    commands_sent: u64,
+    /// Placed faults not fired yet.
+    placed: Vec<(FaultKind, FaultAt)>,
+    /// Placed faults that fired at a command and wait for the seam that uses them.
+    armed_media: u32,
+    armed_crc: u32,
+    pub bad_lbas: BTreeSet<u64>,
+    pub records: Vec<FaultRecord>,
+    pub counts: FaultCounts,
+}
+
+/// A uniform draw in [0, 1) from 53 random bits.
+fn unit(rng: &mut ChaCha8Rng) -> f64 {
+    const MANTISSA_BITS: u32 = 53;
+    (rng.next_u64() >> (64 - MANTISSA_BITS)) as f64 / (1u64 << MANTISSA_BITS) as f64
+}
+
+impl FaultInjector {
+    pub fn new(plan: FaultPlan) -> FaultInjector {
+        FaultInjector {
+            rng: ChaCha8Rng::seed_from_u64(plan.seed),
+            commands_sent: 0,
+            placed: plan.placed.clone(),
+            armed_media: 0,
+            armed_crc: 0,
+            bad_lbas: plan.bad_lbas.iter().copied().collect(),
+            records: Vec::new(),
+            counts: FaultCounts::default(),
+            plan,
+        }
+    }
+
+    fn draw(&mut self, kind: FaultKind) -> bool {
+        let p = self.plan.rates[kind as usize];
+        p > 0.0 && unit(&mut self.rng) < p
+    }
+
+    /// The host sends a command at `now_ns`: which transport fault hits it (drop or phase
+    /// error, where the transport has them), and arm placed media and CRC faults. Returns the
+    /// fault and the command's attempt index.
+    pub fn on_command_sent(&mut self, now_ns: u64, bot: bool, usb: bool) -> (CommandFault, u64) {
+        self.commands_sent += 1;
+        let n = self.commands_sent;
+        let mut fault = CommandFault::None;
+        let mut i = 0;
+        while i < self.placed.len() {
+            let (kind, at) = self.placed[i];
+            let due = match at {
+                FaultAt::Command(c) => c <= n,
+                FaultAt::TimeNs(t) => t <= now_ns,
+            };
+            if !due {
+                i += 1;
+                continue;
+            }
+            self.placed.swap_remove(i);
+            match kind {
+                FaultKind::Drop if usb => fault = CommandFault::Drop,
+                FaultKind::PhaseError if bot => fault = CommandFault::PhaseError,
+                FaultKind::MediaError => self.armed_media += 1,
+                FaultKind::UsbCrc if usb => self.armed_crc += 1,
+                // Checked when the plan was set: the stack has no such fault.
+                FaultKind::Drop | FaultKind::PhaseError | FaultKind::UsbCrc => {}
+            }
+        }
+        if fault == CommandFault::None && usb && self.draw(FaultKind::Drop) {
+            fault = CommandFault::Drop;
+        }
+        if fault == CommandFault::None && bot && self.draw(FaultKind::PhaseError) {
+            fault = CommandFault::PhaseError;
+        }
+        if fault != CommandFault::None {
+            let kind = match fault {
+                CommandFault::Drop => FaultKind::Drop,
+                _ => FaultKind::PhaseError,
+            };
+            self.record(kind, n, now_ns);
+        }
+        (fault, n)
+    }
+
+    fn record(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
+        self.counts.injected += 1;
+        self.records.push(FaultRecord {
+            kind,
+            command,
+            injected_ns: now_ns,
+            outcome: FaultOutcome::Pending,
+        });
+    }
+
+    /// The drive reads `blocks` sectors at `lba` for command attempt `command`: whether the
+    /// read fails (a bad sector in range, an armed placed fault, or the rate's draw; a drawn
+    /// error leaves its first sector bad until written, as a pending sector stays).
+    pub fn media_read(&mut self, lba: u64, blocks: u32, command: u64, now_ns: u64) -> bool {
+        let end = lba + u64::from(blocks);
+        let mut bad = self.bad_lbas.range(lba..end).next().is_some();
+        if !bad && self.armed_media > 0 {
+            self.armed_media -= 1;
+            self.bad_lbas.insert(lba);
+            bad = true;
+        }
+        if !bad && self.draw(FaultKind::MediaError) {
+            self.bad_lbas.insert(lba);
+            bad = true;
+        }
+        if bad {
+            self.record(FaultKind::MediaError, command, now_ns);
+        }
+        bad
+    }
+
+    /// The drive wrote `blocks` sectors at `lba`: a written bad sector is readable again
+    /// (the drive reallocates a pending sector when it is written, ATA/ACS-3 SMART attribute
+    /// "Current Pending Sector").
+    pub fn media_written(&mut self, lba: u64, blocks: u32) {
+        if self.bad_lbas.is_empty() {
+            return;
+        }
+        let end = lba + u64::from(blocks);
+        let hit: Vec<u64> = self.bad_lbas.range(lba..end).copied().collect();
+        for b in hit {
+            self.bad_lbas.remove(&b);
+        }
+    }
+
+    /// Data packets among `packets` of one transfer that fail their CRC (each is sent once
+    /// more; the retry is not drawn again).
+    pub fn crc_errors(&mut self, packets: u64) -> u64 {
+        let mut errors = 0;
+        if self.armed_crc > 0 {
+            self.armed_crc -= 1;
+            errors += 1;
+        }
+        let p = self.plan.rates[FaultKind::UsbCrc as usize];
+        if p > 0.0 {
+            if p >= 1.0 {
+                errors += packets;
+            } else {
+                // Geometric skips between errors: one draw per error, not one per packet.
+                let ln_q = (1.0 - p).ln();
+                let mut at = 0u64;
+                loop {
+                    let u = unit(&mut self.rng).max(f64::MIN_POSITIVE);
+                    let skip = (u.ln() / ln_q).floor();
+                    if skip >= (packets - at) as f64 {
+                        break;
+                    }
+                    at += skip as u64 + 1;
+                    errors += 1;
+                    if at >= packets {
+                        break;
+                    }
+                }
+            }
+        }
+        let errors = errors.min(packets.max(1));
+        self.counts.usb_crc_retries += errors;
+        errors
+    }
+
+    /// The host finished handling the faults of command attempt `command`.
+    pub fn resolve(&mut self, command: u64, outcome: FaultOutcome) {
+        for r in self.records.iter_mut().rev() {
+            if r.command == command && r.outcome == FaultOutcome::Pending {
+                r.outcome = outcome;
+                match outcome {
+                    FaultOutcome::Retried { .. } => self.counts.retried += 1,
+                    FaultOutcome::Reported { .. } => self.counts.reported += 1,
+                    FaultOutcome::Pending => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let plan = FaultPlan::parse(
+            "seed=7,usb_crc=1e-4,media_error@lba=123456,phase_error@cmd=40,drop@t=2s,timeout=10s",
+        )
+        .unwrap();
+        assert_eq!(plan.seed, 7);
+        assert_eq!(plan.rate(FaultKind::UsbCrc), 1e-4);
+        assert_eq!(plan.bad_lbas, vec![123456]);
+        assert_eq!(
+            plan.placed,
+            vec![
+                (FaultKind::PhaseError, FaultAt::Command(40)),
+                (FaultKind::Drop, FaultAt::TimeNs(2_000_000_000)),
+            ]
+        );
+        assert_eq!(plan.timeout_ns, 10_000_000_000);
+        assert_eq!(plan.retries, LINUX_SD_MAX_RETRIES);
+        for kind in [
+            FaultKind::MediaError,
+            FaultKind::Drop,
+            FaultKind::PhaseError,
+            FaultKind::UsbCrc,
+        ] {
+            assert!(plan.uses(kind), "{kind}");
+        }
+        assert!(!FaultPlan::parse("seed=1").unwrap().uses(FaultKind::Drop));
+    }
+
+    #[test]
+    fn bad_specs_say_which_item_and_why_on_one_line() {
+        for (spec, needle) in [
+            ("", "empty"),
+            ("seed", "expected KEY=VALUE"),
+            ("flood=0.1", "unknown fault kind or key `flood`"),
+            ("drop=2", "not a probability"),
+            ("drop=x", "not a number"),
+            ("drop@cmd=0", "count from 1"),
+            ("drop@lba=5", "only media_error"),
+            ("drop@when=5", "unknown place"),
+            ("drop@t=5", "needs a unit"),
+            ("drop@t=5h", "unknown unit"),
+            ("timeout=4000s,seed=1", "at most one hour"),
+            ("retries=1000", "at most 100"),
+            ("seed=-1", "non-negative integer"),
+        ] {
+            let e = FaultPlan::parse(spec).unwrap_err();
+            assert!(e.contains(needle), "{spec}: {e}");
+            assert!(!e.contains('\n'), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn crc_draws_follow_the_rate() {
+        let plan = FaultPlan::parse("seed=3,usb_crc=0.01").unwrap();
+        let mut f = FaultInjector::new(plan);
+        let packets = 1000;
+        let total: u64 = (0..1000).map(|_| f.crc_errors(packets)).sum();
+        // 10^6 packets at 1%: 10 000 expected, standard deviation ~100.
+        assert!((9_500..=10_500).contains(&total), "{total}");
+    }
+
+    #[test]
+    fn a_written_bad_sector_reads_again() {
+        let mut f = FaultInjector::new(FaultPlan::parse("media_error@lba=100").unwrap());
+        assert!(!f.media_read(0, 100, 1, 0));
+        assert!(f.media_read(96, 8, 2, 0));
+        f.media_written(100, 1);
+        assert!(!f.media_read(96, 8, 3, 0));
+        assert_eq!(f.counts.injected, 1);
+    }
+}
