@@ -625,17 +625,6 @@ impl JobDraft {
                 spec.random_percent
             ));
         }
-        if let (Some(count), true) = (spec.number_ios, spec.loops > 1) {
-            // fio counts `number_ios` in each loop (its I/O counters start again every loop);
-            // storlab's worker counts it over the whole job. Said rather than silently different.
-            spec.warnings.push(format!(
-                "storlab differs from fio here: number_ios={count} bounds the whole job's I/O \
-                 in storlab but each of the {} loops in fio; for fio's count, set \
-                 number_ios={} or drop loops",
-                spec.loops,
-                count.saturating_mul(u64::from(spec.loops))
-            ));
-        }
         self.apply_replay(&mut spec);
         spec
     }
