@@ -616,24 +616,15 @@ impl JobDraft {
             spec.random_distribution = distribution.clone();
         }
         if (1..100).contains(&spec.random_percent) && !spec.time_based {
-            // fio ends a partly random job when a sequential I/O would pass the region's end
-            // (58 of 64 I/Os on a 256 KiB region in fio 3.33); storlab moves all its bytes.
+            // On a region that ends before its file, fio 3.33 ends a partly random job when a
+            // sequential I/O would pass the region's end (58, 44, 56, 52 of 64 I/Os on 256 KiB
+            // of a 1 MiB file for randseed unset, 1, 9, 12): where depends on fio's own random
+            // stream, which storlab does not reproduce, so the counts cannot be matched.
             spec.warnings.push(format!(
                 "storlab differs from fio here: with percentage_random={} fio ends the job when \
-                 a sequential I/O would pass the region's end, storlab goes round to the \
-                 region's start and moves all of its bytes",
+                 a sequential I/O would pass the end of a region that ends before its file, \
+                 storlab goes round to the region's start and moves all of its bytes",
                 spec.random_percent
-            ));
-        }
-        if let (Some(count), true) = (spec.number_ios, spec.loops > 1) {
-            // fio counts `number_ios` in each loop (its I/O counters start again every loop);
-            // storlab's worker counts it over the whole job. Said rather than silently different.
-            spec.warnings.push(format!(
-                "storlab differs from fio here: number_ios={count} bounds the whole job's I/O \
-                 in storlab but each of the {} loops in fio; for fio's count, set \
-                 number_ios={} or drop loops",
-                spec.loops,
-                count.saturating_mul(u64::from(spec.loops))
             ));
         }
         self.apply_replay(&mut spec);

@@ -217,8 +217,10 @@ fn render(report: &RunReport, echo: Option<&FioEcho>, plus: bool) -> String {
 }
 
 /// A `disk_util` entry with fio's key names (ticks and queue time in ms, util in percent).
+/// A device with slaves (dm, md) adds fio's `aggr_*` keys, `aggr_write_merge` spelt as fio 3.33
+/// spells it (stat.c, `json_array_add_disk_util`).
 fn fio_disk_util(disk: &DiskUtil) -> Value {
-    serde_json::json!({
+    let mut entry = serde_json::json!({
         "name": disk.name,
         "read_ios": disk.read_ios,
         "write_ios": disk.write_ios,
@@ -228,7 +230,22 @@ fn fio_disk_util(disk: &DiskUtil) -> Value {
         "write_ticks": disk.write_ticks_ms,
         "in_queue": disk.in_queue_ms,
         "util": disk.util_percent,
-    })
+    });
+    if let (Some(slaves), Some(object)) = (&disk.slaves, entry.as_object_mut()) {
+        for (key, value) in [
+            ("aggr_read_ios", Value::from(slaves.read_ios)),
+            ("aggr_write_ios", Value::from(slaves.write_ios)),
+            ("aggr_read_merges", Value::from(slaves.read_merges)),
+            ("aggr_write_merge", Value::from(slaves.write_merges)),
+            ("aggr_read_ticks", Value::from(slaves.read_ticks_ms)),
+            ("aggr_write_ticks", Value::from(slaves.write_ticks_ms)),
+            ("aggr_in_queue", Value::from(slaves.in_queue_ms)),
+            ("aggr_util", Value::from(slaves.util_percent)),
+        ] {
+            object.insert(key.to_string(), value);
+        }
+    }
+    entry
 }
 
 fn written_map(written: &[WrittenOption]) -> OrderedMap {
@@ -541,6 +558,7 @@ fn civil_from_days(days_since_epoch: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SlavesAggregate;
 
     #[test]
     fn ctime_matches_known_dates() {
@@ -570,5 +588,59 @@ mod tests {
             .map(|(k, _)| k.as_str())
             .collect();
         assert_eq!(keys, vec!["99.000000", "99.950000"]);
+    }
+
+    /// A plain disk has fio's nine keys; a dm or md device also its `aggr_*` keys, spelt as
+    /// fio 3.33 writes them (one of them `aggr_write_merge`).
+    #[test]
+    fn a_device_with_slaves_gets_fios_aggr_keys() {
+        let mut disk = DiskUtil {
+            name: "dm-0".into(),
+            read_ios: 1,
+            write_ios: 2,
+            read_merges: 0,
+            write_merges: 0,
+            read_ticks_ms: 3,
+            write_ticks_ms: 4,
+            in_queue_ms: 5,
+            util_percent: 10.0,
+            slaves: None,
+        };
+        let plain = fio_disk_util(&disk);
+        assert_eq!(plain.as_object().unwrap().len(), 9);
+        assert!(plain.get("aggr_util").is_none());
+        disk.slaves = Some(SlavesAggregate {
+            read_ios: 7,
+            write_ios: 15,
+            read_merges: 0,
+            write_merges: 1,
+            read_ticks_ms: 3,
+            write_ticks_ms: 10,
+            in_queue_ms: 15,
+            util_percent: 40.0,
+        });
+        let stacked = fio_disk_util(&disk);
+        let aggr: Vec<(&str, &Value)> = stacked
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(key, _)| key.starts_with("aggr_"))
+            .map(|(key, value)| (key.as_str(), value))
+            .collect();
+        let expected = [
+            ("aggr_in_queue", Value::from(15)),
+            ("aggr_read_ios", Value::from(7)),
+            ("aggr_read_merges", Value::from(0)),
+            ("aggr_read_ticks", Value::from(3)),
+            ("aggr_util", Value::from(40.0)),
+            ("aggr_write_ios", Value::from(15)),
+            ("aggr_write_merge", Value::from(1)),
+            ("aggr_write_ticks", Value::from(10)),
+        ];
+        assert_eq!(
+            aggr,
+            expected.iter().map(|(k, v)| (*k, v)).collect::<Vec<_>>()
+        );
+        assert_eq!(stacked["util"], Value::from(10.0));
     }
 }

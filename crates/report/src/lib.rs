@@ -29,7 +29,7 @@ pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
     CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RunReport, SeriesPoint,
-    TargetInfo, ToolInfo, SCHEMA_VERSION,
+    SlavesAggregate, TargetInfo, ToolInfo, SCHEMA_VERSION,
 };
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

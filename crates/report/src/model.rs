@@ -48,6 +48,26 @@ pub struct DiskUtil {
     pub in_queue_ms: u64,
     /// Share of the run the device was busy (`io_ticks` over the wall time), percent, at most 100.
     pub util_percent: f64,
+    /// The devices beneath a device-mapper or md device (`slaves/`), aggregated as fio's
+    /// diskutil.c does; absent for a device without any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slaves: Option<SlavesAggregate>,
+}
+
+/// What the devices beneath a dm or md device did over a run, as fio's `aggr_*` keys give it
+/// (diskutil.c, `aggregate_slaves_stats`): each counter is the slaves' sum divided by their
+/// number (a mean, in whole units as fio's integer division gives it); `util_percent` is the
+/// busiest slave's, since the stack is as busy as its busiest part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlavesAggregate {
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    pub in_queue_ms: u64,
+    pub util_percent: f64,
 }
 
 impl RunReport {

@@ -295,7 +295,14 @@ impl Worker {
             slot_base,
             free_slots: (0..depth as u32).rev().collect(),
             in_flight: vec![InFlight::default(); depth],
-            limit_ios: job.number_ios,
+            // fio 3.33 bounds the job at `number_ios` × `loops` I/Os, counted over the whole job
+            // (backend.c, `exceeds_number_ios`), each loop still ending with its bytes:
+            // `loops=3 number_ios=5` over 8 blocks reads blocks 0..=7 then 0..=6.
+            // A time-based job has no loops to multiply by.
+            limit_ios: job.number_ios.map(|count| {
+                let loops = if time_based { 1 } else { job.loops.max(1) };
+                count.saturating_mul(u64::from(loops))
+            }),
             limit_bytes,
             issued_ios: 0,
             issued_bytes: 0,
