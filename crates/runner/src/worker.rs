@@ -298,11 +298,12 @@ impl Worker {
             // fio 3.33 bounds the job at `number_ios` × `loops` I/Os, counted over the whole job
             // (backend.c, `exceeds_number_ios`), each loop still ending with its bytes:
             // `loops=3 number_ios=5` over 8 blocks reads blocks 0..=7 then 0..=6.
-            // A time-based job has no loops to multiply by.
-            limit_ios: job.number_ios.map(|count| {
-                let loops = if time_based { 1 } else { job.loops.max(1) };
-                count.saturating_mul(u64::from(loops))
-            }),
+            // A time-based job ignores `number_ios` in fio 3.33 (`fio --time_based --runtime=1
+            // --number_ios=12` issues I/O for the whole second): its runtime alone ends it.
+            limit_ios: job
+                .number_ios
+                .filter(|_| !time_based)
+                .map(|count| count.saturating_mul(u64::from(job.loops.max(1)))),
             limit_bytes,
             issued_ios: 0,
             issued_bytes: 0,

@@ -105,6 +105,35 @@ fn fio_json_is_shaped_like_fio() {
     assert!(doc["jobs"][0]["usr_cpu"].as_f64().is_some());
 }
 
+/// fio 3.33 ignores `number_ios` in a time-based job (`fio --time_based --runtime=1
+/// --number_ios=12` issues I/O for the whole second): the runtime alone ends it.
+#[test]
+fn number_ios_does_not_end_a_time_based_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--time_based",
+            "--runtime=1",
+            "--number_ios=12",
+            "--no-db",
+            "--output-format=fio-json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ios = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(
+        ios > 12,
+        "the time-based job stopped at number_ios: {ios} I/Os"
+    );
+}
+
 #[test]
 fn output_file_holds_the_machine_output_alone() {
     let dir = tempfile::tempdir().unwrap();
