@@ -157,7 +157,8 @@ pub struct Simulator {
     drive_read_commands: Vec<DriveCommand>,
     /// A DriveWake event is pending.
     drive_wake_pending: bool,
-    /// Write data gathered for drives that look at it (compression).
+    /// Write data of a command of several parts, gathered for drives that look at it
+    /// (compression); a one-part command goes to the drive from its slot.
     drive_payload: Vec<u8>,
 
     rng: ChaCha8Rng,
@@ -990,29 +991,44 @@ impl Simulator {
                 .write(at_drive, &device, None, &mut self.rng)
                 .end_ns;
         }
-        self.drive_payload.clear();
         let c = &self.commands[id as usize];
-        for part in c.parts() {
-            let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
-            self.drive_payload
-                .extend_from_slice(&self.slot_buffers[start..start + part.len as usize]);
-        }
-        let pieces = self.drive_payload.len().div_ceil(COMPRESSION_PIECE_BYTES);
-        self.drive_compressed.clear();
-        self.drive_compressed
-            .resize(pieces, UNKNOWN_COMPRESSED_BYTES);
         let (parts, part_count) = (c.parts, usize::from(c.part_count));
+        let slot_range = |part: &crate::command::Part| {
+            let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
+            start..start + part.len as usize
+        };
+        // One part (the usual case) goes to the drive from its slot; several are gathered.
+        let one_part = (part_count == 1).then(|| slot_range(&parts[0]));
+        if one_part.is_none() {
+            self.drive_payload.clear();
+            for part in &parts[..part_count] {
+                self.drive_payload
+                    .extend_from_slice(&self.slot_buffers[slot_range(part)]);
+            }
+        }
+        let payload_len = one_part
+            .as_ref()
+            .map_or(self.drive_payload.len(), ExactSizeIterator::len);
+        self.drive_compressed.clear();
+        self.drive_compressed.resize(
+            payload_len.div_ceil(COMPRESSION_PIECE_BYTES),
+            UNKNOWN_COMPRESSED_BYTES,
+        );
         for_kept_pieces(&parts[..part_count], &mut |piece, slot, slot_piece| {
             let kept = self.slot_compressed[slot][slot_piece];
             self.reused_compression_estimates += u64::from(kept != UNKNOWN_COMPRESSED_BYTES);
             self.drive_compressed[piece] = kept;
         });
+        let payload = match one_part {
+            Some(range) => &self.slot_buffers[range],
+            None => &self.drive_payload[..],
+        };
         let end_ns = self
             .drive
             .write_payload(
                 at_drive,
                 &device,
-                &self.drive_payload,
+                payload,
                 &mut self.drive_compressed,
                 &mut self.rng,
             )
@@ -1697,7 +1713,7 @@ fn for_kept_pieces(parts: &[crate::command::Part], f: &mut dyn FnMut(usize, usiz
         while (piece + 1) * COMPRESSION_PIECE_BYTES <= payload_offset + len {
             let slot_offset =
                 part.slot_offset as usize + piece * COMPRESSION_PIECE_BYTES - payload_offset;
-            if slot_offset % COMPRESSION_PIECE_BYTES == 0 {
+            if slot_offset.is_multiple_of(COMPRESSION_PIECE_BYTES) {
                 f(
                     piece,
                     part.slot as usize,

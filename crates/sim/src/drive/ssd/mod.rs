@@ -338,7 +338,8 @@ impl SsdDrive {
     /// The compression estimate of the page at `offset` in a write's payload: the one the
     /// caller kept in `compressed` when it has it, else computed (and handed back there).
     fn page_compressed_bytes(page: &[u8], offset: usize, compressed: &mut [u32]) -> usize {
-        let kept = (offset % COMPRESSION_PIECE_BYTES == 0)
+        let kept = offset
+            .is_multiple_of(COMPRESSION_PIECE_BYTES)
             .then(|| compressed.get_mut(offset / COMPRESSION_PIECE_BYTES))
             .flatten();
         match kept {
