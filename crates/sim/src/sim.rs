@@ -16,7 +16,7 @@ use crate::device_link::{DeviceLink, SataPort};
 use crate::drive::hdd::HddDrive;
 use crate::drive::simple::SimpleDrive;
 use crate::drive::ssd::SsdDrive;
-use crate::drive::{Drive, DriveCommand};
+use crate::drive::{Drive, DriveCommand, COMPRESSION_PIECE_BYTES, UNKNOWN_COMPRESSED_BYTES};
 use crate::driver_bot::Bot;
 use crate::driver_buffer::{DriverBuffer, Serve};
 use crate::driver_sata::Ahci;
@@ -157,7 +157,8 @@ pub struct Simulator {
     drive_read_commands: Vec<DriveCommand>,
     /// A DriveWake event is pending.
     drive_wake_pending: bool,
-    /// Write data gathered for drives that look at it (compression).
+    /// Write data of a command of several parts, gathered for drives that look at it
+    /// (compression); a one-part command goes to the drive from its slot.
     drive_payload: Vec<u8>,
 
     rng: ChaCha8Rng,
@@ -178,6 +179,15 @@ pub struct Simulator {
     /// unchanged; forgotten as soon as anything may have changed them. Lets a restamped
     /// buffer skip the store's comparison with its source (ADR 0016).
     slot_tails: Vec<Vec<(u32, SourceMatch)>>,
+    /// Per slot (the driver's buffer last), for a compressing drive only: each
+    /// `COMPRESSION_PIECE_BYTES` piece's compression estimate, kept while the piece's bytes are
+    /// unchanged and forgotten where the slot's bytes may change (as `slot_tails`), so a
+    /// restamped buffer is estimated again only where its stamp landed.
+    slot_compressed: Vec<Vec<u32>>,
+    /// The estimates handed to the drive with `drive_payload`, one per piece of it.
+    drive_compressed: Vec<u32>,
+    /// Pieces whose kept estimate a write reused (for tests and measurements).
+    reused_compression_estimates: u64,
     completions: VecDeque<SimCompletion>,
     store: Store,
     store_payload: bool,
@@ -332,6 +342,9 @@ impl Simulator {
             slot_buffers: Vec::new(),
             slot_zero: Vec::new(),
             slot_tails: Vec::new(),
+            slot_compressed: Vec::new(),
+            drive_compressed: Vec::new(),
+            reused_compression_estimates: 0,
             completions: VecDeque::new(),
             store: Store::new(),
             store_payload: true,
@@ -367,6 +380,16 @@ impl Simulator {
         self.slot_buffers = vec![0u8; slots as usize * slot_bytes + driver_bytes];
         self.slot_zero = vec![true; slots as usize + 1];
         self.slot_tails = vec![Vec::new(); slots as usize + 1];
+        self.slot_compressed = if self.drive.wants_payload() {
+            let mut pieces = vec![slot_bytes.div_ceil(COMPRESSION_PIECE_BYTES); slots as usize];
+            pieces.push(driver_bytes.div_ceil(COMPRESSION_PIECE_BYTES));
+            pieces
+                .into_iter()
+                .map(|n| vec![UNKNOWN_COMPRESSED_BYTES; n])
+                .collect()
+        } else {
+            vec![Vec::new(); slots as usize + 1]
+        };
         self.driver_buffer.slot = slots;
         if let Some(held) = held {
             let start = slots as usize * slot_bytes;
@@ -398,6 +421,7 @@ impl Simulator {
     pub fn slot_buffer_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slot_zero[slot as usize] = false;
         self.slot_tails[slot as usize].clear();
+        self.slot_compressed[slot as usize].fill(UNKNOWN_COMPRESSED_BYTES);
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + self.slot_bytes]
     }
@@ -412,6 +436,10 @@ impl Simulator {
         // A part's match covers its bytes past its own stamp: keep those the head ends before.
         self.slot_tails[slot as usize]
             .retain(|&(slot_offset, _)| len <= slot_offset as usize + crate::store::STAMP_BYTES);
+        // Estimates of the pieces the head reaches into are forgotten; the rest stay true.
+        let pieces = &mut self.slot_compressed[slot as usize];
+        let touched = len.div_ceil(COMPRESSION_PIECE_BYTES).min(pieces.len());
+        pieces[..touched].fill(UNKNOWN_COMPRESSED_BYTES);
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + len]
     }
@@ -715,11 +743,14 @@ impl Simulator {
                 self.slot_buffers
                     .copy_within(slot_start..slot_start + n, offset);
                 self.slot_tails[self.driver_buffer.slot as usize].clear();
+                self.slot_compressed[self.driver_buffer.slot as usize]
+                    .fill(UNKNOWN_COMPRESSED_BYTES);
             } else {
                 self.slot_buffers
                     .copy_within(offset..offset + n, slot_start);
                 self.slot_zero[part.slot as usize] = false;
                 self.slot_tails[part.slot as usize].clear();
+                self.slot_compressed[part.slot as usize].fill(UNKNOWN_COMPRESSED_BYTES);
             }
             offset += n;
         }
@@ -960,16 +991,58 @@ impl Simulator {
                 .write(at_drive, &device, None, &mut self.rng)
                 .end_ns;
         }
-        self.drive_payload.clear();
         let c = &self.commands[id as usize];
-        for part in c.parts() {
+        let (parts, part_count) = (c.parts, usize::from(c.part_count));
+        let slot_range = |part: &crate::command::Part| {
             let start = part.slot as usize * self.slot_bytes + part.slot_offset as usize;
-            self.drive_payload
-                .extend_from_slice(&self.slot_buffers[start..start + part.len as usize]);
+            start..start + part.len as usize
+        };
+        // One part (the usual case) goes to the drive from its slot; several are gathered.
+        let one_part = (part_count == 1).then(|| slot_range(&parts[0]));
+        if one_part.is_none() {
+            self.drive_payload.clear();
+            for part in &parts[..part_count] {
+                self.drive_payload
+                    .extend_from_slice(&self.slot_buffers[slot_range(part)]);
+            }
         }
-        self.drive
-            .write(at_drive, &device, Some(&self.drive_payload), &mut self.rng)
-            .end_ns
+        let payload_len = one_part
+            .as_ref()
+            .map_or(self.drive_payload.len(), ExactSizeIterator::len);
+        self.drive_compressed.clear();
+        self.drive_compressed.resize(
+            payload_len.div_ceil(COMPRESSION_PIECE_BYTES),
+            UNKNOWN_COMPRESSED_BYTES,
+        );
+        for_kept_pieces(&parts[..part_count], &mut |piece, slot, slot_piece| {
+            let kept = self.slot_compressed[slot][slot_piece];
+            self.reused_compression_estimates += u64::from(kept != UNKNOWN_COMPRESSED_BYTES);
+            self.drive_compressed[piece] = kept;
+        });
+        let payload = match one_part {
+            Some(range) => &self.slot_buffers[range],
+            None => &self.drive_payload[..],
+        };
+        let end_ns = self
+            .drive
+            .write_payload(
+                at_drive,
+                &device,
+                payload,
+                &mut self.drive_compressed,
+                &mut self.rng,
+            )
+            .end_ns;
+        for_kept_pieces(&parts[..part_count], &mut |piece, slot, slot_piece| {
+            self.slot_compressed[slot][slot_piece] = self.drive_compressed[piece];
+        });
+        end_ns
+    }
+
+    /// Pieces whose compression estimate a write reused from an earlier write of the same
+    /// slot bytes (tests assert the fast path took them).
+    pub fn reused_compression_estimates(&self) -> u64 {
+        self.reused_compression_estimates
     }
 
     fn count_drive_io(&mut self, device: &DriveCommand) {
@@ -1226,6 +1299,7 @@ impl Simulator {
                 } else {
                     let slot = part.slot as usize;
                     self.slot_tails[slot].clear();
+                    self.slot_compressed[slot].fill(UNKNOWN_COMPRESSED_BYTES);
                     let was_zero = self.slot_zero[slot];
                     let zero =
                         self.store
@@ -1625,4 +1699,29 @@ enum TraceHook {
     Ready(u64, [u8; storlab_wire::uas::READY_IU_LEN]),
     DataDone,
     Status(u64),
+}
+
+/// Call `f(piece, slot, slot_piece)` for each whole `COMPRESSION_PIECE_BYTES` piece of a write's
+/// payload (`piece`: its index in the payload) that lies inside one part at a piece boundary of
+/// that part's slot (`slot_piece`: its index in the slot): the pieces whose estimate the slot
+/// can keep.
+fn for_kept_pieces(parts: &[crate::command::Part], f: &mut dyn FnMut(usize, usize, usize)) {
+    let mut payload_offset = 0usize;
+    for part in parts {
+        let len = part.len as usize;
+        let mut piece = payload_offset.div_ceil(COMPRESSION_PIECE_BYTES);
+        while (piece + 1) * COMPRESSION_PIECE_BYTES <= payload_offset + len {
+            let slot_offset =
+                part.slot_offset as usize + piece * COMPRESSION_PIECE_BYTES - payload_offset;
+            if slot_offset.is_multiple_of(COMPRESSION_PIECE_BYTES) {
+                f(
+                    piece,
+                    part.slot as usize,
+                    slot_offset / COMPRESSION_PIECE_BYTES,
+                );
+            }
+            piece += 1;
+        }
+        payload_offset += len;
+    }
 }

@@ -84,6 +84,13 @@ impl IoEngine for Probe {
             "test.known_tail_writes".into(),
             store.known_tail_writes().to_string(),
         ));
+        report.details.push((
+            "test.reused_compression_estimates".into(),
+            self.inner
+                .simulator()
+                .reused_compression_estimates()
+                .to_string(),
+        ));
         report
     }
 }
@@ -123,6 +130,15 @@ struct Observed {
     job_stats: Vec<String>,
 }
 
+/// The work the fast path skipped while preparing a state (zero on the checked path).
+#[derive(Default)]
+struct Skipped {
+    /// The store's comparisons of a restamped write with its source.
+    comparisons: u64,
+    /// Compression estimates of pieces of slots a write left unchanged.
+    compression_estimates: u64,
+}
+
 /// Prepare `state` over `size_bytes` (whole drive when None) of `stack`, then run a mixed
 /// random job; return what was observed and the store's skipped comparisons.
 fn prepare_and_measure(
@@ -130,7 +146,7 @@ fn prepare_and_measure(
     state: &str,
     size_bytes: Option<u64>,
     head_access: bool,
-) -> (Observed, u64) {
+) -> (Observed, Skipped) {
     let mut profiles = load_profiles(Path::new("/nonexistent")).expect("embedded profiles");
     profiles
         .insert_text("stacks", "fast-state-test", "test", profiles_stack)
@@ -160,17 +176,19 @@ fn prepare_and_measure(
         sweeper.state().to_string()
     };
     let report_now = |provider: &OneDrive| provider.engine.as_ref().unwrap().report();
-    let split = |report: EngineReport| -> (Vec<(String, String)>, u64) {
-        let mut skipped = 0;
+    let split = |report: EngineReport| -> (Vec<(String, String)>, Skipped) {
+        let mut skipped = Skipped::default();
         let details = report
             .details
             .into_iter()
             .filter(|(key, value)| {
-                let skip_count = key == "test.known_tail_writes";
-                if skip_count {
-                    skipped = value.parse().unwrap();
-                }
-                !skip_count
+                let count = match key.as_str() {
+                    "test.known_tail_writes" => &mut skipped.comparisons,
+                    "test.reused_compression_estimates" => &mut skipped.compression_estimates,
+                    _ => return true,
+                };
+                *count = value.parse().unwrap();
+                false
             })
             .collect();
         (details, skipped)
@@ -239,13 +257,37 @@ fn json_number(json: &str, key: &str) -> u64 {
 /// Both paths on one stack: identical observations, and the fast one skipped comparisons.
 /// Returns the simulator's report (JSON) after the state.
 fn assert_same_both_ways(stack: &str, state: &str, size_bytes: Option<u64>) -> String {
+    assert_same_both_ways_estimating(stack, state, size_bytes, false)
+}
+
+/// [`assert_same_both_ways`]; with `reuses_estimates`, the drive compresses and the fast path
+/// must also have reused compression estimates of unchanged slot pieces.
+fn assert_same_both_ways_estimating(
+    stack: &str,
+    state: &str,
+    size_bytes: Option<u64>,
+    reuses_estimates: bool,
+) -> String {
     let (checked, skipped_checked) = prepare_and_measure(stack, state, size_bytes, false);
     let (fast, skipped_fast) = prepare_and_measure(stack, state, size_bytes, true);
-    assert_eq!(skipped_checked, 0, "the checked path compares every write");
+    assert_eq!(
+        skipped_checked.comparisons, 0,
+        "the checked path compares every write"
+    );
+    assert_eq!(
+        skipped_checked.compression_estimates, 0,
+        "the checked path estimates every piece"
+    );
     assert!(
-        skipped_fast > 0,
+        skipped_fast.comparisons > 0,
         "the fast path skipped no comparison on {stack}"
     );
+    if reuses_estimates {
+        assert!(
+            skipped_fast.compression_estimates > 0,
+            "the fast path reused no compression estimate on {stack}"
+        );
+    }
     assert_eq!(checked, fast, "state {state} on stack:\n{stack}");
     fast.sim_json_after_state
 }
@@ -308,6 +350,23 @@ fn compressing_ssd_behind_a_merging_driver() {
     );
     let fragmented = assert_same_both_ways(&stack, "fragmented:96m", None);
     assert!(json_number(&fragmented, "gc_copies") > 0, "{fragmented}");
+}
+
+/// A compressing SSD behind Windows 8's UAS driver (the slot buffers go to the drive as they
+/// are, so the fast path reuses the compression estimates of the pieces the stamp missed).
+#[test]
+fn compressing_ssd_over_uas() {
+    let stack = stack_text(
+        "win8-msft-uas",
+        "intel-7series-xhci",
+        "usb_link = \"usb3-ss\"\nbridge = \"asmedia-asm1051e\"\nsata_link = \"sata-6g\"\n",
+        "ssd-sandforce",
+        // As above: 384 MiB of NAND, 208 MiB of user space.
+        &small_ssd(6, 218_103_808, ""),
+    );
+    let fragmented = assert_same_both_ways_estimating(&stack, "fragmented:96m", None, true);
+    assert!(json_number(&fragmented, "gc_copies") > 0, "{fragmented}");
+    assert_same_both_ways_estimating(&stack, "seq-filled,trim-all", None, true);
 }
 
 /// An HDD behind UAS: write cache, head position and rotation after a fill of a region.

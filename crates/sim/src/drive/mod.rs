@@ -10,6 +10,13 @@ use crate::resource::Flow;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+/// The piece of written data a compressing drive estimates on its own (its logical page); the
+/// simulator keeps each slot piece's estimate while the piece's bytes stay unchanged, so a
+/// restamped buffer is estimated again only where the stamp landed ([`Drive::write_payload`]).
+pub const COMPRESSION_PIECE_BYTES: usize = 4096;
+/// A piece whose compressed size is not known ([`Drive::write_payload`]).
+pub const UNKNOWN_COMPRESSED_BYTES: u32 = u32::MAX;
+
 /// The drive-model registry: one line per model gives the name its profile's `model` key takes,
 /// the variant of [`DriveProfile`], the model's profile type, its drive type (built with
 /// `new(&profile)`) and its validation. A new model is its file or folder under `drive/` plus
@@ -268,6 +275,22 @@ pub trait Drive: Send {
         payload: Option<&[u8]>,
         rng: &mut ChaCha8Rng,
     ) -> Flow;
+    /// [`Drive::write`] with the written bytes and, for each [`COMPRESSION_PIECE_BYTES`] piece
+    /// of them (`compressed[k]` for the bytes from `k * COMPRESSION_PIECE_BYTES`), the piece's
+    /// estimated compressed size when the caller kept it from an earlier write of the same
+    /// bytes, else [`UNKNOWN_COMPRESSED_BYTES`]. The drive fills in the estimates it computes,
+    /// so the caller can keep them; the result is exactly [`Drive::write`]'s (the estimate is
+    /// a function of the piece's bytes alone). Default: the entries are ignored.
+    fn write_payload(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        payload: &[u8],
+        _compressed: &mut [u32],
+        rng: &mut ChaCha8Rng,
+    ) -> Flow {
+        self.write(incoming, command, Some(payload), rng)
+    }
     /// TRIM ranges arriving at `now_ns`; returns the completion time.
     fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64;
     fn stats(&self) -> DriveStats;

@@ -26,7 +26,8 @@ pub use profile::{validate, Mapping, PartialPageUpdate, SsdProfile, DEFAULT_READ
 
 use super::{
     busy_until_horizon, CacheOccupancy, Drive, DriveCommand, DriveModelReport, DriveStats,
-    MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
+    MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange, COMPRESSION_PIECE_BYTES,
+    UNKNOWN_COMPRESSED_BYTES,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
@@ -42,6 +43,8 @@ use write_buffer::Staging;
 
 /// The FTL's mapping unit (logical page).
 pub const LOGICAL_PAGE_BYTES: u32 = 4096;
+// The simulator keeps compression estimates by piece: a piece must be one logical page.
+const _: () = assert!(LOGICAL_PAGE_BYTES as usize == COMPRESSION_PIECE_BYTES);
 const SECTORS_PER_LOGICAL_PAGE: u64 = (LOGICAL_PAGE_BYTES / SECTOR_BYTES) as u64;
 const BYTES_PER_MB: f64 = 1e6;
 /// Bytes of one entry of the usual page-mapping table (a 32-bit physical page number).
@@ -257,6 +260,98 @@ impl SsdDrive {
         let end = (command_lba + blocks).div_ceil(SECTORS_PER_LOGICAL_PAGE);
         (first, end)
     }
+
+    /// [`Drive::write`], with the compressed sizes of pieces of the payload kept by the caller
+    /// (`compressed`, empty when it keeps none; see [`Drive::write_payload`]).
+    fn write_pages(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        payload: Option<&[u8]>,
+        compressed: &mut [u32],
+    ) -> Flow {
+        self.commands += 1;
+        let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
+        self.bytes += bytes;
+        let now = incoming.start_ns;
+        let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
+        let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
+        let cmd_end_byte = cmd_start_byte + bytes;
+        // The firmware's work on the write (map update, buffer bookkeeping, status) starts
+        // once its data is in and takes a core; the write completes when that work is done
+        // and the buffer had room for its last page.
+        let past = self.processor.past_ns();
+        let cpu_ns = self
+            .profile
+            .write_cpu_ns
+            .unwrap_or(self.profile.command_cpu_ns);
+        let mut done =
+            self.processor.run(past, incoming.end_ns, cpu_ns) + self.profile.command_latency_ns;
+        self.drop_prefetch_overlapping(first, end);
+        for lpn in first..end {
+            let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
+            let page_end = page_start + u64::from(LOGICAL_PAGE_BYTES);
+            let partial = page_start < cmd_start_byte || page_end > cmd_end_byte;
+            let mut data_ready = incoming.end_ns;
+            if partial && self.profile.partial_page_update == PartialPageUpdate::CopyBack {
+                if let Some(room) = self.write_page_copy_back(lpn as usize, data_ready, now) {
+                    self.read_modify_writes += 1;
+                    self.host_pages_written += 1;
+                    self.host_bytes_compressed += u64::from(LOGICAL_PAGE_BYTES);
+                    done = done.max(room);
+                    continue;
+                }
+            }
+            if partial {
+                self.read_modify_writes += 1;
+                if let Some(t) = self.read_page(lpn as usize, now) {
+                    data_ready = data_ready.max(t);
+                }
+            }
+            let offset = (page_start.saturating_sub(cmd_start_byte)) as usize;
+            let page = payload.and_then(|d| d.get(offset..offset + LOGICAL_PAGE_BYTES as usize));
+            let len = match page {
+                // Without the bytes (or for a partial page) the page is stored uncompressed.
+                Some(page) if self.profile.compression && !partial => {
+                    let size = Self::page_compressed_bytes(page, offset, compressed)
+                        .min(LOGICAL_PAGE_BYTES as usize);
+                    (size as u64)
+                        .div_ceil(u64::from(self.geometry.slot_bytes))
+                        .max(1)
+                }
+                _ => u64::from(self.geometry.slots_per_logical_page),
+            };
+            self.host_pages_written += 1;
+            self.host_bytes_compressed += len * u64::from(self.geometry.slot_bytes);
+            let room = self.write_page(lpn as usize, len, data_ready, now);
+            done = done.max(room);
+        }
+        self.acknowledged_ns = self.acknowledged_ns.max(done);
+        self.processor.note_done(done);
+        Flow {
+            start_ns: incoming.start_ns,
+            end_ns: done,
+            first_piece_ns: incoming.first_piece_ns,
+        }
+    }
+
+    /// The compression estimate of the page at `offset` in a write's payload: the one the
+    /// caller kept in `compressed` when it has it, else computed (and handed back there).
+    fn page_compressed_bytes(page: &[u8], offset: usize, compressed: &mut [u32]) -> usize {
+        let kept = offset
+            .is_multiple_of(COMPRESSION_PIECE_BYTES)
+            .then(|| compressed.get_mut(offset / COMPRESSION_PIECE_BYTES))
+            .flatten();
+        match kept {
+            Some(size) if *size != UNKNOWN_COMPRESSED_BYTES => *size as usize,
+            Some(size) => {
+                let estimate = compressed_bytes(page);
+                *size = estimate as u32;
+                estimate
+            }
+            None => compressed_bytes(page),
+        }
+    }
 }
 
 impl Drive for SsdDrive {
@@ -337,68 +432,18 @@ impl Drive for SsdDrive {
         payload: Option<&[u8]>,
         _rng: &mut ChaCha8Rng,
     ) -> Flow {
-        self.commands += 1;
-        let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
-        self.bytes += bytes;
-        let now = incoming.start_ns;
-        let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
-        let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
-        let cmd_end_byte = cmd_start_byte + bytes;
-        // The firmware's work on the write (map update, buffer bookkeeping, status) starts
-        // once its data is in and takes a core; the write completes when that work is done
-        // and the buffer had room for its last page.
-        let past = self.processor.past_ns();
-        let cpu_ns = self
-            .profile
-            .write_cpu_ns
-            .unwrap_or(self.profile.command_cpu_ns);
-        let mut done =
-            self.processor.run(past, incoming.end_ns, cpu_ns) + self.profile.command_latency_ns;
-        self.drop_prefetch_overlapping(first, end);
-        for lpn in first..end {
-            let page_start = lpn * u64::from(LOGICAL_PAGE_BYTES);
-            let page_end = page_start + u64::from(LOGICAL_PAGE_BYTES);
-            let partial = page_start < cmd_start_byte || page_end > cmd_end_byte;
-            let mut data_ready = incoming.end_ns;
-            if partial && self.profile.partial_page_update == PartialPageUpdate::CopyBack {
-                if let Some(room) = self.write_page_copy_back(lpn as usize, data_ready, now) {
-                    self.read_modify_writes += 1;
-                    self.host_pages_written += 1;
-                    self.host_bytes_compressed += u64::from(LOGICAL_PAGE_BYTES);
-                    done = done.max(room);
-                    continue;
-                }
-            }
-            if partial {
-                self.read_modify_writes += 1;
-                if let Some(t) = self.read_page(lpn as usize, now) {
-                    data_ready = data_ready.max(t);
-                }
-            }
-            let offset = (page_start.saturating_sub(cmd_start_byte)) as usize;
-            let page = payload.and_then(|d| d.get(offset..offset + LOGICAL_PAGE_BYTES as usize));
-            let len = match page {
-                // Without the bytes (or for a partial page) the page is stored uncompressed.
-                Some(page) if self.profile.compression && !partial => {
-                    let size = compressed_bytes(page).min(LOGICAL_PAGE_BYTES as usize);
-                    (size as u64)
-                        .div_ceil(u64::from(self.geometry.slot_bytes))
-                        .max(1)
-                }
-                _ => u64::from(self.geometry.slots_per_logical_page),
-            };
-            self.host_pages_written += 1;
-            self.host_bytes_compressed += len * u64::from(self.geometry.slot_bytes);
-            let room = self.write_page(lpn as usize, len, data_ready, now);
-            done = done.max(room);
-        }
-        self.acknowledged_ns = self.acknowledged_ns.max(done);
-        self.processor.note_done(done);
-        Flow {
-            start_ns: incoming.start_ns,
-            end_ns: done,
-            first_piece_ns: incoming.first_piece_ns,
-        }
+        self.write_pages(incoming, command, payload, &mut [])
+    }
+
+    fn write_payload(
+        &mut self,
+        incoming: Flow,
+        command: &DriveCommand,
+        payload: &[u8],
+        compressed: &mut [u32],
+        _rng: &mut ChaCha8Rng,
+    ) -> Flow {
+        self.write_pages(incoming, command, Some(payload), compressed)
     }
 
     /// Unmap every logical page the ranges cover entirely (a partly covered page keeps its
