@@ -750,7 +750,11 @@ impl Simulator {
                     .copy_within(offset..offset + n, slot_start);
                 self.slot_zero[part.slot as usize] = false;
                 self.slot_tails[part.slot as usize].clear();
-                self.slot_compressed[part.slot as usize].fill(UNKNOWN_COMPRESSED_BYTES);
+                forget_compressed_pieces(
+                    &mut self.slot_compressed[part.slot as usize],
+                    part.slot_offset as usize,
+                    n,
+                );
             }
             offset += n;
         }
@@ -1299,7 +1303,13 @@ impl Simulator {
                 } else {
                     let slot = part.slot as usize;
                     self.slot_tails[slot].clear();
-                    self.slot_compressed[slot].fill(UNKNOWN_COMPRESSED_BYTES);
+                    // Only the pieces this read overwrites change (clearing all of a large
+                    // slot's estimates on every read cost a memset per command).
+                    forget_compressed_pieces(
+                        &mut self.slot_compressed[slot],
+                        part.slot_offset as usize,
+                        part.len as usize,
+                    );
                     let was_zero = self.slot_zero[slot];
                     let zero =
                         self.store
@@ -1723,5 +1733,18 @@ fn for_kept_pieces(parts: &[crate::command::Part], f: &mut dyn FnMut(usize, usiz
             piece += 1;
         }
         payload_offset += len;
+    }
+}
+
+/// Forgets the kept compression estimates of the pieces that bytes `offset..offset + len` of a
+/// slot overlap (their bytes are being replaced); the other pieces' bytes, and so their
+/// estimates, stay as they were.
+fn forget_compressed_pieces(pieces: &mut [u32], offset: usize, len: usize) {
+    let first = offset / COMPRESSION_PIECE_BYTES;
+    let end = (offset + len)
+        .div_ceil(COMPRESSION_PIECE_BYTES)
+        .min(pieces.len());
+    if first < end {
+        pieces[first..end].fill(UNKNOWN_COMPRESSED_BYTES);
     }
 }
