@@ -421,7 +421,12 @@ impl Simulator {
     pub fn slot_buffer_mut(&mut self, slot: u32) -> &mut [u8] {
         self.slot_zero[slot as usize] = false;
         self.slot_tails[slot as usize].clear();
-        self.slot_compressed[slot as usize].fill(UNKNOWN_COMPRESSED_BYTES);
+        let pieces = &mut self.slot_compressed[slot as usize];
+        // Empty unless the drive compresses: skip the call to `memset` then (its AVX-512
+        // entry cost 7% of CPU time on 4 KiB writes even with nothing to fill, perf record).
+        if !pieces.is_empty() {
+            pieces.fill(UNKNOWN_COMPRESSED_BYTES);
+        }
         let start = slot as usize * self.slot_bytes;
         &mut self.slot_buffers[start..start + self.slot_bytes]
     }
