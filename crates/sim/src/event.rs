@@ -84,7 +84,7 @@ const LINEAR_INSERT_MAX: usize = 64;
 /// (the next step of a command, while most others wait on the media), so the insertion walks
 /// a few entries from the end and a pop is `Vec::pop`. The heap's sift-down on every pop was
 /// a fifth of the simulator's CPU time on 4 KiB reads at QD32 (`perf record`, usb3-uas-ssd);
-/// this queue takes about 9% less CPU time there (docs/performance.md has the command).
+/// this queue takes about 5% less CPU time there (docs/simulator.md, Speed).
 #[derive(Debug)]
 pub struct EventQueue {
     sorted: Vec<u128>,
