@@ -313,7 +313,7 @@ impl Simulator {
             faults: None,
         };
 
-        Ok(Simulator {
+        let mut sim = Simulator {
             fallback,
             max_outstanding,
             cx,
@@ -354,7 +354,17 @@ impl Simulator {
             },
             pcap: None,
             spec,
-        })
+        };
+        // The stack file's own fault plan (checked to parse when the stack resolved); the
+        // transport decides whether it applies, so a refusal names the stack.
+        if let Some(text) = sim.stack().faults.clone() {
+            let name = sim.stack().name.clone();
+            let plan = FaultPlan::parse(&text)
+                .map_err(|why| SimError::Request(format!("stack `{name}`: faults: {why}")))?;
+            sim.set_faults(plan)
+                .map_err(|e| SimError::Request(format!("stack `{name}`: faults: {e}")))?;
+        }
+        Ok(sim)
     }
 
     /// Allocate `slots` payload buffers of `slot_bytes` each. Call before the first request;

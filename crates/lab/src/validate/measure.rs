@@ -193,6 +193,7 @@ pub fn measure(
     let mut provider = Provider::new(ProviderOptions {
         profiles: options.profiles.map(PathBuf::from),
         sim_timing_only: true,
+        sim_faults: scenario.faults.clone(),
         ..ProviderOptions::default()
     });
     let mut trail = ReportTrail {

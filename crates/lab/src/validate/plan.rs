@@ -24,6 +24,8 @@ pub struct PlannedScenario {
     /// The point whose figure is compared.
     pub selected: SweepPoint,
     pub state: DeviceState,
+    /// The scenario's fault plan, if it has one.
+    pub faults: Option<storlab_sim::FaultPlan>,
 }
 
 /// An entry with its scenarios resolved.
@@ -90,9 +92,20 @@ fn plan_scenario(
     default_keys: &[(String, String)],
     profiles: &ProfileSet,
 ) -> Result<PlannedScenario, FieldError> {
-    profiles
+    let spec = profiles
         .resolve(&scenario.stack)
         .map_err(|e| ("stack".to_string(), e.to_string()))?;
+    let faults = match &scenario.faults {
+        Some(text) => {
+            let plan = storlab_sim::FaultPlan::parse(text).map_err(|why| ("faults".into(), why))?;
+            // Refused here, in one line, if the stack's transport cannot have these faults.
+            storlab_sim::Simulator::new(spec, 0)
+                .and_then(|mut sim| sim.set_faults(plan.clone()))
+                .map_err(|e| ("faults".to_string(), e.to_string()))?;
+            Some(plan)
+        }
+        None => None,
+    };
     let target = Target::Sim(scenario.stack.clone());
     match &scenario.workload {
         Workload::PresetPoint { preset, point } => {
@@ -119,6 +132,7 @@ fn plan_scenario(
                 points,
                 selected,
                 state,
+                faults,
             })
         }
         Workload::Job { keys } => {
@@ -154,6 +168,7 @@ fn plan_scenario(
                 points,
                 selected,
                 state: scenario.state.unwrap_or(DeviceState::AsFound),
+                faults,
             })
         }
     }
@@ -337,6 +352,17 @@ mod tests {
         ));
         assert!(
             line.contains("entry 'a': point.way: no point of preset cdm"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_fault_plan_the_stacks_transport_cannot_have_is_refused_when_planned() {
+        let line = error_of(&format!(
+            "stack = \"usb3-uas-ssd\"\n{CDM_SEQ_READ}\nfaults = \"phase_error=0.1\""
+        ));
+        assert!(
+            line.contains("entry 'a': faults: ") && line.contains("phase_error"),
             "{line}"
         );
     }

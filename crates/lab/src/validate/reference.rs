@@ -91,6 +91,10 @@ pub struct Scenario {
     /// Device state before measuring; `None` = what `storlab run` does (the preset's state, or
     /// as-found).
     pub state: Option<DeviceState>,
+    /// A fault plan for the run, in the grammar of `storlab run --faults` (checked to parse
+    /// here, against the stack's transport when the entry is planned); replaces the stack
+    /// file's own plan.
+    pub faults: Option<String>,
 }
 
 /// One published figure and the scenario that should reproduce it.
@@ -150,6 +154,7 @@ struct RawEntry {
     job: Option<toml::Table>,
     keys: Option<toml::Table>,
     state: Option<String>,
+    faults: Option<String>,
     metric: Metric,
     published: f64,
     ratio_of: Option<Metric>,
@@ -167,6 +172,7 @@ struct RawScenario {
     job: Option<toml::Table>,
     keys: Option<toml::Table>,
     state: Option<String>,
+    faults: Option<String>,
 }
 
 /// Read and check the reference file at `path`.
@@ -323,6 +329,7 @@ fn check_entry(raw: RawEntry, index: usize) -> Result<Entry, FieldError> {
             None => Vec::new(),
         },
         state: state(raw.state.as_deref(), "state")?,
+        faults: faults(raw.faults.as_deref(), "faults")?,
     };
     let denominator = match (raw.metric, raw.denominator) {
         (Metric::Ratio, None) => {
@@ -393,12 +400,27 @@ fn denominator(raw: RawScenario, entry: &Scenario) -> Result<Scenario, FieldErro
         Some(text) => state(Some(text), "denominator.state")?,
         None => entry.state,
     };
+    let faults = match &raw.faults {
+        Some(text) => faults(Some(text), "denominator.faults")?,
+        None => entry.faults.clone(),
+    };
     Ok(Scenario {
         stack,
         workload,
         keys,
         state,
+        faults,
     })
+}
+
+/// A fault plan as written, if it parses.
+fn faults(text: Option<&str>, key: &str) -> Result<Option<String>, FieldError> {
+    match text {
+        Some(text) => storlab_sim::FaultPlan::parse(text)
+            .map(|_| Some(text.to_string()))
+            .map_err(|why| (key.into(), why)),
+        None => Ok(None),
+    }
 }
 
 fn nonempty(text: &str, key: &str) -> Result<String, FieldError> {
@@ -514,6 +536,28 @@ mod tests {
     }
 
     const GOOD: &str = "preset = \"cdm\"\npoint = { series = \"Seq\", direction = \"read\" }\nmetric = \"mbps\"\npublished = 244.8";
+
+    #[test]
+    fn fault_plans_are_read_checked_and_inherited_by_the_denominator() {
+        let text = "[[entry]]\nid = \"b\"\nsource = \"s\"\nstack = \"usb3-uas-ssd\"\njob = { rw = \"randread\", bs = \"4k\" }\nfaults = \"seed=3,usb_crc=1e-3\"\nmetric = \"ratio\"\nratio_of = \"iops\"\npublished = 1.5\n[entry.denominator]\nstack = \"usb3-bot-ssd\"\n";
+        let reference = parse(text, FILE).unwrap();
+        let entry = &reference.entries[0];
+        assert_eq!(
+            entry.scenario.faults.as_deref(),
+            Some("seed=3,usb_crc=1e-3")
+        );
+        assert_eq!(
+            entry.denominator.as_ref().unwrap().faults.as_deref(),
+            Some("seed=3,usb_crc=1e-3")
+        );
+        let bad = text.replace("usb_crc=1e-3", "usb_crc=7");
+        let error = parse(&bad, FILE).unwrap_err().to_string();
+        assert!(
+            error.contains("faults") && error.contains("not a probability"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
+    }
 
     #[test]
     fn a_good_file_reads_with_defaults_and_every_field() {

@@ -32,6 +32,11 @@ pub struct StackFile {
     /// `[overrides.controller.pcie] generation = 1`, so its shared parameters cannot drift.
     #[serde(default)]
     pub overrides: BTreeMap<String, toml::Table>,
+    /// A fault plan every run of this stack gets, in the grammar of `storlab run --faults`
+    /// (`docs/simulator.md`, Faults): e.g. a setup known for CRC errors on its cable. A plan
+    /// given with `--faults` replaces it.
+    #[serde(default)]
+    pub faults: Option<String>,
 }
 
 /// The roles a stack's `[overrides]` may name.
@@ -65,6 +70,9 @@ pub struct StackSpec {
     pub sata_link: SataLinkProfile,
     pub drive_name: String,
     pub drive: DriveProfile,
+    /// The stack file's fault plan (checked to parse), applied by `Simulator::new`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<String>,
 }
 
 impl ProfileSet {
@@ -220,6 +228,11 @@ impl ProfileSet {
             }
         }
 
+        if let Some(spec) = &stack.faults {
+            crate::fault::FaultPlan::parse(spec)
+                .map_err(|why| SimError::profile(origin, "faults", why))?;
+        }
+
         Ok(StackSpec {
             name: stack_name.to_string(),
             description: stack.description,
@@ -236,6 +249,7 @@ impl ProfileSet {
             sata_link,
             drive_name: stack.drive,
             drive,
+            faults: stack.faults,
         })
     }
 }

@@ -251,3 +251,54 @@ fn the_same_plan_and_seed_replay_the_same_run() {
     assert_eq!(a, b);
     assert!(!a.1.is_empty(), "the plan injected nothing");
 }
+
+/// A user profile set with `usb3-uas-ssd` given a `faults` line.
+fn profiles_with_stack_faults(faults: &str) -> ProfileSet {
+    let mut profiles = ProfileSet::embedded();
+    let stack = include_str!("../../../../profiles/stacks/usb3-uas-ssd.toml");
+    profiles
+        .insert_text(
+            "stacks",
+            "usb3-uas-ssd",
+            "user/stacks/usb3-uas-ssd.toml",
+            &format!("{stack}faults = \"{faults}\"\n"),
+        )
+        .unwrap();
+    profiles
+}
+
+#[test]
+fn a_stack_files_fault_plan_applies_to_every_run_and_a_plan_set_later_replaces_it() {
+    let profiles = profiles_with_stack_faults("seed=1,media_error@lba=8");
+    let mut sim = Simulator::from_profiles(&profiles, "usb3-uas-ssd", 3).unwrap();
+    sim.setup_slots(4, SLOT_BYTES).unwrap();
+    assert_eq!(do_io(&mut sim, Op::Read, 4096, 0).0, Err(ERRNO_ENODATA));
+    assert_eq!(do_io(&mut sim, Op::Read, 0, 0).0, Ok(BLOCK));
+
+    // `--faults` (set_faults) replaces the stack's plan: LBA 8 reads again.
+    let mut sim = Simulator::from_profiles(&profiles, "usb3-uas-ssd", 3).unwrap();
+    sim.setup_slots(4, SLOT_BYTES).unwrap();
+    sim.set_faults(FaultPlan::parse("seed=1").unwrap()).unwrap();
+    assert_eq!(do_io(&mut sim, Op::Read, 4096, 0).0, Ok(BLOCK));
+}
+
+#[test]
+fn a_stack_files_bad_fault_plan_is_refused_naming_the_file_and_key() {
+    let profiles = profiles_with_stack_faults("drop=2");
+    let error = profiles.resolve("usb3-uas-ssd").unwrap_err().to_string();
+    assert!(
+        error.starts_with("user/stacks/usb3-uas-ssd.toml: faults: ") && error.contains("drop=2"),
+        "{error}"
+    );
+    // A plan its transport cannot have is refused when the simulator is built, in one line.
+    let profiles = profiles_with_stack_faults("phase_error=0.1");
+    let error = Simulator::from_profiles(&profiles, "usb3-uas-ssd", 3)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        error.contains("stack `usb3-uas-ssd`: faults:") && error.contains("phase_error"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'));
+}
