@@ -36,6 +36,7 @@
 //! (`norandommap` with `iodepth` > 1, fio's HOWTO warns about it) may land in either order; the
 //! record keeps every generation that may have landed there.
 
+use crate::fio_verify::{Failure, FioFormat};
 use crate::offsets::Region;
 use crate::pattern;
 use crate::RunError;
@@ -43,7 +44,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{BlockSizeSpec, DataPattern, JobSpec, Target};
+use storlab_job::{DataPattern, JobSpec, Target};
 
 /// Granules per page of a [`WriteRecord`]: 1024 four-byte generations fill one 4 KiB page.
 pub const PAGE_GRANULES: usize = 1024;
@@ -55,30 +56,7 @@ const SHOWN_BYTES: usize = 8;
 
 /// The largest size that divides every offset and length `job` can issue (see the module docs).
 pub fn granule_bytes(job: &JobSpec) -> u64 {
-    let align = job.align_bytes.max(1);
-    let sizes = |spec: &BlockSizeSpec| -> u64 {
-        match spec {
-            BlockSizeSpec::Fixed(size) => *size,
-            // `bsrange` draws `min + k * align`.
-            BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
-            BlockSizeSpec::Split(shares) => shares.iter().fold(0, |g, s| gcd(g, s.size_bytes)),
-        }
-    };
-    let mut granule = gcd(align, sizes(&job.block_size_write));
-    granule = gcd(granule, sizes(&job.block_size_read));
-    // A size-bounded run trims its last I/O to the bytes left of `io_size`.
-    if let Some(io_size) = job.io_size_bytes {
-        granule = gcd(granule, io_size);
-    }
-    granule.max(1)
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
+    job.verify_granule_bytes()
 }
 
 /// What one worker wrote: per granule of its region, the generation of the last write.
@@ -94,6 +72,8 @@ pub struct WriteRecord {
     /// in flight: the earlier generations that may have landed instead.
     ambiguous: HashMap<u64, Vec<u32>>,
     written_granules: u64,
+    /// fio's block format, when the job names a fio verify kind (`fio_verify.rs`).
+    format: Option<Arc<FioFormat>>,
 }
 
 impl WriteRecord {
@@ -115,7 +95,19 @@ impl WriteRecord {
             pages: (0..pages).map(|_| None).collect(),
             ambiguous: HashMap::new(),
             written_granules: 0,
+            format: None,
         }
+    }
+
+    /// Writes carry fio's verify blocks in `format`.
+    pub fn with_format(mut self, format: Option<Arc<FioFormat>>) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// fio's thread number of the worker (from 1), as its headers carry it.
+    fn thread(&self) -> u16 {
+        self.worker_index.saturating_add(1) as u16
     }
 
     pub fn granule_bytes(&self) -> u64 {
@@ -171,6 +163,23 @@ impl WriteRecord {
         }
     }
 
+    /// Drop the granules of `len_bytes` at `offset_bytes` from the read-back: they were read and
+    /// checked already (`verify_backlog`). Their bytes still count as written.
+    pub fn forget(&mut self, offset_bytes: u64, len_bytes: u64) {
+        let Some(first) = self.index_of(offset_bytes) else {
+            return;
+        };
+        for index in first..first + len_bytes / self.granule_bytes {
+            let page = (index / PAGE_GRANULES as u64) as usize;
+            if let Some(Some(page)) = self.pages.get_mut(page) {
+                page[index as usize % PAGE_GRANULES] = 0;
+            }
+            if !self.ambiguous.is_empty() {
+                self.ambiguous.remove(&index);
+            }
+        }
+    }
+
     /// The generation of the last write to the granule at `offset_bytes` (0: never written).
     pub fn generation_at(&self, offset_bytes: u64) -> u32 {
         self.index_of(offset_bytes).map_or(0, |i| self.get(i))
@@ -202,6 +211,10 @@ impl WriteRecord {
 
     /// Fill `buf` (whole granules from `offset_bytes`) with what generation `generation` wrote.
     pub fn fill_expected(&self, buf: &mut [u8], offset_bytes: u64, generation: u32) {
+        if let Some(format) = &self.format {
+            format.fill(buf, offset_bytes, self.seed, self.thread(), generation);
+            return;
+        }
         pattern::fill_verifiable(
             buf,
             self.pattern,
@@ -289,14 +302,115 @@ pub fn check_read(
                 continue;
             }
         }
+        if let Some(format) = own.format.as_deref() {
+            if format.kind == storlab_job::VerifyKind::Null {
+                // fio's `verify=null`: read back, check nothing.
+                continue;
+            }
+            if format.only {
+                // Data a previous run wrote: its headers and checksums are all there is.
+                if let Err(failure) = format.check_granule(have, at) {
+                    let expected = format.expected_from_header(have, at);
+                    return Err(fio_failure(job, format, failure, at, have, &expected));
+                }
+                checked += have.len() as u64;
+                continue;
+            }
+        }
         let want = &mut expected[..have.len()];
         own.fill_expected(want, at, generation);
         if want != have {
-            check_landed_writes(job, own, peers, at, have)?;
+            if let Some(format) = own.format.as_deref() {
+                // Name what fio would: a bad header or checksum comes before a stale block.
+                if let Err(failure) = format.check_granule(have, at) {
+                    return Err(fio_failure(job, format, failure, at, have, want));
+                }
+            }
+            check_landed_writes(job, own, peers, at, have).map_err(|error| {
+                match (own.format.as_deref(), &error) {
+                    (Some(format), RunError::VerifyMismatch(_)) if format.dump => {
+                        dump_granule(job, at, have, want);
+                        error
+                    }
+                    _ => error,
+                }
+            })?;
         }
         checked += have.len() as u64;
     }
     Ok(checked)
+}
+
+/// A check of fio's verify blocks failed (see `RunError::FioVerify`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "verify failed: job '{job}' on {target}: {reason} at offset {offset_bytes}, length \
+     {len_bytes}{dumped}"
+)]
+pub struct FioMismatch {
+    pub job: String,
+    pub target: String,
+    pub reason: String,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// Where `verify_dump` put the block, as a sentence's end (empty without it).
+    pub dumped: String,
+}
+
+/// The error for `failure` in the granule at `at` (`have` read, `want` expected), after
+/// dumping the block as fio's `verify_dump` does.
+fn fio_failure(
+    job: &JobSpec,
+    format: &FioFormat,
+    failure: Failure,
+    at: u64,
+    have: &[u8],
+    want: &[u8],
+) -> RunError {
+    let mut dumped = String::new();
+    if format.dump {
+        // fio dumps the failed interval; its bytes within the granule.
+        let start = (failure.offset_bytes - at) as usize;
+        let end = start + failure.len_bytes as usize;
+        dumped = if failure.bad_header {
+            dump_file(job, failure.offset_bytes, "hdr_fail", &have[start..end])
+        } else {
+            let received = dump_file(job, failure.offset_bytes, "received", &have[start..end]);
+            let expected = dump_file(job, failure.offset_bytes, "expected", &want[start..end]);
+            format!("{received}{expected}")
+        };
+    }
+    RunError::FioVerify(Box::new(FioMismatch {
+        job: job.name.clone(),
+        target: target_name(&job.target),
+        reason: failure.reason,
+        offset_bytes: failure.offset_bytes,
+        len_bytes: failure.len_bytes,
+        dumped,
+    }))
+}
+
+/// `verify_dump` of a block that holds another write than the last (headers intact).
+fn dump_granule(job: &JobSpec, at: u64, have: &[u8], want: &[u8]) {
+    dump_file(job, at, "received", have);
+    dump_file(job, at, "expected", want);
+}
+
+/// Write `bytes` to fio's dump file name, `BASENAME.OFFSET.KIND`, in the current directory
+/// (fio 3.33, verify.c `dump_buf`); says where, or why not, for the error message.
+fn dump_file(job: &JobSpec, offset_bytes: u64, kind: &str, bytes: &[u8]) -> String {
+    let base = match &job.target {
+        Target::Path(path) => path
+            .file_name()
+            .map_or_else(|| "target".into(), |n| n.to_string_lossy().into_owned()),
+        Target::Sim(stack) => format!("sim-{stack}"),
+        Target::TempFileIn(_) | Target::None => job.name.clone(),
+    };
+    let name = format!("{base}.{offset_bytes}.{kind}");
+    match std::fs::write(&name, bytes) {
+        Ok(()) => format!("; {kind} data dumped as {name}"),
+        Err(error) => format!("; dumping {name} failed: {error}"),
+    }
 }
 
 /// Where verify found different data, and what it expected (see `RunError::VerifyMismatch`).
@@ -632,7 +746,7 @@ pub fn read_back(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storlab_job::{BlockSizeShare, EngineKind};
+    use storlab_job::{BlockSizeShare, BlockSizeSpec, EngineKind};
 
     fn record(granule_bytes: u64, len_bytes: u64) -> WriteRecord {
         let region = Region {
