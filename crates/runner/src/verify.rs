@@ -1,14 +1,15 @@
 //! Data verification: the record of what each worker wrote, the read-back of exactly those
 //! bytes, and the hand-over between the workers of one job.
 //!
-//! # Why a record and not fio's per-block header
+//! # Why a record as well as fio's per-block header
 //!
 //! fio writes a header (offset, sequence number, seed, checksum) into every block and checks it
-//! on read. That needs no memory, but a block stays self-consistent when the drive drops a write
-//! and keeps the older one, so fio only notices a lost write where it checks sequence numbers
-//! (fixed block size, not time-based). It also puts metadata into the data, which changes what a
-//! compressing or deduplicating controller sees. storlab keeps the data as the job asks and
-//! remembers, per granule, which write generation last covered it:
+//! on read; with a fio `verify=` kind storlab writes and checks the same blocks
+//! (`fio_verify.rs`, ADR 0018). That needs no memory, but a block stays self-consistent when the
+//! drive drops a write and keeps the older one, so fio only notices a lost write where it checks
+//! sequence numbers (fixed block size, not time-based). storlab also remembers, per granule, which
+//! write generation last covered it, and compares every byte against that write (`verify=1`
+//! writes storlab's own data without fio's header, as the job's data pattern asks):
 //!
 //! - A **granule** is the largest size dividing every offset and length the job can issue: the
 //!   greatest common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
@@ -21,8 +22,8 @@
 //!   fully written 1 TiB region 1 GiB (+ 2 MiB of pointers). fio's in-memory log of every write
 //!   (`verify_backlog` exists because of it) costs more per write.
 //! - The expected content of a granule is a function of the worker's seed, the granule's offset
-//!   and its generation (`pattern::fill_verifiable`), so the read-back recomputes it, and reads
-//!   back only the written extents.
+//!   and its generation (`pattern::fill_verifiable`, or `FioFormat::fill` under fio's headers),
+//!   so the read-back recomputes it, and reads back only the written extents.
 //!
 //! # Several workers on the same bytes
 //!
