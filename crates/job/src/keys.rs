@@ -427,6 +427,16 @@ impl JobDraft {
                 "needs verify= with a fio kind (md5, crc32c, meta, pattern...)",
             ));
         }
+        if self.verify_only == Some(true) && self.time_based == Some(true) {
+            let (location, key, value) = at("verify_only");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify_only replays the writes of a size-bounded job; a time_based job has no \
+                 end to replay (drop time_based)",
+            ));
+        }
         if self.verify_only == Some(true) && self.verify_backlog.is_some_and(|b| b > 0) {
             let (location, key, value) = at("verify_backlog");
             return Err(JobError::invalid(
@@ -3881,6 +3891,15 @@ mod tests {
             (
                 &[("verify_only", None)][..],
                 "needs verify= with a fio kind",
+            ),
+            (
+                &[
+                    ("verify", Some("md5")),
+                    ("verify_only", None),
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                ][..],
+                "no end to replay",
             ),
             (
                 &[("verify_state_load", Some("1"))][..],
