@@ -1110,21 +1110,20 @@ fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 }
 
 fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    (d.verify, d.verify_kind) =
+    let (verify, kind) =
         match v {
-            "0" | "none" => (Some(false), None),
+            "0" | "none" => (false, None),
             // storlab's own check alone: per-write data compared byte for byte, no fio header.
-            "1" => (Some(true), None),
+            "1" => (true, None),
             // fio 3.33 never finalises these two digests (verify.c fills the header with the hash's
-            // working buffer), so its blocks cannot be written or checked by another tool.
-            "sha256" | "sha512" => return Err(ApplyError::Unsupported(
-                "fio 3.33's sha256 and sha512 headers hold the hash's unfinished working buffer, \
-                 not a digest, so no other tool can write or check them; use sha1, sha3-256 or \
-                 sha3-512"
-                    .into(),
-            )),
+            // working buffer), so its blocks cannot be written or checked by another tool: the job
+            // runs with storlab's own check, and says so.
+            "sha256" | "sha512" => {
+                accept_without_effect(d, "verify=sha256|sha512");
+                (true, None)
+            }
             _ => match VerifyKind::from_fio_name(v) {
-                Some(kind) => (Some(true), Some(kind)),
+                Some(kind) => (true, Some(kind)),
                 None => return Err(ApplyError::Invalid(
                     "unknown verify kind; use a fio checksum name (md5, crc32c, sha1, xxhash...), \
                      meta, pattern, null or 0"
@@ -1132,6 +1131,8 @@ fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
                 )),
             },
         };
+    d.verify = Some(verify);
+    d.verify_kind = kind;
     Ok(())
 }
 
@@ -1200,6 +1201,11 @@ fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
         }
         "verify_pattern" => "accepted, no effect: fio writes and checks it only when verifying",
+        "verify=sha256|sha512" => {
+            "checked with storlab's own per-write data, without fio's header: fio 3.33's sha256 \
+             and sha512 headers hold the hash's unfinished working buffer, not a digest, so no \
+             other tool can write or check them (sha1 and sha3-* are fio's, byte for byte)"
+        }
         "verify_async" => {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"
@@ -3876,14 +3882,18 @@ mod tests {
         let verify = spec.verify_spec.unwrap();
         assert!(verify.only);
         assert_eq!(verify.kind, VerifyKind::Crc32c);
+        // sha256/sha512: storlab's own check, with a warning why.
+        let spec = with(&[("verify", Some("sha256"))]).unwrap();
+        assert!(spec.verify && spec.verify_spec.is_none());
+        assert!(
+            spec.warnings[0].contains("unfinished working buffer"),
+            "{:?}",
+            spec.warnings
+        );
         // verify=1 is storlab's own check alone.
         let spec = with(&[("verify", Some("1"))]).unwrap();
         assert!(spec.verify && spec.verify_spec.is_none());
         for (keys, wanted) in [
-            (
-                &[("verify", Some("sha256"))][..],
-                "unfinished working buffer",
-            ),
             (
                 &[("verify", Some("pattern"))][..],
                 "verify_pattern, which is not set",
