@@ -3899,6 +3899,21 @@ mod tests {
                 "verify_pattern, which is not set",
             ),
             (
+                &[("verify", Some("md5")), ("verify_interval", Some("3000"))][..],
+                "must divide every block size",
+            ),
+            (
+                &[("verify", Some("md5")), ("verify_offset", Some("10"))][..],
+                "at least the header's 56 bytes",
+            ),
+            (
+                &[
+                    ("verify", Some("sha3-512")),
+                    ("verify_interval", Some("64")),
+                ][..],
+                "needs 104 bytes of header",
+            ),
+            (
                 &[("verify_only", None)][..],
                 "needs verify= with a fio kind",
             ),
