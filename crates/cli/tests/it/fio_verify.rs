@@ -96,8 +96,9 @@ fn files_each_tool_writes_pass_the_others_verify_only() {
         return;
     }
     let blocks = FILE_BYTES / BLOCK_BYTES;
-    let kinds: [(&str, &[&str]); 7] = [
+    let kinds: [(&str, &[&str]); 8] = [
         ("md5", &[]),
+        ("md5", &["--verify_pattern=0x0102030405"]),
         ("crc32c", &[]),
         ("crc64", &["--verify_interval=1024"]),
         ("sha1", &[]),
