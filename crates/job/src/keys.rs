@@ -11,8 +11,8 @@ use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
     JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec,
-    Target, TargetShares, ThinkSpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
-    OUT_OF_SCOPE_ENGINES,
+    Target, TargetShares, ThinkSpec, VerifyKind, VerifyPattern, VerifySpec, ZoneShare,
+    FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -246,8 +246,17 @@ pub struct JobDraft {
     rate_min: Option<(Option<u64>, Option<u64>)>,
     rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
-    /// `verify_pattern` was given: no effect without `verify`, refused with it.
-    verify_pattern: bool,
+    /// `verify=` named a fio kind (`verify=1` is storlab's own check alone).
+    verify_kind: Option<VerifyKind>,
+    /// fio's `verify_pattern`: written and checked with `verify`, no effect without.
+    verify_pattern: Option<VerifyPattern>,
+    do_verify: Option<bool>,
+    verify_only: Option<bool>,
+    verify_dump: Option<bool>,
+    verify_interval_bytes: Option<u64>,
+    verify_offset_bytes: Option<u64>,
+    verify_backlog: Option<u64>,
+    verify_backlog_batch: Option<u64>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
@@ -362,6 +371,84 @@ impl JobDraft {
 
     /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
     /// compatible") and a strided mode needs its zone size.
+    /// fio's verify family as set, when `verify=` named a fio kind.
+    fn verify_spec(&self) -> Option<VerifySpec> {
+        let kind = self.verify_kind.filter(|_| self.verify == Some(true))?;
+        Some(VerifySpec {
+            kind,
+            pattern: self.verify_pattern.clone(),
+            interval_bytes: self.verify_interval_bytes.filter(|b| *b > 0),
+            header_offset_bytes: self.verify_offset_bytes.unwrap_or(0),
+            only: self.verify_only == Some(true),
+            dump: self.verify_dump == Some(true),
+            backlog: self.verify_backlog.filter(|b| *b > 0),
+            backlog_batch: self.verify_backlog_batch.filter(|b| *b > 0),
+        })
+    }
+
+    /// Verify settings that only make sense together.
+    fn check_verify(&self, job_location: &Location) -> Result<(), JobError> {
+        let at = |field: &str| {
+            let setter = self.provenance.iter().rev().find(|p| p.field == field);
+            (
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
+                setter.and_then(|p| p.value.clone()),
+            )
+        };
+        let fio_kind = self.verify_kind.filter(|_| self.verify == Some(true));
+        if fio_kind == Some(VerifyKind::Pattern) && self.verify_pattern.is_none() {
+            let (location, key, value) = at("verify");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify=pattern checks verify_pattern, which is not set",
+            ));
+        }
+        let needs_fio_kind = [
+            ("verify_only", self.verify_only == Some(true)),
+            ("verify_backlog", self.verify_backlog.is_some_and(|b| b > 0)),
+            (
+                "verify_interval",
+                self.verify_interval_bytes.is_some_and(|b| b > 0),
+            ),
+            (
+                "verify_offset",
+                self.verify_offset_bytes.is_some_and(|b| b > 0),
+            ),
+        ];
+        if let (None, Some((field, _))) = (fio_kind, needs_fio_kind.iter().find(|(_, set)| *set)) {
+            let (location, key, value) = at(field);
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "needs verify= with a fio kind (md5, crc32c, meta, pattern...)",
+            ));
+        }
+        if self.verify_only == Some(true) && self.time_based == Some(true) {
+            let (location, key, value) = at("verify_only");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify_only replays the writes of a size-bounded job; a time_based job has no \
+                 end to replay (drop time_based)",
+            ));
+        }
+        if self.verify_only == Some(true) && self.verify_backlog.is_some_and(|b| b > 0) {
+            let (location, key, value) = at("verify_backlog");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify_only writes nothing, so there is no backlog of writes to check",
+            ));
+        }
+        Ok(())
+    }
+
     fn check_zones(&self, job_location: &Location) -> Result<(), JobError> {
         let strided = self.zonemode_strided == Some(true);
         let zone_key = ["zonesize", "zonerange", "zoneskip"]
@@ -404,20 +491,7 @@ impl JobDraft {
         }
         self.check_zones(job_location)?;
         self.check_replay(job_location)?;
-        if self.verify_pattern && self.verify == Some(true) {
-            let setter = self
-                .provenance
-                .iter()
-                .rev()
-                .find(|p| p.field == "verify_pattern");
-            return Err(JobError::unsupported(
-                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-                setter.map_or("verify_pattern", |p| p.key_as_written.as_str()),
-                setter.and_then(|p| p.value.clone()),
-                "storlab's verify checks its own per-write data (each rewrite differs), not a \
-                 fixed pattern; drop verify_pattern",
-            ));
-        }
+        self.check_verify(job_location)?;
         let logs_asked = !self.log_named_by_job.is_empty()
             || FioLogKind::ALL
                 .into_iter()
@@ -521,6 +595,12 @@ impl JobDraft {
         set_if(&mut spec.data_pattern, self.data_pattern);
         set_if(&mut spec.seed, self.seed);
         set_if(&mut spec.verify, self.verify);
+        spec.verify_spec = self.verify_spec();
+        if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
+            spec.verify = true;
+        } else if self.do_verify == Some(false) {
+            spec.verify = false;
+        }
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
@@ -600,6 +680,9 @@ impl JobDraft {
             }
         }
         for key in &self.no_effect {
+            if *key == "verify_pattern" && spec.verify_spec.is_some() {
+                continue;
+            }
             spec.warnings
                 .push(format!("{key}: {}", no_effect_reason(key)));
         }
@@ -1027,36 +1110,29 @@ fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 }
 
 fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    // fio's checksum kinds all mean "check what was written"; storlab uses its own check.
-    const CHECKSUMS: &[&str] = &[
-        "1",
-        "md5",
-        "crc64",
-        "crc32c",
-        "crc32c-intel",
-        "crc32",
-        "crc16",
-        "crc7",
-        "xxhash",
-        "sha1",
-        "sha256",
-        "sha512",
-        "sha3-224",
-        "sha3-256",
-        "sha3-384",
-        "sha3-512",
-        "meta",
-        "pattern",
-    ];
-    d.verify = Some(match v {
-        "0" | "null" | "none" => false,
-        _ if CHECKSUMS.contains(&v) => true,
-        _ => {
-            return Err(ApplyError::Invalid(
-                "unknown verify kind; use a fio checksum name (md5, crc32c, sha256...) or 0".into(),
-            ))
-        }
-    });
+    let (verify, kind) =
+        match v {
+            "0" | "none" => (false, None),
+            // storlab's own check alone: per-write data compared byte for byte, no fio header.
+            "1" => (true, None),
+            // fio 3.33 never finalises these two digests (verify.c fills the header with the hash's
+            // working buffer), so its blocks cannot be written or checked by another tool: the job
+            // runs with storlab's own check, and says so.
+            "sha256" | "sha512" => {
+                accept_without_effect(d, "verify=sha256|sha512");
+                (true, None)
+            }
+            _ => match VerifyKind::from_fio_name(v) {
+                Some(kind) => (true, Some(kind)),
+                None => return Err(ApplyError::Invalid(
+                    "unknown verify kind; use a fio checksum name (md5, crc32c, sha1, xxhash...), \
+                     meta, pattern, null or 0"
+                        .into(),
+                )),
+            },
+        };
+    d.verify = Some(verify);
+    d.verify_kind = kind;
     Ok(())
 }
 
@@ -1124,9 +1200,19 @@ fn no_effect_reason(key: &str) -> &'static str {
         "flow" | "flow_sleep" => {
             "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
         }
-        "verify_pattern" => {
-            "accepted, no effect: fio writes and checks it only when verifying, and storlab's \
-             verify checks its own per-write data instead"
+        "verify_pattern" => "accepted, no effect: fio writes and checks it only when verifying",
+        "verify=sha256|sha512" => {
+            "checked with storlab's own per-write data, without fio's header: fio 3.33's sha256 \
+             and sha512 headers hold the hash's unfinished working buffer, not a digest, so no \
+             other tool can write or check them (sha1 and sha3-* are fio's, byte for byte)"
+        }
+        "verify_async" => {
+            "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
+             checks in the thread that reaps the read"
+        }
+        "verify_state_save" => {
+            "accepted, no effect: storlab writes no verify state file (fio's default writes one \
+             that only fio's verify_state_load reads)"
         }
         "cpus_allowed" | "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
@@ -1173,7 +1259,17 @@ const PATTERN_MAX_BYTES: usize = 512;
 /// little-endian bytes without the high zero bytes, `0` one zero byte, `-12` `f4 ff ff ff`).
 /// fio's `'file'` (the pattern read from a file) and `%o` (the offset) are refused.
 fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    Ok(parse_pattern_elements(text, false)?.0)
+}
+
+/// Bytes of fio's `%o` in a pattern: the block's offset as a 64-bit number.
+const PATTERN_OFFSET_BYTES: usize = 8;
+
+/// [`parse_pattern`], and with `offsets` fio's `%o`: 8 bytes where each block's offset goes
+/// (little-endian), returned as their positions.
+fn parse_pattern_elements(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), ApplyError> {
     let text = text.trim();
+    let mut offset_positions = Vec::new();
     let mut bytes = Vec::new();
     let mut rest = text;
     while let Some(first) = rest.chars().next() {
@@ -1193,9 +1289,14 @@ fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
                      not read pattern files: give the bytes as 0x hex or a \"string\""
                 )))
             }
+            '%' if offsets && rest.starts_with("%o") => {
+                offset_positions.push(bytes.len());
+                bytes.extend([0; PATTERN_OFFSET_BYTES]);
+                &rest[2..]
+            }
             '%' => {
                 return Err(ApplyError::Unsupported(format!(
-                    "'{rest}': fio's %o (each block's offset) is not supported"
+                    "'{rest}': fio's %o (each block's offset) is supported in verify_pattern only"
                 )))
             }
             _ => match hex_element(rest) {
@@ -1219,7 +1320,7 @@ fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
             "a pattern has 1 to {PATTERN_MAX_BYTES} bytes"
         )));
     }
-    Ok(bytes)
+    Ok((bytes, offset_positions))
 }
 
 /// A `0x` element at the start of `text` and what follows it (fio's `parse_number`, hex part),
@@ -2473,9 +2574,150 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify",
         aliases: &[],
         bare: false,
-        meaning: "check data read back (any fio checksum name turns storlab's own check on)",
+        meaning: "fio's verify: a header with a checksum in each block, checked on read-back (md5, crc32c, crc64, sha1, sha3-*, xxhash, meta, pattern, null; 1: storlab's own check alone)",
         field: "verify",
         apply: apply_verify,
+    },
+    KeyDef {
+        name: "do_verify",
+        aliases: &[],
+        bare: true,
+        meaning: "read back and check after writing (default 1); 0 writes verify headers without checking",
+        field: "do_verify",
+        apply: |d, v| {
+            d.do_verify = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_only",
+        aliases: &[],
+        bare: true,
+        meaning: "write nothing: read back what the job would write and check the headers a previous run left",
+        field: "verify_only",
+        apply: |d, v| {
+            d.verify_only = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_fatal",
+        aliases: &[],
+        bare: true,
+        meaning: "stop at the first bad header of a block (storlab always stops the job at its first bad block, as fio)",
+        field: "verify_fatal",
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_dump",
+        aliases: &[],
+        bare: true,
+        meaning: "write a failed block to FILE.OFFSET.received and .expected (.hdr_fail for a bad header) in the current directory",
+        field: "verify_dump",
+        apply: |d, v| {
+            d.verify_dump = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_interval",
+        aliases: &[],
+        bare: false,
+        meaning: "a verify header every this many bytes instead of one per block",
+        field: "verify_interval",
+        apply: |d, v| {
+            d.verify_interval_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_offset",
+        aliases: &[],
+        bare: false,
+        meaning: "swap the verify header with the bytes this far into its block",
+        field: "verify_offset",
+        apply: |d, v| {
+            d.verify_offset_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_backlog",
+        aliases: &[],
+        bare: false,
+        meaning: "check written blocks after every this many writes instead of after all of them",
+        field: "verify_backlog",
+        apply: |d, v| {
+            d.verify_backlog = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_backlog_batch",
+        aliases: &[],
+        bare: false,
+        meaning: "blocks checked each time verify_backlog is reached (default: verify_backlog)",
+        field: "verify_backlog_batch",
+        apply: |d, v| {
+            d.verify_backlog_batch = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_async",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's helper threads for checks: accepted, storlab checks in the reaping thread",
+        field: "verify_async",
+        apply: |d, v| {
+            if parse_count(v)? > 0 {
+                accept_without_effect(d, "verify_async");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_state_save",
+        aliases: &[],
+        bare: true,
+        meaning: "fio's verify state file: accepted, storlab writes none",
+        field: "verify_state_save",
+        apply: |d, v| {
+            if parse_bool(v)? {
+                accept_without_effect(d, "verify_state_save");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_state_load",
+        aliases: &[],
+        bare: true,
+        meaning: "fio's verify state file: refused when on (storlab reads none; verify_only checks a previous run)",
+        field: "verify_state_load",
+        apply: |_, v| {
+            refuse_if_set(
+                v,
+                "storlab reads no fio verify state file; verify_only checks what a previous run wrote",
+            )
+        },
+    },
+    KeyDef {
+        name: "experimental_verify",
+        aliases: &[],
+        bare: true,
+        meaning: "fio's replay-based verify: refused when on",
+        field: "experimental_verify",
+        apply: |_, v| {
+            refuse_if_set(
+                v,
+                "fio's experimental_verify (regenerating the workload instead of logging writes) \
+                 is not supported; storlab's verify reads back what it logged, as fio's default",
+            )
+        },
     },
     KeyDef {
         name: "stonewall",
@@ -2617,11 +2859,15 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify_pattern",
         aliases: &[],
         bare: false,
-        meaning: "fio's pattern for verify=pattern: accepted without verify (no effect, as in fio); with verify refused",
+        meaning: "the data verify writes under its headers and checks (verify=pattern: with no header); %o is the block's offset",
         field: "verify_pattern",
         apply: |d, v| {
-            parse_pattern(v)?;
-            d.verify_pattern = true;
+            let (bytes, offset_positions) = parse_pattern_elements(v, true)?;
+            d.verify_pattern = Some(VerifyPattern {
+                bytes,
+                offset_positions,
+            });
+            // Dropped again when the job verifies (`finish`).
             accept_without_effect(d, "verify_pattern");
             Ok(())
         },
@@ -3598,18 +3844,109 @@ mod tests {
         assert!(pattern("0x12 \"a\"").is_err());
         assert!(pattern("'file'").unwrap_err().contains("pattern files"));
         assert!(pattern("%o").unwrap_err().contains("%o"));
-        let error = draft(&[
+        let spec = draft(&[
             ("size", Some("1M")),
             ("rw", Some("write")),
             ("verify", Some("crc32c")),
-            ("verify_pattern", Some("0xff")),
+            ("verify_pattern", Some("0xff%o\"ab\"")),
         ])
-        .unwrap_err()
-        .to_string();
+        .unwrap();
+        let verify = spec.verify_spec.unwrap();
+        assert_eq!(verify.kind, VerifyKind::Crc32c);
+        let pattern = verify.pattern.unwrap();
+        assert_eq!(pattern.bytes, [0xff, 0, 0, 0, 0, 0, 0, 0, 0, b'a', b'b']);
+        assert_eq!(pattern.offset_positions, [1]);
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+    }
+
+    #[test]
+    fn verify_keys_follow_fio() {
+        let base = [("size", Some("1M")), ("rw", Some("write"))];
+        let with = |extra: &[(&str, Option<&str>)]| {
+            let mut all = base.to_vec();
+            all.extend_from_slice(extra);
+            draft(&all)
+        };
+        // do_verify=0: headers written, nothing read back.
+        let spec = with(&[("verify", Some("md5")), ("do_verify", Some("0"))]).unwrap();
+        assert!(!spec.verify);
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
+        // verify_only reads back whatever do_verify says.
+        let spec = with(&[
+            ("verify", Some("crc32c-intel")),
+            ("do_verify", Some("0")),
+            ("verify_only", None),
+        ])
+        .unwrap();
+        assert!(spec.verify);
+        let verify = spec.verify_spec.unwrap();
+        assert!(verify.only);
+        assert_eq!(verify.kind, VerifyKind::Crc32c);
+        // sha256/sha512: storlab's own check, with a warning why.
+        let spec = with(&[("verify", Some("sha256"))]).unwrap();
+        assert!(spec.verify && spec.verify_spec.is_none());
         assert!(
-            error.starts_with("--verify_pattern=0xff: storlab's verify"),
-            "{error}"
+            spec.warnings[0].contains("unfinished working buffer"),
+            "{:?}",
+            spec.warnings
         );
+        // verify=1 is storlab's own check alone.
+        let spec = with(&[("verify", Some("1"))]).unwrap();
+        assert!(spec.verify && spec.verify_spec.is_none());
+        for (keys, wanted) in [
+            (
+                &[("verify", Some("pattern"))][..],
+                "verify_pattern, which is not set",
+            ),
+            (
+                &[("verify", Some("md5")), ("verify_interval", Some("3000"))][..],
+                "must divide every block size",
+            ),
+            (
+                &[("verify", Some("md5")), ("verify_offset", Some("10"))][..],
+                "at least the header's 56 bytes",
+            ),
+            (
+                &[
+                    ("verify", Some("sha3-512")),
+                    ("verify_interval", Some("64")),
+                ][..],
+                "needs 104 bytes of header",
+            ),
+            (
+                &[("verify_only", None)][..],
+                "needs verify= with a fio kind",
+            ),
+            (
+                &[
+                    ("verify", Some("md5")),
+                    ("verify_only", None),
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                ][..],
+                "no end to replay",
+            ),
+            (
+                &[("verify_state_load", Some("1"))][..],
+                "no fio verify state",
+            ),
+            (
+                &[("experimental_verify", Some("1"))][..],
+                "experimental_verify",
+            ),
+            (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
+        ] {
+            let error = with(keys).unwrap_err().to_string();
+            assert!(error.contains(wanted), "{keys:?}: {error}");
+        }
+        for keys in [
+            &[("verify_state_save", Some("0"))][..],
+            &[("verify_async", Some("2")), ("verify", Some("md5"))][..],
+            &[("experimental_verify", Some("0"))][..],
+            &[("verify_fatal", Some("1")), ("verify", Some("md5"))][..],
+        ] {
+            with(keys).unwrap();
+        }
     }
 
     #[test]

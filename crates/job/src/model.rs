@@ -592,6 +592,132 @@ fn default_loops() -> u32 {
     1
 }
 
+/// fio's `verify=` kinds (fio 3.33 verify.h): the checksum in each block's header, or `meta`
+/// (header only), `pattern` (`verify_pattern`, no header) or `null` (nothing checked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyKind {
+    Md5,
+    Crc64,
+    Crc32,
+    Crc32c,
+    Crc16,
+    Crc7,
+    Sha1,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    Xxhash,
+    Meta,
+    Pattern,
+    Null,
+}
+
+impl VerifyKind {
+    /// Every kind with fio's name for it (`crc32c-intel` is fio's other name for `crc32c`).
+    pub const NAMED: [(&'static str, VerifyKind); 16] = [
+        ("md5", VerifyKind::Md5),
+        ("crc64", VerifyKind::Crc64),
+        ("crc32", VerifyKind::Crc32),
+        ("crc32c", VerifyKind::Crc32c),
+        ("crc32c-intel", VerifyKind::Crc32c),
+        ("crc16", VerifyKind::Crc16),
+        ("crc7", VerifyKind::Crc7),
+        ("sha1", VerifyKind::Sha1),
+        ("sha3-224", VerifyKind::Sha3_224),
+        ("sha3-256", VerifyKind::Sha3_256),
+        ("sha3-384", VerifyKind::Sha3_384),
+        ("sha3-512", VerifyKind::Sha3_512),
+        ("xxhash", VerifyKind::Xxhash),
+        ("meta", VerifyKind::Meta),
+        ("pattern", VerifyKind::Pattern),
+        ("null", VerifyKind::Null),
+    ];
+
+    /// The kind fio names `name`.
+    pub fn from_fio_name(name: &str) -> Option<VerifyKind> {
+        Self::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, kind)| *kind)
+    }
+
+    /// Bytes of fio 3.33's header for this kind (verify.h): `struct verify_header` (40 bytes)
+    /// and the checksum's own part; `pattern` and `null` write no header.
+    pub fn header_bytes(self) -> u64 {
+        /// `struct verify_header`: magic, type, len, rand_seed, offset, time, thread,
+        /// numberio and its own crc32c.
+        const COMMON_BYTES: u64 = 40;
+        let checksum_bytes = match self {
+            VerifyKind::Pattern | VerifyKind::Null => return 0,
+            VerifyKind::Meta => 0,
+            VerifyKind::Crc7 => 1,
+            VerifyKind::Crc16 => 2,
+            VerifyKind::Crc32 | VerifyKind::Crc32c | VerifyKind::Xxhash => 4,
+            VerifyKind::Crc64 => 8,
+            VerifyKind::Md5 => 16,
+            VerifyKind::Sha1 => 20,
+            VerifyKind::Sha3_224 => 28,
+            VerifyKind::Sha3_256 => 32,
+            VerifyKind::Sha3_384 => 48,
+            VerifyKind::Sha3_512 => 64,
+        };
+        COMMON_BYTES + checksum_bytes
+    }
+
+    /// fio's name for this kind.
+    pub fn fio_name(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(_, kind)| *kind == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+/// fio's `verify_pattern`: bytes repeated from the start of each block, with the block's offset
+/// (8 bytes, little-endian) written at each `%o` of the pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyPattern {
+    pub bytes: Vec<u8>,
+    /// Where in `bytes` each `%o` puts the offset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offset_positions: Vec<usize>,
+}
+
+/// fio's verify family beyond the on/off switch (see `docs/job-format.md`, row `verify`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    pub kind: VerifyKind,
+    /// fio's `verify_pattern`: the data under the headers (fio's random data without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<VerifyPattern>,
+    /// fio's `verify_interval`: a header every this many bytes (default: every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_bytes: Option<u64>,
+    /// fio's `verify_offset`: the header is swapped with the bytes this far into its interval.
+    #[serde(default, skip_serializing_if = "is_zero_bytes")]
+    pub header_offset_bytes: u64,
+    /// fio's `verify_only`: write nothing; read back what the job would have written and check
+    /// its headers (data a previous run of the job wrote, storlab's or fio's).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub only: bool,
+    /// fio's `verify_dump`: write a failed block's received and expected bytes to files.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dump: bool,
+    /// fio's `verify_backlog`: after this many writes, read back that many (`backlog_batch`)
+    /// before writing on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
+    /// fio's `verify_backlog_batch` (default: `backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_batch: Option<u64>,
+}
+
+fn is_zero_bytes(value: &u64) -> bool {
+    *value == 0
+}
+
 /// One workload, fully resolved: what fio calls a job section after `[global]` was merged in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -665,8 +791,13 @@ pub struct JobSpec {
     pub data_pattern: DataPattern,
     /// Seed for offsets, sizes, directions and data.
     pub seed: u64,
-    /// Check that data read back equals what was written (needs a write-then-read job).
+    /// Check that data read back equals what was written (needs a write-then-read job): fio's
+    /// `verify` with `do_verify` (or `verify_only`).
     pub verify: bool,
+    /// fio's verify family: the block format writes carry (fio's header and checksum) and how
+    /// the read-back checks it. `None` with `verify`: storlab's own per-write data only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_spec: Option<VerifySpec>,
     /// Wait for previous jobs to finish before starting (fio `stonewall`).
     pub stonewall: bool,
     /// Report all workers of this job as one (fio `group_reporting`).
@@ -767,6 +898,7 @@ impl JobSpec {
             data_pattern: DataPattern::Random,
             seed: DEFAULT_SEED,
             verify: false,
+            verify_spec: None,
             stonewall: false,
             group_reporting: false,
             write_iolog: None,
@@ -787,6 +919,34 @@ impl JobSpec {
             replay: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// The largest size that divides every offset and length this job can issue: the greatest
+    /// common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
+    /// directions) and `io_size`. Verify keeps its record, and writes its headers, per granule.
+    pub fn verify_granule_bytes(&self) -> u64 {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let sizes = |spec: &BlockSizeSpec| -> u64 {
+            match spec {
+                BlockSizeSpec::Fixed(size) => *size,
+                // `bsrange` draws `min + k * align`.
+                BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
+                BlockSizeSpec::Split(shares) => shares.iter().fold(0, |g, s| gcd(g, s.size_bytes)),
+            }
+        };
+        let mut granule = gcd(self.align_bytes.max(1), sizes(&self.block_size_write));
+        granule = gcd(granule, sizes(&self.block_size_read));
+        // A size-bounded run trims its last I/O to the bytes left of `io_size`.
+        if let Some(io_size) = self.io_size_bytes {
+            granule = gcd(granule, io_size);
+        }
+        granule.max(1)
     }
 
     /// The advice `fadvise_hint` gives for this job (fio: random for a job with random offsets,

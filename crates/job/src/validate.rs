@@ -144,7 +144,8 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
     }
     check_engine_and_target(spec, &location)?;
     check_sync_and_think(spec, &location)?;
-    if spec.verify && spec.buffer_pattern.is_some() {
+    check_verify(spec, &location)?;
+    if spec.verify && spec.verify_spec.is_none() && spec.buffer_pattern.is_some() {
         return Err(JobError::unsupported(
             location,
             "buffer_pattern",
@@ -162,6 +163,58 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
         ));
     }
     push_warnings(spec);
+    Ok(())
+}
+
+/// fio's verify blocks fit: each header interval divides every block the job writes (so a
+/// header sits at every multiple of it), and holds its header.
+fn check_verify(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let Some(verify) = &spec.verify_spec else {
+        return Ok(());
+    };
+    let granule_bytes = spec.verify_granule_bytes();
+    let interval_bytes = verify.interval_bytes.unwrap_or(granule_bytes);
+    let (key, value) = match verify.interval_bytes {
+        Some(bytes) => ("verify_interval", bytes.to_string()),
+        None => ("bs", granule_bytes.to_string()),
+    };
+    if !granule_bytes.is_multiple_of(interval_bytes) {
+        return Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value),
+            format!(
+                "verify_interval must divide every block size and the alignment \
+                 ({granule_bytes} bytes here), as fio's blocksize must divide it evenly"
+            ),
+        ));
+    }
+    let offset_bytes = verify.header_offset_bytes;
+    if offset_bytes > 0 && offset_bytes < verify.kind.header_bytes() {
+        return Err(JobError::invalid(
+            location.clone(),
+            "verify_offset",
+            Some(offset_bytes.to_string()),
+            format!(
+                "the header is swapped with the bytes at verify_offset, so it must be at least \
+                 the header's {} bytes",
+                verify.kind.header_bytes()
+            ),
+        ));
+    }
+    let header_bytes = verify.kind.header_bytes() + offset_bytes;
+    if header_bytes > interval_bytes {
+        return Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value),
+            format!(
+                "verify={} needs {header_bytes} bytes of header (with verify_offset) in each \
+                 {interval_bytes}-byte block",
+                verify.kind.fio_name()
+            ),
+        ));
+    }
     Ok(())
 }
 

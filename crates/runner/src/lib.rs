@@ -9,6 +9,7 @@
 mod compressibility;
 mod distribution;
 pub mod fio_log;
+pub mod fio_verify;
 pub mod offsets;
 pub mod pattern;
 mod random_map;
@@ -55,6 +56,9 @@ pub enum RunError {
     /// Data read back differs from what was written (boxed: the details are large and rare).
     #[error("{0}")]
     VerifyMismatch(Box<verify::Mismatch>),
+    /// fio's header or checksum check of a block failed (boxed as `VerifyMismatch`).
+    #[error("{0}")]
+    FioVerify(Box<verify::FioMismatch>),
     #[error("job '{job}': {reason}")]
     Plan { job: String, reason: String },
     #[error("engine protocol violation: {0}")]

@@ -1,14 +1,15 @@
 //! Data verification: the record of what each worker wrote, the read-back of exactly those
 //! bytes, and the hand-over between the workers of one job.
 //!
-//! # Why a record and not fio's per-block header
+//! # Why a record as well as fio's per-block header
 //!
 //! fio writes a header (offset, sequence number, seed, checksum) into every block and checks it
-//! on read. That needs no memory, but a block stays self-consistent when the drive drops a write
-//! and keeps the older one, so fio only notices a lost write where it checks sequence numbers
-//! (fixed block size, not time-based). It also puts metadata into the data, which changes what a
-//! compressing or deduplicating controller sees. storlab keeps the data as the job asks and
-//! remembers, per granule, which write generation last covered it:
+//! on read; with a fio `verify=` kind storlab writes and checks the same blocks
+//! (`fio_verify.rs`, ADR 0018). That needs no memory, but a block stays self-consistent when the
+//! drive drops a write and keeps the older one, so fio only notices a lost write where it checks
+//! sequence numbers (fixed block size, not time-based). storlab also remembers, per granule, which
+//! write generation last covered it, and compares every byte against that write (`verify=1`
+//! writes storlab's own data without fio's header, as the job's data pattern asks):
 //!
 //! - A **granule** is the largest size dividing every offset and length the job can issue: the
 //!   greatest common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
@@ -21,8 +22,8 @@
 //!   fully written 1 TiB region 1 GiB (+ 2 MiB of pointers). fio's in-memory log of every write
 //!   (`verify_backlog` exists because of it) costs more per write.
 //! - The expected content of a granule is a function of the worker's seed, the granule's offset
-//!   and its generation (`pattern::fill_verifiable`), so the read-back recomputes it, and reads
-//!   back only the written extents.
+//!   and its generation (`pattern::fill_verifiable`, or `FioFormat::fill` under fio's headers),
+//!   so the read-back recomputes it, and reads back only the written extents.
 //!
 //! # Several workers on the same bytes
 //!
@@ -36,6 +37,7 @@
 //! (`norandommap` with `iodepth` > 1, fio's HOWTO warns about it) may land in either order; the
 //! record keeps every generation that may have landed there.
 
+use crate::fio_verify::{Failure, FioFormat};
 use crate::offsets::Region;
 use crate::pattern;
 use crate::RunError;
@@ -43,7 +45,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{BlockSizeSpec, DataPattern, JobSpec, Target};
+use storlab_job::{DataPattern, JobSpec, Target};
 
 /// Granules per page of a [`WriteRecord`]: 1024 four-byte generations fill one 4 KiB page.
 pub const PAGE_GRANULES: usize = 1024;
@@ -55,30 +57,7 @@ const SHOWN_BYTES: usize = 8;
 
 /// The largest size that divides every offset and length `job` can issue (see the module docs).
 pub fn granule_bytes(job: &JobSpec) -> u64 {
-    let align = job.align_bytes.max(1);
-    let sizes = |spec: &BlockSizeSpec| -> u64 {
-        match spec {
-            BlockSizeSpec::Fixed(size) => *size,
-            // `bsrange` draws `min + k * align`.
-            BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
-            BlockSizeSpec::Split(shares) => shares.iter().fold(0, |g, s| gcd(g, s.size_bytes)),
-        }
-    };
-    let mut granule = gcd(align, sizes(&job.block_size_write));
-    granule = gcd(granule, sizes(&job.block_size_read));
-    // A size-bounded run trims its last I/O to the bytes left of `io_size`.
-    if let Some(io_size) = job.io_size_bytes {
-        granule = gcd(granule, io_size);
-    }
-    granule.max(1)
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
+    job.verify_granule_bytes()
 }
 
 /// What one worker wrote: per granule of its region, the generation of the last write.
@@ -94,6 +73,8 @@ pub struct WriteRecord {
     /// in flight: the earlier generations that may have landed instead.
     ambiguous: HashMap<u64, Vec<u32>>,
     written_granules: u64,
+    /// fio's block format, when the job names a fio verify kind (`fio_verify.rs`).
+    format: Option<Arc<FioFormat>>,
 }
 
 impl WriteRecord {
@@ -115,14 +96,26 @@ impl WriteRecord {
             pages: (0..pages).map(|_| None).collect(),
             ambiguous: HashMap::new(),
             written_granules: 0,
+            format: None,
         }
+    }
+
+    /// Writes carry fio's verify blocks in `format`.
+    pub fn with_format(mut self, format: Option<Arc<FioFormat>>) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// fio's thread number of the worker (from 1), as its headers carry it.
+    fn thread(&self) -> u16 {
+        self.worker_index.saturating_add(1) as u16
     }
 
     pub fn granule_bytes(&self) -> u64 {
         self.granule_bytes
     }
 
-    /// Distinct bytes written.
+    /// Distinct bytes written (and not yet forgotten).
     pub fn written_bytes(&self) -> u64 {
         self.written_granules * self.granule_bytes
     }
@@ -171,6 +164,27 @@ impl WriteRecord {
         }
     }
 
+    /// Drop the granules of `len_bytes` at `offset_bytes` from the read-back: they were read and
+    /// checked already (`verify_backlog`), and no longer count in [`Self::written_bytes`].
+    pub fn forget(&mut self, offset_bytes: u64, len_bytes: u64) {
+        let Some(first) = self.index_of(offset_bytes) else {
+            return;
+        };
+        for index in first..first + len_bytes / self.granule_bytes {
+            let page = (index / PAGE_GRANULES as u64) as usize;
+            if let Some(Some(page)) = self.pages.get_mut(page) {
+                let slot = &mut page[index as usize % PAGE_GRANULES];
+                if *slot != 0 {
+                    *slot = 0;
+                    self.written_granules -= 1;
+                }
+            }
+            if !self.ambiguous.is_empty() {
+                self.ambiguous.remove(&index);
+            }
+        }
+    }
+
     /// The generation of the last write to the granule at `offset_bytes` (0: never written).
     pub fn generation_at(&self, offset_bytes: u64) -> u32 {
         self.index_of(offset_bytes).map_or(0, |i| self.get(i))
@@ -202,6 +216,10 @@ impl WriteRecord {
 
     /// Fill `buf` (whole granules from `offset_bytes`) with what generation `generation` wrote.
     pub fn fill_expected(&self, buf: &mut [u8], offset_bytes: u64, generation: u32) {
+        if let Some(format) = &self.format {
+            format.fill(buf, offset_bytes, self.seed, self.thread(), generation);
+            return;
+        }
         pattern::fill_verifiable(
             buf,
             self.pattern,
@@ -289,14 +307,115 @@ pub fn check_read(
                 continue;
             }
         }
+        if let Some(format) = own.format.as_deref() {
+            if format.kind == storlab_job::VerifyKind::Null {
+                // fio's `verify=null`: read back, check nothing.
+                continue;
+            }
+            if format.only {
+                // Data a previous run wrote: its headers and checksums are all there is.
+                if let Err(failure) = format.check_granule(have, at) {
+                    let expected = format.expected_from_header(have, at);
+                    return Err(fio_failure(job, format, failure, at, have, &expected));
+                }
+                checked += have.len() as u64;
+                continue;
+            }
+        }
         let want = &mut expected[..have.len()];
         own.fill_expected(want, at, generation);
         if want != have {
-            check_landed_writes(job, own, peers, at, have)?;
+            if let Some(format) = own.format.as_deref() {
+                // Name what fio would: a bad header or checksum comes before a stale block.
+                if let Err(failure) = format.check_granule(have, at) {
+                    return Err(fio_failure(job, format, failure, at, have, want));
+                }
+            }
+            check_landed_writes(job, own, peers, at, have).map_err(|error| {
+                match (own.format.as_deref(), &error) {
+                    (Some(format), RunError::VerifyMismatch(_)) if format.dump => {
+                        dump_granule(job, at, have, want);
+                        error
+                    }
+                    _ => error,
+                }
+            })?;
         }
         checked += have.len() as u64;
     }
     Ok(checked)
+}
+
+/// A check of fio's verify blocks failed (see `RunError::FioVerify`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "verify failed: job '{job}' on {target}: {reason} at offset {offset_bytes}, length \
+     {len_bytes}{dumped}"
+)]
+pub struct FioMismatch {
+    pub job: String,
+    pub target: String,
+    pub reason: String,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// Where `verify_dump` put the block, as a sentence's end (empty without it).
+    pub dumped: String,
+}
+
+/// The error for `failure` in the granule at `at` (`have` read, `want` expected), after
+/// dumping the block as fio's `verify_dump` does.
+fn fio_failure(
+    job: &JobSpec,
+    format: &FioFormat,
+    failure: Failure,
+    at: u64,
+    have: &[u8],
+    want: &[u8],
+) -> RunError {
+    let mut dumped = String::new();
+    if format.dump {
+        // fio dumps the failed interval; its bytes within the granule.
+        let start = (failure.offset_bytes - at) as usize;
+        let end = start + failure.len_bytes as usize;
+        dumped = if failure.bad_header {
+            dump_file(job, failure.offset_bytes, "hdr_fail", &have[start..end])
+        } else {
+            let received = dump_file(job, failure.offset_bytes, "received", &have[start..end]);
+            let expected = dump_file(job, failure.offset_bytes, "expected", &want[start..end]);
+            format!("{received}{expected}")
+        };
+    }
+    RunError::FioVerify(Box::new(FioMismatch {
+        job: job.name.clone(),
+        target: target_name(&job.target),
+        reason: failure.reason,
+        offset_bytes: failure.offset_bytes,
+        len_bytes: failure.len_bytes,
+        dumped,
+    }))
+}
+
+/// `verify_dump` of a block that holds another write than the last (headers intact).
+fn dump_granule(job: &JobSpec, at: u64, have: &[u8], want: &[u8]) {
+    dump_file(job, at, "received", have);
+    dump_file(job, at, "expected", want);
+}
+
+/// Write `bytes` to fio's dump file name, `BASENAME.OFFSET.KIND`, in the current directory
+/// (fio 3.33, verify.c `dump_buf`); says where, or why not, for the error message.
+fn dump_file(job: &JobSpec, offset_bytes: u64, kind: &str, bytes: &[u8]) -> String {
+    let base = match &job.target {
+        Target::Path(path) => path
+            .file_name()
+            .map_or_else(|| "target".into(), |n| n.to_string_lossy().into_owned()),
+        Target::Sim(stack) => format!("sim-{stack}"),
+        Target::TempFileIn(_) | Target::None => job.name.clone(),
+    };
+    let name = format!("{base}.{offset_bytes}.{kind}");
+    match std::fs::write(&name, bytes) {
+        Ok(()) => format!("; {kind} data dumped as {name}"),
+        Err(error) => format!("; dumping {name} failed: {error}"),
+    }
 }
 
 /// Where verify found different data, and what it expected (see `RunError::VerifyMismatch`).
@@ -632,7 +751,7 @@ pub fn read_back(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storlab_job::{BlockSizeShare, EngineKind};
+    use storlab_job::{BlockSizeShare, BlockSizeSpec, EngineKind};
 
     fn record(granule_bytes: u64, len_bytes: u64) -> WriteRecord {
         let region = Region {
@@ -688,6 +807,52 @@ mod tests {
         assert_eq!(r.written_bytes(), 4096 + 512 + 3 * 65536);
         // Only the touched pages hold memory.
         assert_eq!(r.pages.iter().filter(|p| p.is_some()).count(), 2);
+    }
+
+    /// A drive that drops a rewrite and keeps the older block: its fio header is intact (fio's
+    /// `verify_only` passes it), storlab's whole-block comparison names the stale generation.
+    #[test]
+    fn a_block_holding_an_older_write_with_a_valid_header_fails() {
+        let mut job = JobSpec::new("s", EngineKind::Null, Target::None);
+        job.verify = true;
+        job.verify_spec = Some(storlab_job::VerifySpec {
+            kind: storlab_job::VerifyKind::Crc32c,
+            pattern: None,
+            interval_bytes: None,
+            header_offset_bytes: 0,
+            only: false,
+            dump: false,
+            backlog: None,
+            backlog_batch: None,
+        });
+        let format = Arc::new(FioFormat::new(job.verify_spec.as_ref().unwrap(), &job));
+        let mut r = record(4096, 1 << 20).with_format(Some(format.clone()));
+        let at = 1 << 20;
+        r.record(at, 4096, 1, &[]);
+        let mut old = vec![0u8; 4096];
+        r.fill_expected(&mut old, at, 1);
+        r.record(at, 4096, 2, &[]);
+        assert_eq!(format.check_granule(&old, at), Ok(()));
+        let mut scratch = vec![0u8; 4096];
+        let error = check_read(&job, &r, &[], at, &old, &mut scratch, None).unwrap_err();
+        assert!(
+            matches!(&error, RunError::VerifyMismatch(m) if m.generation == 2),
+            "{error}"
+        );
+        let mut current = vec![0u8; 4096];
+        r.fill_expected(&mut current, at, 2);
+        assert_eq!(
+            check_read(&job, &r, &[], at, &current, &mut scratch, None).unwrap(),
+            4096
+        );
+        // A corrupt header is reported in fio's words instead.
+        current[20] ^= 1;
+        let error = check_read(&job, &r, &[], at, &current, &mut scratch, None).unwrap_err();
+        assert!(error.to_string().contains("bad header offset"), "{error}");
+        // Checked by a backlog read: the read-back after the writes skips it.
+        r.forget(at, 4096);
+        assert_eq!(r.extents(65536).count(), 0);
+        assert_eq!(r.written_bytes(), 0);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! time); each owns a contiguous range of the engine's buffer slots.
 
 use crate::fio_log::{FioLogFile, FioLogRecorder, LoggedIo};
+use crate::fio_verify::FioFormat;
 use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::pattern;
 use crate::verify::{self, WriteRecord};
@@ -10,6 +11,7 @@ use crate::RunError;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
 use storlab_job::{DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec};
 use storlab_stats::{CpuTime, WorkerStats};
@@ -27,6 +29,45 @@ struct InFlight {
     /// Verify runs. A write: its generation. A read: granules whose last write has a lower
     /// generation were written and not rewritten when it was issued, so it checks them (0: none).
     generation: u32,
+    /// A read of fio's `verify_backlog`: once checked whole, the final read-back skips it.
+    backlog: bool,
+}
+
+/// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of written, not yet checked
+/// blocks reaches a multiple of `every` and the last I/O was not a read, the next `batch` I/Os
+/// read back logged blocks, oldest first; the rest waits for the read-back after the writes.
+struct Backlog {
+    every: u64,
+    batch: u64,
+    /// Writes completed and not yet read back, in completion order (fio logs them at issue;
+    /// storlab at completion, so a check never races its write).
+    logged: std::collections::VecDeque<(u64, u32)>,
+    /// Reads left in the current batch.
+    batch_left: u64,
+    last_was_read: bool,
+}
+
+impl Backlog {
+    /// The next read of a batch, if one is due.
+    fn next_read(&mut self) -> Option<PlannedIo> {
+        let hist_len = self.logged.len() as u64;
+        if hist_len == 0 {
+            return None;
+        }
+        if self.batch_left == 0 {
+            if !hist_len.is_multiple_of(self.every) || self.last_was_read {
+                return None;
+            }
+            self.batch_left = self.batch;
+        }
+        self.batch_left -= 1;
+        let (offset_bytes, len_bytes) = self.logged.pop_front()?;
+        Some(PlannedIo {
+            direction: IoDirection::Read,
+            offset_bytes,
+            len_bytes,
+        })
+    }
 }
 
 /// Verification state: what this worker wrote (see `verify.rs`).
@@ -191,6 +232,14 @@ pub struct Worker {
     verify: Option<VerifyState>,
     /// The job, for verify messages (verify runs only).
     verify_job: Option<Box<JobSpec>>,
+    /// fio's verify format of a job that writes it without reading back (`do_verify=0`).
+    unchecked_format: Option<Arc<FioFormat>>,
+    /// fio's `verify_only`: writes are recorded, not issued, and reads skipped.
+    verify_only: bool,
+    /// This worker's data seed (verify blocks are generated from it).
+    worker_seed: u64,
+    /// fio's `verify_backlog` (verify runs that set it).
+    backlog: Option<Backlog>,
     job_name: String,
     /// Bytes in one pass over the region (fio's `io_size`, by default the region's size), when
     /// the region's cached pages are dropped each time a pass completes (fio's `invalidate`
@@ -270,6 +319,10 @@ impl Worker {
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
         let seed = job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let fio_format = job
+            .verify_spec
+            .as_ref()
+            .map(|spec| Arc::new(FioFormat::new(spec, job)));
         let verify = job.verify.then(|| VerifyState {
             record: WriteRecord::new(
                 worker_index,
@@ -277,7 +330,8 @@ impl Worker {
                 job.data_pattern,
                 verify::granule_bytes(job),
                 region,
-            ),
+            )
+            .with_format(fio_format.clone()),
             writes_in_flight: Vec::with_capacity(depth),
             expected: vec![0; job.max_block_bytes() as usize],
             checked_bytes: 0,
@@ -324,6 +378,24 @@ impl Worker {
             mixed: (1..100).contains(&job.read_percent) && job.replay.is_none(),
             verify,
             verify_job: job.verify.then(|| Box::new(job.clone())),
+            // `do_verify=0`: the blocks carry fio's headers, nothing reads them back.
+            unchecked_format: fio_format.filter(|_| !job.verify),
+            verify_only: job.verify_spec.as_ref().is_some_and(|v| v.only),
+            worker_seed: seed,
+            backlog: job
+                .verify_spec
+                .as_ref()
+                .filter(|_| job.verify)
+                .and_then(|v| {
+                    let every = v.backlog?;
+                    Some(Backlog {
+                        every,
+                        batch: v.backlog_batch.unwrap_or(every),
+                        logged: std::collections::VecDeque::new(),
+                        batch_left: 0,
+                        last_was_read: false,
+                    })
+                }),
             job_name: job.name.clone(),
             invalidate_pass_bytes: (job.invalidate && !job.direct && job.replay.is_none()).then(
                 || {
@@ -542,8 +614,19 @@ impl Worker {
                     ReplayStep::Wait(until) => return Ok((queued, until)),
                 }
             }
+            let mut backlog_read = false;
+            if self.pending.is_none() {
+                if let Some(read) = self.backlog.as_mut().and_then(Backlog::next_read) {
+                    self.pending = Some(read);
+                    backlog_read = true;
+                }
+            }
             let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
-            if let Some(remaining) = self.limit_bytes.map(|n| n - self.issued_bytes) {
+            if let Some(remaining) = self
+                .limit_bytes
+                .map(|n| n - self.issued_bytes)
+                .filter(|_| !backlog_read)
+            {
                 if u64::from(io.len_bytes) > remaining && remaining > 0 {
                     // The last I/O of a size-bounded run is trimmed to the bytes left, as fio does.
                     self.pending = Some(PlannedIo {
@@ -552,6 +635,20 @@ impl Worker {
                     });
                     continue;
                 }
+            }
+            if self.verify_only {
+                // fio's `verify_only`: the workload is played without I/O, its writes logged
+                // for the read-back; its reads are not issued.
+                self.pending = None;
+                if let (IoDirection::Write, Some(v)) = (io.direction, self.verify.as_mut()) {
+                    let generation = (self.write_counter % CHECKED_GENERATIONS) as u32 + 1;
+                    v.record
+                        .record(io.offset_bytes, u64::from(io.len_bytes), generation, &[]);
+                    self.write_counter += 1;
+                }
+                self.issued_ios += 1;
+                self.issued_bytes += u64::from(io.len_bytes);
+                continue;
             }
             let rate = Self::rate_index(io.direction);
             // The stricter of the I/O and byte ceilings spaces this I/O from the previous one.
@@ -609,7 +706,11 @@ impl Worker {
             let slot = self.slot_base + relative_slot;
             let mut generation = 0;
             match io.direction {
-                IoDirection::Write if self.verify.is_none() && self.fixed_pattern.is_none() => {
+                IoDirection::Write
+                    if self.verify.is_none()
+                        && self.fixed_pattern.is_none()
+                        && self.unchecked_format.is_none() =>
+                {
                     // Only the stamp changes: the rest of the slot holds what setup filled,
                     // and an engine may rely on that (the simulator's store does).
                     let head_bytes = (io.len_bytes as usize).min(pattern::STAMP_BYTES);
@@ -631,6 +732,10 @@ impl Worker {
                             &v.writes_in_flight,
                         );
                         v.writes_in_flight.push(generation);
+                    } else if let Some(format) = &self.unchecked_format {
+                        let generation = (self.write_counter % CHECKED_GENERATIONS) as u32 + 1;
+                        let thread = self.worker_index.saturating_add(1) as u16;
+                        format.fill(buf, io.offset_bytes, self.worker_seed, thread, generation);
                     } else if let Some(bytes) = &self.fixed_pattern {
                         if self.refill_pattern {
                             pattern::fill_repeated(buf, bytes);
@@ -642,7 +747,9 @@ impl Worker {
                 }
                 IoDirection::Read => {
                     if let Some(v) = self.verify.as_ref() {
-                        if v.in_phase_checks && self.write_counter < CHECKED_GENERATIONS {
+                        if (v.in_phase_checks || backlog_read)
+                            && self.write_counter < CHECKED_GENERATIONS
+                        {
                             let next = self.write_counter as u32 + 1;
                             generation = v.writes_in_flight.iter().fold(next, |m, g| m.min(*g));
                         }
@@ -665,10 +772,18 @@ impl Worker {
                 queued_ns: now_ns,
                 submitted_ns: now_ns,
                 generation,
+                backlog: backlog_read,
             };
             queued_slots.push(slot);
-            self.issued_ios += 1;
-            self.issued_bytes += u64::from(io.len_bytes);
+            if let Some(backlog) = self.backlog.as_mut() {
+                backlog.last_was_read = io.direction == IoDirection::Read;
+            }
+            // As fio, a backlog's reads come on top of the job's bytes (backend.c, `do_io`,
+            // adds `size` to the bytes to issue when verify_backlog is set).
+            if !backlog_read {
+                self.issued_ios += 1;
+                self.issued_bytes += u64::from(io.len_bytes);
+            }
             self.last_offset_bytes = io.offset_bytes;
             // fio clears it when an I/O completes; a synchronous engine completes each I/O
             // before the next is chosen, so clearing it at issue is the same there, and with a
@@ -953,6 +1068,9 @@ impl Worker {
                     if let Some(i) = v.writes_in_flight.iter().position(|g| *g == io.generation) {
                         v.writes_in_flight.swap_remove(i);
                     }
+                    if let Some(backlog) = self.backlog.as_mut() {
+                        backlog.logged.push_back((io.offset_bytes, io.len_bytes));
+                    }
                 }
                 IoDirection::Read if io.generation > 0 => {
                     let job = self.verify_job.as_deref().expect("set with verify");
@@ -966,7 +1084,15 @@ impl Worker {
                         &mut v.expected,
                         Some(io.generation),
                     ) {
-                        Ok(bytes) => v.checked_bytes += bytes,
+                        Ok(bytes) => {
+                            v.checked_bytes += bytes;
+                            // Checked whole, and no other worker writes here: the read-back
+                            // after the writes need not read it again (fio drops the piece
+                            // from its log).
+                            if io.backlog && bytes == u64::from(io.len_bytes) && v.in_phase_checks {
+                                v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
+                            }
+                        }
                         Err(error) => {
                             self.error.get_or_insert(error);
                         }

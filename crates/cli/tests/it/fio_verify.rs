@@ -1,0 +1,291 @@
+//! fio's verify family through the binary, with fio 3.33 as the independent oracle: files each
+//! tool writes pass the other's `verify_only`, a flipped byte and a misplaced block fail both
+//! at the same offset (with `verify_dump` files), `verify_backlog` interleaves reads as fio's,
+//! and a simulated drive carries the blocks. Every test writes only files in its own temporary
+//! directory.
+
+use crate::common::{run_in, stderr};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Bytes of the test file and of each block.
+const FILE_BYTES: u64 = 256 << 10;
+const BLOCK_BYTES: u64 = 4096;
+
+fn fio_present() -> bool {
+    let found = Command::new("fio").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipping: fio is not installed (Debian package fio)");
+    }
+    found
+}
+
+/// The job both tools run: `rw` over the file `data` in `dir`, fio verify kind `kind`.
+fn job_flags(rw: &str, kind: &str, extra: &[&str]) -> Vec<String> {
+    let mut flags: Vec<String> = [
+        "--name=v".to_string(),
+        "--filename=data".into(),
+        format!("--size={FILE_BYTES}"),
+        format!("--bs={BLOCK_BYTES}"),
+        format!("--rw={rw}"),
+        format!("--verify={kind}"),
+    ]
+    .into();
+    flags.extend(extra.iter().map(|s| s.to_string()));
+    flags
+}
+
+fn fio_in(dir: &Path, flags: &[String]) -> Output {
+    Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json")
+        .args(flags)
+        .output()
+        .expect("fio runs")
+}
+
+fn storlab_in(dir: &Path, flags: &[String]) -> Output {
+    let mut args = vec![
+        "run".to_string(),
+        "--no-db".into(),
+        "--output-format=fio-json".into(),
+    ];
+    args.extend(flags.iter().cloned());
+    run_in(dir, &args)
+}
+
+/// The one job of a fio-shaped JSON document: (error, read I/Os, write I/Os).
+fn counts(out: &Output) -> (u64, u64, u64) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text.find('{').unwrap_or_else(|| panic!("no JSON: {text}"));
+    let doc: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+    let job = &doc["jobs"][0];
+    let ios = |dir: &str| job[dir]["total_ios"].as_u64().unwrap();
+    (job["error"].as_u64().unwrap(), ios("read"), ios("write"))
+}
+
+/// Where the tool said verification failed: (offset, length) from the "offset N, length L"
+/// both tools end their line with (fio adds the file name before it).
+fn failed_at(text: &str) -> (u64, u64) {
+    let at = text
+        .find(", length ")
+        .unwrap_or_else(|| panic!("no length in: {text}"));
+    let offset_digits: String = text[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let length_digits: String = text[at + ", length ".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (
+        offset_digits.parse().unwrap(),
+        length_digits.parse().unwrap(),
+    )
+}
+
+/// (a) A file storlab wrote passes fio's `verify_only` of the same job, and one fio wrote passes
+/// storlab's, for several kinds (and `verify=pattern` with `%o`).
+#[test]
+fn files_each_tool_writes_pass_the_others_verify_only() {
+    if !fio_present() {
+        return;
+    }
+    let blocks = FILE_BYTES / BLOCK_BYTES;
+    let kinds: [(&str, &[&str]); 8] = [
+        ("md5", &[]),
+        ("md5", &["--verify_pattern=0x0102030405"]),
+        ("crc32c", &[]),
+        ("crc64", &["--verify_interval=1024"]),
+        ("sha1", &[]),
+        ("xxhash", &["--verify_offset=512"]),
+        ("meta", &[]),
+        ("pattern", &["--verify_pattern=0xaabb%o\"xy\""]),
+    ];
+    for (kind, extra) in kinds {
+        let dir = tempfile::tempdir().unwrap();
+        let write = job_flags("randwrite", kind, extra);
+        let mut check = write.clone();
+        check.push("--verify_only=1".into());
+
+        let written = storlab_in(dir.path(), &write);
+        assert!(written.status.success(), "{kind}: {}", stderr(&written));
+        assert_eq!(
+            counts(&written),
+            (0, blocks, blocks),
+            "{kind}: storlab reads back"
+        );
+        let checked = fio_in(dir.path(), &check);
+        assert!(checked.status.success(), "{kind}: fio: {checked:?}");
+        assert_eq!(counts(&checked).0, 0, "{kind}");
+        assert_eq!(counts(&checked).1, blocks, "{kind}: fio checks every block");
+
+        std::fs::remove_file(dir.path().join("data")).unwrap();
+        let mut fio_write = write.clone();
+        fio_write.push("--do_verify=0".into());
+        let by_fio = fio_in(dir.path(), &fio_write);
+        assert!(by_fio.status.success(), "{kind}: {by_fio:?}");
+        let checked = storlab_in(dir.path(), &check);
+        assert!(checked.status.success(), "{kind}: {}", stderr(&checked));
+        assert_eq!(
+            counts(&checked),
+            (0, blocks, 0),
+            "{kind}: storlab checks every block"
+        );
+    }
+}
+
+/// (b) One flipped byte fails both tools' `verify_only` at the same block, each dumping the
+/// block it read as fio names the files; (c) a block copied to another offset (a misplaced
+/// write) fails both on the header's offset.
+#[test]
+fn a_flipped_byte_and_a_misplaced_block_fail_both_tools_at_the_same_offset() {
+    if !fio_present() {
+        return;
+    }
+    for kind in ["crc32c", "md5", "sha3-256"] {
+        let dir = tempfile::tempdir().unwrap();
+        let write = job_flags("write", kind, &[]);
+        let written = storlab_in(dir.path(), &write);
+        assert!(written.status.success(), "{kind}: {}", stderr(&written));
+        let pristine = std::fs::read(dir.path().join("data")).unwrap();
+
+        let bad_block = 5 * BLOCK_BYTES;
+        let mut flipped = pristine.clone();
+        flipped[(bad_block + 1000) as usize] ^= 0x10;
+        let mut misplaced = pristine.clone();
+        let (from, to) = (3 * BLOCK_BYTES as usize, 7 * BLOCK_BYTES as usize);
+        misplaced.copy_within(from..from + BLOCK_BYTES as usize, to);
+
+        for (case, data, at, says) in [
+            ("flipped", &flipped, bad_block, "verify failed"),
+            (
+                "misplaced",
+                &misplaced,
+                to as u64,
+                "bad header offset 12288",
+            ),
+        ] {
+            std::fs::write(dir.path().join("data"), data).unwrap();
+            let mut check = write.clone();
+            check.extend(["--verify_only=1".into(), "--verify_dump=1".into()]);
+            for tool in ["fio", "storlab"] {
+                let cwd = dir.path().join(format!("{tool}-{case}"));
+                std::fs::create_dir(&cwd).unwrap();
+                // The file stays in the parent; each tool dumps into its own directory.
+                let mut flags: Vec<String> = check
+                    .iter()
+                    .filter(|f| !f.starts_with("--filename="))
+                    .cloned()
+                    .collect();
+                flags.push(format!("--filename={}", dir.path().join("data").display()));
+                let out = if tool == "fio" {
+                    fio_in(&cwd, &flags)
+                } else {
+                    storlab_in(&cwd, &flags)
+                };
+                let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+                assert!(!out.status.success(), "{tool} {kind} {case} passed: {text}");
+                let line = text
+                    .lines()
+                    .find(|l| l.contains(says))
+                    .unwrap_or_else(|| panic!("{tool} {kind} {case}: no '{says}' in {text}"));
+                assert_eq!(
+                    failed_at(line),
+                    (at, BLOCK_BYTES),
+                    "{tool} {kind} {case}: {line}"
+                );
+                let dumped = |suffix: &str| cwd.join(format!("data.{at}.{suffix}"));
+                if case == "flipped" {
+                    let received = std::fs::read(dumped("received")).unwrap();
+                    assert_eq!(received, &data[at as usize..(at + BLOCK_BYTES) as usize]);
+                    assert!(dumped("expected").exists(), "{tool} {kind}");
+                } else {
+                    assert!(dumped("hdr_fail").exists(), "{tool} {kind}: {text}");
+                }
+            }
+        }
+    }
+}
+
+/// The kinds of an I/O log's I/O lines in order ("read"/"write"), either tool's log version.
+fn iolog_directions(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            line.split_whitespace()
+                .find(|w| *w == "read" || *w == "write")
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// (d) `verify_backlog` interleaves reads with the writes as fio's does: the same sequence of
+/// reads and writes in both tools' I/O logs, and the same I/O counts in their JSON.
+#[test]
+fn verify_backlog_interleaves_reads_as_fio_does() {
+    if !fio_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (backlog, batch) in [("16", "8"), ("8", "8")] {
+        let mut logs = Vec::new();
+        let mut totals = Vec::new();
+        for tool in ["fio", "storlab"] {
+            let log = dir.path().join(format!("{tool}.{backlog}.iolog"));
+            let flags = job_flags(
+                "randwrite",
+                "crc32c",
+                &[
+                    &format!("--verify_backlog={backlog}"),
+                    &format!("--verify_backlog_batch={batch}"),
+                    &format!("--write_iolog={}", log.display()),
+                ],
+            );
+            let out = if tool == "fio" {
+                fio_in(dir.path(), &flags)
+            } else {
+                storlab_in(dir.path(), &flags)
+            };
+            assert!(out.status.success(), "{tool}: {}", stderr(&out));
+            totals.push(counts(&out));
+            logs.push(iolog_directions(&log));
+        }
+        assert_eq!(
+            totals[0], totals[1],
+            "backlog {backlog}/{batch}: fio, storlab"
+        );
+        // storlab's log ends with the job's last write: the read-back after it is not logged.
+        let (fio_log, storlab_log) = (&logs[0], &logs[1]);
+        assert!(storlab_log.len() > 64, "{storlab_log:?}");
+        assert_eq!(&fio_log[..storlab_log.len()], &storlab_log[..]);
+        assert!(fio_log[storlab_log.len()..].iter().all(|d| d == "read"));
+    }
+}
+
+/// (e) A simulated drive carries the blocks' real bytes: md5 verify passes on it.
+#[test]
+fn md5_verify_passes_on_a_simulated_drive() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "--output-format=fio-json",
+            "--target=sim:usb3-uas-ssd",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=1m",
+            "--verify=md5",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (error, reads, writes) = counts(&out);
+    assert_eq!((error, reads, writes), (0, 256, 256));
+}

@@ -1,0 +1,481 @@
+//! fio 3.33's verify blocks: the header and checksum fio writes into each block (or each
+//! `verify_interval` of it) and checks on read, byte for byte as fio lays them out, so a file
+//! either tool wrote passes the other's `verify_only`.
+//!
+//! The layout (fio verify.h, `struct verify_header`, all little-endian): magic `0xacca` (u16),
+//! verify type (u16), interval length (u32), the data's random seed (u64), the interval's offset
+//! (u64), write time (u32 seconds, u32 nanoseconds), thread number (u16), the job's write count
+//! at that write (`numberio`, u16), then fio's crc32c of those 36 bytes (u32); then the
+//! checksum's own part (`vhdr_*`), then data up to the interval's end, which the checksum
+//! covers. `verify_offset` swaps the header with the bytes that far into the interval after
+//! the checksum is taken. `meta` is the header alone, `pattern` no header at all.
+//!
+//! Where storlab differs from fio in what it writes (never in what it checks): the data under
+//! the headers is storlab's own generator's (the job's `buffer_compress_percentage` holds) seeded
+//! by the header's seed, and the write time is left 0, so that the read-back can regenerate every
+//! byte of the last write to a block and compare it whole (see `verify.rs`): a block that holds an
+//! older write with a valid header (a drive that dropped a rewrite) fails there, where fio only
+//! notices it through `numberio` (fixed block size, not time-based) or its verify state.
+//!
+//! Checksums as fio 3.33 computes them (each checked against files fio wrote, in
+//! `crates/cli/tests/it/fio_verify.rs`): `crc32c` without its final inversion; `crc32` MSB-first
+//! with zero init and no final xor; `crc64` the Jones polynomial reflected with zero init
+//! (CRC-64/REDIS); `crc16` CRC-16/ARC; `crc7` CRC-7/MMC; `sha1` its five state words in host
+//! (little-endian) order; `xxhash` XXH32 with seed 1; `md5` and `sha3-*` their digests.
+
+use crate::pattern;
+use crc::{Algorithm, Crc, CRC_16_ARC, CRC_64_REDIS, CRC_7_MMC};
+use md5::Digest;
+use storlab_job::{DataPattern, JobSpec, VerifyKind, VerifyPattern, VerifySpec};
+
+/// `FIO_HDR_MAGIC`.
+pub const MAGIC: u16 = 0xacca;
+/// Bytes of `struct verify_header`.
+const COMMON_HEADER_BYTES: usize = 40;
+const TYPE_AT: usize = 2;
+const LEN_AT: usize = 4;
+const SEED_AT: usize = 8;
+const OFFSET_AT: usize = 16;
+const THREAD_AT: usize = 32;
+const NUMBERIO_AT: usize = 34;
+/// Where the header's own crc32c goes; it covers the bytes before it.
+const HEADER_CRC_AT: usize = 36;
+
+/// fio's `crc32` (crc/crc32.c): MSB-first, zero init, no final xor; not a catalogued CRC.
+const FIO_CRC32: Algorithm<u32> = Algorithm {
+    width: 32,
+    poly: 0x04c1_1db7,
+    init: 0,
+    refin: false,
+    refout: false,
+    xorout: 0,
+    // The CRC of "123456789" with these parameters.
+    check: 0x89a1_897f,
+    residue: 0,
+};
+/// XXH32's seed in fio's `fill_xxhash` (`XXH32_init(1)`).
+const XXHASH_SEED: u32 = 1;
+
+/// fio 3.33's `verify_type` numbers (verify.h, enum from `VERIFY_NONE` = 0).
+fn type_code(kind: VerifyKind) -> u16 {
+    match kind {
+        VerifyKind::Meta => 1,
+        VerifyKind::Md5 => 2,
+        VerifyKind::Crc64 => 3,
+        VerifyKind::Crc32 => 4,
+        VerifyKind::Crc32c => 5,
+        VerifyKind::Crc16 => 7,
+        VerifyKind::Crc7 => 8,
+        VerifyKind::Sha3_224 => 11,
+        VerifyKind::Sha3_256 => 12,
+        VerifyKind::Sha3_384 => 13,
+        VerifyKind::Sha3_512 => 14,
+        VerifyKind::Xxhash => 15,
+        VerifyKind::Sha1 => 16,
+        VerifyKind::Pattern => 18,
+        VerifyKind::Null => 19,
+    }
+}
+
+/// fio's crc32c: Castagnoli, reflected, init all ones, *without* the final inversion.
+fn fio_crc32c(data: &[u8]) -> u32 {
+    !crc32c::crc32c(data)
+}
+
+/// Write `kind`'s checksum of `data` into `out` (the header's checksum part) as fio stores it.
+fn checksum(kind: VerifyKind, data: &[u8], out: &mut [u8]) {
+    match kind {
+        VerifyKind::Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
+        VerifyKind::Crc64 => {
+            out.copy_from_slice(&Crc::<u64>::new(&CRC_64_REDIS).checksum(data).to_le_bytes())
+        }
+        VerifyKind::Crc32 => {
+            out.copy_from_slice(&Crc::<u32>::new(&FIO_CRC32).checksum(data).to_le_bytes())
+        }
+        VerifyKind::Crc32c => out.copy_from_slice(&fio_crc32c(data).to_le_bytes()),
+        VerifyKind::Crc16 => {
+            out.copy_from_slice(&Crc::<u16>::new(&CRC_16_ARC).checksum(data).to_le_bytes())
+        }
+        VerifyKind::Crc7 => out[0] = Crc::<u8>::new(&CRC_7_MMC).checksum(data),
+        VerifyKind::Sha1 => {
+            // fio keeps SHA-1's state words (`uint32_t H[5]`) in host order.
+            let digest = sha1::Sha1::digest(data);
+            for (word, bytes) in out.chunks_mut(4).zip(digest.chunks(4)) {
+                word.copy_from_slice(&[bytes[3], bytes[2], bytes[1], bytes[0]]);
+            }
+        }
+        VerifyKind::Sha3_224 => out.copy_from_slice(&sha3::Sha3_224::digest(data)),
+        VerifyKind::Sha3_256 => out.copy_from_slice(&sha3::Sha3_256::digest(data)),
+        VerifyKind::Sha3_384 => out.copy_from_slice(&sha3::Sha3_384::digest(data)),
+        VerifyKind::Sha3_512 => out.copy_from_slice(&sha3::Sha3_512::digest(data)),
+        VerifyKind::Xxhash => {
+            out.copy_from_slice(&xxhash_rust::xxh32::xxh32(data, XXHASH_SEED).to_le_bytes())
+        }
+        VerifyKind::Meta | VerifyKind::Pattern | VerifyKind::Null => {}
+    }
+}
+
+/// A failed check of one interval: fio's words for what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The interval's offset and length, as fio reports them.
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    pub reason: String,
+    /// The header itself is bad (fio then dumps `.hdr_fail` instead of received/expected).
+    pub bad_header: bool,
+}
+
+/// How one job's writes are laid out and checked.
+#[derive(Debug, Clone)]
+pub struct FioFormat {
+    pub kind: VerifyKind,
+    pattern: Option<VerifyPattern>,
+    data_pattern: DataPattern,
+    granule_bytes: usize,
+    interval_bytes: usize,
+    header_bytes: usize,
+    header_offset_bytes: usize,
+    /// `verify_only`: check headers alone (the data may be another tool's).
+    pub only: bool,
+    pub dump: bool,
+}
+
+impl FioFormat {
+    pub fn new(spec: &VerifySpec, job: &JobSpec) -> Self {
+        let granule_bytes = job.verify_granule_bytes() as usize;
+        FioFormat {
+            kind: spec.kind,
+            pattern: spec.pattern.clone(),
+            data_pattern: job.data_pattern,
+            granule_bytes,
+            interval_bytes: spec.interval_bytes.map_or(granule_bytes, |b| b as usize),
+            header_bytes: spec.kind.header_bytes() as usize,
+            header_offset_bytes: spec.header_offset_bytes as usize,
+            only: spec.only,
+            dump: spec.dump,
+        }
+    }
+
+    /// Fill `buf` (whole granules from `offset_bytes`) as write `generation` of the worker
+    /// with `worker_seed` and `thread` (fio's 1-based thread number) writes it.
+    pub fn fill(
+        &self,
+        buf: &mut [u8],
+        offset_bytes: u64,
+        worker_seed: u64,
+        thread: u16,
+        generation: u32,
+    ) {
+        for (i, granule) in buf.chunks_mut(self.granule_bytes).enumerate() {
+            let at = offset_bytes + (i * self.granule_bytes) as u64;
+            let seed = block_seed(worker_seed, at, generation);
+            // fio's numberio: the job's writes issued before this one.
+            let numberio = generation.wrapping_sub(1) as u16;
+            self.fill_granule(granule, at, seed, thread, numberio);
+        }
+    }
+
+    /// One granule: data from `rand_seed` (or the verify pattern), then a header per interval.
+    fn fill_granule(
+        &self,
+        granule: &mut [u8],
+        offset_bytes: u64,
+        rand_seed: u64,
+        thread: u16,
+        numberio: u16,
+    ) {
+        match &self.pattern {
+            Some(p) => fill_pattern(granule, p, offset_bytes),
+            None => pattern::fill(granule, self.data_pattern, rand_seed),
+        }
+        if self.header_bytes == 0 {
+            return;
+        }
+        // With a verify pattern fio's seed is 0 (no random data behind it).
+        let rand_seed = if self.pattern.is_some() { 0 } else { rand_seed };
+        for (k, interval) in granule.chunks_mut(self.interval_bytes).enumerate() {
+            let at = offset_bytes + (k * self.interval_bytes) as u64;
+            let (header, data) = interval.split_at_mut(self.header_bytes);
+            header[..2].copy_from_slice(&MAGIC.to_le_bytes());
+            header[TYPE_AT..TYPE_AT + 2].copy_from_slice(&type_code(self.kind).to_le_bytes());
+            header[LEN_AT..LEN_AT + 4].copy_from_slice(&(self.interval_bytes as u32).to_le_bytes());
+            header[SEED_AT..SEED_AT + 8].copy_from_slice(&rand_seed.to_le_bytes());
+            header[OFFSET_AT..OFFSET_AT + 8].copy_from_slice(&at.to_le_bytes());
+            // The write time stays 0: fio only prints it; storlab regenerates every byte.
+            header[OFFSET_AT + 8..THREAD_AT].fill(0);
+            header[THREAD_AT..THREAD_AT + 2].copy_from_slice(&thread.to_le_bytes());
+            header[NUMBERIO_AT..NUMBERIO_AT + 2].copy_from_slice(&numberio.to_le_bytes());
+            let crc = fio_crc32c(&header[..HEADER_CRC_AT]);
+            header[HEADER_CRC_AT..COMMON_HEADER_BYTES].copy_from_slice(&crc.to_le_bytes());
+            checksum(self.kind, data, &mut header[COMMON_HEADER_BYTES..]);
+            if self.header_offset_bytes > 0 {
+                swap_header(interval, self.header_bytes, self.header_offset_bytes);
+            }
+        }
+    }
+
+    /// What a granule whose header says how it was made should hold: storlab's data from the
+    /// header's seed (another tool's random data differs), for `verify_dump` in `verify_only`.
+    pub fn expected_from_header(&self, found: &[u8], offset_bytes: u64) -> Vec<u8> {
+        let mut expected = vec![0; found.len()];
+        let mut header = found[..self.header_bytes.min(found.len())].to_vec();
+        if self.header_offset_bytes > 0
+            && found.len() >= self.header_offset_bytes + self.header_bytes
+        {
+            header.copy_from_slice(
+                &found[self.header_offset_bytes..self.header_offset_bytes + self.header_bytes],
+            );
+        }
+        let field = |at: usize, len: usize| -> u64 {
+            let mut bytes = [0u8; 8];
+            if let Some(src) = header.get(at..at + len) {
+                bytes[..len].copy_from_slice(src);
+            }
+            u64::from_le_bytes(bytes)
+        };
+        self.fill_granule(
+            &mut expected,
+            offset_bytes,
+            field(SEED_AT, 8),
+            field(THREAD_AT, 2) as u16,
+            field(NUMBERIO_AT, 2) as u16,
+        );
+        expected
+    }
+
+    /// Check one granule read from `offset_bytes` as fio's `verify_io_u` does: each interval's
+    /// header (magic, length, offset, its crc), then its checksum and the verify pattern.
+    /// The seed and `numberio` are not compared (fio skips them in `verify_only` too).
+    pub fn check_granule(&self, granule: &[u8], offset_bytes: u64) -> Result<(), Failure> {
+        if self.kind == VerifyKind::Null {
+            return Ok(());
+        }
+        let step = if self.header_bytes == 0 {
+            self.granule_bytes
+        } else {
+            self.interval_bytes
+        };
+        for (k, stored) in granule.chunks(step).enumerate() {
+            let at = offset_bytes + (k * step) as u64;
+            let fail = |reason: String, bad_header: bool| Failure {
+                offset_bytes: at,
+                len_bytes: stored.len() as u64,
+                reason,
+                bad_header,
+            };
+            let swapped;
+            let interval = if self.header_offset_bytes > 0 && self.header_bytes > 0 {
+                let mut copy = stored.to_vec();
+                swap_header(&mut copy, self.header_bytes, self.header_offset_bytes);
+                swapped = copy;
+                &swapped[..]
+            } else {
+                stored
+            };
+            if self.header_bytes > 0 {
+                self.check_header(interval, at)
+                    .map_err(|reason| fail(reason, true))?;
+                let (header, data) = interval.split_at(self.header_bytes);
+                let stored_sum = &header[COMMON_HEADER_BYTES..];
+                let mut computed = vec![0u8; stored_sum.len()];
+                checksum(self.kind, data, &mut computed);
+                if computed != stored_sum {
+                    return Err(fail(
+                        format!(
+                            "{}: verify failed: expected checksum {}, received {}",
+                            self.kind.fio_name(),
+                            hex(stored_sum),
+                            hex(&computed)
+                        ),
+                        false,
+                    ));
+                }
+            }
+            if let Some(p) = &self.pattern {
+                // The pattern runs from the granule's start, under the headers.
+                let mut want = vec![0u8; granule.len()];
+                fill_pattern(&mut want, p, offset_bytes);
+                let start = k * step;
+                let skip = self.header_bytes;
+                let mismatch = interval
+                    .iter()
+                    .zip(&want[start..])
+                    .enumerate()
+                    .skip(skip)
+                    .find(|(_, (have, want))| have != want);
+                if let Some((i, (have, want))) = mismatch {
+                    return Err(fail(
+                        format!(
+                            "pattern: got {have:02x}, wanted {want:02x} ({} bad bits) at byte {i} \
+                             of the block",
+                            (have ^ want).count_ones()
+                        ),
+                        false,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// fio's `verify_header`: magic, length, offset, then the header's own crc32c.
+    fn check_header(&self, interval: &[u8], at: u64) -> Result<(), String> {
+        let u16_at = |i: usize| u16::from_le_bytes([interval[i], interval[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes(interval[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(interval[i..i + 8].try_into().expect("8 bytes"));
+        let magic = u16_at(0);
+        if magic != MAGIC {
+            return Err(format!(
+                "verify: bad magic header {magic:x}, wanted {MAGIC:x}"
+            ));
+        }
+        let len = u32_at(LEN_AT);
+        if len as usize != interval.len() {
+            return Err(format!(
+                "verify: bad header length {len}, wanted {}",
+                interval.len()
+            ));
+        }
+        let offset = u64_at(OFFSET_AT);
+        if offset != at {
+            return Err(format!("verify: bad header offset {offset}, wanted {at}"));
+        }
+        let crc = u32_at(HEADER_CRC_AT);
+        let calculated = fio_crc32c(&interval[..HEADER_CRC_AT]);
+        if crc != calculated {
+            return Err(format!(
+                "verify: bad header crc {crc:x}, calculated {calculated:x}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The seed of a block's data: a function of the worker's seed, the block's offset and the
+/// write generation, so each rewrite differs and the read-back regenerates it.
+fn block_seed(worker_seed: u64, offset_bytes: u64, generation: u32) -> u64 {
+    splitmix(worker_seed ^ splitmix(offset_bytes ^ u64::from(generation).rotate_left(40)))
+}
+
+/// SplitMix64's output function: a bijective mix, so distinct inputs give distinct seeds.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// fio's `verify_offset`: swap the header with the bytes `offset` into the interval.
+fn swap_header(interval: &mut [u8], header_bytes: usize, offset: usize) {
+    let (head, rest) = interval.split_at_mut(offset);
+    head[..header_bytes].swap_with_slice(&mut rest[..header_bytes]);
+}
+
+/// The verify pattern repeated from `buf`'s start, each `%o` the block's offset.
+fn fill_pattern(buf: &mut [u8], p: &VerifyPattern, offset_bytes: u64) {
+    let mut one = p.bytes.clone();
+    for &at in &p.offset_positions {
+        one[at..at + 8].copy_from_slice(&offset_bytes.to_le_bytes());
+    }
+    pattern::fill_repeated(buf, &one);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    fn format(kind: VerifyKind, interval: Option<u64>, header_offset: u64) -> FioFormat {
+        let mut job = JobSpec::new("f", EngineKind::Null, Target::None);
+        job.verify = true;
+        let spec = VerifySpec {
+            kind,
+            pattern: None,
+            interval_bytes: interval,
+            header_offset_bytes: header_offset,
+            only: false,
+            dump: false,
+            backlog: None,
+            backlog_batch: None,
+        };
+        FioFormat::new(&spec, &job)
+    }
+
+    #[test]
+    fn catalogued_checksums_match_their_check_values() {
+        // The CRC catalogue's check value for "123456789" pins each algorithm's parameters.
+        let check = b"123456789";
+        assert_eq!(Crc::<u32>::new(&FIO_CRC32).checksum(check), FIO_CRC32.check);
+        assert_eq!(crc32c::crc32c(check), 0xe306_9283);
+        assert_eq!(fio_crc32c(check), !0xe306_9283);
+    }
+
+    #[test]
+    fn every_kind_checks_what_it_wrote_and_catches_a_flipped_byte() {
+        for (_, kind) in VerifyKind::NAMED {
+            if matches!(kind, VerifyKind::Pattern | VerifyKind::Null) {
+                continue;
+            }
+            for (interval, header_offset) in [(None, 0), (Some(1024), 0), (None, 200)] {
+                let f = format(kind, interval, header_offset);
+                let mut block = vec![0u8; 4096];
+                f.fill(&mut block, 8192, 7, 1, 3);
+                assert_eq!(f.check_granule(&block, 8192), Ok(()), "{kind:?}");
+                // Misplaced: the same block read at another offset.
+                let misplaced = f.check_granule(&block, 4096).unwrap_err();
+                assert!(
+                    misplaced.reason.contains("bad header offset"),
+                    "{misplaced:?}"
+                );
+                // A flipped data byte: the checksum fails (meta has none to fail).
+                let mut corrupt = block.clone();
+                corrupt[3000] ^= 1;
+                let result = f.check_granule(&corrupt, 8192);
+                if kind == VerifyKind::Meta {
+                    assert!(result.is_ok());
+                } else {
+                    let failure = result.unwrap_err();
+                    let interval_start = interval.map_or(0, |i| 3000 / i * i);
+                    assert_eq!(failure.offset_bytes, 8192 + interval_start, "{kind:?}");
+                    assert!(failure.reason.contains("verify failed"), "{failure:?}");
+                }
+                assert_eq!(f.expected_from_header(&block, 8192), block, "{kind:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_header_is_fios_layout() {
+        let f = format(VerifyKind::Crc32c, None, 0);
+        let mut block = vec![0u8; 4096];
+        f.fill(&mut block, 4096, 1, 1, 2);
+        assert_eq!(&block[..2], &[0xca, 0xac]);
+        assert_eq!(u16::from_le_bytes([block[2], block[3]]), 5);
+        assert_eq!(&block[4..8], &4096u32.to_le_bytes());
+        assert_eq!(&block[16..24], &4096u64.to_le_bytes());
+        // Thread 1, numberio 1 (the job's second write).
+        assert_eq!(&block[32..36], &[1, 0, 1, 0]);
+        let crc = fio_crc32c(&block[44..]);
+        assert_eq!(&block[40..44], &crc.to_le_bytes());
+    }
+
+    #[test]
+    fn a_verify_pattern_carries_the_block_offset_and_is_checked() {
+        let mut f = format(VerifyKind::Pattern, None, 0);
+        f.header_bytes = 0;
+        f.pattern = Some(VerifyPattern {
+            bytes: vec![0xaa, 0, 0, 0, 0, 0, 0, 0, 0],
+            offset_positions: vec![1],
+        });
+        let mut block = vec![0u8; 4096];
+        f.fill(&mut block, 0x1000, 7, 1, 1);
+        assert_eq!(&block[..10], &[0xaa, 0, 0x10, 0, 0, 0, 0, 0, 0, 0xaa]);
+        assert_eq!(f.check_granule(&block, 0x1000), Ok(()));
+        assert!(f.check_granule(&block, 0x2000).is_err());
+    }
+}
