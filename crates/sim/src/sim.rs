@@ -35,12 +35,16 @@ use crate::profile::{DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpe
 use crate::resource::{Calendar, Flow};
 use crate::scsi::ScsiOp;
 use crate::store::{SourceMatch, Store};
-use crate::trace::{PcapRecorder, TraceEvent, TracedCommand, CAPTURE_DATA_BYTES_MAX};
+use crate::trace::{
+    PcapRecorder, TraceEvent, TracedCommand, Urb, CAPTURE_DATA_BYTES_MAX, STATUS_URB_BYTES,
+    URB_KILLED, URB_STALLED, URB_UNLINKED,
+};
 use crate::transport::Endpoints;
 use crate::xhci::Controller;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::{BTreeMap, VecDeque};
+use storlab_wire::bot::CSW_LEN;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
@@ -1258,11 +1262,10 @@ impl Simulator {
         let (t, _) = self.link.send_status(&mut self.cx, id, from_ns, failed);
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let mut t = bridge.build_status(&mut self.cx, t);
-        let c = &mut self.commands[id as usize];
         if failed && matches!(self.endpoints, Endpoints::Bot(_)) {
-            // The read's data phase ends in a STALL the host clears before reading the CSW.
-            t = Bot::stall_data_in(&mut self.cx, t);
+            t = self.bot_stall_data_in(id, t);
         }
+        let c = &mut self.commands[id as usize];
         let (t, len) = match &self.endpoints {
             // BOT: the CSW goes once the host has asked for it (its transfer is queued).
             Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
@@ -1424,9 +1427,6 @@ impl Simulator {
                     .into(),
             );
         }
-        if self.pcap.is_some() {
-            return refuse("the pcap writer does not record fault recovery yet".into());
-        }
         self.cx.faults = Some(Box::new(FaultInjector::new(plan)));
         Ok(())
     }
@@ -1492,16 +1492,35 @@ impl Simulator {
                     "CSW of a failed read"
                 );
                 let lba = c.device.lba;
-                let (at, key) = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
-                assert_eq!(key, storlab_wire::scsi::SenseKey::MediumError);
+                let sense = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
+                assert_eq!(sense.key, storlab_wire::scsi::SenseKey::MediumError);
+                if let Some(p) = self.pcap.as_mut() {
+                    p.transfer(Urb::Command, now, sense.cbw_done_ns, &sense.cbw);
+                    let data = sense.cbw_done_ns;
+                    p.transfer(Urb::DataIn, data, sense.sense_done_ns, &sense.sense);
+                    p.transfer(
+                        Urb::Status,
+                        sense.csw_submit_ns,
+                        sense.csw_done_ns,
+                        &sense.csw,
+                    );
+                }
                 let f = self.cx.faults.as_mut().expect("a plan");
                 f.counts.request_senses += 1;
-                let at = self.cx.completion_cpu(at);
+                let at = self.cx.completion_cpu(sense.csw_done_ns);
                 self.fail_command(id, at, ERRNO_ENODATA);
             }
             (Endpoints::Uas(_), CommandFault::Medium) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, Some(storlab_wire::scsi::SenseKey::MediumError));
+                // The driver cancels the data transfer of a command whose status is an error
+                // (Linux `uas_stat_cmplt`: `usb_unlink_urb`); without streams no Read Ready IU
+                // came, so no data transfer was queued.
+                if let (Some(p), Transport::Uas { streams: true }) =
+                    (self.pcap.as_mut(), self.endpoints.kind())
+                {
+                    p.end_urb(now, id, Urb::DataIn, URB_UNLINKED);
+                }
                 self.fail_command(id, now, ERRNO_ENODATA);
             }
             // The drive link's status carried ERR (and a queued command's READ LOG EXT ran).
@@ -1521,12 +1540,34 @@ impl Simulator {
         }
     }
 
+    /// BOT: the failed read's data phase ends in a STALL the host clears before reading the
+    /// CSW; returns when the CSW transfer is queued.
+    #[cold]
+    #[inline(never)]
+    fn bot_stall_data_in(&mut self, id: CmdId, at_ns: u64) -> u64 {
+        let stalled = Bot::stall_data_in(&mut self.cx, at_ns);
+        let queued = stalled.clear.driver_ns;
+        if let Some(p) = self.pcap.as_mut() {
+            p.end_urb(stalled.stalled_ns, id, Urb::DataIn, URB_STALLED);
+            let clear = stalled.clear;
+            p.control_transfer(clear.setup, clear.submit_ns, clear.done_ns);
+            p.submit(queued, id, Urb::Status, CSW_LEN as u32, &[]);
+        }
+        queued
+    }
+
     /// BOT Reset Recovery with the plan's post-reset delay; returns when it is done.
     fn bot_reset_recovery(&mut self, at_ns: u64) -> u64 {
         let f = self.cx.faults.as_mut().expect("a plan");
         f.counts.bot_resets += 1;
         let delay_ns = f.plan.reset_delay_ns;
-        Bot::reset_recovery(&mut self.cx, at_ns, delay_ns)
+        let transfers = Bot::reset_recovery(&mut self.cx, at_ns, delay_ns);
+        if let Some(p) = self.pcap.as_mut() {
+            for t in &transfers {
+                p.control_transfer(t.setup, t.submit_ns, t.done_ns);
+            }
+        }
+        transfers[transfers.len() - 1].driver_ns
     }
 
     /// The host's timer fired for a command the bridge lost. BOT: the SCSI error handler's
@@ -1541,13 +1582,38 @@ impl Simulator {
             .as_ref()
             .map_or(0, |b| b.profile.firmware_status_ns);
         self.commands[id as usize].fault = CommandFault::None;
+        let data_urb = if self.commands[id as usize].op == Op::Read {
+            Urb::DataIn
+        } else {
+            Urb::DataOut
+        };
         let at = match &self.endpoints {
-            Endpoints::Bot(_) => self.bot_reset_recovery(now),
+            Endpoints::Bot(_) => {
+                // usb-storage's abort stops the transfer in progress, the data phase the
+                // bridge never answered (`usb_stor_stop_transport`: `usb_unlink_urb`).
+                if let Some(p) = self.pcap.as_mut() {
+                    p.end_urb(now, id, data_urb, URB_UNLINKED);
+                }
+                self.bot_reset_recovery(now)
+            }
             Endpoints::Uas(uas) => {
-                let at =
+                let tm =
                     uas.abort_task(&mut self.cx, &self.commands[id as usize], now, firmware_ns);
                 self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-                at
+                if let Some(p) = self.pcap.as_mut() {
+                    // The status transfer for the response is queued with the request; once
+                    // the task is aborted no Sense IU will come for it, and the driver kills
+                    // its transfers (with streams its data transfer was queued at issue).
+                    let status = p.begin_transfer(Urb::Status, tm.submit_ns, STATUS_URB_BYTES, &[]);
+                    p.transfer(Urb::Command, tm.submit_ns, tm.request_done_ns, &tm.request);
+                    let len = tm.response.len() as u32;
+                    p.end_transfer(status, Urb::Status, tm.response_ns, len, &tm.response);
+                    if uas.streams {
+                        p.end_urb(tm.driver_ns, id, data_urb, URB_KILLED);
+                    }
+                    p.end_urb(tm.driver_ns, id, Urb::Status, URB_KILLED);
+                }
+                tm.driver_ns
             }
             Endpoints::Ahci(_) => unreachable!("AHCI commands are not dropped by a bridge"),
         };
