@@ -174,7 +174,7 @@ impl Bot {
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let (status, data_residue) = match c.fault {
-            CommandFault::None | CommandFault::Drop => (CswStatus::Passed, 0),
+            CommandFault::None | CommandFault::Drop | CommandFault::Hang => (CswStatus::Passed, 0),
             CommandFault::Medium => (CswStatus::Failed, c.len_bytes),
             CommandFault::PhaseError => (CswStatus::PhaseError, 0),
         };

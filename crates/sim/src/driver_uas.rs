@@ -30,6 +30,7 @@ pub(crate) struct ReadyIu {
 }
 
 /// The UAS host driver and the bridge's UAS endpoint.
+#[derive(Clone, Copy)]
 pub(crate) struct Uas {
     /// Data moves on bulk streams (SuperSpeed); without them (High-Speed) the device announces
     /// each data phase with a Read/Write Ready IU.
@@ -173,10 +174,38 @@ impl Uas {
         firmware_ns: u64,
     ) -> TaskManagement {
         let managed = u16::try_from(c.tag).expect("UAS tags are 16-bit");
+        let answer = Answer::Within(firmware_ns);
+        self.task_management(
+            cx,
+            TaskManagementFunction::AbortTask,
+            managed,
+            at_ns,
+            answer,
+        )
+    }
+
+    /// Host and bridge: one task management function (ABORT TASK for `managed_tag`, LOGICAL
+    /// UNIT RESET, I_T NEXUS RESET) in a Task Management IU on the command pipe, with the
+    /// status transfer for its response queued alongside. The bridge parses it and either
+    /// answers FUNCTION COMPLETE in a Response IU after `firmware_ns`, or, hung, not at all:
+    /// the host then gives up on it after its timeout (`Answer::Never`).
+    pub fn task_management(
+        &self,
+        cx: &mut Cx,
+        function: TaskManagementFunction,
+        managed_tag: u16,
+        at_ns: u64,
+        answer: Answer,
+    ) -> TaskManagement {
         let request = IuRepr::TaskManagement(TaskManagementIu {
             tag: self.task_management_tag,
-            function: TaskManagementFunction::AbortTask,
-            tag_of_managed_task: managed,
+            function,
+            // Only ABORT TASK and QUERY TASK name a task (UAS-2, Task Management IU).
+            tag_of_managed_task: if function == TaskManagementFunction::AbortTask {
+                managed_tag
+            } else {
+                0
+            },
             lun: Lun::from_index(0),
         });
         let mut request_bytes = [0u8; TASK_MANAGEMENT_IU_LEN];
@@ -187,17 +216,35 @@ impl Uas {
         // request's tag's stream at SuperSpeed).
         let extra = cx.controller.transfer_ns(0);
         let request_done_ns = cx.usb_message_out(at_ns, TASK_MANAGEMENT_IU_LEN as u64, extra);
-        // Bridge: the request names the lost command's tag; it answers for that task.
+        // Bridge: the request names the function (and for ABORT TASK the lost command's tag).
         let IuRepr::TaskManagement(tm) =
             IuRepr::parse_bytes(&request_bytes).expect("bridge: TM IU")
         else {
             panic!("bridge: expected a Task Management IU");
         };
-        assert_eq!(tm.function, TaskManagementFunction::AbortTask);
+        assert_eq!(tm.function, function, "bridge decoded another function");
         assert_eq!(
-            tm.tag_of_managed_task, managed,
-            "bridge: ABORT TASK for another tag"
+            tm.tag_of_managed_task,
+            if function == TaskManagementFunction::AbortTask {
+                managed_tag
+            } else {
+                0
+            },
+            "bridge: task management for another tag"
         );
+        let firmware_ns = match answer {
+            Answer::Within(ns) => ns,
+            Answer::Never(timeout_ns) => {
+                return TaskManagement {
+                    request: request_bytes,
+                    response: None,
+                    submit_ns: at_ns,
+                    request_done_ns,
+                    response_ns: at_ns + timeout_ns,
+                    driver_ns: at_ns + timeout_ns,
+                };
+            }
+        };
         let t = cx.reserve(layer::BRIDGE_CPU, request_done_ns, firmware_ns, 0);
         let response = IuRepr::Response(ResponseIu {
             tag: tm.tag,
@@ -217,10 +264,14 @@ impl Uas {
             r.tag, self.task_management_tag,
             "Response IU for another request"
         );
-        assert_eq!(r.response_code, ResponseCode::Complete, "ABORT TASK failed");
+        assert_eq!(
+            r.response_code,
+            ResponseCode::Complete,
+            "task management failed"
+        );
         TaskManagement {
             request: request_bytes,
-            response: response_bytes,
+            response: Some(response_bytes),
             submit_ns: at_ns,
             request_done_ns,
             response_ns,
@@ -272,13 +323,21 @@ impl Uas {
     }
 }
 
-/// One task management exchange: the Task Management IU and the Response IU as sent, when the
-/// host queued them, when the request's transfer and the response's completed, and when the
-/// driver had checked the response.
+/// Whether the bridge answers a task management function: after its firmware's time, or never
+/// (hung; the host gives up after the timeout it carries).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Answer {
+    Within(u64),
+    Never(u64),
+}
+
+/// One task management exchange: the Task Management IU and the Response IU as sent (none from a
+/// hung bridge), when the host queued them, when the request's transfer and the response's
+/// completed (or the host's wait ended), and when the driver had checked the response.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskManagement {
     pub request: [u8; TASK_MANAGEMENT_IU_LEN],
-    pub response: [u8; RESPONSE_IU_LEN],
+    pub response: Option<[u8; RESPONSE_IU_LEN]>,
     pub submit_ns: u64,
     pub request_done_ns: u64,
     pub response_ns: u64,

@@ -20,11 +20,12 @@ use crate::drive::{Drive, DriveCommand, COMPRESSION_PIECE_BYTES, UNKNOWN_COMPRES
 use crate::driver_bot::Bot;
 use crate::driver_buffer::{DriverBuffer, Serve};
 use crate::driver_sata::Ahci;
-use crate::driver_uas::{ReadyIu, Uas};
+use crate::driver_uas::{Answer, ReadyIu, TaskManagement, Uas};
 use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
 use crate::fault::{
     CommandFault, FaultCounts, FaultInjector, FaultKind, FaultOutcome, FaultPlan, FaultRecord,
+    HangRecovery,
 };
 use crate::host::BlockLayer;
 use crate::link_sata::{NcqTags, SataLink};
@@ -45,6 +46,12 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::{BTreeMap, VecDeque};
 use storlab_wire::bot::CSW_LEN;
+use storlab_wire::usb::SetupPacket;
+
+/// The mass-storage interface (`wire`'s enumeration emits interface 0) and its Bulk-Only
+/// alternate setting (UAS is alternate setting 1).
+const UAS_INTERFACE: u8 = 0;
+const BOT_ALTERNATE_SETTING: u8 = 0;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
@@ -819,7 +826,10 @@ impl Simulator {
 
     /// Command bytes arrived at the bridge: parse them, pay the firmware cost.
     fn bridge_on_command(&mut self, id: CmdId) {
-        if self.commands[id as usize].fault == CommandFault::Drop {
+        if matches!(
+            self.commands[id as usize].fault,
+            CommandFault::Drop | CommandFault::Hang
+        ) {
             // The firmware lost it: no status will come. The host's timer fires `timeout`
             // after the command went out, as the `Complete` of a command whose fault is a
             // drop (`on_failed_status`): no event kind of its own, so the event loop's
@@ -1411,6 +1421,7 @@ impl Simulator {
             let applies = match kind {
                 FaultKind::UsbCrc | FaultKind::Drop => transport.is_usb(),
                 FaultKind::PhaseError => transport == Transport::Bot,
+                FaultKind::Hang => matches!(transport, Transport::Uas { .. }),
                 FaultKind::MediaError => true,
             };
             if !applies {
@@ -1452,8 +1463,12 @@ impl Simulator {
             transport == Transport::Bot,
             transport.is_usb(),
         );
+        // A hang only for a UAS command alone in flight (`FaultInjector::hangs`).
+        let hang = fault == CommandFault::None
+            && matches!(transport, Transport::Uas { .. })
+            && f.hangs(self.outstanding == 1, attempt, self.cx.now_ns);
         let c = &mut self.commands[id as usize];
-        c.fault = fault;
+        c.fault = if hang { CommandFault::Hang } else { fault };
         c.attempt = attempt;
     }
 
@@ -1535,7 +1550,8 @@ impl Simulator {
                 unreachable!("phase errors are BOT's (set_faults refuses them elsewhere)")
             }
             // Not a status: the host's timer for a command the bridge lost.
-            (_, CommandFault::Drop) => self.on_host_timeout(id),
+            (_, CommandFault::Drop) => self.on_host_timeout(id, false),
+            (_, CommandFault::Hang) => self.on_host_timeout(id, true),
             (_, CommandFault::None) => unreachable!("called for a failed command"),
         }
     }
@@ -1572,52 +1588,165 @@ impl Simulator {
 
     /// The host's timer fired for a command the bridge lost. BOT: the SCSI error handler's
     /// abort makes usb-storage reset the device (`command_abort`, then Reset Recovery);
-    /// UAS: ABORT TASK for its tag. Then the command goes again.
+    /// UAS: ABORT TASK for its tag, or for a hung bridge the escalation of `uas_escalate`.
+    /// Then the command goes again.
     #[cold]
     #[inline(never)]
-    fn on_host_timeout(&mut self, id: CmdId) {
+    fn on_host_timeout(&mut self, id: CmdId, hung: bool) {
         let now = self.cx.now_ns;
         let firmware_ns = self
             .bridge
             .as_ref()
             .map_or(0, |b| b.profile.firmware_status_ns);
         self.commands[id as usize].fault = CommandFault::None;
-        let data_urb = if self.commands[id as usize].op == Op::Read {
-            Urb::DataIn
-        } else {
-            Urb::DataOut
-        };
         let at = match &self.endpoints {
             Endpoints::Bot(_) => {
                 // usb-storage's abort stops the transfer in progress, the data phase the
                 // bridge never answered (`usb_stor_stop_transport`: `usb_unlink_urb`).
                 if let Some(p) = self.pcap.as_mut() {
-                    p.end_urb(now, id, data_urb, URB_UNLINKED);
+                    p.end_urb(
+                        now,
+                        id,
+                        data_urb(self.commands[id as usize].op),
+                        URB_UNLINKED,
+                    );
                 }
                 self.bot_reset_recovery(now)
             }
+            Endpoints::Uas(_) if hung => self.uas_escalate(id, now, firmware_ns),
             Endpoints::Uas(uas) => {
+                let uas = *uas;
                 let tm =
                     uas.abort_task(&mut self.cx, &self.commands[id as usize], now, firmware_ns);
                 self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-                if let Some(p) = self.pcap.as_mut() {
-                    // The status transfer for the response is queued with the request; once
-                    // the task is aborted no Sense IU will come for it, and the driver kills
-                    // its transfers (with streams its data transfer was queued at issue).
-                    let status = p.begin_transfer(Urb::Status, tm.submit_ns, STATUS_URB_BYTES, &[]);
-                    p.transfer(Urb::Command, tm.submit_ns, tm.request_done_ns, &tm.request);
-                    let len = tm.response.len() as u32;
-                    p.end_transfer(status, Urb::Status, tm.response_ns, len, &tm.response);
-                    if uas.streams {
-                        p.end_urb(tm.driver_ns, id, data_urb, URB_KILLED);
-                    }
-                    p.end_urb(tm.driver_ns, id, Urb::Status, URB_KILLED);
-                }
+                self.trace_task_management(&tm);
+                self.trace_aborted_urbs(id, tm.driver_ns, uas.streams);
                 tm.driver_ns
             }
             Endpoints::Ahci(_) => unreachable!("AHCI commands are not dropped by a bridge"),
         };
         self.retry_or_fail(id, at);
+    }
+
+    /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates
+    /// as the SCSI error handler does (abort, then device reset, then bus reset), each step a
+    /// task management function it waits `tm_timeout` for: ABORT TASK, LOGICAL UNIT RESET,
+    /// I_T NEXUS RESET. The bridge answers the plan's `hang_recovery` step (FUNCTION COMPLETE:
+    /// the reset aborted the command, which is sent again); when none answers the host gives up
+    /// on UAS and runs the device as BOT. Returns when the command can be sent again.
+    #[cold]
+    #[inline(never)]
+    fn uas_escalate(&mut self, id: CmdId, at_ns: u64, firmware_ns: u64) -> u64 {
+        use storlab_wire::uas::TaskManagementFunction as Tmf;
+        let Endpoints::Uas(uas) = &self.endpoints else {
+            unreachable!("called for UAS");
+        };
+        let uas = *uas;
+        let f = self.cx.faults.as_mut().expect("a plan");
+        let (timeout_ns, recovery) = (f.plan.tm_timeout_ns, f.plan.hang_recovery);
+        f.counts.uas_aborts += 1;
+        let managed = u16::try_from(self.commands[id as usize].tag).expect("UAS tags are 16-bit");
+        let abort = uas.task_management(
+            &mut self.cx,
+            Tmf::AbortTask,
+            managed,
+            at_ns,
+            Answer::Never(timeout_ns),
+        );
+        self.trace_task_management(&abort);
+        let mut t = abort.driver_ns;
+        for (function, step) in [
+            (Tmf::LogicalUnitReset, HangRecovery::LogicalUnitReset),
+            (Tmf::ItNexusReset, HangRecovery::ItNexusReset),
+        ] {
+            let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
+            match function {
+                Tmf::LogicalUnitReset => counts.uas_lu_resets += 1,
+                _ => counts.uas_it_nexus_resets += 1,
+            }
+            let answer = if recovery == step {
+                Answer::Within(firmware_ns)
+            } else {
+                Answer::Never(timeout_ns)
+            };
+            let tm = uas.task_management(&mut self.cx, function, managed, t, answer);
+            self.trace_task_management(&tm);
+            t = tm.driver_ns;
+            if tm.response.is_some() {
+                // The reset aborted every task at the logical unit: the lost command's
+                // transfers end, and it is sent again.
+                self.trace_aborted_urbs(id, t, uas.streams);
+                return t;
+            }
+        }
+        self.trace_aborted_urbs(id, t, uas.streams);
+        self.fall_back_to_bot(t)
+    }
+
+    /// The host gives up on UAS at `at_ns`: it selects the interface's Bulk-Only alternate
+    /// setting (SET_INTERFACE alt 0, as Linux's `uas_shutdown` puts a device back in
+    /// usb-storage mode) and runs Reset Recovery; from then on every command is a BOT command,
+    /// one at a time, and the bridge gives the drive one command at a time. Returns when the
+    /// endpoints are ready.
+    fn fall_back_to_bot(&mut self, at_ns: u64) -> u64 {
+        let setup = SetupPacket::set_interface(UAS_INTERFACE, BOT_ALTERNATE_SETTING);
+        let set = self.cx.usb_control(at_ns, &setup);
+        if let Some(p) = self.pcap.as_mut() {
+            p.control_transfer(set.setup, set.submit_ns, set.done_ns);
+            p.use_bot();
+        }
+        // BOT's per-command state is indexed by command id: room for every id in use.
+        let ids = (self.commands.len() as u32).max(self.max_outstanding);
+        self.endpoints = Endpoints::Bot(Bot::new(self.spec.host.chains_transfers, ids));
+        self.max_outstanding = 1;
+        let DeviceLink::Sata(port) = &mut self.link;
+        port.slots = 1;
+        port.ncq_tags = NcqTags::new(1, ids as usize);
+        self.fallback = Some(
+            "the UAS bridge answered no task management (ABORT TASK, LOGICAL UNIT RESET, I_T \
+             NEXUS RESET): the host gave up on UAS and uses BOT"
+                .into(),
+        );
+        self.cx
+            .faults
+            .as_mut()
+            .expect("a plan")
+            .counts
+            .uas_bot_fallbacks += 1;
+        self.bot_reset_recovery(set.driver_ns)
+    }
+
+    /// Record one task management exchange: the status transfer queued for the response, the
+    /// Task Management IU, and the Response IU, or (hung bridge) the status transfer killed when
+    /// the host stopped waiting.
+    #[cold]
+    #[inline(never)]
+    fn trace_task_management(&mut self, tm: &TaskManagement) {
+        if let Some(p) = self.pcap.as_mut() {
+            let status = p.begin_transfer(Urb::Status, tm.submit_ns, STATUS_URB_BYTES, &[]);
+            p.transfer(Urb::Command, tm.submit_ns, tm.request_done_ns, &tm.request);
+            match &tm.response {
+                Some(r) => p.end_transfer(status, Urb::Status, tm.response_ns, r, 0),
+                None => p.end_transfer(status, Urb::Status, tm.response_ns, &[], URB_KILLED),
+            }
+        }
+    }
+
+    /// Record the end of an aborted UAS command's transfers at `at_ns`: no Sense IU will come,
+    /// and the driver kills its status transfer (and with streams its data transfer, queued at
+    /// issue).
+    fn trace_aborted_urbs(&mut self, id: CmdId, at_ns: u64, streams: bool) {
+        if let Some(p) = self.pcap.as_mut() {
+            if streams {
+                p.end_urb(
+                    at_ns,
+                    id,
+                    data_urb(self.commands[id as usize].op),
+                    URB_KILLED,
+                );
+            }
+            p.end_urb(at_ns, id, Urb::Status, URB_KILLED);
+        }
     }
 
     /// After recovery at `at_ns`: the SCSI midlayer sends the command again while it has
@@ -1764,6 +1893,15 @@ impl Simulator {
         if let Some(p) = self.pcap.as_mut() {
             p.on_event(now, &traced, event);
         }
+    }
+}
+
+/// The data URB of a command doing `op`.
+fn data_urb(op: Op) -> Urb {
+    if op == Op::Read {
+        Urb::DataIn
+    } else {
+        Urb::DataOut
     }
 }
 

@@ -206,17 +206,24 @@ impl PcapRecorder {
         id
     }
 
-    /// The transfer `id` of [`PcapRecorder::begin_transfer`] completed at `at_ns` having
-    /// moved `len` bytes (an IN transfer's are `in_bytes`).
-    pub fn end_transfer(&mut self, id: u64, urb: Urb, at_ns: u64, len: u32, in_bytes: &[u8]) {
+    /// The IN transfer `id` of [`PcapRecorder::begin_transfer`] ended at `at_ns` with
+    /// `in_bytes` and `status` (0, or [`URB_KILLED`] when the driver stopped waiting).
+    pub fn end_transfer(&mut self, id: u64, urb: Urb, at_ns: u64, in_bytes: &[u8], status: i32) {
         let mut c = header(
             id,
             EventType::Completion,
             TransferType::Bulk,
             self.endpoint(urb),
         );
-        c.urb_len = len;
+        c.urb_len = in_bytes.len() as u32;
+        c.status = status;
         self.record(at_ns, &c, in_bytes);
+    }
+
+    /// The host gave up on UAS and selected the Bulk-Only alternate setting: from now on
+    /// commands, data and status use the two bulk endpoints.
+    pub fn use_bot(&mut self) {
+        self.config.uas = false;
     }
 
     /// [`PcapRecorder::begin_transfer`] and [`PcapRecorder::end_transfer`] of a transfer of
@@ -230,7 +237,14 @@ impl PcapRecorder {
             (bytes, &[])
         };
         let id = self.begin_transfer(urb, submit_ns, len, out);
-        self.end_transfer(id, urb, done_ns, len, input);
+        let mut c = header(
+            id,
+            EventType::Completion,
+            TransferType::Bulk,
+            self.endpoint(urb),
+        );
+        c.urb_len = len;
+        self.record(done_ns, &c, input);
     }
 
     /// The endpoint a URB uses: UAS has command and status pipes, BOT sends everything on

@@ -512,6 +512,12 @@ mod decode {
                 TransferType::Control => {
                     if let Some(setup) = u.setup {
                         let _ = write_setup(&mut out, 1, &setup);
+                        if setup.standard_request() == Some(StandardRequest::SetInterface)
+                            && setup.value == 0
+                        {
+                            // Back to the Bulk-Only alternate setting: the UAS pipes are gone.
+                            state.uas_pipes.clear();
+                        }
                         state.pending_setup.insert(u.urb_id, setup);
                     } else if u.event == EventType::Completion {
                         let setup = state.pending_setup.remove(&u.urb_id);

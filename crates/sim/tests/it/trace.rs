@@ -346,3 +346,38 @@ fn tshark_reads_the_stall_and_the_sense_data() {
     let key = tshark("uas", &uas, "scsi.sns.key", "scsi.sns.key").unwrap();
     assert_eq!(key, ["0x03"], "{key:?}");
 }
+
+/// A hung UAS bridge that answers no task management: the capture shows ABORT TASK, LOGICAL
+/// UNIT RESET and I_T NEXUS RESET, each with its response's status transfer killed when the host
+/// stops waiting, then SET_INTERFACE to the Bulk-Only alternate setting, Reset Recovery, and
+/// the command again as a BOT CBW; tshark reads the three task management functions.
+#[test]
+fn a_uas_bridge_that_answers_nothing_falls_back_to_bot_in_the_capture() {
+    let spec = "hang@cmd=2,timeout=1s,reset_delay=10ms";
+    let pcap = faulted_session("usb3-uas-ssd", spec, &FAULTED_READS[..3]);
+    assert_urbs_pair("usb3-uas-ssd", &pcap);
+    let text = storlab_wire::decode_pcap(&pcap).unwrap();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in\n{text}"))
+    };
+    let steps = [
+        at("function=AbortTask"),
+        at("function=LogicalUnitReset"),
+        at("function=ItNexusReset"),
+        at("SET_INTERFACE interface=0 alt=0"),
+        at("Bulk-Only Mass Storage Reset"),
+        at("BOT CBW"),
+    ];
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(!text.contains("UAS Response IU"), "{text}");
+    assert!(
+        !text[steps[3]..].contains("UAS "),
+        "UAS after the fallback:\n{text}"
+    );
+    let Some(functions) = tshark("hang", &pcap, "uasp.iu_id == 5", "uasp.task_mgmt.function")
+    else {
+        return;
+    };
+    assert_eq!(functions, ["0x01", "0x08", "0x10"], "{functions:?}");
+}
