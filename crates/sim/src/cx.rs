@@ -289,8 +289,9 @@ impl Cx {
 
     /// A control transfer without a data stage on endpoint 0 (CLEAR_FEATURE, Bulk-Only Mass
     /// Storage Reset): the SETUP packet goes out, the device parses it, the status stage comes
-    /// back empty, and the driver handles the completion. Returns when it has.
-    pub fn usb_control(&mut self, at_ns: u64, setup: &SetupPacket) -> u64 {
+    /// back empty, and the driver handles the completion. Returns its times (the pcap writer
+    /// records the URB from them); `driver_ns` is when the driver has handled it.
+    pub fn usb_control(&mut self, at_ns: u64, setup: &SetupPacket) -> ControlTransfer {
         let mut bytes = [0u8; SETUP_LEN];
         setup
             .emit_into(&mut bytes)
@@ -298,7 +299,22 @@ impl Cx {
         let t = self.usb_message_out(at_ns, SETUP_LEN as u64, 0);
         let parsed = SetupPacket::parse_bytes(&bytes).expect("device: invalid SETUP packet");
         assert_eq!(&parsed, setup, "device decoded another request");
-        let t = self.usb_message_in(t, 0);
-        self.hand_off(t, 0)
+        let done_ns = self.usb_message_in(t, 0);
+        ControlTransfer {
+            setup: *setup,
+            submit_ns: at_ns,
+            done_ns,
+            driver_ns: self.hand_off(done_ns, 0),
+        }
     }
+}
+
+/// One control transfer of a recovery, as the host saw it: submitted, completed (status stage
+/// back), handled by the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ControlTransfer {
+    pub setup: SetupPacket,
+    pub submit_ns: u64,
+    pub done_ns: u64,
+    pub driver_ns: u64,
 }

@@ -5,7 +5,7 @@
 //! per-command state, kept here.
 
 use crate::command::{Command, Op, UNMAP_LIST_BYTES};
-use crate::cx::{layer, Cx};
+use crate::cx::{layer, ControlTransfer, Cx};
 use crate::event::CmdId;
 use crate::fault::CommandFault;
 use crate::resource::Flow;
@@ -174,7 +174,7 @@ impl Bot {
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let (status, data_residue) = match c.fault {
-            CommandFault::None | CommandFault::Drop => (CswStatus::Passed, 0),
+            CommandFault::None | CommandFault::Drop | CommandFault::Hang => (CswStatus::Passed, 0),
             CommandFault::Medium => (CswStatus::Failed, c.len_bytes),
             CommandFault::PhaseError => (CswStatus::PhaseError, 0),
         };
@@ -204,26 +204,29 @@ impl Bot {
     /// Bridge and host: the bridge stalls bulk-in instead of sending read data it does not
     /// have (BOT 1.0 §6.7.2, Hi > Dn); the host's data transfer ends with STALL and the host
     /// clears the halt (Linux `usb_stor_clear_halt` from `interpret_urb_result`'s -EPIPE)
-    /// before it reads the CSW. Returns when the CSW transfer is queued.
-    pub fn stall_data_in(cx: &mut Cx, at_ns: u64) -> u64 {
-        let stalled = cx.usb_message_in(at_ns, 0);
-        let t = cx.hand_off(stalled, 0);
-        cx.usb_control(t, &SetupPacket::clear_halt(BULK_IN_ENDPOINT))
+    /// before it reads the CSW. `clear.driver_ns` is when the CSW transfer is queued.
+    pub fn stall_data_in(cx: &mut Cx, at_ns: u64) -> StalledDataIn {
+        let stalled_ns = cx.usb_message_in(at_ns, 0);
+        let t = cx.hand_off(stalled_ns, 0);
+        StalledDataIn {
+            stalled_ns,
+            clear: cx.usb_control(t, &SetupPacket::clear_halt(BULK_IN_ENDPOINT)),
+        }
     }
 
     /// Host: the CSW said Command Failed; the driver asks why with REQUEST SENSE as a BOT
     /// command of its own (CBW, 18 bytes of sense data in, CSW), as Linux usb-storage's
     /// auto-sense in `usb_stor_invoke_transport` does. The bridge answers with the drive's
-    /// error as fixed-format sense (MEDIUM ERROR, UNRECOVERED READ ERROR: 03/11/00).
-    /// `firmware_ns` is the bridge's cost to build it. Returns when the host has parsed the
-    /// sense data and the sense key it read.
+    /// error as fixed-format sense (MEDIUM ERROR, UNRECOVERED READ ERROR: 03/11/00) and a CSW
+    /// of status Passed for the REQUEST SENSE itself. `firmware_ns` is the bridge's cost to
+    /// build it. Returns the exchange's bytes and times, and the sense key the host read.
     pub fn request_sense(
         &mut self,
         cx: &mut Cx,
         at_ns: u64,
         firmware_ns: u64,
         failed_lba: u64,
-    ) -> (u64, SenseKey) {
+    ) -> RequestSense {
         self.next_tag = self.next_tag.wrapping_add(1);
         let tag = self.next_tag;
         let mut cdb = [0u8; CDB_BYTES_MAX];
@@ -233,44 +236,99 @@ impl Bot {
         }
         .emit(&mut cdb)
         .expect("REQUEST SENSE fits a CDB");
-        let mut cbw_bytes = [0u8; CBW_LEN];
+        let mut cbw = [0u8; CBW_LEN];
         let sense_len = u32::from(SENSE_ALLOCATION_BYTES);
         CbwRepr::new(tag, sense_len, Direction::In, LUN, &cdb[..cdb_len])
             .expect("6-byte CDB, LUN 0")
-            .emit_into(&mut cbw_bytes)
+            .emit_into(&mut cbw)
             .expect("CBW buffer");
-        let t = cx.usb_message_out(at_ns, CBW_LEN as u64, 0);
+        let cbw_done_ns = cx.usb_message_out(at_ns, CBW_LEN as u64, 0);
         // Bridge: parse the CBW, build the sense data from the drive's error.
-        let cbw = CbwRepr::parse(&CbwPacket::new_checked(&cbw_bytes[..]).expect("bridge: CBW"))
+        let parsed_cbw = CbwRepr::parse(&CbwPacket::new_checked(&cbw[..]).expect("bridge: CBW"))
             .expect("bridge: invalid CBW");
-        let asked = Cdb::parse(cbw.cdb()).expect("bridge: REQUEST SENSE CDB");
+        let asked = Cdb::parse(parsed_cbw.cdb()).expect("bridge: REQUEST SENSE CDB");
         assert!(
             matches!(asked, Cdb::RequestSense { .. }),
             "bridge: expected REQUEST SENSE"
         );
-        let mut sense =
+        let mut sense_repr =
             SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
-        sense.information = Some(failed_lba);
-        let mut sense_bytes = [0u8; SENSE_ALLOCATION_BYTES as usize];
-        let n = sense
-            .emit(&mut sense_bytes)
+        sense_repr.information = Some(failed_lba);
+        let mut sense = [0u8; SENSE_ALLOCATION_BYTES as usize];
+        let n = sense_repr
+            .emit(&mut sense)
             .expect("fixed sense fits 18 bytes");
-        let t = cx.reserve(layer::BRIDGE_CPU, t, firmware_ns, 0);
-        let t = cx.usb_message_in(t, n as u64);
-        let t = cx.hand_off(t, 0);
-        let t = cx.usb_message_in(t, CSW_LEN as u64);
-        let parsed = SenseRepr::parse(&sense_bytes[..n]).expect("host: invalid sense data");
-        (t, parsed.key)
+        assert_eq!(n, sense.len(), "fixed sense is 18 bytes");
+        let mut csw = [0u8; CSW_LEN];
+        CswRepr {
+            tag: parsed_cbw.tag,
+            data_residue: 0,
+            status: CswStatus::Passed,
+        }
+        .emit_into(&mut csw)
+        .expect("CSW buffer");
+        let t = cx.reserve(layer::BRIDGE_CPU, cbw_done_ns, firmware_ns, 0);
+        let sense_done_ns = cx.usb_message_in(t, n as u64);
+        let csw_submit_ns = cx.hand_off(sense_done_ns, 0);
+        let csw_done_ns = cx.usb_message_in(csw_submit_ns, CSW_LEN as u64);
+        // Host: the CSW closes the REQUEST SENSE; the sense data says why the read failed.
+        let parsed_csw = CswRepr::parse(&CswPacket::new_checked(&csw[..]).expect("host: CSW"))
+            .expect("host: invalid CSW");
+        assert_eq!(parsed_csw.tag, tag, "CSW tag differs from the CBW tag");
+        assert_eq!(parsed_csw.status, CswStatus::Passed, "REQUEST SENSE failed");
+        let key = SenseRepr::parse(&sense[..n])
+            .expect("host: invalid sense data")
+            .key;
+        RequestSense {
+            key,
+            cbw,
+            sense,
+            csw,
+            cbw_done_ns,
+            sense_done_ns,
+            csw_submit_ns,
+            csw_done_ns,
+        }
     }
 
     /// Host: Reset Recovery (BOT 1.0 §5.3.4): a Bulk-Only Mass Storage Reset (class request
     /// FFh to the interface), then CLEAR_FEATURE(ENDPOINT_HALT) on bulk-in and on bulk-out.
     /// Between the reset and the clears Linux usb-storage waits `delay_ns`
-    /// (`usb_stor_reset_common`, 6 s). Returns when the endpoints are usable again.
-    pub fn reset_recovery(cx: &mut Cx, at_ns: u64, delay_ns: u64) -> u64 {
-        let t = cx.usb_control(at_ns, &SetupPacket::bulk_only_reset(INTERFACE));
-        let t = t + delay_ns;
-        let t = cx.usb_control(t, &SetupPacket::clear_halt(BULK_IN_ENDPOINT));
-        cx.usb_control(t, &SetupPacket::clear_halt(BULK_OUT_ENDPOINT))
+    /// (`usb_stor_reset_common`, 6 s). The last transfer's `driver_ns` is when the endpoints
+    /// are usable again.
+    pub fn reset_recovery(cx: &mut Cx, at_ns: u64, delay_ns: u64) -> [ControlTransfer; 3] {
+        let reset = cx.usb_control(at_ns, &SetupPacket::bulk_only_reset(INTERFACE));
+        let clear_in = cx.usb_control(
+            reset.driver_ns + delay_ns,
+            &SetupPacket::clear_halt(BULK_IN_ENDPOINT),
+        );
+        let clear_out = cx.usb_control(
+            clear_in.driver_ns,
+            &SetupPacket::clear_halt(BULK_OUT_ENDPOINT),
+        );
+        [reset, clear_in, clear_out]
     }
+}
+
+/// A read's data phase the bridge stalled: when the host's data transfer ended with STALL, and
+/// the CLEAR_FEATURE(ENDPOINT_HALT) of bulk-in that followed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StalledDataIn {
+    pub stalled_ns: u64,
+    pub clear: ControlTransfer,
+}
+
+/// A REQUEST SENSE exchange: its CBW, sense data and CSW as sent, and when each transfer
+/// completed at the host (the data transfer is queued at `cbw_done_ns`, the CSW's at
+/// `csw_submit_ns`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RequestSense {
+    pub key: SenseKey,
+    pub cbw: [u8; CBW_LEN],
+    pub sense: [u8; SENSE_ALLOCATION_BYTES as usize],
+    pub csw: [u8; CSW_LEN],
+    pub cbw_done_ns: u64,
+    pub sense_done_ns: u64,
+    pub csw_submit_ns: u64,
+    pub csw_done_ns: u64,
 }

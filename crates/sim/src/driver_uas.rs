@@ -30,6 +30,7 @@ pub(crate) struct ReadyIu {
 }
 
 /// The UAS host driver and the bridge's UAS endpoint.
+#[derive(Clone, Copy)]
 pub(crate) struct Uas {
     /// Data moves on bulk streams (SuperSpeed); without them (High-Speed) the device announces
     /// each data phase with a Read/Write Ready IU.
@@ -47,6 +48,7 @@ impl Uas {
 
     /// Host: build the Command IU, queue the status and data transfers, send the IU. Returns
     /// when it reached the bridge.
+    #[inline]
     pub fn issue(&self, cx: &mut Cx, id: CmdId, c: &mut Command) -> u64 {
         let now = cx.now_ns;
         let tag = Self::tag(id);
@@ -78,6 +80,7 @@ impl Uas {
     }
 
     /// Bridge: parse the Command IU and its CDB.
+    #[inline]
     pub fn decode_command(c: &mut Command) -> ScsiOp {
         // Zero-copy view: the firmware reads fields in place, as a real bridge does.
         let packet = IuPacket::new_checked(&c.command_bytes[..usize::from(c.command_len)])
@@ -97,6 +100,7 @@ impl Uas {
     /// data, or for a read the drive failed CHECK CONDITION with fixed-format sense MEDIUM
     /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2, Sense IU: no separate
     /// REQUEST SENSE).
+    #[inline]
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
             c.status_len, 0,
@@ -158,47 +162,121 @@ impl Uas {
 
     /// Host and bridge: the host's timer for `c` fired; it sends ABORT TASK for the command's
     /// tag in a Task Management IU on the command pipe, and the bridge answers with a
-    /// Response IU on the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2: aborting a task the
-    /// logical unit no longer has completes as FUNCTION COMPLETE). `firmware_ns` is the
-    /// bridge's cost to handle it. Returns when the host has checked the response.
-    pub fn abort_task(&self, cx: &mut Cx, c: &Command, at_ns: u64, firmware_ns: u64) -> u64 {
+    /// Response IU on the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2:
+    /// aborting a task the logical unit no longer has completes as FUNCTION COMPLETE).
+    /// `firmware_ns` is the bridge's cost to handle it. Returns the IUs as sent and their
+    /// times; `driver_ns` is when the host has checked the response.
+    pub fn abort_task(
+        &self,
+        cx: &mut Cx,
+        c: &Command,
+        at_ns: u64,
+        firmware_ns: u64,
+    ) -> TaskManagement {
         let managed = u16::try_from(c.tag).expect("UAS tags are 16-bit");
+        let answer = Answer::Within(firmware_ns);
+        self.task_management(
+            cx,
+            TaskManagementFunction::AbortTask,
+            managed,
+            at_ns,
+            answer,
+        )
+    }
+
+    /// Host and bridge: one task management function (ABORT TASK for `managed_tag`, LOGICAL
+    /// UNIT RESET, I_T NEXUS RESET) in a Task Management IU on the command pipe, with the
+    /// status transfer for its response queued alongside. The bridge parses it and either
+    /// answers FUNCTION COMPLETE in a Response IU after `firmware_ns`, or, hung, not at all:
+    /// the host then gives up on it after its timeout (`Answer::Never`).
+    pub fn task_management(
+        &self,
+        cx: &mut Cx,
+        function: TaskManagementFunction,
+        managed_tag: u16,
+        at_ns: u64,
+        answer: Answer,
+    ) -> TaskManagement {
         let request = IuRepr::TaskManagement(TaskManagementIu {
             tag: self.task_management_tag,
-            function: TaskManagementFunction::AbortTask,
-            tag_of_managed_task: managed,
+            function,
+            // Only ABORT TASK and QUERY TASK name a task (UAS-2, Task Management IU).
+            tag_of_managed_task: if function == TaskManagementFunction::AbortTask {
+                managed_tag
+            } else {
+                0
+            },
             lun: Lun::from_index(0),
         });
-        let mut bytes = [0u8; TASK_MANAGEMENT_IU_LEN];
-        request.emit_into(&mut bytes).expect("16-byte TM IU");
-        let t = cx.usb_message_out(at_ns, TASK_MANAGEMENT_IU_LEN as u64, 0);
-        // Bridge: the request names the lost command's tag; it answers for that task.
-        let IuRepr::TaskManagement(tm) = IuRepr::parse_bytes(&bytes).expect("bridge: TM IU") else {
+        let mut request_bytes = [0u8; TASK_MANAGEMENT_IU_LEN];
+        request
+            .emit_into(&mut request_bytes)
+            .expect("16-byte TM IU");
+        // The driver queues the status transfer for the response with the request (on the
+        // request's tag's stream at SuperSpeed).
+        let extra = cx.controller.transfer_ns(0);
+        let request_done_ns = cx.usb_message_out(at_ns, TASK_MANAGEMENT_IU_LEN as u64, extra);
+        // Bridge: the request names the function (and for ABORT TASK the lost command's tag).
+        let IuRepr::TaskManagement(tm) =
+            IuRepr::parse_bytes(&request_bytes).expect("bridge: TM IU")
+        else {
             panic!("bridge: expected a Task Management IU");
         };
-        assert_eq!(tm.function, TaskManagementFunction::AbortTask);
+        assert_eq!(tm.function, function, "bridge decoded another function");
         assert_eq!(
-            tm.tag_of_managed_task, managed,
-            "bridge: ABORT TASK for another tag"
+            tm.tag_of_managed_task,
+            if function == TaskManagementFunction::AbortTask {
+                managed_tag
+            } else {
+                0
+            },
+            "bridge: task management for another tag"
         );
-        let t = cx.reserve(layer::BRIDGE_CPU, t, firmware_ns, 0);
+        let firmware_ns = match answer {
+            Answer::Within(ns) => ns,
+            Answer::Never(timeout_ns) => {
+                return TaskManagement {
+                    request: request_bytes,
+                    response: None,
+                    submit_ns: at_ns,
+                    request_done_ns,
+                    response_ns: at_ns + timeout_ns,
+                    driver_ns: at_ns + timeout_ns,
+                };
+            }
+        };
+        let t = cx.reserve(layer::BRIDGE_CPU, request_done_ns, firmware_ns, 0);
         let response = IuRepr::Response(ResponseIu {
             tag: tm.tag,
             additional_response_info: [0; 3],
             response_code: ResponseCode::Complete,
         });
-        let mut bytes = [0u8; RESPONSE_IU_LEN];
-        response.emit_into(&mut bytes).expect("8-byte Response IU");
-        let t = cx.usb_message_in(t, RESPONSE_IU_LEN as u64);
-        let IuRepr::Response(r) = IuRepr::parse_bytes(&bytes).expect("host: Response IU") else {
+        let mut response_bytes = [0u8; RESPONSE_IU_LEN];
+        response
+            .emit_into(&mut response_bytes)
+            .expect("8-byte Response IU");
+        let response_ns = cx.usb_message_in(t, RESPONSE_IU_LEN as u64);
+        let IuRepr::Response(r) = IuRepr::parse_bytes(&response_bytes).expect("host: Response IU")
+        else {
             panic!("host: expected a Response IU");
         };
         assert_eq!(
             r.tag, self.task_management_tag,
             "Response IU for another request"
         );
-        assert_eq!(r.response_code, ResponseCode::Complete, "ABORT TASK failed");
-        cx.hand_off(t, 0)
+        assert_eq!(
+            r.response_code,
+            ResponseCode::Complete,
+            "task management failed"
+        );
+        TaskManagement {
+            request: request_bytes,
+            response: Some(response_bytes),
+            submit_ns: at_ns,
+            request_done_ns,
+            response_ns,
+            driver_ns: cx.hand_off(response_ns, 0),
+        }
     }
 
     /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;
@@ -219,6 +297,7 @@ impl Uas {
     }
 
     /// Before read data leaves the bridge at High-Speed UAS, a Read Ready IU goes first.
+    #[inline]
     pub fn data_in_gate(&self, cx: &mut Cx, c: &Command, flow: Flow) -> (Flow, Option<ReadyIu>) {
         if self.streams {
             return (flow, None);
@@ -234,6 +313,7 @@ impl Uas {
 
     /// Before write data (or an UNMAP list) leaves the host at High-Speed UAS, the device sends
     /// a Write Ready IU. At SuperSpeed the stream's ERDY is part of the transfer setup.
+    #[inline]
     pub fn data_out_start(&self, cx: &mut Cx, c: &Command, at_ns: u64) -> (u64, Option<ReadyIu>) {
         if self.streams {
             return (at_ns, None);
@@ -241,4 +321,25 @@ impl Uas {
         let iu = Self::ready_iu(cx, c, at_ns, false);
         (iu.at_ns, Some(iu))
     }
+}
+
+/// Whether the bridge answers a task management function: after its firmware's time, or never
+/// (hung; the host gives up after the timeout it carries).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Answer {
+    Within(u64),
+    Never(u64),
+}
+
+/// One task management exchange: the Task Management IU and the Response IU as sent (none from a
+/// hung bridge), when the host queued them, when the request's transfer and the response's
+/// completed (or the host's wait ended), and when the driver had checked the response.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TaskManagement {
+    pub request: [u8; TASK_MANAGEMENT_IU_LEN],
+    pub response: Option<[u8; RESPONSE_IU_LEN]>,
+    pub submit_ns: u64,
+    pub request_done_ns: u64,
+    pub response_ns: u64,
+    pub driver_ns: u64,
 }

@@ -21,7 +21,11 @@
 //! timeout=DURATION        the host's SCSI command timeout (default 30s)
 //! retries=N               the host's retries of a failed command (default 5)
 //! reset_delay=DURATION    the host's wait after a Bulk-Only Mass Storage Reset (default 6s)
-//! KIND := usb_crc | media_error | drop | phase_error
+//! tm_timeout=DURATION     UAS: the host's wait for a task management response (default 3s)
+//! hang_recovery=STEP      UAS: the first task management function a hung bridge answers:
+//!                         lu_reset, it_nexus_reset or none (default none: the host gives up
+//!                         on UAS and runs the device as BOT)
+//! KIND := usb_crc | media_error | drop | phase_error | hang
 //! DURATION := integer with ns, us, ms or s
 //! ```
 
@@ -38,6 +42,10 @@ pub const LINUX_SD_MAX_RETRIES: u32 = 5;
 /// Linux usb-storage waits 6 s after a Bulk-Only Mass Storage Reset before it clears the
 /// endpoints' halts: `usb_stor_reset_common` (drivers/usb/storage/transport.c), `HZ*6`.
 pub const LINUX_BOT_RESET_DELAY_NS: u64 = 6_000_000_000;
+/// Linux's uas driver waited 3 s for the response to a task management function before its
+/// error handler failed it: `uas_eh_task_mgmt`, `usb_wait_anchor_empty_timeout(..., 3000)`
+/// (drivers/usb/storage/uas.c, 3.x kernels that still sent task management).
+pub const LINUX_UAS_TM_TIMEOUT_NS: u64 = 3_000_000_000;
 
 /// The faults a plan can inject.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,14 +60,21 @@ pub enum FaultKind {
     Drop,
     /// The BOT bridge answers with a CSW of status 02h, Phase Error (BOT 1.0 §5.2, bCSWStatus).
     PhaseError,
+    /// The UAS bridge's firmware hangs with a command: it is lost as with `Drop`, and task
+    /// management goes unanswered up to the plan's `hang_recovery` step.
+    Hang,
 }
 
+/// Kinds of fault a plan can name.
+pub const FAULT_KINDS: usize = FaultKind::ALL.len();
+
 impl FaultKind {
-    pub const ALL: [FaultKind; 4] = [
+    pub const ALL: [FaultKind; 5] = [
         FaultKind::UsbCrc,
         FaultKind::MediaError,
         FaultKind::Drop,
         FaultKind::PhaseError,
+        FaultKind::Hang,
     ];
 
     /// Its name in a fault spec and in reports.
@@ -69,6 +84,7 @@ impl FaultKind {
             FaultKind::MediaError => "media_error",
             FaultKind::Drop => "drop",
             FaultKind::PhaseError => "phase_error",
+            FaultKind::Hang => "hang",
         }
     }
 
@@ -92,12 +108,23 @@ pub enum FaultAt {
     TimeNs(u64),
 }
 
+/// The first task management function a hung UAS bridge answers (its firmware recovers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HangRecovery {
+    /// LOGICAL UNIT RESET (after ABORT TASK timed out).
+    LogicalUnitReset,
+    /// I_T NEXUS RESET (after LOGICAL UNIT RESET timed out too).
+    ItNexusReset,
+    /// None: the host gives up on UAS and runs the device as BOT.
+    None,
+}
+
 /// What faults a run injects and the host's error-handling parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultPlan {
     pub seed: u64,
     /// Probability per kind, indexed by `FaultKind as usize`.
-    pub rates: [f64; 4],
+    pub rates: [f64; FAULT_KINDS],
     /// Faults placed at a command or a time.
     pub placed: Vec<(FaultKind, FaultAt)>,
     /// Sectors that cannot be read until they are written.
@@ -108,18 +135,24 @@ pub struct FaultPlan {
     pub retries: u32,
     /// BOT: the host's wait after a Bulk-Only Mass Storage Reset.
     pub reset_delay_ns: u64,
+    /// UAS: the host's wait for a task management response.
+    pub tm_timeout_ns: u64,
+    /// UAS: the step at which a hung bridge recovers.
+    pub hang_recovery: HangRecovery,
 }
 
 impl Default for FaultPlan {
     fn default() -> Self {
         FaultPlan {
             seed: 0,
-            rates: [0.0; 4],
+            rates: [0.0; FAULT_KINDS],
             placed: Vec::new(),
             bad_lbas: Vec::new(),
             timeout_ns: LINUX_SD_TIMEOUT_NS,
             retries: LINUX_SD_MAX_RETRIES,
             reset_delay_ns: LINUX_BOT_RESET_DELAY_NS,
+            tm_timeout_ns: LINUX_UAS_TM_TIMEOUT_NS,
+            hang_recovery: HangRecovery::None,
         }
     }
 }
@@ -171,6 +204,19 @@ impl FaultPlan {
             "seed" => self.seed = parse_u64(value)?,
             "timeout" => self.timeout_ns = parse_bounded_duration(value)?,
             "reset_delay" => self.reset_delay_ns = parse_bounded_duration(value)?,
+            "tm_timeout" => self.tm_timeout_ns = parse_bounded_duration(value)?,
+            "hang_recovery" => {
+                self.hang_recovery = match value {
+                    "lu_reset" => HangRecovery::LogicalUnitReset,
+                    "it_nexus_reset" => HangRecovery::ItNexusReset,
+                    "none" => HangRecovery::None,
+                    other => {
+                        return Err(format!(
+                            "unknown step `{other}` (lu_reset, it_nexus_reset, none)"
+                        ))
+                    }
+                }
+            }
             "retries" => {
                 let n = parse_u64(value)?;
                 if n > u64::from(PLAN_RETRIES_MAX) {
@@ -209,7 +255,7 @@ fn parse_kind(name: &str) -> Result<FaultKind, String> {
         let known: Vec<_> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         format!(
             "unknown fault kind or key `{name}` (kinds: {}; keys: seed, timeout, retries, \
-             reset_delay)",
+             reset_delay, tm_timeout, hang_recovery)",
             known.join(", ")
         )
     })
@@ -283,6 +329,11 @@ pub struct FaultCounts {
     /// EXTs.
     pub bot_resets: u64,
     pub uas_aborts: u64,
+    /// UAS escalation after a hung bridge: LOGICAL UNIT RESETs, I_T NEXUS RESETs sent, and
+    /// times the host gave up on UAS and ran the device as BOT.
+    pub uas_lu_resets: u64,
+    pub uas_it_nexus_resets: u64,
+    pub uas_bot_fallbacks: u64,
     pub request_senses: u64,
     pub read_log_exts: u64,
 }
@@ -298,6 +349,8 @@ pub(crate) enum CommandFault {
     PhaseError,
     /// The drive could not read the command's sectors.
     Medium,
+    /// The UAS bridge hangs with the command.
+    Hang,
 }
 
 /// The plan at run time: its random stream, the places not reached yet, the unreadable
@@ -312,6 +365,7 @@ pub(crate) struct FaultInjector {
     /// Placed faults that fired at a command and wait for the seam that uses them.
     armed_media: u32,
     armed_crc: u32,
+    armed_hang: u32,
     pub bad_lbas: BTreeSet<u64>,
     pub records: Vec<FaultRecord>,
     pub counts: FaultCounts,
@@ -331,6 +385,7 @@ impl FaultInjector {
             placed: plan.placed.clone(),
             armed_media: 0,
             armed_crc: 0,
+            armed_hang: 0,
             bad_lbas: plan.bad_lbas.iter().copied().collect(),
             records: Vec::new(),
             counts: FaultCounts::default(),
@@ -367,8 +422,9 @@ impl FaultInjector {
                 FaultKind::PhaseError if bot => fault = CommandFault::PhaseError,
                 FaultKind::MediaError => self.armed_media += 1,
                 FaultKind::UsbCrc if usb => self.armed_crc += 1,
+                FaultKind::Hang if usb && !bot => self.armed_hang += 1,
                 // Checked when the plan was set: the stack has no such fault.
-                FaultKind::Drop | FaultKind::PhaseError | FaultKind::UsbCrc => {}
+                FaultKind::Drop | FaultKind::PhaseError | FaultKind::UsbCrc | FaultKind::Hang => {}
             }
         }
         if fault == CommandFault::None && usb && self.draw(FaultKind::Drop) {
@@ -385,6 +441,26 @@ impl FaultInjector {
             self.record(kind, n, now_ns);
         }
         (fault, n)
+    }
+
+    /// UAS: does the bridge hang with command attempt `command`, which the plan's
+    /// [`FaultInjector::on_command_sent`] left unharmed? Only a command alone in flight hangs
+    /// (`alone`): the escalation's resets would abort every command at the logical unit, and
+    /// the simulator recovers one (an armed placed hang waits for such a command).
+    pub fn hangs(&mut self, alone: bool, command: u64, now_ns: u64) -> bool {
+        if !alone {
+            return false;
+        }
+        let hang = if self.armed_hang > 0 {
+            self.armed_hang -= 1;
+            true
+        } else {
+            self.draw(FaultKind::Hang)
+        };
+        if hang {
+            self.record(FaultKind::Hang, command, now_ns);
+        }
+        hang
     }
 
     fn record(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
@@ -524,6 +600,8 @@ mod tests {
             ("drop=2", "not a probability"),
             ("drop=x", "not a number"),
             ("drop@cmd=0", "count from 1"),
+            ("hang_recovery=maybe", "unknown step `maybe`"),
+            ("tm_timeout=2h", "unknown unit"),
             ("drop@lba=5", "only media_error"),
             ("drop@when=5", "unknown place"),
             ("drop@t=5", "needs a unit"),

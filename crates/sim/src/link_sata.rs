@@ -53,6 +53,7 @@ impl NcqTags {
     }
 
     /// Take the lowest free tag for `id` (AHCI and bridges both hand out the lowest).
+    #[inline]
     pub fn acquire(&mut self, id: CmdId) -> u8 {
         assert!(self.free != 0, "more NCQ commands at the drive than tags");
         let tag = self.free.trailing_zeros() as u8;

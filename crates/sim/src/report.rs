@@ -330,6 +330,9 @@ impl SimReport {
                 ("usb_crc_retries", f.usb_crc_retries),
                 ("bot_resets", f.bot_resets),
                 ("uas_aborts", f.uas_aborts),
+                ("uas_lu_resets", f.uas_lu_resets),
+                ("uas_it_nexus_resets", f.uas_it_nexus_resets),
+                ("uas_bot_fallbacks", f.uas_bot_fallbacks),
                 ("request_senses", f.request_senses),
                 ("read_log_exts", f.read_log_exts),
             ] {

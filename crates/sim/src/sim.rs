@@ -20,11 +20,12 @@ use crate::drive::{Drive, DriveCommand, COMPRESSION_PIECE_BYTES, UNKNOWN_COMPRES
 use crate::driver_bot::Bot;
 use crate::driver_buffer::{DriverBuffer, Serve};
 use crate::driver_sata::Ahci;
-use crate::driver_uas::{ReadyIu, Uas};
+use crate::driver_uas::{Answer, ReadyIu, TaskManagement, Uas};
 use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
 use crate::fault::{
     CommandFault, FaultCounts, FaultInjector, FaultKind, FaultOutcome, FaultPlan, FaultRecord,
+    HangRecovery,
 };
 use crate::host::BlockLayer;
 use crate::link_sata::{NcqTags, SataLink};
@@ -35,12 +36,22 @@ use crate::profile::{DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpe
 use crate::resource::{Calendar, Flow};
 use crate::scsi::ScsiOp;
 use crate::store::{SourceMatch, Store};
-use crate::trace::{PcapRecorder, TraceEvent, TracedCommand, CAPTURE_DATA_BYTES_MAX};
+use crate::trace::{
+    PcapRecorder, TraceEvent, TracedCommand, Urb, CAPTURE_DATA_BYTES_MAX, STATUS_URB_BYTES,
+    URB_KILLED, URB_STALLED, URB_UNLINKED,
+};
 use crate::transport::Endpoints;
 use crate::xhci::Controller;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::{BTreeMap, VecDeque};
+use storlab_wire::bot::CSW_LEN;
+use storlab_wire::usb::SetupPacket;
+
+/// The mass-storage interface (`wire`'s enumeration emits interface 0) and its Bulk-Only
+/// alternate setting (UAS is alternate setting 1).
+const UAS_INTERFACE: u8 = 0;
+const BOT_ALTERNATE_SETTING: u8 = 0;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
@@ -830,7 +841,10 @@ impl Simulator {
 
     /// Command bytes arrived at the bridge: parse them, pay the firmware cost.
     fn bridge_on_command(&mut self, id: CmdId) {
-        if self.commands[id as usize].fault == CommandFault::Drop {
+        if matches!(
+            self.commands[id as usize].fault,
+            CommandFault::Drop | CommandFault::Hang
+        ) {
             // The firmware lost it: no status will come. The host's timer fires `timeout`
             // after the command went out, as the `Complete` of a command whose fault is a
             // drop (`on_failed_status`): no event kind of its own, so the event loop's
@@ -1276,11 +1290,10 @@ impl Simulator {
         let (t, _) = self.link.send_status(&mut self.cx, id, from_ns, failed);
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let mut t = bridge.build_status(&mut self.cx, t);
-        let c = &mut self.commands[id as usize];
         if failed && matches!(self.endpoints, Endpoints::Bot(_)) {
-            // The read's data phase ends in a STALL the host clears before reading the CSW.
-            t = Bot::stall_data_in(&mut self.cx, t);
+            t = self.bot_stall_data_in(id, t);
         }
+        let c = &mut self.commands[id as usize];
         let (t, len) = match &self.endpoints {
             // BOT: the CSW goes once the host has asked for it (its transfer is queued).
             Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
@@ -1426,6 +1439,7 @@ impl Simulator {
             let applies = match kind {
                 FaultKind::UsbCrc | FaultKind::Drop => transport.is_usb(),
                 FaultKind::PhaseError => transport == Transport::Bot,
+                FaultKind::Hang => matches!(transport, Transport::Uas { .. }),
                 FaultKind::MediaError => true,
             };
             if !applies {
@@ -1441,9 +1455,6 @@ impl Simulator {
                  failed commands the simulator does not recover yet"
                     .into(),
             );
-        }
-        if self.pcap.is_some() {
-            return refuse("the pcap writer does not record fault recovery yet".into());
         }
         self.cx.faults = Some(Box::new(FaultInjector::new(plan)));
         Ok(())
@@ -1470,8 +1481,12 @@ impl Simulator {
             transport == Transport::Bot,
             transport.is_usb(),
         );
+        // A hang only for a UAS command alone in flight (`FaultInjector::hangs`).
+        let hang = fault == CommandFault::None
+            && matches!(transport, Transport::Uas { .. })
+            && f.hangs(self.outstanding == 1, attempt, self.cx.now_ns);
         let c = &mut self.commands[id as usize];
-        c.fault = fault;
+        c.fault = if hang { CommandFault::Hang } else { fault };
         c.attempt = attempt;
     }
 
@@ -1510,16 +1525,35 @@ impl Simulator {
                     "CSW of a failed read"
                 );
                 let lba = c.device.lba;
-                let (at, key) = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
-                assert_eq!(key, storlab_wire::scsi::SenseKey::MediumError);
+                let sense = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
+                assert_eq!(sense.key, storlab_wire::scsi::SenseKey::MediumError);
+                if let Some(p) = self.pcap.as_mut() {
+                    p.transfer(Urb::Command, now, sense.cbw_done_ns, &sense.cbw);
+                    let data = sense.cbw_done_ns;
+                    p.transfer(Urb::DataIn, data, sense.sense_done_ns, &sense.sense);
+                    p.transfer(
+                        Urb::Status,
+                        sense.csw_submit_ns,
+                        sense.csw_done_ns,
+                        &sense.csw,
+                    );
+                }
                 let f = self.cx.faults.as_mut().expect("a plan");
                 f.counts.request_senses += 1;
-                let at = self.cx.completion_cpu(at);
+                let at = self.cx.completion_cpu(sense.csw_done_ns);
                 self.fail_command(id, at, ERRNO_ENODATA);
             }
             (Endpoints::Uas(_), CommandFault::Medium) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, Some(storlab_wire::scsi::SenseKey::MediumError));
+                // The driver cancels the data transfer of a command whose status is an error
+                // (Linux `uas_stat_cmplt`: `usb_unlink_urb`); without streams no Read Ready IU
+                // came, so no data transfer was queued.
+                if let (Some(p), Transport::Uas { streams: true }) =
+                    (self.pcap.as_mut(), self.endpoints.kind())
+                {
+                    p.end_urb(now, id, Urb::DataIn, URB_UNLINKED);
+                }
                 self.fail_command(id, now, ERRNO_ENODATA);
             }
             // The drive link's status carried ERR (and a queued command's READ LOG EXT ran).
@@ -1534,9 +1568,26 @@ impl Simulator {
                 unreachable!("phase errors are BOT's (set_faults refuses them elsewhere)")
             }
             // Not a status: the host's timer for a command the bridge lost.
-            (_, CommandFault::Drop) => self.on_host_timeout(id),
+            (_, CommandFault::Drop) => self.on_host_timeout(id, false),
+            (_, CommandFault::Hang) => self.on_host_timeout(id, true),
             (_, CommandFault::None) => unreachable!("called for a failed command"),
         }
+    }
+
+    /// BOT: the failed read's data phase ends in a STALL the host clears before reading the
+    /// CSW; returns when the CSW transfer is queued.
+    #[cold]
+    #[inline(never)]
+    fn bot_stall_data_in(&mut self, id: CmdId, at_ns: u64) -> u64 {
+        let stalled = Bot::stall_data_in(&mut self.cx, at_ns);
+        let queued = stalled.clear.driver_ns;
+        if let Some(p) = self.pcap.as_mut() {
+            p.end_urb(stalled.stalled_ns, id, Urb::DataIn, URB_STALLED);
+            let clear = stalled.clear;
+            p.control_transfer(clear.setup, clear.submit_ns, clear.done_ns);
+            p.submit(queued, id, Urb::Status, CSW_LEN as u32, &[]);
+        }
+        queued
     }
 
     /// BOT Reset Recovery with the plan's post-reset delay; returns when it is done.
@@ -1544,15 +1595,22 @@ impl Simulator {
         let f = self.cx.faults.as_mut().expect("a plan");
         f.counts.bot_resets += 1;
         let delay_ns = f.plan.reset_delay_ns;
-        Bot::reset_recovery(&mut self.cx, at_ns, delay_ns)
+        let transfers = Bot::reset_recovery(&mut self.cx, at_ns, delay_ns);
+        if let Some(p) = self.pcap.as_mut() {
+            for t in &transfers {
+                p.control_transfer(t.setup, t.submit_ns, t.done_ns);
+            }
+        }
+        transfers[transfers.len() - 1].driver_ns
     }
 
     /// The host's timer fired for a command the bridge lost. BOT: the SCSI error handler's
     /// abort makes usb-storage reset the device (`command_abort`, then Reset Recovery);
-    /// UAS: ABORT TASK for its tag. Then the command goes again.
+    /// UAS: ABORT TASK for its tag, or for a hung bridge the escalation of `uas_escalate`.
+    /// Then the command goes again.
     #[cold]
     #[inline(never)]
-    fn on_host_timeout(&mut self, id: CmdId) {
+    fn on_host_timeout(&mut self, id: CmdId, hung: bool) {
         let now = self.cx.now_ns;
         let firmware_ns = self
             .bridge
@@ -1560,16 +1618,153 @@ impl Simulator {
             .map_or(0, |b| b.profile.firmware_status_ns);
         self.commands[id as usize].fault = CommandFault::None;
         let at = match &self.endpoints {
-            Endpoints::Bot(_) => self.bot_reset_recovery(now),
+            Endpoints::Bot(_) => {
+                // usb-storage's abort stops the transfer in progress, the data phase the
+                // bridge never answered (`usb_stor_stop_transport`: `usb_unlink_urb`).
+                if let Some(p) = self.pcap.as_mut() {
+                    p.end_urb(
+                        now,
+                        id,
+                        data_urb(self.commands[id as usize].op),
+                        URB_UNLINKED,
+                    );
+                }
+                self.bot_reset_recovery(now)
+            }
+            Endpoints::Uas(_) if hung => self.uas_escalate(id, now, firmware_ns),
             Endpoints::Uas(uas) => {
-                let at =
+                let uas = *uas;
+                let tm =
                     uas.abort_task(&mut self.cx, &self.commands[id as usize], now, firmware_ns);
                 self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-                at
+                self.trace_task_management(&tm);
+                self.trace_aborted_urbs(id, tm.driver_ns, uas.streams);
+                tm.driver_ns
             }
             Endpoints::Ahci(_) => unreachable!("AHCI commands are not dropped by a bridge"),
         };
         self.retry_or_fail(id, at);
+    }
+
+    /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates
+    /// as the SCSI error handler does (abort, then device reset, then bus reset), each step a
+    /// task management function it waits `tm_timeout` for: ABORT TASK, LOGICAL UNIT RESET,
+    /// I_T NEXUS RESET. The bridge answers the plan's `hang_recovery` step (FUNCTION COMPLETE:
+    /// the reset aborted the command, which is sent again); when none answers the host gives up
+    /// on UAS and runs the device as BOT. Returns when the command can be sent again.
+    #[cold]
+    #[inline(never)]
+    fn uas_escalate(&mut self, id: CmdId, at_ns: u64, firmware_ns: u64) -> u64 {
+        use storlab_wire::uas::TaskManagementFunction as Tmf;
+        let Endpoints::Uas(uas) = &self.endpoints else {
+            unreachable!("called for UAS");
+        };
+        let uas = *uas;
+        let f = self.cx.faults.as_mut().expect("a plan");
+        let (timeout_ns, recovery) = (f.plan.tm_timeout_ns, f.plan.hang_recovery);
+        f.counts.uas_aborts += 1;
+        let managed = u16::try_from(self.commands[id as usize].tag).expect("UAS tags are 16-bit");
+        let abort = uas.task_management(
+            &mut self.cx,
+            Tmf::AbortTask,
+            managed,
+            at_ns,
+            Answer::Never(timeout_ns),
+        );
+        self.trace_task_management(&abort);
+        let mut t = abort.driver_ns;
+        for (function, step) in [
+            (Tmf::LogicalUnitReset, HangRecovery::LogicalUnitReset),
+            (Tmf::ItNexusReset, HangRecovery::ItNexusReset),
+        ] {
+            let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
+            match function {
+                Tmf::LogicalUnitReset => counts.uas_lu_resets += 1,
+                _ => counts.uas_it_nexus_resets += 1,
+            }
+            let answer = if recovery == step {
+                Answer::Within(firmware_ns)
+            } else {
+                Answer::Never(timeout_ns)
+            };
+            let tm = uas.task_management(&mut self.cx, function, managed, t, answer);
+            self.trace_task_management(&tm);
+            t = tm.driver_ns;
+            if tm.response.is_some() {
+                // The reset aborted every task at the logical unit: the lost command's
+                // transfers end, and it is sent again.
+                self.trace_aborted_urbs(id, t, uas.streams);
+                return t;
+            }
+        }
+        self.trace_aborted_urbs(id, t, uas.streams);
+        self.fall_back_to_bot(t)
+    }
+
+    /// The host gives up on UAS at `at_ns`: it selects the interface's Bulk-Only alternate
+    /// setting (SET_INTERFACE alt 0, as Linux's `uas_shutdown` puts a device back in
+    /// usb-storage mode) and runs Reset Recovery; from then on every command is a BOT command,
+    /// one at a time, and the bridge gives the drive one command at a time. Returns when the
+    /// endpoints are ready.
+    fn fall_back_to_bot(&mut self, at_ns: u64) -> u64 {
+        let setup = SetupPacket::set_interface(UAS_INTERFACE, BOT_ALTERNATE_SETTING);
+        let set = self.cx.usb_control(at_ns, &setup);
+        if let Some(p) = self.pcap.as_mut() {
+            p.control_transfer(set.setup, set.submit_ns, set.done_ns);
+            p.use_bot();
+        }
+        // BOT's per-command state is indexed by command id: room for every id in use.
+        let ids = (self.commands.len() as u32).max(self.max_outstanding);
+        self.endpoints = Endpoints::Bot(Bot::new(self.spec.host.chains_transfers, ids));
+        self.max_outstanding = 1;
+        let DeviceLink::Sata(port) = &mut self.link;
+        port.slots = 1;
+        port.ncq_tags = NcqTags::new(1, ids as usize);
+        self.fallback = Some(
+            "the UAS bridge answered no task management (ABORT TASK, LOGICAL UNIT RESET, I_T \
+             NEXUS RESET): the host gave up on UAS and uses BOT"
+                .into(),
+        );
+        self.cx
+            .faults
+            .as_mut()
+            .expect("a plan")
+            .counts
+            .uas_bot_fallbacks += 1;
+        self.bot_reset_recovery(set.driver_ns)
+    }
+
+    /// Record one task management exchange: the status transfer queued for the response, the
+    /// Task Management IU, and the Response IU, or (hung bridge) the status transfer killed when
+    /// the host stopped waiting.
+    #[cold]
+    #[inline(never)]
+    fn trace_task_management(&mut self, tm: &TaskManagement) {
+        if let Some(p) = self.pcap.as_mut() {
+            let status = p.begin_transfer(Urb::Status, tm.submit_ns, STATUS_URB_BYTES, &[]);
+            p.transfer(Urb::Command, tm.submit_ns, tm.request_done_ns, &tm.request);
+            match &tm.response {
+                Some(r) => p.end_transfer(status, Urb::Status, tm.response_ns, r, 0),
+                None => p.end_transfer(status, Urb::Status, tm.response_ns, &[], URB_KILLED),
+            }
+        }
+    }
+
+    /// Record the end of an aborted UAS command's transfers at `at_ns`: no Sense IU will come,
+    /// and the driver kills its status transfer (and with streams its data transfer, queued at
+    /// issue).
+    fn trace_aborted_urbs(&mut self, id: CmdId, at_ns: u64, streams: bool) {
+        if let Some(p) = self.pcap.as_mut() {
+            if streams {
+                p.end_urb(
+                    at_ns,
+                    id,
+                    data_urb(self.commands[id as usize].op),
+                    URB_KILLED,
+                );
+            }
+            p.end_urb(at_ns, id, Urb::Status, URB_KILLED);
+        }
     }
 
     /// After recovery at `at_ns`: the SCSI midlayer sends the command again while it has
@@ -1716,6 +1911,15 @@ impl Simulator {
         if let Some(p) = self.pcap.as_mut() {
             p.on_event(now, &traced, event);
         }
+    }
+}
+
+/// The data URB of a command doing `op`.
+fn data_urb(op: Op) -> Urb {
+    if op == Op::Read {
+        Urb::DataIn
+    } else {
+        Urb::DataOut
     }
 }
 

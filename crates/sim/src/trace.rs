@@ -1,7 +1,9 @@
 //! Session trace as a usbmon pcap (LINKTYPE_USB_LINUX_MMAPPED): enumeration with the
 //! descriptors of a mass-storage bridge, then every URB the host driver submits and completes,
-//! stamped with virtual time. Headers and descriptors are encoded by `wire`; what Wireshark
-//! shows is the bytes the simulated layers exchanged.
+//! stamped with virtual time, including the URBs of fault recovery (stalled and unlinked
+//! transfers, CLEAR_FEATURE, Bulk-Only Mass Storage Reset, REQUEST SENSE, task management).
+//! Headers and descriptors are encoded by `wire`; what Wireshark shows is the bytes the
+//! simulated layers exchanged.
 
 use storlab_wire::pcap::{
     EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
@@ -26,6 +28,15 @@ const PRODUCT_ID: u16 = 0x5354;
 /// completions paired while a command is in flight.
 const URB_ID_BASE: u64 = 0xffff_8800_0000_0000;
 const CONTROL_URB_BASE: u64 = 0xffff_8900_0000_0000;
+/// Bulk URBs of recoveries that are no command's own (REQUEST SENSE, task management).
+const RECOVERY_URB_BASE: u64 = 0xffff_8a00_0000_0000;
+/// usbmon's status of a URB that ended early (negative errno; Linux
+/// Documentation/driver-api/usb/error-codes.rst): the endpoint stalled (-EPIPE) ...
+pub const URB_STALLED: i32 = -32;
+/// ... the driver unlinked it, asynchronously (`usb_unlink_urb`: -ECONNRESET) ...
+pub const URB_UNLINKED: i32 = -104;
+/// ... or killed it, waiting for its end (`usb_kill_urb`: -ENOENT).
+pub const URB_KILLED: i32 = -2;
 /// bMaxPacketSize0 is 64 at High-Speed and 2^9 at SuperSpeed.
 const MAX_PACKET0_HIGH_SPEED: u8 = 64;
 const MAX_PACKET0_SUPER_SPEED_EXPONENT: u8 = 9;
@@ -53,6 +64,7 @@ pub struct PcapRecorder {
     bytes: Vec<u8>,
     config: MassStorageConfig,
     next_control_urb: u64,
+    next_recovery_urb: u64,
 }
 
 impl PcapRecorder {
@@ -71,6 +83,7 @@ impl PcapRecorder {
             bytes,
             config: MassStorageConfig::new(uas, super_speed),
             next_control_urb: CONTROL_URB_BASE,
+            next_recovery_urb: RECOVERY_URB_BASE,
         };
         rec.enumerate();
         rec
@@ -130,6 +143,12 @@ impl PcapRecorder {
     }
 
     fn control(&mut self, setup: SetupPacket, data: &[u8]) {
+        self.control_at(setup, data, 0, 0);
+    }
+
+    /// A control transfer submitted at `submit_ns` and completed at `done_ns` (IN requests
+    /// complete with `data`, OUT requests carry it).
+    fn control_at(&mut self, setup: SetupPacket, data: &[u8], submit_ns: u64, done_ns: u64) {
         let id = self.next_control_urb;
         self.next_control_urb += 1;
         let endpoint = if setup.device_to_host {
@@ -141,11 +160,91 @@ impl PcapRecorder {
         let mut s = header(id, EventType::Submission, TransferType::Control, endpoint);
         s.setup = Some(setup);
         s.urb_len = u32::from(setup.length);
-        self.record(0, &s, out);
+        self.record(submit_ns, &s, out);
         let mut c = header(id, EventType::Completion, TransferType::Control, endpoint);
         c.urb_len = data.len() as u32;
         let input: &[u8] = if setup.device_to_host { data } else { &[] };
-        self.record(0, &c, input);
+        self.record(done_ns, &c, input);
+    }
+
+    /// A recovery's control transfer without a data stage (Bulk-Only Mass Storage Reset,
+    /// CLEAR_FEATURE(ENDPOINT_HALT)), submitted at `submit_ns`, its status stage back at
+    /// `done_ns`.
+    pub fn control_transfer(&mut self, setup: SetupPacket, submit_ns: u64, done_ns: u64) {
+        self.control_at(setup, &[], submit_ns, done_ns);
+    }
+
+    /// A URB of `command` still pending ends without data at `at_ns`, with `status`
+    /// ([`URB_STALLED`], [`URB_UNLINKED`], [`URB_KILLED`]).
+    pub fn end_urb(&mut self, at_ns: u64, command: u32, urb: Urb, status: i32) {
+        let endpoint = self.endpoint(urb);
+        let mut h = header(
+            Self::urb_id(command, urb),
+            EventType::Completion,
+            TransferType::Bulk,
+            endpoint,
+        );
+        h.status = status;
+        self.record(at_ns, &h, &[]);
+    }
+
+    /// A bulk transfer of a recovery that is no command's own (REQUEST SENSE's CBW, sense data
+    /// and CSW; a Task Management IU; the Response IU) begins: a URB of `urb_len` bytes on
+    /// `urb`'s pipe, submitted at `at_ns` (an OUT transfer carries `out_bytes`). Returns its
+    /// id for [`PcapRecorder::end_transfer`].
+    pub fn begin_transfer(&mut self, urb: Urb, at_ns: u64, urb_len: u32, out_bytes: &[u8]) -> u64 {
+        let id = self.next_recovery_urb;
+        self.next_recovery_urb += 1;
+        let mut s = header(
+            id,
+            EventType::Submission,
+            TransferType::Bulk,
+            self.endpoint(urb),
+        );
+        s.urb_len = urb_len;
+        self.record(at_ns, &s, out_bytes);
+        id
+    }
+
+    /// The IN transfer `id` of [`PcapRecorder::begin_transfer`] ended at `at_ns` with
+    /// `in_bytes` and `status` (0, or [`URB_KILLED`] when the driver stopped waiting).
+    pub fn end_transfer(&mut self, id: u64, urb: Urb, at_ns: u64, in_bytes: &[u8], status: i32) {
+        let mut c = header(
+            id,
+            EventType::Completion,
+            TransferType::Bulk,
+            self.endpoint(urb),
+        );
+        c.urb_len = in_bytes.len() as u32;
+        c.status = status;
+        self.record(at_ns, &c, in_bytes);
+    }
+
+    /// The host gave up on UAS and selected the Bulk-Only alternate setting: from now on
+    /// commands, data and status use the two bulk endpoints.
+    pub fn use_bot(&mut self) {
+        self.config.uas = false;
+    }
+
+    /// [`PcapRecorder::begin_transfer`] and [`PcapRecorder::end_transfer`] of a transfer of
+    /// exactly `bytes` with nothing recorded between them.
+    pub fn transfer(&mut self, urb: Urb, submit_ns: u64, done_ns: u64, bytes: &[u8]) {
+        let into_host = self.endpoint(urb) & ENDPOINT_DIR_IN != 0;
+        let len = bytes.len() as u32;
+        let (out, input): (&[u8], &[u8]) = if into_host {
+            (&[], bytes)
+        } else {
+            (bytes, &[])
+        };
+        let id = self.begin_transfer(urb, submit_ns, len, out);
+        let mut c = header(
+            id,
+            EventType::Completion,
+            TransferType::Bulk,
+            self.endpoint(urb),
+        );
+        c.urb_len = len;
+        self.record(done_ns, &c, input);
     }
 
     /// The endpoint a URB uses: UAS has command and status pipes, BOT sends everything on
@@ -229,7 +328,7 @@ fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -
 use crate::command::Op;
 
 /// Sense IU room the UAS driver asks for on the status pipe (header + fixed sense data).
-const STATUS_URB_BYTES: u32 = 96;
+pub const STATUS_URB_BYTES: u32 = 96;
 
 /// What the recorder sees of one command: its id, its messages as sent, and the head of its
 /// data (the payload as the host sees it, or the UNMAP list).

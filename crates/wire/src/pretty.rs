@@ -278,6 +278,16 @@ pub fn write_setup(out: &mut dyn Write, depth: usize, setup: &SetupPacket) -> fm
                 setup.index, setup.value
             ),
         ),
+        Some(StandardRequest::ClearFeature)
+            if setup.recipient == crate::usb::request::Recipient::Endpoint
+                && setup.value == crate::usb::request::FEATURE_ENDPOINT_HALT =>
+        {
+            line(
+                out,
+                depth,
+                format_args!("CLEAR_FEATURE ENDPOINT_HALT endpoint={:#04x}", setup.index),
+            )
+        }
         Some(StandardRequest::ClearFeature) => line(
             out,
             depth,
@@ -401,6 +411,21 @@ mod decode {
         uas_pipes: BTreeMap<u8, PipeId>,
         /// URB id → SETUP of control transfers awaiting completion.
         pending_setup: BTreeMap<u64, SetupPacket>,
+        /// The last CBW was a REQUEST SENSE: the bulk-in data that follows is sense data.
+        sense_expected: bool,
+    }
+
+    /// The name of a URB status usbmon shows for a transfer that ended early (Linux
+    /// Documentation/driver-api/usb/error-codes.rst), or "" for the others.
+    fn urb_status_name(status: i32) -> &'static str {
+        match status {
+            -32 => " (EPIPE: stalled)",
+            -104 => " (ECONNRESET: unlinked)",
+            -2 => " (ENOENT: killed)",
+            -71 => " (EPROTO)",
+            -108 => " (ESHUTDOWN)",
+            _ => "",
+        }
     }
 
     fn wire_error(record: &PcapRecord<'_>, e: crate::Error) -> PcapError {
@@ -472,8 +497,14 @@ mod decode {
                 &mut out,
                 0,
                 format_args!(
-                    "#{} {event} {kind} {}:{}:{:#04x} {dir} urb_len={} status={}",
-                    record.index, u.bus, u.device, u.endpoint, u.urb_len, u.status
+                    "#{} {event} {kind} {}:{}:{:#04x} {dir} urb_len={} status={}{}",
+                    record.index,
+                    u.bus,
+                    u.device,
+                    u.endpoint,
+                    u.urb_len,
+                    u.status,
+                    urb_status_name(u.status)
                 ),
             );
             let data = record.data;
@@ -481,6 +512,12 @@ mod decode {
                 TransferType::Control => {
                     if let Some(setup) = u.setup {
                         let _ = write_setup(&mut out, 1, &setup);
+                        if setup.standard_request() == Some(StandardRequest::SetInterface)
+                            && setup.value == 0
+                        {
+                            // Back to the Bulk-Only alternate setting: the UAS pipes are gone.
+                            state.uas_pipes.clear();
+                        }
                         state.pending_setup.insert(u.urb_id, setup);
                     } else if u.event == EventType::Completion {
                         let setup = state.pending_setup.remove(&u.urb_id);
@@ -526,10 +563,17 @@ mod decode {
                                 let cbw = CbwRepr::parse(&CbwPacket::new_unchecked(data))
                                     .map_err(|e| wire_error(&record, e))?;
                                 let _ = write_cbw(&mut out, 1, &cbw);
+                                state.sense_expected = cbw.cdb().first()
+                                    == Some(&u8::from(crate::scsi::cdb::Opcode::RequestSense));
                             } else if data.len() == CSW_LEN && signature == Some(CSW_SIGNATURE) {
                                 let csw = CswRepr::parse(&CswPacket::new_unchecked(data))
                                     .map_err(|e| wire_error(&record, e))?;
                                 let _ = write_csw(&mut out, 1, &csw);
+                            } else if state.sense_expected
+                                && u.endpoint & crate::usb::ENDPOINT_DIR_IN != 0
+                            {
+                                state.sense_expected = false;
+                                let _ = write_sense(&mut out, 1, data);
                             } else if looks_like_iu(data) {
                                 let iu = IuRepr::parse_bytes(data)
                                     .map_err(|e| wire_error(&record, e))?;

@@ -1118,3 +1118,124 @@ fn faults_are_parsed_refused_injected_and_reported() {
     assert_eq!(faults["retried"], 1, "{faults}");
     assert!(faults["usb_crc_retries"].as_u64().unwrap() > 0, "{faults}");
 }
+
+/// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
+fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
+    let available = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark is required in CI but was not found"
+        );
+        eprintln!("skipped: tshark not installed");
+        return None;
+    }
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.arg("-r")
+        .arg(pcap)
+        .args(["-Y", filter, "-T", "fields", "-E", "occurrence=f"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "tshark: {}", stderr(&out));
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// `--faults` with `--pcap`: the capture of a real run holds the recovery as the host saw it
+/// on the wire, and tshark (an independent decoder) reads the Bulk-Only Mass Storage Resets
+/// and CLEAR_FEATURE(ENDPOINT_HALT)s of a BOT run and the Task Management IU (ABORT TASK) and
+/// its Response IU of a UAS run; `storlab decode` shows them. (The stalled data phase and
+/// REQUEST SENSE of a media error, which fails the job, are checked on the simulator's
+/// capture in the sim crate's trace tests.)
+#[test]
+fn fault_recovery_is_in_the_pcap_and_tshark_decodes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = |stack: &str, faults: &str| {
+        let pcap = dir.path().join(format!("{stack}.pcap"));
+        let out = run_in(
+            dir.path(),
+            &[
+                "run",
+                "--rw=read",
+                "--bs=4k",
+                "--size=64k",
+                "--no-db",
+                &format!("--target=sim:{stack}"),
+                "--faults",
+                faults,
+                "--pcap",
+                pcap.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{stack}: {}", stderr(&out));
+        let decoded = run_in(dir.path(), &["decode", pcap.to_str().unwrap()]);
+        assert!(decoded.status.success(), "{}", stderr(&decoded));
+        (pcap, String::from_utf8_lossy(&decoded.stdout).into_owned())
+    };
+    // BOT: a phase error at the 2nd command, a lost 4th command.
+    let (bot, text) = capture(
+        "usb3-bot-ssd",
+        "phase_error@cmd=2,drop@cmd=4,timeout=1s,reset_delay=10ms",
+    );
+    for needle in [
+        "Bulk-Only Mass Storage Reset",
+        "CLEAR_FEATURE ENDPOINT_HALT endpoint=0x81",
+        "CLEAR_FEATURE ENDPOINT_HALT endpoint=0x02",
+        "status=-104 (ECONNRESET: unlinked)",
+        "status=PhaseError",
+    ] {
+        assert!(text.contains(needle), "no {needle} in\n{text}");
+    }
+    // UAS: a lost 3rd command: ABORT TASK, Response IU.
+    let (uas, text) = capture("usb3-uas-ssd", "drop@cmd=3,timeout=1s");
+    for needle in [
+        "UAS Task Management IU",
+        "function=AbortTask",
+        "UAS Response IU",
+        "status=-2 (ENOENT: killed)",
+    ] {
+        assert!(text.contains(needle), "no {needle} in\n{text}");
+    }
+
+    let Some(resets) = tshark_fields(
+        &bot,
+        "usbms.setup.bRequest == 0xff",
+        &["usb.bmRequestType", "usbms.setup.wIndex"],
+    ) else {
+        return;
+    };
+    // Two resets (the phase error's, the lost command's): class request to interface 0.
+    assert_eq!(resets, vec!["0x21\t0"; 2], "{resets:?}");
+    let clears = tshark_fields(
+        &bot,
+        "usb.setup.bRequest == 1 && usb.setup.wFeatureSelector == 0",
+        &["usb.setup.wEndpoint"],
+    )
+    .unwrap();
+    // Each reset clears bulk-in (0x81 = 129), then bulk-out (0x02).
+    assert_eq!(clears, ["129", "2", "129", "2"], "{clears:?}");
+    let phase = tshark_fields(&bot, "usbms.dCSWStatus == 2", &["usbms.dCSWStatus"]).unwrap();
+    assert_eq!(phase.len(), 1, "one Phase Error CSW: {phase:?}");
+
+    let tm = tshark_fields(
+        &uas,
+        "uasp.iu_id == 5",
+        &["uasp.task_mgmt.function", "uasp.task_mgmt.managed_tag"],
+    )
+    .unwrap();
+    // ABORT TASK (01h) for the lost command's tag (one command at a time: tag 1).
+    assert_eq!(tm, ["0x01\t0x0001"], "{tm:?}");
+    let response = tshark_fields(&uas, "uasp.iu_id == 4", &["uasp.response.code"]).unwrap();
+    // FUNCTION COMPLETE (00h).
+    assert_eq!(response, ["0x00"], "{response:?}");
+}

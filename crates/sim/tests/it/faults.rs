@@ -226,6 +226,12 @@ fn a_plan_for_a_fault_the_stack_cannot_have_is_refused_in_one_line() {
         "{e}"
     );
     assert!(!e.contains('\n'));
+    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), "usb3-bot-ssd", 3).unwrap();
+    let e = sim
+        .set_faults(FaultPlan::parse("hang@cmd=3").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hang does not happen on a bot stack"), "{e}");
 }
 
 #[test]
@@ -301,4 +307,70 @@ fn a_stack_files_bad_fault_plan_is_refused_naming_the_file_and_key() {
         "{error}"
     );
     assert!(!error.contains('\n'));
+
+/// A hung UAS bridge: ABORT TASK goes unanswered (the host waits `tm_timeout`), then the host
+/// escalates to LOGICAL UNIT RESET and I_T NEXUS RESET; the bridge recovers at the plan's step
+/// and the command is sent again, or, answering none, the host gives up on UAS and the device
+/// runs as BOT from then on, with its data intact.
+#[test]
+fn a_hung_uas_bridge_escalates_lu_reset_then_it_nexus_reset_then_bot() {
+    let base = "hang@cmd=2,timeout=1s,tm_timeout=3s,reset_delay=10ms";
+    let mut times = Vec::new();
+    for (step, lu, itn, fallbacks) in [
+        ("lu_reset", 1, 0, 0),
+        ("it_nexus_reset", 1, 1, 0),
+        ("none", 1, 1, 1),
+    ] {
+        let mut sim = new_sim(
+            "usb3-uas-ssd",
+            Some(&format!("{base},hang_recovery={step}")),
+        );
+        assert_eq!(
+            do_io(&mut sim, Op::Write, 8192, 0x3C).0,
+            Ok(BLOCK),
+            "{step}"
+        );
+        let (result, latency) = do_io(&mut sim, Op::Read, 8192, 0);
+        assert_eq!(result, Ok(BLOCK), "{step}");
+        assert!(sim.slot_buffer(0)[..BLOCK as usize]
+            .iter()
+            .all(|&b| b == 0x3C));
+        let c = sim.fault_counts().unwrap();
+        assert_eq!(
+            (c.injected, c.retried, c.uas_aborts, c.uas_lu_resets),
+            (1, 1, 1, lu),
+            "{step}: {c:?}"
+        );
+        assert_eq!(
+            (c.uas_it_nexus_resets, c.uas_bot_fallbacks),
+            (itn, fallbacks),
+            "{step}"
+        );
+        assert_eq!(outcomes(&sim)[0].0, FaultKind::Hang);
+        // The timer, then 3 s per unanswered task management function.
+        let unanswered = 1 + lu + itn - (1 - fallbacks);
+        let expected = SECOND_NS + unanswered * 3 * SECOND_NS;
+        assert!(
+            latency >= expected && latency < expected + SECOND_NS / 10,
+            "{step}: {latency} ns, expected {expected}"
+        );
+        times.push(latency);
+        if fallbacks == 1 {
+            assert_eq!(sim.transport(), storlab_sim::Transport::Bot);
+            assert!(sim.fallback().unwrap().contains("gave up on UAS"));
+            // BOT from now on: the next commands work, one at a time.
+            assert_eq!(sim.max_outstanding_commands(), 1);
+            assert_eq!(do_io(&mut sim, Op::Write, 0, 0x11).0, Ok(BLOCK));
+            assert_eq!(do_io(&mut sim, Op::Read, 8192, 0).0, Ok(BLOCK));
+            assert!(sim.slot_buffer(0)[..BLOCK as usize]
+                .iter()
+                .all(|&b| b == 0x3C));
+        } else {
+            assert!(matches!(
+                sim.transport(),
+                storlab_sim::Transport::Uas { .. }
+            ));
+        }
+    }
+    assert!(times[0] < times[1] && times[1] < times[2], "{times:?}");
 }

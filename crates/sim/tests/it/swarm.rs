@@ -27,6 +27,8 @@ const SECTOR: u64 = 512;
 /// Requests sizes are multiples of this (every shipped drive's logical block divides it).
 const GRAIN: u64 = 4096;
 const SLOT_BYTES: usize = 128 << 10;
+/// Salt of the stream that draws hang faults (a constant with no meaning but its bits).
+const HANG_STREAM: u64 = 0x4841_4e47_0000_0001;
 
 fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
     rng.next_u64() % n
@@ -96,6 +98,20 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 below(&mut rng, 30) as f64 / 1000.0
             ));
             items.push(format!("phase_error@t={}ms", below(&mut rng, 50)));
+        }
+        if matches!(transport, Transport::Uas { .. }) {
+            // From a stream of its own, so the scenarios of seeds drawn before hangs existed
+            // (and their replay lines) stay what they were.
+            let mut hang_rng = ChaCha8Rng::seed_from_u64(seed ^ HANG_STREAM);
+            if chance(&mut hang_rng, 0.4) {
+                items.push(format!("hang@cmd={}", 1 + below(&mut hang_rng, 200)));
+                if chance(&mut hang_rng, 0.3) {
+                    items.push(format!("hang={}", below(&mut hang_rng, 10) as f64 / 1000.0));
+                }
+                let step = ["lu_reset", "it_nexus_reset", "none"][below(&mut hang_rng, 3) as usize];
+                items.push(format!("hang_recovery={step}"));
+                items.push(format!("tm_timeout={}ms", 1 + below(&mut hang_rng, 3000)));
+            }
         }
         items.join(",")
     });
@@ -380,6 +396,9 @@ fn swarm() {
         total.usb_crc_retries += c.usb_crc_retries;
         total.bot_resets += c.bot_resets;
         total.uas_aborts += c.uas_aborts;
+        total.uas_lu_resets += c.uas_lu_resets;
+        total.uas_it_nexus_resets += c.uas_it_nexus_resets;
+        total.uas_bot_fallbacks += c.uas_bot_fallbacks;
         total.request_senses += c.request_senses;
         total.read_log_exts += c.read_log_exts;
     }
@@ -391,6 +410,9 @@ fn swarm() {
         ("usb_crc_retries", total.usb_crc_retries),
         ("bot_resets", total.bot_resets),
         ("uas_aborts", total.uas_aborts),
+        ("uas_lu_resets", total.uas_lu_resets),
+        ("uas_it_nexus_resets", total.uas_it_nexus_resets),
+        ("uas_bot_fallbacks", total.uas_bot_fallbacks),
         ("request_senses", total.request_senses),
         ("read_log_exts", total.read_log_exts),
     ] {
@@ -405,11 +427,11 @@ fn the_swarm_injects_faults_of_every_kind() {
     let mut kinds = std::collections::BTreeSet::new();
     for seed in 0..60 {
         let sc = draw_scenario(seed, &profiles);
-        for kind in ["usb_crc", "media_error", "drop", "phase_error"] {
+        for kind in ["usb_crc", "media_error", "drop", "phase_error", "hang"] {
             if sc.faults.as_deref().is_some_and(|f| f.contains(kind)) {
                 kinds.insert(kind);
             }
         }
     }
-    assert_eq!(kinds.len(), 4, "{kinds:?}");
+    assert_eq!(kinds.len(), 5, "{kinds:?}");
 }

@@ -129,3 +129,255 @@ fn print_decoded_uas_trace() {
         storlab_wire::decode_pcap(&traced_session("usb2-uas-ssd")).unwrap()
     );
 }
+
+/// A session with faults: `reads` 4 KiB reads at the given byte offsets, one at a time.
+fn faulted_session(stack: &str, spec: &str, reads: &[u64]) -> Vec<u8> {
+    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, 5).unwrap();
+    sim.setup_slots(1, 65536).unwrap();
+    sim.enable_pcap();
+    sim.set_faults(storlab_sim::FaultPlan::parse(spec).unwrap())
+        .unwrap();
+    for &offset_bytes in reads {
+        sim.submit(SimRequest {
+            slot: 0,
+            op: Op::Read,
+            offset_bytes,
+            len_bytes: 4096,
+        })
+        .unwrap();
+        sim.run();
+        assert!(sim.pop_completion().is_some(), "{stack}: no completion");
+    }
+    sim.take_pcap()
+}
+
+/// BOT: a media error (cmd 2: LBA 80), a phase error (cmd 3) and a lost command (cmd 5).
+const BOT_FAULTS: &str =
+    "media_error@lba=80,phase_error@cmd=3,drop@cmd=5,timeout=1s,reset_delay=10ms";
+/// UAS: a media error (cmd 2) and a lost command (cmd 3).
+const UAS_FAULTS: &str = "media_error@lba=80,drop@cmd=3,timeout=1s";
+const FAULTED_READS: [u64; 4] = [0, 40960, 0, 0];
+
+/// Every URB submitted is completed exactly once before it is submitted again, and none is
+/// left pending at the end: a lost command's transfers end at its abort, not never.
+fn assert_urbs_pair(stack: &str, pcap: &[u8]) {
+    use storlab_wire::pcap::{EventType, PcapReader};
+    let mut pending = std::collections::BTreeMap::new();
+    for record in PcapReader::new(pcap).unwrap().records() {
+        let u = record.unwrap().usbmon;
+        let at_ns = u.ts_sec as u64 * 1_000_000_000 + u.ts_usec as u64 * 1000;
+        match u.event {
+            EventType::Submission => {
+                assert!(
+                    pending.insert(u.urb_id, at_ns).is_none(),
+                    "{stack}: URB {:#x} submitted twice",
+                    u.urb_id
+                );
+            }
+            _ => {
+                let submitted = pending.remove(&u.urb_id);
+                let submitted = submitted.unwrap_or_else(|| {
+                    panic!("{stack}: URB {:#x} completed unsubmitted", u.urb_id)
+                });
+                assert!(
+                    submitted <= at_ns,
+                    "{stack}: URB {:#x} ends before it began",
+                    u.urb_id
+                );
+            }
+        }
+    }
+    assert!(
+        pending.is_empty(),
+        "{stack}: URBs never completed: {pending:x?}"
+    );
+}
+
+#[test]
+fn recovery_urbs_are_in_the_bot_capture() {
+    let pcap = faulted_session("usb3-bot-ssd", BOT_FAULTS, &FAULTED_READS);
+    assert_urbs_pair("usb3-bot-ssd", &pcap);
+    let text = storlab_wire::decode_pcap(&pcap).unwrap();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in\n{text}"))
+    };
+    // The media error: the data phase stalls (-EPIPE), bulk-in's halt is cleared, the CSW
+    // says Failed, and REQUEST SENSE asks why.
+    let stall = at("0x81 in urb_len=0 status=-32");
+    let clear_in = at("CLEAR_FEATURE ENDPOINT_HALT endpoint=0x81");
+    let failed = at("status=Failed");
+    let sense = at("REQUEST SENSE");
+    assert!(
+        text[sense..].contains("sense key=MediumError asc=0x11"),
+        "{text}"
+    );
+    assert!(
+        stall < clear_in && clear_in < failed && failed < sense,
+        "{text}"
+    );
+    // The phase error: the CSW says so; Reset Recovery follows.
+    let phase = at("status=PhaseError");
+    let reset = at("Bulk-Only Mass Storage Reset");
+    assert!(sense < phase && phase < reset, "{text}");
+    assert!(
+        text[reset..].contains("endpoint=0x02"),
+        "no clear of bulk-out:\n{text}"
+    );
+    // The lost command: its data transfer is unlinked at the timeout, then a second reset.
+    let unlinked = at("status=-104");
+    assert!(reset < unlinked, "{text}");
+    assert_eq!(
+        text.matches("Bulk-Only Mass Storage Reset").count(),
+        2,
+        "{text}"
+    );
+}
+
+#[test]
+fn recovery_urbs_are_in_the_uas_capture() {
+    for stack in ["usb3-uas-ssd", "usb2-uas-ssd"] {
+        let pcap = faulted_session(stack, UAS_FAULTS, &FAULTED_READS[..3]);
+        assert_urbs_pair(stack, &pcap);
+        let text = storlab_wire::decode_pcap(&pcap).unwrap();
+        let at = |needle: &str| {
+            text.find(needle)
+                .unwrap_or_else(|| panic!("{stack}: no {needle} in\n{text}"))
+        };
+        let check = at("status=CheckCondition");
+        let tm = at("Task Management IU");
+        let response = at("UAS Response IU");
+        assert!(check < tm && tm < response, "{stack}:\n{text}");
+        assert!(text[tm..].contains("AbortTask"), "{stack}:\n{text}");
+        // The aborted command's status transfer (and its stream's data transfer) are killed.
+        assert!(text[response..].contains("status=-2"), "{stack}:\n{text}");
+        if stack == "usb3-uas-ssd" {
+            // With streams the failed read's data transfer was queued: the Sense IU's error
+            // makes the driver unlink it.
+            assert!(text[check..tm].contains("status=-104"), "{stack}:\n{text}");
+        } else {
+            assert!(!text.contains("status=-104"), "{stack}:\n{text}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "prints decoded traces with recovery for a human to read"]
+fn print_decoded_recovery_traces() {
+    let bot = faulted_session("usb3-bot-ssd", BOT_FAULTS, &FAULTED_READS);
+    println!("{}", storlab_wire::decode_pcap(&bot).unwrap());
+    let uas = faulted_session("usb3-uas-ssd", UAS_FAULTS, &FAULTED_READS[..3]);
+    println!("{}", storlab_wire::decode_pcap(&uas).unwrap());
+}
+
+/// tshark's values of `field` in the frames of `pcap` matching `filter`, or None (skipped)
+/// without tshark outside CI.
+fn tshark(name: &str, pcap: &[u8], filter: &str, field: &str) -> Option<Vec<String>> {
+    let available = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark is required in CI but was not found"
+        );
+        eprintln!("skipped: tshark not installed");
+        return None;
+    }
+    let path = std::env::temp_dir().join(format!(
+        "storlab-sim-recovery-{}-{name}.pcap",
+        std::process::id()
+    ));
+    std::fs::write(&path, pcap).unwrap();
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args([
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=f",
+            "-e",
+            field,
+        ])
+        .output()
+        .unwrap();
+    if std::env::var_os("STORLAB_KEEP_PCAP").is_none() {
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// tshark reads the media error's recovery: BOT's stalled data phase (URB status -EPIPE), the
+/// REQUEST SENSE and the MEDIUM ERROR sense data it returns; UAS's Sense IU with CHECK
+/// CONDITION and the same sense key.
+#[test]
+fn tshark_reads_the_stall_and_the_sense_data() {
+    let bot = faulted_session("usb3-bot-ssd", BOT_FAULTS, &FAULTED_READS);
+    let Some(stalls) = tshark("bot", &bot, "usb.urb_status == -32", "usb.endpoint_address") else {
+        return;
+    };
+    assert_eq!(stalls.len(), 1, "{stalls:?}");
+    let asked = tshark("bot", &bot, "scsi_sbc.opcode == 0x03", "usbms.dCBWTag").unwrap();
+    assert!(!asked.is_empty(), "no REQUEST SENSE");
+    // MEDIUM ERROR (03h), UNRECOVERED READ ERROR (11h).
+    let key = tshark("bot", &bot, "scsi.sns.key", "scsi.sns.key").unwrap();
+    assert_eq!(key, ["0x03"], "{key:?}");
+    let asc = tshark("bot", &bot, "scsi.sns.asc", "scsi.sns.asc").unwrap();
+    assert_eq!(asc, ["0x11"], "{asc:?}");
+
+    let uas = faulted_session("usb3-uas-ssd", UAS_FAULTS, &FAULTED_READS[..3]);
+    let check = tshark("uas", &uas, "uasp.sense.status == 2", "uasp.tag").unwrap();
+    assert_eq!(check.len(), 1, "{check:?}");
+    let key = tshark("uas", &uas, "scsi.sns.key", "scsi.sns.key").unwrap();
+    assert_eq!(key, ["0x03"], "{key:?}");
+}
+
+/// A hung UAS bridge that answers no task management: the capture shows ABORT TASK, LOGICAL
+/// UNIT RESET and I_T NEXUS RESET, each with its response's status transfer killed when the host
+/// stops waiting, then SET_INTERFACE to the Bulk-Only alternate setting, Reset Recovery, and
+/// the command again as a BOT CBW; tshark reads the three task management functions.
+#[test]
+fn a_uas_bridge_that_answers_nothing_falls_back_to_bot_in_the_capture() {
+    let spec = "hang@cmd=2,timeout=1s,reset_delay=10ms";
+    let pcap = faulted_session("usb3-uas-ssd", spec, &FAULTED_READS[..3]);
+    assert_urbs_pair("usb3-uas-ssd", &pcap);
+    let text = storlab_wire::decode_pcap(&pcap).unwrap();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in\n{text}"))
+    };
+    let steps = [
+        at("function=AbortTask"),
+        at("function=LogicalUnitReset"),
+        at("function=ItNexusReset"),
+        at("SET_INTERFACE interface=0 alt=0"),
+        at("Bulk-Only Mass Storage Reset"),
+        at("BOT CBW"),
+    ];
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(!text.contains("UAS Response IU"), "{text}");
+    assert!(
+        !text[steps[3]..].contains("UAS "),
+        "UAS after the fallback:\n{text}"
+    );
+    let Some(functions) = tshark("hang", &pcap, "uasp.iu_id == 5", "uasp.task_mgmt.function")
+    else {
+        return;
+    };
+    assert_eq!(functions, ["0x01", "0x08", "0x10"], "{functions:?}");
+}
