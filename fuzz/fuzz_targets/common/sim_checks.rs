@@ -9,6 +9,9 @@
 //! - without faults, data read back is what was last written there (or zeros if never
 //!   written), sector by sector.
 
+// Each target uses part of this file.
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use storlab_sim::{FaultPlan, Op, ProfileSet, SimRequest, Simulator, StackSpec};
 

@@ -307,6 +307,7 @@ fn a_stack_files_bad_fault_plan_is_refused_naming_the_file_and_key() {
         "{error}"
     );
     assert!(!error.contains('\n'));
+}
 
 /// A hung UAS bridge: ABORT TASK goes unanswered (the host waits `tm_timeout`), then the host
 /// escalates to LOGICAL UNIT RESET and I_T NEXUS RESET; the bridge recovers at the plan's step

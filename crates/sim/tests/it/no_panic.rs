@@ -78,6 +78,13 @@ const FAULT_ITEMS: &[&str] = &[
     "drop=NaN",
     "drop=-0",
     "timeout=1e3s",
+    "hang=1",
+    "hang@cmd=2",
+    "hang_recovery=none",
+    "hang_recovery=lu_reset",
+    "hang_recovery=it_nexus_reset",
+    "tm_timeout=1ns",
+    "tm_timeout=3s",
 ];
 
 #[test]
