@@ -3,6 +3,7 @@
 //! and removes storlab's temporary files.
 
 use crate::args::{OutputFormat, RunArgs};
+use crate::clients::Clients;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{check_output_paths, database_files, Protected};
 use crate::run_session::{
@@ -19,11 +20,20 @@ use storlab_lab::provider::Provider;
 use storlab_lab::run::JobSetRun;
 use storlab_report::RunReport;
 
-pub fn run(args: RunArgs) -> Result<(), Failure> {
+pub fn run(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
     if !args.sections.is_empty() && args.job_file.is_none() {
         return Err(bad_input(
             "--section: selects sections of a job file; give one",
         ));
+    }
+    if let Some(clients) = clients {
+        if args.showcmd || args.parse_only || single_process(&args)? {
+            // Nothing to spread over the clients: rank 0 does it alone, as a run by hand.
+            return match clients.reports() {
+                true => run(args, None),
+                false => Ok(()),
+            };
+        }
     }
     if args.showcmd {
         return showcmd(&args);
@@ -53,45 +63,97 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if args.targets.len() > 1 {
         return what_if(args);
     }
-    run_on_one_target(args).map(|_| ())
+    run_on_one_target(args, clients).map(|_| ())
 }
 
 /// A run on one target (or the default temporary file): writes its outputs unless it is part
-/// of a what-if comparison (`args.compared`), then hands back its results.
-fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
+/// of a what-if comparison (`args.compared`), then hands back its results. With `clients` (a
+/// multi-client run under mpirun), every client runs the jobs on its own target, all start each
+/// stonewall group together, and rank 0 writes the aggregate and saves the one run.
+fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Finished, Failure> {
     if crate::preset_run::wanted(&args) {
         return crate::preset_run::run(args);
     }
-    let (set, builtin) = load_jobs(&args)?;
-    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
-        return Err(bad_input(
-            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
-        ));
+    let reports = clients.is_none_or(Clients::reports);
+    let started_unix_ms = crate::run_session::now_unix_ms();
+    let prepared = prepare_job_set(&args, reports, started_unix_ms);
+    // Every client's bad input (a job file one host cannot read) stops all of them.
+    if let Some(clients) = clients {
+        clients.exchange(
+            "jobs read",
+            prepared
+                .as_ref()
+                .map(|_| serde_json::Value::Null)
+                .map_err(Clone::clone),
+        )?;
     }
-    check_fio_log_paths(&args, &set)?;
-    for job in &set.jobs {
-        for warning in &job.warnings {
-            say!("storlab: warning: job '{}': {warning}", job.name);
+    let (mut set, builtin, mut recorder) = prepared?;
+    if let Some(clients) = clients {
+        clients.localize(&mut set);
+        if let Some(recorder) = &mut recorder {
+            recorder.set_hostname(clients.hosts_label());
         }
     }
     install_interrupt_handler();
 
-    let session = session(&args, builtin);
-    let recorder =
-        crate::db_support::recorder_for_run(&args.db, args.no_db, None, session.started_unix_ms)?;
+    let mut session = session(&args, builtin);
+    session.started_unix_ms = started_unix_ms;
+    if let Some(clients) = clients {
+        session.peers = Some(clients);
+    }
     let mut sink = CliSink::new(recorder);
     let status = args
         .status_interval
         .map(crate::progress::StatusLines::start);
-    let run = storlab_lab::run::run_job_set(&set, &session, &mut sink);
+    let (run, handed_on) = match clients {
+        Some(clients) => {
+            let mut shared = crate::clients::ClientsSink {
+                inner: &mut sink,
+                clients,
+                handed_on: Vec::new(),
+            };
+            let run = storlab_lab::run::run_job_set(&set, &session, &mut shared);
+            (run, Some(shared.handed_on))
+        }
+        None => (
+            storlab_lab::run::run_job_set(&set, &session, &mut sink),
+            None,
+        ),
+    };
     drop(status);
     let JobSetRun {
-        report,
+        mut report,
         mut provider,
         error,
         interrupted,
         complete,
     } = run;
+    // A multi-client run's error is the first failing client's, named, on every client.
+    let mut error: Option<Failure> = error.map(classify);
+    if let Some(clients) = clients {
+        let ended = match error.take() {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        };
+        error = clients.finish(ended).err();
+        if let Some(handed_on) = handed_on.filter(|_| clients.reports()) {
+            report.jobs = handed_on;
+            report.host.hostname = clients.hosts_label();
+        }
+        if !clients.reports() {
+            // Rank 0 writes the outputs; the others delete their temporary files and end.
+            drop(provider);
+            return match error {
+                // Jobs finished before it: a failed run (exit 1), as rank 0 says.
+                Some(failure) if !report.jobs.is_empty() => Err(run_failed(failure.to_string())),
+                Some(failure) => Err(failure),
+                None => Ok(Finished {
+                    report,
+                    run_id: None,
+                }),
+            };
+        }
+    }
     let total = set.jobs.len();
     if let Some(error) = error {
         if let Some(recorder) = &mut sink.recorder {
@@ -102,7 +164,7 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
             }
         }
         if report.jobs.is_empty() {
-            return Err(classify(error));
+            return Err(error);
         }
         // The jobs that finished were measured: their results are written as a complete
         // run's would be, and the run failed (exit 1) whatever stopped it.
@@ -146,6 +208,67 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
         report,
         run_id: sink.run_id(),
     })
+}
+
+/// The job set of a run with its checks, and its recorder (`reports`: this process saves the
+/// run; a multi-client run's other ranks do not).
+fn prepare_job_set(
+    args: &RunArgs,
+    reports: bool,
+    started_unix_ms: u64,
+) -> Result<
+    (
+        storlab_job::JobSet,
+        bool,
+        Option<crate::db_support::RunRecorder>,
+    ),
+    Failure,
+> {
+    let (set, builtin) = load_jobs(args)?;
+    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
+        return Err(bad_input(
+            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
+        ));
+    }
+    check_fio_log_paths(args, &set)?;
+    if reports {
+        for job in &set.jobs {
+            for warning in &job.warnings {
+                say!("storlab: warning: job '{}': {warning}", job.name);
+            }
+        }
+    }
+    let recorder = crate::db_support::recorder_for_run(
+        &args.db,
+        args.no_db || !reports,
+        None,
+        started_unix_ms,
+    )?;
+    Ok((set, builtin, recorder))
+}
+
+/// Whether a run under mpirun is one for rank 0 alone: a sweep (`--preset`, `--state`, trims
+/// between steps) or a what-if comparison on simulated targets, whose points follow one another
+/// on one simulated stack's state and so cannot be split (docs/distributed.md). The same on a
+/// real target is refused: every client would measure it, and none of that would be merged.
+fn single_process(args: &RunArgs) -> Result<bool, Failure> {
+    if !crate::preset_run::wanted(args) && args.targets.len() < 2 {
+        return Ok(false);
+    }
+    let all_simulated = !args.targets.is_empty()
+        && args
+            .targets
+            .iter()
+            .all(|text| matches!(target_of(text), Ok(Target::Sim(_))));
+    if all_simulated {
+        Ok(true)
+    } else {
+        Err(bad_input(
+            "under mpirun, a multi-client run takes a job file or job flags on one --target; \
+             --preset, --state and several --target run under mpirun only on simulated targets \
+             (on rank 0)",
+        ))
+    }
 }
 
 /// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
@@ -348,7 +471,7 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
             args.targets.len(),
             Path::new(text).display()
         );
-        let finished = run_on_one_target(part).map_err(|failure| named(text, failure))?;
+        let finished = run_on_one_target(part, None).map_err(|failure| named(text, failure))?;
         // Saved runs are labelled by their id, as `compare` labels them; unsaved by position.
         let label = finished
             .run_id

@@ -28,6 +28,8 @@ mod fio_logs;
 mod fio_oracle;
 mod generate;
 mod guard;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod presets;
 mod probe;
 mod report;
