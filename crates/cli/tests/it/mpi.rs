@@ -2,7 +2,8 @@
 //! on this machine with 2 and 3 ranks: a psync job on per-rank files (the aggregate is the sum
 //! of the ranks' own rows, its latency bins their exact merge), a failing rank (the run stops
 //! with exit 1, names the rank and keeps the finished job, in the output and the database),
-//! `validate` (the same bytes as one process) and a simulated preset (the same figures). Under
+//! `validate` (the same bytes as one process), a simulated preset (the same figures) and a
+//! what-if sweep of a preset over simulated stacks, a stack per rank (the same table). Under
 //! CI (`CI` set) a missing `mpirun` fails these tests; elsewhere they say so and pass.
 
 use crate::common;
@@ -258,5 +259,50 @@ fn a_simulated_preset_under_mpirun_gives_the_single_process_figures() {
         };
         let spread = json(&mpirun.args(args).output().unwrap());
         assert_eq!(figures(&spread), figures(&alone), "{ranks} ranks");
+    }
+}
+
+#[test]
+fn a_what_if_sweep_over_simulated_stacks_spread_over_ranks_prints_the_single_process_table() {
+    let args = [
+        "run",
+        "--preset",
+        "cdm",
+        "--target",
+        "sim:usb3-uas-ssd",
+        "--target",
+        "sim:usb3-bot-ssd",
+        "--target",
+        "sim:usb2-bot-hdd",
+        "--size=16m",
+        "--runtime=20ms",
+        "--no-db",
+    ];
+    let alone = common::storlab().args(args).output().unwrap();
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    for ranks in [2, 3] {
+        let Some(mut mpirun) = mpirun(ranks) else {
+            return;
+        };
+        let spread = mpirun.args(args).output().unwrap();
+        assert!(spread.status.success(), "{}", stderr(&spread));
+        assert_eq!(
+            String::from_utf8_lossy(&spread.stdout),
+            String::from_utf8_lossy(&alone.stdout),
+            "{ranks} ranks"
+        );
+        // Each rank ran its own targets: target i on rank i mod ranks.
+        let said = stderr(&spread);
+        for (index, target) in ["sim:usb3-uas-ssd", "sim:usb3-bot-ssd", "sim:usb2-bot-hdd"]
+            .iter()
+            .enumerate()
+        {
+            let line = format!(
+                "target {} of 3: {target} (rank {})",
+                index + 1,
+                index % ranks as usize
+            );
+            assert!(said.contains(&line), "{line} in {said}");
+        }
     }
 }
