@@ -3,6 +3,7 @@
 //! and removes storlab's temporary files.
 
 use crate::args::{OutputFormat, RunArgs};
+use crate::clients::Clients;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{check_output_paths, database_files, Protected};
 use crate::run_session::{
@@ -19,11 +20,20 @@ use storlab_lab::provider::Provider;
 use storlab_lab::run::JobSetRun;
 use storlab_report::RunReport;
 
-pub fn run(args: RunArgs) -> Result<(), Failure> {
+pub fn run(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
     if !args.sections.is_empty() && args.job_file.is_none() {
         return Err(bad_input(
             "--section: selects sections of a job file; give one",
         ));
+    }
+    if let Some(clients) = clients {
+        if args.showcmd || args.parse_only || single_process(&args)? {
+            // Nothing to spread over the clients: rank 0 does it alone, as a run by hand.
+            return match clients.reports() {
+                true => run(args, None),
+                false => Ok(()),
+            };
+        }
     }
     if args.showcmd {
         return showcmd(&args);
@@ -51,47 +61,99 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     check_run_outputs(&args)?;
     if args.targets.len() > 1 {
-        return what_if(args);
+        return what_if(args, clients);
     }
-    run_on_one_target(args).map(|_| ())
+    run_on_one_target(args, clients).map(|_| ())
 }
 
 /// A run on one target (or the default temporary file): writes its outputs unless it is part
-/// of a what-if comparison (`args.compared`), then hands back its results.
-fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
+/// of a what-if comparison (`args.compared`), then hands back its results. With `clients` (a
+/// multi-client run under mpirun), every client runs the jobs on its own target, all start each
+/// stonewall group together, and rank 0 writes the aggregate and saves the one run.
+fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Finished, Failure> {
     if crate::preset_run::wanted(&args) {
         return crate::preset_run::run(args);
     }
-    let (set, builtin) = load_jobs(&args)?;
-    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
-        return Err(bad_input(
-            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
-        ));
+    let reports = clients.is_none_or(Clients::reports);
+    let started_unix_ms = crate::db_support::now_unix_ms();
+    let prepared = prepare_job_set(&args, reports, started_unix_ms);
+    // Every client's bad input (a job file one host cannot read) stops all of them.
+    if let Some(clients) = clients {
+        clients.exchange(
+            "jobs read",
+            prepared
+                .as_ref()
+                .map(|_| serde_json::Value::Null)
+                .map_err(Clone::clone),
+        )?;
     }
-    check_fio_log_paths(&args, &set)?;
-    for job in &set.jobs {
-        for warning in &job.warnings {
-            say!("storlab: warning: job '{}': {warning}", job.name);
+    let (mut set, builtin, mut recorder) = prepared?;
+    if let Some(clients) = clients {
+        clients.localize(&mut set);
+        if let Some(recorder) = &mut recorder {
+            recorder.set_hostname(clients.hosts_label());
         }
     }
     install_interrupt_handler();
 
-    let session = session(&args, builtin);
-    let recorder =
-        crate::db_support::recorder_for_run(&args.db, args.no_db, None, session.started_unix_ms)?;
+    let mut session = session(&args, builtin);
+    session.started_unix_ms = started_unix_ms;
+    if let Some(clients) = clients {
+        session.peers = Some(clients);
+    }
     let mut sink = CliSink::new(recorder);
     let status = args
         .status_interval
         .map(crate::progress::StatusLines::start);
-    let run = storlab_lab::run::run_job_set(&set, &session, &mut sink);
+    let (run, handed_on) = match clients {
+        Some(clients) => {
+            let mut shared = crate::clients::ClientsSink {
+                inner: &mut sink,
+                clients,
+                handed_on: Vec::new(),
+            };
+            let run = storlab_lab::run::run_job_set(&set, &session, &mut shared);
+            (run, Some(shared.handed_on))
+        }
+        None => (
+            storlab_lab::run::run_job_set(&set, &session, &mut sink),
+            None,
+        ),
+    };
     drop(status);
     let JobSetRun {
-        report,
+        mut report,
         mut provider,
         error,
         interrupted,
         complete,
     } = run;
+    // A multi-client run's error is the first failing client's, named, on every client.
+    let mut error: Option<Failure> = error.map(classify);
+    if let Some(clients) = clients {
+        let ended = match error.take() {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        };
+        error = clients.finish(ended).err();
+        if let Some(handed_on) = handed_on.filter(|_| clients.reports()) {
+            report.jobs = handed_on;
+            report.host.hostname = clients.hosts_label();
+        }
+        if !clients.reports() {
+            // Rank 0 writes the outputs; the others delete their temporary files and end.
+            drop(provider);
+            return match error {
+                // Jobs finished before it: a failed run (exit 1), as rank 0 says.
+                Some(failure) if !report.jobs.is_empty() => Err(run_failed(failure.to_string())),
+                Some(failure) => Err(failure),
+                None => Ok(Finished {
+                    report,
+                    run_id: None,
+                }),
+            };
+        }
+    }
     let total = set.jobs.len();
     if let Some(error) = error {
         if let Some(recorder) = &mut sink.recorder {
@@ -102,7 +164,7 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
             }
         }
         if report.jobs.is_empty() {
-            return Err(classify(error));
+            return Err(error);
         }
         // The jobs that finished were measured: their results are written as a complete
         // run's would be, and the run failed (exit 1) whatever stopped it.
@@ -146,6 +208,67 @@ fn run_on_one_target(args: RunArgs) -> Result<Finished, Failure> {
         report,
         run_id: sink.run_id(),
     })
+}
+
+/// The job set of a run with its checks, and its recorder (`reports`: this process saves the
+/// run; a multi-client run's other ranks do not).
+fn prepare_job_set(
+    args: &RunArgs,
+    reports: bool,
+    started_unix_ms: u64,
+) -> Result<
+    (
+        storlab_job::JobSet,
+        bool,
+        Option<crate::db_support::RunRecorder>,
+    ),
+    Failure,
+> {
+    let (set, builtin) = load_jobs(args)?;
+    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
+        return Err(bad_input(
+            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
+        ));
+    }
+    check_fio_log_paths(args, &set)?;
+    if reports {
+        for job in &set.jobs {
+            for warning in &job.warnings {
+                say!("storlab: warning: job '{}': {warning}", job.name);
+            }
+        }
+    }
+    let recorder = crate::db_support::recorder_for_run(
+        &args.db,
+        args.no_db || !reports,
+        None,
+        started_unix_ms,
+    )?;
+    Ok((set, builtin, recorder))
+}
+
+/// Whether a run under mpirun is one for rank 0 alone: a sweep (`--preset`, `--state`, trims
+/// between steps) on one simulated target, whose points follow one another on one simulated
+/// stack's state and so cannot be split (docs/distributed.md). A what-if comparison of several
+/// simulated targets is spread over the ranks, a target each (`what_if`). The same on a real
+/// target is refused: every client would measure it, and none of that would be merged.
+fn single_process(args: &RunArgs) -> Result<bool, Failure> {
+    if !crate::preset_run::wanted(args) && args.targets.len() < 2 {
+        return Ok(false);
+    }
+    let all_simulated = !args.targets.is_empty()
+        && args
+            .targets
+            .iter()
+            .all(|text| matches!(target_of(text), Ok(Target::Sim(_))));
+    if all_simulated {
+        Ok(args.targets.len() < 2)
+    } else {
+        Err(bad_input(
+            "under mpirun, a multi-client run takes a job file or job flags on one --target; \
+             --preset, --state and several --target run under mpirun only on simulated targets",
+        ))
+    }
 }
 
 /// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
@@ -304,7 +427,7 @@ fn fio_echo(args: &RunArgs) -> Option<storlab_report::FioEcho> {
 /// comparison of them all: the `compare` table with ratios to the first target, the JSON of
 /// every run, and one `--report` charting them together. Every target is checked before the
 /// first runs; a target that fails stops the command with its error, naming the target.
-fn what_if(args: RunArgs) -> Result<(), Failure> {
+fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
     if args.pcap.is_some() {
         return Err(bad_input(
             "--pcap: a capture holds one simulated target's USB session; give one --target",
@@ -337,24 +460,42 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
         })
         .collect();
     // Bad input on the last target must not cost the runs on the first ones.
-    for (part, text) in parts.iter().zip(&args.targets) {
-        check_target(part).map_err(|failure| named(text, failure))?;
+    let checked = parts
+        .iter()
+        .zip(&args.targets)
+        .try_for_each(|(part, text)| check_target(part).map_err(|failure| named(text, failure)));
+    if let Some(clients) = clients {
+        clients.exchange(
+            "targets checked",
+            checked
+                .as_ref()
+                .map(|()| serde_json::Value::Null)
+                .map_err(Clone::clone),
+        )?;
     }
-    let mut runs: Vec<(String, Finished)> = Vec::new();
-    for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
-        say!(
-            "storlab: target {} of {}: {}",
-            index + 1,
-            args.targets.len(),
-            Path::new(text).display()
-        );
-        let finished = run_on_one_target(part).map_err(|failure| named(text, failure))?;
-        // Saved runs are labelled by their id, as `compare` labels them; unsaved by position.
-        let label = finished
-            .run_id
-            .map_or_else(|| format!("t{}", index + 1), |id| id.to_string());
-        runs.push((label, finished));
-    }
+    checked?;
+    let runs = match clients {
+        Some(clients) => match spread_targets(&args, parts, clients, &named)? {
+            Some(runs) => runs,
+            // Rank 0 writes the comparison.
+            None => return Ok(()),
+        },
+        None => {
+            let mut runs: Vec<(String, Finished)> = Vec::new();
+            for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
+                say!(
+                    "storlab: target {} of {}: {}",
+                    index + 1,
+                    args.targets.len(),
+                    Path::new(text).display()
+                );
+                let finished =
+                    run_on_one_target(part, None).map_err(|failure| named(text, failure))?;
+                runs.push((run_label(index, &finished), finished));
+            }
+            runs
+        }
+    };
     let labelled: Vec<(String, RunReport)> = runs
         .iter()
         .map(|(label, finished)| (label.clone(), finished.report.clone()))
@@ -385,6 +526,105 @@ fn what_if(args: RunArgs) -> Result<(), Failure> {
         crate::cmd_report::write_report(path, "--report", &labelled)?;
     }
     Ok(())
+}
+
+/// Saved runs are labelled by their id, as `compare` labels them; unsaved by position.
+fn run_label(index: usize, finished: &Finished) -> String {
+    finished
+        .run_id
+        .map_or_else(|| format!("t{}", index + 1), |id| id.to_string())
+}
+
+/// One target's run as it travels to rank 0: its target's index and its report, or (bad
+/// input?, message).
+type SpreadRun = (usize, Result<RunReport, (bool, String)>);
+
+/// A what-if comparison of simulated targets under mpirun: target `i` runs on rank
+/// `i mod size` (unsaved there), every report goes to rank 0, which saves one run per target
+/// in target order, as one process would, and returns them all; the other ranks get `None`.
+/// The first failing target in order fails the command, with the runs before it saved.
+fn spread_targets(
+    args: &RunArgs,
+    parts: Vec<RunArgs>,
+    clients: &Clients<'_>,
+    named: &dyn Fn(&OsStr, Failure) -> Failure,
+) -> Result<Option<Vec<(String, Finished)>>, Failure> {
+    let (rank, size) = (clients.rank() as usize, clients.size() as usize);
+    let mine: Vec<SpreadRun> = parts
+        .into_iter()
+        .zip(&args.targets)
+        .enumerate()
+        .filter(|(index, _)| index % size == rank)
+        .map(|(index, (part, text))| {
+            say!(
+                "storlab: target {} of {}: {} (rank {rank})",
+                index + 1,
+                args.targets.len(),
+                Path::new(text).display()
+            );
+            let part = RunArgs {
+                no_db: true,
+                ..part
+            };
+            let outcome = run_on_one_target(part, None)
+                .map(|finished| finished.report)
+                .map_err(|failure| {
+                    let failure = named(text, failure);
+                    (matches!(failure, Failure::BadInput(_)), failure.to_string())
+                });
+            (index, outcome)
+        })
+        .collect();
+    let part = serde_json::to_value(&mine)
+        .map_err(|error| run_failed(format!("cannot encode this rank's runs: {error}")));
+    let heard = clients.exchange("targets run", part)?;
+    if !clients.reports() {
+        return Ok(None);
+    }
+    let mut outcomes: Vec<Option<Result<RunReport, Failure>>> =
+        args.targets.iter().map(|_| None).collect();
+    for (from_rank, value) in heard.into_iter().enumerate() {
+        let runs: Vec<SpreadRun> = serde_json::from_value(value).map_err(|error| {
+            run_failed(format!(
+                "rank {from_rank}: its runs cannot be read: {error}"
+            ))
+        })?;
+        for (index, outcome) in runs {
+            if let Some(slot) = outcomes.get_mut(index) {
+                *slot = Some(outcome.map_err(|(bad, message)| match bad {
+                    true => bad_input(message),
+                    false => run_failed(message),
+                }));
+            }
+        }
+    }
+    let preset = args
+        .preset
+        .as_deref()
+        .and_then(|name| storlab_job::preset::load(name).ok())
+        .map(|preset| preset.name);
+    let mut runs = Vec::with_capacity(outcomes.len());
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        let report = outcome.unwrap_or_else(|| Err(run_failed("a target was run by no rank")))?;
+        let mut recorder = crate::db_support::recorder_for_run(
+            &args.db,
+            args.no_db,
+            preset.clone(),
+            report.started_unix_ms,
+        )?;
+        if let Some(recorder) = &mut recorder {
+            for job in &report.jobs {
+                recorder.record(job);
+            }
+        }
+        crate::db_support::finish_run(&mut recorder, false, false, &report.warnings)?;
+        let finished = Finished {
+            run_id: recorder.as_ref().and_then(|r| r.run_id()),
+            report,
+        };
+        runs.push((run_label(index, &finished), finished));
+    }
+    Ok(Some(runs))
 }
 
 /// A what-if target's bad input, found before anything runs: the target itself, and the job

@@ -90,6 +90,11 @@ impl RunRecorder {
         })
     }
 
+    /// Records the run as made on `hostname` (a multi-client run: every client's host).
+    pub fn set_hostname(&mut self, hostname: String) {
+        self.new_run.host.hostname = hostname;
+    }
+
     /// The id of the run, once its first point is saved.
     pub fn run_id(&self) -> Option<RunId> {
         self.run

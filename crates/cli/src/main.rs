@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod clients;
 mod cmd_compare;
 mod cmd_decode;
 mod cmd_export;
@@ -26,6 +27,8 @@ mod cmd_stacks;
 mod cmd_validate;
 mod db_support;
 mod exit;
+#[cfg(feature = "mpi")]
+mod mpi_world;
 mod output;
 mod preset_run;
 mod progress;
@@ -58,8 +61,37 @@ fn main() {
         }
         progress::set_eta(run.eta);
     }
-    let outcome = match cli.command {
-        args::Command::Run(run) => cmd_run::run(run),
+    // Under mpirun (`--features mpi`), the MPI world; a run by hand has none and behaves as
+    // without the feature. MPI is finalized when `world` is dropped, before the exit.
+    #[cfg(feature = "mpi")]
+    let world = mpi_world::World::join();
+    #[cfg(feature = "mpi")]
+    let transport = world.as_ref().map(|world| world as &dyn clients::Transport);
+    #[cfg(not(feature = "mpi"))]
+    let transport: Option<&dyn clients::Transport> = None;
+    let outcome = dispatch(cli.command, transport);
+    let code = outcome.err().map(|failure| exit::report(&failure));
+    #[cfg(feature = "mpi")]
+    drop(world);
+    if let Some(code) = code {
+        std::process::exit(code);
+    }
+}
+
+/// Runs the subcommand; `run` (a job set) and `validate` spread over the processes of an MPI
+/// `transport`, every other subcommand runs in each process as it would alone.
+fn dispatch(
+    command: args::Command,
+    transport: Option<&dyn clients::Transport>,
+) -> Result<(), exit::Failure> {
+    let clients = match (&command, transport) {
+        (args::Command::Run(_) | args::Command::Validate(_), Some(transport)) => {
+            Some(clients::Clients::join(transport)?)
+        }
+        _ => None,
+    };
+    match command {
+        args::Command::Run(run) => cmd_run::run(run, clients.as_ref()),
         args::Command::Stacks(stacks) => cmd_stacks::run(stacks),
         args::Command::Engines => output::print(
             &storlab_engine::registry::engine_names()
@@ -75,12 +107,9 @@ fn main() {
         args::Command::Rm(rm) => cmd_rm::run(rm),
         args::Command::Report(report) => cmd_report::run(report),
         args::Command::Presets => cmd_presets::run(),
-        args::Command::Validate(validate) => cmd_validate::run(validate),
+        args::Command::Validate(validate) => cmd_validate::run(validate, clients.as_ref()),
         args::Command::Probe(probe) => cmd_probe::run(probe),
         args::Command::Generate(generate) => cmd_generate::run(generate),
-    };
-    if let Err(failure) = outcome {
-        std::process::exit(exit::report(&failure));
     }
 }
 

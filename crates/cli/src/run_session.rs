@@ -9,7 +9,6 @@ use crate::say::say;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 use storlab_job::keys::SIM_TARGET_PREFIX;
 use storlab_job::{JobSet, Target};
 use storlab_lab::provider::ProviderOptions;
@@ -45,11 +44,10 @@ pub(crate) fn session(args: &RunArgs, direct_fallback: bool) -> Session<'static>
             sim_timing_only: false,
             sim_faults: args.faults.as_deref().cloned(),
         },
-        started_unix_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
+        started_unix_ms: crate::db_support::now_unix_ms(),
         stop: &STOP,
         live: Some(&crate::progress::LIVE),
+        peers: None,
     }
 }
 

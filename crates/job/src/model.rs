@@ -763,6 +763,12 @@ pub struct JobSpec {
     pub offset_bytes: u64,
     /// Worker `i` starts at `offset_bytes + i * offset_increment_bytes` (fio semantics).
     pub offset_increment_bytes: u64,
+    /// The clone index of this job's worker 0 in `offset_increment`: 0, except in a multi-client
+    /// run, where client (MPI rank) `r` of a job with `numjobs = n` numbers its workers from
+    /// `r * n`, so the clients' regions of one shared file follow each other as fio's clones do
+    /// (docs/distributed.md).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clone_index_base: u32,
     /// Length of each worker's region; `None` means "to the end of the target".
     pub size_bytes: Option<u64>,
     /// Any of `offset`, `offset_increment` and `size` given as a share of the target's size
@@ -885,6 +891,7 @@ impl JobSpec {
             numjobs: 1,
             offset_bytes: 0,
             offset_increment_bytes: 0,
+            clone_index_base: 0,
             size_bytes: None,
             target_shares: TargetShares::default(),
             number_ios: None,
@@ -973,7 +980,7 @@ impl JobSpec {
     /// `None` when that lies beyond 2^64 bytes (validation refuses such a job, so for a validated
     /// job this, and this plus `size`, never overflow).
     pub fn last_worker_offset_bytes(&self) -> Option<u64> {
-        u64::from(self.numjobs.saturating_sub(1))
+        (u64::from(self.clone_index_base) + u64::from(self.numjobs.saturating_sub(1)))
             .checked_mul(self.offset_increment_bytes)?
             .checked_add(self.offset_bytes)
     }

@@ -6,7 +6,7 @@
 use storlab_runner::RunError;
 
 /// Why a lab call did not succeed. The message is one line, ready to show.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum LabError {
     /// The user asked for something impossible or wrong.
     #[error("{0}")]

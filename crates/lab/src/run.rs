@@ -33,6 +33,19 @@ pub struct Session<'a> {
     pub started_unix_ms: u64,
     pub stop: &'a AtomicBool,
     pub live: Option<&'a LiveCounters>,
+    /// The other clients of a multi-client run (the CLI's MPI ranks), told of every stonewall
+    /// group of a job set as it becomes ready and as it ends; `None` for a run on its own.
+    pub peers: Option<&'a dyn Peers>,
+}
+
+/// The clients a job set runs beside (docs/distributed.md): every client opens its targets,
+/// then all start each stonewall group together, and each group's outcomes are exchanged as it
+/// ends. Either call returns an error when a client failed, naming it, and the run stops.
+pub trait Peers {
+    /// This client's group is open and set up: returns once every client's is.
+    fn group_ready(&self) -> Result<(), RunError>;
+    /// This client's group ended with `outcomes`: returns once every client's did.
+    fn group_ended(&self, outcomes: &[JobOutcome]) -> Result<(), RunError>;
 }
 
 impl Session<'_> {
@@ -55,7 +68,8 @@ impl Session<'_> {
 
 /// Lends the provider to the runner through a `RefCell`, so the per-job callback can read the
 /// target descriptions it collected the moment a job finishes.
-struct SharedProvider<'a>(&'a RefCell<Provider>);
+/// A multi-client run's [`Peers`] hear of each stonewall group through it.
+struct SharedProvider<'a>(&'a RefCell<Provider>, Option<&'a dyn Peers>);
 
 impl EngineProvider for SharedProvider<'_> {
     fn open(&mut self, job: &JobSpec) -> Result<Vec<Engine>, RunError> {
@@ -64,6 +78,14 @@ impl EngineProvider for SharedProvider<'_> {
 
     fn release(&mut self, job: &JobSpec, engines: Vec<Engine>) {
         self.0.borrow_mut().release(job, engines);
+    }
+
+    fn group_ready(&mut self) -> Result<(), RunError> {
+        self.1.map_or(Ok(()), |peers| peers.group_ready())
+    }
+
+    fn group_ended(&mut self, outcomes: &[JobOutcome]) -> Result<(), RunError> {
+        self.1.map_or(Ok(()), |peers| peers.group_ended(outcomes))
     }
 }
 
@@ -101,7 +123,7 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let disks = crate::disk_util::DiskUtilWindow::start(set);
     let result = storlab_runner::run_jobs(
         set,
-        &mut SharedProvider(&shared),
+        &mut SharedProvider(&shared, session.peers),
         &options,
         &mut on_job_done,
     );
@@ -189,7 +211,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
     let mut notes: Vec<String> = Vec::new();
     let options = session.run_options();
     let result = sweep(
-        &mut SharedProvider(&shared),
+        &mut SharedProvider(&shared, session.peers),
         &options,
         plan.preset.as_ref(),
         &plan.points,
@@ -426,6 +448,7 @@ mod tests {
             started_unix_ms: 0,
             stop: &STOP,
             live: None,
+            peers: None,
         }
     }
 

@@ -28,7 +28,7 @@ pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
-    CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RunReport, SeriesPoint,
+    CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RankRow, RunReport, SeriesPoint,
     SlavesAggregate, TargetInfo, ToolInfo, SCHEMA_VERSION,
 };
 pub use table::{job_diagnosis, render_table};

@@ -180,6 +180,56 @@ pub struct JobReport {
     /// counts them (absent in runs saved before they were kept).
     #[serde(default, skip_serializing_if = "DepthCounts::is_empty")]
     pub depth: DepthCounts,
+    /// A multi-client run's clients (MPI ranks), each with its own figures; the job's
+    /// figures above are then their aggregate (docs/distributed.md). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankRow>,
+}
+
+/// One client's own figures for a job of a multi-client run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankRow {
+    /// The client's MPI rank.
+    pub rank: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// Its measured window.
+    pub elapsed_ns: u64,
+    /// Its reads, if any were issued.
+    pub read: Option<DirectionSummary>,
+    /// Its writes, if any were issued.
+    pub write: Option<DirectionSummary>,
+    /// Its trims, if any were issued.
+    pub trim: Option<DirectionSummary>,
+}
+
+impl RankRow {
+    /// The row of client `rank` on `host` from its merged worker statistics.
+    pub fn new(rank: u32, host: String, stats: &WorkerStats) -> Self {
+        let summarise = |direction: &DirectionStats| {
+            (!direction.is_empty())
+                .then(|| DirectionSummary::from_stats(direction, stats.elapsed_ns))
+        };
+        Self {
+            rank,
+            host,
+            elapsed_ns: stats.elapsed_ns,
+            read: summarise(&stats.read),
+            write: summarise(&stats.write),
+            trim: summarise(&stats.trim),
+        }
+    }
+
+    /// The directions that ran, as (`"read"|"write"|"trim"`, summary).
+    pub fn directions(&self) -> impl Iterator<Item = (&'static str, &DirectionSummary)> {
+        [
+            ("read", self.read.as_ref()),
+            ("write", self.write.as_ref()),
+            ("trim", self.trim.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, summary)| summary.map(|summary| (name, summary)))
+    }
 }
 
 /// What a job was: its specification and the conditions it ran in, everything needed to run it
@@ -241,6 +291,7 @@ impl JobReport {
             elapsed_ns,
             notes,
             depth: stats.depth.clone(),
+            ranks: Vec::new(),
         }
     }
 

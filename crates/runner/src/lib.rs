@@ -65,6 +65,9 @@ pub enum RunError {
     Protocol(String),
     #[error("worker thread panicked: {0}")]
     Panic(String),
+    /// Another client of a multi-client run failed (the message names it); this one stops.
+    #[error("{0}")]
+    Peer(String),
 }
 
 /// Opens the engines a job runs on. The CLI implements it (real targets, the simulator, ...).
@@ -75,6 +78,17 @@ pub trait EngineProvider {
     /// Engines come back after the job, so a provider can keep state (a simulated drive
     /// remembers what was written) for the next job.
     fn release(&mut self, _job: &JobSpec, _engines: Vec<Box<dyn IoEngine + Send>>) {}
+    /// Every job of a stonewall group is open and set up; its workers start when this
+    /// returns. A multi-client run waits here for every client (fio's stonewall across
+    /// clients, IOR's `-g`); an error (a client that failed) stops the run before the group.
+    fn group_ready(&mut self) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// A stonewall group ended with these outcomes, before they are handed on; a multi-client
+    /// run gathers the clients' figures here. An error stops the run after the group.
+    fn group_ended(&mut self, _outcomes: &[JobOutcome]) -> Result<(), RunError> {
+        Ok(())
+    }
 }
 
 /// What one job produced.
@@ -140,8 +154,10 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
     let increment = shares
         .offset_increment_ppm
         .map_or(job.offset_increment_bytes, |ppm| share(ppm) / align * align);
-    (0..job.numjobs)
-        .map(|i| offset.checked_add(u64::from(i).checked_mul(increment)?))
+    // A multi-client run's clients continue the clone numbering (`clone_index_base`).
+    let first_clone = u64::from(job.clone_index_base);
+    (0..u64::from(job.numjobs))
+        .map(|i| offset.checked_add((first_clone + i).checked_mul(increment)?))
         .map(|start| {
             let start = start.ok_or_else(|| plan_error("worker offsets overflow".into()))?;
             let start = start.div_ceil(align) * align;
@@ -243,6 +259,7 @@ pub fn run_jobs(
             provider,
             options,
         )?;
+        provider.group_ended(&results)?;
         let interrupted = results.iter().any(|o| o.interrupted);
         for outcome in &results {
             unlink_after(&outcome.job)?;
@@ -376,6 +393,7 @@ fn run_group(
         });
     }
 
+    provider.group_ready()?;
     let finished = std::thread::scope(|scope| {
         let handles: Vec<_> = prepared
             .into_iter()

@@ -5,8 +5,9 @@ use crate::cpu::CpuTime;
 use crate::histogram::LatencyHistogram;
 use crate::series::IntervalSeries;
 
-/// Everything measured for one direction (read, write or trim) of one worker.
-#[derive(Debug, Clone)]
+/// Everything measured for one direction (read, write or trim) of one worker. Serializable so
+/// a multi-client run can gather its clients' statistics and merge them exactly.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DirectionStats {
     /// Completed I/Os.
     pub ios: u64,
@@ -82,7 +83,7 @@ impl DirectionStats {
 }
 
 /// Everything one worker measured; several workers merge into one job result.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct WorkerStats {
     /// Reads.
     pub read: DirectionStats,

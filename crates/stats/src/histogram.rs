@@ -34,7 +34,10 @@ pub const LATENCY_DISTRIBUTION_EDGES_NS: [u64; 31] = {
 };
 
 /// Latency distribution of one direction: nanosecond values with bounded relative error.
-#[derive(Debug, Clone)]
+/// Serialized as its recorded buckets and exact accumulators ([`HistogramWire`]), so a copy
+/// read back merges exactly as the original would (a multi-client run's gather).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "HistogramWire", from = "HistogramWire")]
 pub struct LatencyHistogram {
     histogram: Histogram<u64>,
     /// Exact extremes, kept apart from the histogram because fio reports exact min/max and the
@@ -45,6 +48,51 @@ pub struct LatencyHistogram {
     /// the cancellation that `sum(x^2) - sum(x)^2/n` suffers when stddev << mean.
     mean_ns: f64,
     squared_deviation_sum: f64,
+}
+
+/// The serialized form of a [`LatencyHistogram`]: every recorded bucket as (a value in the
+/// bucket, count), which re-recorded lands in the same bucket, and the exact accumulators,
+/// the floating-point ones as their IEEE-754 bits so no text round trip can change them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HistogramWire {
+    /// (highest value equivalent to the bucket, samples in it), in increasing value order.
+    pub buckets: Vec<(u64, u64)>,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// `f64::to_bits` of the running mean.
+    pub mean_ns_bits: u64,
+    /// `f64::to_bits` of the sum of squared deviations.
+    pub squared_deviation_sum_bits: u64,
+}
+
+impl From<LatencyHistogram> for HistogramWire {
+    fn from(histogram: LatencyHistogram) -> Self {
+        Self {
+            buckets: histogram
+                .histogram
+                .iter_recorded()
+                .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value()))
+                .collect(),
+            min_ns: histogram.min_ns,
+            max_ns: histogram.max_ns,
+            mean_ns_bits: histogram.mean_ns.to_bits(),
+            squared_deviation_sum_bits: histogram.squared_deviation_sum.to_bits(),
+        }
+    }
+}
+
+impl From<HistogramWire> for LatencyHistogram {
+    fn from(wire: HistogramWire) -> Self {
+        let mut histogram = LatencyHistogram::new();
+        for (value_ns, count) in wire.buckets {
+            histogram.histogram.saturating_record_n(value_ns, count);
+        }
+        histogram.min_ns = wire.min_ns;
+        histogram.max_ns = wire.max_ns;
+        histogram.mean_ns = f64::from_bits(wire.mean_ns_bits);
+        histogram.squared_deviation_sum = f64::from_bits(wire.squared_deviation_sum_bits);
+        histogram
+    }
 }
 
 impl Default for LatencyHistogram {
@@ -213,6 +261,37 @@ impl LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A histogram read back from its wire form is the same histogram: merging copies gives
+    /// exactly what merging the originals gives (the multi-client gather depends on it).
+    #[test]
+    fn wire_round_trip_merges_exactly() {
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        for i in 0..5_000u64 {
+            a.record(1_000 + i * 37 % 90_000);
+            b.record(50_000 + i * i % 3_000_000);
+        }
+        let mut merged = a.clone();
+        merged.merge(&b);
+        let mut from_wire = LatencyHistogram::from(HistogramWire::from(a.clone()));
+        from_wire.merge(&LatencyHistogram::from(HistogramWire::from(b.clone())));
+        assert_eq!(from_wire.buckets(), merged.buckets());
+        assert_eq!(from_wire.count(), merged.count());
+        assert_eq!(from_wire.min_ns(), merged.min_ns());
+        assert_eq!(from_wire.max_ns(), merged.max_ns());
+        assert_eq!(from_wire.mean_ns().to_bits(), merged.mean_ns().to_bits());
+        assert_eq!(
+            from_wire.stddev_ns().to_bits(),
+            merged.stddev_ns().to_bits()
+        );
+        for percentile in [1.0, 50.0, 90.0, 99.0, 99.9, 99.99] {
+            assert_eq!(
+                from_wire.percentile_ns(percentile),
+                merged.percentile_ns(percentile)
+            );
+        }
+    }
 
     #[test]
     fn empty_histogram_reports_zeros() {

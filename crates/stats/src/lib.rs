@@ -19,8 +19,8 @@ pub use depth::{DepthCounts, DEPTH_BUCKETS};
 pub use direction::{DirectionStats, WorkerStats};
 pub use fio_bins::{fio_bucket_index, fio_bucket_value_ns};
 pub use histogram::{
-    LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS, LOWEST_DISCERNIBLE_NS,
-    SIGNIFICANT_DIGITS,
+    HistogramWire, LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS,
+    LOWEST_DISCERNIBLE_NS, SIGNIFICANT_DIGITS,
 };
 pub use series::{IntervalBin, IntervalSeries, DEFAULT_INTERVAL_NS, MAX_INTERVALS};
 pub use summary::{

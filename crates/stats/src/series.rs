@@ -19,7 +19,7 @@ pub struct IntervalBin {
 }
 
 /// Per-interval I/O and byte counts, indexed by `t_ns / interval_ns`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IntervalSeries {
     interval_ns: u64,
     bins: Vec<IntervalBin>,

@@ -29,6 +29,8 @@ mod fio_oracle;
 mod fio_verify;
 mod generate;
 mod guard;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod presets;
 mod probe;
 mod report;

@@ -63,6 +63,9 @@ pub struct MeasureOptions<'a> {
     pub live: Option<&'a LiveCounters>,
 }
 
+/// One scenario's outcome: its figure and the compared point's warnings.
+pub type Measured = (f64, Vec<String>);
+
 /// Run every entry, `options.threads` scenarios at a time; `on_scenario_done(label, metric,
 /// value)` is called as each scenario finishes (for progress). The first failure, in file
 /// order, is the error.
@@ -71,53 +74,88 @@ pub fn run_entries(
     options: &MeasureOptions<'_>,
     on_scenario_done: &(dyn Fn(&str, Metric, f64) + Sync),
 ) -> Result<Vec<EntryResult>, LabError> {
-    let threads = options.threads;
-    let work: Vec<(usize, Part)> = entries
+    let measured = measure_scenarios(entries, &|_| true, options, on_scenario_done);
+    assemble(
+        entries,
+        measured.into_iter().map(|slot| {
+            slot.unwrap_or_else(|| Err(run_failed("a validation worker stopped unexpectedly")))
+        }),
+    )
+}
+
+/// The scenarios of `entries` in file order, each entry's own then its denominator's: what
+/// [`measure_scenarios`] numbers and [`assemble`] reads back.
+fn work_items(entries: &[PlannedEntry]) -> Vec<(usize, Part)> {
+    entries
         .iter()
         .enumerate()
         .flat_map(|(i, e)| {
             std::iter::once((i, Part::Scenario))
                 .chain(e.denominator.as_ref().map(|_| (i, Part::Denominator)))
         })
-        .collect();
-    type Measured = (f64, Vec<String>);
+        .collect()
+}
+
+/// How many scenarios `entries` plan (an entry's own, and its denominator's if it has one).
+pub fn scenario_count(entries: &[PlannedEntry]) -> usize {
+    work_items(entries).len()
+}
+
+/// Measure the scenarios numbered `0..scenario_count(entries)` that `selected` picks,
+/// `options.threads` at a time; the others stay `None`. A distributed run gives each process
+/// its share and [`assemble`]s everyone's results, in the same numbering, on one of them.
+pub fn measure_scenarios(
+    entries: &[PlannedEntry],
+    selected: &(dyn Fn(usize) -> bool + Sync),
+    options: &MeasureOptions<'_>,
+    on_scenario_done: &(dyn Fn(&str, Metric, f64) + Sync),
+) -> Vec<Option<Result<Measured, LabError>>> {
+    let threads = options.threads;
+    let work = work_items(entries);
+    let chosen: Vec<usize> = (0..work.len()).filter(|&item| selected(item)).collect();
     let values: Vec<Mutex<Option<Result<Measured, LabError>>>> =
         work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let worker = || loop {
-        let item = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&(entry_index, part)) = work.get(item) else {
-            break;
-        };
-        let planned = &entries[entry_index];
-        let (scenario, label) = match part {
-            Part::Scenario => (&planned.scenario, planned.entry.id.clone()),
-            Part::Denominator => match &planned.denominator {
-                Some(d) => (d, format!("{} (denominator)", planned.entry.id)),
-                None => continue,
-            },
-        };
-        let value = measure(scenario, planned.entry.measured, options).map_err(|failure| {
-            failure.with_message(|message| format!("entry '{}': {message}", planned.entry.id))
-        });
-        if let Ok((v, _)) = &value {
-            on_scenario_done(&label, planned.entry.measured, *v);
-        }
-        if let Ok(mut slot) = values[item].lock() {
-            *slot = Some(value);
+    let worker = || {
+        while let Some(&item) = chosen.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let (entry_index, part) = work[item];
+            let planned = &entries[entry_index];
+            let (scenario, label) = match part {
+                Part::Scenario => (&planned.scenario, planned.entry.id.clone()),
+                Part::Denominator => match &planned.denominator {
+                    Some(d) => (d, format!("{} (denominator)", planned.entry.id)),
+                    None => continue,
+                },
+            };
+            let value = measure(scenario, planned.entry.measured, options).map_err(|failure| {
+                failure.with_message(|message| format!("entry '{}': {message}", planned.entry.id))
+            });
+            if let Ok((v, _)) = &value {
+                on_scenario_done(&label, planned.entry.measured, *v);
+            }
+            if let Ok(mut slot) = values[item].lock() {
+                *slot = Some(value);
+            }
         }
     };
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, work.len().max(1)) {
+        for _ in 0..threads.clamp(1, chosen.len().max(1)) {
             scope.spawn(worker);
         }
     });
-    let mut measured = values.into_iter().map(|slot| {
-        slot.into_inner()
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| Err(run_failed("a validation worker stopped unexpectedly")))
-    });
+    values
+        .into_iter()
+        .map(|slot| slot.into_inner().ok().flatten())
+        .collect()
+}
+
+/// Every entry's result from its scenarios' outcomes, given in [`measure_scenarios`]'
+/// numbering. The first failure, in file order, is the error.
+pub fn assemble(
+    entries: &[PlannedEntry],
+    measured: impl IntoIterator<Item = Result<Measured, LabError>>,
+) -> Result<Vec<EntryResult>, LabError> {
+    let mut measured = measured.into_iter();
     let mut results = Vec::with_capacity(entries.len());
     for planned in entries {
         let entry = &planned.entry;
