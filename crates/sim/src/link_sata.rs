@@ -1,7 +1,7 @@
 //! SATA link: timing (8b/10b, FIS framing, Data FISes of at most 8 KiB, one FIS at a time)
 //! and the FISes the host side (AHCI or a bridge) and the drive exchange, as real bytes through
-//! `storlab_wire::sata`: the command (Register H2D: FPDMA QUEUED with the NCQ tag, DMA EXT, or
-//! DATA SET MANAGEMENT), and status (Set Device Bits for NCQ, Register D2H otherwise).
+//! `storlab_wire::sata`: the command (Register H2D: FPDMA QUEUED with the NCQ tag, DMA EXT,
+//! DATA SET MANAGEMENT or FLUSH CACHE EXT), and status (Set Device Bits for NCQ, Register D2H otherwise).
 
 use crate::drive::DriveCommand;
 use crate::event::CmdId;
@@ -96,6 +96,13 @@ pub fn emit_dsm_command(blocks: u64, out: &mut [u8; fis::REG_H2D_LEN]) {
         .expect("buffer is one Register H2D FIS");
 }
 
+/// Host side: encode FLUSH CACHE EXT (non-data, never queued).
+pub fn emit_flush_command(out: &mut [u8; fis::REG_H2D_LEN]) {
+    RegH2dRepr::flush_cache_ext()
+        .emit(out)
+        .expect("buffer is one Register H2D FIS");
+}
+
 /// What the drive decoded from a command FIS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtaCommand {
@@ -106,10 +113,12 @@ pub enum AtaCommand {
     },
     /// DATA SET MANAGEMENT TRIM with this many 512-byte blocks of ranges.
     Trim { blocks: u16 },
+    /// FLUSH CACHE EXT.
+    Flush,
 }
 
-/// Drive side: decode a command FIS. The host side only sends what [`emit_rw_command`] and
-/// [`emit_dsm_command`] encode, so anything else is a codec disagreement (a simulator bug).
+/// Drive side: decode a command FIS. The host side only sends what [`emit_rw_command`],
+/// [`emit_dsm_command`] and [`emit_flush_command`] encode, so anything else is a codec disagreement (a simulator bug).
 pub fn decode_command(bytes: &[u8]) -> AtaCommand {
     let h2d = RegH2dRepr::parse(&FisPacket::new_unchecked(bytes))
         .expect("drive: the host sent a Register H2D FIS wire cannot parse");
@@ -135,6 +144,7 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
             );
             AtaCommand::Trim { blocks: h2d.count }
         }
+        fis::ATA_FLUSH_CACHE_EXT => AtaCommand::Flush,
         other => panic!("drive: unexpected ATA command {other:#04x}"),
     }
 }
