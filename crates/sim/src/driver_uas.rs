@@ -47,6 +47,8 @@ impl Uas {
 
     /// Host: build the Command IU, queue the status and data transfers, send the IU. Returns
     /// when it reached the bridge.
+    // Inlined into the event loop as before the flush arms grew it (ADR 0018).
+    #[inline]
     pub fn issue(&self, cx: &mut Cx, id: CmdId, c: &mut Command) -> u64 {
         let now = cx.now_ns;
         let tag = Self::tag(id);
@@ -78,6 +80,8 @@ impl Uas {
     }
 
     /// Bridge: parse the Command IU and its CDB.
+    // Inlined into the event loop as before the flush arms grew it (ADR 0018).
+    #[inline]
     pub fn decode_command(c: &mut Command) -> ScsiOp {
         // Zero-copy view: the firmware reads fields in place, as a real bridge does.
         let packet = IuPacket::new_checked(&c.command_bytes[..usize::from(c.command_len)])
@@ -97,6 +101,8 @@ impl Uas {
     /// data, or for a read the drive failed CHECK CONDITION with fixed-format sense MEDIUM
     /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2, Sense IU: no separate
     /// REQUEST SENSE).
+    // Inlined into the event loop as before the flush arms grew it (ADR 0018).
+    #[inline]
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
             c.status_len, 0,

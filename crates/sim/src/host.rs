@@ -62,16 +62,7 @@ impl BlockLayer {
     pub fn split(&mut self, op: Op, offset_bytes: u64, len: u32, slot: u32) -> u32 {
         let limit = match op {
             Op::Trim => self.max_trim_bytes.min(u64::from(u32::MAX)) as u32,
-            Op::Flush => {
-                self.pending.push_back(BlockRequest {
-                    op,
-                    offset_bytes: 0,
-                    len: 0,
-                    slot,
-                    slot_offset: 0,
-                });
-                return 1;
-            }
+            Op::Flush => return self.queue_flush(slot),
             Op::Read | Op::Write => self.max_transfer_bytes,
         };
         let mut done = 0u32;
@@ -94,6 +85,20 @@ impl BlockLayer {
             self.bound
         );
         pieces
+    }
+
+    /// A flush is one request without data.
+    #[cold]
+    #[inline(never)]
+    fn queue_flush(&mut self, slot: u32) -> u32 {
+        self.pending.push_back(BlockRequest {
+            op: Op::Flush,
+            offset_bytes: 0,
+            len: 0,
+            slot,
+            slot_offset: 0,
+        });
+        1
     }
 
     /// Whether a request waits for a command.

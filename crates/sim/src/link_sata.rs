@@ -53,6 +53,7 @@ impl NcqTags {
     }
 
     /// Take the lowest free tag for `id` (AHCI and bridges both hand out the lowest).
+    #[inline]
     pub fn acquire(&mut self, id: CmdId) -> u8 {
         assert!(self.free != 0, "more NCQ commands at the drive than tags");
         let tag = self.free.trailing_zeros() as u8;
@@ -136,6 +137,16 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
         fis::ATA_WRITE_FPDMA_QUEUED => read_write(true, Some(h2d.ncq_tag())),
         fis::ATA_READ_DMA_EXT => read_write(false, None),
         fis::ATA_WRITE_DMA_EXT => read_write(true, None),
+        _ => decode_non_data_command(&h2d),
+    }
+}
+
+/// The commands off the read/write path (TRIM, FLUSH CACHE EXT), out of line so the read/write
+/// decoding stays small enough to inline where commands are sent.
+#[cold]
+#[inline(never)]
+fn decode_non_data_command(h2d: &RegH2dRepr) -> AtaCommand {
+    match h2d.command {
         fis::ATA_DATA_SET_MANAGEMENT => {
             assert_eq!(
                 h2d.features,
