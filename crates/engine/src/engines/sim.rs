@@ -446,6 +446,48 @@ mod tests {
         assert!(e.take_pcap().is_none(), "taking the capture ends it");
     }
 
+    /// A flush waits for the drive's cache flush and leaves a request still in flight to be
+    /// reaped; with synchronous writes a write completes only after its own flush.
+    #[test]
+    fn flush_keeps_other_completions_and_sync_writes_wait_for_a_flush() {
+        let write = |slot| IoRequest {
+            slot,
+            direction: IoDirection::Write,
+            offset_bytes: u64::from(slot) << 20,
+            len_bytes: 4096,
+        };
+        let mut e = engine("sata-ahci-hdd", 2, 4096);
+        e.queue(write(0)).unwrap();
+        e.submit().unwrap();
+        let before = e.now_ns();
+        e.flush(FlushKind::All).unwrap();
+        assert!(e.now_ns() > before);
+        let mut out = Vec::new();
+        assert_eq!(e.reap(1, &mut out).unwrap(), 1, "the write is still reaped");
+        assert_eq!(out[0].result, Ok(4096));
+        assert_eq!(e.report().sim.unwrap().flushes_to_drive, 1);
+
+        let timed = |sync: bool| {
+            let mut e = engine("sata-ahci-hdd", 2, 4096);
+            e.set_sync_writes(sync.then_some(FlushKind::All)).unwrap();
+            let mut out = Vec::new();
+            for slot in 0..2 {
+                e.queue(write(slot)).unwrap();
+            }
+            e.submit().unwrap();
+            e.reap(2, &mut out).unwrap();
+            assert!(out.iter().all(|c| c.result == Ok(4096)), "{out:?}");
+            (e.now_ns(), e.report().sim.unwrap().flushes_to_drive)
+        };
+        let (cached_ns, no_flushes) = timed(false);
+        let (synchronous_ns, flushes) = timed(true);
+        assert_eq!((no_flushes, flushes), (0, 2));
+        assert!(
+            synchronous_ns > cached_ns,
+            "{synchronous_ns} vs {cached_ns}"
+        );
+    }
+
     #[test]
     fn wait_until_advances_virtual_time_and_contract_errors_are_reported() {
         let mut e = engine("sata-ahci-ssd", 1, 4096);
