@@ -320,6 +320,12 @@ impl SimReport {
             .collect();
         out.push(("sim.drive_io_sizes".to_string(), sizes.join(" ")));
         out.extend(self.drive.pairs());
+        if self.flushes_to_drive > 0 {
+            out.push((
+                "sim.flushes_to_drive".to_string(),
+                self.flushes_to_drive.to_string(),
+            ));
+        }
         if let Some(f) = &self.fallback {
             out.push(("sim.fallback".to_string(), f.clone()));
         }
