@@ -169,6 +169,20 @@ pub trait IoEngine {
             self.name()
         )))
     }
+    /// Make every write synchronous, as a target opened with fio's `sync=1` (`O_SYNC`, `kind`
+    /// [`FlushKind::All`]) or `sync=dsync` (`O_DSYNC`, [`FlushKind::Data`]) has it: a write
+    /// completes only once it is stable. Called after `setup`; `None` turns it off. Only an
+    /// engine that models it says yes; the others refuse rather than run asynchronous writes
+    /// under a synchronous name.
+    fn set_sync_writes(&mut self, kind: Option<FlushKind>) -> Result<(), EngineError> {
+        match kind {
+            None => Ok(()),
+            Some(_) => Err(EngineError::Unsupported(format!(
+                "the {} engine cannot open its target with O_SYNC or O_DSYNC",
+                self.name()
+            ))),
+        }
+    }
     /// Engine-side statistics at the end of a run.
     fn report(&self) -> EngineReport {
         EngineReport::default()

@@ -239,13 +239,6 @@ impl IoTrace {
             (end.max(e.offset_bytes + len), sum + len)
         })
     }
-
-    /// Whether the trace holds `sync` or `datasync` lines.
-    pub fn has_syncs(&self) -> bool {
-        self.entries
-            .iter()
-            .any(|e| matches!(e.action, TraceAction::Sync { .. }))
-    }
 }
 
 /// A trace to replay and how (fio's `read_iolog`, `replay_no_stall`, `replay_time_scale`).

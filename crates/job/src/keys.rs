@@ -3565,15 +3565,16 @@ mod tests {
         assert!(draft(&[("size", Some("1M")), ("sync", Some("dsync"))])
             .unwrap_err()
             .to_string()
-            .starts_with("--sync=dsync: storlab cannot open targets with O_SYNC"));
-        // The simulated stacks have no flush command: refused, not faked.
-        let error = draft(&[("filename", Some("sim:usb3-uas-ssd")), ("end_fsync", None)])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("--end_fsync: the simulated stacks have no cache flush"),
-            "{error}"
-        );
+            .starts_with("--sync=dsync: storlab cannot open files and devices with O_SYNC"));
+        // The simulated stacks flush their drive's cache, and make writes synchronous.
+        let spec = draft(&[
+            ("filename", Some("sim:usb3-uas-ssd")),
+            ("end_fsync", None),
+            ("fsync", Some("4")),
+            ("sync", Some("1")),
+        ])
+        .unwrap();
+        assert!(spec.sync.end_fsync && spec.sync.open_sync == OpenSync::Sync);
     }
 
     #[test]

@@ -519,31 +519,12 @@ fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Result<(), Jo
     }
 }
 
-/// `fsync` and friends need an engine that can flush; the simulated stacks have no cache flush
-/// command (SCSI SYNCHRONIZE CACHE, ATA FLUSH CACHE) yet, so a sim job asking for one is refused
-/// rather than given a flush that costs nothing. `thinktime_spin` is part of `thinktime`.
+/// `fsync` and friends run on every engine that can flush (the simulated stacks send SCSI
+/// SYNCHRONIZE CACHE / ATA FLUSH CACHE EXT); `sync=1` / `sync=dsync` only on simulated drives,
+/// which make every write synchronous with a flush after it: storlab does not open files and
+/// devices with `O_SYNC` / `O_DSYNC` yet. `thinktime_spin` is part of `thinktime`.
 fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let sync = &spec.sync;
-    if spec.engine == EngineKind::Sim && !sync.is_unset() {
-        let (key, value) = if sync.fsync_every_writes > 0 {
-            ("fsync", sync.fsync_every_writes.to_string())
-        } else if sync.fdatasync_every_writes > 0 {
-            ("fdatasync", sync.fdatasync_every_writes.to_string())
-        } else if sync.end_fsync {
-            ("end_fsync", "1".to_string())
-        } else if sync.fsync_on_close {
-            ("fsync_on_close", "1".to_string())
-        } else {
-            ("sync", "1".to_string())
-        };
-        return Err(JobError::unsupported(
-            location.clone(),
-            key,
-            Some(value),
-            "the simulated stacks have no cache flush command (SYNCHRONIZE CACHE / FLUSH CACHE) \
-             yet; run this job on a file or device",
-        ));
-    }
     if let Some(replay) = &spec.replay {
         if replay.trace.counts() == (0, 0, 0) {
             return Err(JobError::invalid(
@@ -554,18 +535,7 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
             ));
         }
     }
-    if spec.engine == EngineKind::Sim && spec.replay.as_ref().is_some_and(|r| r.trace.has_syncs()) {
-        let trace = &spec.replay.as_ref().expect("checked").trace;
-        return Err(JobError::unsupported(
-            location.clone(),
-            "read_iolog",
-            Some(trace.path.display().to_string()),
-            "the trace syncs, and the simulated stacks have no cache flush command \
-             (SYNCHRONIZE CACHE / FLUSH CACHE) yet; add replay_skip=sync (fio's option) to \
-             leave its syncs out",
-        ));
-    }
-    if sync.open_sync != OpenSync::None {
+    if sync.open_sync != OpenSync::None && spec.engine != EngineKind::Sim {
         return Err(JobError::unsupported(
             location.clone(),
             "sync",
@@ -576,8 +546,8 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
                 }
                 .into(),
             ),
-            "storlab cannot open targets with O_SYNC or O_DSYNC yet; fsync=1 (or fdatasync=1) \
-             makes every write stable before the next",
+            "storlab cannot open files and devices with O_SYNC or O_DSYNC yet (simulated \
+             drives take it); fsync=1 (or fdatasync=1) makes every write stable before the next",
         ));
     }
     if let RwModifier::SkipBytes(skip) = spec.rw_modifier {

@@ -310,7 +310,14 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         read: job.read.as_ref().map(fio_direction).unwrap_or_default(),
         write: job.write.as_ref().map(fio_direction).unwrap_or_default(),
         trim: job.trim.as_ref().map(fio_direction).unwrap_or_default(),
-        sync: FioSync::default(),
+        sync: job
+            .sync
+            .as_ref()
+            .map(|summary| FioSync {
+                total_ios: summary.count,
+                lat_ns: fio_latency(summary, true),
+            })
+            .unwrap_or_default(),
         job_runtime: ns_to_ms(job.elapsed_ns),
         usr_cpu: job.cpu.user_percent / workers,
         sys_cpu: job.cpu.system_percent / workers,

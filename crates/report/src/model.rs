@@ -2,7 +2,10 @@
 //! Filled by the runner/CLI from plain data and merged `WorkerStats`; serialized by `json.rs`.
 
 use serde::{Deserialize, Serialize};
-use storlab_stats::{DepthCounts, DirectionStats, DirectionSummary, WorkerStats, MAX_INTERVALS};
+use storlab_stats::{
+    DepthCounts, DirectionStats, DirectionSummary, LatencySummary, WorkerStats,
+    FIO_DEFAULT_PERCENTILES, MAX_INTERVALS,
+};
 
 /// Version of the native JSON schema; bump on any incompatible change (see docs/json-output.md).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -167,6 +170,11 @@ pub struct JobReport {
     pub write: Option<DirectionSummary>,
     /// Trims, if any were issued.
     pub trim: Option<DirectionSummary>,
+    /// How long the syncs took (fio's `sync` latency: `fsync`, `fdatasync`, `end_fsync`...),
+    /// if any ran in the measured window (absent in runs without syncs and in runs saved
+    /// before they were measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<LatencySummary>,
     /// Rates per interval over the measured window.
     pub series: Vec<SeriesPoint>,
     /// CPU the workers used.
@@ -286,6 +294,8 @@ impl JobReport {
             read: summarise(&stats.read),
             write: summarise(&stats.write),
             trim: summarise(&stats.trim),
+            sync: (stats.sync.count() > 0)
+                .then(|| LatencySummary::from_histogram(&stats.sync, &FIO_DEFAULT_PERCENTILES)),
             series: SeriesPoint::from_stats(stats),
             cpu: CpuReport::from_stats(stats),
             elapsed_ns,

@@ -376,6 +376,13 @@ fn run_group(
                 slot_bytes,
                 buffer_align_bytes: BUFFER_ALIGN_BYTES,
             })?;
+            // fio's `sync=1` / `sync=dsync`: every write synchronous (validation lets it reach
+            // only engines that model it).
+            engine.set_sync_writes(match job.sync.open_sync {
+                storlab_job::OpenSync::None => None,
+                storlab_job::OpenSync::Sync => Some(storlab_engine::FlushKind::All),
+                storlab_job::OpenSync::Dsync => Some(storlab_engine::FlushKind::Data),
+            })?;
             fill_initial_buffers(engine.as_mut(), job, slots_per_engine);
         }
         // fio's `fadvise_hint`: each worker's engine advises the kernel of its region.

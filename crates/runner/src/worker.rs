@@ -284,6 +284,8 @@ pub struct Worker {
     fio_log: Option<FioLogRecorder>,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
+    /// Syncs that start from here on the engine's clock are measured (after the ramp).
+    sync_measure_start_ns: u64,
 }
 
 /// Where measurement begins and ends on the engine's clock.
@@ -453,6 +455,7 @@ impl Worker {
             ),
             fio_log: None,
             error: None,
+            sync_measure_start_ns: 0,
         }
     }
 
@@ -919,7 +922,11 @@ impl Worker {
         if let Some(log) = self.iolog.as_mut() {
             log.record_sync(kind, self.last_offset_bytes);
         }
+        let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
+        if start_ns >= self.sync_measure_start_ns {
+            self.stats.sync.record(engine.now_ns() - start_ns);
+        }
         self.last_was_sync = true;
         Ok(())
     }
@@ -1153,6 +1160,7 @@ pub fn drive(
         deadline_ns: timing.runtime_ns.map(|r| start_ns + timing.ramp_ns + r),
     };
     for w in workers.iter_mut() {
+        w.sync_measure_start_ns = window.measure_start_ns;
         w.rate_next_ns = [start_ns; 2];
         w.think_last_stall_end_ns = start_ns;
         if let Some(replay) = w.replay.as_mut() {

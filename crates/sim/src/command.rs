@@ -23,6 +23,9 @@ pub enum Op {
     Read,
     Write,
     Trim,
+    /// Write the drive's volatile cache to the media: SCSI SYNCHRONIZE CACHE(10) over USB,
+    /// ATA FLUSH CACHE EXT on the drive's link. No data phase; not queued at the drive.
+    Flush,
 }
 
 /// A piece of one host request's slot buffer that a command carries.

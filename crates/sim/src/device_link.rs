@@ -8,9 +8,9 @@ use crate::cx::{layer, Cx};
 use crate::drive::TrimRange;
 use crate::event::CmdId;
 use crate::link_sata::{
-    check_status, decode_command, emit_dsm_command, emit_rw_command, emit_status,
-    read_ncq_error_log, AtaCommand, NcqTags, SataLink, DSM_BLOCK_BYTES, FIS_DMA_ACTIVATE_BYTES,
-    FIS_DMA_SETUP_BYTES, FIS_REG_H2D_BYTES, STATUS_FIS_BYTES_MAX,
+    check_status, decode_command, emit_dsm_command, emit_flush_command, emit_rw_command,
+    emit_status, read_ncq_error_log, AtaCommand, NcqTags, SataLink, DSM_BLOCK_BYTES,
+    FIS_DMA_ACTIVATE_BYTES, FIS_DMA_SETUP_BYTES, FIS_REG_H2D_BYTES, STATUS_FIS_BYTES_MAX,
 };
 use crate::profile::TRIM_RANGE_SECTORS_MAX;
 use crate::resource::Flow;
@@ -112,6 +112,26 @@ impl DeviceLink {
                     u64::from(blocks) * DSM_BLOCK_BYTES,
                     payload_len,
                     "drive decoded another DSM block count"
+                );
+                let ns = p.link.fis_ns(FIS_REG_H2D_BYTES);
+                cx.reserve(layer::SATA_LINK, from_ns, ns, 0)
+            }
+        }
+    }
+
+    /// Send the cache flush (SATA: FLUSH CACHE EXT, a non-queued command: it takes no NCQ tag
+    /// and its status is a Register D2H FIS) from `from_ns`; the drive decodes it. Returns when
+    /// the drive has it. The caller sends it only once no queued command is at the drive
+    /// (ACS-3 §4.19.1: a non-queued command while NCQ commands are outstanding aborts them).
+    pub fn send_flush_command(&mut self, cx: &mut Cx, from_ns: u64) -> u64 {
+        match self {
+            DeviceLink::Sata(p) => {
+                let mut fis = [0u8; REG_H2D_LEN];
+                emit_flush_command(&mut fis);
+                assert_eq!(
+                    decode_command(&fis),
+                    AtaCommand::Flush,
+                    "drive: a flush FIS decoded as another command"
                 );
                 let ns = p.link.fis_ns(FIS_REG_H2D_BYTES);
                 cx.reserve(layer::SATA_LINK, from_ns, ns, 0)

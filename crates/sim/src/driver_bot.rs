@@ -82,6 +82,9 @@ impl Bot {
                 emit_unmap_list(c.offset_bytes, c.len_bytes, &mut c.unmap_list);
                 (UNMAP_LIST_BYTES as u32, Direction::Out)
             }
+            // No data: usb-storage sets no direction flag (`usb_stor_Bulk_transport`: IN only
+            // for DMA_FROM_DEVICE) and a zero dCBWDataTransferLength.
+            Op::Flush => (0, Direction::Out),
         };
         let cbw = CbwRepr::new(tag, data_len, direction, LUN, &cdb[..cdb_len])
             .expect("CDB of 1..=16 bytes, LUN 0");
@@ -136,6 +139,13 @@ impl Bot {
             b.data_urb_done_ns = at_ns;
             b.status_urb_ns = queued;
         }
+    }
+
+    /// A command without a data phase (SYNCHRONIZE CACHE): a chaining driver submits the CSW
+    /// transfer on the CBW's completion, when it would have submitted the data transfer.
+    pub fn no_data_phase(&mut self, id: CmdId) {
+        let b = &mut self.commands[id as usize];
+        b.status_urb_ns = b.data_urb_ns;
     }
 
     /// Mark a write whose data phase went into the bridge's buffer.

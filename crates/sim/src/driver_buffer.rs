@@ -199,6 +199,8 @@ impl DriverBuffer {
                 self.read_region = (0, 0);
                 Serve::Device
             }
+            // The held writes went first (`must_flush_before`); a flush has no data to serve.
+            Op::Flush => Serve::Device,
         }
     }
 

@@ -41,7 +41,12 @@ impl Ahci {
             .pcie_down
             .read_ns(AHCI_COMMAND_FIS_AREA_BYTES + descriptors);
         let t = cx.reserve(layer::PCIE_DOWN, t, table_ns, 0);
-        if op == Op::Trim {
+        if op == Op::Flush {
+            // FLUSH CACHE EXT: not queued, no LBA; the host sends it only with no queued
+            // command at the drive (libata's `ata_std_qc_defer`; the core keeps that rule).
+            c.device = DriveCommand::default();
+            link.send_flush_command(cx, t)
+        } else if op == Op::Trim {
             let lba = c.offset_bytes / u64::from(SECTOR_BYTES);
             let blocks = u64::from(c.len_bytes / SECTOR_BYTES);
             link.encode_trim(c, lba, blocks);

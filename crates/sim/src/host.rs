@@ -58,10 +58,12 @@ impl BlockLayer {
     }
 
     /// Split a request into pieces of at most the transfer (or trim) limit; returns how many.
+    /// A flush has no data: it is one piece.
     pub fn split(&mut self, op: Op, offset_bytes: u64, len: u32, slot: u32) -> u32 {
         let limit = match op {
             Op::Trim => self.max_trim_bytes.min(u64::from(u32::MAX)) as u32,
-            _ => self.max_transfer_bytes,
+            Op::Flush => return self.queue_flush(slot),
+            Op::Read | Op::Write => self.max_transfer_bytes,
         };
         let mut done = 0u32;
         let mut pieces = 0;
@@ -85,6 +87,20 @@ impl BlockLayer {
         pieces
     }
 
+    /// A flush is one request without data.
+    #[cold]
+    #[inline(never)]
+    fn queue_flush(&mut self, slot: u32) -> u32 {
+        self.pending.push_back(BlockRequest {
+            op: Op::Flush,
+            offset_bytes: 0,
+            len: 0,
+            slot,
+            slot_offset: 0,
+        });
+        1
+    }
+
     /// Whether a request waits for a command.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
@@ -99,7 +115,7 @@ impl BlockLayer {
             len: head.len,
             part_count: 1,
         };
-        if self.merge_adjacent && head.op != Op::Trim {
+        if self.merge_adjacent && matches!(head.op, Op::Read | Op::Write) {
             for next in self.pending.iter().skip(1) {
                 if !self.continues(&plan, next) {
                     break;
@@ -135,7 +151,7 @@ impl BlockLayer {
             slot_offset: head.slot_offset,
             len: head.len,
         };
-        if self.merge_adjacent && head.op != Op::Trim {
+        if self.merge_adjacent && matches!(head.op, Op::Read | Op::Write) {
             while let Some(next) = self.pending.front() {
                 if !self.continues(&plan, next) {
                     break;

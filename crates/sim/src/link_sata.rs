@@ -1,7 +1,7 @@
 //! SATA link: timing (8b/10b, FIS framing, Data FISes of at most 8 KiB, one FIS at a time)
 //! and the FISes the host side (AHCI or a bridge) and the drive exchange, as real bytes through
-//! `storlab_wire::sata`: the command (Register H2D: FPDMA QUEUED with the NCQ tag, DMA EXT, or
-//! DATA SET MANAGEMENT), and status (Set Device Bits for NCQ, Register D2H otherwise).
+//! `storlab_wire::sata`: the command (Register H2D: FPDMA QUEUED with the NCQ tag, DMA EXT,
+//! DATA SET MANAGEMENT or FLUSH CACHE EXT), and status (Set Device Bits for NCQ, Register D2H otherwise).
 
 use crate::drive::DriveCommand;
 use crate::event::CmdId;
@@ -97,6 +97,13 @@ pub fn emit_dsm_command(blocks: u64, out: &mut [u8; fis::REG_H2D_LEN]) {
         .expect("buffer is one Register H2D FIS");
 }
 
+/// Host side: encode FLUSH CACHE EXT (non-data, never queued).
+pub fn emit_flush_command(out: &mut [u8; fis::REG_H2D_LEN]) {
+    RegH2dRepr::flush_cache_ext()
+        .emit(out)
+        .expect("buffer is one Register H2D FIS");
+}
+
 /// What the drive decoded from a command FIS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtaCommand {
@@ -107,10 +114,12 @@ pub enum AtaCommand {
     },
     /// DATA SET MANAGEMENT TRIM with this many 512-byte blocks of ranges.
     Trim { blocks: u16 },
+    /// FLUSH CACHE EXT.
+    Flush,
 }
 
-/// Drive side: decode a command FIS. The host side only sends what [`emit_rw_command`] and
-/// [`emit_dsm_command`] encode, so anything else is a codec disagreement (a simulator bug).
+/// Drive side: decode a command FIS. The host side only sends what [`emit_rw_command`],
+/// [`emit_dsm_command`] and [`emit_flush_command`] encode, so anything else is a codec disagreement (a simulator bug).
 pub fn decode_command(bytes: &[u8]) -> AtaCommand {
     let h2d = RegH2dRepr::parse(&FisPacket::new_unchecked(bytes))
         .expect("drive: the host sent a Register H2D FIS wire cannot parse");
@@ -128,6 +137,16 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
         fis::ATA_WRITE_FPDMA_QUEUED => read_write(true, Some(h2d.ncq_tag())),
         fis::ATA_READ_DMA_EXT => read_write(false, None),
         fis::ATA_WRITE_DMA_EXT => read_write(true, None),
+        _ => decode_non_data_command(&h2d),
+    }
+}
+
+/// The commands off the read/write path (TRIM, FLUSH CACHE EXT), out of line so the read/write
+/// decoding stays small enough to inline where commands are sent.
+#[cold]
+#[inline(never)]
+fn decode_non_data_command(h2d: &RegH2dRepr) -> AtaCommand {
+    match h2d.command {
         fis::ATA_DATA_SET_MANAGEMENT => {
             assert_eq!(
                 h2d.features,
@@ -136,6 +155,7 @@ pub fn decode_command(bytes: &[u8]) -> AtaCommand {
             );
             AtaCommand::Trim { blocks: h2d.count }
         }
+        fis::ATA_FLUSH_CACHE_EXT => AtaCommand::Flush,
         other => panic!("drive: unexpected ATA command {other:#04x}"),
     }
 }

@@ -172,6 +172,10 @@ pub struct SimReport {
     pub drive_io_sizes: Vec<SizeCount>,
     pub trims_to_drive: u64,
     pub trims_not_translated: u64,
+    /// Cache flushes the drive carried out (SYNCHRONIZE CACHE / FLUSH CACHE EXT); absent when
+    /// none, so the reports of runs without flushes are unchanged.
+    #[serde(skip_serializing_if = "no_flushes")]
+    pub flushes_to_drive: u64,
     pub stored_bytes: u64,
     /// Written bytes the payload store did not keep, its memory budget being full (session
     /// total): reading them returns zeros.
@@ -316,6 +320,12 @@ impl SimReport {
             .collect();
         out.push(("sim.drive_io_sizes".to_string(), sizes.join(" ")));
         out.extend(self.drive.pairs());
+        if self.flushes_to_drive > 0 {
+            out.push((
+                "sim.flushes_to_drive".to_string(),
+                self.flushes_to_drive.to_string(),
+            ));
+        }
         if let Some(f) = &self.fallback {
             out.push(("sim.fallback".to_string(), f.clone()));
         }
@@ -480,6 +490,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
                 .collect(),
             trims_to_drive: c.trims_to_drive,
             trims_not_translated: c.trims_not_translated,
+            flushes_to_drive: c.flushes_to_drive,
             stored_bytes: store.stored_bytes(),
             payload_dropped_bytes: dropped,
             faults,
@@ -488,4 +499,9 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
             stack_profile: spec.clone(),
         }
     }
+}
+
+/// `flushes_to_drive` is left out of a report without flushes.
+fn no_flushes(flushes: &u64) -> bool {
+    *flushes == 0
 }

@@ -1,5 +1,6 @@
 //! SCSI commands as the USB class drivers send them and the bridge decodes them: READ/WRITE
-//! CDBs and the UNMAP parameter list (SBC-3 §5.28.2), both through the `wire` codecs.
+//! and SYNCHRONIZE CACHE(10) CDBs and the UNMAP parameter list (SBC-3 §5.28.2), all through
+//! the `wire` codecs.
 
 use crate::command::{Op, UNMAP_LIST_BYTES};
 use crate::profile::SECTOR_BYTES;
@@ -10,9 +11,19 @@ pub const CDB_BYTES_MAX: usize = 16;
 /// What the device decoded from a CDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScsiOp {
-    Read { lba: u64, blocks: u32 },
-    Write { lba: u64, blocks: u32 },
-    Unmap { parameter_list_length: u16 },
+    Read {
+        lba: u64,
+        blocks: u32,
+    },
+    Write {
+        lba: u64,
+        blocks: u32,
+    },
+    Unmap {
+        parameter_list_length: u16,
+    },
+    /// SYNCHRONIZE CACHE(10) of the whole medium, status after the flush (IMMED clear).
+    SynchronizeCache,
 }
 
 impl ScsiOp {
@@ -21,12 +32,18 @@ impl ScsiOp {
             ScsiOp::Read { .. } => Op::Read,
             ScsiOp::Write { .. } => Op::Write,
             ScsiOp::Unmap { .. } => Op::Trim,
+            ScsiOp::SynchronizeCache => Op::Flush,
         }
     }
 }
 
 /// Encode the CDB for a host command into `out`; returns its length.
+// Inlined into the event loop as before the flush arms grew it (ADR 0019).
+#[inline]
 pub fn emit_cdb(op: Op, offset_bytes: u64, len_bytes: u32, out: &mut [u8; CDB_BYTES_MAX]) -> usize {
+    if op == Op::Flush {
+        return emit_synchronize_cache(out);
+    }
     let lba = offset_bytes / u64::from(SECTOR_BYTES);
     let blocks = len_bytes / SECTOR_BYTES;
     let command = match op {
@@ -37,14 +54,33 @@ pub fn emit_cdb(op: Op, offset_bytes: u64, len_bytes: u32, out: &mut [u8; CDB_BY
             group_number: 0,
             parameter_list_length: UNMAP_LIST_BYTES as u16,
         },
+        Op::Flush => unreachable!("emitted above"),
     };
     command
         .emit(out)
         .expect("READ/WRITE/UNMAP CDBs fit 16 bytes and validated ranges")
 }
 
-/// Decode a CDB the way the bridge firmware does. The simulator only sends READ, WRITE and
-/// UNMAP, so anything else means a codec disagreement and is a simulator bug.
+/// Linux's sd sends SYNCHRONIZE CACHE(10) with LBA 0 and 0 blocks (the whole medium) and IMMED
+/// clear (`sd_sync_cache`, `sd_setup_flush_cmnd`). Out of line, so the read/write CDB path
+/// stays as small as it was and still inlines where commands are sent (ADR 0019).
+#[cold]
+#[inline(never)]
+fn emit_synchronize_cache(out: &mut [u8; CDB_BYTES_MAX]) -> usize {
+    Command::SynchronizeCache10 {
+        lba: 0,
+        blocks: 0,
+        immediate: false,
+    }
+    .emit(out)
+    .expect("SYNCHRONIZE CACHE(10) fits 16 bytes")
+}
+
+/// Decode a CDB the way the bridge firmware does. The simulator only sends READ, WRITE, UNMAP
+/// and SYNCHRONIZE CACHE(10) of the whole medium, so anything else means a codec disagreement
+/// and is a simulator bug.
+// Inlined into the event loop as before the flush arms grew it (ADR 0019).
+#[inline]
 pub fn decode_cdb(cdb: &[u8]) -> ScsiOp {
     match Command::parse(cdb).expect("bridge: the host sent a CDB wire cannot parse") {
         Command::Read { lba, blocks, .. } => ScsiOp::Read { lba, blocks },
@@ -55,6 +91,21 @@ pub fn decode_cdb(cdb: &[u8]) -> ScsiOp {
         } => ScsiOp::Unmap {
             parameter_list_length,
         },
+        other => decode_other_cdb(other),
+    }
+}
+
+/// The commands off the read/write path: SYNCHRONIZE CACHE(10) of the whole medium; anything
+/// else is a codec disagreement.
+#[cold]
+#[inline(never)]
+fn decode_other_cdb(command: Command) -> ScsiOp {
+    match command {
+        Command::SynchronizeCache10 {
+            lba: 0,
+            blocks: 0,
+            immediate: false,
+        } => ScsiOp::SynchronizeCache,
         other => panic!("bridge: unexpected SCSI command {other:?}"),
     }
 }
@@ -101,6 +152,16 @@ mod tests {
                 blocks: 1
             }
         );
+    }
+
+    #[test]
+    fn synchronize_cache_golden_bytes() {
+        let mut cdb = [0xA5u8; CDB_BYTES_MAX];
+        let n = emit_cdb(Op::Flush, 0, 0, &mut cdb);
+        // Opcode 35h, IMMED clear, LBA 0, group 0, 0 blocks (the whole medium), control 0.
+        assert_eq!(&cdb[..n], &[0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(decode_cdb(&cdb[..n]), ScsiOp::SynchronizeCache);
+        assert_eq!(ScsiOp::SynchronizeCache.op(), Op::Flush);
     }
 
     #[test]

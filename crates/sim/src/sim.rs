@@ -138,6 +138,8 @@ pub(crate) struct Counters {
     pub rejected_requests: u64,
     pub trims_to_drive: u64,
     pub trims_not_translated: u64,
+    /// Cache flushes the drive carried out.
+    pub flushes_to_drive: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Size of each read/write that reached the drive → count.
@@ -168,6 +170,18 @@ pub struct Simulator {
     drive_read_commands: Vec<DriveCommand>,
     /// A DriveWake event is pending.
     drive_wake_pending: bool,
+    /// A cache flush is at the drive: a non-queued command, so the bridge sends nothing else
+    /// until it completes (SAT-3 §3.1 translates SYNCHRONIZE CACHE to FLUSH CACHE EXT, which
+    /// ACS-3 §4.19.1 does not allow beside queued commands).
+    flush_at_drive: bool,
+    /// Flushes the bridge has parsed and not yet sent to the drive: commands parsed after one
+    /// wait behind it in the bridge's queue.
+    flushes_at_bridge: u32,
+    /// The host queues commands with NCQ through AHCI: a flush waits until no command is
+    /// outstanding, and nothing is issued while it is (libata's `ata_std_qc_defer`).
+    ahci_ncq: bool,
+    /// Flushes the host has issued and not completed.
+    flushes_outstanding: u32,
     /// Write data of a command of several parts, gathered for drives that look at it
     /// (compression); a one-part command goes to the drive from its slot.
     drive_payload: Vec<u8>,
@@ -333,6 +347,10 @@ impl Simulator {
             link,
             drive,
             at_drive: 0,
+            flush_at_drive: false,
+            flushes_at_bridge: 0,
+            ahci_ncq: transport == Transport::SataNcq,
+            flushes_outstanding: 0,
             drive_reads: Vec::new(),
             drive_read_commands: Vec::new(),
             drive_wake_pending: false,
@@ -545,10 +563,15 @@ impl Simulator {
         let end = request
             .offset_bytes
             .checked_add(u64::from(request.len_bytes));
-        let valid = request.len_bytes > 0
-            && request.offset_bytes.is_multiple_of(block)
-            && u64::from(request.len_bytes).is_multiple_of(block)
-            && end.is_some_and(|e| e <= self.drive.capacity_bytes());
+        let valid = if request.op == Op::Flush {
+            // A flush names no range (SYNCHRONIZE CACHE of the whole medium).
+            request.len_bytes == 0 && request.offset_bytes == 0
+        } else {
+            request.len_bytes > 0
+                && request.offset_bytes.is_multiple_of(block)
+                && u64::from(request.len_bytes).is_multiple_of(block)
+                && end.is_some_and(|e| e <= self.drive.capacity_bytes())
+        };
         if !valid {
             self.counters.rejected_requests += 1;
             self.completions.push_back(SimCompletion {
@@ -558,7 +581,7 @@ impl Simulator {
             });
             return Ok(());
         }
-        if request.op != Op::Trim {
+        if matches!(request.op, Op::Read | Op::Write) {
             self.counters.host_request_bytes += u64::from(request.len_bytes);
             self.counters.host_size_min = self.counters.host_size_min.min(request.len_bytes);
             self.counters.host_size_max = self.counters.host_size_max.max(request.len_bytes);
@@ -621,6 +644,22 @@ impl Simulator {
         while self.completions.len() < count && self.step() {}
     }
 
+    /// Run until the request of `slot` has completed and take its completion, leaving the
+    /// others queued (the engine waits for a flush while other requests may be in flight).
+    /// None when nothing is left to run before it completes.
+    pub fn run_until_slot_completes(&mut self, slot: u32) -> Option<SimCompletion> {
+        loop {
+            if let Some(i) = self.completions.iter().position(|c| c.slot == slot) {
+                return self.completions.remove(i);
+            }
+            let ready = self.completions.len();
+            self.run_until_completions(ready + 1);
+            if self.completions.len() == ready {
+                return None;
+            }
+        }
+    }
+
     fn handle(&mut self, event: Event) {
         match event {
             Event::HostIssue { cmd } => self.on_host_issue(cmd),
@@ -656,7 +695,10 @@ impl Simulator {
                 self.send_gathered_writes();
                 continue;
             }
-            if next.is_none() {
+            let Some(next) = next else {
+                break;
+            };
+            if self.ahci_ncq && self.ncq_defers(next.op) {
                 break;
             }
             let id = self.new_command();
@@ -698,6 +740,19 @@ impl Simulator {
         }
     }
 
+    /// AHCI with NCQ: whether the driver holds back a command of `op` (libata's
+    /// `ata_std_qc_defer`): a flush is not queued, so it waits until no command is
+    /// outstanding, and nothing is issued while a flush is.
+    #[cold]
+    fn ncq_defers_flush(&self, op: Op) -> bool {
+        self.flushes_outstanding > 0 || (op == Op::Flush && self.outstanding > 0)
+    }
+
+    #[inline]
+    fn ncq_defers(&self, op: Op) -> bool {
+        (self.flushes_outstanding > 0 || op == Op::Flush) && self.ncq_defers_flush(op)
+    }
+
     fn new_command(&mut self) -> CmdId {
         match self.free_commands.pop() {
             Some(id) => id,
@@ -714,6 +769,9 @@ impl Simulator {
         assert!(self.outstanding <= self.max_outstanding);
         self.counters.commands += 1;
         self.counters.merged_requests += merged;
+        if plan.op == Op::Flush {
+            self.flushes_outstanding += 1;
+        }
         let now = self.cx.now_ns;
         let submit_ns = if self.endpoints.maps_buffer_before_issue() {
             self.spec.host.submit_cpu_ns + self.cx.buffer_cpu_ns(plan.len)
@@ -883,6 +941,7 @@ impl Simulator {
                     "UNMAP parameter list length"
                 );
             }
+            ScsiOp::SynchronizeCache => c.device = DriveCommand::default(),
         }
         let now = self.cx.now_ns;
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
@@ -894,12 +953,18 @@ impl Simulator {
         if decoded.op() == Op::Trim {
             // The firmware asks for the parameter list before it can translate.
             self.cx.schedule(t, Event::DataReady { cmd: id });
-        } else if self.bridge().waiting.is_empty() && self.at_drive < self.link.slots() {
+        } else if self.bridge().waiting.is_empty()
+            && self.flushes_at_bridge == 0
+            && self.drive_takes(decoded.op())
+        {
             // Nothing queued ahead and a drive slot free: the command goes to the drive as
             // soon as the firmware is done (the slot is held from now, which no queued
             // command can notice).
             self.command_to_drive(id, t);
         } else {
+            if decoded.op() == Op::Flush {
+                self.flushes_at_bridge += 1;
+            }
             self.cx.schedule(t, Event::BridgeReady { cmd: id });
         }
     }
@@ -939,8 +1004,34 @@ impl Simulator {
         self.bridge_dispatch();
     }
 
+    /// Whether the drive can take a command of `op` now: a free slot (NCQ tag, or the one),
+    /// and no flush in the way (a flush is not queued: it goes alone, once the drive holds
+    /// nothing, and nothing follows it until it completes). The bridge's queue keeps the
+    /// order: what it received after a flush waits behind it there.
+    #[inline]
+    fn drive_takes(&self, op: Op) -> bool {
+        if op == Op::Flush || self.flush_at_drive {
+            return self.drive_takes_beside_flush(op);
+        }
+        self.at_drive < self.link.slots()
+    }
+
+    /// [`Simulator::drive_takes`] when a flush is involved.
+    #[cold]
+    #[inline(never)]
+    fn drive_takes_beside_flush(&self, op: Op) -> bool {
+        if op == Op::Flush {
+            !self.flush_at_drive && self.at_drive == 0
+        } else {
+            !self.flush_at_drive && self.at_drive < self.link.slots()
+        }
+    }
+
     /// Pass waiting commands to the drive while it has free slots (NCQ tags, or one).
     fn bridge_dispatch(&mut self) {
+        if self.flush_at_drive || self.flushes_at_bridge > 0 {
+            return self.bridge_dispatch_beside_flush();
+        }
         let now = self.cx.now_ns;
         while self.at_drive < self.link.slots() {
             let bridge = self.bridge.as_mut().expect("USB stacks have a bridge");
@@ -951,13 +1042,72 @@ impl Simulator {
         }
     }
 
+    /// [`Simulator::bridge_dispatch`] with a flush waiting or at the drive: oldest first, each
+    /// only when the drive can take it, so nothing passes a flush.
+    #[cold]
+    #[inline(never)]
+    fn bridge_dispatch_beside_flush(&mut self) {
+        let now = self.cx.now_ns;
+        loop {
+            let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+            let Some(&id) = bridge.waiting.front() else {
+                break;
+            };
+            if !self.drive_takes(self.commands[id as usize].op) {
+                break;
+            }
+            self.bridge
+                .as_mut()
+                .expect("USB stacks have a bridge")
+                .waiting
+                .pop_front();
+            self.command_to_drive(id, now);
+        }
+    }
+
     /// The bridge sends a read/write to the drive from `from_ns`, holding one of its slots.
     fn command_to_drive(&mut self, id: CmdId, from_ns: u64) {
         self.at_drive += 1;
         let c = &mut self.commands[id as usize];
         c.holds_drive_slot = true;
+        if c.op == Op::Flush {
+            return self.flush_to_drive(id, from_ns);
+        }
         let at = self.link.send_rw_command(&mut self.cx, id, c, from_ns);
         self.cx.schedule(at, Event::DriveCommand { cmd: id });
+    }
+
+    /// The bridge translates SYNCHRONIZE CACHE to FLUSH CACHE EXT (SAT-3) and sends it. Out of
+    /// line, as every flush-only step, so the phases of a read or write stay as small as they
+    /// were (ADR 0019, "What it cost").
+    #[cold]
+    #[inline(never)]
+    fn flush_to_drive(&mut self, id: CmdId, from_ns: u64) {
+        self.flush_at_drive = true;
+        self.flushes_at_bridge = self.flushes_at_bridge.saturating_sub(1);
+        let at = self.link.send_flush_command(&mut self.cx, from_ns);
+        self.cx.schedule(at, Event::DriveCommand { cmd: id });
+    }
+
+    /// FLUSH CACHE EXT reached the drive: no data phase; the drive empties its write cache,
+    /// then reports status.
+    #[cold]
+    #[inline(never)]
+    fn drive_flush(&mut self, id: CmdId, now_ns: u64) {
+        self.counters.flushes_to_drive += 1;
+        let done = self.drive.flush(now_ns);
+        self.cx.schedule(done, Event::DataDone { cmd: id });
+    }
+
+    /// The drive finished a flush: later commands may go to it; a BOT driver has the CSW
+    /// transfer queued since the CBW's completion.
+    #[cold]
+    #[inline(never)]
+    fn flush_done_at_drive(&mut self, id: CmdId) {
+        self.flush_at_drive = false;
+        if let Endpoints::Bot(bot) = &mut self.endpoints {
+            bot.no_data_phase(id);
+        }
     }
 
     /// The drive received a command.
@@ -985,6 +1135,7 @@ impl Simulator {
                 // Direct SATA: the DSM payload follows the command.
                 self.cx.schedule(now, Event::DataReady { cmd: id });
             }
+            Op::Flush => self.drive_flush(id, now),
         }
     }
 
@@ -1130,6 +1281,7 @@ impl Simulator {
                 self.endpoints.data_done_at_host(cx, id, at_host.end_ns);
                 at_host.end_ns
             }
+            Op::Flush => unreachable!("a flush has no data phase"),
             Op::Write if buffered => {
                 // BOT: the data is in the bridge's buffer (`bridge_on_command`).
                 let at_drive = self.link.data_out(cx, Flow::ready_at(now), len);
@@ -1201,6 +1353,7 @@ impl Simulator {
                 Endpoints::Ahci(ahci) => ahci.trim_payload(cx, &mut self.link, c),
                 Endpoints::Bot(_) | Endpoints::Uas(_) => unreachable!("USB data crosses a bridge"),
             },
+            Op::Flush => unreachable!("a flush has no data phase"),
         }
     }
 
@@ -1229,6 +1382,7 @@ impl Simulator {
                     status_from = self.execute_trim(id, now);
                 }
             }
+            Op::Flush => self.flush_done_at_drive(id),
         }
         let released_slot = self.commands[id as usize].holds_drive_slot;
         if released_slot {
@@ -1394,6 +1548,9 @@ impl Simulator {
             }
         }
         let errno = c.errno;
+        if c.op == Op::Flush {
+            self.flushes_outstanding -= 1;
+        }
         let now = self.cx.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
         for i in 0..part_count {

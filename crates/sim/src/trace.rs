@@ -372,7 +372,7 @@ impl PcapRecorder {
                     self.submit(now_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
                     // With streams the data URB waits on its stream from the start; without
                     // them the driver submits it only when the device's Ready IU names the tag.
-                    if self.config.super_speed {
+                    if self.config.super_speed && cmd.data_len > 0 {
                         self.submit_data(now_ns, cmd);
                     }
                 }
@@ -386,7 +386,11 @@ impl PcapRecorder {
             }
             TraceEvent::CommandDelivered { data_urb_ns } => {
                 self.complete(now_ns, id, Urb::Command, cmd.command.len() as u32, &[]);
-                if !self.config.uas {
+                if !self.config.uas && cmd.data_len == 0 {
+                    // No data phase (SYNCHRONIZE CACHE): the CSW transfer goes in its place.
+                    let csw = storlab_wire::bot::CSW_LEN as u32;
+                    self.submit(now_ns.max(data_urb_ns), id, Urb::Status, csw, &[]);
+                } else if !self.config.uas {
                     // A driver that chains its transfers submits the data transfer after the
                     // CBW's completion has been handled.
                     self.submit_data(now_ns.max(data_urb_ns), cmd);

@@ -91,6 +91,9 @@ pub struct WorkerStats {
     pub write: DirectionStats,
     /// Trims (discards).
     pub trim: DirectionStats,
+    /// How long each sync (`fsync`/`fdatasync`, a drive's cache flush) took, as fio's `sync`
+    /// latency: from the call to its return, with none of the worker's I/O outstanding.
+    pub sync: LatencyHistogram,
     /// CPU time the worker spent during the measured window.
     pub cpu: CpuTime,
     /// Length of the measured window (after ramp).
@@ -113,6 +116,7 @@ impl WorkerStats {
             read: DirectionStats::new(interval_ns),
             write: DirectionStats::new(interval_ns),
             trim: DirectionStats::new(interval_ns),
+            sync: LatencyHistogram::new(),
             cpu: CpuTime::default(),
             elapsed_ns: 0,
             context_switches: 0,
@@ -139,6 +143,7 @@ impl WorkerStats {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.trim.merge(&other.trim);
+        self.sync.merge(&other.sync);
         self.cpu = self.cpu + other.cpu;
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.context_switches = self.context_switches.saturating_add(other.context_switches);

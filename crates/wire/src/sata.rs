@@ -55,6 +55,9 @@ pub const ATA_READ_FPDMA_QUEUED: u8 = 0x60;
 pub const ATA_WRITE_FPDMA_QUEUED: u8 = 0x61;
 /// ATA command DATA SET MANAGEMENT (TRIM with FEATURES bit 0).
 pub const ATA_DATA_SET_MANAGEMENT: u8 = 0x06;
+/// FLUSH CACHE EXT (ACS-3 §7.11): non-data, not queued; the drive writes its volatile cache
+/// to the media before it reports status.
+pub const ATA_FLUSH_CACHE_EXT: u8 = 0xEA;
 
 /// Device register bit 6: the LBA fields hold an LBA (always set for these commands).
 pub const DEVICE_LBA: u8 = 0x40;
@@ -310,6 +313,13 @@ impl RegH2dRepr {
             0,
             blocks,
         )
+    }
+
+    /// FLUSH CACHE EXT: no LBA, no count (ACS-3 §7.11: those fields are reserved), DEVICE
+    /// with the LBA bit as libata sets it for every LBA48 command (`ata_tf_init`'s
+    /// `ATA_LBA` for the taskfile of a flush).
+    pub fn flush_cache_ext() -> RegH2dRepr {
+        Self::command(ATA_FLUSH_CACHE_EXT, 0, 0, 0)
     }
 
     /// NCQ tag of an FPDMA command (COUNT bits 7:3).
@@ -916,6 +926,29 @@ mod tests {
         assert_eq!(
             bytes,
             [0x27, 0x80, 0x35, 0, 0, 0x01, 0, 0x40, 0, 0, 0, 0, 0x03, 0x02, 0, 0, 0, 0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn flush_cache_ext_golden() {
+        let cmd = RegH2dRepr::flush_cache_ext();
+        let bytes: [u8; 21] = emit_a5(&FisRepr::RegH2d(cmd));
+        assert_eq!(
+            bytes,
+            [
+                0x27, 0x80, 0xEA, 0x00, // type, C, FLUSH CACHE EXT, FEATURES 7:0
+                0, 0, 0, 0x40, // LBA 23:0 (reserved), DEVICE (LBA bit)
+                0, 0, 0, 0, // LBA 47:24, FEATURES 15:8
+                0, 0, 0, 0, // COUNT, ICC, CONTROL
+                0, 0, 0, 0,    // AUXILIARY
+                0xA5, // untouched
+            ]
+        );
+        let back = RegH2dRepr::parse(&FisPacket::new_checked(&bytes[..20]).unwrap()).unwrap();
+        assert_eq!(back, cmd);
+        assert_eq!(
+            back.command,
+            u8::from(crate::ata::AtaCommand::FlushCacheExt)
         );
     }
 

@@ -626,9 +626,8 @@ fn read_iolog_keeps_the_recorded_gaps_as_fio_does() {
     }
 }
 
-/// A trace replays on a simulated drive (`--target` as `replay_redirect`), its syncs left out
-/// with fio's `replay_skip=sync` (refused with one line otherwise: the simulated stacks have no
-/// cache flush yet); a bad trace line, or a line past the target's end, is refused with one line
+/// A trace replays on a simulated drive (`--target` as `replay_redirect`), its syncs as the
+/// drive's cache flush, or left out with fio's `replay_skip=sync`; a bad trace line, or a line past the target's end, is refused with one line
 /// naming the trace and the line, exit 2, and nothing runs.
 #[test]
 fn read_iolog_on_a_simulated_drive_and_bad_traces() {
@@ -656,9 +655,14 @@ fn read_iolog_on_a_simulated_drive_and_bad_traces() {
         assert!(stderr.contains(wanted), "{stderr}");
     };
     let sim = ["--target", "sim:usb3-uas-ssd"];
-    refused(&storlab(&sim), "replay_skip=sync");
     let log = dir.path().join("sim.log");
     let log_flag = format!("--write_iolog={}", log.display());
+    let output = storlab(&[sim[0], sim[1], &log_flag]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        actions(&log),
+        ["write 0 4096", "sync 0 0", "read 0 4096", "read 65536 512"]
+    );
     let output = storlab(&[sim[0], sim[1], "--replay_skip=sync", &log_flag]);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(

@@ -37,6 +37,7 @@ mod report;
 mod safe_output;
 mod state_chains;
 mod state_region;
+mod sync;
 mod tidy;
 mod validate;
 mod verify;

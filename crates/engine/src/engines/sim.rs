@@ -1,14 +1,18 @@
 //! The `sim` engine: I/O against a simulated USB/SATA stack in virtual time. `reap` runs the
 //! simulator's event loop until enough requests complete, `wait_until_ns` lets virtual time
 //! pass, and the slot buffers are the simulator's own, so payload moves without extra copies.
+//! `flush` sends the drive a cache flush (SYNCHRONIZE CACHE / FLUSH CACHE EXT) on a slot of
+//! its own; with synchronous writes (fio's `sync=1`) each write's completion waits for a flush
+//! sent on the write's slot once the write completed, as Linux makes an `O_SYNC` write stable
+//! on a drive without FUA (`generic_write_sync` → `blkdev_issue_flush`).
 //!
 //! Profiles: the shipped ones are embedded in the binary; a profiles directory (by default the
 //! workspace's `profiles/`, see [`default_profiles_dir`]) can add or override stacks and parts.
 
 use super::reap_too_many;
 use crate::{
-    Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection, IoEngine,
-    IoRequest,
+    Capabilities, EngineError, EngineReport, EngineSetup, FlushKind, IoCompletion, IoDirection,
+    IoEngine, IoRequest,
 };
 use std::path::{Path, PathBuf};
 use storlab_sim::{Op, ProfileSet, SimError, SimRequest, Simulator};
@@ -115,6 +119,14 @@ pub struct SimEngine {
     in_flight: Vec<bool>,
     outstanding: usize,
     slot_bytes: usize,
+    /// The slot `flush` sends its flush on: one past the caller's.
+    flush_slot: u32,
+    /// Writes complete only after a flush (`sync=1`).
+    sync_writes: bool,
+    /// Per slot: the request in flight is a write.
+    writing: Vec<bool>,
+    /// Per slot: the write's result, held while its flush runs.
+    syncing: Vec<Option<Result<u32, i32>>>,
 }
 
 impl SimEngine {
@@ -138,6 +150,10 @@ impl SimEngine {
             in_flight: Vec::new(),
             outstanding: 0,
             slot_bytes: 0,
+            flush_slot: 0,
+            sync_writes: false,
+            writing: Vec::new(),
+            syncing: Vec::new(),
         }
     }
 
@@ -156,6 +172,58 @@ impl SimEngine {
 
     fn check(&self, request: &IoRequest) -> Result<(), EngineError> {
         super::check_request(request, &self.in_flight, self.slot_bytes)
+    }
+
+    /// `reap` with synchronous writes: a write that completes is not handed back yet; a flush
+    /// goes on its slot, and the write completes with that flush (at its time, with its error
+    /// if it failed).
+    fn reap_synchronous(
+        &mut self,
+        min: usize,
+        out: &mut Vec<IoCompletion>,
+    ) -> Result<usize, EngineError> {
+        let mut reaped = 0;
+        loop {
+            while let Some(c) = self.sim.pop_completion() {
+                let slot = c.slot as usize;
+                let held = self.syncing[slot].take();
+                if held.is_none() && self.writing[slot] && c.result.is_ok() {
+                    self.syncing[slot] = Some(c.result);
+                    self.sim
+                        .submit(SimRequest {
+                            slot: c.slot,
+                            op: Op::Flush,
+                            offset_bytes: 0,
+                            len_bytes: 0,
+                        })
+                        .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+                    continue;
+                }
+                let result = match (held, c.result) {
+                    (Some(written), Ok(_)) => written,
+                    (_, result) => result,
+                };
+                self.in_flight[slot] = false;
+                out.push(IoCompletion {
+                    slot: c.slot,
+                    result,
+                    done_ns: c.done_ns,
+                });
+                reaped += 1;
+            }
+            if reaped >= min {
+                break;
+            }
+            let ready = self.sim.completions_ready();
+            self.sim.run_until_completions(ready + 1);
+            if self.sim.completions_ready() == ready {
+                return Err(EngineError::Setup(format!(
+                    "simulator stalled: {reaped} of {min} completions with nothing left to run"
+                )));
+            }
+        }
+        self.outstanding -= reaped;
+        Ok(reaped)
     }
 }
 
@@ -179,9 +247,13 @@ impl IoEngine for SimEngine {
     }
 
     fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+        // One more slot than the caller's: `flush` sends its flush there.
         self.sim
-            .setup_slots(setup.slots, setup.slot_bytes)
+            .setup_slots(setup.slots + 1, setup.slot_bytes)
             .map_err(sim_error)?;
+        self.flush_slot = setup.slots;
+        self.writing = vec![false; setup.slots as usize];
+        self.syncing = vec![None; setup.slots as usize];
         self.in_flight = vec![false; setup.slots as usize];
         self.queued = Vec::with_capacity(setup.slots as usize);
         self.slot_bytes = setup.slot_bytes;
@@ -204,6 +276,7 @@ impl IoEngine for SimEngine {
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
         self.check(&request)?;
         self.in_flight[request.slot as usize] = true;
+        self.writing[request.slot as usize] = request.direction == IoDirection::Write;
         self.queued.push(request);
         Ok(())
     }
@@ -233,6 +306,9 @@ impl IoEngine for SimEngine {
         if min > self.outstanding {
             return Err(reap_too_many(min, self.outstanding));
         }
+        if self.sync_writes {
+            return self.reap_synchronous(min, out);
+        }
         self.sim.run_until_completions(min);
         let mut reaped = 0;
         while let Some(c) = self.sim.pop_completion() {
@@ -255,6 +331,35 @@ impl IoEngine for SimEngine {
 
     fn now_ns(&self) -> u64 {
         self.sim.now_ns()
+    }
+
+    /// A cache flush to the drive, sent on the engine's own slot; returns once the drive
+    /// reported it done. The simulated stack has no file system, so `fsync` and `fdatasync`
+    /// send the same command.
+    fn flush(&mut self, _kind: FlushKind) -> Result<(), EngineError> {
+        let slot = self.flush_slot;
+        self.sim
+            .submit(SimRequest {
+                slot,
+                op: Op::Flush,
+                offset_bytes: 0,
+                len_bytes: 0,
+            })
+            .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        match self.sim.run_until_slot_completes(slot) {
+            Some(c) => c
+                .result
+                .map(|_| ())
+                .map_err(|errno| EngineError::Io(std::io::Error::from_raw_os_error(errno))),
+            None => Err(EngineError::Setup(
+                "simulator stalled: the flush did not complete with nothing left to run".into(),
+            )),
+        }
+    }
+
+    fn set_sync_writes(&mut self, kind: Option<FlushKind>) -> Result<(), EngineError> {
+        self.sync_writes = kind.is_some();
+        Ok(())
     }
 
     fn wait_until_ns(&mut self, deadline_ns: u64) {
@@ -339,6 +444,48 @@ mod tests {
         let pcap = e.take_pcap().expect("tracing was enabled on a USB stack");
         assert!(pcap.len() > PCAP_GLOBAL_HEADER_BYTES);
         assert!(e.take_pcap().is_none(), "taking the capture ends it");
+    }
+
+    /// A flush waits for the drive's cache flush and leaves a request still in flight to be
+    /// reaped; with synchronous writes a write completes only after its own flush.
+    #[test]
+    fn flush_keeps_other_completions_and_sync_writes_wait_for_a_flush() {
+        let write = |slot| IoRequest {
+            slot,
+            direction: IoDirection::Write,
+            offset_bytes: u64::from(slot) << 20,
+            len_bytes: 4096,
+        };
+        let mut e = engine("sata-ahci-hdd", 2, 4096);
+        e.queue(write(0)).unwrap();
+        e.submit().unwrap();
+        let before = e.now_ns();
+        e.flush(FlushKind::All).unwrap();
+        assert!(e.now_ns() > before);
+        let mut out = Vec::new();
+        assert_eq!(e.reap(1, &mut out).unwrap(), 1, "the write is still reaped");
+        assert_eq!(out[0].result, Ok(4096));
+        assert_eq!(e.report().sim.unwrap().flushes_to_drive, 1);
+
+        let timed = |sync: bool| {
+            let mut e = engine("sata-ahci-hdd", 2, 4096);
+            e.set_sync_writes(sync.then_some(FlushKind::All)).unwrap();
+            let mut out = Vec::new();
+            for slot in 0..2 {
+                e.queue(write(slot)).unwrap();
+            }
+            e.submit().unwrap();
+            e.reap(2, &mut out).unwrap();
+            assert!(out.iter().all(|c| c.result == Ok(4096)), "{out:?}");
+            (e.now_ns(), e.report().sim.unwrap().flushes_to_drive)
+        };
+        let (cached_ns, no_flushes) = timed(false);
+        let (synchronous_ns, flushes) = timed(true);
+        assert_eq!((no_flushes, flushes), (0, 2));
+        assert!(
+            synchronous_ns > cached_ns,
+            "{synchronous_ns} vs {cached_ns}"
+        );
     }
 
     #[test]

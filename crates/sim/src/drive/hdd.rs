@@ -905,8 +905,9 @@ impl HddDrive {
     /// it takes the head as soon as it is free, cutting a read-ahead short; otherwise it waits
     /// for the read-ahead to finish.
     fn destage_one(&mut self, forced: bool) {
-        let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
-        let Some(earliest) = earliest else { return };
+        if self.dirty.is_empty() {
+            return;
+        }
         let head_free = if forced {
             // From when the cache filled (the latest entry's arrival), not earlier: until
             // then the write-back was background work that reads could hold off.
@@ -915,7 +916,15 @@ impl HddDrive {
         } else {
             self.head_free_for_write_back_ns()
         };
-        let start = head_free.max(earliest);
+        self.destage_one_from(head_free);
+    }
+
+    /// Write one cached entry to the media once the head is free at `head_free_ns`: of the
+    /// oldest `write_back_candidates` entries in the cache then, the one reached soonest.
+    fn destage_one_from(&mut self, head_free_ns: u64) {
+        let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
+        let Some(earliest) = earliest else { return };
+        let start = head_free_ns.max(earliest);
         let mut best = (u64::MAX, 0);
         let window = self.write_back_window(self.dirty.len());
         for (i, w) in self.dirty.iter().enumerate().take(window) {
@@ -1095,6 +1104,31 @@ impl Drive for HddDrive {
         };
         self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
         Flow { end_ns, ..incoming }
+    }
+
+    /// FLUSH CACHE: the firmware takes the head as soon as it is free (the host waits for this
+    /// command, as for a full cache) and writes every cached entry back, each time the one the
+    /// write-back scheduler reaches soonest, so the flush costs the seeks and rotations of the
+    /// backlog; it completes when the last media write, including any write-back already under
+    /// way, has ended. With the write cache off nothing is cached: it costs the command
+    /// overhead.
+    fn flush(&mut self, now_ns: u64) -> u64 {
+        // Write-back the idle drive would have started before the command arrived.
+        self.destage_until(now_ns);
+        let start = now_ns + self.profile.command_overhead_ns;
+        while !self.dirty.is_empty() {
+            let head_free = self.actuator.busy_until_ns.max(start);
+            self.destage_one_from(head_free);
+        }
+        let written = self
+            .writing_back
+            .iter()
+            .map(|&(end, _)| end)
+            .max()
+            .unwrap_or(0);
+        let end_ns = start.max(written);
+        self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
+        end_ns
     }
 
     /// A disk has nothing to unmap: TRIM costs the command overhead.

@@ -293,6 +293,10 @@ pub trait Drive: Send {
     }
     /// TRIM ranges arriving at `now_ns`; returns the completion time.
     fn trim(&mut self, now_ns: u64, ranges: &[TrimRange]) -> u64;
+    /// FLUSH CACHE arriving at `now_ns` (no queued command is at the drive): every write it
+    /// acknowledged from a volatile cache goes to the media, timed by the model's own
+    /// mechanics; returns when the last is there and the drive reports completion.
+    fn flush(&mut self, now_ns: u64) -> u64;
     fn stats(&self) -> DriveStats;
     /// The controller processor's busy time, for drives that model one (the report shows it
     /// as its own layer, `drive_cpu`, beside the media's `drive`).
@@ -356,6 +360,14 @@ impl ReleaseRing {
         self.release_ns[(seq % len) as usize] = release_ns;
         self.next += 1;
         seq
+    }
+
+    /// When the last entry taken leaves (0 when none was taken). Every entry must have its
+    /// release time (nothing staged).
+    pub fn last_release_ns(&self) -> u64 {
+        let last = self.release_ns.iter().copied().max().unwrap_or(0);
+        debug_assert_ne!(last, Self::PENDING, "an entry is still staged");
+        last
     }
 
     /// Entries still held at `now_ns`: released later, or not yet given a release time.

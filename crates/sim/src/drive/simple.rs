@@ -247,6 +247,12 @@ impl Drive for SimpleDrive {
         end
     }
 
+    /// The model has no write cache (a write completes once its media units absorbed it), so
+    /// a flush has nothing to write: it completes as it arrives.
+    fn flush(&mut self, now_ns: u64) -> u64 {
+        now_ns
+    }
+
     fn stats(&self) -> DriveStats {
         let units = self.units.len() as u64;
         DriveStats {

@@ -332,13 +332,15 @@ pub struct BridgeProfile {
 
 impl BridgeProfile {
     /// Firmware time to parse a command of kind `op` and issue it: its own key when the
-    /// profile gives one, else `firmware_command_ns`.
+    /// profile gives one, else `firmware_command_ns` (always for SYNCHRONIZE CACHE).
     pub fn firmware_ns(&self, op: crate::command::Op) -> u64 {
         use crate::command::Op;
         let own = match op {
             Op::Read => self.firmware_read_ns,
             Op::Write => self.firmware_write_ns,
             Op::Trim => self.firmware_unmap_ns,
+            // Translated as any other command (SAT-3: no data, no parameter list).
+            Op::Flush => None,
         };
         own.unwrap_or(self.firmware_command_ns)
     }

@@ -10,6 +10,7 @@ mod determinism;
 mod drives;
 mod faults;
 mod findings;
+mod flush;
 mod no_panic;
 mod physics;
 mod profiles;

@@ -493,6 +493,22 @@ impl Drive for SsdDrive {
         end
     }
 
+    /// FLUSH CACHE: the pages staged for a multi-plane program are programmed now (a partly
+    /// filled program, as when the buffer must make room), and the flush completes once every
+    /// page in the write buffer has been programmed and the firmware has handled the command on
+    /// a core.
+    fn flush(&mut self, now_ns: u64) -> u64 {
+        self.issue_program();
+        let programmed = self.buffer.last_release_ns();
+        let end = self
+            .processor
+            .run(now_ns, programmed.max(now_ns), self.profile.command_cpu_ns)
+            + self.profile.command_latency_ns;
+        self.acknowledged_ns = self.acknowledged_ns.max(end);
+        self.processor.note_done(end);
+        end
+    }
+
     fn stats(&self) -> DriveStats {
         let dies = self.dies.len() as u64;
         let horizon = self.acknowledged_ns;

@@ -1,0 +1,145 @@
+//! fio's syncs (issue 20 item 2): `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`, `sync=1`
+//! and a trace's `sync` lines run on files and on simulated drives (where they are the drive's
+//! cache flush, SYNCHRONIZE CACHE → FLUSH CACHE EXT), and fio's JSON carries their latency in
+//! its `sync` block, as fio 3.33 writes it (compared with fio where it is installed).
+
+use crate::common;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
+    all.extend_from_slice(args);
+    let out = common::run_in(dir, &all);
+    assert!(
+        out.status.success(),
+        "storlab {args:?}: {}",
+        common::stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn sync_block(report: &Value) -> &Value {
+    &report["jobs"][0]["sync"]
+}
+
+/// The keys of fio 3.33's `sync` block for a job that synced.
+fn assert_fio_sync_shape(sync: &Value, syncs: u64, what: &str) {
+    assert_eq!(sync["total_ios"].as_u64(), Some(syncs), "{what}: {sync}");
+    let lat = &sync["lat_ns"];
+    assert_eq!(lat["N"].as_u64(), Some(syncs), "{what}: {sync}");
+    let (min, max) = (lat["min"].as_u64().unwrap(), lat["max"].as_u64().unwrap());
+    let mean = lat["mean"].as_f64().unwrap();
+    assert!(
+        0 < min && (min as f64) <= mean && mean <= max as f64,
+        "{what}: {sync}"
+    );
+    assert!(lat["stddev"].is_number(), "{what}: {sync}");
+    let percentiles = lat["percentile"].as_object().expect("percentiles");
+    for key in ["1.000000", "50.000000", "99.000000", "99.990000"] {
+        assert!(percentiles.contains_key(key), "{what}: {key} in {sync}");
+    }
+}
+
+/// 64 writes of 4 KiB with `fsync=1` make 63 syncs (none after the last write, fio's
+/// `get_rw_ddir`), on a file as on a simulated drive; fio's own run of the same job file on the
+/// file reports the same count and the same keys.
+#[test]
+fn fsync_latency_is_reported_in_fios_sync_block_on_files_and_simulated_drives() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data).unwrap().set_len(MIB).unwrap();
+    let job =
+        |filename: &str| format!("[j]\nfilename={filename}\nrw=write\nbs=4k\nsize=256k\nfsync=1\n");
+    std::fs::write(
+        dir.path().join("file.fio"),
+        job(&data.display().to_string()),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("sim.fio"), job("sim:usb3-uas-ssd")).unwrap();
+    let on_file = run_json(dir.path(), &["file.fio"]);
+    assert_fio_sync_shape(sync_block(&on_file), 63, "file");
+    let on_sim = run_json(dir.path(), &["sim.fio"]);
+    assert_fio_sync_shape(sync_block(&on_sim), 63, "sim");
+    // Without syncs the block is fio's empty one.
+    std::fs::write(
+        dir.path().join("plain.fio"),
+        "[j]\nfilename=sim:usb3-uas-ssd\nrw=write\nbs=4k\nsize=256k\n",
+    )
+    .unwrap();
+    let plain = run_json(dir.path(), &["plain.fio"]);
+    assert_eq!(sync_block(&plain)["total_ios"].as_u64(), Some(0));
+    assert!(sync_block(&plain)["lat_ns"].get("percentile").is_none());
+
+    let Ok(fio) = Command::new("fio")
+        .current_dir(dir.path())
+        .args(["--output-format=json", "file.fio"])
+        .output()
+    else {
+        eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+        return;
+    };
+    assert!(fio.status.success(), "{fio:?}");
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    assert_fio_sync_shape(sync_block(&fio), 63, "fio");
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["lat_ns"].as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(sync_block(&fio)), keys(sync_block(&on_file)));
+}
+
+/// A simulated HDD with a write-back cache: `sync=1` (every write followed by the drive's
+/// cache flush) is slower than the same job without it, `end_fsync` adds one flush, and a
+/// trace's `sync` lines replay as flushes.
+#[test]
+fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let write_iops = |extra: &str| {
+        let args: Vec<&str> = [
+            "--target=sim:sata-ahci-hdd",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=4m",
+            "--number_ios=64",
+        ]
+        .into_iter()
+        .chain(extra.split_whitespace())
+        .collect();
+        let report = run_json(dir.path(), &args);
+        let job = &report["jobs"][0];
+        (job["write"]["iops"].as_f64().unwrap(), job["sync"].clone())
+    };
+    let (cached, none) = write_iops("");
+    assert_eq!(none["total_ios"].as_u64(), Some(0));
+    let (synchronous, _) = write_iops("--sync=1");
+    assert!(
+        synchronous * 2.0 < cached,
+        "sync=1 {synchronous} IOPS against {cached} IOPS with the write cache"
+    );
+    let (_, end) = write_iops("--end_fsync=1");
+    assert_eq!(end["total_ios"].as_u64(), Some(1), "{end}");
+
+    let trace = dir.path().join("trace.log");
+    std::fs::write(
+        &trace,
+        "fio version 2 iolog\n/x add\n/x open\n/x write 0 4096\n/x write 65536 4096\n\
+         /x sync 0 0\n/x write 131072 4096\n/x datasync 0 0\n/x close\n",
+    )
+    .unwrap();
+    let report = run_json(
+        dir.path(),
+        &[
+            "--target=sim:usb3-uas-ssd",
+            &format!("--read_iolog={}", trace.display()),
+        ],
+    );
+    let job = &report["jobs"][0];
+    assert_eq!(job["write"]["total_ios"].as_u64(), Some(3), "{job}");
+    assert_eq!(job["sync"]["total_ios"].as_u64(), Some(2), "{job}");
+}
