@@ -122,15 +122,19 @@ pub struct OpSpec {
 fn default_ops() -> Vec<OpSpec> {
     (0..DEFAULT_REQUESTS as u64)
         .map(|i| OpSpec {
-            op: [Op::Write, Op::Read, Op::Write, Op::Trim][(i % 4) as usize],
-            offset_bytes: (i * 7 % 64) * GRAIN,
-            len_bytes: (1 + i % MAX_GRAINS) * GRAIN,
+            op: [Op::Write, Op::Read, Op::Write, Op::Trim, Op::Flush][(i % 5) as usize],
+            offset_bytes: if i % 5 == 4 { 0 } else { (i * 7 % 64) * GRAIN },
+            len_bytes: if i % 5 == 4 {
+                0
+            } else {
+                (1 + i % MAX_GRAINS) * GRAIN
+            },
         })
         .collect()
 }
 
 /// Operation bytes: byte 0 picks the stack, byte 1 the queue depth, then 4 bytes per request
-/// (kind, offset in grains as two bytes, length in grains).
+/// (kind: read, write, trim or flush; offset in grains as two bytes; length in grains).
 pub fn check_ops(bytes: &[u8]) {
     let Some((&[stack_byte, depth_byte], rest)) = bytes.split_first_chunk::<2>() else {
         return;
@@ -143,10 +147,18 @@ pub fn check_ops(bytes: &[u8]) {
         .map(|c| {
             let len_grains = 1 + u64::from(c[3]) % MAX_GRAINS;
             let start = u64::from(u16::from_le_bytes([c[1], c[2]])) % (grains - len_grains + 1);
-            OpSpec {
-                op: [Op::Read, Op::Write, Op::Trim][usize::from(c[0] % 3)],
-                offset_bytes: start * GRAIN,
-                len_bytes: len_grains * GRAIN,
+            match [Op::Read, Op::Write, Op::Trim, Op::Flush][usize::from(c[0] % 4)] {
+                // A flush covers the whole medium: no range.
+                Op::Flush => OpSpec {
+                    op: Op::Flush,
+                    offset_bytes: 0,
+                    len_bytes: 0,
+                },
+                op => OpSpec {
+                    op,
+                    offset_bytes: start * GRAIN,
+                    len_bytes: len_grains * GRAIN,
+                },
             }
         })
         .collect();
@@ -179,6 +191,24 @@ struct InFlight {
     offset: u64,
     len: u64,
     write: u32,
+}
+
+/// Every sector of a completed read holds what the checker knows is there.
+fn check_read(buf: &[u8], first: u64, sectors: u64, known: &HashMap<u64, Known>) {
+    for s in 0..sectors {
+        let lba = first + s;
+        let got = &buf[(s * SECTOR) as usize..((s + 1) * SECTOR) as usize];
+        match known.get(&lba).copied().unwrap_or(Known::Zero) {
+            Known::Unknown => {}
+            Known::Zero => assert!(got.iter().all(|b| *b == 0), "LBA {lba}: not zero"),
+            Known::Write(w) => assert!(
+                got.iter()
+                    .enumerate()
+                    .all(|(i, b)| *b == sector_byte(w, lba, i)),
+                "LBA {lba}: not what write {w} put there"
+            ),
+        }
+    }
 }
 
 /// Runs `ops` in order, up to `queue_depth` at a time, never two overlapping ones in flight
@@ -267,32 +297,19 @@ fn run_requests_at_depth(sim: &mut Simulator, ops: &[OpSpec], faults: bool, queu
                 Ok(n) => {
                     assert_eq!(u64::from(n), f.len, "{:?}: short completion", f.op);
                     let mark = match f.op {
-                        Op::Write => Some(Known::Write(f.write)),
-                        Op::Trim => Some(Known::Unknown),
-                        Op::Read => None,
-                    };
-                    if let Some(mark) = mark {
-                        for s in first..first + sectors {
-                            known.insert(s, mark);
-                        }
-                    } else if !faults {
-                        let buf = sim.slot_buffer(c.slot);
-                        for s in 0..sectors {
-                            let lba = first + s;
-                            let got = &buf[(s * SECTOR) as usize..((s + 1) * SECTOR) as usize];
-                            match known.get(&lba).copied().unwrap_or(Known::Zero) {
-                                Known::Unknown => {}
-                                Known::Zero => {
-                                    assert!(got.iter().all(|b| *b == 0), "LBA {lba}: not zero")
-                                }
-                                Known::Write(w) => assert!(
-                                    got.iter()
-                                        .enumerate()
-                                        .all(|(i, b)| *b == sector_byte(w, lba, i)),
-                                    "LBA {lba}: not what write {w} put there"
-                                ),
+                        Op::Write => Known::Write(f.write),
+                        Op::Trim => Known::Unknown,
+                        // A flush moves no data and changes none.
+                        Op::Flush => continue,
+                        Op::Read => {
+                            if !faults {
+                                check_read(sim.slot_buffer(c.slot), first, sectors, &known);
                             }
+                            continue;
                         }
+                    };
+                    for s in first..first + sectors {
+                        known.insert(s, mark);
                     }
                 }
                 Err(errno) => {
