@@ -169,6 +169,11 @@ impl FaultPlan {
         if spec.trim().is_empty() {
             return Err("empty fault spec".into());
         }
+        // Messages quote the spec's items: a control character (a newline) would break the
+        // one-line error (found by the `sim_faults` fuzz target).
+        if let Some(at) = spec.find(char::is_control) {
+            return Err(format!("fault spec has a control character at byte {at}"));
+        }
         for item in spec.split(',') {
             let item = item.trim();
             plan.parse_item(item)
@@ -603,6 +608,7 @@ mod tests {
             ("hang_recovery=maybe", "unknown step `maybe`"),
             ("tm_timeout=2h", "unknown unit"),
             ("drop@lba=5", "only media_error"),
+            ("usb\n_crc=1", "control character at byte 3"),
             ("drop@when=5", "unknown place"),
             ("drop@t=5", "needs a unit"),
             ("drop@t=5h", "unknown unit"),

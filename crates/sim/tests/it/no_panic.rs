@@ -85,6 +85,8 @@ const FAULT_ITEMS: &[&str] = &[
     "hang_recovery=it_nexus_reset",
     "tm_timeout=1ns",
     "tm_timeout=3s",
+    "usb\n_crc=1",
+    "seed=\r1",
 ];
 
 #[test]
