@@ -9,9 +9,9 @@
 use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
-    BlockSizeSpec, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
-    JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones, SyncSpec,
-    Target, TargetShares, ThinkSpec, VerifyKind, VerifyPattern, VerifySpec, ZoneShare,
+    BlockSizeSpec, ContinueOnError, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind,
+    FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones,
+    SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind, VerifyPattern, VerifySpec, ZoneShare,
     FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
@@ -252,6 +252,7 @@ pub struct JobDraft {
     verify_pattern: Option<VerifyPattern>,
     do_verify: Option<bool>,
     verify_only: Option<bool>,
+    continue_on_error: Option<ContinueOnError>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
     verify_offset_bytes: Option<u64>,
@@ -437,6 +438,19 @@ impl JobDraft {
                  end to replay (drop time_based)",
             ));
         }
+        let verifies = self.verify == Some(true)
+            && (self.do_verify != Some(false) || self.verify_only == Some(true));
+        if verifies && self.continue_on_error.is_some_and(|c| !c.is_none()) {
+            let (location, key, value) = at("continue_on_error");
+            return Err(JobError::unsupported(
+                location,
+                &key,
+                value,
+                "going on past errors in a job that verifies is not supported (a failed write \
+                 would leave a block the read-back cannot check); drop verify or \
+                 continue_on_error",
+            ));
+        }
         if self.verify_only == Some(true) && self.verify_backlog.is_some_and(|b| b > 0) {
             let (location, key, value) = at("verify_backlog");
             return Err(JobError::invalid(
@@ -601,6 +615,7 @@ impl JobDraft {
         } else if self.do_verify == Some(false) {
             spec.verify = false;
         }
+        set_if(&mut spec.continue_on_error, self.continue_on_error);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
@@ -1106,6 +1121,29 @@ fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         ));
     }
     d.filename = Some(v.to_string());
+    Ok(())
+}
+
+/// fio's `continue_on_error` values (options.c): a kind, a pair of them, or all.
+fn apply_continue_on_error(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let (read, write, verify) = match v.trim().to_ascii_lowercase().as_str() {
+        "none" | "0" => (false, false, false),
+        "read" => (true, false, false),
+        "write" => (false, true, false),
+        "io" => (true, true, false),
+        "verify" => (false, false, true),
+        "all" | "1" => (true, true, true),
+        other => {
+            return Err(ApplyError::Invalid(format!(
+                "'{other}' is not one of none, read, write, io, verify, all, 0, 1"
+            )))
+        }
+    };
+    d.continue_on_error = Some(ContinueOnError {
+        read,
+        write,
+        verify,
+    });
     Ok(())
 }
 
@@ -2717,6 +2755,28 @@ pub static KEYS: &[KeyDef] = &[
                 "fio's experimental_verify (regenerating the workload instead of logging writes) \
                  is not supported; storlab's verify reads back what it logged, as fio's default",
             )
+        },
+    },
+    KeyDef {
+        name: "continue_on_error",
+        aliases: &[],
+        bare: false,
+        meaning: "count failed I/Os of these kinds and go on (none, read, write, io, verify, all; 0/1 as none/all): only EIO and EILSEQ, as fio without ignore_error",
+        field: "continue_on_error",
+        apply: apply_continue_on_error,
+    },
+    KeyDef {
+        name: "ignore_error",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's list of errors continue_on_error passes: refused (storlab passes fio's default, EIO and EILSEQ)",
+        field: "ignore_error",
+        apply: |_, _| {
+            Err(ApplyError::Unsupported(
+                "fio's ignore_error lists are not supported; continue_on_error passes fio's \
+                 default errors, EIO and EILSEQ"
+                    .into(),
+            ))
         },
     },
     KeyDef {

@@ -718,6 +718,44 @@ fn is_zero_bytes(value: &u64) -> bool {
     *value == 0
 }
 
+/// Linux errno of an I/O error (EIO), one of the two errors fio's `continue_on_error` passes by
+/// default (`__NON_FATAL_ERR` in fio's td_error.c).
+pub const ERRNO_EIO: i32 = 5;
+/// Linux errno of a data integrity error (EILSEQ), the other default non-fatal error, and the
+/// one fio files under `verify` whatever the I/O's direction.
+pub const ERRNO_EILSEQ: i32 = 84;
+
+/// fio's `continue_on_error`: the kinds of error a job counts and goes on past instead of
+/// ending (`none`, `read`, `write`, `io`, `verify`, `all`; `0`/`1` as `none`/`all`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinueOnError {
+    pub read: bool,
+    pub write: bool,
+    pub verify: bool,
+}
+
+impl ContinueOnError {
+    /// fio's default: every error ends the job.
+    pub fn is_none(&self) -> bool {
+        !(self.read || self.write || self.verify)
+    }
+
+    /// Whether an I/O that failed with `errno` is counted and passed, as fio 3.33 decides it
+    /// (td_error.c): EILSEQ is a `verify` error, any other error of a read a `read` error and
+    /// of anything else a `write` error; without `ignore_error` (which storlab refuses) only
+    /// EIO and EILSEQ are passed, so a medium error (ENODATA on Linux) still ends the job.
+    pub fn passes(&self, is_read: bool, errno: i32) -> bool {
+        let kind_listed = if errno == ERRNO_EILSEQ {
+            self.verify
+        } else if is_read {
+            self.read
+        } else {
+            self.write
+        };
+        kind_listed && (errno == ERRNO_EIO || errno == ERRNO_EILSEQ)
+    }
+}
+
 /// One workload, fully resolved: what fio calls a job section after `[global]` was merged in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -804,6 +842,9 @@ pub struct JobSpec {
     /// the read-back checks it. `None` with `verify`: storlab's own per-write data only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_spec: Option<VerifySpec>,
+    /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
+    #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
+    pub continue_on_error: ContinueOnError,
     /// Wait for previous jobs to finish before starting (fio `stonewall`).
     pub stonewall: bool,
     /// Report all workers of this job as one (fio `group_reporting`).
@@ -906,6 +947,7 @@ impl JobSpec {
             seed: DEFAULT_SEED,
             verify: false,
             verify_spec: None,
+            continue_on_error: ContinueOnError::default(),
             stonewall: false,
             group_reporting: false,
             write_iolog: None,

@@ -18,8 +18,8 @@ const MS_PER_S: u64 = 1_000;
 const PERCENT: f64 = 100.0;
 /// fio prints any non-zero share below this as this, so rare buckets do not read as 0.
 const MIN_NONZERO_PERCENT: f64 = 0.01;
-/// fio's `error` is an errno; storlab counts failed I/Os without keeping the errno, so a job
-/// with failures reports the generic EIO.
+/// fio's `error` is an errno; storlab keeps only the first errno of the errors a job went on
+/// past, so a job that failed otherwise reports the generic EIO.
 const EIO: i32 = 5;
 /// Keys of fio's `latency_ns` and `latency_us` maps: exclusive upper bounds in that unit.
 const LATENCY_DECADE_KEYS: [&str; 10] = [
@@ -91,6 +91,13 @@ struct FioJob {
     latency_ns: OrderedMap,
     latency_us: OrderedMap,
     latency_ms: OrderedMap,
+    /// Failed I/Os the job went on past; present, with `first_error`, only when the job set
+    /// `continue_on_error` (as fio's stat.c).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_err: Option<u64>,
+    /// errno of the first of them (0 when none failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_error: Option<i32>,
     latency_depth: u32,
     latency_target: u64,
     latency_percentile: f64,
@@ -300,6 +307,7 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
     let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
     let workers = f64::from(job.setup.numjobs.max(1));
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
+    let continues = continues_on_error(job);
     FioJob {
         jobname: place.jobname.clone(),
         groupid: place.groupid,
@@ -330,6 +338,8 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         latency_ns,
         latency_us,
         latency_ms,
+        total_err: continues.then(|| job.directions().map(|(_, s)| s.errors).sum()),
+        first_error: continues.then_some(job.first_error),
         latency_depth: job.setup.iodepth,
         latency_target: 0,
         latency_percentile: PERCENT,
@@ -388,7 +398,9 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
         bw: kib(summary.bw_bytes_per_s),
         iops: summary.iops,
         runtime: ns_to_ms(summary.runtime_ns),
-        total_ios: summary.ios,
+        // fio counts an I/O here when it is queued (ioengines.c, td_io_queue), so the failed
+        // ones a job went on past are in it, though not in the bytes or latencies.
+        total_ios: summary.ios + summary.errors,
         short_ios: 0,
         drop_ios: 0,
         slat_ns: fio_latency(&summary.slat, false),
@@ -432,9 +444,16 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
     }
 }
 
-/// fio's errno of a job: 0, or EIO when any I/O failed.
+/// Whether the job set fio's `continue_on_error` (the job specification carries the key only
+/// when it is not `none`).
+pub(crate) fn continues_on_error(job: &JobReport) -> bool {
+    job.setup.job.get("continue_on_error").is_some()
+}
+
+/// fio's errno of a job: 0, or EIO when any I/O failed. Errors a job went on past leave it 0:
+/// fio clears the job's error when it counts one (io_u.c, `td_clear_error`).
 pub(crate) fn error_code(job: &JobReport) -> i32 {
-    if job.directions().any(|(_, summary)| summary.errors > 0) {
+    if !continues_on_error(job) && job.directions().any(|(_, summary)| summary.errors > 0) {
         EIO
     } else {
         0

@@ -192,6 +192,14 @@ pub struct JobReport {
     /// figures above are then their aggregate (docs/distributed.md). Absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankRow>,
+    /// errno of the first failed I/O the job went on past (`continue_on_error`; the count is
+    /// each direction's `errors`). Absent when none failed.
+    #[serde(default, skip_serializing_if = "is_no_errno")]
+    pub first_error: i32,
+}
+
+fn is_no_errno(errno: &i32) -> bool {
+    *errno == 0
 }
 
 /// One client's own figures for a job of a multi-client run.
@@ -302,6 +310,7 @@ impl JobReport {
             notes,
             depth: stats.depth.clone(),
             ranks: Vec::new(),
+            first_error: stats.first_error_errno,
         }
     }
 

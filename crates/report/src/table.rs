@@ -74,6 +74,18 @@ pub fn render_table(report: &RunReport) -> String {
             "{MIXED_MARK} mixed job: the higher p99 of its directions"
         );
     }
+    // Failed I/Os a job went on past (`continue_on_error`) are in none of the rates above.
+    for job in &report.jobs {
+        let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
+        if failed > 0 {
+            let _ = writeln!(
+                out,
+                "{}: {failed} failed I/Os passed (continue_on_error), in no figure above; first error: {}",
+                escape_control(&job.setup.name),
+                std::io::Error::from_raw_os_error(job.first_error)
+            );
+        }
+    }
     // A multi-client run's rows are the clients' aggregate: each client's own rates follow.
     for job in report.jobs.iter().filter(|job| !job.ranks.is_empty()) {
         let _ = writeln!(

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
-use storlab_job::{DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec};
+use storlab_job::{
+    ContinueOnError, DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec,
+};
 use storlab_stats::{CpuTime, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -282,6 +284,8 @@ pub struct Worker {
     pub stats: WorkerStats,
     /// fio's per-I/O logs, when the job asks for any.
     fio_log: Option<FioLogRecorder>,
+    /// fio's `continue_on_error`: the failed I/Os the worker counts and goes on past.
+    continue_on_error: ContinueOnError,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
     /// Syncs that start from here on the engine's clock are measured (after the ramp).
@@ -454,6 +458,7 @@ impl Worker {
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
             fio_log: None,
+            continue_on_error: job.continue_on_error,
             error: None,
             sync_measure_start_ns: 0,
         }
@@ -1035,6 +1040,17 @@ impl Worker {
             }
             Err(errno) => {
                 stats.errors += 1;
+                if self
+                    .continue_on_error
+                    .passes(direction == IoDirection::Read, errno)
+                {
+                    // As fio's io_completed: a passed error counts (total_err, first_error)
+                    // and nothing else; the I/O is in no I/O, byte or latency figure.
+                    if self.stats.first_error_errno == 0 {
+                        self.stats.first_error_errno = errno;
+                    }
+                    return;
+                }
                 self.error.get_or_insert(RunError::Io {
                     offset_bytes: io.offset_bytes,
                     len_bytes: io.len_bytes,

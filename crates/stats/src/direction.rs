@@ -107,6 +107,10 @@ pub struct WorkerStats {
     /// Queue depths at queue time and batch sizes per submit and per reap (fio's
     /// `iodepth_level`, `iodepth_submit`, `iodepth_complete`).
     pub depth: crate::DepthCounts,
+    /// errno of the first I/O error a job went on past (fio's `first_error` with
+    /// `continue_on_error`); 0 when none. The count is each direction's `errors`.
+    #[serde(default)]
+    pub first_error_errno: i32,
 }
 
 impl WorkerStats {
@@ -123,6 +127,7 @@ impl WorkerStats {
             minor_faults: 0,
             major_faults: 0,
             depth: crate::DepthCounts::default(),
+            first_error_errno: 0,
         }
     }
 
@@ -150,6 +155,11 @@ impl WorkerStats {
         self.minor_faults = self.minor_faults.saturating_add(other.minor_faults);
         self.major_faults = self.major_faults.saturating_add(other.major_faults);
         self.depth.merge(&other.depth);
+        // Workers merge in worker order: the job's first error is its first worker's that had
+        // one (workers run side by side, so there is no single order of their errors).
+        if self.first_error_errno == 0 {
+            self.first_error_errno = other.first_error_errno;
+        }
     }
 
     /// Completed I/Os over all directions.

@@ -19,6 +19,7 @@ mod common;
 
 mod calibration;
 mod cli;
+mod continue_on_error;
 mod db;
 mod defaults;
 mod file_keys;
