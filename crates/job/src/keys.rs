@@ -3921,6 +3921,52 @@ mod tests {
     }
 
     #[test]
+    fn continue_on_error_takes_fios_values_and_passes_fios_errors() {
+        use crate::model::{ERRNO_EILSEQ, ERRNO_EIO};
+        const ERRNO_ENODATA: i32 = 61;
+        let of = |value: &str| {
+            draft(&[("size", Some("1M")), ("continue_on_error", Some(value))])
+                .map(|spec| spec.continue_on_error)
+        };
+        let none = ContinueOnError::default();
+        assert_eq!(of("none").unwrap(), none);
+        assert_eq!(of("0").unwrap(), none);
+        assert_eq!(of("1").unwrap(), of("all").unwrap());
+        assert_eq!(of("IO").unwrap(), of("io").unwrap());
+        assert!(of("sometimes").is_err());
+        let read = of("read").unwrap();
+        assert!(read.passes(true, ERRNO_EIO));
+        assert!(
+            !read.passes(false, ERRNO_EIO),
+            "a write error is not a read error"
+        );
+        assert!(
+            !read.passes(true, ERRNO_ENODATA),
+            "not in fio's default list"
+        );
+        assert!(!read.passes(true, ERRNO_EILSEQ), "EILSEQ is a verify error");
+        let write = of("write").unwrap();
+        assert!(write.passes(false, ERRNO_EIO) && !write.passes(true, ERRNO_EIO));
+        let verify = of("verify").unwrap();
+        assert!(verify.passes(true, ERRNO_EILSEQ) && !verify.passes(true, ERRNO_EIO));
+        // Refused with verify, accepted when nothing is read back.
+        let verifying = [("size", Some("1M")), ("rw", Some("write"))];
+        let with = |extra: &[(&str, Option<&str>)]| {
+            let mut all = verifying.to_vec();
+            all.extend_from_slice(extra);
+            draft(&all)
+        };
+        assert!(with(&[("verify", Some("md5")), ("continue_on_error", Some("all"))]).is_err());
+        assert!(with(&[
+            ("verify", Some("md5")),
+            ("do_verify", Some("0")),
+            ("continue_on_error", Some("all"))
+        ])
+        .is_ok());
+        assert!(with(&[("ignore_error", Some("EIO"))]).is_err());
+    }
+
+    #[test]
     fn verify_keys_follow_fio() {
         let base = [("size", Some("1M")), ("rw", Some("write"))];
         let with = |extra: &[(&str, Option<&str>)]| {

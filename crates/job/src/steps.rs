@@ -317,6 +317,9 @@ fn prepare_job(template: &JobSpec, what: &str, random_percent: u8) -> JobSpec {
     job.rate_bytes = Default::default();
     job.data_pattern = crate::model::DataPattern::Random;
     job.verify = false;
+    // A preparation that loses writes leaves the target in no known state: it ends at its
+    // first failed I/O whatever the measured job goes on past.
+    job.continue_on_error = Default::default();
     job.stonewall = true;
     job.group_reporting = true;
     job.warnings.clear();

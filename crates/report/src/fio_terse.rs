@@ -66,6 +66,13 @@ pub fn to_fio_terse(report: &RunReport) -> String {
             }
             fields.push(format!("{:.2}%", disk.util_percent));
         }
+        // fio's stat.c: with continue_on_error, the errors passed and the first one's errno
+        // follow the disk figures.
+        if crate::fio::continues_on_error(job) {
+            let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
+            fields.push(failed.to_string());
+            fields.push(job.first_error.to_string());
+        }
         out.push_str(&fields.join(";"));
         out.push('\n');
     }

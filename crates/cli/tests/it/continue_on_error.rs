@@ -55,6 +55,15 @@ fn passed_errors_are_counted_as_fio_counts_them_and_the_job_goes_on() {
     assert_eq!(job["read"]["bytes"], (READS - 2) * BLOCK_BYTES);
     assert_eq!(job["first_error"], EIO);
 
+    // fio's terse line ends with the same two figures.
+    let terse = run(
+        DROPS,
+        &["--continue_on_error=read", "--output-format=terse"],
+    );
+    assert_eq!(terse.status.code(), Some(0), "{}", stderr(&terse));
+    let line = String::from_utf8_lossy(&terse.stdout);
+    assert!(line.trim_end().ends_with(";2;5"), "{line}");
+
     let table = run(DROPS, &["--continue_on_error=1"]);
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
     let text = String::from_utf8_lossy(&table.stdout);
