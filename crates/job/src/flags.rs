@@ -330,6 +330,8 @@ mod tests {
             "do_verify=1",
             "verify_only=0",
             "verify_fatal=1",
+            "continue_on_error=io",
+            "ignore_error=EIO,EILSEQ:5,84",
             "verify_dump=0",
             "verify_interval=0",
             "verify_offset=0",

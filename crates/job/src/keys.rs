@@ -1124,6 +1124,32 @@ fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     Ok(())
 }
 
+/// fio's `ignore_error`: lists (read:write:verify) that replace the errors `continue_on_error`
+/// passes. Only lists that restate fio's default, EIO and EILSEQ (by name or number), change
+/// nothing and are accepted; any other list is refused.
+fn apply_ignore_error(_: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let default_list = |part: &str| {
+        let mut errnos: Vec<i32> = Vec::new();
+        for name in part.split(',').map(str::trim) {
+            match name.to_ascii_uppercase().as_str() {
+                "EIO" | "5" => errnos.push(crate::model::ERRNO_EIO),
+                "EILSEQ" | "84" => errnos.push(crate::model::ERRNO_EILSEQ),
+                _ => return false,
+            }
+        }
+        errnos.contains(&crate::model::ERRNO_EIO) && errnos.contains(&crate::model::ERRNO_EILSEQ)
+    };
+    if v.split(':').all(default_list) {
+        Ok(())
+    } else {
+        Err(ApplyError::Unsupported(
+            "fio's ignore_error lists are not supported (only fio's default, EIO,EILSEQ); \
+             continue_on_error passes EIO and EILSEQ"
+                .into(),
+        ))
+    }
+}
+
 /// fio's `continue_on_error` values (options.c): a kind, a pair of them, or all.
 fn apply_continue_on_error(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     let (read, write, verify) = match v.trim().to_ascii_lowercase().as_str() {
@@ -2769,15 +2795,9 @@ pub static KEYS: &[KeyDef] = &[
         name: "ignore_error",
         aliases: &[],
         bare: false,
-        meaning: "fio's list of errors continue_on_error passes: refused (storlab passes fio's default, EIO and EILSEQ)",
+        meaning: "fio's lists of errors continue_on_error passes: only fio's default (EIO,EILSEQ) is accepted, any other list refused",
         field: "ignore_error",
-        apply: |_, _| {
-            Err(ApplyError::Unsupported(
-                "fio's ignore_error lists are not supported; continue_on_error passes fio's \
-                 default errors, EIO and EILSEQ"
-                    .into(),
-            ))
-        },
+        apply: apply_ignore_error,
     },
     KeyDef {
         name: "stonewall",
