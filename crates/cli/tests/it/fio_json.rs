@@ -482,3 +482,67 @@ fn fio_jsonplus_clat2csv_reads_storlabs_json_plus_as_fios() {
     }
     assert_eq!(headers[0], headers[1]);
 }
+
+/// The keys of fio's job object from `latency_ms` to `latency_depth`, in the order `text` (one
+/// job's JSON output) has them (serde_json's map here sorts its keys, so the text is read).
+fn keys_after_latency_ms(text: &str) -> Vec<&'static str> {
+    let at = |key: &str| text.find(&format!("\"{key}\""));
+    let from = at("latency_ms").unwrap();
+    let to = at("latency_depth").unwrap();
+    let mut keys: Vec<(usize, &'static str)> =
+        ["latency_ms", "total_err", "first_error", "latency_depth"]
+            .into_iter()
+            .filter_map(|key| {
+                at(key)
+                    .filter(|i| (from..=to).contains(i))
+                    .map(|i| (i, key))
+            })
+            .collect();
+    keys.sort();
+    keys.into_iter().map(|(_, key)| key).collect()
+}
+
+/// fio's `total_err` and `first_error` appear only with `continue_on_error`, after
+/// `latency_ms`, and are 0 when nothing failed, in both tools (an I/O that fails cannot be made
+/// safely on a file here: the failing case is in `continue_on_error.rs`, on the simulator).
+#[test]
+fn continue_on_error_keys_sit_where_fios_do() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let filename = format!("--filename={data}");
+    for extra in [&["--continue_on_error=read"][..], &[][..]] {
+        let mut args = vec!["--name=j", filename.as_str(), "--rw=read", "--bs=4k"];
+        args.extend_from_slice(extra);
+        let mut ours = vec!["run", "--no-db", "--output-format=fio-json"];
+        ours.extend_from_slice(&args);
+        let out = common::run_in(dir.path(), &ours);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let expected: &[&str] = if extra.is_empty() {
+            &["latency_ms", "latency_depth"]
+        } else {
+            &["latency_ms", "total_err", "first_error", "latency_depth"]
+        };
+        assert_eq!(keys_after_latency_ms(&text), expected, "{extra:?}");
+        if !extra.is_empty() {
+            let doc: Value = serde_json::from_str(&text).unwrap();
+            let job = &doc["jobs"][0];
+            assert_eq!(
+                (&job["total_err"], &job["first_error"]),
+                (&0.into(), &0.into())
+            );
+        }
+        let Ok(fio) = Command::new("fio")
+            .current_dir(dir.path())
+            .arg("--output-format=json")
+            .args(&args)
+            .output()
+        else {
+            eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+            continue;
+        };
+        assert!(fio.status.success(), "fio {args:?}: {fio:?}");
+        let theirs = String::from_utf8_lossy(&fio.stdout);
+        assert_eq!(keys_after_latency_ms(&theirs), expected, "fio {extra:?}");
+    }
+}
