@@ -9,8 +9,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use storlab_engine::registry::{open_engine, EngineOptions};
 use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
-use storlab_engine::{EngineError, IoEngine};
-use storlab_job::{EngineKind, JobSpec, Target};
+use storlab_engine::{EngineError, FlushKind, IoEngine};
+use storlab_job::{EngineKind, JobSpec, OpenSync, Target};
 use storlab_runner::{EngineProvider, RunError};
 
 type Engine = Box<dyn IoEngine + Send>;
@@ -42,6 +42,11 @@ struct CachedTarget {
     requested_direct: bool,
     /// Opened read-write: serves jobs that write as well as jobs that only read.
     writable: bool,
+    /// `Some(plain)`: a reopening of `targets[plain]` with O_SYNC or O_DSYNC (`sync_writes`),
+    /// serving only jobs with that `sync=`; `None`: an opening without either, serving only
+    /// jobs without `sync=`.
+    synchronous_from: Option<usize>,
+    sync_writes: Option<FlushKind>,
     opened: OpenTarget,
 }
 
@@ -119,8 +124,37 @@ impl Provider {
         }
     }
 
-    /// Open (or reuse) the target of `job` with its O_DIRECT setting.
+    /// Open (or reuse) the target of `job` with its O_DIRECT setting and, for `sync=1` /
+    /// `sync=dsync`, with O_SYNC / O_DSYNC, as fio opens it: a reopening of the plain opening
+    /// through its descriptor (never through the path), cached apart from it so that jobs
+    /// without `sync=` never write through a synchronous descriptor, nor the other way round.
     fn target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
+        let plain = self.plain_target_for(job)?;
+        let Some(kind) = sync_writes(job) else {
+            return Ok(plain);
+        };
+        let reusable = self
+            .targets
+            .iter()
+            .position(|c| c.synchronous_from == Some(plain) && c.sync_writes == Some(kind));
+        if let Some(i) = reusable {
+            return Ok(i);
+        }
+        let base = &self.targets[plain];
+        let cached = CachedTarget {
+            target: base.target.clone(),
+            requested_direct: base.requested_direct,
+            writable: base.writable,
+            synchronous_from: Some(plain),
+            sync_writes: Some(kind),
+            opened: base.opened.reopen_synchronous(kind)?,
+        };
+        self.targets.push(cached);
+        Ok(self.targets.len() - 1)
+    }
+
+    /// Open (or reuse) the target of `job` with its O_DIRECT setting, without O_SYNC/O_DSYNC.
+    fn plain_target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
         let writes = job.read_percent < 100 || job.verify;
         let needed = Self::needed_bytes(job);
         // A temporary file becomes a path after its first opening, so later jobs share it.
@@ -133,6 +167,7 @@ impl Provider {
         };
         let reusable = self.targets.iter().position(|c| {
             c.target == resolved
+                && c.synchronous_from.is_none()
                 && c.requested_direct == job.direct
                 && (c.writable || !writes)
                 && c.opened.size_bytes >= needed
@@ -147,6 +182,8 @@ impl Provider {
                     target: resolved,
                     requested_direct,
                     writable: true,
+                    synchronous_from: None,
+                    sync_writes: None,
                     opened,
                 });
                 return Ok(self.targets.len() - 1);
@@ -185,6 +222,8 @@ impl Provider {
             target: resolved,
             requested_direct,
             writable,
+            synchronous_from: None,
+            sync_writes: None,
             opened,
         });
         Ok(self.targets.len() - 1)
@@ -215,9 +254,24 @@ impl Provider {
         let device = Some(storlab_engine::safety::device_number(metadata.rdev()));
         self.targets
             .iter()
-            .find(|c| c.writable && c.opened.device.is_some() && c.opened.device == device)
+            .find(|c| {
+                c.writable
+                    && c.synchronous_from.is_none()
+                    && c.opened.device.is_some()
+                    && c.opened.device == device
+            })
             .map(|c| c.opened.reopen_device(direct))
             .transpose()
+    }
+}
+
+/// What fio's `sync=` asks of the target's descriptor: O_SYNC (`FlushKind::All`), O_DSYNC
+/// (`FlushKind::Data`) or neither.
+fn sync_writes(job: &JobSpec) -> Option<FlushKind> {
+    match job.sync.open_sync {
+        OpenSync::None => None,
+        OpenSync::Sync => Some(FlushKind::All),
+        OpenSync::Dsync => Some(FlushKind::Data),
     }
 }
 
