@@ -353,3 +353,60 @@ impl EngineProvider for Provider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_engine::target::writes_synchronously;
+
+    fn write_job(path: &std::path::Path, sync: OpenSync) -> JobSpec {
+        let mut job = JobSpec::new("w", EngineKind::Psync, Target::Path(path.to_path_buf()));
+        job.read_percent = 0;
+        job.size_bytes = Some(1 << 20);
+        job.sync.open_sync = sync;
+        job
+    }
+
+    /// A `sync=` job's target is a reopening with O_SYNC / O_DSYNC of the plain opening, each
+    /// cached under its own mode: a job without `sync=` never gets a synchronous descriptor,
+    /// and the engines of a `sync=` job accept synchronous writes because theirs is one.
+    #[test]
+    fn sync_jobs_get_their_own_synchronous_opening_and_plain_jobs_never_share_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let mut provider = Provider::new(ProviderOptions::default());
+        let synced = provider
+            .target_for(&write_job(&path, OpenSync::Sync))
+            .unwrap();
+        let plain = provider
+            .target_for(&write_job(&path, OpenSync::None))
+            .unwrap();
+        let dsynced = provider
+            .target_for(&write_job(&path, OpenSync::Dsync))
+            .unwrap();
+        let carries =
+            |i: usize, kind| writes_synchronously(&provider.targets[i].opened.file, kind).unwrap();
+        assert!(carries(synced, FlushKind::All));
+        assert!(carries(dsynced, FlushKind::Data) && !carries(dsynced, FlushKind::All));
+        assert!(!carries(plain, FlushKind::Data));
+        assert_eq!(provider.targets[synced].synchronous_from, Some(plain));
+        assert_eq!(
+            provider
+                .target_for(&write_job(&path, OpenSync::Sync))
+                .unwrap(),
+            synced
+        );
+        assert_eq!(
+            provider
+                .target_for(&write_job(&path, OpenSync::None))
+                .unwrap(),
+            plain
+        );
+        assert_eq!(provider.targets.len(), 3);
+
+        let mut engines = provider.open(&write_job(&path, OpenSync::Sync)).unwrap();
+        engines[0].set_sync_writes(Some(FlushKind::All)).unwrap();
+        let mut engines = provider.open(&write_job(&path, OpenSync::None)).unwrap();
+        assert!(engines[0].set_sync_writes(Some(FlushKind::Data)).is_err());
+    }
+}
