@@ -336,8 +336,11 @@ impl EngineProvider for Provider {
                 if job.invalidate && !job.direct {
                     drop_cached_pages(target)?;
                 }
+                // A synchronous reopening is described as the opening it came from (which
+                // knows whether the file is storlab's temporary one).
+                let described = self.targets[index].synchronous_from.unwrap_or(index);
                 self.target_descriptions
-                    .insert(job.name.clone(), describe(target));
+                    .insert(job.name.clone(), describe(&self.targets[described].opened));
                 (0..job.numjobs)
                     .map(|_| {
                         open_engine(kind, Some(target), &engine_options).map_err(RunError::Engine)
@@ -408,5 +411,13 @@ mod tests {
         engines[0].set_sync_writes(Some(FlushKind::All)).unwrap();
         let mut engines = provider.open(&write_job(&path, OpenSync::None)).unwrap();
         assert!(engines[0].set_sync_writes(Some(FlushKind::Data)).is_err());
+
+        // storlab's temporary file keeps its description under a synchronous job.
+        let mut temp_job = write_job(&path, OpenSync::Dsync);
+        temp_job.target = Target::TempFileIn(dir.path().to_path_buf());
+        provider.open(&temp_job).unwrap();
+        let (description, kind) = &provider.target_descriptions["w"];
+        assert!(description.starts_with("temporary file"), "{description}");
+        assert_eq!(kind, "file");
     }
 }
