@@ -171,9 +171,11 @@ pub trait IoEngine {
     }
     /// Make every write synchronous, as a target opened with fio's `sync=1` (`O_SYNC`, `kind`
     /// [`FlushKind::All`]) or `sync=dsync` (`O_DSYNC`, [`FlushKind::Data`]) has it: a write
-    /// completes only once it is stable. Called after `setup`; `None` turns it off. Only an
-    /// engine that models it says yes; the others refuse rather than run asynchronous writes
-    /// under a synchronous name.
+    /// completes only once it is stable. Called after `setup`; `None` turns it off. The
+    /// simulator models it; an engine on a real target says yes only when its descriptor was
+    /// opened with the flag (`target::OpenTarget::reopen_synchronous`), which is what makes its
+    /// writes synchronous. Any other engine refuses rather than run asynchronous writes under
+    /// a synchronous name.
     fn set_sync_writes(&mut self, kind: Option<FlushKind>) -> Result<(), EngineError> {
         match kind {
             None => Ok(()),

@@ -6,7 +6,7 @@
 //! nothing.
 
 use crate::safety;
-use crate::EngineError;
+use crate::{EngineError, FlushKind};
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -98,6 +98,66 @@ impl OpenTarget {
             .map_err(open_error)
     }
 
+    /// A new open file description of the same file or device whose every write is stable
+    /// before it returns, as fio opens a target for `sync=1` (`O_SYNC`, [`FlushKind::All`]) or
+    /// `sync=dsync` (`O_DSYNC`, [`FlushKind::Data`]): same access mode and O_DIRECT, made
+    /// through this descriptor (`/proc/self/fd`), never through the path, so the object checked
+    /// (and, for a device written, claimed) is the object written. The flag has to be given at
+    /// open: Linux's `fcntl(F_SETFL)` silently ignores O_SYNC and O_DSYNC. Trims keep going
+    /// through this opening's claim on a device (see `try_clone_trim_file`); a temporary file
+    /// stays owned (and deleted) by this opening.
+    pub fn reopen_synchronous(&self, kind: FlushKind) -> Result<OpenTarget, EngineError> {
+        let fd = self.file.as_raw_fd();
+        let open_error = |source| EngineError::Open {
+            path: self.path.clone(),
+            source,
+        };
+        // SAFETY: F_GETFL on an open descriptor takes no pointer.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 {
+            return Err(open_error(io::Error::last_os_error()));
+        }
+        let kept = flags & (libc::O_DIRECT | libc::O_NOATIME);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(flags & libc::O_ACCMODE == libc::O_RDWR)
+            .custom_flags(kept | sync_open_flag(kind))
+            .open(format!("/proc/self/fd/{fd}"))
+            .map_err(open_error)?;
+        if !writes_synchronously(&file, kind).map_err(open_error)? {
+            return Err(target_error(
+                &self.path,
+                "the kernel did not keep O_SYNC / O_DSYNC on the reopened descriptor",
+            ));
+        }
+        let same_object = match (self.file.metadata(), file.metadata()) {
+            (Ok(ours), Ok(new)) => {
+                ours.dev() == new.dev() && ours.ino() == new.ino() && ours.rdev() == new.rdev()
+            }
+            _ => false,
+        };
+        if !same_object {
+            return Err(target_error(
+                &self.path,
+                "reopening an opened target with O_SYNC / O_DSYNC gave something else",
+            ));
+        }
+        let claim = match self.kind {
+            TargetKind::BlockDevice => Some(self.try_clone_trim_file()?),
+            TargetKind::RegularFile => None,
+        };
+        Ok(OpenTarget {
+            file,
+            path: self.path.clone(),
+            kind: self.kind,
+            device: self.device,
+            size_bytes: self.size_bytes,
+            logical_block_bytes: self.logical_block_bytes,
+            temp: None,
+            claim,
+        })
+    }
+
     /// A new opening of the same block device with its own O_DIRECT setting, made through
     /// this descriptor (`/proc/self/fd`), never through the path: for a job that needs another
     /// setting on a device this run already opened, checked and, for writing, holds
@@ -141,6 +201,28 @@ impl OpenTarget {
         reopened.claim = Some(self.try_clone_trim_file()?);
         Ok(reopened)
     }
+}
+
+/// The open(2) flag that makes a descriptor's writes stable before they return: `O_SYNC`
+/// (data and metadata, fio's `sync=1`) or `O_DSYNC` (data, fio's `sync=dsync`).
+pub fn sync_open_flag(kind: FlushKind) -> libc::c_int {
+    match kind {
+        FlushKind::All => libc::O_SYNC,
+        FlushKind::Data => libc::O_DSYNC,
+    }
+}
+
+/// Whether every write through `file` is stable before it returns, at least as `kind` asks:
+/// the descriptor carries `O_SYNC` (which on Linux holds the `O_DSYNC` bit too, so it also
+/// answers `O_DSYNC`) or, for [`FlushKind::Data`], `O_DSYNC`.
+pub fn writes_synchronously(file: &File, kind: FlushKind) -> io::Result<bool> {
+    // SAFETY: F_GETFL on an open descriptor takes no pointer.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let wanted = sync_open_flag(kind);
+    Ok(flags & wanted == wanted)
 }
 
 /// Every temporary file currently alive, so that a Ctrl-C handler can delete them even though

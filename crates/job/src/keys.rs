@@ -3642,10 +3642,20 @@ mod tests {
             draft(&[("sync", Some("maybe"))]).unwrap_err().to_string(),
             "--sync=maybe: use none (or 0), sync (or 1, O_SYNC) or dsync (O_DSYNC)"
         );
-        assert!(draft(&[("size", Some("1M")), ("sync", Some("dsync"))])
-            .unwrap_err()
-            .to_string()
-            .starts_with("--sync=dsync: storlab cannot open files and devices with O_SYNC"));
+        // Files and devices are opened with O_DSYNC; only mmap's stores cannot be made so.
+        let spec = draft(&[("size", Some("1M")), ("sync", Some("dsync"))]).unwrap();
+        assert_eq!(spec.sync.open_sync, OpenSync::Dsync);
+        let refused = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("mmap")),
+            ("sync", Some("dsync")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.starts_with("--sync=dsync: ioengine=mmap writes by storing into a mapping"),
+            "{refused}"
+        );
         // The simulated stacks flush their drive's cache, and make writes synchronous.
         let spec = draft(&[
             ("filename", Some("sim:usb3-uas-ssd")),

@@ -520,9 +520,11 @@ fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Result<(), Jo
 }
 
 /// `fsync` and friends run on every engine that can flush (the simulated stacks send SCSI
-/// SYNCHRONIZE CACHE / ATA FLUSH CACHE EXT); `sync=1` / `sync=dsync` only on simulated drives,
-/// which make every write synchronous with a flush after it: storlab does not open files and
-/// devices with `O_SYNC` / `O_DSYNC` yet. `thinktime_spin` is part of `thinktime`.
+/// SYNCHRONIZE CACHE / ATA FLUSH CACHE EXT); `sync=1` / `sync=dsync` on every engine whose
+/// writes go through the target's descriptor, which is opened with `O_SYNC` / `O_DSYNC` as fio
+/// does (simulated drives flush after each write). Not `mmap`: stores into a mapping stay
+/// asynchronous whatever the descriptor's flags (fio runs them so all the same).
+/// `thinktime_spin` is part of `thinktime`.
 fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let sync = &spec.sync;
     if let Some(replay) = &spec.replay {
@@ -535,7 +537,18 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
             ));
         }
     }
-    if sync.open_sync != OpenSync::None && spec.engine != EngineKind::Sim {
+    let unsynchronisable = match spec.engine {
+        EngineKind::Mmap => Some(
+            "ioengine=mmap writes by storing into a mapping, which O_SYNC / O_DSYNC do not make \
+             synchronous (fio runs it, unsynchronised); fsync=1 (or direct=1, which msyncs each \
+             I/O) makes every write stable before the next",
+        ),
+        EngineKind::Null => {
+            Some("ioengine=null writes nothing that O_SYNC / O_DSYNC could make stable")
+        }
+        _ => None,
+    };
+    if let (Some(reason), true) = (unsynchronisable, sync.open_sync != OpenSync::None) {
         return Err(JobError::unsupported(
             location.clone(),
             "sync",
@@ -546,8 +559,7 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
                 }
                 .into(),
             ),
-            "storlab cannot open files and devices with O_SYNC or O_DSYNC yet (simulated \
-             drives take it); fsync=1 (or fdatasync=1) makes every write stable before the next",
+            reason,
         ));
     }
     if let RwModifier::SkipBytes(skip) = spec.rw_modifier {

@@ -9,8 +9,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use storlab_engine::registry::{open_engine, EngineOptions};
 use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
-use storlab_engine::{EngineError, IoEngine};
-use storlab_job::{EngineKind, JobSpec, Target};
+use storlab_engine::{EngineError, FlushKind, IoEngine};
+use storlab_job::{EngineKind, JobSpec, OpenSync, Target};
 use storlab_runner::{EngineProvider, RunError};
 
 type Engine = Box<dyn IoEngine + Send>;
@@ -42,6 +42,11 @@ struct CachedTarget {
     requested_direct: bool,
     /// Opened read-write: serves jobs that write as well as jobs that only read.
     writable: bool,
+    /// `Some(plain)`: a reopening of `targets[plain]` with O_SYNC or O_DSYNC (`sync_writes`),
+    /// serving only jobs with that `sync=`; `None`: an opening without either, serving only
+    /// jobs without `sync=`.
+    synchronous_from: Option<usize>,
+    sync_writes: Option<FlushKind>,
     opened: OpenTarget,
 }
 
@@ -119,8 +124,37 @@ impl Provider {
         }
     }
 
-    /// Open (or reuse) the target of `job` with its O_DIRECT setting.
+    /// Open (or reuse) the target of `job` with its O_DIRECT setting and, for `sync=1` /
+    /// `sync=dsync`, with O_SYNC / O_DSYNC, as fio opens it: a reopening of the plain opening
+    /// through its descriptor (never through the path), cached apart from it so that jobs
+    /// without `sync=` never write through a synchronous descriptor, nor the other way round.
     fn target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
+        let plain = self.plain_target_for(job)?;
+        let Some(kind) = sync_writes(job) else {
+            return Ok(plain);
+        };
+        let reusable = self
+            .targets
+            .iter()
+            .position(|c| c.synchronous_from == Some(plain) && c.sync_writes == Some(kind));
+        if let Some(i) = reusable {
+            return Ok(i);
+        }
+        let base = &self.targets[plain];
+        let cached = CachedTarget {
+            target: base.target.clone(),
+            requested_direct: base.requested_direct,
+            writable: base.writable,
+            synchronous_from: Some(plain),
+            sync_writes: Some(kind),
+            opened: base.opened.reopen_synchronous(kind)?,
+        };
+        self.targets.push(cached);
+        Ok(self.targets.len() - 1)
+    }
+
+    /// Open (or reuse) the target of `job` with its O_DIRECT setting, without O_SYNC/O_DSYNC.
+    fn plain_target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
         let writes = job.read_percent < 100 || job.verify;
         let needed = Self::needed_bytes(job);
         // A temporary file becomes a path after its first opening, so later jobs share it.
@@ -133,6 +167,7 @@ impl Provider {
         };
         let reusable = self.targets.iter().position(|c| {
             c.target == resolved
+                && c.synchronous_from.is_none()
                 && c.requested_direct == job.direct
                 && (c.writable || !writes)
                 && c.opened.size_bytes >= needed
@@ -147,6 +182,8 @@ impl Provider {
                     target: resolved,
                     requested_direct,
                     writable: true,
+                    synchronous_from: None,
+                    sync_writes: None,
                     opened,
                 });
                 return Ok(self.targets.len() - 1);
@@ -185,6 +222,8 @@ impl Provider {
             target: resolved,
             requested_direct,
             writable,
+            synchronous_from: None,
+            sync_writes: None,
             opened,
         });
         Ok(self.targets.len() - 1)
@@ -215,9 +254,24 @@ impl Provider {
         let device = Some(storlab_engine::safety::device_number(metadata.rdev()));
         self.targets
             .iter()
-            .find(|c| c.writable && c.opened.device.is_some() && c.opened.device == device)
+            .find(|c| {
+                c.writable
+                    && c.synchronous_from.is_none()
+                    && c.opened.device.is_some()
+                    && c.opened.device == device
+            })
             .map(|c| c.opened.reopen_device(direct))
             .transpose()
+    }
+}
+
+/// What fio's `sync=` asks of the target's descriptor: O_SYNC (`FlushKind::All`), O_DSYNC
+/// (`FlushKind::Data`) or neither.
+fn sync_writes(job: &JobSpec) -> Option<FlushKind> {
+    match job.sync.open_sync {
+        OpenSync::None => None,
+        OpenSync::Sync => Some(FlushKind::All),
+        OpenSync::Dsync => Some(FlushKind::Data),
     }
 }
 
@@ -282,8 +336,11 @@ impl EngineProvider for Provider {
                 if job.invalidate && !job.direct {
                     drop_cached_pages(target)?;
                 }
+                // A synchronous reopening is described as the opening it came from (which
+                // knows whether the file is storlab's temporary one).
+                let described = self.targets[index].synchronous_from.unwrap_or(index);
                 self.target_descriptions
-                    .insert(job.name.clone(), describe(target));
+                    .insert(job.name.clone(), describe(&self.targets[described].opened));
                 (0..job.numjobs)
                     .map(|_| {
                         open_engine(kind, Some(target), &engine_options).map_err(RunError::Engine)
@@ -297,5 +354,70 @@ impl EngineProvider for Provider {
         if let (Target::Sim(stack), Some(engine)) = (&job.target, engines.pop()) {
             self.idle_sims.insert(stack.clone(), engine);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_engine::target::writes_synchronously;
+
+    fn write_job(path: &std::path::Path, sync: OpenSync) -> JobSpec {
+        let mut job = JobSpec::new("w", EngineKind::Psync, Target::Path(path.to_path_buf()));
+        job.read_percent = 0;
+        job.size_bytes = Some(1 << 20);
+        job.sync.open_sync = sync;
+        job
+    }
+
+    /// A `sync=` job's target is a reopening with O_SYNC / O_DSYNC of the plain opening, each
+    /// cached under its own mode: a job without `sync=` never gets a synchronous descriptor,
+    /// and the engines of a `sync=` job accept synchronous writes because theirs is one.
+    #[test]
+    fn sync_jobs_get_their_own_synchronous_opening_and_plain_jobs_never_share_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let mut provider = Provider::new(ProviderOptions::default());
+        let synced = provider
+            .target_for(&write_job(&path, OpenSync::Sync))
+            .unwrap();
+        let plain = provider
+            .target_for(&write_job(&path, OpenSync::None))
+            .unwrap();
+        let dsynced = provider
+            .target_for(&write_job(&path, OpenSync::Dsync))
+            .unwrap();
+        let carries =
+            |i: usize, kind| writes_synchronously(&provider.targets[i].opened.file, kind).unwrap();
+        assert!(carries(synced, FlushKind::All));
+        assert!(carries(dsynced, FlushKind::Data) && !carries(dsynced, FlushKind::All));
+        assert!(!carries(plain, FlushKind::Data));
+        assert_eq!(provider.targets[synced].synchronous_from, Some(plain));
+        assert_eq!(
+            provider
+                .target_for(&write_job(&path, OpenSync::Sync))
+                .unwrap(),
+            synced
+        );
+        assert_eq!(
+            provider
+                .target_for(&write_job(&path, OpenSync::None))
+                .unwrap(),
+            plain
+        );
+        assert_eq!(provider.targets.len(), 3);
+
+        let mut engines = provider.open(&write_job(&path, OpenSync::Sync)).unwrap();
+        engines[0].set_sync_writes(Some(FlushKind::All)).unwrap();
+        let mut engines = provider.open(&write_job(&path, OpenSync::None)).unwrap();
+        assert!(engines[0].set_sync_writes(Some(FlushKind::Data)).is_err());
+
+        // storlab's temporary file keeps its description under a synchronous job.
+        let mut temp_job = write_job(&path, OpenSync::Dsync);
+        temp_job.target = Target::TempFileIn(dir.path().to_path_buf());
+        provider.open(&temp_job).unwrap();
+        let (description, kind) = &provider.target_descriptions["w"];
+        assert!(description.starts_with("temporary file"), "{description}");
+        assert_eq!(kind, "file");
     }
 }

@@ -376,8 +376,9 @@ fn run_group(
                 slot_bytes,
                 buffer_align_bytes: BUFFER_ALIGN_BYTES,
             })?;
-            // fio's `sync=1` / `sync=dsync`: every write synchronous (validation lets it reach
-            // only engines that model it).
+            // fio's `sync=1` / `sync=dsync`: every write synchronous. The simulator models it;
+            // a real engine only confirms that the provider opened its target with O_SYNC /
+            // O_DSYNC (and refuses if not), since the flag cannot be added to an open descriptor.
             engine.set_sync_writes(match job.sync.open_sync {
                 storlab_job::OpenSync::None => None,
                 storlab_job::OpenSync::Sync => Some(storlab_engine::FlushKind::All),

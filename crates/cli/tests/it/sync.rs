@@ -143,3 +143,84 @@ fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
     assert_eq!(job["write"]["total_ios"].as_u64(), Some(3), "{job}");
     assert_eq!(job["sync"]["total_ios"].as_u64(), Some(2), "{job}");
 }
+
+/// The `write` block's bytes and I/O count of a fio-shaped report.
+fn writes_moved(report: &Value) -> (Option<u64>, Option<u64>) {
+    let write = &report["jobs"][0]["write"];
+    (write["io_bytes"].as_u64(), write["total_ios"].as_u64())
+}
+
+/// `sync=1` and `sync=dsync` on a file (the target opened with O_SYNC / O_DSYNC, as fio opens
+/// it) run on the engines that write through the descriptor and write every block of the file;
+/// fio's run of the same job moves the same bytes in the same number of I/Os. Jobs with and
+/// without `sync` on one file in one run each get their own opening.
+#[test]
+fn o_sync_writes_on_a_file_move_what_fio_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![0u8; MIB as usize]).unwrap();
+    let filename = format!("--filename={}", data.display());
+    let job = ["--rw=write", "--bs=4k", "--size=1m", filename.as_str()];
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        job.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let storlab = run_json(dir.path(), &with(&["--sync=1"]));
+    assert_eq!(writes_moved(&storlab), (Some(MIB), Some(256)), "{storlab}");
+    let written = std::fs::read(&data).unwrap();
+    assert_eq!(written.len() as u64, MIB);
+    assert!(
+        written
+            .chunks(4096)
+            .all(|block| block.iter().any(|&b| b != 0)),
+        "every 4 KiB block of the zeroed file was written"
+    );
+    for extra in [
+        ["--sync=dsync", "--ioengine=libaio"],
+        ["--sync=dsync", "--ioengine=io_uring"],
+        ["--sync=1", "--ioengine=sync"],
+    ] {
+        let report = run_json(dir.path(), &with(&extra));
+        assert_eq!(
+            writes_moved(&report),
+            (Some(MIB), Some(256)),
+            "{extra:?}: {report}"
+        );
+    }
+    let mut mmap_args = vec!["run", "--no-db"];
+    mmap_args.extend(with(&["--sync=1", "--ioengine=mmap"]));
+    let refused = common::run_in(dir.path(), &mmap_args);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        common::stderr(&refused)
+            .contains("--sync=1: ioengine=mmap writes by storing into a mapping"),
+        "{}",
+        common::stderr(&refused)
+    );
+
+    let two_jobs = format!(
+        "[global]\nfilename={}\nrw=write\nbs=4k\nsize=256k\n[synchronous]\nsync=1\n\
+         [plain]\nstonewall\n[data_synchronous]\nstonewall\nsync=dsync\n",
+        data.display()
+    );
+    std::fs::write(dir.path().join("mixed.fio"), two_jobs).unwrap();
+    let mixed = run_json(dir.path(), &["mixed.fio"]);
+    let jobs = mixed["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3, "{mixed}");
+    for job in jobs {
+        assert_eq!(job["write"]["io_bytes"].as_u64(), Some(256 << 10), "{job}");
+    }
+
+    let mut fio_args = vec!["--name=j", "--output-format=json", "--sync=1"];
+    fio_args.extend_from_slice(&job);
+    let Ok(fio) = Command::new("fio")
+        .current_dir(dir.path())
+        .args(&fio_args)
+        .output()
+    else {
+        eprintln!("skipping the fio comparison: fio is not installed (Debian package fio)");
+        return;
+    };
+    assert!(fio.status.success(), "{fio:?}");
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    assert_eq!(writes_moved(&fio), writes_moved(&storlab), "fio: {fio}");
+}

@@ -19,6 +19,9 @@ pub trait BlockingIo: Send {
     const NAME: &'static str;
     /// The descriptor the page-cache advice, invalidation and device statistics use.
     fn file(&self) -> &File;
+    /// Whether writes reach the kernel as write calls on `file`, so that opening it with
+    /// `O_SYNC` / `O_DSYNC` makes them synchronous. Not so for stores into a mapping.
+    const WRITES_THROUGH_DESCRIPTOR: bool = true;
     /// Move the whole request: `Ok(bytes)` (fewer only where the file ends) or `Err(errno)`.
     fn transfer(
         &mut self,
@@ -121,6 +124,19 @@ impl<T: BlockingIo> IoEngine for BlockingEngine<T> {
         // The runner drains the queue before a sync, as fio does, so this covers every write
         // completed so far.
         super::flush_file(self.io.file(), kind)
+    }
+
+    fn set_sync_writes(&mut self, kind: Option<crate::FlushKind>) -> Result<(), EngineError> {
+        if kind.is_some() && !T::WRITES_THROUGH_DESCRIPTOR {
+            // fio opens an mmap target with O_SYNC all the same, and its stores stay
+            // asynchronous; storlab refuses rather than run them under a synchronous name.
+            return Err(EngineError::Unsupported(format!(
+                "the {} engine writes through a mapping, which O_SYNC / O_DSYNC do not make \
+                 synchronous",
+                T::NAME
+            )));
+        }
+        super::sync_writes_by_descriptor(T::NAME, self.io.file(), kind)
     }
 
     fn advise(

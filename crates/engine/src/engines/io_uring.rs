@@ -481,6 +481,10 @@ impl IoEngine for IoUringEngine {
         super::flush_file(&self.file, kind)
     }
 
+    fn set_sync_writes(&mut self, kind: Option<crate::FlushKind>) -> Result<(), EngineError> {
+        super::sync_writes_by_descriptor(self.name(), &self.file, kind)
+    }
+
     fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
         drop_cached_range(&self.file, offset_bytes, len_bytes)
     }

@@ -123,6 +123,7 @@ impl MappedIo {
 
 impl BlockingIo for MappedIo {
     const NAME: &'static str = "mmap";
+    const WRITES_THROUGH_DESCRIPTOR: bool = false;
 
     fn file(&self) -> &File {
         &self.file

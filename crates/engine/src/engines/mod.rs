@@ -219,6 +219,35 @@ pub(crate) fn flush_file(file: &std::fs::File, kind: crate::FlushKind) -> Result
     .map_err(EngineError::Io)
 }
 
+/// `set_sync_writes` of an engine whose writes go to the kernel through `file` (write(2)
+/// family, native AIO, io_uring, POSIX AIO): they are synchronous exactly when the descriptor
+/// was opened with `O_SYNC` / `O_DSYNC` (`OpenTarget::reopen_synchronous`, as fio opens the
+/// file for `sync=`), so the engine accepts when it was and refuses when it was not, and
+/// refuses to "turn off" a flag the descriptor carries.
+pub(crate) fn sync_writes_by_descriptor(
+    engine: &str,
+    file: &std::fs::File,
+    kind: Option<crate::FlushKind>,
+) -> Result<(), EngineError> {
+    let carries = |kind| crate::target::writes_synchronously(file, kind).map_err(EngineError::Io);
+    match kind {
+        Some(kind) if carries(kind)? => Ok(()),
+        Some(kind) => Err(EngineError::Unsupported(format!(
+            "the {engine} engine's target was not opened with {}: open it with \
+             OpenTarget::reopen_synchronous",
+            match kind {
+                crate::FlushKind::All => "O_SYNC",
+                crate::FlushKind::Data => "O_DSYNC",
+            }
+        ))),
+        None if carries(crate::FlushKind::Data)? => Err(EngineError::Unsupported(format!(
+            "the {engine} engine's target was opened with O_SYNC or O_DSYNC, which cannot be \
+             turned off on an open descriptor"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn drop_cached_range(
     file: &std::fs::File,
     offset_bytes: u64,

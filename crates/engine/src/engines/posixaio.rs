@@ -198,6 +198,10 @@ impl IoEngine for PosixAioEngine {
         super::flush_file(&self.file, kind)
     }
 
+    fn set_sync_writes(&mut self, kind: Option<crate::FlushKind>) -> Result<(), EngineError> {
+        super::sync_writes_by_descriptor(self.name(), &self.file, kind)
+    }
+
     fn advise(
         &mut self,
         advice: AccessAdvice,

@@ -858,3 +858,89 @@ fn io_uring_sqthread_poll_cpu_binds_the_polling_thread() {
     write_then_read_back(&mut engine, 8, REGION_BYTES, 200, SEED + 31);
     assert_eq!(engine.report().detail("modes"), Some("sqpoll"));
 }
+
+/// The descriptor's status flags (`fcntl(F_GETFL)`).
+fn status_flags(file: &std::fs::File) -> libc::c_int {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL on an open descriptor takes no pointer.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0, "F_GETFL: {}", std::io::Error::last_os_error());
+    flags
+}
+
+/// fio's `sync=1` / `sync=dsync` on a file: the reopening carries O_SYNC resp. O_DSYNC (Linux's
+/// O_SYNC holds O_DSYNC's bit, so O_DSYNC alone is "the O_DSYNC bit without all of O_SYNC"),
+/// the plain opening neither; every engine that writes through its descriptor accepts
+/// synchronous writes on the synchronous opening (and still moves data), refuses them on the
+/// plain one, and mmap refuses them everywhere.
+#[test]
+fn sync_openings_carry_o_sync_or_o_dsync_and_the_engines_write_through_them() {
+    use storlab_engine::FlushKind;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = temp_target(dir.path(), false);
+    assert_eq!(
+        status_flags(&plain.file) & libc::O_DSYNC,
+        0,
+        "no sync=: neither flag"
+    );
+    let synced = plain.reopen_synchronous(FlushKind::All).unwrap();
+    assert_eq!(status_flags(&synced.file) & libc::O_SYNC, libc::O_SYNC);
+    let dsynced = plain.reopen_synchronous(FlushKind::Data).unwrap();
+    let dsync_flags = status_flags(&dsynced.file);
+    assert_eq!(dsync_flags & libc::O_DSYNC, libc::O_DSYNC);
+    assert_ne!(
+        dsync_flags & libc::O_SYNC,
+        libc::O_SYNC,
+        "O_DSYNC, not O_SYNC"
+    );
+    assert_eq!(
+        status_flags(&plain.file) & libc::O_DSYNC,
+        0,
+        "the plain opening is unchanged"
+    );
+    assert_eq!(
+        (synced.path.as_path(), synced.size_bytes),
+        (plain.path.as_path(), plain.size_bytes)
+    );
+    assert!(
+        synced.temp.is_none(),
+        "the plain opening owns the temporary file"
+    );
+
+    let options = EngineOptions::default();
+    for kind in EngineKind::ALL {
+        if matches!(kind, EngineKind::Sim | EngineKind::Null) {
+            continue;
+        }
+        let name = kind.as_str();
+        for (target, flush) in [(&synced, FlushKind::All), (&dsynced, FlushKind::Data)] {
+            let mut engine = open_engine(kind, Some(target), &options).unwrap();
+            let taken = engine.set_sync_writes(Some(flush));
+            if kind == EngineKind::Mmap {
+                let error = taken.unwrap_err().to_string();
+                assert!(error.contains("mapping"), "{error}");
+                continue;
+            }
+            taken.unwrap_or_else(|e| panic!("{name} {flush:?}: {e}"));
+            write_then_read_back_if_moves_data(engine.as_mut());
+        }
+        let mut engine = open_engine(kind, Some(&plain), &options).unwrap();
+        assert!(
+            engine.set_sync_writes(Some(FlushKind::Data)).is_err(),
+            "{name}"
+        );
+        engine.set_sync_writes(None).unwrap();
+        if kind != EngineKind::Mmap {
+            let mut engine = open_engine(kind, Some(&synced), &options).unwrap();
+            assert!(
+                engine.set_sync_writes(None).is_err(),
+                "{name}: O_SYNC cannot be turned off"
+            );
+        }
+    }
+    drop((synced, dsynced));
+    assert!(
+        plain.path.exists(),
+        "dropping the synchronous openings keeps the temporary file"
+    );
+}

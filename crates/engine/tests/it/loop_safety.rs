@@ -161,6 +161,23 @@ fn blank_device_is_accepted_and_engines_move_data_on_it() {
     let mut engine = IoUringEngine::new(&direct, IoUringOptions::default()).unwrap();
     write_then_read_back(&mut engine, 32, BACKING_BYTES, 400, 2);
 
+    // fio's `sync=1` on the claimed device: a reopening of the checked descriptor with O_SYNC
+    // (never by path, which is busy), whose writes an engine accepts as synchronous.
+    let synced = direct
+        .reopen_synchronous(storlab_engine::FlushKind::All)
+        .unwrap();
+    assert_eq!(synced.device, target.device);
+    assert!(storlab_engine::target::writes_synchronously(
+        &synced.file,
+        storlab_engine::FlushKind::All
+    )
+    .unwrap());
+    let mut engine = IoUringEngine::new(&synced, IoUringOptions::default()).unwrap();
+    storlab_engine::IoEngine::set_sync_writes(&mut engine, Some(storlab_engine::FlushKind::All))
+        .unwrap();
+    write_then_read_back(&mut engine, 8, BACKING_BYTES, 64, 3);
+    drop((engine, synced));
+
     // BLKDISCARD on the loop device punches a hole in its backing file: zeros come back.
     let mut engine = PsyncEngine::new(&direct).unwrap();
     setup(&mut engine, 1, BLOCK_BYTES);
