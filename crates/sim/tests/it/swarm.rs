@@ -1,6 +1,7 @@
-//! Swarm test with seed replay: each seed draws a shipped stack, a workload (mix, sizes,
-//! queue depth, region) and a fault plan, runs it, and checks the invariants that cross the
-//! layers:
+//! Swarm test with seed replay: each seed draws a shipped stack (for half the seeds with up to
+//! three numeric keys of its parts scaled by 0.5–2 in its `[overrides]`, among the draws the
+//! profile checks accept, so parts nobody shipped run too), a workload (mix, sizes, queue
+//! depth, region) and a fault plan, runs it, and checks the invariants that cross the layers:
 //!
 //! - every request completes exactly once, and only requests that were submitted;
 //! - virtual time never goes back (completions in order, the clock monotone);
@@ -17,6 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::collections::HashMap;
 use storlab_sim::fault::{FaultCounts, FaultOutcome, FaultRecord};
+use storlab_sim::profiles::embedded::EMBEDDED_PROFILES;
 use storlab_sim::{
     FaultPlan, Op, ProfileSet, SimRequest, Simulator, Transport, ERRNO_EIO, ERRNO_ENODATA,
 };
@@ -47,6 +49,9 @@ struct Scenario {
     write_share: f64,
     max_blocks: u64,
     faults: Option<String>,
+    /// The stack file with perturbed keys in its `[overrides]` (run as [`PERTURBED_STACK`]),
+    /// and what was changed, for the failure message.
+    perturbed: Option<(String, Vec<String>)>,
 }
 
 fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
@@ -115,6 +120,7 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
         }
         items.join(",")
     });
+    let perturbed = perturb_stack(seed, profiles, &stack);
     Scenario {
         stack,
         queue_depth: 1 + below(&mut rng, 8) as u32,
@@ -123,7 +129,133 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
         write_share: below(&mut rng, 101) as f64 / 100.0,
         max_blocks: 1 + below(&mut rng, (SLOT_BYTES as u64 / GRAIN).min(16)),
         faults,
+        perturbed,
     }
+}
+
+/// The name the perturbed copy of a seed's stack runs under.
+const PERTURBED_STACK: &str = "swarm-perturbed";
+/// Seeds whose stack runs with perturbed keys, in percent.
+const PERTURBED_PERCENT: u64 = 50;
+/// Keys perturbed per stack at most, and tries to find a set the profile checks accept.
+const PERTURBED_KEYS_MAX: u64 = 3;
+const PERTURB_TRIES: u32 = 8;
+/// Stream of the perturbation draws (its own, so a seed's workload and plan stay as they were).
+const PERTURB_STREAM: u64 = 0x9E27_0B5E;
+
+/// Every number in a profile table, by dotted path.
+fn numeric_keys(table: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            toml::Value::Integer(_) | toml::Value::Float(_) => out.push((path, value.clone())),
+            toml::Value::Table(inner) => numeric_keys(inner, &path, out),
+            _ => {}
+        }
+    }
+}
+
+/// `value` scaled by a factor drawn in 0.5..2 (integers rounded, at least 1 if they were).
+fn scaled(rng: &mut ChaCha8Rng, value: &toml::Value) -> toml::Value {
+    let factor = 0.5 + 1.5 * (below(rng, 1001) as f64 / 1000.0);
+    match value {
+        toml::Value::Integer(v) => {
+            let scaled = (*v as f64 * factor).round() as i64;
+            toml::Value::Integer(if *v > 0 { scaled.max(1) } else { *v })
+        }
+        toml::Value::Float(v) => toml::Value::Float(v * factor),
+        other => other.clone(),
+    }
+}
+
+/// With `PERTURBED_PERCENT` chance, `stack`'s file with up to `PERTURBED_KEYS_MAX` numeric keys
+/// of its parts scaled in its `[overrides.ROLE]` tables, among the sets the profile checks
+/// accept (a draw they refuse is drawn again): the swarm then also runs parts nobody shipped,
+/// inside the ranges the simulator promises to handle.
+fn perturb_stack(seed: u64, profiles: &ProfileSet, stack: &str) -> Option<(String, Vec<String>)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ PERTURB_STREAM);
+    if below(&mut rng, 100) >= PERTURBED_PERCENT {
+        return None;
+    }
+    let spec = profiles.resolve(stack).ok()?;
+    let stack_text = EMBEDDED_PROFILES
+        .iter()
+        .find(|(c, n, _)| *c == "stacks" && *n == stack)?
+        .2;
+    let parts: Vec<(&str, &str, String)> = [
+        ("host", "hosts", Some(spec.host_name.clone())),
+        (
+            "controller",
+            "controllers",
+            Some(spec.controller_name.clone()),
+        ),
+        ("usb_link", "links", spec.usb_link_name.clone()),
+        ("bridge", "bridges", spec.bridge_name.clone()),
+        ("sata_link", "links", Some(spec.sata_link_name.clone())),
+        ("drive", "drives", Some(spec.drive_name.clone())),
+    ]
+    .into_iter()
+    .filter_map(|(role, category, name)| name.map(|n| (role, category, n)))
+    .collect();
+    let mut keys: Vec<(&str, String, toml::Value)> = Vec::new();
+    for (role, category, name) in &parts {
+        let Some((_, _, text)) = EMBEDDED_PROFILES
+            .iter()
+            .find(|(c, n, _)| c == category && n == name)
+        else {
+            continue;
+        };
+        let table: toml::Table = text.parse().ok()?;
+        let mut found = Vec::new();
+        numeric_keys(&table, "", &mut found);
+        keys.extend(found.into_iter().map(|(path, value)| (*role, path, value)));
+    }
+    if keys.is_empty() {
+        return None;
+    }
+    for _ in 0..PERTURB_TRIES {
+        let mut file: toml::Table = stack_text.parse().ok()?;
+        let mut changed = Vec::new();
+        for _ in 0..1 + below(&mut rng, PERTURBED_KEYS_MAX) {
+            let (role, path, value) = &keys[below(&mut rng, keys.len() as u64) as usize];
+            let overrides = file
+                .entry("overrides")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let mut table = overrides.as_table_mut()?;
+            table = table
+                .entry(role.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()?;
+            let segments: Vec<&str> = path.split('.').collect();
+            for segment in &segments[..segments.len() - 1] {
+                table = table
+                    .entry(segment.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                    .as_table_mut()?;
+            }
+            let last = segments[segments.len() - 1];
+            // A key the stack already overrides is scaled from its overridden value.
+            let base = table.get(last).cloned().unwrap_or_else(|| value.clone());
+            let new = scaled(&mut rng, &base);
+            changed.push(format!("{role}.{path} = {new}"));
+            table.insert(last.to_string(), new);
+        }
+        let text = toml::to_string(&file).ok()?;
+        let mut trial = profiles.clone();
+        trial
+            .insert_text("stacks", PERTURBED_STACK, "swarm", &text)
+            .ok()?;
+        if trial.resolve(PERTURBED_STACK).is_ok()
+            && Simulator::from_profiles(&trial, PERTURBED_STACK, 0).is_ok()
+        {
+            return Some((text, changed));
+        }
+    }
+    None
 }
 
 /// The byte every sector of write number `write` holds at sector `lba` (a sector's content
@@ -157,7 +289,17 @@ struct InFlight {
 fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
     let sc = draw_scenario(seed, profiles);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED);
-    let mut sim = Simulator::from_profiles(profiles, &sc.stack, seed).map_err(|e| e.to_string())?;
+    let mut perturbed = profiles.clone();
+    let stack = match &sc.perturbed {
+        Some((text, _)) => {
+            perturbed
+                .insert_text("stacks", PERTURBED_STACK, "swarm", text)
+                .map_err(|e| e.to_string())?;
+            PERTURBED_STACK
+        }
+        None => sc.stack.as_str(),
+    };
+    let mut sim = Simulator::from_profiles(&perturbed, stack, seed).map_err(|e| e.to_string())?;
     sim.setup_slots(sc.queue_depth, SLOT_BYTES)
         .map_err(|e| e.to_string())?;
     let mut faults_on = false;
@@ -363,8 +505,11 @@ fn check(seed: u64, profiles: &ProfileSet) -> FaultCounts {
         Ok(Err(why)) => {
             let sc = draw_scenario(seed, profiles);
             panic!(
-                "swarm seed {seed} ({} qd{} faults {:?}): {why}\nreplay: {replay}",
-                sc.stack, sc.queue_depth, sc.faults
+                "swarm seed {seed} ({} qd{} faults {:?} perturbed {:?}): {why}\nreplay: {replay}",
+                sc.stack,
+                sc.queue_depth,
+                sc.faults,
+                sc.perturbed.as_ref().map(|(_, changed)| changed)
             )
         }
         Err(panic) => {
@@ -388,7 +533,9 @@ fn swarm() {
         SEEDS
     };
     let mut total = FaultCounts::default();
+    let mut perturbed = 0u64;
     for seed in 0..seeds {
+        perturbed += u64::from(draw_scenario(seed, &profiles).perturbed.is_some());
         let c = check(seed, &profiles);
         total.injected += c.injected;
         total.retried += c.retried;
@@ -402,7 +549,8 @@ fn swarm() {
         total.request_senses += c.request_senses;
         total.read_log_exts += c.read_log_exts;
     }
-    eprintln!("swarm: {seeds} seeds, {total:?}");
+    eprintln!("swarm: {seeds} seeds, {perturbed} with perturbed stack keys, {total:?}");
+    assert!(perturbed > 0, "no seed perturbed its stack's keys");
     // The seeds exercised every recovery path, not just clean runs.
     for (path, n) in [
         ("retried", total.retried),
