@@ -74,6 +74,19 @@ impl OpenTarget {
             })
     }
 
+    /// The descriptor's status flags (F_GETFL): access mode, O_DIRECT, O_SYNC...
+    fn status_flags(&self) -> Result<libc::c_int, EngineError> {
+        // SAFETY: F_GETFL on an open descriptor takes no pointer.
+        let flags = unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_GETFL) };
+        if flags < 0 {
+            return Err(EngineError::Open {
+                path: self.path.clone(),
+                source: io::Error::last_os_error(),
+            });
+        }
+        Ok(flags)
+    }
+
     /// A new open file description of the same object, with the same access mode and
     /// O_DIRECT/O_SYNC flags, made through this descriptor (`/proc/self/fd`), never through the
     /// path: for an engine that positions the file (`sync`: lseek then read), whose offset a
@@ -84,11 +97,7 @@ impl OpenTarget {
             path: self.path.clone(),
             source,
         };
-        // SAFETY: F_GETFL on an open descriptor takes no pointer.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if flags < 0 {
-            return Err(open_error(io::Error::last_os_error()));
-        }
+        let flags = self.status_flags()?;
         let kept = flags & (libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
         OpenOptions::new()
             .read(true)
@@ -112,11 +121,7 @@ impl OpenTarget {
             path: self.path.clone(),
             source,
         };
-        // SAFETY: F_GETFL on an open descriptor takes no pointer.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if flags < 0 {
-            return Err(open_error(io::Error::last_os_error()));
-        }
+        let flags = self.status_flags()?;
         let kept = flags & (libc::O_DIRECT | libc::O_NOATIME);
         let file = OpenOptions::new()
             .read(true)

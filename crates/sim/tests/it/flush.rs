@@ -222,15 +222,7 @@ fn a_flush_with_a_range_is_refused() {
 /// in the CBW and in the UAS Command IU.
 #[test]
 fn tshark_decodes_the_synchronize_cache_command() {
-    let available = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        if std::env::var_os("CI").is_some() {
-            panic!("tshark is required in CI but was not found");
-        }
-        eprintln!("skipped: tshark not installed");
+    if !crate::common::tshark_available() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("storlab-sim-flush-{}", std::process::id()));

@@ -5,6 +5,7 @@
 //! process-global, so it must not share a process with other tests.
 
 mod behaviour;
+mod common;
 mod data;
 mod determinism;
 mod drives;

@@ -78,15 +78,7 @@ fn direct_sata_has_no_usb_trace() {
 
 #[test]
 fn tshark_reads_the_uas_session() {
-    let available = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        if std::env::var_os("CI").is_some() {
-            panic!("tshark is required in CI but was not found");
-        }
-        eprintln!("skipped: tshark not installed");
+    if !crate::common::tshark_available() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("storlab-sim-trace-{}", std::process::id()));
@@ -273,16 +265,7 @@ fn print_decoded_recovery_traces() {
 /// tshark's values of `field` in the frames of `pcap` matching `filter`, or None (skipped)
 /// without tshark outside CI.
 fn tshark(name: &str, pcap: &[u8], filter: &str, field: &str) -> Option<Vec<String>> {
-    let available = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark is required in CI but was not found"
-        );
-        eprintln!("skipped: tshark not installed");
+    if !crate::common::tshark_available() {
         return None;
     }
     let path = std::env::temp_dir().join(format!(
