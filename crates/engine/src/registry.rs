@@ -77,6 +77,7 @@ impl EngineOptions {
                 cmdprio_class: tuning
                     .cmdprio_class
                     .unwrap_or(crate::engines::io_uring::IOPRIO_CLASS_REALTIME),
+                cmdprio_level: tuning.cmdprio_level.unwrap_or(0),
                 sqpoll_cpu: tuning.sqthread_poll_cpu,
                 cmdprio_seed: job.seed,
                 ..defaults.io_uring

@@ -345,6 +345,7 @@ mod tests {
             "ratemin=1m,512k",
             "rate_iops_min=100",
             "cmdprio_class=2 ioengine=io_uring cmdprio_percentage=10",
+            "cmdprio=3 ioengine=io_uring cmdprio_percentage=10",
             "sqthread_poll_cpu=0 ioengine=io_uring sqthread_poll=1",
             "rate_iops_min=100,50",
             "steadystate=iops:5%",

@@ -1289,6 +1289,9 @@ fn no_effect_reason(key: &str) -> &'static str {
 /// takes.
 const IOPRIO_CLASS_FIRST: u64 = 1;
 const IOPRIO_CLASS_LAST: u64 = 3;
+/// linux/ioprio.h: levels `0..IOPRIO_NR_LEVELS` (8) within the real-time and best-effort
+/// classes, the values fio's `cmdprio` takes.
+const IOPRIO_LEVEL_LAST: u64 = 7;
 
 /// A size of `0` is accepted (fio's default); anything else is refused with `why`.
 fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
@@ -1942,6 +1945,37 @@ pub static KEYS: &[KeyDef] = &[
                 ));
             }
             d.engine_tuning.cmdprio_class = read.or(write);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cmdprio",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring: priority level (0 highest to 7) of the cmdprio_percentage I/Os within their class",
+        field: "cmdprio_level",
+        apply: |d, v| {
+            let (read, write) = split_read_write(v)?;
+            let level = |text: Option<&str>| -> Result<Option<u8>, ApplyError> {
+                let Some(text) = text.filter(|t| !t.is_empty()) else {
+                    return Ok(None);
+                };
+                match parse_count(text)? {
+                    level @ 0..=IOPRIO_LEVEL_LAST => Ok(Some(level as u8)),
+                    _ => Err(ApplyError::Invalid(format!(
+                        "a priority level is 0 (highest) to {IOPRIO_LEVEL_LAST}"
+                    ))),
+                }
+            };
+            let (read, write) = (level(read)?, level(write)?);
+            if read.is_some() && write.is_some() && read != write {
+                return Err(ApplyError::Unsupported(
+                    "storlab gives reads and writes one level; fio's read,write form with two \
+                     levels is not supported"
+                        .into(),
+                ));
+            }
+            d.engine_tuning.cmdprio_level = read.or(write);
             Ok(())
         },
     },
@@ -4180,6 +4214,36 @@ mod tests {
         let warnings = class("2").unwrap().warnings;
         assert!(
             warnings.iter().any(|w| w.contains("cmdprio_class")),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn cmdprio_sets_the_level_of_the_prioritized_ios() {
+        let level = |v: &str, percentage: bool| {
+            let mut pairs = vec![
+                ("size", Some("1M")),
+                ("ioengine", Some("io_uring")),
+                ("cmdprio", Some(v)),
+            ];
+            if percentage {
+                pairs.push(("cmdprio_percentage", Some("10")));
+            }
+            draft(&pairs).map_err(|e| e.to_string())
+        };
+        let spec = level("5", true).unwrap();
+        assert_eq!(spec.engine_tuning.cmdprio_level, Some(5));
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        assert_eq!(
+            level("4,4", true).unwrap().engine_tuning.cmdprio_level,
+            Some(4)
+        );
+        assert!(level("8", true).unwrap_err().contains("0 (highest) to 7"));
+        assert!(level("1,2", true).unwrap_err().contains("one level"));
+        // Without cmdprio_percentage the level changes nothing, as in fio: a warning.
+        let warnings = level("3", false).unwrap().warnings;
+        assert!(
+            warnings.iter().any(|w| w.contains("cmdprio")),
             "{warnings:?}"
         );
     }

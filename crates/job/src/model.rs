@@ -157,6 +157,9 @@ pub struct EngineTuning {
     /// default; 2 best-effort; 3 idle), at level 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdprio_class: Option<u8>,
+    /// io_uring `cmdprio`: the priority level (0 highest … 7) within that class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_level: Option<u8>,
     /// io_uring `sqthread_poll_cpu`: the CPU the `sqthread_poll` kernel thread is bound to
     /// (`IORING_SETUP_SQ_AFF`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +200,11 @@ impl EngineTuning {
             self.cmdprio_class.is_some(),
             uring && self.cmdprio_percentage > 0,
             "cmdprio_class",
+        );
+        check(
+            self.cmdprio_level.is_some(),
+            uring && self.cmdprio_percentage > 0,
+            "cmdprio",
         );
         check(
             self.sqthread_poll_cpu.is_some(),

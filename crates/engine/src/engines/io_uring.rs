@@ -14,7 +14,7 @@
 //! kernel thread submits; we enter only to wake it; `sqthread_poll_cpu` binds it to a CPU,
 //! IORING_SETUP_SQ_AFF), `nonvectored=0` → READV/WRITEV with one iovec, `nowait` →
 //! RWF_NOWAIT, `cmdprio_percentage` → that share of I/Os, drawn at random, carry the I/O
-//! priority class `cmdprio_class` (real-time by default, as fio) at level 0.
+//! priority class `cmdprio_class` (real-time by default, as fio) at level `cmdprio` (0 by default).
 //! `fixedbufs`/`registerfiles` given explicitly are required (setup fails without them) or,
 //! as `=0`, turned off; unset, storlab registers both when the kernel allows, which fio only
 //! does when asked.
@@ -98,6 +98,8 @@ pub struct IoUringOptions {
     /// `cmdprio_class`: that class (linux/ioprio.h: 1 real-time, 2 best-effort, 3 idle), at
     /// level 0.
     pub cmdprio_class: u8,
+    /// `cmdprio`: the level within that class (0 highest, 7 lowest).
+    pub cmdprio_level: u8,
     /// `sqthread_poll_cpu`: the CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF).
     pub sqpoll_cpu: Option<u32>,
     /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
@@ -118,6 +120,7 @@ impl Default for IoUringOptions {
             nowait: false,
             cmdprio_percentage: 0,
             cmdprio_class: IOPRIO_CLASS_REALTIME,
+            cmdprio_level: 0,
             sqpoll_cpu: None,
             cmdprio_seed: 0,
         }
@@ -365,7 +368,7 @@ impl IoUringEngine {
 }
 
 impl IoUringEngine {
-    /// The I/O priority of the next request: `cmdprio_class` at level 0 for `cmdprio_percentage` of
+    /// The I/O priority of the next request: `cmdprio_class` at level `cmdprio` for `cmdprio_percentage` of
     /// them, drawn per request as fio does (`rand_between(0, 99) < percentage`), else none.
     #[inline]
     fn draw_ioprio(&mut self) -> u16 {
@@ -382,6 +385,7 @@ impl IoUringEngine {
         if x % 100 < percentage {
             self.prioritized_ios += 1;
             u16::from(self.options.cmdprio_class) << IOPRIO_CLASS_SHIFT
+                | u16::from(self.options.cmdprio_level)
         } else {
             0
         }
