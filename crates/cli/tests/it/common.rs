@@ -1,5 +1,6 @@
 //! Helpers the integration tests of the `storlab` binary share: the binary with a results
-//! database of the test's own, run in a directory, and its stderr as text.
+//! database of the test's own (or one the test names), run in a directory, and its output as
+//! text.
 // `tests/it` and `tests/page_cache.rs` include this module; page_cache uses only a part of it.
 #![allow(dead_code)]
 
@@ -32,4 +33,30 @@ pub fn run_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
 /// What the command printed on stderr.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// What the command printed on stdout.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `storlab` binary saving to the results database at `db` (a test that reads it back).
+pub fn storlab_with_db(db: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
+    command.env("STORLAB_DB", db);
+    command
+}
+
+/// `storlab ARGS` saving to `db`, which must succeed (its stderr in the failure).
+pub fn run_ok_with_db(db: &Path, args: &[&str]) -> Output {
+    let out = storlab_with_db(db)
+        .args(args)
+        .output()
+        .expect("storlab runs");
+    assert!(
+        out.status.success(),
+        "storlab {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }

@@ -4,29 +4,10 @@
 //! saved fails the run; bad input leaves no new file; and a run killed with SIGKILL mid-sweep
 //! keeps every point it announced as finished.
 
+use crate::common::{run_ok_with_db as run_ok, stdout, storlab_with_db as storlab};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn storlab(db: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    command.env("STORLAB_DB", db);
-    command
-}
-
-fn run_ok(db: &Path, args: &[&str]) -> Output {
-    let out = storlab(db).args(args).output().expect("storlab runs");
-    assert!(
-        out.status.success(),
-        "storlab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn runs_are_saved_listed_shown_exported_compared_and_removed() {

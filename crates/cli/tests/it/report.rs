@@ -2,8 +2,9 @@
 //! counts from a fixed-seed simulated run), its size for 20 runs, and a render in headless
 //! Chromium whose screenshot must show every visible chart with ink in it.
 
+use crate::common::{run_ok_with_db as run_ok, storlab_with_db as storlab};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Instant;
 
 /// Plot-area fill of every chart (storlab_report::html::PLOT_BACKGROUND).
@@ -16,22 +17,6 @@ const MIN_PLOT_ROW_PIXELS: usize = 300;
 const MAX_GAP_ROWS_IN_PLOT: usize = 80;
 /// Report size limit for 20 runs.
 const MAX_REPORT_BYTES_20_RUNS: u64 = 2 * 1024 * 1024;
-
-fn storlab(db: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_storlab"));
-    command.env("STORLAB_DB", db);
-    command
-}
-
-fn run_ok(db: &Path, args: &[&str]) -> Output {
-    let out = storlab(db).args(args).output().expect("storlab runs");
-    assert!(
-        out.status.success(),
-        "storlab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 /// A database with one simulated sweep (block sizes × queue depths), returned with its path.
 fn simulated_run(dir: &Path) -> PathBuf {

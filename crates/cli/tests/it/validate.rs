@@ -2,6 +2,7 @@
 //! simulated stacks: the table, the JSON shape, ratios, determinism, `--filter`, `--output`,
 //! and the exit codes (1 over `--max-error-percent`, 2 on bad input with nothing run).
 
+use crate::common::stdout;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -25,10 +26,6 @@ fn validate(file: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["validate", file];
     args.extend_from_slice(extra);
     storlab(&args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn stderr(out: &Output) -> String {

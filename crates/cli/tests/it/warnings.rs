@@ -3,6 +3,7 @@
 //! The merging driver's warning once appeared only on the preset and `--state` paths, so a plain
 //! `storlab run` printed its inflated 4 KiB figure with nothing said.
 
+use crate::common::stdout;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -22,10 +23,6 @@ fn storlab(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("storlab runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Queued 4 KiB sequential reads for a tenth of a simulated second on `target`, plus `extra`.
