@@ -282,16 +282,7 @@ thread
         seq.offset_increment_bytes = 16 << 30;
         seq.data_pattern = DataPattern::Zeros;
         seq.verify = true;
-        seq.verify_spec = Some(crate::VerifySpec {
-            kind: crate::VerifyKind::Crc32c,
-            pattern: None,
-            interval_bytes: None,
-            header_offset_bytes: 0,
-            only: false,
-            dump: false,
-            backlog: None,
-            backlog_batch: None,
-        });
+        seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
         assert_eq!(set.jobs[0], seq);
 
         let mut mixed = JobSpec::new(

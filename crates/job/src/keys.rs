@@ -370,8 +370,6 @@ impl JobDraft {
         self.target_override = Some(target);
     }
 
-    /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
-    /// compatible") and a strided mode needs its zone size.
     /// fio's verify family as set, when `verify=` named a fio kind.
     fn verify_spec(&self) -> Option<VerifySpec> {
         let kind = self.verify_kind.filter(|_| self.verify == Some(true))?;
@@ -463,6 +461,8 @@ impl JobDraft {
         Ok(())
     }
 
+    /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
+    /// compatible") and a strided mode needs its zone size.
     fn check_zones(&self, job_location: &Location) -> Result<(), JobError> {
         let strided = self.zonemode_strided == Some(true);
         let zone_key = ["zonesize", "zonerange", "zoneskip"]

@@ -722,6 +722,23 @@ pub struct VerifySpec {
     pub backlog_batch: Option<u64>,
 }
 
+impl VerifySpec {
+    /// `verify=KIND` alone: fio's defaults for every other verify key (a header per block at
+    /// its start, fio's random data, no backlog, no dump, writes as well as reads).
+    pub fn new(kind: VerifyKind) -> VerifySpec {
+        VerifySpec {
+            kind,
+            pattern: None,
+            interval_bytes: None,
+            header_offset_bytes: 0,
+            only: false,
+            dump: false,
+            backlog: None,
+            backlog_batch: None,
+        }
+    }
+}
+
 fn is_zero_bytes(value: &u64) -> bool {
     *value == 0
 }

@@ -394,14 +394,9 @@ mod tests {
         let mut job = JobSpec::new("f", EngineKind::Null, Target::None);
         job.verify = true;
         let spec = VerifySpec {
-            kind,
-            pattern: None,
             interval_bytes: interval,
             header_offset_bytes: header_offset,
-            only: false,
-            dump: false,
-            backlog: None,
-            backlog_batch: None,
+            ..VerifySpec::new(kind)
         };
         FioFormat::new(&spec, &job)
     }

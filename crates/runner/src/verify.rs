@@ -815,16 +815,9 @@ mod tests {
     fn a_block_holding_an_older_write_with_a_valid_header_fails() {
         let mut job = JobSpec::new("s", EngineKind::Null, Target::None);
         job.verify = true;
-        job.verify_spec = Some(storlab_job::VerifySpec {
-            kind: storlab_job::VerifyKind::Crc32c,
-            pattern: None,
-            interval_bytes: None,
-            header_offset_bytes: 0,
-            only: false,
-            dump: false,
-            backlog: None,
-            backlog_batch: None,
-        });
+        job.verify_spec = Some(storlab_job::VerifySpec::new(
+            storlab_job::VerifyKind::Crc32c,
+        ));
         let format = Arc::new(FioFormat::new(job.verify_spec.as_ref().unwrap(), &job));
         let mut r = record(4096, 1 << 20).with_format(Some(format.clone()));
         let at = 1 << 20;
