@@ -60,3 +60,12 @@ pub fn run_ok_with_db(db: &Path, args: &[&str]) -> Output {
     );
     out
 }
+
+/// `storlab run --no-db --output-format=fio-json ARGS` in `dir`, which must succeed: its JSON.
+pub fn run_fio_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
+    all.extend_from_slice(args);
+    let out = run_in(dir, &all);
+    assert!(out.status.success(), "storlab {args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}

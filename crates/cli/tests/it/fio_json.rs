@@ -23,18 +23,6 @@ fn scratch(job_text: &str) -> tempfile::TempDir {
     dir
 }
 
-fn storlab_json(dir: &Path, args: &[&str]) -> Value {
-    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
-    all.extend_from_slice(args);
-    let out = common::run_in(dir, &all);
-    assert!(
-        out.status.success(),
-        "storlab {args:?}: {}",
-        common::stderr(&out)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// fio's JSON for `args`, or `None` (with a note) where fio is not installed.
 fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
     let output = match Command::new("fio")
@@ -84,7 +72,7 @@ bs=8K
 #[test]
 fn flags_beside_a_job_file_are_its_global_options() {
     let dir = scratch(GROUPS_FILE);
-    let ours = storlab_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]);
+    let ours = common::run_fio_json(dir.path(), &["--number_ios=3", "--bs=8k", "job.fio"]);
     let counts: Vec<u64> = ours["jobs"]
         .as_array()
         .unwrap()
@@ -127,7 +115,7 @@ fn a_name_flag_beside_a_job_file_is_refused() {
 #[test]
 fn fio_json_echoes_the_job_set_as_fio_does() {
     let dir = scratch(GROUPS_FILE);
-    let ours = storlab_json(dir.path(), &["--runtime=1", "job.fio"]);
+    let ours = common::run_fio_json(dir.path(), &["--runtime=1", "job.fio"]);
     let summary = |json: &Value| -> Vec<(String, u64, Value)> {
         json["jobs"]
             .as_array()
@@ -171,7 +159,7 @@ fn command_line_jobs_echo_their_flags_and_no_global_options() {
         "--rw=read",
         "--bs=64K",
     ];
-    let ours = storlab_json(dir.path(), &args);
+    let ours = common::run_fio_json(dir.path(), &args);
     assert!(ours.get("global options").is_none(), "{ours}");
     assert_eq!(ours["jobs"][0]["job options"]["name"], "x");
     assert_eq!(ours["jobs"][0]["job options"]["bs"], "64K");
@@ -243,7 +231,7 @@ fn disk_util_counts_the_targets_device_and_is_empty_for_simulated_targets() {
         "--bs=64k",
         "--direct=1",
     ];
-    let ours = storlab_json(dir.path(), &args);
+    let ours = common::run_fio_json(dir.path(), &args);
     let disks = ours["disk_util"].as_array().unwrap();
     if let Some(fio) = fio_json(dir.path(), &args) {
         let names = |json: &Value| -> Vec<String> {
@@ -265,7 +253,7 @@ fn disk_util_counts_the_targets_device_and_is_empty_for_simulated_targets() {
     } else {
         eprintln!("the scratch directory has no block device (tmpfs): disk_util is empty");
     }
-    let sim = storlab_json(
+    let sim = common::run_fio_json(
         dir.path(),
         &[
             "--target=sim:usb3-uas-ssd",
@@ -292,14 +280,14 @@ fn iodepth_distributions_are_measured() {
             .collect()
     };
     let sync_args = ["--name=s", filename.as_str(), "--size=1m", "--rw=randread"];
-    let ours = storlab_json(dir.path(), &sync_args);
+    let ours = common::run_fio_json(dir.path(), &sync_args);
     assert_eq!(ours["jobs"][0]["iodepth_level"]["1"], 100.0);
     assert_eq!(ours["jobs"][0]["iodepth_submit"]["4"], 100.0);
     assert_eq!(ours["jobs"][0]["iodepth_complete"]["4"], 100.0);
     if let Some(fio) = fio_json(dir.path(), &sync_args) {
         assert_eq!(depth_maps(&ours), depth_maps(&fio));
     }
-    let queued = storlab_json(
+    let queued = common::run_fio_json(
         dir.path(),
         &[
             "--name=q",

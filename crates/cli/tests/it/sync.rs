@@ -6,22 +6,9 @@
 use crate::common;
 
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 const MIB: u64 = 1 << 20;
-
-fn run_json(dir: &Path, args: &[&str]) -> Value {
-    let mut all = vec!["run", "--no-db", "--output-format=fio-json"];
-    all.extend_from_slice(args);
-    let out = common::run_in(dir, &all);
-    assert!(
-        out.status.success(),
-        "storlab {args:?}: {}",
-        common::stderr(&out)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 fn sync_block(report: &Value) -> &Value {
     &report["jobs"][0]["sync"]
@@ -61,9 +48,9 @@ fn fsync_latency_is_reported_in_fios_sync_block_on_files_and_simulated_drives() 
     )
     .unwrap();
     std::fs::write(dir.path().join("sim.fio"), job("sim:usb3-uas-ssd")).unwrap();
-    let on_file = run_json(dir.path(), &["file.fio"]);
+    let on_file = common::run_fio_json(dir.path(), &["file.fio"]);
     assert_fio_sync_shape(sync_block(&on_file), 63, "file");
-    let on_sim = run_json(dir.path(), &["sim.fio"]);
+    let on_sim = common::run_fio_json(dir.path(), &["sim.fio"]);
     assert_fio_sync_shape(sync_block(&on_sim), 63, "sim");
     // Without syncs the block is fio's empty one.
     std::fs::write(
@@ -71,7 +58,7 @@ fn fsync_latency_is_reported_in_fios_sync_block_on_files_and_simulated_drives() 
         "[j]\nfilename=sim:usb3-uas-ssd\nrw=write\nbs=4k\nsize=256k\n",
     )
     .unwrap();
-    let plain = run_json(dir.path(), &["plain.fio"]);
+    let plain = common::run_fio_json(dir.path(), &["plain.fio"]);
     assert_eq!(sync_block(&plain)["total_ios"].as_u64(), Some(0));
     assert!(sync_block(&plain)["lat_ns"].get("percentile").is_none());
 
@@ -111,7 +98,7 @@ fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
         .into_iter()
         .chain(extra.split_whitespace())
         .collect();
-        let report = run_json(dir.path(), &args);
+        let report = common::run_fio_json(dir.path(), &args);
         let job = &report["jobs"][0];
         (job["write"]["iops"].as_f64().unwrap(), job["sync"].clone())
     };
@@ -132,7 +119,7 @@ fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
          /x sync 0 0\n/x write 131072 4096\n/x datasync 0 0\n/x close\n",
     )
     .unwrap();
-    let report = run_json(
+    let report = common::run_fio_json(
         dir.path(),
         &[
             "--target=sim:usb3-uas-ssd",
@@ -164,7 +151,7 @@ fn o_sync_writes_on_a_file_move_what_fio_moves() {
     let with = |extra: &[&'static str]| -> Vec<&str> {
         job.iter().copied().chain(extra.iter().copied()).collect()
     };
-    let storlab = run_json(dir.path(), &with(&["--sync=1"]));
+    let storlab = common::run_fio_json(dir.path(), &with(&["--sync=1"]));
     assert_eq!(writes_moved(&storlab), (Some(MIB), Some(256)), "{storlab}");
     let written = std::fs::read(&data).unwrap();
     assert_eq!(written.len() as u64, MIB);
@@ -179,7 +166,7 @@ fn o_sync_writes_on_a_file_move_what_fio_moves() {
         ["--sync=dsync", "--ioengine=io_uring"],
         ["--sync=1", "--ioengine=sync"],
     ] {
-        let report = run_json(dir.path(), &with(&extra));
+        let report = common::run_fio_json(dir.path(), &with(&extra));
         assert_eq!(
             writes_moved(&report),
             (Some(MIB), Some(256)),
@@ -203,7 +190,7 @@ fn o_sync_writes_on_a_file_move_what_fio_moves() {
         data.display()
     );
     std::fs::write(dir.path().join("mixed.fio"), two_jobs).unwrap();
-    let mixed = run_json(dir.path(), &["mixed.fio"]);
+    let mixed = common::run_fio_json(dir.path(), &["mixed.fio"]);
     let jobs = mixed["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 3, "{mixed}");
     for job in jobs {
