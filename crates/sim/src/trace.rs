@@ -174,16 +174,20 @@ impl PcapRecorder {
         self.control_at(setup, &[], submit_ns, done_ns);
     }
 
+    /// The usbmon header of a bulk URB of `command` on `urb`'s endpoint.
+    fn bulk_header(&self, command: u32, urb: Urb, event: EventType) -> UsbmonRepr {
+        header(
+            Self::urb_id(command, urb),
+            event,
+            TransferType::Bulk,
+            self.endpoint(urb),
+        )
+    }
+
     /// A URB of `command` still pending ends without data at `at_ns`, with `status`
     /// ([`URB_STALLED`], [`URB_UNLINKED`], [`URB_KILLED`]).
     pub fn end_urb(&mut self, at_ns: u64, command: u32, urb: Urb, status: i32) {
-        let endpoint = self.endpoint(urb);
-        let mut h = header(
-            Self::urb_id(command, urb),
-            EventType::Completion,
-            TransferType::Bulk,
-            endpoint,
-        );
+        let mut h = self.bulk_header(command, urb, EventType::Completion);
         h.status = status;
         self.record(at_ns, &h, &[]);
     }
@@ -265,13 +269,7 @@ impl PcapRecorder {
     /// The host submits a URB for `command`: OUT URBs carry their data, IN URBs the length
     /// they ask for.
     pub fn submit(&mut self, at_ns: u64, command: u32, urb: Urb, urb_len: u32, out_data: &[u8]) {
-        let endpoint = self.endpoint(urb);
-        let mut h = header(
-            Self::urb_id(command, urb),
-            EventType::Submission,
-            TransferType::Bulk,
-            endpoint,
-        );
+        let mut h = self.bulk_header(command, urb, EventType::Submission);
         h.urb_len = urb_len;
         let captured = &out_data[..out_data.len().min(CAPTURE_DATA_BYTES_MAX)];
         self.record(at_ns, &h, captured);
@@ -286,13 +284,7 @@ impl PcapRecorder {
         actual_len: u32,
         in_data: &[u8],
     ) {
-        let endpoint = self.endpoint(urb);
-        let mut h = header(
-            Self::urb_id(command, urb),
-            EventType::Completion,
-            TransferType::Bulk,
-            endpoint,
-        );
+        let mut h = self.bulk_header(command, urb, EventType::Completion);
         h.urb_len = actual_len;
         let captured = &in_data[..in_data.len().min(CAPTURE_DATA_BYTES_MAX)];
         self.record(at_ns, &h, captured);
