@@ -164,7 +164,8 @@ fn a_flush_drains_the_queue_and_holds_what_follows() {
     for stack in ["sata-ahci-hdd", "usb3-uas-ssd"] {
         let mut s = sim(&set, stack, 9);
         let stride = 1 << 24;
-        for slot in 1..=4u32 {
+        // Slot n writes bytes n at n × stride.
+        let write = |s: &mut Simulator, slot: u32| {
             s.slot_buffer_mut(slot).fill(slot as u8);
             s.submit(SimRequest {
                 slot,
@@ -173,6 +174,9 @@ fn a_flush_drains_the_queue_and_holds_what_follows() {
                 len_bytes: BLOCK,
             })
             .unwrap();
+        };
+        for slot in 1..=4u32 {
+            write(&mut s, slot);
         }
         s.submit(SimRequest {
             slot: 0,
@@ -182,14 +186,7 @@ fn a_flush_drains_the_queue_and_holds_what_follows() {
         })
         .unwrap();
         for slot in 5..=8u32 {
-            s.slot_buffer_mut(slot).fill(slot as u8);
-            s.submit(SimRequest {
-                slot,
-                op: Op::Write,
-                offset_bytes: u64::from(slot) * stride,
-                len_bytes: BLOCK,
-            })
-            .unwrap();
+            write(&mut s, slot);
         }
         s.run();
         let mut done = [0u64; 9];
