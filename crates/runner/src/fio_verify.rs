@@ -53,6 +53,14 @@ const FIO_CRC32: Algorithm<u32> = Algorithm {
     check: 0x89a1_897f,
     residue: 0,
 };
+// The CRC engines with their tables, built once at compile time (`Crc::new` builds a 256-entry
+// table; called per block it would do that on every write and read-back).
+static CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
+static CRC32: Crc<u32> = Crc::<u32>::new(&FIO_CRC32);
+static CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_ARC);
+static CRC7: Crc<u8> = Crc::<u8>::new(&CRC_7_MMC);
+/// Largest checksum a verify header holds (sha512, sha3-512: 64 bytes).
+const CHECKSUM_BYTES_MAX: usize = 64;
 /// XXH32's seed in fio's `fill_xxhash` (`XXH32_init(1)`).
 const XXHASH_SEED: u32 = 1;
 
@@ -86,17 +94,11 @@ fn fio_crc32c(data: &[u8]) -> u32 {
 fn checksum(kind: VerifyKind, data: &[u8], out: &mut [u8]) {
     match kind {
         VerifyKind::Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
-        VerifyKind::Crc64 => {
-            out.copy_from_slice(&Crc::<u64>::new(&CRC_64_REDIS).checksum(data).to_le_bytes())
-        }
-        VerifyKind::Crc32 => {
-            out.copy_from_slice(&Crc::<u32>::new(&FIO_CRC32).checksum(data).to_le_bytes())
-        }
+        VerifyKind::Crc64 => out.copy_from_slice(&CRC64.checksum(data).to_le_bytes()),
+        VerifyKind::Crc32 => out.copy_from_slice(&CRC32.checksum(data).to_le_bytes()),
         VerifyKind::Crc32c => out.copy_from_slice(&fio_crc32c(data).to_le_bytes()),
-        VerifyKind::Crc16 => {
-            out.copy_from_slice(&Crc::<u16>::new(&CRC_16_ARC).checksum(data).to_le_bytes())
-        }
-        VerifyKind::Crc7 => out[0] = Crc::<u8>::new(&CRC_7_MMC).checksum(data),
+        VerifyKind::Crc16 => out.copy_from_slice(&CRC16.checksum(data).to_le_bytes()),
+        VerifyKind::Crc7 => out[0] = CRC7.checksum(data),
         VerifyKind::Sha1 => {
             // fio keeps SHA-1's state words (`uint32_t H[5]`) in host order.
             let digest = sha1::Sha1::digest(data);
@@ -256,6 +258,12 @@ impl FioFormat {
         } else {
             self.interval_bytes
         };
+        // The pattern runs from the granule's start, under the headers: built once per granule.
+        let want = self.pattern.as_ref().map(|p| {
+            let mut want = vec![0u8; granule.len()];
+            fill_pattern(&mut want, p, offset_bytes);
+            want
+        });
         for (k, stored) in granule.chunks(step).enumerate() {
             let at = offset_bytes + (k * step) as u64;
             let fail = |reason: String, bad_header: bool| Failure {
@@ -278,24 +286,22 @@ impl FioFormat {
                     .map_err(|reason| fail(reason, true))?;
                 let (header, data) = interval.split_at(self.header_bytes);
                 let stored_sum = &header[COMMON_HEADER_BYTES..];
-                let mut computed = vec![0u8; stored_sum.len()];
-                checksum(self.kind, data, &mut computed);
+                let mut computed_buf = [0u8; CHECKSUM_BYTES_MAX];
+                let computed = &mut computed_buf[..stored_sum.len()];
+                checksum(self.kind, data, computed);
                 if computed != stored_sum {
                     return Err(fail(
                         format!(
                             "{}: verify failed: expected checksum {}, received {}",
                             self.kind.fio_name(),
                             hex(stored_sum),
-                            hex(&computed)
+                            hex(computed)
                         ),
                         false,
                     ));
                 }
             }
-            if let Some(p) = &self.pattern {
-                // The pattern runs from the granule's start, under the headers.
-                let mut want = vec![0u8; granule.len()];
-                fill_pattern(&mut want, p, offset_bytes);
+            if let Some(want) = &want {
                 let start = k * step;
                 let skip = self.header_bytes;
                 let mismatch = interval
@@ -399,6 +405,16 @@ mod tests {
             ..VerifySpec::new(kind)
         };
         FioFormat::new(&spec, &job)
+    }
+
+    #[test]
+    fn every_kinds_checksum_fits_the_check_buffer() {
+        for (_, kind) in VerifyKind::NAMED {
+            let checksum_bytes = kind
+                .header_bytes()
+                .saturating_sub(COMMON_HEADER_BYTES as u64);
+            assert!(checksum_bytes as usize <= CHECKSUM_BYTES_MAX, "{kind:?}");
+        }
     }
 
     #[test]
