@@ -11,6 +11,7 @@ pub mod buffers;
 pub mod device_stats;
 pub mod engines;
 pub mod error;
+pub mod observed;
 pub mod probe;
 pub mod registry;
 pub mod safety;

@@ -558,9 +558,8 @@ mod tests {
         use proptest::prelude::*;
         use std::sync::{Arc, Mutex};
         use storlab_engine::engines::null::NullEngine;
-        use storlab_engine::{
-            Capabilities, EngineError, EngineSetup, IoCompletion, IoDirection, IoEngine, IoRequest,
-        };
+        use storlab_engine::observed::{EngineObserver, Observed};
+        use storlab_engine::{IoDirection, IoEngine, IoRequest};
         use storlab_job::preset::SweepPoint;
         use storlab_job::steps::DeviceState;
         use storlab_job::{EngineKind, JobSpec, Target};
@@ -569,56 +568,20 @@ mod tests {
         /// Every write and discard an engine received: (job name, direction, offset, length).
         type Log = Arc<Mutex<Vec<(String, IoDirection, u64, u32)>>>;
 
-        /// The null engine, remembering every request it is given.
+        /// Remembers every request the null engine it watches is given, with its job.
         struct Recording {
-            inner: NullEngine,
             job: String,
             log: Log,
         }
 
-        impl IoEngine for Recording {
-            fn name(&self) -> &'static str {
-                self.inner.name()
-            }
-            fn capabilities(&self) -> Capabilities {
-                self.inner.capabilities()
-            }
-            fn target_size_bytes(&self) -> u64 {
-                self.inner.target_size_bytes()
-            }
-            fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-                self.inner.setup(setup)
-            }
-            fn buffer(&self, slot: u32) -> &[u8] {
-                self.inner.buffer(slot)
-            }
-            fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-                self.inner.buffer_mut(slot)
-            }
-            fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+        impl EngineObserver for Recording {
+            fn on_queue(&mut self, request: &IoRequest) {
                 self.log.lock().unwrap().push((
                     self.job.clone(),
                     request.direction,
                     request.offset_bytes,
                     request.len_bytes,
                 ));
-                self.inner.queue(request)
-            }
-            fn submit(&mut self) -> Result<usize, EngineError> {
-                self.inner.submit()
-            }
-            fn reap(
-                &mut self,
-                min: usize,
-                out: &mut Vec<IoCompletion>,
-            ) -> Result<usize, EngineError> {
-                self.inner.reap(min, out)
-            }
-            fn now_ns(&self) -> u64 {
-                self.inner.now_ns()
-            }
-            fn wait_until_ns(&mut self, deadline_ns: u64) {
-                self.inner.wait_until_ns(deadline_ns)
             }
         }
 
@@ -634,11 +597,13 @@ mod tests {
             fn open(&mut self, job: &JobSpec) -> Result<Vec<Box<dyn IoEngine + Send>>, RunError> {
                 Ok((0..job.numjobs)
                     .map(|_| {
-                        Box::new(Recording {
-                            inner: NullEngine::new(self.target_size_bytes),
+                        let recording = Recording {
                             job: job.name.clone(),
                             log: self.log.clone(),
-                        }) as Box<dyn IoEngine + Send>
+                        };
+                        let inner: Box<dyn IoEngine + Send> =
+                            Box::new(NullEngine::new(self.target_size_bytes));
+                        Box::new(Observed::new(inner, recording)) as Box<dyn IoEngine + Send>
                     })
                     .collect())
             }

@@ -1330,53 +1330,21 @@ pub fn drive(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storlab_engine::observed::{EngineObserver, Observed};
     use storlab_engine::registry::{open_engine, EngineOptions};
-    use storlab_engine::{Capabilities, EngineError, EngineSetup};
+    use storlab_engine::EngineSetup;
     use storlab_job::EngineKind;
 
-    /// The null engine, counting the ranges it is asked to invalidate.
+    /// Counts the ranges the runner asks to invalidate, standing in for the page cache.
+    #[derive(Default)]
     struct CountingInvalidations {
-        inner: Box<dyn IoEngine + Send>,
         invalidated: Vec<(u64, u64)>,
     }
 
-    impl IoEngine for CountingInvalidations {
-        fn name(&self) -> &'static str {
-            "counting"
-        }
-        fn capabilities(&self) -> Capabilities {
-            self.inner.capabilities()
-        }
-        fn target_size_bytes(&self) -> u64 {
-            self.inner.target_size_bytes()
-        }
-        fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-            self.inner.setup(setup)
-        }
-        fn buffer(&self, slot: u32) -> &[u8] {
-            self.inner.buffer(slot)
-        }
-        fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-            self.inner.buffer_mut(slot)
-        }
-        fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
-            self.inner.queue(request)
-        }
-        fn submit(&mut self) -> Result<usize, EngineError> {
-            self.inner.submit()
-        }
-        fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-            self.inner.reap(min, out)
-        }
-        fn now_ns(&self) -> u64 {
-            self.inner.now_ns()
-        }
-        fn wait_until_ns(&mut self, deadline_ns: u64) {
-            self.inner.wait_until_ns(deadline_ns)
-        }
-        fn invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> Result<(), EngineError> {
+    impl EngineObserver for CountingInvalidations {
+        fn on_invalidate(&mut self, offset_bytes: u64, len_bytes: u64) -> bool {
             self.invalidated.push((offset_bytes, len_bytes));
-            Ok(())
+            false
         }
     }
 
@@ -1390,10 +1358,10 @@ mod tests {
             start_bytes: 1 << 20,
             len_bytes: 64 << 10,
         };
-        let mut engine = CountingInvalidations {
-            inner: open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap(),
-            invalidated: Vec::new(),
-        };
+        let mut engine = Observed::new(
+            open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap(),
+            CountingInvalidations::default(),
+        );
         engine
             .setup(&EngineSetup {
                 slots: 1,
@@ -1415,7 +1383,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(workers[0].stats.read.ios, 3 * 16);
-        engine.invalidated
+        engine.observer.invalidated
     }
 
     /// Regression (issue 24): a buffered job dropped the page cache once, before it started,

@@ -4,52 +4,21 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use storlab_engine::observed::{EngineObserver, Observed};
 use storlab_engine::registry::{open_engine, EngineOptions};
 use storlab_engine::target::{open_target, OpenTarget};
-use storlab_engine::{Capabilities, EngineError, EngineSetup, IoCompletion, IoEngine, IoRequest};
+use storlab_engine::{IoEngine, IoRequest};
 use storlab_job::{EngineKind, JobSet, JobSpec, Target};
 use storlab_runner::{run_jobs, EngineProvider, RunError, RunOptions};
 
-/// A psync engine that writes down the offset of every request queued on it.
+/// Writes down the offset of every request queued on the psync engine it watches.
 struct Recording {
-    inner: Box<dyn IoEngine + Send>,
     offsets: Arc<Mutex<Vec<u64>>>,
 }
 
-impl IoEngine for Recording {
-    fn name(&self) -> &'static str {
-        "recording"
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    fn target_size_bytes(&self) -> u64 {
-        self.inner.target_size_bytes()
-    }
-    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-        self.inner.setup(setup)
-    }
-    fn buffer(&self, slot: u32) -> &[u8] {
-        self.inner.buffer(slot)
-    }
-    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.inner.buffer_mut(slot)
-    }
-    fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
+impl EngineObserver for Recording {
+    fn on_queue(&mut self, request: &IoRequest) {
         self.offsets.lock().unwrap().push(request.offset_bytes);
-        self.inner.queue(request)
-    }
-    fn submit(&mut self) -> Result<usize, EngineError> {
-        self.inner.submit()
-    }
-    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-        self.inner.reap(min, out)
-    }
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn wait_until_ns(&mut self, deadline_ns: u64) {
-        self.inner.wait_until_ns(deadline_ns)
     }
 }
 
@@ -66,10 +35,10 @@ impl EngineProvider for RecordingProvider {
             Some(&self.target),
             &EngineOptions::default(),
         )?;
-        Ok(vec![Box::new(Recording {
-            inner,
+        let recording = Recording {
             offsets: Arc::clone(&self.offsets),
-        })])
+        };
+        Ok(vec![Box::new(Observed::new(inner, recording))])
     }
 }
 
