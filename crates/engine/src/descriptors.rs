@@ -6,8 +6,8 @@
 //! count is above one, so `read`, `write` and `lseek` also take the file's position lock
 //! (`f_pos_lock`). fio runs each job in a forked process with one thread, and pays neither;
 //! storlab's Ctrl-C handler is a thread, so its process never has a single thread. Measured
-//! here (kernel 6.18): fio's `sync` engine, 4 KiB random reads from the page cache, costs
-//! about 250 ns more per I/O with `--thread` (jobs as threads) than without.
+//! here (kernel 6.18, `docs/performance.md`): fio's `sync` engine, 4 KiB random reads from the
+//! page cache, costs 125–314 ns more CPU per I/O with `--thread` (jobs as threads) than without.
 
 use std::io;
 
