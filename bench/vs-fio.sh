@@ -84,10 +84,12 @@ for row in "${rows[@]}"; do
     flags=${row#*|}
     best_fio_iops=0; best_fio_cpu=inf; best_sl_iops=0; best_sl_cpu=inf
     for ((r = 0; r < rounds; r++)); do
+        # --eta=never: no progress display on a terminal (storlab's would be two more threads
+        # in the measured process; fio draws its own from a process apart from the job's).
         # shellcheck disable=SC2086
-        fio --name=bench $flags --time_based --runtime="$secs" --output-format=json >"$work/fio.json" 2>/dev/null
+        fio --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=json >"$work/fio.json" 2>/dev/null
         # shellcheck disable=SC2086
-        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --output-format=fio-json --no-db >"$work/storlab.json"
+        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=fio-json --no-db >"$work/storlab.json"
         read -r fi fc < <(extract "$work/fio.json")
         read -r si sc < <(extract "$work/storlab.json")
         read -r best_fio_iops best_fio_cpu best_sl_iops best_sl_cpu < <(python3 -c "

@@ -6,9 +6,7 @@ use crate::args::{OutputFormat, RunArgs};
 use crate::clients::Clients;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::{check_output_paths, database_files, Protected};
-use crate::run_session::{
-    install_interrupt_handler, load_jobs, session, target_of, Finished, STOP,
-};
+use crate::run_session::{arm_interrupt_handler, load_jobs, session, target_of, Finished, STOP};
 use crate::run_sink::CliSink;
 use crate::say::say;
 use std::ffi::OsStr;
@@ -94,7 +92,7 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
             recorder.set_hostname(clients.hosts_label());
         }
     }
-    install_interrupt_handler();
+    arm_interrupt_handler();
 
     let mut session = session(&args, builtin);
     session.started_unix_ms = started_unix_ms;

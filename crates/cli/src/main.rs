@@ -60,6 +60,8 @@ fn main() {
             run.output_format = args::OutputFormat::Terse;
         }
         progress::set_eta(run.eta);
+        // First, while only the standard streams are open (see the function).
+        run_session::start_interrupt_thread();
     }
     // Under mpirun (`--features mpi`), the MPI world; a run by hand has none and behaves as
     // without the feature. MPI is finalized when `world` is dropped, before the exit.

@@ -7,9 +7,7 @@ use crate::args::RunArgs;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::print_or_write;
 use crate::render::{job_table, render_report};
-use crate::run_session::{
-    install_interrupt_handler, load_jobs, session, target_of, Finished, STOP,
-};
+use crate::run_session::{arm_interrupt_handler, load_jobs, session, target_of, Finished, STOP};
 use crate::run_sink::CliSink;
 use crate::say::say;
 use crate::sweep_table::{render, TablePoint};
@@ -66,7 +64,7 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
             say!("storlab: warning: job '{}': {warning}", point.job.name);
         }
     }
-    install_interrupt_handler();
+    arm_interrupt_handler();
     // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and let
     // the honesty check flag reads the page cache may have served.
     let session = session(&args, preset.is_some());
@@ -175,7 +173,7 @@ fn run_fctest_on_directory(
     let block_options = args.state.is_some() || args.trim_between_steps || args.pcap.is_some();
     let plan = FcTestPlan::new(preset, overrides, block_options)?;
     let second = args.second_dir.clone().unwrap_or_else(|| dir.to_path_buf());
-    install_interrupt_handler();
+    arm_interrupt_handler();
     let session = session(args, false);
     let recorder = crate::db_support::recorder_for_run(
         &args.db,

@@ -169,15 +169,25 @@ pub(crate) fn target_of(text: &OsStr) -> Result<Target, Failure> {
     }
 }
 
-pub(crate) fn install_interrupt_handler() {
-    // A what-if run installs it once per target; the handler stays for the whole process.
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(install_interrupt_handler_once);
+/// Ctrl-C's handler, installed by `main` before anything but the standard streams is open
+/// (see [`start_interrupt_thread`]); until a run arms it here, a Ctrl-C aborts at once, as
+/// without a handler.
+pub(crate) fn arm_interrupt_handler() {
+    ARMED.store(true, Ordering::SeqCst);
 }
 
-fn install_interrupt_handler_once() {
+/// Whether a run is under way: Ctrl-C then stops it after the I/O in flight.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Start Ctrl-C's handler thread (the `ctrlc` crate's), then give the calling thread its own
+/// descriptor table: the handler thread keeps the one it shares, which holds only the standard
+/// streams and the handler's pipe, and every file `run` opens later is in this thread's table
+/// alone. A lone job that runs on this thread then does its I/O with the kernel's one-thread
+/// descriptor path, as fio's job processes do (`storlab_engine::descriptors`). Called once,
+/// first thing in `main`, for `run` only.
+pub(crate) fn start_interrupt_thread() {
     let installed = ctrlc::set_handler(|| {
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+        if ARMED.load(Ordering::SeqCst) && SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);
             say!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
         } else {
@@ -188,5 +198,8 @@ fn install_interrupt_handler_once() {
     });
     if let Err(error) = installed {
         say!("storlab: warning: Ctrl-C handler not installed ({error}); an interrupted run may leave its temporary file");
+        return;
     }
+    // Without a table of its own the run is only slower (the kernel's shared-table path).
+    let _ = storlab_engine::descriptors::use_private_descriptor_table();
 }

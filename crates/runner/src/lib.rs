@@ -22,6 +22,7 @@ pub mod worker;
 
 pub use offsets::Region;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use storlab_engine::{Capabilities, EngineError, EngineReport, EngineSetup, IoEngine};
 use storlab_job::{share_of_bytes, JobSet, JobSpec};
@@ -402,19 +403,20 @@ fn run_group(
     }
 
     provider.group_ready()?;
-    let finished = std::thread::scope(|scope| {
-        let handles: Vec<_> = prepared
+    // A lone job with one engine runs on the calling thread: with no other thread on its
+    // descriptor table, the kernel's per-call descriptor lookup takes no file reference and
+    // read/write/lseek skip the file position lock, as in fio's one-thread job processes
+    // (`storlab_engine::descriptors`). A panic is still that job's error, as from a thread.
+    let finished = match prepared.as_slice() {
+        [lone] if lone.engines.len() == 1 => prepared
             .into_iter()
-            .map(|p| scope.spawn(move || run_prepared(p, options)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
+            .map(|p| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| run_prepared(p, options)))
                     .map_err(|panic| RunError::Panic(panic_text(&panic)))
             })
-            .collect::<Vec<_>>()
-    });
+            .collect(),
+        _ => run_on_threads(prepared, options),
+    };
 
     let mut outcomes = Vec::with_capacity(finished.len());
     let mut first_error = None;
@@ -438,6 +440,26 @@ fn run_group(
         Some(error) => Err(error),
         None => Ok(outcomes),
     }
+}
+
+/// Run each prepared job on a thread of its own, all at once; a panic is that job's error.
+fn run_on_threads(
+    prepared: Vec<PreparedJob>,
+    options: &RunOptions<'_>,
+) -> Vec<Result<FinishedJob, RunError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = prepared
+            .into_iter()
+            .map(|p| scope.spawn(move || run_prepared(p, options)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|panic| RunError::Panic(panic_text(&panic)))
+            })
+            .collect::<Vec<_>>()
+    })
 }
 
 /// A job that ran (or failed), with the engines to hand back to the provider.

@@ -2,10 +2,9 @@
 //! `aio_error`/`aio_return`, waiting in `aio_suspend`), fio's `ioengine=posixaio`. On Linux
 //! these are glibc's: a pool of user-space threads that each do a `pread`/`pwrite`, so the
 //! queue depth is real but every request costs a thread hand-off; it measures what programs
-//! using POSIX AIO get, not what the kernel can do (use libaio or io_uring for that). glibc
-//! runs the requests of one descriptor one at a time, in submission order: the engine waits
-//! for and collects them in that order (see `collect_finished`), which elsewhere would still
-//! be correct, only late to notice a request that overtook an older one.
+//! using POSIX AIO get, not what the kernel can do (use libaio or io_uring for that). It waits
+//! as fio's `fio_posixaio_getevents` does (see `collect_finished`): that pattern decides how
+//! often the job's thread sleeps and wakes, which is most of what this engine costs.
 
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
@@ -15,7 +14,6 @@ use crate::{
     AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
     IoEngine, IoRequest,
 };
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -33,9 +31,12 @@ pub struct PosixAioEngine {
     in_flight: Vec<bool>,
     /// Requests queued since the last `submit`.
     queued: Vec<IoRequest>,
-    /// Slots handed to glibc and not yet seen complete, in submission order.
-    issued: VecDeque<u32>,
-    /// Addresses of the issued control blocks, for `aio_suspend` (reused).
+    /// Per slot: handed to glibc and not yet seen complete.
+    issued: Vec<bool>,
+    /// How many slots `issued` marks.
+    issued_count: usize,
+    /// Addresses of the control blocks the next `aio_suspend` waits on: the first
+    /// [`SUSPEND_ENTRIES`] still in progress, in slot order, as the last scan found them.
     suspend_list: Vec<usize>,
     /// Finished without glibc (trims, refused requests): handed out by the next `reap`.
     ready: Vec<IoCompletion>,
@@ -51,6 +52,12 @@ pub struct PosixAioEngine {
 // observed from any thread of the process.
 unsafe impl Send for PosixAioEngine {}
 
+/// How many in-progress requests one `aio_suspend` waits on: fio 3.33's `SUSPEND_ENTRIES`
+/// (engines/posixaio.c). Waiting on a few requests taken in slot order, rather than on the
+/// oldest, lets several finish between two wake-ups of the job's thread, which then collects
+/// them all in one scan.
+const SUSPEND_ENTRIES: usize = 8;
+
 impl PosixAioEngine {
     /// An engine on its own descriptor of `target`.
     pub fn new(target: &OpenTarget) -> Result<Self, EngineError> {
@@ -63,7 +70,8 @@ impl PosixAioEngine {
             size_bytes: target.size_bytes,
             in_flight: Vec::new(),
             queued: Vec::new(),
-            issued: VecDeque::new(),
+            issued: Vec::new(),
+            issued_count: 0,
             suspend_list: Vec::new(),
             ready: Vec::new(),
             clock: WallClock::default(),
@@ -72,20 +80,30 @@ impl PosixAioEngine {
         })
     }
 
-    /// Move the issued requests glibc has finished into `out`, oldest first, stopping at the
-    /// first still in progress. glibc runs one descriptor's requests in submission order, so
-    /// nothing behind that one has finished; checking them all would take glibc's one global
-    /// AIO lock (`aio_error` does) once per request in flight, on every reap, against the
-    /// helper thread that needs it to start the next request.
+    /// Move every issued request glibc has finished into `out`, scanning the slots in order
+    /// with `aio_error`, and note the first [`SUSPEND_ENTRIES`] still in progress for
+    /// `suspend`: fio's `fio_posixaio_getevents` (it walks `io_u_all` in index order). Returns
+    /// how many were moved.
     fn collect_finished(&mut self, out: &mut Vec<IoCompletion>) -> usize {
+        self.suspend_list.clear();
+        if self.issued_count == 0 {
+            return 0;
+        }
         let mut found = 0;
         let mut done_ns = None;
-        while let Some(&slot) = self.issued.front() {
-            let control_block = &mut self.control_blocks[slot as usize];
+        for slot in 0..self.issued.len() {
+            if !self.issued[slot] {
+                continue;
+            }
+            let control_block = &mut self.control_blocks[slot];
             // SAFETY: the control block was handed to aio_read/aio_write and not yet reaped.
             let status = unsafe { libc::aio_error(control_block) };
             if status == libc::EINPROGRESS {
-                break;
+                if self.suspend_list.len() < SUSPEND_ENTRIES {
+                    self.suspend_list
+                        .push(control_block as *const libc::aiocb as usize);
+                }
+                continue;
             }
             // SAFETY: as above; aio_return is called exactly once per finished request.
             let returned = unsafe { libc::aio_return(control_block) };
@@ -100,34 +118,29 @@ impl PosixAioEngine {
                     .unwrap_or(libc::EIO))
             };
             let done_ns = *done_ns.get_or_insert_with(|| self.clock.now_ns());
-            self.in_flight[slot as usize] = false;
+            self.issued[slot] = false;
+            self.issued_count -= 1;
+            self.in_flight[slot] = false;
             out.push(IoCompletion {
-                slot,
+                // Slots are u32 (`EngineSetup::slots`).
+                slot: slot as u32,
                 result,
                 done_ns,
             });
-            self.issued.pop_front();
             found += 1;
         }
         found
     }
 
-    /// Block in `aio_suspend` until the oldest issued request finishes. glibc runs the
-    /// requests of one descriptor one after another, in submission order, so the oldest is the
-    /// next to finish; waiting on it alone keeps `aio_suspend` O(1) under glibc's one global
-    /// AIO lock, where a list of every request in flight costs a search of glibc's request
-    /// list per entry (measured: 0.55 of fio's IOPS at QD32 with the whole list). Elsewhere it
-    /// is still correct, only possibly later to notice a request that overtook the oldest.
+    /// Block in `aio_suspend` until one of the requests the last `collect_finished` found in
+    /// progress finishes (fio passes no timeout when it must reap at least one).
     fn suspend(&mut self) -> Result<(), EngineError> {
-        let Some(&oldest) = self.issued.front() else {
+        if self.suspend_list.is_empty() {
             return Ok(());
-        };
-        self.suspend_list.clear();
-        self.suspend_list
-            .push(&self.control_blocks[oldest as usize] as *const libc::aiocb as usize);
+        }
         self.suspend_calls += 1;
-        // SAFETY: `suspend_list` holds the address (as `const struct aiocb *`, same size as
-        // usize) of a control block in flight; a null timeout waits without limit.
+        // SAFETY: `suspend_list` holds the addresses (as `const struct aiocb *`, same size as
+        // usize) of control blocks in flight; a null timeout waits without limit.
         let waited = unsafe {
             libc::aio_suspend(
                 self.suspend_list.as_ptr().cast(),
@@ -184,8 +197,9 @@ impl IoEngine for PosixAioEngine {
             .collect();
         self.in_flight = vec![false; slots];
         self.queued = Vec::with_capacity(slots);
-        self.issued = VecDeque::with_capacity(slots);
-        self.suspend_list = Vec::with_capacity(slots);
+        self.issued = vec![false; slots];
+        self.issued_count = 0;
+        self.suspend_list = Vec::with_capacity(SUSPEND_ENTRIES);
         self.ready = Vec::with_capacity(slots);
         self.device_reads = DeviceReadWindow::start(&self.file);
         self.clock.reset();
@@ -268,7 +282,8 @@ impl IoEngine for PosixAioEngine {
                         }
                     };
                     if started == 0 {
-                        self.issued.push_back(slot);
+                        self.issued[slot as usize] = true;
+                        self.issued_count += 1;
                         None
                     } else {
                         Some(Err(io::Error::last_os_error()
@@ -289,7 +304,7 @@ impl IoEngine for PosixAioEngine {
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-        let outstanding = self.issued.len() + self.ready.len();
+        let outstanding = self.issued_count + self.ready.len();
         if min > outstanding {
             return Err(reap_too_many(min, outstanding));
         }
@@ -325,11 +340,11 @@ impl Drop for PosixAioEngine {
     fn drop(&mut self) {
         // glibc's threads may still be writing into our buffers and control blocks: wait for
         // every issued request before they are freed; if waiting fails, leak them instead.
-        let mut scratch = Vec::with_capacity(self.issued.len());
-        while !self.issued.is_empty() {
+        let mut scratch = Vec::with_capacity(self.issued_count);
+        while self.issued_count > 0 {
             scratch.clear();
             self.collect_finished(&mut scratch);
-            if self.issued.is_empty() {
+            if self.issued_count == 0 {
                 break;
             }
             if self.suspend().is_err() {

@@ -2,6 +2,7 @@
 //! `temp_cleanup` stays its own binary because the temporary-file registry is process-global.
 
 mod common;
+mod descriptors;
 mod engines;
 mod loop_safety;
 mod probe;

@@ -2,4 +2,5 @@
 
 mod blockalign;
 mod fast_state;
+mod lone_job;
 mod verify;
