@@ -255,6 +255,8 @@ pub struct JobDraft {
     verify_pattern: Option<VerifyPattern>,
     do_verify: Option<bool>,
     verify_only: Option<bool>,
+    /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
+    verify_state_save: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
@@ -652,6 +654,9 @@ impl JobDraft {
         set_if(&mut spec.seed, self.seed);
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
+        // fio saves the state of any job with `verify` set, `do_verify=0` included.
+        spec.verify_state_save =
+            self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
         if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
             spec.verify = true;
         } else if self.do_verify == Some(false) {
@@ -1320,10 +1325,6 @@ fn no_effect_reason(key: &str) -> &'static str {
         "verify_async" => {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"
-        }
-        "verify_state_save" => {
-            "accepted, no effect: storlab writes no verify state file (fio's default writes one \
-             that only fio's verify_state_load reads)"
         }
         "cpus_allowed" | "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
@@ -2958,12 +2959,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify_state_save",
         aliases: &[],
         bare: true,
-        meaning: "fio's verify state file: accepted, storlab writes none",
+        meaning: "write fio's verify state file local-JOB-N-verify.state at a writing verify job's end (default 1, as fio)",
         field: "verify_state_save",
         apply: |d, v| {
-            if parse_bool(v)? {
-                accept_without_effect(d, "verify_state_save");
-            }
+            d.verify_state_save = Some(parse_bool(v)?);
             Ok(())
         },
     },

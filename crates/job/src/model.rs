@@ -942,6 +942,13 @@ pub struct JobSpec {
     /// the read-back checks it. `None` with `verify`: storlab's own per-write data only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_spec: Option<VerifySpec>,
+    /// fio's `verify_state_save` (set only with `verify`, `do_verify=0` included): a writing job
+    /// leaves fio's verify state file
+    /// `local-NAME-N-verify.state` (N the clone's thread index from 0) in the current
+    /// directory at its end. On by default in fio job files and flags, as in fio; off in
+    /// storlab's presets and in jobs built in code.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_save: bool,
     /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
     #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
     pub continue_on_error: ContinueOnError,
@@ -1048,6 +1055,7 @@ impl JobSpec {
             seed: DEFAULT_SEED,
             verify: false,
             verify_spec: None,
+            verify_state_save: false,
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
             group_reporting: false,

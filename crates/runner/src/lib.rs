@@ -17,6 +17,7 @@ pub mod state;
 mod steady;
 pub mod sweep;
 pub mod verify;
+mod verify_state;
 pub mod warning;
 pub mod worker;
 
@@ -518,6 +519,12 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             Err(error) => {
                 first_error.get_or_insert(error);
             }
+        }
+    }
+    // fio saves the verify state at each clone's end, whether the job finished or failed.
+    for worker in &workers {
+        if let Err(error) = worker.save_verify_state(&job) {
+            first_error.get_or_insert(error);
         }
     }
     let fio_logs = workers.iter_mut().flat_map(Worker::take_fio_logs).collect();

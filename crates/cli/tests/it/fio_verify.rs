@@ -345,3 +345,59 @@ fn a_verify_failure_is_the_jobs_error_84_in_the_json_as_in_fio() {
     }
     assert_eq!(jobs[0], jobs[1]);
 }
+
+/// fio's verify state file (`verify_state_save`, on by default): the same writing job leaves
+/// the same `local-v-N-verify.state` bytes from both tools (sequential jobs, where fio's random
+/// state is zeros: psync at depth 1, libaio at depth 4 with its last four writes newest first,
+/// two clones each with its own file), and none with `verify_state_save=0`.
+#[test]
+fn the_verify_state_file_is_fios_byte_for_byte() {
+    if !fio_present() {
+        return;
+    }
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["--ioengine=psync"], &["local-v-0-verify.state"]),
+        (
+            &["--ioengine=libaio", "--iodepth=4"],
+            &["local-v-0-verify.state"],
+        ),
+        (
+            &["--numjobs=2", "--size=64k"],
+            &["local-v-0-verify.state", "local-v-1-verify.state"],
+        ),
+    ];
+    for (extra, files) in cases {
+        let flags = job_flags("write", "crc32c", extra);
+        let mut states = Vec::new();
+        for tool in ["fio", "storlab"] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = if tool == "fio" {
+                fio_in(dir.path(), &flags)
+            } else {
+                storlab_in(dir.path(), &flags)
+            };
+            assert!(out.status.success(), "{tool} {extra:?}: {}", stderr(&out));
+            let found: Vec<Vec<u8>> = files
+                .iter()
+                .map(|name| {
+                    std::fs::read(dir.path().join(name))
+                        .unwrap_or_else(|e| panic!("{tool} {extra:?}: {name}: {e}"))
+                })
+                .collect();
+            states.push(found);
+        }
+        assert_eq!(states[0], states[1], "{extra:?}");
+    }
+    {
+        let flags = job_flags("write", "crc32c", &["--verify_state_save=0"]);
+        let dir = tempfile::tempdir().unwrap();
+        let out = storlab_in(dir.path(), &flags);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let states: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with("verify.state"))
+            .collect();
+        assert!(states.is_empty(), "{flags:?}");
+    }
+}
