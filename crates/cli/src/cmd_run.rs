@@ -171,11 +171,9 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         drop(provider); // deletes temporary files
         let failed = if args.compared {
             // A what-if comparison stops here and prints no table: say where they are.
-            format!("{error} (the {done} job(s) finished before it are saved, not compared)")
+            format!("{error} (the {done} job(s) that ran are saved, not compared)")
         } else {
-            format!(
-                "{error} (the results of the {done} job(s) finished before it are in the output)"
-            )
+            format!("{error} (the results of the {done} job(s) that ran are in the output)")
         };
         return Err(match written {
             Ok(()) => run_failed(failed),

@@ -34,7 +34,7 @@ pub fn engine_names() -> &'static [&'static str] {
 }
 
 /// Per-engine knobs; `Default` is what a plain run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineOptions {
     /// Size the null engine reports when it has no target.
     pub null_size_bytes: u64,
@@ -57,7 +57,7 @@ impl Default for EngineOptions {
 impl EngineOptions {
     /// The knobs `job`'s engine options (`hipri`, `fixedbufs`, `userspace_reap`, ...) ask for.
     pub fn for_job(job: &JobSpec) -> Self {
-        let tuning = job.engine_tuning;
+        let tuning = &job.engine_tuning;
         let defaults = EngineOptions::default();
         EngineOptions {
             io_uring: IoUringOptions {
@@ -73,17 +73,15 @@ impl EngineOptions {
                 sqpoll: tuning.sqthread_poll,
                 vectored: tuning.vectored,
                 nowait: tuning.nowait,
-                cmdprio_percentage: tuning.cmdprio_percentage,
-                cmdprio_class: tuning
-                    .cmdprio_class
-                    .unwrap_or(crate::engines::io_uring::IOPRIO_CLASS_REALTIME),
-                cmdprio_level: tuning.cmdprio_level.unwrap_or(0),
+                cmdprio: tuning.cmdprio.clone(),
                 sqpoll_cpu: tuning.sqthread_poll_cpu,
                 cmdprio_seed: job.seed,
                 ..defaults.io_uring
             },
             libaio: LibaioOptions {
                 userspace_reap: tuning.userspace_reap,
+                cmdprio: tuning.cmdprio.clone(),
+                cmdprio_seed: job.seed,
             },
             pvsync2: Pvsync2Options {
                 hipri: tuning.hipri,
@@ -124,13 +122,13 @@ pub fn open_engine(
         )?)),
         EngineKind::Libaio => Ok(Box::new(LibaioEngine::new(
             needs_target()?,
-            options.libaio,
+            options.libaio.clone(),
         )?)),
         EngineKind::Posixaio => Ok(Box::new(PosixAioEngine::new(needs_target()?)?)),
         EngineKind::Mmap => Ok(Box::new(MmapEngine::new(needs_target()?)?)),
         EngineKind::IoUring => Ok(Box::new(IoUringEngine::new(
             needs_target()?,
-            options.io_uring,
+            options.io_uring.clone(),
         )?)),
         EngineKind::Sim => Err(EngineError::Unsupported(
             "the sim engine is built from a stack profile by its own constructor \

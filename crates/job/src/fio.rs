@@ -283,6 +283,8 @@ thread
         seq.data_pattern = DataPattern::Zeros;
         seq.verify = true;
         seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
+        // fio's default `verify_state_save=1` with verify.
+        seq.verify_state_save = true;
         assert_eq!(set.jobs[0], seq);
 
         let mut mixed = JobSpec::new(

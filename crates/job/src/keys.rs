@@ -9,10 +9,11 @@
 use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
-    BlockSizeSpec, ContinueOnError, DataPattern, EngineKind, EngineTuning, FadviseHint, FioLogKind,
-    FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier, SteadyStateSpec, StridedZones,
-    SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind, VerifyPattern, VerifySpec, ZoneShare,
-    FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT, OUT_OF_SCOPE_ENGINES,
+    BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
+    FadviseHint, FioLogKind, FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier,
+    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind,
+    VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
+    OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
@@ -175,7 +176,9 @@ pub struct JobDraft {
     /// The `:N` of `rw=MODE:N`, as written (read once the mode is known).
     rw_modifier: Option<RwModifier>,
     rwmixread: Option<u8>,
-    percentage_random: Option<u8>,
+    /// `percentage_random` for reads and for writes (fio's `read,write[,trim]` form).
+    percentage_random_read: Option<u8>,
+    percentage_random_write: Option<u8>,
     norandommap: Option<bool>,
     block_size_read: Option<BlockSizeSpec>,
     block_size_write: Option<BlockSizeSpec>,
@@ -252,6 +255,8 @@ pub struct JobDraft {
     verify_pattern: Option<VerifyPattern>,
     do_verify: Option<bool>,
     verify_only: Option<bool>,
+    /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
+    verify_state_save: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
@@ -385,6 +390,28 @@ impl JobDraft {
         })
     }
 
+    /// fio's engines/cmdprio.c: `cmdprio_percentage` and `cmdprio_bssplit` are mutually
+    /// exclusive, whichever directions they name.
+    fn check_cmdprio(&self, job_location: &Location) -> Result<(), JobError> {
+        let cmdprio = &self.engine_tuning.cmdprio;
+        let percentage = cmdprio.read.percentage > 0 || cmdprio.write.percentage > 0;
+        let bssplit = !cmdprio.read.bssplit.is_empty() || !cmdprio.write.bssplit.is_empty();
+        if !(percentage && bssplit) {
+            return Ok(());
+        }
+        let setter = self
+            .provenance
+            .iter()
+            .rev()
+            .find(|p| p.field == "cmdprio_percentage" || p.field == "cmdprio_bssplit");
+        Err(JobError::invalid(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("cmdprio_bssplit", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            "cmdprio_percentage and cmdprio_bssplit are mutually exclusive (as in fio); keep one",
+        ))
+    }
+
     /// Verify settings that only make sense together.
     fn check_verify(&self, job_location: &Location) -> Result<(), JobError> {
         let at = |field: &str| {
@@ -510,12 +537,13 @@ impl JobDraft {
             || FioLogKind::ALL
                 .into_iter()
                 .any(|kind| self.fio_logs.prefix(kind).is_some());
-        if logs_asked && self.engine_tuning.cmdprio_percentage > 0 {
+        self.check_cmdprio(job_location)?;
+        if logs_asked && self.engine_tuning.cmdprio.is_set() {
             let setter = self
                 .provenance
                 .iter()
                 .rev()
-                .find(|p| p.field == "cmdprio_percentage");
+                .find(|p| p.field == "cmdprio_percentage" || p.field == "cmdprio_bssplit");
             return Err(JobError::unsupported(
                 setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
                 setter.map_or("cmdprio_percentage", |p| p.key_as_written.as_str()),
@@ -560,17 +588,33 @@ impl JobDraft {
             Some(rw) => rw.is_random(),
             None => self.storlab_rw_default,
         };
-        spec.random_percent = if random {
-            self.percentage_random.unwrap_or(RANDOM_DEFAULT_PERCENT)
+        let given = self.percentage_random_read.is_some() || self.percentage_random_write.is_some();
+        if random {
+            let read_share = self
+                .percentage_random_read
+                .unwrap_or(RANDOM_DEFAULT_PERCENT);
+            let write_share = self
+                .percentage_random_write
+                .unwrap_or(RANDOM_DEFAULT_PERCENT);
+            // A job in one direction keeps that direction's share in `random_percent`; only a
+            // mix with two different shares needs the writes' own.
+            match spec.read_percent {
+                0 => spec.random_percent = write_share,
+                100 => spec.random_percent = read_share,
+                _ => {
+                    spec.random_percent = read_share;
+                    spec.random_percent_write = (write_share != read_share).then_some(write_share);
+                }
+            }
         } else {
-            if self.percentage_random.is_some() {
+            if given {
                 spec.warnings.push(format!(
                     "percentage_random has no effect with sequential rw={}; use a rand* mode",
                     spec.rw_name()
                 ));
             }
-            0
-        };
+            spec.random_percent = 0;
+        }
         if let Some(bs) = &self.block_size_read {
             spec.block_size_read = bs.clone();
         }
@@ -610,6 +654,9 @@ impl JobDraft {
         set_if(&mut spec.seed, self.seed);
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
+        // fio saves the state of any job with `verify` set, `do_verify=0` included.
+        spec.verify_state_save =
+            self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
         if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
             spec.verify = true;
         } else if self.do_verify == Some(false) {
@@ -619,7 +666,7 @@ impl JobDraft {
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
-        spec.engine_tuning = self.engine_tuning;
+        spec.engine_tuning = self.engine_tuning.clone();
         let ignored = self.engine_tuning.ignored_by(spec.engine);
         if !ignored.is_empty() {
             spec.warnings.push(format!(
@@ -713,7 +760,11 @@ impl JobDraft {
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
         }
-        if (1..100).contains(&spec.random_percent) && !spec.time_based {
+        let partly_random = [spec.random_percent, spec.random_percent_writes()]
+            .iter()
+            .find(|share| (1..100).contains(*share))
+            .copied();
+        if let (Some(share), false) = (partly_random, spec.time_based) {
             // On a region that ends before its file, fio 3.33 ends a partly random job when a
             // sequential I/O would pass the region's end (58, 44, 56, 52 of 64 I/Os on 256 KiB
             // of a 1 MiB file for randseed unset, 1, 9, 12): where depends on fio's own random
@@ -722,7 +773,7 @@ impl JobDraft {
                 "storlab differs from fio here: with percentage_random={} fio ends the job when \
                  a sequential I/O would pass the end of a region that ends before its file, \
                  storlab goes round to the region's start and moves all of its bytes",
-                spec.random_percent
+                share
             ));
         }
         self.apply_replay(&mut spec);
@@ -759,6 +810,7 @@ impl JobDraft {
             (r, w) => (r * 100 / (r + w)).clamp(1, 99) as u8,
         };
         spec.random_percent = 0;
+        spec.random_percent_write = None;
         // The buffers must hold the largest I/O of the trace; a block size only sizes them.
         let largest = trace
             .max_len_bytes()
@@ -949,7 +1001,7 @@ pub(crate) fn note_fio_differences(jobs: &mut [JobSpec]) {
 /// fio's alignment of `job`'s random offsets (`blockalign`, by default the smallest block
 /// size), when storlab's default alignment puts them elsewhere.
 fn fio_alignment(job: &JobSpec) -> Option<u64> {
-    if job.align_given || job.random_percent == 0 {
+    if job.align_given || (job.random_percent == 0 && job.random_percent_writes() == 0) {
         return None;
     }
     let smallest = job
@@ -962,7 +1014,7 @@ fn fio_alignment(job: &JobSpec) -> Option<u64> {
     };
     // The random map spaces one fixed size a block apart, rounded up to the alignment
     // (`storlab_runner::offsets`); every other random offset is a multiple of the alignment.
-    let storlab_spacing = if one_size && job.random_map && job.random_percent == 100 {
+    let storlab_spacing = if one_size && job.random_map && job.fully_random() {
         smallest.next_multiple_of(job.align_bytes.max(1))
     } else {
         job.align_bytes
@@ -1274,10 +1326,6 @@ fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"
         }
-        "verify_state_save" => {
-            "accepted, no effect: storlab writes no verify state file (fio's default writes one \
-             that only fio's verify_state_load reads)"
-        }
         "cpus_allowed" | "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
         }
@@ -1292,6 +1340,151 @@ const IOPRIO_CLASS_LAST: u64 = 3;
 /// linux/ioprio.h: levels `0..IOPRIO_NR_LEVELS` (8) within the real-time and best-effort
 /// classes, the values fio's `cmdprio` takes.
 const IOPRIO_LEVEL_LAST: u64 = 7;
+
+/// `cmdprio_class`: a class of linux/ioprio.h that carries a level.
+fn parse_ioprio_class(text: &str) -> Result<u8, ApplyError> {
+    match parse_count(text)? {
+        class @ IOPRIO_CLASS_FIRST..=IOPRIO_CLASS_LAST => Ok(class as u8),
+        _ => Err(ApplyError::Invalid(
+            "use 1 (real-time), 2 (best-effort) or 3 (idle)".into(),
+        )),
+    }
+}
+
+/// `cmdprio`: a level within a class.
+fn parse_ioprio_level(text: &str) -> Result<u8, ApplyError> {
+    match parse_count(text)? {
+        level @ 0..=IOPRIO_LEVEL_LAST => Ok(level as u8),
+        _ => Err(ApplyError::Invalid(format!(
+            "a priority level is 0 (highest) to {IOPRIO_LEVEL_LAST}"
+        ))),
+    }
+}
+
+/// fio's `read,write[,trim]` form of a cmdprio key (one value: every direction). fio gives
+/// trims no command priority (engines/cmdprio.h: reads and writes only) and storlab's jobs
+/// issue none, so a trim value is checked with `parse` and has no use. An empty value leaves
+/// its direction unset.
+fn read_write_dropping_trim<T: Clone>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, ApplyError>,
+) -> Result<(Option<T>, Option<T>), ApplyError> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let parse_part = |part: &str| -> Result<Option<T>, ApplyError> {
+        if part.is_empty() {
+            Ok(None)
+        } else {
+            parse(part).map(Some)
+        }
+    };
+    match parts.as_slice() {
+        [both] => match parse_part(both)? {
+            Some(value) => Ok((Some(value.clone()), Some(value))),
+            None => Err(ApplyError::Invalid("a value is needed".into())),
+        },
+        [read, write] => Ok((parse_part(read)?, parse_part(write)?)),
+        [read, write, trim] => {
+            parse_part(trim)?;
+            Ok((parse_part(read)?, parse_part(write)?))
+        }
+        _ => Err(ApplyError::Invalid(format!(
+            "'{text}' has more than three values (read,write,trim)"
+        ))),
+    }
+}
+
+/// fio's limit on `cmdprio_bssplit` entries per direction (BSSPLIT_MAX).
+const CMDPRIO_BSSPLIT_ENTRIES_MAX: usize = 64;
+
+/// `cmdprio_bssplit` as fio 3.33 reads it (options.c, `split_parse_prio_ddir`): per direction
+/// (`READ,WRITE[,TRIM]`, one list for all; the trim list is checked and has no use) a
+/// `:`-separated list of `SIZE/PERCENT` or `SIZE/PERCENT/CLASS/LEVEL`, at most 64, sorted by
+/// size with 0% entries dropped; the entries of one size may not add up past 100%.
+fn parse_cmdprio_bssplit(text: &str) -> Result<(Vec<CmdPrioSplit>, Vec<CmdPrioSplit>), ApplyError> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let (read, write) = match parts.as_slice() {
+        [all] => (*all, *all),
+        [read, write] => (*read, *write),
+        [read, write, trim] => {
+            parse_cmdprio_bssplit_list(trim)?;
+            (*read, *write)
+        }
+        _ => {
+            return Err(ApplyError::Invalid(format!(
+                "'{text}' has more than three lists (read,write,trim)"
+            )))
+        }
+    };
+    let (read, write) = (
+        parse_cmdprio_bssplit_list(read)?,
+        parse_cmdprio_bssplit_list(write)?,
+    );
+    if read.is_empty() && write.is_empty() {
+        return Err(ApplyError::Invalid(
+            "a list SIZE/PERCENT[/CLASS/LEVEL]:... is needed".into(),
+        ));
+    }
+    Ok((read, write))
+}
+
+/// One direction's `cmdprio_bssplit` list (see [`parse_cmdprio_bssplit`]).
+fn parse_cmdprio_bssplit_list(list: &str) -> Result<Vec<CmdPrioSplit>, ApplyError> {
+    let mut entries = Vec::new();
+    // fio stops at the first empty entry (`4k/10::8k/20` is `4k/10`).
+    for entry in list.split(':').take_while(|e| !e.trim().is_empty()) {
+        let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
+        let invalid = || {
+            ApplyError::Invalid(format!(
+                "'{entry}' is not SIZE/PERCENT or SIZE/PERCENT/CLASS/LEVEL"
+            ))
+        };
+        let (size, percent, class_level) = match fields.as_slice() {
+            [size] => (*size, None, None),
+            [size, percent] => (*size, Some(*percent), None),
+            [size, percent, class, level] => (
+                *size,
+                Some(*percent),
+                Some((parse_ioprio_class(class)?, parse_ioprio_level(level)?)),
+            ),
+            _ => return Err(invalid()),
+        };
+        let block_size_bytes = parse_size(size)?;
+        // fio: a missing percentage is 0, one above 100 is 100.
+        let percent = match percent {
+            Some(p) => parse_count(p)?.min(100) as u8,
+            None => 0,
+        };
+        if percent > 0 {
+            entries.push(CmdPrioSplit {
+                block_size_bytes,
+                percent,
+                class_level,
+            });
+        }
+    }
+    if entries.len() > CMDPRIO_BSSPLIT_ENTRIES_MAX {
+        return Err(ApplyError::Invalid(format!(
+            "more than {CMDPRIO_BSSPLIT_ENTRIES_MAX} entries (fio's limit)"
+        )));
+    }
+    // Stable, as fio's qsort keeps equal sizes in no promised order; the order within one
+    // size only decides which priority a draw lands on, not how many I/Os get one.
+    entries.sort_by_key(|e| e.block_size_bytes);
+    for size in entries.iter().map(|e| e.block_size_bytes) {
+        let total: u32 = entries
+            .iter()
+            .filter(|e| e.block_size_bytes == size)
+            .map(|e| u32::from(e.percent))
+            .sum();
+        if total > 100 {
+            return Err(ApplyError::Invalid(format!(
+                "the entries for {} add up to {total}%, above 100%",
+                crate::size::format_size(size)
+            )));
+        }
+    }
+    Ok(entries)
+}
 
 /// A size of `0` is accepted (fio's default); anything else is refused with `why`.
 fn refuse_unless_zero(value: &str, why: &str) -> Result<(), ApplyError> {
@@ -1792,10 +1985,15 @@ pub static KEYS: &[KeyDef] = &[
         name: "percentage_random",
         aliases: &[],
         bare: false,
-        meaning: "percent of random offsets in a rand* job (default 100)",
+        meaning: "percent of random offsets in a rand* job (default 100); or read,write percents",
         field: "percentage_random",
         apply: |d, v| {
-            d.percentage_random = Some(single_for_both(v, parse_percent)?);
+            // fio's `read,write,trim` form; storlab's jobs issue no trims, so the trim share
+            // is checked and has no use (as in fio for a job without trims).
+            let (read, write) =
+                read_write_dropping_trim(v, |t| parse_percent(t).map_err(ApplyError::from))?;
+            d.percentage_random_read = read;
+            d.percentage_random_write = write;
             Ok(())
         },
     },
@@ -1921,30 +2119,12 @@ pub static KEYS: &[KeyDef] = &[
         name: "cmdprio_class",
         aliases: &[],
         bare: false,
-        meaning: "io_uring: priority class of the cmdprio_percentage I/Os: 1 real-time (default), 2 best-effort, 3 idle",
+        meaning: "io_uring, libaio: priority class of the I/Os cmdprio_percentage or cmdprio_bssplit picks: 1 real-time (default), 2 best-effort, 3 idle; or read,write classes",
         field: "cmdprio_class",
         apply: |d, v| {
-            let (read, write) = split_read_write(v)?;
-            let class = |text: Option<&str>| -> Result<Option<u8>, ApplyError> {
-                let Some(text) = text.filter(|t| !t.is_empty()) else {
-                    return Ok(None);
-                };
-                match parse_count(text)? {
-                    class @ IOPRIO_CLASS_FIRST..=IOPRIO_CLASS_LAST => Ok(Some(class as u8)),
-                    _ => Err(ApplyError::Invalid(
-                        "use 1 (real-time), 2 (best-effort) or 3 (idle)".into(),
-                    )),
-                }
-            };
-            let (read, write) = (class(read)?, class(write)?);
-            if read.is_some() && write.is_some() && read != write {
-                return Err(ApplyError::Unsupported(
-                    "storlab gives reads and writes one class; fio's read,write form with two \
-                     classes is not supported"
-                        .into(),
-                ));
-            }
-            d.engine_tuning.cmdprio_class = read.or(write);
+            let (read, write) = read_write_dropping_trim(v, parse_ioprio_class)?;
+            d.engine_tuning.cmdprio.read.class = read;
+            d.engine_tuning.cmdprio.write.class = write;
             Ok(())
         },
     },
@@ -1952,30 +2132,12 @@ pub static KEYS: &[KeyDef] = &[
         name: "cmdprio",
         aliases: &[],
         bare: false,
-        meaning: "io_uring: priority level (0 highest to 7) of the cmdprio_percentage I/Os within their class",
+        meaning: "io_uring, libaio: priority level (0 highest to 7) of the I/Os cmdprio_percentage or cmdprio_bssplit picks; or read,write levels",
         field: "cmdprio_level",
         apply: |d, v| {
-            let (read, write) = split_read_write(v)?;
-            let level = |text: Option<&str>| -> Result<Option<u8>, ApplyError> {
-                let Some(text) = text.filter(|t| !t.is_empty()) else {
-                    return Ok(None);
-                };
-                match parse_count(text)? {
-                    level @ 0..=IOPRIO_LEVEL_LAST => Ok(Some(level as u8)),
-                    _ => Err(ApplyError::Invalid(format!(
-                        "a priority level is 0 (highest) to {IOPRIO_LEVEL_LAST}"
-                    ))),
-                }
-            };
-            let (read, write) = (level(read)?, level(write)?);
-            if read.is_some() && write.is_some() && read != write {
-                return Err(ApplyError::Unsupported(
-                    "storlab gives reads and writes one level; fio's read,write form with two \
-                     levels is not supported"
-                        .into(),
-                ));
-            }
-            d.engine_tuning.cmdprio_level = read.or(write);
+            let (read, write) = read_write_dropping_trim(v, parse_ioprio_level)?;
+            d.engine_tuning.cmdprio.read.level = read;
+            d.engine_tuning.cmdprio.write.level = write;
             Ok(())
         },
     },
@@ -1994,10 +2156,26 @@ pub static KEYS: &[KeyDef] = &[
         name: "cmdprio_percentage",
         aliases: &[],
         bare: false,
-        meaning: "io_uring: percent of I/Os issued with the real-time I/O priority class",
+        meaning: "io_uring, libaio: percent of I/Os issued with an I/O priority (cmdprio_class, cmdprio); or read,write percents",
         field: "cmdprio_percentage",
         apply: |d, v| {
-            d.engine_tuning.cmdprio_percentage = single_for_both(v, parse_percent)?;
+            let (read, write) =
+                read_write_dropping_trim(v, |t| parse_percent(t).map_err(ApplyError::from))?;
+            d.engine_tuning.cmdprio.read.percentage = read.unwrap_or(0);
+            d.engine_tuning.cmdprio.write.percentage = write.unwrap_or(0);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cmdprio_bssplit",
+        aliases: &[],
+        bare: false,
+        meaning: "io_uring, libaio: percent of the I/Os of each block size issued with an I/O priority, SIZE/PERCENT[/CLASS/LEVEL]:...; or read,write lists",
+        field: "cmdprio_bssplit",
+        apply: |d, v| {
+            let (read, write) = parse_cmdprio_bssplit(v)?;
+            d.engine_tuning.cmdprio.read.bssplit = read;
+            d.engine_tuning.cmdprio.write.bssplit = write;
             Ok(())
         },
     },
@@ -2781,12 +2959,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify_state_save",
         aliases: &[],
         bare: true,
-        meaning: "fio's verify state file: accepted, storlab writes none",
+        meaning: "write fio's verify state file local-JOB-N-verify.state at a writing verify job's end (default 1, as fio)",
         field: "verify_state_save",
         apply: |d, v| {
-            if parse_bool(v)? {
-                accept_without_effect(d, "verify_state_save");
-            }
+            d.verify_state_save = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -3178,7 +3354,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RateIops, DEFAULT_SEED};
+    use crate::model::{CmdPrio, CmdPrioDirection, RateIops, DEFAULT_SEED};
 
     fn draft(settings: &[(&str, Option<&str>)]) -> Result<JobSpec, JobError> {
         let mut d = JobDraft::new();
@@ -3356,7 +3532,16 @@ mod tests {
                 registerfiles: Some(false),
                 sqthread_poll: true,
                 vectored: true,
-                cmdprio_percentage: 30,
+                cmdprio: CmdPrio {
+                    read: CmdPrioDirection {
+                        percentage: 30,
+                        ..CmdPrioDirection::default()
+                    },
+                    write: CmdPrioDirection {
+                        percentage: 30,
+                        ..CmdPrioDirection::default()
+                    },
+                },
                 ..EngineTuning::default()
             }
         );
@@ -4196,7 +4381,8 @@ mod tests {
             ("sqthread_poll_cpu", Some("3")),
         ])
         .unwrap();
-        assert_eq!(spec.engine_tuning.cmdprio_class, Some(2));
+        assert_eq!(spec.engine_tuning.cmdprio.read.class, Some(2));
+        assert_eq!(spec.engine_tuning.cmdprio.write.class, Some(2));
         assert_eq!(spec.engine_tuning.sqthread_poll_cpu, Some(3));
         assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
         let class = |v: &str| {
@@ -4208,8 +4394,16 @@ mod tests {
             .map_err(|e| e.to_string())
         };
         assert!(class("4").unwrap_err().contains("use 1 (real-time)"));
-        assert!(class("1,2").unwrap_err().contains("one class"));
-        assert!(class("3,3").is_ok());
+        // fio's read,write[,trim] form: each direction its own class (trims carry none).
+        let both = class("1,2").unwrap().engine_tuning.cmdprio;
+        assert_eq!((both.read.class, both.write.class), (Some(1), Some(2)));
+        let only_writes = class(",3,1").unwrap().engine_tuning.cmdprio;
+        assert_eq!(
+            (only_writes.read.class, only_writes.write.class),
+            (None, Some(3))
+        );
+        assert!(class("1,2,4").unwrap_err().contains("use 1 (real-time)"));
+        assert!(class("1,2,3,1").unwrap_err().contains("more than three"));
         // Without cmdprio_percentage the class changes nothing, as in fio: a warning.
         let warnings = class("2").unwrap().warnings;
         assert!(
@@ -4232,19 +4426,140 @@ mod tests {
             draft(&pairs).map_err(|e| e.to_string())
         };
         let spec = level("5", true).unwrap();
-        assert_eq!(spec.engine_tuning.cmdprio_level, Some(5));
+        assert_eq!(spec.engine_tuning.cmdprio.read.level, Some(5));
+        assert_eq!(spec.engine_tuning.cmdprio.write.level, Some(5));
         assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
-        assert_eq!(
-            level("4,4", true).unwrap().engine_tuning.cmdprio_level,
-            Some(4)
-        );
+        let two = level("1,2", true).unwrap().engine_tuning.cmdprio;
+        assert_eq!((two.read.level, two.write.level), (Some(1), Some(2)));
         assert!(level("8", true).unwrap_err().contains("0 (highest) to 7"));
-        assert!(level("1,2", true).unwrap_err().contains("one level"));
         // Without cmdprio_percentage the level changes nothing, as in fio: a warning.
         let warnings = level("3", false).unwrap().warnings;
         assert!(
             warnings.iter().any(|w| w.contains("cmdprio")),
             "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn cmdprio_percentage_takes_a_share_per_direction() {
+        let percentage = |v: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("ioengine", Some("libaio")),
+                ("cmdprio_percentage", Some(v)),
+            ])
+            .map(|spec| {
+                let cmdprio = spec.engine_tuning.cmdprio;
+                (cmdprio.read.percentage, cmdprio.write.percentage)
+            })
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(percentage("20"), Ok((20, 20)));
+        assert_eq!(percentage("20,70"), Ok((20, 70)));
+        assert_eq!(percentage("0,70,50"), Ok((0, 70)));
+        assert_eq!(percentage(",40"), Ok((0, 40)));
+        assert!(percentage("20,101").unwrap_err().contains("101"));
+    }
+
+    #[test]
+    fn cmdprio_bssplit_reads_both_of_fios_forms() {
+        let bssplit = |v: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("ioengine", Some("io_uring")),
+                ("cmdprio_bssplit", Some(v)),
+            ])
+            .map(|spec| spec.engine_tuning.cmdprio)
+            .map_err(|e| e.to_string())
+        };
+        let split = |block_size_bytes, percent, class_level| CmdPrioSplit {
+            block_size_bytes,
+            percent,
+            class_level,
+        };
+        // One list for both directions, sorted by size, 0% entries dropped.
+        let both = bssplit("64k/50:4k/10:8k/0").unwrap();
+        let expected = vec![split(4096, 10, None), split(65536, 50, None)];
+        assert_eq!(both.read.bssplit, expected);
+        assert_eq!(both.write.bssplit, expected);
+        // The second form, per direction; a trim list is checked and has no use.
+        let apart = bssplit("4k/30/2/7:4k/20/1/0,16k/100,4k/5").unwrap();
+        assert_eq!(
+            apart.read.bssplit,
+            vec![split(4096, 30, Some((2, 7))), split(4096, 20, Some((1, 0)))]
+        );
+        assert_eq!(apart.write.bssplit, vec![split(16384, 100, None)]);
+        // fio: a share above 100 is 100.
+        assert_eq!(
+            bssplit("4k/150").unwrap().read.bssplit,
+            vec![split(4096, 100, None)]
+        );
+        for (bad, why) in [
+            ("4k/60:4k/50", "above 100%"),
+            ("4k/10/1", "SIZE/PERCENT/CLASS/LEVEL"),
+            ("4k/10/4/0", "use 1 (real-time)"),
+            ("4k/10/1/8", "0 (highest) to 7"),
+            ("4k/0", "is needed"),
+        ] {
+            let error = bssplit(bad).unwrap_err();
+            assert!(error.contains(why), "{bad}: {error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+        // fio: mutually exclusive with cmdprio_percentage.
+        let error = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("cmdprio_bssplit", Some("4k/10")),
+            ("cmdprio_percentage", Some("5")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("mutually exclusive"), "{error}");
+        // On an engine without command priorities: a warning, as for cmdprio_percentage.
+        let psync = draft(&[("size", Some("1M")), ("cmdprio_bssplit", Some("4k/10"))]).unwrap();
+        assert!(
+            psync.warnings.iter().any(|w| w.contains("cmdprio_bssplit")),
+            "{:?}",
+            psync.warnings
+        );
+    }
+
+    #[test]
+    fn percentage_random_takes_a_share_per_direction() {
+        let shares = |rw: &str, v: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("rw", Some(rw)),
+                ("percentage_random", Some(v)),
+            ])
+            .map(|spec| (spec.random_percent, spec.random_percent_write))
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(shares("randrw", "30,70"), Ok((30, Some(70))));
+        assert_eq!(shares("randrw", "40"), Ok((40, None)));
+        // A trim share is checked and has no use (storlab's jobs issue no trims).
+        assert_eq!(shares("randrw", "50,50,10"), Ok((50, None)));
+        // A job in one direction keeps that direction's share.
+        assert_eq!(shares("randwrite", "30,70"), Ok((70, None)));
+        assert_eq!(shares("randread", "30,70"), Ok((30, None)));
+        assert_eq!(shares("randrw", ",70"), Ok((100, Some(70))));
+        assert!(shares("randrw", "30,170").unwrap_err().contains("170"));
+        assert!(shares("randrw", "1,2,3,4")
+            .unwrap_err()
+            .contains("more than three"));
+        // The run-time note on fio's early end names the partly random share.
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("randrw")),
+            ("percentage_random", Some("100,60")),
+        ])
+        .unwrap();
+        assert!(
+            spec.warnings
+                .iter()
+                .any(|w| w.contains("percentage_random=60")),
+            "{:?}",
+            spec.warnings
         );
     }
 }

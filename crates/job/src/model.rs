@@ -129,7 +129,7 @@ pub const OUT_OF_SCOPE_ENGINES: &[&str] = &[
 
 /// fio's engine options (`hipri`, `fixedbufs`, `userspace_reap`, ...): what the chosen engine
 /// does at setup or per I/O. Each has no effect on an engine that lacks it (validation warns).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineTuning {
     /// io_uring: poll for completions (`IORING_SETUP_IOPOLL`); pvsync2: `RWF_HIPRI`.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -150,16 +150,10 @@ pub struct EngineTuning {
     /// io_uring `nonvectored=0`: READV/WRITEV with one iovec instead of READ/WRITE.
     #[serde(default, skip_serializing_if = "is_false")]
     pub vectored: bool,
-    /// io_uring `cmdprio_percentage`: share of I/Os issued with the real-time I/O priority class.
-    #[serde(default, skip_serializing_if = "is_zero_u8")]
-    pub cmdprio_percentage: u8,
-    /// io_uring `cmdprio_class`: the I/O priority class of those I/Os (1 real-time, fio's
-    /// default; 2 best-effort; 3 idle), at level 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cmdprio_class: Option<u8>,
-    /// io_uring `cmdprio`: the priority level (0 highest … 7) within that class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cmdprio_level: Option<u8>,
+    /// fio's cmdprio family (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
+    /// `cmdprio_bssplit`) for io_uring and libaio, per direction.
+    #[serde(default, skip_serializing_if = "CmdPrio::is_unset")]
+    pub cmdprio: CmdPrio,
     /// io_uring `sqthread_poll_cpu`: the CPU the `sqthread_poll` kernel thread is bound to
     /// (`IORING_SETUP_SQ_AFF`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,17 +187,29 @@ impl EngineTuning {
         check(self.registerfiles.is_some(), uring, "registerfiles");
         check(self.sqthread_poll, uring, "sqthread_poll");
         check(self.vectored, uring, "nonvectored");
-        check(self.cmdprio_percentage > 0, uring, "cmdprio_percentage");
-        // As in fio, the class is that of the I/Os `cmdprio_percentage` picks, and the CPU
-        // that of the `sqthread_poll` thread.
+        let cmdprio_engine = uring || engine == EngineKind::Libaio;
+        let (read, write) = (&self.cmdprio.read, &self.cmdprio.write);
         check(
-            self.cmdprio_class.is_some(),
-            uring && self.cmdprio_percentage > 0,
+            read.percentage > 0 || write.percentage > 0,
+            cmdprio_engine,
+            "cmdprio_percentage",
+        );
+        check(
+            !read.bssplit.is_empty() || !write.bssplit.is_empty(),
+            cmdprio_engine,
+            "cmdprio_bssplit",
+        );
+        // As in fio, the class and level are those of the I/Os `cmdprio_percentage` or
+        // `cmdprio_bssplit` picks, and the CPU that of the `sqthread_poll` thread.
+        let picks = cmdprio_engine && self.cmdprio.is_set();
+        check(
+            read.class.is_some() || write.class.is_some(),
+            picks,
             "cmdprio_class",
         );
         check(
-            self.cmdprio_level.is_some(),
-            uring && self.cmdprio_percentage > 0,
+            read.level.is_some() || write.level.is_some(),
+            picks,
             "cmdprio",
         );
         check(
@@ -222,6 +228,71 @@ impl EngineTuning {
 
 fn is_zero_u8(value: &u8) -> bool {
     *value == 0
+}
+
+/// fio's cmdprio family for reads and for writes (fio's `read,write` forms; trims carry no
+/// priority in fio, so a third value is accepted and has no use): which I/Os io_uring and
+/// libaio submit with an I/O priority (engines/cmdprio.c in fio 3.33).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrio {
+    #[serde(default, skip_serializing_if = "CmdPrioDirection::is_unset")]
+    pub read: CmdPrioDirection,
+    #[serde(default, skip_serializing_if = "CmdPrioDirection::is_unset")]
+    pub write: CmdPrioDirection,
+}
+
+impl CmdPrio {
+    /// Nothing given for either direction.
+    pub fn is_unset(&self) -> bool {
+        self.read.is_unset() && self.write.is_unset()
+    }
+
+    /// Some I/Os get a priority: `cmdprio_percentage` or `cmdprio_bssplit` is set.
+    pub fn is_set(&self) -> bool {
+        self.read.picks_ios() || self.write.picks_ios()
+    }
+}
+
+/// One direction's share of fio's cmdprio family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrioDirection {
+    /// `cmdprio_percentage`: share of this direction's I/Os given the priority.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub percentage: u8,
+    /// `cmdprio_class` (linux/ioprio.h: 1 real-time, fio's default; 2 best-effort; 3 idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// `cmdprio`: the level (0 highest … 7) within that class; fio's default is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<u8>,
+    /// `cmdprio_bssplit`: shares of the I/Os of each block size, sorted by size (fio sorts
+    /// them; several entries of one size add up), entries of 0% dropped as fio drops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bssplit: Vec<CmdPrioSplit>,
+}
+
+impl CmdPrioDirection {
+    fn is_unset(&self) -> bool {
+        *self == CmdPrioDirection::default()
+    }
+
+    /// `cmdprio_percentage` or `cmdprio_bssplit` picks some of this direction's I/Os.
+    pub fn picks_ios(&self) -> bool {
+        self.percentage > 0 || !self.bssplit.is_empty()
+    }
+}
+
+/// One `cmdprio_bssplit` entry: `SIZE/PERCENT` (the class and level of `cmdprio_class` and
+/// `cmdprio`) or fio's second form `SIZE/PERCENT/CLASS/LEVEL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrioSplit {
+    /// The I/O size the entry applies to (fio compares it with the I/O's length exactly).
+    pub block_size_bytes: u64,
+    /// Share of the I/Os of that size given this entry's priority.
+    pub percent: u8,
+    /// The entry's own class and level (second form); `None` takes the direction's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_level: Option<(u8, u8)>,
 }
 
 /// What storlab tells the kernel about a worker's access pattern on its region (fio's
@@ -798,6 +869,10 @@ pub struct JobSpec {
     pub read_percent: u8,
     /// Share of I/Os at a random offset, 0..=100 (`rw=rand*` → 100, `percentage_random`).
     pub random_percent: u8,
+    /// Writes' share of random offsets when fio's `percentage_random=READ,WRITE` gives a mixed
+    /// job two different shares; `None`: writes take `random_percent` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_percent_write: Option<u8>,
     /// fio's random map (on unless `norandommap`): a fully random job with one block size
     /// visits every block of its region once per pass. Off, offsets are drawn independently and
     /// may repeat, as IOMeter and CrystalDiskMark draw them. (Records written before this field
@@ -867,6 +942,13 @@ pub struct JobSpec {
     /// the read-back checks it. `None` with `verify`: storlab's own per-write data only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_spec: Option<VerifySpec>,
+    /// fio's `verify_state_save` (set only with `verify`, `do_verify=0` included): a writing job
+    /// leaves fio's verify state file
+    /// `local-NAME-N-verify.state` (N the clone's thread index from 0) in the current
+    /// directory at its end. On by default in fio job files and flags, as in fio; off in
+    /// storlab's presets and in jobs built in code.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_save: bool,
     /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
     #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
     pub continue_on_error: ContinueOnError,
@@ -947,6 +1029,7 @@ impl JobSpec {
             invalidate: true,
             read_percent: 100,
             random_percent: 100,
+            random_percent_write: None,
             random_map: true,
             block_size_read: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
             block_size_write: BlockSizeSpec::Fixed(DEFAULT_ALIGN_BYTES),
@@ -972,6 +1055,7 @@ impl JobSpec {
             seed: DEFAULT_SEED,
             verify: false,
             verify_spec: None,
+            verify_state_save: false,
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
             group_reporting: false,
@@ -1029,11 +1113,24 @@ impl JobSpec {
     pub fn access_advice(&self) -> AccessAdvice {
         match self.fadvise_hint {
             FadviseHint::Off => AccessAdvice::Normal,
-            FadviseHint::JobType if self.random_percent > 0 => AccessAdvice::Random,
+            FadviseHint::JobType if self.random_percent > 0 || self.random_percent_writes() > 0 => {
+                AccessAdvice::Random
+            }
             FadviseHint::JobType => AccessAdvice::Sequential,
             FadviseHint::Random => AccessAdvice::Random,
             FadviseHint::Sequential => AccessAdvice::Sequential,
         }
+    }
+
+    /// Writes' share of random offsets (`random_percent` unless fio's `read,write` form of
+    /// `percentage_random` gave them their own).
+    pub fn random_percent_writes(&self) -> u8 {
+        self.random_percent_write.unwrap_or(self.random_percent)
+    }
+
+    /// Every I/O of the job, in either direction, goes to a random offset.
+    pub fn fully_random(&self) -> bool {
+        self.random_percent == 100 && self.random_percent_writes() == 100
     }
 
     /// Largest I/O this job can issue in either direction.
@@ -1054,7 +1151,7 @@ impl JobSpec {
 
     /// The fio-style `rw=` name of this job's direction/randomness mix.
     pub fn rw_name(&self) -> &'static str {
-        let random = self.random_percent == 100;
+        let random = self.fully_random();
         match (self.read_percent, random) {
             (100, false) => "read",
             (100, true) => "randread",

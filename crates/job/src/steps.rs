@@ -301,6 +301,7 @@ fn prepare_job(template: &JobSpec, what: &str, random_percent: u8) -> JobSpec {
     job.name = format!("{}:{what}", template.name);
     job.read_percent = 0;
     job.random_percent = random_percent;
+    job.random_percent_write = None;
     // Both directions fixed: a measured job's block sizes (a range, a split) need not fit the
     // region a preparation runs on; the fill and the fragmenting writes set their own.
     job.block_size_read = BlockSizeSpec::Fixed(SEQ_FILL_BLOCK_BYTES);

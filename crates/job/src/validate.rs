@@ -91,10 +91,11 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
             "read share is above 100%".into(),
         );
     }
-    if u64::from(spec.random_percent) > PERCENT_MAX {
+    let random_share_max = spec.random_percent.max(spec.random_percent_writes());
+    if u64::from(random_share_max) > PERCENT_MAX {
         return invalid(
             "percentage_random",
-            spec.random_percent.to_string(),
+            random_share_max.to_string(),
             "random share is above 100%".into(),
         );
     }
@@ -601,7 +602,10 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
 
 fn push_warnings(spec: &mut JobSpec) {
     let mut warnings = Vec::new();
-    if !spec.random_distribution.is_random() && spec.random_percent == 0 {
+    if !spec.random_distribution.is_random()
+        && spec.random_percent == 0
+        && spec.random_percent_writes() == 0
+    {
         warnings.push(format!(
             "random_distribution has no effect with sequential rw={}; use a rand* mode (fio \
              ignores it there too)",

@@ -5,7 +5,8 @@
 //! is counted too. A file's device is the one holding its filesystem (a partition counts as its
 //! whole disk, as fio reports it); simulated targets and filesystems with no block device
 //! (tmpfs, overlayfs) have none. A device-mapper or md device also gets fio's aggregate of the
-//! devices beneath it (`/sys/block/DEV/slaves/*/stat`, diskutil.c).
+//! devices beneath it (`/sys/block/DEV/slaves/*/stat`, diskutil.c), and each of those devices
+//! is listed after it with its own counters, as fio lists them.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -45,6 +46,51 @@ fn slave_stat_paths(disk_dir: &Path) -> Vec<PathBuf> {
         .collect();
     paths.sort();
     paths
+}
+
+/// Samples `disk_dir`'s counters as device `name`, then its slaves' as devices of their own
+/// (each once, by name), as fio's diskutil.c lists them: `disk_util_add` puts the device on
+/// the list, then `find_add_disk_slaves` adds each slave after it, and their slaves in turn.
+/// A slave that is a partition counts as its whole disk (fio's `__init_per_file_disk_util`).
+fn add_device(devices: &mut Vec<Device>, name: String, disk_dir: &Path) {
+    if devices.iter().any(|d| d.name == name) {
+        return;
+    }
+    let stat_path = disk_dir.join("stat");
+    let Some(start) = read_stat(&stat_path) else {
+        return;
+    };
+    let slave_paths = slave_stat_paths(disk_dir);
+    let slaves = slave_paths
+        .iter()
+        .filter_map(|path| Some((path.clone(), read_stat(path)?)))
+        .collect();
+    devices.push(Device {
+        name,
+        stat_path,
+        start,
+        slaves,
+    });
+    for slave_stat in slave_paths {
+        let Some(slave_dir) = slave_stat
+            .parent()
+            .and_then(|link| std::fs::canonicalize(link).ok())
+        else {
+            continue;
+        };
+        let whole_disk = match slave_dir.parent() {
+            Some(parent) if parent.join("queue").is_dir() => parent.to_path_buf(),
+            _ => slave_dir,
+        };
+        let Some(slave_name) = whole_disk.file_name() else {
+            continue;
+        };
+        add_device(
+            devices,
+            slave_name.to_string_lossy().into_owned(),
+            &whole_disk,
+        );
+    }
 }
 
 /// Each counter's change between `start` and `now` (the counters only grow; a reset reads 0).
@@ -108,24 +154,8 @@ impl DiskUtilWindow {
             let Some((name, stat_path)) = storlab_engine::device_stats::whole_disk_of(path) else {
                 continue;
             };
-            if devices.iter().any(|d| d.stat_path == stat_path) {
-                continue;
-            }
-            if let Some(start) = read_stat(&stat_path) {
-                let slaves = stat_path
-                    .parent()
-                    .map(slave_stat_paths)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|path| Some((read_stat(&path)?, path)))
-                    .map(|(start, path)| (path, start))
-                    .collect();
-                devices.push(Device {
-                    name,
-                    stat_path,
-                    start,
-                    slaves,
-                });
+            if let Some(disk_dir) = stat_path.parent() {
+                add_device(&mut devices, name, disk_dir);
             }
         }
         DiskUtilWindow {
@@ -209,6 +239,43 @@ mod tests {
         fields[FIELD_TIME_IN_QUEUE_MS] = busy_queue[1];
         let text: Vec<String> = fields.iter().map(u64::to_string).collect();
         format!("{}\n", text.join(" "))
+    }
+
+    /// fio lists a dm device, then each device beneath it with its own counters, each once:
+    /// a fixture tree of `dm-1` over `dm-0` and `loop7`, `dm-0` over `loop7` too, and
+    /// `loop7`'s partition slave of another dm device counting as `loop7`.
+    #[test]
+    fn the_devices_beneath_a_dm_device_are_listed_after_it() {
+        let root = tempfile::tempdir().unwrap();
+        let stat = stat_line([1, 2], [0, 0], [3, 4], [5, 6]);
+        for disk in ["dm-1", "dm-0", "loop7", "dm-2"] {
+            std::fs::create_dir_all(root.path().join(disk).join("slaves")).unwrap();
+            std::fs::write(root.path().join(disk).join("stat"), &stat).unwrap();
+        }
+        std::fs::create_dir_all(root.path().join("loop7/queue")).unwrap();
+        std::fs::create_dir_all(root.path().join("loop7/loop7p1")).unwrap();
+        std::fs::write(root.path().join("loop7/loop7p1/stat"), &stat).unwrap();
+        let link = |disk: &str, slave: &str, to: &str| {
+            std::os::unix::fs::symlink(
+                root.path().join(to),
+                root.path().join(disk).join("slaves").join(slave),
+            )
+            .unwrap();
+        };
+        link("dm-1", "dm-0", "dm-0");
+        link("dm-1", "loop7", "loop7");
+        link("dm-0", "loop7", "loop7");
+        link("dm-2", "loop7p1", "loop7/loop7p1");
+        let mut devices = Vec::new();
+        add_device(&mut devices, "dm-1".into(), &root.path().join("dm-1"));
+        let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dm-1", "dm-0", "loop7"]);
+        assert_eq!(devices[0].slaves.len(), 2);
+        assert!(devices[2].slaves.is_empty());
+        let mut devices = Vec::new();
+        add_device(&mut devices, "dm-2".into(), &root.path().join("dm-2"));
+        let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dm-2", "loop7"]);
     }
 
     /// A dm device's fixture sysfs directory (`dm-0/stat`, `dm-0/slaves/{sda,sdb}/stat`): its

@@ -160,6 +160,25 @@ pub fn job_reports(
             .and_then(|sim| serde_json::to_value(sim).ok()),
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
+    let mut reports = reports_of_workers(outcome, region_bytes, &setup, notes);
+    // fio reports a job that verify stopped with EILSEQ as its error. storlab does not keep
+    // which worker found the bad block, so every report of the job carries it.
+    if outcome.verify_failure.is_some() {
+        for report in &mut reports {
+            report.error = storlab_job::ERRNO_EILSEQ;
+        }
+    }
+    reports
+}
+
+/// One report for the job (`group_reporting`, or one worker), or one per worker.
+fn reports_of_workers(
+    outcome: &JobOutcome,
+    region_bytes: u64,
+    setup: &dyn Fn(String, u64) -> JobSetup,
+    notes: JobNotes,
+) -> Vec<JobReport> {
+    let job = &outcome.job;
     if job.group_reporting || outcome.workers.len() == 1 {
         let mut merged = WorkerStats::new(storlab_runner::DEFAULT_INTERVAL_NS);
         for w in &outcome.workers {

@@ -134,8 +134,9 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     report.jobs = finished;
     report.disk_util = disks.finish();
     let (error, interrupted, complete) = match result {
-        Ok(outcomes) => (
-            None,
+        // A job verify stopped is in the report with its error; the run fails (fio exits 1).
+        Ok(mut outcomes) => (
+            outcomes.iter_mut().find_map(|o| o.verify_failure.take()),
             outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total,
             outcomes.iter().filter(|o| !o.interrupted).count(),
         ),

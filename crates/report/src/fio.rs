@@ -98,10 +98,16 @@ struct FioJob {
     /// errno of the first of them (0 when none failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     first_error: Option<i32>,
-    latency_depth: u32,
-    latency_target: u64,
-    latency_percentile: f64,
-    latency_window: u64,
+    /// fio's latency-target keys; absent for a `verify_only` job, as fio 3.33 leaves them out
+    /// there (its `latency_depth` is 0 when the job only verified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_depth: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_target: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_percentile: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_window: Option<u64>,
     /// storlab's warnings about this job's figures (not a fio key).
     storlab_warnings: Vec<String>,
 }
@@ -308,6 +314,8 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
     let workers = f64::from(job.setup.numjobs.max(1));
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     let continues = continues_on_error(job);
+    // fio 3.33 writes no latency-target keys for a job that only verified.
+    let latency_keys = !verify_only(job);
     FioJob {
         jobname: place.jobname.clone(),
         groupid: place.groupid,
@@ -340,10 +348,10 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         latency_ms,
         total_err: continues.then(|| job.directions().map(|(_, s)| s.errors).sum()),
         first_error: continues.then_some(job.first_error),
-        latency_depth: job.setup.iodepth,
-        latency_target: 0,
-        latency_percentile: PERCENT,
-        latency_window: 0,
+        latency_depth: latency_keys.then_some(job.setup.iodepth),
+        latency_target: latency_keys.then_some(0),
+        latency_percentile: latency_keys.then_some(PERCENT),
+        latency_window: latency_keys.then_some(0),
         storlab_warnings: job.notes.warnings.clone(),
     }
 }
@@ -444,16 +452,24 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
     }
 }
 
+/// Whether the job only verified (fio's `verify_only`): read back what it would have written.
+fn verify_only(job: &JobReport) -> bool {
+    job.setup.job["verify_spec"]["only"] == serde_json::Value::Bool(true)
+}
+
 /// Whether the job set fio's `continue_on_error` (the job specification carries the key only
 /// when it is not `none`).
 pub(crate) fn continues_on_error(job: &JobReport) -> bool {
     job.setup.job.get("continue_on_error").is_some()
 }
 
-/// fio's errno of a job: 0, or EIO when any I/O failed. Errors a job went on past leave it 0:
-/// fio clears the job's error when it counts one (io_u.c, `td_clear_error`).
+/// fio's errno of a job: the error that ended it (EILSEQ for a verify failure), else 0, or EIO
+/// when any I/O failed. Errors a job went on past leave it 0: fio clears the job's error when
+/// it counts one (io_u.c, `td_clear_error`).
 pub(crate) fn error_code(job: &JobReport) -> i32 {
-    if !continues_on_error(job) && job.directions().any(|(_, summary)| summary.errors > 0) {
+    if job.error != 0 {
+        job.error
+    } else if !continues_on_error(job) && job.directions().any(|(_, summary)| summary.errors > 0) {
         EIO
     } else {
         0

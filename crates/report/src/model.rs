@@ -196,6 +196,11 @@ pub struct JobReport {
     /// each direction's `errors`). Absent when none failed.
     #[serde(default, skip_serializing_if = "is_no_errno")]
     pub first_error: i32,
+    /// errno that ended the job (fio's job `error`): EILSEQ (84) when verify read back other
+    /// data than was written; the figures cover what ran until then. Absent for a job that
+    /// ended normally.
+    #[serde(default, skip_serializing_if = "is_no_errno")]
+    pub error: i32,
 }
 
 fn is_no_errno(errno: &i32) -> bool {
@@ -311,6 +316,7 @@ impl JobReport {
             depth: stats.depth.clone(),
             ranks: Vec::new(),
             first_error: stats.first_error_errno,
+            error: 0,
         }
     }
 

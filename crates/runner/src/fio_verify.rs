@@ -86,7 +86,7 @@ fn type_code(kind: VerifyKind) -> u16 {
 }
 
 /// fio's crc32c: Castagnoli, reflected, init all ones, *without* the final inversion.
-fn fio_crc32c(data: &[u8]) -> u32 {
+pub(crate) fn fio_crc32c(data: &[u8]) -> u32 {
     !crc32c::crc32c(data)
 }
 

@@ -17,6 +17,7 @@ pub mod state;
 mod steady;
 pub mod sweep;
 pub mod verify;
+mod verify_state;
 pub mod warning;
 pub mod worker;
 
@@ -112,6 +113,18 @@ pub struct JobOutcome {
     /// fio's per-I/O log files the job asked for (`write_bw_log`...), for the front end to
     /// write, in worker order.
     pub fio_logs: Vec<fio_log::FioLogFile>,
+    /// The verify failure that ended the job (`VerifyMismatch` or `FioVerify`). As fio, the
+    /// job's figures up to it are kept and reported with the job's error (EILSEQ), the other
+    /// jobs still run, and the run fails once they have.
+    pub verify_failure: Option<RunError>,
+}
+
+impl RunError {
+    /// Verify read back other data than was written (fio's EILSEQ), as opposed to a failure
+    /// to do the I/O or to run at all.
+    pub fn is_verify_failure(&self) -> bool {
+        matches!(self, RunError::VerifyMismatch(_) | RunError::FioVerify(_))
+    }
 }
 
 /// Completed I/Os and bytes so far, added once per reaped batch with relaxed atomics (no locks
@@ -530,10 +543,23 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             }
         }
     }
+    // fio saves the verify state at each clone's end, whether the job finished or failed.
+    for worker in &workers {
+        if let Err(error) = worker.save_verify_state(&job) {
+            first_error.get_or_insert(error);
+        }
+    }
     let fio_logs = workers.iter_mut().flat_map(Worker::take_fio_logs).collect();
+    // A verify failure keeps the job's figures (fio reports the job with its error); any
+    // other failure ends the run.
+    let (first_error, verify_failure) = match first_error {
+        Some(error) if error.is_verify_failure() => (None, Some(error)),
+        other => (other, None),
+    };
     let result = match first_error {
         Some(error) => Err(error),
         None => Ok(JobOutcome {
+            verify_failure,
             fio_logs,
             workers: workers.into_iter().map(|w| w.stats).collect(),
             regions,

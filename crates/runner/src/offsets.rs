@@ -20,7 +20,8 @@ pub struct OffsetGenerator {
     region: Region,
     align_bytes: u64,
     read_percent: u32,
-    random_percent: u32,
+    /// Share of random offsets for reads and for writes (fio's `perc_rand[ddir]`).
+    random_percent: [u32; 2],
     block_size_read: BlockSizeSpec,
     block_size_write: BlockSizeSpec,
     /// Next sequential offset relative to the region start, one per direction (reads, writes)
@@ -49,7 +50,9 @@ pub struct OffsetGenerator {
 /// that would start past the region's end (fio stops a job there).
 pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
     match (job.rw_modifier, &job.block_size_read) {
-        (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block)) if job.random_percent == 0 => {
+        (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block))
+            if job.random_percent == 0 && job.random_percent_writes() == 0 =>
+        {
             let stride = block + skip;
             let starts = region.len_bytes.saturating_sub(*block) / stride.max(1) + 1;
             starts * block
@@ -107,9 +110,7 @@ impl OffsetGenerator {
         .map(|generator| (generator, spacing_bytes));
         let random_map = one_size
             .filter(|_| distribution.is_none())
-            .filter(|&bs| {
-                job.random_map && job.random_percent == 100 && bs > 0 && region.len_bytes >= bs
-            })
+            .filter(|&bs| job.random_map && job.fully_random() && bs > 0 && region.len_bytes >= bs)
             .map(|bs| {
                 // As fio (io_u.c: `last_block`, and `offset = b * blockalign`), the map permutes
                 // the places `blockalign` apart where a whole block still fits, so
@@ -130,7 +131,10 @@ impl OffsetGenerator {
             region,
             align_bytes,
             read_percent: u32::from(job.read_percent),
-            random_percent: u32::from(job.random_percent),
+            random_percent: [
+                u32::from(job.random_percent),
+                u32::from(job.random_percent_writes()),
+            ],
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
             cursor_bytes: [0; 2],
@@ -206,7 +210,7 @@ impl OffsetGenerator {
         let sequential_turn = match self.rw_modifier {
             // fio (io_u.c, `get_next_offset`): a random offset only when the count of I/Os
             // since the last one reaches N; the others go on from where the last I/O ended.
-            RwModifier::RandomEveryIos(every) if self.random_percent > 0 => {
+            RwModifier::RandomEveryIos(every) if self.random_percent[stream] > 0 => {
                 self.random_draws += 1;
                 !self.random_draws.is_multiple_of(u64::from(every))
             }
@@ -219,7 +223,7 @@ impl OffsetGenerator {
             at
         } else if let Some((map, spacing_bytes)) = &mut self.random_map {
             map.next(&mut self.rng) * *spacing_bytes
-        } else if self.percent_hit(self.random_percent) {
+        } else if self.percent_hit(self.random_percent[stream]) {
             if let Some((generator, spacing_bytes)) = &mut self.distribution {
                 // A block whose I/O would pass the region's end moves back to the last aligned
                 // place it fits (fio ends the job there instead).
@@ -290,7 +294,7 @@ impl OffsetGenerator {
         let zone_start = self.zone_start_bytes;
         // A zone that passes the region's end ends with it.
         let zone_len = zones.range_bytes.min(region_len - zone_start).max(len);
-        let at = if self.percent_hit(self.random_percent) {
+        let at = if self.percent_hit(self.random_percent[stream]) {
             let places = zone_len.saturating_sub(len) / self.align_bytes + 1;
             zone_start + self.below(places) * self.align_bytes
         } else {
@@ -350,6 +354,41 @@ mod tests {
 
     fn job() -> JobSpec {
         JobSpec::new("t", EngineKind::Null, Target::None)
+    }
+
+    /// fio's `percentage_random=READ,WRITE`: each direction draws random offsets at its own
+    /// share (fio's `perc_rand[ddir]`), the rest going on sequentially in its own stream.
+    #[test]
+    fn each_direction_takes_its_own_random_share() {
+        let mut job = job();
+        job.read_percent = 50;
+        job.random_percent = 0;
+        job.random_percent_write = Some(100);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: 64 << 20,
+        };
+        let mut generator = OffsetGenerator::new(&job, region, 0);
+        let ios: Vec<PlannedIo> = (0..400).map(|_| generator.next_io()).collect();
+        let offsets_of = |direction| -> Vec<u64> {
+            ios.iter()
+                .filter(|io| io.direction == direction)
+                .map(|io| io.offset_bytes)
+                .collect()
+        };
+        let (reads, writes) = (
+            offsets_of(IoDirection::Read),
+            offsets_of(IoDirection::Write),
+        );
+        assert!(reads.len() > 100 && writes.len() > 100);
+        // Reads: 0, 4k, 8k...; writes: not one sequential step in a row.
+        assert!(reads
+            .iter()
+            .enumerate()
+            .all(|(i, at)| *at == i as u64 * 4096));
+        let sequential_steps = writes.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+        assert!(sequential_steps < 3, "{sequential_steps}");
+        assert_eq!(job.rw_name(), "rw");
     }
 
     /// fio's `rw=randread:4`: every fourth I/O takes a new random offset, the three between go

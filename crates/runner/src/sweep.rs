@@ -304,6 +304,7 @@ mod tests {
         let mut stats = WorkerStats::new(crate::DEFAULT_INTERVAL_NS);
         stats.read.record(0, 4096, 0, read_clat_ns);
         JobOutcome {
+            verify_failure: None,
             job: job.clone(),
             workers: vec![stats],
             regions: vec![Region {

@@ -725,14 +725,16 @@ pub fn read_back(
                     })
                 }
             }
-            let found = &engine.buffer(c.slot)[..len_bytes as usize];
-            outcome.checked_bytes +=
-                check_read(job, own, peers, offset_bytes, found, &mut expected, None)?;
+            // Counted before it is checked: fio counts the read of a bad block too, and a job
+            // verify stops is reported with its figures.
             outcome.read_bytes += u64::from(len_bytes);
             let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
             let clat_ns = c.done_ns.saturating_sub(submitted_ns[relative as usize]);
             stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns);
             *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
+            let found = &engine.buffer(c.slot)[..len_bytes as usize];
+            outcome.checked_bytes +=
+                check_read(job, own, peers, offset_bytes, found, &mut expected, None)?;
             submitted_ns[relative as usize] = 0;
             free.push(relative);
         }

@@ -284,6 +284,9 @@ pub struct Worker {
     pub stats: WorkerStats,
     /// fio's per-I/O logs, when the job asks for any.
     fio_log: Option<FioLogRecorder>,
+    /// fio's verify state file (`verify_state_save`): the clone's thread index (from 0) and
+    /// its last completed writes; `None` when the job writes none.
+    verify_state: Option<(u32, crate::verify_state::VerifyStateRecorder)>,
     /// fio's `continue_on_error`: the failed I/Os the worker counts and goes on past.
     continue_on_error: ContinueOnError,
     /// The first error seen; the worker stops issuing once set.
@@ -458,6 +461,7 @@ impl Worker {
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
             fio_log: None,
+            verify_state: None,
             continue_on_error: job.continue_on_error,
             error: None,
             sync_measure_start_ns: 0,
@@ -468,6 +472,31 @@ impl Worker {
     /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
     pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
         self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
+        // fio saves the verify state of a writing job with verify (backend.c, at the thread's
+        // end), `thread_number - 1` naming the file.
+        if job.verify_state_save && job.read_percent < 100 {
+            self.verify_state = Some((
+                thread_number.saturating_sub(1),
+                crate::verify_state::VerifyStateRecorder::new(job.iodepth),
+            ));
+        }
+    }
+
+    /// Writes fio's verify state file of this clone of `job` into the current directory, if
+    /// the job saves one (fio's `verify_state_save`, on by default in fio's job files).
+    pub fn save_verify_state(&self, job: &JobSpec) -> Result<(), RunError> {
+        let Some((thread_index, recorder)) = &self.verify_state else {
+            return Ok(());
+        };
+        let path = crate::verify_state::file_name(&job.name, *thread_index);
+        let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter);
+        crate::verify_state::write_whole(&path, &bytes).map_err(|error| RunError::Plan {
+            job: job.name.clone(),
+            reason: format!(
+                "verify_state_save: cannot write {}: {error} (verify_state_save=0 writes none)",
+                path.display()
+            ),
+        })
     }
 
     /// This worker's fio log files (taken once, after the run).
@@ -653,6 +682,10 @@ impl Worker {
                     v.record
                         .record(io.offset_bytes, u64::from(io.len_bytes), generation, &[]);
                     self.write_counter += 1;
+                    // fio's dry run completes the played writes too.
+                    if let Some((_, state)) = self.verify_state.as_mut() {
+                        state.write_completed(io.offset_bytes);
+                    }
                 }
                 self.issued_ios += 1;
                 self.issued_bytes += u64::from(io.len_bytes);
@@ -1058,6 +1091,9 @@ impl Worker {
                 });
                 return;
             }
+        }
+        if let (IoDirection::Write, Some((_, state))) = (direction, self.verify_state.as_mut()) {
+            state.write_completed(io.offset_bytes);
         }
         let counted = io.queued_ns >= window.measure_start_ns
             && window.deadline_ns.is_none_or(|d| completion.done_ns <= d);

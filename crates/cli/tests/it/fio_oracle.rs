@@ -1114,3 +1114,156 @@ fn verify_reads_count_and_pass_where_fios_do() {
         }
     }
 }
+
+/// fio's `percentage_random=READ,WRITE`: each direction draws random offsets at its own share.
+/// With 0 for one direction and 100 for the other, both tools walk the first sequentially from
+/// the region's start and scatter the second, and move the same I/Os in all.
+#[test]
+fn percentage_random_takes_a_share_per_direction_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    for (shares, sequential_writes) in [("0,100", false), ("100,0,50", true)] {
+        let flags = [
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1m",
+            &format!("--percentage_random={shares}"),
+        ]
+        .map(String::from);
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), 256, "{shares}");
+        assert_eq!(storlab.len(), fio.len(), "{shares}");
+        for log in [&fio, &storlab] {
+            let offsets = |write: bool| -> Vec<u64> {
+                log.iter()
+                    .filter(|io| io.write == write)
+                    .map(|io| io.offset_bytes)
+                    .collect()
+            };
+            let (sequential, random) = if sequential_writes {
+                (offsets(true), offsets(false))
+            } else {
+                (offsets(false), offsets(true))
+            };
+            let expected: Vec<u64> = (0..sequential.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(sequential, expected, "{shares}");
+            let steps = random.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+            assert!(
+                random.len() > 64 && steps < random.len() / 8,
+                "{shares}: {steps} sequential steps in {} random I/Os",
+                random.len()
+            );
+        }
+    }
+}
+
+/// One I/O of fio's latency log with `log_prio=1`: write?, size, priority value.
+fn prio_log(path: &Path) -> Vec<(bool, u64, u16)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let prio = fields[4].trim_start_matches("0x");
+            (
+                fields[2] == "1",
+                fields[3].parse().unwrap(),
+                u16::from_str_radix(prio, 16).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// fio's command priorities per direction and per block size (`cmdprio_bssplit` in both of
+/// fio 3.33's forms, `cmdprio_percentage=READ,WRITE` with `cmdprio_class` and `cmdprio` per
+/// direction), on io_uring and libaio. fio's latency log with `log_prio=1` shows the priority
+/// each I/O carried; the shares chosen are 0 or 100 so the rule decides every I/O, and
+/// storlab's engine must give a priority to exactly the I/Os fio gave one: as many as its own
+/// log holds of those sizes and directions.
+#[test]
+fn cmdprio_marks_the_ios_fio_marks() {
+    if !fio_present() {
+        return;
+    }
+    // (flags, which I/Os get which priority: (write, size) -> class << 13 | level)
+    type Rule = fn(bool, u64) -> u16;
+    let cases: [(&[&str], Rule); 2] = [
+        (
+            &[
+                "--bssplit=4k/50:64k/50",
+                "--cmdprio_bssplit=4k/100/2/3:64k/0,64k/100",
+            ],
+            |write, size| match (write, size) {
+                (false, 4096) => 2 << 13 | 3,
+                // An entry without class and level takes fio's defaults: real-time, 0.
+                (true, 65536) => 1 << 13,
+                _ => 0,
+            },
+        ),
+        (
+            &[
+                "--bs=4k",
+                "--cmdprio_percentage=100,0",
+                "--cmdprio_class=2,3",
+                "--cmdprio=6,0",
+            ],
+            |write, _| if write { 0 } else { 2 << 13 | 6 },
+        ),
+    ];
+    for engine in ["io_uring", "libaio"] {
+        for (flags_of_case, rule) in cases {
+            let (dir, data) = scratch(4 * MIB);
+            // fio reads an engine's options only after the engine is chosen.
+            let engine_flag = format!("--ioengine={engine}");
+            let mut flags: Vec<&str> =
+                vec![&engine_flag, "--rw=randrw", "--size=1m", "--norandommap"];
+            flags.extend_from_slice(flags_of_case);
+            let prefix = dir.path().join("lat");
+            let output = Command::new("fio")
+                .arg("--name=oracle")
+                .arg(format!("--filename={}", data.display()))
+                .arg(format!("--write_lat_log={}", prefix.display()))
+                .args(["--log_prio=1", "--output=/dev/null"])
+                .args(&flags)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "fio {flags:?}: {output:?}");
+            let fio = prio_log(&dir.path().join("lat_clat.1.log"));
+            assert!(fio.len() > 16, "{flags:?}");
+            for (write, size, prio) in &fio {
+                assert_eq!(*prio, rule(*write, *size), "fio {flags:?}: {write} {size}");
+            }
+            // storlab: its own log for the I/Os, its engine's count of prioritized ones.
+            let log = dir.path().join("storlab.log");
+            let out = dir.path().join("storlab.json");
+            let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+                .args(["run", "--no-db", "--output-format=json"])
+                .arg(format!("--filename={}", data.display()))
+                .arg(format!("--write_iolog={}", log.display()))
+                .arg(format!("--output={}", out.display()))
+                .args(&flags)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "storlab {flags:?}: {output:?}");
+            let ios = parse_iolog(&log);
+            let expected = ios
+                .iter()
+                .filter(|io| rule(io.write, io.len_bytes) != 0)
+                .count();
+            assert!(expected > 0 && expected < ios.len(), "{flags:?}");
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let details = json["jobs"][0]["engine_details"].as_array().unwrap();
+            let marked = details
+                .iter()
+                .find(|pair| pair[0] == "prioritized_ios")
+                .unwrap_or_else(|| panic!("{engine} {flags:?}: {details:?}"))[1]
+                .as_str()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap();
+            assert_eq!(marked, expected, "{engine} {flags:?}");
+        }
+    }
+}

@@ -289,3 +289,115 @@ fn md5_verify_passes_on_a_simulated_drive() {
     let (error, reads, writes) = counts(&out);
     assert_eq!((error, reads, writes), (0, 256, 256));
 }
+
+/// A verify failure is reported as fio 3.33 reports it: the job is in the JSON with `error` 84
+/// (EILSEQ) and the figures of what it did until the bad block, and the run exits 1, fio's
+/// status. The failing job's object has fio's keys.
+#[test]
+fn a_verify_failure_is_the_jobs_error_84_in_the_json_as_in_fio() {
+    if !fio_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let write = job_flags("write", "crc32c", &[]);
+    let written = storlab_in(dir.path(), &write);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let bad_block = 2 * BLOCK_BYTES;
+    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    data[(bad_block + 100) as usize] ^= 0xff;
+    std::fs::write(dir.path().join("data"), &data).unwrap();
+    let mut check = write.clone();
+    check.push("--verify_only=1".into());
+    let mut jobs = Vec::new();
+    for tool in ["fio", "storlab"] {
+        let out = if tool == "fio" {
+            fio_in(dir.path(), &check)
+        } else {
+            storlab_in(dir.path(), &check)
+        };
+        assert_eq!(out.status.code(), Some(1), "{tool}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let start = text
+            .find('{')
+            .unwrap_or_else(|| panic!("{tool}: no JSON: {text}"));
+        let doc: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+        let job = doc["jobs"][0].clone();
+        assert_eq!(job["error"], 84, "{tool}: {job}");
+        // The reads up to the bad block, which is counted: blocks 0, 1 and 2.
+        assert_eq!(job["read"]["total_ios"], 3, "{tool}: {}", job["read"]);
+        assert_eq!(
+            job["read"]["io_bytes"],
+            3 * BLOCK_BYTES,
+            "{tool}: {}",
+            job["read"]
+        );
+        let mut keys: Vec<String> = job.as_object().unwrap().keys().cloned().collect();
+        keys.retain(|key| key != "storlab_warnings");
+        keys.sort();
+        jobs.push(keys);
+        // The error line names the bad block.
+        let line = stderr(&out);
+        let line = line
+            .lines()
+            .find(|l| l.contains("verify failed"))
+            .unwrap_or_else(|| panic!("{tool}: {line}"));
+        assert_eq!(failed_at(line), (bad_block, BLOCK_BYTES), "{tool}: {line}");
+    }
+    assert_eq!(jobs[0], jobs[1]);
+}
+
+/// fio's verify state file (`verify_state_save`, on by default): the same writing job leaves
+/// the same `local-v-N-verify.state` bytes from both tools (sequential jobs, where fio's random
+/// state is zeros: psync at depth 1, libaio at depth 4 with its last four writes newest first,
+/// two clones each with its own file), and none with `verify_state_save=0`.
+#[test]
+fn the_verify_state_file_is_fios_byte_for_byte() {
+    if !fio_present() {
+        return;
+    }
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["--ioengine=psync"], &["local-v-0-verify.state"]),
+        (
+            &["--ioengine=libaio", "--iodepth=4"],
+            &["local-v-0-verify.state"],
+        ),
+        (
+            &["--numjobs=2", "--size=64k"],
+            &["local-v-0-verify.state", "local-v-1-verify.state"],
+        ),
+    ];
+    for (extra, files) in cases {
+        let flags = job_flags("write", "crc32c", extra);
+        let mut states = Vec::new();
+        for tool in ["fio", "storlab"] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = if tool == "fio" {
+                fio_in(dir.path(), &flags)
+            } else {
+                storlab_in(dir.path(), &flags)
+            };
+            assert!(out.status.success(), "{tool} {extra:?}: {}", stderr(&out));
+            let found: Vec<Vec<u8>> = files
+                .iter()
+                .map(|name| {
+                    std::fs::read(dir.path().join(name))
+                        .unwrap_or_else(|e| panic!("{tool} {extra:?}: {name}: {e}"))
+                })
+                .collect();
+            states.push(found);
+        }
+        assert_eq!(states[0], states[1], "{extra:?}");
+    }
+    {
+        let flags = job_flags("write", "crc32c", &["--verify_state_save=0"]);
+        let dir = tempfile::tempdir().unwrap();
+        let out = storlab_in(dir.path(), &flags);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let states: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with("verify.state"))
+            .collect();
+        assert!(states.is_empty(), "{flags:?}");
+    }
+}

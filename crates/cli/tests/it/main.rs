@@ -22,6 +22,7 @@ mod cli;
 mod continue_on_error;
 mod db;
 mod defaults;
+mod dm_disk_util;
 mod file_keys;
 mod fio_cli;
 mod fio_json;

@@ -13,12 +13,14 @@
 //! polled for, so reaping always enters the kernel), `sqthread_poll` → IORING_SETUP_SQPOLL (a
 //! kernel thread submits; we enter only to wake it; `sqthread_poll_cpu` binds it to a CPU,
 //! IORING_SETUP_SQ_AFF), `nonvectored=0` → READV/WRITEV with one iovec, `nowait` →
-//! RWF_NOWAIT, `cmdprio_percentage` → that share of I/Os, drawn at random, carry the I/O
-//! priority class `cmdprio_class` (real-time by default, as fio) at level `cmdprio` (0 by default).
+//! RWF_NOWAIT, `cmdprio_percentage` / `cmdprio_bssplit` → that share of I/Os, drawn at random,
+//! carry the I/O priority class `cmdprio_class` (real-time by default, as fio) at level
+//! `cmdprio` (0 by default), per direction (`cmdprio.rs`).
 //! `fixedbufs`/`registerfiles` given explicitly are required (setup fails without them) or,
 //! as `=0`, turned off; unset, storlab registers both when the kernel allows, which fio only
 //! does when asked.
 
+use super::cmdprio::CmdPrioDraw;
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
@@ -31,6 +33,7 @@ use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
+use storlab_job::CmdPrio;
 
 /// Kernel limit on submission queue entries (IORING_MAX_ENTRIES).
 pub const MAX_RING_ENTRIES: u32 = 32768;
@@ -38,11 +41,6 @@ pub const MAX_RING_ENTRIES: u32 = 32768;
 pub const MAX_REGISTERED_BUFFERS: u32 = 1 << 14;
 /// Index of our one file in the registered file table.
 const FIXED_FILE_INDEX: i32 = 0;
-/// `IOPRIO_CLASS_RT` (linux/ioprio.h): the class fio's `cmdprio_percentage` gives its chosen
-/// I/Os when `cmdprio_class` is not set.
-pub const IOPRIO_CLASS_REALTIME: u8 = 1;
-/// `IOPRIO_CLASS_SHIFT` (linux/ioprio.h): an I/O priority is `class << 13 | level`.
-const IOPRIO_CLASS_SHIFT: u16 = 13;
 /// Kernel default SQPOLL idle time is used (`sq_thread_idle = 0` → one second), as fio does.
 const SQPOLL_IDLE_DEFAULT_MS: u32 = 0;
 
@@ -73,7 +71,7 @@ impl RingSetup {
 }
 
 /// Knobs that force a fallback level (to test them, or to compare their cost).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoUringOptions {
     /// The most capable setup to try; lower levels are tried on EINVAL.
     pub best_setup: RingSetup,
@@ -93,13 +91,8 @@ pub struct IoUringOptions {
     pub vectored: bool,
     /// `nowait`: RWF_NOWAIT on every read and write.
     pub nowait: bool,
-    /// `cmdprio_percentage`: share of I/Os given the priority class `cmdprio_class`.
-    pub cmdprio_percentage: u8,
-    /// `cmdprio_class`: that class (linux/ioprio.h: 1 real-time, 2 best-effort, 3 idle), at
-    /// level 0.
-    pub cmdprio_class: u8,
-    /// `cmdprio`: the level within that class (0 highest, 7 lowest).
-    pub cmdprio_level: u8,
+    /// fio's cmdprio family per direction: which I/Os carry which I/O priority.
+    pub cmdprio: CmdPrio,
     /// `sqthread_poll_cpu`: the CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF).
     pub sqpoll_cpu: Option<u32>,
     /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
@@ -118,9 +111,7 @@ impl Default for IoUringOptions {
             sqpoll: false,
             vectored: false,
             nowait: false,
-            cmdprio_percentage: 0,
-            cmdprio_class: IOPRIO_CLASS_REALTIME,
-            cmdprio_level: 0,
+            cmdprio: CmdPrio::default(),
             sqpoll_cpu: None,
             cmdprio_seed: 0,
         }
@@ -159,9 +150,8 @@ pub struct IoUringEngine {
     in_flight: Vec<bool>,
     /// One iovec per slot for READV/WRITEV (`nonvectored=0`), at fixed addresses from setup.
     iovecs: SlotIovecs,
-    /// xorshift64 state of the `cmdprio_percentage` draw.
-    cmdprio_state: u64,
-    prioritized_ios: u64,
+    /// Which requests carry an I/O priority.
+    cmdprio: CmdPrioDraw,
     /// Requests in the ring (queued or submitted) whose completion has not been reaped.
     in_ring: usize,
     queued_since_submit: usize,
@@ -180,6 +170,7 @@ impl IoUringEngine {
     /// An engine on its own descriptor of `target`. The ring is built in `setup`, once the
     /// number of slots is known.
     pub fn new(target: &OpenTarget, options: IoUringOptions) -> Result<Self, EngineError> {
+        let cmdprio = CmdPrioDraw::new(&options.cmdprio, options.cmdprio_seed);
         Ok(IoUringEngine {
             ring: None,
             buffers: None,
@@ -197,9 +188,7 @@ impl IoUringEngine {
             sqe_flags: squeue::Flags::empty(),
             in_flight: Vec::new(),
             iovecs: SlotIovecs(Vec::new()),
-            // xorshift needs a non-zero state.
-            cmdprio_state: options.cmdprio_seed | 1,
-            prioritized_ios: 0,
+            cmdprio,
             in_ring: 0,
             queued_since_submit: 0,
             pending_trims: Vec::new(),
@@ -367,31 +356,6 @@ impl IoUringEngine {
     }
 }
 
-impl IoUringEngine {
-    /// The I/O priority of the next request: `cmdprio_class` at level `cmdprio` for `cmdprio_percentage` of
-    /// them, drawn per request as fio does (`rand_between(0, 99) < percentage`), else none.
-    #[inline]
-    fn draw_ioprio(&mut self) -> u16 {
-        let percentage = u64::from(self.options.cmdprio_percentage);
-        if percentage == 0 {
-            return 0;
-        }
-        // xorshift64 (Marsaglia 2003): fast, and deterministic for a given job seed.
-        let mut x = self.cmdprio_state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.cmdprio_state = x;
-        if x % 100 < percentage {
-            self.prioritized_ios += 1;
-            u16::from(self.options.cmdprio_class) << IOPRIO_CLASS_SHIFT
-                | u16::from(self.options.cmdprio_level)
-        } else {
-            0
-        }
-    }
-}
-
 fn enter_error(what: &str, err: io::Error) -> EngineError {
     if err.raw_os_error() == Some(libc::EEXIST) {
         EngineError::Setup(format!(
@@ -519,7 +483,7 @@ impl IoEngine for IoUringEngine {
         } else {
             0
         };
-        let ioprio = self.draw_ioprio();
+        let ioprio = self.cmdprio.next(request.direction, u64::from(len));
         let vectored = self.options.vectored && !self.fixed_buffers;
         if vectored {
             self.iovecs.0[slot as usize].iov_len = len as usize;
@@ -700,10 +664,10 @@ impl IoEngine for IoUringEngine {
         if !modes.is_empty() {
             details.push(("modes".to_string(), modes.join("+")));
         }
-        if self.options.cmdprio_percentage > 0 {
+        if self.cmdprio.is_used() {
             details.push((
                 "prioritized_ios".to_string(),
-                self.prioritized_ios.to_string(),
+                self.cmdprio.prioritized_ios.to_string(),
             ));
         }
         if !self.setup_notes.is_empty() {

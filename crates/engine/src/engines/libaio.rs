@@ -7,8 +7,11 @@
 //! straight from the AIO completion ring the kernel maps into our address space, as fio's
 //! `user_io_getevents` does: no system call when completions are already there; the engine
 //! still blocks in `io_getevents` when it must wait for more. Without it, every reap is an
-//! `io_getevents` call, as in fio.
+//! `io_getevents` call, as in fio. fio's command priorities (`cmdprio_percentage`,
+//! `cmdprio_class`, `cmdprio`, `cmdprio_bssplit`) set `aio_reqprio` with `IOCB_FLAG_IOPRIO` on
+//! the requests they pick, as fio's libaio engine does (`cmdprio.rs` draws them).
 
+use super::cmdprio::CmdPrioDraw;
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
@@ -25,6 +28,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// `IOCB_CMD_PREAD` and `IOCB_CMD_PWRITE` (linux/aio_abi.h).
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `IOCB_FLAG_IOPRIO` (linux/aio_abi.h, Linux 5.0+): the kernel takes `aio_reqprio` as the
+/// request's I/O priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 /// The completion ring's header magic (fs/aio.c `AIO_RING_MAGIC`): user-space reaping is only
 /// attempted on a ring that carries it.
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
@@ -74,10 +80,14 @@ struct AioRingHeader {
 }
 
 /// fio's libaio engine options storlab has.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LibaioOptions {
     /// `userspace_reap`: read completions from the ring without a system call.
     pub userspace_reap: bool,
+    /// fio's cmdprio family per direction: which I/Os carry which I/O priority.
+    pub cmdprio: storlab_job::CmdPrio,
+    /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
+    pub cmdprio_seed: u64,
 }
 
 pub struct LibaioEngine {
@@ -91,6 +101,8 @@ pub struct LibaioEngine {
     kind: TargetKind,
     size_bytes: u64,
     options: LibaioOptions,
+    /// Which requests carry an I/O priority.
+    cmdprio: CmdPrioDraw,
     /// One control block per slot, at a fixed address from `setup` on.
     iocbs: Vec<Iocb>,
     /// Slots queued since the last `submit`.
@@ -119,6 +131,7 @@ fn syscall_error(what: &str, err: io::Error) -> EngineError {
 impl LibaioEngine {
     /// An engine on its own descriptor of `target`; the AIO context is made in `setup`.
     pub fn new(target: &OpenTarget, options: LibaioOptions) -> Result<Self, EngineError> {
+        let cmdprio = CmdPrioDraw::new(&options.cmdprio, options.cmdprio_seed);
         Ok(LibaioEngine {
             ctx: 0,
             buffers: None,
@@ -127,6 +140,7 @@ impl LibaioEngine {
             kind: target.kind,
             size_bytes: target.size_bytes,
             options,
+            cmdprio,
             iocbs: Vec::new(),
             queued: Vec::new(),
             submit_addresses: Vec::new(),
@@ -351,13 +365,19 @@ impl IoEngine for LibaioEngine {
                 request.offset_bytes
             ))
         })?;
+        let ioprio = self
+            .cmdprio
+            .next(request.direction, u64::from(request.len_bytes));
         self.iocbs[slot as usize] = Iocb {
             aio_data: u64::from(slot),
             aio_lio_opcode: opcode,
+            // An I/O priority is at most `3 << 13 | 7`, within an i16.
+            aio_reqprio: ioprio as i16,
             aio_fildes: self.file.as_raw_fd() as u32,
             aio_buf: buffers.slot_ptr(slot) as u64,
             aio_nbytes: u64::from(request.len_bytes),
             aio_offset: offset,
+            aio_flags: if ioprio == 0 { 0 } else { IOCB_FLAG_IOPRIO },
             ..Iocb::default()
         };
         self.queued.push(slot);
@@ -475,6 +495,12 @@ impl IoEngine for LibaioEngine {
                 self.userspace_reaped.to_string(),
             ),
         ];
+        if self.cmdprio.is_used() {
+            details.push((
+                "prioritized_ios".to_string(),
+                self.cmdprio.prioritized_ios.to_string(),
+            ));
+        }
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));
         EngineReport { details, sim: None }
     }

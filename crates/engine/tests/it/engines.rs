@@ -14,7 +14,7 @@ use storlab_engine::engines::sync::SyncEngine;
 use storlab_engine::registry::{engine_names, open_engine, EngineOptions};
 use storlab_engine::target::{open_target, OpenTarget};
 use storlab_engine::{EngineError, IoDirection, IoEngine, IoRequest};
-use storlab_job::{EngineKind, Target};
+use storlab_job::{CmdPrio, CmdPrioDirection, CmdPrioSplit, EngineKind, Target};
 
 const REGION_BYTES: u64 = 8 << 20;
 const SEED: u64 = 0x0E61_4E55;
@@ -94,7 +94,7 @@ fn io_uring_every_forced_fallback_level_works() {
                 register_file,
                 ..IoUringOptions::default()
             };
-            let mut engine = IoUringEngine::new(&target, options).unwrap();
+            let mut engine = IoUringEngine::new(&target, options.clone()).unwrap();
             write_then_read_back(&mut engine, 16, REGION_BYTES, 64, SEED + 3);
             // A kernel older than the level asked for may fall further, never higher.
             let used = engine.ring_setup().unwrap();
@@ -457,6 +457,7 @@ fn fio_engine_builders() -> [Build; 6] {
         |t| {
             let options = LibaioOptions {
                 userspace_reap: true,
+                ..LibaioOptions::default()
             };
             Box::new(LibaioEngine::new(t, options).unwrap())
         },
@@ -651,7 +652,14 @@ fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
     let target = direct_target(dir.path()).unwrap_or_else(|| temp_target(dir.path(), false));
     let depth = 16u32;
     for userspace_reap in [false, true] {
-        let mut engine = LibaioEngine::new(&target, LibaioOptions { userspace_reap }).unwrap();
+        let mut engine = LibaioEngine::new(
+            &target,
+            LibaioOptions {
+                userspace_reap,
+                ..LibaioOptions::default()
+            },
+        )
+        .unwrap();
         write_then_read_back(&mut engine, depth, REGION_BYTES, 100, SEED + 23);
         let counter =
             |engine: &LibaioEngine, key: &str| -> u64 { detail(engine, key).parse().unwrap() };
@@ -718,7 +726,7 @@ fn io_uring_fio_options_read_back_and_show_in_the_report() {
         ),
     ];
     for (options, mode) in cases {
-        let mut engine = IoUringEngine::new(&target, options).unwrap();
+        let mut engine = IoUringEngine::new(&target, options.clone()).unwrap();
         write_then_read_back(&mut engine, 8, REGION_BYTES, 200, SEED + 24);
         assert_eq!(engine.report().detail("modes"), mode, "{options:?}");
     }
@@ -759,7 +767,10 @@ fn io_uring_cmdprio_percentage_marks_that_share_of_ios() {
     let mut engine = IoUringEngine::new(
         &target,
         IoUringOptions {
-            cmdprio_percentage: 25,
+            cmdprio: both_directions(CmdPrioDirection {
+                percentage: 25,
+                ..CmdPrioDirection::default()
+            }),
             cmdprio_seed: SEED,
             ..IoUringOptions::default()
         },
@@ -779,6 +790,56 @@ fn io_uring_cmdprio_percentage_marks_that_share_of_ios() {
     let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
     // 25 % of 2000 drawn at random: 500 expected, a standard deviation of about 19.
     assert!((400..600).contains(&marked), "{marked}");
+}
+
+/// fio's cmdprio rule with one value for reads and writes.
+fn both_directions(direction: CmdPrioDirection) -> CmdPrio {
+    CmdPrio {
+        read: direction.clone(),
+        write: direction,
+    }
+}
+
+#[test]
+fn libaio_cmdprio_bssplit_marks_its_share_of_each_size_and_direction() {
+    // fio's libaio sets aio_reqprio with IOCB_FLAG_IOPRIO (Linux 5.0+). The best-effort class
+    // (2) is open to every user, so every marked request completes; 4 KiB reads get a priority
+    // 50% of the time, writes and other sizes never.
+    let dir = tempfile::tempdir().unwrap();
+    let target = temp_target(dir.path(), false);
+    let cmdprio = CmdPrio {
+        read: CmdPrioDirection {
+            bssplit: vec![CmdPrioSplit {
+                block_size_bytes: u64::from(BLOCK_BYTES),
+                percent: 50,
+                class_level: Some((2, 4)),
+            }],
+            ..CmdPrioDirection::default()
+        },
+        write: CmdPrioDirection::default(),
+    };
+    let mut engine = LibaioEngine::new(
+        &target,
+        LibaioOptions {
+            cmdprio,
+            cmdprio_seed: SEED,
+            ..LibaioOptions::default()
+        },
+    )
+    .unwrap();
+    setup(&mut engine, 8, BLOCK_BYTES);
+    let writes = sequential(IoDirection::Write, 200);
+    drive(&mut engine, 8, &writes, SEED, |_, c, _| {
+        assert_eq!(c.result, Ok(BLOCK_BYTES));
+    });
+    assert_eq!(detail(&engine, "prioritized_ios"), "0");
+    let reads = sequential(IoDirection::Read, 400);
+    drive(&mut engine, 8, &reads, SEED, |_, c, _| {
+        assert_eq!(c.result, Ok(BLOCK_BYTES));
+    });
+    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
+    // 50 % of 400: 200 expected, a standard deviation of 10.
+    assert!((150..250).contains(&marked), "{marked}");
 }
 
 #[test]
@@ -824,8 +885,11 @@ fn io_uring_cmdprio_class_best_effort_needs_no_privilege() {
     let mut engine = IoUringEngine::new(
         &target,
         IoUringOptions {
-            cmdprio_percentage: 50,
-            cmdprio_class: 2,
+            cmdprio: both_directions(CmdPrioDirection {
+                percentage: 50,
+                class: Some(2),
+                ..CmdPrioDirection::default()
+            }),
             cmdprio_seed: SEED,
             ..IoUringOptions::default()
         },

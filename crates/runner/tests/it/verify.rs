@@ -171,7 +171,18 @@ fn verify_job(rw_random_percent: u8, write: BlockSizeSpec, seed: u64) -> JobSpec
     job
 }
 
+/// The outcomes of `job`, or the error that ended it: a verify failure too (the outcome then
+/// carries it beside the job's figures; see `run_outcomes`).
 fn run(job: JobSpec, store: &Arc<Mutex<Store>>) -> Result<Vec<JobOutcome>, RunError> {
+    let mut outcomes = run_outcomes(job, store)?;
+    match outcomes.iter_mut().find_map(|o| o.verify_failure.take()) {
+        Some(failure) => Err(failure),
+        None => Ok(outcomes),
+    }
+}
+
+/// The outcomes `run_jobs` hands back for `job` on `store`.
+fn run_outcomes(job: JobSpec, store: &Arc<Mutex<Store>>) -> Result<Vec<JobOutcome>, RunError> {
     let stop = AtomicBool::new(false);
     let options = RunOptions {
         interval_ns: 1_000_000_000,
@@ -187,6 +198,26 @@ fn run(job: JobSpec, store: &Arc<Mutex<Store>>) -> Result<Vec<JobOutcome>, RunEr
         &options,
         &mut |_| {},
     )
+}
+
+/// As fio, a job verify stops is handed back with its figures (the reads up to and including
+/// the bad block's) and the failure beside them, not as the run's error.
+#[test]
+fn a_verify_failure_keeps_the_jobs_figures() {
+    let mut job = verify_job(0, BlockSizeSpec::Fixed(4096), 1);
+    job.size_bytes = Some(64 << 10);
+    let store = Store::shared(64 << 10);
+    // The 17th sector's byte 100: in the third 4 KiB write (offset 8192).
+    store.lock().unwrap().corrupt = Some((16, 100));
+    let outcomes = run_outcomes(job, &store).expect("the job is handed back");
+    let outcome = &outcomes[0];
+    let failure = outcome.verify_failure.as_ref().expect("verify failed");
+    assert!(failure.is_verify_failure(), "{failure}");
+    assert!(failure.to_string().contains("offset 8192"), "{failure}");
+    let stats = &outcome.workers[0];
+    assert_eq!(stats.write.ios, 16);
+    // Blocks 0 and 1 pass, block 2 fails: three reads at queue depth 1.
+    assert_eq!(stats.read.ios, 3);
 }
 
 fn bssplit() -> BlockSizeSpec {
