@@ -19,6 +19,20 @@ const AHCI_COMMAND_FIS_AREA_BYTES: u64 = 64;
 pub(crate) struct Ahci {
     /// Commands are queued with NCQ (else IDE mode, one at a time).
     pub ncq: bool,
+    /// libata's error handler owns the port until then (NCQ error recovery, or a hardreset and
+    /// revalidation): the SCSI host is in recovery and sends the drive nothing new
+    /// (`scsi_host_in_recovery`), and the drive would take nothing before the NCQ Command Error
+    /// log is read. 0 when no recovery ran.
+    pub recovery_until_ns: u64,
+}
+
+impl Ahci {
+    pub fn new(ncq: bool) -> Ahci {
+        Ahci {
+            ncq,
+            recovery_until_ns: 0,
+        }
+    }
 }
 
 impl Ahci {
@@ -77,8 +91,9 @@ impl Ahci {
         id: CmdId,
         from_ns: u64,
         failed: bool,
+        device: &DriveCommand,
     ) -> u64 {
-        let (t, status_bytes) = link.send_status(cx, id, from_ns, failed);
+        let (t, status_bytes) = link.send_status(cx, id, from_ns, failed, device);
         let pcie_ns = cx.pcie_up.transfer_ns(status_bytes);
         let t = cx.reserve(layer::PCIE_UP, t, pcie_ns, 0);
         let controller_ns = cx.controller.transfer_ns(0);
