@@ -198,10 +198,10 @@ impl DeviceLink {
 
     /// The drive's status for `id` (SATA: Set Device Bits naming the NCQ tag, which gives the
     /// tag back, or Register D2H), parsed and checked by the receiver. `failed`: the drive
-    /// could not read the command's sectors (ERR, UNC); a queued command's receiver then reads
-    /// the NCQ Command Error log to learn which tag failed (`read_ncq_error_log`, which names
-    /// `device`, the command as the drive decoded it), a non-queued one has it all in the
-    /// Register D2H FIS. Returns when the host side has it, and the status message's bytes.
+    /// could not read the sectors of `device` (the command as it decoded it): ERR, UNC; a
+    /// queued command's receiver then reads the NCQ Command Error log to learn which tag failed
+    /// (`read_ncq_error_log`, naming the command), a non-queued one has it all in the Register
+    /// D2H FIS. Returns when the host side has it, and the status message's bytes.
     pub fn send_status(
         &mut self,
         cx: &mut Cx,

@@ -39,6 +39,7 @@ impl Ahci {
     /// Host: the driver fills a command slot; the controller fetches it and sends the
     /// command to the drive, which decodes LBA, count and tag from its bytes. Returns when
     /// the drive has the command (a TRIM's payload follows in the data phase).
+    #[inline(always)]
     pub fn issue(&self, cx: &mut Cx, link: &mut DeviceLink, id: CmdId, c: &mut Command) -> u64 {
         let now = cx.now_ns;
         c.device = DriveCommand {
@@ -84,6 +85,7 @@ impl Ahci {
 
     /// Drive status to host memory, where the driver parses and checks it; returns when it is
     /// there.
+    #[inline(always)]
     pub fn send_status(
         &self,
         cx: &mut Cx,

@@ -865,8 +865,8 @@ impl Simulator {
 
     /// The driver sends the command: over USB to the bridge, or through AHCI to the drive.
     fn on_host_issue(&mut self, id: CmdId) {
-        if self.cx.faults.is_some() && self.faulted_issue(id) {
-            return;
+        if self.cx.faults.is_some() {
+            self.draw_command_fault(id);
         }
         let c = &mut self.commands[id as usize];
         match &mut self.endpoints {
@@ -880,59 +880,57 @@ impl Simulator {
                 self.trace(id, TraceHook::Issued);
                 self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
             }
-            Endpoints::Ahci(_) => {
-                let at = self.ahci_issue(id);
+            Endpoints::Ahci(ahci) => {
+                // Both false without a plan (no fault drawn, no recovery ever ran).
+                if c.fault != CommandFault::None || ahci.recovery_until_ns > self.cx.now_ns {
+                    return self.faulted_ahci_issue(id);
+                }
+                c.holds_drive_slot = true;
+                self.at_drive += 1;
+                assert!(
+                    self.at_drive <= self.link.slots(),
+                    "more commands at the drive than tags"
+                );
+                let at = ahci.issue(&mut self.cx, &mut self.link, id, c);
                 self.cx.schedule(at, Event::DriveCommand { cmd: id });
             }
         }
     }
 
-    /// AHCI: the command takes a drive slot (an NCQ tag, or the one) and goes out; returns
-    /// when the drive has it.
-    #[inline]
-    fn ahci_issue(&mut self, id: CmdId) -> u64 {
+    /// AHCI, with a fault plan: a command issued while libata's error handler owns the port
+    /// waits until it is done (`draw_command_fault` drew nothing for it); a command the drive
+    /// loses (drop) goes to the drive, which never answers: the host's timer fires `timeout`
+    /// after the issue (the lost command's `Complete`, as on USB).
+    #[cold]
+    #[inline(never)]
+    fn faulted_ahci_issue(&mut self, id: CmdId) {
         let Endpoints::Ahci(ahci) = &self.endpoints else {
             unreachable!("called for AHCI");
         };
+        if ahci.recovery_until_ns > self.cx.now_ns {
+            // The block layer's timer starts when the driver takes the command.
+            let at = ahci.recovery_until_ns;
+            self.commands[id as usize].issued_ns = at;
+            self.cx.schedule(at, Event::HostIssue { cmd: id });
+            return;
+        }
         let c = &mut self.commands[id as usize];
+        assert_eq!(
+            c.fault,
+            CommandFault::Drop,
+            "the only fault drawn at an AHCI issue"
+        );
+        // Sent as `on_host_issue` sends it (apart, so that hot path stays as it was).
         c.holds_drive_slot = true;
         self.at_drive += 1;
         assert!(
             self.at_drive <= self.link.slots(),
             "more commands at the drive than tags"
         );
-        ahci.issue(&mut self.cx, &mut self.link, id, c)
-    }
-
-    /// With a fault plan, before the driver sends command `id`: on AHCI, a command issued while
-    /// libata's error handler owns the port waits until it is done; then the plan draws the
-    /// attempt's fault, and a SATA drive that loses the command (drop) takes it and never
-    /// answers: the host's timer fires `timeout` after the issue (the lost command's
-    /// `Complete`, as on USB). Returns whether the command was handled here.
-    #[cold]
-    #[inline(never)]
-    fn faulted_issue(&mut self, id: CmdId) -> bool {
-        let now = self.cx.now_ns;
-        if let Endpoints::Ahci(ahci) = &self.endpoints {
-            if ahci.recovery_until_ns > now {
-                // The block layer's timer starts when the driver takes the command.
-                let at = ahci.recovery_until_ns;
-                self.commands[id as usize].issued_ns = at;
-                self.cx.schedule(at, Event::HostIssue { cmd: id });
-                return true;
-            }
-        }
-        self.draw_command_fault(id);
-        if !matches!(self.endpoints, Endpoints::Ahci(_))
-            || self.commands[id as usize].fault != CommandFault::Drop
-        {
-            return false;
-        }
-        let at = self.ahci_issue(id);
+        let at = ahci.issue(&mut self.cx, &mut self.link, id, c);
         let timeout_ns = self.cx.faults.as_ref().expect("a plan").plan.timeout_ns;
         let fires_ns = (self.commands[id as usize].issued_ns + timeout_ns).max(at);
         self.cx.schedule(fires_ns, Event::Complete { cmd: id });
-        true
     }
 
     fn bridge(&self) -> &Bridge {
@@ -1688,6 +1686,12 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn draw_command_fault(&mut self, id: CmdId) {
+        if let Endpoints::Ahci(ahci) = &self.endpoints {
+            if ahci.recovery_until_ns > self.cx.now_ns {
+                // Not sent yet: it waits for libata's error handler (`faulted_ahci_issue`).
+                return;
+            }
+        }
         let transport = self.endpoints.kind();
         let f = self.cx.faults.as_mut().expect("checked by the caller");
         let (fault, attempt) = f.on_command_sent(
