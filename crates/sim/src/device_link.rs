@@ -5,7 +5,7 @@
 
 use crate::command::Command;
 use crate::cx::{layer, Cx};
-use crate::drive::TrimRange;
+use crate::drive::{DriveCommand, TrimRange};
 use crate::event::CmdId;
 use crate::link_sata::{
     check_status, decode_command, emit_dsm_command, emit_flush_command, emit_rw_command,
@@ -198,16 +198,17 @@ impl DeviceLink {
 
     /// The drive's status for `id` (SATA: Set Device Bits naming the NCQ tag, which gives the
     /// tag back, or Register D2H), parsed and checked by the receiver. `failed`: the drive
-    /// could not read the command's sectors (ERR, UNC); a queued command's receiver then reads
-    /// the NCQ Command Error log to learn which tag failed (`read_ncq_error_log`), a
-    /// non-queued one has it all in the Register D2H FIS. Returns when the host side has it,
-    /// and the status message's bytes.
+    /// could not read the sectors of `device` (the command as it decoded it): ERR, UNC; a
+    /// queued command's receiver then reads the NCQ Command Error log to learn which tag failed
+    /// (`read_ncq_error_log`, naming the command), a non-queued one has it all in the Register
+    /// D2H FIS. Returns when the host side has it, and the status message's bytes.
     pub fn send_status(
         &mut self,
         cx: &mut Cx,
         id: CmdId,
         from_ns: u64,
         failed: bool,
+        device: &DriveCommand,
     ) -> (u64, u64) {
         match self {
             DeviceLink::Sata(p) => {
@@ -223,7 +224,7 @@ impl DeviceLink {
                 let ns = p.link.fis_ns(fis);
                 let mut at = cx.reserve(layer::SATA_LINK, from_ns, ns, 0);
                 if let (true, Some(tag)) = (failed, tag) {
-                    at = Self::ncq_error_recovery(cx, &p.link, tag, at);
+                    at = Self::ncq_error_recovery(cx, &p.link, tag, device, at);
                 }
                 (at, fis)
             }
@@ -232,9 +233,16 @@ impl DeviceLink {
 
     /// READ LOG EXT 10h after a queued command failed (see `send_status`).
     #[cold]
-    fn ncq_error_recovery(cx: &mut Cx, link: &SataLink, tag: u8, at_ns: u64) -> u64 {
-        let (read_tag, ns) = read_ncq_error_log(link, tag);
-        assert_eq!(read_tag, tag, "NCQ error log names another tag");
+    fn ncq_error_recovery(
+        cx: &mut Cx,
+        link: &SataLink,
+        tag: u8,
+        device: &DriveCommand,
+        at_ns: u64,
+    ) -> u64 {
+        let (log, ns) = read_ncq_error_log(link, tag, device);
+        assert_eq!(log.tag, Some(tag), "NCQ error log names another tag");
+        assert_eq!(log.lba, device.lba, "NCQ error log names another LBA");
         if let Some(f) = cx.faults.as_mut() {
             f.counts.read_log_exts += 1;
         }

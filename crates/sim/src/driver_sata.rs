@@ -19,12 +19,27 @@ const AHCI_COMMAND_FIS_AREA_BYTES: u64 = 64;
 pub(crate) struct Ahci {
     /// Commands are queued with NCQ (else IDE mode, one at a time).
     pub ncq: bool,
+    /// libata's error handler owns the port until then (NCQ error recovery, or a hardreset and
+    /// revalidation): the SCSI host is in recovery and sends the drive nothing new
+    /// (`scsi_host_in_recovery`), and the drive would take nothing before the NCQ Command Error
+    /// log is read. 0 when no recovery ran.
+    pub recovery_until_ns: u64,
+}
+
+impl Ahci {
+    pub fn new(ncq: bool) -> Ahci {
+        Ahci {
+            ncq,
+            recovery_until_ns: 0,
+        }
+    }
 }
 
 impl Ahci {
     /// Host: the driver fills a command slot; the controller fetches it and sends the
     /// command to the drive, which decodes LBA, count and tag from its bytes. Returns when
     /// the drive has the command (a TRIM's payload follows in the data phase).
+    #[inline(always)]
     pub fn issue(&self, cx: &mut Cx, link: &mut DeviceLink, id: CmdId, c: &mut Command) -> u64 {
         let now = cx.now_ns;
         c.device = DriveCommand {
@@ -70,6 +85,7 @@ impl Ahci {
 
     /// Drive status to host memory, where the driver parses and checks it; returns when it is
     /// there.
+    #[inline(always)]
     pub fn send_status(
         &self,
         cx: &mut Cx,
@@ -77,8 +93,9 @@ impl Ahci {
         id: CmdId,
         from_ns: u64,
         failed: bool,
+        device: &DriveCommand,
     ) -> u64 {
-        let (t, status_bytes) = link.send_status(cx, id, from_ns, failed);
+        let (t, status_bytes) = link.send_status(cx, id, from_ns, failed, device);
         let pcie_ns = cx.pcie_up.transfer_ns(status_bytes);
         let t = cx.reserve(layer::PCIE_UP, t, pcie_ns, 0);
         let controller_ns = cx.controller.transfer_ns(0);

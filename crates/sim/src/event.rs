@@ -55,6 +55,20 @@ impl Event {
         (kind << CMD_BITS) | u64::from(cmd)
     }
 
+    /// The command this event belongs to (None for the drive's and the driver's timers).
+    pub fn command(self) -> Option<CmdId> {
+        match self {
+            Event::HostIssue { cmd }
+            | Event::CommandAtDevice { cmd }
+            | Event::BridgeReady { cmd }
+            | Event::DriveCommand { cmd }
+            | Event::DataReady { cmd }
+            | Event::DataDone { cmd }
+            | Event::Complete { cmd } => Some(cmd),
+            Event::DriveWake | Event::DriverFlush => None,
+        }
+    }
+
     fn unpack(bits: u64) -> Event {
         let cmd = (bits & ((1 << CMD_BITS) - 1)) as CmdId;
         match bits >> CMD_BITS {
@@ -149,6 +163,19 @@ impl EventQueue {
         self.sorted.len()
     }
 
+    /// Take out every pending event of the commands `aborted` names (a drive that aborts its
+    /// queued commands after an NCQ error or a reset never finishes them); the others keep
+    /// their order. Returns how many went.
+    #[cold]
+    pub fn remove_commands(&mut self, aborted: impl Fn(CmdId) -> bool) -> usize {
+        let before = self.sorted.len();
+        self.sorted.retain(|e| {
+            let event = Event::unpack(*e as u64 & ((1 << PAYLOAD_BITS) - 1));
+            !event.command().is_some_and(&aborted)
+        });
+        before - self.sorted.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
@@ -199,6 +226,21 @@ mod tests {
         while let Some((at, cmd)) = model.pop_first() {
             assert_eq!(q.pop(), Some((at, Event::Complete { cmd })));
         }
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn removing_a_command_keeps_the_rest_in_order() {
+        let mut q = EventQueue::with_bound(16);
+        q.push(5, Event::DataDone { cmd: 2 });
+        q.push(3, Event::DriveWake);
+        q.push(4, Event::Complete { cmd: 1 });
+        q.push(1, Event::DataReady { cmd: 2 });
+        q.push(4, Event::HostIssue { cmd: 0 });
+        assert_eq!(q.remove_commands(|cmd| cmd == 2), 2);
+        assert_eq!(q.pop(), Some((3, Event::DriveWake)));
+        assert_eq!(q.pop(), Some((4, Event::Complete { cmd: 1 })));
+        assert_eq!(q.pop(), Some((4, Event::HostIssue { cmd: 0 })));
         assert!(q.is_empty());
     }
 

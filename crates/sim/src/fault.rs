@@ -14,11 +14,13 @@
 //! ```text
 //! seed=N                  the injector's seed (default 0)
 //! KIND=RATE               a probability in [0, 1]: per data packet for usb_crc, per command
-//!                         for drop and phase_error, per read command for media_error
+//!                         for drop (on every transport: USB bridges and SATA drives lose
+//!                         commands) and phase_error, per read command for media_error
 //! KIND@cmd=N              at the N-th command the host sends (1-based, retries count)
 //! KIND@t=DURATION         at the first command the host sends at or after that simulated time
 //! media_error@lba=N       the sector at LBA N is unreadable until it is written
-//! timeout=DURATION        the host's SCSI command timeout (default 30s)
+//! timeout=DURATION        the host's SCSI command timeout (default 30s; libata's too, which
+//!                         then hardresets the SATA port: COMRESET and revalidation)
 //! retries=N               the host's retries of a failed command (default 5)
 //! reset_delay=DURATION    the host's wait after a Bulk-Only Mass Storage Reset (default 6s)
 //! tm_timeout=DURATION     UAS: the host's wait for a task management response (default 3s)
@@ -56,7 +58,9 @@ pub enum FaultKind {
     /// The drive cannot read a sector: CHECK CONDITION, MEDIUM ERROR / UNRECOVERED READ ERROR
     /// (sense 03/11/00, SAM-4 / SPC-4 §4.5.6).
     MediaError,
-    /// The bridge loses a command it received: the host's timer fires and the driver recovers.
+    /// The bridge (USB) or the drive (SATA) loses a command it received: the host's timer
+    /// fires and the driver recovers (USB: Reset Recovery or ABORT TASK; SATA: libata's
+    /// hardreset, COMRESET, and revalidation).
     Drop,
     /// The BOT bridge answers with a CSW of status 02h, Phase Error (BOT 1.0 §5.2, bCSWStatus).
     PhaseError,
@@ -341,6 +345,12 @@ pub struct FaultCounts {
     pub uas_bot_fallbacks: u64,
     pub request_senses: u64,
     pub read_log_exts: u64,
+    /// SATA: hardresets (COMRESET, then revalidation) after a command timeout.
+    pub comresets: u64,
+    /// SATA: commands the drive aborted, beside the one at fault, after an NCQ error or a
+    /// reset, and the host sent again without counting against their retries (libata's
+    /// `ata_eh_qc_retry`: `scmd->allowed++` for a command with no error of its own).
+    pub sata_aborted: u64,
 }
 
 /// A fault hitting one command, as the seams see it.
@@ -405,7 +415,7 @@ impl FaultInjector {
 
     /// The host sends a command at `now_ns`: which transport fault hits it (drop or phase
     /// error, where the transport has them), and arm placed media and CRC faults. Returns the
-    /// fault and the command's attempt index.
+    /// fault and the command's attempt index. A drop hits any transport's command.
     pub fn on_command_sent(&mut self, now_ns: u64, bot: bool, usb: bool) -> (CommandFault, u64) {
         self.commands_sent += 1;
         let n = self.commands_sent;
@@ -423,16 +433,16 @@ impl FaultInjector {
             }
             self.placed.swap_remove(i);
             match kind {
-                FaultKind::Drop if usb => fault = CommandFault::Drop,
+                FaultKind::Drop => fault = CommandFault::Drop,
                 FaultKind::PhaseError if bot => fault = CommandFault::PhaseError,
                 FaultKind::MediaError => self.armed_media += 1,
                 FaultKind::UsbCrc if usb => self.armed_crc += 1,
                 FaultKind::Hang if usb && !bot => self.armed_hang += 1,
                 // Checked when the plan was set: the stack has no such fault.
-                FaultKind::Drop | FaultKind::PhaseError | FaultKind::UsbCrc | FaultKind::Hang => {}
+                FaultKind::PhaseError | FaultKind::UsbCrc | FaultKind::Hang => {}
             }
         }
-        if fault == CommandFault::None && usb && self.draw(FaultKind::Drop) {
+        if fault == CommandFault::None && self.draw(FaultKind::Drop) {
             fault = CommandFault::Drop;
         }
         if fault == CommandFault::None && bot && self.draw(FaultKind::PhaseError) {

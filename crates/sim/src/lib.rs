@@ -30,6 +30,7 @@ pub mod profile;
 pub mod profiles;
 pub mod report;
 pub mod resource;
+mod sata_recovery;
 pub mod scsi;
 pub mod sim;
 pub mod store;

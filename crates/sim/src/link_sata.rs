@@ -6,6 +6,10 @@
 use crate::drive::DriveCommand;
 use crate::event::CmdId;
 use crate::profile::SataLinkProfile;
+use storlab_wire::ata_log::{
+    NcqErrorLogPacket, NcqErrorLogRepr, ATA_READ_LOG_EXT, LOG_ADDRESS_NCQ_COMMAND_ERROR,
+    NCQ_ERROR_LOG_LEN,
+};
 use storlab_wire::sata::{
     self as fis, FisPacket, RegD2hRepr, RegH2dRepr, SetDeviceBitsRepr, STATUS_BSY, STATUS_ERR,
 };
@@ -165,17 +169,6 @@ pub const STATUS_FIS_BYTES_MAX: usize = fis::REG_D2H_LEN;
 
 /// ATA ERROR register bit 6, UNC: uncorrectable data error (ACS-3, ERROR field).
 const ERROR_UNC: u8 = 0x40;
-/// READ LOG EXT (ACS-3).
-const ATA_READ_LOG_EXT: u8 = 0x2F;
-/// Log address of the NCQ Command Error log (ACS-3, log address 10h), one 512-byte page.
-const NCQ_COMMAND_ERROR_LOG: u8 = 0x10;
-const LOG_PAGE_BYTES: usize = 512;
-/// NCQ Command Error log, byte 0: bit 7 NQ (the error was on a non-queued command), bits
-/// 4:0 the failed command's tag; bytes 2 and 3 its STATUS and ERROR (ACS-3, NCQ Command Error log).
-const LOG_TAG_MASK: u8 = 0x1F;
-const LOG_STATUS_BYTE: usize = 2;
-const LOG_ERROR_BYTE: usize = 3;
-
 /// Drive side: the status of a command, Set Device Bits with its tag's SActive bit for NCQ,
 /// else Register D2H; `failed` sets ERR in STATUS and UNC in ERROR (an unreadable sector).
 /// Returns the FIS length.
@@ -203,44 +196,53 @@ pub fn emit_status(tag: Option<u8>, failed: bool, out: &mut [u8; STATUS_FIS_BYTE
 }
 
 /// The NCQ error recovery a host side runs after a queued command's status reports ERR: READ
-/// LOG EXT of the NCQ Command Error log (ACS-3, log 10h; SATA 3.x NCQ error handling; Linux libata's
-/// `ata_eh_read_log_10h`), as real bytes: the command FIS, the drive's PIO Setup FIS and the
-/// 512-byte page naming the failed tag. Returns the tag the host read, and the link time
-/// of the exchange: command FIS, PIO Setup FIS, one Data FIS.
-pub fn read_ncq_error_log(link: &SataLink, failed_tag: u8) -> (u8, u64) {
-    let mut command = RegH2dRepr::fpdma_queued(false, 0, 0, 1).expect("a 1-sector command");
-    command.command = ATA_READ_LOG_EXT;
-    command.features = 0;
-    command.count = 1;
-    command.lba = u64::from(NCQ_COMMAND_ERROR_LOG);
+/// LOG EXT of the NCQ Command Error log (ACS-3 log 10h; SATA 3.x NCQ error handling: the drive
+/// takes no command until the log is read; Linux libata's `ata_eh_read_log_10h`), as real
+/// bytes: the command FIS, the drive's PIO Setup FIS and the 512-byte page naming the failed
+/// tag with the command's LBA and COUNT, encoded and checked by `storlab_wire::ata_log`.
+/// Returns what the host read, and the link time of the exchange: command FIS, PIO Setup FIS,
+/// one Data FIS.
+pub fn read_ncq_error_log(
+    link: &SataLink,
+    failed_tag: u8,
+    failed: &DriveCommand,
+) -> (NcqErrorLogRepr, u64) {
+    let command = RegH2dRepr::read_log_ext(LOG_ADDRESS_NCQ_COMMAND_ERROR, 1);
     let mut fis_bytes = [0u8; fis::REG_H2D_LEN];
     command.emit(&mut fis_bytes).expect("one Register H2D FIS");
-    // Drive: decode the request, fill the page.
+    // Drive: decode the request, fill the page from the failed command.
     let asked = RegH2dRepr::parse(&FisPacket::new_unchecked(&fis_bytes[..]))
         .expect("drive: READ LOG EXT FIS");
     assert_eq!(
-        (asked.command, asked.lba & 0xFF, asked.count),
-        (ATA_READ_LOG_EXT, u64::from(NCQ_COMMAND_ERROR_LOG), 1),
+        (asked.command, asked.lba, asked.count),
+        (
+            ATA_READ_LOG_EXT,
+            u64::from(LOG_ADDRESS_NCQ_COMMAND_ERROR),
+            1
+        ),
         "drive: expected READ LOG EXT of log 10h, one page"
     );
-    let mut page = [0u8; LOG_PAGE_BYTES];
-    page[0] = failed_tag & LOG_TAG_MASK;
-    page[LOG_STATUS_BYTE] = fis::STATUS_DRDY | STATUS_ERR;
-    page[LOG_ERROR_BYTE] = ERROR_UNC;
-    // Byte 511: the checksum that makes the page's bytes sum to zero (ACS-3, NCQ Command Error log).
-    let sum = page.iter().fold(0u8, |a, b| a.wrapping_add(*b));
-    page[LOG_PAGE_BYTES - 1] = sum.wrapping_neg();
+    let mut page = [0u8; NCQ_ERROR_LOG_LEN];
+    NcqErrorLogRepr {
+        tag: Some(failed_tag),
+        status: fis::STATUS_DRDY | STATUS_ERR,
+        error: ERROR_UNC,
+        lba: failed.lba,
+        device: fis::DEVICE_LBA,
+        // COUNT as the command carried it: 0 stands for 65536 sectors.
+        count: failed.blocks as u16,
+        ..NcqErrorLogRepr::default()
+    }
+    .emit(&mut page)
+    .expect("the failed command fits the log page");
     // Host: check the page and read the tag.
-    assert_eq!(
-        page.iter().fold(0u8, |a, b| a.wrapping_add(*b)),
-        0,
-        "host: NCQ error log checksum"
-    );
-    assert_eq!(page[LOG_ERROR_BYTE], ERROR_UNC, "host: NCQ error log ERROR");
+    let log = NcqErrorLogRepr::parse(&NcqErrorLogPacket::new_unchecked(&page[..]))
+        .expect("host: NCQ Command Error log");
+    assert_eq!(log.error, ERROR_UNC, "host: NCQ error log ERROR");
     let ns = link.fis_ns(FIS_REG_H2D_BYTES)
         + link.fis_ns(fis::PIO_SETUP_LEN as u64)
-        + link.data_ns(LOG_PAGE_BYTES as u64);
-    (page[0] & LOG_TAG_MASK, ns)
+        + link.data_ns(NCQ_ERROR_LOG_LEN as u64);
+    (log, ns)
 }
 
 /// Host side: parse a status FIS for `tag` (or, without a tag, the non-queued command).
@@ -374,8 +376,13 @@ mod tests {
             fis_framing_bytes: 12,
             fis_handshake_dwords: 10,
         });
-        let (tag, ns) = read_ncq_error_log(&link, 17);
-        assert_eq!(tag, 17);
+        let failed = DriveCommand {
+            write: false,
+            lba: 0x1234_5678,
+            blocks: 8,
+        };
+        let (log, ns) = read_ncq_error_log(&link, 17, &failed);
+        assert_eq!((log.tag, log.lba, log.count), (Some(17), 0x1234_5678, 8));
         assert!(ns > link.data_ns(512), "{ns}");
     }
 

@@ -345,6 +345,8 @@ impl SimReport {
                 ("uas_bot_fallbacks", f.uas_bot_fallbacks),
                 ("request_senses", f.request_senses),
                 ("read_log_exts", f.read_log_exts),
+                ("comresets", f.comresets),
+                ("sata_aborted", f.sata_aborted),
             ] {
                 out.push((format!("sim.faults.{key}"), n.to_string()));
             }

@@ -308,8 +308,8 @@ impl Simulator {
                 // 0 is the one no command holds (TM IUs go on the command pipe, not a stream).
                 task_management_tag: u16::try_from(max_outstanding + 1).unwrap_or(0),
             }),
-            Transport::SataNcq => Endpoints::Ahci(Ahci { ncq: true }),
-            Transport::SataIde => Endpoints::Ahci(Ahci { ncq: false }),
+            Transport::SataNcq => Endpoints::Ahci(Ahci::new(true)),
+            Transport::SataIde => Endpoints::Ahci(Ahci::new(false)),
         };
         let max_transfer = match (high_speed, host.max_transfer_bytes_high_speed) {
             (true, Some(hs)) => hs,
@@ -881,6 +881,10 @@ impl Simulator {
                 self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
             }
             Endpoints::Ahci(ahci) => {
+                // Both false without a plan (no fault drawn, no recovery ever ran).
+                if c.fault != CommandFault::None || ahci.recovery_until_ns > self.cx.now_ns {
+                    return self.faulted_ahci_issue(id);
+                }
                 c.holds_drive_slot = true;
                 self.at_drive += 1;
                 assert!(
@@ -891,6 +895,42 @@ impl Simulator {
                 self.cx.schedule(at, Event::DriveCommand { cmd: id });
             }
         }
+    }
+
+    /// AHCI, with a fault plan: a command issued while libata's error handler owns the port
+    /// waits until it is done (`draw_command_fault` drew nothing for it); a command the drive
+    /// loses (drop) goes to the drive, which never answers: the host's timer fires `timeout`
+    /// after the issue (the lost command's `Complete`, as on USB).
+    #[cold]
+    #[inline(never)]
+    fn faulted_ahci_issue(&mut self, id: CmdId) {
+        let Endpoints::Ahci(ahci) = &self.endpoints else {
+            unreachable!("called for AHCI");
+        };
+        if ahci.recovery_until_ns > self.cx.now_ns {
+            // The block layer's timer starts when the driver takes the command.
+            let at = ahci.recovery_until_ns;
+            self.commands[id as usize].issued_ns = at;
+            self.cx.schedule(at, Event::HostIssue { cmd: id });
+            return;
+        }
+        let c = &mut self.commands[id as usize];
+        assert_eq!(
+            c.fault,
+            CommandFault::Drop,
+            "the only fault drawn at an AHCI issue"
+        );
+        // Sent as `on_host_issue` sends it (apart, so that hot path stays as it was).
+        c.holds_drive_slot = true;
+        self.at_drive += 1;
+        assert!(
+            self.at_drive <= self.link.slots(),
+            "more commands at the drive than tags"
+        );
+        let at = ahci.issue(&mut self.cx, &mut self.link, id, c);
+        let timeout_ns = self.cx.faults.as_ref().expect("a plan").plan.timeout_ns;
+        let fires_ns = (self.commands[id as usize].issued_ns + timeout_ns).max(at);
+        self.cx.schedule(fires_ns, Event::Complete { cmd: id });
     }
 
     fn bridge(&self) -> &Bridge {
@@ -1399,7 +1439,18 @@ impl Simulator {
                 }
             }
             Endpoints::Ahci(ahci) => {
-                let at = ahci.send_status(&mut self.cx, &mut self.link, id, status_from, failed);
+                let device = &self.commands[id as usize].device;
+                let at = ahci.send_status(
+                    &mut self.cx,
+                    &mut self.link,
+                    id,
+                    status_from,
+                    failed,
+                    device,
+                );
+                if failed && ahci.ncq {
+                    self.ncq_error_aborts(at);
+                }
                 self.status_at_host(id, at);
             }
         }
@@ -1441,7 +1492,10 @@ impl Simulator {
     /// Sense IU, it goes to the host.
     fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
         let failed = self.commands[id as usize].fault == CommandFault::Medium;
-        let (t, _) = self.link.send_status(&mut self.cx, id, from_ns, failed);
+        let device = &self.commands[id as usize].device;
+        let (t, _) = self
+            .link
+            .send_status(&mut self.cx, id, from_ns, failed, device);
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let mut t = bridge.build_status(&mut self.cx, t);
         if failed && matches!(self.endpoints, Endpoints::Bot(_)) {
@@ -1594,7 +1648,8 @@ impl Simulator {
                 continue;
             }
             let applies = match kind {
-                FaultKind::UsbCrc | FaultKind::Drop => transport.is_usb(),
+                FaultKind::UsbCrc => transport.is_usb(),
+                FaultKind::Drop => true,
                 FaultKind::PhaseError => transport == Transport::Bot,
                 FaultKind::Hang => matches!(transport, Transport::Uas { .. }),
                 FaultKind::MediaError => true,
@@ -1631,6 +1686,12 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn draw_command_fault(&mut self, id: CmdId) {
+        if let Endpoints::Ahci(ahci) = &self.endpoints {
+            if ahci.recovery_until_ns > self.cx.now_ns {
+                // Not sent yet: it waits for libata's error handler (`faulted_ahci_issue`).
+                return;
+            }
+        }
         let transport = self.endpoints.kind();
         let f = self.cx.faults.as_mut().expect("checked by the caller");
         let (fault, attempt) = f.on_command_sent(
@@ -1798,9 +1859,90 @@ impl Simulator {
                 self.trace_aborted_urbs(id, tm.driver_ns, uas.streams);
                 tm.driver_ns
             }
-            Endpoints::Ahci(_) => unreachable!("AHCI commands are not dropped by a bridge"),
+            Endpoints::Ahci(_) => self.sata_hardreset(id, now),
         };
         self.retry_or_fail(id, at);
+    }
+
+    /// AHCI with NCQ: a queued command's status reported an error. The drive aborted every
+    /// other command it holds (SATA 3.x NCQ error handling) and took nothing until the host
+    /// read the NCQ Command Error log, which `send_status` did, ending at `log_read_ns`: the
+    /// aborted commands are sent again from then (libata's `ata_eh_qc_retry`). The failed one
+    /// completes with its error as before.
+    #[cold]
+    #[inline(never)]
+    fn ncq_error_aborts(&mut self, log_read_ns: u64) {
+        let aborted = self.abort_at_drive();
+        self.requeue_aborted(&aborted, log_read_ns);
+    }
+
+    /// AHCI: the timer of command `id`, which the drive lost, fired at `at_ns`. libata's EH
+    /// freezes the port and hardresets it (`sata_recovery::hardreset`: COMRESET, signature,
+    /// revalidation); the reset aborts every command at the drive, the lost one included. The
+    /// others go again once the port is revalidated; returns then, for the lost one's retry.
+    /// Linux's SCSI error handler first waits for the other outstanding commands to finish
+    /// (`scsi_eh_wakeup` runs it once every busy command failed or completed); here they are
+    /// aborted at the timer instead, which costs their remaining service time again.
+    #[cold]
+    #[inline(never)]
+    fn sata_hardreset(&mut self, id: CmdId, at_ns: u64) -> u64 {
+        let aborted = self.abort_at_drive();
+        let identify = crate::sata_recovery::drive_identify(
+            self.drive.capacity_bytes(),
+            self.drive.logical_block_bytes(),
+            self.drive.queue_depth(),
+        );
+        let DeviceLink::Sata(port) = &self.link;
+        let reset = crate::sata_recovery::hardreset(&mut self.cx, &port.link, &identify, at_ns);
+        let done = reset.revalidated_ns;
+        self.cx.faults.as_mut().expect("a plan").counts.comresets += 1;
+        let others: Vec<CmdId> = aborted.into_iter().filter(|&a| a != id).collect();
+        self.requeue_aborted(&others, done);
+        done
+    }
+
+    /// The drive aborts every command it holds: their pending events go, their queued reads
+    /// leave its queue, their NCQ tags and slots come back. What a drive had already done
+    /// for them stays done (its media time, a written cache entry), as on a real drive, and
+    /// the link time booked for a data phase under way stays booked. Returns them.
+    fn abort_at_drive(&mut self) -> Vec<CmdId> {
+        let aborted: Vec<CmdId> = (0..self.commands.len() as CmdId)
+            .filter(|&a| self.commands[a as usize].holds_drive_slot)
+            .collect();
+        self.cx.events.remove_commands(|cmd| aborted.contains(&cmd));
+        let DeviceLink::Sata(port) = &mut self.link;
+        for &a in &aborted {
+            port.ncq_tags.release(a);
+            self.commands[a as usize].holds_drive_slot = false;
+            self.at_drive -= 1;
+            if let Some(i) = self.drive_reads.iter().position(|&r| r == a) {
+                self.drive_reads.remove(i);
+                self.drive_read_commands.remove(i);
+            }
+        }
+        aborted
+    }
+
+    /// Commands the drive aborted go again at `at_ns` (the driver's submit work first), until
+    /// then the port takes nothing new. An aborted attempt's own fault (a media error drawn at
+    /// its read, a drop) never reached the host: it is recorded as retried. The retry does not
+    /// count against the command's retries (`ata_eh_qc_retry`).
+    fn requeue_aborted(&mut self, aborted: &[CmdId], at_ns: u64) {
+        if let Endpoints::Ahci(ahci) = &mut self.endpoints {
+            ahci.recovery_until_ns = ahci.recovery_until_ns.max(at_ns);
+        }
+        let submit_ns = self.spec.host.submit_cpu_ns;
+        for &a in aborted {
+            let f = self.cx.faults.as_mut().expect("a plan");
+            f.counts.sata_aborted += 1;
+            let c = &mut self.commands[a as usize];
+            if std::mem::take(&mut c.fault) != CommandFault::None {
+                f.resolve(c.attempt, FaultOutcome::Retried { at_ns });
+            }
+            let issue_at = self.cx.reserve(layer::HOST_CPU, at_ns, submit_ns, 0);
+            self.commands[a as usize].issued_ns = issue_at;
+            self.cx.schedule(issue_at, Event::HostIssue { cmd: a });
+        }
     }
 
     /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates

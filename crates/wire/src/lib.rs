@@ -16,6 +16,7 @@ mod bytes;
 pub mod error;
 
 pub mod ata;
+pub mod ata_log;
 pub mod bot;
 pub mod pcap;
 pub mod pretty;

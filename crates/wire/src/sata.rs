@@ -58,6 +58,24 @@ pub const ATA_DATA_SET_MANAGEMENT: u8 = 0x06;
 /// FLUSH CACHE EXT (ACS-3 §7.11): non-data, not queued; the drive writes its volatile cache
 /// to the media before it reports status.
 pub const ATA_FLUSH_CACHE_EXT: u8 = 0xEA;
+/// IDENTIFY DEVICE (ACS-3 §7.12): PIO data-in of one 512-byte page.
+pub const ATA_IDENTIFY_DEVICE: u8 = 0xEC;
+/// SET FEATURES (ACS-3 §7.45): non-data; the subcommand is in FEATURES.
+pub const ATA_SET_FEATURES: u8 = 0xEF;
+/// SET FEATURES subcommand 03h: set the transfer mode given in COUNT (ACS-3 §7.45.5).
+pub const SET_FEATURES_TRANSFER_MODE: u16 = 0x03;
+/// SET FEATURES transfer mode value for Ultra DMA mode `n`: 40h | n (ACS-3 Table "Transfer
+/// mode values").
+pub const TRANSFER_MODE_UDMA_BASE: u16 = 0x40;
+/// The signature an ATA device (not ATAPI) puts in its first Register D2H FIS after a reset:
+/// COUNT 01h, LBA 000001h (ACS-3 §9.1 "Signature and persistence").
+pub const ATA_DEVICE_SIGNATURE_COUNT: u16 = 0x01;
+/// See [`ATA_DEVICE_SIGNATURE_COUNT`].
+pub const ATA_DEVICE_SIGNATURE_LBA: u64 = 0x01;
+
+/// ERROR after a reset: 01h, the device passed its diagnostics (ACS-3 Table "Diagnostic
+/// codes").
+pub const DIAGNOSTIC_PASSED: u8 = 0x01;
 
 /// Device register bit 6: the LBA fields hold an LBA (always set for these commands).
 pub const DEVICE_LBA: u8 = 0x40;
@@ -322,6 +340,27 @@ impl RegH2dRepr {
         Self::command(ATA_FLUSH_CACHE_EXT, 0, 0, 0)
     }
 
+    /// READ LOG EXT (2Fh) of `pages` 512-byte pages of the log at `log_address`, from page 0
+    /// (ACS-3 §7.24: log address in LBA 7:0, page number in LBA 23:8, page count in COUNT).
+    pub fn read_log_ext(log_address: u8, pages: u16) -> RegH2dRepr {
+        Self::command(
+            crate::ata_log::ATA_READ_LOG_EXT,
+            0,
+            u64::from(log_address),
+            pages,
+        )
+    }
+
+    /// IDENTIFY DEVICE: no LBA, no count.
+    pub fn identify_device() -> RegH2dRepr {
+        Self::command(ATA_IDENTIFY_DEVICE, 0, 0, 0)
+    }
+
+    /// SET FEATURES with `subcommand` in FEATURES and its value in COUNT.
+    pub fn set_features(subcommand: u16, count: u16) -> RegH2dRepr {
+        Self::command(ATA_SET_FEATURES, subcommand, 0, count)
+    }
+
     /// NCQ tag of an FPDMA command (COUNT bits 7:3).
     pub const fn ncq_tag(&self) -> u8 {
         ((self.count >> NCQ_TAG_SHIFT) & NCQ_TAG_MAX as u16) as u8
@@ -420,6 +459,26 @@ impl RegD2hRepr {
             device: 0,
             count: 0,
         }
+    }
+
+    /// The first FIS a device sends after a reset: an ATA device's signature, DRDY, and ERROR
+    /// 01h (the diagnostic code for "device passed").
+    pub const fn ata_signature() -> RegD2hRepr {
+        RegD2hRepr {
+            pm_port: 0,
+            interrupt: true,
+            status: STATUS_DRDY,
+            error: DIAGNOSTIC_PASSED,
+            lba: ATA_DEVICE_SIGNATURE_LBA,
+            device: 0,
+            count: ATA_DEVICE_SIGNATURE_COUNT,
+        }
+    }
+
+    /// The FIS carries an ATA device's signature (what libata's `ata_dev_classify` checks:
+    /// LBA 23:8 zero; COUNT and LBA 7:0 01h).
+    pub const fn is_ata_signature(&self) -> bool {
+        self.count == ATA_DEVICE_SIGNATURE_COUNT && self.lba == ATA_DEVICE_SIGNATURE_LBA
     }
 
     /// Parses a Register D2H FIS; reserved bytes are ignored, as HBAs do.
@@ -899,6 +958,34 @@ mod tests {
         let back = RegH2dRepr::parse(&FisPacket::new_checked(&bytes[..20]).unwrap()).unwrap();
         assert_eq!(back, cmd);
         assert_eq!((back.ncq_tag(), back.sectors()), (5, 8));
+    }
+
+    #[test]
+    fn recovery_commands_and_signature_golden() {
+        // READ LOG EXT of log 10h, one page (libata `ata_read_log_page`).
+        let bytes: [u8; 20] = emit_a5(&FisRepr::RegH2d(RegH2dRepr::read_log_ext(0x10, 1)));
+        assert_eq!(
+            bytes,
+            [0x27, 0x80, 0x2F, 0, 0x10, 0, 0, 0x40, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+        );
+        let bytes: [u8; 20] = emit_a5(&FisRepr::RegH2d(RegH2dRepr::identify_device()));
+        assert_eq!(&bytes[..4], &[0x27, 0x80, 0xEC, 0]);
+        // SET FEATURES, set transfer mode UDMA 6 (40h | 6).
+        let set = RegH2dRepr::set_features(SET_FEATURES_TRANSFER_MODE, TRANSFER_MODE_UDMA_BASE | 6);
+        let bytes: [u8; 20] = emit_a5(&FisRepr::RegH2d(set));
+        assert_eq!(
+            bytes,
+            [0x27, 0x80, 0xEF, 0x03, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x46, 0, 0, 0, 0, 0, 0, 0]
+        );
+        let signature = RegD2hRepr::ata_signature();
+        let bytes: [u8; 20] = emit_a5(&FisRepr::RegD2h(signature));
+        assert_eq!(
+            bytes,
+            [0x34, 0x40, 0x40, 0x01, 0x01, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0]
+        );
+        let back = RegD2hRepr::parse(&FisPacket::new_checked(&bytes[..]).unwrap()).unwrap();
+        assert!(back.is_ata_signature());
+        assert!(!RegD2hRepr::success().is_ata_signature());
     }
 
     #[test]

@@ -1119,6 +1119,50 @@ fn faults_are_parsed_refused_injected_and_reported() {
     assert!(faults["usb_crc_retries"].as_u64().unwrap() > 0, "{faults}");
 }
 
+/// SATA error recovery end to end: a command the drive loses on an AHCI HDD costs the
+/// timeout and a COMRESET, and the job succeeds with every I/O; a media error under NCQ fails
+/// the job with fio's one-line ENODATA error after the drive aborted the other queued reads.
+#[test]
+fn sata_faults_recover_with_a_comreset_and_report_media_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--no-db",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args)
+    };
+    let recovered = run(&[
+        "--target=sim:sata-ahci-hdd",
+        "--iodepth=4",
+        "--faults",
+        "drop@cmd=3,timeout=2s",
+    ]);
+    assert!(recovered.status.success(), "{}", stderr(&recovered));
+    let doc: serde_json::Value = serde_json::from_slice(&recovered.stdout).unwrap();
+    let job = &doc["jobs"][0];
+    let faults = &job["sim"]["faults"];
+    assert_eq!(faults["comresets"], 1, "{faults}");
+    assert_eq!(faults["retried"], 1, "{faults}");
+    assert_eq!(faults["reported"], 0, "{faults}");
+    assert_eq!(job["read"]["ios"], 256, "{job}");
+
+    let failed = run(&[
+        "--target=sim:sata-ahci-ssd",
+        "--iodepth=8",
+        "--faults",
+        "media_error@cmd=5",
+    ]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let line = stderr(&failed);
+    assert!(line.contains("No data available"), "{line}");
+}
+
 /// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
 fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
     let available = std::process::Command::new("tshark")

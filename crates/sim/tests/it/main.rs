@@ -16,6 +16,7 @@ mod no_panic;
 mod physics;
 mod profiles;
 mod properties;
+mod sata_faults;
 mod swarm;
 mod table;
 mod trace;

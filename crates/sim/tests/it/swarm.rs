@@ -31,6 +31,8 @@ const GRAIN: u64 = 4096;
 const SLOT_BYTES: usize = 128 << 10;
 /// Salt of the stream that draws hang faults (a constant with no meaning but its bits).
 const HANG_STREAM: u64 = 0x4841_4e47_0000_0001;
+/// Salt of the stream that draws drops on SATA stacks (lost commands, COMRESET recovery).
+const SATA_DROP_STREAM: u64 = 0x5341_5441_0000_0001;
 
 fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
     rng.next_u64() % n
@@ -103,6 +105,17 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 below(&mut rng, 30) as f64 / 1000.0
             ));
             items.push(format!("phase_error@t={}ms", below(&mut rng, 50)));
+        }
+        if !transport.is_usb() {
+            // From a stream of its own, as hangs: seeds drawn before SATA drops existed keep
+            // their scenarios and replay lines.
+            let mut drop_rng = ChaCha8Rng::seed_from_u64(seed ^ SATA_DROP_STREAM);
+            if chance(&mut drop_rng, 0.5) {
+                items.push(format!("drop@cmd={}", 1 + below(&mut drop_rng, 200)));
+                if chance(&mut drop_rng, 0.3) {
+                    items.push(format!("drop={}", below(&mut drop_rng, 10) as f64 / 1000.0));
+                }
+            }
         }
         if matches!(transport, Transport::Uas { .. }) {
             // From a stream of its own, so the scenarios of seeds drawn before hangs existed
@@ -548,6 +561,8 @@ fn swarm() {
         total.uas_bot_fallbacks += c.uas_bot_fallbacks;
         total.request_senses += c.request_senses;
         total.read_log_exts += c.read_log_exts;
+        total.comresets += c.comresets;
+        total.sata_aborted += c.sata_aborted;
     }
     eprintln!("swarm: {seeds} seeds, {perturbed} with perturbed stack keys, {total:?}");
     assert!(perturbed > 0, "no seed perturbed its stack's keys");
@@ -563,6 +578,8 @@ fn swarm() {
         ("uas_bot_fallbacks", total.uas_bot_fallbacks),
         ("request_senses", total.request_senses),
         ("read_log_exts", total.read_log_exts),
+        ("comresets", total.comresets),
+        ("sata_aborted", total.sata_aborted),
     ] {
         assert!(n > 0, "no seed exercised {path}: {total:?}");
     }
