@@ -26,6 +26,7 @@ pub mod link_sata;
 pub mod link_usb2;
 pub mod link_usb3;
 pub mod pcie;
+mod power;
 pub mod profile;
 pub mod profiles;
 pub mod report;
@@ -44,5 +45,6 @@ pub use fault::{FaultKind, FaultPlan};
 pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
 pub use sim::{
-    SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA,
+    PowerLossRecord, SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO,
+    ERRNO_ENODATA,
 };
