@@ -21,8 +21,9 @@ const PRUNE_EVERY_ENTRIES: usize = 256;
 
 /// One change of the store since the journal started.
 struct Entry {
-    /// The drive's ordinal of the write (None: a TRIM, which no power loss undoes: the
-    /// drive's map changed before it reported completion).
+    /// The drive's ordinal of the write (None: a TRIM, which no power loss undoes, the
+    /// drive's map having changed before it reported completion; or a write to a drive
+    /// without a volatile cache).
     ordinal: Option<u64>,
     start: u64,
     end: u64,
@@ -55,8 +56,9 @@ impl PowerJournal {
     /// Command `id`'s data is about to be stored at `offset..offset + len`: keep what the range
     /// holds now.
     pub fn before_write(&mut self, store: &mut Store, id: u32, offset: u64, len: u64) {
+        // None: the drive keeps no volatile cache (it does not count its writes), so no
+        // power loss undoes this one.
         let ordinal = self.ordinals.get(&id).copied();
-        debug_assert!(ordinal.is_some(), "a stored write the drive did not take");
         let before = store.snapshot(offset, len);
         self.entries.push_back(Entry {
             ordinal,

@@ -1214,7 +1214,10 @@ impl Simulator {
     fn drive_write(&mut self, id: CmdId, at_drive: Flow) -> u64 {
         let end_ns = self.drive_write_payload(id, at_drive);
         if let Some(journal) = self.power_journal.as_mut() {
-            journal.note_drive_write(id, self.drive.writes_taken() - 1);
+            // A model without a volatile cache does not count its writes: nothing to note.
+            if let Some(ordinal) = self.drive.writes_taken().checked_sub(1) {
+                journal.note_drive_write(id, ordinal);
+            }
         }
         end_ns
     }
