@@ -345,6 +345,11 @@ impl SimReport {
                 ("uas_bot_fallbacks", f.uas_bot_fallbacks),
                 ("request_senses", f.request_senses),
                 ("read_log_exts", f.read_log_exts),
+                ("power_losses", f.power_losses),
+                ("lost_writes", f.lost_writes),
+                ("lost_bytes", f.lost_bytes),
+                ("not_ready", f.not_ready),
+                ("unit_attentions", f.unit_attentions),
             ] {
                 out.push((format!("sim.faults.{key}"), n.to_string()));
             }
