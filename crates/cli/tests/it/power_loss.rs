@@ -49,7 +49,7 @@ fn verify_finds_the_writes_a_power_loss_took_from_the_drive_cache() {
         .nth(1)
         .and_then(|rest| rest.split(',').next()?.trim().parse().ok())
         .unwrap_or_else(|| panic!("offset in `{line}`"));
-    assert!(offset < 1 << 20 && offset % 4096 == 0, "{line}");
+    assert!(offset < 1 << 20 && offset.is_multiple_of(4096), "{line}");
 
     // The same job without the loss verifies: the loss, not the job, made the difference.
     let out = run_in(dir.path(), &JOB);
