@@ -1120,7 +1120,7 @@ fn faults_are_parsed_refused_injected_and_reported() {
 }
 
 /// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
-fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
+pub(crate) fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
     let available = std::process::Command::new("tshark")
         .arg("--version")
         .output()

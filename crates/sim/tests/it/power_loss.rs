@@ -76,6 +76,15 @@ fn write_then_lose_power(
     }
     let (result, latency) = io(&mut sim, Op::Read, 0, 0);
     assert_eq!(result, Ok(BLOCK), "{stack}: the read caught by the loss");
+    let got = &sim.slot_buffer(0)[..BLOCK as usize];
+    let lost_first = sim.power_losses()[0]
+        .restored
+        .iter()
+        .any(|&(s, _)| s < u64::from(BLOCK));
+    assert!(
+        got.iter().all(|&b| b == 1) || (lost_first && got.iter().all(|&b| b == 0)),
+        "{stack}: the caught read returned other data than block 0 holds"
+    );
     assert_eq!(sim.power_losses().len(), 1, "{stack}");
     let mut old = Vec::new();
     for k in 0..WRITES {
