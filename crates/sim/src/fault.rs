@@ -457,6 +457,20 @@ pub(crate) struct FaultInjector {
     pub bad_lbas: BTreeSet<u64>,
     pub records: Vec<FaultRecord>,
     pub counts: FaultCounts,
+    /// After a power loss: when the drive answers commands again.
+    pub drive_ready_ns: u64,
+    /// Every power loss: when, and what the store put back.
+    pub power_losses: Vec<PowerLossRecord>,
+}
+
+/// One power loss: when, and the byte ranges whose contents it took back to what the media
+/// held (the writes the drive's volatile cache lost).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PowerLossRecord {
+    pub at_ns: u64,
+    /// When the drive was ready again.
+    pub ready_ns: u64,
+    pub restored: Vec<(u64, u64)>,
 }
 
 /// A uniform draw in [0, 1) from 53 random bits.
@@ -478,6 +492,8 @@ impl FaultInjector {
             bad_lbas: plan.bad_lbas.iter().copied().collect(),
             records: Vec::new(),
             counts: FaultCounts::default(),
+            drive_ready_ns: 0,
+            power_losses: Vec::new(),
             plan,
         }
     }

@@ -41,10 +41,9 @@ pub mod xhci;
 
 pub use command::Op;
 pub use error::SimError;
-pub use fault::{FaultKind, FaultPlan};
+pub use fault::{FaultKind, FaultPlan, PowerLossRecord};
 pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
 pub use sim::{
-    PowerLossRecord, SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO,
-    ERRNO_ENODATA,
+    SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA,
 };

@@ -54,7 +54,9 @@ impl PowerJournal {
     }
 
     /// Command `id`'s data is about to be stored at `offset..offset + len`: keep what the range
-    /// holds now.
+    /// holds now. (Cold: only runs with a power-loss plan, off the usual write path.)
+    #[cold]
+    #[inline(never)]
     pub fn before_write(&mut self, store: &mut Store, id: u32, offset: u64, len: u64) {
         // None: the drive keeps no volatile cache (it does not count its writes), so no
         // power loss undoes this one.

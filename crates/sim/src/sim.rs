@@ -25,7 +25,7 @@ use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
 use crate::fault::{
     CommandFault, FaultCounts, FaultInjector, FaultKind, FaultOutcome, FaultPlan, FaultRecord,
-    HangRecovery, LINUX_NOT_READY_RETRY_DELAY_NS,
+    HangRecovery, PowerLossRecord, LINUX_NOT_READY_RETRY_DELAY_NS,
 };
 use crate::host::BlockLayer;
 use crate::link_sata::{NcqTags, SataLink};
@@ -220,26 +220,8 @@ pub struct Simulator {
     /// With a plan that cuts the drive's power: what each write the drive may still hold in a
     /// volatile cache replaced in the store (`power.rs`). None otherwise: no cost per write.
     power_journal: Option<Box<PowerJournal>>,
-    /// The drive answers commands again from this time (after a power loss: its spin-up).
-    drive_ready_ns: u64,
-    /// The drive (or bridge) has a unit attention condition to report with the next command
-    /// (SAM-5 §5.14: set by a power on, a reset; cleared when reported). Set by a power loss;
-    /// any reset of the drive or bridge that SAM says establishes one may set it too.
-    pending_unit_attention: bool,
-    /// Byte ranges of the store each power loss put back to what the media held.
-    power_losses: Vec<PowerLossRecord>,
     counters: Counters,
     pcap: Option<PcapRecorder>,
-}
-
-/// One power loss: when, and the byte ranges whose contents it took back to what the media
-/// held (the writes the drive's volatile cache lost).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PowerLossRecord {
-    pub at_ns: u64,
-    /// When the drive was ready again.
-    pub ready_ns: u64,
-    pub restored: Vec<(u64, u64)>,
 }
 
 impl Simulator {
@@ -400,9 +382,6 @@ impl Simulator {
             store: Store::new(),
             store_payload: true,
             power_journal: None,
-            drive_ready_ns: 0,
-            pending_unit_attention: false,
-            power_losses: Vec::new(),
             counters: Counters {
                 host_size_min: u32::MAX,
                 ..Counters::default()
@@ -914,7 +893,8 @@ impl Simulator {
                 // it. libata's error handler, woken by the PHY's change of state, resets the
                 // link (COMRESET) until the drive's signature FIS comes with BSY clear, then
                 // retries the command (`ata_eh_qc_retry`, not counted against its retries).
-                let ready = self.drive_ready_ns.max(self.cx.now_ns);
+                let ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
+                let ready = ready_ns.max(self.cx.now_ns);
                 self.cx.schedule(ready, Event::Complete { cmd: id });
             }
             Endpoints::Ahci(ahci) => {
@@ -1690,7 +1670,7 @@ impl Simulator {
     /// Every power loss so far: when, and the byte ranges it took back to what the media
     /// held (empty without a plan that cuts power).
     pub fn power_losses(&self) -> &[PowerLossRecord] {
-        &self.power_losses
+        self.cx.faults.as_ref().map_or(&[], |f| &f.power_losses)
     }
 
     /// Drop journal entries the drive has written to its media (their writes can no longer
@@ -1711,8 +1691,9 @@ impl Simulator {
     fn power_loss(&mut self, now_ns: u64) {
         let lost = self.drive.power_loss(now_ns);
         let ready_ns = now_ns + self.drive.power_on_ready_ns();
-        self.drive_ready_ns = ready_ns;
-        self.pending_unit_attention = true;
+        if let Some(bridge) = self.bridge.as_mut() {
+            bridge.pending_unit_attention = true;
+        }
         let mut restored = Vec::new();
         if let Some(journal) = self.power_journal.as_mut() {
             restored = journal.undo_lost(&mut self.store, &lost);
@@ -1724,7 +1705,8 @@ impl Simulator {
         f.counts.power_losses += 1;
         f.counts.lost_writes += writes.len() as u64;
         f.counts.lost_bytes += restored.iter().map(|(s, e)| e - s).sum::<u64>();
-        self.power_losses.push(PowerLossRecord {
+        f.drive_ready_ns = ready_ns;
+        f.power_losses.push(PowerLossRecord {
             at_ns: now_ns,
             ready_ns,
             restored,
@@ -1815,15 +1797,22 @@ impl Simulator {
         {
             self.power_loss(now);
         }
-        let usb = transport.is_usb();
         let mut fault = if hang { CommandFault::Hang } else { fault };
-        if fault == CommandFault::None && now < self.drive_ready_ns {
+        let drive_ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
+        let unit_attention = self
+            .bridge
+            .as_ref()
+            .is_some_and(|b| b.pending_unit_attention);
+        if fault == CommandFault::None && now < drive_ready_ns {
             // Judged as the command leaves the host: the bridge sees the drive's state a
             // bus trip later, microseconds against a spin-up of seconds.
             fault = CommandFault::NotReady;
-        } else if fault == CommandFault::None && usb && self.pending_unit_attention {
-            // SATA has no unit attention: the ATA device just answers once ready.
-            self.pending_unit_attention = false;
+        } else if fault == CommandFault::None && unit_attention {
+            // Only a bridge reports one: an ATA device on AHCI just answers once ready.
+            self.bridge
+                .as_mut()
+                .expect("a bridge")
+                .pending_unit_attention = false;
             fault = CommandFault::UnitAttention;
         }
         let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
