@@ -1939,8 +1939,9 @@ impl Simulator {
             (Endpoints::Uas(_), CommandFault::NotReady | CommandFault::UnitAttention) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, fault.sense(0).map(|s| s.key), "Sense IU's key");
-                if let (Some(p), Transport::Uas { streams: true }) =
-                    (self.pcap.as_mut(), self.endpoints.kind())
+                // With streams the data transfer was queued at issue (a flush has none).
+                if let (Some(p), Transport::Uas { streams: true }, true) =
+                    (self.pcap.as_mut(), self.endpoints.kind(), c.op != Op::Flush)
                 {
                     p.end_urb(now, id, data_urb(c.op), URB_UNLINKED);
                 }
