@@ -7,9 +7,10 @@
 //! - virtual time never goes back (completions in order, the clock monotone);
 //! - tags pair (the transports assert this on every status they parse: a panic fails the seed);
 //! - data read back is what was last written, unless a fault explains it (a write that failed
-//!   leaves its blocks unknown; a power loss may take a sector back to an earlier write of it,
-//!   or to never written, only where the simulator says the drive's volatile cache lost a
-//!   write, and never more than that cache holds);
+//!   leaves its blocks unknown; a power loss may take a sector back to an earlier write of it
+//!   (or the write itself, one of whose earlier attempts reached the media), or to never
+//!   written, only where the simulator says the drive's volatile cache lost a write, and never
+//!   more than that cache holds);
 //! - a failed I/O is explained by a fault the plan reported at that instant with that errno,
 //!   and every injected fault ends recovered (the command sent again) or reported.
 //!
@@ -328,8 +329,8 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
     let mut failures: Vec<(i32, u64)> = Vec::new();
     let mut last_done_ns = 0u64;
     let mut last_now_ns = 0u64;
-    // Every write that completed to each sector, oldest first (what a power loss may take it
-    // back to).
+    // Every write that completed to each sector, or failed (its data may be there), oldest
+    // first: what a power loss may take it back to.
     let mut history: HashMap<u64, Vec<u32>> = HashMap::new();
     let mut losses_seen = 0usize;
     let volatile_capacity_bytes: Option<u64> = {
@@ -465,10 +466,13 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                             Some(Known::Unknown) => {}
                             Some(Known::Reverted(w)) => {
                                 // An earlier write of this sector, or nothing: pinned once read.
+                                // Or write `w` itself: an attempt of it before a retry (after a
+                                // phase error, a lost command) may have reached the media while
+                                // the last attempt's copy was still cached.
                                 let sector = first + s;
                                 let earlier = history.get(&sector).map_or(&[][..], |h| &h[..]);
                                 let found =
-                                    earlier.iter().copied().filter(|&e| e < *w).find(|&e| {
+                                    earlier.iter().copied().filter(|&e| e <= *w).find(|&e| {
                                         sector_fill(e, sector, &mut expected);
                                         got == expected
                                     });
@@ -480,10 +484,15 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                                         known.remove(&sector);
                                     }
                                     None => {
+                                        let holds = (1..=writes).find(|&e| {
+                                            sector_fill(e, sector, &mut expected);
+                                            got == expected
+                                        });
                                         return Err(format!(
                                             "LBA {sector} after a power loss holds neither write \
-                                             {w} nor an earlier write of it nor zeros"
-                                        ))
+                                             {w} nor an earlier write of it ({earlier:?}) nor \
+                                             zeros, but write {holds:?}'s data"
+                                        ));
                                     }
                                 }
                             }
@@ -515,6 +524,9 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                     if op == Op::Write {
                         for s in first..first + sectors {
                             known.insert(s, Known::Unknown);
+                            // Its data may have reached the drive, even its media: a power
+                            // loss may take a later write back to it.
+                            history.entry(s).or_default().push(f.write);
                         }
                     }
                     failures.push((errno, c.done_ns));
