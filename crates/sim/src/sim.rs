@@ -1660,9 +1660,9 @@ impl Simulator {
                     .into(),
             );
         }
-        if plan.uses(FaultKind::PowerLoss) && self.store_payload {
-            self.power_journal = Some(Box::new(PowerJournal::new()));
-        }
+        // A plan replacing another (the stack file's) starts the journal afresh, or ends it.
+        self.power_journal = (plan.uses(FaultKind::PowerLoss) && self.store_payload)
+            .then(|| Box::new(PowerJournal::new()));
         self.cx.faults = Some(Box::new(FaultInjector::new(plan)));
         Ok(())
     }
