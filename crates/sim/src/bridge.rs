@@ -20,6 +20,11 @@ pub(crate) struct Bridge {
     data_byte_ps: u64,
     /// Translated commands waiting for a drive slot, oldest first.
     pub waiting: VecDeque<CmdId>,
+    /// The bridge has a unit attention condition to report with the next command (SAM-5:
+    /// established by a power on or a reset of the logical unit, cleared once reported). A
+    /// power loss of the drive sets it; so may any reset of the bridge or drive that SAM says
+    /// establishes one.
+    pub pending_unit_attention: bool,
 }
 
 impl Bridge {
@@ -28,6 +33,7 @@ impl Bridge {
             profile: profile.clone(),
             data_byte_ps: ps_per_byte(profile.data_rate_mb_s as f64 * BYTES_PER_MB),
             waiting: VecDeque::new(),
+            pending_unit_attention: false,
         }
     }
 

@@ -185,7 +185,9 @@ impl Bot {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let (status, data_residue) = match c.fault {
             CommandFault::None | CommandFault::Drop | CommandFault::Hang => (CswStatus::Passed, 0),
-            CommandFault::Medium => (CswStatus::Failed, c.len_bytes),
+            CommandFault::Medium | CommandFault::NotReady | CommandFault::UnitAttention => {
+                (CswStatus::Failed, c.len_bytes)
+            }
             CommandFault::PhaseError => (CswStatus::PhaseError, 0),
         };
         let csw = CswRepr {
@@ -224,18 +226,31 @@ impl Bot {
         }
     }
 
+    /// Bridge and host: the bridge refuses a data-out phase it will not use (BOT 1.0 §6.7.3,
+    /// Ho > Do: it may stall bulk-out) by stalling bulk-out; the host clears that halt before
+    /// it reads the CSW.
+    pub fn stall_data_out(cx: &mut Cx, at_ns: u64) -> StalledDataIn {
+        let stalled_ns = cx.usb_message_in(at_ns, 0);
+        let t = cx.hand_off(stalled_ns, 0);
+        StalledDataIn {
+            stalled_ns,
+            clear: cx.usb_control(t, &SetupPacket::clear_halt(BULK_OUT_ENDPOINT)),
+        }
+    }
+
     /// Host: the CSW said Command Failed; the driver asks why with REQUEST SENSE as a BOT
     /// command of its own (CBW, 18 bytes of sense data in, CSW), as Linux usb-storage's
-    /// auto-sense in `usb_stor_invoke_transport` does. The bridge answers with the drive's
-    /// error as fixed-format sense (MEDIUM ERROR, UNRECOVERED READ ERROR: 03/11/00) and a CSW
-    /// of status Passed for the REQUEST SENSE itself. `firmware_ns` is the bridge's cost to
-    /// build it. Returns the exchange's bytes and times, and the sense key the host read.
+    /// auto-sense in `usb_stor_invoke_transport` does. The bridge answers with the failure as
+    /// fixed-format sense (`sense_repr`: MEDIUM ERROR, UNRECOVERED READ ERROR 03/11/00 for a
+    /// drive's read error; NOT READY 02/04/01 or UNIT ATTENTION 06/29/00 after a power loss)
+    /// and a CSW of status Passed for the REQUEST SENSE itself. `firmware_ns` is the bridge's
+    /// cost to build it. Returns the exchange's bytes and times, and the sense the host read.
     pub fn request_sense(
         &mut self,
         cx: &mut Cx,
         at_ns: u64,
         firmware_ns: u64,
-        failed_lba: u64,
+        sense_repr: SenseRepr,
     ) -> RequestSense {
         self.next_tag = self.next_tag.wrapping_add(1);
         let tag = self.next_tag;
@@ -261,9 +276,6 @@ impl Bot {
             matches!(asked, Cdb::RequestSense { .. }),
             "bridge: expected REQUEST SENSE"
         );
-        let mut sense_repr =
-            SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
-        sense_repr.information = Some(failed_lba);
         let mut sense = [0u8; SENSE_ALLOCATION_BYTES as usize];
         let n = sense_repr
             .emit(&mut sense)
@@ -286,11 +298,10 @@ impl Bot {
             .expect("host: invalid CSW");
         assert_eq!(parsed_csw.tag, tag, "CSW tag differs from the CBW tag");
         assert_eq!(parsed_csw.status, CswStatus::Passed, "REQUEST SENSE failed");
-        let key = SenseRepr::parse(&sense[..n])
-            .expect("host: invalid sense data")
-            .key;
+        let parsed = SenseRepr::parse(&sense[..n]).expect("host: invalid sense data");
         RequestSense {
-            key,
+            key: parsed.key,
+            additional: parsed.additional,
             cbw,
             sense,
             csw,
@@ -334,6 +345,8 @@ pub(crate) struct StalledDataIn {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RequestSense {
     pub key: SenseKey,
+    /// ASC and ASCQ.
+    pub additional: AdditionalSense,
     pub cbw: [u8; CBW_LEN],
     pub sense: [u8; SENSE_ALLOCATION_BYTES as usize],
     pub csw: [u8; CSW_LEN],

@@ -7,10 +7,9 @@ use crate::command::{Command, Op};
 use crate::cx::layer;
 use crate::cx::Cx;
 use crate::event::CmdId;
-use crate::fault::CommandFault;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
-use storlab_wire::scsi::{AdditionalSense, Lun, SenseKey, SenseRepr, Status};
+use storlab_wire::scsi::{Lun, SenseKey, SenseRepr, Status};
 use storlab_wire::uas::{
     IuId, IuPacket, IuRepr, ResponseCode, ResponseIu, TaskAttribute, TaskManagementFunction,
     TaskManagementIu, COMMAND_IU_CDB_LEN, COMMAND_IU_LEN, READY_IU_LEN, RESPONSE_IU_LEN,
@@ -97,9 +96,10 @@ impl Uas {
     }
 
     /// Bridge: the Sense IU for this command; returns its bytes. GOOD status without sense
-    /// data, or for a read the drive failed CHECK CONDITION with fixed-format sense MEDIUM
-    /// ERROR / UNRECOVERED READ ERROR (03/11/00) in the same IU (UAS-2, Sense IU: no separate
-    /// REQUEST SENSE).
+    /// data, or CHECK CONDITION with the fault's fixed-format sense in the same IU (UAS-2,
+    /// Sense IU: no separate REQUEST SENSE): MEDIUM ERROR / UNRECOVERED READ ERROR (03/11/00)
+    /// for a read the drive failed, NOT READY (02/04/01) or UNIT ATTENTION (06/29/00) after a
+    /// power loss.
     #[inline]
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(
@@ -107,10 +107,7 @@ impl Uas {
             "bridge sent a second Sense IU for one command"
         );
         let tag = u16::try_from(c.device_tag).expect("UAS tags are 16-bit");
-        if c.fault == CommandFault::Medium {
-            let mut sense =
-                SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
-            sense.information = Some(c.device.lba);
+        if let Some(sense) = c.fault.sense(c.device.lba) {
             let mut data = [0u8; SENSE_DATA_BYTES];
             let n = sense.emit(&mut data).expect("fixed sense is 18 bytes");
             let len = SENSE_IU_HEADER_LEN + n;

@@ -19,6 +19,11 @@
 //! KIND@cmd=N              at the N-th command the host sends (1-based, retries count)
 //! KIND@t=DURATION         at the first command the host sends at or after that simulated time
 //! media_error@lba=N       the sector at LBA N is unreadable until it is written
+//! power_loss@cmd=N, power_loss@t=DURATION
+//!                         the drive's supply glitches as the host sends a command with
+//!                         nothing else in flight (at or after the place): the writes its
+//!                         volatile cache held are lost, it spins up (NOT READY meanwhile),
+//!                         then reports UNIT ATTENTION once; placed only, no rate
 //! timeout=DURATION        the host's SCSI command timeout (default 30s; libata's too, which
 //!                         then hardresets the SATA port: COMRESET and revalidation)
 //! retries=N               the host's retries of a failed command (default 5)
@@ -27,7 +32,7 @@
 //! hang_recovery=STEP      UAS: the first task management function a hung bridge answers:
 //!                         lu_reset, it_nexus_reset or none (default none: the host gives up
 //!                         on UAS and runs the device as BOT)
-//! KIND := usb_crc | media_error | drop | phase_error | hang
+//! KIND := usb_crc | media_error | drop | phase_error | hang | power_loss
 //! DURATION := integer with ns, us, ms or s
 //! ```
 
@@ -35,6 +40,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::collections::BTreeSet;
 use std::fmt;
+use storlab_wire::scsi::{AdditionalSense, SenseKey, SenseRepr};
 
 /// Linux's default SCSI command timeout for disks: `SD_TIMEOUT` = 30 s
 /// (drivers/scsi/sd.h), also the block layer's `/sys/block/*/device/timeout` default.
@@ -48,6 +54,16 @@ pub const LINUX_BOT_RESET_DELAY_NS: u64 = 6_000_000_000;
 /// error handler failed it: `uas_eh_task_mgmt`, `usb_wait_anchor_empty_timeout(..., 3000)`
 /// (drivers/usb/storage/uas.c, 3.x kernels that still sent task management).
 pub const LINUX_UAS_TM_TIMEOUT_NS: u64 = 3_000_000_000;
+
+/// Linux retries a command the device answered NOT READY, LOGICAL UNIT IS IN PROCESS OF
+/// BECOMING READY (02/04/01) after a short delay, without counting it against the command's
+/// retries: `scsi_io_completion_action` (drivers/scsi/scsi_lib.c) picks `ACTION_DELAYED_RETRY`
+/// for ASC 04h/ASCQ 01h, which requeues with `SCSI_MLQUEUE_DEVICE_BUSY`; that sets the
+/// device's `device_blocked` to `max_device_blocked` (3, `SCSI_DEFAULT_DEVICE_BLOCKED`), which
+/// counts down once per queue run, the queue being run again every 3 ms (`SCSI_QUEUE_DELAY`,
+/// `BLK_MQ_BUDGET_DELAY` under blk-mq): the command goes again after two delays, 6 ms. Read from
+/// the source, not measured on a machine.
+pub const LINUX_NOT_READY_RETRY_DELAY_NS: u64 = 6_000_000;
 
 /// The faults a plan can inject.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,18 +83,25 @@ pub enum FaultKind {
     /// The UAS bridge's firmware hangs with a command: it is lost as with `Drop`, and task
     /// management goes unanswered up to the plan's `hang_recovery` step.
     Hang,
+    /// The drive's supply glitches (a brown-out of the enclosure's or the drive's power): the
+    /// writes its volatile write cache held are lost, it spins up again answering NOT READY,
+    /// LOGICAL UNIT IS IN PROCESS OF BECOMING READY (02/04/01), then reports UNIT ATTENTION,
+    /// POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (06/29/00) once (SPC-4 §5.14, SAM-5
+    /// §6.3.1 power on condition).
+    PowerLoss,
 }
 
 /// Kinds of fault a plan can name.
 pub const FAULT_KINDS: usize = FaultKind::ALL.len();
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 5] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::UsbCrc,
         FaultKind::MediaError,
         FaultKind::Drop,
         FaultKind::PhaseError,
         FaultKind::Hang,
+        FaultKind::PowerLoss,
     ];
 
     /// Its name in a fault spec and in reports.
@@ -89,6 +112,7 @@ impl FaultKind {
             FaultKind::Drop => "drop",
             FaultKind::PhaseError => "phase_error",
             FaultKind::Hang => "hang",
+            FaultKind::PowerLoss => "power_loss",
         }
     }
 
@@ -235,6 +259,15 @@ impl FaultPlan {
             }
             kind => {
                 let kind = parse_kind(kind)?;
+                if kind == FaultKind::PowerLoss {
+                    // A supply glitch is an event of the power path, not a property of each
+                    // command: it is placed (the swarm draws its place from the seed).
+                    return Err(
+                        "power_loss is placed (power_loss@cmd=N or power_loss@t=DURATION), \
+                                not drawn at a rate"
+                            .into(),
+                    );
+                }
                 let rate: f64 = value
                     .parse()
                     .map_err(|_| format!("`{value}` is not a number"))?;
@@ -351,6 +384,14 @@ pub struct FaultCounts {
     /// reset, and the host sent again without counting against their retries (libata's
     /// `ata_eh_qc_retry`: `scmd->allowed++` for a command with no error of its own).
     pub sata_aborted: u64,
+    /// Power losses, the cached writes they took (a page of a write for an SSD), the bytes
+    /// the store put back to what the media held, the commands answered NOT READY while the
+    /// drive spun up, and the UNIT ATTENTIONs reported after.
+    pub power_losses: u64,
+    pub lost_writes: u64,
+    pub lost_bytes: u64,
+    pub not_ready: u64,
+    pub unit_attentions: u64,
 }
 
 /// A fault hitting one command, as the seams see it.
@@ -366,6 +407,47 @@ pub(crate) enum CommandFault {
     Medium,
     /// The UAS bridge hangs with the command.
     Hang,
+    /// The bridge answers for a drive spinning up after a power loss: CHECK CONDITION, NOT
+    /// READY / LOGICAL UNIT IS IN PROCESS OF BECOMING READY (02/04/01); on AHCI the link is
+    /// down and the command fails until the drive is ready.
+    NotReady,
+    /// The bridge reports the drive's pending unit attention condition: CHECK CONDITION,
+    /// UNIT ATTENTION / POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (06/29/00).
+    UnitAttention,
+}
+
+impl CommandFault {
+    /// The fixed-format sense data a bridge reports for this fault with CHECK CONDITION
+    /// (`lba`: the command's first block, for a medium error's INFORMATION field); None for
+    /// faults that end in no SCSI status with sense.
+    pub(crate) fn sense(self, lba: u64) -> Option<SenseRepr> {
+        match self {
+            CommandFault::Medium => {
+                let mut sense =
+                    SenseRepr::fixed(SenseKey::MediumError, AdditionalSense::UnrecoveredReadError);
+                sense.information = Some(lba);
+                Some(sense)
+            }
+            CommandFault::NotReady => Some(SenseRepr::fixed(
+                SenseKey::NotReady,
+                AdditionalSense::NotReadyBecomingReady,
+            )),
+            CommandFault::UnitAttention => Some(SenseRepr::fixed(
+                SenseKey::UnitAttention,
+                AdditionalSense::PowerOnReset,
+            )),
+            CommandFault::None
+            | CommandFault::Drop
+            | CommandFault::PhaseError
+            | CommandFault::Hang => None,
+        }
+    }
+
+    /// The bridge answers this fault itself, without the drive (its drive is spinning up, or
+    /// it has a unit attention condition to report).
+    pub(crate) fn answered_by_bridge(self) -> bool {
+        matches!(self, CommandFault::NotReady | CommandFault::UnitAttention)
+    }
 }
 
 /// The plan at run time: its random stream, the places not reached yet, the unreadable
@@ -381,9 +463,24 @@ pub(crate) struct FaultInjector {
     armed_media: u32,
     armed_crc: u32,
     armed_hang: u32,
+    armed_power_loss: u32,
     pub bad_lbas: BTreeSet<u64>,
     pub records: Vec<FaultRecord>,
     pub counts: FaultCounts,
+    /// After a power loss: when the drive answers commands again.
+    pub drive_ready_ns: u64,
+    /// Every power loss: when, and what the store put back.
+    pub power_losses: Vec<PowerLossRecord>,
+}
+
+/// One power loss: when, and the byte ranges whose contents it took back to what the media
+/// held (the writes the drive's volatile cache lost).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PowerLossRecord {
+    pub at_ns: u64,
+    /// When the drive was ready again.
+    pub ready_ns: u64,
+    pub restored: Vec<(u64, u64)>,
 }
 
 /// A uniform draw in [0, 1) from 53 random bits.
@@ -401,9 +498,12 @@ impl FaultInjector {
             armed_media: 0,
             armed_crc: 0,
             armed_hang: 0,
+            armed_power_loss: 0,
             bad_lbas: plan.bad_lbas.iter().copied().collect(),
             records: Vec::new(),
             counts: FaultCounts::default(),
+            drive_ready_ns: 0,
+            power_losses: Vec::new(),
             plan,
         }
     }
@@ -438,6 +538,7 @@ impl FaultInjector {
                 FaultKind::MediaError => self.armed_media += 1,
                 FaultKind::UsbCrc if usb => self.armed_crc += 1,
                 FaultKind::Hang if usb && !bot => self.armed_hang += 1,
+                FaultKind::PowerLoss => self.armed_power_loss += 1,
                 // Checked when the plan was set: the stack has no such fault.
                 FaultKind::PhaseError | FaultKind::UsbCrc | FaultKind::Hang => {}
             }
@@ -476,6 +577,19 @@ impl FaultInjector {
             self.record(FaultKind::Hang, command, now_ns);
         }
         hang
+    }
+
+    /// Does the drive lose power as command attempt `command` is sent? Only with nothing else
+    /// in flight (`alone`): the commands a glitch catches in flight are this one, which the
+    /// bridge or link fails with NOT READY (an armed power loss waits for such a moment, as a
+    /// hang does; several commands caught mid-transfer are not modelled).
+    pub fn power_fails(&mut self, alone: bool, command: u64, now_ns: u64) -> bool {
+        if !alone || self.armed_power_loss == 0 {
+            return false;
+        }
+        self.armed_power_loss -= 1;
+        self.record(FaultKind::PowerLoss, command, now_ns);
+        true
     }
 
     fn record(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
@@ -622,6 +736,8 @@ mod tests {
             ("drop@when=5", "unknown place"),
             ("drop@t=5", "needs a unit"),
             ("drop@t=5h", "unknown unit"),
+            ("power_loss=0.1", "power_loss is placed"),
+            ("power_loss@lba=5", "only media_error"),
             ("timeout=4000s,seed=1", "at most one hour"),
             ("retries=1000", "at most 100"),
             ("seed=-1", "non-negative integer"),

@@ -26,6 +26,7 @@ pub mod link_sata;
 pub mod link_usb2;
 pub mod link_usb3;
 pub mod pcie;
+mod power;
 pub mod profile;
 pub mod profiles;
 pub mod report;
@@ -41,7 +42,7 @@ pub mod xhci;
 
 pub use command::Op;
 pub use error::SimError;
-pub use fault::{FaultKind, FaultPlan};
+pub use fault::{FaultKind, FaultPlan, PowerLossRecord};
 pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
 pub use sim::{

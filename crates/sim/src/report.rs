@@ -347,6 +347,11 @@ impl SimReport {
                 ("read_log_exts", f.read_log_exts),
                 ("comresets", f.comresets),
                 ("sata_aborted", f.sata_aborted),
+                ("power_losses", f.power_losses),
+                ("lost_writes", f.lost_writes),
+                ("lost_bytes", f.lost_bytes),
+                ("not_ready", f.not_ready),
+                ("unit_attentions", f.unit_attentions),
             ] {
                 out.push((format!("sim.faults.{key}"), n.to_string()));
             }

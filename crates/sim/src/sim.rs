@@ -25,13 +25,14 @@ use crate::error::SimError;
 use crate::event::{CmdId, Event, EventQueue};
 use crate::fault::{
     CommandFault, FaultCounts, FaultInjector, FaultKind, FaultOutcome, FaultPlan, FaultRecord,
-    HangRecovery,
+    HangRecovery, PowerLossRecord, LINUX_NOT_READY_RETRY_DELAY_NS,
 };
 use crate::host::BlockLayer;
 use crate::link_sata::{NcqTags, SataLink};
 use crate::link_usb2::Usb2Link;
 use crate::link_usb3::Usb3Link;
 use crate::pcie::PcieLink;
+use crate::power::PowerJournal;
 use crate::profile::{DriveProfile, DriverKind, LinkProfile, ProfileSet, StackSpec, SECTOR_BYTES};
 use crate::resource::{Calendar, Flow};
 use crate::scsi::ScsiOp;
@@ -216,6 +217,9 @@ pub struct Simulator {
     completions: VecDeque<SimCompletion>,
     store: Store,
     store_payload: bool,
+    /// With a plan that cuts the drive's power: what each write the drive may still hold in a
+    /// volatile cache replaced in the store (`power.rs`). None otherwise: no cost per write.
+    power_journal: Option<Box<PowerJournal>>,
     counters: Counters,
     pcap: Option<PcapRecorder>,
 }
@@ -377,6 +381,7 @@ impl Simulator {
             completions: VecDeque::new(),
             store: Store::new(),
             store_payload: true,
+            power_journal: None,
             counters: Counters {
                 host_size_min: u32::MAX,
                 ..Counters::default()
@@ -450,6 +455,9 @@ impl Simulator {
     /// it before the first write.
     pub fn set_payload_budget_bytes(&mut self, budget_bytes: u64) {
         self.store = Store::with_budget(budget_bytes);
+        if self.power_journal.is_some() {
+            self.power_journal = Some(Box::new(PowerJournal::new()));
+        }
     }
 
     pub fn slot_buffer(&self, slot: u32) -> &[u8] {
@@ -880,6 +888,15 @@ impl Simulator {
                 self.trace(id, TraceHook::Issued);
                 self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
             }
+            Endpoints::Ahci(_) if c.fault == CommandFault::NotReady => {
+                // The SATA link is down while the drive powers up: the command never reaches
+                // it. libata's error handler, woken by the PHY's change of state, resets the
+                // link (COMRESET) until the drive's signature FIS comes with BSY clear, then
+                // retries the command (`ata_eh_qc_retry`, not counted against its retries).
+                let ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
+                let ready = ready_ns.max(self.cx.now_ns);
+                self.cx.schedule(ready, Event::Complete { cmd: id });
+            }
             Endpoints::Ahci(ahci) => {
                 // Both false without a plan (no fault drawn, no recovery ever ran).
                 if c.fault != CommandFault::None || ahci.recovery_until_ns > self.cx.now_ns {
@@ -964,6 +981,10 @@ impl Simulator {
             Endpoints::Ahci(_) => unreachable!("AHCI commands go to the drive, not a bridge"),
         };
         assert_eq!(decoded.op(), c.op, "bridge decoded another operation");
+        if c.fault.answered_by_bridge() {
+            self.bridge_answers_itself(id);
+            return;
+        }
         match decoded {
             ScsiOp::Read { lba, blocks } | ScsiOp::Write { lba, blocks } => {
                 c.device = DriveCommand {
@@ -1211,6 +1232,19 @@ impl Simulator {
 
     /// Hand a write's data (arriving as `at_drive`) to the drive; returns when it completes.
     fn drive_write(&mut self, id: CmdId, at_drive: Flow) -> u64 {
+        let end_ns = self.drive_write_payload(id, at_drive);
+        if let Some(journal) = self.power_journal.as_mut() {
+            // A model without a volatile cache does not count its writes: nothing to note.
+            if let Some(ordinal) = self.drive.writes_taken().checked_sub(1) {
+                journal.note_drive_write(id, ordinal);
+            }
+        }
+        end_ns
+    }
+
+    /// [`Simulator::drive_write`]'s work: the drive takes the write, with its bytes when it
+    /// wants them.
+    fn drive_write_payload(&mut self, id: CmdId, at_drive: Flow) -> u64 {
         let device = self.commands[id as usize].device;
         if !self.drive.wants_payload() {
             return self
@@ -1479,10 +1513,14 @@ impl Simulator {
     fn execute_trim(&mut self, id: CmdId, at_ns: u64) -> u64 {
         let ranges = self.link.decode_trim(&self.commands[id as usize]);
         for r in &ranges {
-            self.store.trim(
+            let (offset, len) = (
                 r.lba * u64::from(SECTOR_BYTES),
                 r.blocks * u64::from(SECTOR_BYTES),
             );
+            self.store.trim(offset, len);
+            if let Some(journal) = self.power_journal.as_mut() {
+                journal.trimmed(offset, len);
+            }
         }
         self.counters.trims_to_drive += 1;
         self.drive.trim(at_ns, &ranges)
@@ -1533,6 +1571,9 @@ impl Simulator {
                         .iter()
                         .position(|&(slot_offset, _)| slot_offset == part.slot_offset)
                         .map(|i| tails.swap_remove(i).1);
+                    if let Some(journal) = self.power_journal.as_mut() {
+                        journal.before_write(&mut self.store, id, offset, u64::from(part.len));
+                    }
                     let found = self
                         .store
                         .write_known(offset, &self.slot_buffers[range], known);
@@ -1561,6 +1602,9 @@ impl Simulator {
         }
         if write {
             self.counters.bytes_written += u64::from(c.len_bytes);
+            if self.power_journal.is_some() {
+                self.prune_power_journal();
+            }
         } else {
             self.counters.bytes_read += u64::from(c.len_bytes);
         }
@@ -1604,6 +1648,9 @@ impl Simulator {
         let errno = c.errno;
         if c.op == Op::Flush {
             self.flushes_outstanding -= 1;
+        }
+        if let Some(journal) = self.power_journal.as_mut() {
+            journal.command_done(id);
         }
         let now = self.cx.now_ns;
         let part_count = usize::from(self.commands[id as usize].part_count);
@@ -1652,7 +1699,7 @@ impl Simulator {
                 FaultKind::Drop => true,
                 FaultKind::PhaseError => transport == Transport::Bot,
                 FaultKind::Hang => matches!(transport, Transport::Uas { .. }),
-                FaultKind::MediaError => true,
+                FaultKind::MediaError | FaultKind::PowerLoss => true,
             };
             if !applies {
                 return refuse(format!(
@@ -1668,8 +1715,109 @@ impl Simulator {
                     .into(),
             );
         }
+        // A plan replacing another (the stack file's) starts the journal afresh, or ends it.
+        self.power_journal = (plan.uses(FaultKind::PowerLoss) && self.store_payload)
+            .then(|| Box::new(PowerJournal::new()));
         self.cx.faults = Some(Box::new(FaultInjector::new(plan)));
         Ok(())
+    }
+
+    /// Every power loss so far: when, and the byte ranges it took back to what the media
+    /// held (empty without a plan that cuts power).
+    pub fn power_losses(&self) -> &[PowerLossRecord] {
+        self.cx.faults.as_ref().map_or(&[], |f| &f.power_losses)
+    }
+
+    /// Drop journal entries the drive has written to its media (their writes can no longer
+    /// be lost).
+    #[cold]
+    #[inline(never)]
+    fn prune_power_journal(&mut self) {
+        let now = self.cx.now_ns;
+        let journal = self.power_journal.as_mut().expect("checked by the caller");
+        journal.prune(&mut self.store, self.drive.oldest_volatile_write(now));
+    }
+
+    /// The drive's supply fails at `now_ns` and comes back: the drive loses what its volatile
+    /// cache held (the store puts back what the media has), spins up, and will report a unit
+    /// attention condition once it is ready.
+    #[cold]
+    #[inline(never)]
+    fn power_loss(&mut self, now_ns: u64) {
+        let lost = self.drive.power_loss(now_ns);
+        let ready_ns = now_ns + self.drive.power_on_ready_ns();
+        if let Some(bridge) = self.bridge.as_mut() {
+            bridge.pending_unit_attention = true;
+        }
+        let mut restored = Vec::new();
+        if let Some(journal) = self.power_journal.as_mut() {
+            restored = journal.undo_lost(&mut self.store, &lost);
+        }
+        let f = self.cx.faults.as_mut().expect("a plan");
+        let mut writes: Vec<u64> = lost.iter().map(|l| l.ordinal).collect();
+        writes.sort_unstable();
+        writes.dedup();
+        f.counts.power_losses += 1;
+        f.counts.lost_writes += writes.len() as u64;
+        f.counts.lost_bytes += restored.iter().map(|(s, e)| e - s).sum::<u64>();
+        f.drive_ready_ns = ready_ns;
+        f.power_losses.push(PowerLossRecord {
+            at_ns: now_ns,
+            ready_ns,
+            restored,
+        });
+    }
+
+    /// The bridge answers command `id` itself: CHECK CONDITION with NOT READY while its drive
+    /// spins up, or with the pending UNIT ATTENTION. It parses the command and builds the
+    /// status; a data phase the host set up is refused with a STALL (BOT) or never asked for
+    /// (UAS: no Ready IU comes, the Sense IU ends the command).
+    #[cold]
+    #[inline(never)]
+    fn bridge_answers_itself(&mut self, id: CmdId) {
+        let now = self.cx.now_ns;
+        let op = self.commands[id as usize].op;
+        let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
+        let parsed = bridge.parse_command(&mut self.cx, op, now);
+        let mut t = bridge.build_status(&mut self.cx, parsed);
+        let has_data = self.commands[id as usize].len_bytes > 0 && op != Op::Flush;
+        if matches!(self.endpoints, Endpoints::Bot(_)) && has_data {
+            let stalled = if op == Op::Read {
+                Bot::stall_data_in(&mut self.cx, t)
+            } else {
+                Bot::stall_data_out(&mut self.cx, t)
+            };
+            let queued = stalled.clear.driver_ns;
+            if let Some(p) = self.pcap.as_mut() {
+                p.end_urb(stalled.stalled_ns, id, data_urb(op), URB_STALLED);
+                let clear = stalled.clear;
+                p.control_transfer(clear.setup, clear.submit_ns, clear.done_ns);
+                p.submit(queued, id, Urb::Status, CSW_LEN as u32, &[]);
+            }
+            t = queued;
+        }
+        let c = &mut self.commands[id as usize];
+        let (t, len) = match &self.endpoints {
+            Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
+            Endpoints::Uas(_) => (t, Uas::encode_status(c)),
+            Endpoints::Ahci(_) => unreachable!("AHCI commands do not cross a bridge"),
+        };
+        let at = self.cx.usb_message_in(t, len);
+        self.status_at_host(id, at);
+    }
+
+    /// After a NOT READY or UNIT ATTENTION at `at_ns`: the command goes again, not counted
+    /// against its retries (Linux: `scsi_io_completion_action` requeues it as
+    /// `ACTION_DELAYED_RETRY` or `ACTION_RETRY`, without touching `cmd->retries`).
+    fn retry_uncounted(&mut self, id: CmdId, at_ns: u64) {
+        let f = self.cx.faults.as_mut().expect("a plan");
+        let c = &self.commands[id as usize];
+        f.resolve(c.attempt, FaultOutcome::Retried { at_ns });
+        let submit_ns = self.spec.host.submit_cpu_ns;
+        let issue_at = self.cx.reserve(layer::HOST_CPU, at_ns, submit_ns, 0);
+        let c = &mut self.commands[id as usize];
+        c.issued_ns = issue_at;
+        self.cx.schedule(issue_at, Event::HostIssue { cmd: id });
     }
 
     /// Every command fault injected so far and what became of it (empty without a plan).
@@ -1703,8 +1851,39 @@ impl Simulator {
         let hang = fault == CommandFault::None
             && matches!(transport, Transport::Uas { .. })
             && f.hangs(self.outstanding == 1, attempt, self.cx.now_ns);
+        let now = self.cx.now_ns;
+        if fault == CommandFault::None
+            && !hang
+            && f.power_fails(self.outstanding == 1, attempt, now)
+        {
+            self.power_loss(now);
+        }
+        let mut fault = if hang { CommandFault::Hang } else { fault };
+        let drive_ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
+        let unit_attention = self
+            .bridge
+            .as_ref()
+            .is_some_and(|b| b.pending_unit_attention);
+        if fault == CommandFault::None && now < drive_ready_ns {
+            // Judged as the command leaves the host: the bridge sees the drive's state a
+            // bus trip later, microseconds against a spin-up of seconds.
+            fault = CommandFault::NotReady;
+        } else if fault == CommandFault::None && unit_attention {
+            // Only a bridge reports one: an ATA device on AHCI just answers once ready.
+            self.bridge
+                .as_mut()
+                .expect("a bridge")
+                .pending_unit_attention = false;
+            fault = CommandFault::UnitAttention;
+        }
+        let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
+        match fault {
+            CommandFault::NotReady => counts.not_ready += 1,
+            CommandFault::UnitAttention => counts.unit_attentions += 1,
+            _ => {}
+        }
         let c = &mut self.commands[id as usize];
-        c.fault = if hang { CommandFault::Hang } else { fault };
+        c.fault = fault;
         c.attempt = attempt;
     }
 
@@ -1743,7 +1922,8 @@ impl Simulator {
                     "CSW of a failed read"
                 );
                 let lba = c.device.lba;
-                let sense = bot.request_sense(&mut self.cx, now, firmware_ns, lba);
+                let asked = fault.sense(lba).expect("a medium error has sense");
+                let sense = bot.request_sense(&mut self.cx, now, firmware_ns, asked);
                 assert_eq!(sense.key, storlab_wire::scsi::SenseKey::MediumError);
                 if let Some(p) = self.pcap.as_mut() {
                     p.transfer(Urb::Command, now, sense.cbw_done_ns, &sense.cbw);
@@ -1785,11 +1965,72 @@ impl Simulator {
             (Endpoints::Uas(_) | Endpoints::Ahci(_), CommandFault::PhaseError) => {
                 unreachable!("phase errors are BOT's (set_faults refuses them elsewhere)")
             }
+            (Endpoints::Bot(bot), CommandFault::NotReady | CommandFault::UnitAttention) => {
+                let status = Bot::check_status(c);
+                assert_eq!(status, storlab_wire::bot::CswStatus::Failed);
+                let asked = fault
+                    .sense(c.device.lba)
+                    .expect("a bridge answer has sense");
+                let sense = bot.request_sense(&mut self.cx, now, firmware_ns, asked);
+                assert_eq!(
+                    (sense.key, sense.additional),
+                    (asked.key, asked.additional),
+                    "host read other sense than the bridge built"
+                );
+                if let Some(p) = self.pcap.as_mut() {
+                    p.transfer(Urb::Command, now, sense.cbw_done_ns, &sense.cbw);
+                    let data = sense.cbw_done_ns;
+                    p.transfer(Urb::DataIn, data, sense.sense_done_ns, &sense.sense);
+                    p.transfer(
+                        Urb::Status,
+                        sense.csw_submit_ns,
+                        sense.csw_done_ns,
+                        &sense.csw,
+                    );
+                }
+                self.cx
+                    .faults
+                    .as_mut()
+                    .expect("a plan")
+                    .counts
+                    .request_senses += 1;
+                let at = self.cx.completion_cpu(sense.csw_done_ns);
+                self.retry_after_sense(id, fault, at);
+            }
+            (Endpoints::Uas(_), CommandFault::NotReady | CommandFault::UnitAttention) => {
+                let key = Uas::check_status(c);
+                assert_eq!(key, fault.sense(0).map(|s| s.key), "Sense IU's key");
+                // With streams the data transfer was queued at issue (a flush has none).
+                if let (Some(p), Transport::Uas { streams: true }, true) =
+                    (self.pcap.as_mut(), self.endpoints.kind(), c.op != Op::Flush)
+                {
+                    p.end_urb(now, id, data_urb(c.op), URB_UNLINKED);
+                }
+                self.retry_after_sense(id, fault, now);
+            }
+            // The link came back with the drive ready: libata's error handler retries.
+            (Endpoints::Ahci(_), CommandFault::NotReady) => self.retry_uncounted(id, now),
+            (Endpoints::Ahci(_), CommandFault::UnitAttention) => {
+                unreachable!("an ATA device has no unit attention")
+            }
             // Not a status: the host's timer for a command the bridge lost.
             (_, CommandFault::Drop) => self.on_host_timeout(id, false),
             (_, CommandFault::Hang) => self.on_host_timeout(id, true),
             (_, CommandFault::None) => unreachable!("called for a failed command"),
         }
+    }
+
+    /// The host read NOT READY or UNIT ATTENTION for `id` at `at_ns`: as Linux's
+    /// `scsi_io_completion_action`, 02/04/01 is retried after a delay (`ACTION_DELAYED_RETRY`)
+    /// and a unit attention on a fixed disk at once ("Must have been a power glitch, or a bus
+    /// reset": `ACTION_RETRY`).
+    fn retry_after_sense(&mut self, id: CmdId, fault: CommandFault, at_ns: u64) {
+        let delay_ns = if fault == CommandFault::NotReady {
+            LINUX_NOT_READY_RETRY_DELAY_NS
+        } else {
+            0
+        };
+        self.retry_uncounted(id, at_ns + delay_ns);
     }
 
     /// BOT: the failed read's data phase ends in a STALL the host clears before reading the

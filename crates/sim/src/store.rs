@@ -122,6 +122,15 @@ struct Extent {
     content: Content,
 }
 
+/// A byte range's contents at one moment (see [`Store::snapshot`]): extent records relative
+/// to nothing but the store that made it, holding references there until released.
+#[derive(Debug)]
+pub struct Snapshot {
+    offset: u64,
+    len: u64,
+    extents: Vec<(u64, Extent)>,
+}
+
 /// The drive's contents.
 pub struct Store {
     /// Written ranges by start offset; they never overlap.
@@ -601,6 +610,85 @@ impl Store {
         self.held_bytes -= source.bytes.len() as u64;
     }
 
+    /// What `offset..offset + len` holds now, as the store's own extent records (each taking a
+    /// reference to the source or sequence it names, so a snapshot costs records, not bytes,
+    /// and its sources stay counted in [`Store::held_bytes`]): the contents a drive's volatile
+    /// cache may lose are put back from one ([`Store::restore`]). Give it back with
+    /// [`Store::release_snapshot`].
+    pub fn snapshot(&mut self, offset: u64, len: u64) -> Snapshot {
+        let end = offset + len;
+        let first = self
+            .extents
+            .range(..=offset)
+            .next_back()
+            .filter(|(&start, e)| start + e.len > offset)
+            .map(|(&start, e)| (start, *e));
+        let rest: Vec<(u64, Extent)> = self
+            .extents
+            .range((Excluded(offset), Excluded(end)))
+            .map(|(&start, e)| (start, *e))
+            .collect();
+        let mut extents = Vec::with_capacity(rest.len() + 1);
+        for (start, extent) in first.into_iter().chain(rest) {
+            let clipped = clip(start, &extent, offset, end);
+            self.retain(clipped.1.content);
+            extents.push(clipped);
+        }
+        Snapshot {
+            offset,
+            len,
+            extents,
+        }
+    }
+
+    /// Put back what `snapshot` held in `start..end` (inside the snapshot's range): the
+    /// range reads as it did when the snapshot was taken.
+    pub fn restore(&mut self, snapshot: &Snapshot, start: u64, end: u64) {
+        debug_assert!(
+            snapshot.offset <= start && end <= snapshot.offset + snapshot.len,
+            "restore outside the snapshot"
+        );
+        if start >= end {
+            return;
+        }
+        self.remove_range(start, end);
+        for (at, extent) in &snapshot.extents {
+            if at + extent.len <= start || *at >= end {
+                continue;
+            }
+            let (at, extent) = clip(*at, extent, start, end);
+            self.retain(extent.content);
+            self.covered_bytes += extent.len;
+            // Inserted as is, not merged: the range is free, and a record more or less
+            // changes nothing that is read.
+            self.extents.insert(at, extent);
+        }
+    }
+
+    /// Drop a snapshot's references.
+    pub fn release_snapshot(&mut self, snapshot: Snapshot) {
+        for (_, extent) in snapshot.extents {
+            match extent.content {
+                Content::Source { source, .. } => self.release(source),
+                Content::Sequence { sequence, .. } => self.release_sequence(sequence),
+                Content::Verifiable { .. } | Content::Zeros => {}
+            }
+        }
+    }
+
+    /// Take one more reference to what `content` names.
+    fn retain(&mut self, content: Content) {
+        match content {
+            Content::Source { source, .. } => {
+                self.sources.get_mut(&source).expect("referenced").refs += 1;
+            }
+            Content::Sequence { sequence, .. } => {
+                self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
+            }
+            Content::Verifiable { .. } | Content::Zeros => {}
+        }
+    }
+
     /// Fill `out` with the bytes at `offset`.
     pub fn read(&self, offset: u64, out: &mut [u8]) {
         self.read_into(offset, out, false);
@@ -787,6 +875,19 @@ fn index_key(data: &[u8], at: usize) -> Option<u64> {
 }
 
 /// `content` as seen from `cut` bytes further on.
+/// The part of the extent at `start` inside `from..to` (which it overlaps), and where it starts.
+fn clip(start: u64, extent: &Extent, from: u64, to: u64) -> (u64, Extent) {
+    let at = start.max(from);
+    let end = (start + extent.len).min(to);
+    (
+        at,
+        Extent {
+            len: end - at,
+            content: advance(extent.content, at - start),
+        },
+    )
+}
+
 fn advance(content: Content, cut: u64) -> Content {
     match content {
         Content::Source {

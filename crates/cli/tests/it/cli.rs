@@ -1164,7 +1164,7 @@ fn sata_faults_recover_with_a_comreset_and_report_media_errors() {
 }
 
 /// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
-fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
+pub(crate) fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
     let available = std::process::Command::new("tshark")
         .arg("--version")
         .output()

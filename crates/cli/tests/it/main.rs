@@ -33,6 +33,7 @@ mod generate;
 mod guard;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod power_loss;
 mod presets;
 mod probe;
 mod report;

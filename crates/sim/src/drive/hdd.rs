@@ -11,7 +11,7 @@
 
 use super::{
     busy_until_horizon, check_range, check_step_ns, CacheOccupancy, Drive, DriveCommand,
-    DriveModelReport, DriveStats, HddReport, TrimRange,
+    DriveModelReport, DriveStats, HddReport, LostWrite, TrimRange,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
@@ -102,7 +102,20 @@ pub struct HddProfile {
     /// miss probability taken as a step). Absent = 0 (exact seek times).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpo_settle_margin_ns: Option<u64>,
+    /// Power on to ready: the spindle spins up and the heads load before the drive answers
+    /// commands (a datasheet's "spin-up time" or "power-on to ready"). Absent =
+    /// [`DEFAULT_SPIN_UP_NS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_up_ns: Option<u64>,
 }
+
+/// Power-on to ready of a 3.5" 7200 rpm desktop drive: 10 s maximum in Seagate's Barracuda
+/// 7200.8 Serial ATA Product Manual (§2.7 "Start/stop times": Power-on to Ready 10 s max),
+/// the class most shipped HDD profiles belong to; used where a profile gives no `spin_up_ns`.
+pub const DEFAULT_SPIN_UP_NS: u64 = 10_000_000_000;
+/// The longest spin-up a profile may give: a minute, beyond every datasheet (bounds the time
+/// a power loss costs).
+const SPIN_UP_NS_MAX: u64 = 60_000_000_000;
 
 /// Why an HDD profile is impossible: (key, reason).
 pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
@@ -190,6 +203,13 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
     for (key, value) in times {
         check_step_ns(key, value)?;
     }
+    check_range(
+        "spin_up_ns",
+        p.spin_up_ns.unwrap_or(DEFAULT_SPIN_UP_NS),
+        0,
+        SPIN_UP_NS_MAX,
+        "no drive takes longer than a minute from power on to ready",
+    )?;
     if p.track_to_track_seek_ns == 0 {
         return Err(("track_to_track_seek_ns", "must be positive".into()));
     }
@@ -448,6 +468,18 @@ struct DirtyWrite {
     lba: u64,
     sectors: u64,
     arrived_ns: u64,
+    /// Which write it is ([`Drive::writes_taken`] when it came): what a power loss names.
+    ordinal: u64,
+}
+
+/// A cached write whose media write is booked: it holds its cache space, and is lost to a
+/// power loss, until `end_ns`.
+#[derive(Clone, Copy, Debug)]
+struct WriteBack {
+    end_ns: u64,
+    lba: u64,
+    sectors: u64,
+    ordinal: u64,
 }
 
 /// The HDD.
@@ -467,9 +499,11 @@ pub struct HddDrive {
     segment_sectors: u64,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
-    /// (end time, sectors) of the media writes booked for entries that hold their cache space
-    /// until then (in booking order, so by ascending end: the actuator books one at a time).
-    writing_back: VecDeque<(u64, u64)>,
+    /// The media writes booked for entries that hold their cache space until they end (in
+    /// booking order, so by ascending end: the actuator books one at a time).
+    writing_back: VecDeque<WriteBack>,
+    /// Writes taken (the next one's ordinal).
+    writes_taken: u64,
     /// Cached writes waiting for the media, oldest first.
     dirty: Vec<DirtyWrite>,
     uses: u64,
@@ -529,6 +563,7 @@ impl HddDrive {
             segment_sectors: u64::from(profile.read_ahead_sectors),
             prefetching: None,
             writing_back: VecDeque::new(),
+            writes_taken: 0,
             dirty: Vec::new(),
             uses: 0,
             acknowledged_ns: 0,
@@ -947,7 +982,12 @@ impl HddDrive {
         let stream = w.lba == self.write_stream_end;
         let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
         self.write_stream_end = w.lba + w.sectors;
-        self.writing_back.push_back((end, w.sectors));
+        self.writing_back.push_back(WriteBack {
+            end_ns: end,
+            lba: w.lba,
+            sectors: w.sectors,
+            ordinal: w.ordinal,
+        });
     }
 
     /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
@@ -981,18 +1021,18 @@ impl HddDrive {
         let room_sectors = self.write_cache_sectors();
         let mut at = arrived_ns;
         loop {
-            while self.writing_back.front().is_some_and(|&(end, _)| end <= at) {
+            while self.writing_back.front().is_some_and(|w| w.end_ns <= at) {
                 self.writing_back.pop_front();
             }
             let held = self.dirty.len() + self.writing_back.len();
             let held_sectors = self.dirty.iter().map(|w| w.sectors).sum::<u64>()
-                + self.writing_back.iter().map(|&(_, s)| s).sum::<u64>();
+                + self.writing_back.iter().map(|w| w.sectors).sum::<u64>();
             if held == 0 || (held < entries && held_sectors + sectors <= room_sectors) {
                 return at;
             }
             match self.writing_back.front() {
                 // The host waits for the first write-back under way to end.
-                Some(&(end, _)) => at = end,
+                Some(w) => at = w.end_ns,
                 // Every entry still waits for the media: write one back now.
                 None => self.destage_one(true),
             }
@@ -1095,6 +1135,7 @@ impl Drive for HddDrive {
                 lba: command.lba,
                 sectors,
                 arrived_ns: room,
+                ordinal: self.writes_taken,
             });
             room
         } else {
@@ -1102,6 +1143,7 @@ impl Drive for HddDrive {
             self.write_stream_end = command.lba + sectors;
             media_end
         };
+        self.writes_taken += 1;
         self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
         Flow { end_ns, ..incoming }
     }
@@ -1123,12 +1165,64 @@ impl Drive for HddDrive {
         let written = self
             .writing_back
             .iter()
-            .map(|&(end, _)| end)
+            .map(|w| w.end_ns)
             .max()
             .unwrap_or(0);
         let end_ns = start.max(written);
         self.acknowledged_ns = self.acknowledged_ns.max(end_ns);
         end_ns
+    }
+
+    fn writes_taken(&self) -> u64 {
+        self.writes_taken
+    }
+
+    fn oldest_volatile_write(&self, now_ns: u64) -> Option<u64> {
+        let dirty = self.dirty.iter().map(|w| w.ordinal);
+        let writing = self.writing_back.iter().filter(|w| w.end_ns > now_ns);
+        dirty.chain(writing.map(|w| w.ordinal)).min()
+    }
+
+    /// Every cached write not on the media at `now_ns` is lost: those still waiting, and
+    /// those whose media write had not ended (a sector half written is not trusted; the
+    /// whole entry counts as lost). First the write-back the idle drive would have started
+    /// by then. Power-on empties the buffer (read segments too), parks the head, and the
+    /// actuator is busy until the spindle is up to speed.
+    fn power_loss(&mut self, now_ns: u64) -> Vec<LostWrite> {
+        self.destage_until(now_ns);
+        let mut lost: Vec<LostWrite> = self
+            .writing_back
+            .iter()
+            .filter(|w| w.end_ns > now_ns)
+            .map(|w| LostWrite {
+                ordinal: w.ordinal,
+                lba: w.lba,
+                blocks: w.sectors,
+            })
+            .collect();
+        lost.extend(self.dirty.iter().map(|w| LostWrite {
+            ordinal: w.ordinal,
+            lba: w.lba,
+            blocks: w.sectors,
+        }));
+        self.dirty.clear();
+        self.writing_back.clear();
+        self.segments.clear();
+        self.prefetching = None;
+        self.write_stream_end = u64::MAX;
+        self.last_read_ns = None;
+        self.head = Position {
+            cylinder: 0,
+            head: 0,
+            sector: 0,
+            zone: 0,
+        };
+        self.actuator.busy_until_ns = now_ns + self.power_on_ready_ns();
+        lost
+    }
+
+    fn power_on_ready_ns(&self) -> u64 {
+        self.profile.spin_up_ns.unwrap_or(DEFAULT_SPIN_UP_NS)
     }
 
     /// A disk has nothing to unmap: TRIM costs the command overhead.
@@ -1179,10 +1273,10 @@ impl Drive for HddDrive {
         }];
         if self.profile.write_cache && self.profile.cache_bytes.is_some() {
             let admitted = self.dirty.iter().filter(|w| w.arrived_ns <= now_ns);
-            let writing = self.writing_back.iter().filter(|&&(end, _)| end > now_ns);
+            let writing = self.writing_back.iter().filter(|w| w.end_ns > now_ns);
             let entries = admitted.clone().count() + writing.clone().count();
-            let held = admitted.map(|w| w.sectors).sum::<u64>()
-                + writing.map(|&(_, sectors)| sectors).sum::<u64>();
+            let held =
+                admitted.map(|w| w.sectors).sum::<u64>() + writing.map(|w| w.sectors).sum::<u64>();
             let room = self.write_cache_sectors();
             caches.push(CacheOccupancy {
                 name: "write_back",

@@ -120,6 +120,21 @@ pub struct TrimRange {
     pub blocks: u64,
 }
 
+/// A write a power loss took from a drive's volatile cache before it reached the media: the
+/// drive's `ordinal`-th write (counted from 0 in the order [`Drive::write`] took them), at
+/// `lba` for `blocks` (a drive that caches pages loses a page of it at a time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostWrite {
+    pub ordinal: u64,
+    pub lba: u64,
+    pub blocks: u64,
+}
+
+/// Power on to ready of a drive without a spindle (SSD, the simple model): firmware boot and
+/// loading the FTL's map, a fraction of a second. An assumption, not a datasheet figure (none
+/// of the shipped SSD profiles' sources gives one): 500 ms.
+pub const SOLID_STATE_READY_NS: u64 = 500_000_000;
+
 /// Busy time and counters a drive reports.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DriveStats {
@@ -297,6 +312,25 @@ pub trait Drive: Send {
     /// acknowledged from a volatile cache goes to the media, timed by the model's own
     /// mechanics; returns when the last is there and the drive reports completion.
     fn flush(&mut self, now_ns: u64) -> u64;
+    /// Writes [`Drive::write`] has taken (the next write's ordinal, see [`LostWrite`]).
+    /// A model without a volatile cache loses nothing and need not count.
+    fn writes_taken(&self) -> u64 {
+        0
+    }
+    /// The ordinal of the oldest write that may be in a volatile cache only at `now_ns` (a
+    /// lower bound: every older write is on the media); None when none may be.
+    fn oldest_volatile_write(&self, _now_ns: u64) -> Option<u64> {
+        None
+    }
+    /// The supply fails at `now_ns` and comes back: returns the writes the volatile cache
+    /// held that had not reached the media then (lost), and leaves the drive as power-on
+    /// leaves it (caches empty, nothing in progress), busy until it is ready
+    /// [`Drive::power_on_ready_ns`] later. Default: no volatile cache, nothing lost.
+    fn power_loss(&mut self, _now_ns: u64) -> Vec<LostWrite> {
+        Vec::new()
+    }
+    /// From power on until the drive answers commands (an HDD's spin-up).
+    fn power_on_ready_ns(&self) -> u64;
     fn stats(&self) -> DriveStats;
     /// The controller processor's busy time, for drives that model one (the report shows it
     /// as its own layer, `drive_cpu`, beside the media's `drive`).
@@ -374,6 +408,20 @@ impl ReleaseRing {
     pub fn held_at(&self, now_ns: u64) -> usize {
         // Slots never taken hold release time 0, which is never after the present.
         self.release_ns.iter().filter(|&&r| r > now_ns).count()
+    }
+
+    /// Slots whose entry is still held at `now_ns` (see [`ReleaseRing::held_at`]).
+    pub fn held_slots(&self, now_ns: u64) -> impl Iterator<Item = usize> + '_ {
+        (0..self.release_ns.len()).filter(move |&i| self.release_ns[i] > now_ns)
+    }
+
+    /// Power failed at `now_ns`: every entry still held is gone (its slot is free now).
+    pub fn power_loss(&mut self, now_ns: u64) {
+        for r in &mut self.release_ns {
+            if *r > now_ns {
+                *r = now_ns;
+            }
+        }
     }
 
     pub fn set(&mut self, seq: u64, release_ns: u64) {

@@ -2,7 +2,7 @@
 //! (SSD: several units work at once; HDD: one unit, plus a fixed access time when a command
 //! does not continue where the previous one ended).
 
-use super::{Drive, DriveCommand, DriveStats, TrimRange};
+use super::{Drive, DriveCommand, DriveStats, TrimRange, SOLID_STATE_READY_NS};
 use crate::error::SimError;
 use crate::profile::{
     capacity_out_of_range, in_range, positive, rate_mb_s, step_ns, transfer_size, NCQ_TAGS_MAX,
@@ -251,6 +251,11 @@ impl Drive for SimpleDrive {
     /// a flush has nothing to write: it completes as it arrives.
     fn flush(&mut self, now_ns: u64) -> u64 {
         now_ns
+    }
+
+    /// No spindle: ready as a solid-state drive is (nothing is cached, so nothing is lost).
+    fn power_on_ready_ns(&self) -> u64 {
+        SOLID_STATE_READY_NS
     }
 
     fn stats(&self) -> DriveStats {

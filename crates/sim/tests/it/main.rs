@@ -14,6 +14,7 @@ mod findings;
 mod flush;
 mod no_panic;
 mod physics;
+mod power_loss;
 mod profiles;
 mod properties;
 mod sata_faults;

@@ -85,6 +85,11 @@ const FAULT_ITEMS: &[&str] = &[
     "hang_recovery=it_nexus_reset",
     "tm_timeout=1ns",
     "tm_timeout=3s",
+    "power_loss@cmd=1",
+    "power_loss@cmd=3",
+    "power_loss@t=0ns",
+    "power_loss@t=1ms",
+    "power_loss=0.5",
     "usb\n_crc=1",
     "seed=\r1",
 ];

@@ -7,7 +7,10 @@
 //! - virtual time never goes back (completions in order, the clock monotone);
 //! - tags pair (the transports assert this on every status they parse: a panic fails the seed);
 //! - data read back is what was last written, unless a fault explains it (a write that failed
-//!   leaves its blocks unknown);
+//!   leaves its blocks unknown; a power loss may take a sector back to an earlier write of it
+//!   (or the write itself, one of whose earlier attempts reached the media), or to never
+//!   written, only where the simulator says the drive's volatile cache lost a write, and never
+//!   more than that cache holds);
 //! - a failed I/O is explained by a fault the plan reported at that instant with that errno,
 //!   and every injected fault ends recovered (the command sent again) or reported.
 //!
@@ -33,6 +36,8 @@ const SLOT_BYTES: usize = 128 << 10;
 const HANG_STREAM: u64 = 0x4841_4e47_0000_0001;
 /// Salt of the stream that draws drops on SATA stacks (lost commands, COMRESET recovery).
 const SATA_DROP_STREAM: u64 = 0x5341_5441_0000_0001;
+/// Salt of the stream that draws power losses (as `HANG_STREAM`).
+const POWER_STREAM: u64 = 0x504f_5745_5200_0001;
 
 fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
     rng.next_u64() % n
@@ -130,6 +135,11 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 items.push(format!("hang_recovery={step}"));
                 items.push(format!("tm_timeout={}ms", 1 + below(&mut hang_rng, 3000)));
             }
+        }
+        // From a stream of its own too (the earlier seeds' scenarios stay as they were).
+        let mut power_rng = ChaCha8Rng::seed_from_u64(seed ^ POWER_STREAM);
+        if chance(&mut power_rng, 0.3) {
+            items.push(format!("power_loss@cmd={}", 1 + below(&mut power_rng, 250)));
         }
         items.join(",")
     });
@@ -290,6 +300,9 @@ enum Known {
     Write(u32),
     /// A write to it failed: the drive may hold the old or the new data.
     Unknown,
+    /// A power loss took it back from this write to what the media held: an earlier write of
+    /// it, or nothing (zeros).
+    Reverted(u32),
 }
 
 struct InFlight {
@@ -329,6 +342,19 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
     let mut failures: Vec<(i32, u64)> = Vec::new();
     let mut last_done_ns = 0u64;
     let mut last_now_ns = 0u64;
+    // Every write that completed to each sector, or failed (its data may be there), oldest
+    // first: what a power loss may take it back to.
+    let mut history: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut losses_seen = 0usize;
+    let volatile_capacity_bytes: Option<u64> = {
+        let caches: Vec<u64> = sim
+            .drive_cache_occupancy()
+            .iter()
+            .filter(|c| matches!(c.name, "write_back" | "write_buffer"))
+            .map(|c| c.capacity_bytes)
+            .collect();
+        (!caches.is_empty()).then(|| caches.iter().sum())
+    };
     while completed < sc.requests {
         // Keep the queue full with requests that overlap nothing in flight (the order of
         // overlapping I/O in flight is undefined, on real drives too).
@@ -391,6 +417,37 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
             return Err("the clock went back".into());
         }
         last_now_ns = sim.now_ns();
+        while losses_seen < sim.power_losses().len() {
+            let loss = &sim.power_losses()[losses_seen];
+            losses_seen += 1;
+            let bytes: u64 = loss.restored.iter().map(|(s, e)| e - s).sum();
+            if let Some(capacity) = volatile_capacity_bytes {
+                // A lone write larger than the cache is taken whole into an empty one.
+                let largest = sc.max_blocks * GRAIN;
+                if bytes > capacity.max(largest) {
+                    return Err(format!(
+                        "a power loss put back {bytes} bytes, more than the drive's volatile \
+                         cache holds ({capacity})"
+                    ));
+                }
+            }
+            for &(start, end) in &loss.restored {
+                for sector in start / SECTOR..end / SECTOR {
+                    match known.get(&sector).copied() {
+                        Some(Known::Write(w)) => {
+                            known.insert(sector, Known::Reverted(w));
+                        }
+                        Some(Known::Unknown | Known::Reverted(_)) => {}
+                        None => {
+                            return Err(format!(
+                                "a power loss put back LBA {sector}, which no completed write \
+                                 changed"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
         while let Some(c) = sim.pop_completion() {
             let f = in_flight
                 .remove(&c.slot)
@@ -410,6 +467,7 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                 (Op::Write, Ok(n)) if u64::from(n) == f.len => {
                     for s in first..first + sectors {
                         known.insert(s, Known::Write(f.write));
+                        history.entry(s).or_default().push(f.write);
                     }
                 }
                 (Op::Read, Ok(n)) if u64::from(n) == f.len => {
@@ -419,6 +477,38 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                         let got = &buf[(s * SECTOR) as usize..((s + 1) * SECTOR) as usize];
                         match known.get(&(first + s)) {
                             Some(Known::Unknown) => {}
+                            Some(Known::Reverted(w)) => {
+                                // An earlier write of this sector, or nothing: pinned once read.
+                                // Or write `w` itself: an attempt of it before a retry (after a
+                                // phase error, a lost command) may have reached the media while
+                                // the last attempt's copy was still cached.
+                                let sector = first + s;
+                                let earlier = history.get(&sector).map_or(&[][..], |h| &h[..]);
+                                let found =
+                                    earlier.iter().copied().filter(|&e| e <= *w).find(|&e| {
+                                        sector_fill(e, sector, &mut expected);
+                                        got == expected
+                                    });
+                                match found {
+                                    Some(e) => {
+                                        known.insert(sector, Known::Write(e));
+                                    }
+                                    None if got.iter().all(|b| *b == 0) => {
+                                        known.remove(&sector);
+                                    }
+                                    None => {
+                                        let holds = (1..=writes).find(|&e| {
+                                            sector_fill(e, sector, &mut expected);
+                                            got == expected
+                                        });
+                                        return Err(format!(
+                                            "LBA {sector} after a power loss holds neither write \
+                                             {w} nor an earlier write of it ({earlier:?}) nor \
+                                             zeros, but write {holds:?}'s data"
+                                        ));
+                                    }
+                                }
+                            }
                             Some(Known::Write(w)) => {
                                 sector_fill(*w, first + s, &mut expected);
                                 if got != expected {
@@ -447,6 +537,9 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                     if op == Op::Write {
                         for s in first..first + sectors {
                             known.insert(s, Known::Unknown);
+                            // Its data may have reached the drive, even its media: a power
+                            // loss may take a later write back to it.
+                            history.entry(s).or_default().push(f.write);
                         }
                     }
                     failures.push((errno, c.done_ns));
@@ -563,6 +656,11 @@ fn swarm() {
         total.read_log_exts += c.read_log_exts;
         total.comresets += c.comresets;
         total.sata_aborted += c.sata_aborted;
+        total.power_losses += c.power_losses;
+        total.lost_writes += c.lost_writes;
+        total.lost_bytes += c.lost_bytes;
+        total.not_ready += c.not_ready;
+        total.unit_attentions += c.unit_attentions;
     }
     eprintln!("swarm: {seeds} seeds, {perturbed} with perturbed stack keys, {total:?}");
     assert!(perturbed > 0, "no seed perturbed its stack's keys");
@@ -580,6 +678,10 @@ fn swarm() {
         ("read_log_exts", total.read_log_exts),
         ("comresets", total.comresets),
         ("sata_aborted", total.sata_aborted),
+        ("power_losses", total.power_losses),
+        ("lost_writes", total.lost_writes),
+        ("not_ready", total.not_ready),
+        ("unit_attentions", total.unit_attentions),
     ] {
         assert!(n > 0, "no seed exercised {path}: {total:?}");
     }
@@ -592,11 +694,18 @@ fn the_swarm_injects_faults_of_every_kind() {
     let mut kinds = std::collections::BTreeSet::new();
     for seed in 0..60 {
         let sc = draw_scenario(seed, &profiles);
-        for kind in ["usb_crc", "media_error", "drop", "phase_error", "hang"] {
+        for kind in [
+            "usb_crc",
+            "media_error",
+            "drop",
+            "phase_error",
+            "hang",
+            "power_loss",
+        ] {
             if sc.faults.as_deref().is_some_and(|f| f.contains(kind)) {
                 kinds.insert(kind);
             }
         }
     }
-    assert_eq!(kinds.len(), 5, "{kinds:?}");
+    assert_eq!(kinds.len(), 6, "{kinds:?}");
 }

@@ -364,3 +364,53 @@ fn a_uas_bridge_that_answers_nothing_falls_back_to_bot_in_the_capture() {
     };
     assert_eq!(functions, ["0x01", "0x08", "0x10"], "{functions:?}");
 }
+
+/// A power loss caught by a write, by a flush or by a read (answered NOT READY while the drive
+/// spins up, then UNIT ATTENTION once): on BOT (stalled data phases and REQUEST SENSE) and on
+/// UAS with and without streams (Sense IUs, unlinked data URBs), every URB still completes
+/// exactly once.
+#[test]
+fn power_loss_urbs_pair_on_bot_and_uas() {
+    let stacks = ["usb3-bot-ssd", "usb3-uas-ssd", "usb2-uas-ssd"];
+    // The second write, the first flush, the read.
+    for (stack, caught) in stacks.into_iter().flat_map(|s| [(s, 2), (s, 3), (s, 4)]) {
+        let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, 5).unwrap();
+        sim.setup_slots(1, 65536).unwrap();
+        sim.enable_pcap();
+        let spec = format!("power_loss@cmd={caught}");
+        sim.set_faults(storlab_sim::FaultPlan::parse(&spec).unwrap())
+            .unwrap();
+        let ops = [
+            Op::Write,
+            Op::Write,
+            Op::Flush,
+            Op::Read,
+            Op::Write,
+            Op::Flush,
+        ];
+        for (k, op) in ops.into_iter().enumerate() {
+            let (offset_bytes, len_bytes) = if op == Op::Flush {
+                (0, 0)
+            } else {
+                (k as u64 * 4096, 4096)
+            };
+            sim.submit(SimRequest {
+                slot: 0,
+                op,
+                offset_bytes,
+                len_bytes,
+            })
+            .unwrap();
+            sim.run();
+            let c = sim.pop_completion().expect("completes");
+            assert_eq!(c.result, Ok(len_bytes), "{stack}: {op:?}");
+        }
+        let counts = sim.fault_counts().unwrap();
+        assert_eq!(
+            (counts.power_losses, counts.unit_attentions),
+            (1, 1),
+            "{stack}"
+        );
+        assert_urbs_pair(stack, &sim.take_pcap());
+    }
+}

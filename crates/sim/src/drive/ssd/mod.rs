@@ -26,8 +26,8 @@ pub use profile::{validate, Mapping, PartialPageUpdate, SsdProfile, DEFAULT_READ
 
 use super::{
     busy_until_horizon, CacheOccupancy, Drive, DriveCommand, DriveModelReport, DriveStats,
-    MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange, COMPRESSION_PIECE_BYTES,
-    UNKNOWN_COMPRESSED_BYTES,
+    LostWrite, MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
+    COMPRESSION_PIECE_BYTES, SOLID_STATE_READY_NS, UNKNOWN_COMPRESSED_BYTES,
 };
 use crate::profile::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
@@ -96,6 +96,11 @@ pub struct SsdDrive {
     /// One bit per logical page: set when written, so reads of pages never in the buffer skip
     /// the scan of `buffer_lpns`; cleared lazily when a scan finds the page gone.
     buffer_maybe: Vec<u64>,
+    /// The write ([`Drive::writes_taken`] when it came) each write-buffer entry holds a page
+    /// of: what a power loss names.
+    buffer_writes: Vec<u64>,
+    /// Writes taken (the next one's ordinal).
+    writes_taken: u64,
     channel_byte_ps: u64,
     /// Latest completion time the drive has reported.
     acknowledged_ns: u64,
@@ -179,6 +184,8 @@ impl SsdDrive {
             buffer: ReleaseRing::new(profile.write_buffer_pages as usize),
             buffer_lpns: vec![NONE; (profile.write_buffer_pages as usize).max(1)],
             buffer_maybe: vec![0; (logical_pages as usize).div_ceil(64)],
+            buffer_writes: vec![0; (profile.write_buffer_pages as usize).max(1)],
+            writes_taken: 0,
             channel_byte_ps: ps_per_byte(profile.channel_rate_mb_s as f64 * BYTES_PER_MB),
             acknowledged_ns: 0,
             streams: Vec::with_capacity(profile.read_ahead_streams as usize),
@@ -326,6 +333,7 @@ impl SsdDrive {
             let room = self.write_page(lpn as usize, len, data_ready, now);
             done = done.max(room);
         }
+        self.writes_taken += 1;
         self.acknowledged_ns = self.acknowledged_ns.max(done);
         self.processor.note_done(done);
         Flow {
@@ -507,6 +515,49 @@ impl Drive for SsdDrive {
         self.acknowledged_ns = self.acknowledged_ns.max(end);
         self.processor.note_done(end);
         end
+    }
+
+    fn writes_taken(&self) -> u64 {
+        self.writes_taken
+    }
+
+    fn oldest_volatile_write(&self, now_ns: u64) -> Option<u64> {
+        self.volatile_entries(now_ns)
+            .map(|slot| self.buffer_writes[slot])
+            .min()
+    }
+
+    /// The write buffer is DRAM without power-loss protection (the consumer drives the
+    /// shipped profiles describe have no hold-up capacitors): every page in it that was not
+    /// programmed by `now_ns` (staged, or its program not ended) is lost. The FTL's map keeps
+    /// the lost pages mapped (timing state only: the data the host reads back comes from the
+    /// payload store, which puts the old contents back); the buffer and the staged program
+    /// are empty after power-on.
+    fn power_loss(&mut self, now_ns: u64) -> Vec<LostWrite> {
+        let slots: Vec<usize> = self.volatile_entries(now_ns).collect();
+        let sectors = u64::from(LOGICAL_PAGE_BYTES / SECTOR_BYTES);
+        let mut lost = Vec::with_capacity(slots.len());
+        for slot in slots {
+            let lpn = self.buffer_lpns[slot];
+            if lpn != NONE {
+                lost.push(LostWrite {
+                    ordinal: self.buffer_writes[slot],
+                    lba: u64::from(lpn) * sectors,
+                    blocks: sectors,
+                });
+            }
+            self.buffer_lpns[slot] = NONE;
+        }
+        self.buffer.power_loss(now_ns);
+        self.staging = Staging {
+            first_seq: self.buffer.next_seq(),
+            ..Staging::default()
+        };
+        lost
+    }
+
+    fn power_on_ready_ns(&self) -> u64 {
+        SOLID_STATE_READY_NS
     }
 
     fn stats(&self) -> DriveStats {

@@ -18,6 +18,11 @@ pub(super) struct Staging {
 }
 
 impl SsdDrive {
+    /// Write-buffer entries (ring slots) whose page was not programmed by `now_ns`.
+    pub(super) fn volatile_entries(&self, now_ns: u64) -> impl Iterator<Item = usize> + '_ {
+        self.buffer.held_slots(now_ns)
+    }
+
     /// Program the staged host pages on the current die and move to the next die.
     pub(super) fn issue_program(&mut self) {
         let s = self.staging;
@@ -78,6 +83,7 @@ impl SsdDrive {
         let seq = self.buffer.push(ReleaseRing::PENDING);
         let entries = self.buffer_lpns.len() as u64;
         self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
+        self.buffer_writes[(seq % entries) as usize] = self.writes_taken;
         self.buffer_maybe[lpn / 64] |= 1 << (lpn % 64);
         self.staging.pages += 1;
         self.staging.slots += consumed;
@@ -147,6 +153,7 @@ impl SsdDrive {
         let seq = self.buffer.push(done);
         let entries = self.buffer_lpns.len() as u64;
         self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
+        self.buffer_writes[(seq % entries) as usize] = self.writes_taken;
         self.buffer_maybe[lpn / 64] |= bit;
         self.nand_slots_written += consumed;
         Some(room_ns)
@@ -186,6 +193,7 @@ impl SsdDrive {
         let seq = self.buffer.push(done);
         let entries = self.buffer_lpns.len() as u64;
         self.buffer_lpns[(seq % entries) as usize] = lpn as u32;
+        self.buffer_writes[(seq % entries) as usize] = self.writes_taken;
         self.buffer_maybe[lpn / 64] |= 1 << (lpn % 64);
         self.nand_slots_written += 1 + placed.work.programs;
         room_ns
