@@ -19,3 +19,4 @@ mod properties;
 mod swarm;
 mod table;
 mod trace;
+mod usb_reset;
