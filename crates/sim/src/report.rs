@@ -343,6 +343,10 @@ impl SimReport {
                 ("uas_lu_resets", f.uas_lu_resets),
                 ("uas_it_nexus_resets", f.uas_it_nexus_resets),
                 ("uas_bot_fallbacks", f.uas_bot_fallbacks),
+                ("device_resets", f.device_resets),
+                ("bridge_resets", f.bridge_resets),
+                ("disconnects", f.disconnects),
+                ("devices_removed", f.devices_removed),
                 ("request_senses", f.request_senses),
                 ("read_log_exts", f.read_log_exts),
             ] {

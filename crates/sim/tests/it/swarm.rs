@@ -8,8 +8,9 @@
 //! - tags pair (the transports assert this on every status they parse: a panic fails the seed);
 //! - data read back is what was last written, unless a fault explains it (a write that failed
 //!   leaves its blocks unknown);
-//! - a failed I/O is explained by a fault the plan reported at that instant with that errno,
-//!   and every injected fault ends recovered (the command sent again) or reported.
+//! - a failed I/O is explained by a fault the plan reported at that instant with that errno
+//!   (or by the device's removal before it: every later I/O fails with EIO), and every
+//!   injected fault ends recovered (the command sent again) or reported.
 //!
 //! A failure prints one line to replay it: `STORLAB_SWARM_SEED=N cargo test -p storlab-sim
 //! --test it swarm`. The normal suite runs `SEEDS` seeds; `STORLAB_SOAK=1` runs `SOAK_SEEDS`.
@@ -20,7 +21,8 @@ use std::collections::HashMap;
 use storlab_sim::fault::{FaultCounts, FaultOutcome, FaultRecord};
 use storlab_sim::profiles::embedded::EMBEDDED_PROFILES;
 use storlab_sim::{
-    FaultPlan, Op, ProfileSet, SimRequest, Simulator, Transport, ERRNO_EIO, ERRNO_ENODATA,
+    FaultKind, FaultPlan, Op, ProfileSet, SimRequest, Simulator, Transport, ERRNO_EIO,
+    ERRNO_ENODATA,
 };
 
 const SEEDS: u64 = 200;
@@ -31,6 +33,9 @@ const GRAIN: u64 = 4096;
 const SLOT_BYTES: usize = 128 << 10;
 /// Salt of the stream that draws hang faults (a constant with no meaning but its bits).
 const HANG_STREAM: u64 = 0x4841_4e47_0000_0001;
+/// Salt of the stream that draws the device-level faults (bridge reset, disconnect, a BOT
+/// hang, the device reset as the hang's recovery), so earlier seeds' other draws stay.
+const DEVICE_STREAM: u64 = 0x4445_5649_4345_0002;
 
 fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
     rng.next_u64() % n
@@ -116,6 +121,37 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 let step = ["lu_reset", "it_nexus_reset", "none"][below(&mut hang_rng, 3) as usize];
                 items.push(format!("hang_recovery={step}"));
                 items.push(format!("tm_timeout={}ms", 1 + below(&mut hang_rng, 3000)));
+            }
+        }
+        if transport.is_usb() {
+            let mut device_rng = ChaCha8Rng::seed_from_u64(seed ^ DEVICE_STREAM);
+            if transport == Transport::Bot && chance(&mut device_rng, 0.3) {
+                items.push(format!("hang@cmd={}", 1 + below(&mut device_rng, 200)));
+            }
+            if matches!(transport, Transport::Uas { .. }) && chance(&mut device_rng, 0.15) {
+                // Overrides the step drawn above: the last item wins.
+                items.push("hang_recovery=device_reset".into());
+            }
+            if chance(&mut device_rng, 0.3) {
+                items.push(format!(
+                    "bridge_reset@cmd={}",
+                    1 + below(&mut device_rng, 200)
+                ));
+                if chance(&mut device_rng, 0.3) {
+                    let rate = below(&mut device_rng, 5) as f64 / 1000.0;
+                    items.push(format!("bridge_reset={rate}"));
+                }
+            }
+            if chance(&mut device_rng, 0.3) {
+                items.push(format!(
+                    "disconnect@cmd={}",
+                    1 + below(&mut device_rng, 200)
+                ));
+                // Short drops (a SuperSpeed warm reset keeps the device) and long ones.
+                if chance(&mut device_rng, 0.7) {
+                    let ms = 1 + below(&mut device_rng, 40);
+                    items.push(format!("disconnect_for={ms}ms"));
+                }
             }
         }
         items.join(",")
@@ -484,9 +520,18 @@ fn check_faults(records: &[FaultRecord], failures: &[(i32, u64)]) -> Result<(), 
         if errno != ERRNO_ENODATA && errno != ERRNO_EIO {
             return Err(format!("an I/O failed with unexpected errno {errno}"));
         }
+        // A device removed by a disconnect fails every I/O from its removal on with EIO.
+        let removed_at_ns = records.iter().find_map(|r| match r.outcome {
+            FaultOutcome::Reported {
+                errno: ERRNO_EIO,
+                at_ns,
+            } if r.kind == FaultKind::Disconnect => Some(at_ns),
+            _ => None,
+        });
         let explained = records
             .iter()
-            .any(|r| r.outcome == FaultOutcome::Reported { errno, at_ns });
+            .any(|r| r.outcome == FaultOutcome::Reported { errno, at_ns })
+            || (errno == ERRNO_EIO && removed_at_ns.is_some_and(|t| t <= at_ns));
         if !explained {
             return Err(format!(
                 "an I/O failed with errno {errno} at {at_ns} ns, no fault explains it"
@@ -546,6 +591,10 @@ fn swarm() {
         total.uas_lu_resets += c.uas_lu_resets;
         total.uas_it_nexus_resets += c.uas_it_nexus_resets;
         total.uas_bot_fallbacks += c.uas_bot_fallbacks;
+        total.device_resets += c.device_resets;
+        total.bridge_resets += c.bridge_resets;
+        total.disconnects += c.disconnects;
+        total.devices_removed += c.devices_removed;
         total.request_senses += c.request_senses;
         total.read_log_exts += c.read_log_exts;
     }
@@ -561,6 +610,10 @@ fn swarm() {
         ("uas_lu_resets", total.uas_lu_resets),
         ("uas_it_nexus_resets", total.uas_it_nexus_resets),
         ("uas_bot_fallbacks", total.uas_bot_fallbacks),
+        ("device_resets", total.device_resets),
+        ("bridge_resets", total.bridge_resets),
+        ("disconnects", total.disconnects),
+        ("devices_removed", total.devices_removed),
         ("request_senses", total.request_senses),
         ("read_log_exts", total.read_log_exts),
     ] {
@@ -575,11 +628,19 @@ fn the_swarm_injects_faults_of_every_kind() {
     let mut kinds = std::collections::BTreeSet::new();
     for seed in 0..60 {
         let sc = draw_scenario(seed, &profiles);
-        for kind in ["usb_crc", "media_error", "drop", "phase_error", "hang"] {
+        for kind in [
+            "usb_crc",
+            "media_error",
+            "drop",
+            "phase_error",
+            "hang",
+            "bridge_reset",
+            "disconnect",
+        ] {
             if sc.faults.as_deref().is_some_and(|f| f.contains(kind)) {
                 kinds.insert(kind);
             }
         }
     }
-    assert_eq!(kinds.len(), 5, "{kinds:?}");
+    assert_eq!(kinds.len(), 7, "{kinds:?}");
 }
