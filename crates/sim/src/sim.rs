@@ -2077,7 +2077,10 @@ impl Simulator {
     fn fail_on_removed_device(&mut self, id: CmdId) {
         let f = self.cx.faults.as_ref().expect("a plan");
         let removed_ns = f.removed_at_ns.expect("the device was removed");
-        self.commands[id as usize].fault = CommandFault::None;
+        let c = &mut self.commands[id as usize];
+        c.fault = CommandFault::None;
+        // No attempt was sent: no fault record is this command's (attempts count from 1).
+        c.attempt = 0;
         let at = self.cx.completion_cpu(self.cx.now_ns.max(removed_ns));
         self.fail_command(id, at, ERRNO_EIO);
     }

@@ -263,8 +263,8 @@ impl PcapRecorder {
         self.record(at_ns, &c, in_bytes);
     }
 
-    /// The host gave up on UAS and selected the Bulk-Only alternate setting: from now on
-    /// commands, data and status use the two bulk endpoints.
+    /// The host gave up on UAS and left the interface at its Bulk-Only alternate setting: from
+    /// now on commands, data and status use the two bulk endpoints.
     pub fn use_bot(&mut self) {
         self.config.uas = false;
     }

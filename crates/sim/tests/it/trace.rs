@@ -439,3 +439,37 @@ fn the_device_reset_s_re_enumeration_is_in_the_capture_and_tshark_decodes_it() {
         "enumeration and re-enumeration: {vendor:?}"
     );
 }
+
+/// A disconnect in the capture: a short SuperSpeed dropout is a warm reset of the kept device
+/// (SetPortFeature(BH_PORT_RESET), wValue 28, then the re-enumeration), a long one ends the
+/// lost command's URBs with -ESHUTDOWN and puts nothing more on the bus; every URB pairs.
+#[test]
+fn a_disconnect_is_a_warm_reset_or_the_end_of_the_urbs_in_the_capture() {
+    for stack in ["usb3-uas-ssd", "usb3-bot-ssd"] {
+        let kept = faulted_session(
+            stack,
+            "disconnect@cmd=2,disconnect_for=5ms,timeout=1s,reset_delay=10ms",
+            &FAULTED_READS[..3],
+        );
+        assert_urbs_pair(stack, &kept);
+        let text = storlab_wire::decode_pcap(&kept).unwrap();
+        let reset = text
+            .find("value=0x001c index=0x0001")
+            .unwrap_or_else(|| panic!("{stack}: no BH_PORT_RESET in\n{text}"));
+        assert!(
+            text[reset..].contains("GET_DESCRIPTOR Device index=0 len=8"),
+            "{stack}: {text}"
+        );
+
+        let removed = faulted_session(stack, "disconnect@cmd=2", &FAULTED_READS[..3]);
+        assert_urbs_pair(stack, &removed);
+        let text = storlab_wire::decode_pcap(&removed).unwrap();
+        let shut_down = text
+            .find("status=-108")
+            .unwrap_or_else(|| panic!("{stack}: no -ESHUTDOWN in\n{text}"));
+        assert!(
+            !text[shut_down..].contains(" S "),
+            "{stack}: a URB submitted after the removal:\n{text}"
+        );
+    }
+}
