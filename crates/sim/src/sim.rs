@@ -1847,9 +1847,10 @@ impl Simulator {
     /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates
     /// as the SCSI error handler does (abort, then device reset, then bus reset), each step a
     /// task management function it waits `tm_timeout` for: ABORT TASK, LOGICAL UNIT RESET,
-    /// I_T NEXUS RESET. The bridge answers the plan's `hang_recovery` step (FUNCTION COMPLETE:
-    /// the reset aborted the command, which is sent again); when none answers the host gives up
-    /// on UAS and runs the device as BOT. Returns when the command can be sent again.
+    /// I_T NEXUS RESET, then the USB device reset. The bridge answers the plan's
+    /// `hang_recovery` step (FUNCTION COMPLETE, or its firmware restarting with the device
+    /// reset: the command is sent again); when none does, the device reset's re-enumeration
+    /// leaves it as BOT. Returns when the command can be sent again.
     #[cold]
     #[inline(never)]
     fn uas_escalate(&mut self, id: CmdId, at_ns: u64, firmware_ns: u64) -> u64 {

@@ -520,12 +520,13 @@ fn check_faults(records: &[FaultRecord], failures: &[(i32, u64)]) -> Result<(), 
         if errno != ERRNO_ENODATA && errno != ERRNO_EIO {
             return Err(format!("an I/O failed with unexpected errno {errno}"));
         }
-        // A device removed by a disconnect fails every I/O from its removal on with EIO.
+        // A device removed by a disconnect fails every I/O from then on with EIO (the device
+        // was gone from the disconnect itself; the I/Os queued behind the one in flight may
+        // fail before that one's own report).
         let removed_at_ns = records.iter().find_map(|r| match r.outcome {
             FaultOutcome::Reported {
-                errno: ERRNO_EIO,
-                at_ns,
-            } if r.kind == FaultKind::Disconnect => Some(at_ns),
+                errno: ERRNO_EIO, ..
+            } if r.kind == FaultKind::Disconnect => Some(r.injected_ns),
             _ => None,
         });
         let explained = records
