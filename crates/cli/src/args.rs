@@ -292,9 +292,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Simulated targets: inject faults, e.g. seed=7,usb_crc=1e-4,media_error@lba=123456,
-    /// drop@cmd=40 (kinds usb_crc, media_error, drop, phase_error, hang, power_loss;
-    /// KIND=RATE, KIND@cmd=N, KIND@t=2s, power_loss placed only; timeout=, retries=,
-    /// reset_delay=, tm_timeout=, hang_recovery=; docs/simulator.md, "Faults").
+    /// drop@cmd=40 (kinds usb_crc, media_error, drop, phase_error, hang, bridge_reset,
+    /// disconnect, power_loss; KIND=RATE, KIND@cmd=N, KIND@t=2s, power_loss placed only;
+    /// timeout=, retries=, reset_delay=, tm_timeout=, hang_recovery=, disconnect_for=;
+    /// docs/simulator.md, "Faults").
     #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
     pub faults: Option<Box<storlab_sim::FaultPlan>>,
     /// Directory of extra simulator profiles (added to, and overriding, the built-in ones).

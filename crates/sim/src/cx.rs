@@ -309,6 +309,34 @@ impl Cx {
             driver_ns: self.hand_off(done_ns, 0),
         }
     }
+
+    /// A control transfer with a data stage into the host (GET_DESCRIPTOR) on endpoint 0: the
+    /// SETUP packet goes out, the device's firmware answers after `firmware_ns` with
+    /// `answer_bytes`, the status stage follows (a zero-length OUT packet), and the driver
+    /// handles the completion.
+    pub fn usb_control_in(
+        &mut self,
+        at_ns: u64,
+        setup: &SetupPacket,
+        answer_bytes: u64,
+        firmware_ns: u64,
+    ) -> ControlTransfer {
+        let mut bytes = [0u8; SETUP_LEN];
+        setup
+            .emit_into(&mut bytes)
+            .expect("a SETUP packet is 8 bytes");
+        let t = self.usb_message_out(at_ns, SETUP_LEN as u64, 0);
+        let parsed = SetupPacket::parse_bytes(&bytes).expect("device: invalid SETUP packet");
+        assert_eq!(&parsed, setup, "device decoded another request");
+        let data_ns = self.usb_message_in(t + firmware_ns, answer_bytes);
+        let done_ns = self.usb_message_out(data_ns, 0, 0);
+        ControlTransfer {
+            setup: *setup,
+            submit_ns: at_ns,
+            done_ns,
+            driver_ns: self.hand_off(done_ns, 0),
+        }
+    }
 }
 
 /// One control transfer of a recovery, as the host saw it: submitted, completed (status stage

@@ -14,6 +14,7 @@ use storlab_wire::bot::{
     CbwPacket, CbwRepr, CswPacket, CswRepr, CswStatus, Direction, CBW_LEN, CSW_LEN,
 };
 use storlab_wire::scsi::{AdditionalSense, Command as Cdb, SenseKey, SenseRepr};
+use storlab_wire::usb::request::SETUP_LEN;
 use storlab_wire::usb::SetupPacket;
 
 /// BOT addresses a single logical unit here.
@@ -184,7 +185,12 @@ impl Bot {
     pub fn encode_status(c: &mut Command) -> u64 {
         assert_eq!(c.status_len, 0, "bridge sent a second CSW for one CBW");
         let (status, data_residue) = match c.fault {
-            CommandFault::None | CommandFault::Drop | CommandFault::Hang => (CswStatus::Passed, 0),
+            CommandFault::None
+            | CommandFault::Drop
+            | CommandFault::Hang
+            | CommandFault::BridgeReset
+            | CommandFault::Disconnect
+            | CommandFault::Removed => (CswStatus::Passed, 0),
             CommandFault::Medium | CommandFault::NotReady | CommandFault::UnitAttention => {
                 (CswStatus::Failed, c.len_bytes)
             }
@@ -329,6 +335,27 @@ impl Bot {
         );
         [reset, clear_in, clear_out]
     }
+
+    /// Host, hung bridge: the Bulk-Only Mass Storage Reset's SETUP goes out and nothing comes
+    /// back; the host gives up `timeout_ns` after it submitted the request.
+    pub fn reset_unanswered(cx: &mut Cx, at_ns: u64, timeout_ns: u64) -> UnansweredControl {
+        let setup = SetupPacket::bulk_only_reset(INTERFACE);
+        cx.usb_message_out(at_ns, SETUP_LEN as u64, 0);
+        UnansweredControl {
+            setup,
+            submit_ns: at_ns,
+            gave_up_ns: at_ns + timeout_ns,
+        }
+    }
+}
+
+/// A class request the device never answered: its SETUP went out at `submit_ns` and the host
+/// gave up on it at `gave_up_ns`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UnansweredControl {
+    pub setup: SetupPacket,
+    pub submit_ns: u64,
+    pub gave_up_ns: u64,
 }
 
 /// A read's data phase the bridge stalled: when the host's data transfer ended with STALL, and

@@ -29,10 +29,19 @@
 //! retries=N               the host's retries of a failed command (default 5)
 //! reset_delay=DURATION    the host's wait after a Bulk-Only Mass Storage Reset (default 6s)
 //! tm_timeout=DURATION     UAS: the host's wait for a task management response (default 3s)
-//! hang_recovery=STEP      UAS: the first task management function a hung bridge answers:
-//!                         lu_reset, it_nexus_reset or none (default none: the host gives up
-//!                         on UAS and runs the device as BOT)
-//! KIND := usb_crc | media_error | drop | phase_error | hang | power_loss
+//! hang_recovery=STEP      UAS: the first recovery step a hung bridge answers: lu_reset,
+//!                         it_nexus_reset, device_reset (the USB device reset after the task
+//!                         management) or none (default none: the host resets the device and
+//!                         re-enumerates it as BOT); a hung BOT bridge recovers at the device
+//!                         reset
+//! disconnect_for=DURATION how long a disconnect keeps the device off the bus (default: for
+//!                         good); what the hub sees of it decides between a warm reset that
+//!                         keeps the device (SuperSpeed, back within 24 ms) and its removal
+//! KIND := usb_crc | media_error | drop | phase_error | hang | bridge_reset | disconnect
+//!         | power_loss
+//!
+//! hang, bridge_reset and disconnect hit a command alone in flight (a placed one waits for
+//! such a command); their rates are per such command.
 //! DURATION := integer with ns, us, ms or s
 //! ```
 
@@ -89,19 +98,27 @@ pub enum FaultKind {
     /// POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (06/29/00) once (SPC-4 §5.14, SAM-5
     /// §6.3.1 power on condition).
     PowerLoss,
+    /// The bridge's firmware resets itself (its watchdog): the command it holds is lost, the
+    /// host's timer fires and the driver recovers.
+    BridgeReset,
+    /// The device drops off the bus (cable or VBUS glitch) for the plan's `disconnect_for`:
+    /// the hub warm-resets and keeps it, or removes it (`usb_reset::link_loss_seen`).
+    Disconnect,
 }
 
 /// Kinds of fault a plan can name.
 pub const FAULT_KINDS: usize = FaultKind::ALL.len();
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 8] = [
         FaultKind::UsbCrc,
         FaultKind::MediaError,
         FaultKind::Drop,
         FaultKind::PhaseError,
         FaultKind::Hang,
         FaultKind::PowerLoss,
+        FaultKind::BridgeReset,
+        FaultKind::Disconnect,
     ];
 
     /// Its name in a fault spec and in reports.
@@ -113,6 +130,8 @@ impl FaultKind {
             FaultKind::PhaseError => "phase_error",
             FaultKind::Hang => "hang",
             FaultKind::PowerLoss => "power_loss",
+            FaultKind::BridgeReset => "bridge_reset",
+            FaultKind::Disconnect => "disconnect",
         }
     }
 
@@ -143,7 +162,10 @@ pub enum HangRecovery {
     LogicalUnitReset,
     /// I_T NEXUS RESET (after LOGICAL UNIT RESET timed out too).
     ItNexusReset,
-    /// None: the host gives up on UAS and runs the device as BOT.
+    /// The USB device reset (port reset and re-enumeration) after the task management: the
+    /// bridge's firmware restarts with it.
+    DeviceReset,
+    /// None: the host resets the device and re-enumerates it as BOT.
     None,
 }
 
@@ -167,6 +189,8 @@ pub struct FaultPlan {
     pub tm_timeout_ns: u64,
     /// UAS: the step at which a hung bridge recovers.
     pub hang_recovery: HangRecovery,
+    /// How long a disconnect keeps the device off the bus (None: for good).
+    pub disconnect_for_ns: Option<u64>,
 }
 
 impl Default for FaultPlan {
@@ -181,6 +205,7 @@ impl Default for FaultPlan {
             reset_delay_ns: LINUX_BOT_RESET_DELAY_NS,
             tm_timeout_ns: LINUX_UAS_TM_TIMEOUT_NS,
             hang_recovery: HangRecovery::None,
+            disconnect_for_ns: None,
         }
     }
 }
@@ -242,14 +267,17 @@ impl FaultPlan {
                 self.hang_recovery = match value {
                     "lu_reset" => HangRecovery::LogicalUnitReset,
                     "it_nexus_reset" => HangRecovery::ItNexusReset,
+                    "device_reset" => HangRecovery::DeviceReset,
                     "none" => HangRecovery::None,
                     other => {
                         return Err(format!(
-                            "unknown step `{other}` (lu_reset, it_nexus_reset, none)"
+                            "unknown step `{other}` (lu_reset, it_nexus_reset, device_reset, \
+                             none)"
                         ))
                     }
                 }
             }
+            "disconnect_for" => self.disconnect_for_ns = Some(parse_bounded_duration(value)?),
             "retries" => {
                 let n = parse_u64(value)?;
                 if n > u64::from(PLAN_RETRIES_MAX) {
@@ -297,7 +325,7 @@ fn parse_kind(name: &str) -> Result<FaultKind, String> {
         let known: Vec<_> = FaultKind::ALL.iter().map(|k| k.name()).collect();
         format!(
             "unknown fault kind or key `{name}` (kinds: {}; keys: seed, timeout, retries, \
-             reset_delay, tm_timeout, hang_recovery)",
+             reset_delay, tm_timeout, hang_recovery, disconnect_for)",
             known.join(", ")
         )
     })
@@ -376,6 +404,14 @@ pub struct FaultCounts {
     pub uas_lu_resets: u64,
     pub uas_it_nexus_resets: u64,
     pub uas_bot_fallbacks: u64,
+    /// USB device resets (`usb_reset_device`: port reset and re-enumeration) the host ran,
+    /// after failed recovery or for a link the hub found in SS.Inactive.
+    pub device_resets: u64,
+    /// Bridge firmware resets, disconnects (the device off the bus), and devices the hub saw
+    /// gone and removed.
+    pub bridge_resets: u64,
+    pub disconnects: u64,
+    pub devices_removed: u64,
     pub request_senses: u64,
     pub read_log_exts: u64,
     /// SATA: hardresets (COMRESET, then revalidation) after a command timeout.
@@ -405,7 +441,7 @@ pub(crate) enum CommandFault {
     PhaseError,
     /// The drive could not read the command's sectors.
     Medium,
-    /// The UAS bridge hangs with the command.
+    /// The bridge hangs with the command.
     Hang,
     /// The bridge answers for a drive spinning up after a power loss: CHECK CONDITION, NOT
     /// READY / LOGICAL UNIT IS IN PROCESS OF BECOMING READY (02/04/01); on AHCI the link is
@@ -414,6 +450,12 @@ pub(crate) enum CommandFault {
     /// The bridge reports the drive's pending unit attention condition: CHECK CONDITION,
     /// UNIT ATTENTION / POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (06/29/00).
     UnitAttention,
+    /// The bridge's firmware reset itself with the command.
+    BridgeReset,
+    /// The device dropped off the bus with the command.
+    Disconnect,
+    /// The device was removed: the command is not sent.
+    Removed,
 }
 
 impl CommandFault {
@@ -439,7 +481,10 @@ impl CommandFault {
             CommandFault::None
             | CommandFault::Drop
             | CommandFault::PhaseError
-            | CommandFault::Hang => None,
+            | CommandFault::Hang
+            | CommandFault::BridgeReset
+            | CommandFault::Disconnect
+            | CommandFault::Removed => None,
         }
     }
 
@@ -464,6 +509,10 @@ pub(crate) struct FaultInjector {
     armed_crc: u32,
     armed_hang: u32,
     armed_power_loss: u32,
+    armed_bridge_reset: u32,
+    armed_disconnect: u32,
+    /// The hub removed the device at this time: every later command fails.
+    pub removed_at_ns: Option<u64>,
     pub bad_lbas: BTreeSet<u64>,
     pub records: Vec<FaultRecord>,
     pub counts: FaultCounts,
@@ -499,6 +548,9 @@ impl FaultInjector {
             armed_crc: 0,
             armed_hang: 0,
             armed_power_loss: 0,
+            armed_bridge_reset: 0,
+            armed_disconnect: 0,
+            removed_at_ns: None,
             bad_lbas: plan.bad_lbas.iter().copied().collect(),
             records: Vec::new(),
             counts: FaultCounts::default(),
@@ -537,10 +589,16 @@ impl FaultInjector {
                 FaultKind::PhaseError if bot => fault = CommandFault::PhaseError,
                 FaultKind::MediaError => self.armed_media += 1,
                 FaultKind::UsbCrc if usb => self.armed_crc += 1,
-                FaultKind::Hang if usb && !bot => self.armed_hang += 1,
+                FaultKind::Hang if usb => self.armed_hang += 1,
                 FaultKind::PowerLoss => self.armed_power_loss += 1,
+                FaultKind::BridgeReset if usb => self.armed_bridge_reset += 1,
+                FaultKind::Disconnect if usb => self.armed_disconnect += 1,
                 // Checked when the plan was set: the stack has no such fault.
-                FaultKind::PhaseError | FaultKind::UsbCrc | FaultKind::Hang => {}
+                FaultKind::PhaseError
+                | FaultKind::UsbCrc
+                | FaultKind::Hang
+                | FaultKind::BridgeReset
+                | FaultKind::Disconnect => {}
             }
         }
         if fault == CommandFault::None && self.draw(FaultKind::Drop) {
@@ -559,7 +617,7 @@ impl FaultInjector {
         (fault, n)
     }
 
-    /// UAS: does the bridge hang with command attempt `command`, which the plan's
+    /// Does the bridge hang with command attempt `command`, which the plan's
     /// [`FaultInjector::on_command_sent`] left unharmed? Only a command alone in flight hangs
     /// (`alone`): the escalation's resets would abort every command at the logical unit, and
     /// the simulator recovers one (an armed placed hang waits for such a command).
@@ -590,6 +648,34 @@ impl FaultInjector {
         self.armed_power_loss -= 1;
         self.record(FaultKind::PowerLoss, command, now_ns);
         true
+    }
+
+    /// Does the bridge reset itself, or the device drop off the bus, with command attempt
+    /// `command` (alone in flight, as for [`FaultInjector::hangs`]: the simulator recovers one
+    /// lost command)? A plan without these faults draws nothing more.
+    pub fn loses_device(&mut self, alone: bool, command: u64, now_ns: u64) -> CommandFault {
+        if !alone {
+            return CommandFault::None;
+        }
+        let fault = if self.armed_bridge_reset > 0 {
+            self.armed_bridge_reset -= 1;
+            CommandFault::BridgeReset
+        } else if self.armed_disconnect > 0 {
+            self.armed_disconnect -= 1;
+            CommandFault::Disconnect
+        } else if self.draw(FaultKind::BridgeReset) {
+            CommandFault::BridgeReset
+        } else if self.draw(FaultKind::Disconnect) {
+            CommandFault::Disconnect
+        } else {
+            return CommandFault::None;
+        };
+        let kind = match fault {
+            CommandFault::BridgeReset => FaultKind::BridgeReset,
+            _ => FaultKind::Disconnect,
+        };
+        self.record(kind, command, now_ns);
+        fault
     }
 
     fn record(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
@@ -730,6 +816,9 @@ mod tests {
             ("drop=x", "not a number"),
             ("drop@cmd=0", "count from 1"),
             ("hang_recovery=maybe", "unknown step `maybe`"),
+            ("disconnect_for=5", "needs a unit"),
+            ("disconnect_for=2h", "unknown unit"),
+            ("disconnect_for=4000s", "at most one hour"),
             ("tm_timeout=2h", "unknown unit"),
             ("drop@lba=5", "only media_error"),
             ("usb\n_crc=1", "control character at byte 3"),

@@ -37,6 +37,7 @@ pub mod sim;
 pub mod store;
 pub mod trace;
 mod transport;
+pub mod usb_reset;
 pub mod workload;
 pub mod xhci;
 

@@ -42,6 +42,7 @@ use crate::trace::{
     URB_KILLED, URB_STALLED, URB_UNLINKED,
 };
 use crate::transport::Endpoints;
+use crate::usb_reset::{link_loss_seen, DeviceReset, LinkLossSeen, PortReset};
 use crate::xhci::Controller;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -49,10 +50,17 @@ use std::collections::{BTreeMap, VecDeque};
 use storlab_wire::bot::CSW_LEN;
 use storlab_wire::usb::SetupPacket;
 
-/// The mass-storage interface (`wire`'s enumeration emits interface 0) and its Bulk-Only
-/// alternate setting (UAS is alternate setting 1).
-const UAS_INTERFACE: u8 = 0;
-const BOT_ALTERNATE_SETTING: u8 = 0;
+/// The mass-storage interface (`wire`'s enumeration emits interface 0; BOT is its alternate
+/// setting 0, UAS alternate setting 1).
+const MASS_STORAGE_INTERFACE: u8 = 0;
+/// Get Max LUN answers one byte (BOT 1.0 §3.2).
+const MAX_LUN_BYTES: u64 = 1;
+/// usb-storage gives a class request 5 s (`usb_stor_reset_common`:
+/// `usb_stor_control_msg(..., 5 * HZ)`, drivers/usb/storage/transport.c).
+const LINUX_USB_STOR_RESET_TIMEOUT_NS: u64 = 5_000_000_000;
+/// usbmon's status of a URB ended because its device went away (`usb_hcd_flush_endpoint` at
+/// disconnect: -ESHUTDOWN).
+const URB_SHUT_DOWN: i32 = -108;
 
 /// errno for a request outside the device or not aligned to its logical block.
 pub const ERRNO_EINVAL: i32 = 22;
@@ -875,6 +883,9 @@ impl Simulator {
     fn on_host_issue(&mut self, id: CmdId) {
         if self.cx.faults.is_some() {
             self.draw_command_fault(id);
+            if self.commands[id as usize].fault == CommandFault::Removed {
+                return self.fail_on_removed_device(id);
+            }
         }
         let c = &mut self.commands[id as usize];
         match &mut self.endpoints {
@@ -958,8 +969,14 @@ impl Simulator {
     fn bridge_on_command(&mut self, id: CmdId) {
         if matches!(
             self.commands[id as usize].fault,
-            CommandFault::Drop | CommandFault::Hang
+            CommandFault::Drop
+                | CommandFault::Hang
+                | CommandFault::BridgeReset
+                | CommandFault::Disconnect
         ) {
+            if self.loses_device_with(id) {
+                return;
+            }
             // The firmware lost it: no status will come. The host's timer fires `timeout`
             // after the command went out, as the `Complete` of a command whose fault is a
             // drop (`on_failed_status`): no event kind of its own, so the event loop's
@@ -1698,7 +1715,9 @@ impl Simulator {
                 FaultKind::UsbCrc => transport.is_usb(),
                 FaultKind::Drop => true,
                 FaultKind::PhaseError => transport == Transport::Bot,
-                FaultKind::Hang => matches!(transport, Transport::Uas { .. }),
+                FaultKind::Hang | FaultKind::BridgeReset | FaultKind::Disconnect => {
+                    transport.is_usb()
+                }
                 FaultKind::MediaError | FaultKind::PowerLoss => true,
             };
             if !applies {
@@ -1842,23 +1861,33 @@ impl Simulator {
         }
         let transport = self.endpoints.kind();
         let f = self.cx.faults.as_mut().expect("checked by the caller");
+        if f.removed_at_ns.is_some() {
+            // The hub removed the device: the command is never sent (and no fault drawn).
+            self.commands[id as usize].fault = CommandFault::Removed;
+            return;
+        }
         let (fault, attempt) = f.on_command_sent(
             self.cx.now_ns,
             transport == Transport::Bot,
             transport.is_usb(),
         );
-        // A hang only for a UAS command alone in flight (`FaultInjector::hangs`).
+        let alone = self.outstanding == 1;
+        // A hang, a bridge reset or a disconnect only for a USB command alone in flight
+        // (`FaultInjector::hangs`, `FaultInjector::loses_device`).
         let hang = fault == CommandFault::None
-            && matches!(transport, Transport::Uas { .. })
-            && f.hangs(self.outstanding == 1, attempt, self.cx.now_ns);
+            && transport.is_usb()
+            && f.hangs(alone, attempt, self.cx.now_ns);
         let now = self.cx.now_ns;
-        if fault == CommandFault::None
-            && !hang
-            && f.power_fails(self.outstanding == 1, attempt, now)
-        {
+        let mut fault = if hang {
+            CommandFault::Hang
+        } else if fault == CommandFault::None && transport.is_usb() {
+            f.loses_device(alone, attempt, now)
+        } else {
+            fault
+        };
+        if fault == CommandFault::None && f.power_fails(alone, attempt, now) {
             self.power_loss(now);
         }
-        let mut fault = if hang { CommandFault::Hang } else { fault };
         let drive_ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
         let unit_attention = self
             .bridge
@@ -2016,7 +2045,11 @@ impl Simulator {
             // Not a status: the host's timer for a command the bridge lost.
             (_, CommandFault::Drop) => self.on_host_timeout(id, false),
             (_, CommandFault::Hang) => self.on_host_timeout(id, true),
-            (_, CommandFault::None) => unreachable!("called for a failed command"),
+            (_, CommandFault::BridgeReset) => self.on_host_timeout(id, false),
+            (_, CommandFault::Disconnect) => self.on_removed_in_flight(id),
+            (_, CommandFault::None | CommandFault::Removed) => {
+                unreachable!("called for a failed command")
+            }
         }
     }
 
@@ -2088,7 +2121,11 @@ impl Simulator {
                         URB_UNLINKED,
                     );
                 }
-                self.bot_reset_recovery(now)
+                if hung {
+                    self.bot_reset_unanswered(now)
+                } else {
+                    self.bot_reset_recovery(now)
+                }
             }
             Endpoints::Uas(_) if hung => self.uas_escalate(id, now, firmware_ns),
             Endpoints::Uas(uas) => {
@@ -2189,9 +2226,10 @@ impl Simulator {
     /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates
     /// as the SCSI error handler does (abort, then device reset, then bus reset), each step a
     /// task management function it waits `tm_timeout` for: ABORT TASK, LOGICAL UNIT RESET,
-    /// I_T NEXUS RESET. The bridge answers the plan's `hang_recovery` step (FUNCTION COMPLETE:
-    /// the reset aborted the command, which is sent again); when none answers the host gives up
-    /// on UAS and runs the device as BOT. Returns when the command can be sent again.
+    /// I_T NEXUS RESET, then the USB device reset. The bridge answers the plan's
+    /// `hang_recovery` step (FUNCTION COMPLETE, or its firmware restarting with the device
+    /// reset: the command is sent again); when none does, the device reset's re-enumeration
+    /// leaves it as BOT. Returns when the command can be sent again.
     #[cold]
     #[inline(never)]
     fn uas_escalate(&mut self, id: CmdId, at_ns: u64, firmware_ns: u64) -> u64 {
@@ -2238,20 +2276,30 @@ impl Simulator {
             }
         }
         self.trace_aborted_urbs(id, t, uas.streams);
+        // The SCSI error handler's last step before it takes the device offline: the USB
+        // device reset (3.x uas's bus-reset handler, `usb_reset_device`).
+        if recovery == HangRecovery::DeviceReset {
+            return self.usb_reset_device(t, PortReset::Reset, true);
+        }
         self.fall_back_to_bot(t)
     }
 
-    /// The host gives up on UAS at `at_ns`: it selects the interface's Bulk-Only alternate
-    /// setting (SET_INTERFACE alt 0, as Linux's `uas_shutdown` puts a device back in
-    /// usb-storage mode) and runs Reset Recovery; from then on every command is a BOT command,
-    /// one at a time, and the bridge gives the drive one command at a time. Returns when the
-    /// endpoints are ready.
+    /// The host gives up on UAS at `at_ns`: it resets the device and re-enumerates it with
+    /// the interface at its Bulk-Only alternate setting (SET_CONFIGURATION selects alternate
+    /// 0; Linux binds usb-storage at a re-enumeration when the `US_FL_IGNORE_UAS` quirk is
+    /// set), and usb-storage's probe asks Get Max LUN; from then on every command is a BOT
+    /// command, one at a time, and the bridge gives the drive one command at a time. Returns
+    /// when the endpoints are ready.
     fn fall_back_to_bot(&mut self, at_ns: u64) -> u64 {
-        let setup = SetupPacket::set_interface(UAS_INTERFACE, BOT_ALTERNATE_SETTING);
-        let set = self.cx.usb_control(at_ns, &setup);
+        let reset_done_ns = self.usb_reset_device(at_ns, PortReset::Reset, false);
+        let firmware_ns = self.bridge().profile.firmware_status_ns;
+        let setup = SetupPacket::get_max_lun(MASS_STORAGE_INTERFACE);
+        let max_lun = self
+            .cx
+            .usb_control_in(reset_done_ns, &setup, MAX_LUN_BYTES, firmware_ns);
         if let Some(p) = self.pcap.as_mut() {
-            p.control_transfer(set.setup, set.submit_ns, set.done_ns);
             p.use_bot();
+            p.enumeration_transfer(setup, &[0], max_lun.submit_ns, max_lun.done_ns);
         }
         // BOT's per-command state is indexed by command id: room for every id in use.
         let ids = (self.commands.len() as u32).max(self.max_outstanding);
@@ -2262,7 +2310,7 @@ impl Simulator {
         port.ncq_tags = NcqTags::new(1, ids as usize);
         self.fallback = Some(
             "the UAS bridge answered no task management (ABORT TASK, LOGICAL UNIT RESET, I_T \
-             NEXUS RESET): the host gave up on UAS and uses BOT"
+             NEXUS RESET): the host gave up on UAS, reset the device and uses it as BOT"
                 .into(),
         );
         self.cx
@@ -2271,7 +2319,153 @@ impl Simulator {
             .expect("a plan")
             .counts
             .uas_bot_fallbacks += 1;
-        self.bot_reset_recovery(set.driver_ns)
+        max_lun.driver_ns
+    }
+
+    /// `usb_reset_device` from `at_ns` (`usb_reset.rs`): the port reset and the
+    /// re-enumeration, restoring the UAS alternate setting when `uas`; in the pcap the hub
+    /// driver's SetPortFeature and every control transfer. Returns when the device is usable.
+    #[cold]
+    #[inline(never)]
+    fn usb_reset_device(&mut self, at_ns: u64, reset: PortReset, uas: bool) -> u64 {
+        let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
+        // The device offers UAS in its descriptors when the run began as UAS.
+        let offers_uas = matches!(self.endpoints, Endpoints::Uas(_)) || self.fallback.is_some();
+        let firmware_ns = self.bridge().profile.firmware_status_ns;
+        let done: DeviceReset = crate::usb_reset::reset_device(
+            &mut self.cx,
+            at_ns,
+            reset,
+            super_speed,
+            offers_uas,
+            uas,
+            firmware_ns,
+        );
+        self.cx
+            .faults
+            .as_mut()
+            .expect("a plan")
+            .counts
+            .device_resets += 1;
+        if let Some(p) = self.pcap.as_mut() {
+            p.port_reset(done.reset, done.reset_start_ns);
+            for t in &done.transfers {
+                let c = t.transfer;
+                p.enumeration_transfer(c.setup, &t.data, c.submit_ns, c.done_ns);
+            }
+        }
+        done.driver_ns
+    }
+
+    /// BOT, hung bridge: the Bulk-Only Mass Storage Reset goes unanswered; usb-storage gives up
+    /// on it after its control timeout (`usb_stor_reset_common`, 5 s, the URB killed) and the
+    /// SCSI error handler's next step resets the port (`usb_stor_port_reset`:
+    /// `usb_reset_device`), with which the bridge's firmware restarts. Returns when the
+    /// device is usable again.
+    #[cold]
+    #[inline(never)]
+    fn bot_reset_unanswered(&mut self, at_ns: u64) -> u64 {
+        let f = self.cx.faults.as_mut().expect("a plan");
+        f.counts.bot_resets += 1;
+        let reset = Bot::reset_unanswered(&mut self.cx, at_ns, LINUX_USB_STOR_RESET_TIMEOUT_NS);
+        if let Some(p) = self.pcap.as_mut() {
+            p.control_unanswered(reset.setup, reset.submit_ns, reset.gave_up_ns, URB_KILLED);
+        }
+        self.usb_reset_device(reset.gave_up_ns, PortReset::Reset, false)
+    }
+
+    /// The bridge lost command `id` at the bridge (drop, hang, bridge reset, disconnect): for
+    /// a disconnect, what the hub sees of it; for a bridge reset, the firmware's restart.
+    /// Returns true when the command's end is already scheduled (the device is removed).
+    #[cold]
+    #[inline(never)]
+    fn loses_device_with(&mut self, id: CmdId) -> bool {
+        let now = self.cx.now_ns;
+        match self.commands[id as usize].fault {
+            CommandFault::BridgeReset => {
+                self.bridge_firmware_reset(now);
+                false
+            }
+            CommandFault::Disconnect => {
+                let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
+                let f = self.cx.faults.as_mut().expect("a plan");
+                f.counts.disconnects += 1;
+                let dropout_ns = f.plan.disconnect_for_ns.unwrap_or(u64::MAX);
+                match link_loss_seen(dropout_ns, super_speed) {
+                    LinkLossSeen::WarmReset { reset_at_ns } => {
+                        // hub_wq resets the device and keeps it; the command it held stays
+                        // lost until the host's timer, whose recovery is a drop's.
+                        let uas = matches!(self.endpoints, Endpoints::Uas(_));
+                        self.usb_reset_device(now + reset_at_ns, PortReset::Warm, uas);
+                        self.commands[id as usize].fault = CommandFault::Drop;
+                        false
+                    }
+                    LinkLossSeen::Removed { removed_at_ns } => {
+                        let at = now + removed_at_ns;
+                        f.counts.devices_removed += 1;
+                        f.removed_at_ns = Some(at);
+                        self.cx.schedule(at, Event::Complete { cmd: id });
+                        true
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The bridge's firmware restarted at `at_ns` (its watchdog): what it held is gone. A SAT
+    /// bridge reports UNIT ATTENTION, POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (sense
+    /// 06h/29h/00h, SPC-4 §5.14) on the next command it gets, as after a power loss
+    /// (`Bridge::pending_unit_attention`, answered in `draw_command_fault`).
+    fn bridge_firmware_reset(&mut self, _at_ns: u64) {
+        if let Some(bridge) = self.bridge.as_mut() {
+            bridge.pending_unit_attention = true;
+        }
+        self.cx
+            .faults
+            .as_mut()
+            .expect("a plan")
+            .counts
+            .bridge_resets += 1;
+    }
+
+    /// The hub removed the device with command `id` in flight: the driver's disconnect ends
+    /// its URBs (-ESHUTDOWN) and fails it (`DID_NO_CONNECT`, which the block layer returns as
+    /// EIO).
+    #[cold]
+    #[inline(never)]
+    fn on_removed_in_flight(&mut self, id: CmdId) {
+        let now = self.cx.now_ns;
+        if let Some(p) = self.pcap.as_mut() {
+            let c = &self.commands[id as usize];
+            match self.endpoints.kind() {
+                Transport::Bot => p.end_urb(now, id, data_urb(c.op), URB_SHUT_DOWN),
+                Transport::Uas { streams } => {
+                    if streams {
+                        p.end_urb(now, id, data_urb(c.op), URB_SHUT_DOWN);
+                    }
+                    p.end_urb(now, id, Urb::Status, URB_SHUT_DOWN);
+                }
+                Transport::SataNcq | Transport::SataIde => {}
+            }
+        }
+        let at = self.cx.completion_cpu(now);
+        self.fail_command(id, at, ERRNO_EIO);
+    }
+
+    /// A command for a removed device: the SCSI layer fails it without sending it (the
+    /// device is being deleted, `scsi_device_state_check`: EIO), once the removal is done.
+    #[cold]
+    #[inline(never)]
+    fn fail_on_removed_device(&mut self, id: CmdId) {
+        let f = self.cx.faults.as_ref().expect("a plan");
+        let removed_ns = f.removed_at_ns.expect("the device was removed");
+        let c = &mut self.commands[id as usize];
+        c.fault = CommandFault::None;
+        // No attempt was sent: no fault record is this command's (attempts count from 1).
+        c.attempt = 0;
+        let at = self.cx.completion_cpu(self.cx.now_ns.max(removed_ns));
+        self.fail_command(id, at, ERRNO_EIO);
     }
 
     /// Record one task management exchange: the status transfer queued for the response, the

@@ -5,13 +5,15 @@
 //! Headers and descriptors are encoded by `wire`; what Wireshark shows is the bytes the
 //! simulated layers exchanged.
 
+use crate::usb_reset::{bridge_device_descriptor, PortReset};
 use storlab_wire::pcap::{
     EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
     PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN, USBMON_HEADER_LEN,
 };
+use storlab_wire::usb::request::{HUB_FEATURE_BH_PORT_RESET, HUB_FEATURE_PORT_RESET};
 use storlab_wire::usb::{
-    emit_mass_storage_configuration, DescriptorType, DeviceDescriptor, MassStorageConfig,
-    SetupPacket, ENDPOINT_DIR_IN,
+    emit_mass_storage_configuration, DescriptorType, MassStorageConfig, SetupPacket,
+    ENDPOINT_DIR_IN,
 };
 
 /// Payload bytes captured per data URB (the URB length still says how much moved), so a trace
@@ -21,9 +23,10 @@ const NANOS_PER_SECOND: u64 = 1_000_000_000;
 /// Bus and device address the simulated bridge enumerates at.
 const BUS: u16 = 1;
 const DEVICE_ADDRESS: u8 = 2;
-/// Vendor/product of the simulated bridge (generic, not a real vendor's).
-const VENDOR_ID: u16 = 0x1d6b;
-const PRODUCT_ID: u16 = 0x5354;
+/// The root hub is device 1 of its bus; usbmon records its control requests too (the hub
+/// driver's SetPortFeature), and the bridge is on its port 1.
+const ROOT_HUB_ADDRESS: u8 = 1;
+const ROOT_HUB_PORT: u16 = 1;
 /// URB ids look like kernel addresses; one per (command, pipe) keeps submissions and
 /// completions paired while a command is in flight.
 const URB_ID_BASE: u64 = 0xffff_8800_0000_0000;
@@ -37,14 +40,8 @@ pub const URB_STALLED: i32 = -32;
 pub const URB_UNLINKED: i32 = -104;
 /// ... or killed it, waiting for its end (`usb_kill_urb`: -ENOENT).
 pub const URB_KILLED: i32 = -2;
-/// bMaxPacketSize0 is 64 at High-Speed and 2^9 at SuperSpeed.
-const MAX_PACKET0_HIGH_SPEED: u8 = 64;
-const MAX_PACKET0_SUPER_SPEED_EXPONENT: u8 = 9;
 const CONFIG_DESCRIPTOR_HEADER_LEN: u16 = 9;
 const DEVICE_DESCRIPTOR_LEN: u16 = 18;
-const BCD_USB_2: u16 = 0x0200;
-const BCD_USB_3: u16 = 0x0300;
-const BCD_DEVICE: u16 = 0x0100;
 /// Room for the largest configuration bundle (UAS, SuperSpeed).
 const CONFIG_BUFFER_BYTES: usize = 256;
 
@@ -90,28 +87,7 @@ impl PcapRecorder {
     }
 
     fn enumerate(&mut self) {
-        let device = DeviceDescriptor {
-            usb_version_bcd: if self.config.super_speed {
-                BCD_USB_3
-            } else {
-                BCD_USB_2
-            },
-            class: 0,
-            subclass: 0,
-            protocol: 0,
-            max_packet_size0: if self.config.super_speed {
-                MAX_PACKET0_SUPER_SPEED_EXPONENT
-            } else {
-                MAX_PACKET0_HIGH_SPEED
-            },
-            vendor_id: VENDOR_ID,
-            product_id: PRODUCT_ID,
-            device_version_bcd: BCD_DEVICE,
-            manufacturer_index: 0,
-            product_index: 0,
-            serial_index: 0,
-            num_configurations: 1,
-        };
+        let device = bridge_device_descriptor(self.config.super_speed);
         let mut buf = [0u8; CONFIG_BUFFER_BYTES];
         let n = device.emit(&mut buf).expect("device descriptor fits");
         self.control(
@@ -149,6 +125,18 @@ impl PcapRecorder {
     /// A control transfer submitted at `submit_ns` and completed at `done_ns` (IN requests
     /// complete with `data`, OUT requests carry it).
     fn control_at(&mut self, setup: SetupPacket, data: &[u8], submit_ns: u64, done_ns: u64) {
+        self.control_to(DEVICE_ADDRESS, setup, data, submit_ns, done_ns);
+    }
+
+    /// A control transfer to the device at `address` (the bridge, or the root hub).
+    fn control_to(
+        &mut self,
+        address: u8,
+        setup: SetupPacket,
+        data: &[u8],
+        submit_ns: u64,
+        done_ns: u64,
+    ) {
         let id = self.next_control_urb;
         self.next_control_urb += 1;
         let endpoint = if setup.device_to_host {
@@ -158,10 +146,12 @@ impl PcapRecorder {
         };
         let out: &[u8] = if setup.device_to_host { &[] } else { data };
         let mut s = header(id, EventType::Submission, TransferType::Control, endpoint);
+        s.device = address;
         s.setup = Some(setup);
         s.urb_len = u32::from(setup.length);
         self.record(submit_ns, &s, out);
         let mut c = header(id, EventType::Completion, TransferType::Control, endpoint);
+        c.device = address;
         c.urb_len = data.len() as u32;
         let input: &[u8] = if setup.device_to_host { data } else { &[] };
         self.record(done_ns, &c, input);
@@ -172,6 +162,55 @@ impl PcapRecorder {
     /// `done_ns`.
     pub fn control_transfer(&mut self, setup: SetupPacket, submit_ns: u64, done_ns: u64) {
         self.control_at(setup, &[], submit_ns, done_ns);
+    }
+
+    /// A control transfer of the re-enumeration after a device reset: GET_DESCRIPTOR
+    /// completes with `data`, SET_CONFIGURATION and SET_INTERFACE carry none.
+    pub fn enumeration_transfer(
+        &mut self,
+        setup: SetupPacket,
+        data: &[u8],
+        submit_ns: u64,
+        done_ns: u64,
+    ) {
+        self.control_at(setup, data, submit_ns, done_ns);
+    }
+
+    /// The hub driver resets the bridge's port at `at_ns`: SetPortFeature(PORT_RESET) or, for
+    /// a warm reset, (BH_PORT_RESET) to the root hub, which completes the request at once and
+    /// signals the reset itself.
+    pub fn port_reset(&mut self, reset: PortReset, at_ns: u64) {
+        let feature = match reset {
+            PortReset::Reset => HUB_FEATURE_PORT_RESET,
+            PortReset::Warm => HUB_FEATURE_BH_PORT_RESET,
+        };
+        let setup = SetupPacket::set_port_feature(feature, ROOT_HUB_PORT);
+        self.control_to(ROOT_HUB_ADDRESS, setup, &[], at_ns, at_ns);
+    }
+
+    /// A control transfer the device never answered: submitted at `submit_ns`, ended by the
+    /// host at `ended_ns` with `status` (`URB_KILLED`).
+    pub fn control_unanswered(
+        &mut self,
+        setup: SetupPacket,
+        submit_ns: u64,
+        ended_ns: u64,
+        status: i32,
+    ) {
+        let id = self.next_control_urb;
+        self.next_control_urb += 1;
+        let endpoint = if setup.device_to_host {
+            ENDPOINT_DIR_IN
+        } else {
+            0
+        };
+        let mut s = header(id, EventType::Submission, TransferType::Control, endpoint);
+        s.setup = Some(setup);
+        s.urb_len = u32::from(setup.length);
+        self.record(submit_ns, &s, &[]);
+        let mut c = header(id, EventType::Completion, TransferType::Control, endpoint);
+        c.status = status;
+        self.record(ended_ns, &c, &[]);
     }
 
     /// The usbmon header of a bulk URB of `command` on `urb`'s endpoint.
@@ -224,8 +263,8 @@ impl PcapRecorder {
         self.record(at_ns, &c, in_bytes);
     }
 
-    /// The host gave up on UAS and selected the Bulk-Only alternate setting: from now on
-    /// commands, data and status use the two bulk endpoints.
+    /// The host gave up on UAS and left the interface at its Bulk-Only alternate setting: from
+    /// now on commands, data and status use the two bulk endpoints.
     pub fn use_bot(&mut self) {
         self.config.uas = false;
     }

@@ -407,8 +407,11 @@ mod decode {
 
     #[derive(Default)]
     struct DeviceState {
-        /// Endpoint address → UAS pipe, learned from pipe usage descriptors.
+        /// Endpoint address → UAS pipe of the interface's selected alternate setting.
         uas_pipes: BTreeMap<u8, PipeId>,
+        /// Endpoint address → UAS pipe the device offers, learned from pipe usage descriptors
+        /// (selected by SET_INTERFACE to a non-zero alternate setting).
+        offered_uas_pipes: BTreeMap<u8, PipeId>,
         /// URB id → SETUP of control transfers awaiting completion.
         pending_setup: BTreeMap<u64, SetupPacket>,
         /// The last CBW was a REQUEST SENSE: the bulk-in data that follows is sense data.
@@ -512,11 +515,18 @@ mod decode {
                 TransferType::Control => {
                     if let Some(setup) = u.setup {
                         let _ = write_setup(&mut out, 1, &setup);
-                        if setup.standard_request() == Some(StandardRequest::SetInterface)
-                            && setup.value == 0
-                        {
-                            // Back to the Bulk-Only alternate setting: the UAS pipes are gone.
-                            state.uas_pipes.clear();
+                        match setup.standard_request() {
+                            // SET_CONFIGURATION selects alternate setting 0 of every interface
+                            // (USB 2.0 §9.4.7), as SET_INTERFACE to 0 does of one: Bulk-Only,
+                            // the UAS pipes are gone.
+                            Some(StandardRequest::SetConfiguration) => state.uas_pipes.clear(),
+                            Some(StandardRequest::SetInterface) if setup.value == 0 => {
+                                state.uas_pipes.clear()
+                            }
+                            Some(StandardRequest::SetInterface) => {
+                                state.uas_pipes = state.offered_uas_pipes.clone()
+                            }
+                            _ => {}
                         }
                         state.pending_setup.insert(u.urb_id, setup);
                     } else if u.event == EventType::Completion {
@@ -524,7 +534,25 @@ mod decode {
                         let is_descriptor = setup.is_some_and(|s| {
                             s.standard_request() == Some(StandardRequest::GetDescriptor)
                         });
-                        if is_descriptor && !data.is_empty() {
+                        let head_only = setup.is_some_and(|s| {
+                            data.len() >= 2
+                                && usize::from(data[0]) > data.len()
+                                && usize::from(s.length) == data.len()
+                        });
+                        if is_descriptor && head_only {
+                            // GET_DESCRIPTOR asked for the first bytes only (hub.c reads a
+                            // device descriptor's first 8 for bMaxPacketSize0).
+                            let _ = line(
+                                &mut out,
+                                1,
+                                format_args!(
+                                    "descriptor type {:#04x}, first {} of {} bytes",
+                                    data[1],
+                                    data.len(),
+                                    data[0]
+                                ),
+                            );
+                        } else if is_descriptor && !data.is_empty() {
                             let mut last_endpoint = None;
                             for d in crate::usb::descriptors(data) {
                                 let d = d.map_err(|e| wire_error(&record, e))?;
@@ -533,6 +561,7 @@ mod decode {
                                     Descriptor::PipeUsage(p) => {
                                         if let Some(ep) = last_endpoint {
                                             state.uas_pipes.insert(ep, p.pipe);
+                                            state.offered_uas_pipes.insert(ep, p.pipe);
                                         }
                                     }
                                     _ => {}

@@ -42,6 +42,7 @@ mod state_chains;
 mod state_region;
 mod sync;
 mod tidy;
+mod usb_reset;
 mod validate;
 mod verify;
 mod warnings;

@@ -21,3 +21,4 @@ mod sata_faults;
 mod swarm;
 mod table;
 mod trace;
+mod usb_reset;

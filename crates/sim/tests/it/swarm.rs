@@ -11,8 +11,9 @@
 //!   (or the write itself, one of whose earlier attempts reached the media), or to never
 //!   written, only where the simulator says the drive's volatile cache lost a write, and never
 //!   more than that cache holds);
-//! - a failed I/O is explained by a fault the plan reported at that instant with that errno,
-//!   and every injected fault ends recovered (the command sent again) or reported.
+//! - a failed I/O is explained by a fault the plan reported at that instant with that errno
+//!   (or by the device's removal before it: every later I/O fails with EIO), and every
+//!   injected fault ends recovered (the command sent again) or reported.
 //!
 //! A failure prints one line to replay it: `STORLAB_SWARM_SEED=N cargo test -p storlab-sim
 //! --test it swarm`. The normal suite runs `SEEDS` seeds; `STORLAB_SOAK=1` runs `SOAK_SEEDS`.
@@ -23,7 +24,8 @@ use std::collections::HashMap;
 use storlab_sim::fault::{FaultCounts, FaultOutcome, FaultRecord};
 use storlab_sim::profiles::embedded::EMBEDDED_PROFILES;
 use storlab_sim::{
-    FaultPlan, Op, ProfileSet, SimRequest, Simulator, Transport, ERRNO_EIO, ERRNO_ENODATA,
+    FaultKind, FaultPlan, Op, ProfileSet, SimRequest, Simulator, Transport, ERRNO_EIO,
+    ERRNO_ENODATA,
 };
 
 const SEEDS: u64 = 200;
@@ -38,6 +40,9 @@ const HANG_STREAM: u64 = 0x4841_4e47_0000_0001;
 const SATA_DROP_STREAM: u64 = 0x5341_5441_0000_0001;
 /// Salt of the stream that draws power losses (as `HANG_STREAM`).
 const POWER_STREAM: u64 = 0x504f_5745_5200_0001;
+/// Salt of the stream that draws the device-level faults (bridge reset, disconnect, a BOT
+/// hang, the device reset as the hang's recovery), so earlier seeds' other draws stay.
+const DEVICE_STREAM: u64 = 0x4445_5649_4345_0002;
 
 fn below(rng: &mut ChaCha8Rng, n: u64) -> u64 {
     rng.next_u64() % n
@@ -140,6 +145,37 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
         let mut power_rng = ChaCha8Rng::seed_from_u64(seed ^ POWER_STREAM);
         if chance(&mut power_rng, 0.3) {
             items.push(format!("power_loss@cmd={}", 1 + below(&mut power_rng, 250)));
+        }
+        if transport.is_usb() {
+            let mut device_rng = ChaCha8Rng::seed_from_u64(seed ^ DEVICE_STREAM);
+            if transport == Transport::Bot && chance(&mut device_rng, 0.3) {
+                items.push(format!("hang@cmd={}", 1 + below(&mut device_rng, 200)));
+            }
+            if matches!(transport, Transport::Uas { .. }) && chance(&mut device_rng, 0.15) {
+                // Overrides the step drawn above: the last item wins.
+                items.push("hang_recovery=device_reset".into());
+            }
+            if chance(&mut device_rng, 0.3) {
+                items.push(format!(
+                    "bridge_reset@cmd={}",
+                    1 + below(&mut device_rng, 200)
+                ));
+                if chance(&mut device_rng, 0.3) {
+                    let rate = below(&mut device_rng, 5) as f64 / 1000.0;
+                    items.push(format!("bridge_reset={rate}"));
+                }
+            }
+            if chance(&mut device_rng, 0.3) {
+                items.push(format!(
+                    "disconnect@cmd={}",
+                    1 + below(&mut device_rng, 200)
+                ));
+                // Short drops (a SuperSpeed warm reset keeps the device) and long ones.
+                if chance(&mut device_rng, 0.7) {
+                    let ms = 1 + below(&mut device_rng, 40);
+                    items.push(format!("disconnect_for={ms}ms"));
+                }
+            }
         }
         items.join(",")
     });
@@ -590,9 +626,19 @@ fn check_faults(records: &[FaultRecord], failures: &[(i32, u64)]) -> Result<(), 
         if errno != ERRNO_ENODATA && errno != ERRNO_EIO {
             return Err(format!("an I/O failed with unexpected errno {errno}"));
         }
+        // A device removed by a disconnect fails every I/O from then on with EIO (the device
+        // was gone from the disconnect itself; the I/Os queued behind the one in flight may
+        // fail before that one's own report).
+        let removed_at_ns = records.iter().find_map(|r| match r.outcome {
+            FaultOutcome::Reported {
+                errno: ERRNO_EIO, ..
+            } if r.kind == FaultKind::Disconnect => Some(r.injected_ns),
+            _ => None,
+        });
         let explained = records
             .iter()
-            .any(|r| r.outcome == FaultOutcome::Reported { errno, at_ns });
+            .any(|r| r.outcome == FaultOutcome::Reported { errno, at_ns })
+            || (errno == ERRNO_EIO && removed_at_ns.is_some_and(|t| t <= at_ns));
         if !explained {
             return Err(format!(
                 "an I/O failed with errno {errno} at {at_ns} ns, no fault explains it"
@@ -652,6 +698,10 @@ fn swarm() {
         total.uas_lu_resets += c.uas_lu_resets;
         total.uas_it_nexus_resets += c.uas_it_nexus_resets;
         total.uas_bot_fallbacks += c.uas_bot_fallbacks;
+        total.device_resets += c.device_resets;
+        total.bridge_resets += c.bridge_resets;
+        total.disconnects += c.disconnects;
+        total.devices_removed += c.devices_removed;
         total.request_senses += c.request_senses;
         total.read_log_exts += c.read_log_exts;
         total.comresets += c.comresets;
@@ -674,6 +724,10 @@ fn swarm() {
         ("uas_lu_resets", total.uas_lu_resets),
         ("uas_it_nexus_resets", total.uas_it_nexus_resets),
         ("uas_bot_fallbacks", total.uas_bot_fallbacks),
+        ("device_resets", total.device_resets),
+        ("bridge_resets", total.bridge_resets),
+        ("disconnects", total.disconnects),
+        ("devices_removed", total.devices_removed),
         ("request_senses", total.request_senses),
         ("read_log_exts", total.read_log_exts),
         ("comresets", total.comresets),
@@ -701,11 +755,13 @@ fn the_swarm_injects_faults_of_every_kind() {
             "phase_error",
             "hang",
             "power_loss",
+            "bridge_reset",
+            "disconnect",
         ] {
             if sc.faults.as_deref().is_some_and(|f| f.contains(kind)) {
                 kinds.insert(kind);
             }
         }
     }
-    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
 }

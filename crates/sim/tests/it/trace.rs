@@ -332,14 +332,19 @@ fn tshark_reads_the_stall_and_the_sense_data() {
 
 /// A hung UAS bridge that answers no task management: the capture shows ABORT TASK, LOGICAL
 /// UNIT RESET and I_T NEXUS RESET, each with its response's status transfer killed when the host
-/// stops waiting, then SET_INTERFACE to the Bulk-Only alternate setting, Reset Recovery, and
-/// the command again as a BOT CBW; tshark reads the three task management functions.
+/// stops waiting, then the USB device reset and a re-enumeration that leaves the interface at
+/// its Bulk-Only alternate setting (SET_CONFIGURATION, no SET_INTERFACE), usb-storage's Get Max
+/// LUN, and the command again as a BOT CBW; tshark reads the three task management functions.
 #[test]
 fn a_uas_bridge_that_answers_nothing_falls_back_to_bot_in_the_capture() {
     let spec = "hang@cmd=2,timeout=1s,reset_delay=10ms";
     let pcap = faulted_session("usb3-uas-ssd", spec, &FAULTED_READS[..3]);
     assert_urbs_pair("usb3-uas-ssd", &pcap);
     let text = storlab_wire::decode_pcap(&pcap).unwrap();
+    // After the first task management function (the enumeration at time 0 has its own
+    // SET_CONFIGURATION).
+    let from = text.find("function=AbortTask").expect("ABORT TASK");
+    let text = &text[from..];
     let at = |needle: &str| {
         text.find(needle)
             .unwrap_or_else(|| panic!("no {needle} in\n{text}"))
@@ -348,15 +353,20 @@ fn a_uas_bridge_that_answers_nothing_falls_back_to_bot_in_the_capture() {
         at("function=AbortTask"),
         at("function=LogicalUnitReset"),
         at("function=ItNexusReset"),
-        at("SET_INTERFACE interface=0 alt=0"),
-        at("Bulk-Only Mass Storage Reset"),
+        at("GET_DESCRIPTOR Device index=0 len=8"),
+        at("SET_CONFIGURATION 1"),
+        at("Get Max LUN"),
         at("BOT CBW"),
     ];
     assert!(steps.windows(2).all(|w| w[0] < w[1]), "{text}");
     assert!(!text.contains("UAS Response IU"), "{text}");
     assert!(
-        !text[steps[3]..].contains("UAS "),
+        !text[steps[4]..].contains("UAS "),
         "UAS after the fallback:\n{text}"
+    );
+    assert!(
+        !text[steps[2]..].contains("SET_INTERFACE"),
+        "the re-enumeration leaves the interface at its Bulk-Only alternate:\n{text}"
     );
     let Some(functions) = tshark("hang", &pcap, "uasp.iu_id == 5", "uasp.task_mgmt.function")
     else {
@@ -412,5 +422,104 @@ fn power_loss_urbs_pair_on_bot_and_uas() {
             "{stack}"
         );
         assert_urbs_pair(stack, &sim.take_pcap());
+    }
+}
+
+/// The USB device reset of a hung UAS bridge that recovers with it: after the three task
+/// management functions, the hub driver's SetPortFeature(PORT_RESET) to the root hub, then the
+/// re-enumeration of hub.c (GET_DESCRIPTOR device 8 and 18 bytes, the configuration at its
+/// length, SET_CONFIGURATION, SET_INTERFACE to UAS again; no SET_ADDRESS URB: xHCI addresses
+/// the device with a command of its own), then the command again as UAS; tshark decodes the
+/// requests.
+#[test]
+fn the_device_reset_s_re_enumeration_is_in_the_capture_and_tshark_decodes_it() {
+    let spec = "hang@cmd=2,timeout=1s,hang_recovery=device_reset";
+    let pcap = faulted_session("usb3-uas-ssd", spec, &FAULTED_READS[..3]);
+    assert_urbs_pair("usb3-uas-ssd", &pcap);
+    let text = storlab_wire::decode_pcap(&pcap).unwrap();
+    let from = text.find("function=ItNexusReset").expect("I_T NEXUS RESET");
+    let after = &text[from..];
+    let at = |needle: &str| {
+        after
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle} after the I_T NEXUS RESET in\n{text}"))
+    };
+    let steps = [
+        at("Ctrl 1:1:0x00 out"),
+        at("GET_DESCRIPTOR Device index=0 len=8"),
+        at("GET_DESCRIPTOR Device index=0 len=18"),
+        at("GET_DESCRIPTOR Configuration"),
+        at("SET_CONFIGURATION 1"),
+        at("SET_INTERFACE interface=0 alt=1"),
+        at("UAS Command IU"),
+    ];
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(!text.contains("SET_ADDRESS"), "{text}");
+    let Some(requests) = tshark(
+        "device-reset",
+        &pcap,
+        "usb.setup.bRequest && frame.number > 20",
+        "usb.setup.bRequest",
+    ) else {
+        return;
+    };
+    // GET_DESCRIPTOR (6) three times, SET_CONFIGURATION (9), SET_INTERFACE (11).
+    assert_eq!(requests, ["6", "6", "6", "9", "11"], "{requests:?}");
+    // Wireshark's hub dissector reads the root hub's SetPortFeature(PORT_RESET).
+    let feature = tshark(
+        "device-reset",
+        &pcap,
+        "usbhub.setup.bRequest == 3",
+        "usbhub.setup.PortFeatureSelector",
+    )
+    .unwrap();
+    assert_eq!(feature, ["4"], "PORT_RESET: {feature:?}");
+    let lengths = tshark(
+        "device-reset",
+        &pcap,
+        "usb.setup.bRequest == 6 && frame.number > 20",
+        "usb.setup.wLength",
+    )
+    .unwrap();
+    assert_eq!(lengths, ["8", "18", "121"], "{lengths:?}");
+    let vendor = tshark("device-reset", &pcap, "usb.idVendor", "usb.idVendor").unwrap();
+    assert_eq!(
+        vendor,
+        ["0x1d6b", "0x1d6b"],
+        "enumeration and re-enumeration: {vendor:?}"
+    );
+}
+
+/// A disconnect in the capture: a short SuperSpeed dropout is a warm reset of the kept device
+/// (SetPortFeature(BH_PORT_RESET), wValue 28, then the re-enumeration), a long one ends the
+/// lost command's URBs with -ESHUTDOWN and puts nothing more on the bus; every URB pairs.
+#[test]
+fn a_disconnect_is_a_warm_reset_or_the_end_of_the_urbs_in_the_capture() {
+    for stack in ["usb3-uas-ssd", "usb3-bot-ssd"] {
+        let kept = faulted_session(
+            stack,
+            "disconnect@cmd=2,disconnect_for=5ms,timeout=1s,reset_delay=10ms",
+            &FAULTED_READS[..3],
+        );
+        assert_urbs_pair(stack, &kept);
+        let text = storlab_wire::decode_pcap(&kept).unwrap();
+        let reset = text
+            .find("value=0x001c index=0x0001")
+            .unwrap_or_else(|| panic!("{stack}: no BH_PORT_RESET in\n{text}"));
+        assert!(
+            text[reset..].contains("GET_DESCRIPTOR Device index=0 len=8"),
+            "{stack}: {text}"
+        );
+
+        let removed = faulted_session(stack, "disconnect@cmd=2", &FAULTED_READS[..3]);
+        assert_urbs_pair(stack, &removed);
+        let text = storlab_wire::decode_pcap(&removed).unwrap();
+        let shut_down = text
+            .find("status=-108")
+            .unwrap_or_else(|| panic!("{stack}: no -ESHUTDOWN in\n{text}"));
+        assert!(
+            !text[shut_down..].contains(" S "),
+            "{stack}: a URB submitted after the removal:\n{text}"
+        );
     }
 }

@@ -12,6 +12,11 @@ const KIND_MASK: u8 = 0x03;
 const RECIPIENT_MASK: u8 = 0x1F;
 /// Feature selector ENDPOINT_HALT (CLEAR_FEATURE on an endpoint).
 pub const FEATURE_ENDPOINT_HALT: u16 = 0;
+/// Hub class port feature PORT_RESET (USB 2.0 §11.24.2, Table 11-17): USB 2.0 reset
+/// signalling, or a USB 3.0 hot reset.
+pub const HUB_FEATURE_PORT_RESET: u16 = 4;
+/// Hub class port feature BH_PORT_RESET (USB 3.0 §10.14.2, Table 10-9): a warm reset.
+pub const HUB_FEATURE_BH_PORT_RESET: u16 = 28;
 
 crate::bytes::code_enum! {
     /// Standard request codes (USB 2.0 table 9-4).
@@ -209,6 +214,18 @@ impl SetupPacket {
             request: crate::bot::ClassRequest::BulkOnlyReset.into(),
             value: 0,
             index: interface.into(),
+            length: 0,
+        }
+    }
+    /// Hub class request SetPortFeature(`feature`) on `port` (1-based; USB 2.0 §11.24.2.13).
+    pub fn set_port_feature(feature: u16, port: u16) -> Self {
+        SetupPacket {
+            device_to_host: false,
+            kind: RequestKind::Class,
+            recipient: Recipient::Other,
+            request: StandardRequest::SetFeature.into(),
+            value: feature,
+            index: port,
             length: 0,
         }
     }
