@@ -160,15 +160,16 @@ pub fn job_reports(
             .and_then(|sim| serde_json::to_value(sim).ok()),
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
-    let mut reports = reports_of_workers(outcome, region_bytes, &setup, notes);
-    // fio reports a job that verify stopped with EILSEQ as its error. storlab does not keep
-    // which worker found the bad block, so every report of the job carries it.
-    if outcome.verify_failure.is_some() {
-        for report in &mut reports {
-            report.error = storlab_job::ERRNO_EILSEQ;
-        }
+    reports_of_workers(outcome, region_bytes, &setup, notes)
+}
+
+/// Mark `report` with fio's EILSEQ when verify failed in any of the workers it covers: fio
+/// marks the clone that read the bad block alone, and a `group_reporting` group takes its
+/// members' first error.
+fn mark_verify_failure(report: &mut JobReport, failed_by_worker: &[bool]) {
+    if failed_by_worker.iter().any(|&failed| failed) {
+        report.error = storlab_job::ERRNO_EILSEQ;
     }
-    reports
 }
 
 /// One report for the job (`group_reporting`, or one worker), or one per worker.
@@ -184,11 +185,9 @@ fn reports_of_workers(
         for w in &outcome.workers {
             merged.merge(w);
         }
-        vec![JobReport::new(
-            setup(job.name.clone(), region_bytes),
-            notes,
-            &merged,
-        )]
+        let mut report = JobReport::new(setup(job.name.clone(), region_bytes), notes, &merged);
+        mark_verify_failure(&mut report, &outcome.verify_failed_by_worker);
+        vec![report]
     } else {
         outcome
             .workers
@@ -196,11 +195,17 @@ fn reports_of_workers(
             .zip(&outcome.regions)
             .enumerate()
             .map(|(i, (stats, region))| {
-                JobReport::new(
+                let mut report = JobReport::new(
                     setup(format!("{}.{i}", job.name), region.len_bytes),
                     notes.clone(),
                     stats,
-                )
+                );
+                let failed = outcome
+                    .verify_failed_by_worker
+                    .get(i..=i)
+                    .unwrap_or_default();
+                mark_verify_failure(&mut report, failed);
+                report
             })
             .collect()
     }

@@ -113,10 +113,13 @@ pub struct JobOutcome {
     /// fio's per-I/O log files the job asked for (`write_bw_log`...), for the front end to
     /// write, in worker order.
     pub fio_logs: Vec<fio_log::FioLogFile>,
-    /// The verify failure that ended the job (`VerifyMismatch` or `FioVerify`). As fio, the
-    /// job's figures up to it are kept and reported with the job's error (EILSEQ), the other
-    /// jobs still run, and the run fails once they have.
+    /// The first verify failure of the job (`VerifyMismatch` or `FioVerify`), in worker
+    /// order. As fio, the figures up to it are kept and reported with the error (EILSEQ) of
+    /// the worker that saw it, the other jobs still run, and the run fails once they have.
     pub verify_failure: Option<RunError>,
+    /// One entry per worker, in worker order: whether verify failed in that worker. fio marks
+    /// only the clone that read the bad block; the others report their own figures, error 0.
+    pub verify_failed_by_worker: Vec<bool>,
 }
 
 impl RunError {
@@ -531,7 +534,24 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
     };
     let mut interrupted = false;
     let mut verified_bytes = 0;
-    let mut first_error = workers.iter_mut().find_map(|w| w.error.take());
+    // A verify failure belongs to the worker that saw it (drive_with_verify leaves read-back
+    // failures in the worker too) and keeps the job's figures, as fio reports the clone with
+    // its error; any other failure ends the run, whichever worker came first.
+    let mut first_error = None;
+    let mut verify_failure = None;
+    let mut verify_failed_by_worker = vec![false; workers.len()];
+    for (worker, failed) in workers.iter_mut().zip(&mut verify_failed_by_worker) {
+        match worker.error.take() {
+            Some(error) if error.is_verify_failure() => {
+                *failed = true;
+                verify_failure.get_or_insert(error);
+            }
+            Some(error) => {
+                first_error.get_or_insert(error);
+            }
+            None => {}
+        }
+    }
     for result in results {
         match result {
             Ok((stopped, verified)) => {
@@ -550,16 +570,11 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
         }
     }
     let fio_logs = workers.iter_mut().flat_map(Worker::take_fio_logs).collect();
-    // A verify failure keeps the job's figures (fio reports the job with its error); any
-    // other failure ends the run.
-    let (first_error, verify_failure) = match first_error {
-        Some(error) if error.is_verify_failure() => (None, Some(error)),
-        other => (other, None),
-    };
     let result = match first_error {
         Some(error) => Err(error),
         None => Ok(JobOutcome {
             verify_failure,
+            verify_failed_by_worker,
             fio_logs,
             workers: workers.into_iter().map(|w| w.stats).collect(),
             regions,
@@ -617,7 +632,7 @@ fn drive_with_verify(
             continue;
         };
         let slots = w.read_back_slots(slot_bytes);
-        let done = verify::read_back(
+        let read_back = verify::read_back(
             engine,
             job,
             own,
@@ -629,7 +644,17 @@ fn drive_with_verify(
                 read: &mut w.stats.read,
                 elapsed_ns: &mut w.stats.elapsed_ns,
             },
-        )?;
+        );
+        let done = match read_back {
+            Ok(done) => done,
+            // The worker that read the bad block carries the failure; the others sharing this
+            // engine still check what they wrote, as each fio clone verifies on its own.
+            Err(error) if error.is_verify_failure() => {
+                w.error = Some(error);
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         w.add_verified_bytes(done.checked_bytes);
         if done.interrupted {
             return Ok((true, workers.iter().map(Worker::verified_bytes).sum()));

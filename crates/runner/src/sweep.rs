@@ -305,6 +305,7 @@ mod tests {
         stats.read.record(0, 4096, 0, read_clat_ns);
         JobOutcome {
             verify_failure: None,
+            verify_failed_by_worker: vec![false],
             job: job.clone(),
             workers: vec![stats],
             regions: vec![Region {

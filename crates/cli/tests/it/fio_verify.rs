@@ -346,6 +346,75 @@ fn a_verify_failure_is_the_jobs_error_84_in_the_json_as_in_fio() {
     assert_eq!(jobs[0], jobs[1]);
 }
 
+/// With `numjobs=2` each clone checks its own region (`offset_increment`) and only the clone
+/// whose region holds the bad block fails, as fio 3.33 reports it: reported apart, that clone
+/// alone carries `error` 84 with its reads up to the bad block while the other reports all its
+/// reads and error 0; with `group_reporting` the group's one entry takes the error and both
+/// clones' reads. Both runs exit 1.
+#[test]
+fn a_verify_failure_marks_only_the_clone_that_read_the_bad_block_as_in_fio() {
+    if !fio_present() {
+        return;
+    }
+    const CLONE_BYTES: u64 = 64 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let clones = [
+        "--numjobs=2".to_string(),
+        format!("--size={CLONE_BYTES}"),
+        format!("--offset_increment={CLONE_BYTES}"),
+    ];
+    let clones: Vec<&str> = clones.iter().map(String::as_str).collect();
+    let write = job_flags("write", "crc32c", &clones);
+    let written = storlab_in(dir.path(), &write);
+    assert!(written.status.success(), "{}", stderr(&written));
+    // Block 2 of the second clone's region.
+    let bad_block = CLONE_BYTES + 2 * BLOCK_BYTES;
+    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    assert_eq!(data.len() as u64, 2 * CLONE_BYTES);
+    data[(bad_block + 100) as usize] ^= 0xff;
+    std::fs::write(dir.path().join("data"), &data).unwrap();
+    let blocks_per_clone = CLONE_BYTES / BLOCK_BYTES;
+    // (jobname, error, read I/Os) of each reported job; the failing clone's reads count
+    // blocks 0, 1 and 2.
+    let apart = [
+        ("v".to_string(), 0, blocks_per_clone),
+        ("v".to_string(), 84, 3),
+    ];
+    let grouped = [("v".to_string(), 84, blocks_per_clone + 3)];
+    for (group_reporting, expected) in [("0", &apart[..]), ("1", &grouped[..])] {
+        let mut check = write.clone();
+        check.push("--verify_only=1".into());
+        check.push(format!("--group_reporting={group_reporting}"));
+        for tool in ["fio", "storlab"] {
+            let out = if tool == "fio" {
+                fio_in(dir.path(), &check)
+            } else {
+                storlab_in(dir.path(), &check)
+            };
+            let context = format!("{tool} group_reporting={group_reporting}");
+            assert_eq!(out.status.code(), Some(1), "{context}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            let start = text
+                .find('{')
+                .unwrap_or_else(|| panic!("{context}: no JSON: {text}"));
+            let doc: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+            let jobs: Vec<(String, u64, u64)> = doc["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|job| {
+                    (
+                        job["jobname"].as_str().unwrap().to_string(),
+                        job["error"].as_u64().unwrap(),
+                        job["read"]["total_ios"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(jobs, expected, "{context}");
+        }
+    }
+}
+
 /// fio's verify state file (`verify_state_save`, on by default): the same writing job leaves
 /// the same `local-v-N-verify.state` bytes from both tools (sequential jobs, where fio's random
 /// state is zeros: psync at depth 1, libaio at depth 4 with its last four writes newest first,

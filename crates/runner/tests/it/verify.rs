@@ -220,6 +220,36 @@ fn a_verify_failure_keeps_the_jobs_figures() {
     assert_eq!(stats.read.ios, 3);
 }
 
+/// As fio, a verify failure belongs to the clone that read the bad block: with two workers on
+/// their own regions, only the second (whose region holds the bad block) is marked, and the
+/// first still reads back and checks all it wrote.
+#[test]
+fn a_verify_failure_marks_only_the_worker_that_read_the_bad_block() {
+    const REGION_BYTES: u64 = 32 << 10;
+    let mut job = verify_job(0, BlockSizeSpec::Fixed(4096), 1);
+    job.numjobs = 2;
+    job.size_bytes = Some(REGION_BYTES);
+    job.offset_increment_bytes = REGION_BYTES;
+    let store = Store::shared(2 * REGION_BYTES as usize);
+    // The 81st written sector's byte 100: the second region's third 4 KiB block.
+    let sectors_per_region = REGION_BYTES / SECTOR_BYTES as u64;
+    store.lock().unwrap().corrupt = Some((sectors_per_region + 16, 100));
+    let outcomes = run_outcomes(job, &store).expect("the job is handed back");
+    let outcome = &outcomes[0];
+    let failure = outcome.verify_failure.as_ref().expect("verify failed");
+    let bad_offset = REGION_BYTES + 2 * 4096;
+    assert!(
+        failure
+            .to_string()
+            .contains(&format!("offset {bad_offset}")),
+        "{failure}"
+    );
+    assert_eq!(outcome.verify_failed_by_worker, [false, true]);
+    let blocks_per_region = REGION_BYTES / 4096;
+    let reads: Vec<u64> = outcome.workers.iter().map(|w| w.read.ios).collect();
+    assert_eq!(reads, [blocks_per_region, 3]);
+}
+
 fn bssplit() -> BlockSizeSpec {
     BlockSizeSpec::Split(vec![
         BlockSizeShare {
