@@ -7,58 +7,27 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use storlab_engine::engines::null::NullEngine;
-use storlab_engine::{Capabilities, EngineError, EngineSetup, IoCompletion, IoEngine, IoRequest};
+use storlab_engine::observed::{EngineObserver, Observed};
+use storlab_engine::{IoEngine, IoRequest};
 use storlab_job::{EngineKind, JobSet, JobSpec, Target};
 use storlab_runner::{run_jobs, EngineProvider, RunError, RunOptions};
 
 const REGION_BYTES: u64 = 1 << 20;
 const IOS: u64 = 64;
 
-/// A null engine that writes down the thread each submit runs on, or panics there.
+/// Writes down the thread each request is queued on (the worker's), or panics there.
 struct ThreadNoting {
-    inner: NullEngine,
     threads: Arc<Mutex<Vec<ThreadId>>>,
     panics: bool,
 }
 
-impl IoEngine for ThreadNoting {
-    fn name(&self) -> &'static str {
-        "thread-noting"
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    fn target_size_bytes(&self) -> u64 {
-        self.inner.target_size_bytes()
-    }
-    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
-        self.inner.setup(setup)
-    }
-    fn buffer(&self, slot: u32) -> &[u8] {
-        self.inner.buffer(slot)
-    }
-    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
-        self.inner.buffer_mut(slot)
-    }
-    fn queue(&mut self, request: IoRequest) -> Result<(), EngineError> {
-        self.inner.queue(request)
-    }
-    fn submit(&mut self) -> Result<usize, EngineError> {
+impl EngineObserver for ThreadNoting {
+    fn on_queue(&mut self, _request: &IoRequest) {
         assert!(!self.panics, "engine panics on purpose");
         self.threads
             .lock()
             .unwrap()
             .push(std::thread::current().id());
-        self.inner.submit()
-    }
-    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
-        self.inner.reap(min, out)
-    }
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn wait_until_ns(&mut self, deadline_ns: u64) {
-        self.inner.wait_until_ns(deadline_ns)
     }
 }
 
@@ -69,11 +38,12 @@ struct Provider {
 
 impl EngineProvider for Provider {
     fn open(&mut self, _job: &JobSpec) -> Result<Vec<Box<dyn IoEngine + Send>>, RunError> {
-        Ok(vec![Box::new(ThreadNoting {
-            inner: NullEngine::new(REGION_BYTES),
+        let noting = ThreadNoting {
             threads: Arc::clone(&self.threads),
             panics: self.panics,
-        })])
+        };
+        let inner: Box<dyn IoEngine + Send> = Box::new(NullEngine::new(REGION_BYTES));
+        Ok(vec![Box::new(Observed::new(inner, noting))])
     }
 }
 
@@ -84,8 +54,8 @@ fn job(name: &str) -> JobSpec {
     job
 }
 
-/// Run `jobs` (one group: no stonewall) and return the distinct threads their submits ran on.
-fn submit_threads(jobs: Vec<JobSpec>, panics: bool) -> (Result<usize, RunError>, Vec<ThreadId>) {
+/// Run `jobs` (one group: no stonewall) and return the distinct threads their requests were queued on.
+fn queue_threads(jobs: Vec<JobSpec>, panics: bool) -> (Result<usize, RunError>, Vec<ThreadId>) {
     let threads = Arc::new(Mutex::new(Vec::new()));
     let mut provider = Provider {
         threads: Arc::clone(&threads),
@@ -107,14 +77,14 @@ fn submit_threads(jobs: Vec<JobSpec>, panics: bool) -> (Result<usize, RunError>,
 
 #[test]
 fn a_lone_job_runs_on_the_callers_thread() {
-    let (outcome, threads) = submit_threads(vec![job("lone")], false);
+    let (outcome, threads) = queue_threads(vec![job("lone")], false);
     assert_eq!(outcome.unwrap(), 1);
     assert_eq!(threads, [std::thread::current().id()]);
 }
 
 #[test]
 fn jobs_running_together_each_have_a_thread() {
-    let (outcome, threads) = submit_threads(vec![job("a"), job("b")], false);
+    let (outcome, threads) = queue_threads(vec![job("a"), job("b")], false);
     assert_eq!(outcome.unwrap(), 2);
     assert_eq!(threads.len(), 2, "{threads:?}");
     assert!(!threads.contains(&std::thread::current().id()));
@@ -122,7 +92,7 @@ fn jobs_running_together_each_have_a_thread() {
 
 #[test]
 fn a_panic_in_a_lone_job_is_its_error() {
-    let (outcome, _) = submit_threads(vec![job("lone")], true);
+    let (outcome, _) = queue_threads(vec![job("lone")], true);
     match outcome {
         Err(RunError::Panic(text)) => assert!(text.contains("on purpose"), "{text}"),
         other => panic!("expected RunError::Panic, got {:?}", other.map(|_| ())),
