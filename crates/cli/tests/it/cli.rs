@@ -2,7 +2,7 @@
 //! line, exit 2, nothing left behind), Ctrl-C, and the refusal to overwrite a device with data.
 
 use crate::common;
-use common::{run_in, stderr, storlab};
+use common::{run_in, stderr, storlab, tshark_fields};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -1161,38 +1161,6 @@ fn sata_faults_recover_with_a_comreset_and_report_media_errors() {
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
     let line = stderr(&failed);
     assert!(line.contains("No data available"), "{line}");
-}
-
-/// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
-pub(crate) fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
-    let available = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark is required in CI but was not found"
-        );
-        eprintln!("skipped: tshark not installed");
-        return None;
-    }
-    let mut cmd = std::process::Command::new("tshark");
-    cmd.arg("-r")
-        .arg(pcap)
-        .args(["-Y", filter, "-T", "fields", "-E", "occurrence=f"]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "tshark: {}", stderr(&out));
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect(),
-    )
 }
 
 /// `--faults` with `--pcap`: the capture of a real run holds the recovery as the host saw it

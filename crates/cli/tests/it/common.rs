@@ -69,3 +69,35 @@ pub fn run_fio_json(dir: &Path, args: &[&str]) -> serde_json::Value {
     assert!(out.status.success(), "storlab {args:?}: {}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// tshark's values of `fields` in the frames of `pcap` that match `filter`, one line per frame.
+pub fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<String>> {
+    let available = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark is required in CI but was not found"
+        );
+        eprintln!("skipped: tshark not installed");
+        return None;
+    }
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.arg("-r")
+        .arg(pcap)
+        .args(["-Y", filter, "-T", "fields", "-E", "occurrence=f"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "tshark: {}", stderr(&out));
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+    )
+}

@@ -5,8 +5,7 @@
 //! (`--end_fsync=1`) loses nothing and verifies; over USB the capture holds the bridge's NOT
 //! READY and UNIT ATTENTION sense data, as tshark decodes it.
 
-use crate::cli::tshark_fields;
-use crate::common::{run_in, stderr, stdout};
+use crate::common::{run_in, stderr, stdout, tshark_fields};
 
 /// 256 random 4 KiB writes at queue depth 1, then fio's verify pass over them.
 const JOB: [&str; 9] = [

@@ -4,7 +4,7 @@
 //! device removed by a disconnect fails the job with EIO, or with `continue_on_error` every
 //! I/O from the removal on is a counted error and the job ends normally.
 
-use crate::common::{run_in, stderr};
+use crate::common::{run_in, stderr, tshark_fields};
 
 /// A 64 KiB sequential read in 4 KiB blocks: 16 reads.
 const READS: u64 = 16;
@@ -26,45 +26,6 @@ fn run(dir: &std::path::Path, faults: &str, extra: &[&str]) -> std::process::Out
     run_in(dir, &args)
 }
 
-/// tshark's first value of `field` in each frame matching `filter` (None without tshark
-/// outside CI).
-fn tshark(pcap: &std::path::Path, filter: &str, field: &str) -> Option<Vec<String>> {
-    let available = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tshark is required in CI but was not found"
-        );
-        return None;
-    }
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(pcap)
-        .args([
-            "-Y",
-            filter,
-            "-T",
-            "fields",
-            "-E",
-            "occurrence=f",
-            "-e",
-            field,
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "tshark: {}", stderr(&out));
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect(),
-    )
-}
-
 #[test]
 fn a_device_reset_is_in_the_report_and_its_re_enumeration_in_the_pcap() {
     let dir = tempfile::tempdir().unwrap();
@@ -81,20 +42,20 @@ fn a_device_reset_is_in_the_report_and_its_re_enumeration_in_the_pcap() {
     assert_eq!(faults["uas_it_nexus_resets"], 1, "{faults}");
     assert_eq!(faults["retried"], 1, "{faults}");
     assert_eq!(faults["uas_bot_fallbacks"], 0, "{faults}");
-    let Some(features) = tshark(
+    let Some(features) = tshark_fields(
         &pcap,
         "usbhub.setup.bRequest == 3",
-        "usbhub.setup.PortFeatureSelector",
+        &["usbhub.setup.PortFeatureSelector"],
     ) else {
         return;
     };
     assert_eq!(features, ["4"], "one PORT_RESET: {features:?}");
     // Enumeration at time 0 asks for the device descriptor's 18 bytes; the re-enumeration asks
     // for its first 8, then 18.
-    let lengths = tshark(
+    let lengths = tshark_fields(
         &pcap,
         "usb.setup.bRequest == 6 && usb.bDescriptorType == 1",
-        "usb.setup.wLength",
+        &["usb.setup.wLength"],
     )
     .unwrap();
     assert_eq!(lengths, ["18", "8", "18"], "{lengths:?}");
