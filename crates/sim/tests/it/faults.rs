@@ -10,10 +10,10 @@ use storlab_sim::{
 };
 
 const SLOT_BYTES: usize = 64 << 10;
-const BLOCK: u32 = 4096;
+pub(crate) const BLOCK: u32 = 4096;
 const SECOND_NS: u64 = 1_000_000_000;
 
-fn new_sim(stack: &str, spec: Option<&str>) -> Simulator {
+pub(crate) fn new_sim(stack: &str, spec: Option<&str>) -> Simulator {
     let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, 3).unwrap();
     sim.setup_slots(4, SLOT_BYTES).unwrap();
     if let Some(spec) = spec {
@@ -22,7 +22,8 @@ fn new_sim(stack: &str, spec: Option<&str>) -> Simulator {
     sim
 }
 
-fn do_io(sim: &mut Simulator, op: Op, offset: u64, fill: u8) -> (Result<u32, i32>, u64) {
+/// One `BLOCK` at `offset` (a write fills it with `fill`): its result and latency.
+pub(crate) fn do_io(sim: &mut Simulator, op: Op, offset: u64, fill: u8) -> (Result<u32, i32>, u64) {
     if op == Op::Write {
         sim.slot_buffer_mut(0)[..BLOCK as usize].fill(fill);
     }

@@ -4,36 +4,15 @@
 //! and kept when the hub saw only a link failure (SuperSpeed, back before the SS.Inactive
 //! termination check), and removed otherwise, failing every I/O from then on with EIO.
 
+use crate::faults::{self, do_io, BLOCK};
 use storlab_sim::fault::FaultOutcome;
-use storlab_sim::{FaultPlan, Op, ProfileSet, SimRequest, Simulator, ERRNO_EIO};
+use storlab_sim::{Op, Simulator, ERRNO_EIO};
 
-const SLOT_BYTES: usize = 64 << 10;
-const BLOCK: u32 = 4096;
 const SECOND_NS: u64 = 1_000_000_000;
 const MS_NS: u64 = 1_000_000;
 
 fn new_sim(stack: &str, spec: &str) -> Simulator {
-    let mut sim = Simulator::from_profiles(&ProfileSet::embedded(), stack, 3).unwrap();
-    sim.setup_slots(4, SLOT_BYTES).unwrap();
-    sim.set_faults(FaultPlan::parse(spec).unwrap()).unwrap();
-    sim
-}
-
-fn do_io(sim: &mut Simulator, op: Op, offset: u64, fill: u8) -> (Result<u32, i32>, u64) {
-    if op == Op::Write {
-        sim.slot_buffer_mut(0)[..BLOCK as usize].fill(fill);
-    }
-    let start = sim.now_ns();
-    sim.submit(SimRequest {
-        slot: 0,
-        op,
-        offset_bytes: offset,
-        len_bytes: BLOCK,
-    })
-    .unwrap();
-    sim.run_until_completions(1);
-    let c = sim.pop_completion().unwrap();
-    (c.result, c.done_ns - start)
+    faults::new_sim(stack, Some(spec))
 }
 
 fn read_back_is(sim: &mut Simulator, offset: u64, fill: u8) -> bool {
