@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `storlab` binary under test. Runs are saved to a results database: never the real one in
@@ -100,4 +100,37 @@ pub fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Option<Vec<S
             .map(str::to_owned)
             .collect(),
     )
+}
+
+/// A loop device over a sparse file in a directory of its own; detached on drop, however the
+/// test ends. Needs root and losetup (the caller checks, and skips or fails as it should).
+pub struct LoopDevice {
+    pub path: PathBuf,
+    pub dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// Attach a loop device over a new sparse file of `backing_bytes`.
+    pub fn attach(backing_bytes: u64) -> LoopDevice {
+        let dir = tempfile::tempdir().unwrap();
+        let backing = dir.path().join("backing.img");
+        std::fs::File::create(&backing)
+            .unwrap()
+            .set_len(backing_bytes)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup: {}", stderr(&out));
+        let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { path, dir }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
 }

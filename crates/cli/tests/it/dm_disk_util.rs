@@ -45,37 +45,6 @@ fn missing_prerequisite() -> Option<String> {
     None
 }
 
-/// A loop device over a file in a directory of its own; detached on drop.
-struct LoopDevice {
-    path: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl LoopDevice {
-    fn attach() -> LoopDevice {
-        let dir = tempfile::tempdir().unwrap();
-        let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .unwrap()
-            .set_len(BACKING_BYTES)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&backing)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "losetup: {}", common::stderr(&out));
-        let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDevice { path, _dir: dir }
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
-    }
-}
-
 /// A dm linear target named by this test over the whole loop device; removed on drop (before
 /// the loop device, which is declared first).
 struct DmLinear {
@@ -175,7 +144,7 @@ fn a_dm_device_gets_fios_disk_util_entries() {
         eprintln!("skipped: {why}");
         return;
     }
-    let loop_device = LoopDevice::attach();
+    let loop_device = common::LoopDevice::attach(BACKING_BYTES);
     let dm = DmLinear::create(&loop_device.path);
     let target = dm.path().display().to_string();
     let filename = format!("--filename={target}");

@@ -4,8 +4,10 @@
 //! end) are refused with exit 2 and one line, and written when `--destructive` names the device.
 
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+
+use crate::common::LoopDevice;
 
 const BACKING_BYTES: u64 = 64 << 20;
 
@@ -43,39 +45,18 @@ fn available(ok: bool, why: &str) -> bool {
     ok
 }
 
-/// A loop device over a sparse file; detached on drop, however the test ends.
-struct LoopDevice {
-    path: PathBuf,
-    dir: tempfile::TempDir,
+/// A loop device for these tests (`common::LoopDevice`), or None (skipped with a message, failed
+/// under CI) without root or losetup.
+fn attach_loop_device() -> Option<LoopDevice> {
+    let ok = nix::unistd::geteuid().is_root()
+        && Command::new("losetup").arg("--version").output().is_ok();
+    if !available(ok, "needs root and losetup") {
+        return None;
+    }
+    Some(LoopDevice::attach(BACKING_BYTES))
 }
 
 impl LoopDevice {
-    fn attach() -> Option<LoopDevice> {
-        let ok = nix::unistd::geteuid().is_root()
-            && Command::new("losetup").arg("--version").output().is_ok();
-        if !available(ok, "needs root and losetup") {
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .unwrap()
-            .set_len(BACKING_BYTES)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&backing)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        Some(LoopDevice { path, dir })
-    }
-
     /// Refused without --destructive (exit 2, one line naming the device, `expected` and the
     /// override), written with it.
     fn assert_guarded(&self, expected: &str) {
@@ -97,15 +78,9 @@ impl LoopDevice {
     }
 }
 
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
-    }
-}
-
 #[test]
 fn f2fs_device_is_refused_unless_named_destructive() {
-    let Some(device) = LoopDevice::attach() else {
+    let Some(device) = attach_loop_device() else {
         return;
     };
     let mkfs = Command::new("mkfs.f2fs")
@@ -126,7 +101,7 @@ fn f2fs_device_is_refused_unless_named_destructive() {
 
 #[test]
 fn md_0_90_member_is_refused_unless_named_destructive() {
-    let Some(device) = LoopDevice::attach() else {
+    let Some(device) = attach_loop_device() else {
         return;
     };
     // Byte-exact: mdadm cannot write a superblock without the kernel's md driver.
@@ -154,7 +129,7 @@ fn md_0_90_member_is_refused_unless_named_destructive() {
 /// checked descriptor) instead of being refused as busy by the kernel.
 #[test]
 fn two_jobs_write_one_claimed_device_with_different_direct_settings() {
-    let Some(device) = LoopDevice::attach() else {
+    let Some(device) = attach_loop_device() else {
         return;
     };
     let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
