@@ -2,7 +2,9 @@
 # bench/vs-fio.sh — run the same workloads with fio and with storlab back to back, and print the
 # ratios storlab/fio (IOPS: higher is better; CPU seconds per I/O: lower is better).
 #
-# Usage: bench/vs-fio.sh [SECONDS_PER_RUN] [ROUNDS]   (defaults: 5 s, 2 rounds)
+# Usage: [ROWS=REGEX] bench/vs-fio.sh [SECONDS_PER_RUN] [ROUNDS]   (defaults: 5 s, 2 rounds)
+# ROWS keeps only the rows whose label matches the extended regular expression (e.g.
+# ROWS='QD32 O_DIRECT' or ROWS='^mmap|loop/tmpfs sync').
 # Each row alternates fio and storlab ROUNDS times and keeps each tool's best round, so a noisy
 # neighbour on this shared machine hurts both alike. Both tools record full latency statistics
 # (fio's defaults; storlab always does). Files live in a temporary directory removed on exit.
@@ -10,12 +12,19 @@
 # goes through the block layer to memory, so the VM's disk is not the bound and the tools' own
 # costs show. The script sets the device up and detaches it on exit; without root those rows
 # are skipped.
+# fio runs each job in a process that starts a session of its own (backend.c, thread_main:
+# setsid()), and with the kernel's autogroup scheduling (sched_autogroup_enabled=1) a session is
+# a scheduling group of its own: on a busy machine fio's job gets a whole group's share of the
+# CPU, whatever else runs in the caller's session. storlab is started under `setsid` so that it
+# competes on the same terms.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${1:-5}
 rounds=${2:-2}
 command -v fio >/dev/null || { echo "bench: fio is not installed (apt-get install fio)" >&2; exit 2; }
+command -v setsid >/dev/null || { echo "bench: setsid is not installed (util-linux)" >&2; exit 2; }
+row_filter=${ROWS:-}
 cargo build --release -q -p storlab
 storlab=target/release/storlab
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/storlab-bench.XXXXXX")
@@ -82,6 +91,9 @@ printf '%-50s %14s %14s %8s %14s %14s %8s\n' workload "fio IOPS" "storlab IOPS" 
 for row in "${rows[@]}"; do
     label=${row%%|*}
     flags=${row#*|}
+    if [[ -n $row_filter ]] && ! [[ $label =~ $row_filter ]]; then
+        continue
+    fi
     best_fio_iops=0; best_fio_cpu=inf; best_sl_iops=0; best_sl_cpu=inf
     for ((r = 0; r < rounds; r++)); do
         # --eta=never: no progress display on a terminal (storlab's would be two more threads
@@ -89,7 +101,7 @@ for row in "${rows[@]}"; do
         # shellcheck disable=SC2086
         fio --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=json >"$work/fio.json" 2>/dev/null
         # shellcheck disable=SC2086
-        "$storlab" run --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=fio-json --no-db >"$work/storlab.json"
+        setsid -w "$storlab" run --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=fio-json --no-db >"$work/storlab.json"
         read -r fi fc < <(extract "$work/fio.json")
         read -r si sc < <(extract "$work/storlab.json")
         read -r best_fio_iops best_fio_cpu best_sl_iops best_sl_cpu < <(python3 -c "
