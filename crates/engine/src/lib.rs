@@ -136,6 +136,16 @@ pub trait IoEngine {
     fn queue(&mut self, request: IoRequest) -> Result<(), EngineError>;
     /// Issue everything queued; returns how many requests were issued.
     fn submit(&mut self) -> Result<usize, EngineError>;
+    /// Whether a device works on this engine's requests while the runner handles completions,
+    /// so that the runner hands each request over as soon as a completion frees its slot, as
+    /// fio does by default (`iodepth_batch_submit=1`: one I/O queued, one committed), rather
+    /// than first handling every completion a reap returned and then submitting them together.
+    /// The batch saves system calls but leaves the device with fewer requests for as long as
+    /// the batch takes. Engines that complete inside `submit` or on a virtual clock (null, the
+    /// synchronous engines, the simulator) gain nothing from it and keep `false`.
+    fn submits_each_request(&self) -> bool {
+        false
+    }
     /// Collect finished requests into `out`, waiting until at least `min` are available
     /// (`min` never exceeds the number outstanding). Returns how many were appended.
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError>;

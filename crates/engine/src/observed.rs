@@ -61,6 +61,9 @@ impl<E: IoEngine + ?Sized, O: EngineObserver> IoEngine for Observed<Box<E>, O> {
     fn submit(&mut self) -> Result<usize, EngineError> {
         self.inner.submit()
     }
+    fn submits_each_request(&self) -> bool {
+        self.inner.submits_each_request()
+    }
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> Result<usize, EngineError> {
         self.inner.reap(min, out)
     }

@@ -1170,6 +1170,88 @@ pub struct Timing {
     pub runtime_ns: Option<u64>,
 }
 
+/// What the drive loop needs to queue requests and hand them to the engine.
+struct Issue {
+    synchronous: bool,
+    /// The worker of each engine slot (slots are handed out contiguously per worker).
+    slot_owner: Vec<u32>,
+    /// Slots queued since the last submit.
+    queued_slots: Vec<u32>,
+    /// Per worker: I/Os queued in one fill, or completions of one reap.
+    queued_by_worker: Vec<u64>,
+}
+
+impl Issue {
+    /// Queue what `workers[which]` may issue at `now_ns` and submit it in one call. Returns the
+    /// earliest time a rate or think-time wait held an I/O back, and when the submit returned
+    /// (`None` when nothing was queued).
+    fn fill_and_submit(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        workers: &mut [Worker],
+        which: std::ops::Range<usize>,
+        now_ns: u64,
+        measuring: bool,
+    ) -> Result<(Option<u64>, Option<u64>), RunError> {
+        let synchronous = self.synchronous;
+        let mut earliest_rate_ns: Option<u64> = None;
+        self.queued_slots.clear();
+        let queued_by_worker = &mut self.queued_by_worker[which.clone()];
+        queued_by_worker.iter_mut().for_each(|n| *n = 0);
+        for (w, queued_here) in workers[which.clone()]
+            .iter_mut()
+            .zip(queued_by_worker.iter_mut())
+        {
+            let in_flight_before = w.outstanding() as u64;
+            let (queued, wait) = w.fill(engine, now_ns, &mut self.queued_slots)?;
+            *queued_here = queued as u64;
+            if measuring {
+                // As fio's io_u_mark_depth: each I/O at the depth it raised the queue to. A
+                // synchronous engine does each I/O inside submit, one after another: only
+                // one is ever in flight, as fio counts it.
+                for depth in in_flight_before + 1..=in_flight_before + queued as u64 {
+                    w.stats
+                        .depth
+                        .mark_depth(if synchronous { 1 } else { depth });
+                }
+            }
+            if let Some(t) = wait {
+                earliest_rate_ns = Some(earliest_rate_ns.map_or(t, |e: u64| e.min(t)));
+            }
+        }
+        if self.queued_slots.is_empty() {
+            return Ok((earliest_rate_ns, None));
+        }
+        let before_ns = if synchronous {
+            Some(engine.now_ns())
+        } else {
+            None
+        };
+        engine.submit().map_err(RunError::Engine)?;
+        // Synchronous engines do the I/O inside submit, so it belongs to completion latency.
+        let submitted_ns = before_ns.unwrap_or_else(|| engine.now_ns());
+        for &slot in &self.queued_slots {
+            let w = &mut workers[self.slot_owner[slot as usize] as usize];
+            w.in_flight[(slot - w.slot_base) as usize].submitted_ns = submitted_ns;
+        }
+        if measuring {
+            for (w, &queued) in workers[which].iter_mut().zip(queued_by_worker.iter()) {
+                if synchronous {
+                    // fio counts an engine without a commit step (psync, sync) as one
+                    // submit and one completion of one I/O each.
+                    for _ in 0..queued {
+                        w.stats.depth.mark_submit(1);
+                        w.stats.depth.mark_complete(1);
+                    }
+                } else if queued > 0 {
+                    w.stats.depth.mark_submit(queued);
+                }
+            }
+        }
+        Ok((earliest_rate_ns, Some(submitted_ns)))
+    }
+}
+
 /// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.
 /// Returns whether the run was interrupted by `stop`.
 pub fn drive(
@@ -1182,7 +1264,7 @@ pub fn drive(
     let synchronous = !engine.capabilities().queued;
     let total_slots: usize = workers.iter().map(|w| w.in_flight.len()).sum();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(total_slots);
-    let mut queued_slots: Vec<u32> = Vec::with_capacity(total_slots);
+    let queued_slots: Vec<u32> = Vec::with_capacity(total_slots);
     // Map an engine slot to its worker without searching: slots are handed out contiguously.
     let mut slot_owner = vec![
         0u32;
@@ -1224,66 +1306,30 @@ pub fn drive(
     // Right after a reap, the newest completion time is "now" to within the runner's own few
     // tens of ns: reusing it saves a clock read per loop, most of the cost of a QD1 null run.
     let mut reaped_at_ns: Option<u64> = None;
-    // Per worker: I/Os queued in this pass of the loop, then completions of its reap.
-    let mut queued_by_worker = vec![0u64; workers.len()];
+    let mut issue = Issue {
+        synchronous,
+        slot_owner,
+        queued_slots,
+        queued_by_worker: vec![0u64; workers.len()],
+    };
+    // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
+    // completion's slot is refilled and handed over before the next completion is handled.
+    let submit_each = !synchronous && engine.submits_each_request();
     loop {
         let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
         let past_deadline = window.deadline_ns.is_some_and(|d| now_ns >= d);
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
         }
-        let mut earliest_rate_ns: Option<u64> = None;
-        queued_slots.clear();
-        let measuring = now_ns >= window.measure_start_ns;
-        queued_by_worker.iter_mut().for_each(|n| *n = 0);
-        if !past_deadline && !interrupted {
-            for (w, queued_here) in workers.iter_mut().zip(queued_by_worker.iter_mut()) {
-                let in_flight_before = w.outstanding() as u64;
-                let (queued, wait) = w.fill(engine, now_ns, &mut queued_slots)?;
-                *queued_here = queued as u64;
-                if measuring {
-                    // As fio's io_u_mark_depth: each I/O at the depth it raised the queue to. A
-                    // synchronous engine does each I/O inside submit, one after another: only
-                    // one is ever in flight, as fio counts it.
-                    for depth in in_flight_before + 1..=in_flight_before + queued as u64 {
-                        w.stats
-                            .depth
-                            .mark_depth(if synchronous { 1 } else { depth });
-                    }
-                }
-                if let Some(t) = wait {
-                    earliest_rate_ns = Some(earliest_rate_ns.map_or(t, |e: u64| e.min(t)));
-                }
-            }
-        }
-        if !queued_slots.is_empty() {
-            let before_ns = if synchronous {
-                Some(engine.now_ns())
-            } else {
-                None
-            };
-            engine.submit().map_err(RunError::Engine)?;
-            // Synchronous engines do the I/O inside submit, so it belongs to completion latency.
-            let submitted_ns = before_ns.unwrap_or_else(|| engine.now_ns());
-            for &slot in &queued_slots {
-                let w = &mut workers[slot_owner[slot as usize] as usize];
-                w.in_flight[(slot - w.slot_base) as usize].submitted_ns = submitted_ns;
-            }
-            if measuring {
-                for (w, &queued) in workers.iter_mut().zip(&queued_by_worker) {
-                    if synchronous {
-                        // fio counts an engine without a commit step (psync, sync) as one
-                        // submit and one completion of one I/O each.
-                        for _ in 0..queued {
-                            w.stats.depth.mark_submit(1);
-                            w.stats.depth.mark_complete(1);
-                        }
-                    } else if queued > 0 {
-                        w.stats.depth.mark_submit(queued);
-                    }
-                }
-            }
-        }
+        let earliest_rate_ns = if !past_deadline && !interrupted {
+            let measuring = now_ns >= window.measure_start_ns;
+            let all = 0..workers.len();
+            issue
+                .fill_and_submit(engine, workers, all, now_ns, measuring)?
+                .0
+        } else {
+            None
+        };
         let outstanding: usize = workers.iter().map(Worker::outstanding).sum();
         if outstanding == 0 {
             let more =
@@ -1312,30 +1358,47 @@ pub fn drive(
         }
         if !synchronous && reaped_at_ns.is_some_and(|t| t >= window.measure_start_ns) {
             // As fio's io_u_mark_complete: each worker's completions returned by this reap.
-            queued_by_worker.iter_mut().for_each(|n| *n = 0);
+            let reaped_by_worker = &mut issue.queued_by_worker;
+            reaped_by_worker.iter_mut().for_each(|n| *n = 0);
             for c in &completions {
-                if let Some(&owner) = slot_owner.get(c.slot as usize) {
-                    queued_by_worker[owner as usize] += 1;
+                if let Some(&owner) = issue.slot_owner.get(c.slot as usize) {
+                    reaped_by_worker[owner as usize] += 1;
                 }
             }
-            for (w, &reaped) in workers.iter_mut().zip(&queued_by_worker) {
+            for (w, &reaped) in workers.iter_mut().zip(reaped_by_worker.iter()) {
                 if reaped > 0 {
                     w.stats.depth.mark_complete(reaped);
                 }
             }
         }
+        // When each request goes over as its slot frees, the clock read after one submit is
+        // "now" for the next refill (the completion handled in between takes tens of ns).
+        let mut refill_ns = reaped_at_ns;
         for c in completions.iter() {
-            let owner = slot_owner.get(c.slot as usize).copied();
-            match owner {
-                Some(i) => workers[i as usize].complete(engine, *c, window),
-                None => {
-                    return Err(RunError::Protocol(format!(
-                        "engine completed unknown slot {}",
-                        c.slot
-                    )))
+            let owner = issue.slot_owner.get(c.slot as usize).copied();
+            let Some(i) = owner else {
+                return Err(RunError::Protocol(format!(
+                    "engine completed unknown slot {}",
+                    c.slot
+                )));
+            };
+            let i = i as usize;
+            workers[i].complete(engine, *c, window);
+            if submit_each && !interrupted {
+                let now_ns = refill_ns.unwrap_or_else(|| engine.now_ns());
+                if window.deadline_ns.is_some_and(|d| now_ns >= d) {
+                    continue;
+                }
+                let measuring = now_ns >= window.measure_start_ns;
+                // A rate or think-time wait is left to the top of the loop, which asks again.
+                let (_, submitted_ns) =
+                    issue.fill_and_submit(engine, workers, i..i + 1, now_ns, measuring)?;
+                if submitted_ns.is_some() {
+                    refill_ns = submitted_ns;
                 }
             }
         }
+        reaped_at_ns = refill_ns;
     }
     if !interrupted {
         for w in workers.iter_mut() {
@@ -1432,6 +1495,191 @@ mod tests {
             invalidations(true).is_empty(),
             "O_DIRECT has no cache to drop"
         );
+    }
+
+    /// A device that holds every request handed to it and, each time it is looked at, has
+    /// finished the oldest `burst` of them: several completions per reap, as a fast device or
+    /// a busy host gives. It notes each reap's count and each submit's (held, handed over).
+    struct BurstDevice {
+        submit_each: bool,
+        burst: usize,
+        buffers: Vec<Vec<u8>>,
+        queued: Vec<IoRequest>,
+        held: std::collections::VecDeque<IoRequest>,
+        events: Vec<DeviceEvent>,
+        clock_ns: u64,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum DeviceEvent {
+        Reaped(usize),
+        Submitted { held: usize, handed: usize },
+    }
+
+    /// Virtual time a reap takes on the burst device (any positive step: the job ends on
+    /// its I/O count).
+    const BURST_REAP_STEP_NS: u64 = 1000;
+
+    impl storlab_engine::IoEngine for BurstDevice {
+        fn name(&self) -> &'static str {
+            "burst"
+        }
+        fn capabilities(&self) -> storlab_engine::Capabilities {
+            storlab_engine::Capabilities {
+                queued: true,
+                moves_data: false,
+                trim: false,
+                shared_timeline: false,
+                page_cache: false,
+            }
+        }
+        fn target_size_bytes(&self) -> u64 {
+            1 << 30
+        }
+        fn setup(&mut self, setup: &EngineSetup) -> Result<(), storlab_engine::EngineError> {
+            self.buffers = vec![vec![0; setup.slot_bytes]; setup.slots as usize];
+            Ok(())
+        }
+        fn buffer(&self, slot: u32) -> &[u8] {
+            &self.buffers[slot as usize]
+        }
+        fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+            &mut self.buffers[slot as usize]
+        }
+        fn queue(&mut self, request: IoRequest) -> Result<(), storlab_engine::EngineError> {
+            self.queued.push(request);
+            Ok(())
+        }
+        fn submit(&mut self) -> Result<usize, storlab_engine::EngineError> {
+            let handed = self.queued.len();
+            self.events.push(DeviceEvent::Submitted {
+                held: self.held.len(),
+                handed,
+            });
+            self.held.extend(self.queued.drain(..));
+            Ok(handed)
+        }
+        fn submits_each_request(&self) -> bool {
+            self.submit_each
+        }
+        fn reap(
+            &mut self,
+            min: usize,
+            out: &mut Vec<IoCompletion>,
+        ) -> Result<usize, storlab_engine::EngineError> {
+            self.clock_ns += BURST_REAP_STEP_NS;
+            let n = self.burst.max(min).min(self.held.len());
+            for request in self.held.drain(..n) {
+                out.push(IoCompletion {
+                    slot: request.slot,
+                    result: Ok(request.len_bytes),
+                    done_ns: self.clock_ns,
+                });
+            }
+            self.events.push(DeviceEvent::Reaped(n));
+            Ok(n)
+        }
+        fn now_ns(&self) -> u64 {
+            self.clock_ns
+        }
+        fn wait_until_ns(&mut self, deadline_ns: u64) {
+            self.clock_ns = self.clock_ns.max(deadline_ns);
+        }
+    }
+
+    /// 3200 sequential 4 KiB reads at QD32 on a device that completes 8 at a time; what it saw.
+    fn burst_run(submit_each: bool) -> (Worker, Vec<DeviceEvent>) {
+        const QD: u32 = 32;
+        const IOS: u64 = 3200;
+        let mut job = JobSpec::new("burst", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.iodepth = QD;
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: IOS * 4096,
+        };
+        let mut engine = BurstDevice {
+            submit_each,
+            burst: 8,
+            buffers: Vec::new(),
+            queued: Vec::new(),
+            held: Default::default(),
+            events: Vec::new(),
+            clock_ns: 0,
+        };
+        engine
+            .setup(&EngineSetup {
+                slots: QD,
+                slot_bytes: 4096,
+                buffer_align_bytes: 4096,
+            })
+            .unwrap();
+        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
+        let timing = Timing {
+            ramp_ns: 0,
+            runtime_ns: None,
+        };
+        drive(
+            &mut engine,
+            &mut workers,
+            timing,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
+        assert_eq!(workers[0].stats.read.ios, IOS);
+        (workers.remove(0), engine.events)
+    }
+
+    /// Issue 20: with io_uring and libaio at QD32, storlab handled every completion of a reap
+    /// before submitting their refills together, so the device went short of requests for the
+    /// length of that batch; fio (`iodepth_batch_submit=1`) hands each refill over at once.
+    /// An engine that asks for it now gets each freed slot back before the next completion is
+    /// handled: a burst of 8 completions is followed by 8 submits of one request each.
+    #[test]
+    fn each_freed_slot_goes_back_to_the_device_before_the_next_completion_is_handled() {
+        let (worker, events) = burst_run(true);
+        assert_eq!(
+            events[0],
+            DeviceEvent::Submitted {
+                held: 0,
+                handed: 32
+            }
+        );
+        let mut held_after_reap = 32;
+        let mut submits_since_reap = 0;
+        for (i, event) in events.iter().enumerate().skip(1) {
+            match *event {
+                DeviceEvent::Reaped(n) => {
+                    assert!(submits_since_reap == 0 || held_after_reap + submits_since_reap == 32);
+                    assert!(n <= 8);
+                    held_after_reap = 32 - n;
+                    submits_since_reap = 0;
+                }
+                DeviceEvent::Submitted { held, handed } => {
+                    assert_eq!(handed, 1, "one request per submit, as fio: event {i}");
+                    assert_eq!(held, held_after_reap + submits_since_reap);
+                    submits_since_reap += 1;
+                }
+            }
+        }
+        // As fio's JSON shows it: after the first fill, each submit passed one I/O
+        // (`iodepth_submit` 1-4) and each I/O was queued with 32 in flight (`iodepth_level`).
+        let depth = &worker.stats.depth;
+        assert_eq!(depth.submit[4], 1, "the first fill: {depth:?}");
+        assert_eq!(depth.submit[1], 3200 - 32, "{depth:?}");
+        assert_eq!(depth.level[5], 3200 - 31, "{depth:?}");
+
+        // Engines that complete inside submit or on a virtual clock keep the batch.
+        let (_, events) = burst_run(false);
+        assert!(events[1..].iter().all(|e| matches!(
+            e,
+            DeviceEvent::Reaped(8)
+                | DeviceEvent::Submitted {
+                    held: 24,
+                    handed: 8
+                }
+        )));
     }
 
     /// Drive one worker of `job` over `region` on a null engine with `job.iodepth` slots of
