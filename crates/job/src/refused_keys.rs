@@ -72,7 +72,7 @@ pub(crate) fn refusal_reason(key: &str) -> Option<&'static str> {
         .map(|refused| refused.reason)
 }
 
-/// Every option name [`refusal_reason`] knows, for the docs test.
+/// Every fio option name storlab refuses with a reason (the docs test checks each is listed).
 pub fn refused_key_names() -> impl Iterator<Item = &'static str> {
     REFUSED_KEYS
         .iter()
