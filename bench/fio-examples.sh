@@ -70,6 +70,10 @@ classify() {
         else
             printf 'refused\t%s\n' "$first"
         fi
+    elif [[ ! -s $err ]]; then
+        # Nothing could be written: the scratch directory's file system filled up (a shared
+        # machine's disk), which says nothing about the job file.
+        printf 'fail\t(exit %s and no stderr: is the scratch file system full?)\n' "$rc"
     else
         printf 'fail\t%s (exit %s)\n' "$first" "$rc"
     fi
