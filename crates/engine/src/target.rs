@@ -312,6 +312,7 @@ fn open_path(
     writes: bool,
     destructive: Option<&Path>,
 ) -> Result<OpenTarget, EngineError> {
+    refuse_files_under_dev(path)?;
     // The kind is read from the path only to choose how to open it (so that a pipe is never
     // opened); what was opened is then checked again on the descriptor itself.
     let metadata = match fs::metadata(path) {
@@ -336,6 +337,45 @@ fn open_path(
         )),
         Some(m) => open_existing_file(path, m.len(), needed_bytes, direct, writes),
         None => create_file(path, needed_bytes, direct, writes),
+    }
+}
+
+/// The directory of device nodes: a job file's `filename=/dev/sdb` names a device.
+const DEVICE_DIRECTORY: &str = "/dev";
+
+/// Refuses a path in the file system of /dev that is not a block device there: a missing one
+/// (fio's example job files name `/dev/sdb`, `/dev/nvme0n1`, which a machine may not have)
+/// would otherwise be created as a regular file in devtmpfs and laid out in memory, as fio 3.33
+/// does, measuring RAM while looking like a device; an existing regular file there is such a
+/// leftover. The parent directory is resolved, so `/dev/disk/by-id/...` links and a relative
+/// path from /dev count too. File systems mounted below /dev (`/dev/shm`, a tmpfs for files,
+/// `/dev/hugepages`) are other devices and stay usable. Character devices and pipes are refused
+/// by the caller as before.
+fn refuse_files_under_dev(path: &Path) -> Result<(), EngineError> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let (Ok(parent), Ok(dev)) = (fs::canonicalize(parent), fs::metadata(DEVICE_DIRECTORY)) else {
+        // A missing parent directory is reported by the opening itself.
+        return Ok(());
+    };
+    let on_dev_file_system = parent.starts_with(DEVICE_DIRECTORY)
+        && fs::metadata(&parent).is_ok_and(|m| m.dev() == dev.dev());
+    if !on_dev_file_system {
+        return Ok(());
+    }
+    match fs::metadata(path) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Err(target_error(
+            path,
+            "no such device: storlab creates no files under /dev (name a block device this \
+             machine has, or a file elsewhere)",
+        )),
+        Ok(m) if m.is_file() => Err(target_error(
+            path,
+            "is a regular file under /dev, not a device: storlab runs no jobs on files there",
+        )),
+        _ => Ok(()),
     }
 }
 

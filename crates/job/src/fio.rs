@@ -85,6 +85,9 @@ pub fn parse_fio_str_with_flags(
 
     // Editors on some systems start UTF-8 files with a byte-order mark; it is not part of a key.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(refusal) = out_of_scope_engine_refusal(text, &file) {
+        return Err(refusal);
+    }
     for (index, raw_line) in text.lines().enumerate() {
         let line_number = index + 1;
         let line = strip_comment(raw_line).trim();
@@ -181,6 +184,40 @@ impl OpenJob {
     fn finish(self) -> Result<crate::model::JobSpec, JobError> {
         self.draft.finish(&self.name, &self.header)
     }
+}
+
+/// The refusal of the first `ioengine=` line that names an engine storlab does not do by design
+/// (network, RDMA, GPU, persistent memory, file-management engines, ...), found before any other
+/// key is read: such a file's other keys are that engine's own options (`hostname`, `port`,
+/// `http_verbose`), and "unknown key 'port'" would hide the one thing the user needs to hear,
+/// which is that the whole job is out of scope.
+fn out_of_scope_engine_refusal(text: &str, file: &Arc<str>) -> Option<JobError> {
+    let mut section: Option<Arc<str>> = None;
+    for (index, raw_line) in text.lines().enumerate() {
+        let line = strip_comment(raw_line).trim();
+        if let Some(header) = line.strip_prefix('[') {
+            section = header.strip_suffix(']').map(|name| name.trim().into());
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if key.eq_ignore_ascii_case("ioengine") && crate::keys::is_out_of_scope_engine(value) {
+            let location = Location::File {
+                file: file.clone(),
+                line: index + 1,
+                section: section.clone(),
+            };
+            return Some(JobError::unsupported(
+                location,
+                key,
+                Some(value.to_string()),
+                crate::keys::OUT_OF_SCOPE_HINT,
+            ));
+        }
+    }
+    None
 }
 
 /// Drops a comment: a line starting with `#` or `;`, or the rest of a line after ` #` / ` ;`.
@@ -410,7 +447,9 @@ iodepth=2
             ("size=1M\n[a]\n", "job.fio:1: 'size=1M' comes before any [section]; start with [global] or [jobname]"),
             ("[a\nsize=1M\n", "job.fio:1: '[a' is missing its closing ']'"),
             ("[global]\nsize=1M\n", "job.fio: no jobs: the file has no [section] other than [global]"),
-            ("[a]\nsize=1M\nrandrepeat=0\n", "job.fio:3: randrepeat=0: storlab always repeats from its seed; change seed= for another sequence"),
+            ("[a]\nsize=1M\nstartdelay=1\n", "job.fio:3: startdelay=1: delaying a job's start is not supported; order jobs with stonewall"),
+            ("[global]\nport=1\n[a]\nsize=1M\nioengine=exec\n", "job.fio:5: ioengine=exec: out of scope: storlab measures local files, block devices and its simulated stacks"),
+            ("[a]\nsize=1M\nioengine=external:/opt/e.so\n", "job.fio:3: ioengine=external:/opt/e.so: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nfilename=/dev/sda:/dev/sdb\n", "job.fio:2: filename=/dev/sda:/dev/sdb: storlab runs one file per job; fio's ':'-separated file list is not supported"),
         ];
         for (text, expected) in cases {

@@ -33,6 +33,21 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
     // True while flags go to the global draft (before the first --name, or after --name=global).
     let mut in_global = true;
 
+    // An engine out of scope is named before its own options (`--hostname`, `--port`) could be
+    // reported as unknown flags, as in a job file (see `fio::out_of_scope_engine_refusal`).
+    for arg in args {
+        if let Ok((key, Some(value))) = split_flag(arg) {
+            let value = value.trim();
+            if key.eq_ignore_ascii_case("ioengine") && crate::keys::is_out_of_scope_engine(value) {
+                return Err(JobError::unsupported(
+                    Location::Flag,
+                    key,
+                    Some(value.to_string()),
+                    crate::keys::OUT_OF_SCOPE_HINT,
+                ));
+            }
+        }
+    }
     for arg in args {
         let (key, value) = split_flag(arg)?;
         if find_key(key).is_some_and(|def| def.name == "name") {
@@ -179,6 +194,7 @@ mod tests {
             ("--name=", "--name=: a job name is needed (e.g. --name=randread)"),
             ("--bs=4k", "job [job]: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="),
             ("--size=1M --ioengine=rdma", "--ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"),
+            ("--hostname=peer --ioengine=net", "--ioengine=net: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("--size=1M --bssplit=4k/60:8k/60", "--bssplit=4k/60:8k/60: bssplit shares sum to 120%, not 100%"),
             ("", "no job flags given (e.g. --rw=randread --bs=4k --size=1G)"),
             // Regression: the runner added these unchecked (a debug build panicked).
@@ -290,6 +306,7 @@ mod tests {
             "verify=0",
             "stonewall=1",
             "wait_for_previous=1",
+            "new_group=1",
             "group_reporting=1",
             "thread=1",
             "kb_base=1024",

@@ -154,6 +154,9 @@ struct ForeignEngine {
     /// The storlab engine that does the same on a file or device, when a target given from
     /// outside the job (`--target FILE`) runs it anyway.
     equivalent: EngineKind,
+    /// An engine of [`OUT_OF_SCOPE_ENGINES`]: refused on every target, since its job describes
+    /// something other than I/O to a local file or device (a network peer, a GPU, file creation).
+    out_of_scope: bool,
 }
 
 /// Share of reads in a mixed job when `rwmixread` is not given (fio's default).
@@ -200,8 +203,12 @@ pub struct JobDraft {
     rate_bytes_write: Option<u64>,
     data_pattern: Option<DataPattern>,
     seed: Option<u64>,
+    /// `randrepeat=0`: without an explicit `randseed`, a fresh seed every run (fio's default
+    /// `randrepeat=1` is storlab's fixed seed).
+    fresh_seed_per_run: bool,
     verify: Option<bool>,
     stonewall: Option<bool>,
+    new_group: Option<bool>,
     group_reporting: Option<bool>,
     /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
     /// finished, unless a target imposed from outside decides the engine.
@@ -300,6 +307,14 @@ impl JobDraft {
         location: &Location,
     ) -> Result<(), JobError> {
         let Some(def) = find_key(key) else {
+            if let Some(reason) = crate::refused_keys::refusal_reason(key) {
+                return Err(JobError::unsupported(
+                    location.clone(),
+                    key,
+                    value.map(str::to_string),
+                    reason,
+                ));
+            }
             return Err(JobError::unknown_key(
                 location.clone(),
                 key,
@@ -527,8 +542,13 @@ impl JobDraft {
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
-        if let (Some(foreign), None) = (&self.foreign_engine, &self.target_override) {
-            return Err(self.engine_refusal(foreign, job_location));
+        if let Some(foreign) = &self.foreign_engine {
+            // `--target` stands in for an engine storlab lacks under another name (`pvsync`,
+            // `windowsaio`), not for one whose job is about something else: an RDMA or HTTP
+            // job's I/O sent to a drive would measure nothing the file asked for.
+            if foreign.out_of_scope || self.target_override.is_none() {
+                return Err(self.engine_refusal(foreign, job_location));
+            }
         }
         self.check_zones(job_location)?;
         self.check_replay(job_location)?;
@@ -652,6 +672,9 @@ impl JobDraft {
         spec.rate_bytes.write = self.rate_bytes_write;
         set_if(&mut spec.data_pattern, self.data_pattern);
         set_if(&mut spec.seed, self.seed);
+        if self.seed.is_none() && self.fresh_seed_per_run {
+            spec.seed = seed_from_os_entropy();
+        }
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
@@ -664,6 +687,7 @@ impl JobDraft {
         }
         set_if(&mut spec.continue_on_error, self.continue_on_error);
         set_if(&mut spec.stonewall, self.stonewall);
+        set_if(&mut spec.new_group, self.new_group);
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
         spec.engine_tuning = self.engine_tuning.clone();
@@ -1107,6 +1131,28 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     Ok(())
 }
 
+/// A seed no earlier run had, for `randrepeat=0`: std's `RandomState` keys its hashers from the
+/// operating system's randomness, so hashing nothing with a new one gives a fresh 64-bit value.
+/// The run records the seed it used like any other, so the run can still be repeated with
+/// `randseed=`.
+fn seed_from_os_entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
+
+/// What the refusal of an engine of [`OUT_OF_SCOPE_ENGINES`] says after naming it.
+pub(crate) const OUT_OF_SCOPE_HINT: &str =
+    "out of scope: storlab measures local files, block devices and its simulated stacks";
+
+/// Whether `ioengine=NAME` names an engine storlab refuses by design: one of
+/// [`OUT_OF_SCOPE_ENGINES`], or an external engine loaded from a shared object
+/// (`external:PATH`, fio's form; `cpp_null` is fio's example of one).
+pub(crate) fn is_out_of_scope_engine(name: &str) -> bool {
+    OUT_OF_SCOPE_ENGINES.contains(&name) || name.starts_with("external:")
+}
+
 /// `ioengine=`: a storlab engine (from the one list, [`EngineKind::ALL`]), or a name storlab has
 /// no engine for, remembered and refused when the job is finished unless the command line's
 /// target decides the engine ([`JobDraft::override_target`]): a job file written for fio still
@@ -1116,17 +1162,16 @@ fn apply_ioengine(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         name: v.to_string(),
         hint,
         equivalent,
+        out_of_scope: false,
     };
     let (engine, foreign) = match EngineKind::from_name(v) {
         Some(engine) => (Some(engine), None),
-        None if OUT_OF_SCOPE_ENGINES.contains(&v) => (
+        None if is_out_of_scope_engine(v) => (
             None,
-            Some(foreign(
-                "out of scope: storlab measures local files, block devices and its simulated \
-                 stacks"
-                    .to_string(),
-                EngineKind::Psync,
-            )),
+            Some(ForeignEngine {
+                out_of_scope: true,
+                ..foreign(OUT_OF_SCOPE_HINT.to_string(), EngineKind::Psync)
+            }),
         ),
         None => match v {
             "windowsaio" | "solarisaio" => (
@@ -1806,23 +1851,43 @@ fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError
             }
             let absolute = kind == "zoned_abs";
             let mut zones = Vec::new();
+            // Relative zones whose size is left out (`20/`, `20`, or fio's `20/0`) share what
+            // the others leave of 100%, as fio's zone_split_ddir divides it (integer division).
+            let mut zones_without_size = Vec::new();
             for zone in params.split(':') {
-                let Some((access, size)) = zone.split_once('/') else {
-                    return invalid("zones are ACCESS/SIZE (e.g. zoned:60/10:40/90)");
+                let (access, size) = match zone.split_once('/') {
+                    Some(pair) => pair,
+                    None if !absolute => (zone, ""),
+                    None => return invalid("zones are ACCESS/SIZE (e.g. zoned_abs:60/16k:40/48k)"),
                 };
                 let access_percent = parse_percent(access)?;
                 let size = if absolute {
                     parse_size(size)?
+                } else if size.is_empty() {
+                    0
                 } else {
                     u64::from(parse_percent(size)?)
                 };
                 if size == 0 {
-                    return invalid("a zone needs a size above 0");
+                    if absolute {
+                        return invalid("a zone needs a size above 0");
+                    }
+                    zones_without_size.push(zones.len());
                 }
                 zones.push(ZoneShare {
                     access_percent,
                     size,
                 });
+            }
+            if !zones_without_size.is_empty() {
+                let given: u64 = zones.iter().map(|z| z.size).sum();
+                let share = 100u64.saturating_sub(given) / zones_without_size.len() as u64;
+                if share == 0 {
+                    return invalid("the zones given a size leave no share for those without one");
+                }
+                for index in zones_without_size {
+                    zones[index].size = share;
+                }
             }
             let access: u32 = zones.iter().map(|z| u32::from(z.access_percent)).sum();
             if access != 100 {
@@ -2833,17 +2898,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "randrepeat",
         aliases: &[],
         bare: true,
-        meaning: "1 accepted (storlab always repeats from its seed); 0 refused",
+        meaning: "1 (default): the same random sequence every run; 0: a new seed each run unless randseed is set",
         field: "randrepeat",
-        apply: |_, v| {
-            if parse_bool(v)? {
-                Ok(())
-            } else {
-                Err(ApplyError::Unsupported(
-                    "storlab always repeats from its seed; change seed= for another sequence"
-                        .into(),
-                ))
-            }
+        apply: |d, v| {
+            d.fresh_seed_per_run = !parse_bool(v)?;
+            Ok(())
         },
     },
     KeyDef {
@@ -3017,6 +3076,17 @@ pub static KEYS: &[KeyDef] = &[
         field: "stonewall",
         apply: |d, v| {
             d.stonewall = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "new_group",
+        aliases: &[],
+        bare: true,
+        meaning: "start a new reporting group (the next groupid) without waiting",
+        field: "new_group",
+        apply: |d, v| {
+            d.new_group = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -3625,7 +3695,7 @@ mod tests {
         };
         let sim = Target::Sim("usb3-uas-ssd".into());
         let spec = on(Some(sim.clone()), "windowsaio").unwrap();
-        assert_eq!((spec.engine, spec.target), (EngineKind::Sim, sim));
+        assert_eq!((spec.engine, spec.target), (EngineKind::Sim, sim.clone()));
         assert_eq!(
             spec.warnings,
             ["ioengine=windowsaio replaced by sim: storlab has no windowsaio engine and the target sim:usb3-uas-ssd decides the engine"]
@@ -3647,6 +3717,14 @@ mod tests {
             on(None, "rdma").unwrap_err().to_string(),
             "--ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"
         );
+        // An engine out of scope is refused on a target from outside too (issue 20): the target
+        // stands in for an engine under another name, not for a network or GPU job.
+        for engine in ["rdma", "cpuio", "filecreate", "libpmem"] {
+            assert_eq!(
+                on(Some(sim.clone()), engine).unwrap_err().to_string(),
+                format!("--ioengine={engine}: out of scope: storlab measures local files, block devices and its simulated stacks")
+            );
+        }
         // A later known engine clears the refusal (a section over its `[global]`).
         let mut d = JobDraft::new();
         d.set("ioengine", Some("rdma"), &Location::Flag).unwrap();
@@ -3795,6 +3873,39 @@ mod tests {
         preset.set("size", Some("1M"), &Location::Flag).unwrap();
         let spec = preset.finish("p", &Location::Flag).unwrap();
         assert_eq!((spec.read_percent, spec.random_percent), (100, 100));
+    }
+
+    /// `randrepeat=0` (fio example jesd219.fio) takes a new seed each run, as fio; `randseed`
+    /// still wins over it, and the default repeats storlab's fixed seed.
+    #[test]
+    fn randrepeat_0_draws_a_new_seed_unless_randseed_is_set() {
+        let seed = |keys: &[(&str, &str)]| {
+            let mut d = JobDraft::new();
+            d.set("size", Some("1M"), &Location::Flag).unwrap();
+            for (key, value) in keys {
+                d.set(key, Some(value), &Location::Flag).unwrap();
+            }
+            d.finish("job", &Location::Job("job".into())).unwrap().seed
+        };
+        let fixed = seed(&[]);
+        assert_eq!(seed(&[("randrepeat", "1")]), fixed);
+        let fresh: Vec<u64> = (0..4).map(|_| seed(&[("randrepeat", "0")])).collect();
+        assert!(fresh.iter().all(|&s| s != fixed), "{fresh:?}");
+        assert!(fresh.windows(2).all(|pair| pair[0] != pair[1]), "{fresh:?}");
+        assert_eq!(seed(&[("randrepeat", "0"), ("randseed", "77")]), 77);
+        assert_eq!(seed(&[("randseed", "77"), ("randrepeat", "0")]), 77);
+    }
+
+    /// `new_group` (fio examples steadystate.fio, waitfor.fio) is a boolean key kept on the
+    /// job for the fio-shaped reports' `groupid`; it does not make the job wait.
+    #[test]
+    fn new_group_is_kept_without_stonewall() {
+        let mut d = JobDraft::new();
+        d.set("size", Some("1M"), &Location::Flag).unwrap();
+        d.set("new_group", None, &Location::Flag).unwrap();
+        let spec = d.finish("job", &Location::Job("job".into())).unwrap();
+        assert!(spec.new_group);
+        assert!(!spec.stonewall);
     }
 
     /// Regression (issue 24): `timeout`, fio's alias of `runtime`, was an unknown key.
@@ -3961,6 +4072,27 @@ mod tests {
                 ]
             })
         );
+        // A relative zone without a size shares what the others leave, as fio's
+        // zone_split_ddir: `20/`, `20` and `20/0` alike (fio example rand-zones.fio's form).
+        let zones = |shares: &[(u8, u64)]| {
+            Ok(RandomDistribution::Zoned {
+                zones: shares
+                    .iter()
+                    .map(|&(access_percent, size)| ZoneShare {
+                        access_percent,
+                        size,
+                    })
+                    .collect(),
+            })
+        };
+        assert_eq!(
+            parse("zoned:50/5:30/15:20/"),
+            zones(&[(50, 5), (30, 15), (20, 80)])
+        );
+        assert_eq!(
+            parse("zoned:50/5:30:20/0"),
+            zones(&[(50, 5), (30, 47), (20, 47)])
+        );
         // fio's own refusals (fio 3.33 --parse-only), one line each.
         for (value, message) in [
             ("zipf:1.0", "zipf's theta must differ from 1.0"),
@@ -3972,6 +4104,7 @@ mod tests {
                 "zone access shares sum to 90%, not 100%",
             ),
             ("zoned:60/60:40/60", "zone sizes add up to more than 100%"),
+            ("zoned:60/100:40/", "the zones given a size leave no share"),
             ("uniform", "use random, zipf:THETA"),
         ] {
             let error = parse(value).unwrap_err();

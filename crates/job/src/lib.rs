@@ -15,6 +15,7 @@ pub mod iolog;
 pub mod keys;
 pub mod model;
 pub mod preset;
+pub mod refused_keys;
 pub mod size;
 pub mod steps;
 pub mod validate;

@@ -125,6 +125,32 @@ pub const OUT_OF_SCOPE_ENGINES: &[&str] = &[
     "gfapi",
     "gfapi_async",
     "dfs",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    // RDMA persistent memory
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
+    // persistent memory through DAX mappings, not the block layer
+    "dev-dax",
+    "libpmem",
+    "pmemblk",
+    // zoned and raw flash devices
+    "libzbc",
+    "mtd",
+    // engines that do something other than read and write data: burn CPU, run a program,
+    // create/stat/delete/truncate/preallocate files, defragment, C++ and external plug-ins
+    "cpuio",
+    "exec",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "ftruncate",
+    "falloc",
+    "e4defrag",
+    "cpp_null",
 ];
 
 /// fio's engine options (`hipri`, `fixedbufs`, `userspace_reap`, ...): what the chosen engine
@@ -954,6 +980,10 @@ pub struct JobSpec {
     pub continue_on_error: ContinueOnError,
     /// Wait for previous jobs to finish before starting (fio `stonewall`).
     pub stonewall: bool,
+    /// Start a new reporting group without waiting (fio `new_group`): the fio-shaped outputs
+    /// give this job the next `groupid`, as a `stonewall` does.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_group: bool,
     /// Report all workers of this job as one (fio `group_reporting`).
     pub group_reporting: bool,
     /// Record every I/O issued in this file, in fio's iolog format version 2 (fio's
@@ -1058,6 +1088,7 @@ impl JobSpec {
             verify_state_save: false,
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
+            new_group: false,
             group_reporting: false,
             write_iolog: None,
             engine_tuning: EngineTuning::default(),

@@ -280,7 +280,7 @@ pub(crate) struct Placement {
 
 /// Walks the reported jobs as fio walks its jobs: a job with `numjobs` clones reported apart
 /// (no `group_reporting`) yields one report per clone, all of the same job; a job with
-/// `stonewall` after the first opens the next group.
+/// `stonewall` or `new_group` after the first opens the next group (fio's init.c `add_job`).
 pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
     let mut placements = Vec::with_capacity(jobs.len());
     let mut spec_index: Option<usize> = None;
@@ -293,7 +293,10 @@ pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
             let grouped = spec["group_reporting"].as_bool().unwrap_or(false);
             let numjobs = spec["numjobs"].as_u64().unwrap_or(1).max(1);
             clones_left = if grouped { 1 } else { numjobs };
-            if spec_index != Some(0) && spec["stonewall"].as_bool().unwrap_or(false) {
+            let opens_group = ["stonewall", "new_group"]
+                .iter()
+                .any(|key| spec[*key].as_bool().unwrap_or(false));
+            if spec_index != Some(0) && opens_group {
                 groupid += 1;
             }
         }

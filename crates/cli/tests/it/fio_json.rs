@@ -145,6 +145,30 @@ fn fio_json_echoes_the_job_set_as_fio_does() {
     }
 }
 
+/// `new_group` gives the job and those after it the next `groupid` without a `stonewall`, as
+/// fio's `add_job` numbers them (the form of fio's example waitfor.fio); on the first job it
+/// opens no group. Compared with fio's own JSON when fio is installed.
+#[test]
+fn new_group_opens_the_next_groupid_as_in_fio() {
+    let dir = scratch(
+        "[global]\nioengine=psync\nfilename=@DATA@\nsize=1m\nbs=4k\nnumber_ios=4\n\
+         [a]\nnew_group\nrw=read\n[b]\nrw=read\n[c]\nnew_group\nrw=write\n[d]\nrw=read\n",
+    );
+    let groupids = |json: &Value| -> Vec<u64> {
+        json["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| job["groupid"].as_u64().unwrap())
+            .collect()
+    };
+    let ours = common::run_fio_json(dir.path(), &["job.fio"]);
+    assert_eq!(groupids(&ours), [0, 0, 1, 1]);
+    if let Some(fio) = fio_json(dir.path(), &["job.fio"]) {
+        assert_eq!(groupids(&ours), groupids(&fio));
+    }
+}
+
 /// With flags only and none before the first `--name`, fio writes no `global options` key, and
 /// the job's options start with its name.
 #[test]

@@ -3,7 +3,7 @@
 //! under CI): signatures the old guard missed (f2fs at the start, an md 0.90 superblock at the
 //! end) are refused with exit 2 and one line, and written when `--destructive` names the device.
 
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -155,4 +155,62 @@ fn two_jobs_write_one_claimed_device_with_different_direct_settings() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// fio's example job files name devices this machine may not have (`filename=/dev/sdb`): such
+/// a path is refused with one line and exit 2, never created as a regular file in devtmpfs and
+/// measured as memory (storlab did that before issue 20's check of fio's examples, as fio
+/// does). Needs no root: a missing name under /dev is refused before anything is opened.
+#[test]
+fn a_missing_device_under_dev_is_refused_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = Path::new("/dev").join(format!("storlab-missing-{}", std::process::id()));
+    assert!(!missing.exists(), "{} exists already", missing.display());
+    for rw in ["--rw=read", "--rw=write"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .current_dir(dir.path())
+            .args(["run", rw, "--no-db", "--size=1m", "--number_ios=4"])
+            .arg(format!("--filename={}", missing.display()))
+            .output()
+            .expect("storlab runs");
+        let created = missing.exists();
+        if created {
+            // Only a broken guard gets here; leave /dev as it was.
+            std::fs::remove_file(&missing).unwrap();
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!created, "{rw} created {}: {stderr}", missing.display());
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("no such device: storlab creates no files under /dev"),
+            "{stderr}"
+        );
+    }
+    // A file system mounted below /dev is another device: files in /dev/shm (tmpfs) still run.
+    let shm = Path::new("/dev/shm");
+    let shm_is_own_mount = std::fs::metadata(shm)
+        .and_then(|m| Ok(m.dev() != std::fs::metadata("/dev")?.dev()))
+        .unwrap_or(false);
+    if shm_is_own_mount {
+        let file = shm.join(format!("storlab-guard-test-{}", std::process::id()));
+        let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--rw=write",
+                "--no-db",
+                "--size=64k",
+                "--number_ios=4",
+            ])
+            .arg(format!("--filename={}", file.display()))
+            .output()
+            .expect("storlab runs");
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

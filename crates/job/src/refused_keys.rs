@@ -1,0 +1,101 @@
+//! fio options storlab knows by name but does not do, each with the one-line reason its refusal
+//! gives (instead of "unknown key", which would suggest a typo): found running fio 3.33's own
+//! example job files (`bench/fio-examples.sh`).
+
+/// A fio option storlab refuses, and why (said after the key in the refusal).
+struct RefusedKey {
+    /// fio's option names (lower case) this reason covers.
+    names: &'static [&'static str],
+    /// What storlab does not do, and what it offers instead where it has something.
+    reason: &'static str,
+}
+
+/// fio 3.33 options (fio's HOWTO names each) storlab refuses, by what they ask for.
+const REFUSED_KEYS: &[RefusedKey] = &[
+    RefusedKey {
+        names: &["startdelay"],
+        reason: "delaying a job's start is not supported; order jobs with stonewall",
+    },
+    RefusedKey {
+        names: &["wait_for"],
+        reason: "waiting for one named job is not supported; stonewall waits for every job \
+                 before it",
+    },
+    RefusedKey {
+        names: &["exitall", "exitall_on_error", "exit_what"],
+        reason: "ending the other jobs when one ends is not supported; each job runs to its \
+                 own end",
+    },
+    RefusedKey {
+        names: &[
+            "latency_target",
+            "latency_window",
+            "latency_percentile",
+            "latency_run",
+        ],
+        reason: "fio's search for the queue depth that meets a latency target is not \
+                 supported; run a sweep of iodepth values instead",
+    },
+    RefusedKey {
+        names: &["numa_mem_policy"],
+        reason: "placing I/O buffers on NUMA nodes is not supported (numa_cpu_nodes and \
+                 cpus_allowed are)",
+    },
+    RefusedKey {
+        names: &[
+            "dedupe_percentage",
+            "dedupe_mode",
+            "dedupe_working_set_percentage",
+            "dedupe_global",
+        ],
+        reason: "deduplicable write buffers are not supported; storlab's data is set by \
+                 buffer_compress_percentage, zero_buffers or buffer_pattern",
+    },
+    RefusedKey {
+        names: &["fill_device", "fill_fs"],
+        reason: "writing until the device or file system is full (ENOSPC) is not supported; \
+                 on a device or simulated drive leave size unset, which covers all of it",
+    },
+    RefusedKey {
+        names: &["prio", "prioclass"],
+        reason: "a job-wide I/O priority (ioprio_set) is not supported; on io_uring and libaio \
+                 cmdprio_percentage=100 with cmdprio_class and cmdprio gives every I/O one",
+    },
+];
+
+/// The reason storlab refuses fio option `key`, when it is one it knows by name.
+pub(crate) fn refusal_reason(key: &str) -> Option<&'static str> {
+    let key = key.to_ascii_lowercase();
+    REFUSED_KEYS
+        .iter()
+        .find(|refused| refused.names.contains(&key.as_str()))
+        .map(|refused| refused.reason)
+}
+
+/// Every fio option name storlab refuses with a reason (the docs test checks each is listed).
+pub fn refused_key_names() -> impl Iterator<Item = &'static str> {
+    REFUSED_KEYS
+        .iter()
+        .flat_map(|refused| refused.names.iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_keys_are_no_keys_of_the_table() {
+        for name in refused_key_names() {
+            assert!(
+                crate::keys::find_key(name).is_none(),
+                "{name} is both a key and refused"
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_ignores_case() {
+        assert!(refusal_reason("StartDelay").is_some());
+        assert!(refusal_reason("iodepth").is_none());
+    }
+}
