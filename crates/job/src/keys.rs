@@ -257,6 +257,8 @@ pub struct JobDraft {
     verify_only: Option<bool>,
     /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
     verify_state_save: Option<bool>,
+    /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
+    verify_state_load: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
@@ -485,6 +487,36 @@ impl JobDraft {
                 "verify_only writes nothing, so there is no backlog of writes to check",
             ));
         }
+        if verifies && self.verify_state_load == Some(true) {
+            let not_followed = if self.rw != Some(RwMode::Write) {
+                Some(
+                    "storlab stops the verify pass where fio's would for a sequential writing \
+                     job (rw=write) only: fio reads a random job's writes back in offset order \
+                     and a reading job checks as it reads, which storlab does not follow",
+                )
+            } else if self.loops.is_some_and(|l| l > 1) {
+                Some(
+                    "fio verifies after each loop and counts the reads of every loop against \
+                     the saved state; storlab follows a single pass (drop loops)",
+                )
+            } else if self.time_based == Some(true) {
+                Some(
+                    "a time_based job's writes wrap over its region, and fio's stop within a \
+                     wrapped log is not followed (drop time_based)",
+                )
+            } else if self.verify_backlog.is_some_and(|b| b > 0) {
+                Some(
+                    "fio stops the backlog's reads at the saved state too; storlab stops only \
+                     the verify pass after the writes (drop verify_backlog)",
+                )
+            } else {
+                None
+            };
+            if let Some(reason) = not_followed {
+                let (location, key, value) = at("verify_state_load");
+                return Err(JobError::unsupported(location, &key, value, reason));
+            }
+        }
         Ok(())
     }
 
@@ -657,6 +689,7 @@ impl JobDraft {
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
         spec.verify_state_save =
             self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
+        spec.verify_state_load = self.verify_state_load == Some(true);
         if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
             spec.verify = true;
         } else if self.do_verify == Some(false) {
@@ -2970,13 +3003,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify_state_load",
         aliases: &[],
         bare: true,
-        meaning: "fio's verify state file: refused when on (storlab reads none; verify_only checks a previous run)",
+        meaning: "read fio's verify state file local-JOB-N-verify.state first; the verify pass stops where fio's would (writes the saved run had not completed are not checked)",
         field: "verify_state_load",
-        apply: |_, v| {
-            refuse_if_set(
-                v,
-                "storlab reads no fio verify state file; verify_only checks what a previous run wrote",
-            )
+        apply: |d, v| {
+            d.verify_state_load = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {
@@ -4283,8 +4314,28 @@ mod tests {
                 "no end to replay",
             ),
             (
-                &[("verify_state_load", Some("1"))][..],
-                "no fio verify state",
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("rw", Some("randwrite")),
+                ][..],
+                "sequential writing job (rw=write) only",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("loops", Some("2")),
+                ][..],
+                "drop loops",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("verify_backlog", Some("4")),
+                ][..],
+                "drop verify_backlog",
             ),
             (
                 &[("experimental_verify", Some("1"))][..],
@@ -4294,6 +4345,16 @@ mod tests {
         ] {
             let error = with(keys).unwrap_err().to_string();
             assert!(error.contains(wanted), "{keys:?}: {error}");
+        }
+        // A sequential writing job loads fio's state, with verify_only or without.
+        for only in ["0", "1"] {
+            let spec = with(&[
+                ("verify", Some("crc32c")),
+                ("verify_only", Some(only)),
+                ("verify_state_load", Some("1")),
+            ])
+            .unwrap();
+            assert!(spec.verify_state_load);
         }
         for keys in [
             &[("verify_state_save", Some("0"))][..],

@@ -949,6 +949,11 @@ pub struct JobSpec {
     /// storlab's presets and in jobs built in code.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_save: bool,
+    /// fio's `verify_state_load`: each clone reads `local-NAME-N-verify.state` from the current
+    /// directory before the job starts, and its verify pass stops where fio's would (at the
+    /// first write the saved run had not completed). Sequential writing jobs only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_load: bool,
     /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
     #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
     pub continue_on_error: ContinueOnError,
@@ -1056,6 +1061,7 @@ impl JobSpec {
             verify: false,
             verify_spec: None,
             verify_state_save: false,
+            verify_state_load: false,
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
             group_reporting: false,

@@ -470,3 +470,97 @@ fn the_verify_state_file_is_fios_byte_for_byte() {
         assert!(states.is_empty(), "{flags:?}");
     }
 }
+
+/// fio's `verify_state_load` both ways: a writing run cut short by `number_ios` (10 of the 64
+/// blocks) leaves its state file, written by fio or by storlab; a `verify_only=1
+/// verify_state_load=1` run of the whole job by either tool then checks exactly the 10 blocks
+/// that were written (at depth 1 and at libaio depth 4) and passes, where without the state
+/// it would fail at the first block never written, and saves the same state as the other. A
+/// byte flipped inside those blocks fails both at the same offset; a missing state file is one line and exit 2 before any I/O (fio
+/// fails the job).
+#[test]
+fn a_loaded_verify_state_stops_both_tools_at_the_same_write() {
+    if !fio_present() {
+        return;
+    }
+    let written_blocks = 10;
+    let state_name = "local-v-0-verify.state";
+    for extra in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=libaio", "--iodepth=4"],
+    ] {
+        for writer in ["fio", "storlab"] {
+            let context = format!("{writer} wrote, {extra:?}");
+            let dir = tempfile::tempdir().unwrap();
+            let mut write = job_flags("write", "crc32c", extra);
+            write.extend([
+                format!("--number_ios={written_blocks}"),
+                "--do_verify=0".into(),
+            ]);
+            let out = if writer == "fio" {
+                fio_in(dir.path(), &write)
+            } else {
+                storlab_in(dir.path(), &write)
+            };
+            assert!(out.status.success(), "{context}: {}", stderr(&out));
+            let state = std::fs::read(dir.path().join(state_name)).unwrap();
+            let data = std::fs::read(dir.path().join("data")).unwrap();
+
+            let check = job_flags("write", "crc32c", extra);
+            let mut check_loaded = check.clone();
+            check_loaded.extend(["--verify_only=1".into(), "--verify_state_load=1".into()]);
+            let mut check_all = check.clone();
+            check_all.push("--verify_only=1".into());
+            let mut flipped = data.clone();
+            flipped[(3 * BLOCK_BYTES + 700) as usize] ^= 0x01;
+            let mut saved_after = Vec::new();
+            for reader in ["fio", "storlab"] {
+                let context = format!("{context}, {reader} verified");
+                let run = |flags: &[String], data: &[u8]| {
+                    // Each reader's verify_only saves its own (complete) state: put the
+                    // writing run's state and data back first.
+                    std::fs::write(dir.path().join(state_name), &state).unwrap();
+                    std::fs::write(dir.path().join("data"), data).unwrap();
+                    if reader == "fio" {
+                        fio_in(dir.path(), flags)
+                    } else {
+                        storlab_in(dir.path(), flags)
+                    }
+                };
+                let out = run(&check_loaded, &data);
+                assert!(out.status.success(), "{context}: {}", stderr(&out));
+                assert_eq!(counts(&out).0, 0, "{context}");
+                assert_eq!(counts(&out).1, written_blocks, "{context}: blocks read");
+                saved_after.push(std::fs::read(dir.path().join(state_name)).unwrap());
+
+                let out = run(&check_all, &data);
+                assert!(!out.status.success(), "{context}: whole verify passed");
+                let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+                assert!(text.contains("bad magic header"), "{context}: {text}");
+
+                let out = run(&check_loaded, &flipped);
+                assert!(!out.status.success(), "{context}: flipped byte passed");
+                let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+                let line = text
+                    .lines()
+                    .find(|l| l.contains("verify failed"))
+                    .unwrap_or_else(|| panic!("{context}: no failure line in {text}"));
+                assert_eq!(failed_at(line), (3 * BLOCK_BYTES, BLOCK_BYTES), "{context}");
+            }
+            // The verify_only run saves the whole job's state, the same bytes from both.
+            assert_eq!(saved_after[0], saved_after[1], "{context}: saved state");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut flags = job_flags("write", "crc32c", &["--verify_only=1"]);
+    flags.push("--verify_state_load=1".into());
+    let out = storlab_in(dir.path(), &flags);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains("verify_state_load") && text.contains(state_name),
+        "{text}"
+    );
+    assert!(!dir.path().join("data").exists(), "a file was created");
+}
