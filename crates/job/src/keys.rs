@@ -4286,7 +4286,11 @@ mod tests {
                 "verify_pattern, which is not set",
             ),
             (
-                &[("verify", Some("md5")), ("verify_interval", Some("3000"))][..],
+                &[
+                    ("verify", Some("md5")),
+                    ("bssplit", Some("4k/50:6k/25:8k/25")),
+                    ("verify_interval", Some("3000")),
+                ][..],
                 "must divide every block size",
             ),
             (
@@ -4346,6 +4350,74 @@ mod tests {
             let error = with(keys).unwrap_err().to_string();
             assert!(error.contains(wanted), "{keys:?}: {error}");
         }
+        // fio 3.33 changes a verify_interval it cannot use (init.c): larger than the smallest
+        // write, it is that write size; not dividing the smallest and largest, their gcd.
+        for (keys, interval, changed) in [
+            (&[("verify_interval", Some("3000"))][..], 4096, true),
+            (
+                &[
+                    ("bsrange", Some("4k-64k")),
+                    ("verify_interval", Some("64k")),
+                ][..],
+                4096,
+                true,
+            ),
+            (&[("bsrange", Some("512-64k"))][..], 512, false),
+            (&[("bs", Some("4k,16k"))][..], 16384, false),
+            (
+                &[("bs", Some("16k")), ("verify_interval", Some("1k"))][..],
+                1024,
+                false,
+            ),
+        ] {
+            let mut all = vec![("verify", Some("crc32c"))];
+            all.extend_from_slice(keys);
+            let spec = with(&all).unwrap();
+            let verify = spec.verify_spec.as_ref().unwrap();
+            assert_eq!(
+                verify.interval_bytes.unwrap_or(spec.verify_granule_bytes()),
+                interval,
+                "{keys:?}"
+            );
+            assert_eq!(
+                spec.warnings.iter().any(|w| w.contains("fio 3.33 uses")),
+                changed,
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+            assert!(
+                !spec
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("verify headers every")),
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+        }
+        // Where storlab's headers cannot sit where fio's do, it says so: random 16 KiB writes
+        // at storlab's 4 KiB alignment (fio aligns them at the block size). A sequential job's
+        // headers are fio's whatever its blockalign.
+        let spec = with(&[
+            ("verify", Some("crc32c")),
+            ("rw", Some("randwrite")),
+            ("bs", Some("16k")),
+        ])
+        .unwrap();
+        assert!(
+            spec.warnings
+                .iter()
+                .any(|w| w.contains("verify_interval=4096 in both")),
+            "{:?}",
+            spec.warnings
+        );
+        let spec = with(&[
+            ("verify", Some("crc32c")),
+            ("bs", Some("16k")),
+            ("blockalign", Some("4k")),
+        ])
+        .unwrap();
+        assert_eq!(spec.verify_granule_bytes(), 16384);
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
         // A sequential writing job loads fio's state, with verify_only or without.
         for only in ["0", "1"] {
             let spec = with(&[

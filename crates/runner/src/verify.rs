@@ -804,6 +804,22 @@ mod tests {
         assert_eq!(granule_bytes(&job), 4096);
         job.io_size_bytes = Some(4096 + 1024);
         assert_eq!(granule_bytes(&job), 1024);
+        // A sequential writing job: its offsets follow its sizes, not the 4 KiB alignment, and
+        // its read size does not count.
+        let mut job = JobSpec::new("s", EngineKind::Null, Target::None);
+        (job.read_percent, job.random_percent) = (0, 0);
+        job.block_size_write = BlockSizeSpec::Fixed(64 << 10);
+        job.block_size_read = BlockSizeSpec::Fixed(4096);
+        assert_eq!(granule_bytes(&job), 64 << 10);
+        job.rw_modifier = storlab_job::RwModifier::SkipBytes(16 << 10);
+        assert_eq!(granule_bytes(&job), 16 << 10);
+        job.rw_modifier = storlab_job::RwModifier::None;
+        (job.numjobs, job.offset_increment_bytes) = (2, 8192);
+        assert_eq!(granule_bytes(&job), 8192);
+        // Random offsets keep the alignment.
+        job.numjobs = 1;
+        job.random_percent = 100;
+        assert_eq!(granule_bytes(&job), 4096);
     }
 
     #[test]
