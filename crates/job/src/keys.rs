@@ -264,6 +264,8 @@ pub struct JobDraft {
     verify_only: Option<bool>,
     /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
     verify_state_save: Option<bool>,
+    /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
+    verify_state_load: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
@@ -500,6 +502,36 @@ impl JobDraft {
                 "verify_only writes nothing, so there is no backlog of writes to check",
             ));
         }
+        if verifies && self.verify_state_load == Some(true) {
+            let not_followed = if self.rw != Some(RwMode::Write) {
+                Some(
+                    "storlab stops the verify pass where fio's would for a sequential writing \
+                     job (rw=write) only: fio reads a random job's writes back in offset order \
+                     and a reading job checks as it reads, which storlab does not follow",
+                )
+            } else if self.loops.is_some_and(|l| l > 1) {
+                Some(
+                    "fio verifies after each loop and counts the reads of every loop against \
+                     the saved state; storlab follows a single pass (drop loops)",
+                )
+            } else if self.time_based == Some(true) {
+                Some(
+                    "a time_based job's writes wrap over its region, and fio's stop within a \
+                     wrapped log is not followed (drop time_based)",
+                )
+            } else if self.verify_backlog.is_some_and(|b| b > 0) {
+                Some(
+                    "fio stops the backlog's reads at the saved state too; storlab stops only \
+                     the verify pass after the writes (drop verify_backlog)",
+                )
+            } else {
+                None
+            };
+            if let Some(reason) = not_followed {
+                let (location, key, value) = at("verify_state_load");
+                return Err(JobError::unsupported(location, &key, value, reason));
+            }
+        }
         Ok(())
     }
 
@@ -680,6 +712,7 @@ impl JobDraft {
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
         spec.verify_state_save =
             self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
+        spec.verify_state_load = self.verify_state_load == Some(true);
         if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
             spec.verify = true;
         } else if self.do_verify == Some(false) {
@@ -3029,13 +3062,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "verify_state_load",
         aliases: &[],
         bare: true,
-        meaning: "fio's verify state file: refused when on (storlab reads none; verify_only checks a previous run)",
+        meaning: "read fio's verify state file local-JOB-N-verify.state first; the verify pass stops where fio's would (writes the saved run had not completed are not checked)",
         field: "verify_state_load",
-        apply: |_, v| {
-            refuse_if_set(
-                v,
-                "storlab reads no fio verify state file; verify_only checks what a previous run wrote",
-            )
+        apply: |d, v| {
+            d.verify_state_load = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {
@@ -4388,7 +4419,11 @@ mod tests {
                 "verify_pattern, which is not set",
             ),
             (
-                &[("verify", Some("md5")), ("verify_interval", Some("3000"))][..],
+                &[
+                    ("verify", Some("md5")),
+                    ("bssplit", Some("4k/50:6k/25:8k/25")),
+                    ("verify_interval", Some("3000")),
+                ][..],
                 "must divide every block size",
             ),
             (
@@ -4416,8 +4451,28 @@ mod tests {
                 "no end to replay",
             ),
             (
-                &[("verify_state_load", Some("1"))][..],
-                "no fio verify state",
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("rw", Some("randwrite")),
+                ][..],
+                "sequential writing job (rw=write) only",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("loops", Some("2")),
+                ][..],
+                "drop loops",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("verify_backlog", Some("4")),
+                ][..],
+                "drop verify_backlog",
             ),
             (
                 &[("experimental_verify", Some("1"))][..],
@@ -4427,6 +4482,84 @@ mod tests {
         ] {
             let error = with(keys).unwrap_err().to_string();
             assert!(error.contains(wanted), "{keys:?}: {error}");
+        }
+        // fio 3.33 changes a verify_interval it cannot use (init.c): larger than the smallest
+        // write, it is that write size; not dividing the smallest and largest, their gcd.
+        for (keys, interval, changed) in [
+            (&[("verify_interval", Some("3000"))][..], 4096, true),
+            (
+                &[
+                    ("bsrange", Some("4k-64k")),
+                    ("verify_interval", Some("64k")),
+                ][..],
+                4096,
+                true,
+            ),
+            (&[("bsrange", Some("512-64k"))][..], 512, false),
+            (&[("bs", Some("4k,16k"))][..], 16384, false),
+            (
+                &[("bs", Some("16k")), ("verify_interval", Some("1k"))][..],
+                1024,
+                false,
+            ),
+        ] {
+            let mut all = vec![("verify", Some("crc32c"))];
+            all.extend_from_slice(keys);
+            let spec = with(&all).unwrap();
+            let verify = spec.verify_spec.as_ref().unwrap();
+            assert_eq!(
+                verify.interval_bytes.unwrap_or(spec.verify_granule_bytes()),
+                interval,
+                "{keys:?}"
+            );
+            assert_eq!(
+                spec.warnings.iter().any(|w| w.contains("fio 3.33 uses")),
+                changed,
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+            assert!(
+                !spec
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("verify headers every")),
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+        }
+        // Where storlab's headers cannot sit where fio's do, it says so: random 16 KiB writes
+        // at storlab's 4 KiB alignment (fio aligns them at the block size). A sequential job's
+        // headers are fio's whatever its blockalign.
+        let spec = with(&[
+            ("verify", Some("crc32c")),
+            ("rw", Some("randwrite")),
+            ("bs", Some("16k")),
+        ])
+        .unwrap();
+        assert!(
+            spec.warnings
+                .iter()
+                .any(|w| w.contains("verify_interval=4096 in both")),
+            "{:?}",
+            spec.warnings
+        );
+        let spec = with(&[
+            ("verify", Some("crc32c")),
+            ("bs", Some("16k")),
+            ("blockalign", Some("4k")),
+        ])
+        .unwrap();
+        assert_eq!(spec.verify_granule_bytes(), 16384);
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        // A sequential writing job loads fio's state, with verify_only or without.
+        for only in ["0", "1"] {
+            let spec = with(&[
+                ("verify", Some("crc32c")),
+                ("verify_only", Some(only)),
+                ("verify_state_load", Some("1")),
+            ])
+            .unwrap();
+            assert!(spec.verify_state_load);
         }
         for keys in [
             &[("verify_state_save", Some("0"))][..],

@@ -975,6 +975,11 @@ pub struct JobSpec {
     /// storlab's presets and in jobs built in code.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_state_save: bool,
+    /// fio's `verify_state_load`: each clone reads `local-NAME-N-verify.state` from the current
+    /// directory before the job starts, and its verify pass stops where fio's would (at the
+    /// first write the saved run had not completed). Sequential writing jobs only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_state_load: bool,
     /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
     #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
     pub continue_on_error: ContinueOnError,
@@ -1086,6 +1091,7 @@ impl JobSpec {
             verify: false,
             verify_spec: None,
             verify_state_save: false,
+            verify_state_load: false,
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
             new_group: false,
@@ -1110,17 +1116,13 @@ impl JobSpec {
         }
     }
 
-    /// The largest size that divides every offset and length this job can issue: the greatest
-    /// common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
-    /// directions) and `io_size`. Verify keeps its record, and writes its headers, per granule.
+    /// The largest size that divides every offset (from the region's start) and length this
+    /// job can issue: the greatest common divisor of the alignment (random offsets only), every
+    /// block size (`bs`, `bsrange`, `bssplit`; the read sizes only in a job that reads, as a
+    /// writing job's verify reads back its writes' own extents), the `rw=write:N` hole, strided
+    /// zones' sizes, the clones' `offset_increment` and `io_size`. Verify keeps its record, and
+    /// writes its headers, per granule.
     pub fn verify_granule_bytes(&self) -> u64 {
-        fn gcd(a: u64, b: u64) -> u64 {
-            if b == 0 {
-                a
-            } else {
-                gcd(b, a % b)
-            }
-        }
         let sizes = |spec: &BlockSizeSpec| -> u64 {
             match spec {
                 BlockSizeSpec::Fixed(size) => *size,
@@ -1129,13 +1131,66 @@ impl JobSpec {
                 BlockSizeSpec::Split(shares) => shares.iter().fold(0, |g, s| gcd(g, s.size_bytes)),
             }
         };
-        let mut granule = gcd(self.align_bytes.max(1), sizes(&self.block_size_write));
-        granule = gcd(granule, sizes(&self.block_size_read));
+        let random_offsets = self.random_percent > 0 || self.random_percent_writes() > 0;
+        // The alignment places random offsets only (fio's `blockalign`): a sequential job's
+        // offsets are its region's start plus whole I/Os, fio's holes and zone steps, so a
+        // 64 KiB block keeps one header as in fio rather than one per 4 KiB.
+        let mut granule = if random_offsets {
+            gcd(self.align_bytes.max(1), sizes(&self.block_size_write))
+        } else {
+            sizes(&self.block_size_write)
+        };
+        if let RwModifier::SkipBytes(hole_bytes) = self.rw_modifier {
+            granule = gcd(granule, hole_bytes);
+        }
+        if let Some(zones) = &self.strided_zones {
+            granule = gcd(granule, zones.size_bytes);
+            granule = gcd(granule, zones.range_bytes);
+            granule = gcd(granule, zones.skip_bytes);
+        }
+        // Clones' regions start `offset_increment` apart and each checks its peers' writes
+        // too; an increment given as a share of the target is resolved at run time, rounded
+        // to the alignment, which then stands in for it.
+        if self.numjobs > 1 {
+            granule = gcd(granule, self.offset_increment_bytes);
+            if self.target_shares.offset_increment_ppm.is_some() {
+                granule = gcd(granule, self.align_bytes.max(1));
+            }
+        }
+        if self.read_percent > 0 {
+            granule = gcd(granule, sizes(&self.block_size_read));
+        }
         // A size-bounded run trims its last I/O to the bytes left of `io_size`.
         if let Some(io_size) = self.io_size_bytes {
             granule = gcd(granule, io_size);
         }
         granule.max(1)
+    }
+
+    /// The header interval fio 3.33 gives this job's writes (init.c `fixup_options`, verify
+    /// part): `verify_interval` as set (0 when not), or the smallest write size when write
+    /// sizes vary; no larger than the smallest write (or, in a job that reads, read) size; and
+    /// replaced by the greatest common divisor of the smallest and largest write sizes when it
+    /// does not divide both. fio then puts a header at every interval of each block.
+    pub fn fio_verify_interval_bytes(&self, set_bytes: Option<u64>) -> u64 {
+        let min_write = self.block_size_write.min_bytes();
+        let max_write = self.block_size_write.max_bytes();
+        let mut interval = set_bytes.unwrap_or(0);
+        if max_write != min_write && interval == 0 {
+            interval = min_write;
+        }
+        if interval > min_write {
+            interval = min_write;
+        } else if self.read_percent > 0 && interval > self.block_size_read.min_bytes() {
+            interval = self.block_size_read.min_bytes();
+        }
+        if interval == 0
+            || !min_write.is_multiple_of(interval)
+            || !max_write.is_multiple_of(interval)
+        {
+            interval = gcd(min_write, max_write);
+        }
+        interval
     }
 
     /// The advice `fadvise_hint` gives for this job (fio: random for a job with random offsets,
@@ -1357,5 +1412,14 @@ impl JobSet {
             }
         }
         paths
+    }
+}
+
+/// Greatest common divisor (0 with 0 is 0).
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }

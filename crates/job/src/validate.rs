@@ -168,15 +168,47 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
 }
 
 /// fio's verify blocks fit: each header interval divides every block the job writes (so a
-/// header sits at every multiple of it), and holds its header.
-fn check_verify(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+/// header sits at every multiple of it), and holds its header. A `verify_interval` fio 3.33
+/// would change (larger than the smallest write, or not dividing the smallest and largest) is
+/// changed as fio does, with a warning; where storlab's headers cannot sit where fio's do, a
+/// warning says the files are not interchangeable with fio's.
+fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<(), JobError> {
+    let Some(set_bytes) = spec.verify_spec.as_ref().map(|v| v.interval_bytes) else {
+        return Ok(());
+    };
+    let fio_interval_bytes = spec.fio_verify_interval_bytes(set_bytes);
+    let granule_bytes = spec.verify_granule_bytes();
+    if let Some(set) = set_bytes.filter(|set| *set != fio_interval_bytes) {
+        spec.warnings.push(format!(
+            "verify_interval={set}: fio 3.33 uses {fio_interval_bytes} for these block sizes \
+             (no larger than the smallest write, dividing the smallest and the largest), and so \
+             does storlab"
+        ));
+        if let Some(verify) = spec.verify_spec.as_mut() {
+            verify.interval_bytes = Some(fio_interval_bytes);
+        }
+    } else if set_bytes.is_none() && granule_bytes != fio_interval_bytes {
+        let min_write_bytes = spec.block_size_write.min_bytes();
+        // Random offsets at storlab's default alignment, finer than fio's (the smallest block).
+        let alignment_hint = if !spec.align_given && spec.align_bytes < min_write_bytes {
+            format!(", as does blockalign={min_write_bytes} (fio's default) in storlab's job")
+        } else {
+            String::new()
+        };
+        spec.warnings.push(format!(
+            "verify headers every {granule_bytes} bytes (what divides every offset and length \
+             of this job), where fio 3.33 writes one every {fio_interval_bytes} bytes of each \
+             block: fio's verify_only cannot check these files, nor storlab's fio's; \
+             verify_interval={granule_bytes} in both jobs makes them the same{alignment_hint}"
+        ));
+    }
     let Some(verify) = &spec.verify_spec else {
         return Ok(());
     };
-    let granule_bytes = spec.verify_granule_bytes();
     let interval_bytes = verify.interval_bytes.unwrap_or(granule_bytes);
     let (key, value) = match verify.interval_bytes {
-        Some(bytes) => ("verify_interval", bytes.to_string()),
+        // As the user wrote it, before fio's change.
+        Some(bytes) => ("verify_interval", set_bytes.unwrap_or(bytes).to_string()),
         None => ("bs", granule_bytes.to_string()),
     };
     if !granule_bytes.is_multiple_of(interval_bytes) {

@@ -23,11 +23,13 @@ pub mod worker;
 
 pub use offsets::Region;
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use storlab_engine::{Capabilities, EngineError, EngineReport, EngineSetup, IoEngine};
 use storlab_job::{share_of_bytes, JobSet, JobSpec};
 use storlab_stats::WorkerStats;
+use verify_state::SavedVerifyState;
 use worker::{Timing, Worker};
 
 /// Interval of the per-second IOPS/bandwidth series.
@@ -263,6 +265,7 @@ pub fn run_jobs(
     options: &RunOptions<'_>,
     on_job_done: &mut dyn FnMut(&JobOutcome),
 ) -> Result<Vec<JobOutcome>, RunError> {
+    let mut saved_verify_states = load_verify_states(set)?;
     let mut outcomes = Vec::with_capacity(set.jobs.len());
     let mut group_start = 0;
     while group_start < set.jobs.len() {
@@ -275,6 +278,7 @@ pub fn run_jobs(
             set.first_thread_number(group_start),
             provider,
             options,
+            &mut saved_verify_states,
         )?;
         provider.group_ended(&results)?;
         let interrupted = results.iter().any(|o| o.interrupted);
@@ -291,6 +295,29 @@ pub fn run_jobs(
         group_start = group_end;
     }
     Ok(outcomes)
+}
+
+/// fio's `verify_state_load`: the saved state of every clone that loads one, by thread index
+/// (from 0), read before any job starts so that a missing or bad file stops the run before its
+/// first I/O. fio fails such a job without running it (backend.c `fio_verify_load_state`).
+fn load_verify_states(set: &JobSet) -> Result<HashMap<u32, SavedVerifyState>, RunError> {
+    let mut states = HashMap::new();
+    for (job_index, job) in set.jobs.iter().enumerate() {
+        if !job.verify_state_load {
+            continue;
+        }
+        let first_thread_index = set.first_thread_number(job_index).saturating_sub(1);
+        for clone in 0..job.numjobs {
+            let thread_index = first_thread_index.saturating_add(clone);
+            let path = verify_state::file_name(&job.name, thread_index);
+            let saved = SavedVerifyState::load(&path).map_err(|what| RunError::Plan {
+                job: job.name.clone(),
+                reason: format!("verify_state_load: {what}"),
+            })?;
+            states.insert(thread_index, saved);
+        }
+    }
+    Ok(states)
 }
 
 /// fio's `unlink`: the job's regular file goes once the job is done (a device never does).
@@ -322,6 +349,7 @@ fn run_group(
     first_thread_number: u32,
     provider: &mut dyn EngineProvider,
     options: &RunOptions<'_>,
+    saved_verify_states: &mut HashMap<u32, SavedVerifyState>,
 ) -> Result<Vec<JobOutcome>, RunError> {
     let mut prepared = Vec::with_capacity(group.len());
     let mut thread_number = first_thread_number;
@@ -377,6 +405,9 @@ fn run_group(
             .collect();
         for worker in workers.iter_mut() {
             worker.log_as_fio_thread(job, thread_number);
+            if let Some(saved) = saved_verify_states.remove(&thread_number.saturating_sub(1)) {
+                worker.stop_verify_as_saved(saved);
+            }
             thread_number = thread_number.saturating_add(1);
         }
         if job.verify && regions_overlap(&regions) {

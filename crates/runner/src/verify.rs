@@ -185,6 +185,25 @@ impl WriteRecord {
         }
     }
 
+    /// Drop from the read-back every granule whose last write is of generation
+    /// `first_generation` or later: fio's `verify_state_load` stops its verify pass at the first
+    /// write the saved run had not completed, so that write and the ones after it go unchecked.
+    pub fn forget_generations_from(&mut self, first_generation: u32) {
+        for (page_index, page) in self.pages.iter_mut().enumerate() {
+            let Some(page) = page else { continue };
+            for (slot_index, slot) in page.iter_mut().enumerate() {
+                if *slot >= first_generation {
+                    *slot = 0;
+                    self.written_granules -= 1;
+                    if !self.ambiguous.is_empty() {
+                        let index = (page_index * PAGE_GRANULES + slot_index) as u64;
+                        self.ambiguous.remove(&index);
+                    }
+                }
+            }
+        }
+    }
+
     /// The generation of the last write to the granule at `offset_bytes` (0: never written).
     pub fn generation_at(&self, offset_bytes: u64) -> u32 {
         self.index_of(offset_bytes).map_or(0, |i| self.get(i))
@@ -785,6 +804,22 @@ mod tests {
         assert_eq!(granule_bytes(&job), 4096);
         job.io_size_bytes = Some(4096 + 1024);
         assert_eq!(granule_bytes(&job), 1024);
+        // A sequential writing job: its offsets follow its sizes, not the 4 KiB alignment, and
+        // its read size does not count.
+        let mut job = JobSpec::new("s", EngineKind::Null, Target::None);
+        (job.read_percent, job.random_percent) = (0, 0);
+        job.block_size_write = BlockSizeSpec::Fixed(64 << 10);
+        job.block_size_read = BlockSizeSpec::Fixed(4096);
+        assert_eq!(granule_bytes(&job), 64 << 10);
+        job.rw_modifier = storlab_job::RwModifier::SkipBytes(16 << 10);
+        assert_eq!(granule_bytes(&job), 16 << 10);
+        job.rw_modifier = storlab_job::RwModifier::None;
+        (job.numjobs, job.offset_increment_bytes) = (2, 8192);
+        assert_eq!(granule_bytes(&job), 8192);
+        // Random offsets keep the alignment.
+        job.numjobs = 1;
+        job.random_percent = 100;
+        assert_eq!(granule_bytes(&job), 4096);
     }
 
     #[test]

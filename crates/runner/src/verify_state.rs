@@ -10,7 +10,10 @@
 //!
 //! The random state is fio's own Tausworthe state for a random job, which storlab does not
 //! have (it draws from ChaCha8): it is written as zeros, what fio writes for a sequential job.
-//! Only fio's `verify_state_load` reads the file; storlab refuses that key.
+//!
+//! `verify_state_load` reads the file back ([`SavedVerifyState::load`], its own function: the
+//! writer's random-state bytes are not read) and [`VerifyCut`] decides, as fio 3.33's
+//! `verify_state_should_stop` does, at which logged write the verify pass stops.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -82,6 +85,159 @@ impl VerifyStateRecorder {
     }
 }
 
+/// Bytes of the file's header: version, payload size, crc (verify-state.h `verify_state_hdr`).
+const HEADER_BYTES: usize = 3 * 8;
+/// Bytes of `thread_io_list` before its completions: `no_comps`, `depth`, `nofiles`,
+/// `numberio`, `index`, the random state and the name.
+const FIXED_PAYLOAD_BYTES: usize = 8 + 4 + 4 + 8 + 8 + RAND_STATE_BYTES + NAME_BYTES;
+/// Bytes of one completion, `struct file_comp`: file number and offset.
+const COMPLETION_BYTES: usize = 16;
+
+/// What fio's `verify_state_load` uses of a saved state file: the writes the saved run issued,
+/// its `iodepth`, and the offsets of its last completed writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SavedVerifyState {
+    /// `thread_io_list.depth`: the window of writes that may not have completed.
+    depth: u64,
+    /// `thread_io_list.numberio`: writes the saved run issued.
+    writes_issued: u64,
+    /// `thread_io_list.comps`: (file number, offset) of the last completed writes.
+    completions: Vec<(u64, u64)>,
+}
+
+impl SavedVerifyState {
+    /// Reads and checks the state file at `path` as fio's `verify_load_state` does (version 3,
+    /// the whole payload the header announces, its crc32c); the error says what is wrong and
+    /// names the file.
+    pub(crate) fn load(path: &Path) -> Result<Self, String> {
+        let bytes = std::fs::read(path).map_err(|error| {
+            format!(
+                "cannot read {}: {error} (the writing run's verify_state_save leaves it in its \
+                 current directory)",
+                path.display()
+            )
+        })?;
+        Self::parse(&bytes).map_err(|what| format!("{}: {what}", path.display()))
+    }
+
+    /// The state in a file's `bytes`; bytes after the payload the header announces are ignored,
+    /// as fio reads no further.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, String> {
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        if bytes.len() < HEADER_BYTES {
+            return Err(format!(
+                "{} bytes, shorter than the {HEADER_BYTES}-byte verify state header",
+                bytes.len()
+            ));
+        }
+        let version = u64_at(0);
+        if version != STATE_VERSION {
+            return Err(format!(
+                "unsupported version {version} in the verify state header (fio 3.33 writes and \
+                 reads version {STATE_VERSION})"
+            ));
+        }
+        let payload_bytes = u64_at(8);
+        let held_bytes = (bytes.len() - HEADER_BYTES) as u64;
+        if payload_bytes > held_bytes {
+            return Err(format!(
+                "the header announces {payload_bytes} bytes of state, the file holds {held_bytes}"
+            ));
+        }
+        let payload = &bytes[HEADER_BYTES..HEADER_BYTES + payload_bytes as usize];
+        let saved_crc = u64_at(16);
+        let crc = u64::from(crate::fio_verify::fio_crc32c(payload));
+        if crc != saved_crc {
+            return Err(format!(
+                "verify state is corrupt: crc32c of its {payload_bytes} bytes is {crc:#x}, the \
+                 header says {saved_crc:#x}"
+            ));
+        }
+        if payload.len() < FIXED_PAYLOAD_BYTES {
+            return Err(format!(
+                "{payload_bytes} bytes of state, shorter than the {FIXED_PAYLOAD_BYTES} of fio's \
+                 thread_io_list"
+            ));
+        }
+        let at = HEADER_BYTES;
+        let completions_kept = u64_at(at);
+        let room = ((payload.len() - FIXED_PAYLOAD_BYTES) / COMPLETION_BYTES) as u64;
+        if completions_kept > room {
+            // fio would read past its buffer here; storlab says so instead.
+            return Err(format!(
+                "the state says {completions_kept} completed writes, its {payload_bytes} bytes \
+                 hold {room}"
+            ));
+        }
+        let completions = (0..completions_kept as usize)
+            .map(|i| {
+                let pair = at + FIXED_PAYLOAD_BYTES + i * COMPLETION_BYTES;
+                (u64_at(pair), u64_at(pair + 8))
+            })
+            .collect();
+        Ok(SavedVerifyState {
+            depth: u64::from(u32_at(at + 8)),
+            writes_issued: u64_at(at + 16),
+            completions,
+        })
+    }
+
+    /// fio 3.33's `verify_state_should_stop` for a read of the write logged at `offset_bytes`
+    /// in file 0, with `reads_done` reads of the verify pass completed before it: outside the
+    /// window of the last `depth` writes issued every read goes on; inside it, only a write
+    /// the saved run saw complete is read, and the first other one stops the verify pass.
+    /// fio's unsigned arithmetic is kept (a read past the writes issued wraps and goes on).
+    fn should_stop(&self, reads_done: u64, offset_bytes: u64) -> bool {
+        let before_window =
+            reads_done < self.depth || self.writes_issued.wrapping_sub(reads_done) > self.depth;
+        if before_window && self.writes_issued > self.depth {
+            return false;
+        }
+        !self
+            .completions
+            .iter()
+            .any(|&(file, offset)| file == FILE_NUMBER && offset == offset_bytes)
+    }
+}
+
+/// Where one clone's verify pass stops under `verify_state_load`: its writes are offered in the
+/// order fio's verify pass reads them (issue order, which is fio's for a sequential job), and
+/// the first one fio would stop at is kept.
+#[derive(Debug, Clone)]
+pub(crate) struct VerifyCut {
+    saved: SavedVerifyState,
+    /// Index (from 0, in issue order) of the first write the verify pass does not read.
+    first_unchecked_write: Option<u64>,
+}
+
+impl VerifyCut {
+    pub(crate) fn new(saved: SavedVerifyState) -> Self {
+        VerifyCut {
+            saved,
+            first_unchecked_write: None,
+        }
+    }
+
+    /// The write numbered `write_index` (from 0, in issue order) at `offset_bytes` was logged
+    /// for the verify pass. fio's verify pass reads the log in this order and counts completed
+    /// reads; storlab decides as fio's pass at depth 1 would, with every read before this one
+    /// completed. At a larger depth fio's count lags by the reads still in flight, which can
+    /// move its stop a few reads later: when fewer writes were issued than the saved depth and
+    /// the verify depth together, or when the saved run's last writes had not all completed.
+    pub(crate) fn note_logged_write(&mut self, write_index: u64, offset_bytes: u64) {
+        if self.first_unchecked_write.is_none() && self.saved.should_stop(write_index, offset_bytes)
+        {
+            self.first_unchecked_write = Some(write_index);
+        }
+    }
+
+    /// Index of the first logged write the verify pass leaves unchecked, if it stops early.
+    pub(crate) fn first_unchecked_write(&self) -> Option<u64> {
+        self.first_unchecked_write
+    }
+}
+
 /// fio's name for the state file of clone `thread_index` of job `name`, in the current
 /// directory (verify.c `verify_state_gen_name` with its "local" prefix).
 pub(crate) fn file_name(name: &str, thread_index: u32) -> PathBuf {
@@ -140,5 +296,87 @@ mod tests {
             .collect();
         assert_eq!(offsets, [61440, 57344, 53248, 49152]);
         assert_eq!(file_name("j", 1), PathBuf::from("local-j-1-verify.state"));
+    }
+
+    /// The recorder's own bytes read back: what `file_bytes` wrote is what `load` sees.
+    fn saved(depth: u32, writes: u64) -> SavedVerifyState {
+        let mut recorder = VerifyStateRecorder::new(depth);
+        for block in 0..writes {
+            recorder.write_completed(block * 4096);
+        }
+        SavedVerifyState::parse(&recorder.file_bytes("j", 0, writes)).unwrap()
+    }
+
+    /// fio 3.33 wrote 10 of 16 blocks (`number_ios=10`, psync), then `verify_only=1
+    /// verify_state_load=1` read 40960 bytes: the first 10 writes, stopping at the 11th.
+    #[test]
+    fn the_verify_pass_stops_at_the_first_write_not_completed() {
+        let state = saved(1, 10);
+        assert_eq!(state.completions, [(0, 36864)]);
+        let mut cut = VerifyCut::new(state);
+        for block in 0..16u64 {
+            cut.note_logged_write(block, block * 4096);
+        }
+        assert_eq!(cut.first_unchecked_write(), Some(10));
+        // At depth 4 the window holds the last four writes; the fifth after them stops.
+        let mut cut = VerifyCut::new(saved(4, 10));
+        for block in 0..16u64 {
+            cut.note_logged_write(block, block * 4096);
+        }
+        assert_eq!(cut.first_unchecked_write(), Some(10));
+        // A run that completed every write: the verify pass of the same job reads them all.
+        let mut cut = VerifyCut::new(saved(4, 16));
+        for block in 0..16u64 {
+            cut.note_logged_write(block, block * 4096);
+        }
+        assert_eq!(cut.first_unchecked_write(), None);
+    }
+
+    /// Inside the window a write the saved run issued but did not see complete stops the pass
+    /// at that write, even before the writes issued run out.
+    #[test]
+    fn an_issued_write_that_did_not_complete_stops_the_pass() {
+        let mut recorder = VerifyStateRecorder::new(4);
+        // Issued 0..10, the one at 32768 (write 8) never completed.
+        for block in (0..10u64).filter(|b| *b != 8) {
+            recorder.write_completed(block * 4096);
+        }
+        let state = SavedVerifyState::parse(&recorder.file_bytes("j", 0, 10)).unwrap();
+        let mut cut = VerifyCut::new(state);
+        for block in 0..16u64 {
+            cut.note_logged_write(block, block * 4096);
+        }
+        assert_eq!(cut.first_unchecked_write(), Some(8));
+    }
+
+    /// Each bad file fio's `verify_load_state` rejects is an error naming what is wrong.
+    #[test]
+    fn short_wrong_version_and_corrupt_files_are_refused() {
+        let good = VerifyStateRecorder::new(1).file_bytes("j", 0, 0);
+        assert!(SavedVerifyState::parse(&good).is_ok());
+        let error = SavedVerifyState::parse(&good[..10]).unwrap_err();
+        assert!(error.contains("shorter than the 24-byte"), "{error}");
+        let mut version = good.clone();
+        version[0] = 2;
+        let error = SavedVerifyState::parse(&version).unwrap_err();
+        assert!(error.contains("unsupported version 2"), "{error}");
+        let error = SavedVerifyState::parse(&good[..good.len() - 1]).unwrap_err();
+        assert!(error.contains("announces 152 bytes"), "{error}");
+        let mut corrupt = good.clone();
+        corrupt[HEADER_BYTES + 30] ^= 1;
+        let error = SavedVerifyState::parse(&corrupt).unwrap_err();
+        assert!(error.contains("verify state is corrupt"), "{error}");
+        // A completion count the payload cannot hold, with a crc that matches.
+        let mut payload = good[HEADER_BYTES..].to_vec();
+        payload[0] = 3;
+        let mut lying = good[..HEADER_BYTES].to_vec();
+        let crc = u64::from(crate::fio_verify::fio_crc32c(&payload));
+        lying[16..24].copy_from_slice(&crc.to_le_bytes());
+        lying.extend_from_slice(&payload);
+        let error = SavedVerifyState::parse(&lying).unwrap_err();
+        assert!(error.contains("3 completed writes"), "{error}");
+        let missing = Path::new("/nonexistent-dir-storlab/local-j-0-verify.state");
+        let error = SavedVerifyState::load(missing).unwrap_err();
+        assert!(error.contains("local-j-0-verify.state"), "{error}");
     }
 }

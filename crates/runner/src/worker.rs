@@ -287,6 +287,8 @@ pub struct Worker {
     /// fio's verify state file (`verify_state_save`): the clone's thread index (from 0) and
     /// its last completed writes; `None` when the job writes none.
     verify_state: Option<(u32, crate::verify_state::VerifyStateRecorder)>,
+    /// fio's `verify_state_load`: where this clone's verify pass stops.
+    verify_cut: Option<crate::verify_state::VerifyCut>,
     /// fio's `continue_on_error`: the failed I/Os the worker counts and goes on past.
     continue_on_error: ContinueOnError,
     /// The first error seen; the worker stops issuing once set.
@@ -462,6 +464,7 @@ impl Worker {
             ),
             fio_log: None,
             verify_state: None,
+            verify_cut: None,
             continue_on_error: job.continue_on_error,
             error: None,
             sync_measure_start_ns: 0,
@@ -479,6 +482,19 @@ impl Worker {
                 thread_number.saturating_sub(1),
                 crate::verify_state::VerifyStateRecorder::new(job.iodepth),
             ));
+        }
+    }
+
+    /// fio's `verify_state_load`: this clone's verify pass stops where fio's would with the
+    /// state a previous run saved.
+    pub(crate) fn stop_verify_as_saved(&mut self, saved: crate::verify_state::SavedVerifyState) {
+        self.verify_cut = Some(crate::verify_state::VerifyCut::new(saved));
+    }
+
+    /// The write about to be numbered `write_counter` goes into the read-back's record.
+    fn note_logged_write(&mut self, offset_bytes: u64) {
+        if let Some(cut) = self.verify_cut.as_mut() {
+            cut.note_logged_write(self.write_counter, offset_bytes);
         }
     }
 
@@ -521,7 +537,16 @@ impl Worker {
                 len_bytes: 0,
             },
         );
-        Some(std::mem::replace(&mut state.record, empty))
+        let mut record = std::mem::replace(&mut state.record, empty);
+        if let Some(first) = self
+            .verify_cut
+            .as_ref()
+            .and_then(crate::verify_state::VerifyCut::first_unchecked_write)
+        {
+            // Generations are write numbers from 1 (the record's 0 is "never written").
+            record.forget_generations_from(u32::try_from(first + 1).unwrap_or(u32::MAX));
+        }
+        Some(record)
     }
 
     /// The engine slots this worker uses, for its read-back.
@@ -677,6 +702,9 @@ impl Worker {
                 // fio's `verify_only`: the workload is played without I/O, its writes logged
                 // for the read-back; its reads are not issued.
                 self.pending = None;
+                if io.direction == IoDirection::Write && self.verify.is_some() {
+                    self.note_logged_write(io.offset_bytes);
+                }
                 if let (IoDirection::Write, Some(v)) = (io.direction, self.verify.as_mut()) {
                     let generation = (self.write_counter % CHECKED_GENERATIONS) as u32 + 1;
                     v.record
@@ -760,6 +788,9 @@ impl Worker {
                     self.write_counter += 1;
                 }
                 IoDirection::Write => {
+                    if self.verify.is_some() {
+                        self.note_logged_write(io.offset_bytes);
+                    }
                     let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
                     if let Some(v) = self.verify.as_mut() {
                         // 1..=u32::MAX; 0 means "never written" in the record.

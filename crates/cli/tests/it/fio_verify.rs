@@ -470,3 +470,170 @@ fn the_verify_state_file_is_fios_byte_for_byte() {
         assert!(states.is_empty(), "{flags:?}");
     }
 }
+
+/// fio's `verify_state_load` both ways: a writing run cut short by `number_ios` (10 of the 64
+/// blocks) leaves its state file, written by fio or by storlab; a `verify_only=1
+/// verify_state_load=1` run of the whole job by either tool then checks exactly the 10 blocks
+/// that were written (at depth 1 and at libaio depth 4) and passes, where without the state
+/// it would fail at the first block never written, and saves the same state as the other. A
+/// byte flipped inside those blocks fails both at the same offset; a missing state file is one line and exit 2 before any I/O (fio
+/// fails the job).
+#[test]
+fn a_loaded_verify_state_stops_both_tools_at_the_same_write() {
+    if !fio_present() {
+        return;
+    }
+    let written_blocks = 10;
+    let state_name = "local-v-0-verify.state";
+    for extra in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=libaio", "--iodepth=4"],
+    ] {
+        for writer in ["fio", "storlab"] {
+            let context = format!("{writer} wrote, {extra:?}");
+            let dir = tempfile::tempdir().unwrap();
+            let mut write = job_flags("write", "crc32c", extra);
+            write.extend([
+                format!("--number_ios={written_blocks}"),
+                "--do_verify=0".into(),
+            ]);
+            let out = if writer == "fio" {
+                fio_in(dir.path(), &write)
+            } else {
+                storlab_in(dir.path(), &write)
+            };
+            assert!(out.status.success(), "{context}: {}", stderr(&out));
+            let state = std::fs::read(dir.path().join(state_name)).unwrap();
+            let data = std::fs::read(dir.path().join("data")).unwrap();
+
+            let check = job_flags("write", "crc32c", extra);
+            let mut check_loaded = check.clone();
+            check_loaded.extend(["--verify_only=1".into(), "--verify_state_load=1".into()]);
+            let mut check_all = check.clone();
+            check_all.push("--verify_only=1".into());
+            let mut flipped = data.clone();
+            flipped[(3 * BLOCK_BYTES + 700) as usize] ^= 0x01;
+            let mut saved_after = Vec::new();
+            for reader in ["fio", "storlab"] {
+                let context = format!("{context}, {reader} verified");
+                let run = |flags: &[String], data: &[u8]| {
+                    // Each reader's verify_only saves its own (complete) state: put the
+                    // writing run's state and data back first.
+                    std::fs::write(dir.path().join(state_name), &state).unwrap();
+                    std::fs::write(dir.path().join("data"), data).unwrap();
+                    if reader == "fio" {
+                        fio_in(dir.path(), flags)
+                    } else {
+                        storlab_in(dir.path(), flags)
+                    }
+                };
+                let out = run(&check_loaded, &data);
+                assert!(out.status.success(), "{context}: {}", stderr(&out));
+                assert_eq!(counts(&out).0, 0, "{context}");
+                assert_eq!(counts(&out).1, written_blocks, "{context}: blocks read");
+                saved_after.push(std::fs::read(dir.path().join(state_name)).unwrap());
+
+                let out = run(&check_all, &data);
+                assert!(!out.status.success(), "{context}: whole verify passed");
+                let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+                assert!(text.contains("bad magic header"), "{context}: {text}");
+
+                let out = run(&check_loaded, &flipped);
+                assert!(!out.status.success(), "{context}: flipped byte passed");
+                let text = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+                let line = text
+                    .lines()
+                    .find(|l| l.contains("verify failed"))
+                    .unwrap_or_else(|| panic!("{context}: no failure line in {text}"));
+                assert_eq!(failed_at(line), (3 * BLOCK_BYTES, BLOCK_BYTES), "{context}");
+            }
+            // The verify_only run saves the whole job's state, the same bytes from both.
+            assert_eq!(saved_after[0], saved_after[1], "{context}: saved state");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut flags = job_flags("write", "crc32c", &["--verify_only=1"]);
+    flags.push("--verify_state_load=1".into());
+    let out = storlab_in(dir.path(), &flags);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains("verify_state_load") && text.contains(state_name),
+        "{text}"
+    );
+    assert!(!dir.path().join("data").exists(), "a file was created");
+}
+
+/// Headers per block as fio 3.33 places them, for blocks above 4 KiB and for mixed and
+/// per-direction block sizes (a header every `verify_interval`, by default each block, or the
+/// smallest write size when sizes vary; a `verify_interval` fio changes is changed as fio
+/// does): a sequential file written by either tool passes the other's `verify_only`, which
+/// reads it in its own block sizes, the same bytes as when it checks its own file.
+#[test]
+fn mixed_block_sizes_carry_fios_headers_both_ways() {
+    if !fio_present() {
+        return;
+    }
+    let cases: [&[&str]; 5] = [
+        // One header per 64 KiB block (storlab put one every 4 KiB, its default alignment).
+        &["--bs=64k"],
+        // Sizes from a range or split: the two tools draw different sizes (fio's generator is
+        // not storlab's), so these keep a smallest size that each pass can end with; with
+        // `bsrange=512-64k` storlab's pass can end short of the file's end, which fio's
+        // `verify_only` then finds unwritten (fio's file passes storlab's).
+        &["--bsrange=4k-64k"],
+        &["--bssplit=4k/50:64k/30:16k/20"],
+        // Reads of 4 KiB, writes of 16 KiB: one header per 16 KiB write.
+        &["--bs=4k,16k"],
+        // fio uses 4096 for an interval of 3000 with 4 KiB blocks.
+        &["--verify_interval=3000"],
+    ];
+    // The job's bytes in `direction` as the fio-shaped JSON of `out` reports them.
+    let io_bytes = |out: &Output, direction: &str| -> u64 {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let doc: serde_json::Value =
+            serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+        assert_eq!(doc["jobs"][0]["error"].as_u64(), Some(0), "{text}");
+        doc["jobs"][0][direction]["io_bytes"].as_u64().unwrap()
+    };
+    let tools = ["fio", "storlab"];
+    for extra in cases {
+        // Each tool writes the sequential file in its own directory and checks it itself...
+        let dirs = tools.map(|_| tempfile::tempdir().unwrap());
+        let mut own_read = [0; 2];
+        let mut check = job_flags("write", "crc32c", extra);
+        check.push("--verify_only=1".into());
+        for (i, writer) in tools.into_iter().enumerate() {
+            let mut write = job_flags("write", "crc32c", extra);
+            write.push("--do_verify=0".into());
+            let run = |flags: &[String]| {
+                if writer == "fio" {
+                    fio_in(dirs[i].path(), flags)
+                } else {
+                    storlab_in(dirs[i].path(), flags)
+                }
+            };
+            let out = run(&write);
+            assert!(out.status.success(), "{writer} {extra:?}: {}", stderr(&out));
+            let out = run(&check);
+            assert!(out.status.success(), "{writer} {extra:?}: {}", stderr(&out));
+            own_read[i] = io_bytes(&out, "read");
+            // A pass ends where the smallest block no longer fits, so a size range may leave
+            // less than a block unwritten.
+            assert!(own_read[i] + (64 << 10) > FILE_BYTES, "{writer} {extra:?}");
+        }
+        // ...and the other's verify_only checks it in its own block sizes, the same bytes.
+        for (i, writer) in tools.into_iter().enumerate() {
+            let reader = tools[1 - i];
+            let context = format!("{writer} wrote, {reader} verified {extra:?}");
+            let out = if reader == "fio" {
+                fio_in(dirs[i].path(), &check)
+            } else {
+                storlab_in(dirs[i].path(), &check)
+            };
+            assert!(out.status.success(), "{context}: {}", stderr(&out));
+            assert_eq!(io_bytes(&out, "read"), own_read[1 - i], "{context}");
+        }
+    }
+}
