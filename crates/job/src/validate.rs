@@ -179,11 +179,14 @@ fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<(), JobError>
     let fio_interval_bytes = spec.fio_verify_interval_bytes(set_bytes);
     let granule_bytes = spec.verify_granule_bytes();
     if let Some(set) = set_bytes.filter(|set| *set != fio_interval_bytes) {
-        spec.warnings.push(format!(
-            "verify_interval={set}: fio 3.33 uses {fio_interval_bytes} for these block sizes \
+        push_once(
+            &mut spec.warnings,
+            format!(
+                "verify_interval={set}: fio 3.33 uses {fio_interval_bytes} for these block sizes \
              (no larger than the smallest write, dividing the smallest and the largest), and so \
              does storlab"
-        ));
+            ),
+        );
         if let Some(verify) = spec.verify_spec.as_mut() {
             verify.interval_bytes = Some(fio_interval_bytes);
         }
@@ -195,12 +198,15 @@ fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<(), JobError>
         } else {
             String::new()
         };
-        spec.warnings.push(format!(
-            "verify headers every {granule_bytes} bytes (what divides every offset and length \
+        push_once(
+            &mut spec.warnings,
+            format!(
+                "verify headers every {granule_bytes} bytes (what divides every offset and length \
              of this job), where fio 3.33 writes one every {fio_interval_bytes} bytes of each \
              block: fio's verify_only cannot check these files, nor storlab's fio's; \
              verify_interval={granule_bytes} in both jobs makes them the same{alignment_hint}"
-        ));
+            ),
+        );
     }
     let Some(verify) = &spec.verify_spec else {
         return Ok(());
@@ -688,9 +694,15 @@ fn push_warnings(spec: &mut JobSpec) {
         ));
     }
     for warning in warnings {
-        if !spec.warnings.contains(&warning) {
-            spec.warnings.push(warning);
-        }
+        push_once(&mut spec.warnings, warning);
+    }
+}
+
+/// Adds `warning` unless the job already carries it: validating a job again (a preset
+/// re-checked after overrides, a clone) must not repeat its warnings.
+fn push_once(warnings: &mut Vec<String>, warning: String) {
+    if !warnings.contains(&warning) {
+        warnings.push(warning);
     }
 }
 
