@@ -397,7 +397,7 @@ iodepth=2
             ("[a]\nsize=1M\nioengine=rdma\n", "job.fio:3: ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nsize=1M\nrw=trim\n", "job.fio:3: rw=trim: trim workloads are not supported; use read, write, randread, randwrite, rw or randrw"),
             ("[a]\nfilename=sim:usb3-uas-ssd\nioengine=psync\n", "job.fio:3: ioengine=psync: filename=sim:usb3-uas-ssd is a simulated drive and needs ioengine=sim"),
-            ("[a]\nsize=1M\nverify=md5\n", "job.fio:3: verify=md5: verify needs writes to check, but the job only reads"),
+            ("[a]\nsize=1M\nverify=1\n", "job.fio:3: verify=1: verify needs writes to check, but the job only reads"),
             ("[a]\nsize=1M\niodepth\n", "job.fio:3: iodepth: iodepth needs a value"),
             ("[a]\nsize=10%\n", "job.fio:2: size=10%: a temporary test file needs a size in bytes (e.g. size=1G): a share (%) is of a target that exists, so name one with filename="),
             ("[a]\nsize=1M\noffset=50%\n", "job.fio:3: offset=50%: a share (%) is of a target that exists; a temporary test file is made to the job's size, so give this in bytes, or name a target with filename="),

@@ -10,7 +10,7 @@ use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
-    FadviseHint, FioLogKind, FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier,
+    FadviseHint, FioLogKind, FioLogs, FlowSpec, JobSpec, OpenSync, RandomDistribution, RwModifier,
     SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind,
     VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
@@ -233,6 +233,11 @@ pub struct JobDraft {
     think_every_ios: Option<u32>,
     think_count_issued: Option<bool>,
     think_every_io_ns: Option<u64>,
+    flow_id: Option<u32>,
+    flow_weight: Option<u32>,
+    flow_sleep_ns: Option<u64>,
+    serialize_overlap: Option<bool>,
+    submit_offload: Option<bool>,
     random_distribution: Option<RandomDistribution>,
     /// `zonemode=strided` (true) or `none` (false).
     zonemode_strided: Option<bool>,
@@ -689,6 +694,13 @@ impl JobDraft {
             count_issued: self.think_count_issued.unwrap_or(false),
             every_io_ns: self.think_every_io_ns.unwrap_or(0),
         };
+        // fio's flow.c: a job joins a flow only with a weight (`flow=0`, the default, is none).
+        spec.flow = self.flow_weight.filter(|w| *w > 0).map(|weight| FlowSpec {
+            id: self.flow_id.unwrap_or(0),
+            weight,
+            sleep_ns: self.flow_sleep_ns.unwrap_or(0),
+        });
+        set_if(&mut spec.submit_offload, self.submit_offload);
         // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
         spec.rw_modifier = match self.rw_modifier {
             Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
@@ -777,7 +789,35 @@ impl JobDraft {
             ));
         }
         self.apply_replay(&mut spec);
+        self.fio_verify_fixups(&mut spec);
+        // fio's init.c: no overlap check where nothing can race (a job that does not change
+        // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
+        spec.serialize_overlap = self.serialize_overlap == Some(true)
+            && (spec.replay.is_some()
+                || (spec.read_percent < 100 && spec.iodepth > 1)
+                || spec.submit_offload);
         spec
+    }
+
+    /// fio's verify settings as fio's `fixup_options` leaves them: a `verify_interval` set
+    /// larger than a block (or not dividing the write sizes) is brought to one fio can use
+    /// rather than refused; and a job that only reads has no read-back phase: fio checks the
+    /// headers of each block as it reads it (backend.c gives a read the `verify_io_u`
+    /// completion when the job does not write), so the read-back (`verify`) is off and the
+    /// worker checks every read against `verify_spec`.
+    fn fio_verify_fixups(&self, spec: &mut JobSpec) {
+        let set_interval = self.verify_interval_bytes.filter(|b| *b > 0);
+        let reads_only = spec.read_percent == 100 && spec.replay.is_none();
+        let fixed_interval = set_interval.map(|set| spec.fio_verify_interval_bytes(Some(set)));
+        let Some(verify) = spec.verify_spec.as_mut() else {
+            return;
+        };
+        if let Some(interval) = fixed_interval {
+            verify.interval_bytes = Some(interval);
+        }
+        if reads_only && !verify.only {
+            spec.verify = false;
+        }
     }
 
     /// The file a replayed trace goes to: `replay_redirect`, or the one file its I/O names (fio
@@ -1313,9 +1353,6 @@ fn expand_filename_format(format: &str, job_name: &str) -> String {
 /// What an accepted key does in fio that storlab does not, for its warning.
 fn no_effect_reason(key: &str) -> &'static str {
     match key {
-        "flow" | "flow_sleep" => {
-            "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
-        }
         "verify_pattern" => "accepted, no effect: fio writes and checks it only when verifying",
         "verify=sha256|sha512" => {
             "checked with storlab's own per-write data, without fio's header: fio 3.33's sha256 \
@@ -1332,6 +1369,9 @@ fn no_effect_reason(key: &str) -> &'static str {
         _ => "accepted, no effect",
     }
 }
+
+/// fio 3.33's `FLOW_MAX_WEIGHT` (flow.h): the largest `flow` weight its option parser takes.
+const FLOW_MAX_WEIGHT: u32 = 1000;
 
 /// linux/ioprio.h: `IOPRIO_CLASS_RT` to `IOPRIO_CLASS_IDLE`, the classes fio's `cmdprio_class`
 /// takes.
@@ -3203,11 +3243,28 @@ pub static KEYS: &[KeyDef] = &[
         name: "io_submit_mode",
         aliases: &[],
         bare: false,
-        meaning: "inline or offload accepted: storlab's worker submits and reaps its own I/O",
+        meaning: "inline or offload: storlab's worker submits and reaps its own I/O either way; \
+                  offload makes serialize_overlap look across every offload job",
         field: "io_submit_mode",
-        apply: |_, v| match v {
-            "inline" | "offload" => Ok(()),
-            _ => Err(ApplyError::Invalid("use inline or offload".into())),
+        apply: |d, v| {
+            d.submit_offload = Some(match v {
+                "inline" => false,
+                "offload" => true,
+                _ => return Err(ApplyError::Invalid("use inline or offload".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "serialize_overlap",
+        aliases: &[],
+        bare: true,
+        meaning: "issue no I/O while one that overlaps it is in flight (of the job; with \
+                  io_submit_mode=offload, of every offload job that sets it)",
+        field: "serialize_overlap",
+        apply: |d, v| {
+            d.serialize_overlap = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {
@@ -3238,15 +3295,33 @@ pub static KEYS: &[KeyDef] = &[
         name: "flow",
         aliases: &[],
         bare: false,
-        meaning: "accepted with a warning: storlab does not balance jobs by fio's flow weights",
+        meaning: "this job's weight in its flow (flow_id): jobs of one flow issue I/O in the \
+                  ratio of their weights (0, the default: in no flow; at most 1000)",
         field: "flow",
         apply: |d, v| {
-            if v.trim_start_matches('-').parse::<i64>().is_err() {
-                return Err(ApplyError::Invalid("a whole number is needed".into()));
-            }
-            if v != "0" {
-                accept_without_effect(d, "flow");
-            }
+            let weight: u32 = v
+                .parse()
+                .ok()
+                .filter(|w| *w <= FLOW_MAX_WEIGHT)
+                .ok_or_else(|| {
+                    ApplyError::Invalid(format!("a weight from 0 to {FLOW_MAX_WEIGHT} is needed"))
+                })?;
+            d.flow_weight = Some(weight);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "flow_id",
+        aliases: &[],
+        bare: false,
+        meaning: "the flow this job's flow weight counts in (default 0): jobs with the same \
+                  flow_id share one",
+        field: "flow_id",
+        apply: |d, v| {
+            d.flow_id = Some(
+                v.parse()
+                    .map_err(|_| ApplyError::Invalid("a whole number is needed".into()))?,
+            );
             Ok(())
         },
     },
@@ -3254,12 +3329,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "flow_sleep",
         aliases: &[],
         bare: false,
-        meaning: "accepted with a warning (see flow)",
+        meaning: "how long a job ahead of its flow share waits before it looks again \
+                  (microseconds by default; 0: it looks again at once)",
         field: "flow_sleep",
         apply: |d, v| {
-            if parse_time_ns(v, NS_PER_US)? > 0 {
-                accept_without_effect(d, "flow_sleep");
-            }
+            d.flow_sleep_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
         },
     },
@@ -4061,9 +4135,41 @@ mod tests {
             ("io_submit_mode", Some("offload")),
         ])
         .unwrap();
-        assert_eq!(spec.warnings.len(), 2, "{:?}", spec.warnings);
-        assert!(spec.warnings[0].starts_with("flow: accepted, no effect"));
-        assert!(spec.warnings[1].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
+        assert!(spec.warnings[0].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(
+            spec.flow,
+            Some(FlowSpec {
+                id: 0,
+                weight: 2,
+                sleep_ns: 0
+            })
+        );
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("flow_id", Some("3")),
+            ("flow", Some("5")),
+            ("flow_sleep", Some("100")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.flow,
+            Some(FlowSpec {
+                id: 3,
+                weight: 5,
+                sleep_ns: 100_000
+            })
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("flow", Some("0"))])
+                .unwrap()
+                .flow,
+            None
+        );
+        assert_eq!(
+            draft(&[("flow", Some("1001"))]).unwrap_err().to_string(),
+            "--flow=1001: a weight from 0 to 1000 is needed"
+        );
         assert_eq!(
             draft(&[("nrfiles", Some("4"))]).unwrap_err().to_string(),
             "--nrfiles=4: storlab runs one file per job; split the job into one job per file"
@@ -4216,6 +4322,41 @@ mod tests {
     }
 
     #[test]
+    fn a_reading_job_with_verify_checks_its_reads_and_has_no_read_back() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("md5")),
+        ])
+        .unwrap();
+        assert!(!spec.verify, "nothing written, so no read-back phase");
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
+        // storlab's own check compares with what the job wrote: a reading job has nothing.
+        assert!(draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("1"))
+        ])
+        .is_err());
+    }
+
+    #[test]
+    fn serialize_overlap_is_on_only_where_io_can_race_as_fio_leaves_it() {
+        let with = |extra: &[(&str, Option<&str>)]| {
+            let mut all = vec![("size", Some("1M")), ("serialize_overlap", None)];
+            all.extend_from_slice(extra);
+            draft(&all).unwrap().serialize_overlap
+        };
+        assert!(with(&[("rw", Some("randwrite")), ("iodepth", Some("8"))]));
+        assert!(!with(&[("rw", Some("randwrite")), ("iodepth", Some("1"))]));
+        assert!(!with(&[("rw", Some("randread")), ("iodepth", Some("8"))]));
+        assert!(with(&[
+            ("rw", Some("read")),
+            ("io_submit_mode", Some("offload"))
+        ]));
+    }
+
+    #[test]
     fn verify_keys_follow_fio() {
         let base = [("size", Some("1M")), ("rw", Some("write"))];
         let with = |extra: &[(&str, Option<&str>)]| {
@@ -4255,7 +4396,11 @@ mod tests {
                 "verify_pattern, which is not set",
             ),
             (
-                &[("verify", Some("md5")), ("verify_interval", Some("3000"))][..],
+                &[
+                    ("verify", Some("md5")),
+                    ("bs", Some("64k")),
+                    ("verify_interval", Some("64k")),
+                ][..],
                 "must divide every block size",
             ),
             (
@@ -4294,6 +4439,19 @@ mod tests {
         ] {
             let error = with(keys).unwrap_err().to_string();
             assert!(error.contains(wanted), "{keys:?}: {error}");
+        }
+        // fio's fixup_options: an interval that does not divide the block becomes the block
+        // (gcd of the smallest and largest write), one above the block is lowered to it.
+        for (interval, bs, wanted) in [("3000", "4k", 4096), ("1M", "512", 512), ("512", "1M", 512)]
+        {
+            let spec = with(&[
+                ("verify", Some("md5")),
+                ("bs", Some(bs)),
+                ("verify_interval", Some(interval)),
+            ])
+            .unwrap();
+            let set = spec.verify_spec.unwrap().interval_bytes;
+            assert_eq!(set, Some(wanted), "verify_interval={interval} bs={bs}");
         }
         for keys in [
             &[("verify_state_save", Some("0"))][..],

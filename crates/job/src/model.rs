@@ -450,6 +450,21 @@ impl OpenSync {
     }
 }
 
+/// fio's `flow`: jobs sharing a `flow_id` hold their I/O in the ratio of their weights (fio 3.33,
+/// flow.c). Each job's issued I/Os, over the I/Os of every job in the flow, may not pass its
+/// weight over the flow's total weight; a job ahead of its share waits (`flow_sleep`) or tries
+/// again at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// `flow_id`: the jobs that share one flow (fio's default 0).
+    pub id: u32,
+    /// `flow`: this job's weight in the flow (1 to fio's `FLOW_MAX_WEIGHT`, 1000).
+    pub weight: u32,
+    /// `flow_sleep`: how long a job ahead of its share waits before it looks again (0: it
+    /// looks again at once, as fio's loop does).
+    pub sleep_ns: u64,
+}
+
 /// fio's `thinktime` family: the worker stalls as an application would between batches of I/O.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkSpec {
@@ -970,6 +985,19 @@ pub struct JobSpec {
     /// Stalls between batches of I/O (fio's `thinktime` family).
     #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
     pub think: ThinkSpec,
+    /// The job's share of a flow of jobs (fio's `flow`, `flow_id`, `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSpec>,
+    /// fio's `serialize_overlap`, as fio's `fixup_options` leaves it: no I/O is issued while
+    /// one that overlaps it is in flight (off when nothing can race: a job that only reads,
+    /// or one I/O at a time, unless submitted by offload).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub serialize_overlap: bool,
+    /// fio's `io_submit_mode=offload`. storlab's worker issues the I/O either way; what it
+    /// changes is `serialize_overlap`, which then checks against the in-flight I/O of every
+    /// offload job of the group that sets it, whatever its file (fio 3.33, rate-submit.c).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub submit_offload: bool,
     /// Where random offsets fall (fio's `random_distribution`).
     #[serde(default, skip_serializing_if = "RandomDistribution::is_random")]
     pub random_distribution: RandomDistribution,
@@ -1063,6 +1091,9 @@ impl JobSpec {
             engine_tuning: EngineTuning::default(),
             sync: SyncSpec::default(),
             think: ThinkSpec::default(),
+            flow: None,
+            serialize_overlap: false,
+            submit_offload: false,
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,
             allow_file_create: true,
@@ -1079,17 +1110,37 @@ impl JobSpec {
         }
     }
 
+    /// fio 3.33's `verify_interval` after its fix-ups (init.c, `fixup_options`): `set` (0 or
+    /// `None`: not set) becomes the smallest write block when write sizes vary and none is set;
+    /// one larger than the smallest write block (or, for a job that reads, read block) is
+    /// lowered to it; one that does not divide the smallest and largest write block becomes
+    /// their greatest common divisor.
+    pub fn fio_verify_interval_bytes(&self, set: Option<u64>) -> u64 {
+        let min_write = self.block_size_write.min_bytes();
+        let max_write = self.block_size_write.max_bytes();
+        let min_read = self.block_size_read.min_bytes();
+        let mut interval = set.unwrap_or(0);
+        if max_write != min_write && interval == 0 {
+            interval = min_write;
+        }
+        if interval > min_write {
+            interval = min_write;
+        } else if self.read_percent > 0 && interval > min_read {
+            interval = min_read;
+        }
+        if interval == 0
+            || !min_write.is_multiple_of(interval)
+            || !max_write.is_multiple_of(interval)
+        {
+            interval = gcd(min_write, max_write);
+        }
+        interval
+    }
+
     /// The largest size that divides every offset and length this job can issue: the greatest
     /// common divisor of the alignment, every block size (`bs`, `bsrange`, `bssplit`, both
     /// directions) and `io_size`. Verify keeps its record, and writes its headers, per granule.
     pub fn verify_granule_bytes(&self) -> u64 {
-        fn gcd(a: u64, b: u64) -> u64 {
-            if b == 0 {
-                a
-            } else {
-                gcd(b, a % b)
-            }
-        }
         let sizes = |spec: &BlockSizeSpec| -> u64 {
             match spec {
                 BlockSizeSpec::Fixed(size) => *size,
@@ -1326,5 +1377,14 @@ impl JobSet {
             }
         }
         paths
+    }
+}
+
+/// Greatest common divisor (Euclid).
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
