@@ -11,7 +11,7 @@ use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
     FadviseHint, FioLogKind, FioLogs, FlowSpec, JobSpec, OpenSync, RandomDistribution, RwModifier,
-    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind,
+    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, TrimMode, VerifyKind,
     VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
 };
@@ -102,14 +102,30 @@ enum RwMode {
     RandWrite,
     Mixed,
     RandMixed,
+    Trim,
+    RandTrim,
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl RwMode {
     fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandMixed
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandMixed
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
         )
+    }
+
+    fn trim(self) -> TrimMode {
+        match self {
+            RwMode::Trim | RwMode::RandTrim => TrimMode::Trim,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => TrimMode::TrimWrite,
+            _ => TrimMode::None,
+        }
     }
 }
 
@@ -181,6 +197,8 @@ pub struct JobDraft {
     percentage_random_write: Option<u8>,
     norandommap: Option<bool>,
     block_size_read: Option<BlockSizeSpec>,
+    /// The third (trim) value of `bs`, `bsrange` or `bssplit`.
+    block_size_trim: Option<BlockSizeSpec>,
     block_size_write: Option<BlockSizeSpec>,
     align_bytes: Option<u64>,
     iodepth: Option<u32>,
@@ -574,12 +592,20 @@ impl JobDraft {
         if let Some(rw) = self.rw {
             spec.read_percent = match rw {
                 RwMode::Read | RwMode::RandRead => 100,
-                RwMode::Write | RwMode::RandWrite => 0,
+                // A trim changes the target as a write does: opened for writing, under the
+                // same safety rules for block devices.
+                RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::Trim
+                | RwMode::RandTrim
+                | RwMode::TrimWrite
+                | RwMode::RandTrimWrite => 0,
                 RwMode::Mixed | RwMode::RandMixed => {
                     self.rwmixread.unwrap_or(RWMIX_READ_DEFAULT_PERCENT)
                 }
             };
         }
+        spec.trim = self.rw.map_or(TrimMode::None, RwMode::trim);
         let mixed = matches!(self.rw, Some(RwMode::Mixed | RwMode::RandMixed));
         if self.rwmixread.is_some() && !mixed {
             spec.warnings.push(format!(
@@ -625,6 +651,12 @@ impl JobDraft {
         }
         if let Some(bs) = &self.block_size_write {
             spec.block_size_write = bs.clone();
+        }
+        if let (TrimMode::Trim | TrimMode::TrimWrite, Some(trim_bs)) =
+            (spec.trim, &self.block_size_trim)
+        {
+            // A trim job reads nothing: its trims take the read stream and its sizes.
+            spec.block_size_read = trim_bs.clone();
         }
         spec.random_map = !self.norandommap.unwrap_or(false);
         set_if(&mut spec.direct, self.direct);
@@ -790,6 +822,20 @@ impl JobDraft {
         }
         self.apply_replay(&mut spec);
         self.fio_verify_fixups(&mut spec);
+        let on_a_file = match &spec.target {
+            Target::TempFileIn(_) => true,
+            Target::Path(path) => std::fs::metadata(path).map_or(true, |m| m.is_file()),
+            Target::Sim(_) | Target::None => false,
+        };
+        if spec.trim != TrimMode::None && on_a_file && spec.engine != EngineKind::Null {
+            spec.warnings.push(
+                "storlab differs from fio here: on a regular file storlab trims by punching a \
+                 hole (fallocate PUNCH_HOLE|KEEP_SIZE), where fio 3.33 fails the trim (its \
+                 os_trim is BLKDISCARD alone: error 25, ENOTTY); use a block device or \
+                 ioengine=null for fio's behaviour"
+                    .into(),
+            );
+        }
         // fio's init.c: no overlap check where nothing can race (a job that does not change
         // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
         spec.serialize_overlap = self.serialize_overlap == Some(true)
@@ -1107,24 +1153,24 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         Some((mode, n)) => (mode, Some(n)),
         None => (v, None),
     };
-    let mode = match v {
-        "read" => RwMode::Read,
-        "write" => RwMode::Write,
-        "randread" => RwMode::RandRead,
-        "randwrite" => RwMode::RandWrite,
-        "rw" | "readwrite" => RwMode::Mixed,
-        "randrw" => RwMode::RandMixed,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(ApplyError::Unsupported(
-                "trim workloads are not supported; use read, write, randread, randwrite, rw or randrw".into(),
-            ))
-        }
-        _ => {
-            return Err(ApplyError::Invalid(
-                "unknown mode; use read, write, randread, randwrite, rw or randrw".into(),
-            ))
-        }
-    };
+    let mode =
+        match v {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::Mixed,
+            "randrw" => RwMode::RandMixed,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
+            "randtrimwrite" => RwMode::RandTrimWrite,
+            _ => return Err(ApplyError::Invalid(
+                "unknown mode; use read, write, randread, randwrite, rw, randrw, trim, randtrim, \
+                 trimwrite or randtrimwrite"
+                    .into(),
+            )),
+        };
     d.rw_modifier = match modifier {
         None => None,
         Some(n) if n.trim_start().starts_with('-') => {
@@ -1339,6 +1385,34 @@ fn apply_block_sizes(
         d.block_size_write = Some(write);
     }
     Ok(())
+}
+
+/// A block-size key's read and write specs, as `crate::size` parses them.
+type ReadWriteSizes = (Option<BlockSizeSpec>, Option<BlockSizeSpec>);
+
+/// A block-size key in fio's `read,write,trim` form: the first two values as `read,write`, the
+/// third the trims' (fio's parse.c: the first value sets all three directions, the second the
+/// writes, the third the trims). Trims are issued only by the trim modes of `rw`; elsewhere the
+/// trim value has no use, as in fio.
+fn apply_block_sizes_with_trim(
+    d: &mut JobDraft,
+    v: &str,
+    parse: fn(&str) -> Result<ReadWriteSizes, ValueError>,
+) -> Result<(), ApplyError> {
+    let parts: Vec<&str> = v.splitn(3, ',').collect();
+    if let [read, write, trim] = parts.as_slice() {
+        apply_block_sizes(d, parse(&format!("{read},{write}"))?)?;
+        if !trim.trim().is_empty() {
+            d.block_size_trim = parse(trim)?.0;
+        }
+        return Ok(());
+    }
+    let pair = parse(v)?;
+    if parts.len() == 1 {
+        // One value: every direction, trims included.
+        d.block_size_trim = pair.0.clone();
+    }
+    apply_block_sizes(d, pair)
 }
 
 /// fio's `filename_format` with its variables filled in: `$jobname`, and `$jobnum` and
@@ -1995,7 +2069,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "rw",
         aliases: &["readwrite"],
         bare: false,
-        meaning: "read, write, randread, randwrite, rw (readwrite), randrw",
+        meaning: "read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, trimwrite, randtrimwrite",
         field: "rw",
         apply: apply_rw,
     },
@@ -2054,7 +2128,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size, or read,write block sizes",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_sizes(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_sizes),
     },
     KeyDef {
         name: "bsrange",
@@ -2062,7 +2136,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size range MIN-MAX (uniform, in alignment steps), or read,write ranges",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_size_ranges(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_ranges),
     },
     KeyDef {
         name: "bssplit",
@@ -2070,7 +2144,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "weighted block sizes SIZE/PERCENT:..., or read,write splits",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_size_splits(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_splits),
     },
     KeyDef {
         name: "blockalign",
@@ -4338,6 +4412,42 @@ mod tests {
             ("verify", Some("1"))
         ])
         .is_err());
+    }
+
+    #[test]
+    fn trim_modes_write_as_fio_and_take_the_third_block_size() {
+        let job = |rw: &str, bs: &str| {
+            draft(&[("size", Some("1M")), ("rw", Some(rw)), ("bs", Some(bs))]).unwrap()
+        };
+        for (rw, trim, random) in [
+            ("trim", TrimMode::Trim, false),
+            ("randtrim", TrimMode::Trim, true),
+            ("trimwrite", TrimMode::TrimWrite, false),
+            ("randtrimwrite", TrimMode::TrimWrite, true),
+        ] {
+            let spec = job(rw, "4k");
+            assert_eq!(
+                (spec.trim, spec.random_percent == 100),
+                (trim, random),
+                "{rw}"
+            );
+            assert_eq!(spec.read_percent, 0, "{rw}: opened for writing");
+            assert_eq!(spec.rw_name(), rw);
+        }
+        // fio's `bs=READ,WRITE,TRIM`: the trims take the third.
+        let spec = job("trimwrite", "4k,4k,8k");
+        assert_eq!(spec.block_size_read, BlockSizeSpec::Fixed(8192));
+        assert_eq!(spec.block_size_write, BlockSizeSpec::Fixed(4096));
+        // Elsewhere it has no use, as in fio; one value is every direction's.
+        assert_eq!(
+            job("read", "4k,8k,16k").block_size_read,
+            BlockSizeSpec::Fixed(4096)
+        );
+        assert_eq!(
+            job("trim", "16k").block_size_read,
+            BlockSizeSpec::Fixed(16384)
+        );
+        assert_eq!(job("write", "4k").trim, TrimMode::None);
     }
 
     #[test]

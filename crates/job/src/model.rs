@@ -450,6 +450,27 @@ impl OpenSync {
     }
 }
 
+/// fio's trim modes: `rw=trim`/`randtrim` discard blocks; `rw=trimwrite`/`randtrimwrite` discard
+/// each block and then write it (fio 3.33, io_u.c `set_rw_ddir`: a write at the offset and length
+/// of the trim before it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrimMode {
+    /// No trims: reads and writes as `read_percent` says.
+    #[default]
+    None,
+    /// Every I/O is a trim.
+    Trim,
+    /// A trim, then a write of the same block, in turn.
+    TrimWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+}
+
 /// fio's `flow`: jobs sharing a `flow_id` hold their I/O in the ratio of their weights (fio 3.33,
 /// flow.c). Each job's issued I/Os, over the I/Os of every job in the flow, may not pass its
 /// weight over the flow's total weight; a job ahead of its share waits (`flow_sleep`) or tries
@@ -985,6 +1006,9 @@ pub struct JobSpec {
     /// Stalls between batches of I/O (fio's `thinktime` family).
     #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
     pub think: ThinkSpec,
+    /// fio's trim modes (`read_percent` is then 0: a trim changes the target as a write does).
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
     /// The job's share of a flow of jobs (fio's `flow`, `flow_id`, `flow_sleep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSpec>,
@@ -1091,6 +1115,7 @@ impl JobSpec {
             engine_tuning: EngineTuning::default(),
             sync: SyncSpec::default(),
             think: ThinkSpec::default(),
+            trim: TrimMode::None,
             flow: None,
             serialize_overlap: false,
             submit_offload: false,
@@ -1203,6 +1228,13 @@ impl JobSpec {
     /// The fio-style `rw=` name of this job's direction/randomness mix.
     pub fn rw_name(&self) -> &'static str {
         let random = self.fully_random();
+        match (self.trim, random) {
+            (TrimMode::Trim, false) => return "trim",
+            (TrimMode::Trim, true) => return "randtrim",
+            (TrimMode::TrimWrite, false) => return "trimwrite",
+            (TrimMode::TrimWrite, true) => return "randtrimwrite",
+            (TrimMode::None, _) => {}
+        }
         match (self.read_percent, random) {
             (100, false) => "read",
             (100, true) => "randread",

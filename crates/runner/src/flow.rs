@@ -131,8 +131,13 @@ mod tests {
                 }
             }
         }
-        assert_eq!(issued[1] as f64 / issued[0] as f64, 5.0, "{issued:?}");
-        assert_eq!(issued[2] as f64 / issued[0] as f64, 10.0, "{issued:?}");
+        // Within a few I/Os of the weights (the flow's count starts at 1, as fio's).
+        assert!(issued[1].abs_diff(5 * issued[0]) <= 5, "{issued:?}");
+        assert!(issued[2].abs_diff(10 * issued[0]) <= 10, "{issued:?}");
+        assert_eq!(
+            issued[2], 16_000,
+            "the heaviest is never held back here: {issued:?}"
+        );
     }
 
     /// Another flow_id is another flow; a member that leaves no longer holds the others back.

@@ -323,6 +323,13 @@ impl Worker {
     ) -> Self {
         let depth = job.iodepth as usize;
         let time_based = job.time_based && job.runtime_ns.is_some();
+        // fio's backend.c: "in trimwrite mode, each byte is trimmed and then written, so allow
+        // total_bytes or number of ios to be twice as big".
+        let trimwrite_factor = if job.trim == storlab_job::TrimMode::TrimWrite {
+            2
+        } else {
+            1
+        };
         // fio's HOWTO on `number_ios`: it "does not extend the amount of I/O", so the bytes
         // bound stays and whichever comes first ends the job. A replay ends with its trace.
         let limit_bytes = if time_based || job.replay.is_some() {
@@ -333,7 +340,11 @@ impl Worker {
                 .io_size_bytes
                 .or(job.strided_zones.and(job.size_bytes))
                 .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
-            Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
+            Some(
+                per_loop
+                    .saturating_mul(u64::from(job.loops.max(1)))
+                    .saturating_mul(trimwrite_factor),
+            )
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
         let seed = job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -372,10 +383,11 @@ impl Worker {
             // `loops=3 number_ios=5` over 8 blocks reads blocks 0..=7 then 0..=6.
             // A time-based job ignores `number_ios` in fio 3.33 (`fio --time_based --runtime=1
             // --number_ios=12` issues I/O for the whole second): its runtime alone ends it.
-            limit_ios: job
-                .number_ios
-                .filter(|_| !time_based)
-                .map(|count| count.saturating_mul(u64::from(job.loops.max(1)))),
+            limit_ios: job.number_ios.filter(|_| !time_based).map(|count| {
+                count
+                    .saturating_mul(u64::from(job.loops.max(1)))
+                    .saturating_mul(trimwrite_factor)
+            }),
             limit_bytes,
             issued_ios: 0,
             issued_bytes: 0,
