@@ -2102,8 +2102,8 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "percent of random offsets in a rand* job (default 100); or read,write percents",
         field: "percentage_random",
         apply: |d, v| {
-            // fio's `read,write,trim` form; storlab's jobs issue no trims, so the trim share
-            // is checked and has no use (as in fio for a job without trims).
+            // fio's `read,write,trim` form; the trim share is checked and unused (trim modes
+            // of `rw` draw at the write share).
             let (read, write) =
                 read_write_dropping_trim(v, |t| parse_percent(t).map_err(ApplyError::from))?;
             d.percentage_random_read = read;
@@ -4805,7 +4805,7 @@ mod tests {
         };
         assert_eq!(shares("randrw", "30,70"), Ok((30, Some(70))));
         assert_eq!(shares("randrw", "40"), Ok((40, None)));
-        // A trim share is checked and has no use (storlab's jobs issue no trims).
+        // A trim share is checked and has no use (trim modes draw at the write share).
         assert_eq!(shares("randrw", "50,50,10"), Ok((50, None)));
         // A job in one direction keeps that direction's share.
         assert_eq!(shares("randwrite", "30,70"), Ok((70, None)));
