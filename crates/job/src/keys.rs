@@ -10,8 +10,8 @@ use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
-    FadviseHint, FioLogKind, FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier,
-    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind,
+    FadviseHint, FioLogKind, FioLogs, FlowSpec, JobSpec, OpenSync, RandomDistribution, RwModifier,
+    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, TrimMode, VerifyKind,
     VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
 };
@@ -102,14 +102,30 @@ enum RwMode {
     RandWrite,
     Mixed,
     RandMixed,
+    Trim,
+    RandTrim,
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl RwMode {
     fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandMixed
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandMixed
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
         )
+    }
+
+    fn trim(self) -> TrimMode {
+        match self {
+            RwMode::Trim | RwMode::RandTrim => TrimMode::Trim,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => TrimMode::TrimWrite,
+            _ => TrimMode::None,
+        }
     }
 }
 
@@ -184,6 +200,8 @@ pub struct JobDraft {
     percentage_random_write: Option<u8>,
     norandommap: Option<bool>,
     block_size_read: Option<BlockSizeSpec>,
+    /// The third (trim) value of `bs`, `bsrange` or `bssplit`.
+    block_size_trim: Option<BlockSizeSpec>,
     block_size_write: Option<BlockSizeSpec>,
     align_bytes: Option<u64>,
     iodepth: Option<u32>,
@@ -240,6 +258,11 @@ pub struct JobDraft {
     think_every_ios: Option<u32>,
     think_count_issued: Option<bool>,
     think_every_io_ns: Option<u64>,
+    flow_id: Option<u32>,
+    flow_weight: Option<u32>,
+    flow_sleep_ns: Option<u64>,
+    serialize_overlap: Option<bool>,
+    submit_offload: Option<bool>,
     random_distribution: Option<RandomDistribution>,
     /// `zonemode=strided` (true) or `none` (false).
     zonemode_strided: Option<bool>,
@@ -621,12 +644,20 @@ impl JobDraft {
         if let Some(rw) = self.rw {
             spec.read_percent = match rw {
                 RwMode::Read | RwMode::RandRead => 100,
-                RwMode::Write | RwMode::RandWrite => 0,
+                // A trim changes the target as a write does: opened for writing, under the
+                // same safety rules for block devices.
+                RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::Trim
+                | RwMode::RandTrim
+                | RwMode::TrimWrite
+                | RwMode::RandTrimWrite => 0,
                 RwMode::Mixed | RwMode::RandMixed => {
                     self.rwmixread.unwrap_or(RWMIX_READ_DEFAULT_PERCENT)
                 }
             };
         }
+        spec.trim = self.rw.map_or(TrimMode::None, RwMode::trim);
         let mixed = matches!(self.rw, Some(RwMode::Mixed | RwMode::RandMixed));
         if self.rwmixread.is_some() && !mixed {
             spec.warnings.push(format!(
@@ -672,6 +703,12 @@ impl JobDraft {
         }
         if let Some(bs) = &self.block_size_write {
             spec.block_size_write = bs.clone();
+        }
+        if let (TrimMode::Trim | TrimMode::TrimWrite, Some(trim_bs)) =
+            (spec.trim, &self.block_size_trim)
+        {
+            // A trim job reads nothing: its trims take the read stream and its sizes.
+            spec.block_size_read = trim_bs.clone();
         }
         spec.random_map = !self.norandommap.unwrap_or(false);
         set_if(&mut spec.direct, self.direct);
@@ -746,6 +783,13 @@ impl JobDraft {
             count_issued: self.think_count_issued.unwrap_or(false),
             every_io_ns: self.think_every_io_ns.unwrap_or(0),
         };
+        // fio's flow.c: a job joins a flow only with a weight (`flow=0`, the default, is none).
+        spec.flow = self.flow_weight.filter(|w| *w > 0).map(|weight| FlowSpec {
+            id: self.flow_id.unwrap_or(0),
+            weight,
+            sleep_ns: self.flow_sleep_ns.unwrap_or(0),
+        });
+        set_if(&mut spec.submit_offload, self.submit_offload);
         // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
         spec.rw_modifier = match self.rw_modifier {
             Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
@@ -834,7 +878,44 @@ impl JobDraft {
             ));
         }
         self.apply_replay(&mut spec);
+        self.fio_verify_fixups(&mut spec);
+        let on_a_file = match &spec.target {
+            Target::TempFileIn(_) => true,
+            Target::Path(path) => std::fs::metadata(path).map_or(true, |m| m.is_file()),
+            Target::Sim(_) | Target::None => false,
+        };
+        if spec.trim != TrimMode::None && on_a_file && spec.engine != EngineKind::Null {
+            spec.warnings.push(
+                "storlab differs from fio here: on a regular file storlab trims by punching a \
+                 hole (fallocate PUNCH_HOLE|KEEP_SIZE), where fio 3.33 fails the trim (its \
+                 os_trim is BLKDISCARD alone: error 25, ENOTTY); use a block device or \
+                 ioengine=null for fio's behaviour"
+                    .into(),
+            );
+        }
+        // fio's init.c: no overlap check where nothing can race (a job that does not change
+        // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
+        spec.serialize_overlap = self.serialize_overlap == Some(true)
+            && (spec.replay.is_some()
+                || (spec.read_percent < 100 && spec.iodepth > 1)
+                || spec.submit_offload);
         spec
+    }
+
+    /// fio's verify settings as fio's `fixup_options` leaves them (a `verify_interval` fio
+    /// would change is changed, with a warning, by `validate`): a job that only reads has no
+    /// read-back phase: fio checks the
+    /// headers of each block as it reads it (backend.c gives a read the `verify_io_u`
+    /// completion when the job does not write), so the read-back (`verify`) is off and the
+    /// worker checks every read against `verify_spec`.
+    fn fio_verify_fixups(&self, spec: &mut JobSpec) {
+        let reads_only = spec.read_percent == 100 && spec.replay.is_none();
+        let Some(verify) = spec.verify_spec.as_mut() else {
+            return;
+        };
+        if reads_only && !verify.only {
+            spec.verify = false;
+        }
     }
 
     /// The file a replayed trace goes to: `replay_redirect`, or the one file its I/O names (fio
@@ -1124,24 +1205,24 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         Some((mode, n)) => (mode, Some(n)),
         None => (v, None),
     };
-    let mode = match v {
-        "read" => RwMode::Read,
-        "write" => RwMode::Write,
-        "randread" => RwMode::RandRead,
-        "randwrite" => RwMode::RandWrite,
-        "rw" | "readwrite" => RwMode::Mixed,
-        "randrw" => RwMode::RandMixed,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(ApplyError::Unsupported(
-                "trim workloads are not supported; use read, write, randread, randwrite, rw or randrw".into(),
-            ))
-        }
-        _ => {
-            return Err(ApplyError::Invalid(
-                "unknown mode; use read, write, randread, randwrite, rw or randrw".into(),
-            ))
-        }
-    };
+    let mode =
+        match v {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::Mixed,
+            "randrw" => RwMode::RandMixed,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
+            "randtrimwrite" => RwMode::RandTrimWrite,
+            _ => return Err(ApplyError::Invalid(
+                "unknown mode; use read, write, randread, randwrite, rw, randrw, trim, randtrim, \
+                 trimwrite or randtrimwrite"
+                    .into(),
+            )),
+        };
     d.rw_modifier = match modifier {
         None => None,
         Some(n) if n.trim_start().starts_with('-') => {
@@ -1379,6 +1460,34 @@ fn apply_block_sizes(
     Ok(())
 }
 
+/// A block-size key's read and write specs, as `crate::size` parses them.
+type ReadWriteSizes = (Option<BlockSizeSpec>, Option<BlockSizeSpec>);
+
+/// A block-size key in fio's `read,write,trim` form: the first two values as `read,write`, the
+/// third the trims' (fio's parse.c: the first value sets all three directions, the second the
+/// writes, the third the trims). Trims are issued only by the trim modes of `rw`; elsewhere the
+/// trim value has no use, as in fio.
+fn apply_block_sizes_with_trim(
+    d: &mut JobDraft,
+    v: &str,
+    parse: fn(&str) -> Result<ReadWriteSizes, ValueError>,
+) -> Result<(), ApplyError> {
+    let parts: Vec<&str> = v.splitn(3, ',').collect();
+    if let [read, write, trim] = parts.as_slice() {
+        apply_block_sizes(d, parse(&format!("{read},{write}"))?)?;
+        if !trim.trim().is_empty() {
+            d.block_size_trim = parse(trim)?.0;
+        }
+        return Ok(());
+    }
+    let pair = parse(v)?;
+    if parts.len() == 1 {
+        // One value: every direction, trims included.
+        d.block_size_trim = pair.0.clone();
+    }
+    apply_block_sizes(d, pair)
+}
+
 /// fio's `filename_format` with its variables filled in: `$jobname`, and `$jobnum` and
 /// `$filenum` as 0 (storlab's job has one file, which its workers share).
 fn expand_filename_format(format: &str, job_name: &str) -> String {
@@ -1391,9 +1500,6 @@ fn expand_filename_format(format: &str, job_name: &str) -> String {
 /// What an accepted key does in fio that storlab does not, for its warning.
 fn no_effect_reason(key: &str) -> &'static str {
     match key {
-        "flow" | "flow_sleep" => {
-            "accepted, no effect: storlab does not hold jobs back to keep fio's flow ratio between them"
-        }
         "verify_pattern" => "accepted, no effect: fio writes and checks it only when verifying",
         "verify=sha256|sha512" => {
             "checked with storlab's own per-write data, without fio's header: fio 3.33's sha256 \
@@ -1410,6 +1516,9 @@ fn no_effect_reason(key: &str) -> &'static str {
         _ => "accepted, no effect",
     }
 }
+
+/// fio 3.33's `FLOW_MAX_WEIGHT` (flow.h): the largest `flow` weight its option parser takes.
+const FLOW_MAX_WEIGHT: u32 = 1000;
 
 /// linux/ioprio.h: `IOPRIO_CLASS_RT` to `IOPRIO_CLASS_IDLE`, the classes fio's `cmdprio_class`
 /// takes.
@@ -2053,7 +2162,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "rw",
         aliases: &["readwrite"],
         bare: false,
-        meaning: "read, write, randread, randwrite, rw (readwrite), randrw",
+        meaning: "read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, trimwrite, randtrimwrite",
         field: "rw",
         apply: apply_rw,
     },
@@ -2086,8 +2195,8 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "percent of random offsets in a rand* job (default 100); or read,write percents",
         field: "percentage_random",
         apply: |d, v| {
-            // fio's `read,write,trim` form; storlab's jobs issue no trims, so the trim share
-            // is checked and has no use (as in fio for a job without trims).
+            // fio's `read,write,trim` form; the trim share is checked and unused (trim modes
+            // of `rw` draw at the write share).
             let (read, write) =
                 read_write_dropping_trim(v, |t| parse_percent(t).map_err(ApplyError::from))?;
             d.percentage_random_read = read;
@@ -2112,7 +2221,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size, or read,write block sizes",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_sizes(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_sizes),
     },
     KeyDef {
         name: "bsrange",
@@ -2120,7 +2229,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size range MIN-MAX (uniform, in alignment steps), or read,write ranges",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_size_ranges(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_ranges),
     },
     KeyDef {
         name: "bssplit",
@@ -2128,7 +2237,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "weighted block sizes SIZE/PERCENT:..., or read,write splits",
         field: "bs",
-        apply: |d, v| apply_block_sizes(d, parse_block_size_splits(v)?),
+        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_splits),
     },
     KeyDef {
         name: "blockalign",
@@ -3304,11 +3413,28 @@ pub static KEYS: &[KeyDef] = &[
         name: "io_submit_mode",
         aliases: &[],
         bare: false,
-        meaning: "inline or offload accepted: storlab's worker submits and reaps its own I/O",
+        meaning: "inline or offload: storlab's worker submits and reaps its own I/O either way; \
+                  offload makes serialize_overlap look across every offload job",
         field: "io_submit_mode",
-        apply: |_, v| match v {
-            "inline" | "offload" => Ok(()),
-            _ => Err(ApplyError::Invalid("use inline or offload".into())),
+        apply: |d, v| {
+            d.submit_offload = Some(match v {
+                "inline" => false,
+                "offload" => true,
+                _ => return Err(ApplyError::Invalid("use inline or offload".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "serialize_overlap",
+        aliases: &[],
+        bare: true,
+        meaning: "issue no I/O while one that overlaps it is in flight (of the job; with \
+                  io_submit_mode=offload, of every offload job that sets it)",
+        field: "serialize_overlap",
+        apply: |d, v| {
+            d.serialize_overlap = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {
@@ -3339,15 +3465,33 @@ pub static KEYS: &[KeyDef] = &[
         name: "flow",
         aliases: &[],
         bare: false,
-        meaning: "accepted with a warning: storlab does not balance jobs by fio's flow weights",
+        meaning: "this job's weight in its flow (flow_id): jobs of one flow issue I/O in the \
+                  ratio of their weights (0, the default: in no flow; at most 1000)",
         field: "flow",
         apply: |d, v| {
-            if v.trim_start_matches('-').parse::<i64>().is_err() {
-                return Err(ApplyError::Invalid("a whole number is needed".into()));
-            }
-            if v != "0" {
-                accept_without_effect(d, "flow");
-            }
+            let weight: u32 = v
+                .parse()
+                .ok()
+                .filter(|w| *w <= FLOW_MAX_WEIGHT)
+                .ok_or_else(|| {
+                    ApplyError::Invalid(format!("a weight from 0 to {FLOW_MAX_WEIGHT} is needed"))
+                })?;
+            d.flow_weight = Some(weight);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "flow_id",
+        aliases: &[],
+        bare: false,
+        meaning: "the flow this job's flow weight counts in (default 0): jobs with the same \
+                  flow_id share one",
+        field: "flow_id",
+        apply: |d, v| {
+            d.flow_id = Some(
+                v.parse()
+                    .map_err(|_| ApplyError::Invalid("a whole number is needed".into()))?,
+            );
             Ok(())
         },
     },
@@ -3355,12 +3499,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "flow_sleep",
         aliases: &[],
         bare: false,
-        meaning: "accepted with a warning (see flow)",
+        meaning: "how long a job ahead of its flow share waits before it looks again \
+                  (microseconds by default; 0: it looks again at once)",
         field: "flow_sleep",
         apply: |d, v| {
-            if parse_time_ns(v, NS_PER_US)? > 0 {
-                accept_without_effect(d, "flow_sleep");
-            }
+            d.flow_sleep_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
         },
     },
@@ -4225,9 +4368,41 @@ mod tests {
             ("io_submit_mode", Some("offload")),
         ])
         .unwrap();
-        assert_eq!(spec.warnings.len(), 2, "{:?}", spec.warnings);
-        assert!(spec.warnings[0].starts_with("flow: accepted, no effect"));
-        assert!(spec.warnings[1].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
+        assert!(spec.warnings[0].starts_with("cpus_allowed: accepted, no effect"));
+        assert_eq!(
+            spec.flow,
+            Some(FlowSpec {
+                id: 0,
+                weight: 2,
+                sleep_ns: 0
+            })
+        );
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("flow_id", Some("3")),
+            ("flow", Some("5")),
+            ("flow_sleep", Some("100")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.flow,
+            Some(FlowSpec {
+                id: 3,
+                weight: 5,
+                sleep_ns: 100_000
+            })
+        );
+        assert_eq!(
+            draft(&[("size", Some("1M")), ("flow", Some("0"))])
+                .unwrap()
+                .flow,
+            None
+        );
+        assert_eq!(
+            draft(&[("flow", Some("1001"))]).unwrap_err().to_string(),
+            "--flow=1001: a weight from 0 to 1000 is needed"
+        );
         assert_eq!(
             draft(&[("nrfiles", Some("4"))]).unwrap_err().to_string(),
             "--nrfiles=4: storlab runs one file per job; split the job into one job per file"
@@ -4377,6 +4552,77 @@ mod tests {
         ])
         .is_ok());
         assert!(with(&[("ignore_error", Some("EIO"))]).is_err());
+    }
+
+    #[test]
+    fn a_reading_job_with_verify_checks_its_reads_and_has_no_read_back() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("md5")),
+        ])
+        .unwrap();
+        assert!(!spec.verify, "nothing written, so no read-back phase");
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
+        // storlab's own check compares with what the job wrote: a reading job has nothing.
+        assert!(draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("1"))
+        ])
+        .is_err());
+    }
+
+    #[test]
+    fn trim_modes_write_as_fio_and_take_the_third_block_size() {
+        let job = |rw: &str, bs: &str| {
+            draft(&[("size", Some("1M")), ("rw", Some(rw)), ("bs", Some(bs))]).unwrap()
+        };
+        for (rw, trim, random) in [
+            ("trim", TrimMode::Trim, false),
+            ("randtrim", TrimMode::Trim, true),
+            ("trimwrite", TrimMode::TrimWrite, false),
+            ("randtrimwrite", TrimMode::TrimWrite, true),
+        ] {
+            let spec = job(rw, "4k");
+            assert_eq!(
+                (spec.trim, spec.random_percent == 100),
+                (trim, random),
+                "{rw}"
+            );
+            assert_eq!(spec.read_percent, 0, "{rw}: opened for writing");
+            assert_eq!(spec.rw_name(), rw);
+        }
+        // fio's `bs=READ,WRITE,TRIM`: the trims take the third.
+        let spec = job("trimwrite", "4k,4k,8k");
+        assert_eq!(spec.block_size_read, BlockSizeSpec::Fixed(8192));
+        assert_eq!(spec.block_size_write, BlockSizeSpec::Fixed(4096));
+        // Elsewhere it has no use, as in fio; one value is every direction's.
+        assert_eq!(
+            job("read", "4k,8k,16k").block_size_read,
+            BlockSizeSpec::Fixed(4096)
+        );
+        assert_eq!(
+            job("trim", "16k").block_size_read,
+            BlockSizeSpec::Fixed(16384)
+        );
+        assert_eq!(job("write", "4k").trim, TrimMode::None);
+    }
+
+    #[test]
+    fn serialize_overlap_is_on_only_where_io_can_race_as_fio_leaves_it() {
+        let with = |extra: &[(&str, Option<&str>)]| {
+            let mut all = vec![("size", Some("1M")), ("serialize_overlap", None)];
+            all.extend_from_slice(extra);
+            draft(&all).unwrap().serialize_overlap
+        };
+        assert!(with(&[("rw", Some("randwrite")), ("iodepth", Some("8"))]));
+        assert!(!with(&[("rw", Some("randwrite")), ("iodepth", Some("1"))]));
+        assert!(!with(&[("rw", Some("randread")), ("iodepth", Some("8"))]));
+        assert!(with(&[
+            ("rw", Some("read")),
+            ("io_submit_mode", Some("offload"))
+        ]));
     }
 
     #[test]
@@ -4560,6 +4806,19 @@ mod tests {
             ])
             .unwrap();
             assert!(spec.verify_state_load);
+        }
+        // fio's fixup_options: an interval that does not divide the block becomes the block
+        // (gcd of the smallest and largest write), one above the block is lowered to it.
+        for (interval, bs, wanted) in [("3000", "4k", 4096), ("1M", "512", 512), ("512", "1M", 512)]
+        {
+            let spec = with(&[
+                ("verify", Some("md5")),
+                ("bs", Some(bs)),
+                ("verify_interval", Some(interval)),
+            ])
+            .unwrap();
+            let set = spec.verify_spec.unwrap().interval_bytes;
+            assert_eq!(set, Some(wanted), "verify_interval={interval} bs={bs}");
         }
         for keys in [
             &[("verify_state_save", Some("0"))][..],
@@ -4803,7 +5062,7 @@ mod tests {
         };
         assert_eq!(shares("randrw", "30,70"), Ok((30, Some(70))));
         assert_eq!(shares("randrw", "40"), Ok((40, None)));
-        // A trim share is checked and has no use (storlab's jobs issue no trims).
+        // A trim share is checked and has no use (trim modes draw at the write share).
         assert_eq!(shares("randrw", "50,50,10"), Ok((50, None)));
         // A job in one direction keeps that direction's share.
         assert_eq!(shares("randwrite", "30,70"), Ok((70, None)));

@@ -476,6 +476,42 @@ impl OpenSync {
     }
 }
 
+/// fio's trim modes: `rw=trim`/`randtrim` discard blocks; `rw=trimwrite`/`randtrimwrite` discard
+/// each block and then write it (fio 3.33, io_u.c `set_rw_ddir`: a write at the offset and length
+/// of the trim before it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrimMode {
+    /// No trims: reads and writes as `read_percent` says.
+    #[default]
+    None,
+    /// Every I/O is a trim.
+    Trim,
+    /// A trim, then a write of the same block, in turn.
+    TrimWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
+}
+
+/// fio's `flow`: jobs sharing a `flow_id` hold their I/O in the ratio of their weights (fio 3.33,
+/// flow.c). Each job's issued I/Os, over the I/Os of every job in the flow, may not pass its
+/// weight over the flow's total weight; a job ahead of its share waits (`flow_sleep`) or tries
+/// again at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// `flow_id`: the jobs that share one flow (fio's default 0).
+    pub id: u32,
+    /// `flow`: this job's weight in the flow (1 to fio's `FLOW_MAX_WEIGHT`, 1000).
+    pub weight: u32,
+    /// `flow_sleep`: how long a job ahead of its share waits before it looks again (0: it
+    /// looks again at once, as fio's loop does).
+    pub sleep_ns: u64,
+}
+
 /// fio's `thinktime` family: the worker stalls as an application would between batches of I/O.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkSpec {
@@ -1005,6 +1041,22 @@ pub struct JobSpec {
     /// Stalls between batches of I/O (fio's `thinktime` family).
     #[serde(default, skip_serializing_if = "ThinkSpec::is_unset")]
     pub think: ThinkSpec,
+    /// fio's trim modes (`read_percent` is then 0: a trim changes the target as a write does).
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
+    /// The job's share of a flow of jobs (fio's `flow`, `flow_id`, `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSpec>,
+    /// fio's `serialize_overlap`, as fio's `fixup_options` leaves it: no I/O is issued while
+    /// one that overlaps it is in flight (off when nothing can race: a job that only reads,
+    /// or one I/O at a time, unless submitted by offload).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub serialize_overlap: bool,
+    /// fio's `io_submit_mode=offload`. storlab's worker issues the I/O either way; what it
+    /// changes is `serialize_overlap`, which then checks against the in-flight I/O of every
+    /// offload job of the group that sets it, whatever its file (fio 3.33, rate-submit.c).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub submit_offload: bool,
     /// Where random offsets fall (fio's `random_distribution`).
     #[serde(default, skip_serializing_if = "RandomDistribution::is_random")]
     pub random_distribution: RandomDistribution,
@@ -1100,6 +1152,10 @@ impl JobSpec {
             engine_tuning: EngineTuning::default(),
             sync: SyncSpec::default(),
             think: ThinkSpec::default(),
+            trim: TrimMode::None,
+            flow: None,
+            serialize_overlap: false,
+            submit_offload: false,
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,
             allow_file_create: true,
@@ -1238,6 +1294,13 @@ impl JobSpec {
     /// The fio-style `rw=` name of this job's direction/randomness mix.
     pub fn rw_name(&self) -> &'static str {
         let random = self.fully_random();
+        match (self.trim, random) {
+            (TrimMode::Trim, false) => return "trim",
+            (TrimMode::Trim, true) => return "randtrim",
+            (TrimMode::TrimWrite, false) => return "trimwrite",
+            (TrimMode::TrimWrite, true) => return "randtrimwrite",
+            (TrimMode::None, _) => {}
+        }
         match (self.read_percent, random) {
             (100, false) => "read",
             (100, true) => "randread",

@@ -155,6 +155,15 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
              differs); a fixed pattern cannot be checked that way, so drop verify or the pattern",
         ));
     }
+    if spec.trim != crate::model::TrimMode::None && (spec.verify || spec.verify_spec.is_some()) {
+        return Err(JobError::unsupported(
+            location,
+            "verify",
+            None,
+            "verify with a trim workload (rw=trim, randtrim, trimwrite, randtrimwrite) is not \
+             supported: storlab's read-back does not know which blocks a trim left undefined",
+        ));
+    }
     if spec.verify && spec.read_percent == 100 {
         return Err(JobError::invalid(
             location,

@@ -250,14 +250,45 @@ impl FioFormat {
     /// header (magic, length, offset, its crc), then its checksum and the verify pattern.
     /// The seed and `numberio` are not compared (fio skips them in `verify_only` too).
     pub fn check_granule(&self, granule: &[u8], offset_bytes: u64) -> Result<(), Failure> {
-        if self.kind == VerifyKind::Null {
-            return Ok(());
-        }
         let step = if self.header_bytes == 0 {
             self.granule_bytes
         } else {
             self.interval_bytes
         };
+        self.check_in_steps(granule, offset_bytes, step)
+    }
+
+    /// The format a job that only reads checks its reads with: fio's `verify_interval` as
+    /// fio's `fixup_options` derives it from the job's block sizes (storlab's write granule
+    /// plays no part: the data is whoever wrote it).
+    pub fn for_reads(spec: &VerifySpec, job: &JobSpec) -> Self {
+        let mut format = FioFormat::new(spec, job);
+        format.interval_bytes = job.fio_verify_interval_bytes(spec.interval_bytes) as usize;
+        format
+    }
+
+    /// Check one block a reading job read from `offset_bytes`, as fio's `verify_io_u` does for
+    /// a job that does not write: a header every `verify_interval` bytes, or one for the whole
+    /// block when it is shorter (verify.c, `get_hdr_inc`); the seed and `numberio` are not
+    /// compared (fio cannot know the last write of a block it did not write).
+    pub fn check_read_block(&self, block: &[u8], offset_bytes: u64) -> Result<(), Failure> {
+        let step = if self.interval_bytes > 0 && self.interval_bytes <= block.len() {
+            self.interval_bytes
+        } else {
+            block.len()
+        };
+        self.check_in_steps(block, offset_bytes, step)
+    }
+
+    fn check_in_steps(
+        &self,
+        granule: &[u8],
+        offset_bytes: u64,
+        step: usize,
+    ) -> Result<(), Failure> {
+        if self.kind == VerifyKind::Null || step == 0 {
+            return Ok(());
+        }
         // The pattern runs from the granule's start, under the headers: built once per granule.
         let want = self.pattern.as_ref().map(|p| {
             let mut want = vec![0u8; granule.len()];

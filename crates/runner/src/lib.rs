@@ -10,7 +10,9 @@ mod compressibility;
 mod distribution;
 pub mod fio_log;
 pub mod fio_verify;
+pub mod flow;
 pub mod offsets;
+pub mod overlap;
 pub mod pattern;
 mod random_map;
 pub mod state;
@@ -353,6 +355,11 @@ fn run_group(
 ) -> Result<Vec<JobOutcome>, RunError> {
     let mut prepared = Vec::with_capacity(group.len());
     let mut thread_number = first_thread_number;
+    // The group's jobs run together; a flow never spans groups (its members from an earlier
+    // group left it when they ended, as in fio).
+    let mut flows = flow::Flows::default();
+    // The in-flight I/O of the group's offload jobs that serialize overlaps.
+    let overlap_board = std::sync::Arc::new(overlap::OverlapBoard::default());
     for (job_index, job) in group.iter().enumerate() {
         if let (false, storlab_job::Target::Path(path)) = (job.allow_file_create, &job.target) {
             if !path.exists() {
@@ -409,6 +416,13 @@ fn run_group(
                 worker.stop_verify_as_saved(saved);
             }
             thread_number = thread_number.saturating_add(1);
+            // Every clone is a member of its own (fio's flow is per thread).
+            if let Some(spec) = job.flow {
+                worker.join_flow(flows.join(spec));
+            }
+            if job.serialize_overlap && job.submit_offload {
+                worker.share_overlap_board(std::sync::Arc::clone(&overlap_board));
+            }
         }
         if job.verify && regions_overlap(&regions) {
             workers.iter_mut().for_each(Worker::shares_its_region);

@@ -5,7 +5,7 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, JobSpec, RwModifier, StridedZones};
+use storlab_job::{BlockSizeSpec, JobSpec, RwModifier, StridedZones, TrimMode};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,10 @@ pub struct OffsetGenerator {
     rw_modifier: RwModifier,
     /// Random I/Os issued under `rw=randMODE:N`: every N-th takes a new random offset.
     random_draws: u64,
+    /// fio's trim modes: every I/O a trim, or a trim and then a write of its block.
+    trim: TrimMode,
+    /// `trimwrite`: the trim whose block the next I/O writes.
+    trim_to_write: Option<PlannedIo>,
     /// fio's `zonemode=strided`: the zones, where the current one starts (relative to the
     /// region) and the bytes done in it.
     strided: Option<StridedZones>,
@@ -137,6 +141,8 @@ impl OffsetGenerator {
             ],
             block_size_read: job.block_size_read.clone(),
             block_size_write: job.block_size_write.clone(),
+            trim: job.trim,
+            trim_to_write: None,
             cursor_bytes: [0; 2],
             random_map: random_map.filter(|_| job.rw_modifier == RwModifier::None),
             distribution,
@@ -190,6 +196,26 @@ impl OffsetGenerator {
 
     /// The next I/O. Sequential I/O wraps at the end of the region (time-based runs go round).
     pub fn next_io(&mut self) -> PlannedIo {
+        match self.trim {
+            TrimMode::None => {}
+            // Trims take the first stream (its cursor, random map and block sizes: fio's `bs`
+            // sets the trim size with the read size).
+            TrimMode::Trim => return self.next_io_in(IoDirection::Trim),
+            // fio 3.33 (io_u.c, `set_rw_ddir`, `get_next_offset`, `get_next_buflen`): after a
+            // trim, a write of the same offset and length; the write takes nothing from the
+            // random map or the cursor.
+            TrimMode::TrimWrite => {
+                if let Some(trim) = self.trim_to_write.take() {
+                    return PlannedIo {
+                        direction: IoDirection::Write,
+                        ..trim
+                    };
+                }
+                let trim = self.next_io_in(IoDirection::Trim);
+                self.trim_to_write = Some(trim);
+                return trim;
+            }
+        }
         let direction = if self.percent_hit(self.read_percent) {
             IoDirection::Read
         } else {

@@ -383,7 +383,7 @@ pub struct FioMismatch {
 
 /// The error for `failure` in the granule at `at` (`have` read, `want` expected), after
 /// dumping the block as fio's `verify_dump` does.
-fn fio_failure(
+pub(crate) fn fio_failure(
     job: &JobSpec,
     format: &FioFormat,
     failure: Failure,

@@ -238,6 +238,15 @@ pub struct Worker {
     unchecked_format: Option<Arc<FioFormat>>,
     /// fio's `verify_only`: writes are recorded, not issued, and reads skipped.
     verify_only: bool,
+    /// fio's `serialize_overlap`: no I/O goes while one overlapping it is in flight.
+    serialize_overlap: bool,
+    /// With `io_submit_mode=offload`, the in-flight I/O of every such job of the group.
+    overlap_board: Option<Arc<crate::overlap::OverlapBoard>>,
+    /// fio's `flow`: this worker's part of the flow its job names.
+    flow: Option<crate::flow::FlowMember>,
+    /// A job that only reads, with fio's verify set: each read is checked against fio's
+    /// headers and checksums as it completes (fio 3.33, backend.c `do_io`).
+    read_check: Option<Box<FioFormat>>,
     /// This worker's data seed (verify blocks are generated from it).
     worker_seed: u64,
     /// fio's `verify_backlog` (verify runs that set it).
@@ -316,6 +325,13 @@ impl Worker {
     ) -> Self {
         let depth = job.iodepth as usize;
         let time_based = job.time_based && job.runtime_ns.is_some();
+        // fio's backend.c: "in trimwrite mode, each byte is trimmed and then written, so allow
+        // total_bytes or number of ios to be twice as big".
+        let trimwrite_factor = if job.trim == storlab_job::TrimMode::TrimWrite {
+            2
+        } else {
+            1
+        };
         // fio's HOWTO on `number_ios`: it "does not extend the amount of I/O", so the bytes
         // bound stays and whichever comes first ends the job. A replay ends with its trace.
         let limit_bytes = if time_based || job.replay.is_some() {
@@ -326,7 +342,11 @@ impl Worker {
                 .io_size_bytes
                 .or(job.strided_zones.and(job.size_bytes))
                 .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
-            Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
+            Some(
+                per_loop
+                    .saturating_mul(u64::from(job.loops.max(1)))
+                    .saturating_mul(trimwrite_factor),
+            )
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
         let seed = job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -365,10 +385,11 @@ impl Worker {
             // `loops=3 number_ios=5` over 8 blocks reads blocks 0..=7 then 0..=6.
             // A time-based job ignores `number_ios` in fio 3.33 (`fio --time_based --runtime=1
             // --number_ios=12` issues I/O for the whole second): its runtime alone ends it.
-            limit_ios: job
-                .number_ios
-                .filter(|_| !time_based)
-                .map(|count| count.saturating_mul(u64::from(job.loops.max(1)))),
+            limit_ios: job.number_ios.filter(|_| !time_based).map(|count| {
+                count
+                    .saturating_mul(u64::from(job.loops.max(1)))
+                    .saturating_mul(trimwrite_factor)
+            }),
             limit_bytes,
             issued_ios: 0,
             issued_bytes: 0,
@@ -388,10 +409,18 @@ impl Worker {
             }),
             mixed: (1..100).contains(&job.read_percent) && job.replay.is_none(),
             verify,
-            verify_job: job.verify.then(|| Box::new(job.clone())),
+            verify_job: (job.verify || job.verify_spec.is_some()).then(|| Box::new(job.clone())),
             // `do_verify=0`: the blocks carry fio's headers, nothing reads them back.
             unchecked_format: fio_format.filter(|_| !job.verify),
             verify_only: job.verify_spec.as_ref().is_some_and(|v| v.only),
+            serialize_overlap: job.serialize_overlap,
+            overlap_board: None,
+            flow: None,
+            read_check: job
+                .verify_spec
+                .as_ref()
+                .filter(|v| job.read_percent == 100 && !job.verify && !v.only)
+                .map(|v| Box::new(FioFormat::for_reads(v, job))),
             worker_seed: seed,
             backlog: job
                 .verify_spec
@@ -495,6 +524,47 @@ impl Worker {
     fn note_logged_write(&mut self, offset_bytes: u64) {
         if let Some(cut) = self.verify_cut.as_mut() {
             cut.note_logged_write(self.write_counter, offset_bytes);
+        }
+    }
+
+    /// Makes this worker a member of a flow (fio's `flow`): it issues only while its share of
+    /// the flow's I/Os is within its share of the flow's weight.
+    pub fn join_flow(&mut self, member: crate::flow::FlowMember) {
+        self.flow = Some(member);
+    }
+
+    /// Checks this worker's I/O against the in-flight I/O of other offload jobs too (fio's
+    /// `serialize_overlap` with `io_submit_mode=offload`).
+    pub fn share_overlap_board(&mut self, board: Arc<crate::overlap::OverlapBoard>) {
+        self.overlap_board = Some(board);
+    }
+
+    /// This worker's key on the overlap board: unique within the group.
+    fn overlap_key(&self) -> u64 {
+        (self.job_index as u64) << 32 | u64::from(self.worker_index)
+    }
+
+    /// Whether an I/O of this worker in flight overlaps `io` (fio's `in_flight_overlap`).
+    fn overlaps_own_in_flight(&self, io: &PlannedIo) -> bool {
+        let (start, end) = (io.offset_bytes, io.offset_bytes + u64::from(io.len_bytes));
+        self.in_flight.iter().any(|f| {
+            f.direction.is_some()
+                && start < f.offset_bytes + u64::from(f.len_bytes)
+                && f.offset_bytes < end
+        })
+    }
+
+    /// Leaves the worker's flow once it issues no more (fio's `flow_exit_job`).
+    fn leave_flow(&mut self) {
+        if let Some(flow) = self.flow.as_mut() {
+            flow.leave();
+        }
+    }
+
+    /// Takes what this worker still had on the overlap board off it, once it stopped.
+    fn leave_overlap_board(&self) {
+        if let Some(board) = &self.overlap_board {
+            board.release_all(self.overlap_key());
         }
     }
 
@@ -719,6 +789,25 @@ impl Worker {
                 self.issued_bytes += u64::from(io.len_bytes);
                 continue;
             }
+            if self.serialize_overlap {
+                let end = io.offset_bytes + u64::from(io.len_bytes);
+                let shared = self
+                    .overlap_board
+                    .as_ref()
+                    .is_some_and(|b| b.overlaps(io.offset_bytes, end));
+                if shared || self.overlaps_own_in_flight(&io) {
+                    // fio's FIO_Q_BUSY: wait for a completion (or another job's) and try again.
+                    return Ok((queued, None));
+                }
+            }
+            if let Some(flow) = self.flow.as_ref().filter(|f| f.ahead()) {
+                // fio's flow_threshold_exceeded: with flow_sleep, the queue drains and the
+                // worker sleeps; without, it looks again at once.
+                if flow.sleep_ns == 0 || queued > 0 || self.outstanding() > 0 {
+                    return Ok((queued, None));
+                }
+                return Ok((queued, Some(now_ns + flow.sleep_ns)));
+            }
             let rate = Self::rate_index(io.direction);
             // The stricter of the I/O and byte ceilings spaces this I/O from the previous one.
             let bytes_interval = self.rate_bytes_per_s[rate].map(|per_s| {
@@ -753,7 +842,17 @@ impl Worker {
                 self.rate_next_ns[rate] =
                     self.rate_next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
             }
+            if let Some(board) = &self.overlap_board {
+                let end = io.offset_bytes + u64::from(io.len_bytes);
+                if !board.try_claim(self.overlap_key(), io.offset_bytes, end) {
+                    // Another job claimed an overlapping range since the look above.
+                    return Ok((queued, None));
+                }
+            }
             self.pending = None;
+            if let Some(flow) = self.flow.as_mut() {
+                flow.count_io();
+            }
             if let Some(pass_bytes) = self.invalidate_pass_bytes {
                 if self.issued_bytes >= self.next_pass_at_bytes {
                     // A pass over the region completed: as fio does at every loop, drop what it
@@ -1074,7 +1173,12 @@ impl Worker {
     fn complete(&mut self, engine: &dyn IoEngine, completion: IoCompletion, window: Window) {
         let relative = (completion.slot - self.slot_base) as usize;
         let io = self.in_flight[relative];
+        // No longer in flight (`serialize_overlap` looks at the entries with a direction).
+        self.in_flight[relative].direction = None;
         self.free_slots.push(relative as u32);
+        if let (Some(board), Some(_)) = (&self.overlap_board, io.direction) {
+            board.release(self.overlap_key(), io.offset_bytes);
+        }
         let Some(direction) = io.direction else {
             self.error.get_or_insert(RunError::Protocol(format!(
                 "engine completed slot {} that had no request",
@@ -1150,6 +1254,21 @@ impl Worker {
             }
             if self.rate_min_bytes_per_s != [None; 2] || self.rate_min_ios_per_s != [None; 2] {
                 self.check_rate_min(t_ns);
+            }
+        }
+        if let (IoDirection::Read, Some(format)) = (direction, self.read_check.as_deref()) {
+            let found = &engine.buffer(completion.slot)[..io.len_bytes as usize];
+            if let Err(failure) = format.check_read_block(found, io.offset_bytes) {
+                let job = self.verify_job.as_deref().expect("set with a read check");
+                let expected = format.expected_from_header(found, io.offset_bytes);
+                self.error.get_or_insert(verify::fio_failure(
+                    job,
+                    format,
+                    failure,
+                    io.offset_bytes,
+                    found,
+                    &expected,
+                ));
             }
         }
         if let Some(v) = self.verify.as_mut() {
@@ -1236,6 +1355,9 @@ impl Issue {
             let in_flight_before = w.outstanding() as u64;
             let (queued, wait) = w.fill(engine, now_ns, &mut self.queued_slots)?;
             *queued_here = queued as u64;
+            if w.finished_issuing() {
+                w.leave_flow();
+            }
             if measuring {
                 // As fio's io_u_mark_depth: each I/O at the depth it raised the queue to. A
                 // synchronous engine does each I/O inside submit, one after another: only
@@ -1439,6 +1561,8 @@ pub fn drive(
     let end_ns = engine.now_ns();
     let cpu = CpuTime::thread_now() - cpu_start;
     for w in workers.iter_mut() {
+        w.leave_flow();
+        w.leave_overlap_board();
         if let Some(log) = w.iolog.as_mut() {
             log.close(&w.job_name)?;
         }

@@ -28,6 +28,7 @@ mod fio_cli;
 mod fio_json;
 mod fio_logs;
 mod fio_oracle;
+mod fio_testsuite;
 mod fio_verify;
 mod generate;
 mod guard;
