@@ -9,6 +9,7 @@
 mod compressibility;
 mod distribution;
 pub mod fio_log;
+pub mod fio_rand;
 pub mod fio_verify;
 pub mod offsets;
 pub mod pattern;
