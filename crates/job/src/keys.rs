@@ -10,7 +10,7 @@ use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
-    FadviseHint, FioLogKind, FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier,
+    FadviseHint, FioLogKind, FioLogs, FioRandom, JobSpec, OpenSync, RandomDistribution, RwModifier,
     SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, VerifyKind,
     VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
@@ -70,6 +70,17 @@ struct Provenance {
 }
 
 /// An action fio's `replay_skip` leaves out of a replay.
+/// fio's `random_generator` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FioGenerator {
+    Tausworthe,
+    Tausworthe64,
+    Lfsr,
+}
+
+/// fio's `randseed` when a job gives none (options.c, `rand_seed`: `.def = "0x89"`).
+const FIO_DEFAULT_RANDSEED: u64 = 0x89;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReplaySkip {
     Read,
@@ -200,6 +211,10 @@ pub struct JobDraft {
     rate_bytes_write: Option<u64>,
     data_pattern: Option<DataPattern>,
     seed: Option<u64>,
+    /// fio's `randrepeat`.
+    randrepeat: Option<bool>,
+    /// fio's `random_generator`.
+    random_generator: Option<FioGenerator>,
     verify: Option<bool>,
     stonewall: Option<bool>,
     group_reporting: Option<bool>,
@@ -552,6 +567,14 @@ impl JobDraft {
                  could not say which did; drop one of them",
             ));
         }
+        if self.storlab_rw_default && self.randrepeat == Some(false) {
+            return Err(JobError::unsupported(
+                job_location.clone(),
+                "randrepeat",
+                Some("0".into()),
+                "storlab's presets always repeat from their seed; change seed= for another sequence",
+            ));
+        }
         let name = self
             .name
             .clone()
@@ -652,6 +675,16 @@ impl JobDraft {
         spec.rate_bytes.write = self.rate_bytes_write;
         set_if(&mut spec.data_pattern, self.data_pattern);
         set_if(&mut spec.seed, self.seed);
+        // A fio job draws from fio's own generators seeded as fio seeds them; fio's LFSR
+        // generator is not reproduced, so `random_generator=lfsr` keeps storlab's streams.
+        spec.fio_random = (!self.storlab_rw_default
+            && self.random_generator != Some(FioGenerator::Lfsr))
+        .then(|| FioRandom {
+            randseed: self.seed.unwrap_or(FIO_DEFAULT_RANDSEED),
+            randrepeat: self.randrepeat.unwrap_or(true),
+            randseed_given: self.seed.is_some(),
+            tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
+        });
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
@@ -2664,13 +2697,20 @@ pub static KEYS: &[KeyDef] = &[
         name: "random_generator",
         aliases: &[],
         bare: false,
-        meaning: "fio's tausworthe, lfsr or tausworthe64 accepted; storlab always draws with ChaCha8",
+        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn as tausworthe with the random map",
         field: "random_generator",
-        apply: |_, v| match v {
-            "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
-            _ => Err(ApplyError::Invalid(
-                "use tausworthe, lfsr or tausworthe64".into(),
-            )),
+        apply: |d, v| {
+            d.random_generator = Some(match v {
+                "tausworthe" => FioGenerator::Tausworthe,
+                "tausworthe64" => FioGenerator::Tausworthe64,
+                "lfsr" => FioGenerator::Lfsr,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use tausworthe, lfsr or tausworthe64".into(),
+                    ))
+                }
+            });
+            Ok(())
         },
     },
     KeyDef {
@@ -2833,17 +2873,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "randrepeat",
         aliases: &[],
         bare: true,
-        meaning: "1 accepted (storlab always repeats from its seed); 0 refused",
+        meaning: "1 (default): the same sequence every run; 0 in a fio job: seeds from the system's entropy unless randseed is given (refused in a preset)",
         field: "randrepeat",
-        apply: |_, v| {
-            if parse_bool(v)? {
-                Ok(())
-            } else {
-                Err(ApplyError::Unsupported(
-                    "storlab always repeats from its seed; change seed= for another sequence"
-                        .into(),
-                ))
-            }
+        apply: |d, v| {
+            d.randrepeat = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {

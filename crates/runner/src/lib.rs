@@ -5,11 +5,13 @@
 //! The runner never asks whether an engine is real or simulated: it only reads capabilities.
 #![forbid(unsafe_code)]
 
+mod axmap;
 #[cfg(test)]
 mod compressibility;
 mod distribution;
 pub mod fio_log;
 pub mod fio_rand;
+mod fio_sequence;
 pub mod fio_verify;
 pub mod offsets;
 pub mod pattern;
@@ -378,6 +380,7 @@ fn run_group(
             .collect();
         for worker in workers.iter_mut() {
             worker.log_as_fio_thread(job, thread_number);
+            worker.draw_as_fio_thread(job, thread_number, target_size_bytes);
             thread_number = thread_number.saturating_add(1);
         }
         if job.verify && regions_overlap(&regions) {

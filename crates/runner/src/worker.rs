@@ -250,6 +250,8 @@ pub struct Worker {
     /// Issued bytes at which the next pass starts.
     next_pass_at_bytes: u64,
     iolog: Option<IoLog>,
+    /// The generator can place no further I/O (a fio job ends there).
+    generator_done: bool,
     /// fio's `read_iolog`: the trace replaces the generator.
     replay: Option<Replay>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
@@ -320,11 +322,7 @@ impl Worker {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
-            let per_loop = job
-                .io_size_bytes
-                .or(job.strided_zones.and(job.size_bytes))
-                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
-            Some(per_loop.saturating_mul(u64::from(job.loops.max(1))))
+            Some(loop_bytes(job, region).saturating_mul(u64::from(job.loops.max(1))))
         };
         let per_second = |r: Option<u64>| r.filter(|r| *r > 0).map(|r| NS_PER_S / r.min(NS_PER_S));
         let seed = job.seed ^ u64::from(worker_index).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -352,6 +350,7 @@ impl Worker {
             region,
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
+            generator_done: false,
             pattern: job.data_pattern,
             fixed_pattern: job.buffer_pattern.clone(),
             refill_pattern: job.read_percent > 0,
@@ -468,6 +467,14 @@ impl Worker {
         }
     }
 
+    /// Draws offsets, sizes and directions as fio's thread `thread_number` does, for a job from
+    /// a fio job file or fio-style flags, on a target of `file_size_bytes`.
+    pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
+        let pass_bytes = loop_bytes(job, self.region);
+        self.generator
+            .use_fio_streams(job, file_size_bytes, thread_number, pass_bytes);
+    }
+
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
     /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
     pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
@@ -559,6 +566,7 @@ impl Worker {
 
     fn finished_issuing(&self) -> bool {
         self.error.is_some()
+            || self.generator_done
             || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
@@ -658,7 +666,18 @@ impl Worker {
                     backlog_read = true;
                 }
             }
-            let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
+            let io = match self.pending {
+                Some(io) => io,
+                None => {
+                    let Some(io) = self.generator.next(None) else {
+                        // fio ends the job where it cannot place an I/O.
+                        self.generator_done = true;
+                        break;
+                    };
+                    self.pending = Some(io);
+                    io
+                }
+            };
             if let Some(remaining) = self
                 .limit_bytes
                 .map(|n| n - self.issued_bytes)
@@ -712,7 +731,8 @@ impl Worker {
                     }
                     if self.rate_next_ns[other] <= now_ns {
                         let direction = [IoDirection::Read, IoDirection::Write][other];
-                        self.pending = Some(self.generator.next_io_in(direction));
+                        self.pending = self.generator.next(Some(direction));
+                        self.generator_done = self.pending.is_none();
                         continue;
                     }
                     let due = self.rate_next_ns[rate].min(self.rate_next_ns[other]);
@@ -1170,8 +1190,16 @@ pub struct Timing {
     pub runtime_ns: Option<u64>,
 }
 
+/// Bytes one loop of `job` moves over `region` (fio: `io_size`, default the region's size).
+fn loop_bytes(job: &JobSpec, region: Region) -> u64 {
+    job.io_size_bytes
+        .or(job.strided_zones.and(job.size_bytes))
+        .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+}
+
 /// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.
 /// Returns whether the run was interrupted by `stop`.
+
 pub fn drive(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],

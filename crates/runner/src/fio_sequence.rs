@@ -1,0 +1,451 @@
+//! The I/O sequence of one fio thread as fio 3.33 draws it (io_u.c, `fill_io_u`): the
+//! direction from `rwmix_state`, the random/sequential choice from `seq_rand_state`, the
+//! offset from `random_state` through the random map, the size from `bsrange_state`, each
+//! seeded as fio seeds thread `thread_number`, so a fio job issues fio's own I/O in fio's order.
+
+use crate::axmap::Axmap;
+use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::offsets::{PlannedIo, Region};
+use storlab_engine::IoDirection;
+use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
+
+/// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
+const READ: usize = 0;
+const WRITE: usize = 1;
+
+/// Percent scale of fio's `rwmix` and `percentage_random` draws (`rand_between(s, 1, 100)`).
+const PERCENT: u64 = 100;
+
+/// One direction's block sizes as fio holds them (`min_bs`, `max_bs`, `bssplit` sorted by
+/// share, as options.c's `bs_cmp` sorts them) and its offset spacing (`ba`, `blockalign`).
+struct Sizes {
+    min_bytes: u64,
+    max_bytes: u64,
+    split: Vec<BlockSizeShare>,
+    align_bytes: u64,
+}
+
+impl Sizes {
+    fn new(spec: &BlockSizeSpec, job: &JobSpec) -> Self {
+        let (min_bytes, max_bytes) = (spec.min_bytes().max(1), spec.max_bytes().max(1));
+        let mut split = match spec {
+            BlockSizeSpec::Split(shares) => shares.clone(),
+            _ => Vec::new(),
+        };
+        split.sort_by_key(|share| share.percent);
+        // fio's `blockalign` defaults to the smallest block; storlab keeps its own alignment
+        // under it (docs/job-format.md, "Alignment").
+        let align = job.align_bytes.max(1);
+        let align_bytes = if job.align_given {
+            align
+        } else {
+            min_bytes.next_multiple_of(align)
+        };
+        Sizes {
+            min_bytes,
+            max_bytes,
+            split,
+            align_bytes,
+        }
+    }
+}
+
+/// One fio thread's streams and file position.
+pub struct FioSequence {
+    seeds: [u64; seed_index::COUNT],
+    use64: bool,
+    /// fio's `randrepeat`: every loop re-seeds the streams.
+    randrepeat: bool,
+    /// A job with writes only.
+    write_only: bool,
+    /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
+    /// regenerate the same sizes).
+    write_sizes_from_read_seed: bool,
+    random_state: FioRand,
+    seq_rand_state: [FioRand; 2],
+    rwmix_state: FioRand,
+    bsrange_state: [FioRand; 2],
+    map: Option<Axmap>,
+    /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
+    region: Region,
+    file_size_bytes: u64,
+    /// Where each direction's next sequential I/O starts (fio's `last_pos`), absolute.
+    last_pos_bytes: [u64; 2],
+    sizes: [Sizes; 2],
+    /// fio's `perc_rand`.
+    random_percent: [u64; 2],
+    random_job: bool,
+    /// fio's `rwmix`, for a mixed job.
+    rwmix: Option<[u64; 2]>,
+    rwmix_direction: usize,
+    rwmix_issues: u64,
+    io_issues: [u64; 2],
+    /// fio's `ddir_seq_nr` (`rw=randMODE:N`) and its countdown.
+    random_every_ios: u64,
+    random_countdown: u64,
+    /// fio's `ddir_seq_add` (`rw=MODE:SIZE`).
+    skip_bytes: u64,
+    time_based: bool,
+    /// Bytes one loop moves, the loops, and what this loop has moved so far.
+    pass_bytes: u64,
+    passes_left: u32,
+    moved_bytes: u64,
+}
+
+impl FioSequence {
+    /// The sequence of fio's thread `thread_number` running `job` over `region` of a target of
+    /// `file_size_bytes`; `pass_bytes` per loop.
+    pub fn new(
+        job: &JobSpec,
+        fio: &FioRandom,
+        region: Region,
+        file_size_bytes: u64,
+        thread_number: u32,
+        pass_bytes: u64,
+    ) -> Self {
+        let seeds = if fio.randrepeat || fio.randseed_given {
+            job_seeds(fio.randseed, thread_number, fio.randrepeat)
+        } else {
+            entropy_seeds()
+        };
+        let sizes = [
+            Sizes::new(&job.block_size_read, job),
+            Sizes::new(&job.block_size_write, job),
+        ];
+        let map_block_bytes = sizes[READ].min_bytes.min(sizes[WRITE].min_bytes);
+        let random_percent = [
+            u64::from(job.random_percent),
+            u64::from(job.random_percent_writes()),
+        ];
+        let random_job = random_percent.iter().any(|p| *p > 0);
+        // init.c, `init_random_map`: one bit per smallest block of the region (or of the file,
+        // if it is shorter).
+        let map_bytes = region.len_bytes.min(file_size_bytes);
+        let map =
+            (random_job && job.random_map).then(|| Axmap::new(map_bytes / map_block_bytes.max(1)));
+        let random_every_ios = match job.rw_modifier {
+            RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
+            _ => 1,
+        };
+        let read = u64::from(job.read_percent);
+        let mut sequence = FioSequence {
+            seeds,
+            randrepeat: fio.randrepeat,
+            write_only: read == 0,
+            use64: fio.tausworthe64,
+            write_sizes_from_read_seed: job.verify,
+            random_state: FioRand::new(0, false),
+            seq_rand_state: [FioRand::new(0, false), FioRand::new(0, false)],
+            rwmix_state: FioRand::new(0, false),
+            bsrange_state: [FioRand::new(0, false), FioRand::new(0, false)],
+            map,
+            region,
+            file_size_bytes,
+            last_pos_bytes: [region.start_bytes; 2],
+            sizes,
+            random_percent,
+            random_job,
+            rwmix: (1..PERCENT)
+                .contains(&read)
+                .then_some([read, PERCENT - read]),
+            rwmix_direction: READ,
+            rwmix_issues: 0,
+            io_issues: [0; 2],
+            random_every_ios,
+            // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
+            random_countdown: 1,
+            skip_bytes: match job.rw_modifier {
+                RwModifier::SkipBytes(n) => n,
+                _ => 0,
+            },
+            time_based: job.time_based && job.runtime_ns.is_some(),
+            pass_bytes: pass_bytes.max(1),
+            passes_left: job.loops.max(1),
+            moved_bytes: 0,
+        };
+        sequence.seed_streams();
+        sequence
+    }
+
+    /// init.c, `td_fill_rand_seeds`: every stream from its own seed (again at each loop with
+    /// `randrepeat`, libfio.c `clear_io_state`).
+    fn seed_streams(&mut self) {
+        let seeds = &self.seeds;
+        let use64 = self.use64;
+        let write_seed = if self.write_sizes_from_read_seed {
+            seeds[seed_index::BS_READ]
+        } else {
+            seeds[seed_index::BS_WRITE]
+        };
+        self.bsrange_state = [
+            FioRand::new(seeds[seed_index::BS_READ], use64),
+            FioRand::new(write_seed, use64),
+        ];
+        // fio draws the mix and the random/sequential choice from 32-bit streams always.
+        self.rwmix_state = FioRand::new(seeds[seed_index::MIX], false);
+        self.random_state = FioRand::new(seeds[seed_index::BLOCK], use64);
+        let seq_rand = FioRand::new(seeds[seed_index::SEQ_RAND_READ], false);
+        self.seq_rand_state = [seq_rand.clone(), seq_rand];
+    }
+
+    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty.
+    fn reset_file(&mut self) {
+        self.last_pos_bytes = [self.region.start_bytes; 2];
+        if let Some(map) = self.map.as_mut() {
+            map.reset();
+        }
+    }
+
+    /// The random offset stream's state (what fio's verify state file stores): 64-bit or not,
+    /// and its words.
+    pub fn random_state(&self) -> (bool, Vec<u64>) {
+        (self.use64, self.random_state.words())
+    }
+
+    /// The next I/O, in `forced` direction if given (a rate holding the other back), or `None`
+    /// when fio would end the job here.
+    pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        loop {
+            if !self.time_based && self.moved_bytes >= self.pass_bytes {
+                self.next_pass()?;
+            }
+            match self.fill(forced) {
+                Some(io) => {
+                    self.moved_bytes += u64::from(io.len_bytes);
+                    return Some(io);
+                }
+                // The loop ends where fio could not place an I/O; the next starts over.
+                None if !self.time_based => self.next_pass()?,
+                None => return None,
+            }
+        }
+    }
+
+    /// backend.c: a new loop re-seeds (with `randrepeat`), reopens the file (emptying the map)
+    /// and starts the mix over.
+    fn next_pass(&mut self) -> Option<()> {
+        self.passes_left = self.passes_left.checked_sub(1).filter(|left| *left > 0)?;
+        self.moved_bytes = 0;
+        self.rwmix_issues = 0;
+        if self.randrepeat {
+            self.seed_streams();
+        }
+        self.reset_file();
+        Some(())
+    }
+
+    /// io_u.c, `get_rw_ddir`: in a mix, a new direction is drawn once the current one has had
+    /// its share of the other's issues.
+    fn direction(&mut self, forced: Option<IoDirection>) -> usize {
+        let direction = match (forced, self.rwmix) {
+            (Some(IoDirection::Write), _) => WRITE,
+            (Some(_), _) => READ,
+            (None, None) if self.write_only => WRITE,
+            (None, None) => READ,
+            (None, Some(rwmix)) => {
+                if self.io_issues[self.rwmix_direction] >= self.rwmix_issues {
+                    let drawn = self.rwmix_state.between(1, PERCENT);
+                    let direction = if drawn <= rwmix[READ] { READ } else { WRITE };
+                    if direction != self.rwmix_direction {
+                        self.rwmix_issues =
+                            self.io_issues[self.rwmix_direction] * rwmix[direction] / PERCENT;
+                    }
+                    direction
+                } else {
+                    self.rwmix_direction
+                }
+            }
+        };
+        self.rwmix_direction = direction;
+        direction
+    }
+
+    fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        let direction = self.direction(forced);
+        let (relative, mark) = self.offset(direction)?;
+        let offset = self.region.start_bytes + relative;
+        let mut len = self.size(direction, offset)?;
+        if offset + len > self.file_size_bytes {
+            return None;
+        }
+        if let (true, Some(map)) = (mark, self.map.as_mut()) {
+            // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
+            // the I/O shrinks to what was free. fio counts them in the direction's smallest
+            // block, whatever granule the map was built with.
+            let granule = self.sizes[direction].min_bytes;
+            let block = relative / granule;
+            let taken = map.set_run(block, len.div_ceil(granule));
+            len = len.min(taken * granule);
+        }
+        self.last_pos_bytes[direction] = offset + len;
+        self.io_issues[direction] += 1;
+        Some(PlannedIo {
+            direction: if direction == WRITE {
+                IoDirection::Write
+            } else {
+                IoDirection::Read
+            },
+            offset_bytes: offset,
+            len_bytes: len as u32,
+        })
+    }
+
+    /// io_u.c, `get_next_offset` / `get_next_block`: the offset relative to the region, and
+    /// whether the random map is to mark it.
+    fn offset(&mut self, direction: usize) -> Option<(u64, bool)> {
+        self.random_countdown -= 1;
+        let random_turn = self.random_countdown == 0;
+        if random_turn {
+            self.random_countdown = self.random_every_ios;
+        }
+        let (relative, mark) = if random_turn && self.random_job {
+            if self.should_do_random(direction) {
+                (self.random_block(direction)?, true)
+            } else {
+                match self.sequential(direction) {
+                    Some(at) => (at, false),
+                    None => (self.random_block(direction)?, false),
+                }
+            }
+        } else {
+            match self.sequential(direction) {
+                Some(at) => (at, false),
+                None if self.random_job => (self.random_block(direction)?, false),
+                None => return None,
+            }
+        };
+        // A sequential I/O that would start past the region's end ends the job (fio 3.33
+        // ends a partly random job there when the region ends before its file).
+        if relative >= self.region.len_bytes
+            || self.region.start_bytes + relative >= self.file_size_bytes
+        {
+            return None;
+        }
+        Some((relative, mark))
+    }
+
+    /// io_u.c, `should_do_random`.
+    fn should_do_random(&mut self, direction: usize) -> bool {
+        let share = self.random_percent[direction];
+        if share >= PERCENT {
+            return true;
+        }
+        self.seq_rand_state[direction].between(1, PERCENT) <= share
+    }
+
+    /// io_u.c, `get_next_seq_offset`.
+    fn sequential(&mut self, direction: usize) -> Option<u64> {
+        let start = self.region.start_bytes;
+        if self.time_based && self.last_pos_bytes[direction] >= start + self.region.len_bytes {
+            self.last_pos_bytes[direction] = start;
+        }
+        let last = self.last_pos_bytes[direction];
+        if last >= self.file_size_bytes {
+            return None;
+        }
+        let mut relative = last - start;
+        if relative > 0 && self.skip_bytes > 0 {
+            relative += self.skip_bytes;
+            if relative >= self.file_size_bytes {
+                relative = 0;
+            }
+        }
+        Some(relative)
+    }
+
+    /// io_u.c, `get_next_rand_block`: a time-based job starts the region over when it is used
+    /// up.
+    fn random_block(&mut self, direction: usize) -> Option<u64> {
+        if let Some(at) = self.random_offset(direction) {
+            return Some(at);
+        }
+        if self.time_based {
+            self.reset_file();
+            return self.random_offset(direction);
+        }
+        None
+    }
+
+    /// io_u.c, `__get_next_rand_offset`: a block among the region's `lastb` scaled from the
+    /// raw draw, moved to the next free one when the map has it taken.
+    fn random_offset(&mut self, direction: usize) -> Option<u64> {
+        let sizes = &self.sizes[direction];
+        let mut max_bytes = self.region.len_bytes.min(self.file_size_bytes);
+        if sizes.min_bytes > sizes.align_bytes {
+            max_bytes -= sizes.min_bytes - sizes.align_bytes;
+        }
+        let last_block = max_bytes / sizes.align_bytes;
+        if last_block == 0 {
+            return None;
+        }
+        let align = sizes.align_bytes;
+        let mut block = self.random_state.scaled(last_block);
+        if let Some(map) = &self.map {
+            if map.is_set(block) {
+                block = map.next_free(block)?;
+            }
+        }
+        Some(block * align)
+    }
+
+    /// io_u.c, `get_next_buflen`: a fixed size, or a draw from the range or split that fits
+    /// before the region's end.
+    fn size(&mut self, direction: usize, offset: u64) -> Option<u64> {
+        let sizes = &self.sizes[direction];
+        let (min, max) = (sizes.min_bytes, sizes.max_bytes);
+        if min == max {
+            return Some(min);
+        }
+        let end = self.region.start_bytes + self.region.len_bytes;
+        let fits = |len: u64| offset + len <= end;
+        if !fits(min) {
+            return None;
+        }
+        let state = &mut self.bsrange_state[direction];
+        let rand_max = state.max();
+        loop {
+            let r = state.next();
+            let mut len = if sizes.split.is_empty() {
+                min + (max as f64 * (r as f64 / (rand_max as f64 + 1.0))) as u64
+            } else {
+                let mut len = 0;
+                let mut cumulative = 0;
+                for share in sizes.split.iter().filter(|s| s.percent > 0) {
+                    len = share.size_bytes;
+                    cumulative += u64::from(share.percent);
+                    if r / cumulative <= rand_max / PERCENT && fits(len) {
+                        break;
+                    }
+                }
+                len
+            };
+            // fio's `bs_unaligned` off: a multiple of the smallest size.
+            len -= len % min;
+            len = len.min(max);
+            if fits(len) {
+                return Some(len);
+            }
+        }
+    }
+}
+
+/// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
+/// entropy, so every run differs.
+fn entropy_seeds() -> [u64; seed_index::COUNT] {
+    use std::io::Read;
+    let mut bytes = [0u8; seed_index::COUNT * 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No entropy device: the clock's nanoseconds still differ run to run.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        return job_seeds(now, 1, false);
+    }
+    let mut seeds = [0u64; seed_index::COUNT];
+    for (seed, chunk) in seeds.iter_mut().zip(bytes.chunks_exact(8)) {
+        *seed = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+    }
+    seeds
+}
