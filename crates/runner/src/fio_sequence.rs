@@ -86,22 +86,28 @@ pub struct FioSequence {
     /// fio's `ddir_seq_add` (`rw=MODE:SIZE`).
     skip_bytes: u64,
     time_based: bool,
-    /// Bytes one loop moves, the loops, and what this loop has moved so far.
+    /// Bytes one loop moves at most (backend.c, `do_io`: `size`, or `io_size` if smaller, or
+    /// larger for a random write without the map), the loops left, and what this loop and the
+    /// whole job have moved.
     pass_bytes: u64,
     passes_left: u32,
     moved_bytes: u64,
+    job_moved_bytes: u64,
+    /// fio's `io_size`: after its loops a job goes on looping until it has moved that much
+    /// (backend.c, `keep_running`).
+    io_size_bytes: Option<u64>,
+    largest_block_bytes: u64,
 }
 
 impl FioSequence {
     /// The sequence of fio's thread `thread_number` running `job` over `region` of a target of
-    /// `file_size_bytes`; `pass_bytes` per loop.
+    /// `file_size_bytes`.
     pub fn new(
         job: &JobSpec,
         fio: &FioRandom,
         region: Region,
         file_size_bytes: u64,
         thread_number: u32,
-        pass_bytes: u64,
     ) -> Self {
         let seeds = if fio.randrepeat || fio.randseed_given {
             job_seeds(fio.randseed, thread_number, fio.randrepeat)
@@ -128,6 +134,15 @@ impl FioSequence {
             _ => 1,
         };
         let read = u64::from(job.read_percent);
+        let random_write_unmapped = read == 0 && random_job && !job.random_map;
+        let mut pass_bytes = region.len_bytes;
+        if let Some(io_size) = job.io_size_bytes {
+            pass_bytes = if random_write_unmapped {
+                pass_bytes.max(io_size)
+            } else {
+                pass_bytes.min(io_size)
+            };
+        }
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
@@ -162,6 +177,9 @@ impl FioSequence {
             pass_bytes: pass_bytes.max(1),
             passes_left: job.loops.max(1),
             moved_bytes: 0,
+            job_moved_bytes: 0,
+            io_size_bytes: job.io_size_bytes,
+            largest_block_bytes: job.max_block_bytes(),
         };
         sequence.seed_streams();
         sequence
@@ -212,6 +230,7 @@ impl FioSequence {
             match self.fill(forced) {
                 Some(io) => {
                     self.moved_bytes += u64::from(io.len_bytes);
+                    self.job_moved_bytes += u64::from(io.len_bytes);
                     return Some(io);
                 }
                 // The loop ends where fio could not place an I/O; the next starts over.
@@ -222,9 +241,16 @@ impl FioSequence {
     }
 
     /// backend.c: a new loop re-seeds (with `randrepeat`), reopens the file (emptying the map)
-    /// and starts the mix over.
+    /// and starts the mix over; after `loops` of them, only while `io_size` is not reached by
+    /// at least a largest block (`keep_running`).
     fn next_pass(&mut self) -> Option<()> {
-        self.passes_left = self.passes_left.checked_sub(1).filter(|left| *left > 0)?;
+        self.passes_left = self.passes_left.saturating_sub(1);
+        let io_size_left = self.io_size_bytes.is_some_and(|limit| {
+            limit.saturating_sub(self.job_moved_bytes) >= self.largest_block_bytes.max(1)
+        });
+        if self.passes_left == 0 && !io_size_left {
+            return None;
+        }
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
         if self.randrepeat {
@@ -448,4 +474,121 @@ fn entropy_seeds() -> [u64; seed_index::COUNT] {
         *seed = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
     }
     seeds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    const KIB: u64 = 1024;
+
+    fn fio_job(shape: impl Fn(&mut JobSpec)) -> JobSpec {
+        let mut job = JobSpec::new("t", EngineKind::Null, Target::None);
+        job.fio_random = Some(FioRandom {
+            randseed: crate::fio_rand::FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+        });
+        shape(&mut job);
+        job
+    }
+
+    fn drawn(job: &JobSpec, region_bytes: u64, file_bytes: u64) -> Vec<(char, u64, u32)> {
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: region_bytes,
+        };
+        let fio = job.fio_random.expect("a fio job");
+        let mut sequence = FioSequence::new(job, &fio, region, file_bytes, 1);
+        std::iter::from_fn(|| sequence.next(None))
+            .map(|io| {
+                let action = if io.direction == IoDirection::Write {
+                    'w'
+                } else {
+                    'r'
+                };
+                (action, io.offset_bytes, io.len_bytes)
+            })
+            .collect()
+    }
+
+    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randrw --rwmixread=60
+    /// --bssplit=4k/50:16k/50 --size=512k --randseed=3` on a 1 MiB file: directions from the
+    /// mix stream, sizes from the split stream, offsets through the random map (the 16 KiB
+    /// write at 184320 shrinks to the 12 KiB left free before a taken block).
+    #[test]
+    fn a_random_mix_with_a_split_issues_fios_first_ios() {
+        let job = fio_job(|job| {
+            job.read_percent = 60;
+            job.fio_random.as_mut().unwrap().randseed = 3;
+            job.fio_random.as_mut().unwrap().randseed_given = true;
+            let split = BlockSizeSpec::Split(vec![
+                BlockSizeShare {
+                    size_bytes: 4 * KIB,
+                    percent: 50,
+                },
+                BlockSizeShare {
+                    size_bytes: 16 * KIB,
+                    percent: 50,
+                },
+            ]);
+            job.block_size_read = split.clone();
+            job.block_size_write = split;
+        });
+        let ios = drawn(&job, 512 * KIB, 1024 * KIB);
+        let expected = [
+            ('w', 28672, 4096),
+            ('r', 385024, 16384),
+            ('w', 438272, 16384),
+            ('w', 245760, 4096),
+            ('r', 208896, 16384),
+            ('w', 454656, 16384),
+            ('w', 196608, 4096),
+            ('w', 184320, 12288),
+            ('w', 475136, 4096),
+            ('r', 32768, 4096),
+            ('r', 471040, 4096),
+            ('r', 339968, 4096),
+        ];
+        assert_eq!(ios[..expected.len()], expected);
+    }
+
+    /// fio 3.33 with `--rw=randread --percentage_random=50 --bs=4k --size=256k` on a 1 MiB
+    /// file ends the job after 58 I/Os, when a sequential one would start past the region's
+    /// end; its first ones, from its log, go on from where the random ones ended.
+    #[test]
+    fn a_partly_random_job_ends_where_fio_ends_it() {
+        let job = fio_job(|job| job.random_percent = 50);
+        let ios = drawn(&job, 256 * KIB, 1024 * KIB);
+        assert_eq!(ios.len(), 58);
+        let offsets: Vec<u64> = ios.iter().take(12).map(|io| io.1).collect();
+        assert_eq!(
+            offsets,
+            [
+                12288, 16384, 20480, 192512, 196608, 217088, 221184, 122880, 102400, 221184, 98304,
+                102400
+            ]
+        );
+        // On a region that is the whole file, the sequential stream falls back to a random
+        // block at the end instead, and the job moves all its bytes.
+        let whole = drawn(&job, 256 * KIB, 256 * KIB);
+        assert_eq!(
+            whole.iter().map(|io| u64::from(io.2)).sum::<u64>(),
+            256 * KIB
+        );
+    }
+
+    /// Every loop re-seeds (randrepeat): the second pass repeats the first.
+    #[test]
+    fn each_loop_repeats_the_first_with_randrepeat() {
+        let job = fio_job(|job| job.loops = 2);
+        let ios = drawn(&job, 64 * KIB, 64 * KIB);
+        assert_eq!(ios.len(), 32);
+        assert_eq!(ios[..16], ios[16..]);
+        let mut offsets: Vec<u64> = ios[..16].iter().map(|io| io.1).collect();
+        offsets.sort_unstable();
+        assert_eq!(offsets, (0..16).map(|b| b * 4 * KIB).collect::<Vec<_>>());
+    }
 }

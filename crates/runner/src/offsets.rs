@@ -153,17 +153,11 @@ impl OffsetGenerator {
     }
 
     /// From here on, draw as fio 3.33 draws for its thread `thread_number` on a target of
-    /// `file_size_bytes`, `pass_bytes` per loop, if `job` came from a fio job file or fio-style
+    /// `file_size_bytes`, if `job` came from a fio job file or fio-style
     /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
     /// distributions other than uniform keep the generator above (the first already issue
     /// fio's sequence; the others are fio's sets, not its sequence: docs/job-format.md).
-    pub fn use_fio_streams(
-        &mut self,
-        job: &JobSpec,
-        file_size_bytes: u64,
-        thread_number: u32,
-        pass_bytes: u64,
-    ) {
+    pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
         let Some(fio) = &job.fio_random else {
             return;
         };
@@ -183,7 +177,6 @@ impl OffsetGenerator {
                 self.region,
                 file_size_bytes.max(self.region.start_bytes + self.region.len_bytes),
                 thread_number,
-                pass_bytes,
             )));
         }
     }

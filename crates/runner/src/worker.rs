@@ -470,9 +470,8 @@ impl Worker {
     /// Draws offsets, sizes and directions as fio's thread `thread_number` does, for a job from
     /// a fio job file or fio-style flags, on a target of `file_size_bytes`.
     pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
-        let pass_bytes = loop_bytes(job, self.region);
         self.generator
-            .use_fio_streams(job, file_size_bytes, thread_number, pass_bytes);
+            .use_fio_streams(job, file_size_bytes, thread_number);
     }
 
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
