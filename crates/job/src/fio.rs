@@ -285,6 +285,13 @@ thread
         seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
         // fio's default `verify_state_save=1` with verify.
         seq.verify_state_save = true;
+        // A fio job draws from fio's own streams, seeded from its `randseed`.
+        seq.fio_random = Some(crate::FioRandom {
+            randseed: 42,
+            randrepeat: true,
+            randseed_given: true,
+            tausworthe64: false,
+        });
         assert_eq!(set.jobs[0], seq);
 
         let mut mixed = JobSpec::new(
@@ -299,6 +306,7 @@ thread
         mixed.ramp_time_ns = 5 * NS_PER_S;
         mixed.group_reporting = true;
         mixed.seed = 42;
+        mixed.fio_random = seq.fio_random;
         mixed.align_given = true;
         mixed.stonewall = true;
         mixed.read_percent = 70;
@@ -410,7 +418,6 @@ iodepth=2
             ("size=1M\n[a]\n", "job.fio:1: 'size=1M' comes before any [section]; start with [global] or [jobname]"),
             ("[a\nsize=1M\n", "job.fio:1: '[a' is missing its closing ']'"),
             ("[global]\nsize=1M\n", "job.fio: no jobs: the file has no [section] other than [global]"),
-            ("[a]\nsize=1M\nrandrepeat=0\n", "job.fio:3: randrepeat=0: storlab always repeats from its seed; change seed= for another sequence"),
             ("[a]\nfilename=/dev/sda:/dev/sdb\n", "job.fio:2: filename=/dev/sda:/dev/sdb: storlab runs one file per job; fio's ':'-separated file list is not supported"),
         ];
         for (text, expected) in cases {

@@ -797,11 +797,10 @@ impl JobDraft {
             .iter()
             .find(|share| (1..100).contains(*share))
             .copied();
-        if let (Some(share), false) = (partly_random, spec.time_based) {
+        if let (Some(share), false, None) = (partly_random, spec.time_based, &spec.fio_random) {
             // On a region that ends before its file, fio 3.33 ends a partly random job when a
-            // sequential I/O would pass the region's end (58, 44, 56, 52 of 64 I/Os on 256 KiB
-            // of a 1 MiB file for randseed unset, 1, 9, 12): where depends on fio's own random
-            // stream, which storlab does not reproduce, so the counts cannot be matched.
+            // sequential I/O would pass the region's end, at a point set by its own random
+            // streams: a fio job draws from them (and matches), storlab's generator does not.
             spec.warnings.push(format!(
                 "storlab differs from fio here: with percentage_random={} fio ends the job when \
                  a sequential I/O would pass the end of a region that ends before its file, \
@@ -3414,8 +3413,15 @@ mod tests {
         let spec = draft(&[("size", Some("1M"))]).unwrap();
         let mut expected = JobSpec::new("job", EngineKind::Psync, Target::TempFileIn(".".into()));
         expected.size_bytes = Some(1 << 20);
-        // Except `rw`: fio's sequential read in a job file or flags.
+        // Except `rw`: fio's sequential read in a job file or flags, and the random streams:
+        // fio's.
         expected.random_percent = 0;
+        expected.fio_random = Some(FioRandom {
+            randseed: FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+        });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);
     }
@@ -3447,9 +3453,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((spec.read_percent, spec.random_percent), (70, 80));
-        // The one line of a partly random job's difference from fio, and nothing else.
-        assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
-        assert!(spec.warnings[0].contains("percentage_random=80"));
+        // A fio job draws fio's own streams: a partly random job ends where fio's does, and
+        // nothing is said.
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
     }
 
     #[test]
@@ -4581,11 +4587,13 @@ mod tests {
         assert!(shares("randrw", "1,2,3,4")
             .unwrap_err()
             .contains("more than three"));
-        // The run-time note on fio's early end names the partly random share.
+        // Without fio's streams (its LFSR generator is not reproduced), the run-time note on
+        // fio's early end names the partly random share.
         let spec = draft(&[
             ("size", Some("1M")),
             ("rw", Some("randrw")),
             ("percentage_random", Some("100,60")),
+            ("random_generator", Some("lfsr")),
         ])
         .unwrap();
         assert!(
@@ -4595,5 +4603,49 @@ mod tests {
             "{:?}",
             spec.warnings
         );
+    }
+
+    #[test]
+    fn fio_jobs_draw_from_fios_streams_and_presets_from_storlabs() {
+        let fio = |settings: &[(&str, Option<&str>)]| {
+            let mut all = settings.to_vec();
+            all.extend([("size", Some("1M")), ("rw", Some("randread"))]);
+            draft(&all).unwrap().fio_random
+        };
+        assert_eq!(
+            fio(&[]),
+            Some(FioRandom {
+                randseed: FIO_DEFAULT_RANDSEED,
+                randrepeat: true,
+                randseed_given: false,
+                tausworthe64: false,
+            })
+        );
+        let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();
+        assert_eq!(
+            (given.randseed, given.randrepeat, given.randseed_given),
+            (12, false, true)
+        );
+        assert!(
+            fio(&[("random_generator", Some("tausworthe64"))])
+                .unwrap()
+                .tausworthe64
+        );
+        assert_eq!(fio(&[("random_generator", Some("lfsr"))]), None);
+        let mut preset = JobDraft::with_storlab_defaults();
+        preset.set("size", Some("1M"), &Location::Flag).unwrap();
+        assert_eq!(
+            preset
+                .clone()
+                .finish("p", &Location::Job("p".into()))
+                .unwrap()
+                .fio_random,
+            None
+        );
+        preset
+            .set("randrepeat", Some("0"), &Location::Flag)
+            .unwrap();
+        let refused = preset.finish("p", &Location::Job("p".into())).unwrap_err();
+        assert!(refused.to_string().contains("randrepeat"), "{refused}");
     }
 }
