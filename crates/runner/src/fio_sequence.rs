@@ -34,7 +34,7 @@ impl Sizes {
         };
         split.sort_by_key(|share| share.percent);
         // fio's `blockalign` defaults to the smallest block; storlab keeps its own alignment
-        // under it (docs/job-format.md, "Alignment").
+        // under it (docs/job-format.md, `blockalign`).
         let align = job.align_bytes.max(1);
         let align_bytes = if job.align_given {
             align
@@ -214,10 +214,20 @@ impl FioSequence {
         }
     }
 
-    /// The random offset stream's state (what fio's verify state file stores): 64-bit or not,
-    /// and its words.
-    pub fn random_state(&self) -> (bool, Vec<u64>) {
-        (self.use64, self.random_state.words())
+    /// The random offset stream's state as fio's verify state file stores it at the job's end:
+    /// 64-bit or not, and its words; `None` for a job without random offsets (fio never seeds
+    /// that stream then, and writes zeros). A read-back phase starts with fio's
+    /// `clear_io_state`, which re-seeds with `randrepeat`: the state is then the fresh one.
+    pub fn random_state(&self, read_back: bool) -> Option<(bool, Vec<u64>)> {
+        if !self.random_job {
+            return None;
+        }
+        let words = if read_back && self.randrepeat {
+            FioRand::new(self.seeds[seed_index::BLOCK], self.use64).words()
+        } else {
+            self.random_state.words()
+        };
+        Some((self.use64, words))
     }
 
     /// The next I/O, in `forced` direction if given (a rate holding the other back), or `None`

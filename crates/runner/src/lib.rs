@@ -378,9 +378,19 @@ fn run_group(
                 )
             })
             .collect();
-        for worker in workers.iter_mut() {
+        let job_first_thread = thread_number;
+        let clones = workers.len() as u32;
+        for (clone, worker) in workers.iter_mut().enumerate() {
             worker.log_as_fio_thread(job, thread_number);
-            worker.draw_as_fio_thread(job, thread_number, target_size_bytes);
+            // fio (init.c, `add_job`) makes a job's clones last subjob first: thread N + 1 runs
+            // subjob `numjobs - 1` (the last region), thread N + numjobs - 1 subjob 1; the
+            // thread number seeds the streams.
+            let clone = clone as u32;
+            let seeded_as = match clone {
+                0 => job_first_thread,
+                _ => job_first_thread.saturating_add(clones - clone),
+            };
+            worker.draw_as_fio_thread(job, seeded_as, target_size_bytes);
             thread_number = thread_number.saturating_add(1);
         }
         if job.verify && regions_overlap(&regions) {

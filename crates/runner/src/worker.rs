@@ -495,7 +495,8 @@ impl Worker {
             return Ok(());
         };
         let path = crate::verify_state::file_name(&job.name, *thread_index);
-        let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter);
+        let random_state = self.generator.fio_random_state(job.verify);
+        let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter, random_state);
         crate::verify_state::write_whole(&path, &bytes).map_err(|error| RunError::Plan {
             job: job.name.clone(),
             reason: format!(
@@ -680,7 +681,7 @@ impl Worker {
             if let Some(remaining) = self
                 .limit_bytes
                 .map(|n| n - self.issued_bytes)
-                .filter(|_| !backlog_read)
+                .filter(|_| !backlog_read && !self.generator.draws_as_fio())
             {
                 if u64::from(io.len_bytes) > remaining && remaining > 0 {
                     // The last I/O of a size-bounded run is trimmed to the bytes left, as fio does.
