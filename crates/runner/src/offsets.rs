@@ -172,8 +172,8 @@ impl OffsetGenerator {
         let align = job.align_bytes.max(1);
         let random = job.random_percent > 0 || job.random_percent_writes() > 0;
         let aligned_as_fio = job.align_given
-            || (job.block_size_read.min_bytes() % align == 0
-                && job.block_size_write.min_bytes() % align == 0);
+            || (job.block_size_read.min_bytes().is_multiple_of(align)
+                && job.block_size_write.min_bytes().is_multiple_of(align));
         let supported = (aligned_as_fio || !random)
             && job.strided_zones.is_none()
             && job.random_distribution.is_random()

@@ -1199,7 +1199,6 @@ fn loop_bytes(job: &JobSpec, region: Region) -> u64 {
 
 /// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.
 /// Returns whether the run was interrupted by `stop`.
-
 pub fn drive(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
