@@ -40,6 +40,20 @@ impl Axmap {
             && self.levels[0][(block / WORD_BITS) as usize] & (1 << (block % WORD_BITS)) != 0
     }
 
+    /// The word `word_index` of level 0 just filled: set its bit in the levels above, as far
+    /// as words fill.
+    fn mark_full_above(&mut self, word_index: u64) {
+        let mut index = word_index;
+        for level in self.levels.iter_mut().skip(1) {
+            let word = &mut level[(index / WORD_BITS) as usize];
+            *word |= 1 << (index % WORD_BITS);
+            if *word != u64::MAX {
+                break;
+            }
+            index /= WORD_BITS;
+        }
+    }
+
     fn set_one(&mut self, block: u64) {
         let mut index = block;
         for level in self.levels.iter_mut() {
@@ -55,6 +69,19 @@ impl Axmap {
     /// fio's `axmap_set_nr`: takes up to `count` blocks from `block` on, stopping at the first
     /// taken one or the map's end; returns how many it took.
     pub fn set_run(&mut self, block: u64, count: u64) -> u64 {
+        // One block, the common case: one word test and set.
+        if count == 1 && block < self.blocks {
+            let word = &mut self.levels[0][(block / WORD_BITS) as usize];
+            let bit = 1 << (block % WORD_BITS);
+            if *word & bit != 0 {
+                return 0;
+            }
+            *word |= bit;
+            if *word == u64::MAX {
+                self.mark_full_above(block / WORD_BITS);
+            }
+            return 1;
+        }
         let mut taken = 0;
         while taken < count && block + taken < self.blocks && !self.is_set(block + taken) {
             self.set_one(block + taken);

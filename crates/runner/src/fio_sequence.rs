@@ -23,6 +23,12 @@ struct Sizes {
     max_bytes: u64,
     split: Vec<BlockSizeShare>,
     align_bytes: u64,
+    /// `log2(min_bytes)` when it is a power of two: the map's block of an offset by a shift
+    /// instead of a division, on every I/O.
+    min_shift: Option<u32>,
+    /// fio's `last_block` for this direction: the blocks a random offset is drawn among
+    /// (fixed for the region, so computed once).
+    last_block: u64,
 }
 
 impl Sizes {
@@ -46,7 +52,35 @@ impl Sizes {
             max_bytes,
             split,
             align_bytes,
+            min_shift: min_bytes
+                .is_power_of_two()
+                .then(|| min_bytes.trailing_zeros()),
+            last_block: 0,
         }
+    }
+
+    /// Blocks of the smallest size in `bytes` (rounded down, or up when `round_up`).
+    #[inline]
+    fn blocks(&self, bytes: u64, round_up: bool) -> u64 {
+        let bytes = if round_up {
+            bytes + self.min_bytes - 1
+        } else {
+            bytes
+        };
+        match self.min_shift {
+            Some(shift) => bytes >> shift,
+            None => bytes / self.min_bytes,
+        }
+    }
+
+    /// io_u.c, `last_block`: places `blockalign` apart where a smallest block still fits in
+    /// `usable_bytes` (the region, or the file if shorter).
+    fn set_last_block(&mut self, usable_bytes: u64) {
+        let mut max_bytes = usable_bytes;
+        if self.min_bytes > self.align_bytes {
+            max_bytes -= self.min_bytes - self.align_bytes;
+        }
+        self.last_block = max_bytes / self.align_bytes;
     }
 }
 
@@ -114,10 +148,13 @@ impl FioSequence {
         } else {
             entropy_seeds()
         };
-        let sizes = [
+        let mut sizes = [
             Sizes::new(&job.block_size_read, job),
             Sizes::new(&job.block_size_write, job),
         ];
+        sizes
+            .iter_mut()
+            .for_each(|s| s.set_last_block(region.len_bytes.min(file_size_bytes)));
         let map_block_bytes = sizes[READ].min_bytes.min(sizes[WRITE].min_bytes);
         let random_percent = [
             u64::from(job.random_percent),
@@ -308,10 +345,10 @@ impl FioSequence {
             // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
             // the I/O shrinks to what was free. fio counts them in the direction's smallest
             // block, whatever granule the map was built with.
-            let granule = self.sizes[direction].min_bytes;
-            let block = relative / granule;
-            let taken = map.set_run(block, len.div_ceil(granule));
-            len = len.min(taken * granule);
+            let sizes = &self.sizes[direction];
+            let block = sizes.blocks(relative, false);
+            let taken = map.set_run(block, sizes.blocks(len, true));
+            len = len.min(taken * sizes.min_bytes);
         }
         self.last_pos_bytes[direction] = offset + len;
         self.io_issues[direction] += 1;
@@ -406,11 +443,7 @@ impl FioSequence {
     /// raw draw, moved to the next free one when the map has it taken.
     fn random_offset(&mut self, direction: usize) -> Option<u64> {
         let sizes = &self.sizes[direction];
-        let mut max_bytes = self.region.len_bytes.min(self.file_size_bytes);
-        if sizes.min_bytes > sizes.align_bytes {
-            max_bytes -= sizes.min_bytes - sizes.align_bytes;
-        }
-        let last_block = max_bytes / sizes.align_bytes;
+        let last_block = sizes.last_block;
         if last_block == 0 {
             return None;
         }
