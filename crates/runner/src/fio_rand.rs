@@ -77,6 +77,10 @@ const LCG64_MULTIPLIER: u64 = 6_906_969_069;
 /// powers: 29 + 19 + 5.
 const LCG_START: u64 = (2 ^ 31) + (2 ^ 17) + (2 ^ 7);
 
+/// 1 / (FRAND32_MAX + 1) and 1 / (FRAND64_MAX + 1), exact in a double (powers of two).
+const TWO_POW_MINUS_32: f64 = 1.0 / 4_294_967_296.0;
+const TWO_POW_MINUS_64: f64 = TWO_POW_MINUS_32 * TWO_POW_MINUS_32;
+
 /// Draws fio throws away after seeding (lib/rand.c: `cranks = 6`).
 const SEED_CRANKS: u32 = 6;
 
@@ -167,12 +171,17 @@ impl FioRand {
     }
 
     /// The next value scaled into `0..bound` as fio scales offsets and sizes:
-    /// `bound * (r / (rand_max + 1.0))` in doubles, truncated.
+    /// `bound * (r / (rand_max + 1.0))` in doubles, truncated. `rand_max + 1` is a power of
+    /// two, so dividing by it is multiplying by its exact reciprocal: the same double, without
+    /// a division on every I/O.
     #[inline]
     pub fn scaled(&mut self, bound: u64) -> u64 {
-        let max_plus_one = self.max() as f64 + 1.0;
-        let r = self.next() as f64;
-        (bound as f64 * (r / max_plus_one)) as u64
+        let fraction = match self {
+            // A 32-bit draw converts to a double directly (no unsigned 64-bit fix-up).
+            FioRand::Taus88(_) => f64::from(self.next() as u32) * TWO_POW_MINUS_32,
+            FioRand::Taus258(_) => self.next() as f64 * TWO_POW_MINUS_64,
+        };
+        (bound as f64 * fraction) as u64
     }
 
     /// fio's `rand_between(state, start, end)`, both ends included.
@@ -213,6 +222,24 @@ mod tests {
     /// `fio --name=x --filename=F --size=64k --rw=randread --bs=4k --ioengine=null
     /// --debug=random` (fio 3.33, thread 1, randseed unset) prints these `off rand` values: the
     /// raw draws of the offset stream.
+    #[test]
+    fn scaling_by_the_reciprocal_is_fios_division() {
+        let mut a = FioRand::new(12345, false);
+        let mut b = a.clone();
+        for bound in [1u64, 7, 256, 262_144, 1 << 31, u64::from(u32::MAX)] {
+            for _ in 0..1000 {
+                let by_division = (bound as f64 * (b.next() as f64 / 4_294_967_296.0)) as u64;
+                assert_eq!(a.scaled(bound), by_division);
+            }
+        }
+        let mut a = FioRand::new(12345, true);
+        let mut b = a.clone();
+        for _ in 0..1000 {
+            let by_division = (1e12 * (b.next() as f64 / (u64::MAX as f64 + 1.0))) as u64;
+            assert_eq!(a.scaled(1_000_000_000_000), by_division);
+        }
+    }
+
     #[test]
     fn taus88_offset_stream_of_fios_first_thread() {
         let seeds = job_seeds(FIO_DEFAULT_RANDSEED, 1, true);
