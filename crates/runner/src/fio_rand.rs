@@ -181,7 +181,12 @@ impl FioRand {
             FioRand::Taus88(_) => f64::from(self.next() as u32) * TWO_POW_MINUS_32,
             FioRand::Taus258(_) => self.next() as f64 * TWO_POW_MINUS_64,
         };
-        (bound as f64 * fraction) as u64
+        // Below 2^63 the signed conversions give the same doubles and integers as the
+        // unsigned ones, without their fix-up steps.
+        match i64::try_from(bound) {
+            Ok(bound) => (bound as f64 * fraction) as i64 as u64,
+            Err(_) => (bound as f64 * fraction) as u64,
+        }
     }
 
     /// fio's `rand_between(state, start, end)`, both ends included.
