@@ -2696,7 +2696,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "random_generator",
         aliases: &[],
         bare: false,
-        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn as tausworthe with the random map",
+        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn from storlab's own generator",
         field: "random_generator",
         apply: |d, v| {
             d.random_generator = Some(match v {
