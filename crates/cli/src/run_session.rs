@@ -137,9 +137,12 @@ pub(crate) fn load_jobs(args: &RunArgs) -> Result<(JobSet, bool), Failure> {
                         .map_err(|e| bad_input(format!("current directory: {e}")))?,
                 ),
             };
-            let set =
+            let mut set =
                 storlab_job::parse_fio_str(DEFAULT_JOB_FILE, DEFAULT_JOB_FILE_NAME, Some(&target))
                     .map_err(bad_input)?;
+            // The quick set is storlab's own, written in fio's language: it keeps storlab's
+            // generator (ADR 0021).
+            set.jobs.iter_mut().for_each(|job| job.fio_random = None);
             Ok((set, true))
         }
     }

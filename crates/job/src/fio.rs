@@ -322,6 +322,13 @@ thread
         seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
         // fio's default `verify_state_save=1` with verify.
         seq.verify_state_save = true;
+        // A fio job draws from fio's own streams, seeded from its `randseed`.
+        seq.fio_random = Some(crate::FioRandom {
+            randseed: 42,
+            randrepeat: true,
+            randseed_given: true,
+            tausworthe64: false,
+        });
         assert_eq!(set.jobs[0], seq);
 
         let mut mixed = JobSpec::new(
@@ -336,6 +343,7 @@ thread
         mixed.ramp_time_ns = 5 * NS_PER_S;
         mixed.group_reporting = true;
         mixed.seed = 42;
+        mixed.fio_random = seq.fio_random;
         mixed.align_given = true;
         mixed.stonewall = true;
         mixed.read_percent = 70;

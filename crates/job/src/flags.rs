@@ -141,6 +141,12 @@ mod tests {
         expected.size_bytes = Some(1 << 30);
         expected.runtime_ns = Some(10 * NS_PER_S);
         expected.time_based = true;
+        expected.fio_random = Some(crate::FioRandom {
+            randseed: 0x89,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+        });
         assert_eq!(set.jobs, vec![expected]);
     }
 

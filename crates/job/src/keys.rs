@@ -10,9 +10,9 @@ use crate::error::{JobError, Location};
 use crate::iolog::{IoTrace, ReplaySpec};
 use crate::model::{
     BlockSizeSpec, CmdPrioSplit, ContinueOnError, DataPattern, EngineKind, EngineTuning,
-    FadviseHint, FioLogKind, FioLogs, FlowSpec, JobSpec, OpenSync, RandomDistribution, RwModifier,
-    SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, TrimMode, VerifyKind,
-    VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
+    FadviseHint, FioLogKind, FioLogs, FioRandom, FlowSpec, JobSpec, OpenSync, RandomDistribution,
+    RwModifier, SteadyStateSpec, StridedZones, SyncSpec, Target, TargetShares, ThinkSpec, TrimMode,
+    VerifyKind, VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
 };
 use crate::size::{
@@ -70,6 +70,17 @@ struct Provenance {
 }
 
 /// An action fio's `replay_skip` leaves out of a replay.
+/// fio's `random_generator` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FioGenerator {
+    Tausworthe,
+    Tausworthe64,
+    Lfsr,
+}
+
+/// fio's `randseed` when a job gives none (options.c, `rand_seed`: `.def = "0x89"`).
+const FIO_DEFAULT_RANDSEED: u64 = 0x89;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReplaySkip {
     Read,
@@ -221,9 +232,10 @@ pub struct JobDraft {
     rate_bytes_write: Option<u64>,
     data_pattern: Option<DataPattern>,
     seed: Option<u64>,
-    /// `randrepeat=0`: without an explicit `randseed`, a fresh seed every run (fio's default
-    /// `randrepeat=1` is storlab's fixed seed).
-    fresh_seed_per_run: bool,
+    /// fio's `randrepeat`.
+    randrepeat: Option<bool>,
+    /// fio's `random_generator`.
+    random_generator: Option<FioGenerator>,
     verify: Option<bool>,
     stonewall: Option<bool>,
     new_group: Option<bool>,
@@ -627,6 +639,14 @@ impl JobDraft {
                  could not say which did; drop one of them",
             ));
         }
+        if self.storlab_rw_default && self.randrepeat == Some(false) {
+            return Err(JobError::unsupported(
+                job_location.clone(),
+                "randrepeat",
+                Some("0".into()),
+                "storlab's presets always repeat from their seed; change seed= for another sequence",
+            ));
+        }
         let name = self
             .name
             .clone()
@@ -741,9 +761,21 @@ impl JobDraft {
         spec.rate_bytes.write = self.rate_bytes_write;
         set_if(&mut spec.data_pattern, self.data_pattern);
         set_if(&mut spec.seed, self.seed);
-        if self.seed.is_none() && self.fresh_seed_per_run {
+        // `randrepeat=0` without `randseed`: a fresh seed every run, for storlab's own streams
+        // (data, and the jobs below that keep them) as for fio's.
+        if self.seed.is_none() && self.randrepeat == Some(false) {
             spec.seed = seed_from_os_entropy();
         }
+        // A fio job draws from fio's own generators seeded as fio seeds them; fio's LFSR
+        // generator is not reproduced, so `random_generator=lfsr` keeps storlab's streams.
+        spec.fio_random = (!self.storlab_rw_default
+            && self.random_generator != Some(FioGenerator::Lfsr))
+        .then(|| FioRandom {
+            randseed: self.seed.unwrap_or(FIO_DEFAULT_RANDSEED),
+            randrepeat: self.randrepeat.unwrap_or(true),
+            randseed_given: self.seed.is_some(),
+            tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
+        });
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
@@ -865,11 +897,10 @@ impl JobDraft {
             .iter()
             .find(|share| (1..100).contains(*share))
             .copied();
-        if let (Some(share), false) = (partly_random, spec.time_based) {
+        if let (Some(share), false, None) = (partly_random, spec.time_based, &spec.fio_random) {
             // On a region that ends before its file, fio 3.33 ends a partly random job when a
-            // sequential I/O would pass the region's end (58, 44, 56, 52 of 64 I/Os on 256 KiB
-            // of a 1 MiB file for randseed unset, 1, 9, 12): where depends on fio's own random
-            // stream, which storlab does not reproduce, so the counts cannot be matched.
+            // sequential I/O would pass the region's end, at a point set by its own random
+            // streams: a fio job draws from them (and matches), storlab's generator does not.
             spec.warnings.push(format!(
                 "storlab differs from fio here: with percentage_random={} fio ends the job when \
                  a sequential I/O would pass the end of a region that ends before its file, \
@@ -2871,13 +2902,20 @@ pub static KEYS: &[KeyDef] = &[
         name: "random_generator",
         aliases: &[],
         bare: false,
-        meaning: "fio's tausworthe, lfsr or tausworthe64 accepted; storlab always draws with ChaCha8",
+        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn from storlab's own generator",
         field: "random_generator",
-        apply: |_, v| match v {
-            "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
-            _ => Err(ApplyError::Invalid(
-                "use tausworthe, lfsr or tausworthe64".into(),
-            )),
+        apply: |d, v| {
+            d.random_generator = Some(match v {
+                "tausworthe" => FioGenerator::Tausworthe,
+                "tausworthe64" => FioGenerator::Tausworthe64,
+                "lfsr" => FioGenerator::Lfsr,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use tausworthe, lfsr or tausworthe64".into(),
+                    ))
+                }
+            });
+            Ok(())
         },
     },
     KeyDef {
@@ -3040,10 +3078,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "randrepeat",
         aliases: &[],
         bare: true,
-        meaning: "1 (default): the same random sequence every run; 0: a new seed each run unless randseed is set",
+        meaning: "1 (default): the same sequence every run; 0 in a fio job: seeds from the system's entropy unless randseed is given (refused in a preset)",
         field: "randrepeat",
         apply: |d, v| {
-            d.fresh_seed_per_run = !parse_bool(v)?;
+            d.randrepeat = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -3624,8 +3662,15 @@ mod tests {
         let spec = draft(&[("size", Some("1M"))]).unwrap();
         let mut expected = JobSpec::new("job", EngineKind::Psync, Target::TempFileIn(".".into()));
         expected.size_bytes = Some(1 << 20);
-        // Except `rw`: fio's sequential read in a job file or flags.
+        // Except `rw`: fio's sequential read in a job file or flags, and the random streams:
+        // fio's.
         expected.random_percent = 0;
+        expected.fio_random = Some(FioRandom {
+            randseed: FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+        });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);
     }
@@ -3657,9 +3702,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((spec.read_percent, spec.random_percent), (70, 80));
-        // The one line of a partly random job's difference from fio, and nothing else.
-        assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
-        assert!(spec.warnings[0].contains("percentage_random=80"));
+        // A fio job draws fio's own streams: a partly random job ends where fio's does, and
+        // nothing is said.
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
     }
 
     #[test]
@@ -5072,11 +5117,13 @@ mod tests {
         assert!(shares("randrw", "1,2,3,4")
             .unwrap_err()
             .contains("more than three"));
-        // The run-time note on fio's early end names the partly random share.
+        // Without fio's streams (its LFSR generator is not reproduced), the run-time note on
+        // fio's early end names the partly random share.
         let spec = draft(&[
             ("size", Some("1M")),
             ("rw", Some("randrw")),
             ("percentage_random", Some("100,60")),
+            ("random_generator", Some("lfsr")),
         ])
         .unwrap();
         assert!(
@@ -5086,5 +5133,49 @@ mod tests {
             "{:?}",
             spec.warnings
         );
+    }
+
+    #[test]
+    fn fio_jobs_draw_from_fios_streams_and_presets_from_storlabs() {
+        let fio = |settings: &[(&str, Option<&str>)]| {
+            let mut all = settings.to_vec();
+            all.extend([("size", Some("1M")), ("rw", Some("randread"))]);
+            draft(&all).unwrap().fio_random
+        };
+        assert_eq!(
+            fio(&[]),
+            Some(FioRandom {
+                randseed: FIO_DEFAULT_RANDSEED,
+                randrepeat: true,
+                randseed_given: false,
+                tausworthe64: false,
+            })
+        );
+        let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();
+        assert_eq!(
+            (given.randseed, given.randrepeat, given.randseed_given),
+            (12, false, true)
+        );
+        assert!(
+            fio(&[("random_generator", Some("tausworthe64"))])
+                .unwrap()
+                .tausworthe64
+        );
+        assert_eq!(fio(&[("random_generator", Some("lfsr"))]), None);
+        let mut preset = JobDraft::with_storlab_defaults();
+        preset.set("size", Some("1M"), &Location::Flag).unwrap();
+        assert_eq!(
+            preset
+                .clone()
+                .finish("p", &Location::Job("p".into()))
+                .unwrap()
+                .fio_random,
+            None
+        );
+        preset
+            .set("randrepeat", Some("0"), &Location::Flag)
+            .unwrap();
+        let refused = preset.finish("p", &Location::Job("p".into())).unwrap_err();
+        assert!(refused.to_string().contains("randrepeat"), "{refused}");
     }
 }

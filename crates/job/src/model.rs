@@ -576,6 +576,20 @@ pub enum RandomDistribution {
     ZonedAbs { zones: Vec<ZoneShare> },
 }
 
+/// How fio seeds a job's random streams (init.c, `setup_random_seeds`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioRandom {
+    /// fio's `randseed` (default 0x89).
+    pub randseed: u64,
+    /// fio's `randrepeat` (default on): the same sequence every run. Off and without
+    /// `randseed`, the seeds come from the operating system's entropy, as fio's do.
+    pub randrepeat: bool,
+    /// `randseed` was given (then `randrepeat=0` still repeats from it, as in fio).
+    pub randseed_given: bool,
+    /// fio's `random_generator=tausworthe64`: 64-bit draws.
+    pub tausworthe64: bool,
+}
+
 impl RandomDistribution {
     /// Uniform: the default.
     pub fn is_random(&self) -> bool {
@@ -1064,6 +1078,12 @@ pub struct JobSpec {
     /// job, a new random offset every `N` I/Os with sequential ones in between.
     #[serde(default, skip_serializing_if = "RwModifier::is_none")]
     pub rw_modifier: RwModifier,
+    /// fio's own random streams (jobs from a fio job file or fio-style flags): offsets, sizes,
+    /// directions and the random/sequential choice are drawn from fio's Tausworthe generators
+    /// seeded as fio seeds them, so the I/O sequence is fio's. `None`: storlab's presets and
+    /// quick set, which draw from ChaCha8 keyed by `seed` (ADR 0021).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_random: Option<FioRandom>,
     /// fio's `allow_file_create` (default on): off, a job whose file does not exist is refused
     /// instead of creating it.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
@@ -1158,6 +1178,7 @@ impl JobSpec {
             submit_offload: false,
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,
+            fio_random: None,
             allow_file_create: true,
             unlink: false,
             rate_poisson: false,

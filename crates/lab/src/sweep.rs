@@ -210,6 +210,8 @@ fn fileset_points(
             let mut set_jobs = storlab_job::parse_flags(&flags, Some(target))
                 .map_err(|e| bad_input(format!("preset {}: {e}", preset.name)))?;
             let mut job = set_jobs.jobs.remove(0);
+            // A preset's point keeps storlab's own generator (ADR 0021).
+            job.fio_random = None;
             job.name = format!("{}/{}/{operation}", preset.name, set.name);
             job.group_reporting = true;
             job.stonewall = true;

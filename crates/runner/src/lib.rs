@@ -5,10 +5,13 @@
 //! The runner never asks whether an engine is real or simulated: it only reads capabilities.
 #![forbid(unsafe_code)]
 
+mod axmap;
 #[cfg(test)]
 mod compressibility;
 mod distribution;
 pub mod fio_log;
+pub mod fio_rand;
+mod fio_sequence;
 pub mod fio_verify;
 pub mod flow;
 pub mod offsets;
@@ -410,11 +413,22 @@ fn run_group(
                 )
             })
             .collect();
-        for worker in workers.iter_mut() {
+        let job_first_thread = thread_number;
+        let clones = workers.len() as u32;
+        for (clone, worker) in workers.iter_mut().enumerate() {
             worker.log_as_fio_thread(job, thread_number);
             if let Some(saved) = saved_verify_states.remove(&thread_number.saturating_sub(1)) {
                 worker.stop_verify_as_saved(saved);
             }
+            // fio (init.c, `add_job`) makes a job's clones last subjob first: thread N + 1 runs
+            // subjob `numjobs - 1` (the last region), thread N + numjobs - 1 subjob 1; the
+            // thread number seeds the streams.
+            let clone = clone as u32;
+            let seeded_as = match clone {
+                0 => job_first_thread,
+                _ => job_first_thread.saturating_add(clones - clone),
+            };
+            worker.draw_as_fio_thread(job, seeded_as, target_size_bytes);
             thread_number = thread_number.saturating_add(1);
             // Every clone is a member of its own (fio's flow is per thread).
             if let Some(spec) = job.flow {

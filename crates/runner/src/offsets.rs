@@ -1,6 +1,7 @@
 //! Chooses each I/O's direction, size and offset inside a worker's region, reproducibly from a seed.
 
 use crate::distribution::BlockDistribution;
+use crate::fio_sequence::FioSequence;
 use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -47,6 +48,8 @@ pub struct OffsetGenerator {
     strided: Option<StridedZones>,
     zone_start_bytes: u64,
     zone_done_bytes: u64,
+    /// A fio job's own sequence, drawn from fio's generators (replaces everything above).
+    fio: Option<Box<FioSequence>>,
 }
 
 /// Bytes one pass of `job` moves over `region`: the region's length, except under fio's
@@ -151,7 +154,72 @@ impl OffsetGenerator {
             strided: job.strided_zones,
             zone_start_bytes: 0,
             zone_done_bytes: 0,
+            fio: None,
         }
+    }
+
+    /// From here on, draw as fio 3.33 draws for its thread `thread_number` on a target of
+    /// `file_size_bytes`, if `job` came from a fio job file or fio-style
+    /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
+    /// distributions other than uniform keep the generator above (the first already issue
+    /// fio's sequence; the others are fio's sets, not its sequence: docs/job-format.md).
+    pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
+        let Some(fio) = &job.fio_random else {
+            return;
+        };
+        let draws = job.random_percent > 0
+            || job.random_percent_writes() > 0
+            || (1..100).contains(&job.read_percent)
+            || !matches!(job.block_size_read, BlockSizeSpec::Fixed(_))
+            || !matches!(job.block_size_write, BlockSizeSpec::Fixed(_));
+        // Random offsets are fio's only where storlab's alignment puts them where fio's
+        // `blockalign` (default: the smallest block) does; elsewhere the job keeps the
+        // generator above and the run says it differs (docs/job-format.md, `blockalign`).
+        let align = job.align_bytes.max(1);
+        let random = job.random_percent > 0 || job.random_percent_writes() > 0;
+        let aligned_as_fio = job.align_given
+            || (job.block_size_read.min_bytes().is_multiple_of(align)
+                && job.block_size_write.min_bytes().is_multiple_of(align));
+        let supported = (aligned_as_fio || !random)
+            && job.strided_zones.is_none()
+            && job.random_distribution.is_random()
+            && job.replay.is_none()
+            && self.region.len_bytes > 0;
+        if draws && supported {
+            self.fio = Some(Box::new(FioSequence::new(
+                job,
+                fio,
+                self.region,
+                file_size_bytes.max(self.region.start_bytes + self.region.len_bytes),
+                thread_number,
+            )));
+        }
+    }
+
+    /// Whether the I/O comes from fio's own streams (fio does not trim a job's last I/O to
+    /// the bytes left: it stops once they are done).
+    pub fn draws_as_fio(&self) -> bool {
+        self.fio.is_some()
+    }
+
+    /// The next I/O (in `forced` direction if given), or `None` when a fio job ends here.
+    pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        if let Some(fio) = self.fio.as_mut() {
+            return fio.next(forced);
+        }
+        Some(match forced {
+            Some(direction) => self.next_io_in(direction),
+            None => self.next_io(),
+        })
+    }
+
+    /// fio's offset stream's state at the job's end, for its verify state file (after a
+    /// read-back phase when `read_back`): 64-bit or not, and its words; `None` when the job
+    /// draws no random offsets from fio's streams.
+    pub fn fio_random_state(&self, read_back: bool) -> Option<(bool, Vec<u64>)> {
+        self.fio
+            .as_ref()
+            .and_then(|fio| fio.random_state(read_back))
     }
 
     fn below(&mut self, bound: u64) -> u64 {

@@ -8,8 +8,10 @@
 //! (file number, offset) pairs. Worked out from files fio 3.33 wrote here and read back with
 //! its `fio-verify-state`.
 //!
-//! The random state is fio's own Tausworthe state for a random job, which storlab does not
-//! have (it draws from ChaCha8): it is written as zeros, what fio writes for a sequential job.
+//! The random state is fio's offset generator as it stands at the job's end: for a random fio
+//! job, the Tausworthe state storlab draws from too (`fio_rand.rs`; after a read-back phase,
+//! the state fio re-seeds before it); zeros for a sequential job, as fio writes it, and for a
+//! job drawing from storlab's own generator, which fio has no state for.
 //!
 //! `verify_state_load` reads the file back ([`SavedVerifyState::load`], its own function: the
 //! writer's random-state bytes are not read) and [`VerifyCut`] decides, as fio 3.33's
@@ -21,8 +23,9 @@ use std::path::{Path, PathBuf};
 
 /// verify-state.h `VSTATE_HDR_VERSION` in fio 3.33.
 const STATE_VERSION: u64 = 3;
-/// Bytes of `thread_rand_state`: `use64` (u64) and the larger union member, six u64s.
-const RAND_STATE_BYTES: usize = 8 + 6 * 8;
+/// Bytes of `thread_rand_state`'s union: the larger member, six u64s (taus88 fills four u32s,
+/// the last zero; taus258 five u64s and a zero).
+const RAND_UNION_BYTES: usize = 6 * 8;
 /// Bytes of `thread_io_list.name`.
 const NAME_BYTES: usize = 64;
 /// The one file a storlab job does its I/O on is fio's file number 0.
@@ -57,15 +60,40 @@ impl VerifyStateRecorder {
     }
 
     /// The file's bytes for the clone `thread_index` (from 0) of job `name` that issued
-    /// `writes_issued` writes.
-    pub(crate) fn file_bytes(&self, name: &str, thread_index: u32, writes_issued: u64) -> Vec<u8> {
+    /// `writes_issued` writes, its offset generator at `random_state` (64-bit or not, and its
+    /// words; `None`: zeros).
+    pub(crate) fn file_bytes(
+        &self,
+        name: &str,
+        thread_index: u32,
+        writes_issued: u64,
+        random_state: Option<(bool, Vec<u64>)>,
+    ) -> Vec<u8> {
         let mut payload = Vec::new();
         payload.extend_from_slice(&(self.last_writes.len() as u64).to_le_bytes());
         payload.extend_from_slice(&(self.depth as u32).to_le_bytes());
         payload.extend_from_slice(&FILES.to_le_bytes());
         payload.extend_from_slice(&writes_issued.to_le_bytes());
         payload.extend_from_slice(&u64::from(thread_index).to_le_bytes());
-        payload.extend_from_slice(&[0; RAND_STATE_BYTES]);
+        let mut rand_union = Vec::with_capacity(RAND_UNION_BYTES);
+        let use64 = match random_state {
+            Some((true, words)) => {
+                words
+                    .iter()
+                    .for_each(|w| rand_union.extend_from_slice(&w.to_le_bytes()));
+                1u64
+            }
+            Some((false, words)) => {
+                words
+                    .iter()
+                    .for_each(|w| rand_union.extend_from_slice(&(*w as u32).to_le_bytes()));
+                0
+            }
+            None => 0,
+        };
+        rand_union.resize(RAND_UNION_BYTES, 0);
+        payload.extend_from_slice(&use64.to_le_bytes());
+        payload.extend_from_slice(&rand_union);
         // fio copies the name with snprintf: at most 63 bytes and a NUL.
         let mut name_field = [0u8; NAME_BYTES];
         let kept = name.len().min(NAME_BYTES - 1);
@@ -272,7 +300,7 @@ mod tests {
         for block in 0..16u64 {
             recorder.write_completed(block * 4096);
         }
-        let bytes = recorder.file_bytes("j", 0, 16);
+        let bytes = recorder.file_bytes("j", 0, 16, None);
         assert_eq!(bytes.len(), 24 + 168);
         assert_eq!(&bytes[..8], &3u64.to_le_bytes());
         assert_eq!(&bytes[8..16], &168u64.to_le_bytes());
@@ -288,7 +316,7 @@ mod tests {
         for block in 0..16u64 {
             recorder.write_completed(block * 4096);
         }
-        let bytes = recorder.file_bytes("j", 0, 16);
+        let bytes = recorder.file_bytes("j", 0, 16, None);
         assert_eq!(bytes.len(), 24 + 216);
         let offsets: Vec<u64> = bytes[24 + 0x98..]
             .chunks(16)
@@ -304,7 +332,7 @@ mod tests {
         for block in 0..writes {
             recorder.write_completed(block * 4096);
         }
-        SavedVerifyState::parse(&recorder.file_bytes("j", 0, writes)).unwrap()
+        SavedVerifyState::parse(&recorder.file_bytes("j", 0, writes, None)).unwrap()
     }
 
     /// fio 3.33 wrote 10 of 16 blocks (`number_ios=10`, psync), then `verify_only=1
@@ -341,7 +369,7 @@ mod tests {
         for block in (0..10u64).filter(|b| *b != 8) {
             recorder.write_completed(block * 4096);
         }
-        let state = SavedVerifyState::parse(&recorder.file_bytes("j", 0, 10)).unwrap();
+        let state = SavedVerifyState::parse(&recorder.file_bytes("j", 0, 10, None)).unwrap();
         let mut cut = VerifyCut::new(state);
         for block in 0..16u64 {
             cut.note_logged_write(block, block * 4096);
@@ -352,7 +380,7 @@ mod tests {
     /// Each bad file fio's `verify_load_state` rejects is an error naming what is wrong.
     #[test]
     fn short_wrong_version_and_corrupt_files_are_refused() {
-        let good = VerifyStateRecorder::new(1).file_bytes("j", 0, 0);
+        let good = VerifyStateRecorder::new(1).file_bytes("j", 0, 0, None);
         assert!(SavedVerifyState::parse(&good).is_ok());
         let error = SavedVerifyState::parse(&good[..10]).unwrap_err();
         assert!(error.contains("shorter than the 24-byte"), "{error}");
@@ -378,5 +406,27 @@ mod tests {
         let missing = Path::new("/nonexistent-dir-storlab/local-j-0-verify.state");
         let error = SavedVerifyState::load(missing).unwrap_err();
         assert!(error.contains("local-j-0-verify.state"), "{error}");
+    }
+
+    /// fio 3.33's file for `--name=j --filename=F --size=64k --bs=4k --rw=randwrite
+    /// --verify=crc32c` holds its taus88 state as it was re-seeded for the read-back
+    /// (3434720573, 94578680, 327051208); with `--do_verify=0`, as it stood after the 16
+    /// writes' draws (1718099614, 3830848579, 220617254). Both from that fio's files.
+    #[test]
+    fn a_random_job_stores_fios_generator_state() {
+        use crate::fio_rand::{job_seeds, seed_index, FioRand, FIO_DEFAULT_RANDSEED};
+        let seeds = job_seeds(FIO_DEFAULT_RANDSEED, 1, true);
+        let mut rand = FioRand::new(seeds[seed_index::BLOCK], false);
+        assert_eq!(rand.words(), [3434720573, 94578680, 327051208]);
+        (0..16).for_each(|_| {
+            rand.next();
+        });
+        assert_eq!(rand.words(), [1718099614, 3830848579, 220617254]);
+        let recorder = VerifyStateRecorder::new(1);
+        let bytes = recorder.file_bytes("j", 0, 16, Some((false, rand.words())));
+        let rand_state = &bytes[24 + 32..24 + 32 + 8 + 16];
+        assert_eq!(&rand_state[..8], &0u64.to_le_bytes());
+        assert_eq!(&rand_state[8..12], &1718099614u32.to_le_bytes());
+        assert_eq!(&rand_state[20..24], &0u32.to_le_bytes());
     }
 }

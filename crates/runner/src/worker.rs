@@ -259,6 +259,8 @@ pub struct Worker {
     /// Issued bytes at which the next pass starts.
     next_pass_at_bytes: u64,
     iolog: Option<IoLog>,
+    /// The generator can place no further I/O (a fio job ends there).
+    generator_done: bool,
     /// fio's `read_iolog`: the trace replaces the generator.
     replay: Option<Replay>,
     /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
@@ -338,12 +340,8 @@ impl Worker {
             None
         } else {
             // fio: `io_size` bytes (default: the region's size), `loops` times over.
-            let per_loop = job
-                .io_size_bytes
-                .or(job.strided_zones.and(job.size_bytes))
-                .unwrap_or_else(|| crate::offsets::pass_bytes(job, region));
             Some(
-                per_loop
+                loop_bytes(job, region)
                     .saturating_mul(u64::from(job.loops.max(1)))
                     .saturating_mul(trimwrite_factor),
             )
@@ -374,6 +372,7 @@ impl Worker {
             region,
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
+            generator_done: false,
             pattern: job.data_pattern,
             fixed_pattern: job.buffer_pattern.clone(),
             refill_pattern: job.read_percent > 0,
@@ -500,6 +499,13 @@ impl Worker {
         }
     }
 
+    /// Draws offsets, sizes and directions as fio's thread `thread_number` does, for a job from
+    /// a fio job file or fio-style flags, on a target of `file_size_bytes`.
+    pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
+        self.generator
+            .use_fio_streams(job, file_size_bytes, thread_number);
+    }
+
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
     /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
     pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
@@ -575,7 +581,8 @@ impl Worker {
             return Ok(());
         };
         let path = crate::verify_state::file_name(&job.name, *thread_index);
-        let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter);
+        let random_state = self.generator.fio_random_state(job.verify);
+        let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter, random_state);
         crate::verify_state::write_whole(&path, &bytes).map_err(|error| RunError::Plan {
             job: job.name.clone(),
             reason: format!(
@@ -654,6 +661,7 @@ impl Worker {
 
     fn finished_issuing(&self) -> bool {
         self.error.is_some()
+            || self.generator_done
             || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
@@ -753,11 +761,22 @@ impl Worker {
                     backlog_read = true;
                 }
             }
-            let io = *self.pending.get_or_insert_with(|| self.generator.next_io());
+            let io = match self.pending {
+                Some(io) => io,
+                None => {
+                    let Some(io) = self.generator.next(None) else {
+                        // fio ends the job where it cannot place an I/O.
+                        self.generator_done = true;
+                        break;
+                    };
+                    self.pending = Some(io);
+                    io
+                }
+            };
             if let Some(remaining) = self
                 .limit_bytes
                 .map(|n| n - self.issued_bytes)
-                .filter(|_| !backlog_read)
+                .filter(|_| !backlog_read && !self.generator.draws_as_fio())
             {
                 if u64::from(io.len_bytes) > remaining && remaining > 0 {
                     // The last I/O of a size-bounded run is trimmed to the bytes left, as fio does.
@@ -829,7 +848,8 @@ impl Worker {
                     }
                     if self.rate_next_ns[other] <= now_ns {
                         let direction = [IoDirection::Read, IoDirection::Write][other];
-                        self.pending = Some(self.generator.next_io_in(direction));
+                        self.pending = self.generator.next(Some(direction));
+                        self.generator_done = self.pending.is_none();
                         continue;
                     }
                     let due = self.rate_next_ns[rate].min(self.rate_next_ns[other]);
@@ -1403,6 +1423,13 @@ impl Issue {
         }
         Ok((earliest_rate_ns, Some(submitted_ns)))
     }
+}
+
+/// Bytes one loop of `job` moves over `region` (fio: `io_size`, default the region's size).
+fn loop_bytes(job: &JobSpec, region: Region) -> u64 {
+    job.io_size_bytes
+        .or(job.strided_zones.and(job.size_bytes))
+        .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
 }
 
 /// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.

@@ -169,14 +169,15 @@ fn loops_and_offset_increment_issue_fios_offsets() {
 }
 
 /// Regression: `rw=rw` walked one offset stream shared by reads and writes; fio keeps one per
-/// direction. Which direction goes next is each tool's own draw, so each stream is compared.
+/// direction. Each stream is checked, and the whole sequence equals fio's.
 #[test]
 fn a_sequential_mix_walks_fios_stream_per_direction() {
     if !fio_present() {
         return;
     }
     let (fio, storlab) = both_logs(MIB, &["--rw=rw", "--bs=4k"]);
-    assert_eq!(storlab.len(), fio.len());
+    // Which direction goes next is fio's mix stream, drawn as fio draws it.
+    assert_eq!(storlab, fio);
     for log in [&fio, &storlab] {
         for write in [false, true] {
             let stream: Vec<u64> = log
@@ -213,6 +214,8 @@ fn bsrange_sizes_follow_fios_distribution() {
             );
         }
     }
+    // The sizes are fio's own draws, in fio's order.
+    assert_eq!(storlab, fio);
     let mean =
         |log: &[LoggedIo]| log.iter().map(|io| io.len_bytes).sum::<u64>() as f64 / ios as f64;
     assert!(
@@ -701,15 +704,9 @@ fn read_iolog_on_a_simulated_drive_and_bad_traces() {
 enum Agreement {
     /// The same I/Os in the same order.
     Sequence,
-    /// A fully random job with the random map: each pass of `pass_ios` I/Os visits the same
-    /// set of offsets, with the same lengths.
-    OffsetsPerPass { pass_ios: usize },
-    /// Sizes drawn at random: the share of each size within 3 points of fio's, with the same
-    /// set of sizes.
-    SizeShares,
-    /// Each tool's own draws (directions of a random mix, offsets without the map): the same
-    /// number of I/Os and bytes in all, each direction's share within 5 points (mixes run 1024
-    /// I/Os: 5 points is more than 3.5 standard deviations of a 25% share).
+    /// Draws storlab does not take from fio's streams (a `random_distribution` other than
+    /// uniform, the 4 KiB alignment it keeps on purpose): the same number of I/Os and bytes in
+    /// all, each direction's share within 5 points.
     Totals,
 }
 
@@ -865,15 +862,32 @@ fn the_key_table_issues_fios_io() {
             Sequence,
             None,
         ),
-        // Random with the random map: the same blocks once per pass.
+        // Random: fio's own streams (fio_rand.rs), seeded as fio seeds them, give fio's
+        // sequence, through its random map or without it.
+        (&["--rw=randread", "--bs=4k", "--size=256k"], Sequence, None),
         (
-            &["--rw=randread", "--bs=4k", "--size=256k"],
-            OffsetsPerPass { pass_ios: 64 },
+            &["--rw=randwrite", "--bs=16k", "--size=256k", "--loops=2"],
+            Sequence,
             None,
         ),
         (
-            &["--rw=randwrite", "--bs=16k", "--size=256k", "--loops=2"],
-            OffsetsPerPass { pass_ios: 16 },
+            &["--rw=randread", "--bs=4k", "--size=256k", "--randseed=12"],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--random_generator=tausworthe64",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=randrw", "--bs=4k,16k", "--size=512k", "--iodepth=4"],
+            Sequence,
             None,
         ),
         (
@@ -884,7 +898,7 @@ fn the_key_table_issues_fios_io() {
                 "--io_size=128k",
                 "--randrepeat=1",
             ],
-            OffsetsPerPass { pass_ios: 16 },
+            Sequence,
             None,
         ),
         (
@@ -895,10 +909,11 @@ fn the_key_table_issues_fios_io() {
                 "--offset=64k",
                 "--size=128k",
             ],
-            OffsetsPerPass { pass_ios: 16 },
+            Sequence,
             None,
         ),
-        // Sizes drawn at random.
+        // Sizes drawn at random, from fio's size stream: fio's sequence too, and at random
+        // offsets the map shrinks an I/O to the free blocks before a taken one, as fio's does.
         (
             &[
                 "--rw=read",
@@ -906,7 +921,7 @@ fn the_key_table_issues_fios_io() {
                 "--number_ios=4000",
                 "--size=64m",
             ],
-            SizeShares,
+            Sequence,
             None,
         ),
         (
@@ -916,32 +931,111 @@ fn the_key_table_issues_fios_io() {
                 "--number_ios=4000",
                 "--size=512m",
             ],
-            SizeShares,
+            Sequence,
             None,
         ),
-        // Each tool's own draws: totals.
+        (
+            &["--rw=randread", "--bsrange=4k-64k", "--size=1m"],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randwrite",
+                "--bssplit=4k/10:8k/60:32k/30",
+                "--size=2m",
+                "--randseed=77",
+            ],
+            Sequence,
+            None,
+        ),
+        // The direction of each I/O: fio's mix stream and its switching rule.
         (
             &["--rw=randrw", "--bs=4k", "--size=4m", "--rwmixread=70"],
-            Totals,
+            Sequence,
             None,
         ),
         (
             &["--rw=rw", "--bs=4k", "--size=4m", "--rwmixwrite=25"],
-            Totals,
+            Sequence,
             None,
         ),
         (
             &["--rw=randread", "--bs=4k", "--size=256k", "--norandommap"],
-            Totals,
+            Sequence,
             None,
         ),
-        // Not in the table: `percentage_random` between 0 and 100. On a region that ends
-        // before its file (as here), fio ends the job when a sequential I/O after a random one
-        // would pass the region's end: how many I/Os that leaves depends on fio's own random
-        // stream (58, 44, 56 or 52 of 64 for randseed unset, 1, 9, 12), which storlab does not
-        // reproduce; storlab goes on until its bytes are done (one line says so at run time,
-        // docs/job-format.md).
-        (&["--rw=randread:4", "--bs=4k", "--size=256k"], Totals, None),
+        // `percentage_random` between 0 and 100 on a region that ends before its file (as
+        // here): fio ends the job when a sequential I/O after a random one would pass the
+        // region's end, after 58, 44, 56 or 52 of 64 I/Os for randseed unset, 1, 9, 12;
+        // storlab draws the same streams and ends at the same I/O.
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=50",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=50",
+                "--randseed=1",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=10",
+                "--randseed=12",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=25,75",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=1",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--percentage_random=99",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &["--rw=randread:4", "--bs=4k", "--size=256k"],
+            Sequence,
+            None,
+        ),
         (
             &[
                 "--rw=randread",
@@ -989,46 +1083,6 @@ fn the_key_table_issues_fios_io() {
         assert!(fio_ios > 0, "{flags:?}: fio did nothing");
         match agreement {
             Sequence => assert_eq!(storlab, fio, "{flags:?}"),
-            OffsetsPerPass { pass_ios } => {
-                assert_eq!((ios, bytes), (fio_ios, fio_bytes), "{flags:?}");
-                assert_eq!(ios % pass_ios, 0, "{flags:?}: {ios} I/Os");
-                let passes = |log: &[LoggedIo]| {
-                    log.chunks(pass_ios)
-                        .map(|pass| {
-                            let mut set: Vec<(u64, u64)> = pass
-                                .iter()
-                                .map(|io| (io.offset_bytes, io.len_bytes))
-                                .collect();
-                            set.sort_unstable();
-                            set
-                        })
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(passes(&storlab), passes(&fio), "{flags:?}");
-            }
-            SizeShares => {
-                assert_eq!(ios, fio_ios, "{flags:?}");
-                let shares = |log: &[LoggedIo]| {
-                    let mut sizes = std::collections::BTreeMap::new();
-                    for io in log {
-                        *sizes.entry(io.len_bytes).or_insert(0.0) += 100.0 / log.len() as f64;
-                    }
-                    sizes
-                };
-                let (ours, theirs) = (shares(&storlab), shares(&fio));
-                assert_eq!(
-                    ours.keys().collect::<Vec<_>>(),
-                    theirs.keys().collect::<Vec<_>>(),
-                    "{flags:?}"
-                );
-                for (size, share) in &theirs {
-                    assert!(
-                        (ours[size] - share).abs() < 3.0,
-                        "{flags:?}: {size} B {} vs {share}",
-                        ours[size]
-                    );
-                }
-            }
             Totals => {
                 assert_eq!((ios, bytes), (fio_ios, fio_bytes), "{flags:?}");
                 let share = |w: usize, n: usize| w as f64 * 100.0 / n as f64;
@@ -1141,7 +1195,7 @@ fn percentage_random_takes_a_share_per_direction_as_fio() {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let (fio, storlab) = both_logs(MIB, &flags);
         assert_eq!(fio.len(), 256, "{shares}");
-        assert_eq!(storlab.len(), fio.len(), "{shares}");
+        assert_eq!(storlab, fio, "{shares}");
         for log in [&fio, &storlab] {
             let offsets = |write: bool| -> Vec<u64> {
                 log.iter()
@@ -1273,4 +1327,137 @@ fn cmdprio_marks_the_ios_fio_marks() {
             assert_eq!(marked, expected, "{engine} {flags:?}");
         }
     }
+}
+
+/// fio's log of a job with clones holds one section per clone (each from its `add` line),
+/// written as each clone ends; storlab writes one log per clone (`LOG.N`).
+fn fio_log_sections(path: &Path) -> Vec<Vec<LoggedIo>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut sections: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.ends_with(" add") || sections.is_empty() {
+            sections.push(String::from("fio version 3 iolog\n"));
+        }
+        if !line.starts_with("fio version") {
+            let last = sections.last_mut().unwrap();
+            last.push_str(line);
+            last.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    sections
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let part = dir.path().join(format!("part{i}"));
+            std::fs::write(&part, text).unwrap();
+            parse_iolog(&part)
+        })
+        .filter(|log| !log.is_empty())
+        .collect()
+}
+
+/// fio numbers its threads over the whole run, clones included, and seeds each from its
+/// number: every clone of `numjobs=3`, and the second job of a file, draws its own sequence,
+/// and storlab's clone N draws fio's thread N's.
+#[test]
+fn clones_and_jobs_of_one_file_draw_fios_sequences_per_thread() {
+    if !fio_present() {
+        return;
+    }
+    let flags = [
+        "--rw=randrw",
+        "--bsrange=4k-16k",
+        "--size=256k",
+        "--numjobs=3",
+        "--offset_increment=256k",
+        "--percentage_random=80",
+    ];
+    let (dir, data) = scratch(MIB);
+    let fio_path = dir.path().join("fio.log");
+    let output = Command::new("fio")
+        .arg("--name=oracle")
+        .arg(format!("--filename={}", data.display()))
+        .arg(format!("--write_iolog={}", fio_path.display()))
+        .args(["--output=/dev/null", "--thread"])
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    run_storlab(dir.path(), &data, &flags);
+    let mut fio = fio_log_sections(&fio_path);
+    assert_eq!(fio.len(), 3);
+    // The sections come in the order the clones ended; each starts in its own region.
+    fio.sort_by_key(|log| log[0].offset_bytes / (256 << 10));
+    for (clone, fio_clone) in fio.iter().enumerate() {
+        let storlab = parse_iolog(&dir.path().join(format!("storlab.log.{clone}")));
+        assert_eq!(&storlab, fio_clone, "clone {clone}");
+    }
+    assert_ne!(fio[0].len(), 0);
+
+    // Two jobs in one file, the second with its own randseed: threads 1 and 2.
+    let job_file = dir.path().join("two.fio");
+    let logs = ["one.log", "two.log"].map(|name| dir.path().join(name));
+    std::fs::write(
+        &job_file,
+        format!(
+            "[global]\nfilename={}\nbs=4k\nsize=256k\n\n\
+             [one]\nrw=randread\nwrite_iolog={}\n\n\
+             [two]\nrw=randwrite\noffset=512k\nrandseed=7\nwrite_iolog={}\n",
+            data.display(),
+            logs[0].display(),
+            logs[1].display()
+        ),
+    )
+    .unwrap();
+    let run = |tool: &str| {
+        let mut command = if tool == "fio" {
+            let mut c = Command::new("fio");
+            c.arg("--output=/dev/null");
+            c
+        } else {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
+            c.args(["run", "--no-db"]);
+            c
+        };
+        let output = command.arg(&job_file).output().unwrap();
+        assert!(output.status.success(), "{tool}: {output:?}");
+        logs.iter().map(|log| parse_iolog(log)).collect::<Vec<_>>()
+    };
+    let fio = run("fio");
+    let storlab = run("storlab");
+    assert_eq!(fio[0].len(), 64);
+    assert_eq!(storlab, fio);
+}
+
+/// `randrepeat=0` without `randseed`: fio seeds from the system's entropy, so two runs differ;
+/// storlab does the same, and each run still visits every block once, as fio's does.
+#[test]
+fn randrepeat_off_differs_run_to_run_and_keeps_the_map() {
+    if !fio_present() {
+        return;
+    }
+    let flags = ["--rw=randread", "--bs=4k", "--size=256k", "--randrepeat=0"];
+    let (dir, data) = scratch(MIB);
+    let fio = fio_log(dir.path(), &data, &flags);
+    let first = storlab_log(dir.path(), &data, &flags);
+    let second = storlab_log(dir.path(), &data, &flags);
+    assert_ne!(first, second, "two runs drew the same sequence");
+    let set = |log: &[LoggedIo]| {
+        let mut offsets: Vec<u64> = log.iter().map(|io| io.offset_bytes).collect();
+        offsets.sort_unstable();
+        offsets
+    };
+    assert_eq!(set(&first), set(&fio));
+    assert_eq!(set(&second), set(&fio));
+    // Given a randseed, randrepeat=0 repeats it, in both tools.
+    let seeded = [
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256k",
+        "--randrepeat=0",
+        "--randseed=5",
+    ];
+    let (fio, storlab) = both_logs(MIB, &seeded);
+    assert_eq!(storlab, fio);
 }

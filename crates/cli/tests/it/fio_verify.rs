@@ -418,25 +418,39 @@ fn a_verify_failure_marks_only_the_clone_that_read_the_bad_block_as_in_fio() {
 /// fio's verify state file (`verify_state_save`, on by default): the same writing job leaves
 /// the same `local-v-N-verify.state` bytes from both tools (sequential jobs, where fio's random
 /// state is zeros: psync at depth 1, libaio at depth 4 with its last four writes newest first,
-/// two clones each with its own file), and none with `verify_state_save=0`.
+/// two clones each with its own file; random jobs, holding fio's Tausworthe state as re-seeded
+/// for the read-back, or as the writes left it with `do_verify=0`), and none with
+/// `verify_state_save=0`.
 #[test]
 fn the_verify_state_file_is_fios_byte_for_byte() {
     if !fio_present() {
         return;
     }
-    let cases: [(&[&str], &[&str]); 3] = [
-        (&["--ioengine=psync"], &["local-v-0-verify.state"]),
+    let cases: [(&str, &[&str], &[&str]); 5] = [
+        ("write", &["--ioengine=psync"], &["local-v-0-verify.state"]),
         (
+            "write",
             &["--ioengine=libaio", "--iodepth=4"],
             &["local-v-0-verify.state"],
         ),
         (
+            "write",
             &["--numjobs=2", "--size=64k"],
             &["local-v-0-verify.state", "local-v-1-verify.state"],
         ),
+        (
+            "randwrite",
+            &["--ioengine=psync"],
+            &["local-v-0-verify.state"],
+        ),
+        (
+            "randwrite",
+            &["--do_verify=0", "--randseed=9"],
+            &["local-v-0-verify.state"],
+        ),
     ];
-    for (extra, files) in cases {
-        let flags = job_flags("write", "crc32c", extra);
+    for (rw, extra, files) in cases {
+        let flags = job_flags(rw, "crc32c", extra);
         let mut states = Vec::new();
         for tool in ["fio", "storlab"] {
             let dir = tempfile::tempdir().unwrap();

@@ -158,6 +158,9 @@ fn plan_scenario(
             let mut job = draft
                 .finish(job_name, &Location::Unknown)
                 .map_err(|e| ("job".to_string(), job_error_detail(&e)))?;
+            // A calibration scenario is storlab's own measurement, not a fio job: it keeps
+            // storlab's generator so the reference table does not move (ADR 0021).
+            job.fio_random = None;
             // One figure per scenario: workers are reported together, as preset points are.
             job.group_reporting = true;
             job.stonewall = true;

@@ -1,0 +1,637 @@
+//! The I/O sequence of one fio thread as fio 3.33 draws it (io_u.c, `fill_io_u`): the
+//! direction from `rwmix_state`, the random/sequential choice from `seq_rand_state`, the
+//! offset from `random_state` through the random map, the size from `bsrange_state`, each
+//! seeded as fio seeds thread `thread_number`, so a fio job issues fio's own I/O in fio's order.
+
+use crate::axmap::Axmap;
+use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::offsets::{PlannedIo, Region};
+use storlab_engine::IoDirection;
+use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
+
+/// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
+const READ: usize = 0;
+const WRITE: usize = 1;
+
+/// Percent scale of fio's `rwmix` and `percentage_random` draws (`rand_between(s, 1, 100)`).
+const PERCENT: u64 = 100;
+
+/// One direction's block sizes as fio holds them (`min_bs`, `max_bs`, `bssplit` sorted by
+/// share, as options.c's `bs_cmp` sorts them) and its offset spacing (`ba`, `blockalign`).
+struct Sizes {
+    min_bytes: u64,
+    max_bytes: u64,
+    split: Vec<BlockSizeShare>,
+    align_bytes: u64,
+    /// `log2(min_bytes)` when it is a power of two: the map's block of an offset by a shift
+    /// instead of a division, on every I/O.
+    min_shift: Option<u32>,
+    /// fio's `last_block` for this direction: the blocks a random offset is drawn among
+    /// (fixed for the region, so computed once).
+    last_block: u64,
+}
+
+impl Sizes {
+    fn new(spec: &BlockSizeSpec, job: &JobSpec) -> Self {
+        let (min_bytes, max_bytes) = (spec.min_bytes().max(1), spec.max_bytes().max(1));
+        let mut split = match spec {
+            BlockSizeSpec::Split(shares) => shares.clone(),
+            _ => Vec::new(),
+        };
+        split.sort_by_key(|share| share.percent);
+        // fio's `blockalign` defaults to the smallest block; storlab keeps its own alignment
+        // under it (docs/job-format.md, `blockalign`).
+        let align = job.align_bytes.max(1);
+        let align_bytes = if job.align_given {
+            align
+        } else {
+            min_bytes.next_multiple_of(align)
+        };
+        Sizes {
+            min_bytes,
+            max_bytes,
+            split,
+            align_bytes,
+            min_shift: min_bytes
+                .is_power_of_two()
+                .then(|| min_bytes.trailing_zeros()),
+            last_block: 0,
+        }
+    }
+
+    /// Blocks of the smallest size in `bytes` (rounded down, or up when `round_up`).
+    #[inline]
+    fn blocks(&self, bytes: u64, round_up: bool) -> u64 {
+        let bytes = if round_up {
+            bytes + self.min_bytes - 1
+        } else {
+            bytes
+        };
+        match self.min_shift {
+            Some(shift) => bytes >> shift,
+            None => bytes / self.min_bytes,
+        }
+    }
+
+    /// io_u.c, `last_block`: places `blockalign` apart where a smallest block still fits in
+    /// `usable_bytes` (the region, or the file if shorter).
+    fn set_last_block(&mut self, usable_bytes: u64) {
+        let mut max_bytes = usable_bytes;
+        if self.min_bytes > self.align_bytes {
+            max_bytes -= self.min_bytes - self.align_bytes;
+        }
+        self.last_block = max_bytes / self.align_bytes;
+    }
+}
+
+/// One fio thread's streams and file position.
+pub struct FioSequence {
+    seeds: [u64; seed_index::COUNT],
+    use64: bool,
+    /// fio's `randrepeat`: every loop re-seeds the streams.
+    randrepeat: bool,
+    /// A job with writes only.
+    write_only: bool,
+    /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
+    /// regenerate the same sizes).
+    write_sizes_from_read_seed: bool,
+    random_state: FioRand,
+    seq_rand_state: [FioRand; 2],
+    rwmix_state: FioRand,
+    bsrange_state: [FioRand; 2],
+    map: Option<Axmap>,
+    /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
+    region: Region,
+    file_size_bytes: u64,
+    /// Where each direction's next sequential I/O starts (fio's `last_pos`), absolute.
+    last_pos_bytes: [u64; 2],
+    sizes: [Sizes; 2],
+    /// fio's `perc_rand`.
+    random_percent: [u64; 2],
+    random_job: bool,
+    /// fio's `rwmix`, for a mixed job.
+    rwmix: Option<[u64; 2]>,
+    rwmix_direction: usize,
+    rwmix_issues: u64,
+    io_issues: [u64; 2],
+    /// fio's `ddir_seq_nr` (`rw=randMODE:N`) and its countdown.
+    random_every_ios: u64,
+    random_countdown: u64,
+    /// fio's `ddir_seq_add` (`rw=MODE:SIZE`).
+    skip_bytes: u64,
+    time_based: bool,
+    /// Bytes one loop moves at most (backend.c, `do_io`: `size`, or `io_size` if smaller, or
+    /// larger for a random write without the map), the loops left, and what this loop and the
+    /// whole job have moved.
+    pass_bytes: u64,
+    passes_left: u32,
+    moved_bytes: u64,
+    job_moved_bytes: u64,
+    /// fio's `io_size`: after its loops a job goes on looping until it has moved that much
+    /// (backend.c, `keep_running`).
+    io_size_bytes: Option<u64>,
+    largest_block_bytes: u64,
+}
+
+impl FioSequence {
+    /// The sequence of fio's thread `thread_number` running `job` over `region` of a target of
+    /// `file_size_bytes`.
+    pub fn new(
+        job: &JobSpec,
+        fio: &FioRandom,
+        region: Region,
+        file_size_bytes: u64,
+        thread_number: u32,
+    ) -> Self {
+        let seeds = if fio.randrepeat || fio.randseed_given {
+            job_seeds(fio.randseed, thread_number, fio.randrepeat)
+        } else {
+            entropy_seeds()
+        };
+        let mut sizes = [
+            Sizes::new(&job.block_size_read, job),
+            Sizes::new(&job.block_size_write, job),
+        ];
+        sizes
+            .iter_mut()
+            .for_each(|s| s.set_last_block(region.len_bytes.min(file_size_bytes)));
+        let map_block_bytes = sizes[READ].min_bytes.min(sizes[WRITE].min_bytes);
+        let random_percent = [
+            u64::from(job.random_percent),
+            u64::from(job.random_percent_writes()),
+        ];
+        let random_job = random_percent.iter().any(|p| *p > 0);
+        // init.c, `init_random_map`: one bit per smallest block of the region (or of the file,
+        // if it is shorter).
+        let map_bytes = region.len_bytes.min(file_size_bytes);
+        let map =
+            (random_job && job.random_map).then(|| Axmap::new(map_bytes / map_block_bytes.max(1)));
+        let random_every_ios = match job.rw_modifier {
+            RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
+            _ => 1,
+        };
+        let read = u64::from(job.read_percent);
+        let random_write_unmapped = read == 0 && random_job && !job.random_map;
+        let mut pass_bytes = region.len_bytes;
+        if let Some(io_size) = job.io_size_bytes {
+            pass_bytes = if random_write_unmapped {
+                pass_bytes.max(io_size)
+            } else {
+                pass_bytes.min(io_size)
+            };
+        }
+        let mut sequence = FioSequence {
+            seeds,
+            randrepeat: fio.randrepeat,
+            write_only: read == 0,
+            use64: fio.tausworthe64,
+            write_sizes_from_read_seed: job.verify,
+            random_state: FioRand::new(0, false),
+            seq_rand_state: [FioRand::new(0, false), FioRand::new(0, false)],
+            rwmix_state: FioRand::new(0, false),
+            bsrange_state: [FioRand::new(0, false), FioRand::new(0, false)],
+            map,
+            region,
+            file_size_bytes,
+            last_pos_bytes: [region.start_bytes; 2],
+            sizes,
+            random_percent,
+            random_job,
+            rwmix: (1..PERCENT)
+                .contains(&read)
+                .then_some([read, PERCENT - read]),
+            rwmix_direction: READ,
+            rwmix_issues: 0,
+            io_issues: [0; 2],
+            random_every_ios,
+            // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
+            random_countdown: 1,
+            skip_bytes: match job.rw_modifier {
+                RwModifier::SkipBytes(n) => n,
+                _ => 0,
+            },
+            time_based: job.time_based && job.runtime_ns.is_some(),
+            pass_bytes: pass_bytes.max(1),
+            passes_left: job.loops.max(1),
+            moved_bytes: 0,
+            job_moved_bytes: 0,
+            io_size_bytes: job.io_size_bytes,
+            largest_block_bytes: job.max_block_bytes(),
+        };
+        sequence.seed_streams();
+        sequence
+    }
+
+    /// init.c, `td_fill_rand_seeds`: every stream from its own seed (again at each loop with
+    /// `randrepeat`, libfio.c `clear_io_state`).
+    fn seed_streams(&mut self) {
+        let seeds = &self.seeds;
+        let use64 = self.use64;
+        let write_seed = if self.write_sizes_from_read_seed {
+            seeds[seed_index::BS_READ]
+        } else {
+            seeds[seed_index::BS_WRITE]
+        };
+        self.bsrange_state = [
+            FioRand::new(seeds[seed_index::BS_READ], use64),
+            FioRand::new(write_seed, use64),
+        ];
+        // fio draws the mix and the random/sequential choice from 32-bit streams always.
+        self.rwmix_state = FioRand::new(seeds[seed_index::MIX], false);
+        self.random_state = FioRand::new(seeds[seed_index::BLOCK], use64);
+        let seq_rand = FioRand::new(seeds[seed_index::SEQ_RAND_READ], false);
+        self.seq_rand_state = [seq_rand.clone(), seq_rand];
+    }
+
+    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty.
+    fn reset_file(&mut self) {
+        self.last_pos_bytes = [self.region.start_bytes; 2];
+        if let Some(map) = self.map.as_mut() {
+            map.reset();
+        }
+    }
+
+    /// The random offset stream's state as fio's verify state file stores it at the job's end:
+    /// 64-bit or not, and its words; `None` for a job without random offsets (fio never seeds
+    /// that stream then, and writes zeros). A read-back phase starts with fio's
+    /// `clear_io_state`, which re-seeds with `randrepeat`: the state is then the fresh one.
+    pub fn random_state(&self, read_back: bool) -> Option<(bool, Vec<u64>)> {
+        if !self.random_job {
+            return None;
+        }
+        let words = if read_back && self.randrepeat {
+            FioRand::new(self.seeds[seed_index::BLOCK], self.use64).words()
+        } else {
+            self.random_state.words()
+        };
+        Some((self.use64, words))
+    }
+
+    /// The next I/O, in `forced` direction if given (a rate holding the other back), or `None`
+    /// when fio would end the job here.
+    pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        loop {
+            if !self.time_based && self.moved_bytes >= self.pass_bytes {
+                self.next_pass()?;
+            }
+            match self.fill(forced) {
+                Some(io) => {
+                    self.moved_bytes += u64::from(io.len_bytes);
+                    self.job_moved_bytes += u64::from(io.len_bytes);
+                    return Some(io);
+                }
+                // The loop ends where fio could not place an I/O; the next starts over.
+                None if !self.time_based => self.next_pass()?,
+                None => return None,
+            }
+        }
+    }
+
+    /// backend.c: a new loop re-seeds (with `randrepeat`), reopens the file (emptying the map)
+    /// and starts the mix over; after `loops` of them, only while `io_size` is not reached by
+    /// at least a largest block (`keep_running`).
+    fn next_pass(&mut self) -> Option<()> {
+        self.passes_left = self.passes_left.saturating_sub(1);
+        let io_size_left = self.io_size_bytes.is_some_and(|limit| {
+            limit.saturating_sub(self.job_moved_bytes) >= self.largest_block_bytes.max(1)
+        });
+        if self.passes_left == 0 && !io_size_left {
+            return None;
+        }
+        self.moved_bytes = 0;
+        self.rwmix_issues = 0;
+        if self.randrepeat {
+            self.seed_streams();
+        }
+        self.reset_file();
+        Some(())
+    }
+
+    /// io_u.c, `get_rw_ddir`: in a mix, a new direction is drawn once the current one has had
+    /// its share of the other's issues.
+    fn direction(&mut self, forced: Option<IoDirection>) -> usize {
+        let direction = match (forced, self.rwmix) {
+            (Some(IoDirection::Write), _) => WRITE,
+            (Some(_), _) => READ,
+            (None, None) if self.write_only => WRITE,
+            (None, None) => READ,
+            (None, Some(rwmix)) => {
+                if self.io_issues[self.rwmix_direction] >= self.rwmix_issues {
+                    let drawn = self.rwmix_state.between(1, PERCENT);
+                    let direction = if drawn <= rwmix[READ] { READ } else { WRITE };
+                    if direction != self.rwmix_direction {
+                        self.rwmix_issues =
+                            self.io_issues[self.rwmix_direction] * rwmix[direction] / PERCENT;
+                    }
+                    direction
+                } else {
+                    self.rwmix_direction
+                }
+            }
+        };
+        self.rwmix_direction = direction;
+        direction
+    }
+
+    fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        let direction = self.direction(forced);
+        let (relative, mark) = self.offset(direction)?;
+        let offset = self.region.start_bytes + relative;
+        let mut len = self.size(direction, offset)?;
+        if offset + len > self.file_size_bytes {
+            return None;
+        }
+        if let (true, Some(map)) = (mark, self.map.as_mut()) {
+            // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
+            // the I/O shrinks to what was free. fio counts them in the direction's smallest
+            // block, whatever granule the map was built with.
+            let sizes = &self.sizes[direction];
+            let block = sizes.blocks(relative, false);
+            let taken = map.set_run(block, sizes.blocks(len, true));
+            len = len.min(taken * sizes.min_bytes);
+        }
+        self.last_pos_bytes[direction] = offset + len;
+        self.io_issues[direction] += 1;
+        Some(PlannedIo {
+            direction: if direction == WRITE {
+                IoDirection::Write
+            } else {
+                IoDirection::Read
+            },
+            offset_bytes: offset,
+            len_bytes: len as u32,
+        })
+    }
+
+    /// io_u.c, `get_next_offset` / `get_next_block`: the offset relative to the region, and
+    /// whether the random map is to mark it.
+    fn offset(&mut self, direction: usize) -> Option<(u64, bool)> {
+        self.random_countdown -= 1;
+        let random_turn = self.random_countdown == 0;
+        if random_turn {
+            self.random_countdown = self.random_every_ios;
+        }
+        let (relative, mark) = if random_turn && self.random_job {
+            if self.should_do_random(direction) {
+                (self.random_block(direction)?, true)
+            } else {
+                match self.sequential(direction) {
+                    Some(at) => (at, false),
+                    None => (self.random_block(direction)?, false),
+                }
+            }
+        } else {
+            match self.sequential(direction) {
+                Some(at) => (at, false),
+                None if self.random_job => (self.random_block(direction)?, false),
+                None => return None,
+            }
+        };
+        // A sequential I/O that would start past the region's end ends the job (fio 3.33
+        // ends a partly random job there when the region ends before its file).
+        if relative >= self.region.len_bytes
+            || self.region.start_bytes + relative >= self.file_size_bytes
+        {
+            return None;
+        }
+        Some((relative, mark))
+    }
+
+    /// io_u.c, `should_do_random`.
+    fn should_do_random(&mut self, direction: usize) -> bool {
+        let share = self.random_percent[direction];
+        if share >= PERCENT {
+            return true;
+        }
+        self.seq_rand_state[direction].between(1, PERCENT) <= share
+    }
+
+    /// io_u.c, `get_next_seq_offset`.
+    fn sequential(&mut self, direction: usize) -> Option<u64> {
+        let start = self.region.start_bytes;
+        if self.time_based && self.last_pos_bytes[direction] >= start + self.region.len_bytes {
+            self.last_pos_bytes[direction] = start;
+        }
+        let last = self.last_pos_bytes[direction];
+        if last >= self.file_size_bytes {
+            return None;
+        }
+        let mut relative = last - start;
+        if relative > 0 && self.skip_bytes > 0 {
+            relative += self.skip_bytes;
+            if relative >= self.file_size_bytes {
+                relative = 0;
+            }
+        }
+        Some(relative)
+    }
+
+    /// io_u.c, `get_next_rand_block`: a time-based job starts the region over when it is used
+    /// up.
+    fn random_block(&mut self, direction: usize) -> Option<u64> {
+        if let Some(at) = self.random_offset(direction) {
+            return Some(at);
+        }
+        if self.time_based {
+            self.reset_file();
+            return self.random_offset(direction);
+        }
+        None
+    }
+
+    /// io_u.c, `__get_next_rand_offset`: a block among the region's `lastb` scaled from the
+    /// raw draw, moved to the next free one when the map has it taken.
+    fn random_offset(&mut self, direction: usize) -> Option<u64> {
+        let sizes = &self.sizes[direction];
+        let last_block = sizes.last_block;
+        if last_block == 0 {
+            return None;
+        }
+        let align = sizes.align_bytes;
+        let mut block = self.random_state.scaled(last_block);
+        if let Some(map) = &self.map {
+            if map.is_set(block) {
+                block = map.next_free(block)?;
+            }
+        }
+        Some(block * align)
+    }
+
+    /// io_u.c, `get_next_buflen`: a fixed size, or a draw from the range or split that fits
+    /// before the region's end.
+    fn size(&mut self, direction: usize, offset: u64) -> Option<u64> {
+        let sizes = &self.sizes[direction];
+        let (min, max) = (sizes.min_bytes, sizes.max_bytes);
+        if min == max {
+            return Some(min);
+        }
+        let end = self.region.start_bytes + self.region.len_bytes;
+        let fits = |len: u64| offset + len <= end;
+        if !fits(min) {
+            return None;
+        }
+        let state = &mut self.bsrange_state[direction];
+        let rand_max = state.max();
+        loop {
+            let r = state.next();
+            let mut len = if sizes.split.is_empty() {
+                min + (max as f64 * (r as f64 / (rand_max as f64 + 1.0))) as u64
+            } else {
+                let mut len = 0;
+                let mut cumulative = 0;
+                for share in sizes.split.iter().filter(|s| s.percent > 0) {
+                    len = share.size_bytes;
+                    cumulative += u64::from(share.percent);
+                    if r / cumulative <= rand_max / PERCENT && fits(len) {
+                        break;
+                    }
+                }
+                len
+            };
+            // fio's `bs_unaligned` off: a multiple of the smallest size.
+            len -= len % min;
+            len = len.min(max);
+            if fits(len) {
+                return Some(len);
+            }
+        }
+    }
+}
+
+/// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
+/// entropy, so every run differs.
+fn entropy_seeds() -> [u64; seed_index::COUNT] {
+    use std::io::Read;
+    let mut bytes = [0u8; seed_index::COUNT * 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No entropy device: the clock's nanoseconds still differ run to run.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        return job_seeds(now, 1, false);
+    }
+    let mut seeds = [0u64; seed_index::COUNT];
+    for (seed, chunk) in seeds.iter_mut().zip(bytes.chunks_exact(8)) {
+        *seed = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+    }
+    seeds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    const KIB: u64 = 1024;
+
+    fn fio_job(shape: impl Fn(&mut JobSpec)) -> JobSpec {
+        let mut job = JobSpec::new("t", EngineKind::Null, Target::None);
+        job.fio_random = Some(FioRandom {
+            randseed: crate::fio_rand::FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+        });
+        shape(&mut job);
+        job
+    }
+
+    fn drawn(job: &JobSpec, region_bytes: u64, file_bytes: u64) -> Vec<(char, u64, u32)> {
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: region_bytes,
+        };
+        let fio = job.fio_random.expect("a fio job");
+        let mut sequence = FioSequence::new(job, &fio, region, file_bytes, 1);
+        std::iter::from_fn(|| sequence.next(None))
+            .map(|io| {
+                let action = if io.direction == IoDirection::Write {
+                    'w'
+                } else {
+                    'r'
+                };
+                (action, io.offset_bytes, io.len_bytes)
+            })
+            .collect()
+    }
+
+    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randrw --rwmixread=60
+    /// --bssplit=4k/50:16k/50 --size=512k --randseed=3` on a 1 MiB file: directions from the
+    /// mix stream, sizes from the split stream, offsets through the random map (the 16 KiB
+    /// write at 184320 shrinks to the 12 KiB left free before a taken block).
+    #[test]
+    fn a_random_mix_with_a_split_issues_fios_first_ios() {
+        let job = fio_job(|job| {
+            job.read_percent = 60;
+            job.fio_random.as_mut().unwrap().randseed = 3;
+            job.fio_random.as_mut().unwrap().randseed_given = true;
+            let split = BlockSizeSpec::Split(vec![
+                BlockSizeShare {
+                    size_bytes: 4 * KIB,
+                    percent: 50,
+                },
+                BlockSizeShare {
+                    size_bytes: 16 * KIB,
+                    percent: 50,
+                },
+            ]);
+            job.block_size_read = split.clone();
+            job.block_size_write = split;
+        });
+        let ios = drawn(&job, 512 * KIB, 1024 * KIB);
+        let expected = [
+            ('w', 28672, 4096),
+            ('r', 385024, 16384),
+            ('w', 438272, 16384),
+            ('w', 245760, 4096),
+            ('r', 208896, 16384),
+            ('w', 454656, 16384),
+            ('w', 196608, 4096),
+            ('w', 184320, 12288),
+            ('w', 475136, 4096),
+            ('r', 32768, 4096),
+            ('r', 471040, 4096),
+            ('r', 339968, 4096),
+        ];
+        assert_eq!(ios[..expected.len()], expected);
+    }
+
+    /// fio 3.33 with `--rw=randread --percentage_random=50 --bs=4k --size=256k` on a 1 MiB
+    /// file ends the job after 58 I/Os, when a sequential one would start past the region's
+    /// end; its first ones, from its log, go on from where the random ones ended.
+    #[test]
+    fn a_partly_random_job_ends_where_fio_ends_it() {
+        let job = fio_job(|job| job.random_percent = 50);
+        let ios = drawn(&job, 256 * KIB, 1024 * KIB);
+        assert_eq!(ios.len(), 58);
+        let offsets: Vec<u64> = ios.iter().take(12).map(|io| io.1).collect();
+        assert_eq!(
+            offsets,
+            [
+                12288, 16384, 20480, 192512, 196608, 217088, 221184, 122880, 102400, 221184, 98304,
+                102400
+            ]
+        );
+        // On a region that is the whole file, the sequential stream falls back to a random
+        // block at the end instead, and the job moves all its bytes.
+        let whole = drawn(&job, 256 * KIB, 256 * KIB);
+        assert_eq!(
+            whole.iter().map(|io| u64::from(io.2)).sum::<u64>(),
+            256 * KIB
+        );
+    }
+
+    /// Every loop re-seeds (randrepeat): the second pass repeats the first.
+    #[test]
+    fn each_loop_repeats_the_first_with_randrepeat() {
+        let job = fio_job(|job| job.loops = 2);
+        let ios = drawn(&job, 64 * KIB, 64 * KIB);
+        assert_eq!(ios.len(), 32);
+        assert_eq!(ios[..16], ios[16..]);
+        let mut offsets: Vec<u64> = ios[..16].iter().map(|io| io.1).collect();
+        offsets.sort_unstable();
+        assert_eq!(offsets, (0..16).map(|b| b * 4 * KIB).collect::<Vec<_>>());
+    }
+}
