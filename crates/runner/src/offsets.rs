@@ -162,7 +162,8 @@ impl OffsetGenerator {
     /// `file_size_bytes`, if `job` came from a fio job file or fio-style
     /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
     /// distributions other than uniform keep the generator above (the first already issue
-    /// fio's sequence; the others are fio's sets, not its sequence: docs/job-format.md).
+    /// fio's sequence; the others, trim modes included, are fio's sets, not its sequence:
+    /// docs/job-format.md).
     pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
         let Some(fio) = &job.fio_random else {
             return;
@@ -184,6 +185,9 @@ impl OffsetGenerator {
             && job.strided_zones.is_none()
             && job.random_distribution.is_random()
             && job.replay.is_none()
+            // fio's trim modes draw trims from streams the port does not follow yet; they keep
+            // the generator above, which issues fio's trim/write pairs over fio's sets.
+            && job.trim == TrimMode::None
             && self.region.len_bytes > 0;
         if draws && supported {
             self.fio = Some(Box::new(FioSequence::new(

@@ -117,7 +117,7 @@ impl VerifyStateRecorder {
 const HEADER_BYTES: usize = 3 * 8;
 /// Bytes of `thread_io_list` before its completions: `no_comps`, `depth`, `nofiles`,
 /// `numberio`, `index`, the random state and the name.
-const FIXED_PAYLOAD_BYTES: usize = 8 + 4 + 4 + 8 + 8 + RAND_STATE_BYTES + NAME_BYTES;
+const FIXED_PAYLOAD_BYTES: usize = 8 + 4 + 4 + 8 + 8 + (8 + RAND_UNION_BYTES) + NAME_BYTES;
 /// Bytes of one completion, `struct file_comp`: file number and offset.
 const COMPLETION_BYTES: usize = 16;
 
