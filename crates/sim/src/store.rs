@@ -331,16 +331,16 @@ impl Store {
         known: Option<SourceMatch>,
     ) -> Option<Content> {
         if let Some(header) = read_verifiable_header(data) {
-            if header.offset_bytes == offset {
-                let mut scratch = std::mem::take(&mut self.scratch);
-                scratch.resize(data.len(), 0);
-                let mut partial = Vec::new();
-                regenerate_verifiable(&mut scratch, offset, &header, offset, &mut partial);
-                let same = scratch[..] == *data;
-                self.scratch = scratch;
-                if same {
-                    return Some(verifiable(&header, offset));
-                }
+            if header.offset_bytes == offset && self.regenerates(data, offset, &header, offset) {
+                return Some(verifiable(&header, offset));
+            }
+        }
+        // The rest of a verify write a driver split mid-granule (a 128 KiB block in 64 KiB
+        // transfers): no header at its start, but the bytes the verify write ending here goes
+        // on with.
+        if let Some((header, granule_base_bytes)) = self.verifiable_ending_at(offset) {
+            if self.regenerates(data, offset, &header, granule_base_bytes) {
+                return Some(verifiable(&header, granule_base_bytes));
             }
         }
         let key = index_key(data, STAMP_BYTES)?;
@@ -381,6 +381,58 @@ impl Store {
             });
         }
         None
+    }
+
+    /// Whether `data` at `offset` is byte for byte the verify write `header` describes, its
+    /// granules starting at `granule_base_bytes`.
+    fn regenerates(
+        &mut self,
+        data: &[u8],
+        offset: u64,
+        header: &VerifiableHeader,
+        granule_base_bytes: u64,
+    ) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.resize(data.len(), 0);
+        let mut partial = Vec::new();
+        regenerate_verifiable(
+            &mut scratch,
+            offset,
+            header,
+            granule_base_bytes,
+            &mut partial,
+        );
+        let same = scratch[..] == *data;
+        self.scratch = scratch;
+        same
+    }
+
+    /// The verify write an extent ending at `offset` holds, when `offset` falls inside one of
+    /// its granules (at a granule boundary the next part starts with its own header): its
+    /// header and where its granules start.
+    fn verifiable_ending_at(&self, offset: u64) -> Option<(VerifiableHeader, u64)> {
+        let (&start, before) = self.extents.range(..offset).next_back()?;
+        let Content::Verifiable {
+            seed,
+            granule_base_bytes,
+            generation,
+            granule_bytes,
+            pattern,
+        } = before.content
+        else {
+            return None;
+        };
+        let mid_granule = !(offset - granule_base_bytes).is_multiple_of(u64::from(granule_bytes));
+        (start + before.len == offset && mid_granule).then_some((
+            VerifiableHeader {
+                offset_bytes: granule_base_bytes,
+                generation,
+                seed,
+                granule_bytes,
+                pattern,
+            },
+            granule_base_bytes,
+        ))
     }
 
     /// Keep `data` written at `offset` as a new source (one reference taken) and index it. Data
@@ -1153,6 +1205,31 @@ mod tests {
         fill_verifiable(&mut verify, Pattern::Random, 7, at + 4096, 4096, 101);
         expected[4096..4096 + 65536].copy_from_slice(&verify);
         assert_eq!(&out[..WRITE_BYTES], &expected[..]);
+    }
+
+    /// A driver that splits a verify write inside a granule (a 128 KiB block sent as two
+    /// 64 KiB transfers, as a BOT driver with 64 KiB transfers does): the second part has no
+    /// header at its start, and is still the verify write's, regenerated, nothing held.
+    #[test]
+    fn a_verify_write_split_mid_granule_is_regenerated() {
+        const BLOCK: usize = 128 << 10;
+        let mut store = Store::with_budget(1 << 20);
+        let mut block = vec![0u8; 2 * BLOCK];
+        fill_verifiable(&mut block, Pattern::Random, 11, 1 << 20, BLOCK, 17);
+        for (i, half) in block.chunks(BLOCK / 2).enumerate() {
+            store.write((1 << 20) + (i * BLOCK / 2) as u64, half);
+        }
+        assert_eq!(store.held_bytes(), 0, "nothing kept as bytes");
+        assert_eq!(store.dropped_bytes(), 0);
+        assert_eq!(store.extent_count(), 1, "one verify write");
+        let mut out = vec![0u8; 2 * BLOCK];
+        store.read(1 << 20, &mut out);
+        assert!(out == block, "read back as written");
+        // Bytes that are not the write's continuation are not taken for it.
+        let mut other = block[BLOCK / 2..BLOCK].to_vec();
+        other[100] ^= 1;
+        store.write((1 << 20) + (BLOCK / 2) as u64, &other);
+        assert_eq!(store.held_bytes(), other.len() as u64);
     }
 
     /// One step of the model test.
