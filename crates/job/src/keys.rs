@@ -730,7 +730,11 @@ impl JobDraft {
             // A trim job reads nothing: its trims take the read stream and its sizes.
             spec.block_size_read = trim_bs.clone();
         }
-        spec.random_map = !self.norandommap.unwrap_or(false);
+        // fio's LFSR generator (lib/lfsr.c) visits every block once per pass by construction,
+        // random map or not, so a job naming it draws without repeats even with
+        // `norandommap`: storlab's map is a permutation too (fio's t0021 checks exactly this).
+        spec.random_map =
+            !self.norandommap.unwrap_or(false) || self.random_generator == Some(FioGenerator::Lfsr);
         set_if(&mut spec.direct, self.direct);
         set_if(&mut spec.invalidate, self.invalidate);
         set_if(&mut spec.fadvise_hint, self.fadvise_hint);
@@ -4342,6 +4346,19 @@ mod tests {
             .iter()
             .any(|w| w.contains("random_distribution has no effect")));
         assert!(draft(&[("size", Some("1M")), ("random_generator", Some("lfsr"))]).is_ok());
+        // fio's LFSR never repeats a block in a pass: with it, norandommap keeps the map.
+        let lfsr = |generator: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("rw", Some("randread")),
+                ("norandommap", None),
+                ("random_generator", Some(generator)),
+            ])
+            .unwrap()
+            .random_map
+        };
+        assert!(lfsr("lfsr"));
+        assert!(!lfsr("tausworthe"));
         assert!(draft(&[("random_generator", Some("mt"))]).is_err());
     }
 
