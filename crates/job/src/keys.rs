@@ -209,6 +209,12 @@ pub struct JobDraft {
     verify: Option<bool>,
     stonewall: Option<bool>,
     new_group: Option<bool>,
+    start_delay: Option<crate::StartDelay>,
+    exitall: Option<bool>,
+    exitall_on_error: Option<bool>,
+    exit_what: Option<crate::ExitWhat>,
+    io_priority_class: Option<u8>,
+    io_priority_level: Option<u8>,
     group_reporting: Option<bool>,
     /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
     /// finished, unless a target imposed from outside decides the engine.
@@ -688,6 +694,19 @@ impl JobDraft {
         set_if(&mut spec.continue_on_error, self.continue_on_error);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.new_group, self.new_group);
+        set_if(&mut spec.start_delay, self.start_delay);
+        spec.exit_all = crate::ExitAll {
+            on_end: self.exitall.unwrap_or(false),
+            on_error: self.exitall_on_error.unwrap_or(false),
+            what: self.exit_what.unwrap_or_default(),
+        };
+        // fio sets the priority only when either key is set (backend.c, fio_option_is_set).
+        if self.io_priority_class.is_some() || self.io_priority_level.is_some() {
+            spec.io_priority = Some(crate::IoPriority {
+                class: self.io_priority_class.unwrap_or(0),
+                level: self.io_priority_level.unwrap_or(0),
+            });
+        }
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
         spec.engine_tuning = self.engine_tuning.clone();
@@ -1549,6 +1568,35 @@ fn refuse_if_set(value: &str, why: &str) -> Result<(), ApplyError> {
 
 /// A key storlab accepts without reproducing what it does in fio: checked like fio checks it,
 /// then remembered for a warning when it asks for something.
+/// fio's `startdelay`: one time, or a range `LOW-HIGH` (also `LOW:HIGH` or `LOW,HIGH`, as fio's
+/// parser splits a two-value option), each in seconds unless a unit is given.
+fn parse_start_delay(v: &str) -> Result<crate::StartDelay, ApplyError> {
+    let v = v.trim();
+    let (low, high) = match v.find(['-', ':', ',']) {
+        // A leading '-' is a negative time, which parse_time_ns names.
+        Some(at) if at > 0 => (&v[..at], &v[at + 1..]),
+        _ => (v, v),
+    };
+    let low_ns = parse_time_ns(low, NS_PER_S)?;
+    let high_ns = parse_time_ns(high, NS_PER_S)?;
+    if low_ns > high_ns {
+        return Err(ApplyError::Invalid(format!(
+            "the range's low end {low} is above its high end {high}"
+        )));
+    }
+    Ok(crate::StartDelay { low_ns, high_ns })
+}
+
+/// A whole number from 0 to `max` (fio's `minval`/`maxval` check of an integer option).
+fn parse_small_int(v: &str, max: u8) -> Result<u8, ApplyError> {
+    match v.trim().parse::<u8>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(ApplyError::Invalid(format!(
+            "a whole number from 0 to {max} is needed"
+        ))),
+    }
+}
+
 fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
     if !d.no_effect.contains(&key) {
         d.no_effect.push(key);
@@ -3087,6 +3135,81 @@ pub static KEYS: &[KeyDef] = &[
         field: "new_group",
         apply: |d, v| {
             d.new_group = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "startdelay",
+        aliases: &[],
+        bare: false,
+        meaning: "start the job this long after the run starts, or a time drawn per job from LOW-HIGH (seconds unless a unit is given); not part of runtime",
+        field: "startdelay",
+        apply: |d, v| {
+            d.start_delay = Some(parse_start_delay(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exitall",
+        aliases: &[],
+        bare: true,
+        meaning: "when this job ends, stop the jobs exit_what names",
+        field: "exitall",
+        apply: |d, v| {
+            d.exitall = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exit_what",
+        aliases: &[],
+        bare: false,
+        meaning: "what exitall stops: group (the job's reporting group, default), stonewall (every job running beside it) or all (every job, running or still to come)",
+        field: "exit_what",
+        apply: |d, v| {
+            d.exit_what = Some(match v.trim().to_ascii_lowercase().as_str() {
+                "group" => crate::ExitWhat::Group,
+                "stonewall" => crate::ExitWhat::Stonewall,
+                "all" => crate::ExitWhat::All,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use group, stonewall or all".into(),
+                    ))
+                }
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exitall_on_error",
+        aliases: &[],
+        bare: true,
+        meaning: "when this job fails, stop every job",
+        field: "exitall_on_error",
+        apply: |d, v| {
+            d.exitall_on_error = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "prio",
+        aliases: &[],
+        bare: false,
+        meaning: "I/O priority level 0 (highest) to 7 of the job's threads (ioprio_set), in prioclass (best-effort unless set)",
+        field: "prio",
+        apply: |d, v| {
+            d.io_priority_level = Some(parse_small_int(v, crate::scheduling::IOPRIO_LEVEL_MAX)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "prioclass",
+        aliases: &[],
+        bare: false,
+        meaning: "I/O priority class of the job's threads (ioprio_set): 1 real-time, 2 best-effort, 3 idle, 0 none (best-effort)",
+        field: "prioclass",
+        apply: |d, v| {
+            d.io_priority_class = Some(parse_small_int(v, crate::scheduling::IOPRIO_CLASS_MAX)?);
             Ok(())
         },
     },

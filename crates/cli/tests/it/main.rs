@@ -31,6 +31,7 @@ mod fio_oracle;
 mod fio_verify;
 mod generate;
 mod guard;
+mod job_scheduling;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod power_loss;
