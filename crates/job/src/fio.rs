@@ -115,7 +115,8 @@ pub fn parse_fio_str_with_flags(
                 return Err(JobError::syntax(location, "a section needs a name: [name]"));
             }
             if let Some(job) = open.take() {
-                finished.push(job.finish()?);
+                let spec = job.finish(&finished)?;
+                finished.push(spec);
             }
             in_global = name == GLOBAL_SECTION;
             if !in_global {
@@ -164,7 +165,8 @@ pub fn parse_fio_str_with_flags(
         draft.set(key, value, &location)?;
     }
     if let Some(job) = open.take() {
-        finished.push(job.finish()?);
+        let spec = job.finish(&finished)?;
+        finished.push(spec);
     }
     if finished.is_empty() {
         return Err(JobError::syntax(
@@ -181,8 +183,11 @@ pub fn parse_fio_str_with_flags(
 }
 
 impl OpenJob {
-    fn finish(self) -> Result<crate::model::JobSpec, JobError> {
-        self.draft.finish(&self.name, &self.header)
+    /// The job, checked against the `earlier` jobs of the file (`wait_for`).
+    fn finish(self, earlier: &[crate::model::JobSpec]) -> Result<crate::model::JobSpec, JobError> {
+        let spec = self.draft.finish(&self.name, &self.header)?;
+        self.draft.check_wait_for(&spec, earlier, &self.header)?;
+        Ok(spec)
     }
 }
 
@@ -447,7 +452,9 @@ iodepth=2
             ("size=1M\n[a]\n", "job.fio:1: 'size=1M' comes before any [section]; start with [global] or [jobname]"),
             ("[a\nsize=1M\n", "job.fio:1: '[a' is missing its closing ']'"),
             ("[global]\nsize=1M\n", "job.fio: no jobs: the file has no [section] other than [global]"),
-            ("[a]\nsize=1M\nwait_for=b\n", "job.fio:3: wait_for=b: waiting for one named job is not supported; stonewall waits for every job before it"),
+            ("[a]\nsize=1M\nwait_for=b\n[b]\nsize=1M\n", "job.fio:3: wait_for=b: no job named 'b' comes before this one (fio waits only for an earlier job)"),
+            ("[a]\nsize=1M\nwait_for=a\n", "job.fio:3: wait_for=a: a job cannot wait for itself"),
+            ("[global]\nsize=1M\n[b]\n[b]\n[a]\nwait_for=b\n", "job.fio:6: wait_for=b: 2 jobs before this one are named 'b'; fio refuses a name that is not unique"),
             ("[a]\nsize=1M\nstartdelay=5-2\n", "job.fio:3: startdelay=5-2: the range's low end 5 is above its high end 2"),
             ("[a]\nsize=1M\nstartdelay=3651d\n", "job.fio:3: startdelay=3651d: startdelay is above the maximum of 3650d (ten years)"),
             ("[a]\nsize=1M\nprio=8\n", "job.fio:3: prio=8: a whole number from 0 to 7 is needed"),

@@ -210,6 +210,8 @@ pub struct JobDraft {
     stonewall: Option<bool>,
     new_group: Option<bool>,
     start_delay: Option<crate::StartDelay>,
+    /// fio's `wait_for`: the name of an earlier job this one starts after.
+    wait_for: Option<String>,
     exitall: Option<bool>,
     exitall_on_error: Option<bool>,
     exit_what: Option<crate::ExitWhat>,
@@ -695,6 +697,7 @@ impl JobDraft {
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.new_group, self.new_group);
         set_if(&mut spec.start_delay, self.start_delay);
+        spec.wait_for = self.wait_for.clone();
         spec.exit_all = crate::ExitAll {
             on_end: self.exitall.unwrap_or(false),
             on_error: self.exitall_on_error.unwrap_or(false),
@@ -1003,6 +1006,38 @@ impl JobDraft {
 
     /// Points a validation error at the line or flag that set the offending key, with the value
     /// as the user wrote it; errors about unset keys or the whole job go to `job_location`.
+    /// fio's `wait_for` checks (init.c, `wait_for_ok`), against the jobs before this one: the
+    /// named job exists among them, once, and is not this job.
+    pub(crate) fn check_wait_for(
+        &self,
+        spec: &JobSpec,
+        earlier: &[JobSpec],
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let Some(waitee) = &spec.wait_for else {
+            return Ok(());
+        };
+        let named = earlier.iter().filter(|job| &job.name == waitee).count();
+        let problem = if waitee == &spec.name {
+            "a job cannot wait for itself".to_string()
+        } else if named == 0 {
+            format!(
+                "no job named '{waitee}' comes before this one (fio waits only for an earlier job)"
+            )
+        } else if named > 1 {
+            format!("{named} jobs before this one are named '{waitee}'; fio refuses a name that is not unique")
+        } else {
+            return Ok(());
+        };
+        let error = JobError::invalid(
+            job_location.clone(),
+            "wait_for",
+            Some(waitee.clone()),
+            problem,
+        );
+        Err(self.relocate(error, job_location))
+    }
+
     fn relocate(&self, mut error: JobError, job_location: &Location) -> JobError {
         let setter = error
             .key
@@ -3146,6 +3181,21 @@ pub static KEYS: &[KeyDef] = &[
         field: "startdelay",
         apply: |d, v| {
             d.start_delay = Some(parse_start_delay(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "wait_for",
+        aliases: &[],
+        bare: false,
+        meaning: "start the job once the earlier job of this name has finished (every clone of it)",
+        field: "wait_for",
+        apply: |d, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err(ApplyError::Invalid("the name of an earlier job is needed".into()));
+            }
+            d.wait_for = Some(v.to_string());
             Ok(())
         },
     },

@@ -987,6 +987,10 @@ pub struct JobSpec {
     /// fio's `startdelay`: the job starts this long after the run did.
     #[serde(default, skip_serializing_if = "crate::StartDelay::is_unset")]
     pub start_delay: crate::StartDelay,
+    /// fio's `wait_for`: the job starts once every clone of the earlier job of this name has
+    /// finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
     /// fio's `exitall`, `exit_what`, `exitall_on_error`: the jobs this one's end stops.
     #[serde(default, skip_serializing_if = "crate::ExitAll::is_unset")]
     pub exit_all: crate::ExitAll,
@@ -1100,6 +1104,7 @@ impl JobSpec {
             stonewall: false,
             new_group: false,
             start_delay: crate::StartDelay::default(),
+            wait_for: None,
             exit_all: crate::ExitAll::default(),
             io_priority: None,
             group_reporting: false,

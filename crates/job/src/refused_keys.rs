@@ -13,11 +13,6 @@ struct RefusedKey {
 /// fio 3.33 options (fio's HOWTO names each) storlab refuses, by what they ask for.
 const REFUSED_KEYS: &[RefusedKey] = &[
     RefusedKey {
-        names: &["wait_for"],
-        reason: "waiting for one named job is not supported; stonewall waits for every job \
-                 before it",
-    },
-    RefusedKey {
         names: &[
             "latency_target",
             "latency_window",
@@ -81,7 +76,7 @@ mod tests {
 
     #[test]
     fn lookup_ignores_case() {
-        assert!(refusal_reason("Wait_For").is_some());
+        assert!(refusal_reason("Fill_Device").is_some());
         assert!(refusal_reason("iodepth").is_none());
     }
 }

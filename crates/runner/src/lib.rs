@@ -25,6 +25,7 @@ pub use offsets::Region;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 use storlab_engine::{Capabilities, EngineError, EngineReport, EngineSetup, IoEngine};
 use storlab_job::{share_of_bytes, ExitWhat, JobSet, JobSpec};
@@ -331,6 +332,12 @@ struct GroupRun<'a, 'o> {
 /// groups from starting.
 struct GroupEnds<'a> {
     ended: Vec<AtomicBool>,
+    /// Per job: every thread of it has finished (fio's `TD_EXITED`), for `wait_for`.
+    finished: Mutex<Vec<bool>>,
+    finished_changed: Condvar,
+    /// Per job: the job of this group its `wait_for` names (`None`: it waits for none here,
+    /// its waitee having run in an earlier stonewall group).
+    waitee: Vec<Option<usize>>,
     /// Each job's reporting group within the stonewall group: fio's `groupid` goes up at each
     /// `new_group` (init.c, `add_job`), and `exit_what=group` stops the jobs of the same one.
     reporting_group: Vec<usize>,
@@ -347,11 +354,51 @@ impl<'a> GroupEnds<'a> {
             }
             reporting_group.push(current);
         }
+        // The job set's checks made the name unique among the jobs before the waiter.
+        let waitee = group
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                let name = job.wait_for.as_ref()?;
+                group[..i].iter().position(|earlier| &earlier.name == name)
+            })
+            .collect();
         GroupEnds {
             ended: group.iter().map(|_| AtomicBool::new(false)).collect(),
+            finished: Mutex::new(vec![false; group.len()]),
+            finished_changed: Condvar::new(),
+            waitee,
             reporting_group,
             run_ended,
         }
+    }
+
+    /// Block job `index` until the job its `wait_for` names has finished, or `stop` or its own
+    /// end (another job's `exitall`) comes first, which its drive then sees.
+    fn wait_for_waitee(&self, index: usize, stop: &AtomicBool) {
+        let Some(waitee) = self.waitee[index] else {
+            return;
+        };
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !finished[waitee]
+            && !stop.load(Ordering::Relaxed)
+            && !self.ended[index].load(Ordering::Relaxed)
+        {
+            // Timed, so a stop request (set from a signal handler, which cannot notify) is
+            // seen within the poll interval.
+            finished = self
+                .finished_changed
+                .wait_timeout(finished, WAIT_FOR_POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Every thread of job `index` has finished (or failed, or panicked).
+    fn job_finished(&self, index: usize) {
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        finished[index] = true;
+        self.finished_changed.notify_all();
     }
 
     /// Job `index` ended (`failed`: with an error): stop the jobs its `exitall`,
@@ -374,6 +421,22 @@ impl<'a> GroupEnds<'a> {
         if what == ExitWhat::All {
             self.run_ended.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+/// How often a job waiting for another (`wait_for`) looks at the stop request.
+const WAIT_FOR_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Marks a job finished for `wait_for` when dropped: also when its run unwinds from a panic,
+/// so no job waits for it forever.
+struct FinishOnDrop<'a> {
+    ends: &'a GroupEnds<'a>,
+    index: usize,
+}
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.ends.job_finished(self.index);
     }
 }
 
@@ -570,6 +633,13 @@ fn run_prepared(p: PreparedJob, run: &GroupRun<'_, '_>) -> FinishedJob {
         target_size_bytes,
     } = p;
     let options = run.options;
+    let _finish_on_drop = FinishOnDrop {
+        ends: run.ends,
+        index: index_in_group,
+    };
+    // fio's `wait_for`: the job starts once the job it names has finished (backend.c,
+    // `waitee_running`); its `startdelay` still counts from the run's start.
+    run.ends.wait_for_waitee(index_in_group, options.stop);
     let engine_name = engines[0].name().to_string();
     let capabilities = engines[0].capabilities();
     // fio's `startdelay` counts from the run's start on the wall clock. A simulated drive's

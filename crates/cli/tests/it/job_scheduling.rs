@@ -1,9 +1,10 @@
 //! fio's keys that place jobs in time and give their I/O a priority (issue 20): `startdelay`,
-//! `exitall` with `exit_what`, `prio` and `prioclass`. Each job file runs under fio 3.33 and
-//! under storlab on files the test creates, and both must do the same thing: the delayed job's
-//! runtime is its own (the delay is outside it), the jobs `exitall` names stop when it ends,
-//! and every per-I/O log line carries the job's priority. Parts that need fio are skipped
-//! with a message where it is missing.
+//! `wait_for`, `exitall` with `exit_what`, `prio` and `prioclass`. Each job file runs under fio
+//! 3.33 and under storlab on files the test creates, and both must do the same thing: the
+//! delayed job's runtime is its own (the delay is outside it), a waiting job starts when the
+//! one it names ends, the jobs `exitall` names stop when it ends, and every per-I/O log line
+//! carries the job's priority. Parts that need fio are skipped with a message where it is
+//! missing.
 
 use crate::common;
 
@@ -260,4 +261,43 @@ prioclass=3
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(seen, "idle");
+}
+
+/// `wait_for`: the second job starts once the first has finished while a third runs beside
+/// the first, so three 1 s jobs take about 2 s, each its whole second, in fio and storlab.
+#[test]
+fn wait_for_starts_the_job_after_the_one_it_names_as_fio() {
+    let dir = scratch(
+        "[global]
+ioengine=psync
+filename=data
+size=1m
+bs=4k
+rw=randread
+runtime=1
+time_based
+[first]
+[second]
+new_group
+wait_for=first
+[beside]
+",
+    );
+    let mut runs = vec![("storlab", storlab_jobs(dir.path(), &[]))];
+    if fio_present() {
+        runs.push(("fio", fio_jobs(dir.path())));
+    }
+    for (tool, (jobs, wall)) in runs {
+        for name in ["first", "second", "beside"] {
+            let runtime_ms = job(&jobs, name).1;
+            assert!(
+                (1000..1100).contains(&runtime_ms),
+                "{tool}: job {name} ran {runtime_ms} ms: {jobs:?}"
+            );
+        }
+        assert!(
+            wall >= Duration::from_millis(1900) && wall < Duration::from_secs(4),
+            "{tool}: the run took {wall:?}, not two runtimes one after the other"
+        );
+    }
 }
