@@ -142,4 +142,32 @@ mod tests {
         assert_eq!(IoPriority { class: 3, level: 0 }.value(), 0x6000);
         assert_eq!(IoPriority { class: 1, level: 7 }.value(), 0x2007);
     }
+
+    #[test]
+    fn job_files_set_them_as_fio_reads_them() {
+        let set = crate::fio::parse_fio_str(
+            "[a]\nsize=1M\nstartdelay=500ms:2\nprio=3\nexitall\n\
+             [b]\nsize=1M\nprioclass=3\nexitall_on_error\nexit_what=all\nstartdelay=2\n",
+            "t.fio",
+            None,
+        )
+        .unwrap();
+        let (a, b) = (&set.jobs[0], &set.jobs[1]);
+        assert_eq!(
+            a.start_delay,
+            StartDelay {
+                low_ns: 500_000_000,
+                high_ns: 2_000_000_000
+            }
+        );
+        assert_eq!(a.io_priority.map(|p| p.value()), Some(0x4003));
+        assert_eq!(
+            (a.exit_all.on_end, a.exit_all.what),
+            (true, ExitWhat::Group)
+        );
+        assert_eq!(b.start_delay.draw_ns(b.seed), 2_000_000_000);
+        assert_eq!(b.io_priority, Some(IoPriority { class: 3, level: 0 }));
+        assert!(b.exit_all.on_error && !b.exit_all.on_end);
+        assert_eq!(b.exit_all.what, ExitWhat::All);
+    }
 }

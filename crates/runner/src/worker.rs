@@ -1270,6 +1270,11 @@ fn wait_start_delay(
     ended: &AtomicBool,
 ) -> bool {
     let start_at_ns = engine.now_ns().saturating_add(delay_ns);
+    if engine.capabilities().shared_timeline {
+        // Simulated time passes in one step, however long: nothing can interrupt it.
+        engine.wait_until_ns(start_at_ns);
+        return !(stop.load(Ordering::Relaxed) || ended.load(Ordering::Relaxed));
+    }
     loop {
         if stop.load(Ordering::Relaxed) || ended.load(Ordering::Relaxed) {
             return false;

@@ -119,6 +119,12 @@ fn startdelay_on_a_simulated_drive_passes_on_its_clock() {
     for name in ["late", "now"] {
         assert_eq!(job(&jobs, name).1, 1000, "{jobs:?}");
     }
+    // The longest delay accepted passes in one step of simulated time, not in polls.
+    let dir = scratch("[a]\nsize=1m\nrw=read\nstartdelay=3650d\n");
+    let started = Instant::now();
+    let (jobs, _) = storlab_jobs(dir.path(), &["--target", "sim:usb3-uas-ssd"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(job(&jobs, "a").2, 256, "{jobs:?}");
 }
 
 /// `exitall` on a short job stops the long job of its reporting group when it ends, and not
