@@ -457,6 +457,8 @@ iodepth=2
             ("[global]\nsize=1M\n[b]\n[b]\n[a]\nwait_for=b\n", "job.fio:6: wait_for=b: 2 jobs before this one are named 'b'; fio refuses a name that is not unique"),
             ("[a]\nsize=1M\nstartdelay=5-2\n", "job.fio:3: startdelay=5-2: the range's low end 5 is above its high end 2"),
             ("[a]\nsize=1M\nstartdelay=3651d\n", "job.fio:3: startdelay=3651d: startdelay is above the maximum of 3650d (ten years)"),
+            ("[a]\nsize=1M\nrate=1m,1m,1x\n", "job.fio:3: rate=1m,1m,1x: '1x' has an unknown size suffix 'x' (use k, M, G, T, KiB, MiB...)"),
+            ("[a]\nsize=1M\nrate=1m,1m,1m,1m\n", "job.fio:3: rate=1m,1m,1m,1m: '1m,1m,1m,1m' has more than two values; storlab takes read,write (there is no trim direction)"),
             ("[a]\nsize=1M\nprio=8\n", "job.fio:3: prio=8: a whole number from 0 to 7 is needed"),
             ("[a]\nsize=1M\nprioclass=4\n", "job.fio:3: prioclass=4: a whole number from 0 to 3 is needed"),
             ("[a]\nsize=1M\nexit_what=some\n", "job.fio:3: exit_what=some: use group, stonewall or all"),

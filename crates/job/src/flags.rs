@@ -309,6 +309,7 @@ mod tests {
             "randrepeat=1",
             "verify=0",
             "stonewall=1",
+            "rate=1m,2m,3m",
             "startdelay=1-2",
             "exitall=1",
             "exit_what=stonewall",
@@ -460,5 +461,20 @@ mod tests {
             flags("--name=n --size=2M --wait_for=w").unwrap_err().to_string(),
             "--wait_for=w: no job named 'w' comes before this one (fio waits only for an earlier job)"
         );
+    }
+
+    /// fio's `read,write,trim` rate (exitwhat.fio's `rate=300,300,300`): the trim value is
+    /// checked and left out, storlab running no trims.
+    #[test]
+    fn a_third_rate_value_is_the_trim_rate_and_has_no_effect() {
+        let set = flags("--name=n --size=2M --rw=randrw --rate=300,200,100").unwrap();
+        let job = &set.jobs[0];
+        assert_eq!(
+            (job.rate_bytes.read, job.rate_bytes.write),
+            (Some(300), Some(200))
+        );
+        let set = flags("--name=n --size=2M --rw=randrw --rate_iops=,200,").unwrap();
+        let job = &set.jobs[0];
+        assert_eq!((job.rate_iops.read, job.rate_iops.write), (None, Some(200)));
     }
 }

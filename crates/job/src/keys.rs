@@ -1373,11 +1373,22 @@ fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 }
 
 /// A rate for both directions or `read,write` (either may be left out), each read by `parse`.
+/// fio's `read,write[,trim]` rate: the trim value is checked and has no effect, since storlab
+/// runs no trims (trim workloads are refused); fio's exitwhat.fio gives `rate=300,300,300`.
 fn parse_rate_pair(
     v: &str,
     parse: fn(&str) -> Result<u64, ValueError>,
     example: &str,
 ) -> Result<(Option<u64>, Option<u64>), ApplyError> {
+    let v = match v.split(',').collect::<Vec<_>>().as_slice() {
+        [read, write, trim] => {
+            if !trim.trim().is_empty() {
+                parse(trim.trim())?;
+            }
+            &v[..read.len() + 1 + write.len()]
+        }
+        _ => v,
+    };
     let (read, write) = split_read_write(v)?;
     if read.is_none() && write.is_none() {
         return Err(ApplyError::Invalid(format!(
