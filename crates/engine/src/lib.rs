@@ -12,6 +12,7 @@ pub mod descriptors;
 pub mod device_stats;
 pub mod engines;
 pub mod error;
+pub mod io_priority;
 pub mod observed;
 pub mod probe;
 pub mod registry;

@@ -115,7 +115,8 @@ pub fn parse_fio_str_with_flags(
                 return Err(JobError::syntax(location, "a section needs a name: [name]"));
             }
             if let Some(job) = open.take() {
-                finished.push(job.finish()?);
+                let spec = job.finish(&finished)?;
+                finished.push(spec);
             }
             in_global = name == GLOBAL_SECTION;
             if !in_global {
@@ -164,7 +165,8 @@ pub fn parse_fio_str_with_flags(
         draft.set(key, value, &location)?;
     }
     if let Some(job) = open.take() {
-        finished.push(job.finish()?);
+        let spec = job.finish(&finished)?;
+        finished.push(spec);
     }
     if finished.is_empty() {
         return Err(JobError::syntax(
@@ -181,8 +183,11 @@ pub fn parse_fio_str_with_flags(
 }
 
 impl OpenJob {
-    fn finish(self) -> Result<crate::model::JobSpec, JobError> {
-        self.draft.finish(&self.name, &self.header)
+    /// The job, checked against the `earlier` jobs of the file (`wait_for`).
+    fn finish(self, earlier: &[crate::model::JobSpec]) -> Result<crate::model::JobSpec, JobError> {
+        let spec = self.draft.finish(&self.name, &self.header)?;
+        self.draft.check_wait_for(&spec, earlier, &self.header)?;
+        Ok(spec)
     }
 }
 
@@ -456,7 +461,16 @@ iodepth=2
             ("size=1M\n[a]\n", "job.fio:1: 'size=1M' comes before any [section]; start with [global] or [jobname]"),
             ("[a\nsize=1M\n", "job.fio:1: '[a' is missing its closing ']'"),
             ("[global]\nsize=1M\n", "job.fio: no jobs: the file has no [section] other than [global]"),
-            ("[a]\nsize=1M\nstartdelay=1\n", "job.fio:3: startdelay=1: delaying a job's start is not supported; order jobs with stonewall"),
+            ("[a]\nsize=1M\nwait_for=b\n[b]\nsize=1M\n", "job.fio:3: wait_for=b: no job named 'b' comes before this one (fio waits only for an earlier job)"),
+            ("[a]\nsize=1M\nwait_for=a\n", "job.fio:3: wait_for=a: a job cannot wait for itself"),
+            ("[global]\nsize=1M\n[b]\n[b]\n[a]\nwait_for=b\n", "job.fio:6: wait_for=b: 2 jobs before this one are named 'b'; fio refuses a name that is not unique"),
+            ("[a]\nsize=1M\nstartdelay=5-2\n", "job.fio:3: startdelay=5-2: the range's low end 5 is above its high end 2"),
+            ("[a]\nsize=1M\nstartdelay=3651d\n", "job.fio:3: startdelay=3651d: startdelay is above the maximum of 3650d (ten years)"),
+            ("[a]\nsize=1M\nrate=1m,1m,1x\n", "job.fio:3: rate=1m,1m,1x: '1x' has an unknown size suffix 'x' (use k, M, G, T, KiB, MiB...)"),
+            ("[a]\nsize=1M\nrate=1m,1m,1m,1m\n", "job.fio:3: rate=1m,1m,1m,1m: '1m,1m,1m,1m' has more than two values; storlab takes read,write (there is no trim direction)"),
+            ("[a]\nsize=1M\nprio=8\n", "job.fio:3: prio=8: a whole number from 0 to 7 is needed"),
+            ("[a]\nsize=1M\nprioclass=4\n", "job.fio:3: prioclass=4: a whole number from 0 to 3 is needed"),
+            ("[a]\nsize=1M\nexit_what=some\n", "job.fio:3: exit_what=some: use group, stonewall or all"),
             ("[global]\nport=1\n[a]\nsize=1M\nioengine=exec\n", "job.fio:5: ioengine=exec: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nsize=1M\nioengine=external:/opt/e.so\n", "job.fio:3: ioengine=external:/opt/e.so: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nfilename=/dev/sda:/dev/sdb\n", "job.fio:2: filename=/dev/sda:/dev/sdb: storlab runs one file per job; fio's ':'-separated file list is not supported"),

@@ -8,7 +8,7 @@
 
 use crate::error::{JobError, Location};
 use crate::keys::{find_key, JobDraft};
-use crate::model::{JobSet, Target};
+use crate::model::{JobSet, JobSpec, Target};
 
 /// Name of the job made from flags that never say `--name=`.
 pub const DEFAULT_JOB_NAME: &str = "job";
@@ -86,10 +86,14 @@ pub fn parse_flags(args: &[String], target: Option<&Target>) -> Result<JobSet, J
         }
         jobs.push((DEFAULT_JOB_NAME.to_string(), global));
     }
-    let mut jobs: Vec<_> = jobs
-        .iter()
-        .map(|(name, draft)| draft.finish(name, &Location::Job(name.clone())))
-        .collect::<Result<_, _>>()?;
+    let mut finished: Vec<JobSpec> = Vec::with_capacity(jobs.len());
+    for (name, draft) in &jobs {
+        let location = Location::Job(name.clone());
+        let spec = draft.finish(name, &location)?;
+        draft.check_wait_for(&spec, &finished, &location)?;
+        finished.push(spec);
+    }
+    let mut jobs = finished;
     crate::keys::note_fio_differences(&mut jobs);
     Ok(JobSet { jobs })
 }
@@ -311,6 +315,13 @@ mod tests {
             "randrepeat=1",
             "verify=0",
             "stonewall=1",
+            "rate=1m,2m,3m",
+            "startdelay=1-2",
+            "exitall=1",
+            "exit_what=stonewall",
+            "exitall_on_error=1",
+            "prio=5",
+            "prioclass=2",
             "wait_for_previous=1",
             "new_group=1",
             "group_reporting=1",
@@ -437,8 +448,41 @@ mod tests {
             assert_eq!(file, from_flags, "{sample}");
         }
         std::fs::remove_dir_all(&trace_dir).unwrap();
+        // `wait_for` names an earlier job, which a one-job sample cannot have: its own test
+        // below gives it one.
+        covered.insert("wait_for");
         for key in crate::keys::KEYS {
             assert!(covered.contains(key.name), "no sample for key {}", key.name);
         }
+    }
+
+    /// `wait_for` in a file and as flags names the same earlier job.
+    #[test]
+    fn wait_for_names_an_earlier_job_in_files_and_flags() {
+        let file =
+            crate::fio::parse_fio_str("[w]\nsize=2M\n[n]\nsize=2M\nwait_for=w\n", "t.fio", None)
+                .unwrap();
+        let from_flags = flags("--name=w --size=2M --name=n --size=2M --wait_for=w").unwrap();
+        assert_eq!(file, from_flags);
+        assert_eq!(file.jobs[1].wait_for.as_deref(), Some("w"));
+        assert_eq!(
+            flags("--name=n --size=2M --wait_for=w").unwrap_err().to_string(),
+            "--wait_for=w: no job named 'w' comes before this one (fio waits only for an earlier job)"
+        );
+    }
+
+    /// fio's `read,write,trim` rate (exitwhat.fio's `rate=300,300,300`): the trim value is
+    /// checked and left out, storlab running no trims.
+    #[test]
+    fn a_third_rate_value_is_the_trim_rate_and_has_no_effect() {
+        let set = flags("--name=n --size=2M --rw=randrw --rate=300,200,100").unwrap();
+        let job = &set.jobs[0];
+        assert_eq!(
+            (job.rate_bytes.read, job.rate_bytes.write),
+            (Some(300), Some(200))
+        );
+        let set = flags("--name=n --size=2M --rw=randrw --rate_iops=,200,").unwrap();
+        let job = &set.jobs[0];
+        assert_eq!((job.rate_iops.read, job.rate_iops.write), (None, Some(200)));
     }
 }

@@ -239,6 +239,14 @@ pub struct JobDraft {
     verify: Option<bool>,
     stonewall: Option<bool>,
     new_group: Option<bool>,
+    start_delay: Option<crate::StartDelay>,
+    /// fio's `wait_for`: the name of an earlier job this one starts after.
+    wait_for: Option<String>,
+    exitall: Option<bool>,
+    exitall_on_error: Option<bool>,
+    exit_what: Option<crate::ExitWhat>,
+    io_priority_class: Option<u8>,
+    io_priority_level: Option<u8>,
     group_reporting: Option<bool>,
     /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
     /// finished, unless a target imposed from outside decides the engine.
@@ -794,6 +802,20 @@ impl JobDraft {
         set_if(&mut spec.continue_on_error, self.continue_on_error);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.new_group, self.new_group);
+        set_if(&mut spec.start_delay, self.start_delay);
+        spec.wait_for = self.wait_for.clone();
+        spec.exit_all = crate::ExitAll {
+            on_end: self.exitall.unwrap_or(false),
+            on_error: self.exitall_on_error.unwrap_or(false),
+            what: self.exit_what.unwrap_or_default(),
+        };
+        // fio sets the priority only when either key is set (backend.c, fio_option_is_set).
+        if self.io_priority_class.is_some() || self.io_priority_level.is_some() {
+            spec.io_priority = Some(crate::IoPriority {
+                class: self.io_priority_class.unwrap_or(0),
+                level: self.io_priority_level.unwrap_or(0),
+            });
+        }
         set_if(&mut spec.group_reporting, self.group_reporting);
         spec.write_iolog = self.write_iolog.clone();
         spec.engine_tuning = self.engine_tuning.clone();
@@ -1133,6 +1155,38 @@ impl JobDraft {
 
     /// Points a validation error at the line or flag that set the offending key, with the value
     /// as the user wrote it; errors about unset keys or the whole job go to `job_location`.
+    /// fio's `wait_for` checks (init.c, `wait_for_ok`), against the jobs before this one: the
+    /// named job exists among them, once, and is not this job.
+    pub(crate) fn check_wait_for(
+        &self,
+        spec: &JobSpec,
+        earlier: &[JobSpec],
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let Some(waitee) = &spec.wait_for else {
+            return Ok(());
+        };
+        let named = earlier.iter().filter(|job| &job.name == waitee).count();
+        let problem = if waitee == &spec.name {
+            "a job cannot wait for itself".to_string()
+        } else if named == 0 {
+            format!(
+                "no job named '{waitee}' comes before this one (fio waits only for an earlier job)"
+            )
+        } else if named > 1 {
+            format!("{named} jobs before this one are named '{waitee}'; fio refuses a name that is not unique")
+        } else {
+            return Ok(());
+        };
+        let error = JobError::invalid(
+            job_location.clone(),
+            "wait_for",
+            Some(waitee.clone()),
+            problem,
+        );
+        Err(self.relocate(error, job_location))
+    }
+
     fn relocate(&self, mut error: JobError, job_location: &Location) -> JobError {
         let setter = error
             .key
@@ -1468,11 +1522,22 @@ fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 }
 
 /// A rate for both directions or `read,write` (either may be left out), each read by `parse`.
+/// fio's `read,write[,trim]` rate: the trim value is checked and has no effect, since storlab
+/// does not pace trims (a trim mode of `rw` issues them unpaced); fio's exitwhat.fio gives `rate=300,300,300`.
 fn parse_rate_pair(
     v: &str,
     parse: fn(&str) -> Result<u64, ValueError>,
     example: &str,
 ) -> Result<(Option<u64>, Option<u64>), ApplyError> {
+    let v = match v.split(',').collect::<Vec<_>>().as_slice() {
+        [read, write, trim] => {
+            if !trim.trim().is_empty() {
+                parse(trim.trim())?;
+            }
+            &v[..read.len() + 1 + write.len()]
+        }
+        _ => v,
+    };
     let (read, write) = split_read_write(v)?;
     if read.is_none() && write.is_none() {
         return Err(ApplyError::Invalid(format!(
@@ -1726,6 +1791,35 @@ fn refuse_if_set(value: &str, why: &str) -> Result<(), ApplyError> {
 
 /// A key storlab accepts without reproducing what it does in fio: checked like fio checks it,
 /// then remembered for a warning when it asks for something.
+/// fio's `startdelay`: one time, or a range `LOW-HIGH` (also `LOW:HIGH` or `LOW,HIGH`, as fio's
+/// parser splits a two-value option), each in seconds unless a unit is given.
+fn parse_start_delay(v: &str) -> Result<crate::StartDelay, ApplyError> {
+    let v = v.trim();
+    let (low, high) = match v.find(['-', ':', ',']) {
+        // A leading '-' is a negative time, which parse_time_ns names.
+        Some(at) if at > 0 => (&v[..at], &v[at + 1..]),
+        _ => (v, v),
+    };
+    let low_ns = parse_time_ns(low, NS_PER_S)?;
+    let high_ns = parse_time_ns(high, NS_PER_S)?;
+    if low_ns > high_ns {
+        return Err(ApplyError::Invalid(format!(
+            "the range's low end {low} is above its high end {high}"
+        )));
+    }
+    Ok(crate::StartDelay { low_ns, high_ns })
+}
+
+/// A whole number from 0 to `max` (fio's `minval`/`maxval` check of an integer option).
+fn parse_small_int(v: &str, max: u8) -> Result<u8, ApplyError> {
+    match v.trim().parse::<u8>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(ApplyError::Invalid(format!(
+            "a whole number from 0 to {max} is needed"
+        ))),
+    }
+}
+
 fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
     if !d.no_effect.contains(&key) {
         d.no_effect.push(key);
@@ -3269,6 +3363,96 @@ pub static KEYS: &[KeyDef] = &[
         field: "new_group",
         apply: |d, v| {
             d.new_group = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "startdelay",
+        aliases: &[],
+        bare: false,
+        meaning: "start the job this long after the run starts, or a time drawn per job from LOW-HIGH (seconds unless a unit is given); not part of runtime",
+        field: "startdelay",
+        apply: |d, v| {
+            d.start_delay = Some(parse_start_delay(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "wait_for",
+        aliases: &[],
+        bare: false,
+        meaning: "start the job once the earlier job of this name has finished (every clone of it)",
+        field: "wait_for",
+        apply: |d, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err(ApplyError::Invalid("the name of an earlier job is needed".into()));
+            }
+            d.wait_for = Some(v.to_string());
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exitall",
+        aliases: &[],
+        bare: true,
+        meaning: "when this job ends, stop the jobs exit_what names",
+        field: "exitall",
+        apply: |d, v| {
+            d.exitall = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exit_what",
+        aliases: &[],
+        bare: false,
+        meaning: "what exitall stops: group (the job's reporting group, default), stonewall (every job running beside it) or all (every job, running or still to come)",
+        field: "exit_what",
+        apply: |d, v| {
+            d.exit_what = Some(match v.trim().to_ascii_lowercase().as_str() {
+                "group" => crate::ExitWhat::Group,
+                "stonewall" => crate::ExitWhat::Stonewall,
+                "all" => crate::ExitWhat::All,
+                _ => {
+                    return Err(ApplyError::Invalid(
+                        "use group, stonewall or all".into(),
+                    ))
+                }
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "exitall_on_error",
+        aliases: &[],
+        bare: true,
+        meaning: "when this job fails, stop every job",
+        field: "exitall_on_error",
+        apply: |d, v| {
+            d.exitall_on_error = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "prio",
+        aliases: &[],
+        bare: false,
+        meaning: "I/O priority level 0 (highest) to 7 of the job's threads (ioprio_set), in prioclass (best-effort unless set)",
+        field: "prio",
+        apply: |d, v| {
+            d.io_priority_level = Some(parse_small_int(v, crate::scheduling::IOPRIO_LEVEL_MAX)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "prioclass",
+        aliases: &[],
+        bare: false,
+        meaning: "I/O priority class of the job's threads (ioprio_set): 1 real-time, 2 best-effort, 3 idle, 0 none (best-effort)",
+        field: "prioclass",
+        apply: |d, v| {
+            d.io_priority_class = Some(parse_small_int(v, crate::scheduling::IOPRIO_CLASS_MAX)?);
             Ok(())
         },
     },

@@ -1039,6 +1039,20 @@ pub struct JobSpec {
     /// give this job the next `groupid`, as a `stonewall` does.
     #[serde(default, skip_serializing_if = "is_false")]
     pub new_group: bool,
+    /// fio's `startdelay`: the job starts this long after the run did.
+    #[serde(default, skip_serializing_if = "crate::StartDelay::is_unset")]
+    pub start_delay: crate::StartDelay,
+    /// fio's `wait_for`: the job starts once every clone of the earlier job of this name has
+    /// finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
+    /// fio's `exitall`, `exit_what`, `exitall_on_error`: the jobs this one's end stops.
+    #[serde(default, skip_serializing_if = "crate::ExitAll::is_unset")]
+    pub exit_all: crate::ExitAll,
+    /// fio's `prio` and `prioclass`: the I/O priority the job's threads run at (`None`: the
+    /// priority storlab was started with, as fio leaves it unless either key is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_priority: Option<crate::IoPriority>,
     /// Report all workers of this job as one (fio `group_reporting`).
     pub group_reporting: bool,
     /// Record every I/O issued in this file, in fio's iolog format version 2 (fio's
@@ -1167,6 +1181,10 @@ impl JobSpec {
             continue_on_error: ContinueOnError::default(),
             stonewall: false,
             new_group: false,
+            start_delay: crate::StartDelay::default(),
+            wait_for: None,
+            exit_all: crate::ExitAll::default(),
+            io_priority: None,
             group_reporting: false,
             write_iolog: None,
             engine_tuning: EngineTuning::default(),

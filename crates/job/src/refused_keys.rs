@@ -13,20 +13,6 @@ struct RefusedKey {
 /// fio 3.33 options (fio's HOWTO names each) storlab refuses, by what they ask for.
 const REFUSED_KEYS: &[RefusedKey] = &[
     RefusedKey {
-        names: &["startdelay"],
-        reason: "delaying a job's start is not supported; order jobs with stonewall",
-    },
-    RefusedKey {
-        names: &["wait_for"],
-        reason: "waiting for one named job is not supported; stonewall waits for every job \
-                 before it",
-    },
-    RefusedKey {
-        names: &["exitall", "exitall_on_error", "exit_what"],
-        reason: "ending the other jobs when one ends is not supported; each job runs to its \
-                 own end",
-    },
-    RefusedKey {
         names: &[
             "latency_target",
             "latency_window",
@@ -55,11 +41,6 @@ const REFUSED_KEYS: &[RefusedKey] = &[
         names: &["fill_device", "fill_fs"],
         reason: "writing until the device or file system is full (ENOSPC) is not supported; \
                  on a device or simulated drive leave size unset, which covers all of it",
-    },
-    RefusedKey {
-        names: &["prio", "prioclass"],
-        reason: "a job-wide I/O priority (ioprio_set) is not supported; on io_uring and libaio \
-                 cmdprio_percentage=100 with cmdprio_class and cmdprio gives every I/O one",
     },
 ];
 
@@ -95,7 +76,7 @@ mod tests {
 
     #[test]
     fn lookup_ignores_case() {
-        assert!(refusal_reason("StartDelay").is_some());
+        assert!(refusal_reason("Fill_Device").is_some());
         assert!(refusal_reason("iodepth").is_none());
     }
 }

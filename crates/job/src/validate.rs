@@ -21,7 +21,7 @@ pub const SECTOR_BYTES: u64 = 512;
 pub const BLOCK_SIZE_MAX_BYTES: u64 = 64 << 20;
 /// Largest alignment accepted (a whole erase block of the largest SSDs is far smaller).
 pub const ALIGN_MAX_BYTES: u64 = BLOCK_SIZE_MAX_BYTES;
-/// Longest `runtime` and `ramp_time` accepted: ten years, far beyond any measurement, and small
+/// Longest `runtime`, `ramp_time` and `startdelay` accepted: ten years, far beyond any measurement, and small
 /// enough that the runner adds both to its clock without overflow.
 pub const TIME_MAX_NS: u64 = TIME_MAX_DAYS * 24 * 3600 * NS_PER_S;
 /// [`TIME_MAX_NS`] in days, the unit its message gives it in.
@@ -481,6 +481,7 @@ fn check_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     for (key, time_ns) in [
         ("runtime", spec.runtime_ns.unwrap_or(0)),
         ("ramp_time", spec.ramp_time_ns),
+        ("startdelay", spec.start_delay.high_ns),
     ] {
         if time_ns > TIME_MAX_NS {
             return Err(JobError::invalid(

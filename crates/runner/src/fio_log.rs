@@ -242,6 +242,9 @@ impl HistogramLog {
 pub(crate) struct FioLogRecorder {
     settings: FioLogs,
     thread_number: u32,
+    /// The I/O priority every I/O of the clone carries (fio's `prio`/`prioclass`; 0 unset),
+    /// the priority column of its per-I/O lines.
+    pub(crate) io_priority: u16,
     /// Submission latencies are logged for engines that queue (fio logs none for its
     /// synchronous engines, which submit and complete in one call).
     pub(crate) log_submission: bool,
@@ -278,6 +281,7 @@ impl FioLogRecorder {
         Some(FioLogRecorder {
             settings: settings.clone(),
             thread_number,
+            io_priority: 0,
             log_submission: true,
             bandwidth: value_log(FioLogKind::Bandwidth),
             iops: value_log(FioLogKind::Iops),
@@ -390,7 +394,10 @@ impl FioLogRecorder {
                 // Logged at completion, written in submission order as fio logs them.
                 log.entries.sort_by_key(|e| e.time_ms);
             }
-            push(kind, format_entries(&log.entries, settings));
+            push(
+                kind,
+                format_entries(&log.entries, settings, self.io_priority),
+            );
         }
         if settings.prefix(FioLogKind::CompletionHistogram).is_some() {
             // fio writes the file, empty without `log_hist_msec`.
@@ -405,9 +412,20 @@ impl FioLogRecorder {
 
 /// fio's lines (iolog.c, `flush_samples`): the offset column with `log_offset`; the priority as
 /// its ioprio value in hex with `log_prio`, else 1 for the real-time class and 0 otherwise.
-/// storlab issues every I/O at the default priority (0).
-fn format_entries(entries: &[Entry], settings: &FioLogs) -> String {
-    const DEFAULT_PRIORITY: u16 = 0;
+/// A per-I/O line has the job's `io_priority` (fio's `io_u->ioprio`, the job's `prio` and
+/// `prioclass`; storlab logs no `cmdprio_*` per I/O); an averaged line (`log_avg_msec`) has 0,
+/// as fio's `__add_stat_to_log` gives it.
+fn format_entries(entries: &[Entry], settings: &FioLogs, io_priority: u16) -> String {
+    /// linux/ioprio.h: the class is the bits above `IOPRIO_CLASS_SHIFT` (13).
+    const IOPRIO_CLASS_SHIFT: u16 = 13;
+    /// linux/ioprio.h `IOPRIO_CLASS_RT`.
+    const IOPRIO_CLASS_RT: u16 = 1;
+    let priority = if settings.average_ms > 0 {
+        0
+    } else {
+        io_priority
+    };
+    let real_time = priority >> IOPRIO_CLASS_SHIFT == IOPRIO_CLASS_RT;
     let mut text = String::with_capacity(entries.len() * 32);
     for e in entries {
         let _ = write!(
@@ -419,9 +437,9 @@ fn format_entries(entries: &[Entry], settings: &FioLogs) -> String {
             let _ = write!(text, ", {}", e.offset_bytes);
         }
         if settings.priority {
-            let _ = writeln!(text, ", 0x{DEFAULT_PRIORITY:04x}");
+            let _ = writeln!(text, ", 0x{priority:04x}");
         } else {
-            let _ = writeln!(text, ", {}", u8::from(DEFAULT_PRIORITY != 0));
+            let _ = writeln!(text, ", {}", u8::from(real_time));
         }
     }
     text

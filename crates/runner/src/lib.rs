@@ -30,9 +30,11 @@ pub use offsets::Region;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 use storlab_engine::{Capabilities, EngineError, EngineReport, EngineSetup, IoEngine};
-use storlab_job::{share_of_bytes, JobSet, JobSpec};
+use storlab_job::{share_of_bytes, ExitWhat, JobSet, JobSpec};
 use storlab_stats::WorkerStats;
 use verify_state::SavedVerifyState;
 use worker::{Timing, Worker};
@@ -273,16 +275,26 @@ pub fn run_jobs(
     let mut saved_verify_states = load_verify_states(set)?;
     let mut outcomes = Vec::with_capacity(set.jobs.len());
     let mut group_start = 0;
-    while group_start < set.jobs.len() {
+    // fio's genesis: `startdelay` counts from here (backend.c, `utime_since_genesis`).
+    let run_start = Instant::now();
+    // Set by a job with `exitall` and `exit_what=all` (or `exitall_on_error`): no later group
+    // starts (fio's `fio_terminate_threads(TERMINATE_ALL)` marks jobs not yet started too).
+    let run_ended = AtomicBool::new(false);
+    while group_start < set.jobs.len() && !run_ended.load(Ordering::Relaxed) {
         let group_end = (group_start + 1..set.jobs.len())
             .find(|&i| set.jobs[i].stonewall)
             .unwrap_or(set.jobs.len());
         let group = &set.jobs[group_start..group_end];
+        let ends = GroupEnds::new(group, &run_ended);
         let results = run_group(
             group,
             set.first_thread_number(group_start),
             provider,
-            options,
+            &GroupRun {
+                options,
+                run_start,
+                ends: &ends,
+            },
             &mut saved_verify_states,
         )?;
         provider.group_ended(&results)?;
@@ -339,8 +351,131 @@ fn unlink_after(job: &JobSpec) -> Result<(), RunError> {
     })
 }
 
+/// What every job of one stonewall group shares while it runs.
+struct GroupRun<'a, 'o> {
+    options: &'a RunOptions<'o>,
+    /// When the run started (fio's genesis), which `startdelay` counts from.
+    run_start: Instant,
+    ends: &'a GroupEnds<'a>,
+}
+
+/// fio's `exitall` family within one stonewall group: a flag per job that ends it as its
+/// deadline would (backend.c, `fio_terminate_threads`), and the run-wide flag that keeps later
+/// groups from starting.
+struct GroupEnds<'a> {
+    ended: Vec<AtomicBool>,
+    /// Per job: every thread of it has finished (fio's `TD_EXITED`), for `wait_for`.
+    finished: Mutex<Vec<bool>>,
+    finished_changed: Condvar,
+    /// Per job: the job of this group its `wait_for` names (`None`: it waits for none here,
+    /// its waitee having run in an earlier stonewall group).
+    waitee: Vec<Option<usize>>,
+    /// Each job's reporting group within the stonewall group: fio's `groupid` goes up at each
+    /// `new_group` (init.c, `add_job`), and `exit_what=group` stops the jobs of the same one.
+    reporting_group: Vec<usize>,
+    run_ended: &'a AtomicBool,
+}
+
+impl<'a> GroupEnds<'a> {
+    fn new(group: &[JobSpec], run_ended: &'a AtomicBool) -> Self {
+        let mut reporting_group = Vec::with_capacity(group.len());
+        let mut current = 0;
+        for (i, job) in group.iter().enumerate() {
+            if i > 0 && job.new_group {
+                current += 1;
+            }
+            reporting_group.push(current);
+        }
+        // The job set's checks made the name unique among the jobs before the waiter.
+        let waitee = group
+            .iter()
+            .enumerate()
+            .map(|(i, job)| {
+                let name = job.wait_for.as_ref()?;
+                group[..i].iter().position(|earlier| &earlier.name == name)
+            })
+            .collect();
+        GroupEnds {
+            ended: group.iter().map(|_| AtomicBool::new(false)).collect(),
+            finished: Mutex::new(vec![false; group.len()]),
+            finished_changed: Condvar::new(),
+            waitee,
+            reporting_group,
+            run_ended,
+        }
+    }
+
+    /// Block job `index` until the job its `wait_for` names has finished, or `stop` or its own
+    /// end (another job's `exitall`) comes first, which its drive then sees.
+    fn wait_for_waitee(&self, index: usize, stop: &AtomicBool) {
+        let Some(waitee) = self.waitee[index] else {
+            return;
+        };
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !finished[waitee]
+            && !stop.load(Ordering::Relaxed)
+            && !self.ended[index].load(Ordering::Relaxed)
+        {
+            // Timed, so a stop request (set from a signal handler, which cannot notify) is
+            // seen within the poll interval.
+            finished = self
+                .finished_changed
+                .wait_timeout(finished, WAIT_FOR_POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Every thread of job `index` has finished (or failed, or panicked).
+    fn job_finished(&self, index: usize) {
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        finished[index] = true;
+        self.finished_changed.notify_all();
+    }
+
+    /// Job `index` ended (`failed`: with an error): stop the jobs its `exitall`,
+    /// `exit_what` and `exitall_on_error` name, its own other threads included (fio stops
+    /// every thread of the group, the caller's clones too).
+    fn job_ended(&self, index: usize, job: &JobSpec, failed: bool) {
+        let exit = job.exit_all;
+        let what = if failed && exit.on_error {
+            ExitWhat::All
+        } else if exit.on_end {
+            exit.what
+        } else {
+            return;
+        };
+        for (i, flag) in self.ended.iter().enumerate() {
+            if what != ExitWhat::Group || self.reporting_group[i] == self.reporting_group[index] {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+        if what == ExitWhat::All {
+            self.run_ended.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// How often a job waiting for another (`wait_for`) looks at the stop request.
+const WAIT_FOR_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Marks a job finished for `wait_for` when dropped: also when its run unwinds from a panic,
+/// so no job waits for it forever.
+struct FinishOnDrop<'a> {
+    ends: &'a GroupEnds<'a>,
+    index: usize,
+}
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.ends.job_finished(self.index);
+    }
+}
+
 /// Everything one job needs on the worker threads.
 struct PreparedJob {
+    /// The job's place in its stonewall group (`GroupEnds`).
+    index_in_group: usize,
     job: JobSpec,
     engines: Vec<Box<dyn IoEngine + Send>>,
     workers: Vec<Worker>,
@@ -353,9 +488,10 @@ fn run_group(
     group: &[JobSpec],
     first_thread_number: u32,
     provider: &mut dyn EngineProvider,
-    options: &RunOptions<'_>,
+    run: &GroupRun<'_, '_>,
     saved_verify_states: &mut HashMap<u32, SavedVerifyState>,
 ) -> Result<Vec<JobOutcome>, RunError> {
+    let options = run.options;
     let mut prepared = Vec::with_capacity(group.len());
     let mut thread_number = first_thread_number;
     // The group's jobs run together; a flow never spans groups (its members from an earlier
@@ -469,6 +605,7 @@ fn run_group(
             }
         }
         prepared.push(PreparedJob {
+            index_in_group: job_index,
             job: job.clone(),
             engines,
             workers,
@@ -486,11 +623,11 @@ fn run_group(
         [lone] if lone.engines.len() == 1 => prepared
             .into_iter()
             .map(|p| {
-                std::panic::catch_unwind(AssertUnwindSafe(|| run_prepared(p, options)))
+                std::panic::catch_unwind(AssertUnwindSafe(|| run_prepared(p, run)))
                     .map_err(|panic| RunError::Panic(panic_text(&panic)))
             })
             .collect(),
-        _ => run_on_threads(prepared, options),
+        _ => run_on_threads(prepared, run),
     };
 
     let mut outcomes = Vec::with_capacity(finished.len());
@@ -520,12 +657,12 @@ fn run_group(
 /// Run each prepared job on a thread of its own, all at once; a panic is that job's error.
 fn run_on_threads(
     prepared: Vec<PreparedJob>,
-    options: &RunOptions<'_>,
+    run: &GroupRun<'_, '_>,
 ) -> Vec<Result<FinishedJob, RunError>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = prepared
             .into_iter()
-            .map(|p| scope.spawn(move || run_prepared(p, options)))
+            .map(|p| scope.spawn(move || run_prepared(p, run)))
             .collect();
         handles
             .into_iter()
@@ -545,20 +682,44 @@ struct FinishedJob {
 }
 
 /// Run one prepared job on its own threads.
-fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
+fn run_prepared(p: PreparedJob, run: &GroupRun<'_, '_>) -> FinishedJob {
     let PreparedJob {
+        index_in_group,
         job,
         mut engines,
         mut workers,
         regions,
         target_size_bytes,
     } = p;
+    let options = run.options;
+    let _finish_on_drop = FinishOnDrop {
+        ends: run.ends,
+        index: index_in_group,
+    };
+    // fio's `wait_for`: the job starts once the job it names has finished (backend.c,
+    // `waitee_running`); its `startdelay` still counts from the run's start.
+    run.ends.wait_for_waitee(index_in_group, options.stop);
+    let engine_name = engines[0].name().to_string();
+    let capabilities = engines[0].capabilities();
+    // fio's `startdelay` counts from the run's start on the wall clock. A simulated drive's
+    // clock is its own and starts with the job's group, so there it counts from that.
+    let start_delay_ns = job.start_delay.draw_ns(job.seed);
+    let start_delay_ns = if capabilities.shared_timeline {
+        start_delay_ns
+    } else {
+        let since_run_start_ns =
+            u64::try_from(run.run_start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        start_delay_ns.saturating_sub(since_run_start_ns)
+    };
     let timing = Timing {
         ramp_ns: job.ramp_time_ns,
         runtime_ns: job.runtime_ns,
+        start_delay_ns,
     };
-    let engine_name = engines[0].name().to_string();
-    let capabilities = engines[0].capabilities();
+    let ends = JobEnd {
+        group: run.ends,
+        index: index_in_group,
+    };
     let threads = if engines.len() == 1 { 1 } else { workers.len() };
     let board = verify::VerifyBoard::new(threads);
     let results: Vec<Result<(bool, u64), RunError>> = if engines.len() == 1 {
@@ -569,6 +730,7 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
             timing,
             options,
             &board,
+            ends,
         )]
     } else {
         std::thread::scope(|scope| {
@@ -578,7 +740,15 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
                 .map(|(engine, worker)| {
                     let (job, board) = (&job, &board);
                     scope.spawn(move || {
-                        drive_with_verify(engine.as_mut(), worker, job, timing, options, board)
+                        drive_with_verify(
+                            engine.as_mut(),
+                            worker,
+                            job,
+                            timing,
+                            options,
+                            board,
+                            ends,
+                        )
                     })
                 })
                 .collect();
@@ -655,6 +825,16 @@ fn run_prepared(p: PreparedJob, options: &RunOptions<'_>) -> FinishedJob {
 
 /// Drive `workers` on `engine`; for verify jobs, then (once every thread of the job has written)
 /// read back exactly what each worker wrote and check it (`verify.rs`).
+/// One job's place among the `exitall` flags of its group.
+#[derive(Clone, Copy)]
+struct JobEnd<'a> {
+    group: &'a GroupEnds<'a>,
+    index: usize,
+}
+
+/// Drive `workers` on `engine` at the job's I/O priority (fio's `prio`, `prioclass`: set on
+/// the thread that issues the I/O, before it opens anything, as fio's backend.c does), then
+/// tell the other jobs of the group this one ended (`exitall`).
 fn drive_with_verify(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
@@ -662,15 +842,50 @@ fn drive_with_verify(
     timing: Timing,
     options: &RunOptions<'_>,
     board: &verify::VerifyBoard,
+    end: JobEnd<'_>,
 ) -> Result<(bool, u64), RunError> {
+    let priority = match job.io_priority {
+        Some(priority) => Some(
+            storlab_engine::io_priority::ThreadIoPriority::set(priority.value()).map_err(
+                |error| RunError::Plan {
+                    job: job.name.clone(),
+                    reason: format!(
+                        "prioclass={} prio={}: ioprio_set: {error}",
+                        priority.class, priority.level
+                    ),
+                },
+            )?,
+        ),
+        None => None,
+    };
+    let result = drive_and_verify(engine, workers, job, timing, options, board, end);
+    drop(priority);
+    let failed = result.is_err() || workers.iter().any(|w| w.error.is_some());
+    end.group.job_ended(end.index, job, failed);
+    result
+}
+
+/// Drive `workers` on `engine`; for verify jobs, then (once every thread of the job has written)
+/// read back exactly what each worker wrote and check it (`verify.rs`).
+fn drive_and_verify(
+    engine: &mut dyn IoEngine,
+    workers: &mut [Worker],
+    job: &JobSpec,
+    timing: Timing,
+    options: &RunOptions<'_>,
+    board: &verify::VerifyBoard,
+    end: JobEnd<'_>,
+) -> Result<(bool, u64), RunError> {
+    let ended = &end.group.ended[end.index];
     if !job.verify {
-        let interrupted = worker::drive(engine, workers, timing, options.stop, options.live)?;
+        let interrupted =
+            worker::drive(engine, workers, timing, options.stop, ended, options.live)?;
         return Ok((interrupted, 0));
     }
     // Taken before driving: should this thread fail or unwind, the place still arrives, so the
     // job's other threads never wait for it.
     let place = board.place();
-    let driven = worker::drive(engine, workers, timing, options.stop, options.live);
+    let driven = worker::drive(engine, workers, timing, options.stop, ended, options.live);
     let failed = !matches!(driven, Ok(false)) || workers.iter().any(|w| w.error.is_some());
     let records = workers
         .iter_mut()

@@ -510,6 +510,9 @@ impl Worker {
     /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
     pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
         self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
+        if let (Some(log), Some(priority)) = (self.fio_log.as_mut(), job.io_priority) {
+            log.io_priority = priority.value();
+        }
         // fio saves the verify state of a writing job with verify (backend.c, at the thread's
         // end), `thread_number - 1` naming the file.
         if job.verify_state_save && job.read_percent < 100 {
@@ -1338,7 +1341,12 @@ impl Worker {
 pub struct Timing {
     pub ramp_ns: u64,
     pub runtime_ns: Option<u64>,
+    /// fio's `startdelay` still to wait before the first I/O: no part of the ramp or runtime.
+    pub start_delay_ns: u64,
 }
+
+/// Longest single wait of a start delay, so Ctrl-C or another job's `exitall` is seen soon.
+const START_DELAY_POLL_NS: u64 = 100_000_000;
 
 /// What the drive loop needs to queue requests and hand them to the engine.
 struct Issue {
@@ -1432,15 +1440,47 @@ fn loop_bytes(job: &JobSpec, region: Region) -> u64 {
         .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
 }
 
-/// Run `workers` on `engine` until each has finished, the deadline passes, or `stop` is set.
-/// Returns whether the run was interrupted by `stop`.
+/// Wait out `delay_ns` on the engine's clock (fio's `startdelay`) in short steps. Returns
+/// false when `stop` or `ended` was set meanwhile: the job does not start (fio lets a job that
+/// another job's `exitall` ended before its start never start).
+fn wait_start_delay(
+    engine: &mut dyn IoEngine,
+    delay_ns: u64,
+    stop: &AtomicBool,
+    ended: &AtomicBool,
+) -> bool {
+    let start_at_ns = engine.now_ns().saturating_add(delay_ns);
+    if engine.capabilities().shared_timeline {
+        // Simulated time passes in one step, however long: nothing can interrupt it.
+        engine.wait_until_ns(start_at_ns);
+        return !(stop.load(Ordering::Relaxed) || ended.load(Ordering::Relaxed));
+    }
+    loop {
+        if stop.load(Ordering::Relaxed) || ended.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now_ns = engine.now_ns();
+        if now_ns >= start_at_ns {
+            return true;
+        }
+        engine.wait_until_ns(start_at_ns.min(now_ns.saturating_add(START_DELAY_POLL_NS)));
+    }
+}
+
+/// Run `workers` on `engine` until each has finished, the deadline passes, `ended` is set
+/// (another job's `exitall`: an end like the deadline's), or `stop` is set. Returns whether
+/// the run was interrupted by `stop`.
 pub fn drive(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
     timing: Timing,
     stop: &AtomicBool,
+    ended: &AtomicBool,
     live: Option<&crate::LiveCounters>,
 ) -> Result<bool, RunError> {
+    if timing.start_delay_ns > 0 && !wait_start_delay(engine, timing.start_delay_ns, stop, ended) {
+        return Ok(stop.load(Ordering::Relaxed));
+    }
     let synchronous = !engine.capabilities().queued;
     let total_slots: usize = workers.iter().map(|w| w.in_flight.len()).sum();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(total_slots);
@@ -1497,7 +1537,8 @@ pub fn drive(
     let submit_each = !synchronous && engine.submits_each_request();
     loop {
         let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
-        let past_deadline = window.deadline_ns.is_some_and(|d| now_ns >= d);
+        let past_deadline =
+            window.deadline_ns.is_some_and(|d| now_ns >= d) || ended.load(Ordering::Relaxed);
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
         }
@@ -1566,7 +1607,8 @@ pub fn drive(
             workers[i].complete(engine, *c, window);
             if submit_each && !interrupted {
                 let now_ns = refill_ns.unwrap_or_else(|| engine.now_ns());
-                if window.deadline_ns.is_some_and(|d| now_ns >= d) {
+                if window.deadline_ns.is_some_and(|d| now_ns >= d) || ended.load(Ordering::Relaxed)
+                {
                     continue;
                 }
                 let measuring = now_ns >= window.measure_start_ns;
@@ -1654,11 +1696,13 @@ mod tests {
         let timing = Timing {
             ramp_ns: 0,
             runtime_ns: None,
+            start_delay_ns: 0,
         };
         drive(
             &mut engine,
             &mut workers,
             timing,
+            &AtomicBool::new(false),
             &AtomicBool::new(false),
             None,
         )
@@ -1800,11 +1844,13 @@ mod tests {
         let timing = Timing {
             ramp_ns: 0,
             runtime_ns: None,
+            start_delay_ns: 0,
         };
         drive(
             &mut engine,
             &mut workers,
             timing,
+            &AtomicBool::new(false),
             &AtomicBool::new(false),
             None,
         )
@@ -1884,11 +1930,13 @@ mod tests {
         let timing = Timing {
             ramp_ns: 0,
             runtime_ns: job.runtime_ns,
+            start_delay_ns: 0,
         };
         drive(
             engine.as_mut(),
             &mut workers,
             timing,
+            &AtomicBool::new(false),
             &AtomicBool::new(false),
             None,
         )

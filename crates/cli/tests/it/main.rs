@@ -32,6 +32,7 @@ mod fio_testsuite;
 mod fio_verify;
 mod generate;
 mod guard;
+mod job_scheduling;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod power_loss;
