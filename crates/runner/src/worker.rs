@@ -1685,29 +1685,8 @@ mod tests {
             open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap(),
             CountingInvalidations::default(),
         );
-        engine
-            .setup(&EngineSetup {
-                slots: 1,
-                slot_bytes: 4096,
-                buffer_align_bytes: 4096,
-            })
-            .unwrap();
-        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
-        let timing = Timing {
-            ramp_ns: 0,
-            runtime_ns: None,
-            start_delay_ns: 0,
-        };
-        drive(
-            &mut engine,
-            &mut workers,
-            timing,
-            &AtomicBool::new(false),
-            &AtomicBool::new(false),
-            None,
-        )
-        .unwrap();
-        assert_eq!(workers[0].stats.read.ios, 3 * 16);
+        let worker = drive_one(&mut engine, &job, region, 1, NS_PER_S);
+        assert_eq!(worker.stats.read.ios, 3 * 16);
         engine.observer.invalidated
     }
 
@@ -1833,30 +1812,9 @@ mod tests {
             events: Vec::new(),
             clock_ns: 0,
         };
-        engine
-            .setup(&EngineSetup {
-                slots: QD,
-                slot_bytes: 4096,
-                buffer_align_bytes: 4096,
-            })
-            .unwrap();
-        let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
-        let timing = Timing {
-            ramp_ns: 0,
-            runtime_ns: None,
-            start_delay_ns: 0,
-        };
-        drive(
-            &mut engine,
-            &mut workers,
-            timing,
-            &AtomicBool::new(false),
-            &AtomicBool::new(false),
-            None,
-        )
-        .unwrap();
-        assert_eq!(workers[0].stats.read.ios, IOS);
-        (workers.remove(0), engine.events)
+        let worker = drive_one(&mut engine, &job, region, QD, NS_PER_S);
+        assert_eq!(worker.stats.read.ios, IOS);
+        (worker, engine.events)
     }
 
     /// Issue 20: with io_uring and libaio at QD32, storlab handled every completion of a reap
@@ -1919,9 +1877,22 @@ mod tests {
         interval_ns: u64,
     ) -> (Worker, Box<dyn storlab_engine::IoEngine>) {
         let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+        let worker = drive_one(engine.as_mut(), job, region, job.iodepth, interval_ns);
+        (worker, engine)
+    }
+
+    /// Set `engine` up with `slots` slots of 4 KiB and drive one worker of `job` over `region`
+    /// (intervals of `interval_ns`) until the job's own end.
+    fn drive_one(
+        engine: &mut dyn storlab_engine::IoEngine,
+        job: &JobSpec,
+        region: Region,
+        slots: u32,
+        interval_ns: u64,
+    ) -> Worker {
         engine
             .setup(&EngineSetup {
-                slots: job.iodepth,
+                slots,
                 slot_bytes: 4096,
                 buffer_align_bytes: 4096,
             })
@@ -1933,7 +1904,7 @@ mod tests {
             start_delay_ns: 0,
         };
         drive(
-            engine.as_mut(),
+            engine,
             &mut workers,
             timing,
             &AtomicBool::new(false),
@@ -1941,7 +1912,7 @@ mod tests {
             None,
         )
         .unwrap();
-        (workers.remove(0), engine)
+        workers.remove(0)
     }
 
     /// A sequential write job of `ios` 4 KiB I/Os on the null engine; what the engine reports
