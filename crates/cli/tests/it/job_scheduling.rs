@@ -56,6 +56,16 @@ fn storlab_jobs(dir: &Path, extra: &[&str]) -> (Jobs, Duration) {
     (jobs_of(&serde_json::from_slice(&out.stdout).unwrap()), wall)
 }
 
+/// The job file in `dir` run by storlab, and by fio when it is installed: each tool's jobs and
+/// the run's wall time.
+fn both_tools(dir: &Path) -> Vec<(&'static str, (Jobs, Duration))> {
+    let mut runs = vec![("storlab", storlab_jobs(dir, &[]))];
+    if fio_present() {
+        runs.push(("fio", fio_jobs(dir)));
+    }
+    runs
+}
+
 fn fio_jobs(dir: &Path) -> (Jobs, Duration) {
     let started = Instant::now();
     let out = Command::new("fio")
@@ -90,10 +100,7 @@ startdelay=1
 #[test]
 fn startdelay_waits_before_the_runtime_as_fio() {
     let dir = scratch(START_DELAY_JOB);
-    let mut runs = vec![("storlab", storlab_jobs(dir.path(), &[]))];
-    if fio_present() {
-        runs.push(("fio", fio_jobs(dir.path())));
-    }
+    let runs = both_tools(dir.path());
     for (tool, (jobs, wall)) in runs {
         for name in ["late", "now"] {
             let runtime_ms = job(&jobs, name).1;
@@ -289,10 +296,7 @@ wait_for=first
 [beside]
 ",
     );
-    let mut runs = vec![("storlab", storlab_jobs(dir.path(), &[]))];
-    if fio_present() {
-        runs.push(("fio", fio_jobs(dir.path())));
-    }
+    let runs = both_tools(dir.path());
     for (tool, (jobs, wall)) in runs {
         for name in ["first", "second", "beside"] {
             let runtime_ms = job(&jobs, name).1;
