@@ -16,7 +16,7 @@ use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
 use storlab_job::{
     ContinueOnError, DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec,
 };
-use storlab_stats::{CpuTime, WorkerStats};
+use storlab_stats::{ResourceUsage, WorkerStats};
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -1507,7 +1507,7 @@ pub fn drive(
             log.log_submission = !synchronous;
         }
     }
-    let cpu_start = CpuTime::thread_now();
+    let usage_start = ResourceUsage::thread_now();
     let start_ns = engine.now_ns();
     let window = Window {
         measure_start_ns: start_ns + timing.ramp_ns,
@@ -1628,7 +1628,7 @@ pub fn drive(
         }
     }
     let end_ns = engine.now_ns();
-    let cpu = CpuTime::thread_now() - cpu_start;
+    let usage = ResourceUsage::thread_now() - usage_start;
     for w in workers.iter_mut() {
         w.leave_flow();
         w.leave_overlap_board();
@@ -1642,9 +1642,13 @@ pub fn drive(
         .saturating_sub(window.measure_start_ns);
     for (i, w) in workers.iter_mut().enumerate() {
         w.stats.elapsed_ns = measured_ns.max(w.stats.elapsed_ns);
-        // One thread drove them all: its CPU time is charged to the first worker only.
+        // One thread drove them all: its CPU time, context switches and page faults (fio's
+        // `ctx`, `minf`, `majf`) are charged to the first worker only.
         if i == 0 {
-            w.stats.cpu = cpu;
+            w.stats.cpu = usage.cpu;
+            w.stats.context_switches = usage.context_switches;
+            w.stats.minor_faults = usage.minor_faults;
+            w.stats.major_faults = usage.major_faults;
         }
     }
     Ok(interrupted)

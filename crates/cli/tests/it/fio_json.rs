@@ -558,3 +558,26 @@ fn continue_on_error_keys_sit_where_fios_do() {
         assert_eq!(keys_after_latency_ms(&theirs), expected, "fio {extra:?}");
     }
 }
+
+#[test]
+fn ctx_counts_the_io_threads_context_switches() {
+    // Each think time sleeps (thinktime_spin=0), and a thread that sleeps is switched out: at
+    // least one voluntary context switch per I/O, which fio's `ctx` counts and storlab's must
+    // too (it stayed 0 before: only the CPU times were read from getrusage).
+    let dir = tempfile::tempdir().unwrap();
+    let doc = common::run_fio_json(
+        dir.path(),
+        &[
+            "--name=ctx",
+            "--rw=read",
+            "--bs=4k",
+            "--size=64k",
+            "--thinktime=2000",
+            "--filename=data",
+        ],
+    );
+    let job = &doc["jobs"][0];
+    assert_eq!(total_ios(job), 16);
+    let ctx = job["ctx"].as_u64().unwrap();
+    assert!(ctx >= 16, "ctx {ctx} below one switch per sleeping I/O");
+}

@@ -122,6 +122,12 @@ fn ext4_device_is_refused_for_writes_unless_named_destructive() {
     // Reading never destroys anything.
     let reader = open_target(&device.target(), 0, false, false, None).unwrap();
     assert_eq!(reader.kind, TargetKind::BlockDevice);
+    // As fio opens every target that is not a regular file: reads leave the device node's
+    // access time alone (no `touch_atime` per read).
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL on an open descriptor takes no pointer.
+    let flags = unsafe { libc::fcntl(reader.file.as_raw_fd(), libc::F_GETFL) };
+    assert_ne!(flags & libc::O_NOATIME, 0, "flags {flags:#o}");
 
     // Naming another device does not unlock this one...
     let other = Path::new("/dev/loop-control");
