@@ -370,6 +370,7 @@ mod tests {
             "ignore_error=EIO:84,5:ENOSPC",
             "error_dump=0",
             "fill_device=1 rw=write filename=sim:usb3-uas-ssd",
+            "create_serialize=0",
             "verify_dump=0",
             "verify_interval=0",
             "verify_offset=0",

@@ -3478,6 +3478,19 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "create_serialize",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: lay out every job's files before any job runs (1, fio's default) or each job's when it starts (0); storlab always does the latter",
+        field: "create_serialize",
+        apply: |_, v| {
+            // storlab opens and lays out a job's target when the job starts, which is fio's
+            // create_serialize=0 (docs/job-format.md says what 1 changes in fio).
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "stonewall",
         aliases: &["wait_for_previous"],
         bare: true,
