@@ -306,6 +306,65 @@ pub fn open_target(
     }
 }
 
+/// Open the target of a job that writes until the file system is full (fio's `fill_device`,
+/// or writes going on past ENOSPC).
+/// A regular file (created if missing) is not laid out, and its size is what it holds plus its
+/// file system's free bytes (`statfs`'s `f_bfree * f_bsize`, as fio's `get_fs_free_size`) plus
+/// one write of `write_block_bytes`, or `needed_bytes` when the job's `size` asks for more. fio's
+/// fill has no end but ENOSPC; the extra block makes the job's last write reach past the free
+/// space, so it ends there too (ENOSPC or a short write), rather than at a region end short of
+/// it or, as a sequential job does at its region's end, going round to offset 0. A block
+/// device is opened as for any writing job (its end is the job's end).
+pub fn open_target_to_fill(
+    target: &storlab_job::Target,
+    needed_bytes: u64,
+    write_block_bytes: u64,
+    direct: bool,
+    destructive: Option<&Path>,
+) -> Result<OpenTarget, EngineError> {
+    let storlab_job::Target::Path(path) = target else {
+        return open_target(target, needed_bytes, direct, true, destructive);
+    };
+    refuse_files_under_dev(path)?;
+    match fs::metadata(path) {
+        Ok(m) if !m.is_file() => return open_path(path, needed_bytes, direct, true, destructive),
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(open_error(path, err, direct, true)),
+    }
+    let mut mode = OpenMode::new(true);
+    mode.create_new = !path.exists();
+    let file = open_once(path, mode, direct, true)?;
+    expect_kind(&file, path, TargetKind::RegularFile)?;
+    let free_bytes =
+        file_system_free_bytes(&file).map_err(|err| open_error(path, err, direct, true))?;
+    let mut opened = finish_regular(file, path, direct, true, None)?;
+    opened.size_bytes = opened
+        .size_bytes
+        .saturating_add(free_bytes)
+        .saturating_add(write_block_bytes)
+        .max(needed_bytes);
+    if opened.size_bytes == 0 {
+        return Err(target_error(
+            path,
+            "is empty and its file system has no free space: there is nothing to fill",
+        ));
+    }
+    Ok(opened)
+}
+
+/// Free bytes of the file system holding `file`, as fio's `get_fs_free_size` counts them.
+fn file_system_free_bytes(file: &File) -> io::Result<u64> {
+    // SAFETY: an all-zero statfs is a valid value of the plain C struct the kernel fills.
+    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open and `stats` is a valid statfs for the kernel to write.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stats) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let block_bytes = u64::try_from(stats.f_bsize).unwrap_or(0);
+    Ok(block_bytes.saturating_mul(stats.f_bfree))
+}
+
 fn open_path(
     path: &Path,
     needed_bytes: u64,

@@ -310,6 +310,7 @@ pub struct JobDraft {
     /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
     verify_state_load: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
+    fill_device: Option<bool>,
     verify_dump: Option<bool>,
     verify_interval_bytes: Option<u64>,
     verify_offset_bytes: Option<u64>,
@@ -525,7 +526,12 @@ impl JobDraft {
         }
         let verifies = self.verify == Some(true)
             && (self.do_verify != Some(false) || self.verify_only == Some(true));
-        if verifies && self.continue_on_error.is_some_and(|c| !c.is_none()) {
+        if verifies
+            && self
+                .continue_on_error
+                .as_ref()
+                .is_some_and(|c| !c.is_none())
+        {
             let (location, key, value) = at("continue_on_error");
             return Err(JobError::unsupported(
                 location,
@@ -614,6 +620,47 @@ impl JobDraft {
         Ok(())
     }
 
+    /// fio's `fill_device` where storlab does what fio does: a job that writes, to a named file
+    /// or block device or a simulated drive, through an engine that writes with system calls.
+    fn check_fill_device(&self, spec: &JobSpec, job_location: &Location) -> Result<(), JobError> {
+        if !spec.fill_device {
+            return Ok(());
+        }
+        let refuse = |reason: &str| {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "fill_device");
+            Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("fill_device", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                reason,
+            ))
+        };
+        if spec.read_percent == 100 && spec.trim == TrimMode::None {
+            return refuse(
+                "in a job that does not write is not supported (fio lays the file out until \
+                 ENOSPC and then reads it); write it in a job before, as fio's write-then-verify \
+                 jobs do",
+            );
+        }
+        if matches!(spec.target, Target::TempFileIn(_)) {
+            return refuse(
+                "needs filename= (the file or block device to fill) or a simulated target; \
+                 storlab's temporary files are laid out to a size",
+            );
+        }
+        if spec.engine == EngineKind::Mmap {
+            return refuse(
+                "with ioengine=mmap is not supported: stores into a mapping past the file's end \
+                 fault (SIGBUS) instead of failing with ENOSPC",
+            );
+        }
+        Ok(())
+    }
+
     /// Builds and validates the job. `default_name` is used unless `name=` was set; errors about
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
@@ -660,6 +707,7 @@ impl JobDraft {
             .clone()
             .unwrap_or_else(|| default_name.to_string());
         let mut spec = self.build(&name);
+        self.check_fill_device(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         Ok(spec)
     }
@@ -799,7 +847,8 @@ impl JobDraft {
         } else if self.do_verify == Some(false) {
             spec.verify = false;
         }
-        set_if(&mut spec.continue_on_error, self.continue_on_error);
+        set_if(&mut spec.continue_on_error, self.continue_on_error.clone());
+        set_if(&mut spec.fill_device, self.fill_device);
         set_if(&mut spec.stonewall, self.stonewall);
         set_if(&mut spec.new_group, self.new_group);
         set_if(&mut spec.start_delay, self.start_delay);
@@ -1424,30 +1473,85 @@ fn apply_filename(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     Ok(())
 }
 
-/// fio's `ignore_error`: lists (read:write:verify) that replace the errors `continue_on_error`
-/// passes. Only lists that restate fio's default, EIO and EILSEQ (by name or number), change
-/// nothing and are accepted; any other list is refused.
-fn apply_ignore_error(_: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    let default_list = |part: &str| {
-        let mut errnos: Vec<i32> = Vec::new();
-        for name in part.split(',').map(str::trim) {
-            match name.to_ascii_uppercase().as_str() {
-                "EIO" | "5" => errnos.push(crate::model::ERRNO_EIO),
-                "EILSEQ" | "84" => errnos.push(crate::model::ERRNO_EILSEQ),
-                _ => return false,
-            }
-        }
-        errnos.contains(&crate::model::ERRNO_EIO) && errnos.contains(&crate::model::ERRNO_EILSEQ)
+/// The errno names fio 3.33's `ignore_error` knows (options.c, `str2error`), each the Linux
+/// errno one more than its index: any other error must be given by number.
+const FIO_ERRNO_NAMES: [&str; 34] = [
+    "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+    "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+    "ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC",
+    "ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+];
+
+/// C's `atoi` as fio uses it: leading blanks, a sign, then as many digits as there are; 0 when
+/// there are none (and on overflow, where C's is undefined).
+fn c_atoi(text: &str) -> i32 {
+    let text = text.trim_start();
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
     };
-    if v.split(':').all(default_list) {
-        Ok(())
+    let end = digits
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let value = digits[..end].parse::<i32>().unwrap_or(0);
+    if negative {
+        -value
     } else {
-        Err(ApplyError::Unsupported(
-            "fio's ignore_error lists are not supported (only fio's default, EIO,EILSEQ); \
-             continue_on_error passes EIO and EILSEQ"
-                .into(),
-        ))
+        value
     }
+}
+
+/// fio's `ignore_error` (options.c, `str_ignore_error_cb`): up to three lists separated by
+/// ',' for read, write and verify errors, each of errors separated by ':', an `E` name fio
+/// knows or a number (its sign dropped). A list replaces fio's default (EIO, EILSEQ) for its
+/// kind and turns `continue_on_error` on for it; an empty list (`ignore_error=,ENOSPC`) leaves
+/// the kind as it was, and an empty entry ends its list, as fio's `strsep` loop.
+fn apply_ignore_error(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    const KINDS: usize = 3;
+    let parts: Vec<&str> = v.trim().split(',').collect();
+    if parts.len() > KINDS {
+        return Err(ApplyError::Invalid(
+            "at most three lists (read,write,verify); errors within a list are separated by ':'"
+                .into(),
+        ));
+    }
+    let mut on_error = d.continue_on_error.clone().unwrap_or_default();
+    for (kind, part) in parts.into_iter().enumerate() {
+        let mut errnos = Vec::new();
+        for name in part.split(':') {
+            if name.is_empty() {
+                break;
+            }
+            let errno = if name.starts_with('E') {
+                FIO_ERRNO_NAMES
+                    .iter()
+                    .position(|known| *known == name)
+                    .map_or(0, |index| index as i32 + 1)
+            } else {
+                c_atoi(name).saturating_abs()
+            };
+            if errno == 0 {
+                return Err(ApplyError::Invalid(format!(
+                    "unknown error '{name}': fio knows EPERM to ERANGE by name, give others by number"
+                )));
+            }
+            errnos.push(errno);
+        }
+        if errnos.is_empty() {
+            continue;
+        }
+        let (passes, list) = match kind {
+            0 => (&mut on_error.read, &mut on_error.ignored_read),
+            1 => (&mut on_error.write, &mut on_error.ignored_write),
+            _ => (&mut on_error.verify, &mut on_error.ignored_verify),
+        };
+        *passes = true;
+        *list = Some(errnos);
+    }
+    d.continue_on_error = Some(on_error);
+    Ok(())
 }
 
 /// fio's `continue_on_error` values (options.c): a kind, a pair of them, or all.
@@ -1465,11 +1569,12 @@ fn apply_continue_on_error(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> 
             )))
         }
     };
-    d.continue_on_error = Some(ContinueOnError {
-        read,
-        write,
-        verify,
-    });
+    // fio's continue_on_error sets the kinds alone; lists an ignore_error gave stay.
+    let mut on_error = d.continue_on_error.clone().unwrap_or_default();
+    on_error.read = read;
+    on_error.write = write;
+    on_error.verify = verify;
+    d.continue_on_error = Some(on_error);
     Ok(())
 }
 
@@ -3332,7 +3437,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "continue_on_error",
         aliases: &[],
         bare: false,
-        meaning: "count failed I/Os of these kinds and go on (none, read, write, io, verify, all; 0/1 as none/all): only EIO and EILSEQ, as fio without ignore_error",
+        meaning: "count failed I/Os of these kinds and go on (none, read, write, io, verify, all; 0/1 as none/all): EIO and EILSEQ unless ignore_error lists others",
         field: "continue_on_error",
         apply: apply_continue_on_error,
     },
@@ -3340,9 +3445,50 @@ pub static KEYS: &[KeyDef] = &[
         name: "ignore_error",
         aliases: &[],
         bare: false,
-        meaning: "fio's lists of errors continue_on_error passes: only fio's default (EIO,EILSEQ) is accepted, any other list refused",
+        meaning: "the errors continue_on_error passes, per kind: READ,WRITE,VERIFY lists of errno names or numbers joined by ':' (ignore_error=,ENOSPC:EIO); a list turns its kind on",
         field: "ignore_error",
         apply: apply_ignore_error,
+    },
+    KeyDef {
+        name: "error_dump",
+        aliases: &[],
+        bare: true,
+        meaning: "fio's dump of each error continue_on_error passes: only 0, fio's default, is accepted (the count and the first error are in the outputs)",
+        field: "error_dump",
+        apply: |_, v| {
+            if parse_bool(v)? {
+                return Err(ApplyError::Unsupported(
+                    "telling each passed error on stderr is not supported; the outputs give \
+                     their count and the first one (total_err, first_error)"
+                        .into(),
+                ));
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        bare: true,
+        meaning: "write until ENOSPC and end there as a success; a file is not laid out and without size may grow by its file system's free space (a device or simulated drive: to its end)",
+        field: "fill_device",
+        apply: |d, v| {
+            d.fill_device = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "create_serialize",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: lay out every job's files before any job runs (1, fio's default) or each job's when it starts (0); storlab always does the latter",
+        field: "create_serialize",
+        apply: |_, v| {
+            // storlab opens and lays out a job's target when the job starts, which is fio's
+            // create_serialize=0 (docs/job-format.md says what 1 changes in fio).
+            parse_bool(v)?;
+            Ok(())
+        },
     },
     KeyDef {
         name: "stonewall",
@@ -4797,7 +4943,77 @@ mod tests {
             ("continue_on_error", Some("all"))
         ])
         .is_ok());
-        assert!(with(&[("ignore_error", Some("EIO"))]).is_err());
+        assert!(with(&[("ignore_error", Some("EIO"))]).is_ok());
+    }
+
+    #[test]
+    fn ignore_error_reads_fios_lists_per_kind() {
+        use crate::model::{ERRNO_EIO, ERRNO_ENOSPC};
+        let of = |settings: &[(&str, Option<&str>)]| {
+            let mut all = vec![("size", Some("1M"))];
+            all.extend_from_slice(settings);
+            draft(&all).map(|spec| spec.continue_on_error)
+        };
+        // fio's enospc-pressure example: the write list alone, which turns writes on.
+        let write_enospc = of(&[("ignore_error", Some(",ENOSPC"))]).unwrap();
+        assert!(write_enospc.write && !write_enospc.read && !write_enospc.verify);
+        assert!(write_enospc.passes(false, ERRNO_ENOSPC));
+        assert!(
+            !write_enospc.passes(false, ERRNO_EIO),
+            "a list replaces fio's default"
+        );
+        assert!(!write_enospc.passes(true, ERRNO_ENOSPC));
+        // Names and numbers, ':' within a list, a negative number's sign dropped, as fio.
+        let mixed = of(&[("ignore_error", Some("EIO:-61:28x,,84"))]).unwrap();
+        assert_eq!(mixed.ignored_read, Some(vec![ERRNO_EIO, 61, ERRNO_ENOSPC]));
+        assert_eq!(mixed.ignored_write, None);
+        assert_eq!(mixed.ignored_verify, Some(vec![84]));
+        // An empty entry ends its list (fio's strsep loop).
+        let cut = of(&[("ignore_error", Some("EIO::ENOSPC"))]).unwrap();
+        assert_eq!(cut.ignored_read, Some(vec![ERRNO_EIO]));
+        // continue_on_error after it sets the kinds and keeps the lists, as fio's two fields.
+        let none = of(&[
+            ("ignore_error", Some(",ENOSPC")),
+            ("continue_on_error", Some("none")),
+        ])
+        .unwrap();
+        assert!(!none.passes(false, ERRNO_ENOSPC));
+        assert_eq!(none.ignored_write, Some(vec![ERRNO_ENOSPC]));
+        // fio knows 34 names (EILSEQ is not one of them) and at most three kinds.
+        assert!(of(&[("ignore_error", Some("EILSEQ"))]).is_err());
+        assert!(of(&[("ignore_error", Some("eio"))]).is_err());
+        assert!(of(&[("ignore_error", Some("EIO,EIO,EIO,EIO"))]).is_err());
+        // fio's default error_dump=0 changes nothing; dumping each passed error is refused.
+        assert!(of(&[("error_dump", Some("0"))]).is_ok());
+        assert!(of(&[("error_dump", Some("1"))]).is_err());
+    }
+
+    #[test]
+    fn fill_device_needs_a_writing_job_on_a_named_target() {
+        let of = |settings: &[(&str, Option<&str>)]| {
+            let mut all = vec![("fill_fs", None)];
+            all.extend_from_slice(settings);
+            draft(&all)
+        };
+        let spec = of(&[("filename", Some("/tmp/f")), ("rw", Some("write"))]).unwrap();
+        assert!(spec.fill_device && spec.size_bytes.is_none());
+        assert!(of(&[
+            ("filename", Some("sim:usb3-uas-ssd")),
+            ("rw", Some("write"))
+        ])
+        .is_ok());
+        let reading = of(&[("filename", Some("/tmp/f"))]).unwrap_err().to_string();
+        assert!(reading.contains("does not write"), "{reading}");
+        let temporary = of(&[("rw", Some("write"))]).unwrap_err().to_string();
+        assert!(temporary.contains("needs filename="), "{temporary}");
+        let mapped = of(&[
+            ("filename", Some("/tmp/f")),
+            ("rw", Some("write")),
+            ("ioengine", Some("mmap")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(mapped.contains("mmap"), "{mapped}");
     }
 
     #[test]

@@ -897,13 +897,29 @@ pub const ERRNO_EIO: i32 = 5;
 /// one fio files under `verify` whatever the I/O's direction.
 pub const ERRNO_EILSEQ: i32 = 84;
 
+/// Linux errno of a full file system (ENOSPC): what ends a `fill_device` job, as a success.
+pub const ERRNO_ENOSPC: i32 = 28;
+/// Linux errno of an exhausted disk quota (EDQUOT), which fio's `fill_device` takes as ENOSPC.
+pub const ERRNO_EDQUOT: i32 = 122;
+
 /// fio's `continue_on_error`: the kinds of error a job counts and goes on past instead of
-/// ending (`none`, `read`, `write`, `io`, `verify`, `all`; `0`/`1` as `none`/`all`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// ending (`none`, `read`, `write`, `io`, `verify`, `all`; `0`/`1` as `none`/`all`), and
+/// `ignore_error`'s lists of the errors each kind passes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContinueOnError {
     pub read: bool,
     pub write: bool,
     pub verify: bool,
+    /// fio's `ignore_error` list for read errors; `None`: fio's default, EIO and EILSEQ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored_read: Option<Vec<i32>>,
+    /// fio's `ignore_error` list for write (and trim) errors; `None`: fio's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored_write: Option<Vec<i32>>,
+    /// fio's `ignore_error` list for verify errors (EILSEQ, whatever the direction); `None`:
+    /// fio's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored_verify: Option<Vec<i32>>,
 }
 
 impl ContinueOnError {
@@ -914,17 +930,32 @@ impl ContinueOnError {
 
     /// Whether an I/O that failed with `errno` is counted and passed, as fio 3.33 decides it
     /// (td_error.c): EILSEQ is a `verify` error, any other error of a read a `read` error and
-    /// of anything else a `write` error; without `ignore_error` (which storlab refuses) only
-    /// EIO and EILSEQ are passed, so a medium error (ENODATA on Linux) still ends the job.
+    /// of anything else a `write` error; the kind's `ignore_error` list, or without one fio's
+    /// default EIO and EILSEQ, names the errors passed, so by default a medium error (ENODATA
+    /// on Linux) still ends the job.
     pub fn passes(&self, is_read: bool, errno: i32) -> bool {
-        let kind_listed = if errno == ERRNO_EILSEQ {
-            self.verify
+        let (kind_listed, ignored) = if errno == ERRNO_EILSEQ {
+            (self.verify, &self.ignored_verify)
         } else if is_read {
-            self.read
+            (self.read, &self.ignored_read)
         } else {
-            self.write
+            (self.write, &self.ignored_write)
         };
-        kind_listed && (errno == ERRNO_EIO || errno == ERRNO_EILSEQ)
+        kind_listed
+            && match ignored {
+                Some(errnos) => errnos.contains(&errno),
+                None => errno == ERRNO_EIO || errno == ERRNO_EILSEQ,
+            }
+    }
+}
+
+impl JobSpec {
+    /// Whether the job writes until its file system is full: fio's `fill_device`, or writes
+    /// that go on past ENOSPC (`ignore_error` lists it). Its file is then not laid out before
+    /// it runs (fio does not lay out a file a job writes; storlab's layout would fail or fill
+    /// the file system first).
+    pub fn writes_until_full(&self) -> bool {
+        self.fill_device || self.continue_on_error.passes(false, ERRNO_ENOSPC)
     }
 }
 
@@ -1033,6 +1064,11 @@ pub struct JobSpec {
     /// fio's `continue_on_error`: failed I/Os of these kinds are counted and the job goes on.
     #[serde(default, skip_serializing_if = "ContinueOnError::is_none")]
     pub continue_on_error: ContinueOnError,
+    /// fio's `fill_device` (`fill_fs`): a write failing with ENOSPC (or EDQUOT) ends the job as
+    /// a success; on a regular file the file is not laid out and, without `size`, the job may
+    /// write the file's length plus its file system's free space.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_device: bool,
     /// Wait for previous jobs to finish before starting (fio `stonewall`).
     pub stonewall: bool,
     /// Start a new reporting group without waiting (fio `new_group`): the fio-shaped outputs
@@ -1179,6 +1215,7 @@ impl JobSpec {
             verify_state_save: false,
             verify_state_load: false,
             continue_on_error: ContinueOnError::default(),
+            fill_device: false,
             stonewall: false,
             new_group: false,
             start_delay: crate::StartDelay::default(),

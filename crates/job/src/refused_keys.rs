@@ -37,11 +37,6 @@ const REFUSED_KEYS: &[RefusedKey] = &[
         reason: "deduplicable write buffers are not supported; storlab's data is set by \
                  buffer_compress_percentage, zero_buffers or buffer_pattern",
     },
-    RefusedKey {
-        names: &["fill_device", "fill_fs"],
-        reason: "writing until the device or file system is full (ENOSPC) is not supported; \
-                 on a device or simulated drive leave size unset, which covers all of it",
-    },
 ];
 
 /// The reason storlab refuses fio option `key`, when it is one it knows by name.
@@ -76,7 +71,9 @@ mod tests {
 
     #[test]
     fn lookup_ignores_case() {
-        assert!(refusal_reason("Fill_Device").is_some());
+        for name in refused_key_names() {
+            assert!(refusal_reason(&name.to_ascii_uppercase()).is_some());
+        }
         assert!(refusal_reason("iodepth").is_none());
     }
 }

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use storlab_engine::registry::{open_engine, EngineOptions};
-use storlab_engine::target::{drop_cached_pages, open_target, OpenTarget};
+use storlab_engine::target::{
+    drop_cached_pages, open_target, open_target_to_fill, OpenTarget, TargetKind,
+};
 use storlab_engine::{EngineError, FlushKind, IoEngine};
 use storlab_job::{EngineKind, JobSpec, OpenSync, Target};
 use storlab_runner::{EngineProvider, RunError};
@@ -47,6 +49,10 @@ struct CachedTarget {
     /// jobs without `sync=`.
     synchronous_from: Option<usize>,
     sync_writes: Option<FlushKind>,
+    /// A regular file opened, not laid out, for a job that writes until its file system is
+    /// full (`JobSpec::writes_until_full`): its size counts the free space of its file system,
+    /// which the file does not hold, so it serves only such jobs.
+    to_fill: bool,
     opened: OpenTarget,
 }
 
@@ -147,6 +153,7 @@ impl Provider {
             writable: base.writable,
             synchronous_from: Some(plain),
             sync_writes: Some(kind),
+            to_fill: base.to_fill,
             opened: base.opened.reopen_synchronous(kind)?,
         };
         self.targets.push(cached);
@@ -171,6 +178,8 @@ impl Provider {
                 && c.requested_direct == job.direct
                 && (c.writable || !writes)
                 && c.opened.size_bytes >= needed
+                && c.to_fill
+                    == (job.writes_until_full() && c.opened.kind == TargetKind::RegularFile)
         });
         if let Some(i) = reusable {
             return Ok(i);
@@ -184,6 +193,7 @@ impl Provider {
                     writable: true,
                     synchronous_from: None,
                     sync_writes: None,
+                    to_fill: false,
                     opened,
                 });
                 return Ok(self.targets.len() - 1);
@@ -191,13 +201,24 @@ impl Provider {
         }
         // storlab's own temporary file is always opened read-write: every job of the run uses it.
         let writable = writes || matches!(resolved, Target::TempFileIn(_));
-        let opened = match open_target(
-            &resolved,
-            needed,
-            requested_direct,
-            writable,
-            self.options.destructive.as_deref(),
-        ) {
+        let first_opening = if job.writes_until_full() {
+            open_target_to_fill(
+                &resolved,
+                needed,
+                job.block_size_write.max_bytes(),
+                requested_direct,
+                self.options.destructive.as_deref(),
+            )
+        } else {
+            open_target(
+                &resolved,
+                needed,
+                requested_direct,
+                writable,
+                self.options.destructive.as_deref(),
+            )
+        };
+        let opened = match first_opening {
             Err(error)
                 if requested_direct && self.options.direct_fallback && refused_direct(&error) =>
             {
@@ -224,6 +245,7 @@ impl Provider {
             writable,
             synchronous_from: None,
             sync_writes: None,
+            to_fill: job.writes_until_full() && opened.kind == TargetKind::RegularFile,
             opened,
         });
         Ok(self.targets.len() - 1)

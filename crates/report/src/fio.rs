@@ -466,12 +466,15 @@ pub(crate) fn continues_on_error(job: &JobReport) -> bool {
     job.setup.job.get("continue_on_error").is_some()
 }
 
-/// fio's errno of a job: the error that ended it (EILSEQ for a verify failure), else 0, or EIO
-/// when any I/O failed. Errors a job went on past leave it 0: fio clears the job's error when
-/// it counts one (io_u.c, `td_clear_error`).
+/// fio's errno of a job: the error that ended it (EILSEQ for a verify failure), else, in a job
+/// that went on past errors, the first of them (fio 3.33's stat.c: `ts->error` is the
+/// thread's `first_error` when `continue_on_error` is set and the thread's own error was
+/// cleared), else 0, or EIO when any I/O failed.
 pub(crate) fn error_code(job: &JobReport) -> i32 {
     if job.error != 0 {
         job.error
+    } else if continues_on_error(job) {
+        job.first_error
     } else if !continues_on_error(job) && job.directions().any(|(_, summary)| summary.errors > 0) {
         EIO
     } else {

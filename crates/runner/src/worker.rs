@@ -15,6 +15,7 @@ use std::sync::Arc;
 use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
 use storlab_job::{
     ContinueOnError, DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec,
+    ERRNO_EDQUOT, ERRNO_ENOSPC,
 };
 use storlab_stats::{ResourceUsage, WorkerStats};
 
@@ -302,6 +303,11 @@ pub struct Worker {
     verify_cut: Option<crate::verify_state::VerifyCut>,
     /// fio's `continue_on_error`: the failed I/Os the worker counts and goes on past.
     continue_on_error: ContinueOnError,
+    /// fio's `fill_device`: a write failing with ENOSPC or EDQUOT ends the worker as a success.
+    fill_device: bool,
+    /// The file system (or quota) is full: the worker issues nothing more and ends without
+    /// error once its I/Os in flight are back, as fio's `fill_device` job.
+    pub filled: bool,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
     /// Syncs that start from here on the engine's clock are measured (after the ramp).
@@ -493,7 +499,9 @@ impl Worker {
             fio_log: None,
             verify_state: None,
             verify_cut: None,
-            continue_on_error: job.continue_on_error,
+            continue_on_error: job.continue_on_error.clone(),
+            fill_device: job.fill_device,
+            filled: false,
             error: None,
             sync_measure_start_ns: 0,
         }
@@ -664,6 +672,7 @@ impl Worker {
 
     fn finished_issuing(&self) -> bool {
         self.error.is_some()
+            || self.filled
             || self.generator_done
             || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
@@ -1220,6 +1229,24 @@ impl Worker {
         };
         match completion.result {
             Ok(n) if n == io.len_bytes => {}
+            Ok(_)
+                if direction == IoDirection::Write
+                    && (self.fill_device || self.continue_on_error.passes(false, ERRNO_ENOSPC)) =>
+            {
+                // A regular file's write comes back short only when the file system cannot
+                // hold more; fio retries the rest, which fails with ENOSPC and ends its
+                // fill_device job, or is passed where ignore_error lists ENOSPC. Neither counts
+                // the short write's bytes.
+                if self.continue_on_error.passes(false, ERRNO_ENOSPC) {
+                    stats.errors += 1;
+                    if self.stats.first_error_errno == 0 {
+                        self.stats.first_error_errno = ERRNO_ENOSPC;
+                    }
+                } else {
+                    self.filled = true;
+                }
+                return;
+            }
             Ok(n) => {
                 stats.errors += 1;
                 self.error.get_or_insert(RunError::ShortIo {
@@ -1240,6 +1267,15 @@ impl Worker {
                     if self.stats.first_error_errno == 0 {
                         self.stats.first_error_errno = errno;
                     }
+                    return;
+                }
+                if self.fill_device
+                    && direction == IoDirection::Write
+                    && (errno == ERRNO_ENOSPC || errno == ERRNO_EDQUOT)
+                {
+                    // fio's break_on_this_error and do_io: the job expected this error.
+                    stats.errors -= 1;
+                    self.filled = true;
                     return;
                 }
                 self.error.get_or_insert(RunError::Io {

@@ -24,6 +24,7 @@ mod db;
 mod defaults;
 mod dm_disk_util;
 mod file_keys;
+mod fill_device;
 mod fio_cli;
 mod fio_json;
 mod fio_logs;
