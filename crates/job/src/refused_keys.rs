@@ -28,16 +28,6 @@ const REFUSED_KEYS: &[RefusedKey] = &[
                  cpus_allowed are)",
     },
     RefusedKey {
-        names: &[
-            "dedupe_percentage",
-            "dedupe_mode",
-            "dedupe_working_set_percentage",
-            "dedupe_global",
-        ],
-        reason: "deduplicable write buffers are not supported; storlab's data is set by \
-                 buffer_compress_percentage, zero_buffers or buffer_pattern",
-    },
-    RefusedKey {
         names: &["fill_device", "fill_fs"],
         reason: "writing until the device or file system is full (ENOSPC) is not supported; \
                  on a device or simulated drive leave size unset, which covers all of it",
