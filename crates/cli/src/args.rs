@@ -395,15 +395,17 @@ With neither a job file nor job flags, `storlab run` runs a quick CrystalDiskMar
 (sequential 1 MiB Q8, random 4 KiB Q32 and Q1, read and write) on a temporary file in the
 current directory, and deletes the file afterwards.";
 
+/// Characters the job keys' column of `run --help` pads names to (the longest key but one).
+const HELP_KEY_COLUMN_WIDTH: usize = 26;
+
 /// The clap command with `run --help` extended by the job keys, generated from the job crate's
 /// key table (the same table that reads fio files and flags, so help cannot drift from it).
 pub fn command_with_job_keys() -> clap::Command {
     use clap::CommandFactory;
-    let width = storlab_job::keys::KEYS
-        .iter()
-        .map(|k| k.name.len())
-        .max()
-        .unwrap_or(0);
+    // A fixed column, not the longest key's: adding a long key (fio's
+    // `dedupe_working_set_percentage`) then changes its own line, not every line of the help.
+    // A longer key prints its meaning two spaces after its name.
+    let width = HELP_KEY_COLUMN_WIDTH;
     let mut keys = String::from("Job keys (--key=value, or key=value in a job file):\n");
     for key in storlab_job::keys::KEYS {
         let aliases = if key.aliases.is_empty() {

@@ -15,6 +15,7 @@ use crate::model::{
     VerifyKind, VerifyPattern, VerifySpec, ZoneShare, FIO_LOG_HIST_COARSENESS_MAX, MICROS_PER_UNIT,
     OUT_OF_SCOPE_ENGINES,
 };
+use crate::model::{DedupeMode, DedupeSpec};
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
     parse_percent, parse_share_ppm, parse_size, parse_time_ns, split_read_write, ValueError,
@@ -299,6 +300,10 @@ pub struct JobDraft {
     rate_min: Option<(Option<u64>, Option<u64>)>,
     rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
+    dedupe_percentage: Option<u8>,
+    dedupe_mode: Option<DedupeMode>,
+    dedupe_working_set_percentage: Option<u8>,
+    dedupe_global: Option<bool>,
     /// `verify=` named a fio kind (`verify=1` is storlab's own check alone).
     verify_kind: Option<VerifyKind>,
     /// fio's `verify_pattern`: written and checked with `verify`, no effect without.
@@ -936,6 +941,16 @@ impl JobDraft {
         set_if(&mut spec.unlink, self.unlink);
         set_if(&mut spec.rate_poisson, self.rate_poisson);
         spec.buffer_pattern = self.buffer_pattern.clone();
+        spec.dedupe = self
+            .dedupe_percentage
+            .filter(|percent| *percent > 0)
+            .map(|percent| DedupeSpec {
+                percent,
+                mode: self.dedupe_mode.unwrap_or(DedupeMode::Repeat),
+                // fio's default (options.c: `.def = "5"`).
+                working_set_percent: self.dedupe_working_set_percentage.unwrap_or(5),
+                global: self.dedupe_global.unwrap_or(false),
+            });
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
@@ -3263,6 +3278,54 @@ pub static KEYS: &[KeyDef] = &[
         field: "refill_buffers",
         apply: |_, v| {
             parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "this percent of write buffers repeat earlier content, as fio's buffers do",
+        field: "dedupe_percentage",
+        apply: |d, v| {
+            d.dedupe_percentage = Some(parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_mode",
+        aliases: &[],
+        bare: false,
+        meaning: "what a dedupe buffer repeats: repeat (the stream's saved state) or working_set",
+        field: "dedupe_mode",
+        apply: |d, v| {
+            d.dedupe_mode = Some(match v {
+                "repeat" => DedupeMode::Repeat,
+                "working_set" => DedupeMode::WorkingSet,
+                _ => return Err(ApplyError::Invalid("use repeat or working_set".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_working_set_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "dedupe_mode=working_set: the percent of size whose buffers repeats come from",
+        field: "dedupe_working_set_percentage",
+        apply: |d, v| {
+            d.dedupe_working_set_percentage = Some(parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_global",
+        aliases: &[],
+        bare: true,
+        meaning: "dedupe_mode=working_set: jobs repeat each other's buffers",
+        field: "dedupe_global",
+        apply: |d, v| {
+            d.dedupe_global = Some(parse_bool(v)?);
             Ok(())
         },
     },

@@ -420,6 +420,41 @@ pub enum DataPattern {
     Compressible(u8),
 }
 
+/// fio 3.33's deduplicable write buffers (`dedupe_percentage`, `dedupe_mode`,
+/// `dedupe_working_set_percentage`, `dedupe_global`; io_u.c `fill_io_buffer`, dedupe.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DedupeSpec {
+    /// `dedupe_percentage`: the share (1..=100) of write buffers that repeat earlier content.
+    pub percent: u8,
+    /// `dedupe_mode`: which earlier content a repeat carries.
+    pub mode: DedupeMode,
+    /// `dedupe_working_set_percentage` (fio's default 5): the share of `size` whose buffers the
+    /// `working_set` mode repeats from.
+    pub working_set_percent: u8,
+    /// `dedupe_global`: the working set is spread over every thread of the run, so jobs repeat
+    /// each other's buffers.
+    pub global: bool,
+}
+
+impl DedupeSpec {
+    /// Blocks of `block_bytes` in the working set of a job of `size_bytes` (dedupe.c:
+    /// `size * dedupe_working_set_percentage / 100 / min_bs[DDIR_WRITE]`, in integers).
+    pub fn working_set_blocks(&self, size_bytes: u64, block_bytes: u64) -> u64 {
+        let share_bytes = u128::from(size_bytes) * u128::from(self.working_set_percent) / 100;
+        u64::try_from(share_bytes / u128::from(block_bytes.max(1))).unwrap_or(u64::MAX)
+    }
+}
+
+/// fio's `dedupe_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupeMode {
+    /// `repeat` (fio's default): a repeat regenerates from the buffer stream's last saved state.
+    Repeat,
+    /// `working_set`: a repeat regenerates one of the working set's buffers, drawn uniformly.
+    WorkingSet,
+}
+
 /// How writes reach stable storage (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`
 /// and `sync`). All off by default, as in fio: writes may sit in the page cache and the drive's
 /// write cache.
@@ -1145,6 +1180,10 @@ pub struct JobSpec {
     /// unstamped, instead of the data pattern.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_pattern: Option<Vec<u8>>,
+    /// fio's dedupe family (`dedupe_percentage` above 0): every write's buffer is refilled from
+    /// fio's own buffer streams, a share of them repeating earlier content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<DedupeSpec>,
     /// fio's `rate_min` (`ratemin`): the bandwidth each direction must keep, bytes per second;
     /// a worker that falls below it over a whole interval fails.
     #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
@@ -1240,6 +1279,7 @@ impl JobSpec {
             rate_min: RateBytes::default(),
             rate_iops_min: RateIops::default(),
             buffer_pattern: None,
+            dedupe: None,
             steadystate: None,
             strided_zones: None,
             fio_logs: FioLogs::default(),

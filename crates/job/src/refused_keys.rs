@@ -27,16 +27,6 @@ const REFUSED_KEYS: &[RefusedKey] = &[
         reason: "placing I/O buffers on NUMA nodes is not supported (numa_cpu_nodes and \
                  cpus_allowed are)",
     },
-    RefusedKey {
-        names: &[
-            "dedupe_percentage",
-            "dedupe_mode",
-            "dedupe_working_set_percentage",
-            "dedupe_global",
-        ],
-        reason: "deduplicable write buffers are not supported; storlab's data is set by \
-                 buffer_compress_percentage, zero_buffers or buffer_pattern",
-    },
 ];
 
 /// The reason storlab refuses fio option `key`, when it is one it knows by name.

@@ -26,6 +26,9 @@ pub const ALIGN_MAX_BYTES: u64 = BLOCK_SIZE_MAX_BYTES;
 pub const TIME_MAX_NS: u64 = TIME_MAX_DAYS * 24 * 3600 * NS_PER_S;
 /// [`TIME_MAX_NS`] in days, the unit its message gives it in.
 const TIME_MAX_DAYS: u64 = 3650;
+/// Most blocks a dedupe working set may hold: one fio generator state (at most 40 bytes) per
+/// block, so at most 640 MiB of states, where fio would allocate the same without a bound.
+pub const DEDUPE_WORKING_SET_PAGES_MAX: u64 = 16 << 20;
 /// The flash page size the alignment warning talks about.
 const FLASH_PAGE_BYTES: u64 = DEFAULT_ALIGN_BYTES;
 
@@ -146,6 +149,7 @@ pub fn validate(spec: &mut JobSpec) -> Result<(), JobError> {
     check_engine_and_target(spec, &location)?;
     check_sync_and_think(spec, &location)?;
     check_verify(spec, &location)?;
+    check_dedupe(spec, &location)?;
     if spec.verify && spec.verify_spec.is_none() && spec.buffer_pattern.is_some() {
         return Err(JobError::unsupported(
             location,
@@ -262,6 +266,71 @@ fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<(), JobError>
                 verify.kind.fio_name()
             ),
         ));
+    }
+    Ok(())
+}
+
+/// fio's dedupe checks (init.c, `fixup_options`), and storlab's own where fio would divide by
+/// zero or exhaust memory: the working set needs `size`, at least one whole block and room
+/// next to the repeats.
+fn check_dedupe(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let Some(dedupe) = spec.dedupe else {
+        return Ok(());
+    };
+    if dedupe.mode != crate::model::DedupeMode::WorkingSet {
+        return Ok(());
+    }
+    let invalid = |key: &str, value: String, detail: String| {
+        Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value),
+            detail,
+        ))
+    };
+    let Some(size_bytes) = spec.size_bytes else {
+        return invalid(
+            "dedupe_mode",
+            "working_set".into(),
+            "the dedupe working set is a share of size, so the job needs size in bytes (as fio \
+             requires)"
+                .into(),
+        );
+    };
+    if u64::from(dedupe.working_set_percent) + u64::from(dedupe.percent) > PERCENT_MAX {
+        return invalid(
+            "dedupe_working_set_percentage",
+            dedupe.working_set_percent.to_string(),
+            format!(
+                "with dedupe_percentage={} the repeats and the working set (unique buffers) \
+                 need more than 100% of size, as fio refuses",
+                dedupe.percent
+            ),
+        );
+    }
+    let block_bytes = spec.block_size_write.min_bytes().max(1);
+    let pages = dedupe.working_set_blocks(size_bytes, block_bytes);
+    if pages == 0 {
+        return invalid(
+            "dedupe_working_set_percentage",
+            dedupe.working_set_percent.to_string(),
+            format!(
+                "the working set ({}% of size {}) holds no whole {} block",
+                dedupe.working_set_percent,
+                format_size(size_bytes),
+                format_size(block_bytes)
+            ),
+        );
+    }
+    if pages > DEDUPE_WORKING_SET_PAGES_MAX {
+        return invalid(
+            "dedupe_working_set_percentage",
+            dedupe.working_set_percent.to_string(),
+            format!(
+                "the working set holds {pages} blocks; storlab keeps one generator state per \
+                 block (as fio) and refuses more than {DEDUPE_WORKING_SET_PAGES_MAX}"
+            ),
+        );
     }
     Ok(())
 }
@@ -695,6 +764,13 @@ fn push_warnings(spec: &mut JobSpec) {
             ));
         }
     }
+    if spec.dedupe.is_some() && spec.verify {
+        warnings.push(
+            "dedupe_percentage has no effect with verify: the verify data replaces each write \
+             buffer (as in fio, whose populate_verify_io_u refills it)"
+                .to_string(),
+        );
+    }
     if spec.iodepth > 1 && !spec.engine.queued() {
         warnings.push(format!(
             "iodepth={} has no effect with ioengine={}, which keeps one I/O in flight per \
@@ -750,6 +826,42 @@ mod tests {
         validate(&mut spec)
             .expect_err("job should be rejected")
             .to_string()
+    }
+
+    /// fio's dedupe checks (init.c) and storlab's bounds on the working set, each its own line
+    /// (a working set without `size` is the CLI test's: a sized job cannot lose its size here).
+    #[test]
+    fn dedupe_working_sets_are_checked_as_fio_checks_them() {
+        let working_set = |percent, working_set_percent| {
+            move |spec: &mut JobSpec| {
+                spec.dedupe = Some(crate::model::DedupeSpec {
+                    percent,
+                    mode: crate::model::DedupeMode::WorkingSet,
+                    working_set_percent,
+                    global: false,
+                })
+            }
+        };
+        let mut spec = sized_job();
+        working_set(50, 50)(&mut spec);
+        validate(&mut spec).unwrap();
+        for (change, expected) in [
+            (
+                Box::new(working_set(60, 50)) as Box<dyn FnOnce(&mut JobSpec)>,
+                "need more than 100% of size",
+            ),
+            (Box::new(working_set(50, 0)), "holds no whole 4 KiB block"),
+            (
+                Box::new(move |spec: &mut JobSpec| {
+                    working_set(20, 80)(spec);
+                    spec.size_bytes = Some(1 << 40);
+                }),
+                "refuses more than",
+            ),
+        ] {
+            let text = error_of(change);
+            assert!(text.contains(expected), "{text}");
+        }
     }
 
     #[test]

@@ -500,7 +500,7 @@ impl FioSequence {
 
 /// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
 /// entropy, so every run differs.
-fn entropy_seeds() -> [u64; seed_index::COUNT] {
+pub(crate) fn entropy_seeds() -> [u64; seed_index::COUNT] {
     use std::io::Read;
     let mut bytes = [0u8; seed_index::COUNT * 8];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));

@@ -9,6 +9,7 @@ mod axmap;
 #[cfg(test)]
 mod compressibility;
 mod distribution;
+pub mod fio_buffers;
 pub mod fio_log;
 pub mod fio_rand;
 mod fio_sequence;
@@ -280,6 +281,11 @@ pub fn run_jobs(
     // Set by a job with `exitall` and `exit_what=all` (or `exitall_on_error`): no later group
     // starts (fio's `fio_terminate_threads(TERMINATE_ALL)` marks jobs not yet started too).
     let run_ended = AtomicBool::new(false);
+    let buffer_states = if set.jobs.iter().any(|job| job.dedupe.is_some()) {
+        fio_buffers::initial_buffer_states(set)
+    } else {
+        Vec::new()
+    };
     while group_start < set.jobs.len() && !run_ended.load(Ordering::Relaxed) {
         let group_end = (group_start + 1..set.jobs.len())
             .find(|&i| set.jobs[i].stonewall)
@@ -294,6 +300,7 @@ pub fn run_jobs(
                 options,
                 run_start,
                 ends: &ends,
+                buffer_states: &buffer_states,
             },
             &mut saved_verify_states,
         )?;
@@ -357,6 +364,8 @@ struct GroupRun<'a, 'o> {
     /// When the run started (fio's genesis), which `startdelay` counts from.
     run_start: Instant,
     ends: &'a GroupEnds<'a>,
+    /// Every thread's initial fio buffer stream, when a job asks for dedupe buffers.
+    buffer_states: &'a [fio_rand::FioRand],
 }
 
 /// fio's `exitall` family within one stonewall group: a flag per job that ends it as its
@@ -565,6 +574,7 @@ fn run_group(
                 _ => job_first_thread.saturating_add(clones - clone),
             };
             worker.draw_as_fio_thread(job, seeded_as, target_size_bytes);
+            worker.fill_as_fio_thread(job, seeded_as, run.buffer_states);
             thread_number = thread_number.saturating_add(1);
             // Every clone is a member of its own (fio's flow is per thread).
             if let Some(spec) = job.flow {

@@ -214,6 +214,8 @@ pub struct Worker {
     /// refills its slot.
     fixed_pattern: Option<Vec<u8>>,
     refill_pattern: bool,
+    /// fio's dedupe buffers: every write refilled from fio's buffer streams.
+    fio_buffers: Option<Box<crate::fio_buffers::FioBuffers>>,
     slot_base: u32,
     free_slots: Vec<u32>,
     in_flight: Vec<InFlight>,
@@ -382,6 +384,7 @@ impl Worker {
             pattern: job.data_pattern,
             fixed_pattern: job.buffer_pattern.clone(),
             refill_pattern: job.read_percent > 0,
+            fio_buffers: None,
             slot_base,
             free_slots: (0..depth as u32).rev().collect(),
             in_flight: vec![InFlight::default(); depth],
@@ -512,6 +515,27 @@ impl Worker {
     pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
         self.generator
             .use_fio_streams(job, file_size_bytes, thread_number);
+    }
+
+    /// fio's dedupe buffers (`dedupe_percentage`): this worker's writes carry fio thread
+    /// `thread_number`'s buffers; `all_threads` holds every thread's initial buffer stream
+    /// (`dedupe_global` copies them). A verify job writes verify data instead, as in fio.
+    pub fn fill_as_fio_thread(
+        &mut self,
+        job: &JobSpec,
+        thread_number: u32,
+        all_threads: &[crate::fio_rand::FioRand],
+    ) {
+        let Some(dedupe) = job.dedupe else {
+            return;
+        };
+        if job.verify || job.verify_spec.is_some() || job.read_percent >= 100 {
+            return;
+        }
+        let mut buffers =
+            crate::fio_buffers::FioBuffers::new(job, dedupe, thread_number, all_threads);
+        buffers.fill_at_setup(job.iodepth, job.max_block_bytes());
+        self.fio_buffers = Some(Box::new(buffers));
     }
 
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
@@ -909,6 +933,7 @@ impl Worker {
                 IoDirection::Write
                     if self.verify.is_none()
                         && self.fixed_pattern.is_none()
+                        && self.fio_buffers.is_none()
                         && self.unchecked_format.is_none() =>
                 {
                     // Only the stamp changes: the rest of the slot holds what setup filled,
@@ -939,6 +964,8 @@ impl Worker {
                         let generation = (self.write_counter % CHECKED_GENERATIONS) as u32 + 1;
                         let thread = self.worker_index.saturating_add(1) as u16;
                         format.fill(buf, io.offset_bytes, self.worker_seed, thread, generation);
+                    } else if let Some(buffers) = self.fio_buffers.as_mut() {
+                        buffers.fill(buf);
                     } else if let Some(bytes) = &self.fixed_pattern {
                         if self.refill_pattern {
                             pattern::fill_repeated(buf, bytes);

@@ -21,6 +21,7 @@ mod calibration;
 mod cli;
 mod continue_on_error;
 mod db;
+mod dedupe;
 mod defaults;
 mod dm_disk_util;
 mod file_keys;

@@ -1,0 +1,410 @@
+//! fio 3.33's write buffers for jobs with `dedupe_percentage`, byte for byte: each write's
+//! buffer is refilled from the thread's buffer stream (`buf_state`) as io_u.c's
+//! `fill_io_buffer` does, in `buffer_compress_chunk` pieces, and a `dedupe_percentage` share of
+//! buffers regenerate earlier content: from the stream's last saved state (`dedupe_mode=repeat`)
+//! or from one of the working set's saved states (`working_set`, dedupe.c), which with
+//! `dedupe_global` rotate over every thread of the run. The bytes are lib/rand.c's
+//! `__fill_random_buf` (seed buckets and golden-ratio hashing).
+
+use crate::fio_rand::{job_seeds, seed_index, FioRand, FIO_DEFAULT_RANDSEED};
+use storlab_job::{DataPattern, DedupeMode, DedupeSpec, JobSet, JobSpec};
+
+/// fio's `FIO_RAND_*_OFF` indexes of the seeds the buffers draw from (fio.h; `seed_index` names
+/// only the offset streams').
+const BUF_SEED_INDEX: usize = 9;
+/// `FIO_DEDUPE_OFF`: whether a buffer is a repeat.
+const DEDUPE_SEED_INDEX: usize = 14;
+/// `FIO_RAND_DEDUPE_WORKING_SET_IX`: which working-set buffer a repeat regenerates.
+const WORKING_SET_INDEX_SEED_INDEX: usize = 20;
+
+/// fio's `buffer_compress_chunk` default (options.c: `.def = "512"`): a buffer is filled in
+/// pieces of this size, each from its own draw of the stream.
+const COMPRESS_CHUNK_BYTES: u64 = 512;
+/// lib/hash.h `GOLDEN_RATIO_64`: the multiplier `__hash_u64` steps each word's seed with.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// configure's `CONFIG_SEED_BUCKETS` default (4): words filled side by side from their own seeds.
+const SEED_BUCKETS: usize = 4;
+/// lib/rand.c `__fill_random_buf`'s bucket seed multipliers (the first `SEED_BUCKETS` used).
+const BUCKET_PRIMES: [u64; SEED_BUCKETS] = [1, 2, 3, 5];
+const WORD_BYTES: usize = 8;
+/// `rand_between(&td->dedupe_state, 1, 100)`: a buffer is a repeat when the draw is at most
+/// `dedupe_percentage`.
+const PERCENT_DRAW_MAX: u64 = 100;
+/// A whole chunk, in percent (`buffer_compress_percentage` is its zero share).
+const PERCENT_WHOLE: u64 = 100;
+
+/// Which stream `get_buf_state` handed out for a buffer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    /// `td->buf_state`: new content.
+    Main,
+    /// `td->buf_state_ret`: a copy of a saved state, regenerating earlier content.
+    Repeat,
+}
+
+/// One fio thread's buffer streams and dedupe choices.
+pub struct FioBuffers {
+    dedupe: DedupeSpec,
+    buf_state: FioRand,
+    buf_state_prev: FioRand,
+    buf_state_ret: FioRand,
+    dedupe_state: FioRand,
+    working_set_index_state: FioRand,
+    working_set_states: Vec<FioRand>,
+    /// `buffer_compress_percentage` as fio's dedupe path sees it (fio turns 100 into
+    /// `zero_buffers`, which that path ignores).
+    compress_percent: u64,
+    /// `buffer_pattern`: what the compressible part of a chunk holds (zeros without it).
+    pattern: Option<Vec<u8>>,
+    min_write_bytes: u64,
+}
+
+/// The initial buffer stream of each thread of `set` (index: fio thread number - 1), as fio
+/// seeds `td->buf_state` (init.c, `td_fill_rand_seeds`).
+pub fn initial_buffer_states(set: &JobSet) -> Vec<FioRand> {
+    let mut states = Vec::new();
+    for (job_index, job) in set.jobs.iter().enumerate() {
+        let first = set.first_thread_number(job_index);
+        for clone in 0..job.numjobs {
+            let seeds = thread_seeds(job, first.saturating_add(clone));
+            states.push(FioRand::new(seeds[BUF_SEED_INDEX], tausworthe64(job)));
+        }
+    }
+    states
+}
+
+/// fio's `rand_seeds[]` of thread `thread_number` running `job`.
+fn thread_seeds(job: &JobSpec, thread_number: u32) -> [u64; seed_index::COUNT] {
+    let (randseed, randrepeat, given) = match &job.fio_random {
+        Some(fio) => (fio.randseed, fio.randrepeat, fio.randseed_given),
+        // A job drawing offsets from storlab's generator (`random_generator=lfsr`) still fills
+        // buffers from fio's taus streams, seeded as fio's default `randseed`.
+        None => (FIO_DEFAULT_RANDSEED, true, false),
+    };
+    if randrepeat || given {
+        job_seeds(randseed, thread_number, randrepeat)
+    } else {
+        crate::fio_sequence::entropy_seeds()
+    }
+}
+
+fn tausworthe64(job: &JobSpec) -> bool {
+    job.fio_random.as_ref().is_some_and(|fio| fio.tausworthe64)
+}
+
+impl FioBuffers {
+    /// The buffers of fio thread `thread_number` running `job` (which has `dedupe`), with
+    /// `all_threads` every thread's initial stream ([`initial_buffer_states`]).
+    pub fn new(
+        job: &JobSpec,
+        dedupe: DedupeSpec,
+        thread_number: u32,
+        all_threads: &[FioRand],
+    ) -> Self {
+        let seeds = thread_seeds(job, thread_number);
+        let use64 = tausworthe64(job);
+        // The run's copy, so that a thread and the working sets copying its stream agree
+        // even when the seeds come from entropy (`randrepeat=0`).
+        let buf_state = all_threads
+            .get(thread_number.saturating_sub(1) as usize)
+            .cloned()
+            .unwrap_or_else(|| FioRand::new(seeds[BUF_SEED_INDEX], use64));
+        let min_write_bytes = job.block_size_write.min_bytes();
+        let compress_percent = match job.data_pattern {
+            DataPattern::Compressible(percent) if percent < 100 => u64::from(percent),
+            _ => 0,
+        };
+        let mut buffers = FioBuffers {
+            dedupe,
+            buf_state_prev: buf_state.clone(),
+            buf_state_ret: buf_state.clone(),
+            // init.c: the dedupe draw is always 32-bit (`use64` false).
+            dedupe_state: FioRand::new(seeds[DEDUPE_SEED_INDEX], false),
+            working_set_index_state: FioRand::new(seeds[WORKING_SET_INDEX_SEED_INDEX], use64),
+            working_set_states: Vec::new(),
+            buf_state,
+            compress_percent,
+            pattern: job.buffer_pattern.clone(),
+            min_write_bytes,
+        };
+        if dedupe.mode == DedupeMode::WorkingSet {
+            buffers.working_set_states = buffers.working_set(job, thread_number, all_threads);
+        }
+        buffers
+    }
+
+    /// dedupe.c, `init_dedupe_working_set_seeds`: state `i` regenerates the `i`-th buffer the
+    /// stream would make; with `dedupe_global` the states rotate to the next thread's stream
+    /// every `pages / threads` buffers.
+    fn working_set(
+        &self,
+        job: &JobSpec,
+        thread_number: u32,
+        all_threads: &[FioRand],
+    ) -> Vec<FioRand> {
+        let pages = self
+            .dedupe
+            .working_set_blocks(job.size_bytes.unwrap_or(0), self.min_write_bytes);
+        let advances_per_page =
+            self.min_write_bytes / min_not_zero(self.min_write_bytes, COMPRESS_CHUNK_BYTES);
+        let threads = (all_threads.len() as u64).max(1);
+        let pages_per_seed = (pages / threads).max(1);
+        let mut thread_index = u64::from(thread_number.saturating_sub(1));
+        let mut state = self.buf_state.clone();
+        let mut states = Vec::with_capacity(pages as usize);
+        states.push(state.clone());
+        for page in 1..pages {
+            for _ in 0..advances_per_page {
+                next_seed(&mut state);
+            }
+            if self.dedupe.global && page % pages_per_seed == 0 {
+                thread_index += 1;
+                if let Some(other) = all_threads.get((thread_index % threads) as usize) {
+                    state = other.clone();
+                }
+            }
+            states.push(state.clone());
+        }
+        states
+    }
+
+    /// backend.c, `init_io_u`: fio fills each of a writing job's `iodepth` buffers once before
+    /// the first I/O, which draws from the streams as a write's refill does.
+    pub fn fill_at_setup(&mut self, buffers: u32, max_block_bytes: u64) {
+        let mut scratch = vec![0u8; max_block_bytes as usize];
+        for _ in 0..buffers {
+            self.fill(&mut scratch);
+        }
+    }
+
+    /// io_u.c `fill_io_buffer`: `buf` (a write's whole length) in chunks of
+    /// `min(min_bs[write], buffer_compress_chunk)`, one stream choice per buffer.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        let mut min_write = self.min_write_bytes;
+        let mut stream = None;
+        let mut at = 0usize;
+        while at < buf.len() {
+            let chosen = *stream.get_or_insert_with(|| self.choose_stream());
+            let left = (buf.len() - at) as u64;
+            min_write = min_write.min(left);
+            let this_write = min_not_zero(min_write, COMPRESS_CHUNK_BYTES) as usize;
+            let seed = next_seed(self.stream_mut(chosen));
+            fill_percentage(
+                &mut buf[at..at + this_write],
+                seed,
+                self.compress_percent,
+                self.pattern.as_deref(),
+            );
+            at += this_write;
+            self.save(chosen);
+        }
+    }
+
+    fn stream_mut(&mut self, stream: Stream) -> &mut FioRand {
+        match stream {
+            Stream::Main => &mut self.buf_state,
+            Stream::Repeat => &mut self.buf_state_ret,
+        }
+    }
+
+    /// io_u.c, `get_buf_state`.
+    fn choose_stream(&mut self) -> Stream {
+        if self.dedupe.percent >= 100 {
+            self.buf_state_prev = self.buf_state.clone();
+            return Stream::Main;
+        }
+        let draw = self.dedupe_state.between(1, PERCENT_DRAW_MAX);
+        if draw > u64::from(self.dedupe.percent) {
+            return Stream::Main;
+        }
+        self.buf_state_ret = match self.dedupe.mode {
+            DedupeMode::Repeat => self.buf_state_prev.clone(),
+            DedupeMode::WorkingSet => {
+                let last = self.working_set_states.len().saturating_sub(1) as u64;
+                let index = self.working_set_index_state.between(0, last);
+                self.working_set_states[index as usize].clone()
+            }
+        };
+        Stream::Repeat
+    }
+
+    /// io_u.c, `save_buf_state`: at 100% every chunk restarts from the buffer's first state;
+    /// else new content moves the saved state on.
+    fn save(&mut self, stream: Stream) {
+        if self.dedupe.percent >= 100 {
+            self.buf_state = self.buf_state_prev.clone();
+        } else if stream == Stream::Main {
+            self.buf_state_prev = self.buf_state.clone();
+        }
+    }
+}
+
+fn min_not_zero(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, b) => b,
+        (a, 0) => a,
+        (a, b) => a.min(b),
+    }
+}
+
+/// lib/rand.h `__get_next_seed` on a 64-bit machine: the product of two draws.
+fn next_seed(state: &mut FioRand) -> u64 {
+    let first = state.next();
+    first.wrapping_mul(state.next())
+}
+
+/// lib/rand.c `__fill_random_buf_percentage` with `segment == len`: the chunk's first
+/// `100 - percent` share random, the rest zeros or the pattern.
+fn fill_percentage(buf: &mut [u8], seed: u64, percent: u64, pattern: Option<&[u8]>) {
+    let len = buf.len();
+    let random_len = ((len as u64 * (PERCENT_WHOLE - percent)) / PERCENT_WHOLE) as usize;
+    fill_random(&mut buf[..random_len], seed);
+    let rest = &mut buf[random_len..];
+    match pattern.filter(|p| !p.is_empty()) {
+        Some(pattern) => {
+            for (dst, src) in rest.iter_mut().zip(pattern.iter().cycle()) {
+                *dst = *src;
+            }
+        }
+        None => rest.fill(0),
+    }
+}
+
+/// lib/rand.c `__fill_random_buf`: words in groups of `SEED_BUCKETS`, word `p` of each group
+/// from its own seed (`seed * prime[p]`, stepped by the golden ratio); the tail word by word
+/// from the first bucket's seed (`__fill_random_buf_small`), a last partial word as the low
+/// bytes of the next seed. Little-endian, as fio's `uint64_t` stores on x86-64.
+fn fill_random(buf: &mut [u8], seed: u64) {
+    let grouped_words = buf.len() / WORD_BYTES / SEED_BUCKETS * SEED_BUCKETS;
+    let mut seeds = BUCKET_PRIMES.map(|prime| seed.wrapping_mul(prime));
+    let (grouped, tail) = buf.split_at_mut(grouped_words * WORD_BYTES);
+    for group in grouped.chunks_exact_mut(WORD_BYTES * SEED_BUCKETS) {
+        for (word, bucket_seed) in group.chunks_exact_mut(WORD_BYTES).zip(seeds.iter_mut()) {
+            word.copy_from_slice(&bucket_seed.to_le_bytes());
+            *bucket_seed = bucket_seed.wrapping_mul(GOLDEN_RATIO_64);
+        }
+    }
+    let mut small_seed = seeds[0];
+    let mut words = tail.chunks_exact_mut(WORD_BYTES);
+    for word in &mut words {
+        word.copy_from_slice(&small_seed.to_le_bytes());
+        small_seed = small_seed.wrapping_mul(GOLDEN_RATIO_64);
+    }
+    let partial = words.into_remainder();
+    let partial_len = partial.len();
+    partial.copy_from_slice(&small_seed.to_le_bytes()[..partial_len]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_job::{EngineKind, Target};
+
+    fn job(dedupe: DedupeSpec) -> JobSpec {
+        let mut job = JobSpec::new("dedupe", EngineKind::Null, Target::None);
+        job.size_bytes = Some(1 << 20);
+        job.dedupe = Some(dedupe);
+        job
+    }
+
+    fn dedupe(percent: u8, mode: DedupeMode) -> DedupeSpec {
+        DedupeSpec {
+            percent,
+            mode,
+            working_set_percent: 5,
+            global: false,
+        }
+    }
+
+    fn buffers_of(job: &JobSpec, count: usize) -> Vec<Vec<u8>> {
+        let mut buffers = FioBuffers::new(job, job.dedupe.unwrap(), 1, &[]);
+        (0..count)
+            .map(|_| {
+                let mut buf = vec![0u8; 4096];
+                buffers.fill(&mut buf);
+                buf
+            })
+            .collect()
+    }
+
+    fn distinct(buffers: &[Vec<u8>]) -> usize {
+        buffers
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    }
+
+    #[test]
+    fn the_random_fill_is_fios_bucket_layout() {
+        // lib/rand.c with 4 buckets: words 0..4 are seed * 1, 2, 3, 5; word 4 is seed * golden.
+        let mut buf = [0u8; 44];
+        fill_random(&mut buf, 3);
+        let word = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!([word(0), word(1), word(2), word(3)], [3, 6, 9, 15]);
+        assert_eq!(word(4), 3u64.wrapping_mul(GOLDEN_RATIO_64));
+        // The 12 bytes past the groups: one word and 4 bytes from the first bucket's stream.
+        let small = 3u64.wrapping_mul(GOLDEN_RATIO_64);
+        assert_eq!(buf[32..40], small.to_le_bytes());
+        assert_eq!(
+            buf[40..44],
+            small.wrapping_mul(GOLDEN_RATIO_64).to_le_bytes()[..4]
+        );
+    }
+
+    #[test]
+    fn compressible_chunks_end_in_zeros_or_the_pattern() {
+        let mut buf = [0xAAu8; 512];
+        fill_percentage(&mut buf, 7, 25, None);
+        assert!(buf[384..].iter().all(|b| *b == 0));
+        assert!(buf[..384].iter().any(|b| *b != 0));
+        fill_percentage(&mut buf, 7, 50, Some(&[1, 2, 3]));
+        assert_eq!(buf[256..262], [1, 2, 3, 1, 2, 3]);
+    }
+
+    #[test]
+    fn without_repeats_every_buffer_differs_and_at_100_percent_all_repeat() {
+        let unique = buffers_of(&job(dedupe(1, DedupeMode::Repeat)), 200);
+        assert!(distinct(&unique) >= 195, "{}", distinct(&unique));
+        let same = buffers_of(&job(dedupe(100, DedupeMode::Repeat)), 50);
+        assert_eq!(distinct(&same), 1);
+        // At 100% every 512-byte chunk restarts from the buffer's first state.
+        assert!(same[0].chunks(512).all(|chunk| chunk == &same[0][..512]));
+    }
+
+    #[test]
+    fn the_repeat_share_follows_dedupe_percentage() {
+        for (percent, mode) in [(30, DedupeMode::Repeat), (40, DedupeMode::WorkingSet)] {
+            let buffers = buffers_of(&job(dedupe(percent, mode)), 2000);
+            let repeated = 1.0 - distinct(&buffers) as f64 / buffers.len() as f64;
+            let expected = f64::from(percent) / 100.0;
+            // Binomial: 2000 draws give a standard deviation of about 0.011.
+            assert!((repeated - expected).abs() < 0.04, "{mode:?}: {repeated}");
+        }
+    }
+
+    #[test]
+    fn working_set_repeats_regenerate_the_streams_first_buffers() {
+        let job = job(dedupe(50, DedupeMode::WorkingSet));
+        // 5% of 1 MiB in whole 4 KiB blocks, as fio rounds it: 12.
+        let pages = dedupe(50, DedupeMode::WorkingSet).working_set_blocks(1 << 20, 4096);
+        assert_eq!(pages, 12);
+        let mut plain = FioBuffers::new(&job, dedupe(50, DedupeMode::WorkingSet), 1, &[]);
+        let mut firsts = Vec::new();
+        for _ in 0..pages {
+            let mut buf = vec![0u8; 4096];
+            let stream = Stream::Main;
+            for chunk in buf.chunks_mut(512) {
+                let seed = next_seed(plain.stream_mut(stream));
+                fill_percentage(chunk, seed, 0, None);
+            }
+            firsts.push(buf);
+        }
+        let buffers = buffers_of(&job, 400);
+        let first_set: std::collections::HashSet<_> = firsts.iter().collect();
+        let repeats = buffers.iter().filter(|b| first_set.contains(b)).count();
+        assert!(
+            repeats > 150,
+            "{repeats} of 400 buffers are working-set buffers"
+        );
+    }
+}
