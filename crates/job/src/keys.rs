@@ -850,9 +850,10 @@ impl JobDraft {
         set_if(&mut spec.submit_offload, self.submit_offload);
         // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
         spec.rw_modifier = match self.rw_modifier {
-            Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
-                RwModifier::None
-            }
+            Some(
+                RwModifier::SkipBytes(0) | RwModifier::BackBytes(0) | RwModifier::RandomEveryIos(1),
+            )
+            | None => RwModifier::None,
             Some(modifier) => modifier,
         };
         set_if(&mut spec.allow_file_create, self.allow_file_create);
@@ -1314,11 +1315,10 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         };
     d.rw_modifier = match modifier {
         None => None,
-        Some(n) if n.trim_start().starts_with('-') => {
-            return Err(ApplyError::Unsupported(
-                "backward offsets (a negative ':N') are not supported".into(),
-            ))
-        }
+        // fio (options.c, `str_rw_cb`) reads a sequential mode's `:N` as a signed size.
+        Some(n) if !mode.is_random() && n.trim_start().starts_with('-') => Some(
+            RwModifier::BackBytes(parse_size(n.trim_start()[1..].trim_start())?),
+        ),
         Some(n) if mode.is_random() => {
             let every = to_u32(parse_count(n)?, n)?;
             if every == 0 {
@@ -4557,10 +4557,13 @@ mod tests {
         assert_eq!(modifier("randread:8"), Ok(RwModifier::RandomEveryIos(8)));
         assert_eq!(modifier("read:0"), Ok(RwModifier::None));
         assert_eq!(modifier("randrw:1"), Ok(RwModifier::None));
+        assert_eq!(modifier("write:-4k"), Ok(RwModifier::BackBytes(4 << 10)));
+        assert_eq!(modifier("read:-0"), Ok(RwModifier::None));
         assert_eq!(
-            modifier("write:-4k").unwrap_err(),
-            "--rw=write:-4k: backward offsets (a negative ':N') are not supported"
+            modifier("read:-100").unwrap_err(),
+            "--rw=read:-100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
         );
+        assert!(modifier("randread:-8").is_err());
         assert_eq!(
             modifier("write:100").unwrap_err(),
             "--rw=write:100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
