@@ -778,15 +778,13 @@ impl JobDraft {
         if self.seed.is_none() && self.randrepeat == Some(false) {
             spec.seed = seed_from_os_entropy();
         }
-        // A fio job draws from fio's own generators seeded as fio seeds them; fio's LFSR
-        // generator is not reproduced, so `random_generator=lfsr` keeps storlab's streams.
-        spec.fio_random = (!self.storlab_rw_default
-            && self.random_generator != Some(FioGenerator::Lfsr))
-        .then(|| FioRandom {
+        // A fio job draws from fio's own generators seeded as fio seeds them, its LFSR too.
+        spec.fio_random = (!self.storlab_rw_default).then(|| FioRandom {
             randseed: self.seed.unwrap_or(FIO_DEFAULT_RANDSEED),
             randrepeat: self.randrepeat.unwrap_or(true),
             randseed_given: self.seed.is_some(),
             tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
+            lfsr: self.random_generator == Some(FioGenerator::Lfsr),
         });
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
@@ -3000,7 +2998,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "random_generator",
         aliases: &[],
         bare: false,
-        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn from storlab's own generator",
+        meaning: "fio's tausworthe (default), tausworthe64 or lfsr, drawn as fio draws them in a fio job",
         field: "random_generator",
         apply: |d, v| {
             d.random_generator = Some(match v {
@@ -3858,6 +3856,7 @@ mod tests {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);
@@ -5321,15 +5320,17 @@ mod tests {
         assert!(shares("randrw", "1,2,3,4")
             .unwrap_err()
             .contains("more than three"));
-        // Without fio's streams (its LFSR generator is not reproduced), the run-time note on
+        // Without fio's streams (a preset draws from storlab's own), the run-time note on
         // fio's early end names the partly random share.
-        let spec = draft(&[
-            ("size", Some("1M")),
-            ("rw", Some("randrw")),
-            ("percentage_random", Some("100,60")),
-            ("random_generator", Some("lfsr")),
-        ])
-        .unwrap();
+        let mut preset = JobDraft::with_storlab_defaults();
+        for (key, value) in [
+            ("size", "1M"),
+            ("rw", "randrw"),
+            ("percentage_random", "100,60"),
+        ] {
+            preset.set(key, Some(value), &Location::Flag).unwrap();
+        }
+        let spec = preset.finish("p", &Location::Job("p".into())).unwrap();
         assert!(
             spec.warnings
                 .iter()
@@ -5353,6 +5354,7 @@ mod tests {
                 randrepeat: true,
                 randseed_given: false,
                 tausworthe64: false,
+                lfsr: false,
             })
         );
         let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();
@@ -5365,7 +5367,7 @@ mod tests {
                 .unwrap()
                 .tausworthe64
         );
-        assert_eq!(fio(&[("random_generator", Some("lfsr"))]), None);
+        assert!(fio(&[("random_generator", Some("lfsr"))]).unwrap().lfsr);
         let mut preset = JobDraft::with_storlab_defaults();
         preset.set("size", Some("1M"), &Location::Flag).unwrap();
         assert_eq!(

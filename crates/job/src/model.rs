@@ -588,6 +588,10 @@ pub struct FioRandom {
     pub randseed_given: bool,
     /// fio's `random_generator=tausworthe64`: 64-bit draws.
     pub tausworthe64: bool,
+    /// fio's `random_generator=lfsr`: random offsets from fio's LFSR (lib/lfsr.c), without
+    /// a random map.
+    #[serde(default)]
+    pub lfsr: bool,
 }
 
 impl RandomDistribution {

@@ -5,6 +5,7 @@
 
 use crate::axmap::Axmap;
 use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
 use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
@@ -100,6 +101,10 @@ pub struct FioSequence {
     rwmix_state: FioRand,
     bsrange_state: [FioRand; 2],
     map: Option<Axmap>,
+    /// fio's LFSR (`random_generator=lfsr`), which replaces `random_state` and the map for
+    /// random offsets; `None` in a job with it where fio's `lfsr_init` fails.
+    lfsr: Option<Lfsr>,
+    lfsr_job: bool,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
     region: Region,
     file_size_bytes: u64,
@@ -164,8 +169,14 @@ impl FioSequence {
         // init.c, `init_random_map`: one bit per smallest block of the region (or of the file,
         // if it is shorter).
         let map_bytes = region.len_bytes.min(file_size_bytes);
-        let map =
-            (random_job && job.random_map).then(|| Axmap::new(map_bytes / map_block_bytes.max(1)));
+        let map_blocks = map_bytes / map_block_bytes.max(1);
+        // filesetup.c, `init_random_map`: an LFSR job has the register instead of a map
+        // (`norandommap` or not), over the same blocks, seeded with the offset seed.
+        let lfsr_job = random_job && fio.lfsr;
+        let map = (random_job && job.random_map && !lfsr_job).then(|| Axmap::new(map_blocks));
+        let lfsr = lfsr_job
+            .then(|| Lfsr::new(map_blocks, seeds[seed_index::BLOCK]))
+            .flatten();
         let random_every_ios = match job.rw_modifier {
             RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
             _ => 1,
@@ -204,6 +215,8 @@ impl FioSequence {
             rwmix_state: FioRand::new(0, false),
             bsrange_state: [FioRand::new(0, false), FioRand::new(0, false)],
             map,
+            lfsr,
+            lfsr_job,
             region,
             file_size_bytes,
             last_pos_bytes: [region.start_bytes; 2],
@@ -257,11 +270,15 @@ impl FioSequence {
         self.seq_rand_state = [seq_rand.clone(), seq_rand];
     }
 
-    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty.
+    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty,
+    /// the LFSR back at its seed.
     fn reset_file(&mut self) {
         self.last_pos_bytes = [self.region.start_bytes; 2];
         if let Some(map) = self.map.as_mut() {
             map.reset();
+        }
+        if let Some(lfsr) = self.lfsr.as_mut() {
+            lfsr.reset(self.seeds[seed_index::BLOCK]);
         }
     }
 
@@ -481,6 +498,11 @@ impl FioSequence {
             return None;
         }
         let align = sizes.align_bytes;
+        if self.lfsr_job {
+            // io_u.c, `__get_next_rand_offset`: the register's next block, none once it has
+            // given every block of the pass.
+            return Some(self.lfsr.as_mut()?.next_block()? * align);
+        }
         let mut block = self.random_state.scaled(last_block);
         if let Some(map) = &self.map {
             if map.is_set(block) {
@@ -566,6 +588,7 @@ mod tests {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         });
         shape(&mut job);
         job
@@ -769,5 +792,37 @@ mod tests {
         .collect();
         let ours: Vec<(char, u64)> = ios.iter().map(|io| (io.0, io.1)).collect();
         assert_eq!(ours, fio);
+    }
+
+    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randread
+    /// --random_generator=lfsr` with `--bs=4k --size=64k` and `--bs=8k --size=200k` on a 1 MiB
+    /// file (lib/lfsr.c seeded with thread 1's offset seed): the register's blocks in its
+    /// order, each once, and a second loop the same as the first.
+    #[test]
+    fn the_lfsr_issues_fios_blocks_in_fios_order() {
+        let lfsr_blocks = |bs_kib: u64, size_kib: u64, loops: u32| -> Vec<u64> {
+            let job = fio_job(|job| {
+                job.fio_random.as_mut().unwrap().lfsr = true;
+                job.block_size_read = BlockSizeSpec::Fixed(bs_kib * KIB);
+                job.block_size_write = BlockSizeSpec::Fixed(bs_kib * KIB);
+                job.loops = loops;
+            });
+            drawn(&job, size_kib * KIB, 1024 * KIB)
+                .iter()
+                .map(|io| io.1 / (bs_kib * KIB))
+                .collect()
+        };
+        let fio_4k = [15, 11, 9, 14, 3, 8, 0, 4, 6, 7, 10, 1, 12, 2, 5, 13];
+        assert_eq!(lfsr_blocks(4, 64, 1), fio_4k);
+        assert_eq!(
+            lfsr_blocks(8, 200, 1),
+            [
+                15, 23, 11, 21, 9, 20, 14, 3, 17, 24, 8, 0, 4, 6, 7, 19, 10, 1, 16, 12, 2, 5, 18,
+                13, 22
+            ]
+        );
+        let two_loops = lfsr_blocks(4, 64, 2);
+        assert_eq!(two_loops[..16], fio_4k);
+        assert_eq!(two_loops[16..], fio_4k);
     }
 }

@@ -174,6 +174,7 @@ impl OffsetGenerator {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         };
         let fio = match &job.fio_random {
             Some(fio) => fio,

@@ -616,6 +616,64 @@ fn a_forward_and_a_backward_reader_in_one_flow_each_read_the_region() {
     }
 }
 
+/// fio's `random_generator=lfsr` (lib/lfsr.c): the register's sequence of blocks, each once a
+/// pass, no random map (`norandommap` changes nothing), the same I/O for I/O as fio's.
+#[test]
+fn the_lfsr_generator_issues_fios_sequence() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (&["--rw=randread", "--bs=4k", "--size=64k"][..], 16),
+        (&["--rw=randwrite", "--bs=4k", "--size=1m"][..], 256),
+        (&["--rw=randread", "--bs=8k", "--size=200k"][..], 25),
+        (&["--rw=randread", "--bs=4k", "--size=36k"][..], 9),
+        (
+            &["--rw=randread", "--bs=4k", "--size=64k", "--loops=2"][..],
+            32,
+        ),
+        (
+            &["--rw=randrw", "--bs=4k", "--size=128k", "--randseed=5"][..],
+            32,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=64k",
+                "--offset=256k",
+                "--norandommap",
+            ][..],
+            16,
+        ),
+        (&["--rw=randread", "--bsrange=4k-16k", "--size=64k"][..], 7),
+    ] {
+        let flags: Vec<&str> = ["--random_generator=lfsr"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+    // A time-based job starts the register over after each pass, as fio's `fio_file_reset`.
+    let (fio, storlab) = both_logs(
+        MIB,
+        &[
+            "--random_generator=lfsr",
+            "--rw=randwrite",
+            "--bs=8k",
+            "--size=64k",
+            "--time_based",
+            "--runtime=100ms",
+        ],
+    );
+    let common = fio.len().min(storlab.len());
+    assert!(common > 32, "only {common} I/Os in 100 ms");
+    assert_eq!(storlab[..common], fio[..common]);
+}
+
 /// fio's `zonemode=strided`: `zonesize` bytes in each zone of `zonerange` (going round a
 /// smaller zone), `zoneskip` between zones, the job's `size` spread over the whole file.
 #[test]
