@@ -333,6 +333,7 @@ thread
             randrepeat: true,
             randseed_given: true,
             tausworthe64: false,
+            lfsr: false,
         });
         assert_eq!(set.jobs[0], seq);
 

@@ -150,6 +150,7 @@ mod tests {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         });
         assert_eq!(set.jobs, vec![expected]);
     }

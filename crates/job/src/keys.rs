@@ -831,15 +831,13 @@ impl JobDraft {
         if self.seed.is_none() && self.randrepeat == Some(false) {
             spec.seed = seed_from_os_entropy();
         }
-        // A fio job draws from fio's own generators seeded as fio seeds them; fio's LFSR
-        // generator is not reproduced, so `random_generator=lfsr` keeps storlab's streams.
-        spec.fio_random = (!self.storlab_rw_default
-            && self.random_generator != Some(FioGenerator::Lfsr))
-        .then(|| FioRandom {
+        // A fio job draws from fio's own generators seeded as fio seeds them, its LFSR too.
+        spec.fio_random = (!self.storlab_rw_default).then(|| FioRandom {
             randseed: self.seed.unwrap_or(FIO_DEFAULT_RANDSEED),
             randrepeat: self.randrepeat.unwrap_or(true),
             randseed_given: self.seed.is_some(),
             tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
+            lfsr: self.random_generator == Some(FioGenerator::Lfsr),
         });
         set_if(&mut spec.verify, self.verify);
         spec.verify_spec = self.verify_spec();
@@ -904,9 +902,10 @@ impl JobDraft {
         set_if(&mut spec.submit_offload, self.submit_offload);
         // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
         spec.rw_modifier = match self.rw_modifier {
-            Some(RwModifier::SkipBytes(0) | RwModifier::RandomEveryIos(1)) | None => {
-                RwModifier::None
-            }
+            Some(
+                RwModifier::SkipBytes(0) | RwModifier::BackBytes(0) | RwModifier::RandomEveryIos(1),
+            )
+            | None => RwModifier::None,
             Some(modifier) => modifier,
         };
         set_if(&mut spec.allow_file_create, self.allow_file_create);
@@ -1378,11 +1377,10 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
         };
     d.rw_modifier = match modifier {
         None => None,
-        Some(n) if n.trim_start().starts_with('-') => {
-            return Err(ApplyError::Unsupported(
-                "backward offsets (a negative ':N') are not supported".into(),
-            ))
-        }
+        // fio (options.c, `str_rw_cb`) reads a sequential mode's `:N` as a signed size.
+        Some(n) if !mode.is_random() && n.trim_start().starts_with('-') => Some(
+            RwModifier::BackBytes(parse_size(n.trim_start()[1..].trim_start())?),
+        ),
         Some(n) if mode.is_random() => {
             let every = to_u32(parse_count(n)?, n)?;
             if every == 0 {
@@ -3120,7 +3118,7 @@ pub static KEYS: &[KeyDef] = &[
         name: "random_generator",
         aliases: &[],
         bare: false,
-        meaning: "fio's tausworthe (default) or tausworthe64, drawn as fio draws them in a fio job; lfsr accepted, drawn from storlab's own generator",
+        meaning: "fio's tausworthe (default), tausworthe64 or lfsr, drawn as fio draws them in a fio job",
         field: "random_generator",
         apply: |d, v| {
             d.random_generator = Some(match v {
@@ -4067,6 +4065,7 @@ mod tests {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);
@@ -4766,10 +4765,13 @@ mod tests {
         assert_eq!(modifier("randread:8"), Ok(RwModifier::RandomEveryIos(8)));
         assert_eq!(modifier("read:0"), Ok(RwModifier::None));
         assert_eq!(modifier("randrw:1"), Ok(RwModifier::None));
+        assert_eq!(modifier("write:-4k"), Ok(RwModifier::BackBytes(4 << 10)));
+        assert_eq!(modifier("read:-0"), Ok(RwModifier::None));
         assert_eq!(
-            modifier("write:-4k").unwrap_err(),
-            "--rw=write:-4k: backward offsets (a negative ':N') are not supported"
+            modifier("read:-100").unwrap_err(),
+            "--rw=read:-100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
         );
+        assert!(modifier("randread:-8").is_err());
         assert_eq!(
             modifier("write:100").unwrap_err(),
             "--rw=write:100: the hole after each I/O must be a multiple of 512 bytes (one sector)"
@@ -5597,15 +5599,17 @@ mod tests {
         assert!(shares("randrw", "1,2,3,4")
             .unwrap_err()
             .contains("more than three"));
-        // Without fio's streams (its LFSR generator is not reproduced), the run-time note on
+        // Without fio's streams (a preset draws from storlab's own), the run-time note on
         // fio's early end names the partly random share.
-        let spec = draft(&[
-            ("size", Some("1M")),
-            ("rw", Some("randrw")),
-            ("percentage_random", Some("100,60")),
-            ("random_generator", Some("lfsr")),
-        ])
-        .unwrap();
+        let mut preset = JobDraft::with_storlab_defaults();
+        for (key, value) in [
+            ("size", "1M"),
+            ("rw", "randrw"),
+            ("percentage_random", "100,60"),
+        ] {
+            preset.set(key, Some(value), &Location::Flag).unwrap();
+        }
+        let spec = preset.finish("p", &Location::Job("p".into())).unwrap();
         assert!(
             spec.warnings
                 .iter()
@@ -5629,6 +5633,7 @@ mod tests {
                 randrepeat: true,
                 randseed_given: false,
                 tausworthe64: false,
+                lfsr: false,
             })
         );
         let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();
@@ -5641,7 +5646,7 @@ mod tests {
                 .unwrap()
                 .tausworthe64
         );
-        assert_eq!(fio(&[("random_generator", Some("lfsr"))]), None);
+        assert!(fio(&[("random_generator", Some("lfsr"))]).unwrap().lfsr);
         let mut preset = JobDraft::with_storlab_defaults();
         preset.set("size", Some("1M"), &Location::Flag).unwrap();
         assert_eq!(

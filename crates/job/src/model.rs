@@ -623,6 +623,10 @@ pub struct FioRandom {
     pub randseed_given: bool,
     /// fio's `random_generator=tausworthe64`: 64-bit draws.
     pub tausworthe64: bool,
+    /// fio's `random_generator=lfsr`: random offsets from fio's LFSR (lib/lfsr.c), without
+    /// a random map.
+    #[serde(default)]
+    pub lfsr: bool,
 }
 
 impl RandomDistribution {
@@ -669,6 +673,10 @@ pub enum RwModifier {
     None,
     /// `rw=write:4k`: a hole of this many bytes after every sequential I/O.
     SkipBytes(u64),
+    /// `rw=read:-8k`: fio's backward holes (a negative `ddir_seq_add`): each I/O starts this
+    /// many bytes before the end of the previous one, wrapping back to the region's end
+    /// (io_u.c, `get_next_seq_offset`).
+    BackBytes(u64),
     /// `rw=randread:8`: a new random offset every this many I/Os, sequential ones between.
     RandomEveryIos(u32),
 }
@@ -1312,7 +1320,9 @@ impl JobSpec {
         } else {
             sizes(&self.block_size_write)
         };
-        if let RwModifier::SkipBytes(hole_bytes) = self.rw_modifier {
+        if let RwModifier::SkipBytes(hole_bytes) | RwModifier::BackBytes(hole_bytes) =
+            self.rw_modifier
+        {
             granule = gcd(granule, hole_bytes);
         }
         if let Some(zones) = &self.strided_zones {

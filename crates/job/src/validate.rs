@@ -680,12 +680,17 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
             reason,
         ));
     }
-    if let RwModifier::SkipBytes(skip) = spec.rw_modifier {
+    let hole = match spec.rw_modifier {
+        RwModifier::SkipBytes(skip) => Some((skip, format!("{}:{skip}", spec.rw_name()))),
+        RwModifier::BackBytes(back) => Some((back, format!("{}:-{back}", spec.rw_name()))),
+        _ => None,
+    };
+    if let Some((skip, shown)) = hole {
         if skip % SECTOR_BYTES != 0 {
             return Err(JobError::invalid(
                 location.clone(),
                 "rw",
-                Some(format!("{}:{skip}", spec.rw_name())),
+                Some(shown),
                 format!("the hole after each I/O must be a multiple of {SECTOR_BYTES} bytes (one sector)"),
             ));
         }
@@ -697,9 +702,30 @@ fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobEr
             return Err(JobError::unsupported(
                 location.clone(),
                 "rw",
-                Some(format!("{}:{skip}", spec.rw_name())),
+                Some(shown),
                 "storlab skips holes between I/Os of one block size only",
             ));
+        }
+        if let RwModifier::BackBytes(_) = spec.rw_modifier {
+            // Backward holes are drawn by fio's own sequence (io_u.c, `get_next_seq_offset`),
+            // which storlab follows for plain sequential regions only.
+            let unsupported = if spec.trim != crate::model::TrimMode::None {
+                Some("storlab runs backward holes with reads and writes only, not trims")
+            } else if spec.strided_zones.is_some() {
+                Some("storlab runs backward holes over a whole region, not strided zones")
+            } else if spec.verify && spec.loops > 1 {
+                Some("storlab does not verify backward holes over several loops")
+            } else {
+                None
+            };
+            if let Some(reason) = unsupported {
+                return Err(JobError::unsupported(
+                    location.clone(),
+                    "rw",
+                    Some(shown),
+                    reason,
+                ));
+            }
         }
     }
     let think = &spec.think;

@@ -5,6 +5,7 @@
 
 use crate::axmap::Axmap;
 use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
 use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
@@ -100,6 +101,10 @@ pub struct FioSequence {
     rwmix_state: FioRand,
     bsrange_state: [FioRand; 2],
     map: Option<Axmap>,
+    /// fio's LFSR (`random_generator=lfsr`), which replaces `random_state` and the map for
+    /// random offsets; `None` in a job with it where fio's `lfsr_init` fails.
+    lfsr: Option<Lfsr>,
+    lfsr_job: bool,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
     region: Region,
     file_size_bytes: u64,
@@ -117,8 +122,8 @@ pub struct FioSequence {
     /// fio's `ddir_seq_nr` (`rw=randMODE:N`) and its countdown.
     random_every_ios: u64,
     random_countdown: u64,
-    /// fio's `ddir_seq_add` (`rw=MODE:SIZE`).
-    skip_bytes: u64,
+    /// fio's `ddir_seq_add` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
+    seq_add_bytes: i64,
     time_based: bool,
     /// Bytes one loop moves at most (backend.c, `do_io`: `size`, or `io_size` if smaller, or
     /// larger for a random write without the map), the loops left, and what this loop and the
@@ -164,8 +169,14 @@ impl FioSequence {
         // init.c, `init_random_map`: one bit per smallest block of the region (or of the file,
         // if it is shorter).
         let map_bytes = region.len_bytes.min(file_size_bytes);
-        let map =
-            (random_job && job.random_map).then(|| Axmap::new(map_bytes / map_block_bytes.max(1)));
+        let map_blocks = map_bytes / map_block_bytes.max(1);
+        // filesetup.c, `init_random_map`: an LFSR job has the register instead of a map
+        // (`norandommap` or not), over the same blocks, seeded with the offset seed.
+        let lfsr_job = random_job && fio.lfsr;
+        let map = (random_job && job.random_map && !lfsr_job).then(|| Axmap::new(map_blocks));
+        let lfsr = lfsr_job
+            .then(|| Lfsr::new(map_blocks, seeds[seed_index::BLOCK]))
+            .flatten();
         let random_every_ios = match job.rw_modifier {
             RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
             _ => 1,
@@ -180,6 +191,19 @@ impl FioSequence {
                 pass_bytes.min(io_size)
             };
         }
+        let mut passes = job.loops.max(1);
+        if let RwModifier::BackBytes(_) = job.rw_modifier {
+            // fio's `do_io` stops at `io_size` (else `size`) times `loops` bytes issued over
+            // the whole job (backend.c, `io_bytes_exceeded`; `io_issue_bytes` is never reset
+            // between loops), or when the file is done. Backward holes always wrap, so the
+            // file is never done: the first loop issues every loop's bytes in one sequence
+            // and the later ones find nothing left to issue.
+            pass_bytes = job
+                .io_size_bytes
+                .unwrap_or(region.len_bytes)
+                .saturating_mul(u64::from(passes));
+            passes = 1;
+        }
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
@@ -191,6 +215,8 @@ impl FioSequence {
             rwmix_state: FioRand::new(0, false),
             bsrange_state: [FioRand::new(0, false), FioRand::new(0, false)],
             map,
+            lfsr,
+            lfsr_job,
             region,
             file_size_bytes,
             last_pos_bytes: [region.start_bytes; 2],
@@ -206,13 +232,14 @@ impl FioSequence {
             random_every_ios,
             // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
             random_countdown: 1,
-            skip_bytes: match job.rw_modifier {
-                RwModifier::SkipBytes(n) => n,
+            seq_add_bytes: match job.rw_modifier {
+                RwModifier::SkipBytes(n) => i64::try_from(n).unwrap_or(i64::MAX),
+                RwModifier::BackBytes(n) => i64::try_from(n).map_or(i64::MIN, |n| -n),
                 _ => 0,
             },
             time_based: job.time_based && job.runtime_ns.is_some(),
             pass_bytes: pass_bytes.max(1),
-            passes_left: job.loops.max(1),
+            passes_left: passes,
             moved_bytes: 0,
             job_moved_bytes: 0,
             io_size_bytes: job.io_size_bytes,
@@ -243,11 +270,15 @@ impl FioSequence {
         self.seq_rand_state = [seq_rand.clone(), seq_rand];
     }
 
-    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty.
+    /// fio's `fio_file_reset`: both directions back at the region's start, the map empty,
+    /// the LFSR back at its seed.
     fn reset_file(&mut self) {
         self.last_pos_bytes = [self.region.start_bytes; 2];
         if let Some(map) = self.map.as_mut() {
             map.reset();
+        }
+        if let Some(lfsr) = self.lfsr.as_mut() {
+            lfsr.reset(self.seeds[seed_index::BLOCK]);
         }
     }
 
@@ -406,21 +437,40 @@ impl FioSequence {
         self.seq_rand_state[direction].between(1, PERCENT) <= share
     }
 
-    /// io_u.c, `get_next_seq_offset`.
+    /// io_u.c, `get_next_seq_offset`, in fio's unsigned arithmetic: `file_offset` is the
+    /// region's start, `io_size` its length, `real_file_size` the target's.
     fn sequential(&mut self, direction: usize) -> Option<u64> {
         let start = self.region.start_bytes;
-        if self.time_based && self.last_pos_bytes[direction] >= start + self.region.len_bytes {
+        let region_len = self.region.len_bytes;
+        if self.time_based && self.last_pos_bytes[direction] >= start + region_len {
             self.last_pos_bytes[direction] = start;
         }
-        let last = self.last_pos_bytes[direction];
-        if last >= self.file_size_bytes {
+        if self.last_pos_bytes[direction] >= self.file_size_bytes {
             return None;
         }
-        let mut relative = last - start;
-        if relative > 0 && self.skip_bytes > 0 {
-            relative += self.skip_bytes;
+        // The end a backward sequence wraps to: `io_size`, or the file's size if shorter.
+        let back_end = if self.file_size_bytes > region_len {
+            region_len
+        } else {
+            self.file_size_bytes
+        };
+        // fio's "only rewind if we already hit the end": a backward job whose region starts
+        // past 0 starts at `io_size` taken as a position (not `file_offset + io_size`), as
+        // fio 3.33 does.
+        if self.seq_add_bytes < 0 && start != 0 && self.last_pos_bytes[direction] == start {
+            self.last_pos_bytes[direction] = back_end;
+        }
+        let mut relative = self.last_pos_bytes[direction].wrapping_sub(start);
+        if relative != 0 && self.seq_add_bytes != 0 {
+            relative = relative.wrapping_add_signed(self.seq_add_bytes);
+            // Past the file's end (or below 0, which wraps to past it): forward holes start
+            // over at `file_offset`, backward ones at the end less one step.
             if relative >= self.file_size_bytes {
-                relative = 0;
+                relative = if self.seq_add_bytes > 0 {
+                    start
+                } else {
+                    back_end.wrapping_add_signed(self.seq_add_bytes)
+                };
             }
         }
         Some(relative)
@@ -448,6 +498,11 @@ impl FioSequence {
             return None;
         }
         let align = sizes.align_bytes;
+        if self.lfsr_job {
+            // io_u.c, `__get_next_rand_offset`: the register's next block, none once it has
+            // given every block of the pass.
+            return Some(self.lfsr.as_mut()?.next_block()? * align);
+        }
         let mut block = self.random_state.scaled(last_block);
         if let Some(map) = &self.map {
             if map.is_set(block) {
@@ -533,6 +588,7 @@ mod tests {
             randrepeat: true,
             randseed_given: false,
             tausworthe64: false,
+            lfsr: false,
         });
         shape(&mut job);
         job
@@ -633,5 +689,140 @@ mod tests {
         let mut offsets: Vec<u64> = ios[..16].iter().map(|io| io.1).collect();
         offsets.sort_unstable();
         assert_eq!(offsets, (0..16).map(|b| b * 4 * KIB).collect::<Vec<_>>());
+    }
+
+    /// The offsets, in KiB, of a read job with backward holes on a region of a file.
+    fn backward_kib(shape: impl Fn(&mut JobSpec), region: Region, file_kib: u64) -> Vec<u64> {
+        let job = fio_job(|job| {
+            job.read_percent = 100;
+            job.random_percent = 0;
+            job.rw_modifier = RwModifier::BackBytes(8 * KIB);
+            shape(job);
+        });
+        let fio = job.fio_random.expect("a fio job");
+        let mut sequence = FioSequence::new(&job, &fio, region, file_kib * KIB, 1);
+        std::iter::from_fn(|| sequence.next(None))
+            .map(|io| {
+                assert_eq!(u64::from(io.len_bytes), 4 * KIB);
+                io.offset_bytes / KIB
+            })
+            .collect()
+    }
+
+    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=read:-8k --bs=4k` with the
+    /// `--size`, `--offset`, `--loops` and `--io_size` below on a fresh file of the size given
+    /// (io_u.c, `get_next_seq_offset`): from the region's start, then back from its end less
+    /// 8 KiB a block at a time, wrapping to the end again; a region past 0 starts at `io_size`
+    /// taken as a position; every loop's bytes go in one sequence (backend.c counts issued
+    /// bytes over the job).
+    #[test]
+    fn backward_holes_issue_fios_offsets() {
+        let at = |start_kib: u64, len_kib: u64| Region {
+            start_bytes: start_kib * KIB,
+            len_bytes: len_kib * KIB,
+        };
+        // --size=64k on 64 KiB, and on 128 KiB.
+        let whole = [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0];
+        assert_eq!(backward_kib(|_| {}, at(0, 64), 64), whole);
+        assert_eq!(backward_kib(|_| {}, at(0, 64), 128), whole);
+        // --size=32k --offset=64k, and --offset=16k, on 128 KiB.
+        assert_eq!(
+            backward_kib(|_| {}, at(64, 32), 128),
+            [88, 84, 80, 76, 72, 68, 64, 88]
+        );
+        assert_eq!(
+            backward_kib(|_| {}, at(16, 32), 128),
+            [24, 20, 16, 40, 36, 32, 28, 24]
+        );
+        // --size=32k --loops=2 on 64 KiB: one sequence of 64 KiB, no start over.
+        assert_eq!(
+            backward_kib(|job| job.loops = 2, at(0, 32), 64),
+            [0, 24, 20, 16, 12, 8, 4, 0, 24, 20, 16, 12, 8, 4, 0, 24]
+        );
+        // --size=16k --io_size=32k, and --size=16k --loops=3, on 64 KiB.
+        assert_eq!(
+            backward_kib(|job| job.io_size_bytes = Some(32 * KIB), at(0, 16), 64),
+            [0, 8, 4, 0, 8, 4, 0, 8]
+        );
+        assert_eq!(
+            backward_kib(|job| job.loops = 3, at(0, 16), 64),
+            [0, 8, 4, 0, 8, 4, 0, 8, 4, 0, 8, 4]
+        );
+        // --rw=read:-12k --size=64k on 64 KiB.
+        assert_eq!(
+            backward_kib(
+                |job| job.rw_modifier = RwModifier::BackBytes(12 * KIB),
+                at(0, 64),
+                64
+            ),
+            [0, 52, 44, 36, 28, 20, 12, 4, 52, 44, 36, 28, 20, 12, 4, 52]
+        );
+    }
+
+    /// fio 3.33's `write_iolog` of `--rw=rw:-8k --bs=4k --size=64k` on 64 KiB: each direction
+    /// walks backwards from its own start, the mix drawn from fio's stream.
+    #[test]
+    fn a_backward_mix_walks_each_direction_as_fio() {
+        let job = fio_job(|job| {
+            job.read_percent = 50;
+            job.random_percent = 0;
+            job.rw_modifier = RwModifier::BackBytes(8 * KIB);
+        });
+        let ios = drawn(&job, 64 * KIB, 64 * KIB);
+        let fio: Vec<(char, u64)> = [
+            ('r', 0),
+            ('r', 56),
+            ('r', 52),
+            ('w', 0),
+            ('r', 48),
+            ('r', 44),
+            ('w', 56),
+            ('w', 52),
+            ('w', 48),
+            ('r', 40),
+            ('w', 44),
+            ('r', 36),
+            ('w', 40),
+            ('r', 32),
+            ('r', 28),
+            ('r', 24),
+        ]
+        .iter()
+        .map(|(action, kib)| (*action, kib * KIB))
+        .collect();
+        let ours: Vec<(char, u64)> = ios.iter().map(|io| (io.0, io.1)).collect();
+        assert_eq!(ours, fio);
+    }
+
+    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randread
+    /// --random_generator=lfsr` with `--bs=4k --size=64k` and `--bs=8k --size=200k` on a 1 MiB
+    /// file (lib/lfsr.c seeded with thread 1's offset seed): the register's blocks in its
+    /// order, each once, and a second loop the same as the first.
+    #[test]
+    fn the_lfsr_issues_fios_blocks_in_fios_order() {
+        let lfsr_blocks = |bs_kib: u64, size_kib: u64, loops: u32| -> Vec<u64> {
+            let job = fio_job(|job| {
+                job.fio_random.as_mut().unwrap().lfsr = true;
+                job.block_size_read = BlockSizeSpec::Fixed(bs_kib * KIB);
+                job.block_size_write = BlockSizeSpec::Fixed(bs_kib * KIB);
+                job.loops = loops;
+            });
+            drawn(&job, size_kib * KIB, 1024 * KIB)
+                .iter()
+                .map(|io| io.1 / (bs_kib * KIB))
+                .collect()
+        };
+        let fio_4k = [15, 11, 9, 14, 3, 8, 0, 4, 6, 7, 10, 1, 12, 2, 5, 13];
+        assert_eq!(lfsr_blocks(4, 64, 1), fio_4k);
+        assert_eq!(
+            lfsr_blocks(8, 200, 1),
+            [
+                15, 23, 11, 21, 9, 20, 14, 3, 17, 24, 8, 0, 4, 6, 7, 19, 10, 1, 16, 12, 2, 5, 18,
+                13, 22
+            ]
+        );
+        let two_loops = lfsr_blocks(4, 64, 2);
+        assert_eq!(two_loops[..16], fio_4k);
+        assert_eq!(two_loops[16..], fio_4k);
     }
 }

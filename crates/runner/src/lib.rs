@@ -15,6 +15,7 @@ pub mod fio_rand;
 mod fio_sequence;
 pub mod fio_verify;
 pub mod flow;
+mod lfsr;
 pub mod offsets;
 pub mod overlap;
 pub mod pattern;

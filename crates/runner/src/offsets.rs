@@ -6,7 +6,7 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, JobSpec, RwModifier, StridedZones, TrimMode};
+use storlab_job::{BlockSizeSpec, FioRandom, JobSpec, RwModifier, StridedZones, TrimMode};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,10 +165,24 @@ impl OffsetGenerator {
     /// fio's sequence; the others, trim modes included, are fio's sets, not its sequence:
     /// docs/job-format.md).
     pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
-        let Some(fio) = &job.fio_random else {
-            return;
+        // Backward holes are fio's sequence alone (io_u.c, `get_next_seq_offset`), whatever
+        // generator the job otherwise keeps; without fio's streams they take fio's defaults,
+        // which only a mixed direction draws from.
+        let backward = matches!(job.rw_modifier, RwModifier::BackBytes(_));
+        let default_streams = FioRandom {
+            randseed: crate::fio_rand::FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+            lfsr: false,
         };
-        let draws = job.random_percent > 0
+        let fio = match &job.fio_random {
+            Some(fio) => fio,
+            None if backward => &default_streams,
+            None => return,
+        };
+        let draws = backward
+            || job.random_percent > 0
             || job.random_percent_writes() > 0
             || (1..100).contains(&job.read_percent)
             || !matches!(job.block_size_read, BlockSizeSpec::Fixed(_))

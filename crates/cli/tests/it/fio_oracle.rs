@@ -470,6 +470,210 @@ fn the_rw_offset_modifier_skips_fios_holes() {
     }
 }
 
+/// fio's backward holes (`rw=MODE:-SIZE`, io_u.c `get_next_seq_offset`): the first I/O at the
+/// region's start, then each one SIZE before the end of the last, wrapping to `io_size` less
+/// SIZE; a region past 0 starts at `io_size` taken as a position; loops and `io_size` go on in
+/// one sequence. The same offsets as fio's, I/O for I/O.
+#[test]
+fn backward_holes_walk_fios_sequence() {
+    if !fio_present() {
+        return;
+    }
+    const KIB: u64 = 1 << 10;
+    for (file_bytes, flags, ios) in [
+        (64 * KIB, &["--size=64k", "--rw=read:-8k"][..], 16),
+        (MIB, &["--size=64k", "--rw=read:-8k"][..], 16),
+        (MIB, &["--size=64k", "--rw=write:-4k"][..], 16),
+        (MIB, &["--size=64k", "--rw=read:-12k"][..], 16),
+        (MIB, &["--offset=64k", "--size=32k", "--rw=read:-8k"][..], 8),
+        (MIB, &["--offset=16k", "--size=32k", "--rw=read:-8k"][..], 8),
+        (MIB, &["--offset=768k", "--rw=write:-8k"][..], 64),
+        (
+            64 * KIB,
+            &["--size=32k", "--loops=2", "--rw=read:-8k"][..],
+            16,
+        ),
+        (
+            64 * KIB,
+            &["--size=16k", "--io_size=32k", "--rw=read:-8k"][..],
+            8,
+        ),
+        (
+            MIB,
+            &[
+                "--size=128k",
+                "--rw=rw:-8k",
+                "--rwmixread=70",
+                "--randseed=7",
+            ][..],
+            32,
+        ),
+        (
+            MIB,
+            &[
+                "--size=64k",
+                "--rw=read:-8k",
+                "--ioengine=io_uring",
+                "--iodepth=8",
+            ][..],
+            16,
+        ),
+    ] {
+        let flags: Vec<&str> = ["--bs=4k"].iter().chain(flags).copied().collect();
+        let (fio, storlab) = both_logs(file_bytes, &flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+    // A time-based job goes round the same cycle for as long as it runs: both logs agree for
+    // as far as the shorter one goes, which is several rounds of the 16 blocks.
+    let (fio, storlab) = both_logs(
+        64 * KIB,
+        &[
+            "--bs=4k",
+            "--rw=read:-8k",
+            "--time_based",
+            "--runtime=100ms",
+        ],
+    );
+    let common = fio.len().min(storlab.len());
+    assert!(common > 64, "only {common} I/Os in 100 ms");
+    assert_eq!(storlab[..common], fio[..common]);
+}
+
+/// Backward holes on a simulated drive walk the same offsets as fio's on a file larger than
+/// the region (what fio's sequence depends on: the region, and that the target is larger).
+#[test]
+fn backward_holes_on_a_simulated_drive_walk_fios_offsets() {
+    if !fio_present() {
+        return;
+    }
+    let flags = ["--bs=4k", "--offset=192k", "--size=64k", "--rw=write:-8k"];
+    let (dir, data) = scratch(MIB);
+    let fio = fio_log(dir.path(), &data, &flags);
+    let log = dir.path().join("sim.log");
+    let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .args(["run", "--no-db", "--target", "sim:usb3-uas-ssd"])
+        .arg(format!("--write_iolog={}", log.display()))
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(fio.len(), 16);
+    assert_eq!(parse_iolog(&log), fio);
+}
+
+/// A butterfly of our own: two readers of one file, one walking up and one walking down with
+/// backward holes, kept in step by `flow`. Each reads the whole region on a file and on a
+/// simulated drive, as in fio.
+#[test]
+fn a_forward_and_a_backward_reader_in_one_flow_each_read_the_region() {
+    let (dir, data) = scratch(MIB);
+    let job = format!(
+        "[global]\nfilename={}\nbs=4k\nsize=512k\nflow_id=1\n\
+         [up]\nrw=read\nflow=1\n\
+         [down]\nrw=read:-8k\nflow=2\n",
+        data.display()
+    );
+    let job_file = dir.path().join("butterfly.fio");
+    std::fs::write(&job_file, job).unwrap();
+    let read_bytes = |json: &serde_json::Value| -> Vec<(String, u64)> {
+        json["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["jobname"].as_str().unwrap().to_string(),
+                    j["read"]["io_bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let expected = vec![
+        ("up".to_string(), 512 << 10),
+        ("down".to_string(), 512 << 10),
+    ];
+    let job_arg = job_file.to_str().unwrap();
+    for target in [&[][..], &["--target", "sim:usb3-uas-ssd"][..]] {
+        let mut args = vec!["run", "--no-db", "--output-format=fio-json", job_arg];
+        args.extend_from_slice(target);
+        let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{target:?}: {output:?}");
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(read_bytes(&json), expected, "{target:?}");
+    }
+    if fio_present() {
+        let output = Command::new("fio")
+            .args(["--output-format=json", job_arg])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(read_bytes(&json), expected, "fio");
+    }
+}
+
+/// fio's `random_generator=lfsr` (lib/lfsr.c): the register's sequence of blocks, each once a
+/// pass, no random map (`norandommap` changes nothing), the same I/O for I/O as fio's.
+#[test]
+fn the_lfsr_generator_issues_fios_sequence() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (&["--rw=randread", "--bs=4k", "--size=64k"][..], 16),
+        (&["--rw=randwrite", "--bs=4k", "--size=1m"][..], 256),
+        (&["--rw=randread", "--bs=8k", "--size=200k"][..], 25),
+        (&["--rw=randread", "--bs=4k", "--size=36k"][..], 9),
+        (
+            &["--rw=randread", "--bs=4k", "--size=64k", "--loops=2"][..],
+            32,
+        ),
+        (
+            &["--rw=randrw", "--bs=4k", "--size=128k", "--randseed=5"][..],
+            32,
+        ),
+        (
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=64k",
+                "--offset=256k",
+                "--norandommap",
+            ][..],
+            16,
+        ),
+        (&["--rw=randread", "--bsrange=4k-16k", "--size=64k"][..], 7),
+    ] {
+        let flags: Vec<&str> = ["--random_generator=lfsr"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+    // A time-based job starts the register over after each pass, as fio's `fio_file_reset`.
+    let (fio, storlab) = both_logs(
+        MIB,
+        &[
+            "--random_generator=lfsr",
+            "--rw=randwrite",
+            "--bs=8k",
+            "--size=64k",
+            "--time_based",
+            "--runtime=100ms",
+        ],
+    );
+    let common = fio.len().min(storlab.len());
+    assert!(common > 32, "only {common} I/Os in 100 ms");
+    assert_eq!(storlab[..common], fio[..common]);
+}
+
 /// fio's `zonemode=strided`: `zonesize` bytes in each zone of `zonerange` (going round a
 /// smaller zone), `zoneskip` between zones, the job's `size` spread over the whole file.
 #[test]
