@@ -107,7 +107,7 @@ fn each_io_carries_the_priority_fio_gives_it_in_the_latency_logs() {
             for kind in ["clat", "slat", "lat"] {
                 std::fs::remove_file(dir.path().join(format!("prio_{kind}.1.log"))).unwrap();
             }
-            run_storlab(dir.path(), &job, &["--output=/dev/null"]);
+            run_storlab(dir.path(), &job, &[]);
             for (index, kind) in ["clat", "slat", "lat"].iter().enumerate() {
                 let ours = log_lines(&dir.path().join(format!("prio_{kind}.1.log")));
                 assert_eq!(ours, fio[index], "{engine} {cmdprio:?} {kind}");
