@@ -91,6 +91,9 @@ pub struct FioSequence {
     use64: bool,
     /// fio's `randrepeat`: every loop re-seeds the streams.
     randrepeat: bool,
+    /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
+    /// of the thread, its command priorities' `prio_state` too).
+    pub(crate) reseeds: u32,
     /// A job with writes only.
     write_only: bool,
     /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
@@ -207,6 +210,7 @@ impl FioSequence {
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
+            reseeds: 0,
             write_only: read == 0,
             use64: fio.tausworthe64,
             write_sizes_from_read_seed: job.verify,
@@ -333,6 +337,7 @@ impl FioSequence {
         self.rwmix_issues = 0;
         if self.randrepeat {
             self.seed_streams();
+            self.reseeds += 1;
         }
         self.reset_file();
         Some(())
