@@ -14,21 +14,6 @@ struct RefusedKey {
 const REFUSED_KEYS: &[RefusedKey] = &[
     RefusedKey {
         names: &[
-            "latency_target",
-            "latency_window",
-            "latency_percentile",
-            "latency_run",
-        ],
-        reason: "fio's search for the queue depth that meets a latency target is not \
-                 supported; run a sweep of iodepth values instead",
-    },
-    RefusedKey {
-        names: &["numa_mem_policy"],
-        reason: "placing I/O buffers on NUMA nodes is not supported (numa_cpu_nodes and \
-                 cpus_allowed are)",
-    },
-    RefusedKey {
-        names: &[
             "dedupe_percentage",
             "dedupe_mode",
             "dedupe_working_set_percentage",
