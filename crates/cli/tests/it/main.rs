@@ -33,6 +33,7 @@ mod fio_verify;
 mod generate;
 mod guard;
 mod job_scheduling;
+mod latency_numa;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod power_loss;
