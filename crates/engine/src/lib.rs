@@ -13,6 +13,7 @@ pub mod device_stats;
 pub mod engines;
 pub mod error;
 pub mod io_priority;
+pub mod numa_memory;
 pub mod observed;
 pub mod probe;
 pub mod registry;

@@ -282,6 +282,9 @@ pub struct JobDraft {
     flow_id: Option<u32>,
     flow_weight: Option<u32>,
     flow_sleep_ns: Option<u64>,
+    /// fio's `latency_target` family (`latency_target` in ns, `latency_window` in µs).
+    latency_target: Option<crate::LatencyTargetSpec>,
+    numa_mem_policy: Option<crate::NumaMemPolicy>,
     serialize_overlap: Option<bool>,
     submit_offload: Option<bool>,
     random_distribution: Option<RandomDistribution>,
@@ -882,6 +885,8 @@ impl JobDraft {
             sleep_ns: self.flow_sleep_ns.unwrap_or(0),
         });
         set_if(&mut spec.submit_offload, self.submit_offload);
+        spec.latency_target = self.latency_target;
+        spec.numa_mem_policy = self.numa_mem_policy.clone();
         // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
         spec.rw_modifier = match self.rw_modifier {
             Some(
@@ -3947,6 +3952,74 @@ pub static KEYS: &[KeyDef] = &[
                 return Err(ApplyError::Invalid("a node list such as 0-1 or all is needed".into()));
             }
             accept_without_effect(d, "numa_cpu_nodes");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "latency_target",
+        aliases: &[],
+        bare: false,
+        meaning: "search for the deepest queue (up to iodepth) whose I/Os meet this latency \
+                  (microseconds by default), as fio's latency profile",
+        field: "latency_target",
+        apply: |d, v| {
+            let target = d.latency_target.get_or_insert_with(Default::default);
+            target.target_ns = parse_time_ns(v, NS_PER_US)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "latency_window",
+        aliases: &[],
+        bare: false,
+        meaning: "how long each queue depth of the latency_target search runs before it is \
+                  judged (microseconds by default)",
+        field: "latency_window",
+        apply: |d, v| {
+            let target = d.latency_target.get_or_insert_with(Default::default);
+            // fio keeps the window in whole µs (its option is a time in µs).
+            target.window_us = parse_time_ns(v, NS_PER_US)? / NS_PER_US;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "latency_percentile",
+        aliases: &[],
+        bare: false,
+        meaning: "percentage of I/Os in a latency_window that must meet latency_target \
+                  (default 100)",
+        field: "latency_percentile",
+        apply: |d, v| {
+            let target = d.latency_target.get_or_insert_with(Default::default);
+            target.percentile =
+                crate::latency_numa::parse_latency_percentile(v).map_err(ApplyError::Invalid)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "latency_run",
+        aliases: &[],
+        bare: true,
+        meaning: "keep adjusting the queue depth to latency_target for the whole job instead \
+                  of stopping once the search settles",
+        field: "latency_run",
+        apply: |d, v| {
+            let target = d.latency_target.get_or_insert_with(Default::default);
+            target.run = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "numa_mem_policy",
+        aliases: &[],
+        bare: false,
+        meaning: "NUMA placement of the job's I/O buffers: default, prefer:N, bind:NODES, \
+                  interleave[:NODES] or local (mbind on the buffers)",
+        field: "numa_mem_policy",
+        apply: |d, v| {
+            let online = crate::latency_numa::online_numa_nodes();
+            d.numa_mem_policy =
+                Some(crate::NumaMemPolicy::parse(v, &online).map_err(ApplyError::Invalid)?);
             Ok(())
         },
     },

@@ -1220,6 +1220,12 @@ pub struct JobSpec {
     /// stored with results (the trace may be large); the job's options as written name it.
     #[serde(skip)]
     pub replay: Option<crate::iolog::ReplaySpec>,
+    /// fio's latency-target keys (`latency_target`...: the queue-depth search), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::LatencyTargetSpec>,
+    /// fio's `numa_mem_policy`: where the kernel places the job's I/O buffers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_mem_policy: Option<crate::NumaMemPolicy>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -1294,6 +1300,8 @@ impl JobSpec {
             strided_zones: None,
             fio_logs: FioLogs::default(),
             replay: None,
+            latency_target: None,
+            numa_mem_policy: None,
             warnings: Vec::new(),
         }
     }

@@ -11,23 +11,7 @@ struct RefusedKey {
 }
 
 /// fio 3.33 options (fio's HOWTO names each) storlab refuses, by what they ask for.
-const REFUSED_KEYS: &[RefusedKey] = &[
-    RefusedKey {
-        names: &[
-            "latency_target",
-            "latency_window",
-            "latency_percentile",
-            "latency_run",
-        ],
-        reason: "fio's search for the queue depth that meets a latency target is not \
-                 supported; run a sweep of iodepth values instead",
-    },
-    RefusedKey {
-        names: &["numa_mem_policy"],
-        reason: "placing I/O buffers on NUMA nodes is not supported (numa_cpu_nodes and \
-                 cpus_allowed are)",
-    },
-];
+const REFUSED_KEYS: &[RefusedKey] = &[];
 
 /// The reason storlab refuses fio option `key`, when it is one it knows by name.
 pub(crate) fn refusal_reason(key: &str) -> Option<&'static str> {

@@ -364,10 +364,20 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         latency_ms,
         total_err: continues.then(|| job.directions().map(|(_, s)| s.errors).sum()),
         first_error: continues.then_some(job.first_error),
-        latency_depth: latency_keys.then_some(job.setup.iodepth),
-        latency_target: latency_keys.then_some(0),
-        latency_percentile: latency_keys.then_some(PERCENT),
-        latency_window: latency_keys.then_some(0),
+        // fio reports its search's depth, else `iodepth` (stat.c: `td->latency_qd`), and the
+        // options as set: the target in ns, the window in µs.
+        latency_depth: latency_keys.then_some(if job.latency_depth > 0 {
+            job.latency_depth
+        } else {
+            job.setup.iodepth
+        }),
+        latency_target: latency_keys.then(|| latency_option(job, "target_ns").unwrap_or(0)),
+        latency_percentile: latency_keys.then(|| {
+            job.setup.job["latency_target"]["percentile"]
+                .as_f64()
+                .unwrap_or(PERCENT)
+        }),
+        latency_window: latency_keys.then(|| latency_option(job, "window_us").unwrap_or(0)),
         storlab_warnings: job.notes.warnings.clone(),
     }
 }
@@ -501,6 +511,11 @@ fn verify_only(job: &JobReport) -> bool {
 
 /// Whether the job set fio's `continue_on_error` (the job specification carries the key only
 /// when it is not `none`).
+/// One of the job's latency-target settings (`storlab_job::LatencyTargetSpec`), when set.
+fn latency_option(job: &JobReport, field: &str) -> Option<u64> {
+    job.setup.job["latency_target"][field].as_u64()
+}
+
 pub(crate) fn continues_on_error(job: &JobReport) -> bool {
     job.setup.job.get("continue_on_error").is_some()
 }

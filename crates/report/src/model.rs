@@ -201,6 +201,14 @@ pub struct JobReport {
     /// ended normally.
     #[serde(default, skip_serializing_if = "is_no_errno")]
     pub error: i32,
+    /// The queue depth fio's `latency_target` search settled on (fio's `latency_depth`).
+    /// Absent when the job did not search.
+    #[serde(default, skip_serializing_if = "is_no_depth")]
+    pub latency_depth: u32,
+}
+
+fn is_no_depth(depth: &u32) -> bool {
+    *depth == 0
 }
 
 fn is_no_errno(errno: &i32) -> bool {
@@ -317,6 +325,7 @@ impl JobReport {
             ranks: Vec::new(),
             first_error: stats.first_error_errno,
             error: 0,
+            latency_depth: stats.latency_depth,
         }
     }
 

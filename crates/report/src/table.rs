@@ -86,6 +86,20 @@ pub fn render_table(report: &RunReport) -> String {
             );
         }
     }
+    // fio's latency-target search: the depth it settled on, with the settings, as fio's
+    // `latency   : target=..., window=..., percentile=..., depth=...` line.
+    for job in report.jobs.iter().filter(|job| job.latency_depth > 0) {
+        let target = &job.setup.job["latency_target"];
+        let _ = writeln!(
+            out,
+            "{}: latency target {} ns over {} us windows at {:.2}%: queue depth {}",
+            escape_control(&job.setup.name),
+            target["target_ns"].as_u64().unwrap_or(0),
+            target["window_us"].as_u64().unwrap_or(0),
+            target["percentile"].as_f64().unwrap_or(0.0),
+            job.latency_depth
+        );
+    }
     // A multi-client run's rows are the clients' aggregate: each client's own rates follow.
     for job in report.jobs.iter().filter(|job| !job.ranks.is_empty()) {
         let _ = writeln!(

@@ -16,6 +16,7 @@ pub mod fio_rand;
 mod fio_sequence;
 pub mod fio_verify;
 pub mod flow;
+mod latency_target;
 mod lfsr;
 pub mod offsets;
 pub mod overlap;
@@ -608,6 +609,7 @@ fn run_group(
                 storlab_job::OpenSync::Sync => Some(storlab_engine::FlushKind::All),
                 storlab_job::OpenSync::Dsync => Some(storlab_engine::FlushKind::Data),
             })?;
+            place_buffers(engine.as_mut(), job, slots_per_engine)?;
             fill_initial_buffers(engine.as_mut(), job, slots_per_engine);
         }
         // fio's `fadvise_hint`: each worker's engine advises the kernel of its region.
@@ -957,6 +959,31 @@ fn regions_overlap(regions: &[Region]) -> bool {
     sorted
         .windows(2)
         .any(|pair| pair[0].start_bytes + pair[0].len_bytes > pair[1].start_bytes)
+}
+
+/// fio's `numa_mem_policy` on the engine's I/O buffers: each slot's pages bound to the policy
+/// (and moved where already placed). fio sets it on its job thread before allocating the
+/// buffers; `default` changes nothing, as in fio.
+pub fn place_buffers(engine: &mut dyn IoEngine, job: &JobSpec, slots: u32) -> Result<(), RunError> {
+    use storlab_engine::numa_memory::{bind, PolicyMode};
+    use storlab_job::NumaMemPolicy;
+    let Some(policy) = &job.numa_mem_policy else {
+        return Ok(());
+    };
+    let mode = match policy {
+        NumaMemPolicy::Default => return Ok(()),
+        NumaMemPolicy::Prefer(_) => PolicyMode::Preferred,
+        NumaMemPolicy::Bind(_) => PolicyMode::Bind,
+        NumaMemPolicy::Interleave(_) => PolicyMode::Interleave,
+        NumaMemPolicy::Local => PolicyMode::Local,
+    };
+    for slot in 0..slots {
+        bind(engine.buffer(slot), mode, policy.nodes()).map_err(|error| RunError::Plan {
+            job: job.name.clone(),
+            reason: format!("numa_mem_policy: mbind of the I/O buffers failed: {error}"),
+        })?;
+    }
+    Ok(())
 }
 
 /// Fill every slot with the job's data pattern once, before the first write.

@@ -324,6 +324,21 @@ pub struct Worker {
     pub error: Option<RunError>,
     /// Syncs that start from here on the engine's clock are measured (after the ramp).
     sync_measure_start_ns: u64,
+    /// fio's `latency_target`: the queue-depth search, when the job sets a target.
+    qd_search: Option<Box<crate::latency_target::QueueDepthSearch>>,
+    /// How many I/Os may be in flight: the job's depth, the search's, or 0 while the I/O in
+    /// flight drains after the search stepped down (fio's `queue_full`, `io_u_quiesce`).
+    depth_limit: usize,
+    /// The search stepped down (`Some(false)`) or settled (`Some(true)`: the statistics reset
+    /// once drained): no new I/O until the queue has drained.
+    latency_quiesce: Option<bool>,
+    /// The search's final window met the target: the job issues no more (fio's `td->done`).
+    latency_search_done: bool,
+    /// The settled search reset the statistics here (fio's `reset_all_stats`): what is
+    /// reported counts from then on.
+    stats_reset_ns: Option<u64>,
+    /// Series interval of the statistics, to start them again after a reset.
+    interval_ns: u64,
 }
 
 /// Where measurement begins and ends on the engine's clock.
@@ -524,6 +539,22 @@ impl Worker {
             filled: false,
             error: None,
             sync_measure_start_ns: 0,
+            qd_search: job.latency_target.filter(|t| t.searches()).map(|target| {
+                Box::new(crate::latency_target::QueueDepthSearch::new(
+                    target,
+                    job.iodepth,
+                    0,
+                ))
+            }),
+            // fio's lat_target_init: a search starts at depth 1.
+            depth_limit: match job.latency_target.filter(|t| t.searches()) {
+                Some(_) => 1,
+                None => depth,
+            },
+            latency_quiesce: None,
+            latency_search_done: false,
+            stats_reset_ns: None,
+            interval_ns,
         };
         // fio keeps latencies per priority (its `clat_prio` arrays) for the directions cmdprio
         // gives priorities to, listed up front in fio's order.
@@ -739,6 +770,7 @@ impl Worker {
         self.error.is_some()
             || self.filled
             || self.generator_done
+            || self.latency_search_done
             || self.steady_reached
             || self.limit_ios.is_some_and(|n| self.issued_ios >= n)
             || self.limit_bytes.is_some_and(|n| self.issued_bytes >= n)
@@ -812,7 +844,10 @@ impl Worker {
         queued_slots: &mut Vec<u32>,
     ) -> Result<(usize, Option<u64>), RunError> {
         let mut queued = 0;
-        while !self.free_slots.is_empty() && !self.finished_issuing() {
+        while !self.free_slots.is_empty()
+            && self.outstanding() < self.depth_limit
+            && !self.finished_issuing()
+        {
             if self.think.think_ns > 0 {
                 if let Some(wait) = self.think_stall(engine, now_ns, queued > 0) {
                     return Ok((queued, wait));
@@ -1288,6 +1323,61 @@ impl Worker {
         Some(Some(until_ns))
     }
 
+    /// fio's latency-target search after one completed I/O (io_u.c): the I/O's total latency
+    /// against the target, then, past the ramp and unless the queue is draining, the window's
+    /// verdict; each step sets the depth, drains the queue or ends the job.
+    fn search_step(&mut self, io: &InFlight, done_ns: u64, window: Window) {
+        use crate::latency_target::SearchStep;
+        let Some(search) = self.qd_search.as_deref_mut() else {
+            return;
+        };
+        let latency_ns = done_ns.saturating_sub(io.queued_ns);
+        let mut step = search.on_completion(latency_ns);
+        if step == SearchStep::Continue
+            && self.latency_quiesce.is_none()
+            && done_ns >= window.measure_start_ns
+        {
+            step = search.check(done_ns);
+        }
+        let depth = search.depth() as usize;
+        match step {
+            SearchStep::Continue => self.depth_limit = depth,
+            SearchStep::Quiesce => {
+                self.latency_quiesce.get_or_insert(false);
+            }
+            SearchStep::QuiesceAndReset => self.latency_quiesce = Some(true),
+            SearchStep::Done => self.latency_search_done = true,
+            SearchStep::Fatal => {
+                let target_ns = search.target_ns();
+                self.error.get_or_insert(RunError::Io {
+                    offset_bytes: io.offset_bytes,
+                    len_bytes: io.len_bytes,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "latency of {latency_ns} nsec exceeds latency_target ({target_ns} \
+                             nsec) at queue depth 1 (fio's ETIMEDOUT, max latency exceeded)"
+                        ),
+                    ),
+                });
+            }
+        }
+        if let Some(reset) = self.latency_quiesce {
+            // The I/O this completion freed is already off the queue: drained at 0.
+            self.depth_limit = 0;
+            if self.in_flight.len() == self.free_slots.len() {
+                self.latency_quiesce = None;
+                self.depth_limit = depth;
+                search.new_window(done_ns);
+                if reset {
+                    self.stats = WorkerStats::with_expected_duration(self.interval_ns, 0);
+                    self.stats_reset_ns = Some(done_ns);
+                }
+            }
+        }
+        self.stats.latency_depth = search.depth();
+    }
+
     fn complete(&mut self, engine: &dyn IoEngine, completion: IoCompletion, window: Window) {
         let relative = (completion.slot - self.slot_base) as usize;
         let io = self.in_flight[relative];
@@ -1375,12 +1465,25 @@ impl Worker {
         if let (IoDirection::Write, Some((_, state))) = (direction, self.verify_state.as_mut()) {
             state.write_completed(io.offset_bytes);
         }
-        let counted = io.queued_ns >= window.measure_start_ns
+        if self.qd_search.is_some() {
+            self.search_step(&io, completion.done_ns, window);
+        }
+        let stats = match direction {
+            IoDirection::Read => &mut self.stats.read,
+            IoDirection::Write => &mut self.stats.write,
+            IoDirection::Trim => &mut self.stats.trim,
+        };
+        // After a settled latency search reset the statistics, they count from there.
+        let measure_start_ns = match self.stats_reset_ns {
+            Some(reset_ns) => reset_ns.max(window.measure_start_ns),
+            None => window.measure_start_ns,
+        };
+        let counted = io.queued_ns >= measure_start_ns
             && window.deadline_ns.is_none_or(|d| completion.done_ns <= d);
         if counted {
             let slat_ns = io.submitted_ns.saturating_sub(io.queued_ns);
             let clat_ns = completion.done_ns.saturating_sub(io.submitted_ns);
-            let t_ns = completion.done_ns - window.measure_start_ns;
+            let t_ns = completion.done_ns - measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
             if !stats.by_priority.is_empty() {
                 stats.record_priority(io.ioprio, clat_ns);
@@ -1389,7 +1492,7 @@ impl Worker {
             if let Some(log) = self.fio_log.as_mut() {
                 log.record(LoggedIo {
                     direction,
-                    submitted_ns: io.submitted_ns.saturating_sub(window.measure_start_ns),
+                    submitted_ns: io.submitted_ns.saturating_sub(measure_start_ns),
                     completed_ns: t_ns,
                     block_bytes: u64::from(io.len_bytes),
                     offset_bytes: io.offset_bytes,
@@ -1643,6 +1746,10 @@ pub fn drive(
         w.sync_measure_start_ns = window.measure_start_ns;
         w.rate_next_ns = [start_ns; 2];
         w.think_last_stall_end_ns = start_ns;
+        if let Some(search) = w.qd_search.as_deref_mut() {
+            // fio's lat_target_init in do_io: the first window starts with the job.
+            search.new_window(start_ns);
+        }
         if let Some(replay) = w.replay.as_mut() {
             replay.start_ns = start_ns;
             replay.last_issue_ns = start_ns;
@@ -1767,7 +1874,15 @@ pub fn drive(
         .map_or(end_ns, |d| end_ns.min(d))
         .saturating_sub(window.measure_start_ns);
     for (i, w) in workers.iter_mut().enumerate() {
-        w.stats.elapsed_ns = measured_ns.max(w.stats.elapsed_ns);
+        w.stats.elapsed_ns = match w.stats_reset_ns {
+            // A settled latency search restarted the statistics (and fio's runtime) there.
+            Some(reset_ns) => window
+                .deadline_ns
+                .map_or(end_ns, |d| end_ns.min(d))
+                .saturating_sub(reset_ns.max(window.measure_start_ns))
+                .max(w.stats.elapsed_ns),
+            None => measured_ns.max(w.stats.elapsed_ns),
+        };
         // One thread drove them all: its CPU time, context switches and page faults (fio's
         // `ctx`, `minf`, `majf`) are charged to the first worker only.
         if i == 0 {

@@ -165,6 +165,14 @@ pub struct WorkerStats {
     /// `continue_on_error`); 0 when none. The count is each direction's `errors`.
     #[serde(default)]
     pub first_error_errno: i32,
+    /// The queue depth fio's `latency_target` search settled on (fio's `latency_depth`); 0
+    /// when the job did not search.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub latency_depth: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 impl WorkerStats {
@@ -182,6 +190,7 @@ impl WorkerStats {
             major_faults: 0,
             depth: crate::DepthCounts::default(),
             first_error_errno: 0,
+            latency_depth: 0,
         }
     }
 
@@ -214,6 +223,8 @@ impl WorkerStats {
         if self.first_error_errno == 0 {
             self.first_error_errno = other.first_error_errno;
         }
+        // Each clone searches on its own; the job reports the deepest it settled on.
+        self.latency_depth = self.latency_depth.max(other.latency_depth);
     }
 
     /// Completed I/Os over all directions.

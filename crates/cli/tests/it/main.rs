@@ -36,6 +36,7 @@ mod fio_verify;
 mod generate;
 mod guard;
 mod job_scheduling;
+mod latency_numa;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod power_loss;
