@@ -15,6 +15,7 @@ pub mod iolog;
 pub mod keys;
 pub mod model;
 pub mod preset;
+pub mod queueing;
 pub mod refused_keys;
 pub mod scheduling;
 pub mod size;
@@ -27,5 +28,6 @@ pub use fio::{parse_fio_file, parse_fio_file_with_flags, parse_fio_str, parse_fi
 pub use flags::parse_flags;
 pub use iolog::{IoTrace, ReplaySpec, TraceAction, TraceEntry};
 pub use model::*;
+pub use queueing::{CpuAffinity, IoBatch};
 pub use scheduling::{ExitAll, ExitWhat, IoPriority, StartDelay};
 pub use validate::validate;
