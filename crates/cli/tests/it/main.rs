@@ -32,6 +32,7 @@ mod fio_testsuite;
 mod fio_verify;
 mod generate;
 mod guard;
+mod io_batch;
 mod job_scheduling;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -20,6 +20,10 @@ struct Reaper<'a> {
     scratch: Vec<IoCompletion>,
     window: Window,
     live: Option<&'a crate::LiveCounters>,
+    /// fio's engines poll when `iodepth_batch_complete_min` is 0: they look without waiting,
+    /// again and again, until the minimum is there (io_uring.c, libaio.c `actual_min`). Not
+    /// on a virtual clock, which only a waiting reap moves on.
+    polls: bool,
 }
 
 impl Reaper<'_> {
@@ -51,6 +55,7 @@ pub(super) fn drive(
         scratch: Vec::with_capacity(w.in_flight.len()),
         window,
         live,
+        polls: batch.complete_min == 0 && !engine.capabilities().shared_timeline,
     };
     let mut interrupted = false;
     loop {
@@ -220,11 +225,17 @@ fn queued_complete(
     }
     let min = min as usize;
     if reaper.ready.len() < max {
-        reaper.scratch.clear();
-        engine
-            .reap(min.saturating_sub(reaper.ready.len()), &mut reaper.scratch)
-            .map_err(RunError::Engine)?;
-        reaper.ready.extend(reaper.scratch.drain(..));
+        loop {
+            let missing = min.saturating_sub(reaper.ready.len());
+            reaper.scratch.clear();
+            engine
+                .reap(if reaper.polls { 0 } else { missing }, &mut reaper.scratch)
+                .map_err(RunError::Engine)?;
+            reaper.ready.extend(reaper.scratch.drain(..));
+            if reaper.ready.len() >= min {
+                break;
+            }
+        }
     }
     let taken = reaper.ready.len().min(max);
     if taken == 0 {
