@@ -8,6 +8,7 @@
 //! This is the only crate allowed `unsafe` (io_uring buffers, O_DIRECT allocations, ioctls).
 
 pub mod buffers;
+pub mod cpu_affinity;
 pub mod descriptors;
 pub mod device_stats;
 pub mod engines;

@@ -286,6 +286,14 @@ pub struct JobDraft {
     latency_target: Option<crate::LatencyTargetSpec>,
     numa_mem_policy: Option<crate::NumaMemPolicy>,
     serialize_overlap: Option<bool>,
+    /// `iodepth_batch_submit`, `iodepth_batch_complete_min`, `_max`, `iodepth_low` as given.
+    io_batch_submit: Option<u32>,
+    io_batch_complete_min: Option<u32>,
+    io_batch_complete_max: Option<u32>,
+    io_depth_low: Option<u32>,
+    cpus_allowed: Option<Vec<u32>>,
+    /// `cpus_allowed_policy=split` (true) or `shared`.
+    cpus_allowed_split: Option<bool>,
     submit_offload: Option<bool>,
     random_distribution: Option<RandomDistribution>,
     /// `zonemode=strided` (true) or `none` (false).
@@ -1006,6 +1014,27 @@ impl JobDraft {
             && (spec.replay.is_some()
                 || (spec.read_percent < 100 && spec.iodepth > 1)
                 || spec.submit_offload);
+        let io_batch = crate::IoBatch::fio(
+            spec.iodepth,
+            self.io_batch_submit,
+            self.io_batch_complete_min,
+            self.io_batch_complete_max,
+            self.io_depth_low,
+        );
+        spec.io_batch = (!io_batch.is_fio_default(spec.iodepth)).then_some(io_batch);
+        if spec.io_batch.is_some() && spec.numjobs > 1 && matches!(spec.target, Target::Sim(_)) {
+            spec.warnings.push(
+                "storlab differs from fio here: the clones of a job on a simulated drive share \
+                 one issue loop, which keeps one I/O submitted and one completion reaped at a \
+                 time; iodepth_batch*, iodepth_low apply with numjobs=1 (or on a real target)"
+                    .into(),
+            );
+        }
+        // fio's policy applies to a CPU set; without `cpus_allowed` it has nothing to split.
+        spec.cpus_allowed = self.cpus_allowed.clone().map(|cpus| crate::CpuAffinity {
+            cpus,
+            split: self.cpus_allowed_split == Some(true),
+        });
         spec
     }
 
@@ -1715,8 +1744,8 @@ fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"
         }
-        "cpus_allowed" | "numa_cpu_nodes" => {
-            "accepted, no effect: storlab does not pin its worker threads to CPUs or NUMA nodes"
+        "numa_cpu_nodes" => {
+            "accepted, no effect: storlab does not bind its worker threads to NUMA nodes"
         }
         _ => "accepted, no effect",
     }
@@ -2643,6 +2672,50 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "iodepth_batch_submit",
+        aliases: &["iodepth_batch"],
+        bare: false,
+        meaning: "queueing engines: I/Os queued before they are submitted together (default 1; 0: iodepth)",
+        field: "iodepth_batch_submit",
+        apply: |d, v| {
+            d.io_batch_submit = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_batch_complete_min",
+        aliases: &["iodepth_batch_complete"],
+        bare: false,
+        meaning: "queueing engines: completions a reap waits for (default 1; 0 with iodepth_batch_complete_max=0: poll after every I/O)",
+        field: "iodepth_batch_complete_min",
+        apply: |d, v| {
+            d.io_batch_complete_min = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_batch_complete_max",
+        aliases: &[],
+        bare: false,
+        meaning: "queueing engines: most completions one reap takes (default and at least iodepth_batch_complete_min)",
+        field: "iodepth_batch_complete_max",
+        apply: |d, v| {
+            d.io_batch_complete_max = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_low",
+        aliases: &[],
+        bare: false,
+        meaning: "queueing engines: once the queue is full, reap until this many I/Os are in flight (default iodepth)",
+        field: "iodepth_low",
+        apply: |d, v| {
+            d.io_depth_low = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "numjobs",
         aliases: &[],
         bare: false,
@@ -3446,6 +3519,18 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "verify_async_cpus",
+        aliases: &[],
+        bare: false,
+        meaning: "CPUs of fio's verify_async threads: accepted, storlab checks in the reaping thread",
+        field: "verify_async_cpus",
+        apply: |d, v| {
+            crate::queueing::parse_cpu_list(v).map_err(ApplyError::Invalid)?;
+            accept_without_effect(d, "verify_async");
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "verify_state_save",
         aliases: &[],
         bare: true,
@@ -3931,13 +4016,25 @@ pub static KEYS: &[KeyDef] = &[
         name: "cpus_allowed",
         aliases: &[],
         bare: false,
-        meaning: "accepted with a warning: storlab does not pin worker threads",
+        meaning: "CPUs the job's threads run on, such as 0-3,6 (each must exist on this machine)",
         field: "cpus_allowed",
         apply: |d, v| {
-            if !v.bytes().all(|b| b.is_ascii_digit() || b"-,^".contains(&b)) {
-                return Err(ApplyError::Invalid("a CPU list such as 0-3,6 is needed".into()));
-            }
-            accept_without_effect(d, "cpus_allowed");
+            d.cpus_allowed = Some(crate::queueing::parse_cpu_list(v).map_err(ApplyError::Invalid)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "cpus_allowed_policy",
+        aliases: &[],
+        bare: false,
+        meaning: "shared: every thread of the job may use all of cpus_allowed; split: each thread (clone) gets one CPU of it in turn",
+        field: "cpus_allowed_policy",
+        apply: |d, v| {
+            d.cpus_allowed_split = Some(match v.trim() {
+                "shared" => false,
+                "split" => true,
+                _ => return Err(ApplyError::Invalid("use shared or split".into())),
+            });
             Ok(())
         },
     },
@@ -4870,18 +4967,65 @@ mod tests {
     }
 
     #[test]
+    fn batching_and_cpu_keys_reach_the_spec_as_fio_leaves_them() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("iodepth", Some("16")),
+            ("iodepth_batch", Some("4")),
+            ("iodepth_batch_complete", Some("2")),
+            ("iodepth_low", Some("8")),
+            ("cpus_allowed", Some("1,0")),
+            ("cpus_allowed_policy", Some("split")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.io_batch,
+            Some(crate::IoBatch {
+                submit: 4,
+                complete_min: 2,
+                complete_max: 2,
+                depth_low: 8
+            })
+        );
+        assert_eq!(
+            spec.cpus_allowed,
+            Some(crate::CpuAffinity {
+                cpus: vec![0, 1],
+                split: true
+            })
+        );
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        // fio's defaults spelled out are no batching at all.
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("iodepth", Some("8")),
+            ("iodepth_batch_submit", Some("1")),
+            ("iodepth_batch_complete_max", Some("1")),
+            ("iodepth_low", Some("8")),
+            ("cpus_allowed_policy", Some("split")),
+        ])
+        .unwrap();
+        assert_eq!((spec.io_batch, spec.cpus_allowed), (None, None));
+        let bad = draft(&[("cpus_allowed_policy", Some("spread"))]).unwrap_err();
+        assert!(bad.to_string().contains("use shared or split"), "{bad}");
+        let bad = draft(&[("verify_async_cpus", Some("0-x"))]).unwrap_err();
+        assert!(bad.to_string().contains("verify_async_cpus"), "{bad}");
+    }
+
+    #[test]
     fn accepted_keys_say_what_they_do_not_change() {
         let spec = draft(&[
             ("size", Some("1M")),
             ("flow", Some("2")),
-            ("cpus_allowed", Some("0-3")),
+            ("numa_cpu_nodes", Some("0")),
             ("gtod_reduce", None),
             ("clocksource", Some("cpu")),
             ("io_submit_mode", Some("offload")),
         ])
         .unwrap();
         assert_eq!(spec.warnings.len(), 1, "{:?}", spec.warnings);
-        assert!(spec.warnings[0].starts_with("cpus_allowed: accepted, no effect"));
+        assert!(spec.warnings[0].starts_with("numa_cpu_nodes: accepted, no effect"));
         assert_eq!(
             spec.flow,
             Some(FlowSpec {

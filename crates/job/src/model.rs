@@ -1161,6 +1161,13 @@ pub struct JobSpec {
     /// or one I/O at a time, unless submitted by offload).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub serialize_overlap: bool,
+    /// fio's `iodepth_batch_submit`, `iodepth_batch_complete_min`/`_max` and `iodepth_low`
+    /// (`None`: fio's defaults, one I/O submitted and one completion reaped at a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_batch: Option<crate::IoBatch>,
+    /// fio's `cpus_allowed` and `cpus_allowed_policy`: the CPUs the job's threads run on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed: Option<crate::CpuAffinity>,
     /// fio's `io_submit_mode=offload`. storlab's worker issues the I/O either way; what it
     /// changes is `serialize_overlap`, which then checks against the in-flight I/O of every
     /// offload job of the group that sets it, whatever its file (fio 3.33, rate-submit.c).
@@ -1285,6 +1292,8 @@ impl JobSpec {
             trim: TrimMode::None,
             flow: None,
             serialize_overlap: false,
+            io_batch: None,
+            cpus_allowed: None,
             submit_offload: false,
             random_distribution: RandomDistribution::Random,
             rw_modifier: RwModifier::None,

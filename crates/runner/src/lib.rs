@@ -268,6 +268,36 @@ pub fn check_replay_fits(job: &JobSpec, target_size_bytes: u64) -> Result<(), Ru
     }
 }
 
+/// fio refuses a `cpus_allowed` naming a CPU the machine does not have (options.c,
+/// `set_cpus_allowed`: "CPU N too large"); so does storlab, before any job starts.
+fn check_cpus_exist(set: &JobSet) -> Result<(), RunError> {
+    let highest_of = |job: &JobSpec| job.cpus_allowed.as_ref()?.cpus.last().copied();
+    let Some(first) = set.jobs.iter().find(|job| highest_of(job).is_some()) else {
+        return Ok(());
+    };
+    let configured =
+        storlab_engine::cpu_affinity::configured_cpus().map_err(|error| RunError::Plan {
+            job: first.name.clone(),
+            reason: format!("cpus_allowed: counting this machine's CPUs: {error}"),
+        })?;
+    for job in &set.jobs {
+        match highest_of(job) {
+            Some(cpu) if cpu >= configured => {
+                return Err(RunError::Plan {
+                    job: job.name.clone(),
+                    reason: format!(
+                        "cpus_allowed: CPU {cpu} too large: this machine has CPUs 0-{} \
+                         (fio refuses it too)",
+                        configured - 1
+                    ),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Run every job of `set`, stonewall group by group, calling `on_job_done` as each finishes so
 /// the caller can save it at once. Stops after the group in which `stop` was set.
 pub fn run_jobs(
@@ -276,6 +306,7 @@ pub fn run_jobs(
     options: &RunOptions<'_>,
     on_job_done: &mut dyn FnMut(&JobOutcome),
 ) -> Result<Vec<JobOutcome>, RunError> {
+    check_cpus_exist(set)?;
     let mut saved_verify_states = load_verify_states(set)?;
     let mut outcomes = Vec::with_capacity(set.jobs.len());
     let mut group_start = 0;
@@ -872,7 +903,30 @@ fn drive_with_verify(
         ),
         None => None,
     };
+    // fio's `cpus_allowed` (backend.c `thread_main`): set on the thread that issues the
+    // I/O; with `split` each clone on its own CPU. Several clones on one simulated timeline
+    // share this thread, which then runs on the whole set.
+    let affinity = match &job.cpus_allowed {
+        Some(affinity) => {
+            let cpus = match workers {
+                [only] => affinity.cpus_of_thread(only.fio_thread_number),
+                _ => affinity.cpus.clone(),
+            };
+            Some(
+                storlab_engine::cpu_affinity::ThreadCpuAffinity::set(&cpus).map_err(|error| {
+                    RunError::Plan {
+                        job: job.name.clone(),
+                        reason: format!(
+                            "cpus_allowed: sched_setaffinity to CPUs {cpus:?}: {error}"
+                        ),
+                    }
+                })?,
+            )
+        }
+        None => None,
+    };
     let result = drive_and_verify(engine, workers, job, timing, options, board, end);
+    drop(affinity);
     drop(priority);
     let failed = result.is_err() || workers.iter().any(|w| w.error.is_some());
     end.group.job_ended(end.index, job, failed);

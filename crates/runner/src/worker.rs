@@ -19,6 +19,8 @@ use storlab_job::{
 };
 use storlab_stats::{ResourceUsage, WorkerStats};
 
+mod batched;
+
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// A request between `queue` and its completion.
@@ -339,6 +341,13 @@ pub struct Worker {
     stats_reset_ns: Option<u64>,
     /// Series interval of the statistics, to start them again after a reset.
     interval_ns: u64,
+    /// fio's `iodepth_batch*` and `iodepth_low` when not fio's defaults (`batched.rs`).
+    io_batch: Option<storlab_job::IoBatch>,
+    /// I/Os queued since fio's last `td_io_commit` (fio's `io_u_queued`, `batched.rs`).
+    batch_queued: u32,
+    /// fio's thread number of this clone (1-based, counted over the run): which CPU of
+    /// `cpus_allowed_policy=split` it runs on.
+    pub fio_thread_number: u32,
 }
 
 /// Where measurement begins and ends on the engine's clock.
@@ -555,6 +564,9 @@ impl Worker {
             latency_search_done: false,
             stats_reset_ns: None,
             interval_ns,
+            io_batch: job.io_batch,
+            batch_queued: 0,
+            fio_thread_number: worker_index + 1,
         };
         // fio keeps latencies per priority (its `clat_prio` arrays) for the directions cmdprio
         // gives priorities to, listed up front in fio's order.
@@ -576,6 +588,7 @@ impl Worker {
     /// Draws offsets, sizes and directions as fio's thread `thread_number` does, for a job from
     /// a fio job file or fio-style flags, on a target of `file_size_bytes`.
     pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
+        self.fio_thread_number = thread_number;
         self.generator
             .use_fio_streams(job, file_size_bytes, thread_number);
         if let Some(cmdprio) = self.cmdprio.as_mut() {
@@ -842,9 +855,11 @@ impl Worker {
         engine: &mut dyn IoEngine,
         now_ns: u64,
         queued_slots: &mut Vec<u32>,
+        limit: usize,
     ) -> Result<(usize, Option<u64>), RunError> {
         let mut queued = 0;
-        while !self.free_slots.is_empty()
+        while queued < limit
+            && !self.free_slots.is_empty()
             && self.outstanding() < self.depth_limit
             && !self.finished_issuing()
         {
@@ -1610,7 +1625,7 @@ impl Issue {
             .zip(queued_by_worker.iter_mut())
         {
             let in_flight_before = w.outstanding() as u64;
-            let (queued, wait) = w.fill(engine, now_ns, &mut self.queued_slots)?;
+            let (queued, wait) = w.fill(engine, now_ns, &mut self.queued_slots, usize::MAX)?;
             *queued_here = queued as u64;
             if w.finished_issuing() {
                 w.leave_flow();
@@ -1768,7 +1783,25 @@ pub fn drive(
     // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
     // completion's slot is refilled and handed over before the next completion is handled.
     let submit_each = !synchronous && engine.submits_each_request();
+    // fio's `iodepth_batch*` and `iodepth_low` other than their defaults: fio's own loop, for
+    // a worker with an engine of its own (one worker of a simulated drive's shared timeline).
+    let batched = !synchronous && workers.len() == 1 && workers[0].io_batch.is_some();
+    if batched {
+        interrupted = batched::drive(
+            engine,
+            &mut workers[0],
+            &mut issue,
+            window,
+            stop,
+            ended,
+            live,
+        )?;
+    }
     loop {
+        if batched {
+            // Done by `batched::drive` above; what follows the loop is common to both.
+            break;
+        }
         let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
         let past_deadline =
             window.deadline_ns.is_some_and(|d| now_ns >= d) || ended.load(Ordering::Relaxed);
@@ -2110,6 +2143,103 @@ mod tests {
                     held: 24,
                     handed: 8
                 }
+        )));
+    }
+
+    /// 3200 sequential 4 KiB reads at `batch`'s settings on a burst device that finishes
+    /// `burst` requests (or the reap's minimum) each time it is looked at.
+    fn batched_burst_run(
+        iodepth: u32,
+        batch: storlab_job::IoBatch,
+        burst: usize,
+    ) -> (Worker, Vec<DeviceEvent>) {
+        const IOS: u64 = 3200;
+        let mut job = JobSpec::new("batched", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.iodepth = iodepth;
+        job.io_batch = Some(batch);
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: IOS * 4096,
+        };
+        let mut engine = BurstDevice {
+            submit_each: true,
+            burst,
+            buffers: Vec::new(),
+            queued: Vec::new(),
+            held: Default::default(),
+            events: Vec::new(),
+            clock_ns: 0,
+        };
+        let worker = drive_one(&mut engine, &job, region, iodepth, NS_PER_S);
+        assert_eq!(worker.stats.read.ios, IOS);
+        (worker, engine.events)
+    }
+
+    /// fio's `iodepth=32 iodepth_batch=8 iodepth_low=16` (backend.c `do_io`,
+    /// `wait_for_completions`): the queue fills in submits of 8; once full, completions are
+    /// reaped one at a time until 16 are in flight, and the 16 free slots go back in two
+    /// submits of 8. Each submit's I/Os count at the depth the queue has when they go
+    /// (`td_io_commit`): 8, 16, 24, 32 for the first fill, then 24 and 32 in turn.
+    #[test]
+    fn batched_submits_refill_from_the_low_water_mark_as_fio() {
+        let batch = storlab_job::IoBatch::fio(32, Some(8), None, None, Some(16));
+        let (worker, events) = batched_burst_run(32, batch, 1);
+        let submits: Vec<(usize, usize)> = events
+            .iter()
+            .filter_map(|e| match *e {
+                DeviceEvent::Submitted { held, handed } => Some((held, handed)),
+                DeviceEvent::Reaped(_) => None,
+            })
+            .collect();
+        assert_eq!(submits.len(), 3200 / 8);
+        assert_eq!(submits[..4], [(0, 8), (8, 8), (16, 8), (24, 8)]);
+        for (i, pair) in submits[4..].chunks(2).enumerate() {
+            assert_eq!(pair, [(16, 8), (24, 8)], "refill {i}");
+        }
+        // One completion per reap, until the job's end waits for the last 16 at once.
+        let (last, reaps) = events.split_last().unwrap();
+        assert_eq!(*last, DeviceEvent::Reaped(16));
+        assert!(reaps
+            .iter()
+            .all(|e| !matches!(e, DeviceEvent::Reaped(n) if *n != 1)));
+        let depth = &worker.stats.depth;
+        assert_eq!(depth.submit[2], 400, "{depth:?}");
+        assert_eq!(
+            depth.level[3..6],
+            [8, 8 + 8 + 198 * 8, 8 + 198 * 8],
+            "{depth:?}"
+        );
+        assert_eq!(depth.complete[1..4], [3200 - 16, 0, 1], "{depth:?}");
+    }
+
+    /// fio's `iodepth_batch_complete_max`: a reap takes no more than the maximum, even when
+    /// the device has finished more (they wait for the next reap, as in the kernel's ring);
+    /// and fio's polling (`iodepth_batch_complete_min=0` and `_max=0`) waits for a completion
+    /// after every I/O, so only one is ever in flight. (The job's end waits for what is left
+    /// in one reap, as fio's `do_io` ends.)
+    #[test]
+    fn reaps_take_at_most_the_batch_maximum_and_polling_keeps_one_in_flight() {
+        let batch = storlab_job::IoBatch::fio(32, None, Some(2), Some(3), None);
+        let (worker, events) = batched_burst_run(32, batch, 8);
+        assert!(events.contains(&DeviceEvent::Reaped(8)));
+        let depth = &worker.stats.depth;
+        let above_four: u64 = depth.complete[2..].iter().sum();
+        assert_eq!(above_four, 1, "only the end took more than 4: {depth:?}");
+        // At most 3 per reap: 3200 I/Os, less the end's, take more than a third as many reaps.
+        assert!(depth.complete[1] >= (3200 - 32) / 3, "{depth:?}");
+
+        let polling = storlab_job::IoBatch::fio(8, None, Some(0), Some(0), None);
+        assert!(polling.polls());
+        let (worker, events) = batched_burst_run(8, polling, 8);
+        assert_eq!(
+            worker.stats.depth.level[0], 3200,
+            "{:?}",
+            worker.stats.depth
+        );
+        assert!(events.iter().all(|e| matches!(
+            e,
+            DeviceEvent::Reaped(1) | DeviceEvent::Submitted { held: 0, handed: 1 }
         )));
     }
 
