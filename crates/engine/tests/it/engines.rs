@@ -459,7 +459,6 @@ fn fio_engine_builders() -> [Build; 6] {
         |t| {
             let options = LibaioOptions {
                 userspace_reap: true,
-                ..LibaioOptions::default()
             };
             Box::new(LibaioEngine::new(t, options).unwrap())
         },
@@ -654,14 +653,7 @@ fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
     let target = direct_target(dir.path()).unwrap_or_else(|| temp_target(dir.path(), false));
     let depth = 16u32;
     for userspace_reap in [false, true] {
-        let mut engine = LibaioEngine::new(
-            &target,
-            LibaioOptions {
-                userspace_reap,
-                ..LibaioOptions::default()
-            },
-        )
-        .unwrap();
+        let mut engine = LibaioEngine::new(&target, LibaioOptions { userspace_reap }).unwrap();
         write_then_read_back(&mut engine, depth, REGION_BYTES, 100, SEED + 23);
         let counter =
             |engine: &LibaioEngine, key: &str| -> u64 { detail(engine, key).parse().unwrap() };
