@@ -321,7 +321,7 @@ pub struct Worker {
     fill_device: bool,
     /// The file system (or quota) is full: the worker issues nothing more and ends without
     /// error once its I/Os in flight are back, as fio's `fill_device` job.
-    pub filled: bool,
+    filled: bool,
     /// The first error seen; the worker stops issuing once set.
     pub error: Option<RunError>,
     /// Syncs that start from here on the engine's clock are measured (after the ramp).
@@ -1991,6 +1991,9 @@ mod tests {
         held: std::collections::VecDeque<IoRequest>,
         events: Vec<DeviceEvent>,
         clock_ns: u64,
+        /// Where a full file system's space ends: a write past it fails with ENOSPC, one
+        /// across it comes back short, as a file system's `write` does. `u64::MAX`: no end.
+        space_end_bytes: u64,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2053,9 +2056,19 @@ mod tests {
             self.clock_ns += BURST_REAP_STEP_NS;
             let n = self.burst.max(min).min(self.held.len());
             for request in self.held.drain(..n) {
+                let end_bytes = request.offset_bytes + u64::from(request.len_bytes);
+                let result = match request.direction {
+                    IoDirection::Write if request.offset_bytes >= self.space_end_bytes => {
+                        Err(ERRNO_ENOSPC)
+                    }
+                    IoDirection::Write if end_bytes > self.space_end_bytes => {
+                        Ok((self.space_end_bytes - request.offset_bytes) as u32)
+                    }
+                    _ => Ok(request.len_bytes),
+                };
                 out.push(IoCompletion {
                     slot: request.slot,
-                    result: Ok(request.len_bytes),
+                    result,
                     done_ns: self.clock_ns,
                 });
             }
@@ -2089,10 +2102,68 @@ mod tests {
             held: Default::default(),
             events: Vec::new(),
             clock_ns: 0,
+            space_end_bytes: u64::MAX,
         };
         let worker = drive_one(&mut engine, &job, region, QD, NS_PER_S);
         assert_eq!(worker.stats.read.ios, IOS);
         (worker, engine.events)
+    }
+
+    /// A 1 MiB sequential write at QD4 in 4 KiB blocks on a device whose space ends half a
+    /// block after `WHOLE_WRITES` blocks, with `shape` applied to the job.
+    fn write_until_full(shape: impl Fn(&mut JobSpec)) -> Worker {
+        const QD: u32 = 4;
+        let mut job = JobSpec::new("fill", EngineKind::Null, Target::None);
+        job.random_percent = 0;
+        job.read_percent = 0;
+        job.iodepth = QD;
+        shape(&mut job);
+        let mut engine = BurstDevice {
+            submit_each: true,
+            burst: 1,
+            buffers: Vec::new(),
+            queued: Vec::new(),
+            held: Default::default(),
+            events: Vec::new(),
+            clock_ns: 0,
+            space_end_bytes: WHOLE_WRITES * 4096 + 2048,
+        };
+        let region = Region {
+            start_bytes: 0,
+            len_bytes: FILL_REGION_BYTES,
+        };
+        drive_one(&mut engine, &job, region, QD, NS_PER_S)
+    }
+
+    const WHOLE_WRITES: u64 = 25;
+    const FILL_REGION_BYTES: u64 = 1 << 20;
+
+    #[test]
+    fn a_fill_ends_without_error_at_the_first_write_the_space_cannot_hold() {
+        let worker = write_until_full(|job| job.fill_device = true);
+        assert!(worker.error.is_none(), "{:?}", worker.error);
+        assert!(worker.filled);
+        // The short write and the ENOSPC ones after it count in no figure, as fio's.
+        assert_eq!(worker.stats.write.ios, WHOLE_WRITES);
+        assert_eq!(worker.stats.write.bytes, WHOLE_WRITES * 4096);
+        assert_eq!(worker.stats.write.errors, 0);
+        // Without fill_device the short write is the job's error, as before.
+        let plain = write_until_full(|_| {});
+        assert!(matches!(plain.error, Some(RunError::ShortIo { .. })));
+    }
+
+    #[test]
+    fn enospc_passed_by_ignore_error_is_counted_and_the_writes_go_on() {
+        let worker = write_until_full(|job| {
+            job.continue_on_error.write = true;
+            job.continue_on_error.ignored_write = Some(vec![ERRNO_ENOSPC]);
+        });
+        assert!(worker.error.is_none(), "{:?}", worker.error);
+        let all_writes = FILL_REGION_BYTES / 4096;
+        assert_eq!(worker.stats.write.ios, WHOLE_WRITES);
+        // The short write counts as the ENOSPC fio's retry of its rest gets.
+        assert_eq!(worker.stats.write.errors, all_writes - WHOLE_WRITES);
+        assert_eq!(worker.stats.first_error_errno, ERRNO_ENOSPC);
     }
 
     /// Issue 20: with io_uring and libaio at QD32, storlab handled every completion of a reap
