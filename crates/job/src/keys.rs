@@ -1722,6 +1722,36 @@ fn apply_block_sizes_with_trim(
     apply_block_sizes(d, pair)
 }
 
+/// Why a `bssplit` list given to `bsrange` is refused, with what fio makes of it: fio 3.33's
+/// range parser (parse.c, `FIO_OPT_RANGE`) cuts the value at its first `-` (else `:`) and reads
+/// each side with `str_to_decimal`, which keeps the leading number and its unit letters and
+/// drops the rest unread. fio's own t0023 has `bsrange=512/25:1k:25:2k:25:4k/25` in a section
+/// named `bssplit`, which fio runs as the range 512-1k: a split mistyped, read by accident.
+fn split_given_as_range(value: &str) -> String {
+    let first = value.split(',').next().unwrap_or(value);
+    let cut = first.find('-').or_else(|| first.find(':'));
+    let leading = |side: &str| -> String {
+        let digits = side.len() - side.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let unit = side[digits..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        side[..digits + unit].to_string()
+    };
+    let fio_reads = match cut {
+        Some(at) => format!(
+            "fio 3.33 reads it as the range {}-{} and drops the rest unread",
+            leading(&first[..at]),
+            leading(&first[at + 1..])
+        ),
+        None => "fio 3.33 refuses it too".to_string(),
+    };
+    format!(
+        "SIZE/PERCENT is bssplit's form, not a range; {fio_reads} (its number parser stops at \
+         the first character after a unit); write bsrange=MIN-MAX, or bssplit={value} for a split"
+    )
+}
+
 /// fio's `filename_format` with its variables filled in: `$jobname`, and `$jobnum` and
 /// `$filenum` as 0 (storlab's job has one file, which its workers share).
 fn expand_filename_format(format: &str, job_name: &str) -> String {
@@ -2492,7 +2522,12 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size range MIN-MAX (uniform, in alignment steps), or read,write ranges",
         field: "bs",
-        apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_ranges),
+        apply: |d, v| {
+            if v.contains('/') {
+                return Err(ApplyError::Invalid(split_given_as_range(v)));
+            }
+            apply_block_sizes_with_trim(d, v, parse_block_size_ranges)
+        },
     },
     KeyDef {
         name: "bssplit",
@@ -4964,6 +4999,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("--zonemode=zbd: zoned block devices (ZBD) are out of scope"));
+    }
+
+    #[test]
+    fn a_split_given_to_bsrange_is_refused_with_fios_accidental_reading() {
+        let error = draft(&[("bsrange", Some("512/25:1k:25:2k:25:4k/25"))])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("fio 3.33 reads it as the range 512-1k and drops the rest unread"),
+            "{error}"
+        );
+        assert!(
+            error.contains("bssplit=512/25:1k:25:2k:25:4k/25"),
+            "{error}"
+        );
+        assert_eq!(error.lines().count(), 1);
+        let error = draft(&[("bsrange", Some("4k/50-8k"))])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("range 4k-8k"), "{error}");
     }
 
     #[test]
