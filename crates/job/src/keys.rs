@@ -1008,6 +1008,15 @@ impl JobDraft {
                     .into(),
             );
         }
+        if spec.dedupe.is_some() && on_a_file && (1..100).contains(&spec.read_percent) {
+            spec.warnings.push(
+                "storlab differs from fio here: a dedupe job that also reads repeats fio's share \
+                 of its writes, not fio's bytes, and blocks it does not write stay unique: fio \
+                 lays a new file out with the same dedupe buffers first (filesetup.c), storlab \
+                 with its own layout data"
+                    .into(),
+            );
+        }
         // fio's init.c: no overlap check where nothing can race (a job that does not change
         // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
         spec.serialize_overlap = self.serialize_overlap == Some(true)

@@ -215,6 +215,32 @@ fn dedupe_buffers_cross_a_simulated_drive_and_come_back() {
     assert!((share - 0.30).abs() < 0.07, "{share}");
 }
 
+/// A job that reads and writes draws fio's repeat share, and says its bytes are not fio's (fio
+/// lays the file out with the buffer stream first).
+#[test]
+fn a_reading_dedupe_job_repeats_the_share_and_says_its_bytes_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--name=rw",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=2m",
+            "--filename=rw.d",
+            "--dedupe_percentage=35",
+        ],
+    );
+    let text = stderr(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("a dedupe job that also reads"), "{text}");
+    // Only the written blocks carry dedupe buffers; the layout's blocks are all unique. About
+    // half of the blocks are written (randrw at 50%, each block once): 0.35 of those repeat.
+    let share = repeated_share(&std::fs::read(dir.path().join("rw.d")).unwrap());
+    assert!((0.10..0.25).contains(&share), "{share}");
+}
+
 #[test]
 fn verify_checks_a_dedupe_job_and_says_dedupe_has_no_effect() {
     let dir = tempfile::tempdir().unwrap();
