@@ -2241,6 +2241,7 @@ mod tests {
             held: Default::default(),
             events: Vec::new(),
             clock_ns: 0,
+            space_end_bytes: u64::MAX,
         };
         let worker = drive_one(&mut engine, &job, region, iodepth, NS_PER_S);
         assert_eq!(worker.stats.read.ios, IOS);
