@@ -40,6 +40,11 @@ pub struct IoRequest {
     pub direction: IoDirection,
     pub offset_bytes: u64,
     pub len_bytes: u32,
+    /// The request's own I/O priority (linux/ioprio.h value), when fio's cmdprio family gave
+    /// it one (the runner draws which requests, as fio 3.33's engines/cmdprio.c): io_uring
+    /// puts it in the SQE's `ioprio`, libaio in `aio_reqprio` with `IOCB_FLAG_IOPRIO`; other
+    /// engines have no per-request priority and ignore it. `None`: the submitter's priority.
+    pub ioprio: Option<u16>,
 }
 
 /// One finished request.

@@ -143,6 +143,7 @@ mod tests {
                     direction: IoDirection::Read,
                     offset_bytes,
                     len_bytes: 4096,
+                    ioprio: None,
                 })
                 .unwrap();
         }

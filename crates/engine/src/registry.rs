@@ -73,15 +73,12 @@ impl EngineOptions {
                 sqpoll: tuning.sqthread_poll,
                 vectored: tuning.vectored,
                 nowait: tuning.nowait,
-                cmdprio: tuning.cmdprio.clone(),
+                default_ioprio: job.io_priority.map_or(0, |p| p.value()),
                 sqpoll_cpu: tuning.sqthread_poll_cpu,
-                cmdprio_seed: job.seed,
                 ..defaults.io_uring
             },
             libaio: LibaioOptions {
                 userspace_reap: tuning.userspace_reap,
-                cmdprio: tuning.cmdprio.clone(),
-                cmdprio_seed: job.seed,
             },
             pvsync2: Pvsync2Options {
                 hipri: tuning.hipri,

@@ -628,25 +628,7 @@ impl JobDraft {
         self.check_zones(job_location)?;
         self.check_replay(job_location)?;
         self.check_verify(job_location)?;
-        let logs_asked = !self.log_named_by_job.is_empty()
-            || FioLogKind::ALL
-                .into_iter()
-                .any(|kind| self.fio_logs.prefix(kind).is_some());
         self.check_cmdprio(job_location)?;
-        if logs_asked && self.engine_tuning.cmdprio.is_set() {
-            let setter = self
-                .provenance
-                .iter()
-                .rev()
-                .find(|p| p.field == "cmdprio_percentage" || p.field == "cmdprio_bssplit");
-            return Err(JobError::unsupported(
-                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-                setter.map_or("cmdprio_percentage", |p| p.key_as_written.as_str()),
-                setter.and_then(|p| p.value.clone()),
-                "with fio's logs: the engine picks which I/Os get the priority and the logs \
-                 could not say which did; drop one of them",
-            ));
-        }
         if self.storlab_rw_default && self.randrepeat == Some(false) {
             return Err(JobError::unsupported(
                 job_location.clone(),
@@ -5130,15 +5112,15 @@ mod tests {
             assert!(!error.contains('\n'), "{error}");
         }
         assert!(draft(&[("size", Some("1M")), ("log_compression", Some("0"))]).is_ok());
-        let error = draft(&[
+        // fio's logs show which I/Os cmdprio gave a priority (`log_prio`): both together run.
+        let spec = draft(&[
             ("size", Some("1M")),
             ("ioengine", Some("io_uring")),
             ("cmdprio_percentage", Some("20")),
             ("write_lat_log", None),
         ])
-        .unwrap_err()
-        .to_string();
-        assert!(error.starts_with("--cmdprio_percentage=20: "), "{error}");
+        .unwrap();
+        assert!(spec.uses_cmdprio());
     }
 
     #[test]

@@ -213,7 +213,9 @@ impl EngineTuning {
         check(self.registerfiles.is_some(), uring, "registerfiles");
         check(self.sqthread_poll, uring, "sqthread_poll");
         check(self.vectored, uring, "nonvectored");
-        let cmdprio_engine = uring || engine == EngineKind::Libaio;
+        // The simulator stands in for the job's io_uring or libaio under `--target sim:`; it
+        // records each request's priority (docs/job-format.md says what a drive does with it).
+        let cmdprio_engine = uring || engine == EngineKind::Libaio || engine == EngineKind::Sim;
         let (read, write) = (&self.cmdprio.read, &self.cmdprio.write);
         check(
             read.percentage > 0 || write.percentage > 0,
@@ -1209,6 +1211,16 @@ impl JobSpec {
             replay: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// fio's cmdprio family picks some of this job's requests: it is set and the engine carries
+    /// a priority per request (io_uring, libaio; the simulator in their place records it).
+    pub fn uses_cmdprio(&self) -> bool {
+        self.engine_tuning.cmdprio.is_set()
+            && matches!(
+                self.engine,
+                EngineKind::IoUring | EngineKind::Libaio | EngineKind::Sim
+            )
     }
 
     /// The largest size that divides every offset (from the region's start) and length this

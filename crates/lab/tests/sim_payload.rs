@@ -124,6 +124,7 @@ fn normal_writes_from_a_queue_of_slots_read_back_exactly() {
                     direction: IoDirection::Write,
                     offset_bytes: offset,
                     len_bytes: WRITE_BYTES as u32,
+                    ioprio: None,
                 })
                 .unwrap();
         }
@@ -138,6 +139,7 @@ fn normal_writes_from_a_queue_of_slots_read_back_exactly() {
                 direction: IoDirection::Read,
                 offset_bytes: write * WRITE_BYTES as u64,
                 len_bytes: WRITE_BYTES as u32,
+                ioprio: None,
             })
             .unwrap();
         engine.submit().unwrap();

@@ -126,6 +126,10 @@ struct FioDirection {
     slat_ns: FioLatency,
     clat_ns: FioLatency,
     lat_ns: FioLatency,
+    /// fio's per-priority completion latencies (stat.c, `add_ddir_status_json`): only when
+    /// the direction's I/Os carried two priorities or more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prios: Option<Vec<FioPriority>>,
     bw_min: u64,
     bw_max: u64,
     bw_agg: f64,
@@ -137,6 +141,15 @@ struct FioDirection {
     iops_mean: f64,
     iops_stddev: f64,
     iops_samples: u64,
+}
+
+/// One entry of fio's `prios` array: the class and level, and the latencies of the I/Os that
+/// carried them (fio names it `lat_ns` with `lat_percentiles=1`, which storlab does not take).
+#[derive(serde::Serialize)]
+struct FioPriority {
+    prioclass: u16,
+    prio: u16,
+    clat_ns: FioLatency,
 }
 
 #[derive(serde::Serialize, Default)]
@@ -389,17 +402,42 @@ fn job_options(job: &JobReport) -> OrderedMap {
     OrderedMap(options)
 }
 
+/// fio's json+ `bins`: samples per fio histogram bucket, keyed by the bucket's value in ns.
+fn fio_bins(bins: &[(u64, u64)]) -> OrderedMap {
+    OrderedMap(
+        bins.iter()
+            .map(|&(value_ns, count)| (value_ns.to_string(), Value::from(count)))
+            .collect(),
+    )
+}
+
 fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
+    /// linux/ioprio.h: the class is the bits above `IOPRIO_CLASS_SHIFT` (13); fio prints the
+    /// level as `ioprio & 7`.
+    const IOPRIO_CLASS_SHIFT: u16 = 13;
+    const IOPRIO_LEVEL_MASK: u16 = 7;
     let mut clat_ns = fio_latency(&summary.clat, true);
     if plus {
-        clat_ns.bins = Some(OrderedMap(
-            summary
-                .clat_fio_bins
-                .iter()
-                .map(|&(value_ns, count)| (value_ns.to_string(), Value::from(count)))
-                .collect(),
-        ));
+        clat_ns.bins = Some(fio_bins(&summary.clat_fio_bins));
     }
+    // fio: "Only include per prio stats if there are >= 2 prios with samples".
+    let prios = (summary.by_priority.len() >= 2).then(|| {
+        summary
+            .by_priority
+            .iter()
+            .map(|p| {
+                let mut clat_ns = fio_latency(&p.clat, true);
+                if plus {
+                    clat_ns.bins = Some(fio_bins(&p.clat_fio_bins));
+                }
+                FioPriority {
+                    prioclass: p.ioprio >> IOPRIO_CLASS_SHIFT,
+                    prio: p.ioprio & IOPRIO_LEVEL_MASK,
+                    clat_ns,
+                }
+            })
+            .collect()
+    });
     let kib = |bytes_per_s: f64| (bytes_per_s / BYTES_PER_KIB as f64).round() as u64;
     let rates = &summary.per_interval;
     FioDirection {
@@ -417,6 +455,7 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
         slat_ns: fio_latency(&summary.slat, false),
         clat_ns,
         lat_ns: fio_latency(&summary.lat, false),
+        prios,
         bw_min: kib(rates.bw_min_bytes_per_s),
         bw_max: kib(rates.bw_max_bytes_per_s),
         // Each storlab job is its own fio group, so it has the whole group's bandwidth.

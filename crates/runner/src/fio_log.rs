@@ -56,6 +56,8 @@ struct Entry {
     direction: u8,
     block_bytes: u64,
     offset_bytes: u64,
+    /// The I/O's priority (fio's `io_u->ioprio`); 0 on an averaged line, as fio's.
+    ioprio: u16,
 }
 
 /// fio's averaging window of one direction (`io_log.avg_window`, `avg_last`).
@@ -86,14 +88,15 @@ impl ValueLog {
     }
 
     /// fio's `add_log_sample` for a latency log (an "inline" log: no early flush).
-    fn add(&mut self, direction: usize, time_ms: u64, value: u64, block_bytes: u64, offset: u64) {
+    fn add(&mut self, direction: usize, time_ms: u64, value: u64, io: &LoggedIo) {
         if self.average_ms == 0 {
             self.entries.push(Entry {
                 time_ms,
                 value,
                 direction: direction as u8,
-                block_bytes,
-                offset_bytes: offset,
+                block_bytes: io.block_bytes,
+                offset_bytes: io.offset_bytes,
+                ioprio: io.ioprio,
             });
             return;
         }
@@ -126,6 +129,7 @@ impl ValueLog {
                 direction: direction as u8,
                 block_bytes: 0,
                 offset_bytes: 0,
+                ioprio: 0,
             });
         }
         let last_ms = window.last_ms;
@@ -180,6 +184,7 @@ impl RateWindows {
                 direction: direction as u8,
                 block_bytes: 0,
                 offset_bytes: 0,
+                ioprio: 0,
             };
             if let Some(log) = bandwidth.as_mut() {
                 log.entries
@@ -242,9 +247,6 @@ impl HistogramLog {
 pub(crate) struct FioLogRecorder {
     settings: FioLogs,
     thread_number: u32,
-    /// The I/O priority every I/O of the clone carries (fio's `prio`/`prioclass`; 0 unset),
-    /// the priority column of its per-I/O lines.
-    pub(crate) io_priority: u16,
     /// Submission latencies are logged for engines that queue (fio logs none for its
     /// synchronous engines, which submit and complete in one call).
     pub(crate) log_submission: bool,
@@ -267,6 +269,9 @@ pub(crate) struct LoggedIo {
     pub offset_bytes: u64,
     pub slat_ns: u64,
     pub clat_ns: u64,
+    /// The priority it carried (fio's `io_u->ioprio`: its cmdprio pick, else the job's
+    /// `prio`/`prioclass`, else 0).
+    pub ioprio: u16,
 }
 
 impl FioLogRecorder {
@@ -281,7 +286,6 @@ impl FioLogRecorder {
         Some(FioLogRecorder {
             settings: settings.clone(),
             thread_number,
-            io_priority: 0,
             log_submission: true,
             bandwidth: value_log(FioLogKind::Bandwidth),
             iops: value_log(FioLogKind::Iops),
@@ -312,7 +316,7 @@ impl FioLogRecorder {
     pub(crate) fn record(&mut self, io: LoggedIo) {
         let direction = direction_number(io.direction);
         let time_ms = io.completed_ns / NS_PER_MS;
-        let (bytes, offset) = (io.block_bytes, io.offset_bytes);
+        let bytes = io.block_bytes;
         if let Some(rates) = self.rates.as_mut() {
             rates.advance(time_ms, &mut self.bandwidth, &mut self.iops);
             rates.bytes[direction] += bytes;
@@ -324,27 +328,21 @@ impl FioLogRecorder {
                     0 => 0,
                     clat_ns => bytes.saturating_mul(1_000_000) / clat_ns,
                 };
-                log.add(direction, time_ms, rate, bytes, offset);
+                log.add(direction, time_ms, rate, &io);
             }
             if let Some(log) = self.iops.as_mut() {
-                log.add(direction, time_ms, 1, bytes, offset);
+                log.add(direction, time_ms, 1, &io);
             }
         }
         if let (Some(log), true) = (self.submission_latency.as_mut(), self.log_submission) {
-            log.add(
-                direction,
-                io.submitted_ns / NS_PER_MS,
-                io.slat_ns,
-                bytes,
-                offset,
-            );
+            log.add(direction, io.submitted_ns / NS_PER_MS, io.slat_ns, &io);
         }
         if let Some(log) = self.completion_latency.as_mut() {
-            log.add(direction, time_ms, io.clat_ns, bytes, offset);
+            log.add(direction, time_ms, io.clat_ns, &io);
         }
         if let Some(log) = self.latency.as_mut() {
             let lat_ns = io.slat_ns.saturating_add(io.clat_ns);
-            log.add(direction, time_ms, lat_ns, bytes, offset);
+            log.add(direction, time_ms, lat_ns, &io);
         }
         if let Some(log) = self.histogram.as_mut() {
             log.add(direction, time_ms, io.clat_ns, bytes);
@@ -394,10 +392,7 @@ impl FioLogRecorder {
                 // Logged at completion, written in submission order as fio logs them.
                 log.entries.sort_by_key(|e| e.time_ms);
             }
-            push(
-                kind,
-                format_entries(&log.entries, settings, self.io_priority),
-            );
+            push(kind, format_entries(&log.entries, settings));
         }
         if settings.prefix(FioLogKind::CompletionHistogram).is_some() {
             // fio writes the file, empty without `log_hist_msec`.
@@ -412,20 +407,14 @@ impl FioLogRecorder {
 
 /// fio's lines (iolog.c, `flush_samples`): the offset column with `log_offset`; the priority as
 /// its ioprio value in hex with `log_prio`, else 1 for the real-time class and 0 otherwise.
-/// A per-I/O line has the job's `io_priority` (fio's `io_u->ioprio`, the job's `prio` and
-/// `prioclass`; storlab logs no `cmdprio_*` per I/O); an averaged line (`log_avg_msec`) has 0,
-/// as fio's `__add_stat_to_log` gives it.
-fn format_entries(entries: &[Entry], settings: &FioLogs, io_priority: u16) -> String {
+/// A per-I/O line has its I/O's priority (fio's `io_u->ioprio`: the request's cmdprio pick,
+/// else the job's `prio` and `prioclass`); an averaged line (`log_avg_msec`) has 0, as fio's
+/// `__add_stat_to_log` gives it.
+fn format_entries(entries: &[Entry], settings: &FioLogs) -> String {
     /// linux/ioprio.h: the class is the bits above `IOPRIO_CLASS_SHIFT` (13).
     const IOPRIO_CLASS_SHIFT: u16 = 13;
     /// linux/ioprio.h `IOPRIO_CLASS_RT`.
     const IOPRIO_CLASS_RT: u16 = 1;
-    let priority = if settings.average_ms > 0 {
-        0
-    } else {
-        io_priority
-    };
-    let real_time = priority >> IOPRIO_CLASS_SHIFT == IOPRIO_CLASS_RT;
     let mut text = String::with_capacity(entries.len() * 32);
     for e in entries {
         let _ = write!(
@@ -437,8 +426,9 @@ fn format_entries(entries: &[Entry], settings: &FioLogs, io_priority: u16) -> St
             let _ = write!(text, ", {}", e.offset_bytes);
         }
         if settings.priority {
-            let _ = writeln!(text, ", 0x{priority:04x}");
+            let _ = writeln!(text, ", 0x{:04x}", e.ioprio);
         } else {
+            let real_time = e.ioprio >> IOPRIO_CLASS_SHIFT == IOPRIO_CLASS_RT;
             let _ = writeln!(text, ", {}", u8::from(real_time));
         }
     }
@@ -469,6 +459,7 @@ mod tests {
             offset_bytes: 8192,
             slat_ns: 10,
             clat_ns,
+            ioprio: 0,
         }
     }
 

@@ -31,6 +31,9 @@ pub mod seed_index {
     /// Random-versus-sequential choice of `percentage_random` (`seq_rand_state`, both
     /// directions: fio seeds all of them from the read one).
     pub const SEQ_RAND_READ: usize = 10;
+    /// Which requests fio's cmdprio family gives a priority (`prio_state`,
+    /// `FIO_RAND_PRIO_CMDS`).
+    pub const PRIO_CMDS: usize = 19;
     /// How many seeds fio derives (`FIO_RAND_NR_OFFS`).
     pub const COUNT: usize = 21;
 }

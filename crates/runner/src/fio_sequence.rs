@@ -90,6 +90,9 @@ pub struct FioSequence {
     use64: bool,
     /// fio's `randrepeat`: every loop re-seeds the streams.
     randrepeat: bool,
+    /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
+    /// of the thread, its command priorities' `prio_state` too).
+    pub(crate) reseeds: u32,
     /// A job with writes only.
     write_only: bool,
     /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
@@ -183,6 +186,7 @@ impl FioSequence {
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
+            reseeds: 0,
             write_only: read == 0,
             use64: fio.tausworthe64,
             write_sizes_from_read_seed: job.verify,
@@ -302,6 +306,7 @@ impl FioSequence {
         self.rwmix_issues = 0;
         if self.randrepeat {
             self.seed_streams();
+            self.reseeds += 1;
         }
         self.reset_file();
         Some(())
@@ -500,7 +505,7 @@ impl FioSequence {
 
 /// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
 /// entropy, so every run differs.
-fn entropy_seeds() -> [u64; seed_index::COUNT] {
+pub(crate) fn entropy_seeds() -> [u64; seed_index::COUNT] {
     use std::io::Read;
     let mut bytes = [0u8; seed_index::COUNT * 8];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));

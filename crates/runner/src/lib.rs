@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod axmap;
+mod cmdprio;
 #[cfg(test)]
 mod compressibility;
 mod distribution;

@@ -217,6 +217,12 @@ impl OffsetGenerator {
         })
     }
 
+    /// The loops that re-seeded fio's streams so far, when fio's sequence draws this job's
+    /// I/O (`None`: the job's passes are its region's bytes, `pass_bytes`).
+    pub fn fio_reseeds(&self) -> Option<u32> {
+        self.fio.as_ref().map(|fio| fio.reseeds)
+    }
+
     /// fio's offset stream's state at the job's end, for its verify state file (after a
     /// read-back phase when `read_back`): 64-bit or not, and its words; `None` when the job
     /// draws no random offsets from fio's streams.

@@ -286,6 +286,7 @@ pub fn trim_regions(
                     direction: IoDirection::Trim,
                     offset_bytes,
                     len_bytes,
+                    ioprio: None,
                 })?;
                 queued += 1;
             }

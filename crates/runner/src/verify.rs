@@ -698,6 +698,7 @@ pub fn read_back(
                     direction: IoDirection::Read,
                     offset_bytes,
                     len_bytes,
+                    ioprio: None,
                 })
                 .map_err(RunError::Engine)?;
             reading[relative as usize] = (offset_bytes, len_bytes);

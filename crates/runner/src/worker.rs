@@ -33,6 +33,8 @@ struct InFlight {
     generation: u32,
     /// A read of fio's `verify_backlog`: once checked whole, the final read-back skips it.
     backlog: bool,
+    /// The I/O priority it carried (fio's `io_u->ioprio`: a cmdprio pick, else the job's).
+    ioprio: u16,
 }
 
 /// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of written, not yet checked
@@ -295,6 +297,14 @@ pub struct Worker {
     pub stats: WorkerStats,
     /// fio's per-I/O logs, when the job asks for any.
     fio_log: Option<FioLogRecorder>,
+    /// fio's cmdprio family, for the engines that carry a priority per request (io_uring,
+    /// libaio; the simulator records it): which requests get one.
+    cmdprio: Option<crate::cmdprio::CmdPrioDraw>,
+    /// The job's `prio`/`prioclass` as an ioprio value (fio's `td->ioprio`; 0: unset).
+    default_ioprio: u16,
+    /// Bytes of one of the job's loops, when each loop starts fio's streams over (a fio job
+    /// with `randrepeat`, not time-based): cmdprio's stream restarts with them.
+    cmdprio_loop_bytes: Option<u64>,
     /// fio's verify state file (`verify_state_save`): the clone's thread index (from 0) and
     /// its last completed writes; `None` when the job writes none.
     verify_state: Option<(u32, crate::verify_state::VerifyStateRecorder)>,
@@ -366,7 +376,7 @@ impl Worker {
             checked_bytes: 0,
             in_phase_checks: true,
         });
-        Worker {
+        let mut worker = Worker {
             job_index,
             worker_index,
             region,
@@ -491,12 +501,34 @@ impl Worker {
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
             fio_log: None,
+            cmdprio: job
+                .uses_cmdprio()
+                .then(|| crate::cmdprio::CmdPrioDraw::new(&job.engine_tuning.cmdprio, job.seed)),
+            default_ioprio: job.io_priority.map_or(0, |p| p.value()),
+            cmdprio_loop_bytes: (job.fio_random.as_ref().is_some_and(|f| f.randrepeat)
+                && !time_based)
+                .then(|| crate::offsets::pass_bytes(job, region).max(1)),
             verify_state: None,
             verify_cut: None,
             continue_on_error: job.continue_on_error,
             error: None,
             sync_measure_start_ns: 0,
+        };
+        // fio keeps latencies per priority (its `clat_prio` arrays) for the directions cmdprio
+        // gives priorities to, listed up front in fio's order.
+        if let Some(cmdprio) = &worker.cmdprio {
+            for (direction, stats) in [
+                (IoDirection::Read, &mut worker.stats.read),
+                (IoDirection::Write, &mut worker.stats.write),
+            ] {
+                stats.by_priority = cmdprio
+                    .priorities(direction, worker.default_ioprio)
+                    .into_iter()
+                    .map(storlab_stats::PriorityLatency::new)
+                    .collect();
+            }
         }
+        worker
     }
 
     /// Draws offsets, sizes and directions as fio's thread `thread_number` does, for a job from
@@ -504,15 +536,24 @@ impl Worker {
     pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
         self.generator
             .use_fio_streams(job, file_size_bytes, thread_number);
+        if let Some(cmdprio) = self.cmdprio.as_mut() {
+            // fio seeds `prio_state` for every job (init.c, `td_fill_rand_seeds_internal`);
+            // storlab's own jobs (no fio streams) seed theirs from the job's seed alike.
+            let seeds = match &job.fio_random {
+                Some(fio) if fio.randrepeat || fio.randseed_given => {
+                    crate::fio_rand::job_seeds(fio.randseed, thread_number, fio.randrepeat)
+                }
+                Some(_) => crate::fio_sequence::entropy_seeds(),
+                None => crate::fio_rand::job_seeds(job.seed, thread_number, true),
+            };
+            cmdprio.reseed(seeds[crate::fio_rand::seed_index::PRIO_CMDS]);
+        }
     }
 
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered
     /// `thread_number` (the `N` of `PREFIX_bw.N.log`).
     pub fn log_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32) {
         self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
-        if let (Some(log), Some(priority)) = (self.fio_log.as_mut(), job.io_priority) {
-            log.io_priority = priority.value();
-        }
         // fio saves the verify state of a writing job with verify (backend.c, at the thread's
         // end), `thread_number - 1` naming the file.
         if job.verify_state_save && job.read_percent < 100 {
@@ -951,12 +992,29 @@ impl Worker {
                 }
                 IoDirection::Trim => {}
             }
+            // fio's engines draw the command priority as they prepare the request.
+            let own_ioprio = match self.cmdprio.as_mut() {
+                Some(cmdprio) => {
+                    if let Some(loop_bytes) = self.cmdprio_loop_bytes {
+                        // fio's own sequence counts its loops; otherwise a loop is the
+                        // region's bytes.
+                        let pass = self
+                            .generator
+                            .fio_reseeds()
+                            .map_or(self.issued_bytes / loop_bytes, u64::from);
+                        cmdprio.enter_pass(pass);
+                    }
+                    cmdprio.next(io.direction, u64::from(io.len_bytes))
+                }
+                None => None,
+            };
             engine
                 .queue(IoRequest {
                     slot,
                     direction: io.direction,
                     offset_bytes: io.offset_bytes,
                     len_bytes: io.len_bytes,
+                    ioprio: own_ioprio,
                 })
                 .map_err(RunError::Engine)?;
             self.in_flight[relative_slot as usize] = InFlight {
@@ -967,6 +1025,7 @@ impl Worker {
                 submitted_ns: now_ns,
                 generation,
                 backlog: backlog_read,
+                ioprio: own_ioprio.unwrap_or(self.default_ioprio),
             };
             queued_slots.push(slot);
             if let Some(backlog) = self.backlog.as_mut() {
@@ -1260,6 +1319,9 @@ impl Worker {
             let clat_ns = completion.done_ns.saturating_sub(io.submitted_ns);
             let t_ns = completion.done_ns - window.measure_start_ns;
             stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
+            if !stats.by_priority.is_empty() {
+                stats.record_priority(io.ioprio, clat_ns);
+            }
             self.stats.elapsed_ns = self.stats.elapsed_ns.max(t_ns);
             if let Some(log) = self.fio_log.as_mut() {
                 log.record(LoggedIo {
@@ -1270,6 +1332,7 @@ impl Worker {
                     offset_bytes: io.offset_bytes,
                     slat_ns,
                     clat_ns,
+                    ioprio: io.ioprio,
                 });
             }
             if self.steadystate.is_some() {

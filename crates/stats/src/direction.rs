@@ -23,6 +23,30 @@ pub struct DirectionStats {
     pub series: IntervalSeries,
     /// I/Os that completed with an error (not counted in `ios`/`bytes`/latencies).
     pub errors: u64,
+    /// Latencies per I/O priority, for a job whose I/Os carry several (fio's cmdprio family:
+    /// fio's `clat_prio` array); empty otherwise. In fio's order: the job's own priority
+    /// first, then each cmdprio gives as its rule lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_priority: Vec<PriorityLatency>,
+}
+
+/// The latencies of the I/Os of one direction that carried one I/O priority.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PriorityLatency {
+    /// The priority (linux/ioprio.h value: `class << 13 | level`).
+    pub ioprio: u16,
+    /// Completion latency.
+    pub clat: LatencyHistogram,
+}
+
+impl PriorityLatency {
+    /// No sample yet for `ioprio`.
+    pub fn new(ioprio: u16) -> Self {
+        PriorityLatency {
+            ioprio,
+            clat: LatencyHistogram::new(),
+        }
+    }
 }
 
 impl DirectionStats {
@@ -36,6 +60,7 @@ impl DirectionStats {
             lat: LatencyHistogram::new(),
             series: IntervalSeries::new(interval_ns),
             errors: 0,
+            by_priority: Vec::new(),
         }
     }
 
@@ -59,6 +84,23 @@ impl DirectionStats {
         self.series.record(t_ns, bytes);
     }
 
+    /// Records the completion latency of an I/O that carried `ioprio` (besides [`record`]), in
+    /// a job that tracks its priorities (`by_priority` listed them up front; a priority not
+    /// listed is added at the end, as fio's `alloc_or_get_clat_prio_index` adds it).
+    ///
+    /// [`record`]: DirectionStats::record
+    #[inline]
+    pub fn record_priority(&mut self, ioprio: u16, clat_ns: u64) {
+        match self.by_priority.iter_mut().find(|p| p.ioprio == ioprio) {
+            Some(entry) => entry.clat.record(clat_ns),
+            None => {
+                let mut entry = PriorityLatency::new(ioprio);
+                entry.clat.record(clat_ns);
+                self.by_priority.push(entry);
+            }
+        }
+    }
+
     /// Counts one failed I/O.
     #[inline]
     pub fn record_error(&mut self) {
@@ -74,6 +116,18 @@ impl DirectionStats {
         self.lat.merge(&other.lat);
         self.series.merge(&other.series);
         self.errors += other.errors;
+        // fio's `sum_clat_prio_stats_src_multi_prio`: each priority adds into the entry of the
+        // same priority, or a new one at the end.
+        for theirs in &other.by_priority {
+            match self
+                .by_priority
+                .iter_mut()
+                .find(|p| p.ioprio == theirs.ioprio)
+            {
+                Some(ours) => ours.clat.merge(&theirs.clat),
+                None => self.by_priority.push(theirs.clone()),
+            }
+        }
     }
 
     /// True when nothing, not even an error, was recorded.

@@ -16,7 +16,7 @@ mod summary;
 
 pub use cpu::{CpuTime, ResourceUsage};
 pub use depth::{DepthCounts, DEPTH_BUCKETS};
-pub use direction::{DirectionStats, WorkerStats};
+pub use direction::{DirectionStats, PriorityLatency, WorkerStats};
 pub use fio_bins::{fio_bucket_index, fio_bucket_value_ns};
 pub use histogram::{
     HistogramWire, LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS,
@@ -24,5 +24,6 @@ pub use histogram::{
 };
 pub use series::{IntervalBin, IntervalSeries, DEFAULT_INTERVAL_NS, MAX_INTERVALS};
 pub use summary::{
-    DirectionSummary, IntervalRateSummary, LatencyBinCount, LatencySummary, FIO_DEFAULT_PERCENTILES,
+    DirectionSummary, IntervalRateSummary, LatencyBinCount, LatencySummary, PrioritySummary,
+    FIO_DEFAULT_PERCENTILES,
 };

@@ -166,6 +166,21 @@ pub struct DirectionSummary {
     /// json+ `bins` (absent in runs saved before they were kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clat_fio_bins: Vec<(u64, u64)>,
+    /// Completion latency per I/O priority, the priorities with samples in fio's order, when
+    /// the job's I/Os carried several (fio's cmdprio family); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_priority: Vec<PrioritySummary>,
+}
+
+/// The completion latency of the I/Os of one direction that carried one I/O priority.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrioritySummary {
+    /// The priority (linux/ioprio.h value: `class << 13 | level`).
+    pub ioprio: u16,
+    pub clat: LatencySummary,
+    /// Its completion latencies in fio's histogram buckets, as `clat_fio_bins`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clat_fio_bins: Vec<(u64, u64)>,
 }
 
 impl DirectionSummary {
@@ -200,6 +215,16 @@ impl DirectionSummary {
             clat_distribution,
             per_interval: IntervalRateSummary::from_series(&d.series, runtime_ns),
             clat_fio_bins: d.clat.fio_bins(),
+            by_priority: d
+                .by_priority
+                .iter()
+                .filter(|p| p.clat.count() > 0)
+                .map(|p| PrioritySummary {
+                    ioprio: p.ioprio,
+                    clat: LatencySummary::from_histogram(&p.clat, &FIO_DEFAULT_PERCENTILES),
+                    clat_fio_bins: p.clat.fio_bins(),
+                })
+                .collect(),
         }
     }
 }

@@ -19,6 +19,7 @@ mod common;
 
 mod calibration;
 mod cli;
+mod cmdprio;
 mod continue_on_error;
 mod db;
 mod defaults;

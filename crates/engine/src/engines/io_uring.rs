@@ -13,14 +13,13 @@
 //! polled for, so reaping always enters the kernel), `sqthread_poll` → IORING_SETUP_SQPOLL (a
 //! kernel thread submits; we enter only to wake it; `sqthread_poll_cpu` binds it to a CPU,
 //! IORING_SETUP_SQ_AFF), `nonvectored=0` → READV/WRITEV with one iovec, `nowait` →
-//! RWF_NOWAIT, `cmdprio_percentage` / `cmdprio_bssplit` → that share of I/Os, drawn at random,
-//! carry the I/O priority class `cmdprio_class` (real-time by default, as fio) at level
-//! `cmdprio` (0 by default), per direction (`cmdprio.rs`).
+//! RWF_NOWAIT; every read and write carries the job's `prio`/`prioclass` in its SQE (as fio's: a
+//! `sqthread_poll` thread does not inherit the submitter's `ioprio_set`), or the request's own
+//! priority when fio's cmdprio family gave it one (the runner draws which, as fio).
 //! `fixedbufs`/`registerfiles` given explicitly are required (setup fails without them) or,
 //! as `=0`, turned off; unset, storlab registers both when the kernel allows, which fio only
 //! does when asked.
 
-use super::cmdprio::CmdPrioDraw;
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
@@ -33,7 +32,6 @@ use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
-use storlab_job::CmdPrio;
 
 /// Kernel limit on submission queue entries (IORING_MAX_ENTRIES).
 pub const MAX_RING_ENTRIES: u32 = 32768;
@@ -91,12 +89,11 @@ pub struct IoUringOptions {
     pub vectored: bool,
     /// `nowait`: RWF_NOWAIT on every read and write.
     pub nowait: bool,
-    /// fio's cmdprio family per direction: which I/Os carry which I/O priority.
-    pub cmdprio: CmdPrio,
+    /// The job's `prio`/`prioclass` as an ioprio value (0: none), in every read's and write's
+    /// SQE unless the request carries its own (fio's `sqe->ioprio = td->ioprio`).
+    pub default_ioprio: u16,
     /// `sqthread_poll_cpu`: the CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF).
     pub sqpoll_cpu: Option<u32>,
-    /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
-    pub cmdprio_seed: u64,
 }
 
 impl Default for IoUringOptions {
@@ -111,9 +108,8 @@ impl Default for IoUringOptions {
             sqpoll: false,
             vectored: false,
             nowait: false,
-            cmdprio: CmdPrio::default(),
+            default_ioprio: 0,
             sqpoll_cpu: None,
-            cmdprio_seed: 0,
         }
     }
 }
@@ -150,8 +146,8 @@ pub struct IoUringEngine {
     in_flight: Vec<bool>,
     /// One iovec per slot for READV/WRITEV (`nonvectored=0`), at fixed addresses from setup.
     iovecs: SlotIovecs,
-    /// Which requests carry an I/O priority.
-    cmdprio: CmdPrioDraw,
+    /// Requests that carried their own I/O priority (fio's cmdprio picks).
+    prioritized_ios: u64,
     /// Requests in the ring (queued or submitted) whose completion has not been reaped.
     in_ring: usize,
     queued_since_submit: usize,
@@ -170,7 +166,6 @@ impl IoUringEngine {
     /// An engine on its own descriptor of `target`. The ring is built in `setup`, once the
     /// number of slots is known.
     pub fn new(target: &OpenTarget, options: IoUringOptions) -> Result<Self, EngineError> {
-        let cmdprio = CmdPrioDraw::new(&options.cmdprio, options.cmdprio_seed);
         Ok(IoUringEngine {
             ring: None,
             buffers: None,
@@ -188,7 +183,7 @@ impl IoUringEngine {
             sqe_flags: squeue::Flags::empty(),
             in_flight: Vec::new(),
             iovecs: SlotIovecs(Vec::new()),
-            cmdprio,
+            prioritized_ios: 0,
             in_ring: 0,
             queued_since_submit: 0,
             pending_trims: Vec::new(),
@@ -483,7 +478,13 @@ impl IoEngine for IoUringEngine {
         } else {
             0
         };
-        let ioprio = self.cmdprio.next(request.direction, u64::from(len));
+        let ioprio = match request.ioprio {
+            Some(own) => {
+                self.prioritized_ios += 1;
+                own
+            }
+            None => self.options.default_ioprio,
+        };
         let vectored = self.options.vectored && !self.fixed_buffers;
         if vectored {
             self.iovecs.0[slot as usize].iov_len = len as usize;
@@ -670,10 +671,10 @@ impl IoEngine for IoUringEngine {
         if !modes.is_empty() {
             details.push(("modes".to_string(), modes.join("+")));
         }
-        if self.cmdprio.is_used() {
+        if self.prioritized_ios > 0 {
             details.push((
                 "prioritized_ios".to_string(),
-                self.cmdprio.prioritized_ios.to_string(),
+                self.prioritized_ios.to_string(),
             ));
         }
         if !self.setup_notes.is_empty() {

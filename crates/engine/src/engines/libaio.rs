@@ -9,9 +9,8 @@
 //! still blocks in `io_getevents` when it must wait for more. Without it, every reap is an
 //! `io_getevents` call, as in fio. fio's command priorities (`cmdprio_percentage`,
 //! `cmdprio_class`, `cmdprio`, `cmdprio_bssplit`) set `aio_reqprio` with `IOCB_FLAG_IOPRIO` on
-//! the requests they pick, as fio's libaio engine does (`cmdprio.rs` draws them).
+//! the requests they pick, as fio's libaio engine does (the runner draws which, as fio).
 
-use super::cmdprio::CmdPrioDraw;
 use super::{check_request, drop_cached_range, fadvise, reap_too_many, WallClock, NOT_SET_UP};
 use crate::buffers::AlignedBuffers;
 use crate::device_stats::DeviceReadWindow;
@@ -84,10 +83,6 @@ struct AioRingHeader {
 pub struct LibaioOptions {
     /// `userspace_reap`: read completions from the ring without a system call.
     pub userspace_reap: bool,
-    /// fio's cmdprio family per direction: which I/Os carry which I/O priority.
-    pub cmdprio: storlab_job::CmdPrio,
-    /// Seed of the draw that picks those I/Os (the job's seed: runs repeat).
-    pub cmdprio_seed: u64,
 }
 
 pub struct LibaioEngine {
@@ -101,8 +96,8 @@ pub struct LibaioEngine {
     kind: TargetKind,
     size_bytes: u64,
     options: LibaioOptions,
-    /// Which requests carry an I/O priority.
-    cmdprio: CmdPrioDraw,
+    /// Requests that carried their own I/O priority (fio's cmdprio picks).
+    prioritized_ios: u64,
     /// One control block per slot, at a fixed address from `setup` on.
     iocbs: Vec<Iocb>,
     /// Slots queued since the last `submit`.
@@ -131,7 +126,6 @@ fn syscall_error(what: &str, err: io::Error) -> EngineError {
 impl LibaioEngine {
     /// An engine on its own descriptor of `target`; the AIO context is made in `setup`.
     pub fn new(target: &OpenTarget, options: LibaioOptions) -> Result<Self, EngineError> {
-        let cmdprio = CmdPrioDraw::new(&options.cmdprio, options.cmdprio_seed);
         Ok(LibaioEngine {
             ctx: 0,
             buffers: None,
@@ -140,7 +134,7 @@ impl LibaioEngine {
             kind: target.kind,
             size_bytes: target.size_bytes,
             options,
-            cmdprio,
+            prioritized_ios: 0,
             iocbs: Vec::new(),
             queued: Vec::new(),
             submit_addresses: Vec::new(),
@@ -365,9 +359,15 @@ impl IoEngine for LibaioEngine {
                 request.offset_bytes
             ))
         })?;
-        let ioprio = self
-            .cmdprio
-            .next(request.direction, u64::from(request.len_bytes));
+        // As fio's libaio: only a request cmdprio picked says its priority; the others run at
+        // the submitting thread's (`ioprio_set` of the job's `prio`/`prioclass`).
+        let (ioprio, flags) = match request.ioprio {
+            Some(own) => {
+                self.prioritized_ios += 1;
+                (own, IOCB_FLAG_IOPRIO)
+            }
+            None => (0, 0),
+        };
         self.iocbs[slot as usize] = Iocb {
             aio_data: u64::from(slot),
             aio_lio_opcode: opcode,
@@ -377,7 +377,7 @@ impl IoEngine for LibaioEngine {
             aio_buf: buffers.slot_ptr(slot) as u64,
             aio_nbytes: u64::from(request.len_bytes),
             aio_offset: offset,
-            aio_flags: if ioprio == 0 { 0 } else { IOCB_FLAG_IOPRIO },
+            aio_flags: flags,
             ..Iocb::default()
         };
         self.queued.push(slot);
@@ -501,10 +501,10 @@ impl IoEngine for LibaioEngine {
                 self.userspace_reaped.to_string(),
             ),
         ];
-        if self.cmdprio.is_used() {
+        if self.prioritized_ios > 0 {
             details.push((
                 "prioritized_ios".to_string(),
-                self.cmdprio.prioritized_ios.to_string(),
+                self.prioritized_ios.to_string(),
             ));
         }
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));

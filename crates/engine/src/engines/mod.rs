@@ -4,7 +4,6 @@
 //! common skeleton).
 
 pub mod blocking;
-pub mod cmdprio;
 pub mod io_uring;
 pub mod libaio;
 pub mod mmap;

@@ -408,6 +408,7 @@ mod tests {
             direction: IoDirection::Write,
             offset_bytes: 1 << 20,
             len_bytes: 65536,
+            ioprio: None,
         })
         .unwrap();
         assert_eq!(e.submit().unwrap(), 1);
@@ -421,6 +422,7 @@ mod tests {
             direction: IoDirection::Read,
             offset_bytes: 1 << 20,
             len_bytes: 65536,
+            ioprio: None,
         })
         .unwrap();
         e.submit().unwrap();
@@ -455,6 +457,7 @@ mod tests {
             direction: IoDirection::Write,
             offset_bytes: u64::from(slot) << 20,
             len_bytes: 4096,
+            ioprio: None,
         };
         let mut e = engine("sata-ahci-hdd", 2, 4096);
         e.queue(write(0)).unwrap();
@@ -500,6 +503,7 @@ mod tests {
             direction: IoDirection::Read,
             offset_bytes: 0,
             len_bytes: 4096,
+            ioprio: None,
         };
         e.queue(r).unwrap();
         assert!(e.queue(r).is_err(), "slot reused before reaped");

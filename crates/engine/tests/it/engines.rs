@@ -14,7 +14,7 @@ use storlab_engine::engines::sync::SyncEngine;
 use storlab_engine::registry::{engine_names, open_engine, EngineOptions};
 use storlab_engine::target::{open_target, OpenTarget};
 use storlab_engine::{EngineError, IoDirection, IoEngine, IoRequest};
-use storlab_job::{CmdPrio, CmdPrioDirection, CmdPrioSplit, EngineKind, Target};
+use storlab_job::{EngineKind, Target};
 
 const REGION_BYTES: u64 = 8 << 20;
 const SEED: u64 = 0x0E61_4E55;
@@ -290,6 +290,7 @@ fn contract_violations_are_errors_not_panics() {
             direction: IoDirection::Read,
             offset_bytes: 0,
             len_bytes,
+            ioprio: None,
         };
         let name = engine.name();
         assert!(
@@ -388,6 +389,7 @@ fn per_io_cost() {
                     direction: IoDirection::Read,
                     offset_bytes: (rng.next_u64() % blocks) * u64::from(BLOCK_BYTES),
                     len_bytes: BLOCK_BYTES,
+                    ioprio: None,
                 };
                 engine.queue(request).unwrap();
                 issued += 1;
@@ -457,7 +459,6 @@ fn fio_engine_builders() -> [Build; 6] {
         |t| {
             let options = LibaioOptions {
                 userspace_reap: true,
-                ..LibaioOptions::default()
             };
             Box::new(LibaioEngine::new(t, options).unwrap())
         },
@@ -652,14 +653,7 @@ fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
     let target = direct_target(dir.path()).unwrap_or_else(|| temp_target(dir.path(), false));
     let depth = 16u32;
     for userspace_reap in [false, true] {
-        let mut engine = LibaioEngine::new(
-            &target,
-            LibaioOptions {
-                userspace_reap,
-                ..LibaioOptions::default()
-            },
-        )
-        .unwrap();
+        let mut engine = LibaioEngine::new(&target, LibaioOptions { userspace_reap }).unwrap();
         write_then_read_back(&mut engine, depth, REGION_BYTES, 100, SEED + 23);
         let counter =
             |engine: &LibaioEngine, key: &str| -> u64 { detail(engine, key).parse().unwrap() };
@@ -673,6 +667,7 @@ fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
                     direction: IoDirection::Read,
                     offset_bytes: u64::from(slot) * u64::from(BLOCK_BYTES),
                     len_bytes: BLOCK_BYTES,
+                    ioprio: None,
                 })
                 .unwrap();
         }
@@ -760,86 +755,97 @@ fn io_uring_fixedbufs_given_is_required() {
     assert!(error.to_string().contains("fixedbufs"), "{error}");
 }
 
+/// Reads `count` 4 KiB blocks at depth 8, request `i` carrying `ioprio_of(i)`; the results.
+fn drive_prioritized(
+    engine: &mut dyn IoEngine,
+    count: u64,
+    ioprio_of: impl Fn(u64) -> Option<u16>,
+) -> Vec<Result<u32, i32>> {
+    const DEPTH: u32 = 8;
+    let mut free: Vec<u32> = (0..DEPTH).collect();
+    let (mut next, mut outstanding) = (0, 0);
+    let mut results = Vec::new();
+    let mut completions = Vec::new();
+    while next < count || outstanding > 0 {
+        while next < count {
+            let Some(slot) = free.pop() else { break };
+            engine
+                .queue(IoRequest {
+                    slot,
+                    direction: IoDirection::Read,
+                    offset_bytes: next * u64::from(BLOCK_BYTES),
+                    len_bytes: BLOCK_BYTES,
+                    ioprio: ioprio_of(next),
+                })
+                .unwrap();
+            next += 1;
+            outstanding += 1;
+        }
+        engine.submit().unwrap();
+        completions.clear();
+        engine.reap(1, &mut completions).unwrap();
+        for c in &completions {
+            results.push(c.result);
+            free.push(c.slot);
+            outstanding -= 1;
+        }
+    }
+    results
+}
+
+/// linux/ioprio.h values: best-effort (open to every user) at level 4, real-time at 0.
+const BEST_EFFORT_4: u16 = 2 << 13 | 4;
+const REAL_TIME_0: u16 = 1 << 13;
+
 #[test]
-fn io_uring_cmdprio_percentage_marks_that_share_of_ios() {
+fn io_uring_puts_each_requests_own_priority_in_its_sqe() {
+    // As fio's io_uring: the job's priority (`default_ioprio`, here best-effort 7) in every
+    // SQE, a request's own (a cmdprio pick) instead when it has one. Best-effort is open to
+    // every user, so each request completes; the engine counts the ones with their own.
     let dir = tempfile::tempdir().unwrap();
     let target = temp_target(dir.path(), false);
     let mut engine = IoUringEngine::new(
         &target,
         IoUringOptions {
-            cmdprio: both_directions(CmdPrioDirection {
-                percentage: 25,
-                ..CmdPrioDirection::default()
-            }),
-            cmdprio_seed: SEED,
+            default_ioprio: 2 << 13 | 7,
             ..IoUringOptions::default()
         },
     )
     .unwrap();
     setup(&mut engine, 8, BLOCK_BYTES);
-    let ios = sequential(IoDirection::Read, 2000);
-    drive(&mut engine, 8, &ios, SEED, |_, c, _| {
-        // The real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE; without it the kernel
-        // refuses those requests with EPERM.
-        assert!(
-            c.result == Ok(BLOCK_BYTES) || c.result == Err(libc::EPERM),
-            "{:?}",
-            c.result
-        );
+    let results = drive_prioritized(&mut engine, 300, |i| {
+        i.is_multiple_of(3).then_some(BEST_EFFORT_4)
     });
-    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
-    // 25 % of 2000 drawn at random: 500 expected, a standard deviation of about 19.
-    assert!((400..600).contains(&marked), "{marked}");
-}
-
-/// fio's cmdprio rule with one value for reads and writes.
-fn both_directions(direction: CmdPrioDirection) -> CmdPrio {
-    CmdPrio {
-        read: direction.clone(),
-        write: direction,
-    }
+    assert!(results.iter().all(|r| *r == Ok(BLOCK_BYTES)), "{results:?}");
+    assert_eq!(detail(&engine, "prioritized_ios"), "100");
+    // The real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE; without it the kernel refuses
+    // those requests with EPERM, which the engine reports as the request's result.
+    let results = drive_prioritized(&mut engine, 16, |_| Some(REAL_TIME_0));
+    assert!(
+        results
+            .iter()
+            .all(|r| *r == Ok(BLOCK_BYTES) || *r == Err(libc::EPERM)),
+        "{results:?}"
+    );
+    assert_eq!(detail(&engine, "prioritized_ios"), "116");
 }
 
 #[test]
-fn libaio_cmdprio_bssplit_marks_its_share_of_each_size_and_direction() {
-    // fio's libaio sets aio_reqprio with IOCB_FLAG_IOPRIO (Linux 5.0+). The best-effort class
-    // (2) is open to every user, so every marked request completes; 4 KiB reads get a priority
-    // 50% of the time, writes and other sizes never.
+fn libaio_sets_aio_reqprio_on_the_requests_with_their_own_priority() {
+    // fio's libaio sets aio_reqprio with IOCB_FLAG_IOPRIO (Linux 5.0+) on cmdprio's picks
+    // only. Best-effort is open to every user, so every request completes.
     let dir = tempfile::tempdir().unwrap();
     let target = temp_target(dir.path(), false);
-    let cmdprio = CmdPrio {
-        read: CmdPrioDirection {
-            bssplit: vec![CmdPrioSplit {
-                block_size_bytes: u64::from(BLOCK_BYTES),
-                percent: 50,
-                class_level: Some((2, 4)),
-            }],
-            ..CmdPrioDirection::default()
-        },
-        write: CmdPrioDirection::default(),
-    };
-    let mut engine = LibaioEngine::new(
-        &target,
-        LibaioOptions {
-            cmdprio,
-            cmdprio_seed: SEED,
-            ..LibaioOptions::default()
-        },
-    )
-    .unwrap();
+    let mut engine = LibaioEngine::new(&target, LibaioOptions::default()).unwrap();
     setup(&mut engine, 8, BLOCK_BYTES);
-    let writes = sequential(IoDirection::Write, 200);
-    drive(&mut engine, 8, &writes, SEED, |_, c, _| {
-        assert_eq!(c.result, Ok(BLOCK_BYTES));
+    let results = drive_prioritized(&mut engine, 200, |_| None);
+    assert!(results.iter().all(|r| *r == Ok(BLOCK_BYTES)), "{results:?}");
+    assert!(engine.report().detail("prioritized_ios").is_none());
+    let results = drive_prioritized(&mut engine, 400, |i| {
+        i.is_multiple_of(2).then_some(BEST_EFFORT_4)
     });
-    assert_eq!(detail(&engine, "prioritized_ios"), "0");
-    let reads = sequential(IoDirection::Read, 400);
-    drive(&mut engine, 8, &reads, SEED, |_, c, _| {
-        assert_eq!(c.result, Ok(BLOCK_BYTES));
-    });
-    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
-    // 50 % of 400: 200 expected, a standard deviation of 10.
-    assert!((150..250).contains(&marked), "{marked}");
+    assert!(results.iter().all(|r| *r == Ok(BLOCK_BYTES)), "{results:?}");
+    assert_eq!(detail(&engine, "prioritized_ios"), "200");
 }
 
 #[test]
@@ -875,33 +881,6 @@ fn io_uring_hipri_polls_for_completions() {
     );
     assert_eq!(completed, 64);
     assert_eq!(engine.report().detail("modes"), Some("iopoll"));
-}
-
-#[test]
-fn io_uring_cmdprio_class_best_effort_needs_no_privilege() {
-    // The best-effort class (2) is open to every user: each marked I/O completes.
-    let dir = tempfile::tempdir().unwrap();
-    let target = temp_target(dir.path(), false);
-    let mut engine = IoUringEngine::new(
-        &target,
-        IoUringOptions {
-            cmdprio: both_directions(CmdPrioDirection {
-                percentage: 50,
-                class: Some(2),
-                ..CmdPrioDirection::default()
-            }),
-            cmdprio_seed: SEED,
-            ..IoUringOptions::default()
-        },
-    )
-    .unwrap();
-    setup(&mut engine, 8, BLOCK_BYTES);
-    let ios = sequential(IoDirection::Read, 400);
-    drive(&mut engine, 8, &ios, SEED, |_, c, _| {
-        assert_eq!(c.result, Ok(BLOCK_BYTES));
-    });
-    let marked: u64 = detail(&engine, "prioritized_ios").parse().unwrap();
-    assert!((100..300).contains(&marked), "{marked}");
 }
 
 #[test]

@@ -88,6 +88,7 @@ pub fn drive(
                     direction: io.direction,
                     offset_bytes: io.offset_bytes,
                     len_bytes: io.len_bytes,
+                    ioprio: None,
                 })
                 .expect("queue");
             slot_to_io.insert(slot, next);

@@ -1,17 +1,21 @@
 //! fio's command priorities (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
-//! `cmdprio_bssplit`), shared by the io_uring and libaio engines as fio 3.33 shares
-//! engines/cmdprio.c: per request, a draw decides whether it carries an I/O priority and which.
+//! `cmdprio_bssplit`) as fio 3.33's engines/cmdprio.c decides them: per request, a draw from
+//! fio's own `prio_state` stream decides whether it carries an I/O priority and which; the
+//! engine (io_uring, libaio) then puts that priority on the request.
 
-use crate::IoDirection;
+use crate::fio_rand::FioRand;
+use storlab_engine::IoDirection;
 use storlab_job::{CmdPrio, CmdPrioDirection};
 
 /// `IOPRIO_CLASS_RT` (linux/ioprio.h): the class fio gives the I/Os `cmdprio_percentage` or
-/// `cmdprio_bssplit` picks when `cmdprio_class` is not set.
+/// `cmdprio_bssplit` picks when `cmdprio_class` is not set (cmdprio.c,
+/// `fio_cmdprio_parse_and_gen`).
 pub const IOPRIO_CLASS_REALTIME: u8 = 1;
 /// `IOPRIO_CLASS_SHIFT` (linux/ioprio.h): an I/O priority is `class << 13 | level`.
 const IOPRIO_CLASS_SHIFT: u16 = 13;
-/// fio draws `rand_between(0, 99)` per request and compares it with the percentages.
-const DRAW_RANGE: u64 = 100;
+/// fio draws `rand_between(&td->prio_state, 0, 99)` per request and compares it with the
+/// percentages (cmdprio.c, `fio_cmdprio_set_ioprio`).
+const DRAW_LAST: u64 = 99;
 
 /// The I/O priority value (linux/ioprio.h `IOPRIO_PRIO_VALUE`) of `class` at `level`.
 pub fn ioprio_value(class: u8, level: u8) -> u16 {
@@ -60,9 +64,22 @@ impl DirectionRule {
         }
     }
 
-    /// The priority of a request of `len_bytes` whose draw was `roll` (0..100), if any: fio's
-    /// `fio_cmdprio_set_ioprio` (the percentage, or the entries of the request's exact size,
-    /// walked until their running sum passes the draw).
+    /// fio's `fio_cmdprio_percentage`: the share of requests of `len_bytes` that get a
+    /// priority (0: the request draws nothing).
+    fn share(&self, len_bytes: u64) -> u64 {
+        if self.percentage > 0 {
+            return self.percentage;
+        }
+        self.by_size
+            .iter()
+            .find(|(size, _)| *size == len_bytes)
+            .and_then(|(_, entries)| entries.last())
+            .map_or(0, |(total, _)| *total)
+    }
+
+    /// The priority of a request of `len_bytes` whose draw was `roll` (0..=99), if any: the
+    /// percentage, or the entries of the request's exact size walked until their running sum
+    /// passes the draw.
     fn pick(&self, len_bytes: u64, roll: u64) -> Option<u16> {
         if self.percentage > 0 {
             return (roll < self.percentage).then_some(self.ioprio);
@@ -74,66 +91,102 @@ impl DirectionRule {
             .map(|(_, ioprio)| *ioprio)
     }
 
-    fn is_used(&self) -> bool {
-        self.percentage > 0 || !self.by_size.is_empty()
+    /// The priorities this rule can give, in the order fio numbers them (cmdprio.c,
+    /// `assign_clat_prio_index`: the percentage's, or each bssplit entry's as met).
+    fn priorities(&self) -> Vec<u16> {
+        if self.percentage > 0 {
+            return vec![self.ioprio];
+        }
+        self.by_size
+            .iter()
+            .flat_map(|(_, entries)| entries.iter().map(|(_, ioprio)| *ioprio))
+            .collect()
     }
 }
 
-/// Which requests carry a priority, drawn per request from the job's seed (runs repeat).
+/// Which requests of one job clone carry a priority, drawn as fio's thread draws them.
 #[derive(Clone, Debug)]
 pub struct CmdPrioDraw {
     read: DirectionRule,
     write: DirectionRule,
-    /// xorshift64 state (never zero).
-    state: u64,
-    /// Requests given a priority so far (the engine report's `prioritized_ios`).
-    pub prioritized_ios: u64,
+    /// fio's `td->prio_state` (taus88, seeded with `rand_seeds[FIO_RAND_PRIO_CMDS]`).
+    prio_state: FioRand,
+    /// Its seed, and the loop it was last seeded for (fio re-seeds it with every stream at
+    /// each new loop of a `randrepeat` job: libfio.c, `clear_io_state`).
+    seed: u64,
+    pass: u64,
 }
 
 impl CmdPrioDraw {
+    /// The rule of `cmdprio`, drawing from a stream seeded with `seed` (fio's
+    /// `init_rand_seed(&td->prio_state, seed, false)`: always the 32-bit generator).
     pub fn new(cmdprio: &CmdPrio, seed: u64) -> Self {
         CmdPrioDraw {
             read: DirectionRule::new(&cmdprio.read),
             write: DirectionRule::new(&cmdprio.write),
-            // xorshift needs a non-zero state.
-            state: seed | 1,
-            prioritized_ios: 0,
+            prio_state: FioRand::new(seed, false),
+            seed,
+            pass: 0,
         }
     }
 
-    /// Some request may carry a priority.
-    pub fn is_used(&self) -> bool {
-        self.read.is_used() || self.write.is_used()
+    /// Draw from now on from a stream seeded with `seed` (the clone's fio thread number known).
+    pub fn reseed(&mut self, seed: u64) {
+        self.prio_state = FioRand::new(seed, false);
+        self.seed = seed;
+        self.pass = 0;
     }
 
-    /// The I/O priority of the next request (0: none, the submitter's own). Trims carry none,
-    /// as in fio. As fio, a request draws only when its direction and size have a share.
+    /// The job's loop number `pass` (from 0) has begun, or goes on: a new one starts the
+    /// stream over from its seed, as fio's `clear_io_state` does for a `randrepeat` job.
     #[inline]
-    pub fn next(&mut self, direction: IoDirection, len_bytes: u64) -> u16 {
+    pub fn enter_pass(&mut self, pass: u64) {
+        if pass != self.pass {
+            self.prio_state = FioRand::new(self.seed, false);
+            self.pass = pass;
+        }
+    }
+
+    /// The command priority of the next request, if cmdprio gives it one. Trims carry none,
+    /// as in fio; a request draws only when its direction and size have a share, as fio's.
+    #[inline]
+    pub fn next(&mut self, direction: IoDirection, len_bytes: u64) -> Option<u16> {
         let rule = match direction {
             IoDirection::Read => &self.read,
             IoDirection::Write => &self.write,
-            IoDirection::Trim => return 0,
+            IoDirection::Trim => return None,
         };
-        if !rule.is_used() {
-            return 0;
+        let share = rule.share(len_bytes);
+        if share == 0 {
+            return None;
         }
-        if rule.percentage == 0 && !rule.by_size.iter().any(|(size, _)| *size == len_bytes) {
-            return 0;
+        let roll = self.prio_state.between(0, DRAW_LAST);
+        if roll >= share {
+            return None;
         }
-        // xorshift64 (Marsaglia 2003): fast, and deterministic for a given job seed.
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state = x;
-        match rule.pick(len_bytes, x % DRAW_RANGE) {
-            Some(ioprio) => {
-                self.prioritized_ios += 1;
-                ioprio
+        rule.pick(len_bytes, roll)
+    }
+
+    /// The priorities of `direction` in fio's order (cmdprio.c, `init_cmdprio_values`): the
+    /// job's own (`default_ioprio`, fio's `ts->ioprio`) first, then each one the rule can give
+    /// that is not already listed. Empty when the rule gives that direction none.
+    pub fn priorities(&self, direction: IoDirection, default_ioprio: u16) -> Vec<u16> {
+        let rule = match direction {
+            IoDirection::Read => &self.read,
+            IoDirection::Write => &self.write,
+            IoDirection::Trim => return Vec::new(),
+        };
+        let given = rule.priorities();
+        if given.is_empty() {
+            return given;
+        }
+        let mut all = vec![default_ioprio];
+        for ioprio in given {
+            if !all.contains(&ioprio) {
+                all.push(ioprio);
             }
-            None => 0,
         }
+        all
     }
 }
 
@@ -154,7 +207,7 @@ mod tests {
     fn share(draw: &mut CmdPrioDraw, direction: IoDirection, len: u64, ioprio: u16) -> f64 {
         let draws = 20_000;
         let hits = (0..draws)
-            .filter(|_| draw.next(direction, len) == ioprio)
+            .filter(|_| draw.next(direction, len) == Some(ioprio))
             .count();
         hits as f64 / draws as f64
     }
@@ -176,8 +229,12 @@ mod tests {
         let write = share(&mut draw, IoDirection::Write, 4096, ioprio_value(1, 0));
         assert!((read - 0.20).abs() < 0.02, "{read}");
         assert!((write - 0.70).abs() < 0.02, "{write}");
-        assert_eq!(draw.next(IoDirection::Trim, 4096), 0);
+        assert_eq!(draw.next(IoDirection::Trim, 4096), None);
         assert_eq!(ioprio_value(2, 5), 0x4005);
+        assert_eq!(
+            draw.priorities(IoDirection::Read, 0x4003),
+            [0x4003, ioprio_value(2, 5)]
+        );
     }
 
     #[test]
@@ -209,10 +266,21 @@ mod tests {
             share(&mut draw, IoDirection::Read, 65536, ioprio_value(1, 1)),
             1.0
         );
-        // A size with no entry, and writes, get none.
-        let before = draw.prioritized_ios;
-        assert_eq!(draw.next(IoDirection::Read, 8192), 0);
-        assert_eq!(draw.next(IoDirection::Write, 4096), 0);
-        assert_eq!(draw.prioritized_ios, before);
+        // A size with no entry, and writes, get none and draw nothing: the stream is where it
+        // was (fio draws only when the share is not 0).
+        let before = draw.clone();
+        assert_eq!(draw.next(IoDirection::Read, 8192), None);
+        assert_eq!(draw.next(IoDirection::Write, 4096), None);
+        assert_eq!(draw.prio_state, before.prio_state);
+        assert_eq!(
+            draw.priorities(IoDirection::Read, 0),
+            [
+                0,
+                ioprio_value(2, 7),
+                ioprio_value(3, 0),
+                ioprio_value(1, 1)
+            ]
+        );
+        assert!(draw.priorities(IoDirection::Write, 0).is_empty());
     }
 }
