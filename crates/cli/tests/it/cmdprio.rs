@@ -239,3 +239,31 @@ fn a_simulated_drive_runs_the_job_and_logs_the_priorities_drawn() {
         }
     }
 }
+
+#[test]
+fn a_group_of_clones_adds_up_each_priority_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    // Two clones (their own threads, so their own `prio_state` seeds) reported as one group:
+    // fio sums each priority's samples over the clones (`sum_clat_prio_stats`).
+    let dir = scratch();
+    let cmdprio = format!("{}\nnumjobs=2\ngroup_reporting=1", CMDPRIO_CASES[0]);
+    let job = job_file("io_uring", 4, &cmdprio, "data", false);
+    run_fio(
+        dir.path(),
+        &job,
+        &["--output-format=json", "--output=fio.json"],
+    );
+    let fio: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("fio.json")).unwrap()).unwrap();
+    let out = run_storlab(dir.path(), &job, &["--output-format=fio-json"]);
+    let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for direction in ["read", "write"] {
+        assert_eq!(
+            prio_counts(&ours["jobs"][0][direction]),
+            prio_counts(&fio["jobs"][0][direction]),
+            "{direction}"
+        );
+    }
+}
