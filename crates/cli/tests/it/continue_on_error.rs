@@ -11,6 +11,7 @@ const BLOCK_BYTES: u64 = 4096;
 /// Linux errno values the simulator reports (EIO after the host's retries, ENODATA for a
 /// medium error).
 const EIO: i64 = 5;
+const ENODATA: i64 = 61;
 /// Two commands the bridge drops; with no retries each fails its read with EIO.
 const DROPS: &str = "seed=1,drop@cmd=3,drop@cmd=10,retries=0,timeout=1s";
 
@@ -104,6 +105,15 @@ fn errors_not_passed_end_the_job_as_before() {
         "{}",
         stderr(&medium)
     );
+    // ignore_error's read list names it (by number: fio knows no ENODATA name): passed.
+    let listed = run(
+        "seed=1,media_error@lba=100",
+        &["--ignore_error=61", "--output-format=fio-json"],
+    );
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let doc: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["total_err"], 1);
+    assert_eq!(doc["jobs"][0]["first_error"], ENODATA);
 }
 
 #[test]
