@@ -271,8 +271,7 @@ pub fn check_replay_fits(job: &JobSpec, target_size_bytes: u64) -> Result<(), Ru
 /// fio refuses a `cpus_allowed` naming a CPU the machine does not have (options.c,
 /// `set_cpus_allowed`: "CPU N too large"); so does storlab, before any job starts.
 fn check_cpus_exist(set: &JobSet) -> Result<(), RunError> {
-    let highest_of = |job: &JobSpec| job.cpus_allowed.as_ref()?.cpus.last().copied();
-    let Some(first) = set.jobs.iter().find(|job| highest_of(job).is_some()) else {
+    let Some(first) = set.jobs.iter().find(|job| job.cpus_allowed.is_some()) else {
         return Ok(());
     };
     let configured =
@@ -281,18 +280,20 @@ fn check_cpus_exist(set: &JobSet) -> Result<(), RunError> {
             reason: format!("cpus_allowed: counting this machine's CPUs: {error}"),
         })?;
     for job in &set.jobs {
-        match highest_of(job) {
-            Some(cpu) if cpu >= configured => {
-                return Err(RunError::Plan {
-                    job: job.name.clone(),
-                    reason: format!(
-                        "cpus_allowed: CPU {cpu} too large: this machine has CPUs 0-{} \
-                         (fio refuses it too)",
-                        configured - 1
-                    ),
-                });
-            }
-            _ => {}
+        // The first CPU of the list the machine lacks, as fio names it.
+        let missing = job
+            .cpus_allowed
+            .as_ref()
+            .and_then(|affinity| affinity.cpus.iter().copied().find(|&cpu| cpu >= configured));
+        if let Some(cpu) = missing {
+            return Err(RunError::Plan {
+                job: job.name.clone(),
+                reason: format!(
+                    "cpus_allowed: CPU {cpu} too large: this machine has CPUs 0-{} \
+                     (fio refuses it too)",
+                    configured - 1
+                ),
+            });
         }
     }
     Ok(())
