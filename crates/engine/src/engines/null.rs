@@ -96,7 +96,13 @@ impl IoEngine for NullEngine {
         for completion in self.queued.iter_mut() {
             completion.done_ns = now_ns;
         }
-        self.done.append(&mut self.queued);
+        if self.done.is_empty() {
+            // The usual case (everything before was reaped): hand the batch over as it is,
+            // without `append`'s copy (a `memmove` call per I/O at depth 1).
+            std::mem::swap(&mut self.done, &mut self.queued);
+        } else {
+            self.done.append(&mut self.queued);
+        }
         self.ios += issued as u64;
         Ok(issued)
     }
