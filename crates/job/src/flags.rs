@@ -365,6 +365,7 @@ mod tests {
             "io_submit_mode=offload",
             "gtod_reduce=1",
             "clocksource=clock_gettime",
+            "fallocate=none",
             "flow=2",
             "flow_id=3 flow=2",
             "flow_sleep=100",

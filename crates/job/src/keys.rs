@@ -1786,6 +1786,13 @@ fn no_effect_reason(key: &str) -> &'static str {
         "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not bind its worker threads to NUMA nodes"
         }
+        "fallocate" => {
+            "accepted, no effect: storlab writes every block of a file it lays out before the \
+             job starts (it measures no sparse or preallocated-unwritten file), which allocates \
+             the file whatever the mode; fio's first writes into a file it left sparse \
+             (none, truncate) or preallocated (native, posix, keep) also allocate or convert \
+             extents, which storlab's overwrites do not"
+        }
         _ => "accepted, no effect",
     }
 }
@@ -4011,6 +4018,24 @@ pub static KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "fallocate",
+        aliases: &[],
+        bare: false,
+        meaning: "none, native, posix, keep, truncate, 0 or 1 accepted with a warning: storlab \
+                  writes every block of a file it lays out, which allocates it whatever the mode",
+        field: "fallocate",
+        apply: |d, v| match v {
+            // fio 3.33 options.c: "0" is `none` and "1" is `posix`, kept for old job files.
+            "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => {
+                accept_without_effect(d, "fallocate");
+                Ok(())
+            }
+            _ => Err(ApplyError::Invalid(
+                "use none, native, posix, keep, truncate, 0 or 1".into(),
+            )),
+        },
+    },
+    KeyDef {
         name: "flow",
         aliases: &[],
         bare: false,
@@ -5128,6 +5153,15 @@ mod tests {
             "--nrfiles=4: storlab runs one file per job; split the job into one job per file"
         );
         assert!(draft(&[("clocksource", Some("tsc"))]).is_err());
+        assert!(draft(&[("fallocate", Some("yes"))]).is_err());
+        for mode in ["none", "native", "posix", "keep", "truncate", "0", "1"] {
+            let spec = draft(&[("size", Some("1M")), ("fallocate", Some(mode))]).unwrap();
+            assert!(
+                spec.warnings.len() == 1 && spec.warnings[0].starts_with("fallocate: accepted"),
+                "{mode}: {:?}",
+                spec.warnings
+            );
+        }
         let spec = draft(&[("filesize", Some("64k")), ("rate_process", Some("poisson"))]).unwrap();
         assert_eq!(spec.size_bytes, Some(64 << 10));
         assert!(spec.rate_poisson);
