@@ -2000,6 +2000,23 @@ mod tests {
         space_end_bytes: u64,
     }
 
+    impl BurstDevice {
+        /// A device that completes `burst` requests per reap (handing each over on submit
+        /// when `submit_each`), whose space ends at `space_end_bytes`.
+        fn new(submit_each: bool, burst: usize, space_end_bytes: u64) -> Self {
+            BurstDevice {
+                submit_each,
+                burst,
+                buffers: Vec::new(),
+                queued: Vec::new(),
+                held: Default::default(),
+                events: Vec::new(),
+                clock_ns: 0,
+                space_end_bytes,
+            }
+        }
+    }
+
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum DeviceEvent {
         Reaped(usize),
@@ -2098,16 +2115,7 @@ mod tests {
             start_bytes: 0,
             len_bytes: IOS * 4096,
         };
-        let mut engine = BurstDevice {
-            submit_each,
-            burst: 8,
-            buffers: Vec::new(),
-            queued: Vec::new(),
-            held: Default::default(),
-            events: Vec::new(),
-            clock_ns: 0,
-            space_end_bytes: u64::MAX,
-        };
+        let mut engine = BurstDevice::new(submit_each, 8, u64::MAX);
         let worker = drive_one(&mut engine, &job, region, QD, NS_PER_S);
         assert_eq!(worker.stats.read.ios, IOS);
         (worker, engine.events)
@@ -2122,16 +2130,7 @@ mod tests {
         job.read_percent = 0;
         job.iodepth = QD;
         shape(&mut job);
-        let mut engine = BurstDevice {
-            submit_each: true,
-            burst: 1,
-            buffers: Vec::new(),
-            queued: Vec::new(),
-            held: Default::default(),
-            events: Vec::new(),
-            clock_ns: 0,
-            space_end_bytes: WHOLE_WRITES * 4096 + 2048,
-        };
+        let mut engine = BurstDevice::new(true, 1, WHOLE_WRITES * 4096 + 2048);
         let region = Region {
             start_bytes: 0,
             len_bytes: FILL_REGION_BYTES,
@@ -2237,16 +2236,7 @@ mod tests {
             start_bytes: 0,
             len_bytes: IOS * 4096,
         };
-        let mut engine = BurstDevice {
-            submit_each: true,
-            burst,
-            buffers: Vec::new(),
-            queued: Vec::new(),
-            held: Default::default(),
-            events: Vec::new(),
-            clock_ns: 0,
-            space_end_bytes: u64::MAX,
-        };
+        let mut engine = BurstDevice::new(true, burst, u64::MAX);
         let worker = drive_one(&mut engine, &job, region, iodepth, NS_PER_S);
         assert_eq!(worker.stats.read.ios, IOS);
         (worker, engine.events)
