@@ -369,14 +369,6 @@ impl JobDraft {
         location: &Location,
     ) -> Result<(), JobError> {
         let Some(def) = find_key(key) else {
-            if let Some(reason) = crate::refused_keys::refusal_reason(key) {
-                return Err(JobError::unsupported(
-                    location.clone(),
-                    key,
-                    value.map(str::to_string),
-                    reason,
-                ));
-            }
             return Err(JobError::unknown_key(
                 location.clone(),
                 key,

@@ -17,7 +17,6 @@ pub mod latency_numa;
 pub mod model;
 pub mod preset;
 pub mod queueing;
-pub mod refused_keys;
 pub mod scheduling;
 pub mod size;
 pub mod steps;

@@ -145,16 +145,14 @@ fn the_key_reference_lists_every_key_and_alias() {
     }
 }
 
-/// Every fio option refused with a reason, and every engine out of scope, is named in
-/// docs/job-format.md, so the page's lists stay the code's.
+/// Every engine out of scope is named in docs/job-format.md, so the page's list stays the
+/// code's.
 #[test]
-fn the_key_reference_lists_every_refused_option_and_out_of_scope_engine() {
+fn the_key_reference_lists_every_out_of_scope_engine() {
     let doc_path = repo_root().join("docs/job-format.md");
     let doc = std::fs::read_to_string(&doc_path)
         .unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
-    let names = storlab_job::refused_keys::refused_key_names()
-        .chain(storlab_job::OUT_OF_SCOPE_ENGINES.iter().copied());
-    for name in names {
+    for name in storlab_job::OUT_OF_SCOPE_ENGINES.iter().copied() {
         assert!(
             doc.contains(&format!("`{name}`")),
             "docs/job-format.md does not mention `{name}`"
