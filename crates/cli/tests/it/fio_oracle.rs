@@ -104,6 +104,14 @@ fn run_storlab(dir: &Path, data: &Path, flags: &[&str]) {
     assert!(output.status.success(), "storlab {flags:?}: {output:?}");
 }
 
+/// A time-based job's logs agree for as far as the shorter one goes, which must be more than
+/// `at_least` I/Os (the tools ran for the same time, not the same count).
+fn assert_same_prefix(fio: &[LoggedIo], storlab: &[LoggedIo], at_least: usize) {
+    let common = fio.len().min(storlab.len());
+    assert!(common > at_least, "only {common} I/Os in the run");
+    assert_eq!(storlab[..common], fio[..common]);
+}
+
 /// Both tools' logs of one job on a fresh file of `file_bytes`.
 fn both_logs(file_bytes: u64, flags: &[&str]) -> (Vec<LoggedIo>, Vec<LoggedIo>) {
     let (dir, data) = scratch(file_bytes);
@@ -535,9 +543,7 @@ fn backward_holes_walk_fios_sequence() {
             "--runtime=100ms",
         ],
     );
-    let common = fio.len().min(storlab.len());
-    assert!(common > 64, "only {common} I/Os in 100 ms");
-    assert_eq!(storlab[..common], fio[..common]);
+    assert_same_prefix(&fio, &storlab, 64);
 }
 
 /// Backward holes on a simulated drive walk the same offsets as fio's on a file larger than
@@ -669,9 +675,7 @@ fn the_lfsr_generator_issues_fios_sequence() {
             "--runtime=100ms",
         ],
     );
-    let common = fio.len().min(storlab.len());
-    assert!(common > 32, "only {common} I/Os in 100 ms");
-    assert_eq!(storlab[..common], fio[..common]);
+    assert_same_prefix(&fio, &storlab, 32);
 }
 
 /// fio's `zonemode=strided`: `zonesize` bytes in each zone of `zonerange` (going round a
