@@ -66,6 +66,24 @@ fn both_tools(dir: &Path) -> Vec<(&'static str, (Jobs, Duration))> {
     runs
 }
 
+/// Runs the job file in `dir` with both tools: each job of `names` ran its 1 s runtime, and
+/// the whole run took about two seconds (`why`: what the two seconds are).
+fn each_ran_its_second_in_two(dir: &Path, names: &[&str], why: &str) {
+    for (tool, (jobs, wall)) in both_tools(dir) {
+        for name in names {
+            let runtime_ms = job(&jobs, name).1;
+            assert!(
+                (1000..1100).contains(&runtime_ms),
+                "{tool}: job {name} ran {runtime_ms} ms, not its 1 s runtime: {jobs:?}"
+            );
+        }
+        assert!(
+            wall >= Duration::from_millis(1900) && wall < Duration::from_secs(4),
+            "{tool}: the run took {wall:?}, not {why}"
+        );
+    }
+}
+
 fn fio_jobs(dir: &Path) -> (Jobs, Duration) {
     let started = Instant::now();
     let out = Command::new("fio")
@@ -100,20 +118,7 @@ startdelay=1
 #[test]
 fn startdelay_waits_before_the_runtime_as_fio() {
     let dir = scratch(START_DELAY_JOB);
-    let runs = both_tools(dir.path());
-    for (tool, (jobs, wall)) in runs {
-        for name in ["late", "now"] {
-            let runtime_ms = job(&jobs, name).1;
-            assert!(
-                (1000..1100).contains(&runtime_ms),
-                "{tool}: job {name} ran {runtime_ms} ms, not its 1 s runtime: {jobs:?}"
-            );
-        }
-        assert!(
-            wall >= Duration::from_millis(1900) && wall < Duration::from_secs(4),
-            "{tool}: the run took {wall:?}, not the delay plus the runtime"
-        );
-    }
+    each_ran_its_second_in_two(dir.path(), &["late", "now"], "the delay plus the runtime");
 }
 
 #[test]
@@ -296,18 +301,9 @@ wait_for=first
 [beside]
 ",
     );
-    let runs = both_tools(dir.path());
-    for (tool, (jobs, wall)) in runs {
-        for name in ["first", "second", "beside"] {
-            let runtime_ms = job(&jobs, name).1;
-            assert!(
-                (1000..1100).contains(&runtime_ms),
-                "{tool}: job {name} ran {runtime_ms} ms: {jobs:?}"
-            );
-        }
-        assert!(
-            wall >= Duration::from_millis(1900) && wall < Duration::from_secs(4),
-            "{tool}: the run took {wall:?}, not two runtimes one after the other"
-        );
-    }
+    each_ran_its_second_in_two(
+        dir.path(),
+        &["first", "second", "beside"],
+        "two runtimes one after the other",
+    );
 }
