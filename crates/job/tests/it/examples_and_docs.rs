@@ -152,7 +152,7 @@ fn the_key_reference_lists_every_out_of_scope_engine() {
     let doc_path = repo_root().join("docs/job-format.md");
     let doc = std::fs::read_to_string(&doc_path)
         .unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
-    for name in storlab_job::OUT_OF_SCOPE_ENGINES.iter().copied() {
+    for name in storlab_job::OUT_OF_SCOPE_ENGINES {
         assert!(
             doc.contains(&format!("`{name}`")),
             "docs/job-format.md does not mention `{name}`"
