@@ -5,12 +5,11 @@
 use crate::args::{OutputFormat, RunArgs};
 use crate::clients::Clients;
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::output::{check_output_paths, database_files, Protected};
 use crate::run_session::{arm_interrupt_handler, load_jobs, session, target_of, Finished, STOP};
 use crate::run_sink::CliSink;
 use crate::say::say;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use storlab_job::{EngineKind, Target};
 use storlab_lab::classify;
@@ -57,7 +56,7 @@ pub fn run(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> 
         }
         return Ok(());
     }
-    check_run_outputs(&args)?;
+    crate::run_paths::check_run_outputs(&args)?;
     if args.targets.len() > 1 {
         return what_if(args, clients);
     }
@@ -226,7 +225,7 @@ fn prepare_job_set(
             "--pcap: only simulated targets (sim:STACK) have a USB session to record",
         ));
     }
-    check_fio_log_paths(args, &set)?;
+    crate::run_paths::check_job_paths(args, &set)?;
     if reports {
         for job in &set.jobs {
             for warning in &job.warnings {
@@ -265,88 +264,6 @@ fn single_process(args: &RunArgs) -> Result<bool, Failure> {
              --preset, --state and several --target run under mpirun only on simulated targets",
         ))
     }
-}
-
-/// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
-/// regular file or nothing, that names the results database, the job file or the `--target`,
-/// or that another of these outputs names too.
-fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
-    check_outputs_with(args, &[], &[])
-}
-
-/// [`check_run_outputs`] with the fio log files the jobs write (`write_bw_log`...) among the
-/// outputs and the jobs' target files among the protected, before any job runs. Refused in a
-/// what-if comparison, where every target's run would replace the same logs.
-fn check_fio_log_paths(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), Failure> {
-    let logs = set.fio_log_paths();
-    let Some((key, _)) = logs.first() else {
-        return Ok(());
-    };
-    if args.compared {
-        return Err(bad_input(format!(
-            "{key}: with several --target, each target's run would replace the others' logs; \
-             run one target at a time"
-        )));
-    }
-    let logs: Vec<(&str, &Path)> = logs.iter().map(|(k, p)| (*k, p.as_path())).collect();
-    let targets: Vec<&Path> = set
-        .jobs
-        .iter()
-        .filter_map(|job| match &job.target {
-            Target::Path(path) => Some(path.as_path()),
-            _ => None,
-        })
-        .collect();
-    check_outputs_with(args, &logs, &targets)
-}
-
-/// The checks of [`check_run_outputs`] with `more_outputs` and `more_protected` (job targets).
-fn check_outputs_with(
-    args: &RunArgs,
-    more_outputs: &[(&str, &Path)],
-    more_protected: &[&Path],
-) -> Result<(), Failure> {
-    let mut outputs: Vec<(&str, &Path)> = [
-        ("--output", &args.output),
-        ("--report", &args.report),
-        ("--pcap", &args.pcap),
-    ]
-    .into_iter()
-    .filter_map(|(option, path)| Some((option, path.as_deref()?)))
-    .collect();
-    outputs.extend_from_slice(more_outputs);
-    if outputs.is_empty() {
-        return Ok(());
-    }
-    // Even with --no-db the database is worth keeping: never write an output over it.
-    let database = args
-        .db
-        .path()
-        .ok()
-        .map(|db| database_files(&db))
-        .unwrap_or_default();
-    let mut protected: Vec<Protected<'_>> = database
-        .iter()
-        .map(|(what, path)| (*what, path.as_path()))
-        .collect();
-    if let Some(job_file) = &args.job_file {
-        protected.push(("the job file", job_file));
-    }
-    let targets: Vec<PathBuf> = args
-        .targets
-        .iter()
-        .filter_map(|text| match target_of(text) {
-            Ok(Target::Path(path)) => Some(path),
-            _ => None,
-        })
-        .collect();
-    for target in &targets {
-        protected.push(("the --target", target));
-    }
-    for target in more_protected {
-        protected.push(("a job's target", target));
-    }
-    check_output_paths(&outputs, &protected)
 }
 
 /// The outputs of a run, finished or failed part-way: the warnings, then (unless the run is
@@ -635,7 +552,8 @@ fn check_target(part: &RunArgs) -> Result<(), Failure> {
             .map_err(bad_input)?;
     }
     if part.preset.is_none() {
-        load_jobs(part)?;
+        let (set, _) = load_jobs(part)?;
+        crate::run_paths::check_job_paths(part, &set)?;
     }
     Ok(())
 }

@@ -114,7 +114,7 @@ pub fn run(args: ValidateArgs, clients: Option<&Clients<'_>>) -> Result<(), Fail
 /// The reference file read and planned, after checking `--output`.
 fn plan(args: &ValidateArgs) -> Result<Vec<storlab_lab::validate::plan::PlannedEntry>, Failure> {
     if let Some(output) = &args.output {
-        crate::output::check_output_path("--output", output)?;
+        crate::output::check_output_paths(&[("--output", output)], &[])?;
     }
     storlab_lab::validate::load_plan(
         &args.reference,

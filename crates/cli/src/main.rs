@@ -33,6 +33,7 @@ mod output;
 mod preset_run;
 mod progress;
 mod render;
+mod run_paths;
 mod run_session;
 mod run_sink;
 mod say;

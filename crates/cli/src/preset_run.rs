@@ -59,6 +59,13 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         }
     };
     let state = state.unwrap_or_else(|| preset.as_ref().map_or(DeviceState::AsFound, |p| p.state));
+    // A sweep point's job writes its target (a device state does) and may write logs: the same
+    // checks as a job set's, before the first point.
+    let point_jobs = storlab_job::JobSet {
+        jobs: points.iter().map(|point| point.job.clone()).collect(),
+    };
+    let prepares_target = state != DeviceState::AsFound || args.trim_between_steps;
+    crate::run_paths::check_sweep_paths(&args, &point_jobs, prepares_target)?;
     for point in &points {
         for warning in &point.job.warnings {
             say!("storlab: warning: job '{}': {warning}", point.job.name);

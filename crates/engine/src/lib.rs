@@ -16,6 +16,7 @@ pub mod error;
 pub mod io_priority;
 pub mod numa_memory;
 pub mod observed;
+pub mod output_file;
 pub mod probe;
 pub mod registry;
 pub mod safety;

@@ -16,6 +16,7 @@ use crate::model::{
     OUT_OF_SCOPE_ENGINES,
 };
 use crate::model::{DedupeMode, DedupeSpec};
+use crate::paths::KeyPath;
 use crate::size::{
     parse_block_size_ranges, parse_block_size_splits, parse_block_sizes, parse_bool, parse_count,
     parse_percent, parse_share_ppm, parse_size, parse_time_ns, split_read_write, ValueError,
@@ -58,6 +59,9 @@ pub struct KeyDef {
     /// The setting that validation errors about this key are reported under (several keys can
     /// set one setting: `bs`, `bsrange` and `bssplit` all set `bs`).
     field: &'static str,
+    /// Whether the value names a file the job writes or its target, and how
+    /// (`crate::paths`: storlab's guarded checks and their tests iterate over these).
+    pub path: KeyPath,
     apply: Apply,
 }
 
@@ -2365,6 +2369,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "job name (on the command line, starts a new job)",
         field: "name",
+        path: KeyPath::None,
         apply: |d, v| {
             d.name = Some(v.to_string());
             Ok(())
@@ -2376,6 +2381,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "free text, ignored",
         field: "description",
+        path: KeyPath::None,
         apply: |_, _| Ok(()),
     },
     KeyDef {
@@ -2384,6 +2390,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "how I/O is issued (psync by default; `storlab engines` lists them)",
         field: "ioengine",
+        path: KeyPath::None,
         apply: apply_ioengine,
     },
     KeyDef {
@@ -2392,6 +2399,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "file or block device to test, or sim:PROFILE for a simulated drive",
         field: "filename",
+        path: KeyPath::Target,
         apply: apply_filename,
     },
     KeyDef {
@@ -2400,6 +2408,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "directory for a temporary test file (or prefix of a relative filename)",
         field: "directory",
+        path: KeyPath::Target,
         apply: |d, v| {
             d.directory = Some(PathBuf::from(v));
             Ok(())
@@ -2411,6 +2420,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "open with O_DIRECT, bypassing the page cache",
         field: "direct",
+        path: KeyPath::None,
         apply: |d, v| {
             d.direct = Some(parse_bool(v)?);
             Ok(())
@@ -2422,6 +2432,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "drop the target's cached pages before the job (default 1, as in fio)",
         field: "invalidate",
+        path: KeyPath::None,
         apply: |d, v| {
             d.invalidate = Some(parse_bool(v)?);
             Ok(())
@@ -2433,6 +2444,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "advise the kernel of the access pattern: 1 (the job's: random or sequential, default), random, sequential, 0 (none)",
         field: "fadvise_hint",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fadvise_hint = Some(match v {
                 "1" => FadviseHint::JobType,
@@ -2454,6 +2466,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "the opposite of direct",
         field: "direct",
+        path: KeyPath::None,
         apply: |d, v| {
             d.direct = Some(!parse_bool(v)?);
             Ok(())
@@ -2465,6 +2478,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, trimwrite, randtrimwrite",
         field: "rw",
+        path: KeyPath::None,
         apply: apply_rw,
     },
     KeyDef {
@@ -2473,6 +2487,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "percent of reads in a rw/randrw job (default 50)",
         field: "rwmixread",
+        path: KeyPath::None,
         apply: |d, v| {
             d.rwmixread = Some(parse_percent(v)?);
             Ok(())
@@ -2484,6 +2499,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "percent of writes in a rw/randrw job",
         field: "rwmixread",
+        path: KeyPath::None,
         apply: |d, v| {
             d.rwmixread = Some(100 - parse_percent(v)?);
             Ok(())
@@ -2495,6 +2511,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "percent of random offsets in a rand* job (default 100); or read,write percents",
         field: "percentage_random",
+        path: KeyPath::None,
         apply: |d, v| {
             // fio's `read,write,trim` form; the trim share is checked and unused (trim modes
             // of `rw` draw at the write share).
@@ -2511,6 +2528,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "draw random offsets with repeats (default: every block once per pass)",
         field: "norandommap",
+        path: KeyPath::None,
         apply: |d, v| {
             d.norandommap = Some(parse_bool(v)?);
             Ok(())
@@ -2522,6 +2540,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size, or read,write block sizes",
         field: "bs",
+        path: KeyPath::None,
         apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_sizes),
     },
     KeyDef {
@@ -2530,6 +2549,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "block size range MIN-MAX (uniform, in alignment steps), or read,write ranges",
         field: "bs",
+        path: KeyPath::None,
         apply: |d, v| {
             if v.contains('/') {
                 return Err(ApplyError::Invalid(split_given_as_range(v)));
@@ -2543,6 +2563,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "weighted block sizes SIZE/PERCENT:..., or read,write splits",
         field: "bs",
+        path: KeyPath::None,
         apply: |d, v| apply_block_sizes_with_trim(d, v, parse_block_size_splits),
     },
     KeyDef {
@@ -2551,6 +2572,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "offset alignment (default 4k)",
         field: "blockalign",
+        path: KeyPath::None,
         apply: |d, v| {
             d.align_bytes = Some(single_for_both(v, parse_size)?);
             Ok(())
@@ -2562,6 +2584,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring: poll for completions (IOPOLL); pvsync2: RWF_HIPRI",
         field: "hipri",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.hipri = parse_bool(v)?;
             Ok(())
@@ -2573,6 +2596,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring, pvsync2: RWF_NOWAIT (EAGAIN instead of blocking)",
         field: "nowait",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.nowait = parse_bool(v)?;
             Ok(())
@@ -2584,6 +2608,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring: registered buffers, required (unset: used when the kernel allows)",
         field: "fixedbufs",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.fixedbufs = Some(parse_bool(v)?);
             Ok(())
@@ -2595,6 +2620,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring: registered file, required (unset: used when the kernel allows)",
         field: "registerfiles",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.registerfiles = Some(parse_bool(v)?);
             Ok(())
@@ -2606,6 +2632,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring: a kernel thread polls the submission queue (SQPOLL)",
         field: "sqthread_poll",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.sqthread_poll = parse_bool(v)?;
             Ok(())
@@ -2617,6 +2644,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "io_uring: READ/WRITE (default) or, with 0, READV/WRITEV",
         field: "nonvectored",
+        path: KeyPath::None,
         apply: |d, v| {
             // fio's default is -1, "non-vectored when the kernel has it": any non-zero value.
             let value: i64 = v.trim().parse().map_err(|_| {
@@ -2634,6 +2662,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "io_uring, libaio: priority class of the I/Os cmdprio_percentage or cmdprio_bssplit picks: 1 real-time (default), 2 best-effort, 3 idle; or read,write classes",
         field: "cmdprio_class",
+        path: KeyPath::None,
         apply: |d, v| {
             let (read, write) = read_write_dropping_trim(v, parse_ioprio_class)?;
             d.engine_tuning.cmdprio.read.class = read;
@@ -2647,6 +2676,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "io_uring, libaio: priority level (0 highest to 7) of the I/Os cmdprio_percentage or cmdprio_bssplit picks; or read,write levels",
         field: "cmdprio_level",
+        path: KeyPath::None,
         apply: |d, v| {
             let (read, write) = read_write_dropping_trim(v, parse_ioprio_level)?;
             d.engine_tuning.cmdprio.read.level = read;
@@ -2660,6 +2690,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "io_uring: bind the sqthread_poll kernel thread to this CPU",
         field: "sqthread_poll_cpu",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.sqthread_poll_cpu = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2671,6 +2702,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "io_uring, libaio: percent of I/Os issued with an I/O priority (cmdprio_class, cmdprio); or read,write percents",
         field: "cmdprio_percentage",
+        path: KeyPath::None,
         apply: |d, v| {
             let (read, write) =
                 read_write_dropping_trim(v, |t| parse_percent(t).map_err(ApplyError::from))?;
@@ -2685,6 +2717,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "io_uring, libaio: percent of the I/Os of each block size issued with an I/O priority, SIZE/PERCENT[/CLASS/LEVEL]:...; or read,write lists",
         field: "cmdprio_bssplit",
+        path: KeyPath::None,
         apply: |d, v| {
             let (read, write) = parse_cmdprio_bssplit(v)?;
             d.engine_tuning.cmdprio.read.bssplit = read;
@@ -2698,6 +2731,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "libaio: read completions from the AIO ring in user space",
         field: "userspace_reap",
+        path: KeyPath::None,
         apply: |d, v| {
             d.engine_tuning.userspace_reap = parse_bool(v)?;
             Ok(())
@@ -2709,6 +2743,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "outstanding I/Os per worker",
         field: "iodepth",
+        path: KeyPath::None,
         apply: |d, v| {
             d.iodepth = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2720,6 +2755,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "queueing engines: I/Os queued before they are submitted together (default 1; 0: iodepth)",
         field: "iodepth_batch_submit",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_batch_submit = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2731,6 +2767,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "queueing engines: completions a reap waits for (default 1; 0 with iodepth_batch_complete_max=0: poll after every I/O)",
         field: "iodepth_batch_complete_min",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_batch_complete_min = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2742,6 +2779,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "queueing engines: most completions one reap takes (default and at least iodepth_batch_complete_min)",
         field: "iodepth_batch_complete_max",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_batch_complete_max = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2753,6 +2791,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "queueing engines: once the queue is full, reap until this many I/Os are in flight (default iodepth)",
         field: "iodepth_low",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_depth_low = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2764,6 +2803,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "workers (threads) running this job",
         field: "numjobs",
+        path: KeyPath::None,
         apply: |d, v| {
             d.numjobs = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2775,6 +2815,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "start of worker 0's region (bytes or N% of the target)",
         field: "offset",
+        path: KeyPath::None,
         apply: |d, v| {
             d.offset = Some(Extent::parse(v)?);
             Ok(())
@@ -2786,6 +2827,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "worker i starts at offset + i * offset_increment (bytes or N%)",
         field: "offset_increment",
+        path: KeyPath::None,
         apply: |d, v| {
             d.offset_increment = Some(Extent::parse(v)?);
             Ok(())
@@ -2797,6 +2839,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "each worker's region: bytes or N% of the target (default: to its end)",
         field: "size",
+        path: KeyPath::None,
         apply: |d, v| {
             d.size = Some(Extent::parse(v)?);
             Ok(())
@@ -2808,6 +2851,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "stop each worker after this many I/Os",
         field: "number_ios",
+        path: KeyPath::None,
         apply: |d, v| {
             d.number_ios = Some(parse_count(v)?);
             Ok(())
@@ -2819,6 +2863,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "bytes each worker moves before it stops (default: its region's size)",
         field: "io_size",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_size_bytes = Some(parse_size(v)?);
             Ok(())
@@ -2830,6 +2875,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "repeat the job's I/O this many times (default 1)",
         field: "loops",
+        path: KeyPath::None,
         apply: |d, v| {
             d.loops = Some(to_u32(parse_count(v)?, v)?);
             Ok(())
@@ -2841,6 +2887,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "time limit after ramp (seconds unless a unit is given)",
         field: "runtime",
+        path: KeyPath::None,
         apply: |d, v| {
             d.runtime_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
@@ -2852,6 +2899,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "record every I/O issued in this file (fio's iolog format, version 2)",
         field: "write_iolog",
+        path: KeyPath::Written,
         apply: |d, v| {
             d.write_iolog = Some(PathBuf::from(v));
             Ok(())
@@ -2863,6 +2911,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "replay the I/O recorded in this trace (fio's iolog format, version 2 or 3)",
         field: "read_iolog",
+        path: KeyPath::Target,
         apply: |d, v| {
             let trace = IoTrace::read(Path::new(v)).map_err(ApplyError::Invalid)?;
             d.read_iolog = Some(std::sync::Arc::new(trace));
@@ -2875,6 +2924,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "send every I/O of the read_iolog trace to this file (or sim:STACK)",
         field: "replay_redirect",
+        path: KeyPath::Target,
         apply: |d, v| {
             if v.is_empty() {
                 return Err(ApplyError::Invalid("needs a file name".into()));
@@ -2889,6 +2939,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "leave these actions of the read_iolog trace out: read, write, trim, sync (comma-separated)",
         field: "replay_skip",
+        path: KeyPath::None,
         apply: |d, v| {
             let skipped = v
                 .split(',')
@@ -2912,6 +2963,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "replay the read_iolog trace as fast as the queue allows, not at its recorded pace",
         field: "replay_no_stall",
+        path: KeyPath::None,
         apply: |d, v| {
             d.replay_no_stall = Some(parse_bool(v)?);
             Ok(())
@@ -2923,6 +2975,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "replay the trace's recorded gaps at this percent of their speed (default 100)",
         field: "replay_time_scale",
+        path: KeyPath::None,
         apply: |d, v| {
             let percent = parse_count(v)?;
             if percent == 0 {
@@ -2938,6 +2991,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "bandwidth log PREFIX_bw.N.log in fio's format (bare: the job's name)",
         field: "write_bw_log",
+        path: KeyPath::WrittenPrefix,
         apply: |d, v| {
             d.log_prefix(FioLogKind::Bandwidth, v);
             Ok(())
@@ -2949,6 +3003,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "IOPS log PREFIX_iops.N.log in fio's format (bare: the job's name)",
         field: "write_iops_log",
+        path: KeyPath::WrittenPrefix,
         apply: |d, v| {
             d.log_prefix(FioLogKind::Iops, v);
             Ok(())
@@ -2960,6 +3015,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "latency logs PREFIX_lat.N.log, _clat and _slat in fio's format (bare: the job's name)",
         field: "write_lat_log",
+        path: KeyPath::WrittenPrefix,
         apply: |d, v| {
             d.log_prefix(FioLogKind::Latency, v);
             Ok(())
@@ -2971,6 +3027,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "completion latency histogram log PREFIX_clat_hist.N.log, lines every log_hist_msec",
         field: "write_hist_log",
+        path: KeyPath::WrittenPrefix,
         apply: |d, v| {
             d.log_prefix(FioLogKind::CompletionHistogram, v);
             Ok(())
@@ -2982,6 +3039,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "one averaged log entry per window of this many ms and direction (0: one per I/O)",
         field: "log_avg_msec",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.average_ms = parse_count(v)?;
             Ok(())
@@ -2993,6 +3051,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "one histogram log line per window of this many ms and direction",
         field: "log_hist_msec",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.histogram_ms = parse_count(v)?;
             Ok(())
@@ -3004,6 +3063,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "0 to 6: each step halves the histogram log's 1856 bins, as fio",
         field: "log_hist_coarseness",
+        path: KeyPath::None,
         apply: |d, v| {
             let coarseness = parse_count(v)?;
             if coarseness > u64::from(FIO_LOG_HIST_COARSENESS_MAX) {
@@ -3021,6 +3081,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "with log_avg_msec, log each window's maximum instead of its mean",
         field: "log_max_value",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.max_value = parse_bool(v)?;
             Ok(())
@@ -3032,6 +3093,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "log lines carry the I/O's offset",
         field: "log_offset",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.offset = parse_bool(v)?;
             Ok(())
@@ -3043,6 +3105,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "log lines end in the I/O's priority value (hex) instead of 0/1",
         field: "log_prio",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.priority = parse_bool(v)?;
             Ok(())
@@ -3054,6 +3117,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "1 (default): one log file per job clone (.N); 0: one file per prefix, appended to",
         field: "per_job_logs",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fio_logs.shared_file = !parse_bool(v)?;
             Ok(())
@@ -3065,6 +3129,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "accepted: fio's initial log allocation; storlab's logs grow as needed",
         field: "log_entries",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_count(v)?;
             Ok(())
@@ -3076,6 +3141,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "0 accepted; compressing logs in memory refused",
         field: "log_compression",
+        path: KeyPath::None,
         apply: |_, v| refuse_unless_zero(v, "storlab keeps logs uncompressed in memory and writes them as text; leave out log_compression"),
     },
     KeyDef {
@@ -3084,6 +3150,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "0 accepted; compressed .fz log files refused",
         field: "log_store_compressed",
+        path: KeyPath::None,
         apply: |_, v| refuse_if_set(v, "storlab writes logs as text, which fio's plotting tools read; leave out log_store_compressed"),
     },
     KeyDef {
@@ -3092,6 +3159,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "0 accepted; Unix-time log timestamps refused",
         field: "log_unix_epoch",
+        path: KeyPath::None,
         apply: |_, v| refuse_if_set(v, "storlab's log times are ms since the job's measurement began (fio's default), also for simulated time"),
     },
     KeyDef {
@@ -3100,6 +3168,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "fsync after every N writes, once the worker's I/O has finished (0 = never)",
         field: "fsync",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fsync_every_writes = Some(parse_sync_every(v)?);
             Ok(())
@@ -3111,6 +3180,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "fdatasync after every N writes, once the worker's I/O has finished (0 = never)",
         field: "fdatasync",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fdatasync_every_writes = Some(parse_sync_every(v)?);
             Ok(())
@@ -3122,6 +3192,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "fsync once when the job's writes are done",
         field: "end_fsync",
+        path: KeyPath::None,
         apply: |d, v| {
             d.end_fsync = Some(parse_bool(v)?);
             Ok(())
@@ -3133,6 +3204,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "fsync when the worker closes the target",
         field: "fsync_on_close",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fsync_on_close = Some(parse_bool(v)?);
             Ok(())
@@ -3144,6 +3216,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "open the target with O_SYNC (sync or 1) or O_DSYNC (dsync); none or 0 = neither",
         field: "sync",
+        path: KeyPath::None,
         apply: apply_open_sync,
     },
     KeyDef {
@@ -3152,6 +3225,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "stall this long between batches of I/O (microseconds unless a unit is given)",
         field: "thinktime",
+        path: KeyPath::None,
         apply: |d, v| {
             d.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
@@ -3163,6 +3237,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "spend this part of each thinktime stall spinning on the CPU (microseconds unless a unit is given)",
         field: "thinktime_spin",
+        path: KeyPath::None,
         apply: |d, v| {
             d.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
@@ -3174,6 +3249,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "stall for thinktime after this many I/Os (default 1)",
         field: "thinktime_blocks",
+        path: KeyPath::None,
         apply: |d, v| {
             let every = to_u32(parse_count(v)?, v)?;
             if every == 0 {
@@ -3189,6 +3265,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "count thinktime_blocks as I/Os completed (complete, the default) or issued (issue)",
         field: "thinktime_blocks_type",
+        path: KeyPath::None,
         apply: |d, v| {
             d.think_count_issued = Some(match v {
                 "complete" => false,
@@ -3204,6 +3281,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "stall for thinktime after this long of I/O (seconds unless a unit is given)",
         field: "thinktime_iotime",
+        path: KeyPath::None,
         apply: |d, v| {
             d.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
@@ -3215,6 +3293,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "where random offsets fall: random, zipf:THETA, pareto:H, normal:DEV (each [:CENTER]), zoned:A/S:..., zoned_abs:A/SIZE:...",
         field: "random_distribution",
+        path: KeyPath::None,
         apply: apply_random_distribution,
     },
     KeyDef {
@@ -3223,6 +3302,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "fio's tausworthe (default), tausworthe64 or lfsr, drawn as fio draws them in a fio job",
         field: "random_generator",
+        path: KeyPath::None,
         apply: |d, v| {
             d.random_generator = Some(match v {
                 "tausworthe" => FioGenerator::Tausworthe,
@@ -3243,6 +3323,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "none, or strided: zonesize bytes in each zone of zonerange, zoneskip between zones (zbd refused)",
         field: "zonemode",
+        path: KeyPath::None,
         apply: |d, v| {
             d.zonemode_strided = Some(match v {
                 "none" => false,
@@ -3265,6 +3346,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "bytes of I/O in each zone before moving on (zonemode=strided)",
         field: "zonesize",
+        path: KeyPath::None,
         apply: |d, v| {
             d.zone_size_bytes = Some(parse_size(v)?);
             Ok(())
@@ -3276,6 +3358,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "size of each zone (default zonesize; zonemode=strided)",
         field: "zonerange",
+        path: KeyPath::None,
         apply: |d, v| {
             d.zone_range_bytes = Some(parse_size(v)?);
             Ok(())
@@ -3287,6 +3370,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "bytes skipped between two zones (zonemode=strided)",
         field: "zoneskip",
+        path: KeyPath::None,
         apply: |d, v| {
             d.zone_skip_bytes = Some(parse_size(v)?);
             Ok(())
@@ -3298,6 +3382,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "keep going over the region until runtime ends",
         field: "time_based",
+        path: KeyPath::None,
         apply: |d, v| {
             d.time_based = Some(parse_bool(v)?);
             Ok(())
@@ -3309,6 +3394,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "run this long before statistics count (seconds unless a unit is given)",
         field: "ramp_time",
+        path: KeyPath::None,
         apply: |d, v| {
             d.ramp_time_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
@@ -3320,6 +3406,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "bytes per second ceiling (e.g. 50m), for both or read,write",
         field: "rate",
+        path: KeyPath::None,
         apply: |d, v| {
             (d.rate_bytes_read, d.rate_bytes_write) =
                 parse_rate_pair(v, parse_size, "50m or 50m,20m")?;
@@ -3332,6 +3419,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "I/Os per second ceiling, for both or read,write",
         field: "rate_iops",
+        path: KeyPath::None,
         apply: apply_rate_iops,
     },
     KeyDef {
@@ -3340,6 +3428,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "storlab: data written: random, zeros or compressible:PERCENT",
         field: "data_pattern",
+        path: KeyPath::None,
         apply: apply_data_pattern,
     },
     KeyDef {
@@ -3348,6 +3437,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "make written data this percent compressible (0 = random)",
         field: "data_pattern",
+        path: KeyPath::None,
         apply: |d, v| {
             let percent = parse_percent(v)?;
             d.data_pattern = Some(if percent == 0 {
@@ -3364,6 +3454,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "write zeros",
         field: "data_pattern",
+        path: KeyPath::None,
         apply: |d, v| {
             if parse_bool(v)? {
                 d.data_pattern = Some(DataPattern::Zeros);
@@ -3377,6 +3468,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "accepted for fio compatibility; no effect (the data pattern decides the bytes)",
         field: "refill_buffers",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_bool(v)?;
             Ok(())
@@ -3388,6 +3480,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "this percent of write buffers repeat earlier content, as fio's buffers do",
         field: "dedupe_percentage",
+        path: KeyPath::None,
         apply: |d, v| {
             d.dedupe_percentage = Some(parse_percent(v)?);
             Ok(())
@@ -3399,6 +3492,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "what a dedupe buffer repeats: repeat (the stream's saved state) or working_set",
         field: "dedupe_mode",
+        path: KeyPath::None,
         apply: |d, v| {
             d.dedupe_mode = Some(match v {
                 "repeat" => DedupeMode::Repeat,
@@ -3414,6 +3508,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "dedupe_mode=working_set: the percent of size whose buffers repeats come from",
         field: "dedupe_working_set_percentage",
+        path: KeyPath::None,
         apply: |d, v| {
             d.dedupe_working_set_percentage = Some(parse_percent(v)?);
             Ok(())
@@ -3425,6 +3520,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "dedupe_mode=working_set: jobs repeat each other's buffers",
         field: "dedupe_global",
+        path: KeyPath::None,
         apply: |d, v| {
             d.dedupe_global = Some(parse_bool(v)?);
             Ok(())
@@ -3436,6 +3532,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "seed for offsets, sizes, directions and data",
         field: "seed",
+        path: KeyPath::None,
         apply: |d, v| {
             d.seed = Some(parse_count(v)?);
             Ok(())
@@ -3447,6 +3544,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "1 (default): the same sequence every run; 0 in a fio job: seeds from the system's entropy unless randseed is given (refused in a preset)",
         field: "randrepeat",
+        path: KeyPath::None,
         apply: |d, v| {
             d.randrepeat = Some(parse_bool(v)?);
             Ok(())
@@ -3458,6 +3556,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "fio's verify: a header with a checksum in each block, checked on read-back (md5, crc32c, crc64, sha1, sha3-*, xxhash, meta, pattern, null; 1: storlab's own check alone)",
         field: "verify",
+        path: KeyPath::None,
         apply: apply_verify,
     },
     KeyDef {
@@ -3466,6 +3565,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "read back and check after writing (default 1); 0 writes verify headers without checking",
         field: "do_verify",
+        path: KeyPath::None,
         apply: |d, v| {
             d.do_verify = Some(parse_bool(v)?);
             Ok(())
@@ -3477,6 +3577,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "write nothing: read back what the job would write and check the headers a previous run left",
         field: "verify_only",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_only = Some(parse_bool(v)?);
             Ok(())
@@ -3488,6 +3589,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "stop at the first bad header of a block (storlab always stops the job at its first bad block, as fio)",
         field: "verify_fatal",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_bool(v)?;
             Ok(())
@@ -3499,6 +3601,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "write a failed block to FILE.OFFSET.received and .expected (.hdr_fail for a bad header) in the current directory",
         field: "verify_dump",
+        path: KeyPath::WrittenOnFailure,
         apply: |d, v| {
             d.verify_dump = Some(parse_bool(v)?);
             Ok(())
@@ -3510,6 +3613,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "a verify header every this many bytes instead of one per block",
         field: "verify_interval",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_interval_bytes = Some(parse_size(v)?);
             Ok(())
@@ -3521,6 +3625,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "swap the verify header with the bytes this far into its block",
         field: "verify_offset",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_offset_bytes = Some(parse_size(v)?);
             Ok(())
@@ -3532,6 +3637,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "check written blocks after every this many writes instead of after all of them",
         field: "verify_backlog",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_backlog = Some(parse_count(v)?);
             Ok(())
@@ -3543,6 +3649,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "blocks checked each time verify_backlog is reached (default: verify_backlog)",
         field: "verify_backlog_batch",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_backlog_batch = Some(parse_count(v)?);
             Ok(())
@@ -3554,6 +3661,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "fio's helper threads for checks: accepted, storlab checks in the reaping thread",
         field: "verify_async",
+        path: KeyPath::None,
         apply: |d, v| {
             if parse_count(v)? > 0 {
                 accept_without_effect(d, "verify_async");
@@ -3567,6 +3675,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "CPUs of fio's verify_async threads: accepted, storlab checks in the reaping thread",
         field: "verify_async_cpus",
+        path: KeyPath::None,
         apply: |d, v| {
             crate::queueing::parse_cpu_list(v).map_err(ApplyError::Invalid)?;
             accept_without_effect(d, "verify_async");
@@ -3579,6 +3688,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "write fio's verify state file local-JOB-N-verify.state at a writing verify job's end (default 1, as fio)",
         field: "verify_state_save",
+        path: KeyPath::WrittenAfterJob,
         apply: |d, v| {
             d.verify_state_save = Some(parse_bool(v)?);
             Ok(())
@@ -3590,6 +3700,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "read fio's verify state file local-JOB-N-verify.state first; the verify pass stops where fio's would (writes the saved run had not completed are not checked)",
         field: "verify_state_load",
+        path: KeyPath::None,
         apply: |d, v| {
             d.verify_state_load = Some(parse_bool(v)?);
             Ok(())
@@ -3601,6 +3712,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "fio's replay-based verify: refused when on",
         field: "experimental_verify",
+        path: KeyPath::None,
         apply: |_, v| {
             refuse_if_set(
                 v,
@@ -3615,6 +3727,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "count failed I/Os of these kinds and go on (none, read, write, io, verify, all; 0/1 as none/all): EIO and EILSEQ unless ignore_error lists others",
         field: "continue_on_error",
+        path: KeyPath::None,
         apply: apply_continue_on_error,
     },
     KeyDef {
@@ -3623,6 +3736,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "the errors continue_on_error passes, per kind: READ,WRITE,VERIFY lists of errno names or numbers joined by ':' (ignore_error=,ENOSPC:EIO); a list turns its kind on",
         field: "ignore_error",
+        path: KeyPath::None,
         apply: apply_ignore_error,
     },
     KeyDef {
@@ -3631,6 +3745,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "fio's dump of each error continue_on_error passes: only 0, fio's default, is accepted (the count and the first error are in the outputs)",
         field: "error_dump",
+        path: KeyPath::None,
         apply: |_, v| {
             if parse_bool(v)? {
                 return Err(ApplyError::Unsupported(
@@ -3648,6 +3763,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "write until ENOSPC and end there as a success; a file is not laid out and without size may grow by its file system's free space (a device or simulated drive: to its end)",
         field: "fill_device",
+        path: KeyPath::None,
         apply: |d, v| {
             d.fill_device = Some(parse_bool(v)?);
             Ok(())
@@ -3659,6 +3775,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "fio: lay out every job's files before any job runs (1, fio's default) or each job's when it starts (0); storlab always does the latter",
         field: "create_serialize",
+        path: KeyPath::None,
         apply: |_, v| {
             // storlab opens and lays out a job's target when the job starts, which is fio's
             // create_serialize=0 (docs/job-format.md says what 1 changes in fio).
@@ -3672,6 +3789,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "wait for earlier jobs to finish before starting",
         field: "stonewall",
+        path: KeyPath::None,
         apply: |d, v| {
             d.stonewall = Some(parse_bool(v)?);
             Ok(())
@@ -3683,6 +3801,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "start a new reporting group (the next groupid) without waiting",
         field: "new_group",
+        path: KeyPath::None,
         apply: |d, v| {
             d.new_group = Some(parse_bool(v)?);
             Ok(())
@@ -3694,6 +3813,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "start the job this long after the run starts, or a time drawn per job from LOW-HIGH (seconds unless a unit is given); not part of runtime",
         field: "startdelay",
+        path: KeyPath::None,
         apply: |d, v| {
             d.start_delay = Some(parse_start_delay(v)?);
             Ok(())
@@ -3705,6 +3825,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "start the job once the earlier job of this name has finished (every clone of it)",
         field: "wait_for",
+        path: KeyPath::None,
         apply: |d, v| {
             let v = v.trim();
             if v.is_empty() {
@@ -3720,6 +3841,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "when this job ends, stop the jobs exit_what names",
         field: "exitall",
+        path: KeyPath::None,
         apply: |d, v| {
             d.exitall = Some(parse_bool(v)?);
             Ok(())
@@ -3731,6 +3853,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "what exitall stops: group (the job's reporting group, default), stonewall (every job running beside it) or all (every job, running or still to come)",
         field: "exit_what",
+        path: KeyPath::None,
         apply: |d, v| {
             d.exit_what = Some(match v.trim().to_ascii_lowercase().as_str() {
                 "group" => crate::ExitWhat::Group,
@@ -3751,6 +3874,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "when this job fails, stop every job",
         field: "exitall_on_error",
+        path: KeyPath::None,
         apply: |d, v| {
             d.exitall_on_error = Some(parse_bool(v)?);
             Ok(())
@@ -3762,6 +3886,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "I/O priority level 0 (highest) to 7 of the job's threads (ioprio_set), in prioclass (best-effort unless set)",
         field: "prio",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_priority_level = Some(parse_small_int(v, crate::scheduling::IOPRIO_LEVEL_MAX)?);
             Ok(())
@@ -3773,6 +3898,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "I/O priority class of the job's threads (ioprio_set): 1 real-time, 2 best-effort, 3 idle, 0 none (best-effort)",
         field: "prioclass",
+        path: KeyPath::None,
         apply: |d, v| {
             d.io_priority_class = Some(parse_small_int(v, crate::scheduling::IOPRIO_CLASS_MAX)?);
             Ok(())
@@ -3784,6 +3910,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "report all workers of the job as one",
         field: "group_reporting",
+        path: KeyPath::None,
         apply: |d, v| {
             d.group_reporting = Some(parse_bool(v)?);
             Ok(())
@@ -3795,6 +3922,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "create the job's file when it does not exist (default 1); 0 refuses the job instead",
         field: "allow_file_create",
+        path: KeyPath::None,
         apply: |d, v| {
             d.allow_file_create = Some(parse_bool(v)?);
             Ok(())
@@ -3806,6 +3934,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "accepted: storlab creates and lays out a job's file when the job's target is opened",
         field: "create_on_open",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_bool(v)?;
             Ok(())
@@ -3817,6 +3946,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "stop once steady: iops, iops_slope, bw or bw_slope:LIMIT[%] over steadystate_duration",
         field: "steadystate",
+        path: KeyPath::None,
         apply: apply_steadystate,
     },
     KeyDef {
@@ -3825,6 +3955,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "the window steady state is judged over (seconds unless a unit is given; 0 = off)",
         field: "steadystate_duration",
+        path: KeyPath::None,
         apply: |d, v| {
             d.steadystate_duration_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
@@ -3836,6 +3967,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "run this long before steady-state samples are taken (seconds unless a unit is given)",
         field: "steadystate_ramp_time",
+        path: KeyPath::None,
         apply: |d, v| {
             d.steadystate_ramp_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
@@ -3847,6 +3979,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "delete the job's file (a regular file, never a device) after the job",
         field: "unlink",
+        path: KeyPath::DeletesTarget,
         apply: |d, v| {
             d.unlink = Some(parse_bool(v)?);
             Ok(())
@@ -3858,6 +3991,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "name of the job's file when filename is not given ($jobname, $jobnum, $filenum); kept after the run",
         field: "filename_format",
+        path: KeyPath::Target,
         apply: |d, v| {
             d.filename_format = Some(v.to_string());
             Ok(())
@@ -3869,6 +4003,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "size of the job's file; the job's size when size is not given",
         field: "size",
+        path: KeyPath::None,
         apply: |d, v| {
             if v.contains('-') || v.contains(':') {
                 return Err(ApplyError::Unsupported(
@@ -3885,6 +4020,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "files per job: 1 (storlab runs one file per job)",
         field: "nrfiles",
+        path: KeyPath::None,
         apply: |_, v| match parse_count(v)? {
             1 => Ok(()),
             _ => Err(ApplyError::Unsupported(
@@ -3898,6 +4034,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "write these bytes repeated: 0x hex, \"string\" and decimal elements, as fio",
         field: "buffer_pattern",
+        path: KeyPath::None,
         apply: |d, v| {
             d.buffer_pattern = Some(parse_pattern(v)?);
             Ok(())
@@ -3909,6 +4046,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "the data verify writes under its headers and checks (verify=pattern: with no header); %o is the block's offset",
         field: "verify_pattern",
+        path: KeyPath::None,
         apply: |d, v| {
             let (bytes, offset_positions) = parse_pattern_elements(v, true)?;
             d.verify_pattern = Some(VerifyPattern {
@@ -3926,6 +4064,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "bandwidth a job must keep (e.g. 10m), for both or read,write: below it over an interval, the job fails",
         field: "rate_min",
+        path: KeyPath::None,
         apply: |d, v| {
             d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
             Ok(())
@@ -3937,6 +4076,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "I/Os per second a job must keep, for both or read,write: below it over an interval, the job fails",
         field: "rate_iops_min",
+        path: KeyPath::None,
         apply: |d, v| {
             d.rate_iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
             Ok(())
@@ -3948,6 +4088,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "linear (evenly spaced rated I/O, the default) or poisson (exponential intervals)",
         field: "rate_process",
+        path: KeyPath::None,
         apply: |d, v| {
             d.rate_poisson = Some(match v {
                 "linear" => false,
@@ -3964,6 +4105,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "inline or offload: storlab's worker submits and reaps its own I/O either way; \
                   offload makes serialize_overlap look across every offload job",
         field: "io_submit_mode",
+        path: KeyPath::None,
         apply: |d, v| {
             d.submit_offload = Some(match v {
                 "inline" => false,
@@ -3980,6 +4122,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "issue no I/O while one that overlaps it is in flight (of the job; with \
                   io_submit_mode=offload, of every offload job that sets it)",
         field: "serialize_overlap",
+        path: KeyPath::None,
         apply: |d, v| {
             d.serialize_overlap = Some(parse_bool(v)?);
             Ok(())
@@ -3991,6 +4134,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "accepted: storlab's clock reads cost tens of nanoseconds and every latency is kept",
         field: "gtod_reduce",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_bool(v)?;
             Ok(())
@@ -4002,6 +4146,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "gettimeofday, clock_gettime or cpu accepted: storlab always times with CLOCK_MONOTONIC",
         field: "clocksource",
+        path: KeyPath::None,
         apply: |_, v| match v {
             "gettimeofday" | "clock_gettime" | "cpu" => Ok(()),
             _ => Err(ApplyError::Invalid(
@@ -4016,6 +4161,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "none, native, posix, keep, truncate, 0 or 1 accepted with a warning: storlab \
                   writes every block of a file it lays out, which allocates it whatever the mode",
         field: "fallocate",
+        path: KeyPath::None,
         apply: |d, v| match v {
             // fio 3.33 options.c: "0" is `none` and "1" is `posix`, kept for old job files.
             "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => {
@@ -4034,6 +4180,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "this job's weight in its flow (flow_id): jobs of one flow issue I/O in the \
                   ratio of their weights (0, the default: in no flow; at most 1000)",
         field: "flow",
+        path: KeyPath::None,
         apply: |d, v| {
             let weight: u32 = v
                 .parse()
@@ -4053,6 +4200,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "the flow this job's flow weight counts in (default 0): jobs with the same \
                   flow_id share one",
         field: "flow_id",
+        path: KeyPath::None,
         apply: |d, v| {
             d.flow_id = Some(
                 v.parse()
@@ -4068,6 +4216,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "how long a job ahead of its flow share waits before it looks again \
                   (microseconds by default; 0: it looks again at once)",
         field: "flow_sleep",
+        path: KeyPath::None,
         apply: |d, v| {
             d.flow_sleep_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
@@ -4079,6 +4228,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "CPUs the job's threads run on, such as 0-3,6 (each must exist on this machine)",
         field: "cpus_allowed",
+        path: KeyPath::None,
         apply: |d, v| {
             d.cpus_allowed = Some(crate::queueing::parse_cpu_list(v).map_err(ApplyError::Invalid)?);
             Ok(())
@@ -4090,6 +4240,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "shared: every thread of the job may use all of cpus_allowed; split: each thread (clone) gets one CPU of it in turn",
         field: "cpus_allowed_policy",
+        path: KeyPath::None,
         apply: |d, v| {
             d.cpus_allowed_split = Some(match v.trim() {
                 "shared" => false,
@@ -4105,6 +4256,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "accepted with a warning: storlab does not bind worker threads to NUMA nodes",
         field: "numa_cpu_nodes",
+        path: KeyPath::None,
         apply: |d, v| {
             if !v.bytes().all(|b| b.is_ascii_digit() || b"-,".contains(&b)) && v != "all" {
                 return Err(ApplyError::Invalid("a node list such as 0-1 or all is needed".into()));
@@ -4120,6 +4272,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "search for the deepest queue (up to iodepth) whose I/Os meet this latency \
                   (microseconds by default), as fio's latency profile",
         field: "latency_target",
+        path: KeyPath::None,
         apply: |d, v| {
             let target = d.latency_target.get_or_insert_with(Default::default);
             target.target_ns = parse_time_ns(v, NS_PER_US)?;
@@ -4133,6 +4286,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "how long each queue depth of the latency_target search runs before it is \
                   judged (microseconds by default)",
         field: "latency_window",
+        path: KeyPath::None,
         apply: |d, v| {
             let target = d.latency_target.get_or_insert_with(Default::default);
             // fio keeps the window in whole µs (its option is a time in µs).
@@ -4147,6 +4301,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "percentage of I/Os in a latency_window that must meet latency_target \
                   (default 100)",
         field: "latency_percentile",
+        path: KeyPath::None,
         apply: |d, v| {
             let target = d.latency_target.get_or_insert_with(Default::default);
             target.percentile =
@@ -4161,6 +4316,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "keep adjusting the queue depth to latency_target for the whole job instead \
                   of stopping once the search settles",
         field: "latency_run",
+        path: KeyPath::None,
         apply: |d, v| {
             let target = d.latency_target.get_or_insert_with(Default::default);
             target.run = parse_bool(v)?;
@@ -4174,6 +4330,7 @@ pub static KEYS: &[KeyDef] = &[
         meaning: "NUMA placement of the job's I/O buffers: default, prefer:N, bind:NODES, \
                   interleave[:NODES] or local (mbind on the buffers)",
         field: "numa_mem_policy",
+        path: KeyPath::None,
         apply: |d, v| {
             let online = crate::latency_numa::online_numa_nodes();
             d.numa_mem_policy =
@@ -4187,6 +4344,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: true,
         meaning: "accepted for fio compatibility; storlab always runs workers as threads",
         field: "thread",
+        path: KeyPath::None,
         apply: |_, v| {
             parse_bool(v)?;
             Ok(())
@@ -4198,6 +4356,7 @@ pub static KEYS: &[KeyDef] = &[
         bare: false,
         meaning: "1024 accepted (storlab's only unit base); 1000 refused",
         field: "kb_base",
+        path: KeyPath::None,
         apply: |_, v| match v {
             "1024" => Ok(()),
             _ => Err(ApplyError::Unsupported(

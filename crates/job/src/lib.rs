@@ -15,6 +15,7 @@ pub mod iolog;
 pub mod keys;
 pub mod latency_numa;
 pub mod model;
+pub mod paths;
 pub mod preset;
 pub mod queueing;
 pub mod scheduling;

@@ -431,7 +431,11 @@ fn dump_file(job: &JobSpec, offset_bytes: u64, kind: &str, bytes: &[u8]) -> Stri
         Target::TempFileIn(_) | Target::None => job.name.clone(),
     };
     let name = format!("{base}.{offset_bytes}.{kind}");
-    match std::fs::write(&name, bytes) {
+    match storlab_engine::output_file::write_whole(
+        "verify_dump",
+        std::path::Path::new(&name),
+        bytes,
+    ) {
         Ok(()) => format!("; {kind} data dumped as {name}"),
         Err(error) => format!("; dumping {name} failed: {error}"),
     }

@@ -18,7 +18,6 @@
 //! `verify_state_should_stop` does, at which logged write the verify pass stops.
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// verify-state.h `VSTATE_HDR_VERSION` in fio 3.33.
@@ -267,24 +266,9 @@ impl VerifyCut {
 }
 
 /// fio's name for the state file of clone `thread_index` of job `name`, in the current
-/// directory (verify.c `verify_state_gen_name` with its "local" prefix).
+/// directory (one definition, the job crate's, which the front end checks before the run).
 pub(crate) fn file_name(name: &str, thread_index: u32) -> PathBuf {
-    PathBuf::from(format!("local-{name}-{thread_index}-verify.state"))
-}
-
-/// Writes `bytes` to `path` whole: through a temporary file beside it, renamed over it, so a
-/// failed write leaves no half file.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temp_name = path.as_os_str().to_owned();
-    temp_name.push(format!(".tmp-{}", std::process::id()));
-    let temp = PathBuf::from(temp_name);
-    let written = std::fs::File::create(&temp)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| std::fs::rename(&temp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
+    storlab_job::paths::verify_state_file(name, thread_index)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use storlab_engine::output_file::{OutputError, OutputFile};
 use storlab_engine::{FlushKind, IoCompletion, IoDirection, IoEngine, IoRequest};
 use storlab_job::{
     ContinueOnError, DataPattern, JobSpec, SteadyStateSpec, SyncSpec, Target, ThinkSpec,
@@ -102,26 +103,27 @@ const IOLOG_V2_HEADER: &str = "fio version 2 iolog";
 /// Log lines kept in memory before they are written out.
 const IOLOG_BUFFER_BYTES: usize = 64 * 1024;
 
-/// fio's `write_iolog`: every I/O this worker issues, in issue order.
+/// fio's `write_iolog`: every I/O this worker issues, in issue order. Written through the one
+/// guarded open (`storlab_engine::output_file`): into a temporary beside the name, renamed over
+/// it when the worker ends, so a device, FIFO, link or another file's name is never written.
 struct IoLog {
     path: PathBuf,
     /// The target as the log names it.
     file_label: String,
-    file: Option<std::fs::File>,
+    file: Option<OutputFile>,
     pending: Vec<u8>,
 }
 
 impl IoLog {
-    fn error(&self, what: &str, error: std::io::Error, job: &str) -> RunError {
+    fn error(&self, error: OutputError, job: &str) -> RunError {
         RunError::Plan {
             job: job.to_string(),
-            reason: format!("write_iolog={}: {what}: {error}", self.path.display()),
+            reason: error.to_string(),
         }
     }
 
     fn open(&mut self, job: &str) -> Result<(), RunError> {
-        let file =
-            std::fs::File::create(&self.path).map_err(|e| self.error("cannot create", e, job))?;
+        let file = OutputFile::create("write_iolog", &self.path).map_err(|e| self.error(e, job))?;
         self.file = Some(file);
         let label = self.file_label.clone();
         writeln!(self.pending, "{IOLOG_V2_HEADER}\n{label} add\n{label} open")
@@ -162,7 +164,7 @@ impl IoLog {
         if let Some(file) = self.file.as_mut() {
             let written = file.write_all(&self.pending);
             self.pending.clear();
-            written.map_err(|e| self.error("cannot write", e, job))?;
+            written.map_err(|e| self.error(e, job))?;
         }
         Ok(())
     }
@@ -174,8 +176,18 @@ impl IoLog {
         let label = self.file_label.clone();
         writeln!(self.pending, "{label} close").expect("writing to memory");
         self.flush(job)?;
-        self.file = None;
-        Ok(())
+        match self.file.take() {
+            Some(file) => file.commit().map_err(|e| self.error(e, job)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for IoLog {
+    /// A worker that failed part-way keeps the log of what it issued, as fio's log written as
+    /// it goes does; an error here has no one left to report to, the path was checked at open.
+    fn drop(&mut self) {
+        let _ = self.close("");
     }
 }
 
@@ -490,14 +502,8 @@ impl Worker {
                 .io_size_bytes
                 .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
                 .max(1),
-            iolog: job.write_iolog.as_ref().map(|path| IoLog {
-                path: if job.numjobs > 1 {
-                    let mut name = path.clone().into_os_string();
-                    name.push(format!(".{worker_index}"));
-                    PathBuf::from(name)
-                } else {
-                    path.clone()
-                },
+            iolog: job.write_iolog_file(worker_index).map(|path| IoLog {
+                path,
                 file_label: match &job.target {
                     Target::Path(path) => path.display().to_string(),
                     Target::Sim(stack) => format!("sim:{stack}"),
@@ -632,7 +638,7 @@ impl Worker {
         self.fio_log = FioLogRecorder::new(&job.fio_logs, thread_number);
         // fio saves the verify state of a writing job with verify (backend.c, at the thread's
         // end), `thread_number - 1` naming the file.
-        if job.verify_state_save && job.read_percent < 100 {
+        if job.saves_verify_state() {
             self.verify_state = Some((
                 thread_number.saturating_sub(1),
                 crate::verify_state::VerifyStateRecorder::new(job.iodepth),
@@ -703,13 +709,12 @@ impl Worker {
         let path = crate::verify_state::file_name(&job.name, *thread_index);
         let random_state = self.generator.fio_random_state(job.verify);
         let bytes = recorder.file_bytes(&job.name, *thread_index, self.write_counter, random_state);
-        crate::verify_state::write_whole(&path, &bytes).map_err(|error| RunError::Plan {
-            job: job.name.clone(),
-            reason: format!(
-                "verify_state_save: cannot write {}: {error} (verify_state_save=0 writes none)",
-                path.display()
-            ),
-        })
+        storlab_engine::output_file::write_whole("verify_state_save", &path, &bytes).map_err(
+            |error| RunError::Plan {
+                job: job.name.clone(),
+                reason: format!("{error} (verify_state_save=0 writes none)"),
+            },
+        )
     }
 
     /// This worker's fio log files (taken once, after the run).

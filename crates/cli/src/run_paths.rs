@@ -1,0 +1,146 @@
+//! What `storlab run` checks before its first I/O about the paths it will write: every output
+//! (`--output`, `--report`, `--pcap`) and every file a job writes besides its target (fio's
+//! logs, `write_iolog`, `verify_state_save`; `storlab_job::JobSet::written_paths`) goes through
+//! the one guarded check (`storlab_engine::output_file::check_outputs`), and no job may write,
+//! trim or delete the results database, its journals or the job file as its target, whichever
+//! key led there (`--target`, `filename`, `directory` + `filename_format`, a `read_iolog`
+//! trace's file names, `replay_redirect`). Each refusal is one line, exit 2.
+
+use crate::args::RunArgs;
+use crate::exit::{bad_input, Failure};
+use crate::output::{check_output_paths, database_files};
+use crate::run_session::target_of;
+use std::path::{Path, PathBuf};
+use storlab_job::{JobSet, Target};
+
+/// The files no output and no job may write over, each with what it is: the results database
+/// and its journals (even with --no-db: the database is worth keeping) and the job file.
+fn never_written(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
+    let mut files = args
+        .db
+        .path()
+        .ok()
+        .map(|db| database_files(&db))
+        .unwrap_or_default();
+    if let Some(job_file) = &args.job_file {
+        files.push(("the job file", job_file.clone()));
+    }
+    files
+}
+
+/// The `--target` paths (not simulated stacks).
+fn target_paths(args: &RunArgs) -> Vec<PathBuf> {
+    args.targets
+        .iter()
+        .filter_map(|text| match target_of(text) {
+            Ok(Target::Path(path)) => Some(path),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
+/// regular file or nothing, that names the results database, the job file or the `--target`,
+/// or that another of these outputs names too.
+pub(crate) fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
+    check_outputs_with(args, &[], &[])
+}
+
+/// Refuses, before any job runs, what the jobs of `set` would write where they must not: a file
+/// they write besides their target that the guarded check refuses (among the outputs, with the
+/// jobs' targets protected too), and a target that is the results database, one of its
+/// journals or the job file when the job changes it (or would create it). Files written per
+/// run are refused in a what-if comparison, where every target's run would replace them.
+pub(crate) fn check_job_paths(args: &RunArgs, set: &JobSet) -> Result<(), Failure> {
+    check_sweep_paths(args, set, false)
+}
+
+/// [`check_job_paths`] for a sweep's points, whose targets a device state or a trim between
+/// steps changes (`prepares_target`) whatever the points' jobs do.
+pub(crate) fn check_sweep_paths(
+    args: &RunArgs,
+    set: &JobSet,
+    prepares_target: bool,
+) -> Result<(), Failure> {
+    check_job_targets(args, set, prepares_target)?;
+    let written = set.written_paths();
+    let Some((key, _)) = written.first() else {
+        return Ok(());
+    };
+    if args.compared {
+        return Err(bad_input(format!(
+            "{key}: with several --target, each target's run would replace the files the \
+             others wrote; run one target at a time"
+        )));
+    }
+    let written: Vec<(&str, &Path)> = written.iter().map(|(k, p)| (*k, p.as_path())).collect();
+    let targets: Vec<&Path> = set.jobs.iter().filter_map(|j| j.target_path()).collect();
+    check_outputs_with(args, &written, &targets)
+}
+
+/// A job's target that is the results database, one of its journals or the job file, when
+/// the job writes, trims or deletes it, or would create it by laying it out.
+fn check_job_targets(args: &RunArgs, set: &JobSet, prepares: bool) -> Result<(), Failure> {
+    let protected = never_written(args);
+    let named_by_target = target_paths(args);
+    for job in &set.jobs {
+        let Some(target) = job.target_path() else {
+            continue;
+        };
+        let missing = std::fs::symlink_metadata(target).is_err();
+        if !prepares && !job.changes_target() && !missing {
+            continue;
+        }
+        let Some((what, path)) = protected
+            .iter()
+            .find(|(_, path)| storlab_engine::output_file::same_file(target, path))
+        else {
+            continue;
+        };
+        let route = if named_by_target.iter().any(|t| t == target) {
+            format!("--target {}", target.display())
+        } else {
+            format!("job '{}': its target {}", job.name, target.display())
+        };
+        let change = if missing {
+            "creating"
+        } else {
+            "writing, trimming or deleting (unlink)"
+        };
+        return Err(bad_input(format!(
+            "{route}: is {what} {}; {change} it would destroy it, so nothing was run",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The checks of [`check_run_outputs`] with `more_outputs` (files the jobs write) and
+/// `more_protected` (the jobs' targets).
+fn check_outputs_with(
+    args: &RunArgs,
+    more_outputs: &[(&str, &Path)],
+    more_protected: &[&Path],
+) -> Result<(), Failure> {
+    let mut outputs: Vec<(&str, &Path)> = [
+        ("--output", &args.output),
+        ("--report", &args.report),
+        ("--pcap", &args.pcap),
+    ]
+    .into_iter()
+    .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+    .collect();
+    outputs.extend_from_slice(more_outputs);
+    if outputs.is_empty() {
+        return Ok(());
+    }
+    let never = never_written(args);
+    let targets = target_paths(args);
+    let mut protected: Vec<(&str, &Path)> = never
+        .iter()
+        .map(|(what, path)| (*what, path.as_path()))
+        .collect();
+    protected.extend(targets.iter().map(|t| ("the --target", t.as_path())));
+    protected.extend(more_protected.iter().map(|t| ("a job's target", *t)));
+    check_output_paths(&outputs, &protected)
+}
