@@ -54,3 +54,4 @@ mod validate;
 mod verify;
 mod warnings;
 mod whatif;
+mod written_paths;
