@@ -34,6 +34,22 @@ pub fn db_failure(error: DbError) -> Failure {
     }
 }
 
+/// A database refused at the first save, after [`RunRecorder::start`] found it usable: it
+/// changed during the run, which its plain refusal ("left untouched") would not say.
+fn changed_during_run(error: DbError) -> DbError {
+    let (path, detail) = match error {
+        DbError::NotSqlite { path } => (path, "not an SQLite file".to_string()),
+        DbError::Foreign { path, detail } => (
+            path,
+            format!("an SQLite database of another application ({detail})"),
+        ),
+        DbError::Corrupt { path, detail } => (path, format!("damaged ({detail})")),
+        DbError::NotAFile { path, kind } => (path, kind.to_string()),
+        other => return other,
+    };
+    DbError::ChangedDuringRun { path, detail }
+}
+
 /// Parses run references as the user typed them.
 pub fn parse_runs(texts: &[String]) -> Result<Vec<RunRef>, Failure> {
     texts
@@ -122,7 +138,9 @@ impl RunRecorder {
     fn save(&mut self, job: &JobReport) -> Result<(), DbError> {
         let database = match &mut self.database {
             Some(database) => database,
-            None => self.database.insert(Database::open(&self.path)?),
+            None => self
+                .database
+                .insert(Database::open(&self.path).map_err(changed_during_run)?),
         };
         let run = match self.run {
             Some(run) => run,

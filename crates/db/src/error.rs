@@ -26,6 +26,11 @@ pub enum DbError {
         this_version: String,
         needed: String,
     },
+    /// A database that was usable (or missing) when the run started and is not when a point is
+    /// saved: something else wrote there during the run (storlab's own jobs and outputs never
+    /// may, checked before the run), so "left untouched" would not be the whole truth.
+    #[error("{}: changed during the run: it was usable when the run started and now is {detail}; the run's points are not saved there", .path.display())]
+    ChangedDuringRun { path: PathBuf, detail: String },
     /// SQLite says the file is damaged.
     #[error("{}: results database is damaged ({detail}); it was left untouched", .path.display())]
     Corrupt { path: PathBuf, detail: String },

@@ -56,7 +56,7 @@ pub fn check_outputs(
         for &(earlier_option, earlier) in &outputs[..i] {
             if FileIdentity::of(earlier).as_ref() == Some(&identity) {
                 return Err(OutputError::Refused(format!(
-                    "{option} {}: is also written by {earlier_option}; give each output its own file",
+                    "{option} {}: is also {earlier_option}; give each output its own file",
                     path.display()
                 )));
             }

@@ -477,3 +477,29 @@ fn every_route_to_a_device_meets_the_device_guard() {
         );
     }
 }
+
+/// A database that something else wrote over while the run ran: the first save finds it
+/// unusable and says so, not that it "was left untouched" (today's message, also when the run's
+/// own `write_iolog` had truncated it).
+#[test]
+fn a_database_changed_during_the_run_is_not_said_to_be_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let child = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(dir.path())
+        .args(["run", "--ioengine=null", "--name=j", "--size=1m"])
+        .args(["--time_based", "--runtime=2s"])
+        .arg(format!("--db={}", db.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::write(&db, "not a database").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("changed during the run"), "{err}");
+    assert!(!err.contains("left untouched"), "{err}");
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "not a database");
+}
