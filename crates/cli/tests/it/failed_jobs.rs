@@ -196,74 +196,82 @@ fn job_rows(doc: &Value) -> Vec<(String, i64, u64, u64, u64, u64)> {
         .collect()
 }
 
-/// fio 3.33 and storlab on the same failing device: a loop device over a 4 MiB sparse file on
-/// a 1 MiB tmpfs, so the write job's 17th 64 KiB direct write fails with ENOSPC; the read job
-/// after it (its own stonewall group) still runs. Both exit 1 with the same JSON errors and
-/// totals.
+/// One tool's run of the write-then-read pair with `engine` on a fresh failing device: a loop
+/// device over a 4 MiB sparse file on a 1 MiB tmpfs. `None` when no tmpfs can be mounted.
+fn run_on_failing_device(tool: &str, engine: &str) -> Option<(Option<i32>, Value, String)> {
+    const TMPFS_BYTES: u64 = 1 << 20;
+    let fs = SmallTmpfs::mount(TMPFS_BYTES)?;
+    let backing = fs.0.path().join("backing.img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(4 * TMPFS_BYTES)
+        .unwrap();
+    let device = LoopDevice::over(&backing);
+    let work = tempfile::tempdir().unwrap();
+    let job = format!(
+        "[global]\nfilename={}\nbs=64k\ndirect=1\nioengine={engine}\n\
+         [w]\nrw=write\n[r]\nstonewall\nrw=read\nsize=512k\n",
+        device.path.display()
+    );
+    std::fs::write(work.path().join("job.fio"), job).unwrap();
+    let out = if tool == "fio" {
+        Command::new("fio")
+            .current_dir(work.path())
+            .args(["--output-format=json", "job.fio"])
+            .output()
+            .unwrap()
+    } else {
+        run_in(
+            work.path(),
+            &["run", "--no-db", "--output-format=fio-json", "job.fio"],
+        )
+    };
+    // fio prints its error summary on stdout before the JSON.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let start = stdout
+        .find('{')
+        .unwrap_or_else(|| panic!("{tool}: no JSON: {stdout}{}", stderr(&out)));
+    let doc: Value = serde_json::from_str(&stdout[start..]).unwrap();
+    Some((out.status.code(), doc, stderr(&out)))
+}
+
+/// fio 3.33 and storlab on the same failing device, through a synchronous and two queued
+/// engines: the write job's 17th 64 KiB direct write fails with ENOSPC (the tmpfs under the
+/// loop device is full), and the read job after it (its own stonewall group) still runs. Both
+/// exit 1 with the same JSON errors and totals.
 #[test]
 fn a_failed_job_reports_the_error_and_totals_fio_reports_and_the_next_job_runs() {
     if let Some(reason) = fio_comparison_unavailable() {
         eprintln!("skipped: {reason}");
         return;
     }
-    const TMPFS_BYTES: u64 = 1 << 20;
-    let mut results = Vec::new();
-    for tool in ["fio", "storlab"] {
-        let Some(fs) = SmallTmpfs::mount(TMPFS_BYTES) else {
+    for engine in ["psync", "libaio", "io_uring"] {
+        let (Some(fio), Some(storlab)) = (
+            run_on_failing_device("fio", engine),
+            run_on_failing_device("storlab", engine),
+        ) else {
             eprintln!("skipped: cannot mount a tmpfs here");
             return;
         };
-        let backing = fs.0.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .unwrap()
-            .set_len(4 * TMPFS_BYTES)
-            .unwrap();
-        let device = LoopDevice::over(&backing);
-        let work = tempfile::tempdir().unwrap();
-        let job = format!(
-            "[global]\nfilename={}\nbs=64k\ndirect=1\nioengine=psync\n\
-             [w]\nrw=write\n[r]\nstonewall\nrw=read\nsize=512k\n",
-            device.path.display()
+        let reproduce = format!(
+            "fio --name=w --filename=LOOP --ioengine={engine} --rw=write --bs=64k --direct=1 \
+             --name=r --stonewall --filename=LOOP --ioengine={engine} --rw=read --bs=64k \
+             --direct=1 --size=512k (LOOP over a 4 MiB file on a 1 MiB tmpfs)"
         );
-        std::fs::write(work.path().join("job.fio"), job).unwrap();
-        let out = if tool == "fio" {
-            Command::new("fio")
-                .current_dir(work.path())
-                .args(["--output-format=json", "job.fio"])
-                .output()
-                .unwrap()
-        } else {
-            run_in(
-                work.path(),
-                &["run", "--no-db", "--output-format=fio-json", "job.fio"],
-            )
-        };
-        // fio prints its error summary on stdout before the JSON.
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let start = stdout
-            .find('{')
-            .unwrap_or_else(|| panic!("{tool}: no JSON: {stdout}"));
-        let doc: Value = serde_json::from_str(&stdout[start..]).unwrap();
-        results.push((out.status.code(), job_rows(&doc), stderr(&out)));
-        drop(device);
-        drop(fs);
+        let (fio_rows, storlab_rows) = (job_rows(&fio.1), job_rows(&storlab.1));
+        assert_eq!(fio_rows[0].1, ENOSPC, "fio itself: {reproduce}: {}", fio.2);
+        assert_eq!(
+            storlab_rows, fio_rows,
+            "{reproduce}\nstorlab stderr: {}",
+            storlab.2
+        );
+        assert_eq!(storlab.0, fio.0, "exit status: {reproduce}");
+        assert!(
+            storlab.2.contains("storlab: error: job 'w' on /dev/loop"),
+            "{}",
+            storlab.2
+        );
     }
-    let (fio, storlab) = (&results[0], &results[1]);
-    let reproduce = "fio --name=w --filename=LOOP --rw=write --bs=64k --direct=1 \
-        --name=r --stonewall --filename=LOOP --rw=read --bs=64k --direct=1 --size=512k \
-        (LOOP over a 4 MiB file on a 1 MiB tmpfs)";
-    assert_eq!(fio.1[0].1, ENOSPC, "fio itself: {reproduce}: {}", fio.2);
-    assert_eq!(
-        storlab.1, fio.1,
-        "{reproduce}\nstorlab stderr: {}",
-        storlab.2
-    );
-    assert_eq!(storlab.0, fio.0, "exit status: {reproduce}");
-    assert!(
-        storlab.2.contains("storlab: error: job 'w' on /dev/loop"),
-        "{}",
-        storlab.2
-    );
 }
 
 /// A what-if run whose second target's job fails (a medium error on the simulated stack)
