@@ -144,10 +144,7 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
                 // Jobs finished before it: a failed run (exit 1), as rank 0 says.
                 Some(failure) if !report.jobs.is_empty() => Err(run_failed(failure.to_string())),
                 Some(failure) => Err(failure),
-                None => Ok(Finished {
-                    report,
-                    run_id: None,
-                }),
+                None => Ok(Finished::complete(report, None)),
             };
         }
     }
@@ -168,12 +165,14 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         let done = report.jobs.len();
         let written = write_outputs(&args, &report, sink.run_id(), &mut provider);
         drop(provider); // deletes temporary files
-        let failed = if args.compared {
-            // A what-if comparison stops here and prints no table: say where they are.
-            format!("{error} (the {done} job(s) that ran are saved, not compared)")
-        } else {
-            format!("{error} (the results of the {done} job(s) that ran are in the output)")
-        };
+        if args.compared {
+            // The comparison writes them with the other targets' and reports the failure.
+            written?;
+            let run_id = sink.run_id();
+            return Finished::compared_part(report, run_id, run_failed(error.to_string()));
+        }
+        let failed =
+            format!("{error} (the results of the {done} job(s) that ran are in the output)");
         return Err(match written {
             Ok(()) => run_failed(failed),
             Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
@@ -195,14 +194,15 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         return Err(failure);
     }
     if interrupted && STOP.load(Ordering::Relaxed) {
-        return Err(run_failed(format!(
+        let stopped = run_failed(format!(
             "interrupted: {complete} of {total} jobs finished and are reported above"
-        )));
+        ));
+        return match args.compared {
+            true => Finished::compared_part(report, sink.run_id(), stopped),
+            false => Err(stopped),
+        };
     }
-    Ok(Finished {
-        report,
-        run_id: sink.run_id(),
-    })
+    Ok(Finished::complete(report, sink.run_id()))
 }
 
 /// The job set of a run with its checks, and its recorder (`reports`: this process saves the
@@ -339,7 +339,9 @@ fn fio_echo(args: &RunArgs) -> Option<storlab_report::FioEcho> {
 /// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
 /// comparison of them all: the `compare` table with ratios to the first target, the JSON of
 /// every run, and one `--report` charting them together. Every target is checked before the
-/// first runs; a target that fails stops the command with its error, naming the target.
+/// first runs (bad input: one line, exit 2, nothing run). A target whose jobs fail, or an
+/// interruption, still writes every finished target's results to every output, then fails
+/// the command (exit 1) with the first error, naming its target.
 fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
     if args.pcap.is_some() {
         return Err(bad_input(
@@ -350,7 +352,8 @@ fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> 
     let named = |text: &OsStr, failure: Failure| {
         let shown = Path::new(text).display().to_string();
         let name = |message: String| {
-            if message.starts_with("--target ") {
+            if message.starts_with("--target ") || message.contains(&format!(" on {shown}: ")) {
+                // Already named (a job's failure names its target).
                 message
             } else if message.starts_with(&format!("{shown}: ")) {
                 format!("--target {message}")
@@ -387,35 +390,80 @@ fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> 
         )?;
     }
     checked?;
-    let runs = match clients {
+    let (runs, failure) = match clients {
         Some(clients) => match spread_targets(&args, parts, clients, &named)? {
-            Some(runs) => runs,
+            Some(runs) => (runs, None),
             // Rank 0 writes the comparison.
             None => return Ok(()),
         },
-        None => {
-            let mut runs: Vec<(String, Finished)> = Vec::new();
-            for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
-                say!(
-                    "storlab: target {} of {}: {}",
-                    index + 1,
-                    args.targets.len(),
-                    Path::new(text).display()
-                );
-                let finished =
-                    run_on_one_target(part, None).map_err(|failure| named(text, failure))?;
-                runs.push((run_label(index, &finished), finished));
-            }
-            runs
-        }
+        None => run_targets_in_turn(&args, parts, &named),
     };
+    if runs.is_empty() {
+        return Err(failure.unwrap_or_else(|| run_failed("no target ran")));
+    }
+    // Every finished target's results reach every output, also when a later one failed or
+    // the run was interrupted; then the command fails with the first failure, naming it.
+    let written = write_what_if(&args, &runs);
+    match (failure, written) {
+        (None, written) => written,
+        (Some(failure), Ok(())) => Err(run_failed(format!(
+            "{failure} (the results of the {} target(s) that ran are in the output)",
+            runs.len()
+        ))),
+        (Some(failure), Err(also)) => Err(run_failed(format!(
+            "{failure}; writing the results of the targets that ran failed: {also}"
+        ))),
+    }
+}
+
+/// The targets of a what-if comparison one after another in this process: every run that
+/// finished or failed part-way with results, labelled, and the first failure, named with its
+/// target. A target whose jobs failed does not stop the next (as fio runs the jobs after a
+/// failed one); a target that failed without results, or an interruption, does.
+fn run_targets_in_turn(
+    args: &RunArgs,
+    parts: Vec<RunArgs>,
+    named: &dyn Fn(&OsStr, Failure) -> Failure,
+) -> (Vec<(String, Finished)>, Option<Failure>) {
+    let mut runs: Vec<(String, Finished)> = Vec::new();
+    let mut first_failure = None;
+    for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        say!(
+            "storlab: target {} of {}: {}",
+            index + 1,
+            args.targets.len(),
+            Path::new(text).display()
+        );
+        match run_on_one_target(part, None) {
+            Ok(mut finished) => {
+                let failure = finished.failure.take();
+                runs.push((run_label(index, &finished), finished));
+                if let Some(failure) = failure {
+                    first_failure.get_or_insert(named(text, failure));
+                }
+            }
+            Err(failure) => {
+                first_failure.get_or_insert(named(text, failure));
+                break;
+            }
+        }
+    }
+    (runs, first_failure)
+}
+
+/// A what-if comparison's outputs: the `compare` table (or the chosen format) on stdout or
+/// `--output`, and one `--report` of every run.
+fn write_what_if(args: &RunArgs, runs: &[(String, Finished)]) -> Result<(), Failure> {
     let labelled: Vec<(String, RunReport)> = runs
         .iter()
         .map(|(label, finished)| (label.clone(), finished.report.clone()))
         .collect();
     let rendered = match args.output_format {
         OutputFormat::Table => crate::cmd_compare::render(&labelled),
-        OutputFormat::Json => what_if_json(&args.targets, &runs),
+        OutputFormat::Json => what_if_json(&args.targets, runs),
         // One document of every target's jobs in target order: each job names its target.
         OutputFormat::FioJson
         | OutputFormat::FioJsonPlus
@@ -429,7 +477,7 @@ fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> 
             crate::render::render_report(
                 args.output_format,
                 &merged,
-                fio_echo(&args).as_ref(),
+                fio_echo(args).as_ref(),
                 crate::render::job_table,
             )
         }
@@ -480,7 +528,10 @@ fn spread_targets(
                 ..part
             };
             let outcome = run_on_one_target(part, None)
-                .map(|finished| finished.report)
+                .and_then(|finished| match finished.failure {
+                    Some(failure) => Err(failure),
+                    None => Ok(finished.report),
+                })
                 .map_err(|failure| {
                     let failure = named(text, failure);
                     (matches!(failure, Failure::BadInput(_)), failure.to_string())
@@ -531,10 +582,7 @@ fn spread_targets(
             }
         }
         crate::db_support::finish_run(&mut recorder, false, false, &report.warnings)?;
-        let finished = Finished {
-            run_id: recorder.as_ref().and_then(|r| r.run_id()),
-            report,
-        };
+        let finished = Finished::complete(report, recorder.as_ref().and_then(|r| r.run_id()));
         runs.push((run_label(index, &finished), finished));
     }
     Ok(Some(runs))
@@ -544,16 +592,50 @@ fn spread_targets(
 /// set read against it (a job file or flags; a preset's points are checked as its run starts).
 fn check_target(part: &RunArgs) -> Result<(), Failure> {
     let target = part.target().map(target_of).transpose()?;
-    if let Some(Target::Sim(stack)) = &target {
-        // Resolved as opening it will: an unknown stack, or one whose profiles are broken.
-        let dir = storlab_lab::stacks::profiles_dir(part.profiles.as_deref()).map_err(bad_input)?;
-        storlab_engine::engines::sim::load_profiles(&dir)
-            .and_then(|set| set.resolve(stack))
-            .map_err(bad_input)?;
+    match &target {
+        // Opened as the run will open it: an unknown stack, one whose profiles are broken, or
+        // one that cannot take the `--faults` plan (a kind its transport does not have).
+        Some(Target::Sim(stack)) => {
+            storlab_lab::stacks::check_sim(stack, part.profiles.as_deref(), part.faults.as_deref())?
+        }
+        Some(Target::Path(path)) => check_target_path(path, true)?,
+        _ => {}
     }
     if part.preset.is_none() {
         let (set, _) = load_jobs(part)?;
         crate::run_paths::check_job_paths(part, &set)?;
+        for job in &set.jobs {
+            if let Target::Path(path) = &job.target {
+                check_target_path(path, job.allow_file_create)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A file target that the run could not open, found before the first target runs: a missing
+/// file in a directory that does not exist, or one the job may not create
+/// (`allow_file_create=0`). The rest (the device guard, sizes) is checked as each opens.
+fn check_target_path(path: &Path, may_create: bool) -> Result<(), Failure> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad_input(format!(
+            "{}: no such file, and its directory {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    if !may_create {
+        return Err(bad_input(format!(
+            "{}: no such file, and allow_file_create=0 forbids creating it",
+            path.display()
+        )));
     }
     Ok(())
 }

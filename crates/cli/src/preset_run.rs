@@ -114,9 +114,14 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         if let (Err(_), Err(unsaved)) = (&result, &saved) {
             say!("storlab: warning: {unsaved}");
         }
-        result.map_err(classify)?;
+        if let Err(error) = result {
+            return Finished::compared_part(report, run_id, classify(error));
+        }
         saved?;
-        return finished_unless_stopped(report, run_id, complete);
+        return match finished_unless_stopped(report.clone(), run_id, complete) {
+            Err(stopped) => Finished::compared_part(report, run_id, stopped),
+            finished => finished,
+        };
     }
     if let Some(path) = &args.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
@@ -166,7 +171,7 @@ fn finished_unless_stopped(
             "interrupted: {complete} sweep points finished and are reported above"
         )));
     }
-    Ok(Finished { report, run_id })
+    Ok(Finished::complete(report, run_id))
 }
 
 /// FC-Test with real files in `dir`: every phase of every set, saved and printed as it ends,
@@ -210,9 +215,14 @@ fn run_fctest_on_directory(
         if let (Err(_), Err(unsaved)) = (&result, &saved) {
             say!("storlab: warning: {unsaved}");
         }
-        result?;
+        if let Err(error) = result {
+            return Finished::compared_part(report, run_id, error);
+        }
         saved?;
-        return fctest_finished_unless_stopped(report, run_id, done, total);
+        return match fctest_finished_unless_stopped(report.clone(), run_id, done, total) {
+            Err(stopped) => Finished::compared_part(report, run_id, stopped),
+            finished => finished,
+        };
     }
     let rendered = render_report(args.output_format, &report, None, |report| {
         let points: Vec<TablePoint<'_>> = coords
@@ -252,5 +262,5 @@ fn fctest_finished_unless_stopped(
             "interrupted: {done} of {total} phases finished and are reported above"
         )));
     }
-    Ok(Finished { report, run_id })
+    Ok(Finished::complete(report, run_id))
 }

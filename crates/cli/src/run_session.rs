@@ -25,11 +25,42 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 /// Exit code after a second Ctrl-C (128 + SIGINT), as shells expect.
 const EXIT_SECOND_INTERRUPT: i32 = 130;
 
-/// One target's finished run, handed back to a what-if comparison: its results and, when it
-/// was saved, its id in the results database.
+/// One target's finished run, handed back to a what-if comparison: its results, when it was
+/// saved its id in the results database, and what cut it short, if anything did (a failed
+/// job, a failed run or an interruption after some results were in).
 pub(crate) struct Finished {
     pub report: RunReport,
     pub run_id: Option<storlab_db::RunId>,
+    pub failure: Option<Failure>,
+}
+
+impl Finished {
+    /// A run that ended as planned.
+    pub(crate) fn complete(report: RunReport, run_id: Option<storlab_db::RunId>) -> Finished {
+        Finished {
+            report,
+            run_id,
+            failure: None,
+        }
+    }
+
+    /// One target's part of a what-if comparison that `failure` cut short: its results, with
+    /// the failure beside them, for the comparison to write with the other targets'; only the
+    /// failure when nothing finished.
+    pub(crate) fn compared_part(
+        report: RunReport,
+        run_id: Option<storlab_db::RunId>,
+        failure: Failure,
+    ) -> Result<Finished, Failure> {
+        if report.jobs.is_empty() {
+            return Err(failure);
+        }
+        Ok(Finished {
+            report,
+            run_id,
+            failure: Some(failure),
+        })
+    }
 }
 
 /// The session of a run: its provider's options from the flags (`direct_fallback` for the

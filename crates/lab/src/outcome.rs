@@ -114,6 +114,12 @@ pub fn job_reports(
             "interrupted: this job was stopped early; its figures cover the part that ran".into(),
         );
     }
+    if let Some(failure) = &outcome.failure {
+        // Said in every output beside the figures, which cover what ran until the failure.
+        warnings.push(format!(
+            "failed on {description}: {failure}; its figures cover what ran until then"
+        ));
+    }
     warnings.extend(honesty.iter().map(Warning::to_string));
     warnings.extend(storlab_runner::sweep::page_cache_warning(job, outcome));
     let dropped_bytes = first_report
@@ -163,12 +169,12 @@ pub fn job_reports(
     reports_of_workers(outcome, region_bytes, &setup, notes)
 }
 
-/// Mark `report` with fio's EILSEQ when verify failed in any of the workers it covers: fio
-/// marks the clone that read the bad block alone, and a `group_reporting` group takes its
-/// members' first error.
-fn mark_verify_failure(report: &mut JobReport, failed_by_worker: &[bool]) {
-    if failed_by_worker.iter().any(|&failed| failed) {
-        report.error = storlab_job::ERRNO_EILSEQ;
+/// Mark `report` with the error that ended any of the workers it covers (fio's job `error`:
+/// EILSEQ for a verify failure, the failed I/O's errno otherwise): fio marks the clone that
+/// failed alone, and a `group_reporting` group takes its members' first error.
+fn mark_failure(report: &mut JobReport, errno_by_worker: &[i32]) {
+    if let Some(&errno) = errno_by_worker.iter().find(|&&errno| errno != 0) {
+        report.error = errno;
     }
 }
 
@@ -186,7 +192,7 @@ fn reports_of_workers(
             merged.merge(w);
         }
         let mut report = JobReport::new(setup(job.name.clone(), region_bytes), notes, &merged);
-        mark_verify_failure(&mut report, &outcome.verify_failed_by_worker);
+        mark_failure(&mut report, &outcome.errno_by_worker);
         vec![report]
     } else {
         outcome
@@ -200,11 +206,8 @@ fn reports_of_workers(
                     notes.clone(),
                     stats,
                 );
-                let failed = outcome
-                    .verify_failed_by_worker
-                    .get(i..=i)
-                    .unwrap_or_default();
-                mark_verify_failure(&mut report, failed);
+                let failed = outcome.errno_by_worker.get(i..=i).unwrap_or_default();
+                mark_failure(&mut report, failed);
                 report
             })
             .collect()

@@ -134,9 +134,13 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     report.jobs = finished;
     report.disk_util = disks.finish();
     let (error, interrupted, complete) = match result {
-        // A job verify stopped is in the report with its error; the run fails (fio exits 1).
+        // A job a failed I/O or verify stopped is in the report with its error, the later jobs
+        // ran, and the run fails (fio exits 1), naming the first such job and its target.
         Ok(mut outcomes) => (
-            outcomes.iter_mut().find_map(|o| o.verify_failure.take()),
+            outcomes.iter_mut().find_map(|o| {
+                let failure = o.failure.take()?;
+                Some(named_failure(o, failure, &provider))
+            }),
             outcomes.iter().any(|o| o.interrupted) || outcomes.len() < total,
             outcomes.iter().filter(|o| !o.interrupted).count(),
         ),
@@ -148,6 +152,22 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
         error,
         interrupted,
         complete,
+    }
+}
+
+/// A job's failure named with the job and its target, as the run's error.
+fn named_failure(outcome: &JobOutcome, failure: RunError, provider: &Provider) -> RunError {
+    let target = provider
+        .target_descriptions
+        .get(&outcome.job.name)
+        .map_or_else(
+            || "its target".to_string(),
+            |(description, _)| description.clone(),
+        );
+    RunError::Job {
+        job: outcome.job.name.clone(),
+        target,
+        source: Box::new(failure),
     }
 }
 
@@ -167,7 +187,9 @@ fn job_summary(outcome: &JobOutcome) -> String {
         "done: {:.0} IOPS, {:.1} MB/s{}",
         ios as f64 / seconds,
         bytes as f64 / seconds / 1e6,
-        if outcome.interrupted {
+        if outcome.failure.is_some() {
+            " (failed)"
+        } else if outcome.interrupted {
             " (interrupted)"
         } else {
             ""

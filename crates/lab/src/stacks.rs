@@ -49,6 +49,29 @@ pub fn open_sim(
     Ok(Box::new(engine))
 }
 
+/// Refuses, as bad input, a simulated target a run could not open: an unknown stack, broken
+/// profiles, or a fault plan the stack cannot take (`Simulator::set_faults`'s refusals). It
+/// opens the stack as a run does and drops it, so a check before the first of several targets
+/// refuses exactly what the run would.
+pub fn check_sim(
+    stack: &str,
+    profiles: Option<&Path>,
+    faults: Option<&storlab_sim::FaultPlan>,
+) -> Result<(), LabError> {
+    match open_sim(
+        stack,
+        profiles,
+        storlab_job::DEFAULT_SEED,
+        false,
+        false,
+        faults,
+    ) {
+        Ok(_) => Ok(()),
+        Err(RunError::Plan { reason, .. }) => Err(bad_input(reason)),
+        Err(other) => Err(bad_input(other)),
+    }
+}
+
 /// The simulated stacks: (name, description), sorted.
 pub fn stacks(profiles: Option<&Path>) -> Result<Vec<(String, String)>, LabError> {
     let dir = profiles_dir(profiles).map_err(bad_input)?;

@@ -77,7 +77,8 @@ pub fn render_table(report: &RunReport) -> String {
     // Failed I/Os a job went on past (`continue_on_error`) are in none of the rates above.
     for job in &report.jobs {
         let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
-        if failed > 0 {
+        let ended_by_one = u64::from(job.error != 0 && job.first_error == 0);
+        if failed > ended_by_one {
             let _ = writeln!(
                 out,
                 "{}: {failed} failed I/Os passed (continue_on_error), in no figure above; first error: {}",
@@ -85,6 +86,16 @@ pub fn render_table(report: &RunReport) -> String {
                 std::io::Error::from_raw_os_error(job.first_error)
             );
         }
+    }
+    // A job an error ended (fio's job `error`): its figures are the part before it.
+    for job in report.jobs.iter().filter(|job| job.error != 0) {
+        let _ = writeln!(
+            out,
+            "{}: ended by error {}: {}; its figures cover what ran until then",
+            escape_control(&job.setup.name),
+            job.error,
+            std::io::Error::from_raw_os_error(job.error)
+        );
     }
     // fio's latency-target search: the depth it settled on, with the settings, as fio's
     // `latency   : target=..., window=..., percentile=..., depth=...` line.

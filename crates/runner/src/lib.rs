@@ -67,6 +67,9 @@ pub enum RunError {
         offset_bytes: u64,
         done_bytes: u32,
         wanted_bytes: u32,
+        /// A write (fio retries the rest, which a full file system fails with ENOSPC) or a
+        /// read (the rest reads nothing past the end: fio's "full resid", EIO).
+        write: bool,
     },
     /// Data read back differs from what was written (boxed: the details are large and rare).
     #[error("{0}")]
@@ -83,6 +86,15 @@ pub enum RunError {
     /// Another client of a multi-client run failed (the message names it); this one stops.
     #[error("{0}")]
     Peer(String),
+    /// A job's own failure ([`JobOutcome::failure`]), named with the job and its target, as
+    /// the front end reports a run in which it failed.
+    #[error("job '{job}' on {target}: {source}")]
+    Job {
+        job: String,
+        target: String,
+        #[source]
+        source: Box<RunError>,
+    },
 }
 
 /// Opens the engines a job runs on. The CLI implements it (real targets, the simulator, ...).
@@ -126,20 +138,46 @@ pub struct JobOutcome {
     /// fio's per-I/O log files the job asked for (`write_bw_log`...), for the front end to
     /// write, in worker order.
     pub fio_logs: Vec<fio_log::FioLogFile>,
-    /// The first verify failure of the job (`VerifyMismatch` or `FioVerify`), in worker
-    /// order. As fio, the figures up to it are kept and reported with the error (EILSEQ) of
-    /// the worker that saw it, the other jobs still run, and the run fails once they have.
-    pub verify_failure: Option<RunError>,
-    /// One entry per worker, in worker order: whether verify failed in that worker. fio marks
-    /// only the clone that read the bad block; the others report their own figures, error 0.
-    pub verify_failed_by_worker: Vec<bool>,
+    /// The first error that ended a worker of the job, in worker order: a verify failure
+    /// (`VerifyMismatch`, `FioVerify`) or a failed I/O ([`RunError::job_errno`]). As fio, the
+    /// figures up to it are kept and reported with the error of the worker that saw it, the
+    /// other jobs still run, and the run fails once they have.
+    pub failure: Option<RunError>,
+    /// One entry per worker, in worker order: the errno that ended that worker (fio's job
+    /// `error`), 0 for one that ended normally. fio marks only the clone that failed; the
+    /// others report their own figures, error 0.
+    pub errno_by_worker: Vec<i32>,
 }
+
+/// fio's ETIMEDOUT: `latency_target` missed at queue depth 1.
+const ERRNO_ETIMEDOUT: i32 = 110;
 
 impl RunError {
     /// Verify read back other data than was written (fio's EILSEQ), as opposed to a failure
     /// to do the I/O or to run at all.
     pub fn is_verify_failure(&self) -> bool {
         matches!(self, RunError::VerifyMismatch(_) | RunError::FioVerify(_))
+    }
+
+    /// The errno fio reports for a job this error ended (its JSON `error`), when the error
+    /// ends only that job: a verify failure (EILSEQ), a failed or short I/O, a failed sync.
+    /// `None` for an error that stops the whole run (a plan the target cannot hold, an engine
+    /// broken or misused, a panic, another client's failure).
+    pub fn job_errno(&self) -> Option<i32> {
+        use storlab_job::{ERRNO_EILSEQ, ERRNO_EIO, ERRNO_ENOSPC};
+        let errno_of = |error: &std::io::Error| match error.kind() {
+            std::io::ErrorKind::TimedOut => ERRNO_ETIMEDOUT,
+            _ => error.raw_os_error().unwrap_or(ERRNO_EIO),
+        };
+        match self {
+            RunError::VerifyMismatch(_) | RunError::FioVerify(_) => Some(ERRNO_EILSEQ),
+            RunError::Io { source, .. } => Some(errno_of(source)),
+            RunError::Engine(EngineError::Io(source)) => Some(errno_of(source)),
+            RunError::ShortIo { write: true, .. } => Some(ERRNO_ENOSPC),
+            RunError::ShortIo { write: false, .. } => Some(ERRNO_EIO),
+            RunError::Job { source, .. } => source.job_errno(),
+            _ => None,
+        }
     }
 }
 
@@ -354,6 +392,24 @@ pub fn run_jobs(
         group_start = group_end;
     }
     Ok(outcomes)
+}
+
+/// The outcomes of a run whose caller measures device states or sweep points, where a failed
+/// I/O ends the sweep as before: the first job an I/O error ended, as the run's error (a verify
+/// failure stays in its outcome).
+pub(crate) fn io_failure_ends_the_run(
+    mut outcomes: Vec<JobOutcome>,
+) -> Result<Vec<JobOutcome>, RunError> {
+    let failed = outcomes
+        .iter_mut()
+        .find_map(|outcome| match &outcome.failure {
+            Some(failure) if !failure.is_verify_failure() => outcome.failure.take(),
+            _ => None,
+        });
+    match failed {
+        Some(failure) => Err(failure),
+        None => Ok(outcomes),
+    }
 }
 
 /// fio's `verify_state_load`: the saved state of every clone that loads one, by thread index
@@ -807,37 +863,10 @@ fn run_prepared(p: PreparedJob, run: &GroupRun<'_, '_>) -> FinishedJob {
                 .collect()
         })
     };
-    let mut interrupted = false;
-    let mut verified_bytes = 0;
-    // A verify failure belongs to the worker that saw it (drive_with_verify leaves read-back
-    // failures in the worker too) and keeps the job's figures, as fio reports the clone with
-    // its error; any other failure ends the run, whichever worker came first.
-    let mut first_error = None;
-    let mut verify_failure = None;
-    let mut verify_failed_by_worker = vec![false; workers.len()];
-    for (worker, failed) in workers.iter_mut().zip(&mut verify_failed_by_worker) {
-        match worker.error.take() {
-            Some(error) if error.is_verify_failure() => {
-                *failed = true;
-                verify_failure.get_or_insert(error);
-            }
-            Some(error) => {
-                first_error.get_or_insert(error);
-            }
-            None => {}
-        }
-    }
-    for result in results {
-        match result {
-            Ok((stopped, verified)) => {
-                interrupted |= stopped;
-                verified_bytes += verified;
-            }
-            Err(error) => {
-                first_error.get_or_insert(error);
-            }
-        }
-    }
+    let sorted = sort_failures(&mut workers, results);
+    let (interrupted, verified_bytes) = (sorted.interrupted, sorted.verified_bytes);
+    let (mut first_error, failure, errno_by_worker) =
+        (sorted.fatal, sorted.failure, sorted.errno_by_worker);
     // fio saves the verify state at each clone's end, whether the job finished or failed.
     for worker in &workers {
         if let Err(error) = worker.save_verify_state(&job) {
@@ -848,8 +877,8 @@ fn run_prepared(p: PreparedJob, run: &GroupRun<'_, '_>) -> FinishedJob {
     let result = match first_error {
         Some(error) => Err(error),
         None => Ok(JobOutcome {
-            verify_failure,
-            verify_failed_by_worker,
+            failure,
+            errno_by_worker,
             fio_logs,
             workers: workers.into_iter().map(|w| w.stats).collect(),
             regions,
@@ -867,6 +896,72 @@ fn run_prepared(p: PreparedJob, run: &GroupRun<'_, '_>) -> FinishedJob {
         engines,
         result,
     }
+}
+
+/// How a job's workers ended, sorted as fio sorts a job's errors.
+struct SortedEnds {
+    interrupted: bool,
+    verified_bytes: u64,
+    /// The first error that ends the whole run (none of the job's figures are kept).
+    fatal: Option<RunError>,
+    /// The first error that ended only its worker ([`RunError::job_errno`]), in worker order.
+    failure: Option<RunError>,
+    errno_by_worker: Vec<i32>,
+}
+
+/// Sort the errors the workers kept and the engine threads returned (`results`: one per
+/// engine thread, which drove all workers or one each). A failed I/O or a verify failure
+/// belongs to the worker that saw it and keeps the job's figures, as fio reports the clone
+/// with its error and runs the other jobs; an error of an engine thread is charged to the
+/// workers it drove. Anything else ends the run, whichever worker came first.
+fn sort_failures(
+    workers: &mut [Worker],
+    results: Vec<Result<(bool, u64), RunError>>,
+) -> SortedEnds {
+    let mut sorted = SortedEnds {
+        interrupted: false,
+        verified_bytes: 0,
+        fatal: None,
+        failure: None,
+        errno_by_worker: vec![0; workers.len()],
+    };
+    for (worker, errno) in workers.iter_mut().zip(&mut sorted.errno_by_worker) {
+        if let Some(error) = worker.error.take() {
+            match error.job_errno() {
+                Some(code) => {
+                    *errno = code;
+                    sorted.failure.get_or_insert(error);
+                }
+                None => {
+                    sorted.fatal.get_or_insert(error);
+                }
+            }
+        }
+    }
+    let per_thread = if results.len() == 1 { workers.len() } else { 1 };
+    for (thread, result) in results.into_iter().enumerate() {
+        match result {
+            Ok((stopped, verified)) => {
+                sorted.interrupted |= stopped;
+                sorted.verified_bytes += verified;
+            }
+            Err(error) => match error.job_errno() {
+                Some(code) => {
+                    let driven = thread * per_thread..(thread + 1) * per_thread;
+                    for errno in &mut sorted.errno_by_worker[driven] {
+                        if *errno == 0 {
+                            *errno = code;
+                        }
+                    }
+                    sorted.failure.get_or_insert(error);
+                }
+                None => {
+                    sorted.fatal.get_or_insert(error);
+                }
+            },
+        }
+    }
+    sorted
 }
 
 /// Drive `workers` on `engine`; for verify jobs, then (once every thread of the job has written)

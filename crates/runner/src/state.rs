@@ -211,7 +211,8 @@ pub fn run_step(
             let set = JobSet {
                 jobs: vec![job.clone()],
             };
-            let outcomes: Vec<JobOutcome> = run_jobs(&set, provider, options, &mut |_| {})?;
+            let outcomes = run_jobs(&set, provider, options, &mut |_| {})?;
+            let outcomes: Vec<JobOutcome> = crate::io_failure_ends_the_run(outcomes)?;
             let interrupted = outcomes.iter().any(|o| o.interrupted);
             let bytes = outcomes
                 .iter()

@@ -138,7 +138,8 @@ impl<'p, 'o> Sweeper<'p, 'o> {
         let set = JobSet {
             jobs: vec![point.job.clone()],
         };
-        let mut outcomes = run_jobs(&set, self.provider, self.options, &mut |_| {})?;
+        let outcomes = run_jobs(&set, self.provider, self.options, &mut |_| {})?;
+        let mut outcomes = crate::io_failure_ends_the_run(outcomes)?;
         let Some(outcome) = outcomes.pop() else {
             return Ok(None);
         };
@@ -304,8 +305,8 @@ mod tests {
         let mut stats = WorkerStats::new(crate::DEFAULT_INTERVAL_NS);
         stats.read.record(0, 4096, 0, read_clat_ns);
         JobOutcome {
-            verify_failure: None,
-            verify_failed_by_worker: vec![false],
+            failure: None,
+            errno_by_worker: vec![0],
             job: job.clone(),
             workers: vec![stats],
             regions: vec![Region {

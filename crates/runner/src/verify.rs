@@ -739,6 +739,7 @@ pub fn read_back(
                         offset_bytes,
                         done_bytes: n,
                         wanted_bytes: len_bytes,
+                        write: false,
                     })
                 }
                 Err(errno) => {

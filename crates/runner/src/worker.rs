@@ -1449,6 +1449,7 @@ impl Worker {
                     offset_bytes: io.offset_bytes,
                     done_bytes: n,
                     wanted_bytes: io.len_bytes,
+                    write: direction == IoDirection::Write,
                 });
                 return;
             }

@@ -118,13 +118,22 @@ impl LoopDevice {
             .unwrap()
             .set_len(backing_bytes)
             .unwrap();
+        let mut device = LoopDevice::over(&backing);
+        device.dir = dir;
+        device
+    }
+
+    /// Attach a loop device over `backing`, a file the caller made where it wants it (on a
+    /// small file system of its own, say) and removes.
+    pub fn over(backing: &Path) -> LoopDevice {
         let out = Command::new("losetup")
             .args(["--find", "--show"])
-            .arg(&backing)
+            .arg(backing)
             .output()
             .unwrap();
         assert!(out.status.success(), "losetup: {}", stderr(&out));
         let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        let dir = tempfile::tempdir().unwrap();
         LoopDevice { path, dir }
     }
 }

@@ -90,7 +90,12 @@ fn errors_not_passed_end_the_job_as_before() {
             "{}",
             stderr(&out)
         );
-        assert!(out.stdout.is_empty(), "a failed run writes no report");
+        // As fio, the failed job is reported with its figures up to the failure.
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            table.contains("job: ended by error 5: Input/output error"),
+            "{table}"
+        );
     }
     // A medium error is ENODATA on Linux, not in fio's default list of errors to pass (EIO,
     // EILSEQ; td_error.c): fio ends the job on it even with continue_on_error=read. LBA 100
@@ -105,6 +110,8 @@ fn errors_not_passed_end_the_job_as_before() {
         "{}",
         stderr(&medium)
     );
+    let doc: serde_json::Value = serde_json::from_slice(&medium.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["error"], ENODATA, "fio's error of the job");
     // ignore_error's read list names it (by number: fio knows no ENODATA name): passed.
     let listed = run(
         "seed=1,media_error@lba=100",

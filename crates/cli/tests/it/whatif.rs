@@ -1,7 +1,8 @@
 //! What-if in one command: `storlab run` with several `--target`s runs the same jobs or preset
 //! on each (simulated and real targets mixed), saves one run per target, and prints them side
 //! by side with ratios to the first; JSON gives one report per target, `--report` one
-//! comparison; a failing target stops the command with one line naming it.
+//! comparison; a target that cannot run is refused before the first runs. What a failing or
+//! interrupted what-if run keeps is in `failed_jobs.rs`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -197,41 +198,46 @@ fn a_bad_target_is_refused_before_anything_runs() {
     assert!(!db.exists(), "the first target ran");
 }
 
+/// A target that cannot be opened (a file in a directory that does not exist) or cannot take
+/// the fault plan (a SATA stack has no USB to hang) is bad input found before the first target
+/// runs: one line naming it, exit 2, nothing saved.
 #[test]
-fn a_failing_target_stops_with_its_error_naming_it() {
+fn a_target_the_run_could_not_open_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
     let missing = dir.path().join("no-such-dir").join("f");
     let missing_text = missing.to_str().unwrap();
-    let out = storlab(
-        &db,
-        &[
-            "run",
-            "--rw=read",
-            "--size=4m",
-            "--runtime=100ms",
-            "--target",
-            UAS,
-            "--target",
-            missing_text,
-            "--target",
-            BOT,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
-    let errors: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("storlab: error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(
-        errors[0].starts_with(&format!("storlab: error: --target {missing_text}: ")),
-        "{stderr}"
-    );
-    assert!(out.stdout.is_empty(), "no comparison of a stopped run");
-    // The first target's run is saved; the third never ran.
-    assert_eq!(history(&db), vec![("r1".to_string(), UAS.to_string())]);
+    let cases: [(&[&str], String); 2] = [
+        (
+            &["--target", UAS, "--target", missing_text, "--target", BOT],
+            format!("--target {missing_text}: "),
+        ),
+        (
+            &[
+                "--target",
+                UAS,
+                "--target",
+                "sim:hwfr2013/sata-ahci",
+                "--faults",
+                "hang@cmd=5",
+            ],
+            "--target sim:hwfr2013/sata-ahci: ".into(),
+        ),
+    ];
+    for (targets, named) in cases {
+        let mut args = vec!["run", "--rw=read", "--size=4m", "--runtime=100ms"];
+        args.extend_from_slice(targets);
+        let out = storlab(&db, &args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("storlab: error: {named}")),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+        assert!(!db.exists(), "the first target ran: {args:?}");
+    }
 }
 
 #[test]

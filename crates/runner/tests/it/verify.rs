@@ -175,7 +175,7 @@ fn verify_job(rw_random_percent: u8, write: BlockSizeSpec, seed: u64) -> JobSpec
 /// carries it beside the job's figures; see `run_outcomes`).
 fn run(job: JobSpec, store: &Arc<Mutex<Store>>) -> Result<Vec<JobOutcome>, RunError> {
     let mut outcomes = run_outcomes(job, store)?;
-    match outcomes.iter_mut().find_map(|o| o.verify_failure.take()) {
+    match outcomes.iter_mut().find_map(|o| o.failure.take()) {
         Some(failure) => Err(failure),
         None => Ok(outcomes),
     }
@@ -211,7 +211,7 @@ fn a_verify_failure_keeps_the_jobs_figures() {
     store.lock().unwrap().corrupt = Some((16, 100));
     let outcomes = run_outcomes(job, &store).expect("the job is handed back");
     let outcome = &outcomes[0];
-    let failure = outcome.verify_failure.as_ref().expect("verify failed");
+    let failure = outcome.failure.as_ref().expect("verify failed");
     assert!(failure.is_verify_failure(), "{failure}");
     assert!(failure.to_string().contains("offset 8192"), "{failure}");
     let stats = &outcome.workers[0];
@@ -236,7 +236,7 @@ fn a_verify_failure_marks_only_the_worker_that_read_the_bad_block() {
     store.lock().unwrap().corrupt = Some((sectors_per_region + 16, 100));
     let outcomes = run_outcomes(job, &store).expect("the job is handed back");
     let outcome = &outcomes[0];
-    let failure = outcome.verify_failure.as_ref().expect("verify failed");
+    let failure = outcome.failure.as_ref().expect("verify failed");
     let bad_offset = REGION_BYTES + 2 * 4096;
     assert!(
         failure
@@ -244,7 +244,7 @@ fn a_verify_failure_marks_only_the_worker_that_read_the_bad_block() {
             .contains(&format!("offset {bad_offset}")),
         "{failure}"
     );
-    assert_eq!(outcome.verify_failed_by_worker, [false, true]);
+    assert_eq!(outcome.errno_by_worker, [0, storlab_job::ERRNO_EILSEQ]);
     let blocks_per_region = REGION_BYTES / 4096;
     let reads: Vec<u64> = outcome.workers.iter().map(|w| w.read.ios).collect();
     assert_eq!(reads, [blocks_per_region, 3]);
