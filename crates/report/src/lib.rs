@@ -21,7 +21,7 @@ mod model;
 mod table;
 mod units;
 
-pub use csv::to_csv;
+pub use csv::{csv_field, to_csv};
 pub use escape::escape_control;
 pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
 pub use fio_terse::to_fio_terse;

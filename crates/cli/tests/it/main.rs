@@ -45,6 +45,7 @@ mod presets;
 mod probe;
 mod report;
 mod safe_output;
+mod signals;
 mod state_chains;
 mod state_region;
 mod sync;
