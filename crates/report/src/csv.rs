@@ -102,12 +102,11 @@ pub fn to_csv(report: &RunReport) -> String {
 const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// One CSV field: a text that a spreadsheet would take for a formula gets a leading `'` (OWASP's
-/// advice, so `=HYPERLINK(..)` shows as text) and is quoted; a number stays as it is (`-3` is
-/// data); any other field is quoted when it holds a separator, quote or line break (RFC 4180).
-/// Every CSV storlab writes goes through here.
+/// advice, so `=HYPERLINK(..)` shows as text) and is quoted; a negative number as Rust writes
+/// one (`-3`, `-0.250`) stays as it is, as data; any other field is quoted when it holds a
+/// separator, quote or line break (RFC 4180). Every CSV storlab writes goes through here.
 pub fn csv_field(field: &str) -> String {
-    let is_number = field.parse::<f64>().is_ok_and(f64::is_finite);
-    let formula = field.starts_with(FORMULA_STARTS) && !is_number;
+    let formula = field.starts_with(FORMULA_STARTS) && !is_negative_number(field);
     if formula {
         // OWASP: prefix with a quote and wrap the cell in double quotes.
         format!("\"'{}\"", field.replace('"', "\"\""))
@@ -116,6 +115,18 @@ pub fn csv_field(field: &str) -> String {
     } else {
         field.to_owned()
     }
+}
+
+/// `-` then digits, with at most one `.` among them: the form of a negative number `Display`
+/// gives (no exponent, no `+`, nothing else a formula could hide in).
+fn is_negative_number(field: &str) -> bool {
+    let Some(digits) = field.strip_prefix('-') else {
+        return false;
+    };
+    let mut parts = digits.split('.');
+    let whole = parts.next().unwrap_or_default();
+    let all_digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    all_digits(whole) && parts.next().is_none_or(all_digits) && parts.next().is_none()
 }
 
 #[cfg(test)]
@@ -140,6 +151,10 @@ mod tests {
             "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""
         );
         assert_eq!(csv_field("-3.5"), "-3.5");
+        assert_eq!(csv_field("-12"), "-12");
+        assert_eq!(csv_field("+1"), "\"'+1\"");
+        assert_eq!(csv_field("-1e3"), "\"'-1e3\"");
+        assert_eq!(csv_field("-1.2.3"), "\"'-1.2.3\"");
         assert_eq!(csv_field("a=b"), "a=b");
     }
 }

@@ -35,6 +35,7 @@ mod fio_testsuite;
 mod fio_verify;
 mod generate;
 mod guard;
+mod hostile_inputs;
 mod io_batch;
 mod job_scheduling;
 mod latency_numa;
