@@ -21,6 +21,7 @@ mod calibration;
 mod cli;
 mod cmdprio;
 mod continue_on_error;
+mod damaged_db;
 mod db;
 mod dedupe;
 mod defaults;
