@@ -45,6 +45,7 @@ mod mpi;
 mod power_loss;
 mod presets;
 mod probe;
+mod recovered_faults;
 mod report;
 mod safe_output;
 mod signals;
