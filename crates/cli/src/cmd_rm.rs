@@ -9,11 +9,15 @@ pub fn run(args: RmArgs) -> Result<(), Failure> {
     let references = parse_runs(&args.runs)?;
     let mut database = args.db.open_existing()?;
     // Resolve every id first, so a typo in the last one deletes nothing.
-    let ids = references
+    let mut ids = references
         .iter()
         .map(|r| database.resolve(*r))
         .collect::<Result<Vec<_>, _>>()
         .map_err(db_failure)?;
+    // The same run named twice (`rm r1 r1`, or an id and a reference to it) is deleted once:
+    // its second deletion would find nothing and fail after the first had happened.
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(*id));
     for id in ids {
         database
             .delete_run(storlab_db::RunRef::Id(id))

@@ -220,10 +220,8 @@ fn prepare_job_set(
     Failure,
 > {
     let (set, builtin) = load_jobs(args)?;
-    if args.pcap.is_some() && !set.jobs.iter().any(|j| j.engine == EngineKind::Sim) {
-        return Err(bad_input(
-            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
-        ));
+    if args.pcap.is_some() {
+        check_pcap_has_usb(args, &set)?;
     }
     crate::run_paths::check_job_paths(args, &set)?;
     if reports {
@@ -586,6 +584,43 @@ fn spread_targets(
         runs.push((run_label(index, &finished), finished));
     }
     Ok(Some(runs))
+}
+
+/// `--pcap` records a simulated USB session: refused before anything runs when no job runs on
+/// a simulated stack, or every simulated stack is SATA (no USB link to capture), rather than
+/// after the run has been measured.
+fn check_pcap_has_usb(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), Failure> {
+    let stacks: Vec<&str> = set
+        .jobs
+        .iter()
+        .filter(|j| j.engine == EngineKind::Sim)
+        .filter_map(|j| match &j.target {
+            Target::Sim(stack) => Some(stack.as_str()),
+            _ => None,
+        })
+        .collect();
+    if stacks.is_empty() {
+        return Err(bad_input(
+            "--pcap: only simulated targets (sim:STACK) have a USB session to record",
+        ));
+    }
+    let dir = storlab_lab::stacks::profiles_dir(args.profiles.as_deref()).map_err(bad_input)?;
+    let profiles = storlab_engine::engines::sim::load_profiles(&dir).map_err(bad_input)?;
+    let mut sata_only = None;
+    for stack in stacks {
+        // A stack that does not resolve is refused, with its own message, when it is opened.
+        match profiles.resolve(stack) {
+            Ok(spec) if spec.usb_link.is_none() => sata_only = Some(stack),
+            _ => return Ok(()),
+        }
+    }
+    match sata_only {
+        Some(stack) => Err(bad_input(format!(
+            "--pcap: sim:{stack} is a SATA stack, with no USB session to record; drop --pcap \
+             or run a USB stack"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A what-if target's bad input, found before anything runs: the target itself, and the job

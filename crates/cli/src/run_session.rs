@@ -223,6 +223,7 @@ pub(crate) fn start_interrupt_thread() {
     let installed = ctrlc::set_handler(|| {
         if ARMED.load(Ordering::SeqCst) && SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
             STOP.store(true, Ordering::SeqCst);
+            storlab_engine::layout::stop_layouts();
             say!("storlab: stopping after the I/O in flight (Ctrl-C again to abort now)");
         } else {
             storlab_engine::target::cleanup_temp_files();

@@ -64,15 +64,6 @@ pub fn to_json(results: &[EntryResult]) -> String {
     text
 }
 
-/// A CSV field, quoted when it holds a separator, quote or line break.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 /// One row per entry: id, source, stack, metric, published, simulated, error_percent, warnings
 /// (joined with ` | `).
 pub fn to_csv(results: &[EntryResult]) -> String {
@@ -81,14 +72,14 @@ pub fn to_csv(results: &[EntryResult]) -> String {
     for r in results {
         text.push_str(&format!(
             "{},{},{},{},{},{},{},{}\n",
-            csv_field(&r.id),
-            csv_field(&r.source),
-            csv_field(&r.stack),
+            storlab_report::csv_field(&r.id),
+            storlab_report::csv_field(&r.source),
+            storlab_report::csv_field(&r.stack),
             r.metric.name(),
             r.published,
             r.simulated,
             r.error_percent,
-            csv_field(&r.warnings.join(" | "))
+            storlab_report::csv_field(&r.warnings.join(" | "))
         ));
     }
     text

@@ -707,6 +707,15 @@ fn inspect_file(path: &Path) -> Result<Option<FileFacts>, DbError> {
             ),
         });
     }
+    let shape = crate::integrity::FileShape {
+        page_size_bytes,
+        len_bytes: metadata.len(),
+        journal_beside: side_file(path, "-wal").exists() || side_file(path, "-journal").exists(),
+        storlab: application_id == APPLICATION_ID,
+    };
+    if let Some(damage) = crate::integrity::check_header(&header, &shape) {
+        return Err(corrupt(damage));
+    }
     Ok(Some(FileFacts {
         empty: false,
         wal_mode: header[WRITE_VERSION_OFFSET] == WAL_FORMAT_VERSION,
@@ -839,6 +848,20 @@ fn validate(
             // quick_check lists one problem a line; the error stays on one.
             detail: format!("quick_check: {}", verdict.replace('\n', "; ")),
         });
+    }
+    if identity.application_id == APPLICATION_ID {
+        let difference =
+            crate::integrity::schema_difference(connection, migrations, identity.version)
+                .map_err(sqlite)?;
+        if let Some(difference) = difference {
+            return Err(DbError::Corrupt {
+                path: path.to_owned(),
+                detail: format!(
+                    "its schema is not storlab's schema version {}: {difference}",
+                    identity.version
+                ),
+            });
+        }
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 
 mod database;
 mod error;
+mod integrity;
 pub mod schema;
 pub mod time;
 

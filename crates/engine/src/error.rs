@@ -39,6 +39,9 @@ pub enum EngineError {
          name exactly this device with --destructive {path}"
     )]
     Refused { path: PathBuf, reason: String },
+    /// A Ctrl-C or SIGTERM stopped the layout of the target (what it had written is gone).
+    #[error("{path}: interrupted while laying it out; the bytes it had written were removed")]
+    Interrupted { path: PathBuf },
     /// The caller broke the engine contract (slot out of range or in flight, request larger
     /// than its slot, reap asking for more than is outstanding).
     #[error("invalid engine request: {0}")]

@@ -14,11 +14,13 @@ pub mod device_stats;
 pub mod engines;
 pub mod error;
 pub mod io_priority;
+pub mod layout;
 pub mod numa_memory;
 pub mod observed;
 pub mod output_file;
 pub mod probe;
 pub mod registry;
+pub mod regular_file;
 pub mod safety;
 pub mod target;
 

@@ -886,9 +886,15 @@ fn lay_out_file(
             }
         }
     };
+    crate::layout::check_free_space(file, path, from_bytes, to_bytes)?;
     let mut chunk = vec![0u8; LAYOUT_CHUNK_BYTES];
     let mut offset_bytes = from_bytes;
     while offset_bytes < to_bytes {
+        if crate::layout::layouts_stopped() {
+            return Err(EngineError::Interrupted {
+                path: path.to_path_buf(),
+            });
+        }
         let len = (to_bytes - offset_bytes).min(LAYOUT_CHUNK_BYTES as u64) as usize;
         fill_layout_data(&mut chunk[..len], offset_bytes);
         file.write_all_at(&chunk[..len], offset_bytes)

@@ -41,7 +41,8 @@ pub fn run_failed(message: impl std::fmt::Display) -> LabError {
 pub fn classify(error: RunError) -> LabError {
     match error {
         RunError::Engine(e) => match e {
-            storlab_engine::EngineError::Io(_) => run_failed(e),
+            storlab_engine::EngineError::Io(_)
+            | storlab_engine::EngineError::Interrupted { .. } => run_failed(e),
             other => bad_input(other),
         },
         RunError::Plan { .. } => bad_input(error),

@@ -89,20 +89,44 @@ pub fn to_csv(report: &RunReport) -> String {
                     .collect::<Vec<_>>()
                     .join(WARNING_SEPARATOR),
             ];
-            let escaped: Vec<String> = fields.iter().map(|field| escape(field)).collect();
+            let escaped: Vec<String> = fields.iter().map(|field| csv_field(field)).collect();
             let _ = writeln!(out, "{}", escaped.join(","));
         }
     }
     out
 }
 
-/// Quotes a field when it contains a separator, quote or line break (RFC 4180).
-fn escape(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
+/// Characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list:
+/// `=`, `+`, `-`, `@`, tab, carriage return) when they start a cell: a job name or path taken
+/// from the user's input may start so.
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// One CSV field: a text that a spreadsheet would take for a formula gets a leading `'` (OWASP's
+/// advice, so `=HYPERLINK(..)` shows as text) and is quoted; a negative number as Rust writes
+/// one (`-3`, `-0.250`) stays as it is, as data; any other field is quoted when it holds a
+/// separator, quote or line break (RFC 4180). Every CSV storlab writes goes through here.
+pub fn csv_field(field: &str) -> String {
+    let formula = field.starts_with(FORMULA_STARTS) && !is_negative_number(field);
+    if formula {
+        // OWASP: prefix with a quote and wrap the cell in double quotes.
+        format!("\"'{}\"", field.replace('"', "\"\""))
+    } else if field.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", field.replace('"', "\"\""))
     } else {
         field.to_owned()
     }
+}
+
+/// `-` then digits, with at most one `.` among them: the form of a negative number `Display`
+/// gives (no exponent, no `+`, nothing else a formula could hide in).
+fn is_negative_number(field: &str) -> bool {
+    let Some(digits) = field.strip_prefix('-') else {
+        return false;
+    };
+    let mut parts = digits.split('.');
+    let whole = parts.next().unwrap_or_default();
+    let all_digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    all_digits(whole) && parts.next().is_none_or(all_digits) && parts.next().is_none()
 }
 
 #[cfg(test)]
@@ -111,8 +135,26 @@ mod tests {
 
     #[test]
     fn quotes_only_when_needed() {
-        assert_eq!(escape("plain"), "plain");
-        assert_eq!(escape("4k:50,64k:50"), "\"4k:50,64k:50\"");
-        assert_eq!(escape("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("4k:50,64k:50"), "\"4k:50,64k:50\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn a_text_a_spreadsheet_would_evaluate_is_kept_as_text() {
+        for name in ["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx"] {
+            let field = csv_field(name);
+            assert!(field.starts_with("\"'"), "{name:?} -> {field}");
+        }
+        assert_eq!(
+            csv_field("=HYPERLINK(\"http://x\",\"y\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""
+        );
+        assert_eq!(csv_field("-3.5"), "-3.5");
+        assert_eq!(csv_field("-12"), "-12");
+        assert_eq!(csv_field("+1"), "\"'+1\"");
+        assert_eq!(csv_field("-1e3"), "\"'-1e3\"");
+        assert_eq!(csv_field("-1.2.3"), "\"'-1.2.3\"");
+        assert_eq!(csv_field("a=b"), "a=b");
     }
 }

@@ -41,6 +41,7 @@ pub fn to_html(title: &str, runs: &[LabeledRun<'_>]) -> String {
     );
     runs_table(&mut out, runs);
     probed_targets(&mut out, runs);
+    recovered_faults(&mut out, runs);
     for figure in &figures {
         figure.to_html(&mut out);
     }
@@ -128,6 +129,31 @@ fn probed_targets(out: &mut String, runs: &[LabeledRun<'_>]) {
             escape(description),
             diagnosis.join("<br>"),
             escape(&facts)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// The faults each simulated job met and what its stack did to recover (`sim.faults`), one row
+/// a job; nothing when no job met one.
+fn recovered_faults(out: &mut String, runs: &[LabeledRun<'_>]) {
+    let rows: Vec<(&str, &JobReport, String)> = runs
+        .iter()
+        .flat_map(|run| run.report.jobs.iter().map(move |job| (run, job)))
+        .filter_map(|(run, job)| Some((run.label.as_str(), job, crate::fault_summary(job)?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Faults and recovery</h2>\n<table class=\"faults\"><thead><tr><th>run</th><th>job</th><th>target</th><th>faults and recovery</th></tr></thead><tbody>\n");
+    for (label, job, faults) in rows {
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            escape(label),
+            escape(&job.setup.name),
+            escape(&job.setup.target.description),
+            escape(&faults)
         );
     }
     out.push_str("</tbody></table>\n");

@@ -13,6 +13,7 @@
 
 mod csv;
 mod escape;
+mod faults;
 mod fio;
 mod fio_terse;
 pub mod html;
@@ -21,8 +22,9 @@ mod model;
 mod table;
 mod units;
 
-pub use csv::to_csv;
+pub use csv::{csv_field, to_csv};
 pub use escape::escape_control;
+pub use faults::fault_summary;
 pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
 pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};

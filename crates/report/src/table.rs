@@ -236,8 +236,8 @@ fn target_diagnosis(job: &JobReport) -> Vec<String> {
     lines
 }
 
-/// A simulated job's bottleneck, the next busiest layer and any transport fallback, each line
-/// prefixed with the job's name.
+/// A simulated job's bottleneck, the next busiest layer, any transport fallback and the faults
+/// the stack met and recovered from, each line prefixed with the job's name.
 fn sim_diagnosis(job: &JobReport) -> Vec<String> {
     let name = &job.setup.name;
     let mut lines = Vec::new();
@@ -271,6 +271,9 @@ fn sim_diagnosis(job: &JobReport) -> Vec<String> {
                 sim["transport"].as_str().unwrap_or("-")
             ));
         }
+    }
+    if let Some(faults) = crate::faults::fault_summary(job) {
+        lines.push(format!("[{name}] faults and recovery: {faults}"));
     }
     lines
 }

@@ -430,6 +430,9 @@ fn dump_file(job: &JobSpec, offset_bytes: u64, kind: &str, bytes: &[u8]) -> Stri
         Target::Sim(stack) => format!("sim-{stack}"),
         Target::TempFileIn(_) | Target::None => job.name.clone(),
     };
+    // One file name in the current directory: a stack's name (`lucidport/...`) or a job's may
+    // hold `/`, which would name a directory that does not exist.
+    let base = base.replace('/', "_");
     let name = format!("{base}.{offset_bytes}.{kind}");
     match storlab_engine::output_file::write_whole(
         "verify_dump",

@@ -119,6 +119,12 @@ const HEADER_BYTES: usize = 3 * 8;
 const FIXED_PAYLOAD_BYTES: usize = 8 + 4 + 4 + 8 + 8 + (8 + RAND_UNION_BYTES) + NAME_BYTES;
 /// Bytes of one completion, `struct file_comp`: file number and offset.
 const COMPLETION_BYTES: usize = 16;
+/// The largest state file `verify_state_load` reads: one that keeps the completions of the
+/// deepest queue a job may have (`iodepth`'s maximum).
+const STATE_MAX_BYTES: u64 = (HEADER_BYTES
+    + FIXED_PAYLOAD_BYTES
+    + storlab_job::validate::IODEPTH_MAX as usize * COMPLETION_BYTES)
+    as u64;
 
 /// What fio's `verify_state_load` uses of a saved state file: the writes the saved run issued,
 /// its `iodepth`, and the offsets of its last completed writes.
@@ -137,13 +143,16 @@ impl SavedVerifyState {
     /// the whole payload the header announces, its crc32c); the error says what is wrong and
     /// names the file.
     pub(crate) fn load(path: &Path) -> Result<Self, String> {
-        let bytes = std::fs::read(path).map_err(|error| {
-            format!(
+        // A regular file only, read up to what the largest state can take: a FIFO there would
+        // block the run, a link to /dev/zero fill memory.
+        let bytes = storlab_engine::regular_file::read_regular_file(path, STATE_MAX_BYTES)
+            .map_err(|error| {
+                format!(
                 "cannot read {}: {error} (the writing run's verify_state_save leaves it in its \
                  current directory)",
                 path.display()
             )
-        })?;
+            })?;
         Self::parse(&bytes).map_err(|what| format!("{}: {what}", path.display()))
     }
 

@@ -301,6 +301,8 @@ pub struct Worker {
     think_due: bool,
     /// The stall in progress ends here.
     think_until_ns: Option<u64>,
+    /// The `thinktime_spin` part of the stall in progress burns CPU until here.
+    think_spin_until_ns: Option<u64>,
     /// fio's `rate_min` per direction, bytes per second, and the last interval checked.
     rate_min_bytes_per_s: [Option<u64>; 2],
     /// fio's `rate_iops_min` per direction, I/Os per second.
@@ -527,6 +529,7 @@ impl Worker {
             think_last_stall_end_ns: 0,
             think_due: false,
             think_until_ns: None,
+            think_spin_until_ns: None,
             rate_min_bytes_per_s: [job.rate_min.read, job.rate_min.write],
             rate_min_ios_per_s: [job.rate_iops_min.read, job.rate_iops_min.write],
             rate_min_checked_interval: 0,
@@ -1312,6 +1315,21 @@ impl Worker {
         queued_now: bool,
     ) -> Option<Option<u64>> {
         if let Some(until_ns) = self.think_until_ns {
+            let mut now_ns = now_ns;
+            if let Some(spin_until_ns) = self.think_spin_until_ns {
+                if now_ns < spin_until_ns {
+                    // In slices, so the loop sees a stop between them (as any wait).
+                    let slice_end_ns = spin_until_ns.min(now_ns + START_DELAY_POLL_NS);
+                    while now_ns < slice_end_ns {
+                        std::hint::spin_loop();
+                        now_ns = engine.now_ns();
+                    }
+                    if now_ns < spin_until_ns {
+                        return Some(Some(now_ns));
+                    }
+                }
+                self.think_spin_until_ns = None;
+            }
             if now_ns < until_ns {
                 return Some(Some(until_ns));
             }
@@ -1326,21 +1344,12 @@ impl Worker {
             return Some(None);
         }
         self.think_due = false;
-        let mut start_ns = engine.now_ns();
-        let until_ns = start_ns + self.think.think_ns;
+        let start_ns = engine.now_ns();
+        self.think_until_ns = Some(start_ns + self.think.think_ns);
         if self.think.spin_ns > 0 && !engine.capabilities().shared_timeline {
-            let spin_until_ns = start_ns + self.think.spin_ns;
-            while start_ns < spin_until_ns {
-                std::hint::spin_loop();
-                start_ns = engine.now_ns();
-            }
+            self.think_spin_until_ns = Some(start_ns + self.think.spin_ns);
         }
-        if start_ns >= until_ns {
-            self.think_last_stall_end_ns = start_ns;
-            return None;
-        }
-        self.think_until_ns = Some(until_ns);
-        Some(Some(until_ns))
+        self.think_stall(engine, start_ns, queued_now)
     }
 
     /// fio's latency-target search after one completed I/O (io_u.c): the I/O's total latency
@@ -1595,8 +1604,21 @@ pub struct Timing {
     pub start_delay_ns: u64,
 }
 
-/// Longest single wait of a start delay, so Ctrl-C or another job's `exitall` is seen soon.
+/// Longest single wait on a wall clock (a start delay, a `thinktime`, a rate limit, an iolog's
+/// `wait`, a `thinktime_spin`), so Ctrl-C, SIGTERM or another job's `exitall` is seen soon.
 const START_DELAY_POLL_NS: u64 = 100_000_000;
+
+/// Wait on the engine's clock until `until_ns`, or for [`START_DELAY_POLL_NS`] at most on a
+/// wall clock: the caller's loop looks at its stop flags after each wait and waits again. A
+/// virtual clock moves in one step, which nothing outside can interrupt anyway.
+pub(crate) fn wait_a_while(engine: &mut dyn IoEngine, until_ns: u64) {
+    if engine.capabilities().shared_timeline {
+        engine.wait_until_ns(until_ns);
+    } else {
+        let now_ns = engine.now_ns();
+        engine.wait_until_ns(until_ns.min(now_ns.saturating_add(START_DELAY_POLL_NS)));
+    }
+}
 
 /// What the drive loop needs to queue requests and hand them to the engine.
 struct Issue {
@@ -1833,8 +1855,7 @@ pub fn drive(
                 !past_deadline && !interrupted && workers.iter().any(|w| !w.finished_issuing());
             match earliest_rate_ns {
                 Some(t) if more => {
-                    let t = window.deadline_ns.map_or(t, |d| t.min(d));
-                    engine.wait_until_ns(t);
+                    wait_a_while(engine, window.deadline_ns.map_or(t, |d| t.min(d)));
                     continue;
                 }
                 _ if more => continue,

@@ -57,16 +57,23 @@ pub fn load_profiles(dir: &Path) -> Result<ProfileSet, SimError> {
         collect_toml_files(&category_dir, &mut paths)?;
         paths.sort();
         for path in paths {
-            let text = std::fs::read_to_string(&path).map_err(|e| SimError::Io {
-                path: path.display().to_string(),
-                reason: e.to_string(),
-            })?;
+            // A FIFO named like a profile would block the read, a link to a device never end.
+            let text =
+                crate::regular_file::read_regular_text(&path, PROFILE_MAX_BYTES).map_err(|e| {
+                    SimError::Io {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    }
+                })?;
             let name = profile_name(&category_dir, &path);
             set.insert_text(category, &name, &path.display().to_string(), &text)?;
         }
     }
     Ok(set)
 }
+
+/// Bytes a profile file may hold: the largest shipped one is a few KiB.
+const PROFILE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// Every `.toml` file under `dir`, recursively (a category's subfolders group related parts).
 fn collect_toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SimError> {

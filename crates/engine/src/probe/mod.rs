@@ -35,6 +35,17 @@ pub enum ProbeError {
         name: String,
         sys: String,
     },
+    /// A `slaves/` link leads back to a device above it, or nests deeper than a kernel does:
+    /// a damaged or hand-made `--sys-root`, never a live sysfs.
+    #[error(
+        "{sys}: slaves/ of {device} leads back to a device above it or nests too deep \
+         ({member}): not a sysfs tree a kernel makes"
+    )]
+    SlavesCycle {
+        sys: String,
+        device: String,
+        member: String,
+    },
     #[error("{sys}: cannot list block devices: {source}")]
     ListBlock { sys: String, source: std::io::Error },
 }
@@ -224,7 +235,8 @@ impl Prober {
         let device = self
             .sys
             .block_dir_by_number(major, minor)
-            .map(|dir| self.device_facts(&dir));
+            .map(|dir| self.device_facts(&dir))
+            .transpose()?;
         Ok(self.finish(shown, file, device))
     }
 
@@ -238,7 +250,7 @@ impl Prober {
                     name: name.to_string(),
                     sys: self.sys.path().display().to_string(),
                 })?;
-        let device = self.device_facts(&dir);
+        let device = self.device_facts(&dir)?;
         Ok(self.finish(format!("/dev/{name}"), None, Some(device)))
     }
 
@@ -273,8 +285,8 @@ impl Prober {
         report
     }
 
-    fn device_facts(&self, dir: &Path) -> DeviceFacts {
-        let mut facts = sysfs::device_facts(&self.sys, dir);
+    fn device_facts(&self, dir: &Path) -> Result<DeviceFacts, ProbeError> {
+        let mut facts = sysfs::device_facts(&self.sys, dir)?;
         // Loop, dm and md devices are the kernel's own: there is no device to ask.
         let asks_device = !matches!(facts.transport.as_str(), "loop" | "dm" | "md");
         if self.query_device && asks_device {
@@ -282,6 +294,6 @@ impl Prober {
             let ask_ata = matches!(facts.transport.as_str(), "usb-uas" | "usb-bot" | "ahci");
             facts.device_query = Some(query::query_node(Path::new(&facts.node), ask_ata));
         }
-        facts
+        Ok(facts)
     }
 }

@@ -77,10 +77,14 @@ pub fn find_mount(mountinfo: &str, canonical: &Path, st_dev: u64) -> Option<Moun
         .max_by_key(|m| m.mount_point.len())
 }
 
+/// Bytes a mount table may take: thousands of mounts (a container host) fit many times over;
+/// a link to an endless file does not.
+const MOUNTINFO_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Reads `mountinfo_path` and finds the mount of a file; `None` when it cannot be read or
 /// holds no such mount.
 pub fn mount_of(mountinfo_path: &Path, canonical: &Path, st_dev: u64) -> Option<FileFacts> {
-    let text = std::fs::read_to_string(mountinfo_path).ok()?;
+    let text = crate::regular_file::read_regular_text(mountinfo_path, MOUNTINFO_MAX_BYTES).ok()?;
     let m = find_mount(&text, canonical, st_dev)?;
     Some(FileFacts {
         fs_type: m.fs_type,

@@ -5,7 +5,9 @@
 //! devices it hangs from (SCSI device, USB interface, USB device, PCI function), each with a
 //! `driver` and `subsystem` link whose last component names the driver and bus.
 
-use super::{bridges, ChainLink, DeviceFacts, DmFacts, PciFacts, PcieLink, QueueFacts, UsbFacts};
+use super::{
+    bridges, ChainLink, DeviceFacts, DmFacts, PciFacts, PcieLink, ProbeError, QueueFacts, UsbFacts,
+};
 use std::path::{Path, PathBuf};
 
 /// The sysfs mount to read (`/sys` on a live system, a fixture tree in tests).
@@ -61,9 +63,14 @@ impl SysRoot {
     }
 }
 
-/// A sysfs attribute, trimmed; `None` when absent or unreadable.
+/// Bytes a sysfs attribute holds at most: the kernel's `show` fills one page; a recorded tree
+/// may have been written on a machine with 64 KiB pages.
+const ATTR_MAX_BYTES: u64 = 64 * 1024;
+
+/// A sysfs attribute, trimmed; `None` when absent or unreadable, and when it is not a regular
+/// file (every sysfs attribute is one; a FIFO in a recorded `--sys-root` would block the read).
 pub fn read_attr(dir: &Path, name: &str) -> Option<String> {
-    std::fs::read_to_string(dir.join(name))
+    crate::regular_file::read_regular_text(&dir.join(name), ATTR_MAX_BYTES)
         .ok()
         .map(|s| s.trim().to_string())
 }
@@ -174,8 +181,23 @@ fn usb_facts(device: &Path, interface: Option<&Path>) -> UsbFacts {
     }
 }
 
-/// Reads everything sysfs says about the block device at `dir` (a disk or a partition).
-pub fn device_facts(sys: &SysRoot, dir: &Path) -> DeviceFacts {
+/// How deep `slaves/` may nest (a dm device on an md array on partitions is three): deeper is
+/// a tree no kernel made, refused like a cycle rather than followed until the stack runs out.
+const MEMBER_DEPTH_MAX: usize = 32;
+
+/// Reads everything sysfs says about the block device at `dir` (a disk or a partition) and,
+/// the same way, about the devices beneath it. Fails only on a `slaves/` link that leads back
+/// to a device above (a cycle) or nests deeper than any kernel does.
+pub fn device_facts(sys: &SysRoot, dir: &Path) -> Result<DeviceFacts, ProbeError> {
+    device_facts_below(sys, dir, &mut Vec::new())
+}
+
+/// [`device_facts`] of a device met below the devices in `above` (their directories).
+fn device_facts_below(
+    sys: &SysRoot,
+    dir: &Path,
+    above: &mut Vec<PathBuf>,
+) -> Result<DeviceFacts, ProbeError> {
     let (disk, partition) = if dir.join("partition").exists() {
         let parent = dir.parent().unwrap_or(dir).to_path_buf();
         (parent, Some(file_name(dir)))
@@ -257,11 +279,8 @@ pub fn device_facts(sys: &SysRoot, dir: &Path) -> DeviceFacts {
             target,
         }
     });
-    let members = member_dirs(&disk)
-        .iter()
-        .map(|member| device_facts(sys, member))
-        .collect();
-    DeviceFacts {
+    let members = members_below(sys, dir, &disk, above)?;
+    Ok(DeviceFacts {
         node: format!("/dev/{name}"),
         size_bytes: read_u64(&disk, "size").map(|s| s * SYSFS_SECTOR_BYTES),
         transport: transport.to_string(),
@@ -278,7 +297,37 @@ pub fn device_facts(sys: &SysRoot, dir: &Path) -> DeviceFacts {
         device_query: None,
         name,
         partition,
+    })
+}
+
+/// The facts of the devices in `disk`'s `slaves/` (`dir` is the disk or its partition), each
+/// refused if it is one of the devices above or the nesting is too deep.
+fn members_below(
+    sys: &SysRoot,
+    dir: &Path,
+    disk: &Path,
+    above: &mut Vec<PathBuf>,
+) -> Result<Vec<DeviceFacts>, ProbeError> {
+    let depth = above.len();
+    above.extend([dir.to_path_buf(), disk.to_path_buf()]);
+    let mut members = Vec::new();
+    for member in member_dirs(disk) {
+        let on_a_cycle = above.contains(&member)
+            || member
+                .parent()
+                .is_some_and(|parent| above.iter().any(|a| a == parent));
+        if on_a_cycle || depth / 2 >= MEMBER_DEPTH_MAX {
+            above.truncate(depth);
+            return Err(ProbeError::SlavesCycle {
+                sys: sys.path().display().to_string(),
+                device: file_name(disk),
+                member: member.display().to_string(),
+            });
+        }
+        members.push(device_facts_below(sys, &member, above)?);
     }
+    above.truncate(depth);
+    Ok(members)
 }
 
 /// The devices in `slaves/`, resolved, sorted by name.

@@ -81,7 +81,7 @@ pub(super) fn drive(
             // empty, an overlapping I/O). fio empties its queue first (`io_u_quiesce`).
             quiesce(engine, w, issue, batch, &mut reaper)?;
             if let Some(t) = wait {
-                engine.wait_until_ns(window.deadline_ns.map_or(t, |d| t.min(d)));
+                super::wait_a_while(engine, window.deadline_ns.map_or(t, |d| t.min(d)));
             }
             continue;
         }
