@@ -263,9 +263,10 @@ fn set_up(
     Some(args)
 }
 
-/// Every writing key of the key table × every kind of file it must not write. Today's code
-/// wrote `write_iolog` and `verify_state_save` through all of them but the symbolic link of
-/// the state file (as root, `write_iolog=/dev/sda` would replace the partition table).
+/// Every writing key of the key table × every kind of file it must not write. The code before
+/// this test wrote `write_iolog` into each (it blocked on the FIFO until the deadline killed
+/// it; as root, `write_iolog=/dev/sda` would replace the partition table) and renamed
+/// `verify_state_save`'s file over each.
 #[test]
 fn every_writing_key_refuses_every_file_it_must_not_write() {
     let device = loop_devices_available().then(ext4_loop_device);
@@ -502,4 +503,31 @@ fn a_database_changed_during_the_run_is_not_said_to_be_untouched() {
     assert!(err.contains("changed during the run"), "{err}");
     assert!(!err.contains("left untouched"), "{err}");
     assert_eq!(std::fs::read_to_string(&db).unwrap(), "not a database");
+}
+
+/// Two writers of one file in one command: the second would replace the first (today's code
+/// wrote both, the last one winning), so the command is refused before any job runs.
+#[test]
+fn two_keys_or_two_jobs_never_write_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job_file = dir.path().join("two.fio");
+    std::fs::write(
+        &job_file,
+        "[a]\nrw=write\nsize=64k\nwrite_iolog=same\n[b]\nrw=write\nsize=64k\nwrite_iolog=same\n",
+    )
+    .unwrap();
+    let two_jobs = [job_file.display().to_string(), SIM.into(), "--no-db".into()];
+    let mut args = vec!["run".to_string()];
+    args.extend(two_jobs);
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "two jobs' write_iolog", "is also write_iolog");
+    let mut args: Vec<String> = vec!["run".into(), SIM.into(), "--no-db".into()];
+    args.extend(JOB_FLAGS.iter().map(|f| f.to_string()));
+    args.extend([
+        "--write_bw_log=out".into(),
+        "--write_iolog=out_bw.1.log".into(),
+    ]);
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "write_iolog on a log's name", "write_iolog");
+    assert!(!dir.path().join("same").exists() && !dir.path().join("out_bw.1.log").exists());
 }
