@@ -531,3 +531,31 @@ fn two_keys_or_two_jobs_never_write_one_file() {
     assert_refused_before_running(&out, "write_iolog on a log's name", "write_iolog");
     assert!(!dir.path().join("same").exists() && !dir.path().join("out_bw.1.log").exists());
 }
+
+/// `--output` and `--report` naming the target a job file's `filename` gives (not `--target`):
+/// refused before the run. The code before this test checked them against a job's target only
+/// when some job also wrote a log, and replaced the target with the output.
+#[test]
+fn an_output_never_replaces_a_target_named_in_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.bin");
+    std::fs::write(&data, vec![5u8; 4096]).unwrap();
+    for option in ["--output", "--report"] {
+        let args: Vec<String> = [
+            "run",
+            "--name=j",
+            "--rw=read",
+            "--size=4k",
+            "--filename=data.bin",
+            "--no-db",
+            option,
+            "data.bin",
+        ]
+        .map(String::from)
+        .to_vec();
+        let before = snapshot(&data);
+        let out = storlab_in(dir.path(), &args);
+        assert_refused_before_running(&out, option, option);
+        assert_eq!(snapshot(&data), before, "{option} replaced the target");
+    }
+}
