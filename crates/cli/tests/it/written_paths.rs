@@ -559,3 +559,44 @@ fn an_output_never_replaces_a_target_named_in_the_job() {
         assert_eq!(snapshot(&data), before, "{option} replaced the target");
     }
 }
+
+/// `verify_dump`'s files, named only when verify fails, meet the same guard when written: a
+/// dump name that is a symbolic link is not written through (the code before wrote the block
+/// into the link's target), and the failure still names the block.
+#[test]
+fn verify_dump_never_writes_through_a_link() {
+    const BLOCK_BYTES: usize = 4096;
+    let dir = tempfile::tempdir().unwrap();
+    let job: Vec<String> = [
+        "run",
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--verify=crc32c",
+        "--verify_state_save=0",
+        "--ioengine=psync",
+        "--filename=data",
+        "--no-db",
+    ]
+    .map(String::from)
+    .to_vec();
+    let written = storlab_in(dir.path(), &job);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    let bad_block = 5 * BLOCK_BYTES;
+    data[bad_block + 1000] ^= 0x10;
+    std::fs::write(dir.path().join("data"), &data).unwrap();
+    std::fs::write(dir.path().join("kept"), "kept").unwrap();
+    let dump = dir.path().join(format!("data.{bad_block}.received"));
+    std::os::unix::fs::symlink("kept", &dump).unwrap();
+    let before = snapshot(&dump);
+    let mut check = job.clone();
+    check.extend(["--verify_only=1".into(), "--verify_dump=1".into()]);
+    let out = storlab_in(dir.path(), &check);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("verify failed"), "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert_eq!(snapshot(&dump), before, "the dump went through the link");
+}
