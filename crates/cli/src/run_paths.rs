@@ -64,10 +64,7 @@ pub(crate) fn check_sweep_paths(
 ) -> Result<(), Failure> {
     check_job_targets(args, set, prepares_target)?;
     let written = set.written_paths();
-    let Some((key, _)) = written.first() else {
-        return Ok(());
-    };
-    if args.compared {
+    if let (Some((key, _)), true) = (written.first(), args.compared) {
         return Err(bad_input(format!(
             "{key}: with several --target, each target's run would replace the files the \
              others wrote; run one target at a time"

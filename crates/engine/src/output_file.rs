@@ -17,6 +17,8 @@ use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::target::TempGuard;
+
 /// Why an output was not written: refused before anything was written (bad input), or failed
 /// while writing (a full disk). Each is one line naming the option and the path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,11 +181,12 @@ impl FileIdentity {
 }
 
 /// An output being written: a new temporary beside its name, which [`OutputFile::commit`]
-/// renames over it. Dropped uncommitted, the temporary is deleted and the name left as it was.
+/// renames over it. Dropped uncommitted, the temporary is deleted and the name left as it was;
+/// the temporary is among the files a second Ctrl-C deletes (`target::cleanup_temp_files`).
 pub struct OutputFile {
     option: String,
     path: PathBuf,
-    temporary: PathBuf,
+    temporary: TempGuard,
     file: Option<File>,
 }
 
@@ -197,7 +200,7 @@ impl OutputFile {
         Ok(Self {
             option: option.to_string(),
             path: path.to_path_buf(),
-            temporary,
+            temporary: TempGuard::register(temporary),
             file: Some(file),
         })
     }
@@ -235,18 +238,9 @@ impl OutputFile {
         drop(file);
         synced.map_err(|e| failed(&self.option, &self.path, &e))?;
         check_output(&self.option, &self.path)?;
-        std::fs::rename(&self.temporary, &self.path)
-            .map_err(|e| failed(&self.option, &self.path, &e))?;
-        self.temporary = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for OutputFile {
-    fn drop(&mut self) {
-        if !self.temporary.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.temporary);
-        }
+        // Renamed, the temporary's name is gone: dropping its guard then deletes nothing.
+        std::fs::rename(self.temporary.path(), &self.path)
+            .map_err(|e| failed(&self.option, &self.path, &e))
     }
 }
 

@@ -251,7 +251,7 @@ pub struct TempGuard {
 }
 
 impl TempGuard {
-    fn register(path: PathBuf) -> Self {
+    pub(crate) fn register(path: PathBuf) -> Self {
         temp_registry().push(path.clone());
         TempGuard { path }
     }

@@ -80,16 +80,13 @@ pub fn verify_state_file(name: &str, thread_index: u32) -> PathBuf {
 }
 
 impl JobSet {
-    /// Every file the set's jobs write besides their targets, each once, with the key that asks
-    /// for it: fio's logs, `write_iolog` files and verify state files. Not `verify_dump`'s, which
-    /// are named only when verify fails.
+    /// Every file the set's jobs write besides their targets, with the key that asks for it:
+    /// fio's logs (each once: `per_job_logs=0` clones share one), `write_iolog` files and verify
+    /// state files, each as often as it is written, so that two writers of one file can be
+    /// refused. Not `verify_dump`'s, which are named only when verify fails.
     pub fn written_paths(&self) -> Vec<(&'static str, PathBuf)> {
         let mut paths = self.fio_log_paths();
-        let mut add = |key: &'static str, path: PathBuf| {
-            if !paths.iter().any(|(_, p)| *p == path) {
-                paths.push((key, path));
-            }
-        };
+        let mut add = |key: &'static str, path: PathBuf| paths.push((key, path));
         for (index, job) in self.jobs.iter().enumerate() {
             let first_thread_index = self.first_thread_number(index).saturating_sub(1);
             for clone in 0..job.numjobs {

@@ -263,9 +263,10 @@ fn set_up(
     Some(args)
 }
 
-/// Every writing key of the key table × every kind of file it must not write. Today's code
-/// wrote `write_iolog` and `verify_state_save` through all of them but the symbolic link of
-/// the state file (as root, `write_iolog=/dev/sda` would replace the partition table).
+/// Every writing key of the key table × every kind of file it must not write. The code before
+/// this test wrote `write_iolog` into each (it blocked on the FIFO until the deadline killed
+/// it; as root, `write_iolog=/dev/sda` would replace the partition table) and renamed
+/// `verify_state_save`'s file over each.
 #[test]
 fn every_writing_key_refuses_every_file_it_must_not_write() {
     let device = loop_devices_available().then(ext4_loop_device);
@@ -502,4 +503,100 @@ fn a_database_changed_during_the_run_is_not_said_to_be_untouched() {
     assert!(err.contains("changed during the run"), "{err}");
     assert!(!err.contains("left untouched"), "{err}");
     assert_eq!(std::fs::read_to_string(&db).unwrap(), "not a database");
+}
+
+/// Two writers of one file in one command: the second would replace the first (today's code
+/// wrote both, the last one winning), so the command is refused before any job runs.
+#[test]
+fn two_keys_or_two_jobs_never_write_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job_file = dir.path().join("two.fio");
+    std::fs::write(
+        &job_file,
+        "[a]\nrw=write\nsize=64k\nwrite_iolog=same\n[b]\nrw=write\nsize=64k\nwrite_iolog=same\n",
+    )
+    .unwrap();
+    let two_jobs = [job_file.display().to_string(), SIM.into(), "--no-db".into()];
+    let mut args = vec!["run".to_string()];
+    args.extend(two_jobs);
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "two jobs' write_iolog", "is also write_iolog");
+    let mut args: Vec<String> = vec!["run".into(), SIM.into(), "--no-db".into()];
+    args.extend(JOB_FLAGS.iter().map(|f| f.to_string()));
+    args.extend([
+        "--write_bw_log=out".into(),
+        "--write_iolog=out_bw.1.log".into(),
+    ]);
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "write_iolog on a log's name", "write_iolog");
+    assert!(!dir.path().join("same").exists() && !dir.path().join("out_bw.1.log").exists());
+}
+
+/// `--output` and `--report` naming the target a job file's `filename` gives (not `--target`):
+/// refused before the run. The code before this test checked them against a job's target only
+/// when some job also wrote a log, and replaced the target with the output.
+#[test]
+fn an_output_never_replaces_a_target_named_in_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.bin");
+    std::fs::write(&data, vec![5u8; 4096]).unwrap();
+    for option in ["--output", "--report"] {
+        let args: Vec<String> = [
+            "run",
+            "--name=j",
+            "--rw=read",
+            "--size=4k",
+            "--filename=data.bin",
+            "--no-db",
+            option,
+            "data.bin",
+        ]
+        .map(String::from)
+        .to_vec();
+        let before = snapshot(&data);
+        let out = storlab_in(dir.path(), &args);
+        assert_refused_before_running(&out, option, option);
+        assert_eq!(snapshot(&data), before, "{option} replaced the target");
+    }
+}
+
+/// `verify_dump`'s files, named only when verify fails, meet the same guard when written: a
+/// dump name that is a symbolic link is not written through (the code before wrote the block
+/// into the link's target), and the failure still names the block.
+#[test]
+fn verify_dump_never_writes_through_a_link() {
+    const BLOCK_BYTES: usize = 4096;
+    let dir = tempfile::tempdir().unwrap();
+    let job: Vec<String> = [
+        "run",
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--verify=crc32c",
+        "--verify_state_save=0",
+        "--ioengine=psync",
+        "--filename=data",
+        "--no-db",
+    ]
+    .map(String::from)
+    .to_vec();
+    let written = storlab_in(dir.path(), &job);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    let bad_block = 5 * BLOCK_BYTES;
+    data[bad_block + 1000] ^= 0x10;
+    std::fs::write(dir.path().join("data"), &data).unwrap();
+    std::fs::write(dir.path().join("kept"), "kept").unwrap();
+    let dump = dir.path().join(format!("data.{bad_block}.received"));
+    std::os::unix::fs::symlink("kept", &dump).unwrap();
+    let before = snapshot(&dump);
+    let mut check = job.clone();
+    check.extend(["--verify_only=1".into(), "--verify_dump=1".into()]);
+    let out = storlab_in(dir.path(), &check);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("verify failed"), "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert_eq!(snapshot(&dump), before, "the dump went through the link");
 }
