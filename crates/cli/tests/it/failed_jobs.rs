@@ -172,7 +172,19 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
+        // A loop device lets go of its backing file a moment after `losetup -d`: until then
+        // the file system is busy.
+        for _ in 0..50 {
+            let unmounted = Command::new("umount")
+                .arg(self.0.path())
+                .stderr(Stdio::null())
+                .status();
+            if unmounted.is_ok_and(|s| s.success()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = Command::new("umount").arg("--lazy").arg(self.0.path()).status();
     }
 }
 
