@@ -184,7 +184,10 @@ impl Drop for SmallTmpfs {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        let _ = Command::new("umount").arg("--lazy").arg(self.0.path()).status();
+        let _ = Command::new("umount")
+            .arg("--lazy")
+            .arg(self.0.path())
+            .status();
     }
 }
 
