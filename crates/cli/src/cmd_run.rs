@@ -534,6 +534,14 @@ fn run_targets_in_turn(
             }
         }
     }
+    // Stopped between two targets: the ones that did not run are the failure.
+    if first_failure.is_none() && runs.len() < args.targets.len() {
+        first_failure = Some(run_failed(format!(
+            "interrupted: {} of {} targets ran",
+            runs.len(),
+            args.targets.len()
+        )));
+    }
     (runs, first_failure)
 }
 

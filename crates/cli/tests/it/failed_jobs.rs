@@ -7,7 +7,7 @@
 //! target's results to every output, the database included, when a later target fails or the
 //! run is interrupted.
 
-use crate::common::{run_in, stderr, storlab_with_db, LoopDevice};
+use crate::common::{self, run_in, stderr, storlab_with_db, LoopDevice};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::Path;
@@ -107,10 +107,19 @@ fn a_failed_job_is_in_every_output_with_its_error_and_the_later_jobs_run() {
     // The report and the capture are written too.
     let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(report.contains(&format!("failed on {UAS}")), "{report}");
-    let pcap_bytes = std::fs::metadata(dir.path().join("usb.pcap"))
-        .unwrap()
-        .len();
-    assert!(pcap_bytes > 24, "a pcap header alone: {pcap_bytes} bytes");
+    // The capture holds the whole session, read by tshark: the one read that ended with
+    // CHECK CONDITION (the medium error), and the later job's writes.
+    let pcap = dir.path().join("usb.pcap");
+    let check_conditions = common::tshark_fields(&pcap, "scsi.status == 0x02", &["scsi.status"]);
+    if let Some(check_conditions) = check_conditions {
+        assert_eq!(check_conditions, ["0x02"]);
+        let writes =
+            common::tshark_fields(&pcap, "scsi_sbc.opcode == 0x2a", &["frame.number"]).unwrap();
+        assert!(
+            !writes.is_empty(),
+            "the job after the failed one is in the capture"
+        );
+    }
 
     // The table names the job's error under the figures.
     let table = run_in(
