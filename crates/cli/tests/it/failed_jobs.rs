@@ -19,6 +19,8 @@ const UAS: &str = "sim:usb3-uas-ssd";
 const MEDIA_ERROR: &str = "media_error@lba=100";
 const ENODATA: i64 = 61;
 const ENOSPC: i64 = 28;
+/// What Linux returns for a write to a read-only block device.
+const EPERM: i64 = 1;
 const BLOCK_BYTES: u64 = 4096;
 /// 4 KiB reads from offset 0 before the one that fails on LBA 100.
 const READS_BEFORE_THE_BAD_BLOCK: u64 = 100 * 512 / BLOCK_BYTES;
@@ -231,11 +233,17 @@ fn run_on_failing_device(tool: &str, engine: &str) -> Option<(Option<i32>, Value
         .set_len(4 * TMPFS_BYTES)
         .unwrap();
     let device = LoopDevice::over(&backing);
+    Some(run_write_then_read(tool, engine, &device.path))
+}
+
+/// One tool's run of a write job, then (its own stonewall group) a 512 KiB read job, on
+/// `device` with `engine`: (exit status, JSON, stderr).
+fn run_write_then_read(tool: &str, engine: &str, device: &Path) -> (Option<i32>, Value, String) {
     let work = tempfile::tempdir().unwrap();
     let job = format!(
         "[global]\nfilename={}\nbs=64k\ndirect=1\nioengine={engine}\n\
          [w]\nrw=write\n[r]\nstonewall\nrw=read\nsize=512k\n",
-        device.path.display()
+        device.display()
     );
     std::fs::write(work.path().join("job.fio"), job).unwrap();
     let out = if tool == "fio" {
@@ -256,7 +264,7 @@ fn run_on_failing_device(tool: &str, engine: &str) -> Option<(Option<i32>, Value
         .find('{')
         .unwrap_or_else(|| panic!("{tool}: no JSON: {stdout}{}", stderr(&out)));
     let doc: Value = serde_json::from_str(&stdout[start..]).unwrap();
-    Some((out.status.code(), doc, stderr(&out)))
+    (out.status.code(), doc, stderr(&out))
 }
 
 /// fio 3.33 and storlab on the same failing device, through a synchronous and two queued
@@ -296,6 +304,46 @@ fn a_failed_job_reports_the_error_and_totals_fio_reports_and_the_next_job_runs()
             storlab.2
         );
     }
+}
+
+/// A write job on a read-only block device (a loop device attached with `losetup -r`): every
+/// write fails with EPERM, so fio and storlab both end the job at its first write, report
+/// error 1 with the failed write in `total_ios`, run the read job after it and exit 1.
+#[test]
+fn a_write_to_a_read_only_device_fails_the_job_as_in_fio() {
+    if let Some(reason) = fio_comparison_unavailable() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing.img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let attached = Command::new("losetup")
+        .args(["--read-only", "--find", "--show"])
+        .arg(&backing)
+        .output()
+        .unwrap();
+    assert!(attached.status.success(), "losetup: {}", stderr(&attached));
+    let device = LoopDevice {
+        path: String::from_utf8(attached.stdout).unwrap().trim().into(),
+        dir,
+    };
+    let fio = run_write_then_read("fio", "psync", &device.path);
+    let storlab = run_write_then_read("storlab", "psync", &device.path);
+    let reproduce = "fio --name=w --filename=LOOP --rw=write --bs=64k --direct=1 --name=r \
+        --stonewall --filename=LOOP --rw=read --bs=64k --direct=1 --size=512k \
+        (LOOP attached with losetup --read-only)";
+    let (fio_rows, storlab_rows) = (job_rows(&fio.1), job_rows(&storlab.1));
+    assert_eq!(fio_rows[0].1, EPERM, "fio itself: {reproduce}: {}", fio.2);
+    assert_eq!(
+        storlab_rows, fio_rows,
+        "{reproduce}\nstorlab stderr: {}",
+        storlab.2
+    );
+    assert_eq!(storlab.0, fio.0, "exit status: {reproduce}");
 }
 
 /// A what-if run whose second target's job fails (a medium error on the simulated stack)
