@@ -395,10 +395,38 @@ fn a_later_target_failing_keeps_the_earlier_targets_results_in_every_output() {
             false => assert!(!db.exists(), "--no-db saved something"),
         }
     }
+    // The comparison table holds both targets, the failed one's error under it.
+    let table = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--target",
+            file.to_str().unwrap(),
+            "--target",
+            UAS,
+            "--faults",
+            MEDIA_ERROR,
+        ],
+    );
+    assert_eq!(table.status.code(), Some(1), "{}", stderr(&table));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("t1: {}\n", file.display()))
+            && text.contains(&format!("t2: {UAS}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("[t2 job] failed on {UAS}")),
+        "{text}"
+    );
 }
 
 /// A what-if run interrupted (SIGINT or SIGTERM) while its second target runs writes the first
-/// target's results to the JSON and the database, and exits 1.
+/// target's results to the JSON, the report and the database, and exits 1.
 #[test]
 fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -407,6 +435,7 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let db = dir.path().join(format!("results-{signal}.sqlite"));
         let out_json = dir.path().join(format!("out-{signal}.json"));
+        let report = dir.path().join(format!("report-{signal}.html"));
         // No size: the 1 MiB file is read in a moment, the simulated drive's whole
         // capacity would take minutes.
         let mut child = storlab_with_db(&db)
@@ -415,6 +444,8 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
             .arg(&file)
             .args(["--target", UAS, "--output"])
             .arg(&out_json)
+            .arg("--report")
+            .arg(&report)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -442,6 +473,8 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
         assert!(!entries.is_empty(), "{doc}");
         assert_eq!(entries[0]["target"], file.to_str().unwrap());
         assert_eq!(entries[0]["report"]["jobs"][0]["read"]["ios"], 256);
+        let charted = std::fs::read_to_string(&report).unwrap();
+        assert!(charted.contains("first.img"), "the first target is charted");
         let history = storlab_with_db(&db).arg("history").output().unwrap();
         let history = String::from_utf8_lossy(&history.stdout).into_owned();
         assert!(history.contains("first.img"), "{history}");
