@@ -449,6 +449,14 @@ fn run_targets_in_turn(
             }
         }
     }
+    // Stopped between two targets: the ones that did not run are the failure.
+    if first_failure.is_none() && runs.len() < args.targets.len() {
+        first_failure = Some(run_failed(format!(
+            "interrupted: {} of {} targets ran",
+            runs.len(),
+            args.targets.len()
+        )));
+    }
     (runs, first_failure)
 }
 
@@ -642,10 +650,28 @@ fn check_target(part: &RunArgs) -> Result<(), Failure> {
         for job in &set.jobs {
             if let Target::Path(path) = &job.target {
                 check_target_path(path, job.allow_file_create)?;
+                // As the provider decides whether the job writes its target.
+                if job.read_percent < 100 || job.verify {
+                    check_device_guard(path, part.destructive.as_deref())?;
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The device guard's refusal of a block device a job would write (a signature, partitions,
+/// a mount or a holder, unless `--destructive` names it), found before the first target runs
+/// with a read-only look; the run checks it again on the descriptor it writes through.
+fn check_device_guard(path: &Path, destructive: Option<&Path>) -> Result<(), Failure> {
+    use std::os::unix::fs::FileTypeExt;
+    let is_block_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if !is_block_device {
+        return Ok(());
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|error| bad_input(format!("{}: {error}", path.display())))?;
+    storlab_engine::safety::check_writable(&file, path, destructive).map_err(bad_input)
 }
 
 /// A file target that the run could not open, found before the first target runs: a missing

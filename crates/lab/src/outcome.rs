@@ -115,9 +115,14 @@ pub fn job_reports(
         );
     }
     if let Some(failure) = &outcome.failure {
-        // Said in every output beside the figures, which cover what ran until the failure.
+        // Said in every output beside the figures, which cover what ran until the failure
+        // (fio's verify message names the target already).
+        let on_target = match failure.is_verify_failure() {
+            true => String::new(),
+            false => format!(" on {description}"),
+        };
         warnings.push(format!(
-            "failed on {description}: {failure}; its figures cover what ran until then"
+            "failed{on_target}: {failure}; its figures cover what ran until then"
         ));
     }
     warnings.extend(honesty.iter().map(Warning::to_string));

@@ -157,6 +157,10 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
 
 /// A job's failure named with the job and its target, as the run's error.
 fn named_failure(outcome: &JobOutcome, failure: RunError, provider: &Provider) -> RunError {
+    if failure.is_verify_failure() {
+        // fio's verify message names them already.
+        return failure;
+    }
     let target = provider
         .target_descriptions
         .get(&outcome.job.name)

@@ -7,7 +7,7 @@
 //! target's results to every output, the database included, when a later target fails or the
 //! run is interrupted.
 
-use crate::common::{run_in, stderr, storlab_with_db, LoopDevice};
+use crate::common::{self, run_in, stderr, storlab_with_db, LoopDevice};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::Path;
@@ -19,6 +19,8 @@ const UAS: &str = "sim:usb3-uas-ssd";
 const MEDIA_ERROR: &str = "media_error@lba=100";
 const ENODATA: i64 = 61;
 const ENOSPC: i64 = 28;
+/// What Linux returns for a write to a read-only block device.
+const EPERM: i64 = 1;
 const BLOCK_BYTES: u64 = 4096;
 /// 4 KiB reads from offset 0 before the one that fails on LBA 100.
 const READS_BEFORE_THE_BAD_BLOCK: u64 = 100 * 512 / BLOCK_BYTES;
@@ -107,10 +109,19 @@ fn a_failed_job_is_in_every_output_with_its_error_and_the_later_jobs_run() {
     // The report and the capture are written too.
     let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(report.contains(&format!("failed on {UAS}")), "{report}");
-    let pcap_bytes = std::fs::metadata(dir.path().join("usb.pcap"))
-        .unwrap()
-        .len();
-    assert!(pcap_bytes > 24, "a pcap header alone: {pcap_bytes} bytes");
+    // The capture holds the whole session, read by tshark: the one read that ended with
+    // CHECK CONDITION (the medium error), and the later job's writes.
+    let pcap = dir.path().join("usb.pcap");
+    let check_conditions = common::tshark_fields(&pcap, "scsi.status == 0x02", &["scsi.status"]);
+    if let Some(check_conditions) = check_conditions {
+        assert_eq!(check_conditions, ["0x02"]);
+        let writes =
+            common::tshark_fields(&pcap, "scsi_sbc.opcode == 0x2a", &["frame.number"]).unwrap();
+        assert!(
+            !writes.is_empty(),
+            "the job after the failed one is in the capture"
+        );
+    }
 
     // The table names the job's error under the figures.
     let table = run_in(
@@ -172,7 +183,22 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
+        // A loop device lets go of its backing file a moment after `losetup -d`: until then
+        // the file system is busy.
+        for _ in 0..50 {
+            let unmounted = Command::new("umount")
+                .arg(self.0.path())
+                .stderr(Stdio::null())
+                .status();
+            if unmounted.is_ok_and(|s| s.success()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = Command::new("umount")
+            .arg("--lazy")
+            .arg(self.0.path())
+            .status();
     }
 }
 
@@ -207,11 +233,17 @@ fn run_on_failing_device(tool: &str, engine: &str) -> Option<(Option<i32>, Value
         .set_len(4 * TMPFS_BYTES)
         .unwrap();
     let device = LoopDevice::over(&backing);
+    Some(run_write_then_read(tool, engine, &device.path))
+}
+
+/// One tool's run of a write job, then (its own stonewall group) a 512 KiB read job, on
+/// `device` with `engine`: (exit status, JSON, stderr).
+fn run_write_then_read(tool: &str, engine: &str, device: &Path) -> (Option<i32>, Value, String) {
     let work = tempfile::tempdir().unwrap();
     let job = format!(
         "[global]\nfilename={}\nbs=64k\ndirect=1\nioengine={engine}\n\
          [w]\nrw=write\n[r]\nstonewall\nrw=read\nsize=512k\n",
-        device.path.display()
+        device.display()
     );
     std::fs::write(work.path().join("job.fio"), job).unwrap();
     let out = if tool == "fio" {
@@ -232,7 +264,7 @@ fn run_on_failing_device(tool: &str, engine: &str) -> Option<(Option<i32>, Value
         .find('{')
         .unwrap_or_else(|| panic!("{tool}: no JSON: {stdout}{}", stderr(&out)));
     let doc: Value = serde_json::from_str(&stdout[start..]).unwrap();
-    Some((out.status.code(), doc, stderr(&out)))
+    (out.status.code(), doc, stderr(&out))
 }
 
 /// fio 3.33 and storlab on the same failing device, through a synchronous and two queued
@@ -272,6 +304,46 @@ fn a_failed_job_reports_the_error_and_totals_fio_reports_and_the_next_job_runs()
             storlab.2
         );
     }
+}
+
+/// A write job on a read-only block device (a loop device attached with `losetup -r`): every
+/// write fails with EPERM, so fio and storlab both end the job at its first write, report
+/// error 1 with the failed write in `total_ios`, run the read job after it and exit 1.
+#[test]
+fn a_write_to_a_read_only_device_fails_the_job_as_in_fio() {
+    if let Some(reason) = fio_comparison_unavailable() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("backing.img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let attached = Command::new("losetup")
+        .args(["--read-only", "--find", "--show"])
+        .arg(&backing)
+        .output()
+        .unwrap();
+    assert!(attached.status.success(), "losetup: {}", stderr(&attached));
+    let device = LoopDevice {
+        path: String::from_utf8(attached.stdout).unwrap().trim().into(),
+        dir,
+    };
+    let fio = run_write_then_read("fio", "psync", &device.path);
+    let storlab = run_write_then_read("storlab", "psync", &device.path);
+    let reproduce = "fio --name=w --filename=LOOP --rw=write --bs=64k --direct=1 --name=r \
+        --stonewall --filename=LOOP --rw=read --bs=64k --direct=1 --size=512k \
+        (LOOP attached with losetup --read-only)";
+    let (fio_rows, storlab_rows) = (job_rows(&fio.1), job_rows(&storlab.1));
+    assert_eq!(fio_rows[0].1, EPERM, "fio itself: {reproduce}: {}", fio.2);
+    assert_eq!(
+        storlab_rows, fio_rows,
+        "{reproduce}\nstorlab stderr: {}",
+        storlab.2
+    );
+    assert_eq!(storlab.0, fio.0, "exit status: {reproduce}");
 }
 
 /// A what-if run whose second target's job fails (a medium error on the simulated stack)
@@ -323,10 +395,38 @@ fn a_later_target_failing_keeps_the_earlier_targets_results_in_every_output() {
             false => assert!(!db.exists(), "--no-db saved something"),
         }
     }
+    // The comparison table holds both targets, the failed one's error under it.
+    let table = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--target",
+            file.to_str().unwrap(),
+            "--target",
+            UAS,
+            "--faults",
+            MEDIA_ERROR,
+        ],
+    );
+    assert_eq!(table.status.code(), Some(1), "{}", stderr(&table));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("t1: {}\n", file.display()))
+            && text.contains(&format!("t2: {UAS}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("[t2 job] failed on {UAS}")),
+        "{text}"
+    );
 }
 
 /// A what-if run interrupted (SIGINT or SIGTERM) while its second target runs writes the first
-/// target's results to the JSON and the database, and exits 1.
+/// target's results to the JSON, the report and the database, and exits 1.
 #[test]
 fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,6 +435,7 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let db = dir.path().join(format!("results-{signal}.sqlite"));
         let out_json = dir.path().join(format!("out-{signal}.json"));
+        let report = dir.path().join(format!("report-{signal}.html"));
         // No size: the 1 MiB file is read in a moment, the simulated drive's whole
         // capacity would take minutes.
         let mut child = storlab_with_db(&db)
@@ -343,6 +444,8 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
             .arg(&file)
             .args(["--target", UAS, "--output"])
             .arg(&out_json)
+            .arg("--report")
+            .arg(&report)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -370,6 +473,8 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
         assert!(!entries.is_empty(), "{doc}");
         assert_eq!(entries[0]["target"], file.to_str().unwrap());
         assert_eq!(entries[0]["report"]["jobs"][0]["read"]["ios"], 256);
+        let charted = std::fs::read_to_string(&report).unwrap();
+        assert!(charted.contains("first.img"), "the first target is charted");
         let history = storlab_with_db(&db).arg("history").output().unwrap();
         let history = String::from_utf8_lossy(&history.stdout).into_owned();
         assert!(history.contains("first.img"), "{history}");

@@ -240,6 +240,55 @@ fn a_target_the_run_could_not_open_is_refused_before_anything_runs() {
     }
 }
 
+/// A block device the device guard refuses to write (it holds a file system) is refused before
+/// the first target runs, not after it. Needs root, losetup and mkfs.ext4 (skipped otherwise).
+#[test]
+fn a_device_the_guard_refuses_is_refused_before_anything_runs() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: attaching a loop device needs root");
+        return;
+    }
+    for tool in ["losetup", "mkfs.ext4"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            eprintln!("skipped: {tool} is not installed");
+            return;
+        }
+    }
+    let device = crate::common::LoopDevice::attach(16 << 20);
+    let mkfs = Command::new("mkfs.ext4")
+        .arg("-q")
+        .arg(&device.path)
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "{}", text(&mkfs.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let device_text = device.path.to_str().unwrap();
+    let out = storlab(
+        &db,
+        &[
+            "run",
+            "--rw=write",
+            "--size=1m",
+            "--target",
+            UAS,
+            "--target",
+            device_text,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "storlab: error: --target {device_text}: refusing to write to {device_text}"
+        )),
+        "{stderr}"
+    );
+    assert!(!db.exists(), "the first target ran");
+}
+
 #[test]
 fn pcap_with_several_targets_is_refused() {
     let dir = tempfile::tempdir().unwrap();
