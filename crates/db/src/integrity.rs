@@ -55,7 +55,8 @@ pub(crate) fn check_header(header: &[u8], shape: &FileShape) -> Option<String> {
     }
     let (schema_format, encoding) = (be_u32(SCHEMA_FORMAT_OFFSET), be_u32(TEXT_ENCODING_OFFSET));
     let no_schema_yet = !shape.storlab && schema_format == 0 && encoding == 0;
-    if !no_schema_yet && !((1..=4).contains(&schema_format) && (1..=3).contains(&encoding)) {
+    let valid = (1..=4).contains(&schema_format) && (1..=3).contains(&encoding);
+    if !(no_schema_yet || valid) {
         return Some(format!(
             "schema format {schema_format} (1 to 4), text encoding {encoding} (1 to 3)"
         ));
@@ -64,7 +65,7 @@ pub(crate) fn check_header(header: &[u8], shape: &FileShape) -> Option<String> {
     if shape.journal_beside {
         return None;
     }
-    if shape.len_bytes % page_bytes != 0 {
+    if !shape.len_bytes.is_multiple_of(page_bytes) {
         return Some(format!(
             "truncated: {} bytes, not a whole number of {page_bytes}-byte pages",
             shape.len_bytes

@@ -18,6 +18,8 @@
 //! becomes a source of its own, counted against a budget: past it, new data is not kept and the
 //! count of bytes lost says so (the report warns; timing never depends on the store).
 
+mod fio_blocks;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound::Excluded;
 use storlab_pattern::{read_verifiable_header, regenerate_verifiable, Pattern, VerifiableHeader};
@@ -105,6 +107,12 @@ enum Content {
     /// Written zeros (kept apart from never-written holes so the drive's written bytes count
     /// them).
     Zeros,
+    /// The data of a fio-format verify block past its header (kept as a source): the block's
+    /// fill, from `phase` bytes into the block.
+    FioData {
+        block: fio_blocks::FioBlock,
+        phase: u32,
+    },
     /// A verify write: granules of `granule_bytes` from `granule_base_bytes`, each
     /// `fill_verifiable`'s output for the seed, pattern and generation.
     Verifiable {
@@ -292,6 +300,9 @@ impl Store {
         }
         let len = data.len() as u64;
         self.remove_range(offset, offset + len);
+        if self.write_fio_blocks(offset, data) {
+            return None;
+        }
         let known = known.filter(|_| !self.source_ids_wrapped);
         let content = match self.recognise(offset, data, known) {
             Some(content) => content,
@@ -319,6 +330,91 @@ impl Store {
         self.covered_bytes += len;
         self.insert(offset, Extent { len, content });
         found
+    }
+
+    /// Keeps `data` at `offset` (its range free) as fio-format verify blocks when it is whole
+    /// blocks storlab wrote (the first may be the rest of one a driver split, going on from the
+    /// extent before), each as its header (a source, within the budget) and its data's
+    /// generator; false, keeping nothing, when it is not.
+    fn write_fio_blocks(&mut self, offset: u64, data: &[u8]) -> bool {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut blocks = Vec::new();
+        let mut at = 0;
+        if let Some((block, phase)) = self.fio_block_ending_at(offset) {
+            let len = ((block.block_bytes - phase) as usize).min(data.len());
+            if fio_blocks::continues(&block, phase, &data[..len], &mut scratch) {
+                let content = Content::FioData { block, phase };
+                self.covered_bytes += len as u64;
+                self.insert(
+                    offset,
+                    Extent {
+                        len: len as u64,
+                        content,
+                    },
+                );
+                at = len;
+            }
+        }
+        while at < data.len() {
+            match fio_blocks::recognise(&data[at..], offset + at as u64, &mut scratch) {
+                Some(block) => {
+                    let len = (block.block_bytes as usize).min(data.len() - at);
+                    blocks.push((at, len as u64, block));
+                    at += len;
+                }
+                None => break,
+            }
+        }
+        self.scratch = scratch;
+        if at != data.len() {
+            // Only a continued block was kept: the range is free again for the caller.
+            self.remove_range(offset, offset + data.len() as u64);
+            return false;
+        }
+        for (at, len, block) in blocks {
+            let start = offset + at as u64;
+            let header = &data[at..at + block.header_bytes as usize];
+            let header_len = header.len() as u64;
+            if self.held_bytes + header_len > self.budget_bytes {
+                self.dropped_bytes += header_len;
+            } else {
+                let content = self.add_source(start, header);
+                self.covered_bytes += header_len;
+                self.insert(
+                    start,
+                    Extent {
+                        len: header_len,
+                        content,
+                    },
+                );
+            }
+            let data_len = len - header_len;
+            let content = Content::FioData {
+                block,
+                phase: block.header_bytes,
+            };
+            self.covered_bytes += data_len;
+            self.insert(
+                start + header_len,
+                Extent {
+                    len: data_len,
+                    content,
+                },
+            );
+        }
+        true
+    }
+
+    /// The fio verify block an extent ending at `offset` holds part of, when `offset` falls
+    /// inside it: the block and how far into it `offset` is.
+    fn fio_block_ending_at(&self, offset: u64) -> Option<(fio_blocks::FioBlock, u32)> {
+        let (&start, before) = self.extents.range(..offset).next_back()?;
+        let Content::FioData { block, phase } = before.content else {
+            return None;
+        };
+        let end_phase = u64::from(phase) + before.len;
+        (start + before.len == offset && end_phase < u64::from(block.block_bytes))
+            .then_some((block, end_phase as u32))
     }
 
     /// What generated `data` written at `offset`, checked byte for byte (past the stamp, the
@@ -605,7 +701,7 @@ impl Store {
             Content::Sequence { sequence, .. } => {
                 self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
             }
-            Content::Verifiable { .. } | Content::Zeros => {}
+            Content::Verifiable { .. } | Content::Zeros | Content::FioData { .. } => {}
         }
         self.extents.insert(pos, right);
     }
@@ -723,7 +819,7 @@ impl Store {
             match extent.content {
                 Content::Source { source, .. } => self.release(source),
                 Content::Sequence { sequence, .. } => self.release_sequence(sequence),
-                Content::Verifiable { .. } | Content::Zeros => {}
+                Content::Verifiable { .. } | Content::Zeros | Content::FioData { .. } => {}
             }
         }
     }
@@ -737,7 +833,7 @@ impl Store {
             Content::Sequence { sequence, .. } => {
                 self.sequences.get_mut(&sequence).expect("referenced").refs += 1;
             }
-            Content::Verifiable { .. } | Content::Zeros => {}
+            Content::Verifiable { .. } | Content::Zeros | Content::FioData { .. } => {}
         }
     }
 
@@ -795,6 +891,9 @@ impl Store {
     ) {
         match extent.content {
             Content::Zeros => out.fill(0),
+            Content::FioData { block, phase } => {
+                fio_blocks::render(&block, u64::from(phase) + skip, out, scratch);
+            }
             Content::Verifiable {
                 seed,
                 granule_base_bytes,
@@ -976,6 +1075,10 @@ fn advance(content: Content, cut: u64) -> Content {
                 counter: counter + relative / u64::from(period),
             }
         }
+        Content::FioData { block, phase } => Content::FioData {
+            block,
+            phase: phase + cut as u32,
+        },
         other @ (Content::Verifiable { .. } | Content::Zeros) => other,
     }
 }

@@ -29,9 +29,12 @@ const HEADER_FIELDS: [(usize, &str); 16] = [
     (72, "reserved for expansion"),
 ];
 
-/// One damaged copy: its name and how to make it from the sound file's bytes or connection.
+/// A change to the sound file's bytes.
+type ByteDamage = Box<dyn Fn(&mut Vec<u8>)>;
+
+/// One damaged copy: how to make it from the sound file's bytes or through SQLite.
 enum Damage {
-    Bytes(Box<dyn Fn(&mut Vec<u8>)>),
+    Bytes(ByteDamage),
     Sql(&'static str),
 }
 
