@@ -125,6 +125,7 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         error,
         interrupted,
         complete,
+        unfired_faults,
     } = run;
     // A multi-client run's error is the first failing client's, named, on every client.
     let mut error: Option<Failure> = error.map(classify);
@@ -200,6 +201,14 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
             "interrupted: {complete} of {total} jobs finished and are reported above"
         )));
     }
+    if !unfired_faults.is_empty() {
+        // The results are out (and saved); the run did not test what its plan asked.
+        return Err(run_failed(format!(
+            "{} placed fault(s) never fired: {}",
+            unfired_faults.len(),
+            unfired_faults.join(", ")
+        )));
+    }
     Ok(Finished {
         report,
         run_id: sink.run_id(),
@@ -227,6 +236,9 @@ fn prepare_job_set(
         ));
     }
     check_fio_log_paths(args, &set)?;
+    if let Some(plan) = args.faults.as_deref() {
+        storlab_lab::fault_places::check_placed_faults(&set, plan).map_err(bad_input)?;
+    }
     if reports {
         for job in &set.jobs {
             for warning in &job.warnings {

@@ -25,6 +25,7 @@ mod db;
 mod dedupe;
 mod defaults;
 mod dm_disk_util;
+mod fault_depth;
 mod file_keys;
 mod fill_device;
 mod fio_cli;
