@@ -124,6 +124,7 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         error,
         interrupted,
         complete,
+        unfired_faults,
     } = run;
     // A multi-client run's error is the first failing client's, named, on every client.
     let mut error: Option<Failure> = error.map(classify);
@@ -202,6 +203,18 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
             false => Err(stopped),
         };
     }
+    if !unfired_faults.is_empty() {
+        // The results are out (and saved); the run did not test what its plan asked.
+        let unfired = run_failed(format!(
+            "{} placed fault(s) never fired: {}",
+            unfired_faults.len(),
+            unfired_faults.join(", ")
+        ));
+        return match args.compared {
+            true => Finished::compared_part(report, sink.run_id(), unfired),
+            false => Err(unfired),
+        };
+    }
     Ok(Finished::complete(report, sink.run_id()))
 }
 
@@ -224,6 +237,9 @@ fn prepare_job_set(
         check_pcap_has_usb(args, &set)?;
     }
     crate::run_paths::check_job_paths(args, &set)?;
+    if let Some(plan) = args.faults.as_deref() {
+        storlab_lab::fault_places::check_placed_faults(&set, plan).map_err(bad_input)?;
+    }
     if reports {
         for job in &set.jobs {
             for warning in &job.warnings {

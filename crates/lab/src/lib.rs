@@ -9,6 +9,7 @@
 
 pub mod disk_util;
 pub mod error;
+pub mod fault_places;
 pub mod fctest;
 pub mod outcome;
 pub mod provider;

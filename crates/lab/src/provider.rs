@@ -84,6 +84,24 @@ impl Provider {
         }
     }
 
+    /// The placed faults of each simulated stack's plan that never fired, as
+    /// `sim:STACK: `SPEC`` lines, sorted (issue 33: a fault that silently does not happen
+    /// would let a test pass that never tested anything).
+    pub fn unfired_faults(&self) -> Vec<String> {
+        let mut unfired: Vec<String> = self
+            .idle_sims
+            .iter()
+            .flat_map(|(stack, engine)| {
+                let faults = engine.report().sim.map_or(Vec::new(), |s| s.unfired_faults);
+                faults
+                    .into_iter()
+                    .map(move |fault| format!("sim:{stack}: `{fault}`"))
+            })
+            .collect();
+        unfired.sort();
+        unfired
+    }
+
     /// The pcap of every simulated stack that recorded one.
     pub fn take_pcaps(&mut self) -> Vec<Vec<u8>> {
         self.idle_sims

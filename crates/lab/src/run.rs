@@ -101,6 +101,9 @@ pub struct JobSetRun {
     pub interrupted: bool,
     /// Jobs that ran to their end.
     pub complete: usize,
+    /// Placed faults of a simulated stack's plan that never fired (`Provider::unfired_faults`),
+    /// also in the report's warnings: the run fails (exit 1) once its results are out.
+    pub unfired_faults: Vec<String>,
 }
 
 /// Run every job of `set` (stonewall groups in order) on a new session.
@@ -131,6 +134,10 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let mut provider = shared.into_inner();
     let mut report = session.new_report();
     report.warnings.append(&mut provider.warnings);
+    let unfired_faults = provider.unfired_faults();
+    report
+        .warnings
+        .extend(unfired_faults.iter().map(|f| unfired_fault_warning(f)));
     report.jobs = finished;
     report.disk_util = disks.finish();
     let (error, interrupted, complete) = match result {
@@ -152,6 +159,7 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
         error,
         interrupted,
         complete,
+        unfired_faults,
     }
 }
 
@@ -173,6 +181,14 @@ fn named_failure(outcome: &JobOutcome, failure: RunError, provider: &Provider) -
         target,
         source: Box::new(failure),
     }
+}
+
+/// The warning for a placed fault that never fired (`sim:STACK: `SPEC``).
+pub fn unfired_fault_warning(fault: &str) -> String {
+    format!(
+        "placed fault {fault} never fired: the run ended before its place (or no command could \
+         take it), so nothing was tested under it"
+    )
 }
 
 /// A finished job's progress line.

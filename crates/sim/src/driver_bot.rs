@@ -190,7 +190,8 @@ impl Bot {
             | CommandFault::Hang
             | CommandFault::BridgeReset
             | CommandFault::Disconnect
-            | CommandFault::Removed => (CswStatus::Passed, 0),
+            | CommandFault::Removed
+            | CommandFault::Lost => (CswStatus::Passed, 0),
             CommandFault::Medium | CommandFault::NotReady | CommandFault::UnitAttention => {
                 (CswStatus::Failed, c.len_bytes)
             }

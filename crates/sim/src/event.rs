@@ -176,6 +176,31 @@ impl EventQueue {
         before - self.sorted.len()
     }
 
+    /// The commands with a pending event `pick` chooses, earliest event first (each once):
+    /// what a device-wide fault finds at the device.
+    #[cold]
+    pub fn commands_with(&self, pick: impl Fn(Event) -> bool) -> Vec<CmdId> {
+        self.command_events_with(pick)
+            .into_iter()
+            .map(|(cmd, _)| cmd)
+            .collect()
+    }
+
+    /// [`EventQueue::commands_with`] with the time of each command's first such event.
+    #[cold]
+    pub fn command_events_with(&self, pick: impl Fn(Event) -> bool) -> Vec<(CmdId, u64)> {
+        let mut found: Vec<(CmdId, u64)> = Vec::new();
+        for e in self.sorted.iter().rev() {
+            let event = Event::unpack(*e as u64 & ((1 << PAYLOAD_BITS) - 1));
+            if let Some(cmd) = event.command().filter(|_| pick(event)) {
+                if !found.iter().any(|&(c, _)| c == cmd) {
+                    found.push((cmd, (*e >> 64) as u64));
+                }
+            }
+        }
+        found
+    }
+
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }

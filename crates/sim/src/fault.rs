@@ -227,8 +227,23 @@ impl FaultPlan {
         if let Some(at) = spec.find(char::is_control) {
             return Err(format!("fault spec has a control character at byte {at}"));
         }
+        let mut named: Vec<&str> = Vec::new();
         for item in spec.split(',') {
             let item = item.trim();
+            // Each key, rate and place once: a second `seed=` or `hang@cmd=5` would silently
+            // replace or double the first (issue 33).
+            let key = match item.split_once('=') {
+                Some((key, _)) if key.contains('@') => item,
+                Some((key, _)) => key,
+                None => item,
+            };
+            if named.contains(&key) {
+                return Err(format!(
+                    "fault spec item `{item}`: `{key}` is given twice (name each key, rate and \
+                     place once)"
+                ));
+            }
+            named.push(key);
             plan.parse_item(item)
                 .map_err(|why| format!("fault spec item `{item}`: {why}"))?;
         }
@@ -456,6 +471,10 @@ pub(crate) enum CommandFault {
     Disconnect,
     /// The device was removed: the command is not sent.
     Removed,
+    /// The bridge or the device lost the command with another command's hang, bridge reset
+    /// or disconnect (it was in flight then, or sent before the recovery): it waits for that
+    /// command's recovery, which aborts and retries it (`FaultInjector::lost_with_device`).
+    Lost,
 }
 
 impl CommandFault {
@@ -484,7 +503,8 @@ impl CommandFault {
             | CommandFault::Hang
             | CommandFault::BridgeReset
             | CommandFault::Disconnect
-            | CommandFault::Removed => None,
+            | CommandFault::Removed
+            | CommandFault::Lost => None,
         }
     }
 
@@ -520,6 +540,21 @@ pub(crate) struct FaultInjector {
     pub drive_ready_ns: u64,
     /// Every power loss: when, and what the store put back.
     pub power_losses: Vec<PowerLossRecord>,
+    /// A hang, bridge reset or disconnect hit this command (id) and lost every command at
+    /// the device with it; until the host's recovery of it, a command sent is lost too.
+    pub device_lost_with: Option<u32>,
+    /// The kind of that fault, recorded for each command lost with it.
+    pub device_loss_kind: FaultKind,
+    /// The commands lost with the device beside the one the fault hit, waiting for its
+    /// recovery (command ids).
+    pub lost_with_device: Vec<u32>,
+    /// Those of them whose data transfer the host had queued on a Ready IU (High-Speed UAS),
+    /// with the end of the data phase as it was booked: the recovery kills the transfer too,
+    /// not before it began (command id, time).
+    pub lost_in_data_phase: Vec<(u32, u64)>,
+    /// After the host fell back from UAS to BOT with several commands lost: those still to be
+    /// sent again, one at a time as BOT allows (command ids).
+    pub serial_retries: std::collections::VecDeque<u32>,
 }
 
 /// One power loss: when, and the byte ranges whose contents it took back to what the media
@@ -556,6 +591,11 @@ impl FaultInjector {
             counts: FaultCounts::default(),
             drive_ready_ns: 0,
             power_losses: Vec::new(),
+            device_lost_with: None,
+            device_loss_kind: FaultKind::Hang,
+            lost_with_device: Vec::new(),
+            lost_in_data_phase: Vec::new(),
+            serial_retries: std::collections::VecDeque::new(),
             plan,
         }
     }
@@ -618,18 +658,16 @@ impl FaultInjector {
     }
 
     /// Does the bridge hang with command attempt `command`, which the plan's
-    /// [`FaultInjector::on_command_sent`] left unharmed? Only a command alone in flight hangs
-    /// (`alone`): the escalation's resets would abort every command at the logical unit, and
-    /// the simulator recovers one (an armed placed hang waits for such a command).
+    /// [`FaultInjector::on_command_sent`] left unharmed? A placed hang fires at its command
+    /// whatever else is in flight (the core loses those commands with it and recovers them
+    /// all); a rate is drawn per command alone in flight (`alone`), as before placed faults
+    /// fired at any queue depth, so a seed's drawn scenario stays what it was.
     pub fn hangs(&mut self, alone: bool, command: u64, now_ns: u64) -> bool {
-        if !alone {
-            return false;
-        }
         let hang = if self.armed_hang > 0 {
             self.armed_hang -= 1;
             true
         } else {
-            self.draw(FaultKind::Hang)
+            alone && self.draw(FaultKind::Hang)
         };
         if hang {
             self.record(FaultKind::Hang, command, now_ns);
@@ -637,12 +675,12 @@ impl FaultInjector {
         hang
     }
 
-    /// Does the drive lose power as command attempt `command` is sent? Only with nothing else
-    /// in flight (`alone`): the commands a glitch catches in flight are this one, which the
-    /// bridge or link fails with NOT READY (an armed power loss waits for such a moment, as a
-    /// hang does; several commands caught mid-transfer are not modelled).
-    pub fn power_fails(&mut self, alone: bool, command: u64, now_ns: u64) -> bool {
-        if !alone || self.armed_power_loss == 0 {
+    /// Does the drive lose power as command attempt `command` is sent? An armed power loss
+    /// fires at once, whatever else is in flight: the core fails the commands the drive held
+    /// (the bridge answers them NOT READY; on AHCI libata's error handler retries them once
+    /// the drive is ready).
+    pub fn power_fails(&mut self, command: u64, now_ns: u64) -> bool {
+        if self.armed_power_loss == 0 {
             return false;
         }
         self.armed_power_loss -= 1;
@@ -651,21 +689,18 @@ impl FaultInjector {
     }
 
     /// Does the bridge reset itself, or the device drop off the bus, with command attempt
-    /// `command` (alone in flight, as for [`FaultInjector::hangs`]: the simulator recovers one
-    /// lost command)? A plan without these faults draws nothing more.
+    /// `command`? Placed ones fire at any queue depth, rates per command alone in flight, as
+    /// for [`FaultInjector::hangs`]. A plan without these faults draws nothing more.
     pub fn loses_device(&mut self, alone: bool, command: u64, now_ns: u64) -> CommandFault {
-        if !alone {
-            return CommandFault::None;
-        }
         let fault = if self.armed_bridge_reset > 0 {
             self.armed_bridge_reset -= 1;
             CommandFault::BridgeReset
         } else if self.armed_disconnect > 0 {
             self.armed_disconnect -= 1;
             CommandFault::Disconnect
-        } else if self.draw(FaultKind::BridgeReset) {
+        } else if alone && self.draw(FaultKind::BridgeReset) {
             CommandFault::BridgeReset
-        } else if self.draw(FaultKind::Disconnect) {
+        } else if alone && self.draw(FaultKind::Disconnect) {
             CommandFault::Disconnect
         } else {
             return CommandFault::None;
@@ -676,6 +711,13 @@ impl FaultInjector {
         };
         self.record(kind, command, now_ns);
         fault
+    }
+
+    /// Command attempt `command` was lost with the device by another command's `kind` fault
+    /// (in flight then, or sent before the recovery): a fault of its own, which its recovery
+    /// resolves as the other's is.
+    pub fn record_lost(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
+        self.record(kind, command, now_ns);
     }
 
     fn record(&mut self, kind: FaultKind, command: u64, now_ns: u64) {
@@ -758,6 +800,35 @@ impl FaultInjector {
         errors
     }
 
+    /// Placed faults that have not fired, in spec form: places not reached yet, and faults
+    /// armed at their place that no seam took (a media error waits for a read, a CRC error
+    /// for a data packet, a power loss or a hang for a command no other fault hit).
+    pub fn unfired(&self) -> Vec<String> {
+        let mut unfired: Vec<String> = self
+            .placed
+            .iter()
+            .map(|(kind, at)| match at {
+                FaultAt::Command(n) => format!("{kind}@cmd={n}"),
+                FaultAt::TimeNs(t) => format!("{kind}@t={t}ns"),
+            })
+            .collect();
+        for (kind, armed) in [
+            (FaultKind::MediaError, self.armed_media),
+            (FaultKind::UsbCrc, self.armed_crc),
+            (FaultKind::Hang, self.armed_hang),
+            (FaultKind::PowerLoss, self.armed_power_loss),
+            (FaultKind::BridgeReset, self.armed_bridge_reset),
+            (FaultKind::Disconnect, self.armed_disconnect),
+        ] {
+            for _ in 0..armed {
+                unfired.push(format!(
+                    "{kind} (its place was reached; no command took it)"
+                ));
+            }
+        }
+        unfired
+    }
+
     /// The host finished handling the faults of command attempt `command`.
     pub fn resolve(&mut self, command: u64, outcome: FaultOutcome) {
         for r in self.records.iter_mut().rev() {
@@ -830,6 +901,10 @@ mod tests {
             ("timeout=4000s,seed=1", "at most one hour"),
             ("retries=1000", "at most 100"),
             ("seed=-1", "non-negative integer"),
+            ("seed=1,seed=2", "`seed` is given twice"),
+            ("drop=0.1,drop=0.2", "`drop` is given twice"),
+            ("hang@cmd=5,hang@cmd=5", "`hang@cmd=5` is given twice"),
+            ("media_error@lba=8,media_error@lba=8", "given twice"),
         ] {
             let e = FaultPlan::parse(spec).unwrap_err();
             assert!(e.contains(needle), "{spec}: {e}");

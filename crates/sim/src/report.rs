@@ -190,6 +190,11 @@ pub struct SimReport {
     /// of runs without one are unchanged).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub faults: Option<crate::fault::FaultCounts>,
+    /// Placed faults of the plan that have not fired so far, in spec form
+    /// (`hang@cmd=5000`); absent when none (a run that ends with some left met a plan it
+    /// could not take: `storlab run` says so and fails).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfired_faults: Vec<String>,
     /// The full stack profile, so the result can be reproduced.
     pub stack_profile: StackSpec,
 }
@@ -380,6 +385,7 @@ pub(crate) struct ReportParts<'a> {
     pub store: &'a Store,
     pub spec: &'a StackSpec,
     pub faults: Option<crate::fault::FaultCounts>,
+    pub unfired_faults: Vec<String>,
 }
 
 /// The report of everything simulated so far.
@@ -397,6 +403,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
         store,
         spec,
         faults,
+        unfired_faults,
     } = parts;
     {
         let elapsed = now_ns.max(1);
@@ -505,6 +512,7 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
             stored_bytes: store.stored_bytes(),
             payload_dropped_bytes: dropped,
             faults,
+            unfired_faults,
             drive: drive.model_report(),
             warnings,
             stack_profile: spec.clone(),

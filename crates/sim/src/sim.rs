@@ -973,6 +973,7 @@ impl Simulator {
                 | CommandFault::Hang
                 | CommandFault::BridgeReset
                 | CommandFault::Disconnect
+                | CommandFault::Lost
         ) {
             if self.loses_device_with(id) {
                 return;
@@ -1698,6 +1699,10 @@ impl Simulator {
         }
         self.free_commands.push(id);
         self.outstanding -= 1;
+        if self.outstanding >= self.max_outstanding {
+            // Only after a fall back to BOT with commands lost: they go one at a time.
+            return self.send_serial_retry();
+        }
         self.host_dispatch();
     }
 
@@ -1726,6 +1731,13 @@ impl Simulator {
                     transport.name()
                 ));
             }
+        }
+        let blocks = self.drive.capacity_bytes() / u64::from(self.drive.logical_block_bytes());
+        if let Some(lba) = plan.bad_lbas.iter().find(|&&lba| lba >= blocks) {
+            return refuse(format!(
+                "media_error@lba={lba} is past the drive's last LBA ({}): no read can meet it",
+                blocks - 1
+            ));
         }
         if self.driver_buffer.enabled() {
             return refuse(
@@ -1785,6 +1797,99 @@ impl Simulator {
             ready_ns,
             restored,
         });
+        self.fail_commands_of_unpowered_drive(ready_ns);
+    }
+
+    /// The commands at the device when its drive lost power: the drive will never finish
+    /// them. AHCI: the link went down with the drive; libata's error handler, woken by the
+    /// PHY event, aborts every queued command (`ata_eh_qc_retry` after the link is back, not
+    /// counted against their retries), which goes again when the drive is ready. USB: the
+    /// bridge's link to the drive went down, and it answers each command it held as it
+    /// answers those that arrive while the drive spins up, CHECK CONDITION with NOT READY
+    /// (02/04/01), which the host retries after its delay (`retry_after_sense`); a command
+    /// still on its way to the bridge gets that answer when it arrives.
+    #[cold]
+    #[inline(never)]
+    fn fail_commands_of_unpowered_drive(&mut self, ready_ns: u64) {
+        if let Endpoints::Ahci(_) = self.endpoints {
+            let aborted = self.abort_at_drive();
+            self.flush_at_drive = false;
+            return self.requeue_aborted(&aborted, ready_ns);
+        }
+        let arriving = self
+            .cx
+            .events
+            .commands_with(|e| matches!(e, Event::CommandAtDevice { .. }));
+        let in_data_phase = self.data_urbs_queued_on_ready();
+        let held = self.abort_device_commands(&arriving);
+        if let Some(p) = self.pcap.as_mut() {
+            // The error status makes the driver unlink a data transfer it had queued
+            // (`uas_stat_cmplt`); with streams `on_failed_status` does it for every command.
+            let now = self.cx.now_ns;
+            for &(id, booked_ns) in &in_data_phase {
+                let op = self.commands[id as usize].op;
+                p.end_urb(now.max(booked_ns), id, data_urb(op), URB_UNLINKED);
+            }
+        }
+        let f = self.cx.faults.as_mut().expect("a plan");
+        for &id in arriving.iter().chain(&held) {
+            f.counts.not_ready += 1;
+            self.commands[id as usize].fault = CommandFault::NotReady;
+        }
+        for id in held {
+            self.bridge_answers_itself(id);
+        }
+    }
+
+    /// A device-wide fault: every command the bridge or the drive holds (translated, queued,
+    /// at the drive, in its data phase) leaves them, all but `keep`: their pending steps go,
+    /// their places in the bridge's queue and the drive's, their NCQ tags and slots come
+    /// back, as `abort_at_drive` does for the drive. A command whose status is on its way to
+    /// the host is done at the device and stays. Returns the commands taken out.
+    #[cold]
+    #[inline(never)]
+    fn abort_device_commands(&mut self, keep: &[CmdId]) -> Vec<CmdId> {
+        let mut held = self.cx.events.commands_with(|e| {
+            matches!(
+                e,
+                Event::CommandAtDevice { .. }
+                    | Event::BridgeReady { .. }
+                    | Event::DriveCommand { .. }
+                    | Event::DataReady { .. }
+                    | Event::DataDone { .. }
+            )
+        });
+        if let Some(bridge) = self.bridge.as_ref() {
+            held.extend(bridge.waiting.iter().copied());
+        }
+        held.extend(self.drive_reads.iter().copied());
+        held.extend(
+            (0..self.commands.len() as CmdId)
+                .filter(|&a| self.commands[a as usize].holds_drive_slot),
+        );
+        held.retain(|id| !keep.contains(id));
+        held.sort_unstable();
+        held.dedup();
+        let arriving = self
+            .cx
+            .events
+            .commands_with(|e| matches!(e, Event::CommandAtDevice { .. }));
+        for &id in &held {
+            let c = &self.commands[id as usize];
+            // A flush the bridge parsed and had not sent to the drive was counted there.
+            if c.op == Op::Flush && !c.holds_drive_slot && !arriving.contains(&id) {
+                self.flushes_at_bridge = self.flushes_at_bridge.saturating_sub(1);
+            }
+            if c.op == Op::Flush && c.holds_drive_slot {
+                self.flush_at_drive = false;
+            }
+        }
+        if let Some(bridge) = self.bridge.as_mut() {
+            bridge.waiting.retain(|id| !held.contains(id));
+        }
+        self.cx.events.remove_commands(|cmd| held.contains(&cmd));
+        self.abort_at_drive();
+        held
     }
 
     /// The bridge answers command `id` itself: CHECK CONDITION with NOT READY while its drive
@@ -1844,6 +1949,12 @@ impl Simulator {
         self.cx.faults.as_ref().map_or(&[], |f| &f.records)
     }
 
+    /// Placed faults that have not fired (yet), in spec form (empty without a plan): at the
+    /// end of a run, faults the run never met.
+    pub fn unfired_faults(&self) -> Vec<String> {
+        self.cx.faults.as_ref().map_or(Vec::new(), |f| f.unfired())
+    }
+
     /// Fault and recovery counts (None without a plan).
     pub fn fault_counts(&self) -> Option<FaultCounts> {
         self.cx.faults.as_ref().map(|f| f.counts.clone())
@@ -1871,9 +1982,19 @@ impl Simulator {
             transport == Transport::Bot,
             transport.is_usb(),
         );
+        if f.device_lost_with.is_some() {
+            // The bridge is hung, restarting or off the bus: this command is lost as those in
+            // flight were, and goes again after their recovery (a fault drawn for it is
+            // resolved with it).
+            f.record_lost(f.device_loss_kind, attempt, self.cx.now_ns);
+            let c = &mut self.commands[id as usize];
+            c.fault = CommandFault::Lost;
+            c.attempt = attempt;
+            return;
+        }
         let alone = self.outstanding == 1;
-        // A hang, a bridge reset or a disconnect only for a USB command alone in flight
-        // (`FaultInjector::hangs`, `FaultInjector::loses_device`).
+        // A drawn hang, bridge reset or disconnect only for a USB command alone in flight; a
+        // placed one whatever is in flight (`FaultInjector::hangs`, `loses_device`).
         let hang = fault == CommandFault::None
             && transport.is_usb()
             && f.hangs(alone, attempt, self.cx.now_ns);
@@ -1885,7 +2006,14 @@ impl Simulator {
         } else {
             fault
         };
-        if fault == CommandFault::None && f.power_fails(alone, attempt, now) {
+        if matches!(
+            fault,
+            CommandFault::Hang | CommandFault::BridgeReset | CommandFault::Disconnect
+        ) {
+            self.lose_device_commands(id, fault);
+        }
+        let f = self.cx.faults.as_mut().expect("a plan");
+        if fault == CommandFault::None && f.power_fails(attempt, now) {
             self.power_loss(now);
         }
         let drive_ready_ns = self.cx.faults.as_ref().map_or(0, |f| f.drive_ready_ns);
@@ -1935,6 +2063,9 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn on_failed_status(&mut self, id: CmdId) {
+        if self.error_handler_waits(id) {
+            return;
+        }
         let now = self.cx.now_ns;
         let c = &mut self.commands[id as usize];
         let fault = std::mem::take(&mut c.fault);
@@ -2050,6 +2181,7 @@ impl Simulator {
             (_, CommandFault::None | CommandFault::Removed) => {
                 unreachable!("called for a failed command")
             }
+            (_, CommandFault::Lost) => unreachable!("a lost command has no status or timer"),
         }
     }
 
@@ -2130,16 +2262,175 @@ impl Simulator {
             Endpoints::Uas(_) if hung => self.uas_escalate(id, now, firmware_ns),
             Endpoints::Uas(uas) => {
                 let uas = *uas;
-                let tm =
-                    uas.abort_task(&mut self.cx, &self.commands[id as usize], now, firmware_ns);
-                self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-                self.trace_task_management(&tm);
-                self.trace_aborted_urbs(id, tm.driver_ns, uas.streams);
-                tm.driver_ns
+                let mut t = now;
+                // The SCSI error handler aborts each timed-out command in turn
+                // (`scsi_eh_abort_cmds`): the lost one, then those lost with the device.
+                for a in std::iter::once(id).chain(self.lost_with(id)) {
+                    let tm =
+                        uas.abort_task(&mut self.cx, &self.commands[a as usize], t, firmware_ns);
+                    self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
+                    self.trace_task_management(&tm);
+                    let queued = uas.streams || self.data_urb_queued(a);
+                    self.trace_aborted_urbs(a, tm.driver_ns, queued);
+                    t = tm.driver_ns;
+                }
+                t
             }
             Endpoints::Ahci(_) => self.sata_hardreset(id, now),
         };
         self.retry_or_fail(id, at);
+        self.retry_lost_with(id, at);
+    }
+
+    /// Command `a`, lost with the device, had its data transfer queued on a Ready IU.
+    fn data_urb_queued(&self, a: CmdId) -> bool {
+        self.data_phase_booked_until(a).is_some()
+    }
+
+    /// Command `a`, lost with the device, was in a data phase booked to end then.
+    fn data_phase_booked_until(&self, a: CmdId) -> Option<u64> {
+        let f = self.cx.faults.as_ref()?;
+        f.lost_in_data_phase
+            .iter()
+            .find(|&&(c, _)| c == a)
+            .map(|&(_, at)| at)
+    }
+
+    /// The commands lost with the device by `id`'s fault (empty for any other command).
+    fn lost_with(&self, id: CmdId) -> Vec<CmdId> {
+        let f = self.cx.faults.as_ref().expect("a plan");
+        if f.device_lost_with == Some(id) {
+            f.lost_with_device.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A hang, bridge reset or disconnect hit `trigger`: every command the bridge or the drive
+    /// holds is lost with it (`abort_device_commands`), and so is every command sent until
+    /// the host has recovered. None gets a status; each one's block-layer timer runs.
+    #[cold]
+    #[inline(never)]
+    fn lose_device_commands(&mut self, trigger: CmdId, fault: CommandFault) {
+        // A Command IU on its way completes its URB at the device's endpoint all the same
+        // (in the capture now, as its delivery is no longer an event).
+        let arriving = self
+            .cx
+            .events
+            .commands_with(|e| matches!(e, Event::CommandAtDevice { .. }));
+        for &a in &arriving {
+            self.trace(a, TraceHook::CommandDelivered);
+        }
+        let in_data_phase = self.data_urbs_queued_on_ready();
+        let lost = self.abort_device_commands(&[trigger]);
+        let kind = match fault {
+            CommandFault::Hang => FaultKind::Hang,
+            CommandFault::BridgeReset => FaultKind::BridgeReset,
+            _ => FaultKind::Disconnect,
+        };
+        let now = self.cx.now_ns;
+        let f = self.cx.faults.as_mut().expect("a plan");
+        f.device_loss_kind = kind;
+        for &a in &lost {
+            let c = &mut self.commands[a as usize];
+            c.fault = CommandFault::Lost;
+            f.record_lost(kind, c.attempt, now);
+        }
+        f.device_lost_with = Some(trigger);
+        f.lost_with_device.extend(lost);
+        f.lost_in_data_phase = in_data_phase;
+    }
+
+    /// High-Speed UAS: the commands whose data transfer the host queued when the device's
+    /// Ready IU came (their data phase is under way); empty with streams, whose data
+    /// transfers are queued at issue and ended with the command's status transfer.
+    fn data_urbs_queued_on_ready(&self) -> Vec<(CmdId, u64)> {
+        match self.endpoints.kind() {
+            Transport::Uas { streams: false } => self
+                .cx
+                .events
+                .command_events_with(|e| matches!(e, Event::DataDone { .. })),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The timer of `id`, whose fault lost the device's other commands, fired: Linux's SCSI
+    /// error handler starts only once every outstanding command has failed or timed out
+    /// (`scsi_eh_wakeup`: `scsi_host_busy(shost) == shost->host_failed`), so it waits for
+    /// the last of the lost commands' timers. True when the recovery was put off until then.
+    #[cold]
+    #[inline(never)]
+    fn error_handler_waits(&mut self, id: CmdId) -> bool {
+        if self.commands[id as usize].fault == CommandFault::Disconnect {
+            // The hub's removal ends them all at once (`on_removed_in_flight`).
+            return false;
+        }
+        let lost = self.lost_with(id);
+        let f = self.cx.faults.as_ref().expect("a plan");
+        let timeout_ns = f.plan.timeout_ns;
+        let last_timer_ns = lost
+            .iter()
+            .map(|&a| {
+                self.commands[a as usize]
+                    .issued_ns
+                    .saturating_add(timeout_ns)
+            })
+            .max()
+            .unwrap_or(0);
+        if last_timer_ns <= self.cx.now_ns {
+            return false;
+        }
+        self.cx.schedule(last_timer_ns, Event::Complete { cmd: id });
+        true
+    }
+
+    /// The recovery of `id` ended at `at_ns`: the commands lost with it go again (each timed
+    /// out, so each uses a retry: `scsi_eh_flush_done_q`), their URBs killed by the reset
+    /// (uas's `uas_eh_device_reset_handler`: `usb_kill_anchored_urbs`, `uas_zap_pending`).
+    /// After a fall back to BOT they go one at a time (`send_serial_retry`).
+    fn retry_lost_with(&mut self, id: CmdId, at_ns: u64) {
+        let f = self.cx.faults.as_mut().expect("a plan");
+        if f.device_lost_with != Some(id) {
+            return;
+        }
+        f.device_lost_with = None;
+        f.lost_in_data_phase.clear();
+        let lost = std::mem::take(&mut f.lost_with_device);
+        if lost.is_empty() {
+            return;
+        }
+        for &a in &lost {
+            self.commands[a as usize].fault = CommandFault::None;
+        }
+        if self.outstanding > self.max_outstanding {
+            // The host fell back to BOT: one command outstanding.
+            self.cx
+                .faults
+                .as_mut()
+                .expect("a plan")
+                .serial_retries
+                .extend(lost);
+            return;
+        }
+        for a in lost {
+            self.retry_or_fail(a, at_ns);
+        }
+    }
+
+    /// After a fall back from UAS to BOT with several commands lost: the next of them goes
+    /// once the one before has completed.
+    #[cold]
+    #[inline(never)]
+    fn send_serial_retry(&mut self) {
+        let now = self.cx.now_ns;
+        let next = self
+            .cx
+            .faults
+            .as_mut()
+            .and_then(|f| f.serial_retries.pop_front());
+        if let Some(a) = next {
+            self.retry_or_fail(a, now);
+        }
     }
 
     /// AHCI with NCQ: a queued command's status reported an error. The drive aborted every
@@ -2242,15 +2533,24 @@ impl Simulator {
         let (timeout_ns, recovery) = (f.plan.tm_timeout_ns, f.plan.hang_recovery);
         f.counts.uas_aborts += 1;
         let managed = u16::try_from(self.commands[id as usize].tag).expect("UAS tags are 16-bit");
-        let abort = uas.task_management(
-            &mut self.cx,
-            Tmf::AbortTask,
-            managed,
-            at_ns,
-            Answer::Never(timeout_ns),
-        );
-        self.trace_task_management(&abort);
-        let mut t = abort.driver_ns;
+        let lost = self.lost_with(id);
+        let mut t = at_ns;
+        // One ABORT TASK per timed-out command (`scsi_eh_abort_cmds`), none answered.
+        for a in std::iter::once(id).chain(lost.iter().copied()) {
+            let tag = u16::try_from(self.commands[a as usize].tag).expect("UAS tags are 16-bit");
+            if a != id {
+                self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
+            }
+            let abort = uas.task_management(
+                &mut self.cx,
+                Tmf::AbortTask,
+                tag,
+                t,
+                Answer::Never(timeout_ns),
+            );
+            self.trace_task_management(&abort);
+            t = abort.driver_ns;
+        }
         for (function, step) in [
             (Tmf::LogicalUnitReset, HangRecovery::LogicalUnitReset),
             (Tmf::ItNexusReset, HangRecovery::ItNexusReset),
@@ -2269,13 +2569,17 @@ impl Simulator {
             self.trace_task_management(&tm);
             t = tm.driver_ns;
             if tm.response.is_some() {
-                // The reset aborted every task at the logical unit: the lost command's
-                // transfers end, and it is sent again.
-                self.trace_aborted_urbs(id, t, uas.streams);
+                // The reset aborted every task at the logical unit: the lost commands'
+                // transfers end, and they are sent again.
+                for a in std::iter::once(id).chain(lost.iter().copied()) {
+                    self.trace_aborted_urbs(a, t, uas.streams || self.data_urb_queued(a));
+                }
                 return t;
             }
         }
-        self.trace_aborted_urbs(id, t, uas.streams);
+        for a in std::iter::once(id).chain(lost.iter().copied()) {
+            self.trace_aborted_urbs(a, t, uas.streams || self.data_urb_queued(a));
+        }
         // The SCSI error handler's last step before it takes the device offline: the USB
         // device reset (3.x uas's bus-reset handler, `usb_reset_device`).
         if recovery == HangRecovery::DeviceReset {
@@ -2382,6 +2686,24 @@ impl Simulator {
     fn loses_device_with(&mut self, id: CmdId) -> bool {
         let now = self.cx.now_ns;
         match self.commands[id as usize].fault {
+            CommandFault::Lost => {
+                // Sent to a bridge that is hung, restarting or gone: no status, no timer of
+                // its own; the recovery of the command the fault hit takes it along.
+                let f = self.cx.faults.as_mut().expect("a plan");
+                if f.device_lost_with.is_some() {
+                    f.lost_with_device.push(id);
+                    return true;
+                }
+                // It arrived after that: the hub had removed the device already (it ends as
+                // the others did), or the recovery was done (its own timer recovers it).
+                if f.removed_at_ns.is_some() {
+                    self.commands[id as usize].fault = CommandFault::None;
+                    self.on_removed_in_flight(id);
+                    return true;
+                }
+                self.commands[id as usize].fault = CommandFault::Drop;
+                false
+            }
             CommandFault::BridgeReset => {
                 self.bridge_firmware_reset(now);
                 false
@@ -2436,12 +2758,40 @@ impl Simulator {
     #[inline(never)]
     fn on_removed_in_flight(&mut self, id: CmdId) {
         let now = self.cx.now_ns;
+        self.end_urbs_of_removed(id, now);
+        let at = self.cx.completion_cpu(now);
+        self.fail_command(id, at, ERRNO_EIO);
+        // Those lost with the device end as it does (`uas_disconnect`: `uas_zap_pending` with
+        // DID_NO_CONNECT).
+        let lost = self.lost_with(id);
+        let f = self.cx.faults.as_mut().expect("a plan");
+        f.device_lost_with = None;
+        f.lost_with_device.clear();
+        for a in lost {
+            self.end_urbs_of_removed(a, now);
+            self.commands[a as usize].fault = CommandFault::None;
+            self.fail_command(a, at, ERRNO_EIO);
+        }
+        self.cx
+            .faults
+            .as_mut()
+            .expect("a plan")
+            .lost_in_data_phase
+            .clear();
+    }
+
+    /// The driver's disconnect ends the URBs of command `id` (-ESHUTDOWN) at `now`.
+    fn end_urbs_of_removed(&mut self, id: CmdId, now: u64) {
+        let data_phase = self.data_phase_booked_until(id);
+        let queued_on_ready = data_phase.is_some();
+        // Not before the transfers a Ready IU queued began.
+        let now = now.max(data_phase.unwrap_or(0));
         if let Some(p) = self.pcap.as_mut() {
             let c = &self.commands[id as usize];
             match self.endpoints.kind() {
                 Transport::Bot => p.end_urb(now, id, data_urb(c.op), URB_SHUT_DOWN),
                 Transport::Uas { streams } => {
-                    if streams {
+                    if streams || queued_on_ready {
                         p.end_urb(now, id, data_urb(c.op), URB_SHUT_DOWN);
                     }
                     p.end_urb(now, id, Urb::Status, URB_SHUT_DOWN);
@@ -2449,8 +2799,6 @@ impl Simulator {
                 Transport::SataNcq | Transport::SataIde => {}
             }
         }
-        let at = self.cx.completion_cpu(now);
-        self.fail_command(id, at, ERRNO_EIO);
     }
 
     /// A command for a removed device: the SCSI layer fails it without sending it (the
@@ -2485,11 +2833,11 @@ impl Simulator {
     }
 
     /// Record the end of an aborted UAS command's transfers at `at_ns`: no Sense IU will come,
-    /// and the driver kills its status transfer (and with streams its data transfer, queued at
-    /// issue).
-    fn trace_aborted_urbs(&mut self, id: CmdId, at_ns: u64, streams: bool) {
+    /// and the driver kills its status transfer and its data transfer when one was queued
+    /// (with streams at issue; at High-Speed on the device's Ready IU).
+    fn trace_aborted_urbs(&mut self, id: CmdId, at_ns: u64, data_urb_queued: bool) {
         if let Some(p) = self.pcap.as_mut() {
-            if streams {
+            if data_urb_queued {
                 p.end_urb(
                     at_ns,
                     id,
@@ -2542,6 +2890,7 @@ impl Simulator {
             store: &self.store,
             spec: &self.spec,
             faults: self.fault_counts(),
+            unfired_faults: self.unfired_faults(),
         })
     }
 

@@ -27,6 +27,7 @@ mod dedupe;
 mod defaults;
 mod dm_disk_util;
 mod failed_jobs;
+mod fault_depth;
 mod file_keys;
 mod fill_device;
 mod fio_cli;

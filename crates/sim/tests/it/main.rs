@@ -9,6 +9,7 @@ mod common;
 mod data;
 mod determinism;
 mod drives;
+mod fault_depth;
 mod faults;
 mod findings;
 mod flush;

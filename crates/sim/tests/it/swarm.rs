@@ -20,7 +20,7 @@
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use storlab_sim::fault::{FaultCounts, FaultOutcome, FaultRecord};
 use storlab_sim::profiles::embedded::EMBEDDED_PROFILES;
 use storlab_sim::{
@@ -152,7 +152,8 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 items.push(format!("hang@cmd={}", 1 + below(&mut device_rng, 200)));
             }
             if matches!(transport, Transport::Uas { .. }) && chance(&mut device_rng, 0.15) {
-                // Overrides the step drawn above: the last item wins.
+                // Replaces the step drawn above (a plan names each key once).
+                items.retain(|item| !item.starts_with("hang_recovery="));
                 items.push("hang_recovery=device_reset".into());
             }
             if chance(&mut device_rng, 0.3) {
@@ -177,7 +178,14 @@ fn draw_scenario(seed: u64, profiles: &ProfileSet) -> Scenario {
                 }
             }
         }
-        items.join(",")
+        // A plan names each item once: a repeated draw (the same bad LBA) is the same fault.
+        let mut unique: Vec<String> = Vec::new();
+        for item in items {
+            if !unique.contains(&item) {
+                unique.push(item);
+            }
+        }
+        unique.join(",")
     });
     let perturbed = perturb_stack(seed, profiles, &stack);
     Scenario {
@@ -381,6 +389,10 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
     // Every write that completed to each sector, or failed (its data may be there), oldest
     // first: what a power loss may take it back to.
     let mut history: HashMap<u64, Vec<u32>> = HashMap::new();
+    // Sectors a power loss put back under a write still in flight: the drive had taken the
+    // write and sent its status (on its way to the host) when the loss took it from its
+    // cache, so the write completes successfully and the sector reads as before it.
+    let mut reverted_in_flight: HashSet<u64> = HashSet::new();
     let mut losses_seen = 0usize;
     let volatile_capacity_bytes: Option<u64> = {
         let caches: Vec<u64> = sim
@@ -469,11 +481,19 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
             }
             for &(start, end) in &loss.restored {
                 for sector in start / SECTOR..end / SECTOR {
+                    let at = sector * SECTOR;
+                    if in_flight
+                        .values()
+                        .any(|f| f.op == Op::Write && f.offset <= at && at < f.offset + f.len)
+                    {
+                        reverted_in_flight.insert(sector);
+                    }
                     match known.get(&sector).copied() {
                         Some(Known::Write(w)) => {
                             known.insert(sector, Known::Reverted(w));
                         }
                         Some(Known::Unknown | Known::Reverted(_)) => {}
+                        None if reverted_in_flight.contains(&sector) => {}
                         None => {
                             return Err(format!(
                                 "a power loss put back LBA {sector}, which no completed write \
@@ -502,7 +522,12 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
             match (f.op, c.result) {
                 (Op::Write, Ok(n)) if u64::from(n) == f.len => {
                     for s in first..first + sectors {
-                        known.insert(s, Known::Write(f.write));
+                        let state = if reverted_in_flight.remove(&s) {
+                            Known::Reverted(f.write)
+                        } else {
+                            Known::Write(f.write)
+                        };
+                        known.insert(s, state);
                         history.entry(s).or_default().push(f.write);
                     }
                 }
@@ -572,6 +597,7 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                     }
                     if op == Op::Write {
                         for s in first..first + sectors {
+                            reverted_in_flight.remove(&s);
                             known.insert(s, Known::Unknown);
                             // Its data may have reached the drive, even its media: a power
                             // loss may take a later write back to it.

@@ -152,7 +152,7 @@ const FAULTED_READS: [u64; 4] = [0, 40960, 0, 0];
 
 /// Every URB submitted is completed exactly once before it is submitted again, and none is
 /// left pending at the end: a lost command's transfers end at its abort, not never.
-fn assert_urbs_pair(stack: &str, pcap: &[u8]) {
+pub fn assert_urbs_pair(stack: &str, pcap: &[u8]) {
     use storlab_wire::pcap::{EventType, PcapReader};
     let mut pending = std::collections::BTreeMap::new();
     for record in PcapReader::new(pcap).unwrap().records() {
