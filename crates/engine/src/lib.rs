@@ -20,6 +20,7 @@ pub mod probe;
 pub mod registry;
 pub mod safety;
 pub mod target;
+pub mod usbmon;
 
 pub use error::EngineError;
 pub use storlab_job::AccessAdvice;
