@@ -50,6 +50,20 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Print the man page or a shell completion script (generated from these definitions).
     Generate(GenerateArgs),
+    /// Record Linux's usbmon binary interface as a pcap until Ctrl-C (the Linux oracle
+    /// harness's capture inside its QEMU guest; not a user command).
+    #[command(hide = true)]
+    UsbmonCapture(UsbmonCaptureArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UsbmonCaptureArgs {
+    /// The usbmon binary device: /dev/usbmon0 (every bus) or /dev/usbmonN (bus N).
+    #[arg(long)]
+    pub device: PathBuf,
+    /// The pcap file to write when the capture stops.
+    #[arg(long)]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@ mod cmd_rm;
 mod cmd_run;
 mod cmd_show;
 mod cmd_stacks;
+mod cmd_usbmon;
 mod cmd_validate;
 mod db_support;
 mod exit;
@@ -113,6 +114,7 @@ fn dispatch(
         args::Command::Validate(validate) => cmd_validate::run(validate, clients.as_ref()),
         args::Command::Probe(probe) => cmd_probe::run(probe),
         args::Command::Generate(generate) => cmd_generate::run(generate),
+        args::Command::UsbmonCapture(capture) => cmd_usbmon::run(capture),
     }
 }
 

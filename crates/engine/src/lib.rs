@@ -23,6 +23,7 @@ pub mod registry;
 pub mod regular_file;
 pub mod safety;
 pub mod target;
+pub mod usbmon;
 
 pub use error::EngineError;
 pub use storlab_job::AccessAdvice;

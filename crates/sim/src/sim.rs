@@ -201,6 +201,9 @@ pub struct Simulator {
     driver_buffer: DriverBuffer,
     commands: Vec<Command>,
     free_commands: Vec<CmdId>,
+    /// The host gives a new command the lowest free id (its UAS tag is id + 1), not the most
+    /// recently freed (`HostProfile::lowest_free_tag`).
+    lowest_free_tag: bool,
     outstanding: u32,
     slots: Vec<SlotState>,
     slot_bytes: usize,
@@ -283,11 +286,16 @@ impl Simulator {
                     ));
                     (Transport::Bot, 1, 1)
                 } else {
-                    let mut tags = host.max_outstanding_commands.min(b.max_uas_tags);
+                    let mut depth = host.max_outstanding_commands.min(b.max_uas_tags);
                     if !high_speed {
                         // Stream ids are the tags; tag 0 is not a valid stream.
-                        tags = tags.min(controller.max_streams);
+                        depth = depth
+                            .min(controller.max_streams)
+                            .min(b.uas_streams.unwrap_or(u32::MAX));
+                    } else if let Some(hs_depth) = host.uas_queue_depth_high_speed {
+                        depth = hs_depth.min(b.max_uas_tags);
                     }
+                    let tags = depth.saturating_sub(host.uas_tags_held_back).max(1);
                     let drive_slots = if b.uses_ncq {
                         b.ncq_depth.min(drive.queue_depth())
                     } else {
@@ -377,6 +385,7 @@ impl Simulator {
             ),
             commands: Vec::new(),
             free_commands: Vec::new(),
+            lowest_free_tag: host.lowest_free_tag,
             outstanding: 0,
             slots: Vec::new(),
             slot_bytes: 0,
@@ -770,7 +779,15 @@ impl Simulator {
     }
 
     fn new_command(&mut self) -> CmdId {
-        match self.free_commands.pop() {
+        let taken = if self.lowest_free_tag {
+            // Every free id is below the table's length, so the lowest free one is the
+            // least in the free list (at most a few hundred entries).
+            let lowest = (0..self.free_commands.len()).min_by_key(|&i| self.free_commands[i]);
+            lowest.map(|i| self.free_commands.swap_remove(i))
+        } else {
+            self.free_commands.pop()
+        };
+        match taken {
             Some(id) => id,
             None => {
                 self.commands.push(Command::new());
@@ -2823,7 +2840,7 @@ impl Simulator {
     #[inline(never)]
     fn trace_task_management(&mut self, tm: &TaskManagement) {
         if let Some(p) = self.pcap.as_mut() {
-            let status = p.begin_transfer(Urb::Status, tm.submit_ns, STATUS_URB_BYTES, &[]);
+            let status = p.begin_transfer(Urb::Status, tm.submit_ns, p.status_urb_bytes(), &[]);
             p.transfer(Urb::Command, tm.submit_ns, tm.request_done_ns, &tm.request);
             match &tm.response {
                 Some(r) => p.end_transfer(status, Urb::Status, tm.response_ns, r, 0),
@@ -2905,7 +2922,13 @@ impl Simulator {
             Endpoints::Ahci(_) => return,
         };
         let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
-        self.pcap = Some(PcapRecorder::new(uas, super_speed));
+        let host = &self.spec.host;
+        let status_urb_bytes = host.status_urb_bytes.unwrap_or(STATUS_URB_BYTES);
+        self.pcap = Some(
+            PcapRecorder::new(uas, super_speed)
+                .with_status_urbs(status_urb_bytes, host.status_before_data_after_ready)
+                .with_transfer_flags(host.urb_transfer_flags),
+        );
     }
 
     /// The capture so far, ending the recording (empty when tracing was not enabled).

@@ -8,7 +8,8 @@
 use crate::usb_reset::{bridge_device_descriptor, PortReset};
 use storlab_wire::pcap::{
     EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
-    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN, USBMON_HEADER_LEN,
+    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, RECORD_HEADER_LEN, SNAPLEN,
+    USBMON_HEADER_LEN,
 };
 use storlab_wire::usb::request::{HUB_FEATURE_BH_PORT_RESET, HUB_FEATURE_PORT_RESET};
 use storlab_wire::usb::{
@@ -59,9 +60,20 @@ pub enum Urb {
 #[derive(Clone, Debug)]
 pub struct PcapRecorder {
     bytes: Vec<u8>,
+    /// Each record's time and where it starts in `bytes`, in the order recorded: the recorder
+    /// learns some URBs' times before others it writes first (a status arrival is known when
+    /// the command is issued), so [`PcapRecorder::into_bytes`] puts them in time order, as
+    /// usbmon, which records each event as it happens, does.
+    record_times: Vec<(u64, usize)>,
     config: MassStorageConfig,
     next_control_urb: u64,
     next_recovery_urb: u64,
+    /// UAS: bytes each status URB asks for (the host driver's Sense IU buffer).
+    status_urb_bytes: u32,
+    /// UAS without streams: after a Ready IU the status URB is submitted before the data URB.
+    status_before_data_after_ready: bool,
+    /// The host driver's bulk URB `transfer_flags`.
+    transfer_flags: crate::profile::UrbTransferFlags,
 }
 
 impl PcapRecorder {
@@ -78,12 +90,36 @@ impl PcapRecorder {
         debug_assert_eq!(bytes.len(), GLOBAL_HEADER_LEN);
         let mut rec = PcapRecorder {
             bytes,
+            record_times: Vec::new(),
             config: MassStorageConfig::new(uas, super_speed),
             next_control_urb: CONTROL_URB_BASE,
             next_recovery_urb: RECOVERY_URB_BASE,
+            status_urb_bytes: STATUS_URB_BYTES,
+            status_before_data_after_ready: false,
+            transfer_flags: crate::profile::UrbTransferFlags::default(),
         };
         rec.enumerate();
         rec
+    }
+
+    /// The host driver's UAS status URBs: the bytes each asks for, and whether, after a Ready
+    /// IU, it is submitted before the data URB (`HostProfile::status_urb_bytes`,
+    /// `status_before_data_after_ready`).
+    pub fn with_status_urbs(mut self, bytes: u32, before_data_after_ready: bool) -> PcapRecorder {
+        self.status_urb_bytes = bytes;
+        self.status_before_data_after_ready = before_data_after_ready;
+        self
+    }
+
+    /// The host driver's bulk URB `transfer_flags` (`HostProfile::urb_transfer_flags`).
+    pub fn with_transfer_flags(mut self, flags: crate::profile::UrbTransferFlags) -> PcapRecorder {
+        self.transfer_flags = flags;
+        self
+    }
+
+    /// Bytes each UAS status URB asks for.
+    pub fn status_urb_bytes(&self) -> u32 {
+        self.status_urb_bytes
     }
 
     fn enumerate(&mut self) {
@@ -215,12 +251,20 @@ impl PcapRecorder {
 
     /// The usbmon header of a bulk URB of `command` on `urb`'s endpoint.
     fn bulk_header(&self, command: u32, urb: Urb, event: EventType) -> UsbmonRepr {
-        header(
+        let mut h = header(
             Self::urb_id(command, urb),
             event,
             TransferType::Bulk,
             self.endpoint(urb),
-        )
+        );
+        let flags = &self.transfer_flags;
+        h.xfer_flags = match urb {
+            Urb::Command => flags.command,
+            Urb::Status => flags.status,
+            Urb::DataIn => flags.data_in,
+            Urb::DataOut => flags.data_out,
+        };
+        h
     }
 
     /// A URB of `command` still pending ends without data at `at_ns`, with `status`
@@ -335,6 +379,7 @@ impl PcapRecorder {
         h.ts_sec = (at_ns / NANOS_PER_SECOND) as i64;
         h.ts_usec = ((at_ns % NANOS_PER_SECOND) / 1000) as i32;
         let len = (USBMON_HEADER_LEN + data.len()) as u32;
+        self.record_times.push((at_ns, self.bytes.len()));
         self.bytes
             .extend_from_slice(&((at_ns / NANOS_PER_SECOND) as u32).to_le_bytes());
         self.bytes
@@ -347,7 +392,25 @@ impl PcapRecorder {
         self.bytes.extend_from_slice(data);
     }
 
-    pub fn into_bytes(self) -> Vec<u8> {
+    /// The capture, its records in time order (records of one time keep the order they were
+    /// recorded in: a submission before the completion it causes).
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        if self.record_times.is_sorted_by_key(|&(at_ns, _)| at_ns) {
+            return self.bytes;
+        }
+        self.record_times.sort_by_key(|&(at_ns, _)| at_ns);
+        let mut sorted = Vec::with_capacity(self.bytes.len());
+        sorted.extend_from_slice(&self.bytes[..GLOBAL_HEADER_LEN]);
+        for &(_, start) in &self.record_times {
+            let captured = u32::from_le_bytes(
+                self.bytes[start + 8..start + 12]
+                    .try_into()
+                    .expect("a record header holds incl_len"),
+            ) as usize;
+            let end = start + RECORD_HEADER_LEN + captured;
+            sorted.extend_from_slice(&self.bytes[start..end]);
+        }
+        self.bytes = sorted;
         self.bytes
     }
 }
@@ -358,7 +421,8 @@ fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -
 
 use crate::command::Op;
 
-/// Sense IU room the UAS driver asks for on the status pipe (header + fixed sense data).
+/// Sense IU room a UAS driver asks for on the status pipe (header + fixed sense data) unless its
+/// host profile names its own (`HostProfile::status_urb_bytes`).
 pub const STATUS_URB_BYTES: u32 = 96;
 
 /// What the recorder sees of one command: its id, its messages as sent, and the head of its
@@ -400,7 +464,7 @@ impl PcapRecorder {
         match event {
             TraceEvent::Issued => {
                 if self.config.uas {
-                    self.submit(now_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
+                    self.submit(now_ns, id, Urb::Status, self.status_urb_bytes, &[]);
                     // With streams the data URB waits on its stream from the start; without
                     // them the driver submits it only when the device's Ready IU names the tag.
                     if self.config.super_speed && cmd.data_len > 0 {
@@ -429,8 +493,13 @@ impl PcapRecorder {
             }
             TraceEvent::Ready { at_ns, ready_iu } => {
                 self.complete(at_ns, id, Urb::Status, ready_iu.len() as u32, ready_iu);
-                self.submit_data(at_ns, cmd);
-                self.submit(at_ns, id, Urb::Status, STATUS_URB_BYTES, &[]);
+                if self.status_before_data_after_ready {
+                    self.submit(at_ns, id, Urb::Status, self.status_urb_bytes, &[]);
+                    self.submit_data(at_ns, cmd);
+                } else {
+                    self.submit_data(at_ns, cmd);
+                    self.submit(at_ns, id, Urb::Status, self.status_urb_bytes, &[]);
+                }
             }
             TraceEvent::DataDone {
                 done_at_ns,

@@ -35,8 +35,10 @@ pub const FLAG_SETUP_PRESENT: u8 = 0;
 pub const FLAG_SETUP_ABSENT: u8 = b'-';
 /// usbmon `flag_data` when data is present.
 pub const FLAG_DATA_PRESENT: u8 = 0;
-/// usbmon `flag_data` for an IN submission or OUT completion (no data by design).
+/// usbmon `flag_data` for an IN submission (no data by design) or no data captured.
 pub const FLAG_DATA_ABSENT: u8 = b'<';
+/// usbmon `flag_data` for an OUT completion (its data went out with the submission).
+pub const FLAG_DATA_OUT_COMPLETION: u8 = b'>';
 /// URB status of a submission: -EINPROGRESS.
 pub const STATUS_IN_PROGRESS: i32 = -115;
 
@@ -311,8 +313,14 @@ impl UsbmonRepr {
         } else {
             FLAG_SETUP_ABSENT
         };
+        // As drivers/usb/mon/mon_bin.c sets it: an IN submission and an OUT completion carry
+        // no data by design ('<' and '>'), anything else with no bytes captured is '<'.
         b[field::FLAG_DATA] = if self.data_len > 0 {
             FLAG_DATA_PRESENT
+        } else if self.event == EventType::Completion
+            && self.endpoint & crate::usb::ENDPOINT_DIR_IN == 0
+        {
+            FLAG_DATA_OUT_COMPLETION
         } else {
             FLAG_DATA_ABSENT
         };

@@ -250,6 +250,29 @@ pub fn write_iu(out: &mut dyn Write, depth: usize, iu: &IuRepr) -> fmt::Result {
     }
 }
 
+/// bDevCapabilityType's name (USB 3.2 Table 9-14).
+fn device_capability_name(kind: u8) -> &'static str {
+    match kind {
+        0x01 => "Wireless USB",
+        0x02 => "USB 2.0 Extension",
+        0x03 => "SuperSpeed USB",
+        0x04 => "Container ID",
+        0x05 => "Platform",
+        0x06 => "Power Delivery",
+        0x07 => "Battery Info",
+        0x08 => "PD Consumer Port",
+        0x09 => "PD Provider Port",
+        0x0a => "SuperSpeed Plus",
+        0x0b => "Precision Time Measurement",
+        0x0c => "Wireless USB Ext",
+        0x0d => "Billboard",
+        0x0e => "Authentication",
+        0x0f => "Billboard Ex",
+        0x10 => "Configuration Summary",
+        _ => "reserved",
+    }
+}
+
 /// A SETUP packet.
 pub fn write_setup(out: &mut dyn Write, depth: usize, setup: &SetupPacket) -> fmt::Result {
     match setup.standard_request() {
@@ -295,6 +318,16 @@ pub fn write_setup(out: &mut dyn Write, depth: usize, setup: &SetupPacket) -> fm
                 "CLEAR_FEATURE feature={} index={:#06x}",
                 setup.value, setup.index
             ),
+        ),
+        Some(StandardRequest::SetSel) => line(
+            out,
+            depth,
+            format_args!("SET_SEL len={} (U1/U2 exit latencies)", setup.length),
+        ),
+        Some(StandardRequest::SetIsochDelay) => line(
+            out,
+            depth,
+            format_args!("SET_ISOCH_DELAY delay={} ns", setup.value),
         ),
         Some(other) => line(
             out,
@@ -378,6 +411,31 @@ pub fn write_descriptor(out: &mut dyn Write, depth: usize, d: &Descriptor<'_>) -
         Descriptor::PipeUsage(p) => {
             line(out, depth + 1, format_args!("UAS PIPE USAGE {:?}", p.pipe))
         }
+        Descriptor::Other {
+            descriptor_type: DescriptorType::Bos,
+            bytes,
+        } if bytes.len() >= 5 => line(
+            out,
+            depth,
+            format_args!(
+                "BOS total_len={} capabilities={}",
+                u16::from_le_bytes([bytes[2], bytes[3]]),
+                bytes[4]
+            ),
+        ),
+        Descriptor::Other {
+            descriptor_type: DescriptorType::DeviceCapability,
+            bytes,
+        } if bytes.len() >= 3 => line(
+            out,
+            depth + 1,
+            format_args!(
+                "DEVICE CAPABILITY {} ({:#04x}) {} bytes",
+                device_capability_name(bytes[2]),
+                bytes[2],
+                bytes.len()
+            ),
+        ),
         Descriptor::Other {
             descriptor_type,
             bytes,
@@ -629,6 +687,34 @@ mod decode {
 mod tests {
     use super::*;
     use alloc::string::String;
+
+    #[test]
+    fn superspeed_enumeration_requests_and_bos_are_named() {
+        // A BOS with its USB 2.0 Extension and SuperSpeed USB capabilities, as QEMU's and real
+        // SuperSpeed devices return it (USB 3.2 §9.6.2).
+        let bos = [
+            5, 0x0f, 22, 0, 2, // BOS: total 22, 2 capabilities
+            7, 0x10, 0x02, 0x02, 0, 0, 0, // USB 2.0 Extension (LPM)
+            10, 0x10, 0x03, 0, 0x0e, 0, 1, 0x0a, 0xff, 0x07, // SuperSpeed USB
+        ];
+        let mut s = String::new();
+        for d in crate::usb::descriptor::descriptors(&bos) {
+            write_descriptor(&mut s, 0, &d.unwrap()).unwrap();
+        }
+        assert_eq!(
+            s,
+            "BOS total_len=22 capabilities=2\n  DEVICE CAPABILITY USB 2.0 Extension (0x02) 7 bytes\n  DEVICE CAPABILITY SuperSpeed USB (0x03) 10 bytes\n"
+        );
+        let mut s = String::new();
+        let isoch = SetupPacket::parse_bytes(&[0x00, 49, 40, 0, 0, 0, 0, 0]).unwrap();
+        write_setup(&mut s, 0, &isoch).unwrap();
+        let sel = SetupPacket::parse_bytes(&[0x00, 48, 0, 0, 0, 0, 6, 0]).unwrap();
+        write_setup(&mut s, 0, &sel).unwrap();
+        assert_eq!(
+            s,
+            "SET_ISOCH_DELAY delay=40 ns\nSET_SEL len=6 (U1/U2 exit latencies)\n"
+        );
+    }
 
     #[test]
     fn cbw_renders_nested_read() {

@@ -42,8 +42,10 @@ mod hostile_inputs;
 mod io_batch;
 mod job_scheduling;
 mod latency_numa;
+mod linux_oracle;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod pcap_order;
 mod power_loss;
 mod presets;
 mod probe;

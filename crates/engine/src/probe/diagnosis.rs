@@ -53,6 +53,26 @@ fn link_name(gts: f64, width: u32) -> String {
     }
 }
 
+/// The shipped simulated stacks with Linux's host drivers (profiles/stacks/usb*-linux-*.toml),
+/// by protocol and SuperSpeed or not: probe runs on Linux, so the probed path runs these
+/// drivers, whose models the Linux oracle checks against Linux 6.1
+/// (crates/cli/tests/it/linux_oracle.rs).
+const LINUX_STACKS: [(&str, bool, &str); 4] = [
+    ("UAS", true, "usb3-linux-uas-ssd"),
+    ("UAS", false, "usb2-linux-uas-ssd"),
+    ("BOT", true, "usb3-linux-bot-ssd"),
+    ("BOT", false, "usb2-linux-bot-hdd"),
+];
+
+/// The simulated stack nearest a USB path: Linux's driver for its protocol at its speed.
+fn closest_stack(protocol: Option<&str>, speed_mbps: Option<f64>) -> Option<&'static str> {
+    let super_speed = speed_mbps? >= USB3_GEN1_MBPS;
+    LINUX_STACKS
+        .iter()
+        .find(|(p, ss, _)| Some(*p) == protocol && *ss == super_speed)
+        .map(|(_, _, stack)| *stack)
+}
+
 fn usb_lines(device: &DeviceFacts, lines: &mut Vec<String>) {
     let Some(usb) = &device.usb else { return };
     if let Some(speed) = usb.speed_mbps {
@@ -96,6 +116,12 @@ fn usb_lines(device: &DeviceFacts, lines: &mut Vec<String>) {
         lines.push(format!(
             "bridge: {} {} (USB to {})",
             bridge.maker, bridge.chip, bridge.downstream
+        ));
+    }
+    if let Some(stack) = closest_stack(usb.protocol.as_deref(), usb.speed_mbps) {
+        lines.push(format!(
+            "closest simulated stack: sim:{stack} (Linux's own driver over this protocol at this \
+             speed; `storlab run --target sim:{stack}` for what-if runs)"
         ));
     }
 }
@@ -220,6 +246,27 @@ pub fn diagnose(report: &ProbeReport) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_closest_stack_is_a_shipped_one() {
+        let shipped: Vec<&str> = storlab_sim::profiles::embedded::EMBEDDED_PROFILES
+            .iter()
+            .filter(|(category, _, _)| *category == "stacks")
+            .map(|(_, name, _)| *name)
+            .collect();
+        for (_, _, stack) in LINUX_STACKS {
+            assert!(shipped.contains(&stack), "{stack} is not a shipped stack");
+        }
+        assert_eq!(
+            closest_stack(Some("UAS"), Some(5000.0)),
+            Some("usb3-linux-uas-ssd")
+        );
+        assert_eq!(
+            closest_stack(Some("BOT"), Some(480.0)),
+            Some("usb2-linux-bot-hdd")
+        );
+        assert_eq!(closest_stack(None, Some(480.0)), None);
+    }
 
     #[test]
     fn pcie_payload_follows_the_line_coding_of_each_generation() {

@@ -107,6 +107,10 @@ fn uas_ssd_behind_an_asm1051e_on_intel_xhci() {
         "TRIM does not reach the drive through this bridge"
     ));
     assert!(has_line(&r, "bridge: ASMedia ASM1051E"));
+    assert!(has_line(
+        &r,
+        "closest simulated stack: sim:usb3-linux-uas-ssd"
+    ));
     assert!(!has_line(&r, "BOT"));
 }
 

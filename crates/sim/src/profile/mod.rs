@@ -51,6 +51,25 @@ pub enum DriverKind {
     SataIde,
 }
 
+/// A host driver's URB `transfer_flags` per pipe (UAS: command, status, data; BOT: CBW,
+/// CSW, data), as usbmon's binary interface records them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrbTransferFlags {
+    /// The Command IU or CBW URB.
+    #[serde(default)]
+    pub command: u32,
+    /// The Sense IU or CSW URB.
+    #[serde(default)]
+    pub status: u32,
+    /// The data URB of a read.
+    #[serde(default)]
+    pub data_in: u32,
+    /// The data URB of a write.
+    #[serde(default)]
+    pub data_out: u32,
+}
+
 /// OS block layer plus class driver.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,6 +129,32 @@ pub struct HostProfile {
     /// The OS's own BOT driver, used where this UAS driver does not load (a host profile name).
     #[serde(default)]
     pub bot_fallback_host: Option<String>,
+    /// UAS without streams (High-Speed): the queue depth the driver gives the device, whatever
+    /// its tags (Linux: 32, drivers/usb/storage/uas.c uas_configure_endpoints). Without it the
+    /// depth is `max_outstanding_commands` and the bridge's tags, as with streams.
+    #[serde(default)]
+    pub uas_queue_depth_high_speed: Option<u32>,
+    /// UAS: tags the driver holds back from the device's queue depth (Linux: 2,
+    /// uas_slave_configure's `scsi_change_queue_depth(sdev, devinfo->qdepth - 2)`).
+    #[serde(default)]
+    pub uas_tags_held_back: u32,
+    /// A new command takes the lowest free tag (Linux uas_queuecommand: the first empty slot
+    /// of `devinfo->cmnd[]`, tag = slot + 1); without it, the most recently freed one.
+    #[serde(default)]
+    pub lowest_free_tag: bool,
+    /// UAS: the bytes each status URB asks for (Linux: `sizeof(struct sense_iu)`, 16 + 96 =
+    /// 112, include/linux/usb/uas.h). Without it, 96.
+    #[serde(default)]
+    pub status_urb_bytes: Option<u32>,
+    /// UAS without streams: after a Ready IU the driver submits the next status URB before the
+    /// data URB (Linux uas_xfer_data sets SUBMIT_STATUS_URB, which uas_submit_urbs handles
+    /// first). Without it, data first.
+    #[serde(default)]
+    pub status_before_data_after_ready: bool,
+    /// The `transfer_flags` the driver's URBs carry, as usbmon records them (Linux's
+    /// URB_* bits, include/linux/usb.h); without it, 0 on every URB.
+    #[serde(default)]
+    pub urb_transfer_flags: UrbTransferFlags,
     /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
     /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).
     #[serde(default = "default_cpu_threads")]
@@ -313,6 +358,10 @@ pub struct BridgeProfile {
     pub supports_uas: bool,
     /// UAS commands the firmware accepts at once.
     pub max_uas_tags: u32,
+    /// UAS at SuperSpeed: the bulk streams its endpoints offer (the SuperSpeed endpoint
+    /// companion's MaxStreams), which bound the tags there; without it, `max_uas_tags`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uas_streams: Option<u32>,
     /// SCSI UNMAP is translated to ATA DATA SET MANAGEMENT (TRIM).
     pub unmap_to_trim: bool,
     /// Queued commands are passed to the drive with NCQ.

@@ -27,6 +27,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "bridges",
+        "qemu-usb-storage",
+        include_str!("../../../../profiles/bridges/qemu-usb-storage.toml"),
+    ),
+    (
+        "bridges",
+        "qemu-usb-uas",
+        include_str!("../../../../profiles/bridges/qemu-usb-uas.toml"),
+    ),
+    (
+        "bridges",
         "uas-bridge",
         include_str!("../../../../profiles/bridges/uas-bridge.toml"),
     ),
@@ -542,6 +552,26 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "qemu/linux-uas-high-speed",
+        include_str!("../../../../profiles/stacks/qemu/linux-uas-high-speed.toml"),
+    ),
+    (
+        "stacks",
+        "qemu/linux-uas-superspeed",
+        include_str!("../../../../profiles/stacks/qemu/linux-uas-superspeed.toml"),
+    ),
+    (
+        "stacks",
+        "qemu/linux-usb-storage-high-speed",
+        include_str!("../../../../profiles/stacks/qemu/linux-usb-storage-high-speed.toml"),
+    ),
+    (
+        "stacks",
+        "qemu/linux-usb-storage-superspeed",
+        include_str!("../../../../profiles/stacks/qemu/linux-usb-storage-superspeed.toml"),
+    ),
+    (
+        "stacks",
         "sata-ahci-hdd",
         include_str!("../../../../profiles/stacks/sata-ahci-hdd.toml"),
     ),
@@ -567,6 +597,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "usb2-linux-bot-hdd",
+        include_str!("../../../../profiles/stacks/usb2-linux-bot-hdd.toml"),
+    ),
+    (
+        "stacks",
+        "usb2-linux-uas-ssd",
+        include_str!("../../../../profiles/stacks/usb2-linux-uas-ssd.toml"),
+    ),
+    (
+        "stacks",
         "usb2-uas-ssd",
         include_str!("../../../../profiles/stacks/usb2-uas-ssd.toml"),
     ),
@@ -584,6 +624,16 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "stacks",
         "usb3-linux-bot-fast-ssd",
         include_str!("../../../../profiles/stacks/usb3-linux-bot-fast-ssd.toml"),
+    ),
+    (
+        "stacks",
+        "usb3-linux-bot-ssd",
+        include_str!("../../../../profiles/stacks/usb3-linux-bot-ssd.toml"),
+    ),
+    (
+        "stacks",
+        "usb3-linux-uas-ssd",
+        include_str!("../../../../profiles/stacks/usb3-linux-uas-ssd.toml"),
     ),
     (
         "stacks",

@@ -51,8 +51,11 @@ crate::bytes::code_enum! {
         Endpoint = 0x05,
         /// DEVICE_QUALIFIER.
         DeviceQualifier = 0x06,
-        /// BOS.
+        /// BOS (Binary device Object Store, USB 3.2 §9.6.2): the header of a SuperSpeed
+        /// device's capability list.
         Bos = 0x0F,
+        /// DEVICE CAPABILITY (USB 3.2 §9.6.2, Table 9-6): one capability inside the BOS.
+        DeviceCapability = 0x10,
         /// Class-specific interface; for UAS this is the Pipe Usage descriptor.
         PipeUsage = 0x24,
         /// SUPERSPEED_USB_ENDPOINT_COMPANION.

@@ -41,6 +41,10 @@ crate::bytes::code_enum! {
         GetInterface = 10,
         /// SET_INTERFACE.
         SetInterface = 11,
+        /// SET_SEL (USB 3.2 Table 9-4): the system exit latencies for U1/U2, 6 bytes of data.
+        SetSel = 48,
+        /// SET_ISOCH_DELAY (USB 3.2 Table 9-4): wValue is the delay from host to device in ns.
+        SetIsochDelay = 49,
     }
 }
 
