@@ -647,8 +647,10 @@ fn check_pcap_has_usb(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), F
     }
 }
 
-/// A what-if target's bad input, found before anything runs: the target itself, and the job
-/// set read against it (a job file or flags; a preset's points are checked as its run starts).
+/// A what-if target's bad input, found before anything runs: the target itself (a stack that
+/// cannot open or take the fault plan, a file that cannot be created), and the job set read
+/// against it (a job file or flags; a preset's points are checked as its run starts) with
+/// each job's file target and the device guard of a block device a job writes.
 fn check_target(part: &RunArgs) -> Result<(), Failure> {
     let target = part.target().map(target_of).transpose()?;
     match &target {
@@ -692,7 +694,7 @@ fn check_device_guard(path: &Path, destructive: Option<&Path>) -> Result<(), Fai
 
 /// A file target that the run could not open, found before the first target runs: a missing
 /// file in a directory that does not exist, or one the job may not create
-/// (`allow_file_create=0`). The rest (the device guard, sizes) is checked as each opens.
+/// (`allow_file_create=0`). Sizes are checked as each target opens.
 fn check_target_path(path: &Path, may_create: bool) -> Result<(), Failure> {
     if std::fs::symlink_metadata(path).is_ok() {
         return Ok(());
