@@ -114,7 +114,8 @@ pub fn run(args: ValidateArgs, clients: Option<&Clients<'_>>) -> Result<(), Fail
 /// The reference file read and planned, after checking `--output`.
 fn plan(args: &ValidateArgs) -> Result<Vec<storlab_lab::validate::plan::PlannedEntry>, Failure> {
     if let Some(output) = &args.output {
-        crate::output::check_output_paths(&[("--output", output)], &[])?;
+        // validate saves no run, but its output must not replace the default database either.
+        crate::cmd_report::check_output_beside_database(output, &crate::args::DbArgs::default())?;
     }
     storlab_lab::validate::load_plan(
         &args.reference,

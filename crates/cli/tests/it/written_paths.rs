@@ -600,3 +600,30 @@ fn verify_dump_never_writes_through_a_link() {
     assert!(err.contains("is a symbolic link"), "{err}");
     assert_eq!(snapshot(&dump), before, "the dump went through the link");
 }
+
+/// `validate --output` naming the results database (validate saves nothing there, but the
+/// database is the user's): refused before anything runs. The code before replaced it.
+#[test]
+fn validate_never_writes_its_output_over_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("default.sqlite");
+    std::fs::write(&db, "the user's runs").unwrap();
+    let reference = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../validation/calibration.toml"
+    );
+    let args: Vec<String> = [
+        "validate",
+        reference,
+        "--filter=nothing-matches",
+        "--output",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([db.display().to_string()])
+    .collect();
+    let before = snapshot(&db);
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "validate --output", "results database");
+    assert_eq!(snapshot(&db), before);
+}
