@@ -44,8 +44,9 @@ pub(crate) fn check_free_space(
     Err(EngineError::Target {
         path: path.to_path_buf(),
         message: format!(
-            "laying it out to {to_bytes} bytes needs {needed_bytes} more bytes, its file system \
-             has {free_bytes} free; free some space or shrink the job's size"
+            "no space left on its file system to lay it out to {to_bytes} bytes: that needs \
+             {needed_bytes} more bytes, {free_bytes} are free; free some space or shrink the \
+             job's size"
         ),
     })
 }
