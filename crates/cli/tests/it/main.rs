@@ -28,6 +28,7 @@ mod dm_disk_util;
 mod file_keys;
 mod fill_device;
 mod fio_cli;
+mod fio_diff;
 mod fio_json;
 mod fio_logs;
 mod fio_oracle;
