@@ -471,6 +471,11 @@ impl CpuReport {
     }
 }
 
+/// serde's `skip_serializing_if` for counts left out when zero.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,9 +550,4 @@ mod tests {
         assert!((cpu.system_percent - 75.0).abs() < 1e-9);
         assert!((cpu.cpu_ns_per_io - 2_000_000.0).abs() < 1e-6);
     }
-}
-
-/// serde's `skip_serializing_if` for counts left out when zero.
-fn is_zero(value: &u64) -> bool {
-    *value == 0
 }

@@ -116,7 +116,7 @@ fn summarize(label: &str, verdicts: &[Verdict]) -> f64 {
     let percent = 100.0 * agree as f64 / verdicts.len().max(1) as f64;
     eprintln!(
         "fio_diff {label}: {} jobs: {agree} agree with fio ({percent:.1}%: {} same I/O, {} \
-         refused by both), {} refused with a reason, {} silent differences, {} hangs",
+         failed or refused by both), {} refused with a reason, {} silent differences, {} hangs",
         verdicts.len(),
         count(&|v| *v == Verdict::Same),
         count(&|v| *v == Verdict::BothRefused),
