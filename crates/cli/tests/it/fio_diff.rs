@@ -49,7 +49,9 @@ fn fio_present() -> bool {
 
 /// Runs `job` under both tools in a fresh directory; the verdict.
 fn judge(job: &Job) -> Verdict {
-    let scratch = tempfile::tempdir().unwrap();
+    // In the build's own directory, not /tmp: the job's file system decides what `direct=1`,
+    // `fallocate` and `mmap` do, and /tmp is a tmpfs on many machines.
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let fio = run(Tool::Fio, job, scratch.path());
     let storlab = run(Tool::Storlab, job, scratch.path());
     let fio_again = || match run(Tool::Fio, job, &scratch.path().join("again")) {
