@@ -312,6 +312,7 @@ pub struct JobDraft {
     rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
     dedupe_percentage: Option<u8>,
+    refill_buffers: Option<bool>,
     dedupe_mode: Option<DedupeMode>,
     dedupe_working_set_percentage: Option<u8>,
     dedupe_global: Option<bool>,
@@ -939,6 +940,16 @@ impl JobDraft {
                 working_set_percent: self.dedupe_working_set_percentage.unwrap_or(5),
                 global: self.dedupe_global.unwrap_or(false),
             });
+        // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
+        // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
+        if spec.dedupe.is_none() && self.refill_buffers == Some(true) && !self.storlab_rw_default {
+            spec.dedupe = Some(DedupeSpec {
+                percent: 0,
+                mode: DedupeMode::Repeat,
+                working_set_percent: 5,
+                global: false,
+            });
+        }
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
@@ -3438,10 +3449,10 @@ pub static KEYS: &[KeyDef] = &[
         name: "refill_buffers",
         aliases: &[],
         bare: true,
-        meaning: "accepted for fio compatibility; no effect (the data pattern decides the bytes)",
+        meaning: "refill every write's buffer from fio's buffer stream, as fio (a fio job)",
         field: "refill_buffers",
-        apply: |_, v| {
-            parse_bool(v)?;
+        apply: |d, v| {
+            d.refill_buffers = Some(parse_bool(v)?);
             Ok(())
         },
     },
