@@ -701,6 +701,7 @@ impl JobDraft {
         self.check_fill_device(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         self.check_trim_on_a_file(&spec, job_location)?;
+        self.check_mmap_pages(&spec, job_location)?;
         Ok(spec)
     }
 
@@ -1163,6 +1164,37 @@ impl JobDraft {
             "fio 3.33 fails a trim of a regular file (its os_trim is BLKDISCARD alone: error \
              25, ENOTTY) and storlab would punch holes instead; trim a block device, a \
              simulated drive (filename=sim:...) or ioengine=null",
+        ))
+    }
+
+    /// fio 3.33's mmap engine refuses a smallest block that is not whole pages when the job
+    /// syncs or asks for direct I/O (engines/mmap.c, `fio_mmapio_init`: msync works on whole
+    /// pages), so a fio job is refused there as fio refuses it.
+    fn check_mmap_pages(&self, spec: &JobSpec, job_location: &Location) -> Result<(), JobError> {
+        /// x86-64's page size, fio's `page_size` there.
+        const PAGE_BYTES: u64 = 4096;
+        let smallest = spec
+            .block_size_read
+            .min_bytes()
+            .min(spec.block_size_write.min_bytes());
+        let syncs =
+            spec.direct || spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        if self.storlab_rw_default
+            || spec.engine != EngineKind::Mmap
+            || !syncs
+            || smallest.is_multiple_of(PAGE_BYTES)
+        {
+            return Ok(());
+        }
+        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
+        Err(JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            format!(
+                "with {smallest}-byte blocks and direct, fsync or fdatasync: fio 3.33 refuses \
+                 blocks that are not whole {PAGE_BYTES}-byte pages there (engines/mmap.c)"
+            ),
         ))
     }
 

@@ -29,7 +29,7 @@ const CORPUS_JOBS: u64 = 320;
 const SOAK_JOBS: u64 = 3000;
 /// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
 /// far. Raise it as divergences are fixed; never lower it.
-const MIN_AGREE_PERCENT: f64 = 72.2;
+const MIN_AGREE_PERCENT: f64 = 72.5;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// New differences shrunk and printed per run (each shrink runs the job a few dozen times).

@@ -4,7 +4,6 @@
 
 pub const DIVERGENCES: &[(&str, &str)] = &[
     ("--rw=randwrite --bs=512 --size=64k --loops=2 --refill_buffers --verify=sha256", "iolog"),
-    ("--rw=read --bs=512 --size=64k --ioengine=mmap --fsync=3", "exit"),
     ("--rw=randtrim --bsrange=2k-4k --size=64k --norandommap --randseed=22030 --ioengine=null --iodepth=1 --buffer_pattern=0xdeadbeef", "iolog"),
     ("--rw=rw --bs=4k --offset=65536 --io_size=1920k --random_generator=lfsr", "iolog"),
     ("--rw=randwrite --offset=0 --size=64k --iodepth=4 --fsync_on_close=1 --verify=sha256", "iolog order"),
