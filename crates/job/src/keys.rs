@@ -316,6 +316,7 @@ pub struct JobDraft {
     rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     buffer_pattern: Option<Vec<u8>>,
     dedupe_percentage: Option<u8>,
+    refill_buffers: Option<bool>,
     dedupe_mode: Option<DedupeMode>,
     dedupe_working_set_percentage: Option<u8>,
     dedupe_global: Option<bool>,
@@ -703,6 +704,8 @@ impl JobDraft {
         let mut spec = self.build(&name);
         self.check_fill_device(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
+        self.check_trim_on_a_file(&spec, job_location)?;
+        self.check_mmap_pages(&spec, job_location)?;
         Ok(spec)
     }
 
@@ -790,6 +793,7 @@ impl JobDraft {
         set_if(&mut spec.fadvise_hint, self.fadvise_hint);
         set_if(&mut spec.align_bytes, self.align_bytes);
         spec.align_given = self.align_bytes.is_some();
+        self.fio_blockalign_rules(&mut spec, random);
         set_if(&mut spec.iodepth, self.iodepth);
         set_if(&mut spec.numjobs, self.numjobs);
         set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));
@@ -941,6 +945,16 @@ impl JobDraft {
                 working_set_percent: self.dedupe_working_set_percentage.unwrap_or(5),
                 global: self.dedupe_global.unwrap_or(false),
             });
+        // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
+        // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
+        if spec.dedupe.is_none() && self.refill_buffers == Some(true) && !self.storlab_rw_default {
+            spec.dedupe = Some(DedupeSpec {
+                percent: 0,
+                mode: DedupeMode::Repeat,
+                working_set_percent: 5,
+                global: false,
+            });
+        }
         if let Some((read, write)) = self.rate_min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
@@ -990,12 +1004,8 @@ impl JobDraft {
         }
         self.apply_replay(&mut spec);
         self.fio_verify_fixups(&mut spec);
-        let on_a_file = match &spec.target {
-            Target::TempFileIn(_) => true,
-            Target::Path(path) => std::fs::metadata(path).map_or(true, |m| m.is_file()),
-            Target::Sim(_) | Target::None => false,
-        };
-        if spec.trim != TrimMode::None && on_a_file && spec.engine != EngineKind::Null {
+        let on_a_file = on_a_file(&spec.target);
+        if trims_a_file(&spec) {
             spec.warnings.push(
                 "storlab differs from fio here: on a regular file storlab trims by punching a \
                  hole (fallocate PUNCH_HOLE|KEEP_SIZE), where fio 3.33 fails the trim (its \
@@ -1110,6 +1120,88 @@ impl JobDraft {
     }
 
     /// A replay the job cannot do as fio would: refused at the `read_iolog` key.
+    /// fio's own `blockalign` rules (init.c, `fixup_options`), applied once the block sizes
+    /// and the random map are known.
+    fn fio_blockalign_rules(&self, spec: &mut JobSpec, random: bool) {
+        // fio input means fio's semantics: `blockalign` defaults to each direction's smallest
+        // block (init.c, `fixup_options`: `o->ba[ddir] = o->min_bs[ddir]`), so blocks under
+        // 4 KiB go where fio puts them. A preset keeps storlab's 4 KiB.
+        let smallest = spec
+            .block_size_read
+            .min_bytes()
+            .min(spec.block_size_write.min_bytes());
+        if !self.storlab_rw_default
+            && self.align_bytes.is_none()
+            && smallest.is_power_of_two()
+            && (crate::validate::SECTOR_BYTES..spec.align_bytes).contains(&smallest)
+        {
+            spec.align_bytes = smallest;
+        }
+        // fio 3.33 turns the random map off when a random job's `blockalign` is not each
+        // direction's smallest block (init.c, `fixup_options`: "Any use of blockalign= turns
+        // off randommap"): its places would overlap, and a map over them never fills.
+        if let (true, Some(align)) = (random, self.align_bytes) {
+            let smallest = [&spec.block_size_read, &spec.block_size_write].map(|bs| bs.min_bytes());
+            if smallest.iter().any(|&bs| bs != align) {
+                spec.random_map = self.random_generator == Some(FioGenerator::Lfsr);
+            }
+        }
+    }
+
+    /// fio input means fio's semantics, and fio 3.33 fails every trim of a regular file (its
+    /// `os_trim`, os/os-linux.h, is BLKDISCARD alone: error 25, ENOTTY) where storlab would
+    /// punch holes: such a job is refused in one line rather than run differently. A preset
+    /// (storlab's methodology) still trims a file by punching holes.
+    fn check_trim_on_a_file(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if self.storlab_rw_default || !trims_a_file(spec) {
+            return Ok(());
+        }
+        let setter = self.provenance.iter().rev().find(|p| p.field == "rw");
+        Err(JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("rw", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            "fio 3.33 fails a trim of a regular file (its os_trim is BLKDISCARD alone: error \
+             25, ENOTTY) and storlab would punch holes instead; trim a block device, a \
+             simulated drive (filename=sim:...) or ioengine=null",
+        ))
+    }
+
+    /// fio 3.33's mmap engine refuses a smallest block that is not whole pages when the job
+    /// syncs or asks for direct I/O (engines/mmap.c, `fio_mmapio_init`: msync works on whole
+    /// pages), so a fio job is refused there as fio refuses it.
+    fn check_mmap_pages(&self, spec: &JobSpec, job_location: &Location) -> Result<(), JobError> {
+        /// x86-64's page size, fio's `page_size` there.
+        const PAGE_BYTES: u64 = 4096;
+        let smallest = spec
+            .block_size_read
+            .min_bytes()
+            .min(spec.block_size_write.min_bytes());
+        let syncs =
+            spec.direct || spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        if self.storlab_rw_default
+            || spec.engine != EngineKind::Mmap
+            || !syncs
+            || smallest.is_multiple_of(PAGE_BYTES)
+        {
+            return Ok(());
+        }
+        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
+        Err(JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            format!(
+                "with {smallest}-byte blocks and direct, fsync or fdatasync: fio 3.33 refuses \
+                 blocks that are not whole {PAGE_BYTES}-byte pages there (engines/mmap.c)"
+            ),
+        ))
+    }
+
     fn check_replay(&self, job_location: &Location) -> Result<(), JobError> {
         let Some(trace) = &self.read_iolog else {
             return Ok(());
@@ -1286,6 +1378,20 @@ impl JobDraft {
         }
         error
     }
+}
+
+/// Whether `target` is a regular file (or one still to be made).
+fn on_a_file(target: &Target) -> bool {
+    match target {
+        Target::TempFileIn(_) => true,
+        Target::Path(path) => std::fs::metadata(path).map_or(true, |m| m.is_file()),
+        Target::Sim(_) | Target::None => false,
+    }
+}
+
+/// Whether `spec` trims a regular file through a real engine (storlab punches holes there).
+fn trims_a_file(spec: &JobSpec) -> bool {
+    spec.trim != TrimMode::None && on_a_file(&spec.target) && spec.engine != EngineKind::Null
 }
 
 /// Where a job of a fio file or fio-style flags relies on a storlab default that makes its I/O
@@ -3466,11 +3572,11 @@ pub static KEYS: &[KeyDef] = &[
         name: "refill_buffers",
         aliases: &[],
         bare: true,
-        meaning: "accepted for fio compatibility; no effect (the data pattern decides the bytes)",
+        meaning: "refill every write's buffer from fio's buffer stream, as fio (a fio job)",
         field: "refill_buffers",
         path: KeyPath::None,
-        apply: |_, v| {
-            parse_bool(v)?;
+        apply: |d, v| {
+            d.refill_buffers = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -4904,7 +5010,9 @@ mod tests {
 
     #[test]
     fn storlab_alignment_that_moves_offsets_off_fios_is_noted_once() {
-        let file = "[global]\nsize=1M\nrw=randread\nbsrange=1k-4k\n[a]\n[b]\n[c]\nblockalign=1k\n";
+        // fio's alignment is the smallest block; storlab's default is fio's under 4 KiB, and
+        // 4 KiB steps above: a 6 KiB block is where they part.
+        let file = "[global]\nsize=1M\nrw=randread\nbs=6k\n[a]\n[b]\n[c]\nblockalign=2k\n";
         let set = crate::fio::parse_fio_str(file, "j.fio", None).unwrap();
         let noted: Vec<usize> = set
             .jobs
@@ -4920,9 +5028,9 @@ mod tests {
         assert!(set.jobs[0]
             .warnings
             .iter()
-            .any(|w| w.contains("blockalign=1024")));
-        // 4 KiB random reads land where fio's would: nothing to say.
-        let file = "[a]\nsize=1M\nrw=randread\nbs=4k\n";
+            .any(|w| w.contains("blockalign=6144")));
+        // 4 KiB random reads land where fio's would, and so do blocks under 4 KiB.
+        let file = "[a]\nsize=1M\nrw=randread\nbsrange=1k-4k\n";
         let set = crate::fio::parse_fio_str(file, "j.fio", None).unwrap();
         assert!(set.jobs[0]
             .warnings
@@ -5551,7 +5659,9 @@ mod tests {
     #[test]
     fn trim_modes_write_as_fio_and_take_the_third_block_size() {
         let job = |rw: &str, bs: &str| {
-            draft(&[("size", Some("1M")), ("rw", Some(rw)), ("bs", Some(bs))]).unwrap()
+            // ioengine=null: fio fails a trim of a regular file, so storlab refuses one.
+            let keys = [("size", Some("1M")), ("rw", Some(rw)), ("bs", Some(bs))];
+            draft(&[&keys[..], &[("ioengine", Some("null"))]].concat()).unwrap()
         };
         for (rw, trim, random) in [
             ("trim", TrimMode::Trim, false),

@@ -66,6 +66,32 @@ pub fn stamp(buf: &mut [u8], pattern: Pattern, offset_bytes: u64, counter: u64) 
     buf[8..STAMP_BYTES].copy_from_slice(&counter.to_le_bytes());
 }
 
+/// fio's `scramble_buffers` (io_u.c, `small_content_scramble`), on by default in fio: each
+/// 512-byte sector of a write gets its own offset at the start of one of its eight 64-byte
+/// lines and a per-write tag at the end of the first, so no two sectors of a run are alike
+/// however the buffer was filled (a read into the same buffer leaves zeros) and no 4 KiB
+/// block dedupes against another. fio's tag and line pick come from the write's start time;
+/// storlab's from the worker's write count, so a run repeats byte for byte. Zero-pattern
+/// buffers stay zero, as `stamp`.
+#[inline]
+pub fn scramble_sectors(buf: &mut [u8], pattern: Pattern, offset_bytes: u64, counter: u64) {
+    const SECTOR: usize = 512;
+    const LINE: usize = 64;
+    if pattern == Pattern::Zeros {
+        return;
+    }
+    let line_start = ((counter ^ offset_bytes) & 7) as usize * LINE;
+    // Never zero, as fio's time is not: the first write at offset 0 is marked too.
+    let tag = counter.wrapping_add(1);
+    let mut sector_offset = offset_bytes;
+    for sector in buf.chunks_exact_mut(SECTOR) {
+        sector[line_start..line_start + 8].copy_from_slice(&sector_offset.to_le_bytes());
+        sector[LINE - 16..LINE - 8].copy_from_slice(&tag.to_le_bytes());
+        sector[LINE - 8..LINE].copy_from_slice(&offset_bytes.to_le_bytes());
+        sector_offset += SECTOR as u64;
+    }
+}
+
 /// The content a verify run writes to each `granule_bytes`-sized granule of a write at
 /// `offset_bytes` in write generation `generation`: a function of the seed, the granule's offset
 /// and the generation only, so the read-back recomputes it from the write record alone. The

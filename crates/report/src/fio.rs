@@ -346,7 +346,7 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
             .sync
             .as_ref()
             .map(|summary| FioSync {
-                total_ios: summary.count,
+                total_ios: job.fsyncs,
                 lat_ns: fio_latency(summary, true),
             })
             .unwrap_or_default(),

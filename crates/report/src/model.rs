@@ -175,6 +175,9 @@ pub struct JobReport {
     /// before they were measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<LatencySummary>,
+    /// The `fsync`s among the syncs (fio's `sync` `total_ios`, which leaves `fdatasync` out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fsyncs: u64,
     /// Rates per interval over the measured window.
     pub series: Vec<SeriesPoint>,
     /// CPU the workers used.
@@ -317,6 +320,7 @@ impl JobReport {
             trim: summarise(&stats.trim),
             sync: (stats.sync.count() > 0)
                 .then(|| LatencySummary::from_histogram(&stats.sync, &FIO_DEFAULT_PERCENTILES)),
+            fsyncs: stats.fsyncs,
             series: SeriesPoint::from_stats(stats),
             cpu: CpuReport::from_stats(stats),
             elapsed_ns,
@@ -465,6 +469,11 @@ impl CpuReport {
             major_faults: stats.major_faults,
         }
     }
+}
+
+/// serde's `skip_serializing_if` for counts left out when zero.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 #[cfg(test)]

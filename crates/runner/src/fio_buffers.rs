@@ -180,6 +180,12 @@ impl FioBuffers {
     /// io_u.c `fill_io_buffer`: `buf` (a write's whole length) in chunks of
     /// `min(min_bs[write], buffer_compress_chunk)`, one stream choice per buffer.
     pub fn fill(&mut self, buf: &mut [u8]) {
+        if self.dedupe.percent == 0 && self.compress_percent == 0 && self.pattern.is_none() {
+            // `refill_buffers` alone: fio's last branch, `fill_random_buf` over the whole
+            // buffer from one seed (lib/rand.c).
+            fill_random(buf, next_seed(&mut self.buf_state));
+            return;
+        }
         let mut min_write = self.min_write_bytes;
         let mut stream = None;
         let mut at = 0usize;

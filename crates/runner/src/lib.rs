@@ -1069,6 +1069,7 @@ fn drive_and_verify(
         else {
             continue;
         };
+        w.log_read_back(own, slot_bytes)?;
         let slots = w.read_back_slots(slot_bytes);
         let read_back = verify::read_back(
             engine,

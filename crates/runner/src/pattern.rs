@@ -33,6 +33,12 @@ pub fn stamp(buf: &mut [u8], pattern: DataPattern, offset_bytes: u64, counter: u
     storlab_pattern::stamp(buf, generator_pattern(pattern), offset_bytes, counter);
 }
 
+/// fio's per-sector scramble of a write buffer (see [`storlab_pattern::scramble_sectors`]).
+#[inline]
+pub fn scramble_sectors(buf: &mut [u8], pattern: DataPattern, offset_bytes: u64, counter: u64) {
+    storlab_pattern::scramble_sectors(buf, generator_pattern(pattern), offset_bytes, counter);
+}
+
 /// The content a verify run writes to each granule of a write (see
 /// [`storlab_pattern::fill_verifiable`]).
 pub fn fill_verifiable(

@@ -250,7 +250,7 @@ impl WriteRecord {
     }
 
     /// The written extents in offset order, cut into reads of at most `max_len_bytes`.
-    fn extents(&self, max_len_bytes: u64) -> Extents<'_> {
+    pub(crate) fn extents(&self, max_len_bytes: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         Extents {
             record: self,
             next_index: 0,

@@ -169,6 +169,26 @@ impl IoLog {
         Ok(())
     }
 
+    /// fio logs its verify reads too (backend.c, `do_verify`, after reopening the file): the
+    /// read-back's `extents` appended to the closed log, between an `open` and a `close`.
+    fn append_read_back(
+        &mut self,
+        extents: impl Iterator<Item = (u64, u64)>,
+        job: &str,
+    ) -> Result<(), RunError> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| self.error("cannot reopen", e, job))?;
+        self.file = Some(file);
+        let label = self.file_label.clone();
+        writeln!(self.pending, "{label} open").expect("writing to memory");
+        for (offset_bytes, len_bytes) in extents {
+            self.record(IoDirection::Read, offset_bytes, len_bytes as u32);
+        }
+        self.close(job)
+    }
+
     fn close(&mut self, job: &str) -> Result<(), RunError> {
         if self.file.is_none() {
             return Ok(());
@@ -754,6 +774,15 @@ impl Worker {
         Some(record)
     }
 
+    /// Logs the read-back of `own` in `write_iolog`, as fio logs its verify reads, before
+    /// they are issued (cut into reads of at most `slot_bytes`, as the read-back cuts them).
+    pub fn log_read_back(&mut self, own: &WriteRecord, slot_bytes: u64) -> Result<(), RunError> {
+        match self.iolog.as_mut() {
+            Some(log) => log.append_read_back(own.extents(slot_bytes), &self.job_name),
+            None => Ok(()),
+        }
+    }
+
     /// The engine slots this worker uses, for its read-back.
     pub fn read_back_slots(&self, slot_bytes: u64) -> verify::ReadBackSlots {
         verify::ReadBackSlots {
@@ -1035,11 +1064,20 @@ impl Worker {
                         && self.fio_buffers.is_none()
                         && self.unchecked_format.is_none() =>
                 {
-                    // Only the stamp changes: the rest of the slot holds what setup filled,
-                    // and an engine may rely on that (the simulator's store does).
-                    let head_bytes = (io.len_bytes as usize).min(pattern::STAMP_BYTES);
-                    let head = engine.buffer_head_mut(slot, head_bytes);
-                    pattern::stamp(head, self.pattern, io.offset_bytes, self.write_counter);
+                    if engine.capabilities().shared_timeline {
+                        // Only the stamp changes: the rest of the slot holds what setup
+                        // filled, and the simulator's store relies on that (ADR 0016).
+                        let head_bytes = (io.len_bytes as usize).min(pattern::STAMP_BYTES);
+                        let head = engine.buffer_head_mut(slot, head_bytes);
+                        pattern::stamp(head, self.pattern, io.offset_bytes, self.write_counter);
+                    } else {
+                        // Real storage gets fio's default: every sector scrambled, so a 4 KiB
+                        // block never repeats (and a read into the slot leaves no zeros).
+                        let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
+                        pattern::stamp(buf, self.pattern, io.offset_bytes, self.write_counter);
+                        let counter = self.write_counter;
+                        pattern::scramble_sectors(buf, self.pattern, io.offset_bytes, counter);
+                    }
                     self.write_counter += 1;
                 }
                 IoDirection::Write => {
@@ -1261,15 +1299,29 @@ impl Worker {
         }
     }
 
-    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it.
+    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it, and timed
+    /// and counted as fio's `sync` block does (see `flush_uncounted` for the end's).
     fn flush(&mut self, engine: &mut dyn IoEngine, kind: FlushKind) -> Result<(), RunError> {
+        self.flush_measured(engine, kind, true)
+    }
+
+    /// `flush`, timed and counted in the `sync` statistics when `measured`.
+    fn flush_measured(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        kind: FlushKind,
+        measured: bool,
+    ) -> Result<(), RunError> {
         if let Some(log) = self.iolog.as_mut() {
             log.record_sync(kind, self.last_offset_bytes);
         }
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
-        if start_ns >= self.sync_measure_start_ns {
+        if measured && start_ns >= self.sync_measure_start_ns {
             self.stats.sync.record(engine.now_ns() - start_ns);
+            if kind == FlushKind::All {
+                self.stats.fsyncs += 1;
+            }
         }
         self.last_was_sync = true;
         Ok(())
@@ -1277,10 +1329,13 @@ impl Worker {
 
     /// fio's `end_fsync` and `fsync_on_close`: one `fsync` once a job that wrote is done,
     /// unless its last act was a sync already (fio then issues none: one sync for both keys).
+    /// fio neither times nor counts it: both keys sync in the TD_FSYNCING state (backend.c,
+    /// `do_io`), which `td_io_queue` (ioengines.c) leaves out of `total_io_u` (and
+    /// `fsync_on_close` adds a plain `fsync(2)` at close, filesetup.c, no I/O unit at all).
     fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
         let wanted = self.sync.end_fsync || self.sync.fsync_on_close;
         if wanted && self.error.is_none() && self.write_counter > 0 && !self.last_was_sync {
-            self.flush(engine, FlushKind::All)?;
+            self.flush_measured(engine, FlushKind::All, false)?;
         }
         Ok(())
     }

@@ -148,6 +148,11 @@ pub struct WorkerStats {
     /// How long each sync (`fsync`/`fdatasync`, a drive's cache flush) took, as fio's `sync`
     /// latency: from the call to its return, with none of the worker's I/O outstanding.
     pub sync: LatencyHistogram,
+    /// The `fsync`s among them: what fio 3.33 counts as its `sync` block's `total_ios`
+    /// (ioengines.c, `td_io_queue`, counts `total_io_u[DDIR_SYNC]`; an `fdatasync`'s
+    /// DDIR_DATASYNC falls past that array, so it is timed but never counted).
+    #[serde(default)]
+    pub fsyncs: u64,
     /// CPU time the worker spent during the measured window.
     pub cpu: CpuTime,
     /// Length of the measured window (after ramp).
@@ -183,6 +188,7 @@ impl WorkerStats {
             write: DirectionStats::new(interval_ns),
             trim: DirectionStats::new(interval_ns),
             sync: LatencyHistogram::new(),
+            fsyncs: 0,
             cpu: CpuTime::default(),
             elapsed_ns: 0,
             context_switches: 0,
@@ -212,6 +218,7 @@ impl WorkerStats {
         self.write.merge(&other.write);
         self.trim.merge(&other.trim);
         self.sync.merge(&other.sync);
+        self.fsyncs += other.fsyncs;
         self.cpu = self.cpu + other.cpu;
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.context_switches = self.context_switches.saturating_add(other.context_switches);

@@ -31,6 +31,7 @@ mod fault_depth;
 mod file_keys;
 mod fill_device;
 mod fio_cli;
+mod fio_diff;
 mod fio_json;
 mod fio_logs;
 mod fio_oracle;

@@ -82,8 +82,8 @@ fn fsync_latency_is_reported_in_fios_sync_block_on_files_and_simulated_drives() 
 }
 
 /// A simulated HDD with a write-back cache: `sync=1` (every write followed by the drive's
-/// cache flush) is slower than the same job without it, `end_fsync` adds one flush, and a
-/// trace's `sync` lines replay as flushes.
+/// cache flush) is slower than the same job without it, `end_fsync` adds one flush (which fio
+/// does not count), and a trace's `sync` lines replay as flushes.
 #[test]
 fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,8 +109,10 @@ fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
         synchronous * 2.0 < cached,
         "sync=1 {synchronous} IOPS against {cached} IOPS with the write cache"
     );
+    // The end's flush is done but, as fio 3.33 (it syncs in the TD_FSYNCING state, which
+    // `td_io_queue` leaves uncounted), neither counted nor timed.
     let (_, end) = write_iops("--end_fsync=1");
-    assert_eq!(end["total_ios"].as_u64(), Some(1), "{end}");
+    assert_eq!(end["total_ios"].as_u64(), Some(0), "{end}");
 
     let trace = dir.path().join("trace.log");
     std::fs::write(
@@ -128,7 +130,10 @@ fn synchronous_writes_on_a_simulated_drive_wait_for_the_flush() {
     );
     let job = &report["jobs"][0];
     assert_eq!(job["write"]["total_ios"].as_u64(), Some(3), "{job}");
-    assert_eq!(job["sync"]["total_ios"].as_u64(), Some(2), "{job}");
+    // fio 3.33 on this trace: both syncs timed, only the `fsync` counted (an `fdatasync`'s
+    // DDIR_DATASYNC falls past its `total_io_u` array).
+    assert_eq!(job["sync"]["total_ios"].as_u64(), Some(1), "{job}");
+    assert_eq!(job["sync"]["lat_ns"]["N"].as_u64(), Some(2), "{job}");
 }
 
 /// The `write` block's bytes and I/O count of a fio-shaped report.

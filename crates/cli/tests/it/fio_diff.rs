@@ -1,0 +1,227 @@
+//! The differential fuzzer against fio 3.33 (issue 34): random valid fio jobs over the keys
+//! storlab accepts, each run by fio and by storlab on the same small file, compared through
+//! what fio lets one compare (exit status, `write_iolog`, the JSON totals, the bytes written).
+//!
+//! - `a_fixed_seed_corpus_does_fios_io`: CI's corpus (`CORPUS_JOBS` jobs of `CORPUS_SEED`). It
+//!   prints the pass rate, and fails on a silent difference not in `known::DIVERGENCES`, on a
+//!   listed one that is gone (the list only shrinks), and below the ratchet `MIN_AGREE_PERCENT`.
+//!   A new difference is shrunk (keys dropped while it persists) and printed as the fio and
+//!   storlab command lines that show it.
+//! - `a_soak_of_thousands_of_jobs`: with `STORLAB_SOAK=1`, `STORLAB_FUZZ_JOBS` (3000) jobs of
+//!   `STORLAB_FUZZ_SEED` (the time): fails on a hang or a class of difference not known.
+//!
+//! Print the rate: `cargo test -p storlab --test it fio_diff -- --nocapture`.
+
+mod compare;
+mod jobs;
+mod known;
+mod run;
+
+use compare::{compare, Verdict};
+use jobs::Job;
+use run::{run, Ran, Tool};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const CORPUS_SEED: u64 = 34;
+const CORPUS_JOBS: u64 = 320;
+const SOAK_JOBS: u64 = 3000;
+/// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
+/// far. Raise it as divergences are fixed; never lower it.
+const MIN_AGREE_PERCENT: f64 = 72.5;
+/// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
+const PARALLEL_JOBS: usize = 2;
+/// New differences shrunk and printed per run (each shrink runs the job a few dozen times).
+const SHRINK_AT_MOST: usize = 5;
+
+fn fio_present() -> bool {
+    let found = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "fio is required in CI");
+        eprintln!("skipping: fio is not installed (Debian package fio)");
+    }
+    found
+}
+
+/// Runs `job` under both tools in a fresh directory; the verdict.
+fn judge(job: &Job) -> Verdict {
+    // In the build's own directory, not /tmp: the job's file system decides what `direct=1`,
+    // `fallocate` and `mmap` do, and /tmp is a tmpfs on many machines.
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let fio = run(Tool::Fio, job, scratch.path());
+    let storlab = run(Tool::Storlab, job, scratch.path());
+    let fio_again = || match run(Tool::Fio, job, &scratch.path().join("again")) {
+        Ran::Exited(exited) => Some(exited.data),
+        Ran::Hung => None,
+    };
+    compare(job, &fio, &storlab, &fio_again)
+}
+
+/// Every job's verdict, `PARALLEL_JOBS` at a time.
+fn judge_all(jobs: &[Job]) -> Vec<Verdict> {
+    let next = AtomicUsize::new(0);
+    let verdicts = Mutex::new(vec![Verdict::Same; jobs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL_JOBS {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(index) else { break };
+                let verdict = judge(job);
+                verdicts.lock().unwrap()[index] = verdict;
+            });
+        }
+    });
+    verdicts.into_inner().unwrap()
+}
+
+/// Drops keys from `job` one at a time while the same class of difference persists: the
+/// smallest job that still shows it.
+fn shrink(job: &Job, verdict: &Verdict) -> (Job, Verdict) {
+    let (mut job, mut verdict) = (job.clone(), verdict.clone());
+    let mut index = 0;
+    while index < job.keys.len() {
+        let candidate = job.without(index);
+        let candidate_verdict = judge(&candidate);
+        if candidate_verdict.class() == verdict.class() {
+            (job, verdict) = (candidate, candidate_verdict);
+        } else {
+            index += 1;
+        }
+    }
+    (job, verdict)
+}
+
+/// The job as commands anyone can paste: the same data file, then fio and storlab.
+fn reproduction(job: &Job) -> String {
+    let flags = job.line();
+    format!(
+        "truncate -s {} data && fio --name=fuzz --filename=data --write_iolog=io.log {flags}\n\
+         truncate -s {} data && storlab run --name=fuzz --filename=data --write_iolog=io.log {flags}",
+        jobs::FILE_BYTES,
+        jobs::FILE_BYTES
+    )
+}
+
+/// Prints the counts and the classes of difference; the share agreeing with fio, in percent.
+fn summarize(label: &str, verdicts: &[Verdict]) -> f64 {
+    // Each class with its count and its first instance.
+    let mut classes: BTreeMap<String, (usize, &Verdict)> = BTreeMap::new();
+    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
+    for verdict in verdicts.iter().filter(|v| !v.agrees()) {
+        classes.entry(verdict.class()).or_insert((0, verdict)).0 += 1;
+    }
+    let agree = count(&Verdict::agrees);
+    let percent = 100.0 * agree as f64 / verdicts.len().max(1) as f64;
+    eprintln!(
+        "fio_diff {label}: {} jobs: {agree} agree with fio ({percent:.1}%: {} same I/O, {} \
+         failed or refused by both), {} refused with a reason, {} silent differences, {} hangs",
+        verdicts.len(),
+        count(&|v| *v == Verdict::Same),
+        count(&|v| *v == Verdict::BothRefused),
+        count(&|v| matches!(v, Verdict::Refused(_))),
+        count(&|v| matches!(v, Verdict::Diverged(_))),
+        count(&|v| matches!(v, Verdict::Hang(_))),
+    );
+    for (class, (n, first)) in classes {
+        eprintln!("  {n:4}  {class}  (first: {first:?})");
+    }
+    percent
+}
+
+/// Shrinks and prints up to `SHRINK_AT_MOST` of `differences`.
+fn report_new(differences: &[(&Job, &Verdict)]) {
+    for (job, verdict) in differences.iter().take(SHRINK_AT_MOST) {
+        let (small, small_verdict) = shrink(job, verdict);
+        eprintln!(
+            "new difference: {}\n  job: {}\n  shrunk: {small_verdict:?}\n{}",
+            verdict.class(),
+            job.line(),
+            reproduction(&small)
+        );
+    }
+}
+
+#[test]
+fn a_fixed_seed_corpus_does_fios_io() {
+    if !fio_present() {
+        return;
+    }
+    let jobs: Vec<Job> = (0..CORPUS_JOBS)
+        .map(|i| jobs::job(CORPUS_SEED, i))
+        .collect();
+    let verdicts = judge_all(&jobs);
+    let percent = summarize("corpus", &verdicts);
+    let known: BTreeMap<&str, &str> = known::DIVERGENCES.iter().copied().collect();
+    let mut unexpected = Vec::new();
+    let mut listed_now = Vec::new();
+    for (job, verdict) in jobs.iter().zip(&verdicts) {
+        let line = job.line();
+        let class = verdict.class();
+        if verdict.is_silent_difference() {
+            listed_now.push(format!("    ({line:?}, {class:?}),"));
+            if known.get(line.as_str()) != Some(&class.as_str()) {
+                unexpected.push((job, verdict));
+            }
+        }
+    }
+    let gone = known.len() + unexpected.len() - listed_now.len();
+    if !unexpected.is_empty() || gone > 0 {
+        report_new(&unexpected);
+        eprintln!(
+            "known::DIVERGENCES as this run found them:\n{}",
+            listed_now.join("\n")
+        );
+    }
+    assert!(
+        unexpected.is_empty(),
+        "{} new differences from fio (above)",
+        unexpected.len()
+    );
+    assert_eq!(gone, 0, "listed differences now gone: shrink known::DIVERGENCES (above) and raise MIN_AGREE_PERCENT");
+    assert!(
+        percent >= MIN_AGREE_PERCENT,
+        "{percent:.1}% agree with fio, below the ratchet {MIN_AGREE_PERCENT}%"
+    );
+}
+
+#[test]
+fn a_soak_of_thousands_of_jobs() {
+    if std::env::var_os("STORLAB_SOAK").is_none() || !fio_present() {
+        return;
+    }
+    let number = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let seed = number("STORLAB_FUZZ_SEED", now);
+    let jobs: Vec<Job> = (0..number("STORLAB_FUZZ_JOBS", SOAK_JOBS))
+        .map(|i| jobs::job(seed, i))
+        .collect();
+    let verdicts = judge_all(&jobs);
+    summarize(&format!("soak (STORLAB_FUZZ_SEED={seed})"), &verdicts);
+    let known_classes: Vec<&str> = known::DIVERGENCES.iter().map(|(_, class)| *class).collect();
+    let unknown: Vec<(&Job, &Verdict)> = jobs
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| {
+            matches!(v, Verdict::Hang(_))
+                || (v.is_silent_difference() && !known_classes.contains(&v.class().as_str()))
+        })
+        .collect();
+    report_new(&unknown);
+    assert!(
+        unknown.is_empty(),
+        "{} hangs or unknown classes of difference",
+        unknown.len()
+    );
+}

@@ -1,0 +1,214 @@
+//! Compares what fio and storlab did with one job, in the order a reader would want the first
+//! difference: hang, exit status, the iolog, the JSON totals, the bytes written.
+
+use super::jobs::Job;
+use super::run::{Action, Exited, Ran, Tool};
+use std::collections::HashSet;
+
+/// How one job came out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Both ran and did the same I/O.
+    Same,
+    /// fio refuses the job and so does storlab.
+    BothRefused,
+    /// fio runs it; storlab refuses it deliberately, in one line saying why (exit 2).
+    Refused(String),
+    /// A silent difference: the first one found.
+    Diverged(String),
+    /// A tool was still running at the timeout.
+    Hang(Tool),
+}
+
+impl Verdict {
+    /// The same behaviour as fio's: the same I/O, or refused by both.
+    pub fn agrees(&self) -> bool {
+        matches!(self, Verdict::Same | Verdict::BothRefused)
+    }
+
+    /// A difference nobody was told about (a hang is one too).
+    pub fn is_silent_difference(&self) -> bool {
+        matches!(self, Verdict::Diverged(_) | Verdict::Hang(_))
+    }
+
+    /// The difference's class: its text up to the first `:` ("iolog", "json write.total_ios").
+    pub fn class(&self) -> String {
+        match self {
+            Verdict::Diverged(what) => what.split(':').next().unwrap_or(what).to_owned(),
+            Verdict::Hang(tool) => format!("hang ({tool:?})"),
+            Verdict::Refused(_) => "refused".to_owned(),
+            Verdict::Same | Verdict::BothRefused => "same".to_owned(),
+        }
+    }
+}
+
+/// The verdict on `fio` and `storlab`'s runs of `job`; `fio_again` reruns fio for its data
+/// when the bytes differ, to tell content fio itself varies run to run (the time it stamps
+/// into scrambled buffers and verify headers) from a real difference.
+pub fn compare(
+    job: &Job,
+    fio: &Ran,
+    storlab: &Ran,
+    fio_again: &dyn Fn() -> Option<Vec<u8>>,
+) -> Verdict {
+    let (fio, storlab) = match (fio, storlab) {
+        (Ran::Hung, _) => return Verdict::Hang(Tool::Fio),
+        (_, Ran::Hung) => return Verdict::Hang(Tool::Storlab),
+        (Ran::Exited(fio), Ran::Exited(storlab)) => (fio, storlab),
+    };
+    if let Some(verdict) = exit_statuses(fio, storlab) {
+        return verdict;
+    }
+    let first_difference = iologs(job, &fio.actions, &storlab.actions)
+        .or_else(|| totals(fio, storlab))
+        .or_else(|| data(&fio.data, &storlab.data, fio_again));
+    match first_difference {
+        Some(what) => Verdict::Diverged(what),
+        None => Verdict::Same,
+    }
+}
+
+/// The last line of a tool's stderr that says something.
+fn last_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("")
+}
+
+/// fio's refusal must be storlab's; a storlab refusal of a job fio runs must say why.
+fn exit_statuses(fio: &Exited, storlab: &Exited) -> Option<Verdict> {
+    match (fio.code, storlab.code) {
+        (0, 0) => None,
+        (_, 0) => Some(Verdict::Diverged(format!(
+            "exit: fio refuses ({}), storlab runs",
+            last_line(&fio.stderr)
+        ))),
+        (0, 2) if last_line(&storlab.stderr).contains("error") => {
+            Some(Verdict::Refused(last_line(&storlab.stderr).to_owned()))
+        }
+        (0, code) => Some(Verdict::Diverged(format!(
+            "exit: fio runs, storlab exits {code} ({})",
+            last_line(&storlab.stderr)
+        ))),
+        _ => Some(Verdict::BothRefused),
+    }
+}
+
+/// The logs in order, where fio's order is deterministic (one worker: it logs each I/O as it
+/// queues it, in the order its streams draw); as multisets where workers interleave.
+fn iologs(job: &Job, fio: &[Action], storlab: &[Action]) -> Option<String> {
+    let in_order = job.value("numjobs").is_none_or(|n| n == "1");
+    let sorted = |log: &[Action]| {
+        let mut log = log.to_vec();
+        log.sort();
+        log
+    };
+    let (fio_sorted, storlab_sorted) = (sorted(fio), sorted(storlab));
+    let (fio, storlab) = if in_order {
+        (fio, storlab)
+    } else {
+        (&fio_sorted[..], &storlab_sorted[..])
+    };
+    if fio == storlab {
+        return None;
+    }
+    if fio_sorted == storlab_sorted {
+        return Some("iolog order: the same I/Os in another order".to_owned());
+    }
+    let at = fio.iter().zip(storlab).take_while(|(a, b)| a == b).count();
+    Some(format!(
+        "iolog: {} actions from fio, {} from storlab; #{at}: fio {:?}, storlab {:?}",
+        fio.len(),
+        storlab.len(),
+        fio.get(at),
+        storlab.get(at)
+    ))
+}
+
+/// The JSON report's totals, summed over its jobs: bytes and I/Os per direction, syncs, the
+/// jobs reported and any job's error.
+fn totals(fio: &Exited, storlab: &Exited) -> Option<String> {
+    let sums = |exited: &Exited| -> Vec<(String, u64)> {
+        let jobs = exited
+            .report
+            .as_ref()
+            .and_then(|r| r["jobs"].as_array().cloned())
+            .unwrap_or_default();
+        let mut sums = vec![("jobs".to_owned(), jobs.len() as u64)];
+        for field in [
+            "read.io_bytes",
+            "read.total_ios",
+            "write.io_bytes",
+            "write.total_ios",
+            "trim.io_bytes",
+            "trim.total_ios",
+            "sync.total_ios",
+            "error",
+        ] {
+            let sum = jobs
+                .iter()
+                .map(|job| {
+                    field
+                        .split('.')
+                        .fold(job, |v, part| &v[part])
+                        .as_u64()
+                        .unwrap_or(0)
+                })
+                .sum();
+            sums.push((field.to_owned(), sum));
+        }
+        sums
+    };
+    let (fio, storlab) = (sums(fio), sums(storlab));
+    fio.iter()
+        .zip(&storlab)
+        .find(|(a, b)| a != b)
+        .map(|((field, a), (_, b))| format!("json {field}: fio {a}, storlab {b}"))
+}
+
+/// The data file's bytes: equal, or where fio's own content varies run to run, the same
+/// sectors written and as many distinct 4 KiB blocks.
+fn data(fio: &[u8], storlab: &[u8], fio_again: &dyn Fn() -> Option<Vec<u8>>) -> Option<String> {
+    if fio == storlab {
+        return None;
+    }
+    if fio.len() != storlab.len() {
+        return Some(format!(
+            "data length: fio {}, storlab {}",
+            fio.len(),
+            storlab.len()
+        ));
+    }
+    let exact = fio_again().is_some_and(|again| again == fio);
+    if exact {
+        let at = fio.iter().zip(storlab).take_while(|(a, b)| a == b).count();
+        return Some(format!(
+            "data: fio's bytes are deterministic; first difference at byte {at}"
+        ));
+    }
+    let (fio_shape, storlab_shape) = (shape(fio), shape(storlab));
+    if fio_shape.0 != storlab_shape.0 {
+        return Some("data sectors: another set of 512-byte sectors written".to_owned());
+    }
+    (fio_shape.1 != storlab_shape.1).then(|| {
+        format!(
+            "data distinct: {} distinct 4 KiB blocks written by fio, {} by storlab",
+            fio_shape.1, storlab_shape.1
+        )
+    })
+}
+
+/// Which 512-byte sectors hold anything, and how many distinct non-zero 4 KiB blocks.
+fn shape(bytes: &[u8]) -> (Vec<bool>, usize) {
+    let written = bytes
+        .chunks(512)
+        .map(|sector| sector.iter().any(|&b| b != 0))
+        .collect();
+    let distinct: HashSet<&[u8]> = bytes
+        .chunks(4096)
+        .filter(|block| block.iter().any(|&b| b != 0))
+        .collect();
+    (written, distinct.len())
+}

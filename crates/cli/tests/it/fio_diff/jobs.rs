@@ -1,0 +1,298 @@
+//! The fuzzer's job generator: random valid fio jobs over the keys storlab accepts
+//! (crates/job/src/keys.rs), on one small file, drawn from a seeded stream so a corpus is the
+//! same on every machine.
+
+/// The data file both tools run on: small enough that a job takes a fraction of a second.
+pub const FILE_BYTES: u64 = 1 << 20;
+
+/// SplitMix64: a tiny, well-mixed stream, fixed here so the corpus never changes with a crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n`.
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// True `percent` times in a hundred.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+        choices[self.below(choices.len() as u64) as usize]
+    }
+}
+
+/// One job: its keys in the order given, each `(key, value)`; an empty value is a bare key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub keys: Vec<(String, String)>,
+}
+
+impl Job {
+    /// The keys as fio command-line flags (`--key=value`, `--key` for a bare one).
+    pub fn flags(&self) -> Vec<String> {
+        self.keys
+            .iter()
+            .map(|(key, value)| {
+                if value.is_empty() {
+                    format!("--{key}")
+                } else {
+                    format!("--{key}={value}")
+                }
+            })
+            .collect()
+    }
+
+    /// The flags on one line: the job's name in reports and in the known-divergence list.
+    pub fn line(&self) -> String {
+        self.flags().join(" ")
+    }
+
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The same job without its `index`th key (the shrinker's one step).
+    pub fn without(&self, index: usize) -> Job {
+        let mut keys = self.keys.clone();
+        keys.remove(index);
+        Job { keys }
+    }
+
+    fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.keys.push((key.to_owned(), value.into()));
+    }
+}
+
+const KIB: u64 = 1024;
+
+/// Job `index` of the corpus drawn from `seed`: each job from its own stream, so one job can be
+/// rerun alone and a generator change moves only the jobs it touches.
+pub fn job(seed: u64, index: u64) -> Job {
+    let mut rng = Rng::new(seed ^ index.wrapping_mul(0xA24B_AED4_963E_E407));
+    let mut job = Job { keys: Vec::new() };
+    let rw = pattern(&mut rng, &mut job);
+    block_sizes(&mut rng, &mut job);
+    region(&mut rng, &mut job);
+    randomness(&mut rng, &mut job, &rw);
+    engine(&mut rng, &mut job);
+    syncs(&mut rng, &mut job);
+    buffers_and_verify(&mut rng, &mut job, &rw);
+    workers(&mut rng, &mut job);
+    job
+}
+
+/// `rw` (with a hole modifier now and then) and `rwmixread` for a mix; the `rw` value.
+fn pattern(rng: &mut Rng, job: &mut Job) -> String {
+    if rng.chance(5) {
+        return "read".to_owned(); // fio's default: no `rw` at all
+    }
+    let mut rw = rng
+        .pick(&[
+            "read",
+            "write",
+            "randread",
+            "randwrite",
+            "rw",
+            "randrw",
+            "readwrite",
+            "trim",
+            "randtrim",
+            "trimwrite",
+        ])
+        .to_owned();
+    if rng.chance(8) {
+        rw = format!("{rw}:{}", rng.pick(&["4k", "8k", "16k"]));
+    }
+    job.set("rw", rw.clone());
+    if rw.contains("rw") && rng.chance(50) {
+        job.set("rwmixread", (10 * (1 + rng.below(9))).to_string());
+    }
+    rw
+}
+
+/// `bs` (one size or read,write), `bsrange`, `bssplit`, and `blockalign`.
+fn block_sizes(rng: &mut Rng, job: &mut Job) {
+    let sizes = ["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k"];
+    match rng.below(20) {
+        0..=10 => job.set("bs", rng.pick(&sizes)),
+        11..=12 => job.set("bs", format!("{},{}", rng.pick(&sizes), rng.pick(&sizes))),
+        13..=15 => job.set(
+            "bsrange",
+            rng.pick(&["512-8k", "4k-16k", "1k-64k", "2k-4k"]),
+        ),
+        16..=17 => job.set(
+            "bssplit",
+            rng.pick(&["4k/50:8k/50", "512/20:4k/80", "16k/10:4k/90"]),
+        ),
+        _ => {}
+    }
+    if rng.chance(15) {
+        job.set("blockalign", rng.pick(&["512", "1k", "4k", "8k"]));
+    }
+}
+
+/// `offset`, `size`, `io_size`, `loops`, `number_ios`: a region inside the file, walked once
+/// or more.
+fn region(rng: &mut Rng, job: &mut Job) {
+    let mut offset_bytes = 0;
+    if rng.chance(25) {
+        offset_bytes = [0, 4 * KIB, 64 * KIB, 128 * KIB, 512, 6 * KIB][rng.below(6) as usize];
+        job.set("offset", offset_bytes.to_string());
+    }
+    let mut size_bytes = FILE_BYTES - offset_bytes;
+    if rng.chance(85) {
+        let choices = [64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB];
+        size_bytes = choices[rng.below(4) as usize];
+        job.set("size", format!("{}k", size_bytes / KIB));
+    }
+    if rng.chance(10) {
+        let io = if rng.chance(50) {
+            2 * size_bytes
+        } else {
+            size_bytes / 2
+        };
+        job.set("io_size", format!("{}k", io / KIB));
+    }
+    if rng.chance(15) {
+        job.set("loops", rng.pick(&["2", "3"]));
+    }
+    if rng.chance(8) {
+        job.set("number_ios", rng.pick(&["10", "37", "100"]));
+    }
+}
+
+/// The random offset streams' keys (they matter to random patterns only, but fio takes them
+/// on any job).
+fn randomness(rng: &mut Rng, job: &mut Job, rw: &str) {
+    let random = rw.starts_with("rand");
+    if rng.chance(if random { 25 } else { 5 }) {
+        job.set("norandommap", "");
+    }
+    if rng.chance(20) {
+        job.set("randseed", (1 + rng.below(100_000)).to_string());
+    }
+    if rng.chance(12) {
+        job.set(
+            "random_generator",
+            rng.pick(&["tausworthe", "lfsr", "tausworthe64"]),
+        );
+    }
+    if random && rng.chance(15) {
+        job.set(
+            "random_distribution",
+            rng.pick(&[
+                "random",
+                "zipf:1.1",
+                "pareto:0.5",
+                "normal:30",
+                "zoned:50/10:50/90",
+            ]),
+        );
+    }
+    if random && rng.chance(10) {
+        job.set("percentage_random", rng.pick(&["0", "25", "50", "100"]));
+    }
+}
+
+/// `ioengine` and `iodepth`, `direct`, `fallocate`, `invalidate`.
+fn engine(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(40) {
+        job.set(
+            "ioengine",
+            rng.pick(&[
+                "psync", "sync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap",
+                "null",
+            ]),
+        );
+    }
+    if rng.chance(20) {
+        job.set("iodepth", rng.pick(&["1", "2", "4", "8"]));
+    }
+    if rng.chance(5) {
+        job.set("direct", "1");
+    }
+    if rng.chance(5) {
+        job.set("fallocate", rng.pick(&["none", "posix", "keep"]));
+    }
+    if rng.chance(5) {
+        job.set("invalidate", "0");
+    }
+}
+
+/// `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
+fn syncs(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(15) {
+        job.set("fsync", (1 + rng.below(8)).to_string());
+    }
+    if rng.chance(10) {
+        job.set("fdatasync", (1 + rng.below(8)).to_string());
+    }
+    if rng.chance(10) {
+        job.set("end_fsync", "1");
+    }
+    if rng.chance(10) {
+        job.set("fsync_on_close", "1");
+    }
+}
+
+/// What writes carry (`zero_buffers`, `refill_buffers`, `buffer_compress_percentage`,
+/// `buffer_pattern`, `dedupe_percentage`) and `verify`.
+fn buffers_and_verify(rng: &mut Rng, job: &mut Job, rw: &str) {
+    if rng.chance(8) {
+        job.set("zero_buffers", "");
+    }
+    if rng.chance(10) {
+        job.set("refill_buffers", "");
+    }
+    if rng.chance(10) {
+        job.set(
+            "buffer_compress_percentage",
+            rng.pick(&["0", "25", "50", "90"]),
+        );
+    }
+    if rng.chance(5) {
+        job.set("buffer_pattern", rng.pick(&["0xdeadbeef", "'abcd'"]));
+    }
+    if rng.chance(5) {
+        job.set("dedupe_percentage", rng.pick(&["25", "50"]));
+    }
+    let writes = rw.contains("write") || rw.contains("rw");
+    if writes && rng.chance(15) {
+        let kind = rng.pick(&["crc32c", "md5", "crc32", "sha256", "xxhash", "pattern"]);
+        job.set("verify", kind);
+        if kind == "pattern" {
+            job.set("verify_pattern", "0xabcd");
+        }
+    }
+}
+
+/// `numjobs` (with `offset_increment` now and then) and, rarely, `nrfiles`.
+fn workers(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(10) {
+        job.set("numjobs", "2");
+        if rng.chance(50) {
+            job.set("offset_increment", "256k");
+        }
+    }
+    if rng.chance(3) {
+        job.set("nrfiles", "2");
+    }
+}

@@ -1,0 +1,159 @@
+//! Runs one job under one tool in a directory of its own, on a fresh sparse data file, with a
+//! hard timeout (a hang is a result, never a stuck suite), and collects what fio lets one
+//! compare: exit status, the iolog, the JSON report and the bytes of the file.
+
+use super::jobs::{Job, FILE_BYTES};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longer than any generated job takes under either tool (well under a second each on an idle
+/// machine, a few seconds on a loaded one): a job still running then is a hang.
+pub const PROCESS_TIMEOUT: Duration = Duration::from_secs(20);
+/// How often a running process is polled for its end.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// The data file's name; relative, so both tools' logs name it alike.
+const DATA: &str = "data";
+const IOLOG: &str = "io.log";
+const REPORT: &str = "report.json";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    Fio,
+    Storlab,
+}
+
+/// One logged action: `read`, `write`, `trim`, `sync`, `datasync`, with offset and length.
+pub type Action = (String, u64, u64);
+
+/// What one tool did with a job.
+pub enum Ran {
+    /// Still running after `PROCESS_TIMEOUT` (then killed, with its process group).
+    Hung,
+    Exited(Box<Exited>),
+}
+
+pub struct Exited {
+    pub code: i32,
+    pub stderr: String,
+    /// Every iolog section (fio appends one per worker to one file, storlab writes
+    /// `io.log.N` per worker), in order.
+    pub actions: Vec<Action>,
+    pub report: Option<serde_json::Value>,
+    pub data: Vec<u8>,
+}
+
+/// Runs `job` under `tool` in a new directory under `scratch`.
+pub fn run(tool: Tool, job: &Job, scratch: &Path) -> Ran {
+    let dir = scratch.join(match tool {
+        Tool::Fio => "fio",
+        Tool::Storlab => "storlab",
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join(DATA);
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(FILE_BYTES)
+        .unwrap();
+    // storlab's `json` is its own richer report; `fio-json` is fio's layout.
+    let (mut command, format) = match tool {
+        Tool::Fio => (Command::new("fio"), "json"),
+        Tool::Storlab => {
+            let mut storlab = crate::common::storlab();
+            storlab.args(["run", "--no-db"]);
+            (storlab, "fio-json")
+        }
+    };
+    command
+        .current_dir(&dir)
+        .arg("--name=fuzz")
+        .arg(format!("--filename={DATA}"))
+        .arg(format!("--write_iolog={IOLOG}"))
+        .arg(format!("--output-format={format}"))
+        .arg(format!("--output={REPORT}"))
+        .args(job.flags())
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        // Its own process group, so a timeout kills fio's worker processes too.
+        .process_group(0);
+    let Some(code) = wait_with_timeout(&mut command) else {
+        return Ran::Hung;
+    };
+    Ran::Exited(Box::new(Exited {
+        code,
+        stderr: std::fs::read_to_string(dir.join("stderr")).unwrap_or_default(),
+        actions: actions(&dir),
+        report: report(&dir.join(REPORT)),
+        data: std::fs::read(&data).unwrap_or_default(),
+    }))
+}
+
+/// The exit code (a signal's number above 128, as a shell shows it), or None after a timeout.
+fn wait_with_timeout(command: &mut Command) -> Option<i32> {
+    let mut child = command.spawn().expect("the tool starts");
+    let deadline = Instant::now() + PROCESS_TIMEOUT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            use std::os::unix::process::ExitStatusExt;
+            return Some(status.code().unwrap_or(128 + status.signal().unwrap_or(0)));
+        }
+        if Instant::now() > deadline {
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// Every read, write, trim and sync in the iolog files of `dir`, fio's `io.log` or storlab's
+/// `io.log.N` in worker order.
+fn actions(dir: &Path) -> Vec<Action> {
+    let mut logs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            let worker = match name.strip_prefix(IOLOG)? {
+                "" => 0,
+                suffix => suffix.strip_prefix('.')?.parse::<u64>().ok()?,
+            };
+            Some((worker, name))
+        })
+        .collect();
+    logs.sort();
+    logs.iter()
+        .flat_map(|(_, name)| parse_iolog(&std::fs::read_to_string(dir.join(name)).unwrap()))
+        .collect()
+}
+
+/// The actions of fio's iolog format 2 (`FILE ACTION OFFSET LENGTH`) or 3 (after a
+/// timestamp); several sections (one per worker) may follow each other.
+fn parse_iolog(text: &str) -> Vec<Action> {
+    let mut timestamped = false;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        match line {
+            "fio version 2 iolog" => timestamped = false,
+            "fio version 3 iolog" => timestamped = true,
+            _ => {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let fields = &fields[usize::from(timestamped).min(fields.len())..];
+                if let [_, action, offset, len] = fields {
+                    if let (Ok(offset), Ok(len)) = (offset.parse(), len.parse()) {
+                        found.push((action.to_string(), offset, len));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The JSON report, read from its first `{` (fio may put notes before it).
+fn report(path: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text[text.find('{')?..]).ok()
+}
