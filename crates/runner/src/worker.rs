@@ -176,17 +176,19 @@ impl IoLog {
         extents: impl Iterator<Item = (u64, u64)>,
         job: &str,
     ) -> Result<(), RunError> {
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&self.path)
-            .map_err(|e| self.error("cannot reopen", e, job))?;
-        self.file = Some(file);
+        // The writes' log was committed when they ended; the read-back is appended through
+        // the guarded append (a temporary and a rename, as every file storlab writes).
+        self.close(job)?;
         let label = self.file_label.clone();
         writeln!(self.pending, "{label} open").expect("writing to memory");
         for (offset_bytes, len_bytes) in extents {
             self.record(IoDirection::Read, offset_bytes, len_bytes as u32);
         }
-        self.close(job)
+        writeln!(self.pending, "{label} close").expect("writing to memory");
+        let appended =
+            storlab_engine::output_file::append_whole("write_iolog", &self.path, &self.pending);
+        self.pending.clear();
+        appended.map_err(|e| self.error(e, job))
     }
 
     fn close(&mut self, job: &str) -> Result<(), RunError> {
