@@ -96,7 +96,11 @@ fn job_commands_max(job: &JobSpec) -> Option<u64> {
         (Some(_), None) => None,
         (None, None) => return None,
     };
-    let ios = match (job.number_ios, by_size) {
+    // `number_ios` counted per loop, in case a loop starts it afresh: an upper bound either way.
+    let number_ios = job
+        .number_ios
+        .map(|n| n.saturating_mul(u64::from(job.loops.max(1))));
+    let ios = match (number_ios, by_size) {
         (Some(n), Some(b)) => n.min(b),
         (Some(n), None) => n,
         (None, Some(b)) => b,

@@ -20,10 +20,11 @@
 //! KIND@t=DURATION         at the first command the host sends at or after that simulated time
 //! media_error@lba=N       the sector at LBA N is unreadable until it is written
 //! power_loss@cmd=N, power_loss@t=DURATION
-//!                         the drive's supply glitches as the host sends a command with
-//!                         nothing else in flight (at or after the place): the writes its
-//!                         volatile cache held are lost, it spins up (NOT READY meanwhile),
-//!                         then reports UNIT ATTENTION once; placed only, no rate
+//!                         the drive's supply glitches as the host sends that command
+//!                         (whatever else is in flight): the writes its volatile cache held
+//!                         are lost, the commands it held fail NOT READY (USB) or are retried
+//!                         by libata (AHCI), it spins up (NOT READY meanwhile), then reports
+//!                         UNIT ATTENTION once; placed only, no rate
 //! timeout=DURATION        the host's SCSI command timeout (default 30s; libata's too, which
 //!                         then hardresets the SATA port: COMRESET and revalidation)
 //! retries=N               the host's retries of a failed command (default 5)
@@ -40,8 +41,11 @@
 //! KIND := usb_crc | media_error | drop | phase_error | hang | bridge_reset | disconnect
 //!         | power_loss
 //!
-//! hang, bridge_reset and disconnect hit a command alone in flight (a placed one waits for
-//! such a command); their rates are per such command.
+//! A placed hang, bridge_reset or disconnect fires at its command whatever else is in flight:
+//! every command the bridge or drive holds is lost with it and recovered with it; their rates
+//! are drawn per command alone in flight. Each item names its key, rate or place once (a
+//! second `seed=` or `hang@cmd=5` is refused).
+//! A placed fault that has not fired is listed by `FaultInjector::unfired`.
 //! DURATION := integer with ns, us, ms or s
 //! ```
 
@@ -378,6 +382,16 @@ fn parse_bounded_duration(value: &str) -> Result<u64, String> {
         return Err("at most one hour".into());
     }
     Ok(ns)
+}
+
+/// A duration as a spec writes it: in the largest unit that keeps it whole.
+fn spec_duration(ns: u64) -> String {
+    for (scale, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns >= scale && ns.is_multiple_of(scale) {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
 }
 
 /// What became of one injected command fault.
@@ -809,7 +823,7 @@ impl FaultInjector {
             .iter()
             .map(|(kind, at)| match at {
                 FaultAt::Command(n) => format!("{kind}@cmd={n}"),
-                FaultAt::TimeNs(t) => format!("{kind}@t={t}ns"),
+                FaultAt::TimeNs(t) => format!("{kind}@t={}", spec_duration(*t)),
             })
             .collect();
         for (kind, armed) in [

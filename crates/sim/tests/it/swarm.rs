@@ -393,6 +393,9 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
     // write and sent its status (on its way to the host) when the loss took it from its
     // cache, so the write completes successfully and the sector reads as before it.
     let mut reverted_in_flight: HashSet<u64> = HashSet::new();
+    // Reads in flight at a power loss: their data may have left the drive before it (a
+    // sector the loss then put back reads as before the loss), so they pin nothing.
+    let mut reads_across_loss: HashSet<u32> = HashSet::new();
     let mut losses_seen = 0usize;
     let volatile_capacity_bytes: Option<u64> = {
         let caches: Vec<u64> = sim
@@ -479,6 +482,12 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                     ));
                 }
             }
+            reads_across_loss.extend(
+                in_flight
+                    .iter()
+                    .filter(|(_, f)| f.op == Op::Read)
+                    .map(|(&slot, _)| slot),
+            );
             for &(start, end) in &loss.restored {
                 for sector in start / SECTOR..end / SECTOR {
                     let at = sector * SECTOR;
@@ -519,6 +528,7 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
             free.push(c.slot);
             let first = f.offset / SECTOR;
             let sectors = f.len / SECTOR;
+            let across_loss = reads_across_loss.remove(&c.slot);
             match (f.op, c.result) {
                 (Op::Write, Ok(n)) if u64::from(n) == f.len => {
                     for s in first..first + sectors {
@@ -551,11 +561,14 @@ fn run_seed(seed: u64, profiles: &ProfileSet) -> Result<FaultCounts, String> {
                                         got == expected
                                     });
                                 match found {
+                                    Some(_) if across_loss => {}
                                     Some(e) => {
                                         known.insert(sector, Known::Write(e));
                                     }
                                     None if got.iter().all(|b| *b == 0) => {
-                                        known.remove(&sector);
+                                        if !across_loss {
+                                            known.remove(&sector);
+                                        }
                                     }
                                     None => {
                                         let holds = (1..=writes).find(|&e| {
