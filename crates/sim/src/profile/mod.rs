@@ -88,6 +88,15 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// Serde: see [`is_zero`].
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn default_true() -> bool {
+    true
+}
+
 /// OS block layer plus class driver.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -169,6 +178,13 @@ pub struct HostProfile {
     /// first). Without it, data first.
     #[serde(default, skip_serializing_if = "is_false")]
     pub status_before_data_after_ready: bool,
+    /// The block layer passes discards (TRIM / UNMAP) to the driver. Off for Linux's
+    /// usb-storage: sd's scan of a usb-storage disk reads no VPD pages and no READ CAPACITY(16)
+    /// (scsiglue.c's slave_configure sets `skip_vpd_pages` and `try_rc_10_first`), so the
+    /// queue's `discard_max_bytes` stays 0 (the Linux oracle's guest reads 0 in sysfs) and a
+    /// discard fails with EOPNOTSUPP before any command.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub discard: bool,
     /// The `transfer_flags` the driver's URBs carry, as usbmon records them (Linux's
     /// URB_* bits, include/linux/usb.h); without it, 0 on every URB.
     #[serde(default, skip_serializing_if = "UrbTransferFlags::is_none")]
