@@ -48,4 +48,5 @@ pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
 pub use sim::{
     SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA,
+    ERRNO_EOPNOTSUPP,
 };

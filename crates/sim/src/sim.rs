@@ -70,6 +70,9 @@ pub const ERRNO_EINVAL: i32 = 22;
 pub const ERRNO_ENODATA: i32 = 61;
 /// errno of a command that still failed after the host's retries (`BLK_STS_IOERR`).
 pub const ERRNO_EIO: i32 = 5;
+/// errno of a discard on a queue without discard (`HostProfile::discard = false`): Linux's
+/// `blkdev_issue_discard` returns -EOPNOTSUPP when `bdev_max_discard_sectors` is 0.
+pub const ERRNO_EOPNOTSUPP: i32 = 95;
 /// Virtual time after which the simulator takes no more requests: 2^62 ns, 146 years. Profile
 /// validation bounds every step of a command (`profile::STEP_NS_MAX` and the limits beside
 /// it), so what the requests already accepted add stays far below the clock's 2^64 ns; a
@@ -597,11 +600,18 @@ impl Simulator {
                 && u64::from(request.len_bytes).is_multiple_of(block)
                 && end.is_some_and(|e| e <= self.drive.capacity_bytes())
         };
-        if !valid {
+        let refused = if !valid {
+            Some(ERRNO_EINVAL)
+        } else if request.op == Op::Trim && !self.spec.host.discard {
+            Some(ERRNO_EOPNOTSUPP)
+        } else {
+            None
+        };
+        if let Some(errno) = refused {
             self.counters.rejected_requests += 1;
             self.completions.push_back(SimCompletion {
                 slot: request.slot,
-                result: Err(ERRNO_EINVAL),
+                result: Err(errno),
                 done_ns: self.cx.now_ns,
             });
             return Ok(());

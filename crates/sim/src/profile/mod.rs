@@ -70,6 +70,33 @@ pub struct UrbTransferFlags {
     pub data_out: u32,
 }
 
+impl UrbTransferFlags {
+    /// No flag on any URB (the default, left out of a report).
+    pub fn is_none(&self) -> bool {
+        *self == UrbTransferFlags::default()
+    }
+}
+
+/// Serde: leave a key at its default out of a report, so profiles without it serialise as
+/// before the key existed.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Serde: see [`is_zero`].
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Serde: see [`is_zero`].
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn default_true() -> bool {
+    true
+}
+
 /// OS block layer plus class driver.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,28 +159,35 @@ pub struct HostProfile {
     /// UAS without streams (High-Speed): the queue depth the driver gives the device, whatever
     /// its tags (Linux: 32, drivers/usb/storage/uas.c uas_configure_endpoints). Without it the
     /// depth is `max_outstanding_commands` and the bridge's tags, as with streams.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uas_queue_depth_high_speed: Option<u32>,
     /// UAS: tags the driver holds back from the device's queue depth (Linux: 2,
     /// uas_slave_configure's `scsi_change_queue_depth(sdev, devinfo->qdepth - 2)`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub uas_tags_held_back: u32,
     /// A new command takes the lowest free tag (Linux uas_queuecommand: the first empty slot
     /// of `devinfo->cmnd[]`, tag = slot + 1); without it, the most recently freed one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub lowest_free_tag: bool,
     /// UAS: the bytes each status URB asks for (Linux: `sizeof(struct sense_iu)`, 16 + 96 =
     /// 112, include/linux/usb/uas.h). Without it, 96.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_urb_bytes: Option<u32>,
     /// UAS without streams: after a Ready IU the driver submits the next status URB before the
     /// data URB (Linux uas_xfer_data sets SUBMIT_STATUS_URB, which uas_submit_urbs handles
     /// first). Without it, data first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub status_before_data_after_ready: bool,
+    /// The block layer passes discards (TRIM / UNMAP) to the driver. Off for Linux's
+    /// usb-storage: sd's scan of a usb-storage disk reads no VPD pages and no READ CAPACITY(16)
+    /// (scsiglue.c's slave_configure sets `skip_vpd_pages` and `try_rc_10_first`), so the
+    /// queue's `discard_max_bytes` stays 0 (the Linux oracle's guest reads 0 in sysfs) and a
+    /// discard fails with EOPNOTSUPP before any command.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub discard: bool,
     /// The `transfer_flags` the driver's URBs carry, as usbmon records them (Linux's
     /// URB_* bits, include/linux/usb.h); without it, 0 on every URB.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "UrbTransferFlags::is_none")]
     pub urb_transfer_flags: UrbTransferFlags,
     /// Hardware threads of the host CPU: host CPU use is reported as a share of the whole CPU,
     /// as Windows' Task Manager and the reviews print it (the driver's work runs on one).

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use std::collections::HashMap;
-use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
+use storlab_sim::{Op, ProfileSet, SimRequest, Simulator, ERRNO_EOPNOTSUPP};
 
 const SECTOR: u64 = 512;
 const REGION_BYTES: u64 = 16 << 20;
@@ -53,8 +53,11 @@ proptest! {
         let stack = &stacks[stack_index % stacks.len()].0;
         let mut sim = Simulator::from_profiles(&profiles, stack, seed).unwrap();
         sim.setup_slots(depth, SLOT_BYTES).unwrap();
-        // Direct SATA always trims; behind a bridge only if its firmware translates UNMAP.
-        let translates_trim = sim.stack().bridge.as_ref().is_none_or(|b| b.unmap_to_trim);
+        // A host without discard (Linux usb-storage) refuses a trim with EOPNOTSUPP; otherwise
+        // direct SATA always trims, and behind a bridge only if its firmware translates UNMAP.
+        let host_discards = sim.stack().host.discard;
+        let translates_trim =
+            host_discards && sim.stack().bridge.as_ref().is_none_or(|b| b.unmap_to_trim);
         // Reference contents, per sector (absent = zeros).
         let mut reference: HashMap<u64, u8> = HashMap::new();
         let mut pending: HashMap<u32, (Step, u64)> = HashMap::new();
@@ -65,7 +68,11 @@ proptest! {
             assert!(c.done_ns >= last_done, "completions go back in time");
             last_done = c.done_ns;
             let (s, base) = pending.remove(&c.slot).expect("completion for a request in flight");
-            assert_eq!(c.result, Ok(s.sectors * SECTOR as u32));
+            if s.op == Op::Trim && !host_discards {
+                assert_eq!(c.result, Err(ERRNO_EOPNOTSUPP));
+            } else {
+                assert_eq!(c.result, Ok(s.sectors * SECTOR as u32));
+            }
             if s.op == Op::Read {
                 let buf = sim.slot_buffer(c.slot);
                 for i in 0..u64::from(s.sectors) {

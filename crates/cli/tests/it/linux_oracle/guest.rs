@@ -30,6 +30,11 @@ const SG3_UTILS: [&str; 3] = ["sg_inq", "sg_vpd", "sg_readcap"];
 const DISK_IMAGE_BYTES: u64 = 64 << 20;
 /// The results disk's size (a tar archive of pcaps, JSON and raw pages).
 const RESULTS_IMAGE_BYTES: u64 = 64 << 20;
+/// Each USB disk's I/O rate (QEMU's block throttling, beneath the emulated device): slower
+/// than the guest submits under TCG, so a job that queues more than the driver allows keeps the
+/// driver at its limit whatever the host's load (unthrottled, QEMU's device can finish
+/// commands faster than the TCG guest issues them, and the most in flight varies by run).
+const DEVICE_IOPS: u32 = 400;
 /// Guest memory: the initramfs (about 30 MB) unpacked, plus the capture buffers.
 const GUEST_MEMORY_MB: u32 = 768;
 /// The guest's whole run, boot to power-off, must end within this (it takes about a minute
@@ -292,7 +297,10 @@ pub fn boot(work: &Path, kernel: &Kernel, initramfs: &Path) -> Result<GuestRun, 
     for (index, (controller, device)) in DISKS.iter().enumerate() {
         let image = work.join(format!("disk{index}.img"));
         sized_file(&image, DISK_IMAGE_BYTES);
-        let drive = format!("if=none,id=disk{index},format=raw,file={}", image.display());
+        let drive = format!(
+            "if=none,id=disk{index},format=raw,file={},throttling.iops-total={DEVICE_IOPS}",
+            image.display()
+        );
         qemu.arg("-drive").arg(drive);
         if *device == "usb-uas" {
             qemu.arg("-device")

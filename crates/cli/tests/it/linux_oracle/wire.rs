@@ -84,12 +84,21 @@ fn data_flag(role: &str, r: &Bulk) -> (String, char, char) {
     (role.to_owned(), event, flag)
 }
 
-/// READ/WRITE (10) and (16): opcode and transfer length in blocks; None for other commands.
-fn read_write(cdb: &[u8]) -> Option<(u8, u32)> {
+/// SYNCHRONIZE CACHE (10): left out of every view. The real device's capture of a trim job
+/// holds one before the trims, which the simulated engine does not send; a flush is not the
+/// class driver's doing (the simulator's flush path has its own tests).
+const SYNCHRONIZE_CACHE_10: u8 = 0x35;
+/// UNMAP (SBC-3 §5.28): its parameter list length is in CDB bytes 7..9.
+const UNMAP: u8 = 0x42;
+
+/// READ/WRITE (10) and (16): opcode and bytes moved; UNMAP: opcode and its parameter list's
+/// bytes; None for other commands.
+fn data_command(cdb: &[u8], block_bytes: u32) -> Option<(u8, u32)> {
     let be = |bytes: &[u8]| bytes.iter().fold(0u32, |n, &b| (n << 8) | u32::from(b));
     match *cdb.first()? {
-        op @ (0x28 | 0x2a) if cdb.len() >= 10 => Some((op, be(&cdb[7..9]))),
-        op @ (0x88 | 0x8a) if cdb.len() >= 16 => Some((op, be(&cdb[10..14]))),
+        op @ (0x28 | 0x2a) if cdb.len() >= 10 => Some((op, be(&cdb[7..9]) * block_bytes)),
+        op @ (0x88 | 0x8a) if cdb.len() >= 16 => Some((op, be(&cdb[10..14]) * block_bytes)),
+        UNMAP if cdb.len() >= 10 => Some((UNMAP, be(&cdb[7..9]))),
         _ => None,
     }
 }
@@ -176,10 +185,14 @@ fn uas_view(records: &[Bulk], block_bytes: u32) -> DriverView {
         if role != "command" || r.data.len() < 32 {
             continue;
         }
+        if r.data[16] == SYNCHRONIZE_CACHE_10 {
+            pending.clear();
+            continue;
+        }
         view.submission_patterns
             .insert(format!("with a command: {}", pending.join(",")));
         pending.clear();
-        let Some((op, blocks)) = read_write(&r.data[16..32]) else {
+        let Some((op, bytes)) = data_command(&r.data[16..32], block_bytes) else {
             continue;
         };
         let lowest_free = (1..).find(|t| !in_flight.contains(t)).unwrap();
@@ -189,7 +202,7 @@ fn uas_view(records: &[Bulk], block_bytes: u32) -> DriverView {
         in_flight.insert(tag());
         view.max_tag = view.max_tag.max(tag());
         view.max_in_flight = view.max_in_flight.max(in_flight.len());
-        view.commands.push((op, blocks * block_bytes));
+        view.commands.push((op, bytes));
     }
     view.commands.sort_unstable();
     view
@@ -199,6 +212,8 @@ fn bot_view(records: &[Bulk], block_bytes: u32) -> DriverView {
     let mut view = DriverView::default();
     let mut in_flight = 0usize;
     let mut pattern: Vec<String> = Vec::new();
+    // The command in progress is a SYNCHRONIZE CACHE, left out of the view.
+    let mut skipping = false;
     for r in records {
         let role = if r.submit && r.data.len() >= 4 && r.data[..4] == CBW_SIGNATURE {
             "cbw"
@@ -209,6 +224,15 @@ fn bot_view(records: &[Bulk], block_bytes: u32) -> DriverView {
         } else {
             "data-out"
         };
+        if role == "cbw" {
+            skipping = r.data.get(15) == Some(&SYNCHRONIZE_CACHE_10);
+        }
+        if skipping {
+            if role == "csw" && !r.submit {
+                skipping = false;
+            }
+            continue;
+        }
         view.data_flags.insert(data_flag(role, r));
         if !r.submit {
             if role == "csw" && in_flight > 0 {
@@ -231,8 +255,8 @@ fn bot_view(records: &[Bulk], block_bytes: u32) -> DriverView {
             "cbw" => {
                 assert_eq!(r.urb_len, CBW_LEN, "a CBW is 31 bytes");
                 let cdb_len = usize::from(r.data[14]);
-                if let Some((op, blocks)) = read_write(&r.data[15..15 + cdb_len]) {
-                    view.commands.push((op, blocks * block_bytes));
+                if let Some(command) = data_command(&r.data[15..15 + cdb_len], block_bytes) {
+                    view.commands.push(command);
                 }
                 in_flight += 1;
                 view.max_in_flight = view.max_in_flight.max(in_flight);
