@@ -10,9 +10,7 @@ use crate::exit::{bad_input, run_failed, Failure};
 use crate::say::say;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::usbmon::{UsbmonReader, USBMON_EVENT_HEADER_LEN};
-use storlab_wire::pcap::{
-    LINKTYPE_USB_LINUX_MMAPPED, PCAP_MAGIC_MICROS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, SNAPLEN,
-};
+use storlab_wire::pcap::{global_header, PCAP_MAGIC_MICROS};
 
 /// Data bytes kept per event: every IU, CBW, CSW, descriptor and SCSI parameter page the harness
 /// compares fits; bulk payloads beyond it are counted (the header's URB length), not kept.
@@ -61,13 +59,7 @@ pub(crate) fn run(args: UsbmonCaptureArgs) -> Result<(), Failure> {
 /// The 24-byte pcap header of a usbmon capture (little-endian, microseconds).
 fn pcap_global_header() -> Vec<u8> {
     let mut bytes = Vec::with_capacity(1 << 20);
-    bytes.extend_from_slice(&PCAP_MAGIC_MICROS.to_le_bytes());
-    bytes.extend_from_slice(&PCAP_VERSION_MAJOR.to_le_bytes());
-    bytes.extend_from_slice(&PCAP_VERSION_MINOR.to_le_bytes());
-    bytes.extend_from_slice(&0i32.to_le_bytes()); // thiszone: UTC
-    bytes.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
-    bytes.extend_from_slice(&SNAPLEN.to_le_bytes());
-    bytes.extend_from_slice(&LINKTYPE_USB_LINUX_MMAPPED.to_le_bytes());
+    bytes.extend_from_slice(&global_header(PCAP_MAGIC_MICROS));
     bytes
 }
 

@@ -7,9 +7,8 @@
 
 use crate::usb_reset::{bridge_device_descriptor, PortReset};
 use storlab_wire::pcap::{
-    EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, LINKTYPE_USB_LINUX_MMAPPED,
-    PCAP_MAGIC_NANOS, PCAP_VERSION_MAJOR, PCAP_VERSION_MINOR, RECORD_HEADER_LEN, SNAPLEN,
-    USBMON_HEADER_LEN,
+    global_header, EventType, TransferType, UsbmonRepr, GLOBAL_HEADER_LEN, PCAP_MAGIC_NANOS,
+    RECORD_HEADER_LEN, USBMON_HEADER_LEN,
 };
 use storlab_wire::usb::request::{HUB_FEATURE_BH_PORT_RESET, HUB_FEATURE_PORT_RESET};
 use storlab_wire::usb::{
@@ -80,13 +79,7 @@ impl PcapRecorder {
     /// A capture with its global header and the device's enumeration at time 0.
     pub fn new(uas: bool, super_speed: bool) -> PcapRecorder {
         let mut bytes = Vec::with_capacity(1 << 16);
-        bytes.extend_from_slice(&PCAP_MAGIC_NANOS.to_le_bytes());
-        bytes.extend_from_slice(&PCAP_VERSION_MAJOR.to_le_bytes());
-        bytes.extend_from_slice(&PCAP_VERSION_MINOR.to_le_bytes());
-        bytes.extend_from_slice(&0i32.to_le_bytes()); // thiszone: UTC
-        bytes.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
-        bytes.extend_from_slice(&SNAPLEN.to_le_bytes());
-        bytes.extend_from_slice(&LINKTYPE_USB_LINUX_MMAPPED.to_le_bytes());
+        bytes.extend_from_slice(&global_header(PCAP_MAGIC_NANOS));
         debug_assert_eq!(bytes.len(), GLOBAL_HEADER_LEN);
         let mut rec = PcapRecorder {
             bytes,

@@ -29,6 +29,20 @@ pub const RECORD_HEADER_LEN: usize = 16;
 pub const USBMON_HEADER_LEN: usize = 64;
 /// Snapshot length written into captures.
 pub const SNAPLEN: u32 = 0x0004_0000;
+
+/// The 24-byte global header of a usbmon capture, little-endian: `magic` says whether record
+/// times are in microseconds ([`PCAP_MAGIC_MICROS`]) or nanoseconds ([`PCAP_MAGIC_NANOS`]);
+/// UTC, [`SNAPLEN`], [`LINKTYPE_USB_LINUX_MMAPPED`]. One writer for every capture storlab makes.
+pub fn global_header(magic: u32) -> [u8; GLOBAL_HEADER_LEN] {
+    let mut header = [0u8; GLOBAL_HEADER_LEN];
+    header[0..4].copy_from_slice(&magic.to_le_bytes());
+    header[4..6].copy_from_slice(&PCAP_VERSION_MAJOR.to_le_bytes());
+    header[6..8].copy_from_slice(&PCAP_VERSION_MINOR.to_le_bytes());
+    // Bytes 8..16, thiszone (UTC) and sigfigs, stay 0.
+    header[16..20].copy_from_slice(&SNAPLEN.to_le_bytes());
+    header[20..24].copy_from_slice(&LINKTYPE_USB_LINUX_MMAPPED.to_le_bytes());
+    header
+}
 /// usbmon `flag_setup` when a SETUP packet is present.
 pub const FLAG_SETUP_PRESENT: u8 = 0;
 /// usbmon `flag_setup` when none is.
@@ -597,13 +611,7 @@ mod writer {
         /// `step_us` microseconds.
         pub fn new(bus: u16, device: u8, step_us: u64) -> Self {
             let mut bytes = Vec::with_capacity(4096);
-            bytes.extend_from_slice(&PCAP_MAGIC_MICROS.to_le_bytes());
-            bytes.extend_from_slice(&PCAP_VERSION_MAJOR.to_le_bytes());
-            bytes.extend_from_slice(&PCAP_VERSION_MINOR.to_le_bytes());
-            bytes.extend_from_slice(&0i32.to_le_bytes()); // thiszone: UTC
-            bytes.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
-            bytes.extend_from_slice(&SNAPLEN.to_le_bytes());
-            bytes.extend_from_slice(&LINKTYPE_USB_LINUX_MMAPPED.to_le_bytes());
+            bytes.extend_from_slice(&global_header(PCAP_MAGIC_MICROS));
             // URB ids look like kernel addresses; any distinct non-zero values do.
             PcapWriter {
                 bytes,
