@@ -143,3 +143,14 @@ impl Drop for LoopDevice {
         let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
     }
 }
+
+/// A job's engine detail `key` (storlab's JSON `engine_details` pairs, the first job's) as a
+/// number; None when the job did not record it.
+pub fn engine_detail(doc: &serde_json::Value, key: &str) -> Option<u64> {
+    doc["jobs"][0]["engine_details"]
+        .as_array()
+        .expect("engine details")
+        .iter()
+        .find(|d| d[0] == key)
+        .and_then(|d| d[1].as_str()?.parse().ok())
+}

@@ -30,14 +30,9 @@ fn job(stack: &str, depth: u32, faults: &str) -> Vec<String> {
 /// Host parameters that keep the recoveries short in simulated time.
 const HOST: &str = "timeout=1s,tm_timeout=100ms,reset_delay=10ms,disconnect_for=5ms";
 
+/// A counter the job did not record counts 0.
 fn detail(doc: &serde_json::Value, key: &str) -> u64 {
-    doc["jobs"][0]["engine_details"]
-        .as_array()
-        .expect("engine details")
-        .iter()
-        .find(|d| d[0] == key)
-        .and_then(|d| d[1].as_str()?.parse().ok())
-        .unwrap_or(0)
+    crate::common::engine_detail(doc, key).unwrap_or(0)
 }
 
 #[test]

@@ -22,13 +22,7 @@ const JOB: [&str; 9] = [
 const WRITES: u64 = 256;
 
 fn detail(doc: &serde_json::Value, key: &str) -> u64 {
-    doc["jobs"][0]["engine_details"]
-        .as_array()
-        .expect("engine details")
-        .iter()
-        .find(|d| d[0] == key)
-        .and_then(|d| d[1].as_str()?.parse().ok())
-        .unwrap_or_else(|| panic!("{key} recorded"))
+    crate::common::engine_detail(doc, key).unwrap_or_else(|| panic!("{key} recorded"))
 }
 
 #[test]
