@@ -5,6 +5,8 @@
 //! - `a_fixed_seed_corpus_does_fios_io`: CI's corpus (`CORPUS_JOBS` jobs of `CORPUS_SEED`). It
 //!   prints the pass rate, and fails on a silent difference not in `known::DIVERGENCES`, on a
 //!   listed one that is gone (the list only shrinks), and below the ratchet `MIN_AGREE_PERCENT`.
+//!   A job whose verdict is not the listed one is judged again (`RECHECKS`) first: some jobs'
+//!   outcome depends on timing in fio itself, and only a verdict that holds counts.
 //!   A new difference is shrunk (keys dropped while it persists) and printed as the fio and
 //!   storlab command lines that show it.
 //! - `a_soak_of_thousands_of_jobs`: with `STORLAB_SOAK=1`, `STORLAB_FUZZ_JOBS` (3000) jobs of
@@ -32,6 +34,8 @@ const SOAK_JOBS: u64 = 3000;
 const MIN_AGREE_PERCENT: f64 = 72.5;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
+/// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.
+const RECHECKS: usize = 2;
 /// New differences shrunk and printed per run (each shrink runs the job a few dozen times).
 const SHRINK_AT_MOST: usize = 5;
 
@@ -145,6 +149,44 @@ fn report_new(differences: &[(&Job, &Verdict)]) {
     }
 }
 
+/// Whether `verdict` is what the known list expects of `line`: no silent difference where none
+/// is listed, the listed class where one is.
+fn as_listed(known: &BTreeMap<&str, &str>, line: &str, verdict: &Verdict) -> bool {
+    match known.get(line) {
+        Some(class) => verdict.is_silent_difference() && verdict.class() == *class,
+        None => !verdict.is_silent_difference(),
+    }
+}
+
+/// Judges again, up to `RECHECKS` times, each job whose verdict is not what the known list
+/// expects; a recheck that is, settles it there (fio's own result depends on timing in some
+/// jobs: two clones racing on one file, a verify that reads what the other clone wrote, a
+/// process slower than the timeout on a loaded machine). Returns the settled verdicts and the
+/// jobs that changed verdict, for the report.
+fn settle(
+    jobs: &[Job],
+    verdicts: Vec<Verdict>,
+    known: &BTreeMap<&str, &str>,
+) -> (Vec<Verdict>, Vec<String>) {
+    let mut settled = verdicts;
+    let mut unstable = Vec::new();
+    for (job, verdict) in jobs.iter().zip(settled.iter_mut()) {
+        let line = job.line();
+        if as_listed(known, &line, verdict) {
+            continue;
+        }
+        for _ in 0..RECHECKS {
+            let again = judge(job);
+            if as_listed(known, &line, &again) {
+                unstable.push(format!("{line}: {verdict:?}, then {again:?}"));
+                *verdict = again;
+                break;
+            }
+        }
+    }
+    (settled, unstable)
+}
+
 #[test]
 fn a_fixed_seed_corpus_does_fios_io() {
     if !fio_present() {
@@ -153,9 +195,12 @@ fn a_fixed_seed_corpus_does_fios_io() {
     let jobs: Vec<Job> = (0..CORPUS_JOBS)
         .map(|i| jobs::job(CORPUS_SEED, i))
         .collect();
-    let verdicts = judge_all(&jobs);
-    let percent = summarize("corpus", &verdicts);
     let known: BTreeMap<&str, &str> = known::DIVERGENCES.iter().copied().collect();
+    let (verdicts, unstable) = settle(&jobs, judge_all(&jobs), &known);
+    let percent = summarize("corpus", &verdicts);
+    for line in &unstable {
+        eprintln!("unstable (settled on a recheck): {line}");
+    }
     let mut unexpected = Vec::new();
     let mut listed_now = Vec::new();
     for (job, verdict) in jobs.iter().zip(&verdicts) {
