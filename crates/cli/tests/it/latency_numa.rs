@@ -160,15 +160,28 @@ fn on_a_file_the_search_ends_and_reports_as_fios() {
         if fio_present() {
             runs.push(("fio", fio_json(dir.path(), &job)));
         }
+        // Both stop once the search settles, long before the runtime, and report the final
+        // window(s) alone — where this machine can meet a 2 ms target at all: on a machine so
+        // loaded that fio's own search never settles either, the runtime says nothing.
+        let settled =
+            |json: &serde_json::Value| json["jobs"][0]["job_runtime"].as_u64().unwrap() < 10_000;
+        let fio_settled = runs
+            .iter()
+            .all(|(tool, json)| *tool != "fio" || settled(json));
         for (tool, json) in &runs {
             let job = &json["jobs"][0];
             let (depth, settings) = search_keys(job);
             assert_eq!(settings, (2_000_000, 50_000, 99.0), "{tool} {engine}");
             assert!((1..=16).contains(&depth), "{tool} {engine}: depth {depth}");
-            // Both stop once the search settles, long before the runtime, and report the
-            // final window(s) alone.
             let runtime_ms = job["job_runtime"].as_u64().unwrap();
-            assert!(runtime_ms < 10_000, "{tool} {engine}: {runtime_ms} ms");
+            if fio_settled {
+                assert!(
+                    settled(json),
+                    "{tool} {engine}: {runtime_ms} ms (fio settled)"
+                );
+            } else {
+                eprintln!("{engine}: fio's search did not settle either on this machine ({runtime_ms} ms); runtime not compared");
+            }
             assert_eq!(job["error"], 0, "{tool} {engine}");
         }
     }
