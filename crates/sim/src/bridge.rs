@@ -49,7 +49,7 @@ impl Bridge {
     }
 
     /// The firmware parses a command of `op` from `from_ns`; returns when it is done.
-    pub fn parse_command(&self, cx: &mut Cx, op: crate::command::Op, from_ns: u64) -> u64 {
+    pub fn parse_command(&self, cx: &mut Cx, op: crate::op::Op, from_ns: u64) -> u64 {
         let fw = self.profile.firmware_ns(op);
         cx.reserve(layer::BRIDGE_CPU, from_ns, fw, 0)
     }

@@ -4,6 +4,7 @@
 
 use crate::drive::DriveCommand;
 use crate::fault::CommandFault;
+use crate::op::Op;
 use crate::resource::Flow;
 
 /// Host requests merged into one command at most (bounds the command's part list).
@@ -15,18 +16,6 @@ pub const COMMAND_BYTES_MAX: usize = 32;
 pub const STATUS_BYTES_MAX: usize = 34;
 /// UNMAP parameter list with one block descriptor (SBC-3 §5.28.2): 8-byte header + 16.
 pub const UNMAP_LIST_BYTES: usize = 24;
-
-/// What a command does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    Read,
-    Write,
-    Trim,
-    /// Write the drive's volatile cache to the media: SCSI SYNCHRONIZE CACHE(10) over USB,
-    /// ATA FLUSH CACHE EXT on the drive's link. No data phase; not queued at the drive.
-    Flush,
-}
 
 /// A piece of one host request's slot buffer that a command carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -21,7 +21,10 @@ const HIGH_SPEED_BULK_PACKET_BYTES: u64 = 512;
 /// Largest bulk data packet at SuperSpeed: 1024 bytes (USB 3.0 §9.6.6, the endpoint descriptor's wMaxPacketSize).
 const SUPER_SPEED_BULK_PACKET_BYTES: u64 = 1024;
 
-/// Indices of the shared-resource servers.
+/// The layer that models the host CPU running the driver (its busy time is of one thread).
+pub const LAYER_HOST_CPU: &str = "host_cpu";
+
+/// Indices of the shared-resource servers, and their names in the report.
 pub(crate) mod layer {
     pub const HOST_CPU: usize = 0;
     pub const CONTROLLER: usize = 1;
@@ -34,7 +37,7 @@ pub(crate) mod layer {
     pub const SATA_LINK: usize = 8;
     pub const COUNT: usize = 9;
     pub const NAMES: [&str; COUNT] = [
-        crate::report::LAYER_HOST_CPU,
+        crate::cx::LAYER_HOST_CPU,
         "controller",
         "pcie_upstream",
         "pcie_downstream",

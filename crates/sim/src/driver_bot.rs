@@ -4,10 +4,11 @@
 //! chaining driver adds (data and CSW transfers queued one after another) are BOT's own
 //! per-command state, kept here.
 
-use crate::command::{Command, Op, UNMAP_LIST_BYTES};
+use crate::command::{Command, UNMAP_LIST_BYTES};
 use crate::cx::{layer, ControlTransfer, Cx};
 use crate::event::CmdId;
 use crate::fault::CommandFault;
+use crate::op::Op;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
 use storlab_wire::bot::{

@@ -13,8 +13,9 @@
 //! read region is valid from the read command's dispatch because the next dispatch waits for
 //! its completion, and a read or TRIM after buffered writes is sent only after they are.
 
-use crate::command::{Op, MAX_MERGED_PARTS};
+use crate::command::MAX_MERGED_PARTS;
 use crate::host::CommandPlan;
+use crate::op::Op;
 
 /// What the driver does with the next request the block layer hands it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

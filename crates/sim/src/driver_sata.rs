@@ -2,11 +2,12 @@
 //! (one command at a time) sends the command FIS straight to the drive; TRIM goes as DATA SET
 //! MANAGEMENT with its range payload encoded by `wire` (see `device_link.rs`).
 
-use crate::command::{Command, Op};
+use crate::command::Command;
 use crate::cx::{layer, Cx};
 use crate::device_link::DeviceLink;
 use crate::drive::DriveCommand;
 use crate::event::CmdId;
+use crate::op::Op;
 use crate::pcie::DESCRIPTOR_BYTES;
 use crate::profile::SECTOR_BYTES;
 use crate::resource::Flow;
@@ -16,6 +17,7 @@ const AHCI_COMMAND_FIS_AREA_BYTES: u64 = 64;
 
 /// The AHCI host driver (NCQ) or an IDE-mode controller: no per-command state beyond the
 /// drive link's tags.
+#[derive(Clone, Copy)]
 pub(crate) struct Ahci {
     /// Commands are queued with NCQ (else IDE mode, one at a time).
     pub ncq: bool,

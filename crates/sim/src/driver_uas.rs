@@ -3,10 +3,11 @@
 //! Sense IU per command on the status pipe, whose tag the host checks. Its per-command state
 //! is the tag (the command's index + 1), so it needs nothing beside the command's messages.
 
-use crate::command::{Command, Op};
+use crate::command::Command;
 use crate::cx::layer;
 use crate::cx::Cx;
 use crate::event::CmdId;
+use crate::op::Op;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
 use storlab_wire::scsi::{Lun, SenseKey, SenseRepr, Status};

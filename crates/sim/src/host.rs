@@ -1,7 +1,8 @@
 //! Host OS block layer: splits requests at the driver's maximum transfer size, queues them
 //! until the driver has a free command, and (optionally) merges adjacent queued requests.
 
-use crate::command::{Op, Part, MAX_MERGED_PARTS};
+use crate::command::{Part, MAX_MERGED_PARTS};
+use crate::op::Op;
 use std::collections::VecDeque;
 
 /// One piece of a host request after splitting.

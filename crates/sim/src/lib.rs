@@ -11,6 +11,8 @@
 
 mod bridge;
 pub mod command;
+mod core;
+mod counters;
 mod cx;
 mod device_link;
 pub mod drive;
@@ -18,6 +20,7 @@ mod driver_bot;
 mod driver_buffer;
 mod driver_sata;
 mod driver_uas;
+mod endpoints;
 pub mod error;
 pub mod event;
 pub mod fault;
@@ -25,28 +28,30 @@ pub mod host;
 pub mod link_sata;
 pub mod link_usb2;
 pub mod link_usb3;
+pub mod op;
 pub mod pcie;
 mod power;
 pub mod profile;
 pub mod profiles;
 pub mod report;
+pub mod request;
 pub mod resource;
 mod sata_recovery;
 pub mod scsi;
-pub mod sim;
 pub mod store;
 pub mod trace;
-mod transport;
+pub mod transport;
 pub mod usb_reset;
 pub mod workload;
 pub mod xhci;
 
-pub use command::Op;
+pub use crate::core::{Simulator, CLOCK_LIMIT_NS};
 pub use error::SimError;
 pub use fault::{FaultKind, FaultPlan, PowerLossRecord};
+pub use op::Op;
 pub use profile::{ProfileSet, StackSpec};
 pub use report::{SimReport, SimWarning};
-pub use sim::{
-    SimCompletion, SimRequest, Simulator, Transport, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA,
-    ERRNO_EOPNOTSUPP,
+pub use request::{
+    SimCompletion, SimRequest, ERRNO_EINVAL, ERRNO_EIO, ERRNO_ENODATA, ERRNO_EOPNOTSUPP,
 };
+pub use transport::Transport;

@@ -2,20 +2,21 @@
 //! sizes that reached the drive; host CPU use; which layer was the bottleneck; and warnings
 //! such as request merging that makes a small-block test measure something else.
 
+use crate::counters::Counters;
 use crate::cx::layer;
 use crate::drive::{Drive, DriveModelReport};
 use crate::profile::StackSpec;
 use crate::resource::Calendar;
-use crate::sim::{Counters, Transport};
 use crate::store::Store;
+use crate::transport::Transport;
 use serde::Serialize;
 use std::fmt;
 
 /// Engine-report key: written bytes the payload store did not keep (its budget was full).
 pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
 
-/// The layer that models the host CPU running the driver (its busy time is of one thread).
-pub const LAYER_HOST_CPU: &str = "host_cpu";
+/// The layer that models the host CPU running the driver (`cx.rs` names the layers).
+pub use crate::cx::LAYER_HOST_CPU;
 
 /// Below this utilisation the busiest layer is not called saturated.
 pub const SATURATED_UTILISATION: f64 = 0.8;

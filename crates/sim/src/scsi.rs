@@ -2,7 +2,8 @@
 //! and SYNCHRONIZE CACHE(10) CDBs and the UNMAP parameter list (SBC-3 §5.28.2), all through
 //! the `wire` codecs.
 
-use crate::command::{Op, UNMAP_LIST_BYTES};
+use crate::command::UNMAP_LIST_BYTES;
+use crate::op::Op;
 use crate::profile::SECTOR_BYTES;
 use storlab_wire::scsi::{emit_unmap_parameter_list, Command, UnmapDescriptor, UnmapParameterList};
 

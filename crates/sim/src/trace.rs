@@ -412,7 +412,7 @@ fn header(urb_id: u64, event: EventType, transfer: TransferType, endpoint: u8) -
     UsbmonRepr::new(urb_id, event, transfer, endpoint, DEVICE_ADDRESS, BUS)
 }
 
-use crate::command::Op;
+use crate::op::Op;
 
 /// Sense IU room a UAS driver asks for on the status pipe (header + fixed sense data) unless its
 /// host profile names its own (`HostProfile::status_urb_bytes`).
@@ -526,7 +526,8 @@ impl PcapRecorder {
     }
 }
 
-fn data_urb(op: Op) -> Urb {
+/// The data URB of a command doing `op`.
+pub(crate) fn data_urb(op: Op) -> Urb {
     if op == Op::Read {
         Urb::DataIn
     } else {

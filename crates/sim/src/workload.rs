@@ -1,8 +1,9 @@
 //! A minimal closed-loop workload driver for tests and the speed benchmark: keeps a fixed number
 //! of requests outstanding against a `Simulator` (the real runner lives in `storlab-runner`).
 
-use crate::command::Op;
-use crate::sim::{SimRequest, Simulator};
+use crate::core::Simulator;
+use crate::op::Op;
+use crate::request::SimRequest;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 

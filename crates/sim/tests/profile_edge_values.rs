@@ -125,7 +125,16 @@ fn optional_keys(category: &str, kind: &str) -> &'static [&'static str] {
             "firmware_write_ns",
             "firmware_unmap_ns",
         ],
-        ("drives", "ssd") => &[
+        ("drives", model) => drive_optional_keys(model),
+        _ => &[],
+    }
+}
+
+/// Optional numeric keys of each drive model. Every model the registry has must have a row
+/// (`every_drive_model_is_in_the_edge_value_table`): a new model is not skipped silently.
+fn drive_optional_keys(model: &str) -> &'static [&'static str] {
+    match model {
+        "ssd" => &[
             "command_latency_ns",
             "compression_slot_bytes",
             "read_ahead_bytes",
@@ -134,7 +143,7 @@ fn optional_keys(category: &str, kind: &str) -> &'static [&'static str] {
             "write_cpu_ns",
             "log_blocks",
         ],
-        ("drives", "hdd") => &[
+        "hdd" => &[
             "write_head_switch_ns",
             "cache_bytes",
             "write_back_read_idle_ns",
@@ -142,8 +151,11 @@ fn optional_keys(category: &str, kind: &str) -> &'static [&'static str] {
             "write_back_candidates",
             "rpo_settle_margin_ns",
         ],
-        ("drives", "simple") => &["random_access_ns", "latency_jitter_ns"],
-        _ => &[],
+        "simple" => &["random_access_ns", "latency_jitter_ns"],
+        other => panic!(
+            "drive model `{other}` has no row in profile_edge_values.rs's table: list its \
+             optional numeric keys in drive_optional_keys"
+        ),
     }
 }
 
@@ -408,6 +420,38 @@ fn describe(value: &toml::Value) -> String {
     }
 }
 
+/// Every part the edge-value test sets keys of: the shipped parts (stacks aside) and the
+/// simple drive model as an SSD and an HDD.
+fn edge_parts() -> Vec<(&'static str, String, String)> {
+    let mut parts: Vec<(&str, String, String)> = storlab_sim::profiles::embedded::EMBEDDED_PROFILES
+        .iter()
+        .filter(|(category, _, _)| *category != "stacks")
+        .map(|(c, n, t)| (*c, n.to_string(), t.to_string()))
+        .collect();
+    parts.push(("drives", "edge-simple-ssd".into(), SMALL_DRIVE.into()));
+    parts.push(("drives", "edge-simple-hdd".into(), SIMPLE_HDD.into()));
+    parts
+}
+
+/// A drive model added to the registry (`drive/mod.rs`, one `drive_models!` line) gets edge
+/// values too: some part the test runs uses it, and the table lists its optional keys.
+#[test]
+fn every_drive_model_is_in_the_edge_value_table() {
+    let parts = edge_parts();
+    for model in storlab_sim::drive::DRIVE_MODELS {
+        let tested = parts.iter().any(|(category, _, text)| {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            *category == "drives" && table.get("model").and_then(|v| v.as_str()) == Some(model)
+        });
+        assert!(
+            tested,
+            "drive model `{model}`: no shipped drive profile or edge part uses it, so no edge \
+             value reaches it; add one to edge_parts"
+        );
+        drive_optional_keys(model);
+    }
+}
+
 #[test]
 fn every_numeric_key_survives_edge_values() {
     let base = {
@@ -421,13 +465,7 @@ fn every_numeric_key_survives_edge_values() {
         .unwrap();
         set
     };
-    let mut parts: Vec<(&str, String, String)> = storlab_sim::profiles::embedded::EMBEDDED_PROFILES
-        .iter()
-        .filter(|(category, _, _)| *category != "stacks")
-        .map(|(c, n, t)| (*c, n.to_string(), t.to_string()))
-        .collect();
-    parts.push(("drives", "edge-simple-ssd".into(), SMALL_DRIVE.into()));
-    parts.push(("drives", "edge-simple-hdd".into(), SIMPLE_HDD.into()));
+    let parts = edge_parts();
 
     // Panics of this test's cases are collected, not printed; other tests' go on as usual.
     let others = std::panic::take_hook();
@@ -649,11 +687,11 @@ fn the_clock_stops_taking_requests_at_its_limit() {
         offset_bytes: 0,
         len_bytes: 4096,
     };
-    sim.step_until(storlab_sim::sim::CLOCK_LIMIT_NS - 1);
+    sim.step_until(storlab_sim::CLOCK_LIMIT_NS - 1);
     sim.submit(request).unwrap();
     sim.run_until_completions(1);
     assert!(sim.pop_completion().unwrap().result.is_ok());
-    assert!(sim.now_ns() >= storlab_sim::sim::CLOCK_LIMIT_NS);
+    assert!(sim.now_ns() >= storlab_sim::CLOCK_LIMIT_NS);
     let err = sim.submit(request).unwrap_err().to_string();
     assert!(err.contains("too slow"), "{err}");
 }

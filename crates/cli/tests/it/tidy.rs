@@ -155,23 +155,24 @@ fn msrv_comments_agree_with_rust_version() {
     assert!(wrong.is_empty(), "MSRV comments out of date: {wrong:?}");
 }
 
-/// The simulator's core: the one file that may add methods to `Simulator`. Its protocol
-/// components (transports, bridge, drive link, pcap recorder, report) work on a narrow context
-/// or read-only parts, never on the whole simulator (docs/decisions/0012-sim-seams.md).
-const SIMULATOR_CORE_FILE: &str = "crates/sim/src/sim.rs";
+/// The simulator's core: the one directory whose files may add methods to `Simulator` (split by
+/// phase, docs/decisions/0026-simulator-core-floor-plan.md). Its protocol components
+/// (transports, bridge, drive link, pcap recorder, report) work on a narrow context or
+/// read-only parts, never on the whole simulator (docs/decisions/0012-sim-seams.md).
+const SIMULATOR_CORE_DIR: &str = "crates/sim/src/core/";
 
 #[test]
 fn only_the_simulator_core_implements_simulator() {
     let offenders: Vec<String> = sources()
         .iter()
-        .filter(|(path, _)| relative(path) != SIMULATOR_CORE_FILE)
+        .filter(|(path, _)| !relative(path).starts_with(SIMULATOR_CORE_DIR))
         .flat_map(|(path, text)| {
             text.lines()
                 .enumerate()
                 .filter(|(_, line)| {
                     let line = line.trim_start();
                     line.starts_with("impl Simulator")
-                        || line.starts_with("impl crate::sim::Simulator")
+                        || line.starts_with("impl crate::core::Simulator")
                 })
                 .map(move |(n, _)| format!("{}:{}", relative(path), n + 1))
                 .collect::<Vec<_>>()
@@ -179,7 +180,7 @@ fn only_the_simulator_core_implements_simulator() {
         .collect();
     assert!(
         offenders.is_empty(),
-        "`impl Simulator` outside {SIMULATOR_CORE_FILE}: give the component its own type and a \
+        "`impl Simulator` outside {SIMULATOR_CORE_DIR}: give the component its own type and a \
          narrow context (`Cx`) instead: {offenders:?}"
     );
 }

@@ -13,7 +13,7 @@ use super::{
     busy_until_horizon, check_range, check_step_ns, CacheOccupancy, Drive, DriveCommand,
     DriveModelReport, DriveStats, HddReport, LostWrite, TrimRange,
 };
-use crate::profile::SECTOR_BYTES;
+use crate::profile::limits::SECTOR_BYTES;
 use crate::resource::{Flow, Server};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -283,10 +283,10 @@ pub fn validate(p: &HddProfile) -> Result<(), (&'static str, String)> {
             ),
         ));
     }
-    if p.queue_depth == 0 || p.queue_depth > crate::profile::NCQ_TAGS_MAX {
+    if p.queue_depth == 0 || p.queue_depth > crate::profile::limits::NCQ_TAGS_MAX {
         return Err((
             "queue_depth",
-            format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
+            format!("must be 1..={}", crate::profile::limits::NCQ_TAGS_MAX),
         ));
     }
     if p.rpo_candidates == Some(0) {

@@ -79,7 +79,7 @@ drive_models! {
     "hdd" => Hdd(hdd::HddProfile, hdd::HddDrive, |origin, p| named(origin, hdd::validate(p))),
 }
 
-/// `key` must lie in `min..=max` (see [`crate::profile::out_of_range`]): a drive model's
+/// `key` must lie in `min..=max` (see [`crate::profile::limits::out_of_range`]): a drive model's
 /// validation error as (key, reason).
 pub(crate) fn check_range(
     key: &'static str,
@@ -88,20 +88,20 @@ pub(crate) fn check_range(
     max: u64,
     why: &str,
 ) -> Result<(), (&'static str, String)> {
-    match crate::profile::out_of_range(value, min, max, why) {
+    match crate::profile::limits::out_of_range(value, min, max, why) {
         Some(reason) => Err((key, reason)),
         None => Ok(()),
     }
 }
 
-/// A time of one step of one command (see [`crate::profile::STEP_NS_MAX`]).
+/// A time of one step of one command (see [`crate::profile::limits::STEP_NS_MAX`]).
 pub(crate) fn check_step_ns(key: &'static str, value: u64) -> Result<(), (&'static str, String)> {
     check_range(
         key,
         value,
         0,
-        crate::profile::STEP_NS_MAX,
-        crate::profile::STEP_NS_WHY,
+        crate::profile::limits::STEP_NS_MAX,
+        crate::profile::limits::STEP_NS_WHY,
     )
 }
 

@@ -4,7 +4,7 @@
 
 use super::{Drive, DriveCommand, DriveStats, TrimRange, SOLID_STATE_READY_NS};
 use crate::error::SimError;
-use crate::profile::{
+use crate::profile::limits::{
     capacity_out_of_range, in_range, positive, rate_mb_s, step_ns, transfer_size, NCQ_TAGS_MAX,
     PARALLEL_UNITS_MAX, SECTOR_BYTES,
 };

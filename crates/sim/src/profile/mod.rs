@@ -6,7 +6,7 @@
 //! `hosts`, `controllers`, `links`, `bridges`, `drives` and `stacks`. A stack names one part of
 //! each kind it needs. Every struct denies unknown keys so a typo is an error, not a default.
 
-mod limits;
+pub(crate) mod limits;
 mod overrides;
 mod stack;
 mod toml_errors;
@@ -14,7 +14,6 @@ mod validate;
 
 pub use crate::drive::simple::{Medium, SimpleDriveProfile};
 pub use crate::drive::DriveProfile;
-pub(crate) use limits::*;
 pub use limits::{
     ATA_TRANSFER_BYTES_MAX, DESCRIPTOR_BYTES_MAX, LBA48_SECTORS, LINK_RATE_BPS_MAX,
     LINK_RATE_BPS_MIN, NCQ_TAGS_MAX, PARALLEL_UNITS_MAX, RATE_MB_S_MAX, SECTOR_BYTES, STEP_NS_MAX,
@@ -416,8 +415,8 @@ pub struct BridgeProfile {
 impl BridgeProfile {
     /// Firmware time to parse a command of kind `op` and issue it: its own key when the
     /// profile gives one, else `firmware_command_ns` (always for SYNCHRONIZE CACHE).
-    pub fn firmware_ns(&self, op: crate::command::Op) -> u64 {
-        use crate::command::Op;
+    pub fn firmware_ns(&self, op: crate::op::Op) -> u64 {
+        use crate::op::Op;
         let own = match op {
             Op::Read => self.firmware_read_ns,
             Op::Write => self.firmware_write_ns,

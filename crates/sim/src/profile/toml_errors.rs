@@ -55,14 +55,48 @@ pub(super) fn take_tag(
     }
 }
 
+/// The `kind` of a link profile, one per [`LinkProfile`] variant: its parser matches them all
+/// by name, so a new link kind cannot fall into another's parser.
+#[derive(Clone, Copy)]
+enum LinkKind {
+    Usb2Hs,
+    Usb3Ss,
+    Sata,
+}
+
+impl LinkKind {
+    const ALL: [LinkKind; 3] = [LinkKind::Usb2Hs, LinkKind::Usb3Ss, LinkKind::Sata];
+    const NAMES: &'static [&'static str] = &[
+        LinkKind::ALL[0].name(),
+        LinkKind::ALL[1].name(),
+        LinkKind::ALL[2].name(),
+    ];
+
+    const fn name(self) -> &'static str {
+        match self {
+            LinkKind::Usb2Hs => "usb2-hs",
+            LinkKind::Usb3Ss => "usb3-ss",
+            LinkKind::Sata => "sata",
+        }
+    }
+}
+
 impl ProfileFile for LinkProfile {
     fn from_table(mut table: toml::Table) -> Result<Self, TableError> {
-        let kind = take_tag(&mut table, "kind", &["usb2-hs", "usb3-ss", "sata"])?;
+        let name = take_tag(&mut table, "kind", LinkKind::NAMES)?;
         let rest = toml::Value::Table(table);
-        Ok(match kind.as_str() {
-            "usb2-hs" => LinkProfile::Usb2Hs(Usb2LinkProfile::deserialize(rest)?),
-            "usb3-ss" => LinkProfile::Usb3Ss(Usb3LinkProfile::deserialize(rest)?),
-            _ => LinkProfile::Sata(SataLinkProfile::deserialize(rest)?),
+        // `take_tag` accepted only these names: the search finds the one it took.
+        let kind = LinkKind::ALL.into_iter().find(|k| k.name() == name);
+        Ok(match kind {
+            Some(LinkKind::Usb2Hs) => LinkProfile::Usb2Hs(Usb2LinkProfile::deserialize(rest)?),
+            Some(LinkKind::Usb3Ss) => LinkProfile::Usb3Ss(Usb3LinkProfile::deserialize(rest)?),
+            Some(LinkKind::Sata) => LinkProfile::Sata(SataLinkProfile::deserialize(rest)?),
+            None => {
+                return Err(TableError {
+                    key: Some("kind".to_string()),
+                    message: format!("unknown variant `{name}`"),
+                })
+            }
         })
     }
 }

@@ -29,7 +29,7 @@ use super::{
     LostWrite, MergeReport, ProcessorStats, ReleaseRing, SsdReport, TrimRange,
     COMPRESSION_PIECE_BYTES, SOLID_STATE_READY_NS, UNKNOWN_COMPRESSED_BYTES,
 };
-use crate::profile::SECTOR_BYTES;
+use crate::profile::limits::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
 use compress::compressed_bytes;
 use ftl_log_block::LogBlockFtl;

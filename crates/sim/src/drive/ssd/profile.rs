@@ -4,7 +4,7 @@ use super::ftl_log_block::LogBlockGeometry;
 use super::nand::Geometry;
 use super::LOGICAL_PAGE_BYTES;
 use crate::drive::{check_range, check_step_ns};
-use crate::profile::SECTOR_BYTES;
+use crate::profile::limits::SECTOR_BYTES;
 use serde::{Deserialize, Serialize};
 
 /// SSD parameters (a `model = "ssd"` drive profile).
@@ -310,8 +310,8 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
         "channel_rate_mb_s",
         p.channel_rate_mb_s,
         1,
-        crate::profile::RATE_MB_S_MAX,
-        crate::profile::RATE_MB_S_WHY,
+        crate::profile::limits::RATE_MB_S_MAX,
+        crate::profile::limits::RATE_MB_S_WHY,
     )?;
     check_step_ns("command_cpu_ns", p.command_cpu_ns)?;
     check_step_ns("command_latency_ns", p.command_latency_ns)?;
@@ -396,10 +396,10 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             ),
         ));
     }
-    if p.queue_depth == 0 || p.queue_depth > crate::profile::NCQ_TAGS_MAX {
+    if p.queue_depth == 0 || p.queue_depth > crate::profile::limits::NCQ_TAGS_MAX {
         return Err((
             "queue_depth",
-            format!("must be 1..={}", crate::profile::NCQ_TAGS_MAX),
+            format!("must be 1..={}", crate::profile::limits::NCQ_TAGS_MAX),
         ));
     }
     validate_mapping(p, &geometry)
