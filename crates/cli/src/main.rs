@@ -35,6 +35,7 @@ mod preset_run;
 mod progress;
 mod render;
 mod run_paths;
+mod run_plan;
 mod run_session;
 mod run_sink;
 mod say;

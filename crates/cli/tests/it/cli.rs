@@ -379,7 +379,6 @@ fn refuses_to_write_a_loop_device_carrying_ext4_unless_named_destructive() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-
 /// Runs storlab in `dir` with stdout a pipe whose reader is already gone, as in
 /// `storlab stacks | head -0`: the first write to stdout fails with a broken pipe, every time.
 fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {

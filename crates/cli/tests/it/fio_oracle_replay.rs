@@ -3,8 +3,8 @@
 //! command priorities, and the random streams of each clone and job of one file.
 
 use crate::fio_oracle::{
-    actions, both_logs, fio_log, fio_present, moved, parse_iolog, run_storlab, scratch, storlab_log,
-    LoggedIo, MIB,
+    actions, both_logs, fio_log, fio_present, moved, parse_iolog, run_storlab, scratch,
+    storlab_log, LoggedIo, MIB,
 };
 use std::path::Path;
 use std::process::Command;
@@ -33,7 +33,6 @@ fn replay_json(tool: &str, dir: &Path, trace: &Path, flags: &[&str]) -> serde_js
     let json = &text[text.find('{').unwrap()..];
     serde_json::from_str::<serde_json::Value>(json).unwrap()["jobs"][0].clone()
 }
-
 
 /// fio's `read_iolog`: fio records a trace (mixed directions and sizes, fsyncs); storlab replays
 /// it, on psync and at queue depth 8 on libaio, and its own log of the replay is the trace's

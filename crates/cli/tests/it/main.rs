@@ -43,6 +43,7 @@ mod generate;
 mod guard;
 mod hostile_inputs;
 mod io_batch;
+mod job_file_reads;
 mod job_scheduling;
 mod latency_numa;
 mod linux_oracle;
