@@ -58,10 +58,6 @@ fn main() {
     };
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
-        if run.minimal {
-            // fio's --minimal is its terse output.
-            run.output_format = args::OutputFormat::Terse;
-        }
         progress::set_eta(run.eta);
         // First, while only the standard streams are open (see the function).
         run_session::start_interrupt_thread();

@@ -78,8 +78,8 @@ pub(crate) struct Outputs {
 }
 
 impl RunPlan {
-    /// Resolves clap's arguments (with `--minimal` already folded into the format by `main`).
-    /// `--section` without a job file is refused here, before anything else is looked at.
+    /// Resolves clap's arguments (with the job flags `main` split off). `--section` without a
+    /// job file is refused here, before anything else is looked at.
     pub(crate) fn resolve(args: RunArgs) -> Result<RunPlan, Failure> {
         if !args.sections.is_empty() && args.job_file.is_none() {
             return Err(bad_input(
@@ -115,7 +115,11 @@ impl RunPlan {
             },
             work,
             outputs: Outputs {
-                format: args.output_format,
+                // fio's --minimal is its terse output.
+                format: match args.minimal {
+                    true => OutputFormat::Terse,
+                    false => args.output_format,
+                },
                 output: args.output,
                 report: args.report,
                 pcap: args.pcap,
