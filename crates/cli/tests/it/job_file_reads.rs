@@ -1,9 +1,10 @@
 //! One read of the job file per run (issue 36: `run`'s arguments are resolved once into a plan,
 //! `crates/cli/src/run_plan.rs`): `strace -f -e trace=openat` sees every file `storlab run`
 //! opens, in every thread, and the job file must be opened exactly once, for a plain run, a
-//! what-if run over three targets (each target checked, then run), a sweep, and a run whose
-//! fio-shaped JSON echoes the job file's options. Skipped with a message where strace is
-//! missing; CI installs it (`.ci/run`) and fails the test without it.
+//! what-if run over three targets (each target checked, then run), a sweep, a run whose
+//! fio-shaped JSON echoes the job file's options, `--showcmd` and `--parse-only` (main's build
+//! opened it 2, 6, 1, 13, 3 and 3 times). Skipped with a message where strace is missing; CI
+//! installs it (`.ci/run`) and fails the test without it.
 
 use crate::common::stderr;
 use std::path::Path;
@@ -79,7 +80,7 @@ fn a_run_reads_its_job_file_once() {
         "--target",
         "sim:usb2-uas-ssd",
     ];
-    let runs: [&[&str]; 5] = [
+    let runs: [&[&str]; 6] = [
         // A plain run: the jobs read, run, and the table written.
         &["--target", "sim:usb3-uas-ssd"],
         // What-if: every target checked before the first runs, then each run in turn.
@@ -94,6 +95,8 @@ fn a_run_reads_its_job_file_once() {
         &["--target", "sim:usb3-uas-ssd", "--trim-between-steps"],
         // fio's --showcmd: the jobs checked, then written as one command line.
         &["--showcmd"],
+        // fio's --parse-only: the jobs read and checked on every target.
+        &[&three_targets[..], &["--parse-only"]].concat(),
     ];
     for args in runs {
         assert_eq!(job_file_openings(dir.path(), args), 1, "{args:?}");
