@@ -371,18 +371,6 @@ pub struct RunArgs {
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,
-    /// Set on one target's part of a what-if comparison (several `--target`s): the run saves
-    /// its results and hands them back, and the comparison writes every output.
-    #[arg(skip)]
-    pub compared: bool,
-}
-
-impl RunArgs {
-    /// The target of a run on one target (`None`: the default temporary file). A what-if run
-    /// over several targets is split into runs of one before this is asked.
-    pub fn target(&self) -> Option<&std::ffi::OsStr> {
-        self.targets.first().map(OsString::as_os_str)
-    }
 }
 
 #[derive(Debug, Args)]

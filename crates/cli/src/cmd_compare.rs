@@ -24,7 +24,8 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     crate::output::print(&render(&runs))
 }
 
-/// The comparison table as text.
+/// The comparison table as text: each run's targets, one row per (configuration, direction)
+/// with every run's figures and its bandwidth ratio to the first, then every warning.
 pub fn render(runs: &[(String, RunReport)]) -> String {
     let mut out = String::new();
     for (label, report) in runs {
@@ -37,6 +38,15 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
         let targets = storlab_report::escape_control(&targets.join(", ")).into_owned();
         out.push_str(&format!("{label}: {targets}\n"));
     }
+    let table = comparison_cells(runs);
+    push_aligned(&mut out, &table);
+    push_warnings(&mut out, runs);
+    out
+}
+
+/// The table's cells: the header, then one row per (configuration, direction) of any run,
+/// in first-seen order.
+fn comparison_cells(runs: &[(String, RunReport)]) -> Vec<Vec<String>> {
     // Rows: every (configuration, direction) of any run, in first-seen order.
     let mut rows: Vec<(String, &'static str)> = Vec::new();
     for (_, report) in runs {
@@ -89,6 +99,11 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
         }
         table.push(cells);
     }
+    table
+}
+
+/// `table` as aligned text: the first two columns to the left, the figures to the right.
+fn push_aligned(out: &mut String, table: &[Vec<String>]) {
     let widths: Vec<usize> = (0..table[0].len())
         .map(|column| {
             table
@@ -98,7 +113,7 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    for row in &table {
+    for row in table {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
@@ -114,8 +129,11 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
-    // A compared figure is only as good as its warnings: each run's, and its jobs', under the
-    // table as `storlab run` prints them, led by the run's label.
+}
+
+/// A compared figure is only as good as its warnings: each run's, and its jobs', under the
+/// table as `storlab run` prints them, led by the run's label.
+fn push_warnings(out: &mut String, runs: &[(String, RunReport)]) {
     let mut warnings = Vec::new();
     for (label, report) in runs {
         for warning in &report.warnings {
@@ -138,7 +156,6 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
             out.push('\n');
         }
     }
-    out
 }
 
 fn find<'a>(

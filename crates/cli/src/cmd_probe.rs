@@ -6,7 +6,9 @@ use crate::args::{ProbeArgs, ProbeFormat};
 use crate::exit::{bad_input, Failure};
 use std::fmt::Write;
 use storlab_engine::probe::query::{Answer, DeviceQuery, VpdFacts};
-use storlab_engine::probe::{DeviceFacts, ProbeReport, Prober, SysRoot};
+use storlab_engine::probe::{
+    DeviceFacts, PciFacts, ProbeReport, Prober, QueueFacts, SysRoot, UsbFacts,
+};
 use storlab_report::escape_control;
 
 /// Version of the JSON document `probe --output-format json` prints (docs/probe.md).
@@ -67,87 +69,74 @@ fn size_text(bytes: u64) -> String {
     format!("{:.1} GB ({bytes} bytes)", bytes as f64 / GB)
 }
 
-fn device_rows(out: &mut String, d: &DeviceFacts, indent: &str) {
-    let name = match &d.partition {
-        Some(p) => format!("{} (partition {p})", d.node),
-        None => d.node.clone(),
+/// The USB rows: link speed, ids and protocol, the product, the bridge.
+fn usb_rows(out: &mut String, usb: &UsbFacts, indent: &str) {
+    let ids = match (usb.vendor_id, usb.product_id) {
+        (Some(v), Some(p)) => format!("{v:04x}:{p:04x}"),
+        _ => "-".into(),
     };
-    row(out, indent, "device", &name);
-    row(out, indent, "transport", &d.transport);
-    if let Some(size) = d.size_bytes {
-        row(out, indent, "size", &size_text(size));
+    let protocol = match (&usb.protocol, usb.interface_protocol) {
+        (Some(name), Some(code)) => format!("{name} (bInterfaceProtocol {code:#04x})"),
+        _ => "-".into(),
+    };
+    row(
+        out,
+        indent,
+        "usb",
+        &format!("{} Mb/s, {ids}, {protocol}", opt(usb.speed_mbps)),
+    );
+    let product = [usb.manufacturer.as_deref(), usb.product.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !product.is_empty() {
+        row(out, indent, "usb product", &product);
     }
-    if !d.driver_chain.is_empty() {
-        let chain: Vec<String> = d
-            .driver_chain
-            .iter()
-            .map(|l| format!("{} ({})", l.driver.as_deref().unwrap_or("-"), l.node))
-            .collect();
-        row(out, indent, "driver chain", &chain.join(" → "));
-    }
-    if let Some(usb) = &d.usb {
-        let ids = match (usb.vendor_id, usb.product_id) {
-            (Some(v), Some(p)) => format!("{v:04x}:{p:04x}"),
-            _ => "-".into(),
-        };
-        let protocol = match (&usb.protocol, usb.interface_protocol) {
-            (Some(name), Some(code)) => format!("{name} (bInterfaceProtocol {code:#04x})"),
-            _ => "-".into(),
-        };
-        row(
+    match &usb.bridge {
+        Some(b) => row(
             out,
             indent,
-            "usb",
-            &format!("{} Mb/s, {ids}, {protocol}", opt(usb.speed_mbps)),
-        );
-        let product = [usb.manufacturer.as_deref(), usb.product.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
-        if !product.is_empty() {
-            row(out, indent, "usb product", &product);
-        }
-        match &usb.bridge {
-            Some(b) => row(
-                out,
-                indent,
-                "bridge",
-                &format!(
-                    "{} {} → {} (source: {})",
-                    b.maker, b.chip, b.downstream, b.source
-                ),
-            ),
-            None => row(out, indent, "bridge", "not in storlab's table"),
-        }
-    }
-    if let Some(pci) = &d.host_controller {
-        let ids = match (pci.vendor_id, pci.device_id) {
-            (Some(v), Some(p)) => format!("{v:04x}:{p:04x}"),
-            _ => "-".into(),
-        };
-        let link = match &pci.link {
-            Some(l) => format!(
-                "PCIe {} GT/s x{} (max {} GT/s x{})",
-                opt(l.current_speed_gts),
-                opt(l.current_width),
-                opt(l.max_speed_gts),
-                opt(l.max_width)
-            ),
-            None => "no PCIe link of its own (integrated)".into(),
-        };
-        row(
-            out,
-            indent,
-            "controller",
+            "bridge",
             &format!(
-                "{} {ids} {}, {link}",
-                pci.address,
-                pci.driver.as_deref().unwrap_or("-")
+                "{} {} → {} (source: {})",
+                b.maker, b.chip, b.downstream, b.source
             ),
-        );
+        ),
+        None => row(out, indent, "bridge", "not in storlab's table"),
     }
-    let q = &d.queue;
+}
+
+/// The host controller's row: PCI address, ids, driver and PCIe link.
+fn controller_row(out: &mut String, pci: &PciFacts, indent: &str) {
+    let ids = match (pci.vendor_id, pci.device_id) {
+        (Some(v), Some(p)) => format!("{v:04x}:{p:04x}"),
+        _ => "-".into(),
+    };
+    let link = match &pci.link {
+        Some(l) => format!(
+            "PCIe {} GT/s x{} (max {} GT/s x{})",
+            opt(l.current_speed_gts),
+            opt(l.current_width),
+            opt(l.max_speed_gts),
+            opt(l.max_width)
+        ),
+        None => "no PCIe link of its own (integrated)".into(),
+    };
+    row(
+        out,
+        indent,
+        "controller",
+        &format!(
+            "{} {ids} {}, {link}",
+            pci.address,
+            pci.driver.as_deref().unwrap_or("-")
+        ),
+    );
+}
+
+/// The block layer's rows: queue limits, scheduler, block sizes, discard, write cache.
+fn queue_rows(out: &mut String, q: &QueueFacts, indent: &str) {
     row(
         out,
         indent,
@@ -188,6 +177,33 @@ fn device_rows(out: &mut String, d: &DeviceFacts, indent: &str) {
         "write cache",
         q.write_cache.as_deref().unwrap_or("-"),
     );
+}
+
+fn device_rows(out: &mut String, d: &DeviceFacts, indent: &str) {
+    let name = match &d.partition {
+        Some(p) => format!("{} (partition {p})", d.node),
+        None => d.node.clone(),
+    };
+    row(out, indent, "device", &name);
+    row(out, indent, "transport", &d.transport);
+    if let Some(size) = d.size_bytes {
+        row(out, indent, "size", &size_text(size));
+    }
+    if !d.driver_chain.is_empty() {
+        let chain: Vec<String> = d
+            .driver_chain
+            .iter()
+            .map(|l| format!("{} ({})", l.driver.as_deref().unwrap_or("-"), l.node))
+            .collect();
+        row(out, indent, "driver chain", &chain.join(" → "));
+    }
+    if let Some(usb) = &d.usb {
+        usb_rows(out, usb, indent);
+    }
+    if let Some(pci) = &d.host_controller {
+        controller_row(out, pci, indent);
+    }
+    queue_rows(out, &d.queue, indent);
     if let Some(file) = &d.loop_backing_file {
         row(out, indent, "backing file", file);
     }

@@ -1,79 +1,86 @@
-//! `storlab run`: builds the job set (fio file, fio-style flags, or the built-in quick set), runs
-//! it, and writes the results in the chosen format. Ctrl-C stops the run, keeps the finished jobs
-//! and removes storlab's temporary files.
+//! `storlab run`: resolves its arguments once into a [`RunPlan`], builds the job set (fio file,
+//! fio-style flags, or the built-in quick set), runs it, and writes the results in the chosen
+//! format. Ctrl-C stops the run, keeps the finished jobs and removes storlab's temporary files.
 
 use crate::args::{OutputFormat, RunArgs};
 use crate::clients::Clients;
+use crate::db_support::RunRecorder;
 use crate::exit::{bad_input, run_failed, Failure};
-use crate::run_session::{arm_interrupt_handler, load_jobs, session, target_of, Finished, STOP};
+use crate::run_plan::{RunKind, RunPlan, TargetRun, Work};
+use crate::run_session::{arm_interrupt_handler, session, target_of, Finished, STOP};
 use crate::run_sink::CliSink;
 use crate::say::say;
-use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use storlab_job::{EngineKind, Target};
+use storlab_job::{EngineKind, JobSet, Target};
 use storlab_lab::classify;
 use storlab_lab::provider::Provider;
 use storlab_lab::run::JobSetRun;
-use storlab_report::RunReport;
+use storlab_lab::what_if::{conclude, name_failure, run_label};
+use storlab_report::{JobReport, RunReport};
 
 pub fn run(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
-    if !args.sections.is_empty() && args.job_file.is_none() {
-        return Err(bad_input(
-            "--section: selects sections of a job file; give one",
-        ));
-    }
+    let plan = RunPlan::resolve(args)?;
+    run_plan(&plan, clients)
+}
+
+/// The resolved run, by kind.
+fn run_plan(plan: &RunPlan, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
     if let Some(clients) = clients {
-        if args.showcmd || args.parse_only || single_process(&args)? {
+        let checks_only = matches!(plan.kind, RunKind::ShowCommand | RunKind::ParseOnly);
+        if checks_only || single_process(plan)? {
             // Nothing to spread over the clients: rank 0 does it alone, as a run by hand.
             return match clients.reports() {
-                true => run(args, None),
+                true => run_plan(plan, None),
                 false => Ok(()),
             };
         }
     }
-    if args.showcmd {
-        return showcmd(&args);
-    }
-    if args.parse_only {
-        // fio's --parse-only: read and check the jobs on every target, run nothing.
-        if args.preset.is_some() {
-            return Err(bad_input(
-                "--parse-only: reads a job file or job flags, not a preset",
-            ));
+    match plan.kind {
+        RunKind::ShowCommand => showcmd(plan),
+        RunKind::ParseOnly => parse_only(plan),
+        RunKind::OneTarget => {
+            crate::run_paths::check_run_outputs(plan)?;
+            run_on_one_target(plan.only_target(), clients).map(|_| ())
         }
-        for target in args
-            .targets
-            .iter()
-            .map(Some)
-            .chain(args.targets.is_empty().then_some(None))
-        {
-            let part = RunArgs {
-                targets: target.into_iter().cloned().collect(),
-                ..args.clone()
-            };
-            load_jobs(&part)?;
+        RunKind::WhatIf => {
+            crate::run_paths::check_run_outputs(plan)?;
+            what_if(plan, clients)
         }
-        return Ok(());
     }
-    crate::run_paths::check_run_outputs(&args)?;
-    if args.targets.len() > 1 {
-        return what_if(args, clients);
+}
+
+/// fio's `--parse-only`: read and check the jobs on every target, run nothing.
+fn parse_only(plan: &RunPlan) -> Result<(), Failure> {
+    if plan.preset().is_some() {
+        return Err(bad_input(
+            "--parse-only: reads a job file or job flags, not a preset",
+        ));
     }
-    run_on_one_target(args, clients).map(|_| ())
+    if plan.targets.is_empty() {
+        return plan.only_target().load_jobs().map(|_| ());
+    }
+    for target in &plan.targets {
+        plan.part(Some(target)).load_jobs()?;
+    }
+    Ok(())
 }
 
 /// A run on one target (or the default temporary file): writes its outputs unless it is part
-/// of a what-if comparison (`args.compared`), then hands back its results. With `clients` (a
-/// multi-client run under mpirun), every client runs the jobs on its own target, all start each
-/// stonewall group together, and rank 0 writes the aggregate and saves the one run.
-fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Finished, Failure> {
-    if crate::preset_run::wanted(&args) {
-        return crate::preset_run::run(args);
+/// of a what-if comparison ([`TargetRun::compared`]), then hands back its results. With
+/// `clients` (a multi-client run under mpirun), every client runs the jobs on its own target,
+/// all start each stonewall group together, and rank 0 writes the aggregate and saves the one
+/// run.
+fn run_on_one_target(
+    mut part: TargetRun<'_>,
+    clients: Option<&Clients<'_>>,
+) -> Result<Finished, Failure> {
+    if let Work::Sweep(sweep) = &part.plan.work {
+        return crate::preset_run::run(&part, sweep);
     }
     let reports = clients.is_none_or(Clients::reports);
     let started_unix_ms = crate::db_support::now_unix_ms();
-    let prepared = prepare_job_set(&args, reports, started_unix_ms);
+    let prepared = prepare_job_set(&mut part, reports, started_unix_ms);
     // Every client's bad input (a job file one host cannot read) stops all of them.
     if let Some(clients) = clients {
         clients.exchange(
@@ -84,7 +91,11 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
                 .map_err(Clone::clone),
         )?;
     }
-    let (mut set, builtin, mut recorder) = prepared?;
+    let PreparedSet {
+        mut set,
+        builtin,
+        mut recorder,
+    } = prepared?;
     if let Some(clients) = clients {
         clients.localize(&mut set);
         if let Some(recorder) = &mut recorder {
@@ -92,65 +103,177 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         }
     }
     arm_interrupt_handler();
-
-    let mut session = session(&args, builtin);
+    let mut session = session(part.plan, builtin);
     session.started_unix_ms = started_unix_ms;
     if let Some(clients) = clients {
         session.peers = Some(clients);
     }
     let mut sink = CliSink::new(recorder);
-    let status = args
+    let status = part
+        .plan
         .status_interval
         .map(crate::progress::StatusLines::start);
-    let (run, handed_on) = match clients {
+    let (run, handed_on) = run_job_set(&set, &session, &mut sink, clients);
+    drop(status);
+    let mut ended = SetEnd::from(run, set.jobs.len());
+    if let Some(clients) = clients {
+        ended.finish_clients(clients, handed_on);
+        if !clients.reports() {
+            // Rank 0 writes the outputs; the others end here.
+            return ended.end_on_other_rank();
+        }
+    }
+    match ended.error.take() {
+        Some(error) => ended.failed(&part, &mut sink, error),
+        None => ended.succeeded(&part, &mut sink),
+    }
+}
+
+/// A job set read and checked, ready to run, with its recorder (none when unsaved).
+struct PreparedSet {
+    set: JobSet,
+    /// Whether it is the built-in quick set.
+    builtin: bool,
+    recorder: Option<RunRecorder>,
+}
+
+/// The job set of a run with its checks, and its recorder (`reports`: this process saves the
+/// run; a multi-client run's other ranks do not). A what-if target's set was read and checked
+/// before the first target ran, and is taken as it is.
+fn prepare_job_set(
+    part: &mut TargetRun<'_>,
+    reports: bool,
+    started_unix_ms: u64,
+) -> Result<PreparedSet, Failure> {
+    let checked = part.checked_jobs.take();
+    let paths_checked = checked.is_some();
+    let (set, builtin) = match checked {
+        Some(checked) => checked,
+        None => part.load_jobs()?,
+    };
+    let plan = part.plan;
+    if plan.outputs.pcap.is_some() {
+        check_pcap_has_usb(plan, &set)?;
+    }
+    if !paths_checked {
+        crate::run_paths::check_job_paths(part, &set)?;
+    }
+    if let Some(faults) = plan.faults.as_deref() {
+        storlab_lab::fault_places::check_placed_faults(&set, faults).map_err(bad_input)?;
+    }
+    if reports {
+        for job in &set.jobs {
+            for warning in &job.warnings {
+                say!("storlab: warning: job '{}': {warning}", job.name);
+            }
+        }
+    }
+    let recorder = crate::db_support::recorder_for_run(
+        &plan.db,
+        part.no_db || !reports,
+        None,
+        started_unix_ms,
+    )?;
+    Ok(PreparedSet {
+        set,
+        builtin,
+        recorder,
+    })
+}
+
+/// Runs `set` on `session`; with `clients`, through the multi-client sink, whose aggregates
+/// (rank 0's) come back beside the run.
+fn run_job_set(
+    set: &JobSet,
+    session: &storlab_lab::run::Session<'_>,
+    sink: &mut CliSink,
+    clients: Option<&Clients<'_>>,
+) -> (JobSetRun, Option<Vec<JobReport>>) {
+    match clients {
         Some(clients) => {
             let mut shared = crate::clients::ClientsSink {
-                inner: &mut sink,
+                inner: sink,
                 clients,
                 handed_on: Vec::new(),
             };
-            let run = storlab_lab::run::run_job_set(&set, &session, &mut shared);
+            let run = storlab_lab::run::run_job_set(set, session, &mut shared);
             (run, Some(shared.handed_on))
         }
-        None => (
-            storlab_lab::run::run_job_set(&set, &session, &mut sink),
-            None,
-        ),
-    };
-    drop(status);
-    let JobSetRun {
-        mut report,
-        mut provider,
-        error,
-        interrupted,
-        complete,
-        unfired_faults,
-    } = run;
-    // A multi-client run's error is the first failing client's, named, on every client.
-    let mut error: Option<Failure> = error.map(classify);
-    if let Some(clients) = clients {
-        let ended = match error.take() {
+        None => (storlab_lab::run::run_job_set(set, session, sink), None),
+    }
+}
+
+/// A job set's run as it ended: its results, the provider (dropped to delete the temporary
+/// files), and what stopped it.
+struct SetEnd {
+    report: RunReport,
+    provider: Provider,
+    error: Option<Failure>,
+    interrupted: bool,
+    /// Jobs finished, of `total`.
+    complete: usize,
+    total: usize,
+    unfired_faults: Vec<String>,
+}
+
+impl SetEnd {
+    fn from(run: JobSetRun, total: usize) -> SetEnd {
+        SetEnd {
+            report: run.report,
+            provider: run.provider,
+            error: run.error.map(classify),
+            interrupted: run.interrupted,
+            complete: run.complete,
+            total,
+            unfired_faults: run.unfired_faults,
+        }
+    }
+
+    /// A multi-client run's end: every client's error is the first failing client's, named;
+    /// rank 0 takes the aggregates (`handed_on`) as its jobs, to write the outputs.
+    fn finish_clients(&mut self, clients: &Clients<'_>, handed_on: Option<Vec<JobReport>>) {
+        let ended = match self.error.take() {
             Some(failure) => Err(failure),
             None => Ok(()),
         };
-        error = clients.finish(ended).err();
+        self.error = clients.finish(ended).err();
         if let Some(handed_on) = handed_on.filter(|_| clients.reports()) {
-            report.jobs = handed_on;
-            report.host.hostname = clients.hosts_label();
-        }
-        if !clients.reports() {
-            // Rank 0 writes the outputs; the others delete their temporary files and end.
-            drop(provider);
-            return match error {
-                // Jobs finished before it: a failed run (exit 1), as rank 0 says.
-                Some(failure) if !report.jobs.is_empty() => Err(run_failed(failure.to_string())),
-                Some(failure) => Err(failure),
-                None => Ok(Finished::complete(report, None)),
-            };
+            self.report.jobs = handed_on;
+            self.report.host.hostname = clients.hosts_label();
         }
     }
-    let total = set.jobs.len();
-    if let Some(error) = error {
+
+    /// A multi-client run's end on a rank other than 0, which writes nothing: its temporary
+    /// files deleted, its run ends as rank 0 says it did.
+    fn end_on_other_rank(self) -> Result<Finished, Failure> {
+        let SetEnd {
+            report,
+            provider,
+            error,
+            ..
+        } = self;
+        drop(provider);
+        match error {
+            // Jobs finished before it: a failed run (exit 1), as rank 0 says.
+            Some(failure) if !report.jobs.is_empty() => Err(run_failed(failure.to_string())),
+            Some(failure) => Err(failure),
+            None => Ok(Finished::complete(report, None)),
+        }
+    }
+
+    /// A run that `error` stopped: the jobs that finished were measured, so their results are
+    /// written as a complete run's would be, and the run failed (exit 1) whatever stopped it.
+    fn failed(
+        self,
+        part: &TargetRun<'_>,
+        sink: &mut CliSink,
+        error: Failure,
+    ) -> Result<Finished, Failure> {
+        let SetEnd {
+            report,
+            mut provider,
+            ..
+        } = self;
         if let Some(recorder) = &mut sink.recorder {
             if let Err(unsaved) =
                 recorder.finish(storlab_db::RunStatus::Failed, &[error.to_string()])
@@ -161,99 +284,72 @@ fn run_on_one_target(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<Fin
         if report.jobs.is_empty() {
             return Err(error);
         }
-        // The jobs that finished were measured: their results are written as a complete
-        // run's would be, and the run failed (exit 1) whatever stopped it.
         let done = report.jobs.len();
-        let written = write_outputs(&args, &report, sink.run_id(), &mut provider);
+        let run_id = sink.run_id();
+        let written = write_outputs(part, &report, run_id, &mut provider);
         drop(provider); // deletes temporary files
-        if args.compared {
+        if part.compared() {
             // The comparison writes them with the other targets' and reports the failure.
             written?;
-            let run_id = sink.run_id();
+            let run_id = run_id.map(|id| id.to_string());
             return Finished::compared_part(report, run_id, run_failed(error.to_string()));
         }
         let failed =
             format!("{error} (the results of the {done} job(s) that ran are in the output)");
-        return Err(match written {
+        Err(match written {
             Ok(()) => run_failed(failed),
             Err(also) => run_failed(format!("{failed}; writing them failed: {also}")),
-        });
+        })
     }
-    // Saved as finished before the output is written, whatever becomes of stdout. Points
-    // missing from the database fail the run (exit 1) once the results are out.
-    let saved =
-        crate::db_support::finish_run(&mut sink.recorder, false, interrupted, &report.warnings);
-    let written = write_outputs(&args, &report, sink.run_id(), &mut provider);
-    drop(provider); // deletes temporary files before we report success
-    if let (Err(_), Err(unsaved)) = (&written, &saved) {
-        // Only one error line ends the command; the missing points are still named.
-        say!("storlab: warning: {unsaved}");
-    }
-    written?;
-    saved?;
-    if let Some(failure) = sink.log_failure.take() {
-        return Err(failure);
-    }
-    if interrupted && STOP.load(Ordering::Relaxed) {
-        let stopped = run_failed(format!(
-            "interrupted: {complete} of {total} jobs finished and are reported above"
-        ));
-        return match args.compared {
-            true => Finished::compared_part(report, sink.run_id(), stopped),
-            false => Err(stopped),
-        };
-    }
-    if !unfired_faults.is_empty() {
-        // The results are out (and saved); the run did not test what its plan asked.
-        let unfired = run_failed(format!(
-            "{} placed fault(s) never fired: {}",
-            unfired_faults.len(),
-            unfired_faults.join(", ")
-        ));
-        return match args.compared {
-            true => Finished::compared_part(report, sink.run_id(), unfired),
-            false => Err(unfired),
-        };
-    }
-    Ok(Finished::complete(report, sink.run_id()))
-}
 
-/// The job set of a run with its checks, and its recorder (`reports`: this process saves the
-/// run; a multi-client run's other ranks do not).
-fn prepare_job_set(
-    args: &RunArgs,
-    reports: bool,
-    started_unix_ms: u64,
-) -> Result<
-    (
-        storlab_job::JobSet,
-        bool,
-        Option<crate::db_support::RunRecorder>,
-    ),
-    Failure,
-> {
-    let (set, builtin) = load_jobs(args)?;
-    if args.pcap.is_some() {
-        check_pcap_has_usb(args, &set)?;
-    }
-    crate::run_paths::check_job_paths(args, &set)?;
-    if let Some(plan) = args.faults.as_deref() {
-        storlab_lab::fault_places::check_placed_faults(&set, plan).map_err(bad_input)?;
-    }
-    if reports {
-        for job in &set.jobs {
-            for warning in &job.warnings {
-                say!("storlab: warning: job '{}': {warning}", job.name);
-            }
+    /// A run that ended without an error: saved as finished before the output is written,
+    /// whatever becomes of stdout; then what still fails it (exit 1) once the results are out:
+    /// points missing from the database, a log that could not be written, an interruption, a
+    /// placed fault that never fired.
+    fn succeeded(self, part: &TargetRun<'_>, sink: &mut CliSink) -> Result<Finished, Failure> {
+        let SetEnd {
+            report,
+            mut provider,
+            interrupted,
+            complete,
+            total,
+            unfired_faults,
+            ..
+        } = self;
+        let saved =
+            crate::db_support::finish_run(&mut sink.recorder, false, interrupted, &report.warnings);
+        let written = write_outputs(part, &report, sink.run_id(), &mut provider);
+        drop(provider); // deletes temporary files before we report success
+        if let (Err(_), Err(unsaved)) = (&written, &saved) {
+            // Only one error line ends the command; the missing points are still named.
+            say!("storlab: warning: {unsaved}");
+        }
+        written?;
+        saved?;
+        if let Some(failure) = sink.log_failure.take() {
+            return Err(failure);
+        }
+        let run_id = sink.run_id().map(|id| id.to_string());
+        let cut_short = if interrupted && STOP.load(Ordering::Relaxed) {
+            Some(run_failed(format!(
+                "interrupted: {complete} of {total} jobs finished and are reported above"
+            )))
+        } else if !unfired_faults.is_empty() {
+            // The results are out (and saved); the run did not test what its plan asked.
+            Some(run_failed(format!(
+                "{} placed fault(s) never fired: {}",
+                unfired_faults.len(),
+                unfired_faults.join(", ")
+            )))
+        } else {
+            None
+        };
+        match cut_short {
+            Some(failure) if part.compared() => Finished::compared_part(report, run_id, failure),
+            Some(failure) => Err(failure),
+            None => Ok(Finished::complete(report, run_id)),
         }
     }
-    let recorder = crate::db_support::recorder_for_run(
-        &args.db,
-        args.no_db || !reports,
-        None,
-        started_unix_ms,
-    )?;
-    Ok((set, builtin, recorder))
 }
 
 /// Whether a run under mpirun is one for rank 0 alone: a sweep (`--preset`, `--state`, trims
@@ -261,17 +357,18 @@ fn prepare_job_set(
 /// stack's state and so cannot be split (docs/distributed.md). A what-if comparison of several
 /// simulated targets is spread over the ranks, a target each (`what_if`). The same on a real
 /// target is refused: every client would measure it, and none of that would be merged.
-fn single_process(args: &RunArgs) -> Result<bool, Failure> {
-    if !crate::preset_run::wanted(args) && args.targets.len() < 2 {
+fn single_process(plan: &RunPlan) -> Result<bool, Failure> {
+    let sweep = matches!(plan.work, Work::Sweep(_));
+    if !sweep && plan.targets.len() < 2 {
         return Ok(false);
     }
-    let all_simulated = !args.targets.is_empty()
-        && args
+    let all_simulated = !plan.targets.is_empty()
+        && plan
             .targets
             .iter()
             .all(|text| matches!(target_of(text), Ok(Target::Sim(_))));
     if all_simulated {
-        Ok(args.targets.len() < 2)
+        Ok(plan.targets.len() < 2)
     } else {
         Err(bad_input(
             "under mpirun, a multi-client run takes a job file or job flags on one --target; \
@@ -284,37 +381,38 @@ fn single_process(args: &RunArgs) -> Result<bool, Failure> {
 /// one target's part of a what-if comparison, whose outputs are written together) the pcap,
 /// the results in the chosen format (stdout or `--output`) and the `--report` HTML.
 fn write_outputs(
-    args: &RunArgs,
+    part: &TargetRun<'_>,
     report: &RunReport,
     run_id: Option<storlab_db::RunId>,
     provider: &mut Provider,
 ) -> Result<(), Failure> {
+    let outputs = &part.plan.outputs;
     for warning in &report.warnings {
         say!("storlab: warning: {warning}");
     }
     // The table lists the jobs' warnings under it; machine formats carry them in their data,
     // which a person may never read, so they are said on stderr as well.
-    if args.output_format != OutputFormat::Table {
+    if outputs.format != OutputFormat::Table {
         for job in &report.jobs {
             for warning in &job.notes.warnings {
                 say!("storlab: warning: job '{}': {warning}", job.setup.name);
             }
         }
     }
-    if args.compared {
+    if part.compared() {
         return Ok(());
     }
-    if let Some(pcap_path) = &args.pcap {
+    if let Some(pcap_path) = &outputs.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
     let rendered = crate::render::render_report(
-        args.output_format,
+        outputs.format,
         report,
-        fio_echo(args).as_ref(),
+        fio_echo(part.plan).as_ref(),
         crate::render::job_table,
     );
-    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
-    if let Some(path) = &args.report {
+    crate::output::print_or_write(outputs.output.as_deref(), &rendered, "--output")?;
+    if let Some(path) = &outputs.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
     }
@@ -322,32 +420,38 @@ fn write_outputs(
 }
 
 /// fio's `--showcmd`: the job file (or flags) as one fio command line, after checking it.
-fn showcmd(args: &RunArgs) -> Result<(), Failure> {
-    if args.preset.is_some() {
+fn showcmd(plan: &RunPlan) -> Result<(), Failure> {
+    if plan.preset().is_some() {
         return Err(bad_input(
             "--showcmd: shows a job file or job flags, not a preset",
         ));
     }
-    load_jobs(args)?;
-    let written = crate::run_session::written_options(args)
-        .ok_or_else(|| bad_input("--showcmd: the job file could not be read again"))?;
+    plan.only_target().load_jobs()?;
+    let written = plan
+        .jobs
+        .written_options()
+        .ok_or_else(|| bad_input("--showcmd: the job file could not be read"))?;
     let mut line = String::from("fio");
     for argument in &written.arguments {
         line.push(' ');
         line.push_str(argument);
     }
     line.push('\n');
-    crate::output::print_or_write(args.output.as_deref(), &line, "--output")
+    crate::output::print_or_write(plan.outputs.output.as_deref(), &line, "--output")
 }
 
-/// The fio-shaped JSON (or json+) of a run of a job file, job flags or the quick set, echoing
-/// the options as written as fio does.
-/// The job file's options as written, for the fio-shaped JSON (none without a job file).
-fn fio_echo(args: &RunArgs) -> Option<storlab_report::FioEcho> {
-    crate::run_session::written_options(args).map(|written| storlab_report::FioEcho {
-        global_options: written.global,
-        job_options: written.jobs,
-    })
+/// The job file's options as written, for the fio-shaped JSON (none without a job file, and
+/// none for a preset, whose points are not written options of a job set).
+fn fio_echo(plan: &RunPlan) -> Option<storlab_report::FioEcho> {
+    if plan.preset().is_some() {
+        return None;
+    }
+    plan.jobs
+        .written_options()
+        .map(|written| storlab_report::FioEcho {
+            global_options: written.global,
+            job_options: written.jobs,
+        })
 }
 
 /// What-if: the same jobs or preset on each `--target` in turn (one saved run each), then one
@@ -356,44 +460,23 @@ fn fio_echo(args: &RunArgs) -> Option<storlab_report::FioEcho> {
 /// first runs (bad input: one line, exit 2, nothing run). A target whose jobs fail, or an
 /// interruption, still writes every finished target's results to every output, then fails
 /// the command (exit 1) with the first error, naming its target.
-fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
-    if args.pcap.is_some() {
+fn what_if(plan: &RunPlan, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
+    if plan.outputs.pcap.is_some() {
         return Err(bad_input(
             "--pcap: a capture holds one simulated target's USB session; give one --target",
         ));
     }
-    // The failing target's error, naming the target once (a path error starts with the path).
-    let named = |text: &OsStr, failure: Failure| {
-        let shown = Path::new(text).display().to_string();
-        let name = |message: String| {
-            if message.starts_with("--target ") || message.contains(&format!(" on {shown}: ")) {
-                // Already named (a job's failure names its target).
-                message
-            } else if message.starts_with(&format!("{shown}: ")) {
-                format!("--target {message}")
-            } else {
-                format!("--target {shown}: {message}")
-            }
-        };
-        match failure {
-            Failure::BadInput(message) => Failure::BadInput(name(message)),
-            Failure::RunFailed(message) => Failure::RunFailed(name(message)),
-        }
-    };
-    let parts: Vec<RunArgs> = args
+    let mut parts: Vec<TargetRun<'_>> = plan
         .targets
         .iter()
-        .map(|text| RunArgs {
-            targets: vec![text.clone()],
-            compared: true,
-            ..args.clone()
-        })
+        .map(|text| plan.part(Some(text)))
         .collect();
     // Bad input on the last target must not cost the runs on the first ones.
-    let checked = parts
-        .iter()
-        .zip(&args.targets)
-        .try_for_each(|(part, text)| check_target(part).map_err(|failure| named(text, failure)));
+    let checked = parts.iter_mut().try_for_each(|part| {
+        part.checked_jobs = check_target(part)
+            .map_err(|failure| name_failure(part.target.unwrap_or_default(), failure))?;
+        Ok(())
+    });
     if let Some(clients) = clients {
         clients.exchange(
             "targets checked",
@@ -405,87 +488,52 @@ fn what_if(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> 
     }
     checked?;
     let (runs, failure) = match clients {
-        Some(clients) => match spread_targets(&args, parts, clients, &named)? {
+        Some(clients) => match spread_targets(plan, parts, clients)? {
             Some(runs) => (runs, None),
             // Rank 0 writes the comparison.
             None => return Ok(()),
         },
-        None => run_targets_in_turn(&args, parts, &named),
+        None => run_targets_in_turn(plan, parts),
     };
     if runs.is_empty() {
         return Err(failure.unwrap_or_else(|| run_failed("no target ran")));
     }
     // Every finished target's results reach every output, also when a later one failed or
     // the run was interrupted; then the command fails with the first failure, naming it.
-    let written = write_what_if(&args, &runs);
-    match (failure, written) {
-        (None, written) => written,
-        (Some(failure), Ok(())) => Err(run_failed(format!(
-            "{failure} (the results of the {} target(s) that ran are in the output)",
-            runs.len()
-        ))),
-        (Some(failure), Err(also)) => Err(run_failed(format!(
-            "{failure}; writing the results of the targets that ran failed: {also}"
-        ))),
-    }
+    let written = write_what_if(plan, &runs);
+    conclude(runs.len(), failure, written)
 }
 
-/// The targets of a what-if comparison one after another in this process: every run that
-/// finished or failed part-way with results, labelled, and the first failure, named with its
-/// target. A target whose jobs failed does not stop the next (as fio runs the jobs after a
-/// failed one); a target that failed without results, or an interruption, does.
+/// The targets of a what-if comparison one after another in this process
+/// (`storlab_lab::what_if::run_in_turn`), each announced as it starts.
 fn run_targets_in_turn(
-    args: &RunArgs,
-    parts: Vec<RunArgs>,
-    named: &dyn Fn(&OsStr, Failure) -> Failure,
+    plan: &RunPlan,
+    parts: Vec<TargetRun<'_>>,
 ) -> (Vec<(String, Finished)>, Option<Failure>) {
-    let mut runs: Vec<(String, Finished)> = Vec::new();
-    let mut first_failure = None;
-    for (index, (part, text)) in parts.into_iter().zip(&args.targets).enumerate() {
-        if STOP.load(Ordering::Relaxed) {
-            break;
-        }
+    let mut parts = parts.into_iter();
+    storlab_lab::what_if::run_in_turn(&plan.targets, &STOP, |index, text| {
         say!(
             "storlab: target {} of {}: {}",
             index + 1,
-            args.targets.len(),
+            plan.targets.len(),
             Path::new(text).display()
         );
-        match run_on_one_target(part, None) {
-            Ok(mut finished) => {
-                let failure = finished.failure.take();
-                runs.push((run_label(index, &finished), finished));
-                if let Some(failure) = failure {
-                    first_failure.get_or_insert(named(text, failure));
-                }
-            }
-            Err(failure) => {
-                first_failure.get_or_insert(named(text, failure));
-                break;
-            }
-        }
-    }
-    // Stopped between two targets: the ones that did not run are the failure.
-    if first_failure.is_none() && runs.len() < args.targets.len() {
-        first_failure = Some(run_failed(format!(
-            "interrupted: {} of {} targets ran",
-            runs.len(),
-            args.targets.len()
-        )));
-    }
-    (runs, first_failure)
+        let part = parts.next().ok_or_else(|| run_failed("no target ran"))?;
+        run_on_one_target(part, None)
+    })
 }
 
 /// A what-if comparison's outputs: the `compare` table (or the chosen format) on stdout or
 /// `--output`, and one `--report` of every run.
-fn write_what_if(args: &RunArgs, runs: &[(String, Finished)]) -> Result<(), Failure> {
+fn write_what_if(plan: &RunPlan, runs: &[(String, Finished)]) -> Result<(), Failure> {
+    let outputs = &plan.outputs;
     let labelled: Vec<(String, RunReport)> = runs
         .iter()
         .map(|(label, finished)| (label.clone(), finished.report.clone()))
         .collect();
-    let rendered = match args.output_format {
+    let rendered = match outputs.format {
         OutputFormat::Table => crate::cmd_compare::render(&labelled),
-        OutputFormat::Json => what_if_json(&args.targets, runs),
+        OutputFormat::Json => what_if_json(&plan.targets, runs),
         // One document of every target's jobs in target order: each job names its target.
         OutputFormat::FioJson
         | OutputFormat::FioJsonPlus
@@ -497,123 +545,94 @@ fn write_what_if(args: &RunArgs, runs: &[(String, Finished)]) -> Result<(), Fail
                 merged.warnings.extend(report.warnings.iter().cloned());
             }
             crate::render::render_report(
-                args.output_format,
+                outputs.format,
                 &merged,
-                fio_echo(args).as_ref(),
+                fio_echo(plan).as_ref(),
                 crate::render::job_table,
             )
         }
     };
-    crate::output::print_or_write(args.output.as_deref(), &rendered, "--output")?;
-    if let Some(path) = &args.report {
+    crate::output::print_or_write(outputs.output.as_deref(), &rendered, "--output")?;
+    if let Some(path) = &outputs.report {
         crate::cmd_report::write_report(path, "--report", &labelled)?;
     }
     Ok(())
 }
 
-/// Saved runs are labelled by their id, as `compare` labels them; unsaved by position.
-fn run_label(index: usize, finished: &Finished) -> String {
-    finished
-        .run_id
-        .map_or_else(|| format!("t{}", index + 1), |id| id.to_string())
-}
-
-/// One target's run as it travels to rank 0: its target's index and its report, or (bad
-/// input?, message).
-type SpreadRun = (usize, Result<RunReport, (bool, String)>);
-
-/// A what-if comparison of simulated targets under mpirun: target `i` runs on rank
-/// `i mod size` (unsaved there), every report goes to rank 0, which saves one run per target
-/// in target order, as one process would, and returns them all; the other ranks get `None`.
-/// The first failing target in order fails the command, with the runs before it saved.
+/// A what-if comparison of simulated targets under mpirun: each rank runs its share of the
+/// targets (`storlab_lab::what_if::spread_share`, unsaved there), every report goes to rank 0,
+/// which saves one run per target in target order, as one process would, and returns them
+/// all; the other ranks get `None`. The first failing target in order fails the command, with
+/// the runs before it saved.
 fn spread_targets(
-    args: &RunArgs,
-    parts: Vec<RunArgs>,
+    plan: &RunPlan,
+    parts: Vec<TargetRun<'_>>,
     clients: &Clients<'_>,
-    named: &dyn Fn(&OsStr, Failure) -> Failure,
 ) -> Result<Option<Vec<(String, Finished)>>, Failure> {
+    use storlab_lab::what_if::{encode_share, gather_shares, spread_share};
     let (rank, size) = (clients.rank() as usize, clients.size() as usize);
-    let mine: Vec<SpreadRun> = parts
+    let share = spread_share(parts.len(), rank, size);
+    let mine = parts
         .into_iter()
-        .zip(&args.targets)
         .enumerate()
-        .filter(|(index, _)| index % size == rank)
-        .map(|(index, (part, text))| {
+        .filter(|(index, _)| share.contains(index))
+        .map(|(index, part)| {
             say!(
                 "storlab: target {} of {}: {} (rank {rank})",
                 index + 1,
-                args.targets.len(),
-                Path::new(text).display()
+                plan.targets.len(),
+                Path::new(part.target.unwrap_or_default()).display()
             );
-            let part = RunArgs {
+            let part = TargetRun {
                 no_db: true,
                 ..part
             };
-            let outcome = run_on_one_target(part, None)
-                .and_then(|finished| match finished.failure {
+            let outcome =
+                run_on_one_target(part, None).and_then(|finished| match finished.failure {
                     Some(failure) => Err(failure),
                     None => Ok(finished.report),
-                })
-                .map_err(|failure| {
-                    let failure = named(text, failure);
-                    (matches!(failure, Failure::BadInput(_)), failure.to_string())
                 });
             (index, outcome)
         })
         .collect();
-    let part = serde_json::to_value(&mine)
-        .map_err(|error| run_failed(format!("cannot encode this rank's runs: {error}")));
-    let heard = clients.exchange("targets run", part)?;
+    let heard = clients.exchange("targets run", encode_share(&plan.targets, mine))?;
     if !clients.reports() {
         return Ok(None);
     }
-    let mut outcomes: Vec<Option<Result<RunReport, Failure>>> =
-        args.targets.iter().map(|_| None).collect();
-    for (from_rank, value) in heard.into_iter().enumerate() {
-        let runs: Vec<SpreadRun> = serde_json::from_value(value).map_err(|error| {
-            run_failed(format!(
-                "rank {from_rank}: its runs cannot be read: {error}"
-            ))
-        })?;
-        for (index, outcome) in runs {
-            if let Some(slot) = outcomes.get_mut(index) {
-                *slot = Some(outcome.map_err(|(bad, message)| match bad {
-                    true => bad_input(message),
-                    false => run_failed(message),
-                }));
-            }
-        }
-    }
-    let preset = args
-        .preset
-        .as_deref()
-        .and_then(|name| storlab_job::preset::load(name).ok())
-        .map(|preset| preset.name);
+    let outcomes = gather_shares(heard, plan.targets.len())?;
     let mut runs = Vec::with_capacity(outcomes.len());
     for (index, outcome) in outcomes.into_iter().enumerate() {
-        let report = outcome.unwrap_or_else(|| Err(run_failed("a target was run by no rank")))?;
-        let mut recorder = crate::db_support::recorder_for_run(
-            &args.db,
-            args.no_db,
-            preset.clone(),
-            report.started_unix_ms,
-        )?;
-        if let Some(recorder) = &mut recorder {
-            for job in &report.jobs {
-                recorder.record(job);
-            }
-        }
-        crate::db_support::finish_run(&mut recorder, false, false, &report.warnings)?;
-        let finished = Finished::complete(report, recorder.as_ref().and_then(|r| r.run_id()));
+        let finished = save_spread_run(plan, outcome?)?;
         runs.push((run_label(index, &finished), finished));
     }
     Ok(Some(runs))
 }
 
+/// Rank 0 saves one target's run of a spread comparison, as one process would have.
+fn save_spread_run(plan: &RunPlan, report: RunReport) -> Result<Finished, Failure> {
+    let preset = plan
+        .preset()
+        .and_then(|name| storlab_job::preset::load(name).ok())
+        .map(|preset| preset.name);
+    let mut recorder =
+        crate::db_support::recorder_for_run(&plan.db, plan.no_db, preset, report.started_unix_ms)?;
+    if let Some(recorder) = &mut recorder {
+        for job in &report.jobs {
+            recorder.record(job);
+        }
+    }
+    crate::db_support::finish_run(&mut recorder, false, false, &report.warnings)?;
+    let run_id = recorder
+        .as_ref()
+        .and_then(|r| r.run_id())
+        .map(|id| id.to_string());
+    Ok(Finished::complete(report, run_id))
+}
+
 /// `--pcap` records a simulated USB session: refused before anything runs when no job runs on
 /// a simulated stack, or every simulated stack is SATA (no USB link to capture), rather than
 /// after the run has been measured.
-fn check_pcap_has_usb(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), Failure> {
+fn check_pcap_has_usb(plan: &RunPlan, set: &JobSet) -> Result<(), Failure> {
     let stacks: Vec<&str> = set
         .jobs
         .iter()
@@ -628,7 +647,7 @@ fn check_pcap_has_usb(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), F
             "--pcap: only simulated targets (sim:STACK) have a USB session to record",
         ));
     }
-    let dir = storlab_lab::stacks::profiles_dir(args.profiles.as_deref()).map_err(bad_input)?;
+    let dir = storlab_lab::stacks::profiles_dir(plan.profiles.as_deref()).map_err(bad_input)?;
     let profiles = storlab_engine::engines::sim::load_profiles(&dir).map_err(bad_input)?;
     let mut sata_only = None;
     for stack in stacks {
@@ -650,32 +669,35 @@ fn check_pcap_has_usb(args: &RunArgs, set: &storlab_job::JobSet) -> Result<(), F
 /// A what-if target's bad input, found before anything runs: the target itself (a stack that
 /// cannot open or take the fault plan, a file that cannot be created), and the job set read
 /// against it (a job file or flags; a preset's points are checked as its run starts) with
-/// each job's file target and the device guard of a block device a job writes.
-fn check_target(part: &RunArgs) -> Result<(), Failure> {
-    let target = part.target().map(target_of).transpose()?;
+/// each job's file target and the device guard of a block device a job writes. The job set
+/// read is handed to the target's run (`None` for a preset).
+fn check_target(part: &TargetRun<'_>) -> Result<Option<(JobSet, bool)>, Failure> {
+    let plan = part.plan;
+    let target = part.target.map(target_of).transpose()?;
     match &target {
         // Opened as the run will open it: an unknown stack, one whose profiles are broken, or
         // one that cannot take the `--faults` plan (a kind its transport does not have).
         Some(Target::Sim(stack)) => {
-            storlab_lab::stacks::check_sim(stack, part.profiles.as_deref(), part.faults.as_deref())?
+            storlab_lab::stacks::check_sim(stack, plan.profiles.as_deref(), plan.faults.as_deref())?
         }
         Some(Target::Path(path)) => check_target_path(path, true)?,
         _ => {}
     }
-    if part.preset.is_none() {
-        let (set, _) = load_jobs(part)?;
-        crate::run_paths::check_job_paths(part, &set)?;
-        for job in &set.jobs {
-            if let Target::Path(path) = &job.target {
-                check_target_path(path, job.allow_file_create)?;
-                // As the provider decides whether the job writes its target.
-                if job.read_percent < 100 || job.verify {
-                    check_device_guard(path, part.destructive.as_deref())?;
-                }
+    if plan.preset().is_some() {
+        return Ok(None);
+    }
+    let (set, builtin) = part.load_jobs()?;
+    crate::run_paths::check_job_paths(part, &set)?;
+    for job in &set.jobs {
+        if let Target::Path(path) = &job.target {
+            check_target_path(path, job.allow_file_create)?;
+            // As the provider decides whether the job writes its target.
+            if job.read_percent < 100 || job.verify {
+                check_device_guard(path, plan.destructive.as_deref())?;
             }
         }
     }
-    Ok(())
+    Ok(Some((set, builtin)))
 }
 
 /// The device guard's refusal of a block device a job would write (a signature, partitions,
@@ -729,7 +751,7 @@ fn what_if_json(targets: &[std::ffi::OsString], runs: &[(String, Finished)]) -> 
         .map(|(text, (_, finished))| {
             serde_json::json!({
                 "target": text.to_string_lossy(),
-                "run": finished.run_id.map(|id| id.to_string()),
+                "run": finished.run_id,
                 "report": finished.report,
             })
         })

@@ -35,6 +35,7 @@ mod preset_run;
 mod progress;
 mod render;
 mod run_paths;
+mod run_plan;
 mod run_session;
 mod run_sink;
 mod say;
@@ -57,10 +58,6 @@ fn main() {
     };
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
-        if run.minimal {
-            // fio's --minimal is its terse output.
-            run.output_format = args::OutputFormat::Terse;
-        }
         progress::set_eta(run.eta);
         // First, while only the standard streams are open (see the function).
         run_session::start_interrupt_thread();

@@ -3,11 +3,11 @@
 //! the honesty warnings with every result, prints the preset's table, and on Ctrl-C keeps the
 //! points already measured.
 
-use crate::args::RunArgs;
 use crate::exit::{bad_input, run_failed, Failure};
 use crate::output::print_or_write;
 use crate::render::{job_table, render_report};
-use crate::run_session::{arm_interrupt_handler, load_jobs, session, target_of, Finished, STOP};
+use crate::run_plan::{SweepRequest, TargetRun};
+use crate::run_session::{arm_interrupt_handler, session, target_of, Finished, STOP};
 use crate::run_sink::CliSink;
 use crate::say::say;
 use crate::sweep_table::{render, TablePoint};
@@ -16,47 +16,26 @@ use storlab_job::preset::Preset;
 use storlab_job::steps::DeviceState;
 use storlab_job::Target;
 use storlab_lab::classify;
-use storlab_lab::run::{FcTestPlan, FcTestRun, SweepPlan, SweepRun};
+use storlab_lab::run::{FcTestPlan, FcTestRun, SweepPlan};
 use storlab_lab::sweep::{fctest_directory, job_points, overrides_of, preset_points};
 use storlab_report::RunReport;
 
-/// Whether this run needs the sweep path (a preset, a state, or trims between steps).
-pub fn wanted(args: &RunArgs) -> bool {
-    args.preset.is_some() || args.state.is_some() || args.trim_between_steps
-}
-
-pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
-    let state = args
+/// The sweep `sweep` on `part`'s target: its points, checked, run in turn on one session, the
+/// run saved, and (unless the run is part of a what-if comparison) its outputs written.
+pub(crate) fn run(part: &TargetRun<'_>, sweep: &SweepRequest) -> Result<Finished, Failure> {
+    let state = sweep
         .state
         .as_deref()
         .map(DeviceState::parse)
         .transpose()
         .map_err(bad_input)?;
-    // The output paths were checked by cmd_run::run before it came here.
-    let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
-    let (preset, points) = match &args.preset {
-        Some(name) => {
-            if args.job_file.is_some() {
-                return Err(bad_input(
-                    "--preset cannot be combined with a job file; use one or the other",
-                ));
-            }
-            let preset = storlab_job::preset::load(name).map_err(bad_input)?;
-            let target = match args.target() {
-                Some(text) => target_of(text)?,
-                None => Target::TempFileIn(cwd),
-            };
-            let overrides = overrides_of(&args.job_flags)?;
-            if let Some(dir) = fctest_directory(&preset, &target) {
-                return run_fctest_on_directory(&args, &preset, &overrides, &dir);
-            }
-            let points = preset_points(&preset, &overrides, &target)?;
-            (Some(preset), points)
-        }
-        None => {
-            let (set, _) = load_jobs(&args)?;
-            (None, job_points(set))
-        }
+    let (preset, points) = match sweep_points(part, sweep)? {
+        SweepPoints::Points { preset, points } => (preset, points),
+        SweepPoints::FcTest {
+            preset,
+            overrides,
+            dir,
+        } => return run_fctest_on_directory(part, sweep, &preset, &overrides, &dir),
     };
     let state = state.unwrap_or_else(|| preset.as_ref().map_or(DeviceState::AsFound, |p| p.state));
     // A sweep point's job writes its target (a device state does) and may write logs: the same
@@ -64,8 +43,8 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     let point_jobs = storlab_job::JobSet {
         jobs: points.iter().map(|point| point.job.clone()).collect(),
     };
-    let prepares_target = state != DeviceState::AsFound || args.trim_between_steps;
-    crate::run_paths::check_sweep_paths(&args, &point_jobs, prepares_target)?;
+    let prepares_target = state != DeviceState::AsFound || sweep.trim_between_steps;
+    crate::run_paths::check_sweep_paths(part, &point_jobs, prepares_target)?;
     for point in &points {
         for warning in &point.job.warnings {
             say!("storlab: warning: job '{}': {warning}", point.job.name);
@@ -74,11 +53,11 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
     arm_interrupt_handler();
     // Presets default to O_DIRECT; where the filesystem refuses it, measure buffered and let
     // the honesty check flag reads the page cache may have served.
-    let session = session(&args, preset.is_some());
+    let session = session(part.plan, preset.is_some());
     let preset_name = preset.as_ref().map(|p| p.name.clone());
     let recorder = crate::db_support::recorder_for_run(
-        &args.db,
-        args.no_db,
+        &part.plan.db,
+        part.no_db,
         preset_name,
         session.started_unix_ms,
     )?;
@@ -87,30 +66,113 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
         preset,
         points,
         state,
-        trim_between_steps: args.trim_between_steps,
+        trim_between_steps: sweep.trim_between_steps,
     };
-    let SweepRun {
-        report,
-        coords,
-        mut provider,
-        error,
-        complete,
-    } = storlab_lab::run::run_sweep(&plan, &session, &mut sink);
-    let result = error.map_or(Ok(()), Err);
+    let run = storlab_lab::run::run_sweep(&plan, &session, &mut sink);
+    let result = run.error.map_or(Ok(()), Err);
     // Points missing from the database fail the run (exit 1) once the results are out.
     let saved = crate::db_support::finish_run(
         &mut sink.recorder,
         result.is_err(),
         STOP.load(Ordering::Relaxed),
-        &report.warnings,
+        &run.report.warnings,
     );
-    let run_id = sink.run_id();
-    for warning in &report.warnings {
+    let ended = SweepEnd {
+        report: run.report,
+        run_id: sink.run_id().map(|id| id.to_string()),
+        result,
+        saved,
+        complete: run.complete,
+    };
+    for warning in &ended.report.warnings {
         say!("storlab: warning: {warning}");
     }
+    let mut provider = run.provider;
     // One target's part of a what-if comparison: the comparison writes the outputs.
-    if args.compared {
+    if part.compared() {
         drop(provider);
+        return ended.compared_part();
+    }
+    let rendered = render_report(part.plan.outputs.format, &ended.report, None, |report| {
+        sweep_table(&plan, state, &run.coords, report)
+    });
+    write_sweep_outputs(part, &ended, &rendered, &mut provider)?;
+    drop(provider);
+    ended.own_run()
+}
+
+/// Where a sweep's points come from: a preset's (FC-Test on real files when its target is a
+/// directory) or the job set's, one point a job.
+enum SweepPoints {
+    Points {
+        preset: Option<Preset>,
+        points: Vec<storlab_job::preset::SweepPoint>,
+    },
+    FcTest {
+        preset: Preset,
+        overrides: Vec<(String, Option<String>)>,
+        dir: std::path::PathBuf,
+    },
+}
+
+/// The points of `sweep` on `part`'s target.
+fn sweep_points(part: &TargetRun<'_>, sweep: &SweepRequest) -> Result<SweepPoints, Failure> {
+    // The output paths were checked by cmd_run::run before it came here.
+    let cwd = std::env::current_dir().map_err(|e| bad_input(format!("current directory: {e}")))?;
+    let Some(name) = &sweep.preset else {
+        let (set, _) = part.load_jobs()?;
+        return Ok(SweepPoints::Points {
+            preset: None,
+            points: job_points(set),
+        });
+    };
+    if part.plan.jobs.file.is_some() {
+        return Err(bad_input(
+            "--preset cannot be combined with a job file; use one or the other",
+        ));
+    }
+    let preset = storlab_job::preset::load(name).map_err(bad_input)?;
+    let target = match part.target {
+        Some(text) => target_of(text)?,
+        None => Target::TempFileIn(cwd),
+    };
+    let overrides = overrides_of(&part.plan.jobs.flags)?;
+    if let Some(dir) = fctest_directory(&preset, &target) {
+        return Ok(SweepPoints::FcTest {
+            preset,
+            overrides,
+            dir,
+        });
+    }
+    let points = preset_points(&preset, &overrides, &target)?;
+    Ok(SweepPoints::Points {
+        preset: Some(preset),
+        points,
+    })
+}
+
+/// A sweep that ran (whole or in part): its results, its saved run, and how it ended.
+struct SweepEnd {
+    report: RunReport,
+    run_id: Option<String>,
+    /// The error that stopped the sweep, if one did.
+    result: Result<(), storlab_runner::RunError>,
+    /// Whether every point reached the results database.
+    saved: Result<(), Failure>,
+    /// Points finished.
+    complete: usize,
+}
+
+impl SweepEnd {
+    /// One target's part of a what-if comparison: its results and what cut it short.
+    fn compared_part(self) -> Result<Finished, Failure> {
+        let SweepEnd {
+            report,
+            run_id,
+            result,
+            saved,
+            complete,
+        } = self;
         if let (Err(_), Err(unsaved)) = (&result, &saved) {
             say!("storlab: warning: {unsaved}");
         }
@@ -118,52 +180,83 @@ pub(crate) fn run(args: RunArgs) -> Result<Finished, Failure> {
             return Finished::compared_part(report, run_id, classify(error));
         }
         saved?;
-        return match finished_unless_stopped(report.clone(), run_id, complete) {
+        match finished_unless_stopped(report.clone(), run_id.clone(), complete) {
             Err(stopped) => Finished::compared_part(report, run_id, stopped),
             finished => finished,
-        };
-    }
-    if let Some(path) = &args.report {
-        let label = run_id.map_or("this run".into(), |id| id.to_string());
-        crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;
-    }
-    let rendered = render_report(args.output_format, &report, None, |report| {
-        let mut text = String::new();
-        if let Some(preset) = &plan.preset {
-            let table_points: Vec<TablePoint<'_>> = coords
-                .iter()
-                .zip(&report.jobs)
-                .map(|(coords, report)| TablePoint { coords, report })
-                .collect();
-            let title = format!(
-                "{} — {} (device state before the first point: {})",
-                preset.name,
-                preset.description,
-                state.label()
-            );
-            text.push_str(&render(&title, &preset.table, &table_points));
-            text.push('\n');
         }
-        text.push_str(&job_table(report));
-        text
-    });
-    print_or_write(args.output.as_deref(), &rendered, "--output")?;
-    if let Some(pcap_path) = &args.pcap {
+    }
+
+    /// A sweep run on its own, its outputs written: the failure that stopped it, else the
+    /// points the database missed, else an interruption.
+    fn own_run(self) -> Result<Finished, Failure> {
+        if let (Err(_), Err(unsaved)) = (&self.result, &self.saved) {
+            say!("storlab: warning: {unsaved}");
+        }
+        self.result.map_err(classify)?;
+        self.saved?;
+        finished_unless_stopped(self.report, self.run_id, self.complete)
+    }
+}
+
+/// Each measured point's coordinates beside its job's report, as the preset's table reads them.
+fn table_points<'a>(
+    coords: &'a [Vec<(String, String)>],
+    report: &'a RunReport,
+) -> Vec<TablePoint<'a>> {
+    coords
+        .iter()
+        .zip(&report.jobs)
+        .map(|(coords, report)| TablePoint { coords, report })
+        .collect()
+}
+
+/// A sweep's table: the preset's (with the device state it started from) above the jobs'.
+fn sweep_table(
+    plan: &SweepPlan,
+    state: DeviceState,
+    coords: &[Vec<(String, String)>],
+    report: &RunReport,
+) -> String {
+    let mut text = String::new();
+    if let Some(preset) = &plan.preset {
+        let table_points = table_points(coords, report);
+        let title = format!(
+            "{} — {} (device state before the first point: {})",
+            preset.name,
+            preset.description,
+            state.label()
+        );
+        text.push_str(&render(&title, &preset.table, &table_points));
+        text.push('\n');
+    }
+    text.push_str(&job_table(report));
+    text
+}
+
+/// A sweep's outputs, in their order: the `--report` HTML, the rendered results (stdout or
+/// `--output`), the `--pcap` capture.
+fn write_sweep_outputs(
+    part: &TargetRun<'_>,
+    ended: &SweepEnd,
+    rendered: &str,
+    provider: &mut storlab_lab::provider::Provider,
+) -> Result<(), Failure> {
+    let outputs = &part.plan.outputs;
+    if let Some(path) = &outputs.report {
+        let label = ended.run_id.clone().unwrap_or_else(|| "this run".into());
+        crate::cmd_report::write_report(path, "--report", &[(label, ended.report.clone())])?;
+    }
+    print_or_write(outputs.output.as_deref(), rendered, "--output")?;
+    if let Some(pcap_path) = &outputs.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
-    drop(provider);
-    if let (Err(_), Err(unsaved)) = (&result, &saved) {
-        say!("storlab: warning: {unsaved}");
-    }
-    result.map_err(classify)?;
-    saved?;
-    finished_unless_stopped(report, run_id, complete)
+    Ok(())
 }
 
 /// The finished sweep, or the failure of one Ctrl-C stopped.
 fn finished_unless_stopped(
     report: RunReport,
-    run_id: Option<storlab_db::RunId>,
+    run_id: Option<String>,
     complete: usize,
 ) -> Result<Finished, Failure> {
     if STOP.load(Ordering::Relaxed) {
@@ -177,19 +270,24 @@ fn finished_unless_stopped(
 /// FC-Test with real files in `dir`: every phase of every set, saved and printed as it ends,
 /// then the preset's table (rows = file sets, columns = operations).
 fn run_fctest_on_directory(
-    args: &RunArgs,
+    part: &TargetRun<'_>,
+    sweep: &SweepRequest,
     preset: &Preset,
     overrides: &[(String, Option<String>)],
     dir: &std::path::Path,
 ) -> Result<Finished, Failure> {
-    let block_options = args.state.is_some() || args.trim_between_steps || args.pcap.is_some();
+    let outputs = &part.plan.outputs;
+    let block_options = sweep.state.is_some() || sweep.trim_between_steps || outputs.pcap.is_some();
     let plan = FcTestPlan::new(preset, overrides, block_options)?;
-    let second = args.second_dir.clone().unwrap_or_else(|| dir.to_path_buf());
+    let second = sweep
+        .second_dir
+        .clone()
+        .unwrap_or_else(|| dir.to_path_buf());
     arm_interrupt_handler();
-    let session = session(args, false);
+    let session = session(part.plan, false);
     let recorder = crate::db_support::recorder_for_run(
-        &args.db,
-        args.no_db,
+        &part.plan.db,
+        part.no_db,
         Some(preset.name.clone()),
         session.started_unix_ms,
     )?;
@@ -208,9 +306,9 @@ fn run_fctest_on_directory(
         STOP.load(Ordering::Relaxed),
         &report.warnings,
     );
-    let run_id = sink.run_id();
+    let run_id = sink.run_id().map(|id| id.to_string());
     let done = report.jobs.len();
-    if args.compared {
+    if part.compared() {
         // One target's part of a what-if comparison: the comparison writes the outputs.
         if let (Err(_), Err(unsaved)) = (&result, &saved) {
             say!("storlab: warning: {unsaved}");
@@ -219,17 +317,13 @@ fn run_fctest_on_directory(
             return Finished::compared_part(report, run_id, error);
         }
         saved?;
-        return match fctest_finished_unless_stopped(report.clone(), run_id, done, total) {
+        return match fctest_finished_unless_stopped(report.clone(), run_id.clone(), done, total) {
             Err(stopped) => Finished::compared_part(report, run_id, stopped),
             finished => finished,
         };
     }
-    let rendered = render_report(args.output_format, &report, None, |report| {
-        let points: Vec<TablePoint<'_>> = coords
-            .iter()
-            .zip(&report.jobs)
-            .map(|(coords, report)| TablePoint { coords, report })
-            .collect();
+    let rendered = render_report(outputs.format, &report, None, |report| {
+        let points = table_points(&coords, report);
         let title = format!(
             "{} — {} (real files in {})",
             preset.name,
@@ -238,8 +332,8 @@ fn run_fctest_on_directory(
         );
         format!("{}\n", render(&title, &preset.table, &points))
     });
-    print_or_write(args.output.as_deref(), &rendered, "--output")?;
-    if let Some(path) = &args.report {
+    print_or_write(outputs.output.as_deref(), &rendered, "--output")?;
+    if let Some(path) = &outputs.report {
         crate::cmd_report::write_report(path, "--report", &[("this run".into(), report.clone())])?;
     }
     if let (Err(_), Err(unsaved)) = (&result, &saved) {
@@ -253,7 +347,7 @@ fn run_fctest_on_directory(
 /// The finished FC-Test run, or the failure of one Ctrl-C stopped.
 fn fctest_finished_unless_stopped(
     report: RunReport,
-    run_id: Option<storlab_db::RunId>,
+    run_id: Option<String>,
     done: usize,
     total: usize,
 ) -> Result<Finished, Failure> {

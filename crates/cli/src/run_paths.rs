@@ -6,32 +6,33 @@
 //! key led there (`--target`, `filename`, `directory` + `filename_format`, a `read_iolog`
 //! trace's file names, `replay_redirect`). Each refusal is one line, exit 2.
 
-use crate::args::RunArgs;
 use crate::exit::{bad_input, Failure};
 use crate::output::{check_output_paths, database_files};
+use crate::run_plan::{RunPlan, TargetRun};
 use crate::run_session::target_of;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use storlab_job::{JobSet, Target};
 
 /// The files no output and no job may write over, each with what it is: the results database
 /// and its journals (even with --no-db: the database is worth keeping) and the job file.
-fn never_written(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
-    let mut files = args
+fn never_written(plan: &RunPlan) -> Vec<(&'static str, PathBuf)> {
+    let mut files = plan
         .db
         .path()
         .ok()
         .map(|db| database_files(&db))
         .unwrap_or_default();
-    if let Some(job_file) = &args.job_file {
+    if let Some(job_file) = &plan.jobs.file {
         files.push(("the job file", job_file.clone()));
     }
     files
 }
 
-/// The `--target` paths (not simulated stacks).
-fn target_paths(args: &RunArgs) -> Vec<PathBuf> {
-    args.targets
-        .iter()
+/// The `--target` paths among `targets` (not simulated stacks).
+fn target_paths<'t>(targets: impl IntoIterator<Item = &'t OsStr>) -> Vec<PathBuf> {
+    targets
+        .into_iter()
         .filter_map(|text| match target_of(text) {
             Ok(Target::Path(path)) => Some(path),
             _ => None,
@@ -42,8 +43,9 @@ fn target_paths(args: &RunArgs) -> Vec<PathBuf> {
 /// Refuses, before any work, an output path (`--output`, `--report`, `--pcap`) that is not a
 /// regular file or nothing, that names the results database, the job file or the `--target`,
 /// or that another of these outputs names too.
-pub(crate) fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
-    check_outputs_with(args, &[], &[])
+pub(crate) fn check_run_outputs(plan: &RunPlan) -> Result<(), Failure> {
+    let targets = target_paths(plan.targets.iter().map(|t| t.as_os_str()));
+    check_outputs_with(plan, &targets, &[], &[])
 }
 
 /// Refuses, before any job runs, what the jobs of `set` would write where they must not: a file
@@ -51,20 +53,21 @@ pub(crate) fn check_run_outputs(args: &RunArgs) -> Result<(), Failure> {
 /// jobs' targets protected too), and a target that is the results database, one of its
 /// journals or the job file when the job changes it (or would create it). Files written per
 /// run are refused in a what-if comparison, where every target's run would replace them.
-pub(crate) fn check_job_paths(args: &RunArgs, set: &JobSet) -> Result<(), Failure> {
-    check_sweep_paths(args, set, false)
+pub(crate) fn check_job_paths(part: &TargetRun<'_>, set: &JobSet) -> Result<(), Failure> {
+    check_sweep_paths(part, set, false)
 }
 
 /// [`check_job_paths`] for a sweep's points, whose targets a device state or a trim between
 /// steps changes (`prepares_target`) whatever the points' jobs do.
 pub(crate) fn check_sweep_paths(
-    args: &RunArgs,
+    part: &TargetRun<'_>,
     set: &JobSet,
     prepares_target: bool,
 ) -> Result<(), Failure> {
-    check_job_targets(args, set, prepares_target)?;
+    let named_by_target = target_paths(part.target);
+    check_job_targets(part.plan, &named_by_target, set, prepares_target)?;
     let written = set.written_paths();
-    if let (Some((key, _)), true) = (written.first(), args.compared) {
+    if let (Some((key, _)), true) = (written.first(), part.compared()) {
         return Err(bad_input(format!(
             "{key}: with several --target, each target's run would replace the files the \
              others wrote; run one target at a time"
@@ -72,14 +75,19 @@ pub(crate) fn check_sweep_paths(
     }
     let written: Vec<(&str, &Path)> = written.iter().map(|(k, p)| (*k, p.as_path())).collect();
     let targets: Vec<&Path> = set.jobs.iter().filter_map(|j| j.target_path()).collect();
-    check_outputs_with(args, &written, &targets)
+    check_outputs_with(part.plan, &named_by_target, &written, &targets)
 }
 
 /// A job's target that is the results database, one of its journals or the job file, when
-/// the job writes, trims or deletes it, or would create it by laying it out.
-fn check_job_targets(args: &RunArgs, set: &JobSet, prepares: bool) -> Result<(), Failure> {
-    let protected = never_written(args);
-    let named_by_target = target_paths(args);
+/// the job writes, trims or deletes it, or would create it by laying it out (`named_by_target`:
+/// the run's `--target` paths, which the refusal names as such).
+fn check_job_targets(
+    plan: &RunPlan,
+    named_by_target: &[PathBuf],
+    set: &JobSet,
+    prepares: bool,
+) -> Result<(), Failure> {
+    let protected = never_written(plan);
     for job in &set.jobs {
         let Some(target) = job.target_path() else {
             continue;
@@ -112,17 +120,19 @@ fn check_job_targets(args: &RunArgs, set: &JobSet, prepares: bool) -> Result<(),
     Ok(())
 }
 
-/// The checks of [`check_run_outputs`] with `more_outputs` (files the jobs write) and
-/// `more_protected` (the jobs' targets).
+/// The checks of [`check_run_outputs`] against the `--target` paths `targets`, with
+/// `more_outputs` (files the jobs write) and `more_protected` (the jobs' targets).
 fn check_outputs_with(
-    args: &RunArgs,
+    plan: &RunPlan,
+    targets: &[PathBuf],
     more_outputs: &[(&str, &Path)],
     more_protected: &[&Path],
 ) -> Result<(), Failure> {
+    let outputs = &plan.outputs;
     let mut outputs: Vec<(&str, &Path)> = [
-        ("--output", &args.output),
-        ("--report", &args.report),
-        ("--pcap", &args.pcap),
+        ("--output", &outputs.output),
+        ("--report", &outputs.report),
+        ("--pcap", &outputs.pcap),
     ]
     .into_iter()
     .filter_map(|(option, path)| Some((option, path.as_deref()?)))
@@ -131,8 +141,7 @@ fn check_outputs_with(
     if outputs.is_empty() {
         return Ok(());
     }
-    let never = never_written(args);
-    let targets = target_paths(args);
+    let never = never_written(plan);
     let mut protected: Vec<(&str, &Path)> = never
         .iter()
         .map(|(what, path)| (*what, path.as_path()))

@@ -1,5 +1,6 @@
-//! Engine registry: the engine names storlab knows and `open_engine`, which builds a real engine
-//! (null, psync, sync, pvsync2, libaio, posixaio, mmap, io_uring) for an opened target.
+//! Engine registry: the engine names storlab knows and `open_engine`, which builds every engine:
+//! a real one (null, psync, sync, pvsync2, libaio, posixaio, mmap, io_uring) for an opened
+//! target, and the simulator for a simulated stack ([`EngineTarget`]).
 //!
 //! The names themselves are one list, `storlab_job::EngineKind::ALL` (the job crate validates
 //! `ioengine=` and this crate depends on it, so the list lives there and is re-exported here).
@@ -11,6 +12,7 @@ use crate::engines::null::{NullEngine, NULL_DEFAULT_SIZE_BYTES};
 use crate::engines::posixaio::PosixAioEngine;
 use crate::engines::psync::PsyncEngine;
 use crate::engines::pvsync2::{Pvsync2Engine, Pvsync2Options};
+use crate::engines::sim::{SimEngine, SimOpening};
 use crate::engines::sync::SyncEngine;
 use crate::target::OpenTarget;
 use crate::{EngineError, IoEngine};
@@ -89,16 +91,42 @@ impl EngineOptions {
     }
 }
 
+/// What an engine runs against.
+#[derive(Clone, Copy, Debug)]
+pub enum EngineTarget<'a> {
+    /// Nothing: only the null engine runs so, at its own size.
+    None,
+    /// A file or block device, opened and checked (`target::open_target`).
+    Opened(&'a OpenTarget),
+    /// A simulated stack, which the sim engine opens from its profiles.
+    Sim(&'a SimOpening),
+}
+
+impl<'a> From<Option<&'a OpenTarget>> for EngineTarget<'a> {
+    fn from(target: Option<&'a OpenTarget>) -> Self {
+        target.map_or(EngineTarget::None, EngineTarget::Opened)
+    }
+}
+
+impl<'a> From<&'a SimOpening> for EngineTarget<'a> {
+    fn from(opening: &'a SimOpening) -> Self {
+        EngineTarget::Sim(opening)
+    }
+}
+
 /// Build one engine of `kind` on `target` (one call per worker: each engine gets its own
-/// descriptor). `null` needs no target; with one, it reports that target's size.
-///
-/// Extension point: the simulator engine is built by its own constructor in `engines::sim`
-/// (it needs a stack profile, not a file); the runner/CLI call that for `EngineKind::Sim`.
-pub fn open_engine(
+/// descriptor). `null` needs no target; with an opened one, it reports that target's size.
+/// `sim` needs a simulated stack, every other engine an opened file or block device.
+pub fn open_engine<'a>(
     kind: EngineKind,
-    target: Option<&OpenTarget>,
+    target: impl Into<EngineTarget<'a>>,
     options: &EngineOptions,
 ) -> Result<Box<dyn IoEngine + Send>, EngineError> {
+    let (target, sim) = match target.into() {
+        EngineTarget::None => (None, None),
+        EngineTarget::Opened(opened) => (Some(opened), None),
+        EngineTarget::Sim(opening) => (None, Some(opening)),
+    };
     let needs_target = || {
         target.ok_or_else(|| {
             EngineError::Unsupported(format!(
@@ -127,17 +155,50 @@ pub fn open_engine(
             needs_target()?,
             options.io_uring.clone(),
         )?)),
-        EngineKind::Sim => Err(EngineError::Unsupported(
-            "the sim engine is built from a stack profile by its own constructor \
-             (engines::sim), not by open_engine"
-                .into(),
-        )),
+        EngineKind::Sim => match sim {
+            Some(opening) => Ok(Box::new(SimEngine::open_as(opening)?)),
+            None => Err(EngineError::Unsupported(
+                "the sim engine needs a simulated stack target (sim:STACK)".into(),
+            )),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simulator opens through the registry like every engine: on a simulated stack, set up
+    /// as the opening asks, and not without one; a real engine refuses a simulated stack.
+    #[test]
+    fn the_registry_opens_the_simulator_on_a_simulated_stack() {
+        let opening = SimOpening {
+            stack: "usb3-uas-ssd".into(),
+            profiles_dir: std::path::PathBuf::from("/nonexistent"),
+            seed: 7,
+            pcap: true,
+            timing_only: false,
+            faults: None,
+        };
+        let options = EngineOptions::default();
+        let mut engine = open_engine(EngineKind::Sim, &opening, &options).unwrap();
+        assert_eq!(engine.name(), "sim");
+        assert!(engine.target_size_bytes() > 0);
+        assert!(
+            engine.take_pcap().is_some(),
+            "the opening asked for a capture"
+        );
+        assert!(open_engine(EngineKind::Sim, None, &options).is_err());
+        assert!(open_engine(EngineKind::Psync, &opening, &options).is_err());
+        let unknown = SimOpening {
+            stack: "no-such-stack".into(),
+            ..opening
+        };
+        let refused = open_engine(EngineKind::Sim, &unknown, &options)
+            .err()
+            .unwrap();
+        assert!(refused.to_string().contains("no-such-stack"), "{refused}");
+    }
 
     #[test]
     fn engine_names_are_the_job_crates_list() {

@@ -202,6 +202,77 @@ fn copy_set(
     Ok(phase)
 }
 
+/// FC-Test's create phase: every file of `set` written under `source` from `pattern`, each
+/// chunk stamped with its file and chunk number, then synced. Stops between files at `stop`.
+fn create_set(
+    source: &Path,
+    set: &FileSetRun,
+    pattern: &[u8],
+    stop: &AtomicBool,
+    buf: &mut [u8],
+) -> Result<Phase, LabError> {
+    make_dirs(source, set)?;
+    let mut phase = Phase::start();
+    for index in 0..set.files {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let began = Instant::now();
+        let mut remaining = set.file_bytes;
+        let mut chunk_index = 0u64;
+        let written = write_file(
+            &file_path(source, set, index),
+            &mut |chunk| {
+                let n = remaining.min(chunk.len() as u64) as usize;
+                chunk[..n].copy_from_slice(&pattern[..n]);
+                if n >= STAMP_BYTES {
+                    chunk[..8].copy_from_slice(&index.to_le_bytes());
+                    chunk[8..STAMP_BYTES].copy_from_slice(&chunk_index.to_le_bytes());
+                }
+                remaining -= n as u64;
+                chunk_index += 1;
+                Ok(n)
+            },
+            buf,
+        )?;
+        phase.file_done(began, 0, written);
+    }
+    sync_dirs(source, set)?;
+    phase.stats.elapsed_ns = phase.start.elapsed().as_nanos() as u64;
+    Ok(phase)
+}
+
+/// FC-Test's read phase: every file of `set` under `source` read whole, from the drive (the
+/// page cache dropped first). Stops between files at `stop`.
+fn read_set(
+    source: &Path,
+    set: &FileSetRun,
+    stop: &AtomicBool,
+    buf: &mut [u8],
+) -> Result<Phase, LabError> {
+    drop_cache(source, set)?;
+    let mut phase = Phase::start();
+    for index in 0..set.files {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let began = Instant::now();
+        let path = file_path(source, set, index);
+        let mut file = File::open(&path).map_err(|e| io_failure(&path, e))?;
+        let mut read_total = 0u64;
+        loop {
+            let n = file.read(buf).map_err(|e| io_failure(&path, e))?;
+            if n == 0 {
+                break;
+            }
+            read_total += n as u64;
+        }
+        phase.file_done(began, read_total, 0);
+    }
+    phase.stats.elapsed_ns = phase.start.elapsed().as_nanos() as u64;
+    Ok(phase)
+}
+
 /// Run FC-Test's four phases for every set under `dir` (copy-across goes to `second_dir`),
 /// calling `on_phase` as each finishes. Stops between files when `stop` is set.
 pub fn run(
@@ -233,62 +304,15 @@ pub fn run(
             });
         };
 
-        // create
-        make_dirs(&source, set)?;
-        let mut phase = Phase::start();
-        for index in 0..set.files {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let began = Instant::now();
-            let mut remaining = set.file_bytes;
-            let mut chunk_index = 0u64;
-            let written = write_file(
-                &file_path(&source, set, index),
-                &mut |chunk| {
-                    let n = remaining.min(chunk.len() as u64) as usize;
-                    chunk[..n].copy_from_slice(&pattern[..n]);
-                    if n >= STAMP_BYTES {
-                        chunk[..8].copy_from_slice(&index.to_le_bytes());
-                        chunk[8..STAMP_BYTES].copy_from_slice(&chunk_index.to_le_bytes());
-                    }
-                    remaining -= n as u64;
-                    chunk_index += 1;
-                    Ok(n)
-                },
-                &mut buf,
-            )?;
-            phase.file_done(began, 0, written);
-        }
-        sync_dirs(&source, set)?;
-        phase.stats.elapsed_ns = phase.start.elapsed().as_nanos() as u64;
-        finish("create", phase);
+        finish(
+            "create",
+            create_set(&source, set, &pattern, stop, &mut buf)?,
+        );
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
 
-        // read
-        drop_cache(&source, set)?;
-        let mut phase = Phase::start();
-        for index in 0..set.files {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let began = Instant::now();
-            let path = file_path(&source, set, index);
-            let mut file = File::open(&path).map_err(|e| io_failure(&path, e))?;
-            let mut read_total = 0u64;
-            loop {
-                let n = file.read(&mut buf).map_err(|e| io_failure(&path, e))?;
-                if n == 0 {
-                    break;
-                }
-                read_total += n as u64;
-            }
-            phase.file_done(began, read_total, 0);
-        }
-        phase.stats.elapsed_ns = phase.start.elapsed().as_nanos() as u64;
-        finish("read", phase);
+        finish("read", read_set(&source, set, stop, &mut buf)?);
 
         for (operation, to) in [("copy-within", &within), ("copy-across", &across_root)] {
             if stop.load(Ordering::Relaxed) {

@@ -18,5 +18,6 @@ pub mod sink;
 pub mod stacks;
 pub mod sweep;
 pub mod validate;
+pub mod what_if;
 
 pub use error::{bad_input, classify, run_failed, LabError};

@@ -3,7 +3,8 @@
 
 use crate::error::{bad_input, LabError};
 use std::path::{Path, PathBuf};
-use storlab_engine::engines::sim::{default_profiles_dir, list_stacks, SimEngine};
+use storlab_engine::engines::sim::{default_profiles_dir, list_stacks, SimOpening};
+use storlab_engine::registry::{open_engine, EngineKind, EngineOptions};
 use storlab_runner::RunError;
 
 type Engine = Box<dyn storlab_engine::IoEngine + Send>;
@@ -19,7 +20,7 @@ pub fn profiles_dir(requested: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
-/// Open the simulated stack `stack`.
+/// Open the simulated stack `stack`, through the engine registry as every engine opens.
 pub fn open_sim(
     stack: &str,
     profiles: Option<&Path>,
@@ -32,21 +33,16 @@ pub fn open_sim(
         job: format!("sim:{stack}"),
         reason,
     };
-    let dir = profiles_dir(profiles).map_err(plan_error)?;
-    let mut engine = SimEngine::open(stack, &dir, seed).map_err(|e| plan_error(e.to_string()))?;
-    if pcap {
-        engine.enable_pcap();
-    }
-    if timing_only {
-        engine.simulator_mut().set_store_payload(false);
-    }
-    if let Some(plan) = faults {
-        engine
-            .simulator_mut()
-            .set_faults(plan.clone())
-            .map_err(|e| plan_error(e.to_string()))?;
-    }
-    Ok(Box::new(engine))
+    let opening = SimOpening {
+        stack: stack.to_owned(),
+        profiles_dir: profiles_dir(profiles).map_err(plan_error)?,
+        seed,
+        pcap,
+        timing_only,
+        faults: faults.cloned(),
+    };
+    open_engine(EngineKind::Sim, &opening, &EngineOptions::default())
+        .map_err(|e| plan_error(e.to_string()))
 }
 
 /// Refuses, as bad input, a simulated target a run could not open: an unknown stack, broken

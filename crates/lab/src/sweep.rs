@@ -328,27 +328,8 @@ pub fn sweep(
     notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
     let writes = points.iter().any(|p| p.job.read_percent < 100);
-    // A preset's test areas fit a target of fixed size (they shrink, or the preset is refused
-    // with one line) before anything runs on it.
-    let fitted: Vec<SweepPoint>;
-    let points = match (preset, fixed_target_size(provider, points, writes)?) {
-        (Some(preset), Some(target_size_bytes)) => {
-            let mut copy = points.to_vec();
-            let fit_notes = storlab_job::preset::fit_points_to_target(&mut copy, target_size_bytes)
-                .map_err(|reason| RunError::Plan {
-                    job: preset.name.clone(),
-                    reason,
-                })?;
-            notes.extend(
-                fit_notes
-                    .into_iter()
-                    .map(|n| format!("{}: {n}", preset.name)),
-            );
-            fitted = copy;
-            &fitted[..]
-        }
-        _ => points,
-    };
+    let fitted = fit_to_fixed_target(provider, preset, points, writes, notes)?;
+    let points = fitted.as_deref().unwrap_or(points);
     let Some(opener) = opening_job(points) else {
         return Ok(());
     };
@@ -378,25 +359,73 @@ pub fn sweep(
     if sweeper.prepare(state, &template, &regions)? {
         return Ok(());
     }
-    let total = points.len();
-    let mut on_point = |m: MeasuredPoint, _index: usize, _total: usize| {
+    let mut on_point = |m: MeasuredPoint| {
         point_done(&m);
         measured.push(m);
     };
     let Some(steady) = steady else {
-        for (i, point) in points.iter().enumerate() {
+        for point in points {
             if options.stop.load(Ordering::Relaxed) {
                 break;
             }
             if let Some(m) = sweeper.measure(point, trim_between_steps)? {
-                on_point(m, i + 1, total);
+                on_point(m);
             }
         }
         return Ok(());
     };
-    for pass in 0..preconditions {
-        // A preconditioning pass is the sequential fill of a seq-filled state, without its TRIM.
-        let fills = storlab_runner::state::state_steps(DeviceState::SeqFilled, &template, &regions)
+    if precondition(&mut sweeper, preconditions, &template, &regions)? {
+        return Ok(());
+    }
+    let rounds = Rounds {
+        points,
+        steady,
+        trim_between_steps,
+        stop: options.stop,
+    };
+    notes.extend(rounds.measure_until_steady(&mut sweeper, &mut on_point)?);
+    Ok(())
+}
+
+/// A preset's test areas fitted to a target of fixed size (they shrink, or the preset is
+/// refused with one line) before anything runs on it, with a note of each change; `None` when
+/// nothing needs fitting (no preset, or a target that grows to fit).
+fn fit_to_fixed_target(
+    provider: &mut dyn storlab_runner::EngineProvider,
+    preset: Option<&Preset>,
+    points: &[SweepPoint],
+    writes: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<Vec<SweepPoint>>, RunError> {
+    let (Some(preset), Some(target_size_bytes)) =
+        (preset, fixed_target_size(provider, points, writes)?)
+    else {
+        return Ok(None);
+    };
+    let mut copy = points.to_vec();
+    let fit_notes = storlab_job::preset::fit_points_to_target(&mut copy, target_size_bytes)
+        .map_err(|reason| RunError::Plan {
+            job: preset.name.clone(),
+            reason,
+        })?;
+    notes.extend(
+        fit_notes
+            .into_iter()
+            .map(|n| format!("{}: {n}", preset.name)),
+    );
+    Ok(Some(copy))
+}
+
+/// Steady state's preconditioning passes over `regions`: each the sequential fill of a
+/// seq-filled state, without its TRIM. `true` when stopped.
+fn precondition(
+    sweeper: &mut Sweeper<'_, '_>,
+    passes: u32,
+    template: &JobSpec,
+    regions: &[storlab_runner::Region],
+) -> Result<bool, RunError> {
+    for pass in 0..passes {
+        let fills = storlab_runner::state::state_steps(DeviceState::SeqFilled, template, regions)
             .into_iter()
             .filter_map(|step| match step {
                 Step::Prepare { job, .. } => Some(job),
@@ -413,46 +442,66 @@ pub fn sweep(
                 ),
             };
             if sweeper.step(&step)? {
-                return Ok(());
+                return Ok(true);
             }
         }
     }
-    let mut tracked: Vec<f64> = Vec::new();
-    for round in 1..=steady.max_rounds {
-        for (i, point) in points.iter().enumerate() {
-            if options.stop.load(Ordering::Relaxed) {
-                return Ok(());
+    Ok(false)
+}
+
+/// A steady-state sweep's rounds: every point once a round, until the tracked points' IOPS
+/// hold still (SNIA PTS) or the rounds run out.
+struct Rounds<'a> {
+    points: &'a [SweepPoint],
+    steady: &'a SteadyState,
+    trim_between_steps: bool,
+    stop: &'a std::sync::atomic::AtomicBool,
+}
+
+impl Rounds<'_> {
+    /// Measures round after round; the note says whether and when steady state was reached
+    /// (none when an interruption or a stopped point ended the rounds).
+    fn measure_until_steady(
+        &self,
+        sweeper: &mut Sweeper<'_, '_>,
+        on_point: &mut dyn FnMut(MeasuredPoint),
+    ) -> Result<Option<String>, RunError> {
+        let steady = self.steady;
+        let mut tracked: Vec<f64> = Vec::new();
+        for round in 1..=steady.max_rounds {
+            for point in self.points {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                let mut point = point.clone();
+                point.coords.push((COORD_ROUND.into(), round.to_string()));
+                point.job.name = format!("{} round={round}", point.job.name);
+                let Some(m) = sweeper.measure(&point, self.trim_between_steps)? else {
+                    return Ok(None);
+                };
+                let is_tracked = steady
+                    .track
+                    .iter()
+                    .all(|(k, v)| m.point.coord(k) == Some(v.as_str()));
+                if is_tracked {
+                    tracked.push(metric_value_of(&m, storlab_job::preset::Metric::Iops));
+                }
+                on_point(m);
             }
-            let mut point = point.clone();
-            point.coords.push((COORD_ROUND.into(), round.to_string()));
-            point.job.name = format!("{} round={round}", point.job.name);
-            let Some(m) = sweeper.measure(&point, trim_between_steps)? else {
-                return Ok(());
-            };
-            let is_tracked = steady
-                .track
-                .iter()
-                .all(|(k, v)| m.point.coord(k) == Some(v.as_str()));
-            if is_tracked {
-                tracked.push(metric_value_of(&m, storlab_job::preset::Metric::Iops));
+            if is_steady(&tracked, steady) {
+                return Ok(Some(format!(
+                    "steady state reached in round {round}: the tracked IOPS of rounds {}..={round} stay within {}% (range) and {}% (slope) of their mean",
+                    round + 1 - steady.window_rounds,
+                    steady.max_range_percent,
+                    steady.max_slope_percent
+                )));
             }
-            on_point(m, i + 1, total);
         }
-        if is_steady(&tracked, steady) {
-            notes.push(format!(
-                "steady state reached in round {round}: the tracked IOPS of rounds {}..={round} stay within {}% (range) and {}% (slope) of their mean",
-                round + 1 - steady.window_rounds,
-                steady.max_range_percent,
-                steady.max_slope_percent
-            ));
-            return Ok(());
-        }
+        Ok(Some(format!(
+            "steady state NOT reached within {} rounds; the figures are of a drive still changing",
+            steady.max_rounds
+        )))
     }
-    notes.push(format!(
-        "steady state NOT reached within {} rounds; the figures are of a drive still changing",
-        steady.max_rounds
-    ));
-    Ok(())
 }
 
 pub fn metric_value_of(m: &MeasuredPoint, metric: storlab_job::preset::Metric) -> f64 {

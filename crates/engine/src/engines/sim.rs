@@ -119,6 +119,24 @@ fn sim_error(e: storlab_sim::SimError) -> EngineError {
     EngineError::Setup(e.to_string())
 }
 
+/// How a run opens a simulated stack through the registry (`registry::EngineTarget::Sim`):
+/// which stack, from which profiles, with what seed, whether it records its USB session, keeps
+/// written bytes, and which faults it injects.
+#[derive(Clone, Debug)]
+pub struct SimOpening {
+    /// The stack's name (`sim:STACK` without the prefix).
+    pub stack: String,
+    /// Profiles added to the embedded ones (may be missing: then the embedded ones alone).
+    pub profiles_dir: PathBuf,
+    pub seed: u64,
+    /// Record the session as a usbmon pcap.
+    pub pcap: bool,
+    /// Keep no written bytes (reads return zeros): timing-only runs.
+    pub timing_only: bool,
+    /// Faults to inject (`storlab_sim::fault`); a plan the stack cannot take is refused.
+    pub faults: Option<storlab_sim::FaultPlan>,
+}
+
 /// The simulator engine.
 pub struct SimEngine {
     sim: Simulator,
@@ -147,6 +165,21 @@ impl SimEngine {
         let profiles = load_profiles(profiles_dir).map_err(sim_error)?;
         let sim = Simulator::from_profiles(&profiles, stack_name, seed).map_err(sim_error)?;
         Ok(SimEngine::from_simulator(sim))
+    }
+
+    /// Open the stack `opening` names, set up as it asks.
+    pub fn open_as(opening: &SimOpening) -> Result<SimEngine, EngineError> {
+        let mut engine = SimEngine::open(&opening.stack, &opening.profiles_dir, opening.seed)?;
+        if opening.pcap {
+            engine.enable_pcap();
+        }
+        if opening.timing_only {
+            engine.sim.set_store_payload(false);
+        }
+        if let Some(plan) = &opening.faults {
+            engine.sim.set_faults(plan.clone()).map_err(sim_error)?;
+        }
+        Ok(engine)
     }
 
     /// Wrap an already built simulator (tests, custom stacks).
