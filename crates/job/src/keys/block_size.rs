@@ -1,8 +1,10 @@
 //! fio's block size keys: `bs`, `bsrange`, `bssplit` and `blockalign`, and fio's alignment rules.
 
 use super::random::FioGenerator;
+use super::values::set_if;
 use super::values::single_for_both;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::TrimMode;
 use crate::model::{BlockSizeSpec, JobSpec};
 use crate::paths::KeyPath;
 use crate::size::{
@@ -233,6 +235,26 @@ impl JobDraft {
                 spec.random_map = self.random_generator == Some(FioGenerator::Lfsr);
             }
         }
+    }
+
+    /// The block sizes of each direction (a trim's taking the reads') and their alignment, with
+    /// fio's rules for it when offsets are `random`.
+    pub(super) fn build_block_sizes(&self, spec: &mut JobSpec, random: bool) {
+        if let Some(bs) = &self.block_size_read {
+            spec.block_size_read = bs.clone();
+        }
+        if let Some(bs) = &self.block_size_write {
+            spec.block_size_write = bs.clone();
+        }
+        if let (TrimMode::Trim | TrimMode::TrimWrite, Some(trim_bs)) =
+            (spec.trim, &self.block_size_trim)
+        {
+            // A trim job reads nothing: its trims take the read stream and its sizes.
+            spec.block_size_read = trim_bs.clone();
+        }
+        set_if(&mut spec.align_bytes, self.align_bytes);
+        spec.align_given = self.align_bytes.is_some();
+        self.fio_blockalign_rules(spec, random);
     }
 }
 

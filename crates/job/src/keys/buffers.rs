@@ -1,6 +1,10 @@
 //! fio's buffers and memory keys: what the written data is (patterns, compressibility, dedupe).
 
+use super::target::on_a_file;
+use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::DedupeSpec;
+use crate::model::JobSpec;
 use crate::model::{DataPattern, DedupeMode};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_percent};
@@ -285,6 +289,49 @@ fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
         }
     }
     Ok((element, &text[end..]))
+}
+
+impl JobDraft {
+    /// What the writes hold: the data pattern, `buffer_pattern`, and dedupe (`refill_buffers`
+    /// included).
+    pub(super) fn build_buffers(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.data_pattern, self.data_pattern);
+        spec.buffer_pattern = self.buffer_pattern.clone();
+        spec.dedupe = self
+            .dedupe_percentage
+            .filter(|percent| *percent > 0)
+            .map(|percent| DedupeSpec {
+                percent,
+                mode: self.dedupe_mode.unwrap_or(DedupeMode::Repeat),
+                // fio's default (options.c: `.def = "5"`).
+                working_set_percent: self.dedupe_working_set_percentage.unwrap_or(5),
+                global: self.dedupe_global.unwrap_or(false),
+            });
+        // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
+        // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
+        if spec.dedupe.is_none() && self.refill_buffers == Some(true) && !self.storlab_rw_default {
+            spec.dedupe = Some(DedupeSpec {
+                percent: 0,
+                mode: DedupeMode::Repeat,
+                working_set_percent: 5,
+                global: false,
+            });
+        }
+    }
+}
+
+/// A dedupe job that also reads, whose file storlab lays out with its own data.
+pub(super) fn note_dedupe_reads(spec: &mut JobSpec) {
+    let on_a_file = on_a_file(&spec.target);
+    if spec.dedupe.is_some() && on_a_file && (1..100).contains(&spec.read_percent) {
+        spec.warnings.push(
+            "storlab differs from fio here: a dedupe job that also reads repeats fio's share \
+             of its writes, not fio's bytes, and blocks it does not write stay unique: fio \
+             lays a new file out with the same dedupe buffers first (filesetup.c), storlab \
+             with its own layout data"
+                .into(),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! fio's I/O depth keys: `iodepth`, its batching (`iodepth_batch_*`, `iodepth_low`), `io_submit_mode` and `serialize_overlap`.
 
+use super::values::set_if;
 use super::values::to_u32;
+use super::JobDraft;
 use super::{ApplyError, KeyDef};
+use crate::model::JobSpec;
+use crate::model::Target;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 
@@ -98,6 +102,41 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
 ];
+
+impl JobDraft {
+    /// `iodepth` and `io_submit_mode`.
+    pub(super) fn build_depth(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.iodepth, self.iodepth);
+        set_if(&mut spec.submit_offload, self.submit_offload);
+    }
+
+    /// `serialize_overlap` where I/O can race, and the batching of submissions and completions,
+    /// with a warning where a simulated drive's clones do not follow it.
+    pub(super) fn build_io_batch(&self, spec: &mut JobSpec) {
+        // fio's init.c: no overlap check where nothing can race (a job that does not change
+        // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
+        spec.serialize_overlap = self.serialize_overlap == Some(true)
+            && (spec.replay.is_some()
+                || (spec.read_percent < 100 && spec.iodepth > 1)
+                || spec.submit_offload);
+        let io_batch = crate::IoBatch::fio(
+            spec.iodepth,
+            self.io_batch_submit,
+            self.io_batch_complete_min,
+            self.io_batch_complete_max,
+            self.io_depth_low,
+        );
+        spec.io_batch = (!io_batch.is_fio_default(spec.iodepth)).then_some(io_batch);
+        if spec.io_batch.is_some() && spec.numjobs > 1 && matches!(spec.target, Target::Sim(_)) {
+            spec.warnings.push(
+                "storlab differs from fio here: the clones of a job on a simulated drive share \
+                 one issue loop, which keeps one I/O submitted and one completion reaped at a \
+                 time; iodepth_batch*, iodepth_low apply with numjobs=1 (or on a real target)"
+                    .into(),
+            );
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

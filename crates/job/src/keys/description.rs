@@ -1,7 +1,10 @@
 //! fio's job description keys (its HOWTO's "Job description"): a job's name, how many clones run it and how often it repeats.
 
+use super::values::set_if;
 use super::values::to_u32;
+use super::JobDraft;
 use super::{ApplyError, KeyDef};
+use crate::model::JobSpec;
 use crate::paths::KeyPath;
 use crate::size::parse_count;
 
@@ -67,3 +70,11 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
 ];
+
+impl JobDraft {
+    /// `numjobs` and `loops`.
+    pub(super) fn build_description(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.numjobs, self.numjobs);
+        set_if(&mut spec.loops, self.loops);
+    }
+}

@@ -427,6 +427,19 @@ impl JobDraft {
             ),
         ))
     }
+
+    /// The engines' options, with a warning naming those the job's engine does not have.
+    pub(super) fn build_engine_tuning(&self, spec: &mut JobSpec) {
+        spec.engine_tuning = self.engine_tuning.clone();
+        let ignored = self.engine_tuning.ignored_by(spec.engine);
+        if !ignored.is_empty() {
+            spec.warnings.push(format!(
+                "{} has no effect with ioengine={}",
+                ignored.join(", "),
+                spec.engine.as_str()
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! fio's error handling keys: `continue_on_error`, `ignore_error` and `error_dump`.
 
+use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
 use crate::paths::KeyPath;
 use crate::size::parse_bool;
 
@@ -147,6 +149,13 @@ fn apply_continue_on_error(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> 
     on_error.verify = verify;
     d.continue_on_error = Some(on_error);
     Ok(())
+}
+
+impl JobDraft {
+    /// `continue_on_error`.
+    pub(super) fn build_error_handling(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.continue_on_error, self.continue_on_error.clone());
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! fio's I/O size keys and offsets: the region a job covers (`offset`, `size`, `filesize`), how much it moves (`io_size`, `number_ios`) and `fill_device`.
 
+use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
+use crate::model::TargetShares;
 use crate::model::{EngineKind, JobSpec, Target, TrimMode};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_share_ppm, parse_size, ValueError};
@@ -174,6 +176,30 @@ impl JobDraft {
             );
         }
         Ok(())
+    }
+
+    /// The region (`offset`, `size` or `filesize`, as bytes or shares of the target), how much of
+    /// it is moved (`number_ios`, `io_size`) and `fill_device`.
+    pub(super) fn build_extents(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));
+        set_if(
+            &mut spec.offset_increment_bytes,
+            self.offset_increment.and_then(Extent::bytes),
+        );
+        spec.size_bytes = self.size.and_then(Extent::bytes);
+        spec.target_shares = TargetShares {
+            offset_ppm: self.offset.and_then(Extent::share_ppm),
+            offset_increment_ppm: self.offset_increment.and_then(Extent::share_ppm),
+            size_ppm: self.size.and_then(Extent::share_ppm),
+        };
+        spec.number_ios = self.number_ios;
+        spec.io_size_bytes = self.io_size_bytes;
+        set_if(&mut spec.fill_device, self.fill_device);
+        if self.size.is_none() {
+            if let Some(filesize) = self.filesize_bytes {
+                spec.size_bytes = Some(filesize);
+            }
+        }
     }
 }
 

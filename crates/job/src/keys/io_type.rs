@@ -1,6 +1,7 @@
 //! fio's I/O type keys: the direction mix (`rw` and its modifier, `rwmixread`), direct or buffered I/O and the page-cache hints.
 
 use super::target::trims_a_file;
+use super::values::set_if;
 use super::values::{accept_without_effect, to_u32};
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
@@ -229,6 +230,63 @@ impl JobDraft {
              25, ENOTTY) and storlab would punch holes instead; trim a block device, a \
              simulated drive (filename=sim:...) or ioengine=null",
         ))
+    }
+
+    /// `rw` and `rwmixread`: the shares of reads and trims, with a warning when a mix is set for a
+    /// mode that does not mix.
+    pub(super) fn build_direction(&self, spec: &mut JobSpec) {
+        if let Some(rw) = self.rw {
+            spec.read_percent = match rw {
+                RwMode::Read | RwMode::RandRead => 100,
+                // A trim changes the target as a write does: opened for writing, under the
+                // same safety rules for block devices.
+                RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::Trim
+                | RwMode::RandTrim
+                | RwMode::TrimWrite
+                | RwMode::RandTrimWrite => 0,
+                RwMode::Mixed | RwMode::RandMixed => {
+                    self.rwmixread.unwrap_or(RWMIX_READ_DEFAULT_PERCENT)
+                }
+            };
+        }
+        spec.trim = self.rw.map_or(TrimMode::None, RwMode::trim);
+        let mixed = matches!(self.rw, Some(RwMode::Mixed | RwMode::RandMixed));
+        if self.rwmixread.is_some() && !mixed {
+            spec.warnings.push(format!(
+                "rwmixread/rwmixwrite has no effect with rw={}; use rw=rw or rw=randrw for a mix",
+                spec.rw_name()
+            ));
+        }
+    }
+
+    /// `direct`, `invalidate`, `fadvise_hint` and `rw`'s modifier.
+    pub(super) fn build_io_type(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.direct, self.direct);
+        set_if(&mut spec.invalidate, self.invalidate);
+        set_if(&mut spec.fadvise_hint, self.fadvise_hint);
+        // `rw=write:0` and `rw=randread:1` change nothing, as in fio.
+        spec.rw_modifier = match self.rw_modifier {
+            Some(
+                RwModifier::SkipBytes(0) | RwModifier::BackBytes(0) | RwModifier::RandomEveryIos(1),
+            )
+            | None => RwModifier::None,
+            Some(modifier) => modifier,
+        };
+    }
+}
+
+/// A trim of a regular file, which storlab does by punching a hole and fio fails.
+pub(super) fn note_trim_on_a_file(spec: &mut JobSpec) {
+    if trims_a_file(spec) {
+        spec.warnings.push(
+            "storlab differs from fio here: on a regular file storlab trims by punching a \
+             hole (fallocate PUNCH_HOLE|KEEP_SIZE), where fio 3.33 fails the trim (its \
+             os_trim is BLKDISCARD alone: error 25, ENOTTY); use a block device or \
+             ioengine=null for fio's behaviour"
+                .into(),
+        );
     }
 }
 

@@ -1,7 +1,9 @@
 //! fio's I/O latency keys: the `latency_target` family, which lowers the depth until a latency is met.
 
 use super::values::NS_PER_US;
+use super::JobDraft;
 use super::{ApplyError, KeyDef};
+use crate::model::JobSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_time_ns};
 
@@ -66,3 +68,10 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
 ];
+
+impl JobDraft {
+    /// The `latency_target` family.
+    pub(super) fn build_latency(&self, spec: &mut JobSpec) {
+        spec.latency_target = self.latency_target;
+    }
+}

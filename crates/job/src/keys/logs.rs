@@ -1,7 +1,9 @@
 //! fio's measurements and reporting keys: `group_reporting` and the logs (`write_*_log`, `log_*`).
 
+use super::values::set_if;
 use super::values::{refuse_if_set, refuse_unless_zero};
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
 use crate::model::{FioLogKind, FIO_LOG_HIST_COARSENESS_MAX};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
@@ -225,6 +227,21 @@ impl JobDraft {
             FioLogKind::Iops => logs.iops_prefix = prefix,
             FioLogKind::CompletionHistogram => logs.histogram_prefix = prefix,
             _ => logs.latency_prefix = prefix,
+        }
+    }
+
+    /// `group_reporting` and the logs, a bare `write_*_log` named after the job (`name`).
+    pub(super) fn build_logs(&self, spec: &mut JobSpec, name: &str) {
+        set_if(&mut spec.group_reporting, self.group_reporting);
+        spec.fio_logs = self.fio_logs.clone();
+        for kind in &self.log_named_by_job {
+            let prefix = Some(PathBuf::from(name));
+            match kind {
+                FioLogKind::Bandwidth => spec.fio_logs.bandwidth_prefix = prefix,
+                FioLogKind::Iops => spec.fio_logs.iops_prefix = prefix,
+                FioLogKind::CompletionHistogram => spec.fio_logs.histogram_prefix = prefix,
+                _ => spec.fio_logs.latency_prefix = prefix,
+            }
         }
     }
 }

@@ -2,7 +2,10 @@
 
 use super::block_size::read_write_dropping_trim;
 use super::values::parse_micros;
+use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::FioRandom;
+use crate::model::JobSpec;
 use crate::model::{RandomDistribution, ZoneShare, MICROS_PER_UNIT};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_percent, parse_size};
@@ -249,6 +252,92 @@ fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError
     };
     d.random_distribution = Some(distribution);
     Ok(())
+}
+
+impl JobDraft {
+    /// Whether the job's offsets are random (an unset `rw` is fio's `read` in a job file or flags,
+    /// storlab's random read in a preset), their shares (with a warning for shares a sequential
+    /// mode ignores) and the random map.
+    pub(super) fn build_random_shares(&self, spec: &mut JobSpec) -> bool {
+        let random = match self.rw {
+            Some(rw) => rw.is_random(),
+            None => self.storlab_rw_default,
+        };
+        let given = self.percentage_random_read.is_some() || self.percentage_random_write.is_some();
+        if random {
+            let read_share = self
+                .percentage_random_read
+                .unwrap_or(RANDOM_DEFAULT_PERCENT);
+            let write_share = self
+                .percentage_random_write
+                .unwrap_or(RANDOM_DEFAULT_PERCENT);
+            // A job in one direction keeps that direction's share in `random_percent`; only a
+            // mix with two different shares needs the writes' own.
+            match spec.read_percent {
+                0 => spec.random_percent = write_share,
+                100 => spec.random_percent = read_share,
+                _ => {
+                    spec.random_percent = read_share;
+                    spec.random_percent_write = (write_share != read_share).then_some(write_share);
+                }
+            }
+        } else {
+            if given {
+                spec.warnings.push(format!(
+                    "percentage_random has no effect with sequential rw={}; use a rand* mode",
+                    spec.rw_name()
+                ));
+            }
+            spec.random_percent = 0;
+        }
+        // fio's LFSR generator (lib/lfsr.c) visits every block once per pass by construction,
+        // random map or not, so a job naming it draws without repeats even with
+        // `norandommap`: storlab's map is a permutation too (fio's t0021 checks exactly this).
+        spec.random_map =
+            !self.norandommap.unwrap_or(false) || self.random_generator == Some(FioGenerator::Lfsr);
+        random
+    }
+
+    /// The random streams: storlab's seed, fio's generators seeded as fio seeds them, and the
+    /// distribution of offsets.
+    pub(super) fn build_random_streams(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.seed, self.seed);
+        // `randrepeat=0` without `randseed`: a fresh seed every run, for storlab's own streams
+        // (data, and the jobs below that keep them) as for fio's.
+        if self.seed.is_none() && self.randrepeat == Some(false) {
+            spec.seed = seed_from_os_entropy();
+        }
+        // A fio job draws from fio's own generators seeded as fio seeds them, its LFSR too.
+        spec.fio_random = (!self.storlab_rw_default).then(|| FioRandom {
+            randseed: self.seed.unwrap_or(FIO_DEFAULT_RANDSEED),
+            randrepeat: self.randrepeat.unwrap_or(true),
+            randseed_given: self.seed.is_some(),
+            tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
+            lfsr: self.random_generator == Some(FioGenerator::Lfsr),
+        });
+        if let Some(distribution) = &self.random_distribution {
+            spec.random_distribution = distribution.clone();
+        }
+    }
+}
+
+/// On a region that ends before its file, a partly random job runs on where fio's would end.
+pub(super) fn note_partly_random(spec: &mut JobSpec) {
+    let partly_random = [spec.random_percent, spec.random_percent_writes()]
+        .iter()
+        .find(|share| (1..100).contains(*share))
+        .copied();
+    if let (Some(share), false, None) = (partly_random, spec.time_based, &spec.fio_random) {
+        // On a region that ends before its file, fio 3.33 ends a partly random job when a
+        // sequential I/O would pass the region's end, at a point set by its own random
+        // streams: a fio job draws from them (and matches), storlab's generator does not.
+        spec.warnings.push(format!(
+            "storlab differs from fio here: with percentage_random={} fio ends the job when \
+             a sequential I/O would pass the end of a region that ends before its file, \
+             storlab goes round to the region's start and moves all of its bytes",
+            share
+        ));
+    }
 }
 
 #[cfg(test)]

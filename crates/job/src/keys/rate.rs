@@ -1,7 +1,10 @@
 //! fio's I/O rate keys: rate limits and minimums, how arrivals are spaced, and think time between I/Os.
 
+use super::values::set_if;
 use super::values::{to_u32, NS_PER_US};
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
+use crate::model::ThinkSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_count, parse_size, parse_time_ns, split_read_write, ValueError, NS_PER_S};
 
@@ -168,6 +171,32 @@ fn parse_rate_pair(
         )));
     }
     Ok((read.map(parse).transpose()?, write.map(parse).transpose()?))
+}
+
+impl JobDraft {
+    /// Rate limits and minimums, how arrivals are spaced, and think time.
+    pub(super) fn build_rate(&self, spec: &mut JobSpec) {
+        spec.rate_iops.read = self.rate_iops_read;
+        spec.rate_iops.write = self.rate_iops_write;
+        spec.rate_bytes.read = self.rate_bytes_read;
+        spec.rate_bytes.write = self.rate_bytes_write;
+        set_if(&mut spec.rate_poisson, self.rate_poisson);
+        if let Some((read, write)) = self.rate_min {
+            spec.rate_min.read = read;
+            spec.rate_min.write = write;
+        }
+        if let Some((read, write)) = self.rate_iops_min {
+            spec.rate_iops_min.read = read;
+            spec.rate_iops_min.write = write;
+        }
+        spec.think = ThinkSpec {
+            think_ns: self.think_ns.unwrap_or(0),
+            spin_ns: self.think_spin_ns.unwrap_or(0),
+            every_ios: self.think_every_ios,
+            count_issued: self.think_count_issued.unwrap_or(false),
+            every_io_ns: self.think_every_io_ns.unwrap_or(0),
+        };
+    }
 }
 
 #[cfg(test)]

@@ -138,11 +138,12 @@ impl JobDraft {
             .or_else(|| trace.files.first().map(|(file, _)| file.clone()))
     }
 
-    /// The job as a replay of its `read_iolog` trace: the trace decides directions, sizes and
-    /// offsets. Without `size` the region reaches the trace's furthest byte, or the bytes it
+    /// `write_iolog`, and the job as a replay of its `read_iolog` trace: the trace decides
+    /// directions, sizes and offsets. Without `size` the region reaches the trace's furthest byte, or the bytes it
     /// moves if more (fio's `size` for a replay is the sum of the trace's lengths), rounded up
     /// to the alignment so the region holds it whole.
     pub(super) fn apply_replay(&self, spec: &mut JobSpec) {
+        spec.write_iolog = self.write_iolog.clone();
         let Some(trace) = &self.read_iolog else {
             return;
         };

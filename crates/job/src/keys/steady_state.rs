@@ -2,6 +2,8 @@
 
 use super::values::parse_micros;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
+use crate::model::SteadyStateSpec;
 use crate::model::MICROS_PER_UNIT;
 use crate::paths::KeyPath;
 use crate::size::{parse_size, parse_time_ns, NS_PER_S};
@@ -81,6 +83,30 @@ fn apply_steadystate(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     };
     d.steadystate_criterion = Some((bandwidth, slope, limit_micros, percent));
     Ok(())
+}
+
+impl JobDraft {
+    /// Steady state, judged only with a duration.
+    pub(super) fn build_steady_state(&self, spec: &mut JobSpec) {
+        // fio: steady state is judged only with a duration; its default criterion is
+        // iops_slope:0.01%.
+        spec.steadystate = self
+            .steadystate_duration_ns
+            .filter(|d| *d > 0)
+            .map(|duration_ns| {
+                let (bandwidth, slope, limit_micros, percent) = self
+                    .steadystate_criterion
+                    .unwrap_or((false, true, STEADYSTATE_DEFAULT_LIMIT_MICROS, true));
+                SteadyStateSpec {
+                    bandwidth,
+                    slope,
+                    limit_micros,
+                    percent,
+                    duration_ns,
+                    ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
+                }
+            });
+    }
 }
 
 #[cfg(test)]

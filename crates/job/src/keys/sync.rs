@@ -2,7 +2,9 @@
 
 use super::values::to_u32;
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
 use crate::model::OpenSync;
+use crate::model::SyncSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 
@@ -85,6 +87,19 @@ fn apply_open_sync(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
 /// A count of writes between two syncs (`fsync=N`, `fdatasync=N`): 0 turns them off.
 fn parse_sync_every(v: &str) -> Result<u32, ApplyError> {
     to_u32(parse_count(v)?, v)
+}
+
+impl JobDraft {
+    /// The sync keys.
+    pub(super) fn build_sync(&self, spec: &mut JobSpec) {
+        spec.sync = SyncSpec {
+            fsync_every_writes: self.fsync_every_writes.unwrap_or(0),
+            fdatasync_every_writes: self.fdatasync_every_writes.unwrap_or(0),
+            end_fsync: self.end_fsync.unwrap_or(false),
+            fsync_on_close: self.fsync_on_close.unwrap_or(false),
+            open_sync: self.open_sync.unwrap_or_default(),
+        };
+    }
 }
 
 #[cfg(test)]

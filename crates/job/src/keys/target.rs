@@ -1,7 +1,9 @@
 //! fio's target file/device keys: which file, block device or simulated drive a job runs on, how its file is named, made and removed, and its zones.
 
+use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
+use crate::model::StridedZones;
 use crate::model::{EngineKind, JobSpec, Target, TrimMode};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_size};
@@ -329,6 +331,21 @@ impl JobDraft {
             ));
         }
         Ok(())
+    }
+
+    /// How the target file is made and removed, and its zones.
+    pub(super) fn build_target_files(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.allow_file_create, self.allow_file_create);
+        set_if(&mut spec.unlink, self.unlink);
+        if self.zonemode_strided == Some(true) {
+            let size_bytes = self.zone_size_bytes.unwrap_or(0);
+            spec.strided_zones = Some(StridedZones {
+                size_bytes,
+                // fio: `zonerange` defaults to `zonesize`.
+                range_bytes: self.zone_range_bytes.unwrap_or(size_bytes),
+                skip_bytes: self.zone_skip_bytes.unwrap_or(0),
+            });
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! fio's threads, processes and job synchronization keys: ordering jobs (`stonewall`, `wait_for`, `exitall`), priorities, CPU and NUMA placement, and flows.
 
+use super::values::set_if;
 use super::values::{accept_without_effect, parse_small_int, NS_PER_US};
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
+use crate::model::FlowSpec;
 use crate::model::JobSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_time_ns};
@@ -305,6 +307,38 @@ impl JobDraft {
             problem,
         );
         Err(self.relocate(error, job_location))
+    }
+
+    /// Job ordering (`stonewall`, `new_group`, `wait_for`, `exitall`), priority, flows, NUMA
+    /// memory and CPU placement.
+    pub(super) fn build_synchronization(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.stonewall, self.stonewall);
+        set_if(&mut spec.new_group, self.new_group);
+        spec.wait_for = self.wait_for.clone();
+        spec.exit_all = crate::ExitAll {
+            on_end: self.exitall.unwrap_or(false),
+            on_error: self.exitall_on_error.unwrap_or(false),
+            what: self.exit_what.unwrap_or_default(),
+        };
+        // fio sets the priority only when either key is set (backend.c, fio_option_is_set).
+        if self.io_priority_class.is_some() || self.io_priority_level.is_some() {
+            spec.io_priority = Some(crate::IoPriority {
+                class: self.io_priority_class.unwrap_or(0),
+                level: self.io_priority_level.unwrap_or(0),
+            });
+        }
+        // fio's flow.c: a job joins a flow only with a weight (`flow=0`, the default, is none).
+        spec.flow = self.flow_weight.filter(|w| *w > 0).map(|weight| FlowSpec {
+            id: self.flow_id.unwrap_or(0),
+            weight,
+            sleep_ns: self.flow_sleep_ns.unwrap_or(0),
+        });
+        spec.numa_mem_policy = self.numa_mem_policy.clone();
+        // fio's policy applies to a CPU set; without `cpus_allowed` it has nothing to split.
+        spec.cpus_allowed = self.cpus_allowed.clone().map(|cpus| crate::CpuAffinity {
+            cpus,
+            split: self.cpus_allowed_split == Some(true),
+        });
     }
 }
 

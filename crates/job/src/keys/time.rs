@@ -1,6 +1,9 @@
 //! fio's time-related keys: how long a job runs, when it starts, and the clocks it reads.
 
+use super::values::set_if;
+use super::JobDraft;
 use super::{ApplyError, KeyDef};
+use crate::model::JobSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_time_ns, NS_PER_S};
 
@@ -101,6 +104,16 @@ fn parse_start_delay(v: &str) -> Result<crate::StartDelay, ApplyError> {
         )));
     }
     Ok(crate::StartDelay { low_ns, high_ns })
+}
+
+impl JobDraft {
+    /// `runtime`, `time_based`, `ramp_time` and `startdelay`.
+    pub(super) fn build_time(&self, spec: &mut JobSpec) {
+        spec.runtime_ns = self.runtime_ns;
+        set_if(&mut spec.time_based, self.time_based);
+        set_if(&mut spec.ramp_time_ns, self.ramp_time_ns);
+        set_if(&mut spec.start_delay, self.start_delay);
+    }
 }
 
 #[cfg(test)]

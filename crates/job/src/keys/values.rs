@@ -1,6 +1,7 @@
 //! Value readers several key groups share: one value for both directions, small integers, microseconds, and keys accepted without effect.
 
 use super::{ApplyError, JobDraft};
+use crate::model::JobSpec;
 use crate::model::MICROS_PER_UNIT;
 use crate::size::{parse_bool, parse_size, split_read_write, ValueError};
 
@@ -113,6 +114,27 @@ pub(super) fn parse_micros(text: &str) -> Result<u64, ApplyError> {
         .checked_mul(MICROS_PER_UNIT)
         .and_then(|w| w.checked_add(scaled_fraction))
         .ok_or_else(invalid)
+}
+
+impl JobDraft {
+    /// One warning per key accepted without effect (`verify_pattern` has one when the job
+    /// verifies with a fio kind).
+    pub(super) fn push_no_effect_warnings(&self, spec: &mut JobSpec) {
+        for key in &self.no_effect {
+            if *key == "verify_pattern" && spec.verify_spec.is_some() {
+                continue;
+            }
+            spec.warnings
+                .push(format!("{key}: {}", no_effect_reason(key)));
+        }
+    }
+}
+
+/// `*slot = value` when the value was set.
+pub(super) fn set_if<T>(slot: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
 }
 
 #[cfg(test)]

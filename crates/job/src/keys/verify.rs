@@ -2,6 +2,7 @@
 
 use super::buffers::parse_pattern_elements;
 use super::io_type::RwMode;
+use super::values::set_if;
 use super::values::{accept_without_effect, refuse_if_set};
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
@@ -368,6 +369,21 @@ impl JobDraft {
             return;
         };
         if reads_only && !verify.only {
+            spec.verify = false;
+        }
+    }
+
+    /// `verify` and its family as the job runs them.
+    pub(super) fn build_verify(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.verify, self.verify);
+        spec.verify_spec = self.verify_spec();
+        // fio saves the state of any job with `verify` set, `do_verify=0` included.
+        spec.verify_state_save =
+            self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
+        spec.verify_state_load = self.verify_state_load == Some(true);
+        if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
+            spec.verify = true;
+        } else if self.do_verify == Some(false) {
             spec.verify = false;
         }
     }
