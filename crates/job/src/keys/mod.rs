@@ -321,6 +321,17 @@ impl JobDraft {
         Ok(())
     }
 
+    /// Where `field` was last set, as an error about it names it: the line or flag, the key as
+    /// written and its value; `job_location` and the field's own name if it was never set.
+    fn setter(&self, field: &str, job_location: &Location) -> (Location, String, Option<String>) {
+        let setter = self.provenance.iter().rev().find(|p| p.field == field);
+        (
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
+            setter.and_then(|p| p.value.clone()),
+        )
+    }
+
     /// The name set with `name=`, if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()

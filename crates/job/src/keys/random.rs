@@ -183,67 +183,8 @@ fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError
                 center_micros: center(second)?,
             }
         }
-        "zoned" | "zoned_abs" => {
-            if params.contains(',') {
-                return Err(ApplyError::Unsupported(
-                    "storlab takes one zone list for both directions".into(),
-                ));
-            }
-            let absolute = kind == "zoned_abs";
-            let mut zones = Vec::new();
-            // Relative zones whose size is left out (`20/`, `20`, or fio's `20/0`) share what
-            // the others leave of 100%, as fio's zone_split_ddir divides it (integer division).
-            let mut zones_without_size = Vec::new();
-            for zone in params.split(':') {
-                let (access, size) = match zone.split_once('/') {
-                    Some(pair) => pair,
-                    None if !absolute => (zone, ""),
-                    None => return invalid("zones are ACCESS/SIZE (e.g. zoned_abs:60/16k:40/48k)"),
-                };
-                let access_percent = parse_percent(access)?;
-                let size = if absolute {
-                    parse_size(size)?
-                } else if size.is_empty() {
-                    0
-                } else {
-                    u64::from(parse_percent(size)?)
-                };
-                if size == 0 {
-                    if absolute {
-                        return invalid("a zone needs a size above 0");
-                    }
-                    zones_without_size.push(zones.len());
-                }
-                zones.push(ZoneShare {
-                    access_percent,
-                    size,
-                });
-            }
-            if !zones_without_size.is_empty() {
-                let given: u64 = zones.iter().map(|z| z.size).sum();
-                let share = 100u64.saturating_sub(given) / zones_without_size.len() as u64;
-                if share == 0 {
-                    return invalid("the zones given a size leave no share for those without one");
-                }
-                for index in zones_without_size {
-                    zones[index].size = share;
-                }
-            }
-            let access: u32 = zones.iter().map(|z| u32::from(z.access_percent)).sum();
-            if access != 100 {
-                return Err(ApplyError::Invalid(format!(
-                    "zone access shares sum to {access}%, not 100% (as fio requires)"
-                )));
-            }
-            if absolute {
-                RandomDistribution::ZonedAbs { zones }
-            } else {
-                if zones.iter().map(|z| z.size).sum::<u64>() > 100 {
-                    return invalid("zone sizes add up to more than 100% of the region");
-                }
-                RandomDistribution::Zoned { zones }
-            }
-        }
+        "zoned" => zones(params, false)?,
+        "zoned_abs" => zones(params, true)?,
         _ => {
             return invalid(
                 "use random, zipf:THETA, pareto:H, normal:DEV, zoned:ACCESS/SIZE:... or zoned_abs:ACCESS/SIZE:...",
@@ -252,6 +193,70 @@ fn apply_random_distribution(d: &mut JobDraft, v: &str) -> Result<(), ApplyError
     };
     d.random_distribution = Some(distribution);
     Ok(())
+}
+
+/// fio's `zoned:ACCESS/SIZE:...` (sizes in percent of the region; `absolute`: `zoned_abs`, sizes
+/// in bytes) from `params`, the text after `zoned:`.
+fn zones(params: &str, absolute: bool) -> Result<RandomDistribution, ApplyError> {
+    let invalid = |detail: &str| Err(ApplyError::Invalid(detail.to_string()));
+    if params.contains(',') {
+        return Err(ApplyError::Unsupported(
+            "storlab takes one zone list for both directions".into(),
+        ));
+    }
+    let mut zones = Vec::new();
+    // Relative zones whose size is left out (`20/`, `20`, or fio's `20/0`) share what
+    // the others leave of 100%, as fio's zone_split_ddir divides it (integer division).
+    let mut zones_without_size = Vec::new();
+    for zone in params.split(':') {
+        let (access, size) = match zone.split_once('/') {
+            Some(pair) => pair,
+            None if !absolute => (zone, ""),
+            None => return invalid("zones are ACCESS/SIZE (e.g. zoned_abs:60/16k:40/48k)"),
+        };
+        let access_percent = parse_percent(access)?;
+        let size = if absolute {
+            parse_size(size)?
+        } else if size.is_empty() {
+            0
+        } else {
+            u64::from(parse_percent(size)?)
+        };
+        if size == 0 {
+            if absolute {
+                return invalid("a zone needs a size above 0");
+            }
+            zones_without_size.push(zones.len());
+        }
+        zones.push(ZoneShare {
+            access_percent,
+            size,
+        });
+    }
+    if !zones_without_size.is_empty() {
+        let given: u64 = zones.iter().map(|z| z.size).sum();
+        let share = 100u64.saturating_sub(given) / zones_without_size.len() as u64;
+        if share == 0 {
+            return invalid("the zones given a size leave no share for those without one");
+        }
+        for index in zones_without_size {
+            zones[index].size = share;
+        }
+    }
+    let access: u32 = zones.iter().map(|z| u32::from(z.access_percent)).sum();
+    if access != 100 {
+        return Err(ApplyError::Invalid(format!(
+            "zone access shares sum to {access}%, not 100% (as fio requires)"
+        )));
+    }
+    if absolute {
+        Ok(RandomDistribution::ZonedAbs { zones })
+    } else {
+        if zones.iter().map(|z| z.size).sum::<u64>() > 100 {
+            return invalid("zone sizes add up to more than 100% of the region");
+        }
+        Ok(RandomDistribution::Zoned { zones })
+    }
 }
 
 impl JobDraft {
@@ -368,34 +373,39 @@ mod tests {
         assert_eq!(seed(&[("randseed", "77"), ("randrepeat", "0")]), 77);
     }
 
+    /// The distribution of a random reading job given `random_distribution=value`, or the error.
+    fn random_distribution_of(value: &str) -> Result<RandomDistribution, String> {
+        draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("randread")),
+            ("random_distribution", Some(value)),
+        ])
+        .map(|s| s.random_distribution)
+        .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn random_distribution_takes_fios_forms_and_ranges() {
-        let parse = |value: &str| {
-            draft(&[
-                ("size", Some("1M")),
-                ("rw", Some("randread")),
-                ("random_distribution", Some(value)),
-            ])
-            .map(|s| s.random_distribution)
-            .map_err(|e| e.to_string())
-        };
         assert_eq!(
-            parse("zipf:1.2"),
+            random_distribution_of("zipf:1.2"),
             Ok(RandomDistribution::Zipf {
                 theta_micros: 1_200_000,
                 center_micros: None
             })
         );
         assert_eq!(
-            parse("pareto:0.9:0.25"),
+            random_distribution_of("pareto:0.9:0.25"),
             Ok(RandomDistribution::Pareto {
                 h_micros: 900_000,
                 center_micros: Some(250_000)
             })
         );
-        assert_eq!(parse("gauss:5"), parse("normal:5"));
         assert_eq!(
-            parse("zoned_abs:60/16k:40/48k"),
+            random_distribution_of("gauss:5"),
+            random_distribution_of("normal:5")
+        );
+        assert_eq!(
+            random_distribution_of("zoned_abs:60/16k:40/48k"),
             Ok(RandomDistribution::ZonedAbs {
                 zones: vec![
                     ZoneShare {
@@ -423,11 +433,11 @@ mod tests {
             })
         };
         assert_eq!(
-            parse("zoned:50/5:30/15:20/"),
+            random_distribution_of("zoned:50/5:30/15:20/"),
             zones(&[(50, 5), (30, 15), (20, 80)])
         );
         assert_eq!(
-            parse("zoned:50/5:30:20/0"),
+            random_distribution_of("zoned:50/5:30:20/0"),
             zones(&[(50, 5), (30, 47), (20, 47)])
         );
         // fio's own refusals (fio 3.33 --parse-only), one line each.
@@ -444,12 +454,18 @@ mod tests {
             ("zoned:60/100:40/", "the zones given a size leave no share"),
             ("uniform", "use random, zipf:THETA"),
         ] {
-            let error = parse(value).unwrap_err();
+            let error = random_distribution_of(value).unwrap_err();
             assert!(
                 error.starts_with(&format!("--random_distribution={value}: {message}")),
                 "{error}"
             );
         }
+    }
+
+    /// A distribution without random offsets warns; `random_generator` takes fio's generators,
+    /// and LFSR keeps the random map.
+    #[test]
+    fn random_distribution_needs_random_offsets_and_lfsr_keeps_the_map() {
         let spec = draft(&[
             ("size", Some("1M")),
             ("random_distribution", Some("zipf:2")),

@@ -304,14 +304,7 @@ impl JobDraft {
         let zone_key = ["zonesize", "zonerange", "zoneskip"]
             .into_iter()
             .find(|field| self.provenance.iter().any(|p| p.field == *field));
-        let at = |field: &str| {
-            let setter = self.provenance.iter().rev().find(|p| p.field == field);
-            (
-                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-                setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
-                setter.and_then(|p| p.value.clone()),
-            )
-        };
+        let at = |field: &str| self.setter(field, job_location);
         if let (false, Some(field)) = (strided, zone_key) {
             let (location, key, value) = at(field);
             return Err(JobError::invalid(

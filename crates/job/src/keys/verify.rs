@@ -248,14 +248,7 @@ impl JobDraft {
 
     /// Verify settings that only make sense together.
     pub(super) fn check_verify(&self, job_location: &Location) -> Result<(), JobError> {
-        let at = |field: &str| {
-            let setter = self.provenance.iter().rev().find(|p| p.field == field);
-            (
-                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-                setter.map_or(field.to_string(), |p| p.key_as_written.clone()),
-                setter.and_then(|p| p.value.clone()),
-            )
-        };
+        let at = |field: &str| self.setter(field, job_location);
         let fio_kind = self.verify_kind.filter(|_| self.verify == Some(true));
         if fio_kind == Some(VerifyKind::Pattern) && self.verify_pattern.is_none() {
             let (location, key, value) = at("verify");
@@ -325,36 +318,42 @@ impl JobDraft {
             ));
         }
         if verifies && self.verify_state_load == Some(true) {
-            let not_followed = if self.rw != Some(RwMode::Write) {
-                Some(
-                    "storlab stops the verify pass where fio's would for a sequential writing \
-                     job (rw=write) only: fio reads a random job's writes back in offset order \
-                     and a reading job checks as it reads, which storlab does not follow",
-                )
-            } else if self.loops.is_some_and(|l| l > 1) {
-                Some(
-                    "fio verifies after each loop and counts the reads of every loop against \
-                     the saved state; storlab follows a single pass (drop loops)",
-                )
-            } else if self.time_based == Some(true) {
-                Some(
-                    "a time_based job's writes wrap over its region, and fio's stop within a \
-                     wrapped log is not followed (drop time_based)",
-                )
-            } else if self.verify_backlog.is_some_and(|b| b > 0) {
-                Some(
-                    "fio stops the backlog's reads at the saved state too; storlab stops only \
-                     the verify pass after the writes (drop verify_backlog)",
-                )
-            } else {
-                None
-            };
+            let not_followed = self.state_load_not_followed();
             if let Some(reason) = not_followed {
                 let (location, key, value) = at("verify_state_load");
                 return Err(JobError::unsupported(location, &key, value, reason));
             }
         }
         Ok(())
+    }
+
+    /// Why storlab cannot stop a `verify_state_load` job's verify pass where fio's would, if it
+    /// cannot.
+    fn state_load_not_followed(&self) -> Option<&'static str> {
+        if self.rw != Some(RwMode::Write) {
+            Some(
+                "storlab stops the verify pass where fio's would for a sequential writing \
+                 job (rw=write) only: fio reads a random job's writes back in offset order \
+                 and a reading job checks as it reads, which storlab does not follow",
+            )
+        } else if self.loops.is_some_and(|l| l > 1) {
+            Some(
+                "fio verifies after each loop and counts the reads of every loop against \
+                 the saved state; storlab follows a single pass (drop loops)",
+            )
+        } else if self.time_based == Some(true) {
+            Some(
+                "a time_based job's writes wrap over its region, and fio's stop within a \
+                 wrapped log is not followed (drop time_based)",
+            )
+        } else if self.verify_backlog.is_some_and(|b| b > 0) {
+            Some(
+                "fio stops the backlog's reads at the saved state too; storlab stops only \
+                 the verify pass after the writes (drop verify_backlog)",
+            )
+        } else {
+            None
+        }
     }
 
     /// fio's verify settings as fio's `fixup_options` leaves them (a `verify_interval` fio
@@ -391,8 +390,9 @@ impl JobDraft {
 
 #[cfg(test)]
 mod tests {
+    use crate::error::JobError;
     use crate::keys::draft;
-    use crate::model::VerifyKind;
+    use crate::model::{JobSpec, VerifyKind};
 
     #[test]
     fn a_reading_job_with_verify_checks_its_reads_and_has_no_read_back() {
@@ -413,20 +413,22 @@ mod tests {
         .is_err());
     }
 
+    /// A sequential writing job of 1 MiB with `extra` set too.
+    fn write_job_with(extra: &[(&str, Option<&str>)]) -> Result<JobSpec, JobError> {
+        let mut all = vec![("size", Some("1M")), ("rw", Some("write"))];
+        all.extend_from_slice(extra);
+        draft(&all)
+    }
+
+    /// `verify=KIND`, `do_verify` and `verify_only` as fio reads them.
     #[test]
-    fn verify_keys_follow_fio() {
-        let base = [("size", Some("1M")), ("rw", Some("write"))];
-        let with = |extra: &[(&str, Option<&str>)]| {
-            let mut all = base.to_vec();
-            all.extend_from_slice(extra);
-            draft(&all)
-        };
+    fn verify_kinds_follow_fio() {
         // do_verify=0: headers written, nothing read back.
-        let spec = with(&[("verify", Some("md5")), ("do_verify", Some("0"))]).unwrap();
+        let spec = write_job_with(&[("verify", Some("md5")), ("do_verify", Some("0"))]).unwrap();
         assert!(!spec.verify);
         assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
         // verify_only reads back whatever do_verify says.
-        let spec = with(&[
+        let spec = write_job_with(&[
             ("verify", Some("crc32c-intel")),
             ("do_verify", Some("0")),
             ("verify_only", None),
@@ -437,7 +439,7 @@ mod tests {
         assert!(verify.only);
         assert_eq!(verify.kind, VerifyKind::Crc32c);
         // sha256/sha512: storlab's own check, with a warning why.
-        let spec = with(&[("verify", Some("sha256"))]).unwrap();
+        let spec = write_job_with(&[("verify", Some("sha256"))]).unwrap();
         assert!(spec.verify && spec.verify_spec.is_none());
         assert!(
             spec.warnings[0].contains("unfinished working buffer"),
@@ -445,8 +447,13 @@ mod tests {
             spec.warnings
         );
         // verify=1 is storlab's own check alone.
-        let spec = with(&[("verify", Some("1"))]).unwrap();
+        let spec = write_job_with(&[("verify", Some("1"))]).unwrap();
         assert!(spec.verify && spec.verify_spec.is_none());
+    }
+
+    /// Verify settings refused alone or together, each with its reason.
+    #[test]
+    fn verify_settings_that_do_not_go_together_are_refused() {
         for (keys, wanted) in [
             (
                 &[("verify", Some("pattern"))][..],
@@ -514,9 +521,14 @@ mod tests {
             ),
             (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
         ] {
-            let error = with(keys).unwrap_err().to_string();
+            let error = write_job_with(keys).unwrap_err().to_string();
             assert!(error.contains(wanted), "{keys:?}: {error}");
         }
+    }
+
+    /// `verify_interval` as fio 3.33 changes it.
+    #[test]
+    fn verify_interval_follows_fios_fixups() {
         // fio 3.33 changes a verify_interval it cannot use (init.c): larger than the smallest
         // write, it is that write size; not dividing the smallest and largest, their gcd.
         for (keys, interval, changed) in [
@@ -539,7 +551,7 @@ mod tests {
         ] {
             let mut all = vec![("verify", Some("crc32c"))];
             all.extend_from_slice(keys);
-            let spec = with(&all).unwrap();
+            let spec = write_job_with(&all).unwrap();
             let verify = spec.verify_spec.as_ref().unwrap();
             assert_eq!(
                 verify.interval_bytes.unwrap_or(spec.verify_granule_bytes()),
@@ -561,10 +573,28 @@ mod tests {
                 spec.warnings
             );
         }
+        // fio's fixup_options: an interval that does not divide the block becomes the block
+        // (gcd of the smallest and largest write), one above the block is lowered to it.
+        for (interval, bs, wanted) in [("3000", "4k", 4096), ("1M", "512", 512), ("512", "1M", 512)]
+        {
+            let spec = write_job_with(&[
+                ("verify", Some("md5")),
+                ("bs", Some(bs)),
+                ("verify_interval", Some(interval)),
+            ])
+            .unwrap();
+            let set = spec.verify_spec.unwrap().interval_bytes;
+            assert_eq!(set, Some(wanted), "verify_interval={interval} bs={bs}");
+        }
+    }
+
+    /// Where headers sit, the saved state, and verify keys accepted.
+    #[test]
+    fn verify_headers_and_state_follow_fio() {
         // Where storlab's headers cannot sit where fio's do, it says so: random 16 KiB writes
         // at storlab's 4 KiB alignment (fio aligns them at the block size). A sequential job's
         // headers are fio's whatever its blockalign.
-        let spec = with(&[
+        let spec = write_job_with(&[
             ("verify", Some("crc32c")),
             ("rw", Some("randwrite")),
             ("bs", Some("16k")),
@@ -577,7 +607,7 @@ mod tests {
             "{:?}",
             spec.warnings
         );
-        let spec = with(&[
+        let spec = write_job_with(&[
             ("verify", Some("crc32c")),
             ("bs", Some("16k")),
             ("blockalign", Some("4k")),
@@ -587,7 +617,7 @@ mod tests {
         assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
         // A sequential writing job loads fio's state, with verify_only or without.
         for only in ["0", "1"] {
-            let spec = with(&[
+            let spec = write_job_with(&[
                 ("verify", Some("crc32c")),
                 ("verify_only", Some(only)),
                 ("verify_state_load", Some("1")),
@@ -595,26 +625,13 @@ mod tests {
             .unwrap();
             assert!(spec.verify_state_load);
         }
-        // fio's fixup_options: an interval that does not divide the block becomes the block
-        // (gcd of the smallest and largest write), one above the block is lowered to it.
-        for (interval, bs, wanted) in [("3000", "4k", 4096), ("1M", "512", 512), ("512", "1M", 512)]
-        {
-            let spec = with(&[
-                ("verify", Some("md5")),
-                ("bs", Some(bs)),
-                ("verify_interval", Some(interval)),
-            ])
-            .unwrap();
-            let set = spec.verify_spec.unwrap().interval_bytes;
-            assert_eq!(set, Some(wanted), "verify_interval={interval} bs={bs}");
-        }
         for keys in [
             &[("verify_state_save", Some("0"))][..],
             &[("verify_async", Some("2")), ("verify", Some("md5"))][..],
             &[("experimental_verify", Some("0"))][..],
             &[("verify_fatal", Some("1")), ("verify", Some("md5"))][..],
         ] {
-            with(keys).unwrap();
+            write_job_with(keys).unwrap();
         }
     }
 }
