@@ -9,7 +9,7 @@
 //! The keys live in files by fio's option groups (as fio's HOWTO groups them): each file holds
 //! its group's rows of the table (`GROUP_KEYS`), the functions that read their values, the part
 //! of `JobDraft::build` that turns them into the `JobSpec`, the checks made when the job is
-//! finished, and their tests. [`KEYS`] gathers the groups' rows into one table ([`table`]).
+//! finished, and their tests. [`KEYS`] gathers the groups' rows into one table.
 
 mod block_size;
 mod buffers;

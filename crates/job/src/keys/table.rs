@@ -276,6 +276,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
     previous[b.len()]
 }
 
+/// `a == b`, in a `const fn`.
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::{suggest_key, KEYS};
@@ -298,20 +314,4 @@ mod tests {
         assert_eq!(suggest_key("foo"), None);
         assert_eq!(suggest_key("xyz"), None);
     }
-}
-
-/// `a == b`, in a `const fn`.
-const fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut index = 0;
-    while index < a.len() {
-        if a[index] != b[index] {
-            return false;
-        }
-        index += 1;
-    }
-    true
 }
