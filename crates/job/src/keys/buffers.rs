@@ -9,6 +9,18 @@ use crate::model::{DataPattern, DedupeMode};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_percent};
 
+/// The buffer keys as set: what the writes hold.
+#[derive(Clone, Debug, Default)]
+pub(super) struct BuffersDraft {
+    pub(super) data_pattern: Option<DataPattern>,
+    pub(super) pattern: Option<Vec<u8>>,
+    pub(super) dedupe_percentage: Option<u8>,
+    pub(super) refill_buffers: Option<bool>,
+    pub(super) dedupe_mode: Option<DedupeMode>,
+    pub(super) dedupe_working_set_percentage: Option<u8>,
+    pub(super) dedupe_global: Option<bool>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -29,7 +41,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         path: KeyPath::None,
         apply: |d, v| {
             let percent = parse_percent(v)?;
-            d.data_pattern = Some(if percent == 0 {
+            d.buffers.data_pattern = Some(if percent == 0 {
                 DataPattern::Random
             } else {
                 DataPattern::Compressible(percent)
@@ -46,7 +58,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         path: KeyPath::None,
         apply: |d, v| {
             if parse_bool(v)? {
-                d.data_pattern = Some(DataPattern::Zeros);
+                d.buffers.data_pattern = Some(DataPattern::Zeros);
             }
             Ok(())
         },
@@ -59,7 +71,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "refill_buffers",
         path: KeyPath::None,
         apply: |d, v| {
-            d.refill_buffers = Some(parse_bool(v)?);
+            d.buffers.refill_buffers = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -71,7 +83,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "dedupe_percentage",
         path: KeyPath::None,
         apply: |d, v| {
-            d.dedupe_percentage = Some(parse_percent(v)?);
+            d.buffers.dedupe_percentage = Some(parse_percent(v)?);
             Ok(())
         },
     },
@@ -83,7 +95,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "dedupe_mode",
         path: KeyPath::None,
         apply: |d, v| {
-            d.dedupe_mode = Some(match v {
+            d.buffers.dedupe_mode = Some(match v {
                 "repeat" => DedupeMode::Repeat,
                 "working_set" => DedupeMode::WorkingSet,
                 _ => return Err(ApplyError::Invalid("use repeat or working_set".into())),
@@ -99,7 +111,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "dedupe_working_set_percentage",
         path: KeyPath::None,
         apply: |d, v| {
-            d.dedupe_working_set_percentage = Some(parse_percent(v)?);
+            d.buffers.dedupe_working_set_percentage = Some(parse_percent(v)?);
             Ok(())
         },
     },
@@ -111,7 +123,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "dedupe_global",
         path: KeyPath::None,
         apply: |d, v| {
-            d.dedupe_global = Some(parse_bool(v)?);
+            d.buffers.dedupe_global = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -123,7 +135,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "buffer_pattern",
         path: KeyPath::None,
         apply: |d, v| {
-            d.buffer_pattern = Some(parse_pattern(v)?);
+            d.buffers.pattern = Some(parse_pattern(v)?);
             Ok(())
         },
     },
@@ -133,7 +145,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 const COMPRESSIBLE_PREFIX: &str = "compressible:";
 
 fn apply_data_pattern(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    d.data_pattern = Some(match v {
+    d.buffers.data_pattern = Some(match v {
         "random" => DataPattern::Random,
         "zeros" | "zero" => DataPattern::Zeros,
         _ => match v.strip_prefix(COMPRESSIBLE_PREFIX) {
@@ -295,21 +307,25 @@ impl JobDraft {
     /// What the writes hold: the data pattern, `buffer_pattern`, and dedupe (`refill_buffers`
     /// included).
     pub(super) fn build_buffers(&self, spec: &mut JobSpec) {
-        set_if(&mut spec.data_pattern, self.data_pattern);
-        spec.buffer_pattern = self.buffer_pattern.clone();
+        set_if(&mut spec.data_pattern, self.buffers.data_pattern);
+        spec.buffer_pattern = self.buffers.pattern.clone();
         spec.dedupe = self
+            .buffers
             .dedupe_percentage
             .filter(|percent| *percent > 0)
             .map(|percent| DedupeSpec {
                 percent,
-                mode: self.dedupe_mode.unwrap_or(DedupeMode::Repeat),
+                mode: self.buffers.dedupe_mode.unwrap_or(DedupeMode::Repeat),
                 // fio's default (options.c: `.def = "5"`).
-                working_set_percent: self.dedupe_working_set_percentage.unwrap_or(5),
-                global: self.dedupe_global.unwrap_or(false),
+                working_set_percent: self.buffers.dedupe_working_set_percentage.unwrap_or(5),
+                global: self.buffers.dedupe_global.unwrap_or(false),
             });
         // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
         // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
-        if spec.dedupe.is_none() && self.refill_buffers == Some(true) && !self.storlab_rw_default {
+        if spec.dedupe.is_none()
+            && self.buffers.refill_buffers == Some(true)
+            && !self.storlab_rw_default
+        {
             spec.dedupe = Some(DedupeSpec {
                 percent: 0,
                 mode: DedupeMode::Repeat,

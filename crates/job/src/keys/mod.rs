@@ -40,11 +40,9 @@ pub use table::{find_key, KEYS};
 pub use target::SIM_TARGET_PREFIX;
 
 use crate::error::{JobError, Location};
-use crate::iolog::IoTrace;
 use crate::model::{
-    BlockSizeSpec, ContinueOnError, DataPattern, DedupeMode, EngineKind, EngineTuning, FadviseHint,
-    FioLogKind, FioLogs, JobSpec, OpenSync, RandomDistribution, RwModifier, Target, VerifyKind,
-    VerifyPattern,
+    BlockSizeSpec, ContinueOnError, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
+    JobSpec, OpenSync, RandomDistribution, RwModifier, Target,
 };
 use crate::paths::KeyPath;
 use crate::size::ValueError;
@@ -53,7 +51,6 @@ use engine::ForeignEngine;
 use io_size::Extent;
 use io_type::RwMode;
 use random::FioGenerator;
-use replay::ReplaySkip;
 use std::path::PathBuf;
 use table::suggest_key;
 
@@ -141,13 +138,15 @@ pub struct JobDraft {
     rate_iops_write: Option<u64>,
     rate_bytes_read: Option<u64>,
     rate_bytes_write: Option<u64>,
-    data_pattern: Option<DataPattern>,
+    /// The buffer keys as set: what the writes hold.
+    buffers: buffers::BuffersDraft,
     seed: Option<u64>,
     /// fio's `randrepeat`.
     randrepeat: Option<bool>,
     /// fio's `random_generator`.
     random_generator: Option<FioGenerator>,
-    verify: Option<bool>,
+    /// The verification keys as set (`verify` and its family).
+    verify: verify::VerifyDraft,
     stonewall: Option<bool>,
     new_group: Option<bool>,
     start_delay: Option<crate::StartDelay>,
@@ -168,15 +167,8 @@ pub struct JobDraft {
     /// An unset `rw` means storlab's own default, random read (presets, which always meant it),
     /// instead of fio's `read` (job files and fio-style flags).
     storlab_rw_default: bool,
-    write_iolog: Option<PathBuf>,
-    /// fio's `read_iolog`: the trace, read when the key was applied.
-    read_iolog: Option<std::sync::Arc<IoTrace>>,
-    /// fio's `replay_redirect`: every I/O of the trace goes to this file.
-    replay_redirect: Option<String>,
-    replay_no_stall: Option<bool>,
-    replay_time_scale_percent: Option<u32>,
-    /// fio's `replay_skip`: the trace's actions left out.
-    replay_skip: Option<Vec<ReplaySkip>>,
+    /// The I/O replay keys as set (`write_iolog`, `read_iolog`, `replay_*`).
+    replay: replay::ReplayDraft,
     /// fio's engine options, applied over the defaults (all off).
     engine_tuning: EngineTuning,
     fsync_every_writes: Option<u32>,
@@ -206,11 +198,8 @@ pub struct JobDraft {
     cpus_allowed_split: Option<bool>,
     submit_offload: Option<bool>,
     random_distribution: Option<RandomDistribution>,
-    /// `zonemode=strided` (true) or `none` (false).
-    zonemode_strided: Option<bool>,
-    zone_size_bytes: Option<u64>,
-    zone_range_bytes: Option<u64>,
-    zone_skip_bytes: Option<u64>,
+    /// The zone keys as set (`zonemode`, `zonesize`, `zonerange`, `zoneskip`).
+    zones: target::ZonesDraft,
     allow_file_create: Option<bool>,
     /// `steadystate=CRITERION:LIMIT` as (bandwidth, slope, limit in millionths, percent).
     steadystate_criterion: Option<(bool, bool, u64, bool)>,
@@ -220,29 +209,8 @@ pub struct JobDraft {
     rate_poisson: Option<bool>,
     rate_min: Option<(Option<u64>, Option<u64>)>,
     rate_iops_min: Option<(Option<u64>, Option<u64>)>,
-    buffer_pattern: Option<Vec<u8>>,
-    dedupe_percentage: Option<u8>,
-    refill_buffers: Option<bool>,
-    dedupe_mode: Option<DedupeMode>,
-    dedupe_working_set_percentage: Option<u8>,
-    dedupe_global: Option<bool>,
-    /// `verify=` named a fio kind (`verify=1` is storlab's own check alone).
-    verify_kind: Option<VerifyKind>,
-    /// fio's `verify_pattern`: written and checked with `verify`, no effect without.
-    verify_pattern: Option<VerifyPattern>,
-    do_verify: Option<bool>,
-    verify_only: Option<bool>,
-    /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
-    verify_state_save: Option<bool>,
-    /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
-    verify_state_load: Option<bool>,
     continue_on_error: Option<ContinueOnError>,
     fill_device: Option<bool>,
-    verify_dump: Option<bool>,
-    verify_interval_bytes: Option<u64>,
-    verify_offset_bytes: Option<u64>,
-    verify_backlog: Option<u64>,
-    verify_backlog_batch: Option<u64>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.

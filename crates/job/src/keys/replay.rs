@@ -9,6 +9,20 @@ use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 use std::path::{Path, PathBuf};
 
+/// The I/O replay keys as set (`write_iolog`, `read_iolog`, `replay_*`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct ReplayDraft {
+    pub(super) write_iolog: Option<PathBuf>,
+    /// fio's `read_iolog`: the trace, read when the key was applied.
+    pub(super) read_iolog: Option<std::sync::Arc<IoTrace>>,
+    /// fio's `replay_redirect`: every I/O of the trace goes to this file.
+    pub(super) redirect: Option<String>,
+    pub(super) no_stall: Option<bool>,
+    pub(super) time_scale_percent: Option<u32>,
+    /// fio's `replay_skip`: the trace's actions left out.
+    pub(super) skip: Option<Vec<ReplaySkip>>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -19,7 +33,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "write_iolog",
         path: KeyPath::Written,
         apply: |d, v| {
-            d.write_iolog = Some(PathBuf::from(v));
+            d.replay.write_iolog = Some(PathBuf::from(v));
             Ok(())
         },
     },
@@ -32,7 +46,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         path: KeyPath::Target,
         apply: |d, v| {
             let trace = IoTrace::read(Path::new(v)).map_err(ApplyError::Invalid)?;
-            d.read_iolog = Some(std::sync::Arc::new(trace));
+            d.replay.read_iolog = Some(std::sync::Arc::new(trace));
             Ok(())
         },
     },
@@ -47,7 +61,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             if v.is_empty() {
                 return Err(ApplyError::Invalid("needs a file name".into()));
             }
-            d.replay_redirect = Some(v.to_string());
+            d.replay.redirect = Some(v.to_string());
             Ok(())
         },
     },
@@ -71,7 +85,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
                     ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            d.replay_skip = Some(skipped);
+            d.replay.skip = Some(skipped);
             Ok(())
         },
     },
@@ -83,7 +97,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "replay_no_stall",
         path: KeyPath::None,
         apply: |d, v| {
-            d.replay_no_stall = Some(parse_bool(v)?);
+            d.replay.no_stall = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -99,7 +113,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             if percent == 0 {
                 return Err(ApplyError::Invalid("must be at least 1 (percent)".into()));
             }
-            d.replay_time_scale_percent = Some(to_u32(percent, v)?);
+            d.replay.time_scale_percent = Some(to_u32(percent, v)?);
             Ok(())
         },
     },
@@ -132,8 +146,9 @@ impl JobDraft {
     /// The file a replayed trace goes to: `replay_redirect`, or the one file its I/O names (fio
     /// adds the trace's files to the job, and its I/O goes there, whatever `filename` says).
     pub(super) fn replay_filename(&self) -> Option<String> {
-        let trace = self.read_iolog.as_ref()?;
-        self.replay_redirect
+        let trace = self.replay.read_iolog.as_ref()?;
+        self.replay
+            .redirect
             .clone()
             .or_else(|| trace.files.first().map(|(file, _)| file.clone()))
     }
@@ -143,11 +158,11 @@ impl JobDraft {
     /// moves if more (fio's `size` for a replay is the sum of the trace's lengths), rounded up
     /// to the alignment so the region holds it whole.
     pub(super) fn apply_replay(&self, spec: &mut JobSpec) {
-        spec.write_iolog = self.write_iolog.clone();
-        let Some(trace) = &self.read_iolog else {
+        spec.write_iolog = self.replay.write_iolog.clone();
+        let Some(trace) = &self.replay.read_iolog else {
             return;
         };
-        let trace = match &self.replay_skip {
+        let trace = match &self.replay.skip {
             Some(skipped) => std::sync::Arc::new(
                 trace.without(|action| skipped.iter().any(|s| s.matches(action))),
             ),
@@ -175,13 +190,13 @@ impl JobDraft {
         }
         spec.replay = Some(ReplaySpec {
             trace,
-            no_stall: self.replay_no_stall.unwrap_or(false),
-            time_scale_percent: self.replay_time_scale_percent.unwrap_or(100),
+            no_stall: self.replay.no_stall.unwrap_or(false),
+            time_scale_percent: self.replay.time_scale_percent.unwrap_or(100),
         });
     }
 
     pub(super) fn check_replay(&self, job_location: &Location) -> Result<(), JobError> {
-        let Some(trace) = &self.read_iolog else {
+        let Some(trace) = &self.replay.read_iolog else {
             return Ok(());
         };
         let setter = self
@@ -197,7 +212,7 @@ impl JobDraft {
                 detail,
             )
         };
-        let redirected = self.replay_redirect.is_some() || self.target_override.is_some();
+        let redirected = self.replay.redirect.is_some() || self.target_override.is_some();
         if let (false, Some((second, line))) = (redirected, trace.files.get(1)) {
             return Err(refuse(format!(
                 "{}:{line}: a second file, {second}: storlab replays one file per job (replay_redirect=FILE sends every I/O to one)",
@@ -209,7 +224,7 @@ impl JobDraft {
                 "storlab replays a trace once; loops above 1 are refused with it".into(),
             ));
         }
-        if self.verify == Some(true) {
+        if self.verify.enabled == Some(true) {
             return Err(refuse(
                 "storlab's verify checks its own generated I/O, not a replayed trace; drop verify"
                     .into(),

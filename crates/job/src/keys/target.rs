@@ -9,6 +9,16 @@ use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_size};
 use std::path::{Path, PathBuf};
 
+/// The zone keys as set (`zonemode`, `zonesize`, `zonerange`, `zoneskip`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct ZonesDraft {
+    /// `zonemode=strided` (true) or `none` (false).
+    pub(super) strided: Option<bool>,
+    pub(super) size_bytes: Option<u64>,
+    pub(super) range_bytes: Option<u64>,
+    pub(super) skip_bytes: Option<u64>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -40,7 +50,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "zonemode",
         path: KeyPath::None,
         apply: |d, v| {
-            d.zonemode_strided = Some(match v {
+            d.zones.strided = Some(match v {
                 "none" => false,
                 "strided" => true,
                 "zbd" => {
@@ -63,7 +73,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "zonesize",
         path: KeyPath::None,
         apply: |d, v| {
-            d.zone_size_bytes = Some(parse_size(v)?);
+            d.zones.size_bytes = Some(parse_size(v)?);
             Ok(())
         },
     },
@@ -75,7 +85,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "zonerange",
         path: KeyPath::None,
         apply: |d, v| {
-            d.zone_range_bytes = Some(parse_size(v)?);
+            d.zones.range_bytes = Some(parse_size(v)?);
             Ok(())
         },
     },
@@ -87,7 +97,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "zoneskip",
         path: KeyPath::None,
         apply: |d, v| {
-            d.zone_skip_bytes = Some(parse_size(v)?);
+            d.zones.skip_bytes = Some(parse_size(v)?);
             Ok(())
         },
     },
@@ -300,7 +310,7 @@ impl JobDraft {
     /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not
     /// compatible") and a strided mode needs its zone size.
     pub(super) fn check_zones(&self, job_location: &Location) -> Result<(), JobError> {
-        let strided = self.zonemode_strided == Some(true);
+        let strided = self.zones.strided == Some(true);
         let zone_key = ["zonesize", "zonerange", "zoneskip"]
             .into_iter()
             .find(|field| self.provenance.iter().any(|p| p.field == *field));
@@ -314,7 +324,7 @@ impl JobDraft {
                 "zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)",
             ));
         }
-        if strided && self.zone_size_bytes.unwrap_or(0) == 0 {
+        if strided && self.zones.size_bytes.unwrap_or(0) == 0 {
             let (location, key, value) = at("zonemode");
             return Err(JobError::invalid(
                 location,
@@ -330,13 +340,13 @@ impl JobDraft {
     pub(super) fn build_target_files(&self, spec: &mut JobSpec) {
         set_if(&mut spec.allow_file_create, self.allow_file_create);
         set_if(&mut spec.unlink, self.unlink);
-        if self.zonemode_strided == Some(true) {
-            let size_bytes = self.zone_size_bytes.unwrap_or(0);
+        if self.zones.strided == Some(true) {
+            let size_bytes = self.zones.size_bytes.unwrap_or(0);
             spec.strided_zones = Some(StridedZones {
                 size_bytes,
                 // fio: `zonerange` defaults to `zonesize`.
-                range_bytes: self.zone_range_bytes.unwrap_or(size_bytes),
-                skip_bytes: self.zone_skip_bytes.unwrap_or(0),
+                range_bytes: self.zones.range_bytes.unwrap_or(size_bytes),
+                skip_bytes: self.zones.skip_bytes.unwrap_or(0),
             });
         }
     }

@@ -10,6 +10,28 @@ use crate::model::{JobSpec, VerifyKind, VerifyPattern, VerifySpec};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_size};
 
+/// The verification keys as set (`verify` and its family).
+#[derive(Clone, Debug, Default)]
+pub(super) struct VerifyDraft {
+    /// `verify`: on (`1` or a fio kind) or off.
+    pub(super) enabled: Option<bool>,
+    /// `verify=` named a fio kind (`verify=1` is storlab's own check alone).
+    pub(super) kind: Option<VerifyKind>,
+    /// fio's `verify_pattern`: written and checked with `verify`, no effect without.
+    pub(super) pattern: Option<VerifyPattern>,
+    pub(super) do_verify: Option<bool>,
+    pub(super) only: Option<bool>,
+    /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
+    pub(super) state_save: Option<bool>,
+    /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
+    pub(super) state_load: Option<bool>,
+    pub(super) dump: Option<bool>,
+    pub(super) interval_bytes: Option<u64>,
+    pub(super) offset_bytes: Option<u64>,
+    pub(super) backlog: Option<u64>,
+    pub(super) backlog_batch: Option<u64>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -29,7 +51,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "do_verify",
         path: KeyPath::None,
         apply: |d, v| {
-            d.do_verify = Some(parse_bool(v)?);
+            d.verify.do_verify = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -41,7 +63,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_only",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_only = Some(parse_bool(v)?);
+            d.verify.only = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -65,7 +87,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_dump",
         path: KeyPath::WrittenOnFailure,
         apply: |d, v| {
-            d.verify_dump = Some(parse_bool(v)?);
+            d.verify.dump = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -77,7 +99,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_interval",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_interval_bytes = Some(parse_size(v)?);
+            d.verify.interval_bytes = Some(parse_size(v)?);
             Ok(())
         },
     },
@@ -89,7 +111,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_offset",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_offset_bytes = Some(parse_size(v)?);
+            d.verify.offset_bytes = Some(parse_size(v)?);
             Ok(())
         },
     },
@@ -101,7 +123,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_backlog",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_backlog = Some(parse_count(v)?);
+            d.verify.backlog = Some(parse_count(v)?);
             Ok(())
         },
     },
@@ -113,7 +135,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_backlog_batch",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_backlog_batch = Some(parse_count(v)?);
+            d.verify.backlog_batch = Some(parse_count(v)?);
             Ok(())
         },
     },
@@ -152,7 +174,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_state_save",
         path: KeyPath::WrittenAfterJob,
         apply: |d, v| {
-            d.verify_state_save = Some(parse_bool(v)?);
+            d.verify.state_save = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -164,7 +186,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "verify_state_load",
         path: KeyPath::None,
         apply: |d, v| {
-            d.verify_state_load = Some(parse_bool(v)?);
+            d.verify.state_load = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -192,7 +214,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         path: KeyPath::None,
         apply: |d, v| {
             let (bytes, offset_positions) = parse_pattern_elements(v, true)?;
-            d.verify_pattern = Some(VerifyPattern {
+            d.verify.pattern = Some(VerifyPattern {
                 bytes,
                 offset_positions,
             });
@@ -225,32 +247,38 @@ fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
                 )),
             },
         };
-    d.verify = Some(verify);
-    d.verify_kind = kind;
+    d.verify.enabled = Some(verify);
+    d.verify.kind = kind;
     Ok(())
 }
 
 impl JobDraft {
     /// fio's verify family as set, when `verify=` named a fio kind.
     pub(super) fn verify_spec(&self) -> Option<VerifySpec> {
-        let kind = self.verify_kind.filter(|_| self.verify == Some(true))?;
+        let kind = self
+            .verify
+            .kind
+            .filter(|_| self.verify.enabled == Some(true))?;
         Some(VerifySpec {
             kind,
-            pattern: self.verify_pattern.clone(),
-            interval_bytes: self.verify_interval_bytes.filter(|b| *b > 0),
-            header_offset_bytes: self.verify_offset_bytes.unwrap_or(0),
-            only: self.verify_only == Some(true),
-            dump: self.verify_dump == Some(true),
-            backlog: self.verify_backlog.filter(|b| *b > 0),
-            backlog_batch: self.verify_backlog_batch.filter(|b| *b > 0),
+            pattern: self.verify.pattern.clone(),
+            interval_bytes: self.verify.interval_bytes.filter(|b| *b > 0),
+            header_offset_bytes: self.verify.offset_bytes.unwrap_or(0),
+            only: self.verify.only == Some(true),
+            dump: self.verify.dump == Some(true),
+            backlog: self.verify.backlog.filter(|b| *b > 0),
+            backlog_batch: self.verify.backlog_batch.filter(|b| *b > 0),
         })
     }
 
     /// Verify settings that only make sense together.
     pub(super) fn check_verify(&self, job_location: &Location) -> Result<(), JobError> {
         let at = |field: &str| self.setter(field, job_location);
-        let fio_kind = self.verify_kind.filter(|_| self.verify == Some(true));
-        if fio_kind == Some(VerifyKind::Pattern) && self.verify_pattern.is_none() {
+        let fio_kind = self
+            .verify
+            .kind
+            .filter(|_| self.verify.enabled == Some(true));
+        if fio_kind == Some(VerifyKind::Pattern) && self.verify.pattern.is_none() {
             let (location, key, value) = at("verify");
             return Err(JobError::invalid(
                 location,
@@ -260,15 +288,15 @@ impl JobDraft {
             ));
         }
         let needs_fio_kind = [
-            ("verify_only", self.verify_only == Some(true)),
-            ("verify_backlog", self.verify_backlog.is_some_and(|b| b > 0)),
+            ("verify_only", self.verify.only == Some(true)),
+            ("verify_backlog", self.verify.backlog.is_some_and(|b| b > 0)),
             (
                 "verify_interval",
-                self.verify_interval_bytes.is_some_and(|b| b > 0),
+                self.verify.interval_bytes.is_some_and(|b| b > 0),
             ),
             (
                 "verify_offset",
-                self.verify_offset_bytes.is_some_and(|b| b > 0),
+                self.verify.offset_bytes.is_some_and(|b| b > 0),
             ),
         ];
         if let (None, Some((field, _))) = (fio_kind, needs_fio_kind.iter().find(|(_, set)| *set)) {
@@ -280,7 +308,7 @@ impl JobDraft {
                 "needs verify= with a fio kind (md5, crc32c, meta, pattern...)",
             ));
         }
-        if self.verify_only == Some(true) && self.time_based == Some(true) {
+        if self.verify.only == Some(true) && self.time_based == Some(true) {
             let (location, key, value) = at("verify_only");
             return Err(JobError::invalid(
                 location,
@@ -290,8 +318,8 @@ impl JobDraft {
                  end to replay (drop time_based)",
             ));
         }
-        let verifies = self.verify == Some(true)
-            && (self.do_verify != Some(false) || self.verify_only == Some(true));
+        let verifies = self.verify.enabled == Some(true)
+            && (self.verify.do_verify != Some(false) || self.verify.only == Some(true));
         if verifies
             && self
                 .continue_on_error
@@ -308,7 +336,7 @@ impl JobDraft {
                  continue_on_error",
             ));
         }
-        if self.verify_only == Some(true) && self.verify_backlog.is_some_and(|b| b > 0) {
+        if self.verify.only == Some(true) && self.verify.backlog.is_some_and(|b| b > 0) {
             let (location, key, value) = at("verify_backlog");
             return Err(JobError::invalid(
                 location,
@@ -317,7 +345,7 @@ impl JobDraft {
                 "verify_only writes nothing, so there is no backlog of writes to check",
             ));
         }
-        if verifies && self.verify_state_load == Some(true) {
+        if verifies && self.verify.state_load == Some(true) {
             let not_followed = self.state_load_not_followed();
             if let Some(reason) = not_followed {
                 let (location, key, value) = at("verify_state_load");
@@ -346,7 +374,7 @@ impl JobDraft {
                 "a time_based job's writes wrap over its region, and fio's stop within a \
                  wrapped log is not followed (drop time_based)",
             )
-        } else if self.verify_backlog.is_some_and(|b| b > 0) {
+        } else if self.verify.backlog.is_some_and(|b| b > 0) {
             Some(
                 "fio stops the backlog's reads at the saved state too; storlab stops only \
                  the verify pass after the writes (drop verify_backlog)",
@@ -374,15 +402,15 @@ impl JobDraft {
 
     /// `verify` and its family as the job runs them.
     pub(super) fn build_verify(&self, spec: &mut JobSpec) {
-        set_if(&mut spec.verify, self.verify);
+        set_if(&mut spec.verify, self.verify.enabled);
         spec.verify_spec = self.verify_spec();
         // fio saves the state of any job with `verify` set, `do_verify=0` included.
-        spec.verify_state_save =
-            self.verify == Some(true) && self.verify_state_save.unwrap_or(!self.storlab_rw_default);
-        spec.verify_state_load = self.verify_state_load == Some(true);
+        spec.verify_state_save = self.verify.enabled == Some(true)
+            && self.verify.state_save.unwrap_or(!self.storlab_rw_default);
+        spec.verify_state_load = self.verify.state_load == Some(true);
         if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
             spec.verify = true;
-        } else if self.do_verify == Some(false) {
+        } else if self.verify.do_verify == Some(false) {
             spec.verify = false;
         }
     }
