@@ -3,11 +3,20 @@
 use super::values::set_if;
 use super::values::{refuse_if_set, refuse_unless_zero};
 use super::{ApplyError, JobDraft, KeyDef};
-use crate::model::JobSpec;
-use crate::model::{FioLogKind, FIO_LOG_HIST_COARSENESS_MAX};
+use crate::model::{FioLogKind, FioLogs, JobSpec, FIO_LOG_HIST_COARSENESS_MAX};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 use std::path::PathBuf;
+
+/// The reporting and log keys as set.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LogsDraft {
+    pub(super) group_reporting: Option<bool>,
+    /// fio's log settings; a prefix of `None` inside means the job's name (a bare key).
+    pub(super) fio_logs: FioLogs,
+    /// `write_*_log` given bare: the log is named after the job, known once it is finished.
+    pub(super) named_by_job: Vec<FioLogKind>,
+}
 
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
@@ -69,7 +78,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "log_avg_msec",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.average_ms = parse_count(v)?;
+            d.logs.fio_logs.average_ms = parse_count(v)?;
             Ok(())
         },
     },
@@ -81,7 +90,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "log_hist_msec",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.histogram_ms = parse_count(v)?;
+            d.logs.fio_logs.histogram_ms = parse_count(v)?;
             Ok(())
         },
     },
@@ -99,7 +108,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
                     "use 0 to {FIO_LOG_HIST_COARSENESS_MAX}"
                 )));
             }
-            d.fio_logs.histogram_coarseness = coarseness as u8;
+            d.logs.fio_logs.histogram_coarseness = coarseness as u8;
             Ok(())
         },
     },
@@ -111,7 +120,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "log_max_value",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.max_value = parse_bool(v)?;
+            d.logs.fio_logs.max_value = parse_bool(v)?;
             Ok(())
         },
     },
@@ -123,7 +132,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "log_offset",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.offset = parse_bool(v)?;
+            d.logs.fio_logs.offset = parse_bool(v)?;
             Ok(())
         },
     },
@@ -135,7 +144,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "log_prio",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.priority = parse_bool(v)?;
+            d.logs.fio_logs.priority = parse_bool(v)?;
             Ok(())
         },
     },
@@ -148,7 +157,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "per_job_logs",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fio_logs.shared_file = !parse_bool(v)?;
+            d.logs.fio_logs.shared_file = !parse_bool(v)?;
             Ok(())
         },
     },
@@ -205,7 +214,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "group_reporting",
         path: KeyPath::None,
         apply: |d, v| {
-            d.group_reporting = Some(parse_bool(v)?);
+            d.logs.group_reporting = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -214,14 +223,14 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 impl JobDraft {
     /// `write_*_log=PREFIX` (or bare: named after the job) for the logs of `kind`.
     fn log_prefix(&mut self, kind: FioLogKind, value: &str) {
-        self.log_named_by_job.retain(|k| *k != kind);
+        self.logs.named_by_job.retain(|k| *k != kind);
         let prefix = if self.applying_bare {
-            self.log_named_by_job.push(kind);
+            self.logs.named_by_job.push(kind);
             None
         } else {
             Some(PathBuf::from(value))
         };
-        let logs = &mut self.fio_logs;
+        let logs = &mut self.logs.fio_logs;
         match kind {
             FioLogKind::Bandwidth => logs.bandwidth_prefix = prefix,
             FioLogKind::Iops => logs.iops_prefix = prefix,
@@ -232,9 +241,9 @@ impl JobDraft {
 
     /// `group_reporting` and the logs, a bare `write_*_log` named after the job (`name`).
     pub(super) fn build_logs(&self, spec: &mut JobSpec, name: &str) {
-        set_if(&mut spec.group_reporting, self.group_reporting);
-        spec.fio_logs = self.fio_logs.clone();
-        for kind in &self.log_named_by_job {
+        set_if(&mut spec.group_reporting, self.logs.group_reporting);
+        spec.fio_logs = self.logs.fio_logs.clone();
+        for kind in &self.logs.named_by_job {
             let prefix = Some(PathBuf::from(name));
             match kind {
                 FioLogKind::Bandwidth => spec.fio_logs.bandwidth_prefix = prefix,

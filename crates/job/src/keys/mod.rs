@@ -41,8 +41,8 @@ pub use target::SIM_TARGET_PREFIX;
 
 use crate::error::{JobError, Location};
 use crate::model::{
-    BlockSizeSpec, ContinueOnError, EngineKind, EngineTuning, FadviseHint, FioLogKind, FioLogs,
-    JobSpec, OpenSync, RandomDistribution, RwModifier, Target,
+    BlockSizeSpec, ContinueOnError, EngineKind, EngineTuning, FadviseHint, JobSpec,
+    RandomDistribution, RwModifier, Target,
 };
 use crate::paths::KeyPath;
 use crate::size::ValueError;
@@ -134,10 +134,8 @@ pub struct JobDraft {
     runtime_ns: Option<u64>,
     time_based: Option<bool>,
     ramp_time_ns: Option<u64>,
-    rate_iops_read: Option<u64>,
-    rate_iops_write: Option<u64>,
-    rate_bytes_read: Option<u64>,
-    rate_bytes_write: Option<u64>,
+    /// The rate and think time keys as set.
+    rate: rate::RateDraft,
     /// The buffer keys as set: what the writes hold.
     buffers: buffers::BuffersDraft,
     seed: Option<u64>,
@@ -157,7 +155,8 @@ pub struct JobDraft {
     exit_what: Option<crate::ExitWhat>,
     io_priority_class: Option<u8>,
     io_priority_level: Option<u8>,
-    group_reporting: Option<bool>,
+    /// The reporting and log keys as set.
+    logs: logs::LogsDraft,
     /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
     /// finished, unless a target imposed from outside decides the engine.
     foreign_engine: Option<ForeignEngine>,
@@ -171,16 +170,8 @@ pub struct JobDraft {
     replay: replay::ReplayDraft,
     /// fio's engine options, applied over the defaults (all off).
     engine_tuning: EngineTuning,
-    fsync_every_writes: Option<u32>,
-    fdatasync_every_writes: Option<u32>,
-    end_fsync: Option<bool>,
-    fsync_on_close: Option<bool>,
-    open_sync: Option<OpenSync>,
-    think_ns: Option<u64>,
-    think_spin_ns: Option<u64>,
-    think_every_ios: Option<u32>,
-    think_count_issued: Option<bool>,
-    think_every_io_ns: Option<u64>,
+    /// The sync keys as set.
+    sync: sync::SyncDraft,
     flow_id: Option<u32>,
     flow_weight: Option<u32>,
     flow_sleep_ns: Option<u64>,
@@ -201,24 +192,15 @@ pub struct JobDraft {
     /// The zone keys as set (`zonemode`, `zonesize`, `zonerange`, `zoneskip`).
     zones: target::ZonesDraft,
     allow_file_create: Option<bool>,
-    /// `steadystate=CRITERION:LIMIT` as (bandwidth, slope, limit in millionths, percent).
-    steadystate_criterion: Option<(bool, bool, u64, bool)>,
-    steadystate_duration_ns: Option<u64>,
-    steadystate_ramp_ns: Option<u64>,
+    /// The steady state keys as set.
+    steady_state: steady_state::SteadyStateDraft,
     unlink: Option<bool>,
-    rate_poisson: Option<bool>,
-    rate_min: Option<(Option<u64>, Option<u64>)>,
-    rate_iops_min: Option<(Option<u64>, Option<u64>)>,
     continue_on_error: Option<ContinueOnError>,
     fill_device: Option<bool>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
     filesize_bytes: Option<u64>,
-    /// fio's log settings; a prefix of `None` inside means the job's name (a bare key).
-    fio_logs: FioLogs,
-    /// `write_*_log` given bare: the log is named after the job, known once it is finished.
-    log_named_by_job: Vec<FioLogKind>,
     /// The key being applied was written bare (no `=`).
     applying_bare: bool,
     /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.

@@ -8,6 +8,23 @@ use crate::model::ThinkSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_count, parse_size, parse_time_ns, split_read_write, ValueError, NS_PER_S};
 
+/// The rate and think time keys as set.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RateDraft {
+    pub(super) iops_read: Option<u64>,
+    pub(super) iops_write: Option<u64>,
+    pub(super) bytes_read: Option<u64>,
+    pub(super) bytes_write: Option<u64>,
+    pub(super) poisson: Option<bool>,
+    pub(super) min: Option<(Option<u64>, Option<u64>)>,
+    pub(super) iops_min: Option<(Option<u64>, Option<u64>)>,
+    pub(super) think_ns: Option<u64>,
+    pub(super) think_spin_ns: Option<u64>,
+    pub(super) think_every_ios: Option<u32>,
+    pub(super) think_count_issued: Option<bool>,
+    pub(super) think_every_io_ns: Option<u64>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -18,7 +35,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "thinktime",
         path: KeyPath::None,
         apply: |d, v| {
-            d.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            d.rate.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
         },
     },
@@ -30,7 +47,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "thinktime_spin",
         path: KeyPath::None,
         apply: |d, v| {
-            d.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            d.rate.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
             Ok(())
         },
     },
@@ -46,7 +63,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             if every == 0 {
                 return Err(ApplyError::Invalid("at least 1 I/O between stalls".into()));
             }
-            d.think_every_ios = Some(every);
+            d.rate.think_every_ios = Some(every);
             Ok(())
         },
     },
@@ -58,7 +75,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "thinktime_blocks_type",
         path: KeyPath::None,
         apply: |d, v| {
-            d.think_count_issued = Some(match v {
+            d.rate.think_count_issued = Some(match v {
                 "complete" => false,
                 "issue" => true,
                 _ => return Err(ApplyError::Invalid("use complete or issue".into())),
@@ -74,7 +91,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "thinktime_iotime",
         path: KeyPath::None,
         apply: |d, v| {
-            d.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            d.rate.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
         },
     },
@@ -86,7 +103,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "rate",
         path: KeyPath::None,
         apply: |d, v| {
-            (d.rate_bytes_read, d.rate_bytes_write) =
+            (d.rate.bytes_read, d.rate.bytes_write) =
                 parse_rate_pair(v, parse_size, "50m or 50m,20m")?;
             Ok(())
         },
@@ -108,7 +125,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "rate_min",
         path: KeyPath::None,
         apply: |d, v| {
-            d.rate_min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            d.rate.min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
             Ok(())
         },
     },
@@ -120,7 +137,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "rate_iops_min",
         path: KeyPath::None,
         apply: |d, v| {
-            d.rate_iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
+            d.rate.iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
             Ok(())
         },
     },
@@ -132,7 +149,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "rate_process",
         path: KeyPath::None,
         apply: |d, v| {
-            d.rate_poisson = Some(match v {
+            d.rate.poisson = Some(match v {
                 "linear" => false,
                 "poisson" => true,
                 _ => return Err(ApplyError::Invalid("use linear or poisson".into())),
@@ -143,7 +160,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 ];
 
 fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    (d.rate_iops_read, d.rate_iops_write) = parse_rate_pair(v, parse_count, "500 or 500,200")?;
+    (d.rate.iops_read, d.rate.iops_write) = parse_rate_pair(v, parse_count, "500 or 500,200")?;
     Ok(())
 }
 
@@ -176,25 +193,25 @@ fn parse_rate_pair(
 impl JobDraft {
     /// Rate limits and minimums, how arrivals are spaced, and think time.
     pub(super) fn build_rate(&self, spec: &mut JobSpec) {
-        spec.rate_iops.read = self.rate_iops_read;
-        spec.rate_iops.write = self.rate_iops_write;
-        spec.rate_bytes.read = self.rate_bytes_read;
-        spec.rate_bytes.write = self.rate_bytes_write;
-        set_if(&mut spec.rate_poisson, self.rate_poisson);
-        if let Some((read, write)) = self.rate_min {
+        spec.rate_iops.read = self.rate.iops_read;
+        spec.rate_iops.write = self.rate.iops_write;
+        spec.rate_bytes.read = self.rate.bytes_read;
+        spec.rate_bytes.write = self.rate.bytes_write;
+        set_if(&mut spec.rate_poisson, self.rate.poisson);
+        if let Some((read, write)) = self.rate.min {
             spec.rate_min.read = read;
             spec.rate_min.write = write;
         }
-        if let Some((read, write)) = self.rate_iops_min {
+        if let Some((read, write)) = self.rate.iops_min {
             spec.rate_iops_min.read = read;
             spec.rate_iops_min.write = write;
         }
         spec.think = ThinkSpec {
-            think_ns: self.think_ns.unwrap_or(0),
-            spin_ns: self.think_spin_ns.unwrap_or(0),
-            every_ios: self.think_every_ios,
-            count_issued: self.think_count_issued.unwrap_or(false),
-            every_io_ns: self.think_every_io_ns.unwrap_or(0),
+            think_ns: self.rate.think_ns.unwrap_or(0),
+            spin_ns: self.rate.think_spin_ns.unwrap_or(0),
+            every_ios: self.rate.think_every_ios,
+            count_issued: self.rate.think_count_issued.unwrap_or(false),
+            every_io_ns: self.rate.think_every_io_ns.unwrap_or(0),
         };
     }
 }

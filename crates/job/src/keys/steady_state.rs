@@ -8,6 +8,15 @@ use crate::model::MICROS_PER_UNIT;
 use crate::paths::KeyPath;
 use crate::size::{parse_size, parse_time_ns, NS_PER_S};
 
+/// The steady state keys as set.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SteadyStateDraft {
+    /// `steadystate=CRITERION:LIMIT` as (bandwidth, slope, limit in millionths, percent).
+    pub(super) criterion: Option<(bool, bool, u64, bool)>,
+    pub(super) duration_ns: Option<u64>,
+    pub(super) ramp_ns: Option<u64>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -28,7 +37,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "steadystate_duration",
         path: KeyPath::None,
         apply: |d, v| {
-            d.steadystate_duration_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            d.steady_state.duration_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
         },
     },
@@ -41,7 +50,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "steadystate_ramp_time",
         path: KeyPath::None,
         apply: |d, v| {
-            d.steadystate_ramp_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            d.steady_state.ramp_ns = Some(parse_time_ns(v, NS_PER_S)?);
             Ok(())
         },
     },
@@ -81,7 +90,7 @@ fn apply_steadystate(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     } else {
         parse_micros(number)?
     };
-    d.steadystate_criterion = Some((bandwidth, slope, limit_micros, percent));
+    d.steady_state.criterion = Some((bandwidth, slope, limit_micros, percent));
     Ok(())
 }
 
@@ -91,11 +100,13 @@ impl JobDraft {
         // fio: steady state is judged only with a duration; its default criterion is
         // iops_slope:0.01%.
         spec.steadystate = self
-            .steadystate_duration_ns
+            .steady_state
+            .duration_ns
             .filter(|d| *d > 0)
             .map(|duration_ns| {
                 let (bandwidth, slope, limit_micros, percent) = self
-                    .steadystate_criterion
+                    .steady_state
+                    .criterion
                     .unwrap_or((false, true, STEADYSTATE_DEFAULT_LIMIT_MICROS, true));
                 SteadyStateSpec {
                     bandwidth,
@@ -103,7 +114,7 @@ impl JobDraft {
                     limit_micros,
                     percent,
                     duration_ns,
-                    ramp_ns: self.steadystate_ramp_ns.unwrap_or(0),
+                    ramp_ns: self.steady_state.ramp_ns.unwrap_or(0),
                 }
             });
     }

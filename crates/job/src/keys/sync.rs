@@ -8,6 +8,16 @@ use crate::model::SyncSpec;
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 
+/// The sync keys as set.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SyncDraft {
+    pub(super) fsync_every_writes: Option<u32>,
+    pub(super) fdatasync_every_writes: Option<u32>,
+    pub(super) end_fsync: Option<bool>,
+    pub(super) fsync_on_close: Option<bool>,
+    pub(super) open_sync: Option<OpenSync>,
+}
+
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
     KeyDef {
@@ -18,7 +28,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "fsync",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fsync_every_writes = Some(parse_sync_every(v)?);
+            d.sync.fsync_every_writes = Some(parse_sync_every(v)?);
             Ok(())
         },
     },
@@ -30,7 +40,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "fdatasync",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fdatasync_every_writes = Some(parse_sync_every(v)?);
+            d.sync.fdatasync_every_writes = Some(parse_sync_every(v)?);
             Ok(())
         },
     },
@@ -42,7 +52,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "end_fsync",
         path: KeyPath::None,
         apply: |d, v| {
-            d.end_fsync = Some(parse_bool(v)?);
+            d.sync.end_fsync = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -54,7 +64,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "fsync_on_close",
         path: KeyPath::None,
         apply: |d, v| {
-            d.fsync_on_close = Some(parse_bool(v)?);
+            d.sync.fsync_on_close = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -71,7 +81,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 
 /// `sync=`: fio 3.33's `none`/`0`, `sync`/`1` (O_SYNC) or `dsync` (O_DSYNC).
 fn apply_open_sync(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
-    d.open_sync = Some(match v.to_ascii_lowercase().as_str() {
+    d.sync.open_sync = Some(match v.to_ascii_lowercase().as_str() {
         "0" | "none" | "false" | "no" | "off" => OpenSync::None,
         "1" | "sync" | "true" | "yes" | "on" => OpenSync::Sync,
         "dsync" => OpenSync::Dsync,
@@ -93,11 +103,11 @@ impl JobDraft {
     /// The sync keys.
     pub(super) fn build_sync(&self, spec: &mut JobSpec) {
         spec.sync = SyncSpec {
-            fsync_every_writes: self.fsync_every_writes.unwrap_or(0),
-            fdatasync_every_writes: self.fdatasync_every_writes.unwrap_or(0),
-            end_fsync: self.end_fsync.unwrap_or(false),
-            fsync_on_close: self.fsync_on_close.unwrap_or(false),
-            open_sync: self.open_sync.unwrap_or_default(),
+            fsync_every_writes: self.sync.fsync_every_writes.unwrap_or(0),
+            fdatasync_every_writes: self.sync.fdatasync_every_writes.unwrap_or(0),
+            end_fsync: self.sync.end_fsync.unwrap_or(false),
+            fsync_on_close: self.sync.fsync_on_close.unwrap_or(false),
+            open_sync: self.sync.open_sync.unwrap_or_default(),
         };
     }
 }
