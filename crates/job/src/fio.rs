@@ -62,23 +62,7 @@ pub fn parse_fio_str_with_flags(
     let file: Arc<str> = file_name.into();
     let global_section: Arc<str> = GLOBAL_SECTION.into();
     // Every job starts as a copy of the global draft, so it inherits the override from here.
-    let mut global = JobDraft::new();
-    if let Some(target) = target {
-        global.override_target(target.clone());
-    }
-    for flag in global_flags {
-        let (key, value) = crate::flags::split_flag(flag)?;
-        if crate::keys::find_key(key).is_some_and(|def| def.name == "name") {
-            return Err(JobError::syntax(
-                Location::Flag,
-                format!(
-                    "'{flag}': beside a job file, job flags are global options for its jobs; \
-                     add another job as a [section] of {file_name}"
-                ),
-            ));
-        }
-        global.set(key, value, &Location::Flag)?;
-    }
+    let mut global = global_draft(file_name, target, global_flags)?;
     let mut in_global = false;
     let mut open: Option<OpenJob> = None;
     let mut finished = Vec::new();
@@ -134,24 +118,7 @@ pub fn parse_fio_str_with_flags(
             }
             continue;
         }
-        let (key, value) = match line.split_once('=') {
-            Some((key, value)) => (key.trim(), Some(value.trim())),
-            None => (line, None),
-        };
-        if key.is_empty() {
-            return Err(JobError::syntax(
-                location,
-                format!("'{line}' has no key before '='"),
-            ));
-        }
-        if key == "include" || key.starts_with("include ") {
-            return Err(JobError::unsupported(
-                location,
-                "include",
-                None,
-                "include directives are not supported; put the jobs in one file",
-            ));
-        }
+        let (key, value) = key_and_value(line, &location)?;
         let draft = if in_global {
             &mut global
         } else if let Some(job) = open.as_mut() {
@@ -180,6 +147,59 @@ pub fn parse_fio_str_with_flags(
     }
     crate::keys::note_fio_differences(&mut finished);
     Ok(JobSet { jobs: finished })
+}
+
+/// The draft every job of `file_name` starts from: the `target` imposed from outside, and the
+/// job flags given beside the file as global options.
+fn global_draft(
+    file_name: &str,
+    target: Option<&Target>,
+    global_flags: &[String],
+) -> Result<JobDraft, JobError> {
+    let mut global = JobDraft::new();
+    if let Some(target) = target {
+        global.override_target(target.clone());
+    }
+    for flag in global_flags {
+        let (key, value) = crate::flags::split_flag(flag)?;
+        if crate::keys::find_key(key).is_some_and(|def| def.name == "name") {
+            return Err(JobError::syntax(
+                Location::Flag,
+                format!(
+                    "'{flag}': beside a job file, job flags are global options for its jobs; \
+                     add another job as a [section] of {file_name}"
+                ),
+            ));
+        }
+        global.set(key, value, &Location::Flag)?;
+    }
+    Ok(global)
+}
+
+/// A line's `key=value` (or bare `key`), refusing an empty key and fio's `include`.
+fn key_and_value<'line>(
+    line: &'line str,
+    location: &Location,
+) -> Result<(&'line str, Option<&'line str>), JobError> {
+    let (key, value) = match line.split_once('=') {
+        Some((key, value)) => (key.trim(), Some(value.trim())),
+        None => (line, None),
+    };
+    if key.is_empty() {
+        return Err(JobError::syntax(
+            location.clone(),
+            format!("'{line}' has no key before '='"),
+        ));
+    }
+    if key == "include" || key.starts_with("include ") {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "include",
+            None,
+            "include directives are not supported; put the jobs in one file",
+        ));
+    }
+    Ok((key, value))
 }
 
 impl OpenJob {
@@ -257,9 +277,8 @@ mod tests {
         parse(text).expect_err("should be rejected").to_string()
     }
 
-    #[test]
-    fn realistic_file_with_globals_sets_every_field() {
-        let text = "\
+    /// Two phases on one SSD, every job setting from `[global]` or the job's section.
+    const REALISTIC_FILE: &str = "\
 ; storlab acceptance job: two phases on one SSD
 [global]
 ioengine=io_uring
@@ -298,8 +317,9 @@ runtime=30
 description=database-like mix
 thread
 ";
-        let set = parse(text).unwrap();
-        assert_eq!(set.jobs.len(), 2);
+
+    /// The first job of [`REALISTIC_FILE`] as fio would run it.
+    fn realistic_seq_write() -> JobSpec {
         let mut seq = JobSpec::new(
             "seq-write",
             EngineKind::IoUring,
@@ -335,6 +355,14 @@ thread
             tausworthe64: false,
             lfsr: false,
         });
+        seq
+    }
+
+    #[test]
+    fn realistic_file_with_globals_sets_every_field() {
+        let set = parse(REALISTIC_FILE).unwrap();
+        assert_eq!(set.jobs.len(), 2);
+        let seq = realistic_seq_write();
         assert_eq!(set.jobs[0], seq);
 
         let mut mixed = JobSpec::new(

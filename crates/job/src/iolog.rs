@@ -73,15 +73,11 @@ impl IoTrace {
     pub fn parse(path: &Path, text: &str) -> Result<IoTrace, String> {
         let at = |line: usize, what: String| format!("{}:{line}: {what}", path.display());
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        let version = match lines.next().map(|(_, l)| l.trim_end()) {
-            Some(HEADER_V2) => 2,
-            Some(HEADER_V3) => 3,
-            _ => {
-                return Err(at(
-                    1,
-                    format!("not an iolog: the first line must be '{HEADER_V2}' or '{HEADER_V3}'"),
-                ))
-            }
+        let Some(version) = lines.next().and_then(|(_, l)| version_of(l.trim_end())) else {
+            return Err(at(
+                1,
+                format!("not an iolog: the first line must be '{HEADER_V2}' or '{HEADER_V3}'"),
+            ));
         };
         let mut trace = IoTrace {
             path: path.to_path_buf(),
@@ -127,25 +123,11 @@ impl IoTrace {
                     let len_bytes: u32 = len
                         .parse()
                         .map_err(|_| at(number, format!("'{len}' is not a length in bytes")))?;
-                    let action = match *action {
-                        "read" => TraceAction::Read,
-                        "write" => TraceAction::Write,
-                        "trim" => TraceAction::Trim,
-                        "sync" => TraceAction::Sync { data_only: false },
-                        "datasync" => TraceAction::Sync { data_only: true },
+                    let Some(action) = trace_action(action, offset_bytes, version)
+                        .map_err(|what| at(number, what))?
+                    else {
                         // fio ignores `wait` in version 3 (its timestamps do the waiting).
-                        "wait" if version == 3 => continue,
-                        "wait" => TraceAction::WaitUntil {
-                            since_start_us: offset_bytes.saturating_mul(1000),
-                        },
-                        other => {
-                            return Err(at(
-                                number,
-                                format!(
-                                    "unknown action '{other}' (read, write, trim, sync, datasync, wait)"
-                                ),
-                            ))
-                        }
+                        continue;
                     };
                     let moves_data = matches!(
                         action,
@@ -261,6 +243,41 @@ impl ReplaySpec {
             u128::from(entry.delay_us) * 100 / u128::from(self.time_scale_percent.max(1));
         u64::try_from(scaled_us * 1000).unwrap_or(u64::MAX)
     }
+}
+
+/// The iolog version a trace's first line names, if it is an iolog header.
+fn version_of(first_line: &str) -> Option<u8> {
+    match first_line {
+        HEADER_V2 => Some(2),
+        HEADER_V3 => Some(3),
+        _ => None,
+    }
+}
+
+/// The action an I/O line names (its `offset_bytes` is a `wait`'s time in milliseconds), `None`
+/// for a `wait` of a `version` 3 trace, or what is wrong with it.
+fn trace_action(
+    action: &str,
+    offset_bytes: u64,
+    version: u8,
+) -> Result<Option<TraceAction>, String> {
+    Ok(Some(match action {
+        "read" => TraceAction::Read,
+        "write" => TraceAction::Write,
+        "trim" => TraceAction::Trim,
+        "sync" => TraceAction::Sync { data_only: false },
+        "datasync" => TraceAction::Sync { data_only: true },
+        // fio ignores `wait` in version 3 (its timestamps do the waiting).
+        "wait" if version == 3 => return Ok(None),
+        "wait" => TraceAction::WaitUntil {
+            since_start_us: offset_bytes.saturating_mul(1000),
+        },
+        other => {
+            return Err(format!(
+                "unknown action '{other}' (read, write, trim, sync, datasync, wait)"
+            ))
+        }
+    }))
 }
 
 #[cfg(test)]

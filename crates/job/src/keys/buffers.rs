@@ -1,0 +1,423 @@
+//! fio's buffers and memory keys: what the written data is (patterns, compressibility, dedupe).
+
+use super::target::on_a_file;
+use super::values::set_if;
+use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::DedupeSpec;
+use crate::model::JobSpec;
+use crate::model::{DataPattern, DedupeMode};
+use crate::paths::KeyPath;
+use crate::size::{parse_bool, parse_percent};
+
+/// The buffer keys as set: what the writes hold.
+#[derive(Clone, Debug, Default)]
+pub(super) struct BuffersDraft {
+    pub(super) data_pattern: Option<DataPattern>,
+    pub(super) pattern: Option<Vec<u8>>,
+    pub(super) dedupe_percentage: Option<u8>,
+    pub(super) refill_buffers: Option<bool>,
+    pub(super) dedupe_mode: Option<DedupeMode>,
+    pub(super) dedupe_working_set_percentage: Option<u8>,
+    pub(super) dedupe_global: Option<bool>,
+}
+
+/// The keys of this group, in the order of [`super::KEYS`].
+pub(super) const GROUP_KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "data_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "storlab: data written: random, zeros or compressible:PERCENT",
+        field: "data_pattern",
+        path: KeyPath::None,
+        apply: apply_data_pattern,
+    },
+    KeyDef {
+        name: "buffer_compress_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "make written data this percent compressible (0 = random)",
+        field: "data_pattern",
+        path: KeyPath::None,
+        apply: |d, v| {
+            let percent = parse_percent(v)?;
+            d.buffers.data_pattern = Some(if percent == 0 {
+                DataPattern::Random
+            } else {
+                DataPattern::Compressible(percent)
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "zero_buffers",
+        aliases: &[],
+        bare: true,
+        meaning: "write zeros",
+        field: "data_pattern",
+        path: KeyPath::None,
+        apply: |d, v| {
+            if parse_bool(v)? {
+                d.buffers.data_pattern = Some(DataPattern::Zeros);
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "refill_buffers",
+        aliases: &[],
+        bare: true,
+        meaning: "refill every write's buffer from fio's buffer stream, as fio (a fio job)",
+        field: "refill_buffers",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.refill_buffers = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "this percent of write buffers repeat earlier content, as fio's buffers do",
+        field: "dedupe_percentage",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.dedupe_percentage = Some(parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_mode",
+        aliases: &[],
+        bare: false,
+        meaning: "what a dedupe buffer repeats: repeat (the stream's saved state) or working_set",
+        field: "dedupe_mode",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.dedupe_mode = Some(match v {
+                "repeat" => DedupeMode::Repeat,
+                "working_set" => DedupeMode::WorkingSet,
+                _ => return Err(ApplyError::Invalid("use repeat or working_set".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_working_set_percentage",
+        aliases: &[],
+        bare: false,
+        meaning: "dedupe_mode=working_set: the percent of size whose buffers repeats come from",
+        field: "dedupe_working_set_percentage",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.dedupe_working_set_percentage = Some(parse_percent(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "dedupe_global",
+        aliases: &[],
+        bare: true,
+        meaning: "dedupe_mode=working_set: jobs repeat each other's buffers",
+        field: "dedupe_global",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.dedupe_global = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "buffer_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "write these bytes repeated: 0x hex, \"string\" and decimal elements, as fio",
+        field: "buffer_pattern",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.pattern = Some(parse_pattern(v)?);
+            Ok(())
+        },
+    },
+];
+
+/// `data_pattern=compressible:N`.
+const COMPRESSIBLE_PREFIX: &str = "compressible:";
+
+fn apply_data_pattern(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    d.buffers.data_pattern = Some(match v {
+        "random" => DataPattern::Random,
+        "zeros" | "zero" => DataPattern::Zeros,
+        _ => match v.strip_prefix(COMPRESSIBLE_PREFIX) {
+            Some(percent) => DataPattern::Compressible(parse_percent(percent)?),
+            None => {
+                return Err(ApplyError::Invalid(
+                    "unknown pattern; use random, zeros or compressible:PERCENT".into(),
+                ))
+            }
+        },
+    });
+    Ok(())
+}
+
+/// fio's largest pattern (lib/pattern.h, `MAX_PATTERN_SIZE`).
+const PATTERN_MAX_BYTES: usize = 512;
+
+/// A fio data pattern (lib/pattern.c, `parse_and_fill_pattern`): elements written one after
+/// another without separators, each `0x` hex bytes (`0xabc` is `0a bc`; `0xff0x14` is two
+/// elements), a `"string"`, or a decimal number (fio's `strtol`: the value's low 32 bits as
+/// little-endian bytes without the high zero bytes, `0` one zero byte, `-12` `f4 ff ff ff`).
+/// fio's `'file'` (the pattern read from a file) and `%o` (the offset) are refused.
+fn parse_pattern(text: &str) -> Result<Vec<u8>, ApplyError> {
+    Ok(parse_pattern_elements(text, false)?.0)
+}
+
+/// Bytes of fio's `%o` in a pattern: the block's offset as a 64-bit number.
+const PATTERN_OFFSET_BYTES: usize = 8;
+
+/// [`parse_pattern`], and with `offsets` fio's `%o`: 8 bytes where each block's offset goes
+/// (little-endian), returned as their positions.
+pub(super) fn parse_pattern_elements(
+    text: &str,
+    offsets: bool,
+) -> Result<(Vec<u8>, Vec<usize>), ApplyError> {
+    let text = text.trim();
+    let mut offset_positions = Vec::new();
+    let mut bytes = Vec::new();
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        rest = match first {
+            '"' => {
+                let Some(end) = rest[1..].find('"') else {
+                    return Err(ApplyError::Invalid(format!(
+                        "'{rest}': the string has no closing quote"
+                    )));
+                };
+                bytes.extend_from_slice(&rest.as_bytes()[1..1 + end]);
+                &rest[end + 2..]
+            }
+            '\'' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio reads a pattern in single quotes from that file; storlab does \
+                     not read pattern files: give the bytes as 0x hex or a \"string\""
+                )))
+            }
+            '%' if offsets && rest.starts_with("%o") => {
+                offset_positions.push(bytes.len());
+                bytes.extend([0; PATTERN_OFFSET_BYTES]);
+                &rest[2..]
+            }
+            '%' => {
+                return Err(ApplyError::Unsupported(format!(
+                    "'{rest}': fio's %o (each block's offset) is supported in verify_pattern only"
+                )))
+            }
+            _ => match hex_element(rest) {
+                Some((element, after)) => {
+                    bytes.extend(element);
+                    after
+                }
+                None => {
+                    let (element, after) = decimal_element(rest)?;
+                    bytes.extend(element);
+                    after
+                }
+            },
+        };
+        if bytes.len() > PATTERN_MAX_BYTES {
+            break;
+        }
+    }
+    if bytes.is_empty() || bytes.len() > PATTERN_MAX_BYTES {
+        return Err(ApplyError::Invalid(format!(
+            "a pattern has 1 to {PATTERN_MAX_BYTES} bytes"
+        )));
+    }
+    Ok((bytes, offset_positions))
+}
+
+/// A `0x` element at the start of `text` and what follows it (fio's `parse_number`, hex part),
+/// or `None` when `text` does not start with `0x` and a hex digit.
+fn hex_element(text: &str) -> Option<(Vec<u8>, &str)> {
+    let digits_and_rest = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))?;
+    let mut len = digits_and_rest
+        .bytes()
+        .take_while(u8::is_ascii_hexdigit)
+        .count();
+    if len == 0 {
+        return None;
+    }
+    // fio looks back: in `0xff0x14` the `0` before `x14` starts the next element.
+    let after = &digits_and_rest.as_bytes()[len..];
+    if len > 1 && matches!(after.first(), Some(b'x' | b'X')) {
+        len -= 1;
+    }
+    let digits = &digits_and_rest[..len];
+    // An odd number of digits: the first byte is the first digit alone.
+    let padded = if len % 2 == 1 {
+        format!("0{digits}")
+    } else {
+        digits.to_string()
+    };
+    let element = padded
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
+            u8::from_str_radix(pair, 16).expect("checked hex digits")
+        })
+        .collect();
+    Some((element, &digits_and_rest[len..]))
+}
+
+/// A decimal element at the start of `text` and what follows it (fio's `parse_number`,
+/// decimal part).
+fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
+    let sign_len = usize::from(text.starts_with('-'));
+    let digits_len = text[sign_len..]
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let end = sign_len + digits_len;
+    if digits_len == 0 {
+        return Err(ApplyError::Invalid(format!(
+            "'{text}' is not a pattern element: 0x hex bytes, a \"string\" or a decimal number"
+        )));
+    }
+    let value: i64 = text[..end]
+        .parse()
+        .map_err(|_| ApplyError::Invalid(format!("'{}' is out of range", &text[..end])))?;
+    let mut element = Vec::new();
+    if value == 0 {
+        element.push(0);
+    } else {
+        // fio keeps the value's low 32 bits (`(unsigned int)lval`).
+        let mut low = value as u32;
+        while low != 0 {
+            element.push((low & 0xff) as u8);
+            low >>= 8;
+        }
+    }
+    Ok((element, &text[end..]))
+}
+
+impl JobDraft {
+    /// What the writes hold: the data pattern, `buffer_pattern`, and dedupe (`refill_buffers`
+    /// included).
+    pub(super) fn build_buffers(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.data_pattern, self.buffers.data_pattern);
+        spec.buffer_pattern = self.buffers.pattern.clone();
+        spec.dedupe = self
+            .buffers
+            .dedupe_percentage
+            .filter(|percent| *percent > 0)
+            .map(|percent| DedupeSpec {
+                percent,
+                mode: self.buffers.dedupe_mode.unwrap_or(DedupeMode::Repeat),
+                // fio's default (options.c: `.def = "5"`).
+                working_set_percent: self.buffers.dedupe_working_set_percentage.unwrap_or(5),
+                global: self.buffers.dedupe_global.unwrap_or(false),
+            });
+        // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
+        // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
+        if spec.dedupe.is_none()
+            && self.buffers.refill_buffers == Some(true)
+            && !self.storlab_rw_default
+        {
+            spec.dedupe = Some(DedupeSpec {
+                percent: 0,
+                mode: DedupeMode::Repeat,
+                working_set_percent: 5,
+                global: false,
+            });
+        }
+    }
+}
+
+/// A dedupe job that also reads, whose file storlab lays out with its own data.
+pub(super) fn note_dedupe_reads(spec: &mut JobSpec) {
+    let on_a_file = on_a_file(&spec.target);
+    if spec.dedupe.is_some() && on_a_file && (1..100).contains(&spec.read_percent) {
+        spec.warnings.push(
+            "storlab differs from fio here: a dedupe job that also reads repeats fio's share \
+             of its writes, not fio's bytes, and blocks it does not write stay unique: fio \
+             lays a new file out with the same dedupe buffers first (filesetup.c), storlab \
+             with its own layout data"
+                .into(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::keys::draft;
+    use crate::model::{DataPattern, VerifyKind};
+
+    #[test]
+    fn data_pattern_keys_share_one_setting() {
+        let pattern = |key, value| {
+            draft(&[(key, Some(value)), ("size", Some("1M"))])
+                .unwrap()
+                .data_pattern
+        };
+        assert_eq!(
+            pattern("data_pattern", "compressible:40"),
+            DataPattern::Compressible(40)
+        );
+        assert_eq!(pattern("data_pattern", "zeros"), DataPattern::Zeros);
+        assert_eq!(
+            pattern("buffer_compress_percentage", "60"),
+            DataPattern::Compressible(60)
+        );
+        assert_eq!(
+            pattern("buffer_compress_percentage", "0"),
+            DataPattern::Random
+        );
+        assert_eq!(pattern("zero_buffers", "1"), DataPattern::Zeros);
+    }
+
+    #[test]
+    fn patterns_are_fios_hex_and_strings() {
+        let pattern = |v: &str| {
+            draft(&[("size", Some("1M")), ("buffer_pattern", Some(v))])
+                .map(|s| s.buffer_pattern.unwrap())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
+        assert_eq!(pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
+        assert_eq!(pattern("\"ab\""), Ok(b"ab".to_vec()));
+        assert!(pattern("0xzz").is_err());
+        // Several elements and decimal numbers, as fio 3.33 writes them (checked with fio on a
+        // file and xxd): `0xdeadface"abcd"-12` is `de ad fa ce 61 62 63 64 f4 ff ff ff`.
+        assert_eq!(
+            pattern("0xdeadface\"abcd\"-12"),
+            Ok(vec![
+                0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff
+            ])
+        );
+        assert_eq!(pattern("4660"), Ok(vec![0x34, 0x12]));
+        assert_eq!(pattern("0"), Ok(vec![0]));
+        assert_eq!(pattern("0xff0x14"), Ok(vec![0xff, 0x14]));
+        assert_eq!(pattern("\"ab\"0x1234"), Ok(vec![b'a', b'b', 0x12, 0x34]));
+        // fio refuses these too.
+        assert!(pattern("-0x12").is_err());
+        assert!(pattern("0x12 \"a\"").is_err());
+        assert!(pattern("'file'").unwrap_err().contains("pattern files"));
+        assert!(pattern("%o").unwrap_err().contains("%o"));
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("write")),
+            ("verify", Some("crc32c")),
+            ("verify_pattern", Some("0xff%o\"ab\"")),
+        ])
+        .unwrap();
+        let verify = spec.verify_spec.unwrap();
+        assert_eq!(verify.kind, VerifyKind::Crc32c);
+        let pattern = verify.pattern.unwrap();
+        assert_eq!(pattern.bytes, [0xff, 0, 0, 0, 0, 0, 0, 0, 0, b'a', b'b']);
+        assert_eq!(pattern.offset_positions, [1]);
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+    }
+}

@@ -1,0 +1,207 @@
+//! fio's I/O depth keys: `iodepth`, its batching (`iodepth_batch_*`, `iodepth_low`), `io_submit_mode` and `serialize_overlap`.
+
+use super::values::set_if;
+use super::values::to_u32;
+use super::JobDraft;
+use super::{ApplyError, KeyDef};
+use crate::model::JobSpec;
+use crate::model::Target;
+use crate::paths::KeyPath;
+use crate::size::{parse_bool, parse_count};
+
+/// The keys of this group, in the order of [`super::KEYS`].
+pub(super) const GROUP_KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "iodepth",
+        aliases: &[],
+        bare: false,
+        meaning: "outstanding I/Os per worker",
+        field: "iodepth",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.iodepth = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_batch_submit",
+        aliases: &["iodepth_batch"],
+        bare: false,
+        meaning: "queueing engines: I/Os queued before they are submitted together (default 1; 0: iodepth)",
+        field: "iodepth_batch_submit",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.io_batch_submit = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_batch_complete_min",
+        aliases: &["iodepth_batch_complete"],
+        bare: false,
+        meaning: "queueing engines: completions a reap waits for (default 1; 0 with iodepth_batch_complete_max=0: poll after every I/O)",
+        field: "iodepth_batch_complete_min",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.io_batch_complete_min = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_batch_complete_max",
+        aliases: &[],
+        bare: false,
+        meaning: "queueing engines: most completions one reap takes (default and at least iodepth_batch_complete_min)",
+        field: "iodepth_batch_complete_max",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.io_batch_complete_max = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "iodepth_low",
+        aliases: &[],
+        bare: false,
+        meaning: "queueing engines: once the queue is full, reap until this many I/Os are in flight (default iodepth)",
+        field: "iodepth_low",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.io_depth_low = Some(to_u32(parse_count(v)?, v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "io_submit_mode",
+        aliases: &[],
+        bare: false,
+        meaning: "inline or offload: storlab's worker submits and reaps its own I/O either way; \
+                  offload makes serialize_overlap look across every offload job",
+        field: "io_submit_mode",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.submit_offload = Some(match v {
+                "inline" => false,
+                "offload" => true,
+                _ => return Err(ApplyError::Invalid("use inline or offload".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "serialize_overlap",
+        aliases: &[],
+        bare: true,
+        meaning: "issue no I/O while one that overlaps it is in flight (of the job; with \
+                  io_submit_mode=offload, of every offload job that sets it)",
+        field: "serialize_overlap",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.serialize_overlap = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+];
+
+impl JobDraft {
+    /// `iodepth` and `io_submit_mode`.
+    pub(super) fn build_depth(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.iodepth, self.iodepth);
+        set_if(&mut spec.submit_offload, self.submit_offload);
+    }
+
+    /// `serialize_overlap` where I/O can race, and the batching of submissions and completions,
+    /// with a warning where a simulated drive's clones do not follow it.
+    pub(super) fn build_io_batch(&self, spec: &mut JobSpec) {
+        // fio's init.c: no overlap check where nothing can race (a job that does not change
+        // data, or one I/O at a time), unless the I/O is a replay's or offloaded.
+        spec.serialize_overlap = self.serialize_overlap == Some(true)
+            && (spec.replay.is_some()
+                || (spec.read_percent < 100 && spec.iodepth > 1)
+                || spec.submit_offload);
+        let io_batch = crate::IoBatch::fio(
+            spec.iodepth,
+            self.io_batch_submit,
+            self.io_batch_complete_min,
+            self.io_batch_complete_max,
+            self.io_depth_low,
+        );
+        spec.io_batch = (!io_batch.is_fio_default(spec.iodepth)).then_some(io_batch);
+        if spec.io_batch.is_some() && spec.numjobs > 1 && matches!(spec.target, Target::Sim(_)) {
+            spec.warnings.push(
+                "storlab differs from fio here: the clones of a job on a simulated drive share \
+                 one issue loop, which keeps one I/O submitted and one completion reaped at a \
+                 time; iodepth_batch*, iodepth_low apply with numjobs=1 (or on a real target)"
+                    .into(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::keys::draft;
+
+    #[test]
+    fn batching_and_cpu_keys_reach_the_spec_as_fio_leaves_them() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("ioengine", Some("io_uring")),
+            ("iodepth", Some("16")),
+            ("iodepth_batch", Some("4")),
+            ("iodepth_batch_complete", Some("2")),
+            ("iodepth_low", Some("8")),
+            ("cpus_allowed", Some("1,0")),
+            ("cpus_allowed_policy", Some("split")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.io_batch,
+            Some(crate::IoBatch {
+                submit: 4,
+                complete_min: 2,
+                complete_max: 2,
+                depth_low: 8
+            })
+        );
+        assert_eq!(
+            spec.cpus_allowed,
+            Some(crate::CpuAffinity {
+                cpus: vec![0, 1],
+                split: true
+            })
+        );
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        // fio's defaults spelled out are no batching at all.
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("iodepth", Some("8")),
+            ("iodepth_batch_submit", Some("1")),
+            ("iodepth_batch_complete_max", Some("1")),
+            ("iodepth_low", Some("8")),
+            ("cpus_allowed_policy", Some("split")),
+        ])
+        .unwrap();
+        assert_eq!((spec.io_batch, spec.cpus_allowed), (None, None));
+        let bad = draft(&[("cpus_allowed_policy", Some("spread"))]).unwrap_err();
+        assert!(bad.to_string().contains("use shared or split"), "{bad}");
+        let bad = draft(&[("verify_async_cpus", Some("0-x"))]).unwrap_err();
+        assert!(bad.to_string().contains("verify_async_cpus"), "{bad}");
+    }
+
+    #[test]
+    fn serialize_overlap_is_on_only_where_io_can_race_as_fio_leaves_it() {
+        let with = |extra: &[(&str, Option<&str>)]| {
+            let mut all = vec![("size", Some("1M")), ("serialize_overlap", None)];
+            all.extend_from_slice(extra);
+            draft(&all).unwrap().serialize_overlap
+        };
+        assert!(with(&[("rw", Some("randwrite")), ("iodepth", Some("8"))]));
+        assert!(!with(&[("rw", Some("randwrite")), ("iodepth", Some("1"))]));
+        assert!(!with(&[("rw", Some("randread")), ("iodepth", Some("8"))]));
+        assert!(with(&[
+            ("rw", Some("read")),
+            ("io_submit_mode", Some("offload"))
+        ]));
+    }
+}

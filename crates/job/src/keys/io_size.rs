@@ -1,0 +1,237 @@
+//! fio's I/O size keys and offsets: the region a job covers (`offset`, `size`, `filesize`), how much it moves (`io_size`, `number_ios`) and `fill_device`.
+
+use super::values::set_if;
+use super::{ApplyError, JobDraft, KeyDef};
+use crate::error::{JobError, Location};
+use crate::model::TargetShares;
+use crate::model::{EngineKind, JobSpec, Target, TrimMode};
+use crate::paths::KeyPath;
+use crate::size::{parse_bool, parse_count, parse_share_ppm, parse_size, ValueError};
+
+/// The keys of this group, in the order of [`super::KEYS`].
+pub(super) const GROUP_KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "offset",
+        aliases: &[],
+        bare: false,
+        meaning: "start of worker 0's region (bytes or N% of the target)",
+        field: "offset",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.offset = Some(Extent::parse(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "offset_increment",
+        aliases: &[],
+        bare: false,
+        meaning: "worker i starts at offset + i * offset_increment (bytes or N%)",
+        field: "offset_increment",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.offset_increment = Some(Extent::parse(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "size",
+        aliases: &[],
+        bare: false,
+        meaning: "each worker's region: bytes or N% of the target (default: to its end)",
+        field: "size",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.size = Some(Extent::parse(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "number_ios",
+        aliases: &[],
+        bare: false,
+        meaning: "stop each worker after this many I/Os",
+        field: "number_ios",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.number_ios = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "io_size",
+        aliases: &["io_limit"],
+        bare: false,
+        meaning: "bytes each worker moves before it stops (default: its region's size)",
+        field: "io_size",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.io_size_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        bare: true,
+        meaning: "write until ENOSPC and end there as a success; a file is not laid out and without size may grow by its file system's free space (a device or simulated drive: to its end)",
+        field: "fill_device",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.fill_device = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "filesize",
+        aliases: &[],
+        bare: false,
+        meaning: "size of the job's file; the job's size when size is not given",
+        field: "size",
+        path: KeyPath::None,
+        apply: |d, v| {
+            if v.contains('-') || v.contains(':') {
+                return Err(ApplyError::Unsupported(
+                    "storlab takes one file size, not a range".into(),
+                ));
+            }
+            d.filesize_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+];
+
+/// `offset`, `offset_increment` or `size` as written: bytes, or a share of the target (`N%`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Extent {
+    Bytes(u64),
+    SharePpm(u32),
+}
+
+impl Extent {
+    fn parse(text: &str) -> Result<Extent, ValueError> {
+        if text.trim().ends_with('%') {
+            parse_share_ppm(text).map(Extent::SharePpm)
+        } else {
+            parse_size(text).map(Extent::Bytes)
+        }
+    }
+
+    pub(super) fn bytes(self) -> Option<u64> {
+        match self {
+            Extent::Bytes(bytes) => Some(bytes),
+            Extent::SharePpm(_) => None,
+        }
+    }
+
+    pub(super) fn share_ppm(self) -> Option<u32> {
+        match self {
+            Extent::Bytes(_) => None,
+            Extent::SharePpm(ppm) => Some(ppm),
+        }
+    }
+}
+
+impl JobDraft {
+    /// fio's `fill_device` where storlab does what fio does: a job that writes, to a named file
+    /// or block device or a simulated drive, through an engine that writes with system calls.
+    pub(super) fn check_fill_device(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if !spec.fill_device {
+            return Ok(());
+        }
+        let refuse = |reason: &str| {
+            let setter = self
+                .provenance
+                .iter()
+                .rev()
+                .find(|p| p.field == "fill_device");
+            Err(JobError::unsupported(
+                setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+                setter.map_or("fill_device", |p| p.key_as_written.as_str()),
+                setter.and_then(|p| p.value.clone()),
+                reason,
+            ))
+        };
+        if spec.read_percent == 100 && spec.trim == TrimMode::None {
+            return refuse(
+                "in a job that does not write is not supported (fio lays the file out until \
+                 ENOSPC and then reads it); write it in a job before, as fio's write-then-verify \
+                 jobs do",
+            );
+        }
+        if matches!(spec.target, Target::TempFileIn(_)) {
+            return refuse(
+                "needs filename= (the file or block device to fill) or a simulated target; \
+                 storlab's temporary files are laid out to a size",
+            );
+        }
+        if spec.engine == EngineKind::Mmap {
+            return refuse(
+                "with ioengine=mmap is not supported: stores into a mapping past the file's end \
+                 fault (SIGBUS) instead of failing with ENOSPC",
+            );
+        }
+        Ok(())
+    }
+
+    /// The region (`offset`, `size` or `filesize`, as bytes or shares of the target), how much of
+    /// it is moved (`number_ios`, `io_size`) and `fill_device`.
+    pub(super) fn build_extents(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.offset_bytes, self.offset.and_then(Extent::bytes));
+        set_if(
+            &mut spec.offset_increment_bytes,
+            self.offset_increment.and_then(Extent::bytes),
+        );
+        spec.size_bytes = self.size.and_then(Extent::bytes);
+        spec.target_shares = TargetShares {
+            offset_ppm: self.offset.and_then(Extent::share_ppm),
+            offset_increment_ppm: self.offset_increment.and_then(Extent::share_ppm),
+            size_ppm: self.size.and_then(Extent::share_ppm),
+        };
+        spec.number_ios = self.number_ios;
+        spec.io_size_bytes = self.io_size_bytes;
+        set_if(&mut spec.fill_device, self.fill_device);
+        if self.size.is_none() {
+            if let Some(filesize) = self.filesize_bytes {
+                spec.size_bytes = Some(filesize);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::keys::draft;
+
+    #[test]
+    fn fill_device_needs_a_writing_job_on_a_named_target() {
+        let of = |settings: &[(&str, Option<&str>)]| {
+            let mut all = vec![("fill_fs", None)];
+            all.extend_from_slice(settings);
+            draft(&all)
+        };
+        let spec = of(&[("filename", Some("/tmp/f")), ("rw", Some("write"))]).unwrap();
+        assert!(spec.fill_device && spec.size_bytes.is_none());
+        assert!(of(&[
+            ("filename", Some("sim:usb3-uas-ssd")),
+            ("rw", Some("write"))
+        ])
+        .is_ok());
+        let reading = of(&[("filename", Some("/tmp/f"))]).unwrap_err().to_string();
+        assert!(reading.contains("does not write"), "{reading}");
+        let temporary = of(&[("rw", Some("write"))]).unwrap_err().to_string();
+        assert!(temporary.contains("needs filename="), "{temporary}");
+        let mapped = of(&[
+            ("filename", Some("/tmp/f")),
+            ("rw", Some("write")),
+            ("ioengine", Some("mmap")),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(mapped.contains("mmap"), "{mapped}");
+    }
+}

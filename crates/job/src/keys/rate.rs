@@ -1,0 +1,285 @@
+//! fio's I/O rate keys: rate limits and minimums, how arrivals are spaced, and think time between I/Os.
+
+use super::values::set_if;
+use super::values::{to_u32, NS_PER_US};
+use super::{ApplyError, JobDraft, KeyDef};
+use crate::model::JobSpec;
+use crate::model::ThinkSpec;
+use crate::paths::KeyPath;
+use crate::size::{parse_count, parse_size, parse_time_ns, split_read_write, ValueError, NS_PER_S};
+
+/// The rate and think time keys as set.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RateDraft {
+    pub(super) iops_read: Option<u64>,
+    pub(super) iops_write: Option<u64>,
+    pub(super) bytes_read: Option<u64>,
+    pub(super) bytes_write: Option<u64>,
+    pub(super) poisson: Option<bool>,
+    pub(super) min: Option<(Option<u64>, Option<u64>)>,
+    pub(super) iops_min: Option<(Option<u64>, Option<u64>)>,
+    pub(super) think_ns: Option<u64>,
+    pub(super) think_spin_ns: Option<u64>,
+    pub(super) think_every_ios: Option<u32>,
+    pub(super) think_count_issued: Option<bool>,
+    pub(super) think_every_io_ns: Option<u64>,
+}
+
+/// The keys of this group, in the order of [`super::KEYS`].
+pub(super) const GROUP_KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "thinktime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall this long between batches of I/O (microseconds unless a unit is given)",
+        field: "thinktime",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.think_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_spin",
+        aliases: &[],
+        bare: false,
+        meaning: "spend this part of each thinktime stall spinning on the CPU (microseconds unless a unit is given)",
+        field: "thinktime_spin",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.think_spin_ns = Some(parse_time_ns(v, NS_PER_US)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this many I/Os (default 1)",
+        field: "thinktime_blocks",
+        path: KeyPath::None,
+        apply: |d, v| {
+            let every = to_u32(parse_count(v)?, v)?;
+            if every == 0 {
+                return Err(ApplyError::Invalid("at least 1 I/O between stalls".into()));
+            }
+            d.rate.think_every_ios = Some(every);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_blocks_type",
+        aliases: &[],
+        bare: false,
+        meaning: "count thinktime_blocks as I/Os completed (complete, the default) or issued (issue)",
+        field: "thinktime_blocks_type",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.think_count_issued = Some(match v {
+                "complete" => false,
+                "issue" => true,
+                _ => return Err(ApplyError::Invalid("use complete or issue".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "thinktime_iotime",
+        aliases: &[],
+        bare: false,
+        meaning: "stall for thinktime after this long of I/O (seconds unless a unit is given)",
+        field: "thinktime_iotime",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.think_every_io_ns = Some(parse_time_ns(v, NS_PER_S)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate",
+        aliases: &[],
+        bare: false,
+        meaning: "bytes per second ceiling (e.g. 50m), for both or read,write",
+        field: "rate",
+        path: KeyPath::None,
+        apply: |d, v| {
+            (d.rate.bytes_read, d.rate.bytes_write) =
+                parse_rate_pair(v, parse_size, "50m or 50m,20m")?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_iops",
+        aliases: &[],
+        bare: false,
+        meaning: "I/Os per second ceiling, for both or read,write",
+        field: "rate_iops",
+        path: KeyPath::None,
+        apply: apply_rate_iops,
+    },
+    KeyDef {
+        name: "rate_min",
+        aliases: &["ratemin"],
+        bare: false,
+        meaning: "bandwidth a job must keep (e.g. 10m), for both or read,write: below it over an interval, the job fails",
+        field: "rate_min",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.min = Some(parse_rate_pair(v, parse_size, "10m or 10m,5m")?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_iops_min",
+        aliases: &[],
+        bare: false,
+        meaning: "I/Os per second a job must keep, for both or read,write: below it over an interval, the job fails",
+        field: "rate_iops_min",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.iops_min = Some(parse_rate_pair(v, parse_count, "100 or 100,50")?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "rate_process",
+        aliases: &[],
+        bare: false,
+        meaning: "linear (evenly spaced rated I/O, the default) or poisson (exponential intervals)",
+        field: "rate_process",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rate.poisson = Some(match v {
+                "linear" => false,
+                "poisson" => true,
+                _ => return Err(ApplyError::Invalid("use linear or poisson".into())),
+            });
+            Ok(())
+        },
+    },
+];
+
+fn apply_rate_iops(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    (d.rate.iops_read, d.rate.iops_write) = parse_rate_pair(v, parse_count, "500 or 500,200")?;
+    Ok(())
+}
+
+/// A rate for both directions or `read,write` (either may be left out), each read by `parse`.
+/// fio's `read,write[,trim]` rate: the trim value is checked and has no effect, since storlab
+/// does not pace trims (a trim mode of `rw` issues them unpaced); fio's exitwhat.fio gives `rate=300,300,300`.
+fn parse_rate_pair(
+    v: &str,
+    parse: fn(&str) -> Result<u64, ValueError>,
+    example: &str,
+) -> Result<(Option<u64>, Option<u64>), ApplyError> {
+    let v = match v.split(',').collect::<Vec<_>>().as_slice() {
+        [read, write, trim] => {
+            if !trim.trim().is_empty() {
+                parse(trim.trim())?;
+            }
+            &v[..read.len() + 1 + write.len()]
+        }
+        _ => v,
+    };
+    let (read, write) = split_read_write(v)?;
+    if read.is_none() && write.is_none() {
+        return Err(ApplyError::Invalid(format!(
+            "a rate is needed (e.g. {example})"
+        )));
+    }
+    Ok((read.map(parse).transpose()?, write.map(parse).transpose()?))
+}
+
+impl JobDraft {
+    /// Rate limits and minimums, how arrivals are spaced, and think time.
+    pub(super) fn build_rate(&self, spec: &mut JobSpec) {
+        spec.rate_iops.read = self.rate.iops_read;
+        spec.rate_iops.write = self.rate.iops_write;
+        spec.rate_bytes.read = self.rate.bytes_read;
+        spec.rate_bytes.write = self.rate.bytes_write;
+        set_if(&mut spec.rate_poisson, self.rate.poisson);
+        if let Some((read, write)) = self.rate.min {
+            spec.rate_min.read = read;
+            spec.rate_min.write = write;
+        }
+        if let Some((read, write)) = self.rate.iops_min {
+            spec.rate_iops_min.read = read;
+            spec.rate_iops_min.write = write;
+        }
+        spec.think = ThinkSpec {
+            think_ns: self.rate.think_ns.unwrap_or(0),
+            spin_ns: self.rate.think_spin_ns.unwrap_or(0),
+            every_ios: self.rate.think_every_ios,
+            count_issued: self.rate.think_count_issued.unwrap_or(false),
+            every_io_ns: self.rate.think_every_io_ns.unwrap_or(0),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::keys::draft;
+    use crate::model::{RateIops, ThinkSpec};
+    use crate::size::NS_PER_S;
+
+    #[test]
+    fn rate_iops_takes_one_or_two_values() {
+        let rate =
+            |value| draft(&[("rate_iops", Some(value)), ("size", Some("1M"))]).map(|s| s.rate_iops);
+        assert_eq!(
+            rate("500"),
+            Ok(RateIops {
+                read: Some(500),
+                write: Some(500)
+            })
+        );
+        assert_eq!(
+            rate("500,200"),
+            Ok(RateIops {
+                read: Some(500),
+                write: Some(200)
+            })
+        );
+        assert_eq!(
+            rate(",200"),
+            Ok(RateIops {
+                read: None,
+                write: Some(200)
+            })
+        );
+    }
+
+    #[test]
+    fn thinktime_keys_follow_fio_units() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("thinktime", Some("500")),
+            ("thinktime_spin", Some("100")),
+            ("thinktime_blocks", Some("16")),
+            ("thinktime_blocks_type", Some("issue")),
+            ("thinktime_iotime", Some("2")),
+        ])
+        .unwrap();
+        assert_eq!(
+            spec.think,
+            ThinkSpec {
+                think_ns: 500_000,
+                spin_ns: 100_000,
+                every_ios: Some(16),
+                count_issued: true,
+                every_io_ns: 2 * NS_PER_S,
+            }
+        );
+        assert_eq!(
+            draft(&[("thinktime_blocks", Some("0"))])
+                .unwrap_err()
+                .to_string(),
+            "--thinktime_blocks=0: at least 1 I/O between stalls"
+        );
+        let spec = draft(&[("size", Some("1M")), ("thinktime_blocks", Some("4"))]).unwrap();
+        assert!(spec
+            .warnings
+            .iter()
+            .any(|w| w.contains("without thinktime")));
+    }
+}

@@ -1,0 +1,665 @@
+//! fio's verification keys: `verify` and its family, checked together when the job is finished.
+
+use super::buffers::parse_pattern_elements;
+use super::io_type::RwMode;
+use super::values::set_if;
+use super::values::{accept_without_effect, refuse_if_set};
+use super::{ApplyError, JobDraft, KeyDef};
+use crate::error::{JobError, Location};
+use crate::model::{JobSpec, VerifyKind, VerifyPattern, VerifySpec};
+use crate::paths::KeyPath;
+use crate::size::{parse_bool, parse_count, parse_size};
+
+/// The verification keys as set (`verify` and its family).
+#[derive(Clone, Debug, Default)]
+pub(super) struct VerifyDraft {
+    /// `verify`: on (`1` or a fio kind) or off.
+    pub(super) enabled: Option<bool>,
+    /// `verify=` named a fio kind (`verify=1` is storlab's own check alone).
+    pub(super) kind: Option<VerifyKind>,
+    /// fio's `verify_pattern`: written and checked with `verify`, no effect without.
+    pub(super) pattern: Option<VerifyPattern>,
+    pub(super) do_verify: Option<bool>,
+    pub(super) only: Option<bool>,
+    /// fio's `verify_state_save` (fio's default on; off in storlab's presets).
+    pub(super) state_save: Option<bool>,
+    /// fio's `verify_state_load`: read the clone's saved state before the job's verify pass.
+    pub(super) state_load: Option<bool>,
+    pub(super) dump: Option<bool>,
+    pub(super) interval_bytes: Option<u64>,
+    pub(super) offset_bytes: Option<u64>,
+    pub(super) backlog: Option<u64>,
+    pub(super) backlog_batch: Option<u64>,
+}
+
+/// The keys of this group, in the order of [`super::KEYS`].
+pub(super) const GROUP_KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "verify",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's verify: a header with a checksum in each block, checked on read-back (md5, crc32c, crc64, sha1, sha3-*, xxhash, meta, pattern, null; 1: storlab's own check alone)",
+        field: "verify",
+        path: KeyPath::None,
+        apply: apply_verify,
+    },
+    KeyDef {
+        name: "do_verify",
+        aliases: &[],
+        bare: true,
+        meaning: "read back and check after writing (default 1); 0 writes verify headers without checking",
+        field: "do_verify",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.do_verify = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_only",
+        aliases: &[],
+        bare: true,
+        meaning: "write nothing: read back what the job would write and check the headers a previous run left",
+        field: "verify_only",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.only = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_fatal",
+        aliases: &[],
+        bare: true,
+        meaning: "stop at the first bad header of a block (storlab always stops the job at its first bad block, as fio)",
+        field: "verify_fatal",
+        path: KeyPath::None,
+        apply: |_, v| {
+            parse_bool(v)?;
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_dump",
+        aliases: &[],
+        bare: true,
+        meaning: "write a failed block to FILE.OFFSET.received and .expected (.hdr_fail for a bad header) in the current directory",
+        field: "verify_dump",
+        path: KeyPath::WrittenOnFailure,
+        apply: |d, v| {
+            d.verify.dump = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_interval",
+        aliases: &[],
+        bare: false,
+        meaning: "a verify header every this many bytes instead of one per block",
+        field: "verify_interval",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.interval_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_offset",
+        aliases: &[],
+        bare: false,
+        meaning: "swap the verify header with the bytes this far into its block",
+        field: "verify_offset",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.offset_bytes = Some(parse_size(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_backlog",
+        aliases: &[],
+        bare: false,
+        meaning: "check written blocks after every this many writes instead of after all of them",
+        field: "verify_backlog",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.backlog = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_backlog_batch",
+        aliases: &[],
+        bare: false,
+        meaning: "blocks checked each time verify_backlog is reached (default: verify_backlog)",
+        field: "verify_backlog_batch",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.backlog_batch = Some(parse_count(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_async",
+        aliases: &[],
+        bare: false,
+        meaning: "fio's helper threads for checks: accepted, storlab checks in the reaping thread",
+        field: "verify_async",
+        path: KeyPath::None,
+        apply: |d, v| {
+            if parse_count(v)? > 0 {
+                accept_without_effect(d, "verify_async");
+            }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_async_cpus",
+        aliases: &[],
+        bare: false,
+        meaning: "CPUs of fio's verify_async threads: accepted, storlab checks in the reaping thread",
+        field: "verify_async_cpus",
+        path: KeyPath::None,
+        apply: |d, v| {
+            crate::queueing::parse_cpu_list(v).map_err(ApplyError::Invalid)?;
+            accept_without_effect(d, "verify_async");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_state_save",
+        aliases: &[],
+        bare: true,
+        meaning: "write fio's verify state file local-JOB-N-verify.state at a writing verify job's end (default 1, as fio)",
+        field: "verify_state_save",
+        path: KeyPath::WrittenAfterJob,
+        apply: |d, v| {
+            d.verify.state_save = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "verify_state_load",
+        aliases: &[],
+        bare: true,
+        meaning: "read fio's verify state file local-JOB-N-verify.state first; the verify pass stops where fio's would (writes the saved run had not completed are not checked)",
+        field: "verify_state_load",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.verify.state_load = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "experimental_verify",
+        aliases: &[],
+        bare: true,
+        meaning: "fio's replay-based verify: refused when on",
+        field: "experimental_verify",
+        path: KeyPath::None,
+        apply: |_, v| {
+            refuse_if_set(
+                v,
+                "fio's experimental_verify (regenerating the workload instead of logging writes) \
+                 is not supported; storlab's verify reads back what it logged, as fio's default",
+            )
+        },
+    },
+    KeyDef {
+        name: "verify_pattern",
+        aliases: &[],
+        bare: false,
+        meaning: "the data verify writes under its headers and checks (verify=pattern: with no header); %o is the block's offset",
+        field: "verify_pattern",
+        path: KeyPath::None,
+        apply: |d, v| {
+            let (bytes, offset_positions) = parse_pattern_elements(v, true)?;
+            d.verify.pattern = Some(VerifyPattern {
+                bytes,
+                offset_positions,
+            });
+            // Dropped again when the job verifies (`finish`).
+            accept_without_effect(d, "verify_pattern");
+            Ok(())
+        },
+    },
+];
+
+fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    let (verify, kind) =
+        match v {
+            "0" | "none" => (false, None),
+            // storlab's own check alone: per-write data compared byte for byte, no fio header.
+            "1" => (true, None),
+            // fio 3.33 never finalises these two digests (verify.c fills the header with the hash's
+            // working buffer), so its blocks cannot be written or checked by another tool: the job
+            // runs with storlab's own check, and says so.
+            "sha256" | "sha512" => {
+                accept_without_effect(d, "verify=sha256|sha512");
+                (true, None)
+            }
+            _ => match VerifyKind::from_fio_name(v) {
+                Some(kind) => (true, Some(kind)),
+                None => return Err(ApplyError::Invalid(
+                    "unknown verify kind; use a fio checksum name (md5, crc32c, sha1, xxhash...), \
+                     meta, pattern, null or 0"
+                        .into(),
+                )),
+            },
+        };
+    d.verify.enabled = Some(verify);
+    d.verify.kind = kind;
+    Ok(())
+}
+
+impl JobDraft {
+    /// fio's verify family as set, when `verify=` named a fio kind.
+    pub(super) fn verify_spec(&self) -> Option<VerifySpec> {
+        let kind = self
+            .verify
+            .kind
+            .filter(|_| self.verify.enabled == Some(true))?;
+        Some(VerifySpec {
+            kind,
+            pattern: self.verify.pattern.clone(),
+            interval_bytes: self.verify.interval_bytes.filter(|b| *b > 0),
+            header_offset_bytes: self.verify.offset_bytes.unwrap_or(0),
+            only: self.verify.only == Some(true),
+            dump: self.verify.dump == Some(true),
+            backlog: self.verify.backlog.filter(|b| *b > 0),
+            backlog_batch: self.verify.backlog_batch.filter(|b| *b > 0),
+        })
+    }
+
+    /// Verify settings that only make sense together.
+    pub(super) fn check_verify(&self, job_location: &Location) -> Result<(), JobError> {
+        let at = |field: &str| self.setter(field, job_location);
+        let fio_kind = self
+            .verify
+            .kind
+            .filter(|_| self.verify.enabled == Some(true));
+        if fio_kind == Some(VerifyKind::Pattern) && self.verify.pattern.is_none() {
+            let (location, key, value) = at("verify");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify=pattern checks verify_pattern, which is not set",
+            ));
+        }
+        let needs_fio_kind = [
+            ("verify_only", self.verify.only == Some(true)),
+            ("verify_backlog", self.verify.backlog.is_some_and(|b| b > 0)),
+            (
+                "verify_interval",
+                self.verify.interval_bytes.is_some_and(|b| b > 0),
+            ),
+            (
+                "verify_offset",
+                self.verify.offset_bytes.is_some_and(|b| b > 0),
+            ),
+        ];
+        if let (None, Some((field, _))) = (fio_kind, needs_fio_kind.iter().find(|(_, set)| *set)) {
+            let (location, key, value) = at(field);
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "needs verify= with a fio kind (md5, crc32c, meta, pattern...)",
+            ));
+        }
+        if self.verify.only == Some(true) && self.time_based == Some(true) {
+            let (location, key, value) = at("verify_only");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify_only replays the writes of a size-bounded job; a time_based job has no \
+                 end to replay (drop time_based)",
+            ));
+        }
+        let verifies = self.verify.enabled == Some(true)
+            && (self.verify.do_verify != Some(false) || self.verify.only == Some(true));
+        if verifies
+            && self
+                .continue_on_error
+                .as_ref()
+                .is_some_and(|c| !c.is_none())
+        {
+            let (location, key, value) = at("continue_on_error");
+            return Err(JobError::unsupported(
+                location,
+                &key,
+                value,
+                "going on past errors in a job that verifies is not supported (a failed write \
+                 would leave a block the read-back cannot check); drop verify or \
+                 continue_on_error",
+            ));
+        }
+        if self.verify.only == Some(true) && self.verify.backlog.is_some_and(|b| b > 0) {
+            let (location, key, value) = at("verify_backlog");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "verify_only writes nothing, so there is no backlog of writes to check",
+            ));
+        }
+        if verifies && self.verify.state_load == Some(true) {
+            let not_followed = self.state_load_not_followed();
+            if let Some(reason) = not_followed {
+                let (location, key, value) = at("verify_state_load");
+                return Err(JobError::unsupported(location, &key, value, reason));
+            }
+        }
+        Ok(())
+    }
+
+    /// Why storlab cannot stop a `verify_state_load` job's verify pass where fio's would, if it
+    /// cannot.
+    fn state_load_not_followed(&self) -> Option<&'static str> {
+        if self.rw != Some(RwMode::Write) {
+            Some(
+                "storlab stops the verify pass where fio's would for a sequential writing \
+                 job (rw=write) only: fio reads a random job's writes back in offset order \
+                 and a reading job checks as it reads, which storlab does not follow",
+            )
+        } else if self.loops.is_some_and(|l| l > 1) {
+            Some(
+                "fio verifies after each loop and counts the reads of every loop against \
+                 the saved state; storlab follows a single pass (drop loops)",
+            )
+        } else if self.time_based == Some(true) {
+            Some(
+                "a time_based job's writes wrap over its region, and fio's stop within a \
+                 wrapped log is not followed (drop time_based)",
+            )
+        } else if self.verify.backlog.is_some_and(|b| b > 0) {
+            Some(
+                "fio stops the backlog's reads at the saved state too; storlab stops only \
+                 the verify pass after the writes (drop verify_backlog)",
+            )
+        } else {
+            None
+        }
+    }
+
+    /// fio's verify settings as fio's `fixup_options` leaves them (a `verify_interval` fio
+    /// would change is changed, with a warning, by `validate`): a job that only reads has no
+    /// read-back phase: fio checks the
+    /// headers of each block as it reads it (backend.c gives a read the `verify_io_u`
+    /// completion when the job does not write), so the read-back (`verify`) is off and the
+    /// worker checks every read against `verify_spec`.
+    pub(super) fn fio_verify_fixups(&self, spec: &mut JobSpec) {
+        let reads_only = spec.read_percent == 100 && spec.replay.is_none();
+        let Some(verify) = spec.verify_spec.as_mut() else {
+            return;
+        };
+        if reads_only && !verify.only {
+            spec.verify = false;
+        }
+    }
+
+    /// `verify` and its family as the job runs them.
+    pub(super) fn build_verify(&self, spec: &mut JobSpec) {
+        set_if(&mut spec.verify, self.verify.enabled);
+        spec.verify_spec = self.verify_spec();
+        // fio saves the state of any job with `verify` set, `do_verify=0` included.
+        spec.verify_state_save = self.verify.enabled == Some(true)
+            && self.verify.state_save.unwrap_or(!self.storlab_rw_default);
+        spec.verify_state_load = self.verify.state_load == Some(true);
+        if spec.verify_spec.as_ref().is_some_and(|v| v.only) {
+            spec.verify = true;
+        } else if self.verify.do_verify == Some(false) {
+            spec.verify = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::JobError;
+    use crate::keys::draft;
+    use crate::model::{JobSpec, VerifyKind};
+
+    #[test]
+    fn a_reading_job_with_verify_checks_its_reads_and_has_no_read_back() {
+        let spec = draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("md5")),
+        ])
+        .unwrap();
+        assert!(!spec.verify, "nothing written, so no read-back phase");
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
+        // storlab's own check compares with what the job wrote: a reading job has nothing.
+        assert!(draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("read")),
+            ("verify", Some("1"))
+        ])
+        .is_err());
+    }
+
+    /// A sequential writing job of 1 MiB with `extra` set too.
+    fn write_job_with(extra: &[(&str, Option<&str>)]) -> Result<JobSpec, JobError> {
+        let mut all = vec![("size", Some("1M")), ("rw", Some("write"))];
+        all.extend_from_slice(extra);
+        draft(&all)
+    }
+
+    /// `verify=KIND`, `do_verify` and `verify_only` as fio reads them.
+    #[test]
+    fn verify_kinds_follow_fio() {
+        // do_verify=0: headers written, nothing read back.
+        let spec = write_job_with(&[("verify", Some("md5")), ("do_verify", Some("0"))]).unwrap();
+        assert!(!spec.verify);
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Md5);
+        // verify_only reads back whatever do_verify says.
+        let spec = write_job_with(&[
+            ("verify", Some("crc32c-intel")),
+            ("do_verify", Some("0")),
+            ("verify_only", None),
+        ])
+        .unwrap();
+        assert!(spec.verify);
+        let verify = spec.verify_spec.unwrap();
+        assert!(verify.only);
+        assert_eq!(verify.kind, VerifyKind::Crc32c);
+        // sha256/sha512: storlab's own check, with a warning why.
+        let spec = write_job_with(&[("verify", Some("sha256"))]).unwrap();
+        assert!(spec.verify && spec.verify_spec.is_none());
+        assert!(
+            spec.warnings[0].contains("unfinished working buffer"),
+            "{:?}",
+            spec.warnings
+        );
+        // verify=1 is storlab's own check alone.
+        let spec = write_job_with(&[("verify", Some("1"))]).unwrap();
+        assert!(spec.verify && spec.verify_spec.is_none());
+    }
+
+    /// Verify settings refused alone or together, each with its reason.
+    #[test]
+    fn verify_settings_that_do_not_go_together_are_refused() {
+        for (keys, wanted) in [
+            (
+                &[("verify", Some("pattern"))][..],
+                "verify_pattern, which is not set",
+            ),
+            (
+                &[
+                    ("verify", Some("md5")),
+                    ("bssplit", Some("4k/50:6k/25:8k/25")),
+                    ("verify_interval", Some("3000")),
+                ][..],
+                "must divide every block size",
+            ),
+            (
+                &[("verify", Some("md5")), ("verify_offset", Some("10"))][..],
+                "at least the header's 56 bytes",
+            ),
+            (
+                &[
+                    ("verify", Some("sha3-512")),
+                    ("verify_interval", Some("64")),
+                ][..],
+                "needs 104 bytes of header",
+            ),
+            (
+                &[("verify_only", None)][..],
+                "needs verify= with a fio kind",
+            ),
+            (
+                &[
+                    ("verify", Some("md5")),
+                    ("verify_only", None),
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                ][..],
+                "no end to replay",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("rw", Some("randwrite")),
+                ][..],
+                "sequential writing job (rw=write) only",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("loops", Some("2")),
+                ][..],
+                "drop loops",
+            ),
+            (
+                &[
+                    ("verify", Some("crc32c")),
+                    ("verify_state_load", Some("1")),
+                    ("verify_backlog", Some("4")),
+                ][..],
+                "drop verify_backlog",
+            ),
+            (
+                &[("experimental_verify", Some("1"))][..],
+                "experimental_verify",
+            ),
+            (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
+        ] {
+            let error = write_job_with(keys).unwrap_err().to_string();
+            assert!(error.contains(wanted), "{keys:?}: {error}");
+        }
+    }
+
+    /// `verify_interval` as fio 3.33 changes it.
+    #[test]
+    fn verify_interval_follows_fios_fixups() {
+        // fio 3.33 changes a verify_interval it cannot use (init.c): larger than the smallest
+        // write, it is that write size; not dividing the smallest and largest, their gcd.
+        for (keys, interval, changed) in [
+            (&[("verify_interval", Some("3000"))][..], 4096, true),
+            (
+                &[
+                    ("bsrange", Some("4k-64k")),
+                    ("verify_interval", Some("64k")),
+                ][..],
+                4096,
+                true,
+            ),
+            (&[("bsrange", Some("512-64k"))][..], 512, false),
+            (&[("bs", Some("4k,16k"))][..], 16384, false),
+            (
+                &[("bs", Some("16k")), ("verify_interval", Some("1k"))][..],
+                1024,
+                false,
+            ),
+        ] {
+            let mut all = vec![("verify", Some("crc32c"))];
+            all.extend_from_slice(keys);
+            let spec = write_job_with(&all).unwrap();
+            let verify = spec.verify_spec.as_ref().unwrap();
+            assert_eq!(
+                verify.interval_bytes.unwrap_or(spec.verify_granule_bytes()),
+                interval,
+                "{keys:?}"
+            );
+            assert_eq!(
+                spec.warnings.iter().any(|w| w.contains("fio 3.33 uses")),
+                changed,
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+            assert!(
+                !spec
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("verify headers every")),
+                "{keys:?}: {:?}",
+                spec.warnings
+            );
+        }
+        // fio's fixup_options: an interval that does not divide the block becomes the block
+        // (gcd of the smallest and largest write), one above the block is lowered to it.
+        for (interval, bs, wanted) in [("3000", "4k", 4096), ("1M", "512", 512), ("512", "1M", 512)]
+        {
+            let spec = write_job_with(&[
+                ("verify", Some("md5")),
+                ("bs", Some(bs)),
+                ("verify_interval", Some(interval)),
+            ])
+            .unwrap();
+            let set = spec.verify_spec.unwrap().interval_bytes;
+            assert_eq!(set, Some(wanted), "verify_interval={interval} bs={bs}");
+        }
+    }
+
+    /// Where headers sit, the saved state, and verify keys accepted.
+    #[test]
+    fn verify_headers_and_state_follow_fio() {
+        // Where storlab's headers cannot sit where fio's do, it says so: random 16 KiB writes
+        // at storlab's 4 KiB alignment (fio aligns them at the block size). A sequential job's
+        // headers are fio's whatever its blockalign.
+        let spec = write_job_with(&[
+            ("verify", Some("crc32c")),
+            ("rw", Some("randwrite")),
+            ("bs", Some("16k")),
+        ])
+        .unwrap();
+        assert!(
+            spec.warnings
+                .iter()
+                .any(|w| w.contains("verify_interval=4096 in both")),
+            "{:?}",
+            spec.warnings
+        );
+        let spec = write_job_with(&[
+            ("verify", Some("crc32c")),
+            ("bs", Some("16k")),
+            ("blockalign", Some("4k")),
+        ])
+        .unwrap();
+        assert_eq!(spec.verify_granule_bytes(), 16384);
+        assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+        // A sequential writing job loads fio's state, with verify_only or without.
+        for only in ["0", "1"] {
+            let spec = write_job_with(&[
+                ("verify", Some("crc32c")),
+                ("verify_only", Some(only)),
+                ("verify_state_load", Some("1")),
+            ])
+            .unwrap();
+            assert!(spec.verify_state_load);
+        }
+        for keys in [
+            &[("verify_state_save", Some("0"))][..],
+            &[("verify_async", Some("2")), ("verify", Some("md5"))][..],
+            &[("experimental_verify", Some("0"))][..],
+            &[("verify_fatal", Some("1")), ("verify", Some("md5"))][..],
+        ] {
+            write_job_with(keys).unwrap();
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The engines: storlab's one list of engine names, the fio engines it refuses by design, and the engines' own options (io_uring's, cmdprio).
+
+use super::{is_false, is_zero_u8};
+use serde::{Deserialize, Serialize};
+
+/// Which engine carries the I/O (fio's `ioengine`).
+///
+/// This enum and [`EngineKind::ALL`] are storlab's one list of engine names: job validation,
+/// the engine registry, help text and the docs test all read it (and [`OUT_OF_SCOPE_ENGINES`]
+/// for the fio engines storlab refuses by design).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// No I/O at all: measures the tool itself.
+    Null,
+    /// `pread`/`pwrite`, one request at a time per worker.
+    Psync,
+    /// `lseek` then `read`/`write`, one request at a time per worker (fio's `sync`).
+    Sync,
+    /// `preadv2`/`pwritev2` with per-I/O flags (`hipri`, `nowait`), one at a time per worker.
+    Pvsync2,
+    /// Linux native AIO (`io_setup`/`io_submit`/`io_getevents`), queued.
+    Libaio,
+    /// POSIX AIO (`aio_read`/`aio_write`, glibc's thread pool), queued.
+    Posixaio,
+    /// The target mapped into memory; I/O is `memcpy` (fio's `mmap`).
+    Mmap,
+    /// Linux io_uring with registered files and buffers.
+    IoUring,
+    /// The simulated USB/SATA stack (virtual time).
+    Sim,
+}
+
+impl EngineKind {
+    /// Every engine, in the order help text and docs list them.
+    pub const ALL: [EngineKind; 9] = [
+        EngineKind::Null,
+        EngineKind::Psync,
+        EngineKind::Sync,
+        EngineKind::Pvsync2,
+        EngineKind::Libaio,
+        EngineKind::Posixaio,
+        EngineKind::Mmap,
+        EngineKind::IoUring,
+        EngineKind::Sim,
+    ];
+
+    /// The name used on the command line and in fio files.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Null => "null",
+            EngineKind::Psync => "psync",
+            EngineKind::Sync => "sync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Posixaio => "posixaio",
+            EngineKind::Mmap => "mmap",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Sim => "sim",
+        }
+    }
+
+    /// The engine called `name` (`ioengine=` value), if storlab has one.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// Whether more than one request can be in flight per worker (fio's sync engines keep
+    /// one: `iodepth` above 1 changes nothing for them).
+    pub fn queued(self) -> bool {
+        matches!(
+            self,
+            EngineKind::Null
+                | EngineKind::Libaio
+                | EngineKind::Posixaio
+                | EngineKind::IoUring
+                | EngineKind::Sim
+        )
+    }
+
+    /// The names of every engine, joined for a help line (`null, psync, ...`).
+    pub fn names_joined() -> String {
+        EngineKind::ALL.map(EngineKind::as_str).join(", ")
+    }
+}
+
+/// fio engines storlab refuses by design (issue #20): network, RDMA, HTTP, GPU-file, xNVMe,
+/// zoned/SG passthrough, cluster and vendor engines. storlab measures local files, block devices
+/// and its simulated stacks; each name here is refused with one line saying so.
+pub const OUT_OF_SCOPE_ENGINES: &[&str] = &[
+    // network
+    "net",
+    "netsplice",
+    "http",
+    "nbd",
+    "nfs",
+    "libiscsi",
+    // RDMA
+    "rdma",
+    // GPU file I/O
+    "libcufile",
+    // xNVMe, SCSI generic and NVMe passthrough, user-space drivers
+    "xnvme",
+    "sg",
+    "io_uring_cmd",
+    "spdk",
+    "spdk_bdev",
+    // cluster and distributed filesystems
+    "rados",
+    "rbd",
+    "libhdfs",
+    "gfapi",
+    "gfapi_async",
+    "dfs",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    // RDMA persistent memory
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
+    // persistent memory through DAX mappings, not the block layer
+    "dev-dax",
+    "libpmem",
+    "pmemblk",
+    // zoned and raw flash devices
+    "libzbc",
+    "mtd",
+    // engines that do something other than read and write data: burn CPU, run a program,
+    // create/stat/delete/truncate/preallocate files, defragment, C++ and external plug-ins
+    "cpuio",
+    "exec",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "ftruncate",
+    "falloc",
+    "e4defrag",
+    "cpp_null",
+];
+
+/// fio's engine options (`hipri`, `fixedbufs`, `userspace_reap`, ...): what the chosen engine
+/// does at setup or per I/O. Each has no effect on an engine that lacks it (validation warns).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineTuning {
+    /// io_uring: poll for completions (`IORING_SETUP_IOPOLL`); pvsync2: `RWF_HIPRI`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hipri: bool,
+    /// pvsync2 and io_uring: `RWF_NOWAIT` (fail with EAGAIN rather than block).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nowait: bool,
+    /// io_uring `fixedbufs`: `Some(true)` requires registered buffers, `Some(false)` forbids
+    /// them, `None` (unset) registers them when the kernel allows (storlab's cheapest path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixedbufs: Option<bool>,
+    /// io_uring `registerfiles`: as `fixedbufs`, for the registered file table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registerfiles: Option<bool>,
+    /// io_uring `sqthread_poll`: a kernel thread polls the submission queue.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sqthread_poll: bool,
+    /// io_uring `nonvectored=0`: READV/WRITEV with one iovec instead of READ/WRITE.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub vectored: bool,
+    /// fio's cmdprio family (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
+    /// `cmdprio_bssplit`) for io_uring and libaio, per direction.
+    #[serde(default, skip_serializing_if = "CmdPrio::is_unset")]
+    pub cmdprio: CmdPrio,
+    /// io_uring `sqthread_poll_cpu`: the CPU the `sqthread_poll` kernel thread is bound to
+    /// (`IORING_SETUP_SQ_AFF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqthread_poll_cpu: Option<u32>,
+    /// libaio `userspace_reap`: read completions from the AIO ring in user space.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub userspace_reap: bool,
+}
+
+impl EngineTuning {
+    pub(super) fn is_default(&self) -> bool {
+        *self == EngineTuning::default()
+    }
+
+    /// The options set that `engine` has no use for, by fio name (for a warning).
+    pub fn ignored_by(&self, engine: EngineKind) -> Vec<&'static str> {
+        let uring = engine == EngineKind::IoUring;
+        let mut ignored = Vec::new();
+        let mut check = |set: bool, used: bool, name: &'static str| {
+            if set && !used {
+                ignored.push(name);
+            }
+        };
+        check(self.hipri, uring || engine == EngineKind::Pvsync2, "hipri");
+        check(
+            self.nowait,
+            uring || engine == EngineKind::Pvsync2,
+            "nowait",
+        );
+        check(self.fixedbufs.is_some(), uring, "fixedbufs");
+        check(self.registerfiles.is_some(), uring, "registerfiles");
+        check(self.sqthread_poll, uring, "sqthread_poll");
+        check(self.vectored, uring, "nonvectored");
+        // The simulator stands in for the job's io_uring or libaio under `--target sim:`; it
+        // records each request's priority (docs/job-format.md says what a drive does with it).
+        let cmdprio_engine = uring || engine == EngineKind::Libaio || engine == EngineKind::Sim;
+        let (read, write) = (&self.cmdprio.read, &self.cmdprio.write);
+        check(
+            read.percentage > 0 || write.percentage > 0,
+            cmdprio_engine,
+            "cmdprio_percentage",
+        );
+        check(
+            !read.bssplit.is_empty() || !write.bssplit.is_empty(),
+            cmdprio_engine,
+            "cmdprio_bssplit",
+        );
+        // As in fio, the class and level are those of the I/Os `cmdprio_percentage` or
+        // `cmdprio_bssplit` picks, and the CPU that of the `sqthread_poll` thread.
+        let picks = cmdprio_engine && self.cmdprio.is_set();
+        check(
+            read.class.is_some() || write.class.is_some(),
+            picks,
+            "cmdprio_class",
+        );
+        check(
+            read.level.is_some() || write.level.is_some(),
+            picks,
+            "cmdprio",
+        );
+        check(
+            self.sqthread_poll_cpu.is_some(),
+            uring && self.sqthread_poll,
+            "sqthread_poll_cpu",
+        );
+        check(
+            self.userspace_reap,
+            engine == EngineKind::Libaio,
+            "userspace_reap",
+        );
+        ignored
+    }
+}
+
+/// fio's cmdprio family for reads and for writes (fio's `read,write` forms; trims carry no
+/// priority in fio, so a third value is accepted and has no use): which I/Os io_uring and
+/// libaio submit with an I/O priority (engines/cmdprio.c in fio 3.33).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrio {
+    #[serde(default, skip_serializing_if = "CmdPrioDirection::is_unset")]
+    pub read: CmdPrioDirection,
+    #[serde(default, skip_serializing_if = "CmdPrioDirection::is_unset")]
+    pub write: CmdPrioDirection,
+}
+
+impl CmdPrio {
+    /// Nothing given for either direction.
+    pub fn is_unset(&self) -> bool {
+        self.read.is_unset() && self.write.is_unset()
+    }
+
+    /// Some I/Os get a priority: `cmdprio_percentage` or `cmdprio_bssplit` is set.
+    pub fn is_set(&self) -> bool {
+        self.read.picks_ios() || self.write.picks_ios()
+    }
+}
+
+/// One direction's share of fio's cmdprio family.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrioDirection {
+    /// `cmdprio_percentage`: share of this direction's I/Os given the priority.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub percentage: u8,
+    /// `cmdprio_class` (linux/ioprio.h: 1 real-time, fio's default; 2 best-effort; 3 idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// `cmdprio`: the level (0 highest … 7) within that class; fio's default is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<u8>,
+    /// `cmdprio_bssplit`: shares of the I/Os of each block size, sorted by size (fio sorts
+    /// them; several entries of one size add up), entries of 0% dropped as fio drops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bssplit: Vec<CmdPrioSplit>,
+}
+
+impl CmdPrioDirection {
+    fn is_unset(&self) -> bool {
+        *self == CmdPrioDirection::default()
+    }
+
+    /// `cmdprio_percentage` or `cmdprio_bssplit` picks some of this direction's I/Os.
+    pub fn picks_ios(&self) -> bool {
+        self.percentage > 0 || !self.bssplit.is_empty()
+    }
+}
+
+/// One `cmdprio_bssplit` entry: `SIZE/PERCENT` (the class and level of `cmdprio_class` and
+/// `cmdprio`) or fio's second form `SIZE/PERCENT/CLASS/LEVEL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdPrioSplit {
+    /// The I/O size the entry applies to (fio compares it with the I/O's length exactly).
+    pub block_size_bytes: u64,
+    /// Share of the I/Os of that size given this entry's priority.
+    pub percent: u8,
+    /// The entry's own class and level (second form); `None` takes the direction's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_level: Option<(u8, u8)>,
+}

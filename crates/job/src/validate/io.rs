@@ -1,0 +1,137 @@
+//! Checks of how a job issues its I/O: engine and target, sync, `rw`'s holes and think time.
+
+use super::SECTOR_BYTES;
+use crate::error::{JobError, Location};
+use crate::model::{BlockSizeSpec, EngineKind, JobSpec, OpenSync, RwModifier, Target};
+
+pub(super) fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    match (&spec.target, spec.engine) {
+        (Target::Sim(_), EngineKind::Sim) => Ok(()),
+        (Target::Sim(profile), engine) => Err(JobError::invalid(
+            location.clone(),
+            "ioengine",
+            Some(engine.as_str().into()),
+            format!("filename=sim:{profile} is a simulated drive and needs ioengine=sim"),
+        )),
+        (_, EngineKind::Sim) => Err(JobError::invalid(
+            location.clone(),
+            "ioengine",
+            Some("sim".into()),
+            "ioengine=sim needs a simulated drive: filename=sim:PROFILE",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `fsync` and friends run on every engine that can flush (the simulated stacks send SCSI
+/// SYNCHRONIZE CACHE / ATA FLUSH CACHE EXT); `sync=1` / `sync=dsync` on every engine whose
+/// writes go through the target's descriptor, which is opened with `O_SYNC` / `O_DSYNC` as fio
+/// does (simulated drives flush after each write). Not `mmap`: stores into a mapping stay
+/// asynchronous whatever the descriptor's flags (fio runs them so all the same).
+/// `thinktime_spin` is part of `thinktime`.
+pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let sync = &spec.sync;
+    if let Some(replay) = &spec.replay {
+        if replay.trace.counts() == (0, 0, 0) {
+            return Err(JobError::invalid(
+                location.clone(),
+                "replay_skip",
+                None,
+                "leaves none of the trace's reads, writes and trims to replay",
+            ));
+        }
+    }
+    let unsynchronisable = match spec.engine {
+        EngineKind::Mmap => Some(
+            "ioengine=mmap writes by storing into a mapping, which O_SYNC / O_DSYNC do not make \
+             synchronous (fio runs it, unsynchronised); fsync=1 (or direct=1, which msyncs each \
+             I/O) makes every write stable before the next",
+        ),
+        EngineKind::Null => {
+            Some("ioengine=null writes nothing that O_SYNC / O_DSYNC could make stable")
+        }
+        _ => None,
+    };
+    if let (Some(reason), true) = (unsynchronisable, sync.open_sync != OpenSync::None) {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "sync",
+            Some(
+                match sync.open_sync {
+                    OpenSync::Dsync => "dsync",
+                    _ => "sync",
+                }
+                .into(),
+            ),
+            reason,
+        ));
+    }
+    check_rw_hole(spec, location)?;
+    let think = &spec.think;
+    if think.spin_ns > think.think_ns && think.think_ns > 0 {
+        return Err(JobError::invalid(
+            location.clone(),
+            "thinktime_spin",
+            Some(format!("{}us", think.spin_ns / 1_000)),
+            format!(
+                "the spin is part of thinktime ({}us) and cannot be longer",
+                think.think_ns / 1_000
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `rw=MODE:N`'s hole after each I/O: whole sectors, one block size, and backward holes only
+/// where storlab follows fio's sequence.
+fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let hole = match spec.rw_modifier {
+        RwModifier::SkipBytes(skip) => Some((skip, format!("{}:{skip}", spec.rw_name()))),
+        RwModifier::BackBytes(back) => Some((back, format!("{}:-{back}", spec.rw_name()))),
+        _ => None,
+    };
+    if let Some((skip, shown)) = hole {
+        if skip % SECTOR_BYTES != 0 {
+            return Err(JobError::invalid(
+                location.clone(),
+                "rw",
+                Some(shown),
+                format!("the hole after each I/O must be a multiple of {SECTOR_BYTES} bytes (one sector)"),
+            ));
+        }
+        let one_size = match (&spec.block_size_read, &spec.block_size_write) {
+            (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) => read == write,
+            _ => false,
+        };
+        if !one_size {
+            return Err(JobError::unsupported(
+                location.clone(),
+                "rw",
+                Some(shown),
+                "storlab skips holes between I/Os of one block size only",
+            ));
+        }
+        if let RwModifier::BackBytes(_) = spec.rw_modifier {
+            // Backward holes are drawn by fio's own sequence (io_u.c, `get_next_seq_offset`),
+            // which storlab follows for plain sequential regions only.
+            let unsupported = if spec.trim != crate::model::TrimMode::None {
+                Some("storlab runs backward holes with reads and writes only, not trims")
+            } else if spec.strided_zones.is_some() {
+                Some("storlab runs backward holes over a whole region, not strided zones")
+            } else if spec.verify && spec.loops > 1 {
+                Some("storlab does not verify backward holes over several loops")
+            } else {
+                None
+            };
+            if let Some(reason) = unsupported {
+                return Err(JobError::unsupported(
+                    location.clone(),
+                    "rw",
+                    Some(shown),
+                    reason,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
