@@ -205,9 +205,23 @@ runtime=20s
     if fio_present() {
         runs.push(("fio", fio_json(dir.path(), job)));
     }
+    // 1, 2, 4, 8, 16 and the final window at 16: six 20 ms windows, then the job ends — where
+    // no I/O is held 50 ms by the machine itself: on a machine so loaded that fio's own search
+    // is knocked down too, the outcome says nothing of storlab.
+    let climbed = |json: &serde_json::Value| {
+        let job = &json["jobs"][0];
+        search_keys(job) == (16, (50_000_000, 20_000, 100.0))
+            && job["job_runtime"].as_u64().unwrap() < 2_000
+    };
+    let fio_climbed = runs
+        .iter()
+        .all(|(tool, json)| *tool != "fio" || climbed(json));
     for (tool, json) in &runs {
         let job = &json["jobs"][0];
-        // 1, 2, 4, 8, 16 and the final window at 16: six 20 ms windows, then the job ends.
+        if !fio_climbed {
+            eprintln!("fio's search was held back by this machine's load too; not compared");
+            break;
+        }
         assert_eq!(
             search_keys(job),
             (16, (50_000_000, 20_000, 100.0)),
