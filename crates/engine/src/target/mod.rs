@@ -4,6 +4,9 @@
 //! checked by `safety`). Each target path is opened once: the checks and the I/O use that one
 //! descriptor (engines get duplicates of it), so a path pointed elsewhere in between changes
 //! nothing.
+//!
+//! Opening is here; `file_layout.rs` writes a new file's data, `device_ops.rs` holds the ioctls
+//! and calls on an open descriptor (device size, block size, page-cache drop, discard).
 
 mod device_ops;
 mod file_layout;

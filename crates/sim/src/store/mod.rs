@@ -17,6 +17,10 @@
 //! Data no generator explains (foreign data: the pcap decoder, a future block-device front end)
 //! becomes a source of its own, counted against a budget: past it, new data is not kept and the
 //! count of bytes lost says so (the report warns; timing never depends on the store).
+//!
+//! Here: the extent map and its bookkeeping (insert, split, merge, release, snapshots);
+//! `recognise.rs` finds what generated a write, `read.rs` renders extents back to bytes,
+//! `fio_blocks.rs` knows fio's verify block layout.
 
 mod fio_blocks;
 mod read;

@@ -4,9 +4,12 @@
 //! AHCI 1.3 §4.2.1. All multi-byte fields are little-endian; 48-bit LBAs are split into a low
 //! and a high three-byte half around the Device register.
 //!
-//! Also here: the ATA commands the simulator issues through a Register H2D FIS, so the bridge
-//! and the drive agree byte for byte on where NCQ puts its tag (COUNT bits 7:3) and its sector
-//! count (FEATURES).
+//! Also in this module: the ATA commands the simulator issues through a Register H2D FIS, so
+//! the bridge and the drive agree byte for byte on where NCQ puts its tag (COUNT bits 7:3) and
+//! its sector count (FEATURES).
+//!
+//! The Register FISes (H2D with those commands, D2H) live in `register.rs`; the other FIS types,
+//! the zero-copy view and the dispatching `FisRepr` here.
 
 mod register;
 #[cfg(test)]

@@ -8,6 +8,11 @@
 //! shortest positioning time with the two limits real firmware has: it evaluates only the
 //! oldest few queued commands per decision, and it treats a target reached with less than a
 //! settle margin to spare as missed (one more revolution).
+//!
+//! One file per mechanism: `profile.rs` (the keys and their checks), `seek.rs` (the seek curve),
+//! `geometry.rs` (where a sector lies, positioning, booking a media access), `read_buffer.rs`
+//! (segments, read-ahead, reads) and `write_cache.rs` (write-back); the `Drive` implementation
+//! here ties them together.
 
 mod geometry;
 mod profile;

@@ -11,7 +11,8 @@ pub(super) struct DirtyWrite {
     pub(super) lba: u64,
     pub(super) sectors: u64,
     pub(super) arrived_ns: u64,
-    /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power loss names.
+    /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power
+    /// loss names.
     pub(super) ordinal: u64,
 }
 
