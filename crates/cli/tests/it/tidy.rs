@@ -16,7 +16,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Every `.rs` file under `dir`, skipping build output.
+/// Every `.rs` file under `dir`, skipping build output (a `target` directory cargo made, which
+/// it tags with `CACHEDIR.TAG`; a source module may be called `target` too).
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -25,7 +26,8 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() {
-            if name != "target" && name != "corpus" && name != "artifacts" {
+            let build_output = name == "target" && path.join("CACHEDIR.TAG").exists();
+            if !build_output && name != "corpus" && name != "artifacts" {
                 rust_files(&path, found);
             }
         } else if path.extension().is_some_and(|e| e == "rs") {
