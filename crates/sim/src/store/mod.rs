@@ -32,7 +32,7 @@ use recognise::index_key;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound::Excluded;
-use storlab_pattern::{read_verifiable_header, regenerate_verifiable, Pattern, VerifiableHeader};
+use storlab_pattern::Pattern;
 
 /// Bytes per chunk of the old per-chunk store; still the unit tests and callers reason in.
 pub const CHUNK_BYTES: usize = 4096;

@@ -1,7 +1,9 @@
 //! Reading the store back: each extent rendered from what generated it (regenerated verify
 //! granules and fio blocks, a source's bytes with each write's stamp), zeros elsewhere.
 
-use super::*;
+use super::{fio_blocks, Content, Extent, Store, STAMP_BYTES, STAMP_OFFSET_BYTES};
+use std::ops::Bound::Excluded;
+use storlab_pattern::{regenerate_verifiable, VerifiableHeader};
 
 impl Store {
     /// Fill `out` with the bytes at `offset`.

@@ -2,7 +2,11 @@
 //! stamped slot buffers, each kept as what generated it only when it regenerates byte for
 //! byte; anything else becomes a source of its own, against the budget.
 
-use super::*;
+use super::{
+    fio_blocks, Content, Extent, Source, SourceMatch, Store, INDEX_KEY_BYTES, INDEX_STRIDE_BYTES,
+    MAX_SOURCES_PER_KEY, STAMP_BYTES, STAMP_OFFSET_BYTES,
+};
+use storlab_pattern::{read_verifiable_header, regenerate_verifiable, VerifiableHeader};
 
 impl Store {
     /// Keeps `data` at `offset` (its range free) as fio-format verify blocks when it is whole
