@@ -16,7 +16,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Every `.rs` file under `dir`, skipping build output.
+/// Every `.rs` file under `dir`, skipping build output (a `target` directory cargo made, which
+/// it tags with `CACHEDIR.TAG`; a source module may be called `target` too).
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -25,7 +26,8 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() {
-            if name != "target" && name != "corpus" && name != "artifacts" {
+            let build_output = name == "target" && path.join("CACHEDIR.TAG").exists();
+            if !build_output && name != "corpus" && name != "artifacts" {
                 rust_files(&path, found);
             }
         } else if path.extension().is_some_and(|e| e == "rs") {
@@ -286,5 +288,346 @@ fn integration_tests_are_one_binary_per_crate() {
         extra.is_empty(),
         "more than one integration-test binary in a crate (move each file into its crate's \
          tests/it/ and add `mod NAME;` to tests/it/main.rs): {extra:?}"
+    );
+}
+
+/// No source file may be longer than this (issue 36), except those on [`FILES_OVER_HARD_MAX`].
+const FILE_LINES_HARD_MAX: usize = 1_500;
+/// A source file longer than this must be named on [`LONG_FILES`].
+const FILE_LINES_MAX: usize = 1_000;
+/// A function longer than this must be named on [`LONG_FUNCTIONS`].
+const FUNCTION_LINES_MAX: usize = 100;
+/// Reported beside the ratchet's figures: the functions that will be next to cross it.
+const FUNCTION_LINES_WATCH: usize = 70;
+
+/// The files over [`FILE_LINES_MAX`] lines (TigerBeetle's "naughty list"; ADR 0028). The list
+/// only shrinks: a file not on it may not grow past the limit, and a listed file that shrank
+/// below it must come off. `STORLAB_TIDY_PRINT=1 cargo test -p storlab --test it tidy --
+/// --nocapture` prints the list as it is now.
+const LONG_FILES: &[&str] = &[
+    "crates/cli/tests/it/cli.rs",
+    "crates/cli/tests/it/fio_oracle.rs",
+    "crates/job/src/keys.rs",
+    "crates/job/src/model.rs",
+    "crates/job/src/preset.rs",
+    "crates/job/src/validate.rs",
+    "crates/runner/src/lib.rs",
+    "crates/runner/src/worker.rs",
+    "crates/sim/src/sim.rs",
+];
+
+/// The files still over [`FILE_LINES_HARD_MAX`] lines: each is being split (issue 36) and must
+/// come off once it is under; no file may join. Empty is the goal.
+const FILES_OVER_HARD_MAX: &[&str] = &[
+    "crates/cli/tests/it/fio_oracle.rs",
+    "crates/job/src/keys.rs",
+    "crates/job/src/model.rs",
+    "crates/runner/src/worker.rs",
+    "crates/sim/src/sim.rs",
+];
+
+/// The functions over [`FUNCTION_LINES_MAX`] lines, as `path::Type::name` (the `impl`'s type,
+/// trait or inline module between path and name), ratcheting as [`LONG_FILES`] does. Length
+/// runs from the line of `fn` to the line of the closing brace (attributes and doc comments not
+/// counted); a nested fn or closure counts as part of the function it is in. Functions inside a
+/// macro call (`proptest! { .. }`) are not seen.
+const LONG_FUNCTIONS: &[&str] = &[
+    "crates/cli/src/cmd_compare.rs::render",
+    "crates/cli/src/cmd_probe.rs::device_rows",
+    "crates/cli/src/cmd_run.rs::run_on_one_target",
+    "crates/cli/src/preset_run.rs::run",
+    "crates/cli/tests/it/fio_oracle.rs::the_key_table_issues_fios_io",
+    "crates/engine/src/probe/sysfs.rs::device_facts_below",
+    "crates/job/src/fio.rs::parse_fio_str_with_flags",
+    "crates/job/src/fio.rs::tests::realistic_file_with_globals_sets_every_field",
+    "crates/job/src/flags.rs::tests::flags_and_file_accept_the_same_keys",
+    "crates/job/src/iolog.rs::IoTrace::parse",
+    "crates/job/src/keys.rs::JobDraft::build",
+    "crates/job/src/keys.rs::JobDraft::check_verify",
+    "crates/job/src/keys.rs::apply_random_distribution",
+    "crates/job/src/keys.rs::tests::random_distribution_takes_fios_forms_and_ranges",
+    "crates/job/src/keys.rs::tests::verify_keys_follow_fio",
+    "crates/job/src/preset.rs::Preset::expand",
+    "crates/job/src/preset.rs::parse",
+    "crates/job/src/validate.rs::check_bounds",
+    "crates/job/src/validate.rs::validate",
+    "crates/lab/src/fctest.rs::run",
+    "crates/lab/src/sweep.rs::sweep",
+    "crates/report/src/html/svg.rs::HeatMap::render",
+    "crates/report/src/html/svg.rs::HorizontalBarChart::render",
+    "crates/report/src/table.rs::render_table",
+    "crates/runner/src/fio_sequence.rs::FioSequence::new",
+    "crates/runner/src/lib.rs::run_group",
+    "crates/runner/src/lib.rs::run_prepared",
+    "crates/runner/src/verify.rs::read_back",
+    "crates/runner/src/worker.rs::Worker::complete",
+    "crates/runner/src/worker.rs::Worker::fill",
+    "crates/runner/src/worker.rs::Worker::new",
+    "crates/runner/src/worker.rs::drive",
+    "crates/sim/examples/ssd_bench.rs::main",
+    "crates/sim/src/drive/ssd/ftl_log_block.rs::LogBlockFtl::check_consistency",
+    "crates/sim/src/drive/ssd/profile.rs::validate",
+    "crates/sim/src/profile/stack.rs::ProfileSet::resolve",
+    "crates/sim/src/profile/validate.rs::validate_link",
+    "crates/sim/src/report.rs::build",
+    "crates/sim/src/sim.rs::Simulator::new",
+    "crates/sim/src/sim.rs::Simulator::on_failed_status",
+    "crates/sim/tests/it/swarm.rs::draw_scenario",
+    "crates/sim/tests/it/swarm.rs::run_seed",
+    "crates/sim/tests/profile_edge_values.rs::every_numeric_key_survives_edge_values",
+    "crates/wire/src/pretty.rs::decode::decode_pcap",
+    "crates/wire/src/pretty.rs::write_command",
+    "crates/wire/src/scsi/cdb.rs::Command::emit",
+    "crates/wire/src/scsi/cdb.rs::Command::parse",
+    "crates/wire/src/scsi/cdb.rs::tests::golden_cdbs",
+    "fuzz/fuzz_targets/common/sim_checks.rs::run_requests_at_depth",
+];
+
+/// One function's name as the lists spell it, and its length.
+struct FunctionLength {
+    name: String,
+    lines: usize,
+}
+
+/// Walks a parsed file, recording each function's length under its scope (module, impl type or
+/// trait); it does not descend into function bodies, so nested items count in their parent.
+struct FunctionLengths {
+    path: String,
+    scope: Vec<String>,
+    found: Vec<FunctionLength>,
+}
+
+impl FunctionLengths {
+    fn record(&mut self, name: &syn::Ident, fn_token: &syn::token::Fn, body: &syn::Block) {
+        let first_line = fn_token.span.start().line;
+        let last_line = body.brace_token.span.close().end().line;
+        let mut qualified = vec![self.path.clone()];
+        qualified.extend(self.scope.iter().cloned());
+        qualified.push(name.to_string());
+        self.found.push(FunctionLength {
+            name: qualified.join("::"),
+            lines: last_line + 1 - first_line,
+        });
+    }
+}
+
+/// The name an `impl` block's functions are listed under: its type's last path segment.
+fn impl_scope_name(item: &syn::ItemImpl) -> String {
+    match &*item.self_ty {
+        syn::Type::Path(type_path) => type_path
+            .path
+            .segments
+            .last()
+            .map_or_else(|| "impl".to_string(), |segment| segment.ident.to_string()),
+        _ => "impl".to_string(),
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for FunctionLengths {
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        self.scope.push(item.ident.to_string());
+        syn::visit::visit_item_mod(self, item);
+        self.scope.pop();
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        self.scope.push(impl_scope_name(item));
+        syn::visit::visit_item_impl(self, item);
+        self.scope.pop();
+    }
+
+    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+        self.scope.push(item.ident.to_string());
+        syn::visit::visit_item_trait(self, item);
+        self.scope.pop();
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        self.record(&item.sig.ident, &item.sig.fn_token, &item.block);
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        self.record(&item.sig.ident, &item.sig.fn_token, &item.block);
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        if let Some(body) = &item.default {
+            self.record(&item.sig.ident, &item.sig.fn_token, body);
+        }
+    }
+}
+
+/// The functions of one source file, with their lengths; a file `syn` cannot parse is an error.
+fn function_lengths_in(path: &str, text: &str) -> Vec<FunctionLength> {
+    let file =
+        syn::parse_file(text).unwrap_or_else(|error| panic!("{path}: does not parse: {error}"));
+    let mut lengths = FunctionLengths {
+        path: path.to_string(),
+        scope: Vec::new(),
+        found: Vec::new(),
+    };
+    syn::visit::Visit::visit_file(&mut lengths, &file);
+    lengths.found
+}
+
+/// Every function of every source, with its length.
+fn function_lengths() -> Vec<FunctionLength> {
+    sources()
+        .iter()
+        .flat_map(|(path, text)| function_lengths_in(&relative(path), text))
+        .collect()
+}
+
+/// The count the ratchet relies on: `fn` line to closing-brace line, a nested fn and a closure
+/// inside their parent, methods named by their type, inline modules by their name.
+#[test]
+fn tidy_function_lengths_count_from_fn_to_closing_brace() {
+    let text = r#"
+/// Doc lines and attributes are not counted.
+#[inline]
+fn outer(
+    a: u32,
+) -> u32 {
+    fn nested() -> &'static str {
+        "} braces in a string }"
+    }
+    let closure = |x: u32| {
+        x + 1
+    };
+    closure(a) + nested().len() as u32
+}
+
+struct Thing;
+
+impl Thing {
+    fn method(&self) {}
+}
+
+mod inner {
+    trait Shape {
+        fn area(&self) -> u32 {
+            1
+        }
+        fn sides(&self) -> u32;
+    }
+}
+"#;
+    let found: Vec<(String, usize)> = function_lengths_in("x.rs", text)
+        .into_iter()
+        .map(|function| (function.name, function.lines))
+        .collect();
+    let expected = [
+        ("x.rs::outer", 11),
+        ("x.rs::Thing::method", 1),
+        ("x.rs::inner::Shape::area", 3),
+    ];
+    let expected: Vec<(String, usize)> = expected
+        .iter()
+        .map(|(name, lines)| (name.to_string(), *lines))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+/// What a ratchet list should be now, against what it is: names to add (over the limit and
+/// unlisted) and names to remove (listed, but no longer over it, or gone).
+fn ratchet_faults(over_limit: &[String], listed: &[&str]) -> (Vec<String>, Vec<String>) {
+    let to_add = over_limit
+        .iter()
+        .filter(|name| !listed.contains(&name.as_str()))
+        .cloned()
+        .collect();
+    let to_remove = listed
+        .iter()
+        .filter(|name| !over_limit.iter().any(|over| over == *name))
+        .map(|name| name.to_string())
+        .collect();
+    (to_add, to_remove)
+}
+
+/// A list as Rust source, ready to paste over the constant's definition.
+fn list_source(constant: &str, names: &[String]) -> String {
+    let mut source = format!("const {constant}: &[&str] = &[\n");
+    for name in names {
+        source.push_str(&format!("    {name:?},\n"));
+    }
+    source.push_str("];\n");
+    source
+}
+
+/// The names in `lengths` over `limit`, sorted, each once.
+fn over(lengths: &[(String, usize)], limit: usize) -> Vec<String> {
+    let mut names: Vec<String> = lengths
+        .iter()
+        .filter(|(_, lines)| *lines > limit)
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Fails naming what a ratchet list lacks and what it holds that no longer belongs on it.
+fn assert_ratchet(constant: &str, limit: &str, over_limit: &[String], listed: &[&str]) {
+    let (to_add, to_remove) = ratchet_faults(over_limit, listed);
+    assert!(
+        to_add.is_empty(),
+        "over {limit} and not on {constant}: split them (a file by concern, a function into leaf \
+         functions that compute): {to_add:?}"
+    );
+    assert!(
+        to_remove.is_empty(),
+        "on {constant} but no longer over {limit} (or gone): remove them from the list in {}, so \
+         it only shrinks: {to_remove:?}",
+        file!()
+    );
+}
+
+#[test]
+fn tidy_sizes_ratchet_long_files_and_functions() {
+    let files: Vec<(String, usize)> = sources()
+        .iter()
+        .map(|(path, text)| (relative(path), text.lines().count()))
+        .collect();
+    let functions: Vec<(String, usize)> = function_lengths()
+        .into_iter()
+        .map(|function| (function.name, function.lines))
+        .collect();
+    let too_long_files = over(&files, FILE_LINES_HARD_MAX);
+    let long_files = over(&files, FILE_LINES_MAX);
+    let long_functions = over(&functions, FUNCTION_LINES_MAX);
+    if std::env::var_os("STORLAB_TIDY_PRINT").is_some() {
+        let watched = functions
+            .iter()
+            .filter(|(_, lines)| *lines > FUNCTION_LINES_WATCH)
+            .count();
+        println!(
+            "{} files over {FILE_LINES_MAX} lines ({} over {FILE_LINES_HARD_MAX}); {} functions \
+             over {FUNCTION_LINES_MAX} lines, {watched} over {FUNCTION_LINES_WATCH}, of {}",
+            long_files.len(),
+            too_long_files.len(),
+            long_functions.len(),
+            functions.len()
+        );
+        print!("{}", list_source("FILES_OVER_HARD_MAX", &too_long_files));
+        print!("{}", list_source("LONG_FILES", &long_files));
+        print!("{}", list_source("LONG_FUNCTIONS", &long_functions));
+    }
+    assert_ratchet(
+        "FILES_OVER_HARD_MAX",
+        &format!("{FILE_LINES_HARD_MAX} lines"),
+        &too_long_files,
+        FILES_OVER_HARD_MAX,
+    );
+    assert_ratchet(
+        "LONG_FILES",
+        &format!("{FILE_LINES_MAX} lines"),
+        &long_files,
+        LONG_FILES,
+    );
+    assert_ratchet(
+        "LONG_FUNCTIONS",
+        &format!("{FUNCTION_LINES_MAX} lines"),
+        &long_functions,
+        LONG_FUNCTIONS,
     );
 }

@@ -218,7 +218,7 @@ pub struct HddReport {
 }
 
 /// What one of a drive's caches holds at a moment, against its size. Read-only and off the
-/// hot path: tests check that no cache ever holds more than it can (`tests/it/physics.rs`).
+/// hot path: tests check that no cache ever holds more than it can (`tests/it/physics/`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacheOccupancy {
     /// Which cache (`write_buffer`, `read_ahead`, ...).

@@ -4,12 +4,24 @@
 //! checked by `safety`). Each target path is opened once: the checks and the I/O use that one
 //! descriptor (engines get duplicates of it), so a path pointed elsewhere in between changes
 //! nothing.
+//!
+//! Opening is here; `file_layout.rs` writes a new file's data, `device_ops.rs` holds the ioctls
+//! and calls on an open descriptor (device size, block size, page-cache drop, discard).
+
+mod device_ops;
+mod file_layout;
+
+pub use device_ops::{
+    block_device_logical_block_bytes, block_device_size_bytes, discard, drop_cached_file_pages,
+    drop_cached_pages,
+};
 
 use crate::safety;
 use crate::{EngineError, FlushKind};
+use file_layout::lay_out_file;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -860,67 +872,6 @@ fn target_error(path: &Path, message: &str) -> EngineError {
     }
 }
 
-/// Extend the file open as `file` from `from_bytes` to `to_bytes` with incompressible, non-zero
-/// data, then fsync, so that reads hit real blocks (not holes the filesystem answers from
-/// nothing) and no compressing controller flatters the result. Buffered writes (O_DIRECT is set
-/// only afterwards): this runs once, before timing.
-fn lay_out_file(
-    file: &File,
-    path: &Path,
-    from_bytes: u64,
-    to_bytes: u64,
-) -> Result<(), EngineError> {
-    let io_error = |source: io::Error| {
-        if source.raw_os_error() == Some(libc::ENOSPC) {
-            target_error(
-                path,
-                &format!(
-                    "no space left on its filesystem to lay out {to_bytes} bytes; free some \
-                     space or shrink the job's size"
-                ),
-            )
-        } else {
-            EngineError::Open {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    };
-    crate::layout::check_free_space(file, path, from_bytes, to_bytes)?;
-    let mut chunk = vec![0u8; LAYOUT_CHUNK_BYTES];
-    let mut offset_bytes = from_bytes;
-    while offset_bytes < to_bytes {
-        if crate::layout::layouts_stopped() {
-            return Err(EngineError::Interrupted {
-                path: path.to_path_buf(),
-            });
-        }
-        let len = (to_bytes - offset_bytes).min(LAYOUT_CHUNK_BYTES as u64) as usize;
-        fill_layout_data(&mut chunk[..len], offset_bytes);
-        file.write_all_at(&chunk[..len], offset_bytes)
-            .map_err(io_error)?;
-        offset_bytes += len as u64;
-    }
-    file.sync_all().map_err(io_error)
-}
-
-/// Pseudo-random bytes that depend on the file offset (every chunk differs, so nothing
-/// deduplicates), never an all-zero 8-byte word (so nothing looks like a hole).
-fn fill_layout_data(buf: &mut [u8], offset_bytes: u64) {
-    // SplitMix64: one multiply-xorshift step per word, fast enough that layout is disk-bound.
-    const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut state = offset_bytes ^ 0x5354_4f52_4c41_4221;
-    for word in buf.chunks_mut(8) {
-        state = state.wrapping_add(GOLDEN_GAMMA);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        let bytes = (z | 1).to_le_bytes();
-        word.copy_from_slice(&bytes[..word.len()]);
-    }
-}
-
 /// O_DIRECT offset alignment the filesystem reports for this file (statx `STATX_DIOALIGN`).
 fn file_dio_align_bytes(file: &File) -> Option<u32> {
     // SAFETY: `statx` is plain old data; all-zero is a valid value to be overwritten.
@@ -940,117 +891,9 @@ fn file_dio_align_bytes(file: &File) -> Option<u32> {
     (reported && stx.stx_dio_offset_align != 0).then_some(stx.stx_dio_offset_align)
 }
 
-// Block-layer ioctls from <linux/fs.h>: BLKSSZGET = _IO(0x12,104) (int), BLKGETSIZE64 =
-// _IOR(0x12,114,size_t), BLKDISCARD = _IO(0x12,119) (uint64_t[2]: start, length).
-const BLOCK_IOCTL_TYPE: u8 = 0x12;
-const BLKSSZGET_NR: u8 = 104;
-const BLKGETSIZE64_NR: u8 = 114;
-const BLKDISCARD_NR: u8 = 119;
-nix::ioctl_read_bad!(
-    ioctl_blksszget,
-    nix::request_code_none!(BLOCK_IOCTL_TYPE, BLKSSZGET_NR),
-    libc::c_int
-);
-nix::ioctl_read!(ioctl_blkgetsize64, BLOCK_IOCTL_TYPE, BLKGETSIZE64_NR, u64);
-nix::ioctl_write_ptr_bad!(
-    ioctl_blkdiscard,
-    nix::request_code_none!(BLOCK_IOCTL_TYPE, BLKDISCARD_NR),
-    [u64; 2]
-);
-
-/// Size of a block device in bytes (BLKGETSIZE64).
-pub fn block_device_size_bytes(file: &File) -> io::Result<u64> {
-    let mut size_bytes = 0u64;
-    // SAFETY: the fd is open and the kernel writes one u64 into `size_bytes`.
-    unsafe { ioctl_blkgetsize64(file.as_raw_fd(), &mut size_bytes) }?;
-    Ok(size_bytes)
-}
-
-/// Logical block size of a block device (BLKSSZGET): the O_DIRECT granularity.
-pub fn block_device_logical_block_bytes(file: &File) -> io::Result<u32> {
-    let mut block_bytes: libc::c_int = 0;
-    // SAFETY: the fd is open and the kernel writes one int into `block_bytes`.
-    unsafe { ioctl_blksszget(file.as_raw_fd(), &mut block_bytes) }?;
-    u32::try_from(block_bytes)
-        .map_err(|_| io::Error::other(format!("BLKSSZGET returned {block_bytes}")))
-}
-
-/// Drop the target's pages from the page cache (fio's `invalidate`): dirty pages are written
-/// first, so nothing is lost, and the next buffered read comes from the device.
-pub fn drop_cached_pages(target: &OpenTarget) -> Result<(), EngineError> {
-    drop_cached_file_pages(&target.file).map_err(|source| EngineError::Open {
-        path: target.path.clone(),
-        source,
-    })
-}
-
-/// Drop one open file's pages from the page cache, flushing dirty ones first (DONTNEED skips
-/// dirty pages, so without the flush they would stay cached).
-pub fn drop_cached_file_pages(file: &File) -> io::Result<()> {
-    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
-    use std::os::fd::AsRawFd;
-    file.sync_data()?;
-    posix_fadvise(
-        file.as_raw_fd(),
-        0,
-        0,
-        PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-    )
-    .map_err(|errno| io::Error::from_raw_os_error(errno as i32))
-}
-
-/// Discard a range: punch a hole in a file (keeping its size), or BLKDISCARD on a block device.
-/// Synchronous. Returns the length discarded, or the errno.
-pub fn discard(
-    file: &File,
-    kind: TargetKind,
-    offset_bytes: u64,
-    len_bytes: u32,
-) -> Result<u32, i32> {
-    match kind {
-        TargetKind::RegularFile => {
-            let offset = libc::off_t::try_from(offset_bytes).map_err(|_| libc::EINVAL)?;
-            // SAFETY: fallocate takes plain integers; the fd is open.
-            let rc = unsafe {
-                libc::fallocate(
-                    file.as_raw_fd(),
-                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                    offset,
-                    libc::off_t::from(len_bytes),
-                )
-            };
-            if rc == 0 {
-                Ok(len_bytes)
-            } else {
-                Err(io::Error::last_os_error()
-                    .raw_os_error()
-                    .unwrap_or(libc::EIO))
-            }
-        }
-        TargetKind::BlockDevice => {
-            let range = [offset_bytes, u64::from(len_bytes)];
-            // SAFETY: the fd is open; the kernel reads two u64 from `range`.
-            match unsafe { ioctl_blkdiscard(file.as_raw_fd(), &range) } {
-                Ok(_) => Ok(len_bytes),
-                Err(errno) => Err(errno as i32),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn layout_data_is_nonzero_and_offset_dependent() {
-        let mut a = vec![0u8; 4096];
-        let mut b = vec![0u8; 4096];
-        fill_layout_data(&mut a, 0);
-        fill_layout_data(&mut b, LAYOUT_CHUNK_BYTES as u64);
-        assert_ne!(a, b);
-        assert!(a.chunks(8).all(|w| w.iter().any(|&x| x != 0)));
-    }
 
     #[test]
     fn open_errors_say_what_went_wrong_and_where() {

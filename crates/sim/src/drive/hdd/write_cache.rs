@@ -1,0 +1,157 @@
+//! The write-back cache: writes held until the media takes them, destaged while the head is
+//! idle (the entry the scheduler reaches soonest first; reads keep priority), and the room a
+//! new write waits for when the cache is full.
+
+use super::HddDrive;
+use crate::profile::limits::SECTOR_BYTES;
+
+/// A write in the write-back cache, not yet on the media.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DirtyWrite {
+    pub(super) lba: u64,
+    pub(super) sectors: u64,
+    pub(super) arrived_ns: u64,
+    /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power
+    /// loss names.
+    pub(super) ordinal: u64,
+}
+
+/// A cached write whose media write is booked: it holds its cache space, and is lost to a
+/// power loss, until `end_ns`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WriteBack {
+    pub(super) end_ns: u64,
+    pub(super) lba: u64,
+    pub(super) sectors: u64,
+    pub(super) ordinal: u64,
+}
+
+impl HddDrive {
+    /// How many of the cached writes (oldest first) one write-back decision evaluates.
+    pub(super) fn write_back_window(&self, cached: usize) -> usize {
+        match self.profile.write_back_candidates {
+            Some(n) => cached.min(n as usize),
+            None => self.rpo_window(cached),
+        }
+    }
+
+    /// When background write-back may take the head: once it is free, any read-ahead in
+    /// progress has filled its segment, and reads have paused for `write_back_read_idle_ns`. Firmware gives reads priority over the write-back of
+    /// cached data (the host waits for reads, not for destaging), so a read-ahead that a
+    /// sequential read stream keeps extending is never cut short for a background write; the
+    /// write-back waits until the stream pauses or the cache is full.
+    pub(super) fn head_free_for_write_back_ns(&self) -> u64 {
+        let reads_paused = self
+            .last_read_ns
+            .map_or(0, |t| t + self.profile.write_back_read_idle_ns.unwrap_or(0));
+        self.actuator
+            .busy_until_ns
+            .max(self.prefetch_end_ns())
+            .max(reads_paused)
+    }
+
+    /// Write one cached entry to the media from when the head frees: of the oldest
+    /// `write_back_candidates` entries already in the cache then, the one the scheduler expects to
+    /// reach soonest (oldest on ties). `forced` (the cache is full and a write waits for room):
+    /// it takes the head as soon as it is free, cutting a read-ahead short; otherwise it waits
+    /// for the read-ahead to finish.
+    pub(super) fn destage_one(&mut self, forced: bool) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        let head_free = if forced {
+            // From when the cache filled (the latest entry's arrival), not earlier: until
+            // then the write-back was background work that reads could hold off.
+            let filled = self.dirty.iter().map(|w| w.arrived_ns).max().unwrap_or(0);
+            self.actuator.busy_until_ns.max(filled)
+        } else {
+            self.head_free_for_write_back_ns()
+        };
+        self.destage_one_from(head_free);
+    }
+
+    /// Write one cached entry to the media once the head is free at `head_free_ns`: of the
+    /// oldest `write_back_candidates` entries in the cache then, the one reached soonest.
+    pub(super) fn destage_one_from(&mut self, head_free_ns: u64) {
+        let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
+        let Some(earliest) = earliest else { return };
+        let start = head_free_ns.max(earliest);
+        let mut best = (u64::MAX, 0);
+        let window = self.write_back_window(self.dirty.len());
+        for (i, w) in self.dirty.iter().enumerate().take(window) {
+            if w.arrived_ns > start {
+                continue;
+            }
+            let cost = if w.lba == self.write_stream_end {
+                0
+            } else {
+                self.scheduled_positioning_ns(w.lba, start, true)
+            };
+            if cost < best.0 {
+                best = (cost, i);
+            }
+        }
+        if best.1 != 0 {
+            self.report.reordered_destages += 1;
+        }
+        let w = self.dirty.remove(best.1);
+        let stream = w.lba == self.write_stream_end;
+        let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
+        self.write_stream_end = w.lba + w.sectors;
+        self.writing_back.push_back(WriteBack {
+            end_ns: end,
+            lba: w.lba,
+            sectors: w.sectors,
+            ordinal: w.ordinal,
+        });
+    }
+
+    /// Destage while the head frees up before `now_ns` (the cache writes back when idle; a
+    /// command arriving at `now_ns` finds the destage that had started).
+    pub(super) fn destage_until(&mut self, now_ns: u64) {
+        while let Some(earliest) = self.dirty.iter().map(|w| w.arrived_ns).min() {
+            if self.head_free_for_write_back_ns().max(earliest) >= now_ns {
+                break;
+            }
+            self.destage_one(false);
+        }
+    }
+
+    /// Sectors the write cache may hold: the buffer less the read segments.
+    pub(super) fn write_cache_sectors(&self) -> u64 {
+        self.profile.cache_bytes.map_or(u64::MAX, |bytes| {
+            let reads = u64::from(self.profile.cache_segments)
+                * u64::from(self.profile.read_ahead_sectors)
+                * u64::from(SECTOR_BYTES);
+            bytes.saturating_sub(reads) / u64::from(SECTOR_BYTES)
+        })
+    }
+
+    /// When a write of `sectors` arriving at `arrived_ns` finds room in the write cache: at
+    /// once while fewer than `write_cache_entries` writes occupy it and their sectors leave
+    /// room for it (an entry frees its space when its media write ends, whichever entry that
+    /// is); otherwise as soon as enough write-backs have ended, forcing them while none is
+    /// under way.
+    pub(super) fn cache_room_ns(&mut self, arrived_ns: u64, sectors: u64) -> u64 {
+        let entries = self.profile.write_cache_entries as usize;
+        let room_sectors = self.write_cache_sectors();
+        let mut at = arrived_ns;
+        loop {
+            while self.writing_back.front().is_some_and(|w| w.end_ns <= at) {
+                self.writing_back.pop_front();
+            }
+            let held = self.dirty.len() + self.writing_back.len();
+            let held_sectors = self.dirty.iter().map(|w| w.sectors).sum::<u64>()
+                + self.writing_back.iter().map(|w| w.sectors).sum::<u64>();
+            if held == 0 || (held < entries && held_sectors + sectors <= room_sectors) {
+                return at;
+            }
+            match self.writing_back.front() {
+                // The host waits for the first write-back under way to end.
+                Some(w) => at = w.end_ns,
+                // Every entry still waits for the media: write one back now.
+                None => self.destage_one(true),
+            }
+        }
+    }
+}
