@@ -199,6 +199,17 @@ impl LiveCounters {
             bytes: AtomicU64::new(0),
         }
     }
+
+    /// Counts the I/Os of `completions` and the bytes they moved.
+    pub fn count(&self, completions: &[storlab_engine::IoCompletion]) {
+        let bytes: u64 = completions
+            .iter()
+            .map(|c| u64::from(c.result.unwrap_or(0)))
+            .sum();
+        self.ios
+            .fetch_add(completions.len() as u64, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
 }
 
 /// Settings of a run that are not part of any job.

@@ -740,13 +740,7 @@ pub fn read_back(
             free.push(relative);
         }
         if let Some(live) = live {
-            let bytes: u64 = completions
-                .iter()
-                .map(|c| u64::from(c.result.unwrap_or(0)))
-                .sum();
-            live.ios
-                .fetch_add(completions.len() as u64, Ordering::Relaxed);
-            live.bytes.fetch_add(bytes, Ordering::Relaxed);
+            live.count(&completions);
         }
     }
 }

@@ -245,13 +245,7 @@ impl Outside<'_> {
     /// Counts `completions` in the live counters, if any.
     fn count_live(&self, completions: &[IoCompletion]) {
         if let Some(live) = self.live {
-            let bytes: u64 = completions
-                .iter()
-                .map(|c| u64::from(c.result.unwrap_or(0)))
-                .sum();
-            live.ios
-                .fetch_add(completions.len() as u64, Ordering::Relaxed);
-            live.bytes.fetch_add(bytes, Ordering::Relaxed);
+            live.count(completions);
         }
     }
 }
