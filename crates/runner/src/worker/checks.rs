@@ -17,6 +17,9 @@ pub(super) struct IntervalChecks {
     /// fio's `rate_iops_min` per direction, I/Os per second.
     rate_min_ios_per_s: [Option<u64>; 2],
     rate_min_checked_interval: u64,
+    /// The job sets any of them: only then is a completion judged (the per-I/O cost of a job
+    /// without is one test).
+    pub(super) active: bool,
 }
 
 impl IntervalChecks {
@@ -28,6 +31,9 @@ impl IntervalChecks {
             rate_min_bytes_per_s: [job.rate_min.read, job.rate_min.write],
             rate_min_ios_per_s: [job.rate_iops_min.read, job.rate_iops_min.write],
             rate_min_checked_interval: 0,
+            active: job.steadystate.is_some()
+                || [job.rate_min.read, job.rate_min.write] != [None; 2]
+                || [job.rate_iops_min.read, job.rate_iops_min.write] != [None; 2],
         }
     }
 

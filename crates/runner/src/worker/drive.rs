@@ -159,14 +159,12 @@ impl Issue {
     /// and submitted again right after its completion, unless past the deadline (a rate or
     /// think-time wait is left to the caller's loop, which asks again). `reaped_at_ns`: the
     /// clock after the reap, if known. Returns the clock after the last submit, if known.
-    #[allow(clippy::too_many_arguments)]
     fn hand_over(
         &mut self,
         engine: &mut dyn IoEngine,
         workers: &mut [Worker],
         completions: &[IoCompletion],
-        window: Window,
-        outside: Outside<'_>,
+        bounds: Bounds<'_>,
         refill: bool,
         reaped_at_ns: Option<u64>,
     ) -> Result<Option<u64>, RunError> {
@@ -181,13 +179,13 @@ impl Issue {
                 )));
             };
             let i = i as usize;
-            workers[i].complete(engine, *c, window);
+            workers[i].complete(engine, *c, bounds.window);
             if refill {
                 let now_ns = refill_ns.unwrap_or_else(|| engine.now_ns());
-                if outside.past_deadline(window, now_ns) {
+                if bounds.past_deadline(now_ns) {
                     continue;
                 }
-                let measuring = now_ns >= window.measure_start_ns;
+                let measuring = now_ns >= bounds.window.measure_start_ns;
                 let (_, submitted_ns) =
                     self.fill_and_submit(engine, workers, i..i + 1, now_ns, measuring)?;
                 if submitted_ns.is_some() {
@@ -226,9 +224,11 @@ fn wait_start_delay(
     }
 }
 
-/// What stops one drive from outside, and where it counts its progress live.
+/// What bounds one drive: its measurement window, what stops it from outside, and where it
+/// counts its progress live.
 #[derive(Clone, Copy)]
-struct Outside<'a> {
+struct Bounds<'a> {
+    window: Window,
     /// Ctrl-C, SIGTERM: the run is interrupted.
     stop: &'a AtomicBool,
     /// Another job's `exitall`: an end like the deadline's.
@@ -236,10 +236,10 @@ struct Outside<'a> {
     live: Option<&'a crate::LiveCounters>,
 }
 
-impl Outside<'_> {
-    /// Whether the workers may issue no more at `now_ns`: past `window`'s deadline, or ended.
-    fn past_deadline(&self, window: Window, now_ns: u64) -> bool {
-        window.deadline_ns.is_some_and(|d| now_ns >= d) || self.ended.load(Ordering::Relaxed)
+impl Bounds<'_> {
+    /// Whether the workers may issue no more at `now_ns`: past the deadline, or ended.
+    fn past_deadline(&self, now_ns: u64) -> bool {
+        self.window.deadline_ns.is_some_and(|d| now_ns >= d) || self.ended.load(Ordering::Relaxed)
     }
 
     /// Counts `completions` in the live counters, if any.
@@ -278,7 +278,12 @@ pub fn drive(
     for w in workers.iter_mut() {
         w.start(start_ns, window);
     }
-    let outside = Outside { stop, ended, live };
+    let bounds = Bounds {
+        window,
+        stop,
+        ended,
+        live,
+    };
     // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
     // completion's slot is refilled and handed over before the next completion is handled.
     let submit_each = !synchronous && engine.submits_each_request();
@@ -296,7 +301,7 @@ pub fn drive(
             live,
         )?
     } else {
-        issue_and_reap(engine, workers, &mut issue, window, outside, submit_each)?
+        issue_and_reap(engine, workers, &mut issue, bounds, submit_each)?
     };
     if !interrupted {
         for w in workers.iter_mut() {
@@ -319,8 +324,7 @@ fn issue_and_reap(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
     issue: &mut Issue,
-    window: Window,
-    outside: Outside<'_>,
+    bounds: Bounds<'_>,
     submit_each: bool,
 ) -> Result<bool, RunError> {
     let total_slots: usize = workers.iter().map(|w| w.queue.in_flight.len()).sum();
@@ -329,10 +333,11 @@ fn issue_and_reap(
     // Right after a reap, the newest completion time is "now" to within the runner's own few
     // tens of ns: reusing it saves a clock read per loop, most of the cost of a QD1 null run.
     let mut reaped_at_ns: Option<u64> = None;
+    let window = bounds.window;
     loop {
         let now_ns = reaped_at_ns.take().unwrap_or_else(|| engine.now_ns());
-        let past_deadline = outside.past_deadline(window, now_ns);
-        if outside.stop.load(Ordering::Relaxed) {
+        let past_deadline = bounds.past_deadline(now_ns);
+        if bounds.stop.load(Ordering::Relaxed) {
             interrupted = true;
         }
         let earliest_rate_ns = if !past_deadline && !interrupted {
@@ -360,20 +365,13 @@ fn issue_and_reap(
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
         reaped_at_ns = completions.iter().map(|c| c.done_ns).max();
-        outside.count_live(&completions);
+        bounds.count_live(&completions);
         if !issue.synchronous && reaped_at_ns.is_some_and(|t| t >= window.measure_start_ns) {
             issue.mark_reaped(workers, &completions);
         }
         let refill = submit_each && !interrupted;
-        reaped_at_ns = issue.hand_over(
-            engine,
-            workers,
-            &completions,
-            window,
-            outside,
-            refill,
-            reaped_at_ns,
-        )?;
+        reaped_at_ns =
+            issue.hand_over(engine, workers, &completions, bounds, refill, reaped_at_ns)?;
     }
     Ok(interrupted)
 }

@@ -128,6 +128,12 @@ impl Verifying {
         }
     }
 
+    /// Whether a completed I/O's data is checked: a reading job's against fio's headers, or
+    /// a verify run's.
+    pub(super) fn checks_completions(&self) -> bool {
+        self.read_check.is_some() || self.state.is_some()
+    }
+
     /// The write about to be numbered `write_counter` goes into the read-back's record.
     fn note_logged_write(&mut self, write_counter: u64, offset_bytes: u64) {
         if let Some(cut) = self.cut.as_mut() {
