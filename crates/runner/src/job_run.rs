@@ -114,49 +114,6 @@ fn start_delay_ns(job: &JobSpec, shared_timeline: bool, run: &GroupRun<'_, '_>) 
     }
 }
 
-/// How one job's workers are driven: the same for each of its engine threads.
-#[derive(Clone, Copy)]
-struct Drive<'a> {
-    job: &'a JobSpec,
-    timing: Timing,
-    options: &'a RunOptions<'a>,
-    ends: JobEnd<'a>,
-}
-
-impl Drive<'_> {
-    /// Drives `workers` on `engines`: all on the calling thread when there is one engine (a
-    /// shared timeline), else each worker on a thread of its own with its engine. Returns
-    /// each engine thread's result (a panic is its error).
-    fn on_threads(
-        &self,
-        engines: &mut [Box<dyn IoEngine + Send>],
-        workers: &mut [Worker],
-    ) -> Vec<Result<(bool, u64), RunError>> {
-        let threads = if engines.len() == 1 { 1 } else { workers.len() };
-        let board = verify::VerifyBoard::new(threads);
-        if engines.len() == 1 {
-            return vec![self.drive_with_verify(engines[0].as_mut(), workers, &board)];
-        }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = engines
-                .iter_mut()
-                .zip(workers.chunks_mut(1))
-                .map(|(engine, worker)| {
-                    let board = &board;
-                    scope.spawn(move || self.drive_with_verify(engine.as_mut(), worker, board))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|panic| Err(RunError::Panic(panic_text(&panic))))
-                })
-                .collect()
-        })
-    }
-}
-
 /// How a job's workers ended, sorted as fio sorts a job's errors.
 struct SortedEnds {
     interrupted: bool,
@@ -223,7 +180,48 @@ fn sort_failures(
     sorted
 }
 
+/// How one job's workers are driven: the same for each of its engine threads.
+#[derive(Clone, Copy)]
+struct Drive<'a> {
+    job: &'a JobSpec,
+    timing: Timing,
+    options: &'a RunOptions<'a>,
+    ends: JobEnd<'a>,
+}
+
 impl Drive<'_> {
+    /// Drives `workers` on `engines`: all on the calling thread when there is one engine (a
+    /// shared timeline), else each worker on a thread of its own with its engine. Returns
+    /// each engine thread's result (a panic is its error).
+    fn on_threads(
+        &self,
+        engines: &mut [Box<dyn IoEngine + Send>],
+        workers: &mut [Worker],
+    ) -> Vec<Result<(bool, u64), RunError>> {
+        let threads = if engines.len() == 1 { 1 } else { workers.len() };
+        let board = verify::VerifyBoard::new(threads);
+        if engines.len() == 1 {
+            return vec![self.drive_with_verify(engines[0].as_mut(), workers, &board)];
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = engines
+                .iter_mut()
+                .zip(workers.chunks_mut(1))
+                .map(|(engine, worker)| {
+                    let board = &board;
+                    scope.spawn(move || self.drive_with_verify(engine.as_mut(), worker, board))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| Err(RunError::Panic(panic_text(&panic))))
+                })
+                .collect()
+        })
+    }
+
     /// Drive `workers` on `engine` at the job's I/O priority (fio's `prio`, `prioclass`: set on
     /// the thread that issues the I/O, before it opens anything, as fio's backend.c does), then
     /// tell the other jobs of the group this one ended (`exitall`).
