@@ -141,6 +141,44 @@ pub struct FioSequence {
     largest_block_bytes: u64,
 }
 
+/// The bytes of one of `job`'s loops over `region` and how many loops (`random_job`: some of
+/// its I/O is random): `size`, or `io_size` if smaller, or larger for a random write without
+/// the map (backend.c, `do_io`).
+fn loop_bytes_and_loops(job: &JobSpec, region: Region, random_job: bool) -> (u64, u32) {
+    let random_write_unmapped = job.read_percent == 0 && random_job && !job.random_map;
+    let mut pass_bytes = region.len_bytes;
+    if let Some(io_size) = job.io_size_bytes {
+        pass_bytes = if random_write_unmapped {
+            pass_bytes.max(io_size)
+        } else {
+            pass_bytes.min(io_size)
+        };
+    }
+    let passes = job.loops.max(1);
+    if let RwModifier::BackBytes(_) = job.rw_modifier {
+        // fio's `do_io` stops at `io_size` (else `size`) times `loops` bytes issued over the
+        // whole job (backend.c, `io_bytes_exceeded`; `io_issue_bytes` is never reset between
+        // loops), or when the file is done. Backward holes always wrap, so the file is never
+        // done: the first loop issues every loop's bytes in one sequence and the later ones
+        // find nothing left to issue.
+        let all_bytes = job
+            .io_size_bytes
+            .unwrap_or(region.len_bytes)
+            .saturating_mul(u64::from(passes));
+        return (all_bytes, 1);
+    }
+    (pass_bytes, passes)
+}
+
+/// fio's `ddir_seq_add` of `modifier` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
+fn seq_add_bytes(modifier: RwModifier) -> i64 {
+    match modifier {
+        RwModifier::SkipBytes(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        RwModifier::BackBytes(n) => i64::try_from(n).map_or(i64::MIN, |n| -n),
+        _ => 0,
+    }
+}
+
 impl FioSequence {
     /// The sequence of fio's thread `thread_number` running `job` over `region` of a target of
     /// `file_size_bytes`.
@@ -185,28 +223,7 @@ impl FioSequence {
             _ => 1,
         };
         let read = u64::from(job.read_percent);
-        let random_write_unmapped = read == 0 && random_job && !job.random_map;
-        let mut pass_bytes = region.len_bytes;
-        if let Some(io_size) = job.io_size_bytes {
-            pass_bytes = if random_write_unmapped {
-                pass_bytes.max(io_size)
-            } else {
-                pass_bytes.min(io_size)
-            };
-        }
-        let mut passes = job.loops.max(1);
-        if let RwModifier::BackBytes(_) = job.rw_modifier {
-            // fio's `do_io` stops at `io_size` (else `size`) times `loops` bytes issued over
-            // the whole job (backend.c, `io_bytes_exceeded`; `io_issue_bytes` is never reset
-            // between loops), or when the file is done. Backward holes always wrap, so the
-            // file is never done: the first loop issues every loop's bytes in one sequence
-            // and the later ones find nothing left to issue.
-            pass_bytes = job
-                .io_size_bytes
-                .unwrap_or(region.len_bytes)
-                .saturating_mul(u64::from(passes));
-            passes = 1;
-        }
+        let (pass_bytes, passes) = loop_bytes_and_loops(job, region, random_job);
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
@@ -236,11 +253,7 @@ impl FioSequence {
             random_every_ios,
             // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
             random_countdown: 1,
-            seq_add_bytes: match job.rw_modifier {
-                RwModifier::SkipBytes(n) => i64::try_from(n).unwrap_or(i64::MAX),
-                RwModifier::BackBytes(n) => i64::try_from(n).map_or(i64::MIN, |n| -n),
-                _ => 0,
-            },
+            seq_add_bytes: seq_add_bytes(job.rw_modifier),
             time_based: job.time_based && job.runtime_ns.is_some(),
             pass_bytes: pass_bytes.max(1),
             passes_left: passes,

@@ -692,24 +692,14 @@ pub fn read_back(
             outcome.interrupted = true;
         }
         let mut queued = 0;
-        while !outcome.interrupted && !exhausted && !free.is_empty() {
-            let Some((offset_bytes, len_bytes)) = extents.next() else {
-                exhausted = true;
-                break;
-            };
-            let relative = free.pop().expect("checked non-empty");
-            let len_bytes = len_bytes as u32;
-            engine
-                .queue(IoRequest {
-                    slot: slots.slot_base + relative,
-                    direction: IoDirection::Read,
-                    offset_bytes,
-                    len_bytes,
-                    ioprio: None,
-                })
-                .map_err(RunError::Engine)?;
-            reading[relative as usize] = (offset_bytes, len_bytes);
-            queued += 1;
+        if !outcome.interrupted && !exhausted {
+            (queued, exhausted) = queue_reads(
+                engine,
+                slots.slot_base,
+                &mut extents,
+                &mut free,
+                &mut reading,
+            )?;
         }
         if queued > 0 {
             // Synchronous engines read inside submit: their time is completion latency.
@@ -735,24 +725,7 @@ pub fn read_back(
                     RunError::Protocol(format!("engine completed unknown slot {}", c.slot))
                 })?;
             let (offset_bytes, len_bytes) = reading[relative as usize];
-            match c.result {
-                Ok(n) if n == len_bytes => {}
-                Ok(n) => {
-                    return Err(RunError::ShortIo {
-                        offset_bytes,
-                        done_bytes: n,
-                        wanted_bytes: len_bytes,
-                        write: false,
-                    })
-                }
-                Err(errno) => {
-                    return Err(RunError::Io {
-                        offset_bytes,
-                        len_bytes,
-                        source: std::io::Error::from_raw_os_error(errno),
-                    })
-                }
-            }
+            read_whole(c.result, offset_bytes, len_bytes)?;
             // Counted before it is checked: fio counts the read of a bad block too, and a job
             // verify stops is reported with its figures.
             outcome.read_bytes += u64::from(len_bytes);
@@ -767,14 +740,58 @@ pub fn read_back(
             free.push(relative);
         }
         if let Some(live) = live {
-            let bytes: u64 = completions
-                .iter()
-                .map(|c| u64::from(c.result.unwrap_or(0)))
-                .sum();
-            live.ios
-                .fetch_add(completions.len() as u64, Ordering::Relaxed);
-            live.bytes.fetch_add(bytes, Ordering::Relaxed);
+            live.count(&completions);
         }
+    }
+}
+
+/// Queues reads of the next `extents` into the `free` slots (from `slot_base`), noting each
+/// slot's extent in `reading`. Returns how many were queued and whether the extents ran out.
+fn queue_reads(
+    engine: &mut dyn IoEngine,
+    slot_base: u32,
+    extents: &mut impl Iterator<Item = (u64, u64)>,
+    free: &mut Vec<u32>,
+    reading: &mut [(u64, u32)],
+) -> Result<(usize, bool), RunError> {
+    let mut queued = 0;
+    while !free.is_empty() {
+        let Some((offset_bytes, len_bytes)) = extents.next() else {
+            return Ok((queued, true));
+        };
+        let relative = free.pop().expect("checked non-empty");
+        let len_bytes = len_bytes as u32;
+        engine
+            .queue(IoRequest {
+                slot: slot_base + relative,
+                direction: IoDirection::Read,
+                offset_bytes,
+                len_bytes,
+                ioprio: None,
+            })
+            .map_err(RunError::Engine)?;
+        reading[relative as usize] = (offset_bytes, len_bytes);
+        queued += 1;
+    }
+    Ok((queued, false))
+}
+
+/// A read-back read of `len_bytes` at `offset_bytes` must come back whole: `result` as an
+/// error otherwise.
+fn read_whole(result: Result<u32, i32>, offset_bytes: u64, len_bytes: u32) -> Result<(), RunError> {
+    match result {
+        Ok(n) if n == len_bytes => Ok(()),
+        Ok(n) => Err(RunError::ShortIo {
+            offset_bytes,
+            done_bytes: n,
+            wanted_bytes: len_bytes,
+            write: false,
+        }),
+        Err(errno) => Err(RunError::Io {
+            offset_bytes,
+            len_bytes,
+            source: std::io::Error::from_raw_os_error(errno),
+        }),
     }
 }
 

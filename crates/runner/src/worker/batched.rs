@@ -3,9 +3,10 @@
 //! `do_io` and `wait_for_completions`, io_u.c `io_u_queued_complete` and `io_u_quiesce`,
 //! ioengines.c `td_io_queue`, `td_io_commit` and `td_io_getevents`), for one worker on an
 //! engine of its own, as one fio thread. fio's defaults keep the runner's own loop
-//! (`worker::drive`), which does the same with less bookkeeping.
+//! (`drive::drive`), which does the same with less bookkeeping.
 
-use super::{Issue, Window, Worker};
+use super::drive::Issue;
+use super::{Window, Worker};
 use crate::RunError;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,14 +46,14 @@ pub(super) fn drive(
     ended: &AtomicBool,
     live: Option<&crate::LiveCounters>,
 ) -> Result<bool, RunError> {
-    let Some(batch) = w.io_batch else {
+    let Some(batch) = w.queue.io_batch else {
         return Err(RunError::Protocol(
             "batched issue loop started for a job without batching".into(),
         ));
     };
     let mut reaper = Reaper {
-        ready: VecDeque::with_capacity(w.in_flight.len()),
-        scratch: Vec::with_capacity(w.in_flight.len()),
+        ready: VecDeque::with_capacity(w.queue.in_flight.len()),
+        scratch: Vec::with_capacity(w.queue.in_flight.len()),
         window,
         live,
         polls: batch.complete_min == 0 && !engine.capabilities().shared_timeline,
@@ -81,17 +82,17 @@ pub(super) fn drive(
             // empty, an overlapping I/O). fio empties its queue first (`io_u_quiesce`).
             quiesce(engine, w, issue, batch, &mut reaper)?;
             if let Some(t) = wait {
-                super::wait_a_while(engine, window.deadline_ns.map_or(t, |d| t.min(d)));
+                super::drive::wait_a_while(engine, window.deadline_ns.map_or(t, |d| t.min(d)));
             }
             continue;
         }
         // td_io_queue: the engine is committed once `iodepth_batch_submit` I/Os are queued.
-        w.batch_queued += 1;
-        if w.batch_queued >= batch.submit {
+        w.queue.batch_queued += 1;
+        if w.queue.batch_queued >= batch.submit {
             commit(engine, w, issue, measuring)?;
         }
         // do_io: fio's queue is full when no I/O unit is free, queued or in flight.
-        let full = w.free_slots.is_empty();
+        let full = w.queue.free_slots.is_empty();
         if full || batch.polls() {
             wait_for_completions(engine, w, issue, batch, full, &mut reaper)?;
         }
@@ -107,16 +108,16 @@ fn commit(
     issue: &mut Issue,
     measuring: bool,
 ) -> Result<(), RunError> {
-    if w.outstanding() == 0 || w.batch_queued == 0 {
+    if w.queue.outstanding() == 0 || w.queue.batch_queued == 0 {
         return Ok(());
     }
     if measuring {
-        let depth = w.outstanding() as u64;
-        for _ in 0..w.batch_queued {
+        let depth = w.queue.outstanding() as u64;
+        for _ in 0..w.queue.batch_queued {
             w.stats.depth.mark_depth(depth);
         }
     }
-    w.batch_queued = 0;
+    w.queue.batch_queued = 0;
     submit_queued(engine, w, issue, measuring)
 }
 
@@ -134,7 +135,7 @@ fn submit_queued(
     engine.submit().map_err(RunError::Engine)?;
     let submitted_ns = engine.now_ns();
     for &slot in &issue.queued_slots {
-        w.in_flight[(slot - w.slot_base) as usize].submitted_ns = submitted_ns;
+        w.queue.in_flight[(slot - w.queue.slot_base) as usize].submitted_ns = submitted_ns;
     }
     if measuring {
         w.stats.depth.mark_submit(issue.queued_slots.len() as u64);
@@ -154,13 +155,13 @@ fn wait_for_completions(
     full: bool,
     reaper: &mut Reaper<'_>,
 ) -> Result<(), RunError> {
-    let mut min_events = batch.complete_min.min(w.outstanding() as u32);
+    let mut min_events = batch.complete_min.min(w.queue.outstanding() as u32);
     if (full && min_events == 0) || batch.complete_min == 0 {
         min_events = 1;
     }
     loop {
         queued_complete(engine, w, issue, batch, min_events, reaper)?;
-        if !(full && w.outstanding() as u32 > batch.depth_low) {
+        if !(full && w.queue.outstanding() as u32 > batch.depth_low) {
             return Ok(());
         }
     }
@@ -178,7 +179,7 @@ fn quiesce(
     let measuring = reaper.measuring(engine);
     commit(engine, w, issue, measuring)?;
     submit_queued(engine, w, issue, measuring)?;
-    while w.outstanding() > 0 {
+    while w.queue.outstanding() > 0 {
         queued_complete(engine, w, issue, batch, 1, reaper)?;
     }
     Ok(())
@@ -193,8 +194,15 @@ fn drain_at_end(
     batch: IoBatch,
     reaper: &mut Reaper<'_>,
 ) -> Result<(), RunError> {
-    while w.outstanding() > 0 {
-        queued_complete(engine, w, issue, batch, w.outstanding() as u32, reaper)?;
+    while w.queue.outstanding() > 0 {
+        queued_complete(
+            engine,
+            w,
+            issue,
+            batch,
+            w.queue.outstanding() as u32,
+            reaper,
+        )?;
     }
     Ok(())
 }
@@ -211,7 +219,7 @@ fn queued_complete(
     min_events: u32,
     reaper: &mut Reaper<'_>,
 ) -> Result<(), RunError> {
-    let cur_depth = w.outstanding() as u32;
+    let cur_depth = w.queue.outstanding() as u32;
     let min = min_events.min(cur_depth);
     if min > 0 {
         // td_io_getevents calls the engine's commit, not td_io_commit: the I/Os go, and
@@ -244,7 +252,7 @@ fn queued_complete(
     if reaper.measuring(engine) {
         w.stats.depth.mark_complete(taken as u64);
     }
-    let slots = w.slot_base..w.slot_base + w.in_flight.len() as u32;
+    let slots = w.queue.slot_base..w.queue.slot_base + w.queue.in_flight.len() as u32;
     for completion in reaper.ready.drain(..taken) {
         if !slots.contains(&completion.slot) {
             return Err(RunError::Protocol(format!(

@@ -1,0 +1,259 @@
+//! One worker's fill of its queue: the next I/O chosen (replay, backlog, generator), held
+//! back where something says so (think time, sync, overlap, flow, rate), then prepared and
+//! queued on the engine.
+
+use super::pacing::Gate;
+use super::replay::ReplayStep;
+use super::verifying::Backlog;
+use super::{InFlight, Worker};
+use crate::offsets::{PlannedIo, Region};
+use crate::RunError;
+use storlab_engine::{IoDirection, IoEngine, IoRequest};
+use storlab_job::JobSpec;
+
+/// fio's `invalidate` at every pass over the region (buffered jobs only).
+pub(super) struct Passes {
+    /// Bytes in one pass over the region (fio's `io_size`, by default the region's size), when
+    /// the region's cached pages are dropped each time a pass completes (fio's `invalidate`
+    /// for every loop and every wrap of a time-based job).
+    invalidate_pass_bytes: Option<u64>,
+    /// Issued bytes at which the next pass starts.
+    next_pass_at_bytes: u64,
+}
+
+impl Passes {
+    pub(super) fn new(job: &JobSpec, region: Region) -> Passes {
+        let pass_bytes = job
+            .io_size_bytes
+            .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
+            .max(1);
+        Passes {
+            invalidate_pass_bytes: (job.invalidate && !job.direct && job.replay.is_none())
+                .then_some(pass_bytes),
+            next_pass_at_bytes: pass_bytes,
+        }
+    }
+}
+
+/// The I/O a fill goes on with, or why it stops.
+enum Next {
+    /// `io`, a read of fio's `verify_backlog` when `backlog_read`.
+    Io { io: PlannedIo, backlog_read: bool },
+    /// Nothing goes until then (`None`: until an I/O completes).
+    Wait(Option<u64>),
+    /// The generator can place no further I/O.
+    End,
+}
+
+impl Worker {
+    /// Queue as many I/Os as the free slots, limits and rate allow, at most `limit`, noting
+    /// each slot in `queued_slots`. Returns how many were queued and, when a wait held one
+    /// back, when it may go.
+    pub(super) fn fill(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+        queued_slots: &mut Vec<u32>,
+        limit: usize,
+    ) -> Result<(usize, Option<u64>), RunError> {
+        let mut queued = 0;
+        while queued < limit
+            && !self.queue.free_slots.is_empty()
+            && self.queue.outstanding() < self.queue.depth_limit
+            && !self.finished_issuing()
+        {
+            if let Some(wait) = self.held_before_choosing(engine, now_ns, queued)? {
+                return Ok((queued, wait));
+            }
+            let (io, backlog_read) = match self.next_io(engine, now_ns)? {
+                Next::Io { io, backlog_read } => (io, backlog_read),
+                Next::Wait(wait) => return Ok((queued, wait)),
+                // fio ends the job where it cannot place an I/O.
+                Next::End => break,
+            };
+            if !backlog_read && self.trimmed_to_bytes_left(&io) {
+                continue;
+            }
+            if self.verifying.only {
+                self.play_without_io(&io);
+                continue;
+            }
+            if let Some(wait) = self.held_for_others(&io, now_ns, queued) {
+                return Ok((queued, wait));
+            }
+            match self.pace(&io, now_ns) {
+                Gate::Go => {}
+                Gate::Wait(wait) => return Ok((queued, wait)),
+                Gate::Redrawn => continue,
+            }
+            if !self.claim_on_board(&io) {
+                // Another job claimed an overlapping range since the look above.
+                return Ok((queued, None));
+            }
+            let slot = self.issue(engine, &io, backlog_read, now_ns)?;
+            queued_slots.push(slot);
+            queued += 1;
+            if self.think.spec.think_ns > 0 && self.think.spec.count_issued {
+                self.think.count_io(now_ns);
+            }
+        }
+        Ok((queued, None))
+    }
+
+    /// What holds the queue before an I/O is chosen: a `thinktime` stall, or a due sync
+    /// waiting for the worker's I/O to finish (a sync that may go goes here).
+    fn held_before_choosing(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        now_ns: u64,
+        queued: usize,
+    ) -> Result<Option<Option<u64>>, RunError> {
+        if self.think.spec.think_ns > 0 {
+            let queue = &self.queue;
+            let stall = self
+                .think
+                .stall(engine, now_ns, || queued > 0 || queue.outstanding() > 0);
+            if stall.is_some() {
+                return Ok(stall);
+            }
+        }
+        if let Some(kind) = self.sync.due(self.progress.write_counter) {
+            // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
+            if self.queue.outstanding() > 0 {
+                return Ok(Some(None));
+            }
+            self.flush(engine, kind)?;
+        }
+        Ok(None)
+    }
+
+    /// The I/O to go next: the one held back before, else the replay's next, a backlog read,
+    /// or the generator's next.
+    fn next_io(&mut self, engine: &mut dyn IoEngine, now_ns: u64) -> Result<Next, RunError> {
+        if self.replay.is_some() && self.pending.is_none() {
+            match self.next_replayed(engine, now_ns)? {
+                ReplayStep::Io(io) => self.pending = Some(io),
+                ReplayStep::Wait(until) => return Ok(Next::Wait(until)),
+            }
+        }
+        let mut backlog_read = false;
+        if self.pending.is_none() {
+            if let Some(read) = self.verifying.backlog.as_mut().and_then(Backlog::next_read) {
+                self.pending = Some(read);
+                backlog_read = true;
+            }
+        }
+        let io = match self.pending {
+            Some(io) => io,
+            None => {
+                let Some(io) = self.generator.next(None) else {
+                    self.progress.generator_done = true;
+                    return Ok(Next::End);
+                };
+                self.pending = Some(io);
+                io
+            }
+        };
+        Ok(Next::Io { io, backlog_read })
+    }
+
+    /// The last I/O of a size-bounded run is trimmed to the bytes left, as fio does: true
+    /// when `io` was (it is then chosen again, trimmed).
+    fn trimmed_to_bytes_left(&mut self, io: &PlannedIo) -> bool {
+        if self.generator.draws_as_fio() {
+            return false;
+        }
+        let Some(remaining) = self
+            .progress
+            .limit_bytes
+            .map(|n| n - self.progress.issued_bytes)
+        else {
+            return false;
+        };
+        if u64::from(io.len_bytes) > remaining && remaining > 0 {
+            self.pending = Some(PlannedIo {
+                len_bytes: remaining as u32,
+                ..*io
+            });
+            return true;
+        }
+        false
+    }
+
+    /// Issues `io` (a backlog read when `backlog_read`) at `now_ns`: logged, its slot
+    /// prepared, queued on the engine and counted. Returns the engine slot.
+    fn issue(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        io: &PlannedIo,
+        backlog_read: bool,
+        now_ns: u64,
+    ) -> Result<u32, RunError> {
+        self.pending = None;
+        self.count_in_flow();
+        self.invalidate_after_pass(engine)?;
+        if let Some(log) = self.iolog.as_mut() {
+            log.record_issued(io.direction, io.offset_bytes, io.len_bytes, &self.job_name)?;
+        }
+        let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
+        let slot = self.queue.slot_base + relative_slot;
+        let generation = self.prepare_slot(engine, slot, io, backlog_read);
+        let own_ioprio = self.draw_ioprio(io);
+        engine
+            .queue(IoRequest {
+                slot,
+                direction: io.direction,
+                offset_bytes: io.offset_bytes,
+                len_bytes: io.len_bytes,
+                ioprio: own_ioprio,
+            })
+            .map_err(RunError::Engine)?;
+        self.queue.in_flight[relative_slot as usize] = InFlight {
+            direction: Some(io.direction),
+            offset_bytes: io.offset_bytes,
+            len_bytes: io.len_bytes,
+            queued_ns: now_ns,
+            submitted_ns: now_ns,
+            generation,
+            backlog: backlog_read,
+            ioprio: own_ioprio.unwrap_or(self.priority.default_ioprio),
+        };
+        self.count_issued(io, backlog_read);
+        Ok(slot)
+    }
+
+    /// A pass over the region completed: as fio does at every loop, drop what it left in the
+    /// page cache so the next pass measures the device again.
+    fn invalidate_after_pass(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        let Some(pass_bytes) = self.passes.invalidate_pass_bytes else {
+            return Ok(());
+        };
+        let issued_bytes = self.progress.issued_bytes;
+        if issued_bytes >= self.passes.next_pass_at_bytes {
+            engine
+                .invalidate(self.region.start_bytes, self.region.len_bytes)
+                .map_err(RunError::Engine)?;
+            let passes_done = issued_bytes / pass_bytes;
+            self.passes.next_pass_at_bytes = (passes_done + 1).saturating_mul(pass_bytes);
+        }
+        Ok(())
+    }
+
+    /// Counts the queued `io` towards the job's bounds, the backlog and the syncs.
+    fn count_issued(&mut self, io: &PlannedIo, backlog_read: bool) {
+        if let Some(backlog) = self.verifying.backlog.as_mut() {
+            backlog.last_was_read = io.direction == IoDirection::Read;
+        }
+        // As fio, a backlog's reads come on top of the job's bytes (backend.c, `do_io`, adds
+        // `size` to the bytes to issue when verify_backlog is set).
+        if !backlog_read {
+            self.progress.issued_ios += 1;
+            self.progress.issued_bytes += u64::from(io.len_bytes);
+        }
+        self.sync.last_offset_bytes = io.offset_bytes;
+        // fio clears it when an I/O completes; a synchronous engine completes each I/O before
+        // the next is chosen, so clearing it at issue is the same there, and with a deeper
+        // queue it keeps every N-th write's sync.
+        self.sync.last_was_sync = false;
+    }
+}

@@ -1,0 +1,98 @@
+//! fio's syncs of one worker: `fsync`/`fdatasync` every N writes, `end_fsync` and
+//! `fsync_on_close`, each logged in `write_iolog` as fio logs it.
+
+use super::Worker;
+use crate::RunError;
+use storlab_engine::{FlushKind, IoEngine};
+use storlab_job::SyncSpec;
+
+/// When one worker syncs, and what its last sync left.
+pub(super) struct Syncs {
+    /// fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`.
+    spec: SyncSpec,
+    /// A sync was the last thing done: none is due again until another I/O goes (fio's
+    /// `last_was_sync`).
+    pub(super) last_was_sync: bool,
+    /// Offset of the last I/O issued, for the sync lines of the I/O log.
+    pub(super) last_offset_bytes: u64,
+    /// Syncs that start from here on the engine's clock are measured (after the ramp).
+    pub(super) measure_start_ns: u64,
+}
+
+impl Syncs {
+    pub(super) fn new(spec: SyncSpec) -> Syncs {
+        Syncs {
+            spec,
+            last_was_sync: false,
+            last_offset_bytes: 0,
+            measure_start_ns: 0,
+        }
+    }
+
+    /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O, `writes` having
+    /// been issued: after every N, unless a sync was the last thing done (fio's `get_rw_ddir`).
+    pub(super) fn due(&self, writes: u64) -> Option<FlushKind> {
+        if self.last_was_sync || writes == 0 {
+            return None;
+        }
+        let every = |n: u32| n > 0 && writes.is_multiple_of(u64::from(n));
+        if every(self.spec.fsync_every_writes) {
+            Some(FlushKind::All)
+        } else if every(self.spec.fdatasync_every_writes) {
+            Some(FlushKind::Data)
+        } else {
+            None
+        }
+    }
+}
+
+impl Worker {
+    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it, and timed
+    /// and counted as fio's `sync` block does (see `flush_at_end` for the end's).
+    pub(super) fn flush(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        kind: FlushKind,
+    ) -> Result<(), RunError> {
+        self.flush_measured(engine, kind, true)
+    }
+
+    /// `flush`, timed and counted in the `sync` statistics when `measured`.
+    fn flush_measured(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        kind: FlushKind,
+        measured: bool,
+    ) -> Result<(), RunError> {
+        if let Some(log) = self.iolog.as_mut() {
+            log.record_sync(kind, self.sync.last_offset_bytes);
+        }
+        let start_ns = engine.now_ns();
+        engine.flush(kind).map_err(RunError::Engine)?;
+        if measured && start_ns >= self.sync.measure_start_ns {
+            self.stats.sync.record(engine.now_ns() - start_ns);
+            if kind == FlushKind::All {
+                self.stats.fsyncs += 1;
+            }
+        }
+        self.sync.last_was_sync = true;
+        Ok(())
+    }
+
+    /// fio's `end_fsync` and `fsync_on_close`: one `fsync` once a job that wrote is done,
+    /// unless its last act was a sync already (fio then issues none: one sync for both keys).
+    /// fio neither times nor counts it: both keys sync in the TD_FSYNCING state (backend.c,
+    /// `do_io`), which `td_io_queue` (ioengines.c) leaves out of `total_io_u` (and
+    /// `fsync_on_close` adds a plain `fsync(2)` at close, filesetup.c, no I/O unit at all).
+    pub(super) fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        let wanted = self.sync.spec.end_fsync || self.sync.spec.fsync_on_close;
+        if wanted
+            && self.error.is_none()
+            && self.progress.write_counter > 0
+            && !self.sync.last_was_sync
+        {
+            self.flush_measured(engine, FlushKind::All, false)?;
+        }
+        Ok(())
+    }
+}

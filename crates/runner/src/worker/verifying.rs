@@ -1,0 +1,338 @@
+//! What one worker keeps to verify its data (see `verify.rs`): the record of its writes, the
+//! checks of its reads as they complete, fio's `verify_backlog`, `verify_only` and the verify
+//! state file.
+
+use super::{InFlight, Worker, CHECKED_GENERATIONS};
+use crate::fio_verify::FioFormat;
+use crate::offsets::{PlannedIo, Region};
+use crate::verify::{self, WriteRecord};
+use crate::verify_state::{VerifyCut, VerifyStateRecorder};
+use crate::RunError;
+use std::sync::Arc;
+use storlab_engine::{IoDirection, IoEngine};
+use storlab_job::JobSpec;
+
+/// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of written, not yet checked
+/// blocks reaches a multiple of `every` and the last I/O was not a read, the next `batch` I/Os
+/// read back logged blocks, oldest first; the rest waits for the read-back after the writes.
+pub(super) struct Backlog {
+    every: u64,
+    batch: u64,
+    /// Writes completed and not yet read back, in completion order (fio logs them at issue;
+    /// storlab at completion, so a check never races its write).
+    logged: std::collections::VecDeque<(u64, u32)>,
+    /// Reads left in the current batch.
+    batch_left: u64,
+    pub(super) last_was_read: bool,
+}
+
+impl Backlog {
+    /// The next read of a batch, if one is due.
+    pub(super) fn next_read(&mut self) -> Option<PlannedIo> {
+        let hist_len = self.logged.len() as u64;
+        if hist_len == 0 {
+            return None;
+        }
+        if self.batch_left == 0 {
+            if !hist_len.is_multiple_of(self.every) || self.last_was_read {
+                return None;
+            }
+            self.batch_left = self.batch;
+        }
+        self.batch_left -= 1;
+        let (offset_bytes, len_bytes) = self.logged.pop_front()?;
+        Some(PlannedIo {
+            direction: IoDirection::Read,
+            offset_bytes,
+            len_bytes,
+        })
+    }
+}
+
+/// Verification state: what this worker wrote (see `verify.rs`).
+pub(super) struct VerifyState {
+    pub(super) record: WriteRecord,
+    /// Generations of this worker's writes in flight.
+    writes_in_flight: Vec<u32>,
+    expected: Vec<u8>,
+    pub(super) checked_bytes: u64,
+    /// Check reads during the write phase. Off when other workers write the same bytes: their
+    /// writes may land under this worker's reads at any time.
+    pub(super) in_phase_checks: bool,
+}
+
+/// Everything one worker keeps for verification.
+pub(super) struct Verifying {
+    /// fio's `verify` with its read-back (`do_verify=1`).
+    pub(super) state: Option<VerifyState>,
+    /// The job, for verify messages (verify runs only).
+    job: Option<Box<JobSpec>>,
+    /// fio's `verify_only`: writes are recorded, not issued, and reads skipped.
+    pub(super) only: bool,
+    /// A job that only reads, with fio's verify set: each read is checked against fio's
+    /// headers and checksums as it completes (fio 3.33, backend.c `do_io`).
+    read_check: Option<Box<FioFormat>>,
+    /// fio's `verify_backlog` (verify runs that set it).
+    pub(super) backlog: Option<Backlog>,
+    /// fio's verify state file (`verify_state_save`): the clone's thread index (from 0) and
+    /// its last completed writes; `None` when the job writes none.
+    pub(super) state_file: Option<(u32, VerifyStateRecorder)>,
+    /// fio's `verify_state_load`: where this clone's verify pass stops.
+    pub(super) cut: Option<VerifyCut>,
+}
+
+impl Verifying {
+    /// What worker `worker_index` of `job` (data seed `seed`) keeps to verify `region`, its
+    /// blocks in fio's verify format `fio_format` when the job sets one.
+    pub(super) fn new(
+        job: &JobSpec,
+        worker_index: u32,
+        seed: u64,
+        region: Region,
+        fio_format: Option<Arc<FioFormat>>,
+    ) -> Verifying {
+        let state = job.verify.then(|| VerifyState {
+            record: WriteRecord::new(
+                worker_index,
+                seed,
+                job.data_pattern,
+                verify::granule_bytes(job),
+                region,
+            )
+            .with_format(fio_format),
+            writes_in_flight: Vec::with_capacity(job.iodepth as usize),
+            expected: vec![0; job.max_block_bytes() as usize],
+            checked_bytes: 0,
+            in_phase_checks: true,
+        });
+        let spec = job.verify_spec.as_ref();
+        Verifying {
+            state,
+            job: (job.verify || spec.is_some()).then(|| Box::new(job.clone())),
+            only: spec.is_some_and(|v| v.only),
+            read_check: spec
+                .filter(|v| job.read_percent == 100 && !job.verify && !v.only)
+                .map(|v| Box::new(FioFormat::for_reads(v, job))),
+            backlog: spec.filter(|_| job.verify).and_then(|v| {
+                let every = v.backlog?;
+                Some(Backlog {
+                    every,
+                    batch: v.backlog_batch.unwrap_or(every),
+                    logged: std::collections::VecDeque::new(),
+                    batch_left: 0,
+                    last_was_read: false,
+                })
+            }),
+            state_file: None,
+            cut: None,
+        }
+    }
+
+    /// Whether a completed I/O's data is checked: a reading job's against fio's headers, or
+    /// a verify run's.
+    pub(super) fn checks_completions(&self) -> bool {
+        self.read_check.is_some() || self.state.is_some()
+    }
+
+    /// The write about to be numbered `write_counter` goes into the read-back's record.
+    fn note_logged_write(&mut self, write_counter: u64, offset_bytes: u64) {
+        if let Some(cut) = self.cut.as_mut() {
+            cut.note_logged_write(write_counter, offset_bytes);
+        }
+    }
+
+    /// A verify run's write numbered `write_counter` about to go from `buf`: its expected
+    /// content goes into `buf` and the record. Returns its generation (`None`: no verify run).
+    pub(super) fn record_write(
+        &mut self,
+        buf: &mut [u8],
+        io: &PlannedIo,
+        write_counter: u64,
+    ) -> Option<u32> {
+        self.state.as_ref()?;
+        self.note_logged_write(write_counter, io.offset_bytes);
+        let v = self.state.as_mut()?;
+        // 1..=u32::MAX; 0 means "never written" in the record.
+        let generation = (write_counter % CHECKED_GENERATIONS) as u32 + 1;
+        let record = &mut v.record;
+        record.fill_expected(buf, io.offset_bytes, generation);
+        record.record(
+            io.offset_bytes,
+            u64::from(io.len_bytes),
+            generation,
+            &v.writes_in_flight,
+        );
+        v.writes_in_flight.push(generation);
+        Some(generation)
+    }
+
+    /// The generation a read about to go checks (0: none): granules whose last write has a
+    /// lower one were written and not rewritten when it was issued.
+    pub(super) fn read_generation(&self, backlog_read: bool, write_counter: u64) -> u32 {
+        let Some(v) = self.state.as_ref() else {
+            return 0;
+        };
+        if (v.in_phase_checks || backlog_read) && write_counter < CHECKED_GENERATIONS {
+            let next = write_counter as u32 + 1;
+            return v.writes_in_flight.iter().fold(next, |m, g| m.min(*g));
+        }
+        0
+    }
+
+    /// fio's `verify_only`: the workload is played without I/O, its writes logged for the
+    /// read-back (`write_counter` numbering this one); its reads are not issued. Returns
+    /// whether it was a write that counts.
+    fn play_without_io(&mut self, io: &PlannedIo, write_counter: u64) -> bool {
+        if io.direction != IoDirection::Write || self.state.is_none() {
+            return false;
+        }
+        self.note_logged_write(write_counter, io.offset_bytes);
+        let Some(v) = self.state.as_mut() else {
+            return false;
+        };
+        let generation = (write_counter % CHECKED_GENERATIONS) as u32 + 1;
+        v.record
+            .record(io.offset_bytes, u64::from(io.len_bytes), generation, &[]);
+        // fio's dry run completes the played writes too.
+        if let Some((_, state)) = self.state_file.as_mut() {
+            state.write_completed(io.offset_bytes);
+        }
+        true
+    }
+
+    /// A job that only reads, with fio's verify format: the read of `io` into `found` against
+    /// fio's headers and checksums.
+    fn check_fio_read(&self, io: &InFlight, found: &[u8]) -> Result<(), RunError> {
+        let Some(format) = self.read_check.as_deref() else {
+            return Ok(());
+        };
+        if let Err(failure) = format.check_read_block(found, io.offset_bytes) {
+            let job = self.job.as_deref().expect("set with a read check");
+            let expected = format.expected_from_header(found, io.offset_bytes);
+            return Err(verify::fio_failure(
+                job,
+                format,
+                failure,
+                io.offset_bytes,
+                found,
+                &expected,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A verify run's completed write leaves the writes in flight (and joins the backlog).
+    fn write_completed(&mut self, io: &InFlight) {
+        let Some(v) = self.state.as_mut() else {
+            return;
+        };
+        if let Some(i) = v.writes_in_flight.iter().position(|g| *g == io.generation) {
+            v.writes_in_flight.swap_remove(i);
+        }
+        if let Some(backlog) = self.backlog.as_mut() {
+            backlog.logged.push_back((io.offset_bytes, io.len_bytes));
+        }
+    }
+
+    /// A verify run's completed read of `io` into `found`, compared with what was written
+    /// when it checks a generation.
+    fn check_verified_read(&mut self, io: &InFlight, found: &[u8]) -> Result<(), RunError> {
+        let Some(v) = self.state.as_mut() else {
+            return Ok(());
+        };
+        let job = self.job.as_deref().expect("set with verify");
+        let bytes = verify::check_read(
+            job,
+            &v.record,
+            &[],
+            io.offset_bytes,
+            found,
+            &mut v.expected,
+            Some(io.generation),
+        )?;
+        v.checked_bytes += bytes;
+        // Checked whole, and no other worker writes here: the read-back after the writes need
+        // not read it again (fio drops the piece from its log).
+        if io.backlog && bytes == u64::from(io.len_bytes) && v.in_phase_checks {
+            v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
+        }
+        Ok(())
+    }
+}
+
+impl Worker {
+    /// fio's `verify_only` for `io`: nothing goes to the engine, the write is recorded.
+    pub(super) fn play_without_io(&mut self, io: &PlannedIo) {
+        self.pending = None;
+        if self
+            .verifying
+            .play_without_io(io, self.progress.write_counter)
+        {
+            self.progress.write_counter += 1;
+        }
+        self.progress.issued_ios += 1;
+        self.progress.issued_bytes += u64::from(io.len_bytes);
+    }
+
+    /// The checks of a completed `io` whose data is in engine slot `slot`: a read against
+    /// fio's headers, a verify run's read against what was written.
+    pub(super) fn check_completed_data(
+        &mut self,
+        engine: &dyn IoEngine,
+        slot: u32,
+        io: &InFlight,
+        direction: IoDirection,
+    ) {
+        let len = io.len_bytes as usize;
+        if direction == IoDirection::Read && self.verifying.read_check.is_some() {
+            if let Err(error) = self
+                .verifying
+                .check_fio_read(io, &engine.buffer(slot)[..len])
+            {
+                self.error.get_or_insert(error);
+            }
+        }
+        if self.verifying.state.is_none() {
+            return;
+        }
+        let checked = match direction {
+            IoDirection::Write => {
+                self.verifying.write_completed(io);
+                Ok(())
+            }
+            IoDirection::Read if io.generation > 0 => self
+                .verifying
+                .check_verified_read(io, &engine.buffer(slot)[..len]),
+            _ => Ok(()),
+        };
+        if let Err(error) = checked {
+            self.error.get_or_insert(error);
+        }
+    }
+
+    /// What this worker wrote, for the read-back (verify runs; taken once).
+    pub fn take_write_record(&mut self) -> Option<WriteRecord> {
+        let state = self.verifying.state.as_mut()?;
+        let empty = WriteRecord::new(
+            self.worker_index,
+            0,
+            self.data.pattern,
+            1,
+            Region {
+                start_bytes: 0,
+                len_bytes: 0,
+            },
+        );
+        let mut record = std::mem::replace(&mut state.record, empty);
+        if let Some(first) = self
+            .verifying
+            .cut
+            .as_ref()
+            .and_then(VerifyCut::first_unchecked_write)
+        {
+            // Generations are write numbers from 1 (the record's 0 is "never written").
+            record.forget_generations_from(u32::try_from(first + 1).unwrap_or(u32::MAX));
+        }
+        Some(record)
+    }
+}
