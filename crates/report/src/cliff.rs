@@ -169,7 +169,7 @@ fn split(rates: &[f64], start: usize, end: usize, floor: f64, bounds: &mut Vec<u
 /// P(F > f) for F with (1, `dof`) degrees of freedom (the square of Student's t):
 /// I_x(dof/2, 1/2) with x = dof / (dof + f).
 fn f_tail(f: f64, dof: usize) -> f64 {
-    if !(f > 0.0) {
+    if f.is_nan() || f <= 0.0 {
         return 1.0;
     }
     let m = dof as f64;

@@ -1,7 +1,8 @@
 //! The SLC-mode write cache of the SSD model (`drive/ssd/slc_cache.rs`) against its own
 //! physics: programs take the SLC time until the dies' shares are full and the native time
 //! after; idle time long enough for whole fold steps drains the cache at one SLC read plus one
-//! native program per step, and a gap shorter than a step folds nothing.
+//! native program per step, and a gap shorter than a step folds nothing; the dynamic part
+//! shrinks as the free space run one bit per cell stops holding it.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -19,6 +20,10 @@ const NATIVE_PROGRAM_NS: u64 = 1_000_000;
 const CACHE_BYTES: u64 = DIES * 64 * PAGE;
 
 fn drive() -> SsdDrive {
+    drive_with_dynamic(0)
+}
+
+fn drive_with_dynamic(dynamic_bytes: u64) -> SsdDrive {
     let profile = SsdProfile {
         description: "test TLC SSD with an SLC cache".into(),
         channels: 2,
@@ -51,7 +56,7 @@ fn drive() -> SsdDrive {
         partial_page_update: Default::default(),
         slc_cache: Some(SlcCacheProfile {
             static_bytes: CACHE_BYTES,
-            dynamic_bytes: 0,
+            dynamic_bytes,
             native_bits_per_cell: 3,
             page_program_ns: SLC_PROGRAM_NS,
             page_read_ns: SLC_READ_NS,
@@ -127,4 +132,23 @@ fn idle_time_folds_whole_steps_and_a_shorter_gap_folds_nothing() {
     assert_eq!(report.folded_bytes, 10 * DIES * PAGE);
     assert_eq!(report.slc_programmed_bytes, CACHE_BYTES + 4 * PAGE);
     assert_eq!(report.held_bytes, CACHE_BYTES - 10 * DIES * PAGE + 4 * PAGE);
+}
+
+#[test]
+fn the_dynamic_region_shrinks_with_the_free_space() {
+    let user_bytes = 3000 * PAGE;
+    let dynamic = 500 * PAGE;
+    let mut d = drive_with_dynamic(dynamic);
+    assert_eq!(
+        cache(&d).capacity_bytes,
+        CACHE_BYTES + dynamic,
+        "empty: all of it"
+    );
+    // 1800 pages written: 1200 free, which one bit per cell turns into 400 pages of cache.
+    let mut at_ns = 0;
+    for first in (0..1800).step_by(100) {
+        at_ns = write_then_flush(&mut d, first, 100, at_ns);
+    }
+    let free = user_bytes - 1800 * PAGE;
+    assert_eq!(cache(&d).capacity_bytes, CACHE_BYTES + free / 3);
 }
