@@ -411,7 +411,8 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
     validate_slc_cache(p)
 }
 
-/// The `[slc_cache]` table: only on the page map, whose program path it times.
+/// The `[slc_cache]` table: only on the page map's buffered write path, whose programs it
+/// times.
 fn validate_slc_cache(p: &SsdProfile) -> Result<(), (&'static str, String)> {
     let Some(cache) = &p.slc_cache else {
         return Ok(());
@@ -420,6 +421,12 @@ fn validate_slc_cache(p: &SsdProfile) -> Result<(), (&'static str, String)> {
         return Err((
             "slc_cache",
             "the SLC-mode cache is modelled on the page mapping".into(),
+        ));
+    }
+    if p.partial_page_update == PartialPageUpdate::CopyBack {
+        return Err((
+            "slc_cache",
+            "copy_back merges program on the die outside the cache's timing: use buffered".into(),
         ));
     }
     slc_cache::validate(cache, p.user_capacity_bytes, p.page_program_ns)
