@@ -41,6 +41,8 @@ pub struct SlcCacheProfile {
 /// parts of the era; the bounds leave room and refuse unit slips.
 const SLC_PAGE_PROGRAM_NS_MAX: u64 = 2_000_000;
 const SLC_PAGE_READ_NS_MAX: u64 = 500_000;
+/// Largest cache a profile may give: the most NAND a profile may have (2^30 slots of 4 KiB).
+const CACHE_BYTES_MAX: u64 = 1 << 42;
 
 /// Why an `[slc_cache]` table is impossible: (key, reason).
 pub(super) fn validate(
@@ -55,14 +57,38 @@ pub(super) fn validate(
         4,
         "MLC, TLC or QLC cells run one bit per cell",
     )?;
-    let cache_bytes = p.static_bytes.saturating_add(p.dynamic_bytes);
+    let why = "at most the 4 TiB of NAND a profile may have";
     check_range(
         "slc_cache.static_bytes",
-        cache_bytes,
-        1,
-        user_capacity_bytes / u64::from(p.native_bits_per_cell),
-        "static_bytes + dynamic_bytes: a cache of at least one byte, in cells the drive has",
+        p.static_bytes,
+        0,
+        CACHE_BYTES_MAX,
+        why,
     )?;
+    check_range(
+        "slc_cache.dynamic_bytes",
+        p.dynamic_bytes,
+        0,
+        CACHE_BYTES_MAX,
+        why,
+    )?;
+    let cache_bytes = p.static_bytes + p.dynamic_bytes;
+    if cache_bytes == 0 {
+        return Err((
+            "slc_cache.static_bytes",
+            "static_bytes + dynamic_bytes must be positive".into(),
+        ));
+    }
+    let cells = user_capacity_bytes / u64::from(p.native_bits_per_cell);
+    if cache_bytes > cells {
+        return Err((
+            "user_capacity_bytes",
+            format!(
+                "{user_capacity_bytes} bytes run one bit per cell hold {cells}: less than the \
+                 slc_cache's static_bytes + dynamic_bytes = {cache_bytes}"
+            ),
+        ));
+    }
     check_range(
         "slc_cache.page_program_ns",
         p.page_program_ns,
