@@ -310,6 +310,13 @@ fn place(intervals: &[Interval], at: usize, before: f64, after: f64, noise: f64)
 
 /// The cliffs under a run's table: one line each, or a line saying there is none.
 pub fn cliff_lines(job: &str, found: &WriteCliffs) -> String {
+    if found.intervals < 2 * MIN_SEGMENT_INTERVALS {
+        return format!(
+            "{job}: no write cliff searched: {} intervals, {} needed (give a larger --size)\n",
+            found.intervals,
+            2 * MIN_SEGMENT_INTERVALS
+        );
+    }
     if found.cliffs.is_empty() {
         return format!(
             "{job}: no write cliff (the rate held within the noise, σ {:.1} MB/s, over {} intervals)\n",
@@ -401,6 +408,7 @@ mod tests {
         let found = find_cliffs(&intervals(&[500e6, 500e6, 100e6, 100e6]));
         assert!(found.cliffs.is_empty());
         assert!(find_cliffs(&[]).cliffs.is_empty());
+        assert!(cliff_lines("job", &found).contains("4 intervals, 6 needed"));
     }
 
     /// Flat series of noise get a cliff named at most as often as [`FALSE_ALARM`] says
