@@ -227,6 +227,11 @@ fn sweep_table(
             state.label()
         );
         text.push_str(&render(&title, &preset.table, &table_points));
+        for job in report.jobs.iter() {
+            if let Some(found) = &job.write_cliffs {
+                text.push_str(&storlab_report::cliff_lines(&job.setup.name, found));
+            }
+        }
         text.push('\n');
     }
     text.push_str(&job_table(report));

@@ -251,6 +251,7 @@ mod tests {
             metrics: vec![Metric::Iops, Metric::Mbps, Metric::LatMs],
             rating: Some(Rating::IopsPerQueueDepth),
             rating_label: None,
+            cliffs: false,
         };
         let points = [
             TablePoint {

@@ -261,7 +261,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         plan.state,
         plan.trim_between_steps,
         &mut |m: &MeasuredPoint| {
-            let reports = point_reports(m, &shared.borrow());
+            let reports = with_cliffs(point_reports(m, &shared.borrow()), plan.preset.as_ref());
             let iops = metric_value_of(m, Metric::Iops);
             let mbps = metric_value_of(m, Metric::Mbps);
             let interrupted = if m.outcome.interrupted {
@@ -288,7 +288,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
     report.warnings.extend(notes);
     let mut coords = Vec::new();
     for m in &measured {
-        for job_report in point_reports(m, &provider) {
+        for job_report in with_cliffs(point_reports(m, &provider), plan.preset.as_ref()) {
             coords.push(m.point.coords.clone());
             report.jobs.push(job_report);
         }
@@ -300,6 +300,17 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         error: result.err(),
         complete: measured.iter().filter(|m| !m.outcome.interrupted).count(),
     }
+}
+
+/// The reports with their write cliffs named, when the preset asks for them (`write-cliff`).
+fn with_cliffs(mut reports: Vec<JobReport>, preset: Option<&Preset>) -> Vec<JobReport> {
+    if preset.is_some_and(|p| p.table.cliffs) {
+        for report in &mut reports {
+            let intervals = storlab_report::write_intervals(&report.series);
+            report.write_cliffs = Some(storlab_report::find_cliffs(&intervals));
+        }
+    }
+    reports
 }
 
 /// FC-Test with real files: the file sets (scaled by `--size`) and the data seed.

@@ -1,8 +1,10 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, no scripts, no network) with a
 //! chart per view of one or more runs — grouped bars per configuration and direction, throughput
 //! vs block size, IOPS vs queue depth, latency percentiles, the write-share × queue-depth grid,
-//! state over time, and per-layer utilisation of simulated stacks — each with its numbers below.
+//! state over time, write cliffs, and per-layer utilisation of simulated stacks — each with its
+//! numbers below.
 
+mod cliffs;
 mod svg;
 
 use crate::model::{JobReport, RunReport};
@@ -272,6 +274,7 @@ fn figures(runs: &[LabeledRun<'_>]) -> Vec<Figure> {
     figures.extend(latency_curves(runs));
     figures.extend(write_share_grids(runs));
     figures.extend(state_over_time(runs));
+    figures.extend(cliffs::write_cliff_charts(runs));
     figures.extend(sim_utilisation(runs));
     figures
 }

@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cliff;
 mod csv;
 mod escape;
 mod faults;
@@ -22,6 +23,7 @@ mod model;
 mod table;
 mod units;
 
+pub use cliff::{cliff_lines, find_cliffs, write_intervals, Interval, WriteCliff, WriteCliffs};
 pub use csv::{csv_field, to_csv};
 pub use escape::escape_control;
 pub use faults::fault_summary;

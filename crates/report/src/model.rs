@@ -208,6 +208,10 @@ pub struct JobReport {
     /// Absent when the job did not search.
     #[serde(default, skip_serializing_if = "is_no_depth")]
     pub latency_depth: u32,
+    /// Where the write rate fell and stayed lower (the `write-cliff` preset names them;
+    /// `cliff.rs`). Absent for jobs nobody asked it of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cliffs: Option<crate::cliff::WriteCliffs>,
 }
 
 fn is_no_depth(depth: &u32) -> bool {
@@ -330,6 +334,7 @@ impl JobReport {
             first_error: stats.first_error_errno,
             error: 0,
             latency_depth: stats.latency_depth,
+            write_cliffs: None,
         }
     }
 

@@ -67,4 +67,5 @@ mod validate;
 mod verify;
 mod warnings;
 mod whatif;
+mod write_cliff;
 mod written_paths;

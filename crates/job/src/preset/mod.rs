@@ -70,6 +70,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("fctest", include_str!("../../../../presets/fctest.toml")),
     (
+        "write-cliff",
+        include_str!("../../../../presets/write-cliff.toml"),
+    ),
+    (
         "snia-pts-iops",
         include_str!("../../../../presets/snia-pts-iops.toml"),
     ),
@@ -167,6 +171,10 @@ pub struct TableLayout {
     /// Heading of the rating column.
     #[serde(default)]
     pub rating_label: Option<String>,
+    /// Name the write cliffs of each point under the table: where its MB/s fell and stayed
+    /// lower (`write-cliff`; storlab_report's `find_cliffs`).
+    #[serde(default)]
+    pub cliffs: bool,
 }
 
 /// SNIA PTS steady state: repeat rounds until the tracked figure holds still.

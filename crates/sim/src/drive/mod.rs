@@ -187,6 +187,9 @@ pub struct SsdReport {
     /// Hybrid (log-block) mapping only: merges by kind since the drive was built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeReport>,
+    /// SLC-mode write cache only: its size, fill and traffic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<ssd::SlcCacheReport>,
 }
 
 /// Merges of the hybrid (log-block) FTL: switch (a log block filled in order becomes the data

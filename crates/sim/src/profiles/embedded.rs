@@ -132,6 +132,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "drives",
+        "samsung-860-evo-250gb",
+        include_str!("../../../../profiles/drives/samsung-860-evo-250gb.toml"),
+    ),
+    (
+        "drives",
         "samsung-hd103sj-1tb",
         include_str!("../../../../profiles/drives/samsung-hd103sj-1tb.toml"),
     ),
@@ -577,6 +582,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "sata-ahci-860evo",
+        include_str!("../../../../profiles/stacks/sata-ahci-860evo.toml"),
+    ),
+    (
+        "stacks",
         "sata-ahci-hdd",
         include_str!("../../../../profiles/stacks/sata-ahci-hdd.toml"),
     ),
@@ -634,6 +644,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
         "stacks",
         "usb3-linux-bot-ssd",
         include_str!("../../../../profiles/stacks/usb3-linux-bot-ssd.toml"),
+    ),
+    (
+        "stacks",
+        "usb3-linux-uas-860evo",
+        include_str!("../../../../profiles/stacks/usb3-linux-uas-860evo.toml"),
     ),
     (
         "stacks",

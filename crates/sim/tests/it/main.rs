@@ -21,6 +21,7 @@ mod power_loss;
 mod profiles;
 mod properties;
 mod sata_faults;
+mod slc_cache;
 mod swarm;
 mod table;
 mod trace;

@@ -20,9 +20,11 @@ mod nand;
 mod processor;
 mod profile;
 mod read_ahead;
+mod slc_cache;
 mod write_buffer;
 
 pub use profile::{validate, Mapping, PartialPageUpdate, SsdProfile, DEFAULT_READ_AHEAD_STREAMS};
+pub use slc_cache::{SlcCacheProfile, SlcCacheReport};
 
 use super::{
     busy_until_horizon, CacheOccupancy, Drive, DriveCommand, DriveModelReport, DriveStats,
@@ -39,6 +41,7 @@ use processor::Processor;
 use profile::log_block_geometry;
 use rand_chacha::ChaCha8Rng;
 use read_ahead::ReadStream;
+use slc_cache::SlcCache;
 use write_buffer::Staging;
 
 /// The FTL's mapping unit (logical page).
@@ -123,6 +126,8 @@ pub struct SsdDrive {
     mapped_pages: u64,
     /// Which FTL maps logical pages.
     ftl: Ftl,
+    /// The SLC-mode write cache, when the profile has one.
+    slc: Option<SlcCache>,
 }
 
 impl SsdDrive {
@@ -202,6 +207,10 @@ impl SsdDrive {
             read_modify_writes: 0,
             mapped_pages: 0,
             ftl,
+            slc: profile
+                .slc_cache
+                .as_ref()
+                .map(|cache| SlcCache::new(cache, g.dies as usize)),
             profile: profile.clone(),
         }
     }
@@ -281,6 +290,7 @@ impl SsdDrive {
         let bytes = u64::from(command.blocks) * u64::from(SECTOR_BYTES);
         self.bytes += bytes;
         let now = incoming.start_ns;
+        self.fold_while_idle(now);
         let (first, end) = Self::logical_pages_of(command.lba, command.blocks.into());
         let cmd_start_byte = command.lba * u64::from(SECTOR_BYTES);
         let cmd_end_byte = cmd_start_byte + bytes;
@@ -657,6 +667,7 @@ impl Drive for SsdDrive {
                     full: m.full,
                 }
             }),
+            slc_cache: self.slc_cache_report(),
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use super::ftl_log_block::LogBlockGeometry;
 use super::nand::Geometry;
+use super::slc_cache::{self, SlcCacheProfile};
 use super::LOGICAL_PAGE_BYTES;
 use crate::drive::{check_range, check_step_ns};
 use crate::profile::limits::SECTOR_BYTES;
@@ -96,6 +97,10 @@ pub struct SsdProfile {
     /// [`PartialPageUpdate`]). A firmware property of the controller.
     #[serde(default, skip_serializing_if = "PartialPageUpdate::is_buffered")]
     pub partial_page_update: PartialPageUpdate,
+    /// An SLC-mode write cache in front of the native (TLC/QLC) blocks (`slc_cache.rs`); the
+    /// profile's `page_program_ns` is then the native program time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<SlcCacheProfile>,
 }
 
 /// How a partly written logical page is merged with its old data.
@@ -402,7 +407,29 @@ pub fn validate(p: &SsdProfile) -> Result<(), (&'static str, String)> {
             format!("must be 1..={}", crate::profile::limits::NCQ_TAGS_MAX),
         ));
     }
-    validate_mapping(p, &geometry)
+    validate_mapping(p, &geometry)?;
+    validate_slc_cache(p)
+}
+
+/// The `[slc_cache]` table: only on the page map's buffered write path, whose programs it
+/// times.
+fn validate_slc_cache(p: &SsdProfile) -> Result<(), (&'static str, String)> {
+    let Some(cache) = &p.slc_cache else {
+        return Ok(());
+    };
+    if p.mapping == Mapping::LogBlock {
+        return Err((
+            "slc_cache",
+            "the SLC-mode cache is modelled on the page mapping".into(),
+        ));
+    }
+    if p.partial_page_update == PartialPageUpdate::CopyBack {
+        return Err((
+            "slc_cache",
+            "copy_back merges program on the die outside the cache's timing: use buffered".into(),
+        ));
+    }
+    slc_cache::validate(cache, p.user_capacity_bytes, p.page_program_ns)
 }
 
 /// The `mapping` and `log_blocks` keys.

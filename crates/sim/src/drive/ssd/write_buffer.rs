@@ -37,10 +37,10 @@ impl SsdDrive {
             bytes_ns(transfer_bytes, self.channel_byte_ps),
             transfer_bytes,
         );
-        let done =
-            self.dies[die]
-                .unit
-                .reserve(on_die, self.profile.page_program_ns, transfer_bytes);
+        let program_ns = self.host_program_ns(die, transfer_bytes);
+        let done = self.dies[die]
+            .unit
+            .reserve(on_die, program_ns, transfer_bytes);
         for seq in s.first_seq..s.first_seq + s.pages {
             self.buffer.set(seq, done);
         }

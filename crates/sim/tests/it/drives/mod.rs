@@ -63,6 +63,7 @@ fn ssd_profile(
         mapping: Mapping::Page,
         log_blocks: 0,
         partial_page_update: Default::default(),
+        slc_cache: None,
     }
 }
 

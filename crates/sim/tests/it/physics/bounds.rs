@@ -130,14 +130,16 @@ pub(super) fn hdd_write_cache_bytes(p: &HddProfile, block_bytes: u64) -> u64 {
 
 /// Most bytes per second the SSD's NAND can read: every channel busy (`channels` ×
 /// `channel_rate_mb_s`); and program: the lesser of the channels and every die programming a
-/// full multi-plane page per `page_program_ns`.
+/// full multi-plane page per program time (an SLC-mode cache's when the drive has one).
 fn ssd_nand_bytes_per_s(p: &SsdProfile) -> (f64, f64) {
     let channels = f64::from(p.channels) * p.channel_rate_mb_s as f64 * BYTES_PER_MB;
-    let program = if p.page_program_ns == 0 {
-        f64::INFINITY
-    } else {
-        f64::from(p.channels * p.dies_per_channel * p.planes_per_die) * f64::from(p.page_bytes)
-            / (p.page_program_ns as f64 / NS_PER_S)
+    let slc = p.slc_cache.as_ref();
+    let program = match slc.map_or(p.page_program_ns, |c| c.page_program_ns) {
+        0 => f64::INFINITY,
+        program_ns => {
+            f64::from(p.channels * p.dies_per_channel * p.planes_per_die) * f64::from(p.page_bytes)
+                / (program_ns as f64 / NS_PER_S)
+        }
     };
     (channels, channels.min(program))
 }
