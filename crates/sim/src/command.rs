@@ -66,6 +66,24 @@ pub struct Command {
     pub(crate) retries: u32,
     /// The errno the command failed with after the host's recovery (0: it did not).
     pub(crate) errno: i32,
+    /// BOT's transfer times for this command (BOT's host driver sets them at issue; no other
+    /// transport reads them). Kept here, not in `Bot`, so `Bot` is a `Copy` value the core
+    /// hands down the bridged path.
+    pub(crate) bot: BotCommand,
+}
+
+/// BOT's state of one command in flight.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BotCommand {
+    /// When the host has queued the data transfer (after the CBW's completion).
+    pub data_urb_ns: u64,
+    /// When the data transfer completed at the host.
+    pub data_urb_done_ns: u64,
+    /// When the host has queued the CSW transfer (after the data's completion).
+    pub status_urb_ns: u64,
+    /// The write's data is already in the bridge's buffer (see
+    /// `BridgeProfile::bot_write_buffer_bytes`).
+    pub buffered: bool,
 }
 
 impl Command {
@@ -93,6 +111,7 @@ impl Command {
             attempt: 0,
             retries: 0,
             errno: 0,
+            bot: BotCommand::default(),
         }
     }
 

@@ -4,9 +4,8 @@
 //! chaining driver adds (data and CSW transfers queued one after another) are BOT's own
 //! per-command state, kept here.
 
-use crate::command::{Command, UNMAP_LIST_BYTES};
+use crate::command::{BotCommand, Command, UNMAP_LIST_BYTES};
 use crate::cx::{layer, ControlTransfer, Cx};
-use crate::event::CmdId;
 use crate::fault::CommandFault;
 use crate::op::Op;
 use crate::resource::Flow;
@@ -29,47 +28,28 @@ const BULK_OUT_ENDPOINT: u8 = 0x02;
 /// Linux usb-storage's `US_SENSE_SIZE`).
 const SENSE_ALLOCATION_BYTES: u8 = 18;
 
-/// BOT's state of one command in flight.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct BotCommand {
-    /// When the host has queued the data transfer (after the CBW's completion).
-    pub data_urb_ns: u64,
-    /// When the data transfer completed at the host.
-    pub data_urb_done_ns: u64,
-    /// When the host has queued the CSW transfer (after the data's completion).
-    pub status_urb_ns: u64,
-    /// The write's data is already in the bridge's buffer (see
-    /// `BridgeProfile::bot_write_buffer_bytes`).
-    pub buffered: bool,
-}
-
-/// The BOT host driver and the bridge's BOT endpoint.
+/// The BOT host driver and the bridge's BOT endpoint. Its per-command state is the command's
+/// own (`Command::bot`), so the core can hand a copy down the bridged path; only `issue` and
+/// `request_sense` change it (the tag), on the one in `Endpoints`.
+#[derive(Clone, Copy)]
 pub(crate) struct Bot {
     /// The host driver submits data and CSW transfers one after another, each on the previous
     /// one's completion (`HostProfile::chains_transfers`).
     pub chains_transfers: bool,
     /// Last dCBWTag used (any 32-bit value, echoed in the CSW).
     next_tag: u32,
-    /// Per command, by command id.
-    commands: Vec<BotCommand>,
 }
 
 impl Bot {
-    pub fn new(chains_transfers: bool, max_outstanding: u32) -> Bot {
+    pub fn new(chains_transfers: bool) -> Bot {
         Bot {
             chains_transfers,
             next_tag: 0,
-            commands: vec![BotCommand::default(); max_outstanding as usize],
         }
     }
 
-    #[inline]
-    pub fn command(&self, id: CmdId) -> &BotCommand {
-        &self.commands[id as usize]
-    }
-
     /// Host: build the CBW and send it on bulk-out. Returns when it reached the bridge.
-    pub fn issue(&mut self, cx: &mut Cx, id: CmdId, c: &mut Command) -> u64 {
+    pub fn issue(&mut self, cx: &mut Cx, c: &mut Command) -> u64 {
         self.next_tag = self.next_tag.wrapping_add(1);
         let tag = self.next_tag;
         let now = cx.now_ns;
@@ -107,7 +87,7 @@ impl Bot {
             // Queued with the CBW (the buffer was mapped before it went out).
             now
         };
-        self.commands[id as usize] = BotCommand {
+        c.bot = BotCommand {
             data_urb_ns,
             ..BotCommand::default()
         };
@@ -116,8 +96,8 @@ impl Bot {
 
     /// An IN data phase moves only once the host has queued its transfer.
     #[inline]
-    pub fn data_in_gate(&self, id: CmdId, mut flow: Flow) -> Flow {
-        let queued = self.commands[id as usize].data_urb_ns;
+    pub fn data_in_gate(c: &Command, mut flow: Flow) -> Flow {
+        let queued = c.bot.data_urb_ns;
         let ready = flow.start_ns + flow.first_piece_ns;
         if queued > ready {
             flow.start_ns += queued - ready;
@@ -127,17 +107,17 @@ impl Bot {
 
     /// When an OUT data phase (write data, UNMAP list) ready at `at_ns` can leave the host.
     #[inline]
-    pub fn data_out_start(&self, id: CmdId, at_ns: u64) -> u64 {
-        at_ns.max(self.commands[id as usize].data_urb_ns)
+    pub fn data_out_start(c: &Command, at_ns: u64) -> u64 {
+        at_ns.max(c.bot.data_urb_ns)
     }
 
     /// The data transfer completed at the host at `at_ns`: a chaining driver submits the CSW
     /// transfer, which the bridge's CSW waits for.
     #[inline]
-    pub fn data_done_at_host(&mut self, cx: &mut Cx, id: CmdId, at_ns: u64) {
+    pub fn data_done_at_host(self, cx: &mut Cx, c: &mut Command, at_ns: u64) {
         if self.chains_transfers {
             let queued = cx.hand_off(at_ns, 0);
-            let b = &mut self.commands[id as usize];
+            let b = &mut c.bot;
             b.data_urb_done_ns = at_ns;
             b.status_urb_ns = queued;
         }
@@ -145,14 +125,14 @@ impl Bot {
 
     /// A command without a data phase (SYNCHRONIZE CACHE): a chaining driver submits the CSW
     /// transfer on the CBW's completion, when it would have submitted the data transfer.
-    pub fn no_data_phase(&mut self, id: CmdId) {
-        let b = &mut self.commands[id as usize];
+    pub fn no_data_phase(c: &mut Command) {
+        let b = &mut c.bot;
         b.status_urb_ns = b.data_urb_ns;
     }
 
     /// Mark a write whose data phase went into the bridge's buffer.
-    pub fn set_buffered(&mut self, id: CmdId) {
-        self.commands[id as usize].buffered = true;
+    pub fn set_buffered(c: &mut Command) {
+        c.bot.buffered = true;
     }
 
     /// Bridge: parse the CBW bytes and its CDB.

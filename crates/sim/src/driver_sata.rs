@@ -35,6 +35,15 @@ impl Ahci {
             recovery_until_ns: 0,
         }
     }
+
+    /// The endpoint once libata's error handler holds the port until `at_ns` too (the
+    /// requeue after an NCQ error or a hardreset; the later of two holds wins).
+    pub fn recovering_until(self, at_ns: u64) -> Ahci {
+        Ahci {
+            recovery_until_ns: self.recovery_until_ns.max(at_ns),
+            ..self
+        }
+    }
 }
 
 impl Ahci {

@@ -13,7 +13,7 @@ use crate::driver_bot::Bot;
 use crate::driver_buffer::DriverBuffer;
 use crate::driver_sata::Ahci;
 use crate::driver_uas::Uas;
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::error::SimError;
 use crate::event::EventQueue;
 use crate::fault::FaultPlan;
@@ -243,15 +243,15 @@ fn negotiate_uas(
 /// The running transport's endpoints, each holding its own per-command state.
 fn endpoints_for(transport: Transport, chains_transfers: bool, max_outstanding: u32) -> Endpoints {
     match transport {
-        Transport::Bot => Endpoints::Bot(Bot::new(chains_transfers, max_outstanding)),
-        Transport::Uas { streams } => Endpoints::Uas(Uas {
+        Transport::Bot => Endpoints::Bridged(Bridged::Bot(Bot::new(chains_transfers))),
+        Transport::Uas { streams } => Endpoints::Bridged(Bridged::Uas(Uas {
             streams,
             // One past the command tags (1..=max_outstanding); with all 65535 in use,
             // 0 is the one no command holds (TM IUs go on the command pipe, not a stream).
             task_management_tag: u16::try_from(max_outstanding + 1).unwrap_or(0),
-        }),
-        Transport::SataNcq => Endpoints::Ahci(Ahci::new(true)),
-        Transport::SataIde => Endpoints::Ahci(Ahci::new(false)),
+        })),
+        Transport::SataNcq => Endpoints::Direct(Ahci::new(true)),
+        Transport::SataIde => Endpoints::Direct(Ahci::new(false)),
     }
 }
 

@@ -1,14 +1,14 @@
 //! The bridged path: what a USB-to-SATA bridge does with a command (parse it, queue it for a
 //! drive slot, translate it, move its data through its buffer, build its status), for BOT and
-//! UAS alike.
+//! UAS alike. Each step takes the `Bridged` endpoints the central dispatch handed it, so none
+//! has an arm for the direct (AHCI) path.
 
 use crate::bridge::Bridge;
 use crate::command::UNMAP_LIST_BYTES;
 use crate::core::Simulator;
 use crate::drive::DriveCommand;
 use crate::driver_bot::Bot;
-use crate::driver_uas::Uas;
-use crate::endpoints::Endpoints;
+use crate::endpoints::Bridged;
 use crate::event::{CmdId, Event};
 use crate::fault::CommandFault;
 use crate::op::Op;
@@ -21,7 +21,7 @@ impl Simulator {
     }
 
     /// Command bytes arrived at the bridge: parse them, pay the firmware cost.
-    pub(in crate::core) fn bridge_on_command(&mut self, id: CmdId) {
+    pub(in crate::core) fn bridge_on_command(&mut self, id: CmdId, usb: Bridged) {
         if matches!(
             self.commands[id as usize].fault,
             CommandFault::Drop
@@ -48,14 +48,10 @@ impl Simulator {
             return;
         }
         let c = &mut self.commands[id as usize];
-        let decoded = match &self.endpoints {
-            Endpoints::Bot(_) => Bot::decode_command(c),
-            Endpoints::Uas(_) => Uas::decode_command(c),
-            Endpoints::Ahci(_) => unreachable!("AHCI commands go to the drive, not a bridge"),
-        };
+        let decoded = usb.decode_command(c);
         assert_eq!(decoded.op(), c.op, "bridge decoded another operation");
         if c.fault.answered_by_bridge() {
-            self.bridge_answers_itself(id);
+            self.bridge_answers_itself(id, usb);
             return;
         }
         match decoded {
@@ -80,7 +76,7 @@ impl Simulator {
         let now = self.cx.now_ns;
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let mut t = bridge.parse_command(&mut self.cx, decoded.op(), now);
-        if let Some(buffered_ns) = self.bot_write_into_buffer(id) {
+        if let Some(buffered_ns) = self.bot_write_into_buffer(id, usb) {
             // The firmware issues the ATA command once the whole data phase is in its buffer.
             t = t.max(buffered_ns);
         }
@@ -106,24 +102,28 @@ impl Simulator {
     /// A BOT write that fits the bridge's buffer (`bot_write_buffer_bytes`): its data phase
     /// runs now, from the host into the buffer, as soon as the host has queued it. Returns when
     /// the data is in the buffer, or None when the command is not such a write.
-    pub(in crate::core) fn bot_write_into_buffer(&mut self, id: CmdId) -> Option<u64> {
-        let bot = match &mut self.endpoints {
-            Endpoints::Bot(bot) => bot,
-            Endpoints::Uas(_) | Endpoints::Ahci(_) => return None,
+    pub(in crate::core) fn bot_write_into_buffer(
+        &mut self,
+        id: CmdId,
+        usb: Bridged,
+    ) -> Option<u64> {
+        let bot = match usb {
+            Bridged::Bot(bot) => bot,
+            Bridged::Uas(_) => return None,
         };
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
-        let c = &self.commands[id as usize];
+        let c = &mut self.commands[id as usize];
         if c.op != Op::Write || c.len_bytes > bridge.profile.bot_write_buffer_bytes {
             return None;
         }
         let len = u64::from(c.len_bytes);
         let cx = &mut self.cx;
-        let start = bot.data_out_start(id, cx.now_ns);
+        let start = Bot::data_out_start(c, cx.now_ns);
         let from_host = cx.host_data_out(Flow::ready_at(start), len);
         let on_bus = cx.usb_data_out(from_host, len);
-        bot.data_done_at_host(cx, id, on_bus.end_ns);
+        bot.data_done_at_host(cx, c, on_bus.end_ns);
         let in_buffer = bridge.data(cx, on_bus, len);
-        bot.set_buffered(id);
+        Bot::set_buffered(c);
         Some(in_buffer.end_ns)
     }
 
@@ -226,10 +226,10 @@ impl Simulator {
     /// The data phase through a USB bridge: drive link, bridge, bus, controller, PCIe, with
     /// the transport's gates (BOT: the host's queued transfer; High-Speed UAS: Ready IUs).
     /// Returns when it ended at its far end.
-    pub(in crate::core) fn bridged_data(&mut self, id: CmdId) -> u64 {
+    pub(in crate::core) fn bridged_data(&mut self, id: CmdId, usb: Bridged) -> u64 {
         let now = self.cx.now_ns;
-        let buffered = self.bot_write_buffered(id);
         let c = &self.commands[id as usize];
+        let buffered = usb.write_buffered(c);
         let (op, len) = (c.op, u64::from(c.len_bytes));
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let cx = &mut self.cx;
@@ -238,18 +238,17 @@ impl Simulator {
             Op::Read => {
                 let at_bridge = self.link.data_in(cx, c.media, len);
                 let through = bridge.data(cx, at_bridge, len);
-                let queued = match &self.endpoints {
-                    Endpoints::Bot(bot) => bot.data_in_gate(id, through),
-                    Endpoints::Uas(uas) => {
+                let queued = match usb {
+                    Bridged::Bot(_) => Bot::data_in_gate(c, through),
+                    Bridged::Uas(uas) => {
                         let (flow, iu) = uas.data_in_gate(cx, c, through);
                         ready_iu = iu;
                         flow
                     }
-                    Endpoints::Ahci(_) => unreachable!("AHCI data does not cross a bridge"),
                 };
                 let on_bus = cx.usb_data_in(queued, len);
                 let at_host = cx.host_data_in(on_bus, len);
-                self.endpoints.data_done_at_host(cx, id, at_host.end_ns);
+                usb.data_done_at_host(cx, &mut self.commands[id as usize], at_host.end_ns);
                 at_host.end_ns
             }
             Op::Flush => unreachable!("a flush has no data phase"),
@@ -265,14 +264,13 @@ impl Simulator {
                 } else {
                     len
                 };
-                let start = match &self.endpoints {
-                    Endpoints::Bot(bot) => bot.data_out_start(id, now),
-                    Endpoints::Uas(uas) => {
+                let start = match usb {
+                    Bridged::Bot(_) => Bot::data_out_start(c, now),
+                    Bridged::Uas(uas) => {
                         let (start, iu) = uas.data_out_start(cx, c, now);
                         ready_iu = iu;
                         start
                     }
-                    Endpoints::Ahci(_) => unreachable!("AHCI data does not cross a bridge"),
                 };
                 if let Some(iu) = ready_iu.take() {
                     self.trace_ready(id, &iu);
@@ -280,7 +278,7 @@ impl Simulator {
                 let cx = &mut self.cx;
                 let from_host = cx.host_data_out(Flow::ready_at(start), bytes);
                 let on_bus = cx.usb_data_out(from_host, bytes);
-                self.endpoints.data_done_at_host(cx, id, on_bus.end_ns);
+                usb.data_done_at_host(cx, &mut self.commands[id as usize], on_bus.end_ns);
                 if op == Op::Trim {
                     return on_bus.end_ns;
                 }
@@ -294,13 +292,6 @@ impl Simulator {
             self.trace_ready(id, &iu);
         }
         done
-    }
-
-    pub(in crate::core) fn bot_write_buffered(&self, id: CmdId) -> bool {
-        match &self.endpoints {
-            Endpoints::Bot(bot) => bot.command(id).buffered,
-            Endpoints::Uas(_) | Endpoints::Ahci(_) => false,
-        }
     }
 
     /// The UNMAP parameter list arrived at the bridge: translate to TRIM (or drop it, as
@@ -324,7 +315,7 @@ impl Simulator {
 
     /// The drive's status to the bridge, which parses and checks it; firmware builds the CSW /
     /// Sense IU, it goes to the host.
-    pub(in crate::core) fn bridge_send_status(&mut self, id: CmdId, from_ns: u64) {
+    pub(in crate::core) fn bridge_send_status(&mut self, id: CmdId, from_ns: u64, usb: Bridged) {
         let failed = self.commands[id as usize].fault == CommandFault::Medium;
         let device = &self.commands[id as usize].device;
         let (t, _) = self
@@ -332,11 +323,11 @@ impl Simulator {
             .send_status(&mut self.cx, id, from_ns, failed, device);
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let mut t = bridge.build_status(&mut self.cx, t);
-        if failed && matches!(self.endpoints, Endpoints::Bot(_)) {
+        if failed && usb.stalls_failed_data_phase() {
             // Only a read fails at the drive (a medium error).
             t = self.bot_stall_data(id, Op::Read, t);
         }
-        self.usb_status_to_host(id, t);
+        self.usb_status_to_host(id, t, usb);
     }
 
     /// The bridge answers command `id` itself: CHECK CONDITION with NOT READY while its drive
@@ -345,29 +336,25 @@ impl Simulator {
     /// (UAS: no Ready IU comes, the Sense IU ends the command).
     #[cold]
     #[inline(never)]
-    pub(in crate::core) fn bridge_answers_itself(&mut self, id: CmdId) {
+    pub(in crate::core) fn bridge_answers_itself(&mut self, id: CmdId, usb: Bridged) {
         let now = self.cx.now_ns;
         let op = self.commands[id as usize].op;
         let bridge = self.bridge.as_ref().expect("USB stacks have a bridge");
         let parsed = bridge.parse_command(&mut self.cx, op, now);
         let mut t = bridge.build_status(&mut self.cx, parsed);
         let has_data = self.commands[id as usize].len_bytes > 0 && op != Op::Flush;
-        if matches!(self.endpoints, Endpoints::Bot(_)) && has_data {
+        if has_data && usb.stalls_failed_data_phase() {
             t = self.bot_stall_data(id, op, t);
         }
-        self.usb_status_to_host(id, t);
+        self.usb_status_to_host(id, t, usb);
     }
 
     /// The bridge's status for `id` (CSW or Sense IU), built by `t`, crosses USB to the host.
     #[inline]
-    fn usb_status_to_host(&mut self, id: CmdId, t: u64) {
+    fn usb_status_to_host(&mut self, id: CmdId, t: u64, usb: Bridged) {
         let c = &mut self.commands[id as usize];
-        let (t, len) = match &self.endpoints {
-            // BOT: the CSW goes once the host has asked for it (its transfer is queued).
-            Endpoints::Bot(bot) => (t.max(bot.command(id).status_urb_ns), Bot::encode_status(c)),
-            Endpoints::Uas(_) => (t, Uas::encode_status(c)),
-            Endpoints::Ahci(_) => unreachable!("AHCI status does not cross a bridge"),
-        };
+        // BOT: the CSW goes once the host has asked for it (its transfer is queued).
+        let (t, len) = usb.encode_status(c, t);
         let at = self.cx.usb_message_in(t, len);
         self.status_at_host(id, at);
     }

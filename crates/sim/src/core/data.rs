@@ -5,7 +5,7 @@ use crate::core::{trace_hooks::TraceHook, Simulator, SlotState};
 use crate::drive::{COMPRESSION_PIECE_BYTES, UNKNOWN_COMPRESSED_BYTES};
 use crate::driver_bot::Bot;
 use crate::driver_uas::Uas;
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::error::SimError;
 use crate::event::{CmdId, Event};
 use crate::fault::CommandFault;
@@ -119,12 +119,9 @@ impl Simulator {
                 .schedule(self.cx.now_ns, Event::DataDone { cmd: id });
             return;
         }
-        let done = match &self.endpoints {
-            Endpoints::Bot(_) | Endpoints::Uas(_) => self.bridged_data(id),
-            Endpoints::Ahci(ahci) => {
-                let ahci = *ahci;
-                self.direct_data(id, ahci)
-            }
+        let done = match self.endpoints {
+            Endpoints::Bridged(usb) => self.bridged_data(id, usb),
+            Endpoints::Direct(ahci) => self.direct_data(id, ahci),
         };
         self.cx.schedule(done, Event::DataDone { cmd: id });
     }
@@ -163,14 +160,14 @@ impl Simulator {
         }
         // Status first: its Set Device Bits FIS gives the NCQ tag back before the bridge can
         // hand the tag to the next command.
-        match &self.endpoints {
-            Endpoints::Bot(_) | Endpoints::Uas(_) => {
-                self.bridge_send_status(id, status_from);
+        match self.endpoints {
+            Endpoints::Bridged(usb) => {
+                self.bridge_send_status(id, status_from, usb);
                 if released_slot {
                     self.bridge_dispatch();
                 }
             }
-            Endpoints::Ahci(ahci) => {
+            Endpoints::Direct(ahci) => {
                 let device = &self.commands[id as usize].device;
                 let at = ahci.send_status(
                     &mut self.cx,
@@ -181,7 +178,7 @@ impl Simulator {
                     device,
                 );
                 if failed && ahci.ncq {
-                    self.ncq_error_aborts(at);
+                    self.ncq_error_aborts(ahci, at);
                 }
                 self.status_at_host(id, at);
             }
@@ -268,8 +265,8 @@ impl Simulator {
         // A command the driver served from its buffer had no status; a failed one's status
         // was read by its recovery.
         if !c.served_by_driver && c.errno == 0 {
-            match &self.endpoints {
-                Endpoints::Bot(_) => {
+            match self.endpoints {
+                Endpoints::Bridged(Bridged::Bot(_)) => {
                     let status = Bot::check_status(c);
                     assert_eq!(
                         status,
@@ -277,10 +274,10 @@ impl Simulator {
                         "command failed"
                     );
                 }
-                Endpoints::Uas(_) => {
+                Endpoints::Bridged(Bridged::Uas(_)) => {
                     assert_eq!(Uas::check_status(c), None, "command failed");
                 }
-                Endpoints::Ahci(_) => {}
+                Endpoints::Direct(_) => {}
             }
         }
         let errno = c.errno;

@@ -27,8 +27,9 @@ impl Simulator {
     #[inline(never)]
     pub(in crate::core) fn flush_done_at_drive(&mut self, id: CmdId) {
         self.flush_at_drive = false;
-        if let Endpoints::Bot(bot) = &mut self.endpoints {
-            bot.no_data_phase(id);
+        match self.endpoints {
+            Endpoints::Bridged(usb) => usb.no_data_phase(&mut self.commands[id as usize]),
+            Endpoints::Direct(_) => {}
         }
     }
 

@@ -8,7 +8,7 @@ use crate::cx::layer;
 use crate::drive::UNKNOWN_COMPRESSED_BYTES;
 use crate::driver_buffer::Serve;
 use crate::driver_sata::Ahci;
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::event::{CmdId, Event};
 use crate::fault::CommandFault;
 use crate::host::CommandPlan;
@@ -195,17 +195,17 @@ impl Simulator {
         }
         let c = &mut self.commands[id as usize];
         match &mut self.endpoints {
-            Endpoints::Bot(bot) => {
-                let at = bot.issue(&mut self.cx, id, c);
+            Endpoints::Bridged(Bridged::Bot(bot)) => {
+                let at = bot.issue(&mut self.cx, c);
                 self.trace(id, TraceHook::Issued);
                 self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
             }
-            Endpoints::Uas(uas) => {
+            Endpoints::Bridged(Bridged::Uas(uas)) => {
                 let at = uas.issue(&mut self.cx, id, c);
                 self.trace(id, TraceHook::Issued);
                 self.cx.schedule(at, Event::CommandAtDevice { cmd: id });
             }
-            Endpoints::Ahci(_) if c.fault == CommandFault::NotReady => {
+            Endpoints::Direct(_) if c.fault == CommandFault::NotReady => {
                 // The SATA link is down while the drive powers up: the command never reaches
                 // it. libata's error handler, woken by the PHY's change of state, resets the
                 // link (COMRESET) until the drive's signature FIS comes with BSY clear, then
@@ -214,7 +214,7 @@ impl Simulator {
                 let ready = ready_ns.max(self.cx.now_ns);
                 self.cx.schedule(ready, Event::Complete { cmd: id });
             }
-            Endpoints::Ahci(ahci) => {
+            Endpoints::Direct(ahci) => {
                 // Both false without a plan (no fault drawn, no recovery ever ran).
                 if c.fault != CommandFault::None || ahci.recovery_until_ns > self.cx.now_ns {
                     let ahci = *ahci;

@@ -8,7 +8,8 @@
 //! registry), `issue` the host side, `bridge_path` a USB bridge's work, `drive_io` the drive's,
 //! `data` the payload and completions, `recovery/` every fault and its recovery (its
 //! `on_failed_status` is the one match on (transport, fault)), `trace_hooks` the pcap recorder's hooks. `handle`, below,
-//! is the one match on events. The components work on the narrow context `Cx` (`cx.rs`),
+//! is the one match on events; it hands the bridge's steps the `Bridged` endpoints, and the
+//! phases that differ by path match `Endpoints` whole and hand theirs down the same way. The components work on the narrow context `Cx` (`cx.rs`),
 //! never on the simulator: transports compute, the core applies. See
 //! docs/decisions/0012-sim-seams.md and docs/decisions/0026-simulator-core-floor-plan.md.
 
@@ -326,10 +327,14 @@ impl Simulator {
     pub(in crate::core) fn handle(&mut self, event: Event) {
         match event {
             Event::HostIssue { cmd } => self.on_host_issue(cmd),
-            Event::CommandAtDevice { cmd } => {
-                self.trace(cmd, TraceHook::CommandDelivered);
-                self.bridge_on_command(cmd);
-            }
+            Event::CommandAtDevice { cmd } => match self.endpoints {
+                Endpoints::Bridged(usb) => {
+                    self.trace(cmd, TraceHook::CommandDelivered);
+                    self.bridge_on_command(cmd, usb);
+                }
+                // `on_host_issue` sends a direct path's command to the drive.
+                Endpoints::Direct(_) => unreachable!("no bridge on a direct path"),
+            },
             Event::BridgeReady { cmd } => self.bridge_on_ready(cmd),
             Event::DriveCommand { cmd } => self.on_drive_command(cmd),
             Event::DataReady { cmd } => self.on_data_ready(cmd),

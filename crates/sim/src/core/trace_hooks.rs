@@ -6,7 +6,7 @@ use crate::command::UNMAP_LIST_BYTES;
 use crate::core::Simulator;
 use crate::cx::UsbTiming;
 use crate::driver_uas::{ReadyIu, TaskManagement};
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::event::CmdId;
 use crate::op::Op;
 use crate::trace::data_urb;
@@ -22,9 +22,9 @@ impl Simulator {
             return;
         }
         let uas = match &self.endpoints {
-            Endpoints::Bot(_) => false,
-            Endpoints::Uas(_) => true,
-            Endpoints::Ahci(_) => return,
+            Endpoints::Bridged(Bridged::Bot(_)) => false,
+            Endpoints::Bridged(Bridged::Uas(_)) => true,
+            Endpoints::Direct(_) => return,
         };
         let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
         let host = &self.spec.host;
@@ -103,8 +103,8 @@ impl Simulator {
         let now = self.cx.now_ns;
         let c = &self.commands[id as usize];
         let bot = match &self.endpoints {
-            Endpoints::Bot(bot) => Some(*bot.command(id)),
-            Endpoints::Uas(_) | Endpoints::Ahci(_) => None,
+            Endpoints::Bridged(Bridged::Bot(_)) => Some(c.bot),
+            Endpoints::Bridged(Bridged::Uas(_)) | Endpoints::Direct(_) => None,
         };
         let data_head: &[u8] = if c.op == Op::Trim {
             &c.unmap_list

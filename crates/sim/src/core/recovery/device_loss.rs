@@ -24,11 +24,9 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     pub(in crate::core) fn draw_command_fault(&mut self, id: CmdId) {
-        if let Endpoints::Ahci(ahci) = &self.endpoints {
-            if ahci.recovery_until_ns > self.cx.now_ns {
-                // Not sent yet: it waits for libata's error handler (`faulted_ahci_issue`).
-                return;
-            }
+        if self.endpoints.port_recovering_at(self.cx.now_ns) {
+            // Not sent yet: it waits for libata's error handler (`faulted_ahci_issue`).
+            return;
         }
         let transport = self.endpoints.kind();
         let f = self.cx.faults.as_mut().expect("checked by the caller");
@@ -170,11 +168,14 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     pub(in crate::core) fn fail_commands_of_unpowered_drive(&mut self, ready_ns: u64) {
-        if let Endpoints::Ahci(_) = self.endpoints {
-            let aborted = self.abort_at_drive();
-            self.flush_at_drive = false;
-            return self.requeue_aborted(&aborted, ready_ns);
-        }
+        let usb = match self.endpoints {
+            Endpoints::Bridged(usb) => usb,
+            Endpoints::Direct(ahci) => {
+                let aborted = self.abort_at_drive();
+                self.flush_at_drive = false;
+                return self.requeue_aborted(ahci, &aborted, ready_ns);
+            }
+        };
         let arriving = self
             .cx
             .events
@@ -196,7 +197,7 @@ impl Simulator {
             self.commands[id as usize].fault = CommandFault::NotReady;
         }
         for id in held {
-            self.bridge_answers_itself(id);
+            self.bridge_answers_itself(id, usb);
         }
     }
 
@@ -338,7 +339,7 @@ impl Simulator {
                     LinkLossSeen::WarmReset { reset_at_ns } => {
                         // hub_wq resets the device and keeps it; the command it held stays
                         // lost until the host's timer, whose recovery is a drop's.
-                        let uas = matches!(self.endpoints, Endpoints::Uas(_));
+                        let uas = self.endpoints.is_uas();
                         self.usb_reset_device(now + reset_at_ns, PortReset::Warm, uas);
                         self.commands[id as usize].fault = CommandFault::Drop;
                         false

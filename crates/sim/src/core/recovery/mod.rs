@@ -7,7 +7,7 @@ use crate::core::Simulator;
 use crate::cx::layer;
 use crate::driver_bot::{Bot, RequestSense};
 use crate::driver_uas::Uas;
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::error::SimError;
 use crate::event::{CmdId, Event};
 use crate::fault::{
@@ -110,7 +110,7 @@ impl Simulator {
             .as_ref()
             .map_or(0, |b| b.profile.firmware_status_ns);
         match (&mut self.endpoints, fault) {
-            (Endpoints::Bot(bot), CommandFault::Medium) => {
+            (Endpoints::Bridged(Bridged::Bot(bot)), CommandFault::Medium) => {
                 let status = Bot::check_status(c);
                 assert_eq!(
                     status,
@@ -124,7 +124,7 @@ impl Simulator {
                 let at = self.sense_read(&sense, now);
                 self.fail_command(id, at, ERRNO_ENODATA);
             }
-            (Endpoints::Uas(_), CommandFault::Medium) => {
+            (Endpoints::Bridged(Bridged::Uas(_)), CommandFault::Medium) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, Some(storlab_wire::scsi::SenseKey::MediumError));
                 // The driver cancels the data transfer of a command whose status is an error
@@ -138,17 +138,25 @@ impl Simulator {
                 self.fail_command(id, now, ERRNO_ENODATA);
             }
             // The drive link's status carried ERR (and a queued command's READ LOG EXT ran).
-            (Endpoints::Ahci(_), CommandFault::Medium) => self.fail_command(id, now, ERRNO_ENODATA),
-            (Endpoints::Bot(_), CommandFault::PhaseError) => {
+            (Endpoints::Direct(_), CommandFault::Medium) => {
+                self.fail_command(id, now, ERRNO_ENODATA)
+            }
+            (Endpoints::Bridged(Bridged::Bot(_)), CommandFault::PhaseError) => {
                 let status = Bot::check_status(c);
                 assert_eq!(status, storlab_wire::bot::CswStatus::PhaseError);
                 let at = self.bot_reset_recovery(now);
                 self.retry_or_fail(id, at);
             }
-            (Endpoints::Uas(_) | Endpoints::Ahci(_), CommandFault::PhaseError) => {
+            (
+                Endpoints::Bridged(Bridged::Uas(_)) | Endpoints::Direct(_),
+                CommandFault::PhaseError,
+            ) => {
                 unreachable!("phase errors are BOT's (set_faults refuses them elsewhere)")
             }
-            (Endpoints::Bot(bot), CommandFault::NotReady | CommandFault::UnitAttention) => {
+            (
+                Endpoints::Bridged(Bridged::Bot(bot)),
+                CommandFault::NotReady | CommandFault::UnitAttention,
+            ) => {
                 let status = Bot::check_status(c);
                 assert_eq!(status, storlab_wire::bot::CswStatus::Failed);
                 let asked = fault
@@ -163,7 +171,10 @@ impl Simulator {
                 let at = self.sense_read(&sense, now);
                 self.retry_after_sense(id, fault, at);
             }
-            (Endpoints::Uas(_), CommandFault::NotReady | CommandFault::UnitAttention) => {
+            (
+                Endpoints::Bridged(Bridged::Uas(_)),
+                CommandFault::NotReady | CommandFault::UnitAttention,
+            ) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, fault.sense(0).map(|s| s.key), "Sense IU's key");
                 // With streams the data transfer was queued at issue (a flush has none).
@@ -175,8 +186,8 @@ impl Simulator {
                 self.retry_after_sense(id, fault, now);
             }
             // The link came back with the drive ready: libata's error handler retries.
-            (Endpoints::Ahci(_), CommandFault::NotReady) => self.retry_uncounted(id, now),
-            (Endpoints::Ahci(_), CommandFault::UnitAttention) => {
+            (Endpoints::Direct(_), CommandFault::NotReady) => self.retry_uncounted(id, now),
+            (Endpoints::Direct(_), CommandFault::UnitAttention) => {
                 unreachable!("an ATA device has no unit attention")
             }
             // Not a status: the host's timer for a command the bridge lost.
@@ -283,8 +294,8 @@ impl Simulator {
             .as_ref()
             .map_or(0, |b| b.profile.firmware_status_ns);
         self.commands[id as usize].fault = CommandFault::None;
-        let at = match &self.endpoints {
-            Endpoints::Bot(_) => {
+        let at = match self.endpoints {
+            Endpoints::Bridged(Bridged::Bot(_)) => {
                 // usb-storage's abort stops the transfer in progress, the data phase the
                 // bridge never answered (`usb_stor_stop_transport`: `usb_unlink_urb`).
                 if let Some(p) = self.pcap.as_mut() {
@@ -301,12 +312,10 @@ impl Simulator {
                     self.bot_reset_recovery(now)
                 }
             }
-            Endpoints::Uas(uas) if hung => {
-                let uas = *uas;
+            Endpoints::Bridged(Bridged::Uas(uas)) if hung => {
                 self.uas_escalate(id, uas, now, firmware_ns)
             }
-            Endpoints::Uas(uas) => {
-                let uas = *uas;
+            Endpoints::Bridged(Bridged::Uas(uas)) => {
                 let mut t = now;
                 // The SCSI error handler aborts each timed-out command in turn
                 // (`scsi_eh_abort_cmds`): the lost one, then those lost with the device.
@@ -321,7 +330,7 @@ impl Simulator {
                 }
                 t
             }
-            Endpoints::Ahci(_) => self.sata_hardreset(id, now),
+            Endpoints::Direct(ahci) => self.sata_hardreset(id, ahci, now),
         };
         self.retry_or_fail(id, at);
         self.retry_lost_with(id, at);

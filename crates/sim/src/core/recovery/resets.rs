@@ -6,8 +6,9 @@ use crate::core::Simulator;
 use crate::cx::UsbTiming;
 use crate::device_link::DeviceLink;
 use crate::driver_bot::Bot;
+use crate::driver_sata::Ahci;
 use crate::driver_uas::{Answer, Uas};
-use crate::endpoints::Endpoints;
+use crate::endpoints::{Bridged, Endpoints};
 use crate::event::CmdId;
 use crate::fault::{CommandFault, FaultOutcome, HangRecovery};
 use crate::link_sata::NcqTags;
@@ -86,9 +87,9 @@ impl Simulator {
     /// completes with its error as before.
     #[cold]
     #[inline(never)]
-    pub(in crate::core) fn ncq_error_aborts(&mut self, log_read_ns: u64) {
+    pub(in crate::core) fn ncq_error_aborts(&mut self, ahci: Ahci, log_read_ns: u64) {
         let aborted = self.abort_at_drive();
-        self.requeue_aborted(&aborted, log_read_ns);
+        self.requeue_aborted(ahci, &aborted, log_read_ns);
     }
 
     /// AHCI: the timer of command `id`, which the drive lost, fired at `at_ns`. libata's EH
@@ -100,7 +101,7 @@ impl Simulator {
     /// aborted at the timer instead, which costs their remaining service time again.
     #[cold]
     #[inline(never)]
-    pub(in crate::core) fn sata_hardreset(&mut self, id: CmdId, at_ns: u64) -> u64 {
+    pub(in crate::core) fn sata_hardreset(&mut self, id: CmdId, ahci: Ahci, at_ns: u64) -> u64 {
         let aborted = self.abort_at_drive();
         let identify = crate::sata_recovery::drive_identify(
             self.drive.capacity_bytes(),
@@ -112,7 +113,7 @@ impl Simulator {
         let done = reset.revalidated_ns;
         self.cx.faults.as_mut().expect("a plan").counts.comresets += 1;
         let others: Vec<CmdId> = aborted.into_iter().filter(|&a| a != id).collect();
-        self.requeue_aborted(&others, done);
+        self.requeue_aborted(ahci, &others, done);
         done
     }
 
@@ -141,11 +142,10 @@ impl Simulator {
     /// Commands the drive aborted go again at `at_ns` (the driver's submit work first), until
     /// then the port takes nothing new. An aborted attempt's own fault (a media error drawn at
     /// its read, a drop) never reached the host: it is recorded as retried. The retry does not
-    /// count against the command's retries (`ata_eh_qc_retry`).
-    pub(in crate::core) fn requeue_aborted(&mut self, aborted: &[CmdId], at_ns: u64) {
-        if let Endpoints::Ahci(ahci) = &mut self.endpoints {
-            ahci.recovery_until_ns = ahci.recovery_until_ns.max(at_ns);
-        }
+    /// count against the command's retries (`ata_eh_qc_retry`). `ahci` is the running
+    /// endpoint, which holds the port until then.
+    pub(in crate::core) fn requeue_aborted(&mut self, ahci: Ahci, aborted: &[CmdId], at_ns: u64) {
+        self.endpoints = Endpoints::Direct(ahci.recovering_until(at_ns));
         for &a in aborted {
             let f = self.cx.faults.as_mut().expect("a plan");
             f.counts.sata_aborted += 1;
@@ -250,9 +250,10 @@ impl Simulator {
             p.use_bot();
             p.enumeration_transfer(setup, &[0], max_lun.submit_ns, max_lun.done_ns);
         }
-        // BOT's per-command state is indexed by command id: room for every id in use.
+        // The drive link's tag table is indexed by command id: room for every id in use.
         let ids = (self.commands.len() as u32).max(self.max_outstanding);
-        self.endpoints = Endpoints::Bot(Bot::new(self.spec.host.chains_transfers, ids));
+        self.endpoints =
+            Endpoints::Bridged(Bridged::Bot(Bot::new(self.spec.host.chains_transfers)));
         self.max_outstanding = 1;
         let DeviceLink::Sata(port) = &mut self.link;
         port.slots = 1;
@@ -284,7 +285,7 @@ impl Simulator {
     ) -> u64 {
         let super_speed = matches!(self.cx.usb, Some(UsbTiming::Super(_)));
         // The device offers UAS in its descriptors when the run began as UAS.
-        let offers_uas = matches!(self.endpoints, Endpoints::Uas(_)) || self.fallback.is_some();
+        let offers_uas = self.endpoints.is_uas() || self.fallback.is_some();
         let firmware_ns = self.bridge().profile.firmware_status_ns;
         let done: DeviceReset = crate::usb_reset::reset_device(
             &mut self.cx,
