@@ -16,6 +16,7 @@ mod findings;
 mod flush;
 mod module_graph;
 mod no_panic;
+mod path_matches;
 mod physics;
 mod power_loss;
 mod profiles;

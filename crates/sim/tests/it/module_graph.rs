@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 /// The module whose files are one node of the graph (their cycles are the core's own business).
 const CORE_MODULE: &str = "core";
 
-fn sim_src() -> PathBuf {
+pub(crate) fn sim_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir)
         .expect("crates/sim/src is readable")
         .flatten()
