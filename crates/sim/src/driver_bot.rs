@@ -318,6 +318,16 @@ impl Bot {
         [reset, clear_in, clear_out]
     }
 
+    /// Host and bridge: usb-storage's probe asks Get Max LUN (BOT 1.0 §3.2) from `at_ns`, and
+    /// the bridge, after `firmware_ns`, answers one byte: 0, its one LUN. Returns the control
+    /// transfer and the answer.
+    pub fn get_max_lun(cx: &mut Cx, at_ns: u64, firmware_ns: u64) -> (ControlTransfer, [u8; 1]) {
+        let answer = [0u8];
+        let setup = SetupPacket::get_max_lun(INTERFACE);
+        let transfer = cx.usb_control_in(at_ns, &setup, answer.len() as u64, firmware_ns);
+        (transfer, answer)
+    }
+
     /// Host, hung bridge: the Bulk-Only Mass Storage Reset's SETUP goes out and nothing comes
     /// back; the host gives up `timeout_ns` after it submitted the request.
     pub fn reset_unanswered(cx: &mut Cx, at_ns: u64, timeout_ns: u64) -> UnansweredControl {

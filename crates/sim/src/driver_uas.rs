@@ -7,6 +7,7 @@ use crate::command::Command;
 use crate::cx::layer;
 use crate::cx::Cx;
 use crate::event::CmdId;
+use crate::fault::HangRecovery;
 use crate::op::Op;
 use crate::resource::Flow;
 use crate::scsi::{decode_cdb, emit_cdb, emit_unmap_list, ScsiOp, CDB_BYTES_MAX};
@@ -277,6 +278,70 @@ impl Uas {
         }
     }
 
+    /// Host and bridge: the SCSI error handler's escalation for a bridge that hung with the
+    /// commands of `aborted_tags` (the one whose timer fired first), from `at_ns`: one ABORT
+    /// TASK per command (`scsi_eh_abort_cmds`), then LOGICAL UNIT RESET, then I_T NEXUS RESET,
+    /// each waited for `timeout_ns` unless it is the step the bridge answers (`answered_by`,
+    /// after `firmware_ns`). Computed as a value: every exchange in order, what it counts and
+    /// what the host does next; the core records and applies it.
+    pub fn escalate(
+        &self,
+        cx: &mut Cx,
+        aborted_tags: &[u16],
+        at_ns: u64,
+        timeout_ns: u64,
+        firmware_ns: u64,
+        answered_by: HangRecovery,
+    ) -> Escalation {
+        use TaskManagementFunction as Tmf;
+        let mut escalation = Escalation {
+            exchanges: Vec::with_capacity(aborted_tags.len() + 2),
+            aborts: aborted_tags.len() as u64,
+            lu_resets: 0,
+            it_nexus_resets: 0,
+            ended_ns: at_ns,
+            next: EscalationEnd::Answered,
+        };
+        // One ABORT TASK per timed-out command, none answered.
+        for &tag in aborted_tags {
+            let never = Answer::Never(timeout_ns);
+            let abort = self.task_management(cx, Tmf::AbortTask, tag, escalation.ended_ns, never);
+            escalation.ended_ns = abort.driver_ns;
+            escalation.exchanges.push(abort);
+        }
+        let managed = aborted_tags[0];
+        for (function, step) in [
+            (Tmf::LogicalUnitReset, HangRecovery::LogicalUnitReset),
+            (Tmf::ItNexusReset, HangRecovery::ItNexusReset),
+        ] {
+            match function {
+                Tmf::LogicalUnitReset => escalation.lu_resets += 1,
+                _ => escalation.it_nexus_resets += 1,
+            }
+            let answer = if answered_by == step {
+                Answer::Within(firmware_ns)
+            } else {
+                Answer::Never(timeout_ns)
+            };
+            let tm = self.task_management(cx, function, managed, escalation.ended_ns, answer);
+            escalation.ended_ns = tm.driver_ns;
+            let answered = tm.response.is_some();
+            escalation.exchanges.push(tm);
+            if answered {
+                // The reset aborted every task at the logical unit: they go again.
+                return escalation;
+            }
+        }
+        // The SCSI error handler's last step before it takes the device offline: the USB
+        // device reset (3.x uas's bus-reset handler, `usb_reset_device`).
+        escalation.next = if answered_by == HangRecovery::DeviceReset {
+            EscalationEnd::DeviceReset
+        } else {
+            EscalationEnd::FallBackToBot
+        };
+        escalation
+    }
+
     /// A Ready IU at High-Speed (no streams): the device names the tag whose data moves next;
     /// returns when the host has it. The host checks the tag is one it has outstanding.
     fn ready_iu(cx: &mut Cx, c: &Command, at_ns: u64, read: bool) -> ReadyIu {
@@ -340,4 +405,29 @@ pub(crate) struct TaskManagement {
     pub request_done_ns: u64,
     pub response_ns: u64,
     pub driver_ns: u64,
+}
+
+/// The SCSI error handler's escalation for a hung UAS bridge (`Uas::escalate`).
+pub(crate) struct Escalation {
+    /// Every task management exchange, in the order the host sent them.
+    pub exchanges: Vec<TaskManagement>,
+    /// ABORT TASKs, LOGICAL UNIT RESETs and I_T NEXUS RESETs sent.
+    pub aborts: u64,
+    pub lu_resets: u64,
+    pub it_nexus_resets: u64,
+    /// When the last exchange ended (the response checked, or the host's wait over).
+    pub ended_ns: u64,
+    pub next: EscalationEnd,
+}
+
+/// What follows the task management of an escalation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EscalationEnd {
+    /// A reset was answered: the commands go again.
+    Answered,
+    /// None was: the USB device reset, with which the bridge's firmware restarts.
+    DeviceReset,
+    /// None was, and the bridge does not recover with a device reset either: the host gives
+    /// up on UAS (device reset, re-enumerated as BOT).
+    FallBackToBot,
 }

@@ -7,23 +7,17 @@ use crate::cx::UsbTiming;
 use crate::device_link::DeviceLink;
 use crate::driver_bot::Bot;
 use crate::driver_sata::Ahci;
-use crate::driver_uas::{Answer, Uas};
+use crate::driver_uas::{EscalationEnd, Uas};
 use crate::endpoints::{Bridged, Endpoints};
 use crate::event::CmdId;
-use crate::fault::{CommandFault, FaultOutcome, HangRecovery};
+use crate::fault::{CommandFault, FaultOutcome};
 use crate::link_sata::NcqTags;
 use crate::op::Op;
 use crate::trace::data_urb;
 use crate::trace::{Urb, URB_KILLED, URB_STALLED};
 use crate::usb_reset::{DeviceReset, PortReset};
 use storlab_wire::bot::CSW_LEN;
-use storlab_wire::usb::SetupPacket;
 
-/// The mass-storage interface (`wire`'s enumeration emits interface 0; BOT is its alternate
-/// setting 0, UAS alternate setting 1).
-const MASS_STORAGE_INTERFACE: u8 = 0;
-/// Get Max LUN answers one byte (BOT 1.0 §3.2).
-const MAX_LUN_BYTES: u64 = 1;
 /// usb-storage gives a class request 5 s (`usb_stor_reset_common`:
 /// `usb_stor_control_msg(..., 5 * HZ)`, drivers/usb/storage/transport.c).
 const LINUX_USB_STOR_RESET_TIMEOUT_NS: u64 = 5_000_000_000;
@@ -163,7 +157,8 @@ impl Simulator {
     /// I_T NEXUS RESET, then the USB device reset. The bridge answers the plan's
     /// `hang_recovery` step (FUNCTION COMPLETE, or its firmware restarting with the device
     /// reset: the command is sent again); when none does, the device reset's re-enumeration
-    /// leaves it as BOT. Returns when the command can be sent again.
+    /// leaves it as BOT. `Uas::escalate` computes the task management; the core counts and
+    /// records it and applies what follows. Returns when the command can be sent again.
     #[cold]
     #[inline(never)]
     pub(in crate::core) fn uas_escalate(
@@ -173,64 +168,38 @@ impl Simulator {
         at_ns: u64,
         firmware_ns: u64,
     ) -> u64 {
-        use storlab_wire::uas::TaskManagementFunction as Tmf;
-        let f = self.cx.faults.as_mut().expect("a plan");
+        let f = self.cx.faults.as_ref().expect("a plan");
         let (timeout_ns, recovery) = (f.plan.tm_timeout_ns, f.plan.hang_recovery);
-        f.counts.uas_aborts += 1;
-        let managed = u16::try_from(self.commands[id as usize].tag).expect("UAS tags are 16-bit");
-        let lost = self.lost_with(id);
-        let mut t = at_ns;
-        // One ABORT TASK per timed-out command (`scsi_eh_abort_cmds`), none answered.
-        for a in std::iter::once(id).chain(lost.iter().copied()) {
-            let tag = u16::try_from(self.commands[a as usize].tag).expect("UAS tags are 16-bit");
-            if a != id {
-                self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-            }
-            let abort = uas.task_management(
-                &mut self.cx,
-                Tmf::AbortTask,
-                tag,
-                t,
-                Answer::Never(timeout_ns),
-            );
-            self.trace_task_management(&abort);
-            t = abort.driver_ns;
+        let aborted: Vec<CmdId> = std::iter::once(id).chain(self.lost_with(id)).collect();
+        let tags: Vec<u16> = aborted
+            .iter()
+            .map(|&a| u16::try_from(self.commands[a as usize].tag).expect("UAS tags are 16-bit"))
+            .collect();
+        let escalation = uas.escalate(
+            &mut self.cx,
+            &tags,
+            at_ns,
+            timeout_ns,
+            firmware_ns,
+            recovery,
+        );
+        let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
+        counts.uas_aborts += escalation.aborts;
+        counts.uas_lu_resets += escalation.lu_resets;
+        counts.uas_it_nexus_resets += escalation.it_nexus_resets;
+        for tm in &escalation.exchanges {
+            self.trace_task_management(tm);
         }
-        for (function, step) in [
-            (Tmf::LogicalUnitReset, HangRecovery::LogicalUnitReset),
-            (Tmf::ItNexusReset, HangRecovery::ItNexusReset),
-        ] {
-            let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
-            match function {
-                Tmf::LogicalUnitReset => counts.uas_lu_resets += 1,
-                _ => counts.uas_it_nexus_resets += 1,
-            }
-            let answer = if recovery == step {
-                Answer::Within(firmware_ns)
-            } else {
-                Answer::Never(timeout_ns)
-            };
-            let tm = uas.task_management(&mut self.cx, function, managed, t, answer);
-            self.trace_task_management(&tm);
-            t = tm.driver_ns;
-            if tm.response.is_some() {
-                // The reset aborted every task at the logical unit: the lost commands'
-                // transfers end, and they are sent again.
-                for a in std::iter::once(id).chain(lost.iter().copied()) {
-                    self.trace_aborted_urbs(a, t, uas.streams || self.data_urb_queued(a));
-                }
-                return t;
-            }
-        }
-        for a in std::iter::once(id).chain(lost.iter().copied()) {
+        // The lost commands' transfers end: a reset aborted their tasks, or the host gave up.
+        let t = escalation.ended_ns;
+        for &a in &aborted {
             self.trace_aborted_urbs(a, t, uas.streams || self.data_urb_queued(a));
         }
-        // The SCSI error handler's last step before it takes the device offline: the USB
-        // device reset (3.x uas's bus-reset handler, `usb_reset_device`).
-        if recovery == HangRecovery::DeviceReset {
-            return self.usb_reset_device(t, PortReset::Reset, true);
+        match escalation.next {
+            EscalationEnd::Answered => t,
+            EscalationEnd::DeviceReset => self.usb_reset_device(t, PortReset::Reset, true),
+            EscalationEnd::FallBackToBot => self.fall_back_to_bot(t),
         }
-        self.fall_back_to_bot(t)
     }
 
     /// The host gives up on UAS at `at_ns`: it resets the device and re-enumerates it with
@@ -242,13 +211,10 @@ impl Simulator {
     pub(in crate::core) fn fall_back_to_bot(&mut self, at_ns: u64) -> u64 {
         let reset_done_ns = self.usb_reset_device(at_ns, PortReset::Reset, false);
         let firmware_ns = self.bridge().profile.firmware_status_ns;
-        let setup = SetupPacket::get_max_lun(MASS_STORAGE_INTERFACE);
-        let max_lun = self
-            .cx
-            .usb_control_in(reset_done_ns, &setup, MAX_LUN_BYTES, firmware_ns);
+        let (max_lun, answer) = Bot::get_max_lun(&mut self.cx, reset_done_ns, firmware_ns);
         if let Some(p) = self.pcap.as_mut() {
             p.use_bot();
-            p.enumeration_transfer(setup, &[0], max_lun.submit_ns, max_lun.done_ns);
+            p.enumeration_transfer(max_lun.setup, &answer, max_lun.submit_ns, max_lun.done_ns);
         }
         // The drive link's tag table is indexed by command id: room for every id in use.
         let ids = (self.commands.len() as u32).max(self.max_outstanding);
