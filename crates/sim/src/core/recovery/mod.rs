@@ -20,6 +20,7 @@ use crate::request::{ERRNO_EIO, ERRNO_ENODATA};
 use crate::trace::data_urb;
 use crate::trace::{Urb, URB_UNLINKED};
 use crate::transport::Transport;
+use storlab_wire::bot::CswStatus;
 
 mod device_loss;
 mod resets;
@@ -111,10 +112,9 @@ impl Simulator {
             .map_or(0, |b| b.profile.firmware_status_ns);
         match (&mut self.endpoints, fault) {
             (Endpoints::Bridged(Bridged::Bot(bot)), CommandFault::Medium) => {
-                let status = Bot::check_status(c);
                 assert_eq!(
-                    status,
-                    storlab_wire::bot::CswStatus::Failed,
+                    Bot::check_status(c),
+                    CswStatus::Failed,
                     "CSW of a failed read"
                 );
                 let lba = c.device.lba;
@@ -124,15 +124,13 @@ impl Simulator {
                 let at = self.sense_read(&sense, now);
                 self.fail_command(id, at, ERRNO_ENODATA);
             }
-            (Endpoints::Bridged(Bridged::Uas(_)), CommandFault::Medium) => {
+            (Endpoints::Bridged(Bridged::Uas(uas)), CommandFault::Medium) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, Some(storlab_wire::scsi::SenseKey::MediumError));
                 // The driver cancels the data transfer of a command whose status is an error
                 // (Linux `uas_stat_cmplt`: `usb_unlink_urb`); without streams no Read Ready IU
                 // came, so no data transfer was queued.
-                if let (Some(p), Transport::Uas { streams: true }) =
-                    (self.pcap.as_mut(), self.endpoints.kind())
-                {
+                if let (Some(p), true) = (self.pcap.as_mut(), uas.streams) {
                     p.end_urb(now, id, Urb::DataIn, URB_UNLINKED);
                 }
                 self.fail_command(id, now, ERRNO_ENODATA);
@@ -142,8 +140,7 @@ impl Simulator {
                 self.fail_command(id, now, ERRNO_ENODATA)
             }
             (Endpoints::Bridged(Bridged::Bot(_)), CommandFault::PhaseError) => {
-                let status = Bot::check_status(c);
-                assert_eq!(status, storlab_wire::bot::CswStatus::PhaseError);
+                assert_eq!(Bot::check_status(c), CswStatus::PhaseError);
                 let at = self.bot_reset_recovery(now);
                 self.retry_or_fail(id, at);
             }
@@ -157,8 +154,7 @@ impl Simulator {
                 Endpoints::Bridged(Bridged::Bot(bot)),
                 CommandFault::NotReady | CommandFault::UnitAttention,
             ) => {
-                let status = Bot::check_status(c);
-                assert_eq!(status, storlab_wire::bot::CswStatus::Failed);
+                assert_eq!(Bot::check_status(c), CswStatus::Failed);
                 let asked = fault
                     .sense(c.device.lba)
                     .expect("a bridge answer has sense");
@@ -172,15 +168,13 @@ impl Simulator {
                 self.retry_after_sense(id, fault, at);
             }
             (
-                Endpoints::Bridged(Bridged::Uas(_)),
+                Endpoints::Bridged(Bridged::Uas(uas)),
                 CommandFault::NotReady | CommandFault::UnitAttention,
             ) => {
                 let key = Uas::check_status(c);
                 assert_eq!(key, fault.sense(0).map(|s| s.key), "Sense IU's key");
                 // With streams the data transfer was queued at issue (a flush has none).
-                if let (Some(p), Transport::Uas { streams: true }, true) =
-                    (self.pcap.as_mut(), self.endpoints.kind(), c.op != Op::Flush)
-                {
+                if let (Some(p), true) = (self.pcap.as_mut(), uas.streams && c.op != Op::Flush) {
                     p.end_urb(now, id, data_urb(c.op), URB_UNLINKED);
                 }
                 self.retry_after_sense(id, fault, now);
