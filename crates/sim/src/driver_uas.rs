@@ -159,28 +159,29 @@ impl Uas {
         }
     }
 
-    /// Host and bridge: the host's timer for `c` fired; it sends ABORT TASK for the command's
-    /// tag in a Task Management IU on the command pipe, and the bridge answers with a
-    /// Response IU on the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2:
-    /// aborting a task the logical unit no longer has completes as FUNCTION COMPLETE).
-    /// `firmware_ns` is the bridge's cost to handle it. Returns the IUs as sent and their
-    /// times; `driver_ns` is when the host has checked the response.
-    pub fn abort_task(
+    /// Host and bridge: the host's timers for the commands of `tags` fired; from `at_ns` the
+    /// SCSI error handler aborts each in turn (`scsi_eh_abort_cmds`): ABORT TASK for its tag in
+    /// a Task Management IU on the command pipe, and the bridge answers with a Response IU on
+    /// the status pipe (UAS-2, Task Management IU and Response IU; SAM-4 §7.2: aborting a task
+    /// the logical unit no longer has completes as FUNCTION COMPLETE). `firmware_ns` is the
+    /// bridge's cost to handle each. Returns the exchanges in order, as sent, with their
+    /// times; each one's `driver_ns` is when the host has checked the response.
+    pub fn abort_tasks(
         &self,
         cx: &mut Cx,
-        c: &Command,
+        tags: &[u16],
         at_ns: u64,
         firmware_ns: u64,
-    ) -> TaskManagement {
-        let managed = u16::try_from(c.tag).expect("UAS tags are 16-bit");
-        let answer = Answer::Within(firmware_ns);
-        self.task_management(
-            cx,
-            TaskManagementFunction::AbortTask,
-            managed,
-            at_ns,
-            answer,
-        )
+    ) -> Vec<TaskManagement> {
+        let mut t = at_ns;
+        let mut exchanges = Vec::with_capacity(tags.len());
+        for &tag in tags {
+            let answer = Answer::Within(firmware_ns);
+            let tm = self.task_management(cx, TaskManagementFunction::AbortTask, tag, t, answer);
+            t = tm.driver_ns;
+            exchanges.push(tm);
+        }
+        exchanges
     }
 
     /// Host and bridge: one task management function (ABORT TASK for `managed_tag`, LOGICAL

@@ -309,21 +309,7 @@ impl Simulator {
             Endpoints::Bridged(Bridged::Uas(uas)) if hung => {
                 self.uas_escalate(id, uas, now, firmware_ns)
             }
-            Endpoints::Bridged(Bridged::Uas(uas)) => {
-                let mut t = now;
-                // The SCSI error handler aborts each timed-out command in turn
-                // (`scsi_eh_abort_cmds`): the lost one, then those lost with the device.
-                for a in std::iter::once(id).chain(self.lost_with(id)) {
-                    let tm =
-                        uas.abort_task(&mut self.cx, &self.commands[a as usize], t, firmware_ns);
-                    self.cx.faults.as_mut().expect("a plan").counts.uas_aborts += 1;
-                    self.trace_task_management(&tm);
-                    let queued = uas.streams || self.data_urb_queued(a);
-                    self.trace_aborted_urbs(a, tm.driver_ns, queued);
-                    t = tm.driver_ns;
-                }
-                t
-            }
+            Endpoints::Bridged(Bridged::Uas(uas)) => self.uas_abort(id, uas, now, firmware_ns),
             Endpoints::Direct(ahci) => self.sata_hardreset(id, ahci, now),
         };
         self.retry_or_fail(id, at);

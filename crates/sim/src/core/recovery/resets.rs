@@ -151,6 +151,41 @@ impl Simulator {
         }
     }
 
+    /// UAS: the timer of command `id`, which the bridge lost, fired at `at_ns`: the SCSI error
+    /// handler aborts each timed-out command in turn (`Uas::abort_tasks`: the lost one, then
+    /// those lost with the device), which the bridge answers; the core counts and records each
+    /// exchange and ends the aborted command's transfers. Returns when the last was checked.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::core) fn uas_abort(
+        &mut self,
+        id: CmdId,
+        uas: Uas,
+        at_ns: u64,
+        firmware_ns: u64,
+    ) -> u64 {
+        let aborted: Vec<CmdId> = std::iter::once(id).chain(self.lost_with(id)).collect();
+        let tags = self.uas_tags(&aborted);
+        let exchanges = uas.abort_tasks(&mut self.cx, &tags, at_ns, firmware_ns);
+        let counts = &mut self.cx.faults.as_mut().expect("a plan").counts;
+        counts.uas_aborts += exchanges.len() as u64;
+        let mut t = at_ns;
+        for (&a, tm) in aborted.iter().zip(&exchanges) {
+            self.trace_task_management(tm);
+            let queued = uas.streams || self.data_urb_queued(a);
+            self.trace_aborted_urbs(a, tm.driver_ns, queued);
+            t = tm.driver_ns;
+        }
+        t
+    }
+
+    /// The UAS tags of commands `ids` (each its index + 1, 16-bit).
+    fn uas_tags(&self, ids: &[CmdId]) -> Vec<u16> {
+        ids.iter()
+            .map(|&a| u16::try_from(self.commands[a as usize].tag).expect("UAS tags are 16-bit"))
+            .collect()
+    }
+
     /// UAS: the bridge hung with command `id`, whose timer fired at `at_ns`. The host escalates
     /// as the SCSI error handler does (abort, then device reset, then bus reset), each step a
     /// task management function it waits `tm_timeout` for: ABORT TASK, LOGICAL UNIT RESET,
@@ -171,10 +206,7 @@ impl Simulator {
         let f = self.cx.faults.as_ref().expect("a plan");
         let (timeout_ns, recovery) = (f.plan.tm_timeout_ns, f.plan.hang_recovery);
         let aborted: Vec<CmdId> = std::iter::once(id).chain(self.lost_with(id)).collect();
-        let tags: Vec<u16> = aborted
-            .iter()
-            .map(|&a| u16::try_from(self.commands[a as usize].tag).expect("UAS tags are 16-bit"))
-            .collect();
+        let tags = self.uas_tags(&aborted);
         let escalation = uas.escalate(
             &mut self.cx,
             &tags,
