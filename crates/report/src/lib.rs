@@ -20,6 +20,7 @@ mod fio_terse;
 pub mod html;
 mod json;
 mod model;
+mod repeats;
 mod table;
 mod units;
 
@@ -34,6 +35,9 @@ pub use json::{from_json, to_json, ReportError};
 pub use model::{
     CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RankRow, RunReport, SeriesPoint,
     SlavesAggregate, TargetInfo, ToolInfo, SCHEMA_VERSION,
+};
+pub use repeats::{
+    repeat_of, summarise_repeats, t_quantile_975, welch_differs, RepeatSummary, Spread,
 };
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};
