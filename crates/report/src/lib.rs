@@ -21,6 +21,7 @@ pub mod html;
 mod json;
 mod model;
 mod repeats;
+mod repeats_text;
 mod table;
 mod units;
 

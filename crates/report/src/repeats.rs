@@ -122,6 +122,16 @@ impl Spread {
     }
 }
 
+/// `value` in `format`, which may only know positive values (latencies): an interval's low end
+/// below 0 (few repeats far apart) is shown with its sign, as computed, not clamped.
+pub(crate) fn signed(value: f64, format: fn(f64) -> String) -> String {
+    if value < 0.0 {
+        format!("-{}", format(-value))
+    } else {
+        format(value)
+    }
+}
+
 /// Welch's two-sided t test at 5% between two figures' repeats: `None` when either has fewer
 /// than two repeats (no noise to judge by); `Some(true)` when the means differ by more than
 /// the noise. The Welch–Satterthwaite degrees of freedom are rounded down, which makes the

@@ -1,0 +1,83 @@
+//! The text table's part for a run with repeats (`run --repeat N`): each job's headline figures
+//! over its repeats, one line per figure with its mean, standard deviation and 95% interval.
+
+use crate::escape::escape_control;
+use crate::repeats::{signed, RepeatSummary, Spread};
+use crate::units::format_latency_ns;
+use std::fmt::Write as _;
+
+const BYTES_PER_MB: f64 = 1e6;
+
+/// The `repeats:` section under the table (nothing for a run without repeats).
+pub(crate) fn push_repeats(out: &mut String, repeats: &[RepeatSummary]) {
+    if repeats.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "repeats: mean, standard deviation and 95% interval of the mean (Student's t) over each job's repeats"
+    );
+    let mut rows = vec![[
+        "job".to_owned(),
+        "dir".to_owned(),
+        "n".to_owned(),
+        "figure".to_owned(),
+        "mean".to_owned(),
+        "sd".to_owned(),
+        "95% interval".to_owned(),
+    ]];
+    for summary in repeats {
+        let figures: [(&str, &Spread, fn(f64) -> String); 4] = [
+            ("MB/s", &summary.bw_bytes_per_s, |v| {
+                format!("{:.1}", v / BYTES_PER_MB)
+            }),
+            ("IOPS", &summary.iops, |v| format!("{v:.0}")),
+            ("mean lat", &summary.lat_mean_ns, format_latency_ns),
+            ("p99 clat", &summary.clat_p99_ns, format_latency_ns),
+        ];
+        for (position, (name, spread, format)) in figures.into_iter().enumerate() {
+            let (job, direction, n) = match position {
+                0 => (
+                    escape_control(&summary.job).into_owned(),
+                    summary.direction.clone(),
+                    format!("{}/{}", spread.n, summary.repeats),
+                ),
+                _ => Default::default(),
+            };
+            let interval = match (spread.ci95_low, spread.ci95_high) {
+                (Some(low), Some(high)) => {
+                    format!("{} to {}", signed(low, format), signed(high, format))
+                }
+                _ => "-".to_owned(),
+            };
+            rows.push([
+                job,
+                direction,
+                n,
+                name.to_owned(),
+                format(spread.mean),
+                spread.stddev.map_or_else(|| "-".to_owned(), format),
+                interval,
+            ]);
+        }
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(column, (cell, width))| match column {
+                0 | 1 | 3 => format!("{cell:<width$}"),
+                _ => format!("{cell:>width$}"),
+            })
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+}
