@@ -32,6 +32,6 @@ pub use iolog::{IoTrace, ReplaySpec, TraceAction, TraceEntry};
 pub use latency_numa::{LatencyTargetSpec, NumaMemPolicy};
 pub use model::*;
 pub use queueing::{CpuAffinity, IoBatch};
-pub use repeat::{repeat_set, Repeat};
+pub use repeat::{repeat_points, repeat_set, Repeat};
 pub use scheduling::{ExitAll, ExitWhat, IoPriority, StartDelay};
 pub use validate::validate;

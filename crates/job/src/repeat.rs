@@ -2,7 +2,8 @@
 //! which repeat it is, so the report can give each figure's mean, spread and interval
 //! (docs/decisions/0032-repeats.md).
 
-use crate::JobSet;
+use crate::preset::SweepPoint;
+use crate::{JobSet, JobSpec};
 use serde::{Deserialize, Serialize};
 
 /// Which repeat of how many a job is: `index` counts from 1 to `of`.
@@ -25,15 +26,7 @@ pub fn repeat_set(set: JobSet, repeats: u32) -> JobSet {
     let mut jobs = Vec::with_capacity(set.jobs.len().saturating_mul(repeats as usize));
     for round in 0..repeats {
         for (position, job) in set.jobs.iter().enumerate() {
-            let mut copy = job.clone();
-            copy.repeat = Some(Repeat {
-                index: round + 1,
-                of: repeats,
-            });
-            copy.seed = job.seed.wrapping_add(u64::from(round));
-            if let Some(fio) = &mut copy.fio_random {
-                fio.randseed = fio.randseed.wrapping_add(u64::from(round));
-            }
+            let mut copy = repeat_of(job, round, repeats);
             if round > 0 && position == 0 {
                 copy.stonewall = true;
             }
@@ -41,6 +34,38 @@ pub fn repeat_set(set: JobSet, repeats: u32) -> JobSet {
         }
     }
     JobSet { jobs }
+}
+
+/// A sweep's points with each point `repeats` times in a row (its repeats follow one another
+/// before the next point, so a point's repeats meet the same state of the target as far as the
+/// target keeps it), seeded as [`repeat_set`]'s. One repeat is the points as they are.
+pub fn repeat_points(points: Vec<SweepPoint>, repeats: u32) -> Vec<SweepPoint> {
+    if repeats <= 1 {
+        return points;
+    }
+    points
+        .iter()
+        .flat_map(|point| {
+            (0..repeats).map(move |round| SweepPoint {
+                coords: point.coords.clone(),
+                job: repeat_of(&point.job, round, repeats),
+            })
+        })
+        .collect()
+}
+
+/// Repeat `round` (from 0) of `repeats` of `job`: marked, with its seeds moved on by `round`.
+fn repeat_of(job: &JobSpec, round: u32, repeats: u32) -> JobSpec {
+    let mut copy = job.clone();
+    copy.repeat = Some(Repeat {
+        index: round + 1,
+        of: repeats,
+    });
+    copy.seed = job.seed.wrapping_add(u64::from(round));
+    if let Some(fio) = &mut copy.fio_random {
+        fio.randseed = fio.randseed.wrapping_add(u64::from(round));
+    }
+    copy
 }
 
 #[cfg(test)]
@@ -55,6 +80,33 @@ mod tests {
         JobSet {
             jobs: vec![first, second],
         }
+    }
+
+    #[test]
+    fn a_points_repeats_follow_each_other() {
+        let points: Vec<SweepPoint> = set()
+            .jobs
+            .into_iter()
+            .map(|job| SweepPoint {
+                coords: vec![("job".into(), job.name.clone())],
+                job,
+            })
+            .collect();
+        let repeated = repeat_points(points, 2);
+        let order: Vec<(&str, u32, u64)> = repeated
+            .iter()
+            .map(|p| (p.job.name.as_str(), p.job.repeat.unwrap().index, p.job.seed))
+            .collect();
+        let default = crate::DEFAULT_SEED;
+        assert_eq!(
+            order,
+            [
+                ("a", 1, 10),
+                ("a", 2, 11),
+                ("b", 1, default),
+                ("b", 2, default + 1)
+            ]
+        );
     }
 
     #[test]
