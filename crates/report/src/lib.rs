@@ -40,5 +40,6 @@ pub use model::{
 pub use repeats::{
     repeat_of, summarise_repeats, t_quantile_975, welch_differs, RepeatSummary, Spread,
 };
+pub use repeats_text::render_repeats;
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

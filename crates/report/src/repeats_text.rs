@@ -8,6 +8,14 @@ use std::fmt::Write as _;
 
 const BYTES_PER_MB: f64 = 1e6;
 
+/// The `repeats:` section of `jobs`, as under the table (empty for jobs without repeats): for
+/// front ends that print several runs, each with its own.
+pub fn render_repeats(jobs: &[crate::JobReport]) -> String {
+    let mut out = String::new();
+    push_repeats(&mut out, &crate::repeats::summarise_repeats(jobs));
+    out
+}
+
 /// The `repeats:` section under the table (nothing for a run without repeats).
 pub(crate) fn push_repeats(out: &mut String, repeats: &[RepeatSummary]) {
     if repeats.is_empty() {
