@@ -8,6 +8,16 @@ use std::fmt::Write as _;
 
 const BYTES_PER_MB: f64 = 1e6;
 
+/// Bytes per second as MB/s, with more decimals for slow figures so their spread shows.
+fn format_mb_s(bytes_per_s: f64) -> String {
+    let mb_s = bytes_per_s / BYTES_PER_MB;
+    match mb_s.abs() {
+        x if x < 1.0 => format!("{mb_s:.3}"),
+        x if x < 10.0 => format!("{mb_s:.2}"),
+        _ => format!("{mb_s:.1}"),
+    }
+}
+
 /// The `repeats:` section of `jobs`, as under the table (empty for jobs without repeats): for
 /// front ends that print several runs, each with its own.
 pub fn render_repeats(jobs: &[crate::JobReport]) -> String {
@@ -37,9 +47,7 @@ pub(crate) fn push_repeats(out: &mut String, repeats: &[RepeatSummary]) {
     ]];
     for summary in repeats {
         let figures: [(&str, &Spread, fn(f64) -> String); 4] = [
-            ("MB/s", &summary.bw_bytes_per_s, |v| {
-                format!("{:.1}", v / BYTES_PER_MB)
-            }),
+            ("MB/s", &summary.bw_bytes_per_s, format_mb_s),
             ("IOPS", &summary.iops, |v| format!("{v:.0}")),
             ("mean lat", &summary.lat_mean_ns, format_latency_ns),
             ("p99 clat", &summary.clat_p99_ns, format_latency_ns),
