@@ -105,13 +105,16 @@ pub fn to_csv(report: &RunReport) -> String {
     out
 }
 
+/// One statistic of a spread (absent with a single repeat).
+type Statistic = fn(&Spread) -> Option<f64>;
+
 /// The repeats' statistics after the rows: for each job and direction, one row per statistic
 /// (`mean`, `stddev`, `ci95_low`, `ci95_high`, named in the `repeat` column) with the headline
 /// figures in their own columns (`iops`, `bw_bytes_per_s`, `lat_mean_ns`, `clat_p99_ns`) and
 /// the others empty.
 fn push_repeat_rows(out: &mut String, repeats: &[RepeatSummary]) {
     let column = |name: &str| HEADER.iter().position(|title| *title == name);
-    let statistics: [(&str, fn(&Spread) -> Option<f64>); 4] = [
+    let statistics: [(&str, Statistic); 4] = [
         ("mean", |spread| Some(spread.mean)),
         ("stddev", |spread| spread.stddev),
         ("ci95_low", |spread| spread.ci95_low),

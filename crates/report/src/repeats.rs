@@ -170,6 +170,22 @@ pub struct RepeatSummary {
     pub clat_p99_ns: Spread,
 }
 
+/// How a figure is written in a table.
+pub(crate) type Formatter = fn(f64) -> String;
+
+impl RepeatSummary {
+    /// The headline figures in the tables' order, with their names there: MB/s (as bytes per
+    /// second), IOPS, mean latency and p99 completion latency (ns).
+    pub(crate) fn figures(&self) -> [(&'static str, &Spread); 4] {
+        [
+            ("MB/s", &self.bw_bytes_per_s),
+            ("IOPS", &self.iops),
+            ("mean lat", &self.lat_mean_ns),
+            ("p99 clat", &self.clat_p99_ns),
+        ]
+    }
+}
+
 /// Which repeat of how many `job` is, from its specification (`repeat` of storlab-job's
 /// `JobSpec`, kept in the report's `job`): `None` for a job run once.
 pub fn repeat_of(job: &JobReport) -> Option<(u32, u32)> {

@@ -2,7 +2,7 @@
 //! over its repeats, one line per figure with its mean, standard deviation and 95% interval.
 
 use crate::escape::escape_control;
-use crate::repeats::{signed, RepeatSummary, Spread};
+use crate::repeats::{signed, Formatter, RepeatSummary};
 use crate::units::format_latency_ns;
 use std::fmt::Write as _;
 
@@ -46,13 +46,12 @@ pub(crate) fn push_repeats(out: &mut String, repeats: &[RepeatSummary]) {
         "95% interval".to_owned(),
     ]];
     for summary in repeats {
-        let figures: [(&str, &Spread, fn(f64) -> String); 4] = [
-            ("MB/s", &summary.bw_bytes_per_s, format_mb_s),
-            ("IOPS", &summary.iops, |v| format!("{v:.0}")),
-            ("mean lat", &summary.lat_mean_ns, format_latency_ns),
-            ("p99 clat", &summary.clat_p99_ns, format_latency_ns),
-        ];
-        for (position, (name, spread, format)) in figures.into_iter().enumerate() {
+        for (position, (name, spread)) in summary.figures().into_iter().enumerate() {
+            let format: Formatter = match position {
+                0 => format_mb_s,
+                1 => |v| format!("{v:.0}"),
+                _ => format_latency_ns,
+            };
             let (job, direction, n) = match position {
                 0 => (
                     escape_control(&summary.job).into_owned(),

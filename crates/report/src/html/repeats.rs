@@ -3,7 +3,7 @@
 
 use super::svg::escape;
 use super::{format_latency, format_mb_s, LabeledRun, BYTES_PER_MB};
-use crate::repeats::{signed, summarise_repeats, Spread};
+use crate::repeats::{signed, summarise_repeats, Formatter};
 use std::fmt::Write;
 
 /// The `Repeats` section (nothing when no run has repeats).
@@ -19,15 +19,12 @@ pub(super) fn repeats_table(out: &mut String, runs: &[LabeledRun<'_>]) {
     out.push_str("<h2>Repeats</h2>\n<p>Mean, standard deviation and 95% interval of the mean (Student's t) of each figure over a job's repeats.</p>\n<table class=\"repeats\"><thead><tr><th>run</th><th>job</th><th>target</th><th>dir</th><th>repeats</th><th>figure</th><th>mean</th><th>sd</th><th>95% interval</th></tr></thead><tbody>\n");
     for (label, run_summaries) in summaries {
         for summary in run_summaries {
-            let figures: [(&str, &Spread, fn(f64) -> String); 4] = [
-                ("MB/s", &summary.bw_bytes_per_s, |v| {
-                    format_mb_s(v / BYTES_PER_MB)
-                }),
-                ("IOPS", &summary.iops, |v| format!("{v:.0}")),
-                ("mean lat", &summary.lat_mean_ns, format_latency),
-                ("p99 clat", &summary.clat_p99_ns, format_latency),
-            ];
-            for (name, spread, format) in figures {
+            for (position, (name, spread)) in summary.figures().into_iter().enumerate() {
+                let format: Formatter = match position {
+                    0 => |v| format_mb_s(v / BYTES_PER_MB),
+                    1 => |v| format!("{v:.0}"),
+                    _ => format_latency,
+                };
                 let interval = match (spread.ci95_low, spread.ci95_high) {
                     (Some(low), Some(high)) => {
                         format!("{} to {}", signed(low, format), signed(high, format))
