@@ -80,6 +80,11 @@ fn null_engine_repeats_give_the_spread_in_every_format() {
         assert!(table.contains(figure), "{figure} in {table}");
     }
     assert!(table.contains("3/3"), "{table}");
+    assert!(
+        stderr(&out).contains("(repeat 3/3) done"),
+        "{}",
+        stderr(&out)
+    );
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(
         html.contains("<h2>Repeats</h2>"),
@@ -257,4 +262,28 @@ fn compare_marks_a_difference_inside_the_noise() {
         "an SSD against a disk: {table}"
     );
     assert!(table.contains("Welch"), "{table}");
+}
+
+#[test]
+fn each_what_if_target_is_repeated_with_its_own_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", "--no-db", "--repeat=2", "--target=sim:sata-ahci-ssd"];
+    args.extend(HDD_JOB);
+    let doc = json_of(dir.path(), &[&args[..], &["--output-format=json"]].concat());
+    let targets = doc["what_if"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    for target in targets {
+        let report = &target["report"];
+        assert_eq!(
+            report["jobs"].as_array().unwrap().len(),
+            2,
+            "{}",
+            target["target"]
+        );
+        assert_eq!(report["repeats"][0]["iops"]["n"], 2, "{}", target["target"]);
+    }
+    let out = run_in(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert_eq!(table.matches("repeats: mean").count(), 2, "{table}");
 }
