@@ -238,6 +238,16 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--repeat`: a whole number of runs, 1 or more.
+fn parse_repeats(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(count) if count >= 1 => Ok(count),
+        _ => Err(format!(
+            "'{text}': give a whole number of runs, 1 or more (e.g. 3)"
+        )),
+    }
+}
+
 /// When to draw the progress bar (fio's `--eta`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EtaMode {
@@ -335,6 +345,11 @@ pub struct RunArgs {
     /// Discard (TRIM) each job's or sweep point's own region before it runs.
     #[arg(long)]
     pub trim_between_steps: bool,
+    /// Run every job N times over (each sweep point, each what-if target's jobs; repeat k
+    /// with the seed plus k) and give each figure's mean, standard deviation and 95% interval
+    /// in every output format (docs/decisions/0032-repeats.md).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_repeats)]
+    pub repeat: u32,
     /// fctest on a directory: where the copy-across phase copies to (another partition or
     /// drive; default: a second directory beside the first).
     #[arg(long, value_name = "DIR")]

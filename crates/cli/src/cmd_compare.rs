@@ -5,7 +5,10 @@
 use crate::args::CompareArgs;
 use crate::db_support::{db_failure, parse_runs};
 use crate::exit::{bad_input, Failure};
-use storlab_report::{escape_control, format_latency_ns, JobReport, RunReport};
+use storlab_report::{
+    escape_control, format_latency_ns, summarise_repeats, welch_differs, JobReport, RepeatSummary,
+    RunReport, Spread,
+};
 
 const BYTES_PER_MB: f64 = 1e6;
 const TAIL_PERCENTILE: f64 = 99.0;
@@ -40,6 +43,23 @@ pub fn render(runs: &[(String, RunReport)]) -> String {
     }
     let table = comparison_cells(runs);
     push_aligned(&mut out, &table);
+    if table
+        .iter()
+        .flatten()
+        .any(|cell| cell.ends_with(NOISE_MARK))
+    {
+        out.push_str(
+            "(noise): the MB/s differ by less than the runs' noise (Welch's t test at 5% over \
+             their repeats, docs/decisions/0032-repeats.md)\n",
+        );
+    }
+    for (label, report) in runs {
+        let repeats = storlab_report::render_repeats(&report.jobs);
+        if !repeats.is_empty() {
+            out.push_str(&format!("\n{label}:"));
+            out.push_str(&repeats);
+        }
+    }
     push_warnings(&mut out, runs);
     out
 }
@@ -69,37 +89,96 @@ fn comparison_cells(runs: &[(String, RunReport)]) -> Vec<Vec<String>> {
         }
     }
     let mut table = vec![header];
+    let repeats: Vec<Vec<RepeatSummary>> = runs
+        .iter()
+        .map(|(_, report)| summarise_repeats(&report.jobs))
+        .collect();
     for (name, direction) in &rows {
         // A job name from the user's input: escaped, it cannot break the row.
         let printed_name = storlab_report::escape_control(name).into_owned();
         let mut cells = vec![printed_name, (*direction).to_string()];
-        let bandwidth =
-            |report: &RunReport| find(report, name, direction).map(|d| d.bw_bytes_per_s);
-        let baseline = bandwidth(&runs[0].1);
-        for (index, (_, report)) in runs.iter().enumerate() {
-            match find(report, name, direction) {
-                Some(summary) => {
-                    cells.push(format!("{:.0}", summary.iops));
-                    cells.push(format!("{:.1}", summary.bw_bytes_per_s / BYTES_PER_MB));
-                    cells.push(
-                        summary
-                            .clat
-                            .percentile_ns(TAIL_PERCENTILE)
-                            .map_or_else(|| "-".into(), |ns| format_latency_ns(ns as f64)),
-                    );
+        let figures: Vec<Option<Figures>> = runs
+            .iter()
+            .zip(&repeats)
+            .map(|((_, report), repeats)| Figures::of(report, repeats, name, direction))
+            .collect();
+        for (index, figure) in figures.iter().enumerate() {
+            match figure {
+                Some(figure) => {
+                    cells.push(format!("{:.0}", figure.iops));
+                    cells.push(format!("{:.1}", figure.bw_bytes_per_s / BYTES_PER_MB));
+                    cells.push(figure.p99_ns.map_or_else(|| "-".into(), format_latency_ns));
                 }
                 None => cells.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
             }
             if index > 0 {
-                cells.push(match (bandwidth(report), baseline) {
-                    (Some(this), Some(base)) if base > 0.0 => format!("x{:.2}", this / base),
-                    _ => "-".into(),
-                });
+                cells.push(ratio_cell(figures[0].as_ref(), figure.as_ref()));
             }
         }
         table.push(cells);
     }
     table
+}
+
+/// Marks a ratio whose difference is inside the two runs' noise.
+const NOISE_MARK: &str = "(noise)";
+
+/// A run's figures for one job and direction: the job's, or with `--repeat` the means over
+/// its repeats, with the spread of its MB/s.
+struct Figures {
+    iops: f64,
+    bw_bytes_per_s: f64,
+    p99_ns: Option<f64>,
+    bw_spread: Option<Spread>,
+}
+
+impl Figures {
+    fn of(
+        report: &RunReport,
+        repeats: &[RepeatSummary],
+        name: &str,
+        direction: &str,
+    ) -> Option<Figures> {
+        if let Some(summary) = repeats
+            .iter()
+            .find(|s| s.job == name && s.direction == direction)
+        {
+            return Some(Figures {
+                iops: summary.iops.mean,
+                bw_bytes_per_s: summary.bw_bytes_per_s.mean,
+                p99_ns: Some(summary.clat_p99_ns.mean),
+                bw_spread: Some(summary.bw_bytes_per_s.clone()),
+            });
+        }
+        let summary = find(report, name, direction)?;
+        Some(Figures {
+            iops: summary.iops,
+            bw_bytes_per_s: summary.bw_bytes_per_s,
+            p99_ns: summary
+                .clat
+                .percentile_ns(TAIL_PERCENTILE)
+                .map(|ns| ns as f64),
+            bw_spread: None,
+        })
+    }
+}
+
+/// A run's MB/s over the baseline's, marked [`NOISE_MARK`] when both ran with repeats and
+/// Welch's t test finds no difference beyond their noise.
+fn ratio_cell(baseline: Option<&Figures>, this: Option<&Figures>) -> String {
+    let (Some(base), Some(this)) = (baseline, this) else {
+        return "-".into();
+    };
+    if base.bw_bytes_per_s <= 0.0 {
+        return "-".into();
+    }
+    let ratio = format!("x{:.2}", this.bw_bytes_per_s / base.bw_bytes_per_s);
+    match (&base.bw_spread, &this.bw_spread) {
+        (Some(a), Some(b)) if welch_differs(a, b) == Some(false) => {
+            format!("{ratio} {NOISE_MARK}")
+        }
+        _ => ratio,
+    }
 }
 
 /// `table` as aligned text: the first two columns to the left, the figures to the right.

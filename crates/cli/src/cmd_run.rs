@@ -749,11 +749,18 @@ fn what_if_json(targets: &[std::ffi::OsString], runs: &[(String, Finished)]) -> 
         .iter()
         .zip(runs)
         .map(|(text, (_, finished))| {
-            serde_json::json!({
+            let mut entry = serde_json::json!({
                 "target": text.to_string_lossy(),
                 "run": finished.run_id,
                 "report": finished.report,
-            })
+            });
+            // With `--repeat`, each target's report carries its repeats' statistics, as a
+            // single run's JSON does.
+            let repeats = storlab_report::summarise_repeats(&finished.report.jobs);
+            if !repeats.is_empty() {
+                entry["report"]["repeats"] = serde_json::to_value(repeats).unwrap_or_default();
+            }
+            entry
         })
         .collect();
     let mut text = serde_json::to_string_pretty(&serde_json::json!({ "what_if": entries }))

@@ -138,13 +138,21 @@ fn sweep_points(part: &TargetRun<'_>, sweep: &SweepRequest) -> Result<SweepPoint
     };
     let overrides = overrides_of(&part.plan.jobs.flags)?;
     if let Some(dir) = fctest_directory(&preset, &target) {
+        if part.plan.repeat > 1 {
+            return Err(bad_input(
+                "--repeat: FC-Test on a directory runs its file sets once; drop --repeat",
+            ));
+        }
         return Ok(SweepPoints::FcTest {
             preset,
             overrides,
             dir,
         });
     }
-    let points = preset_points(&preset, &overrides, &target)?;
+    let points = storlab_job::repeat_points(
+        preset_points(&preset, &overrides, &target)?,
+        part.plan.repeat,
+    );
     Ok(SweepPoints::Points {
         preset: Some(preset),
         points,

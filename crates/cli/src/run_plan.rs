@@ -32,6 +32,8 @@ pub(crate) struct RunPlan {
     /// `--faults`.
     pub faults: Option<Box<storlab_sim::FaultPlan>>,
     pub status_interval: Option<std::time::Duration>,
+    /// `--repeat`: how many times each job runs (1: once, as written).
+    pub repeat: u32,
 }
 
 /// What `run` does with its jobs.
@@ -131,6 +133,7 @@ impl RunPlan {
             profiles: args.profiles,
             faults: args.faults,
             status_interval: args.status_interval,
+            repeat: args.repeat,
         })
     }
 
@@ -178,8 +181,11 @@ impl TargetRun<'_> {
     }
 
     /// The job set on this target (see [`JobSource::load`]).
+    /// Each job is there `--repeat` times over (`storlab_job::repeat_set`), so every check of
+    /// the set sees what runs.
     pub(crate) fn load_jobs(&self) -> Result<(JobSet, bool), Failure> {
-        self.plan.jobs.load(self.target)
+        let (set, builtin) = self.plan.jobs.load(self.target)?;
+        Ok((storlab_job::repeat_set(set, self.plan.repeat), builtin))
     }
 }
 

@@ -45,7 +45,13 @@ impl RunSink for CliSink {
             }
         }
         if let Some(progress) = &mut self.progress {
-            progress.point_done(name, summary);
+            // With `--repeat`, a job's name recurs: its line says which repeat finished.
+            match reports.first().and_then(storlab_report::repeat_of) {
+                Some((index, of)) => {
+                    progress.point_done(&format!("{name} (repeat {index}/{of})"), summary)
+                }
+                None => progress.point_done(name, summary),
+            }
         }
     }
 

@@ -83,6 +83,36 @@ fn cell_text(report: &JobReport, metric: Metric) -> String {
     format_metric(metric_value(report, metric), metric)
 }
 
+/// The cell of the points measured at one row and column: the last point wins when a cell
+/// was measured twice (rounds are separate rows), except `--repeat`'s repeats of a point,
+/// whose cell is their mean and the half-width of its 95% interval (`mean ±half`).
+fn cell_of(measured: &[&TablePoint<'_>], metric: Metric) -> String {
+    let Some(last) = measured.last() else {
+        return MISSING.to_string();
+    };
+    if storlab_report::repeat_of(last.report).is_none() {
+        return cell_text(last.report, metric);
+    }
+    let values: Vec<f64> = measured
+        .iter()
+        .filter(|p| storlab_report::repeat_of(p.report).is_some())
+        .filter(|p| p.report.total_ios() > 0 || metric == Metric::Seconds)
+        .map(|p| metric_value(p.report, metric))
+        .collect();
+    if values.is_empty() {
+        return NO_IO.to_string();
+    }
+    let spread = storlab_report::Spread::of(&values);
+    match spread.stddev {
+        Some(_) => format!(
+            "{} ±{}",
+            format_metric(spread.mean, metric),
+            format_metric(spread.half_width(), metric)
+        ),
+        None => format_metric(spread.mean, metric),
+    }
+}
+
 /// The rating of one row: Σ IOPS(q)/q over the row's points at the rating queue depths.
 pub fn row_rating(points: &[&TablePoint<'_>], rating: Rating) -> f64 {
     match rating {
@@ -148,14 +178,12 @@ pub fn render(title: &str, layout: &TableLayout, points: &[TablePoint<'_>]) -> S
             .collect();
         let mut line = vec![r.join(" / ")];
         for c in &columns {
-            // The last point wins when a cell was measured twice (rounds are separate rows).
-            let cell = in_row
+            let measured: Vec<&TablePoint<'_>> = in_row
                 .iter()
-                .rev()
-                .find(|p| &key(p.coords, &layout.columns) == c);
-            for m in &layout.metrics {
-                line.push(cell.map_or(MISSING.to_string(), |p| cell_text(p.report, *m)));
-            }
+                .copied()
+                .filter(|p| &key(p.coords, &layout.columns) == c)
+                .collect();
+            line.extend(layout.metrics.iter().map(|m| cell_of(&measured, *m)));
         }
         if let Some(rating) = layout.rating {
             line.push(format_fixed(row_rating(&in_row, rating), 1));

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::RunReport;
+use crate::repeats::{repeat_of, summarise_repeats, RepeatSummary, Spread};
 
 const HEADER: [&str; 28] = [
     "job",
@@ -42,7 +43,10 @@ const WARNING_SEPARATOR: &str = " | ";
 /// The report as CSV (RFC 4180 quoting, `\n` line ends) with a header row.
 pub fn to_csv(report: &RunReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}", HEADER.join(","));
+    let repeats = summarise_repeats(&report.jobs);
+    // A run with repeats has one more column: each row's repeat, and the statistics' rows.
+    let repeat_column = if repeats.is_empty() { "" } else { ",repeat" };
+    let _ = writeln!(out, "{}{repeat_column}", HEADER.join(","));
     for job in &report.jobs {
         for (direction, summary) in job.directions() {
             let percentile = |p: f64| {
@@ -89,11 +93,55 @@ pub fn to_csv(report: &RunReport) -> String {
                     .collect::<Vec<_>>()
                     .join(WARNING_SEPARATOR),
             ];
+            let mut escaped: Vec<String> = fields.iter().map(|field| csv_field(field)).collect();
+            if !repeats.is_empty() {
+                escaped
+                    .push(repeat_of(job).map_or_else(String::new, |(index, _)| index.to_string()));
+            }
+            let _ = writeln!(out, "{}", escaped.join(","));
+        }
+    }
+    push_repeat_rows(&mut out, &repeats);
+    out
+}
+
+/// One statistic of a spread (absent with a single repeat).
+type Statistic = fn(&Spread) -> Option<f64>;
+
+/// The repeats' statistics after the rows: for each job and direction, one row per statistic
+/// (`mean`, `stddev`, `ci95_low`, `ci95_high`, named in the `repeat` column) with the headline
+/// figures in their own columns (`iops`, `bw_bytes_per_s`, `lat_mean_ns`, `clat_p99_ns`) and
+/// the others empty.
+fn push_repeat_rows(out: &mut String, repeats: &[RepeatSummary]) {
+    let column = |name: &str| HEADER.iter().position(|title| *title == name);
+    let statistics: [(&str, Statistic); 4] = [
+        ("mean", |spread| Some(spread.mean)),
+        ("stddev", |spread| spread.stddev),
+        ("ci95_low", |spread| spread.ci95_low),
+        ("ci95_high", |spread| spread.ci95_high),
+    ];
+    for summary in repeats {
+        for (statistic, value_of) in statistics {
+            let mut fields = vec![String::new(); HEADER.len() + 1];
+            let mut set = |name: &str, value: String| {
+                if let Some(index) = column(name) {
+                    fields[index] = value;
+                }
+            };
+            set("job", summary.job.clone());
+            set("direction", summary.direction.clone());
+            set("target", summary.target.clone());
+            let figure =
+                |spread: &Spread| value_of(spread).map_or_else(String::new, |v| format!("{v:.3}"));
+            set("iops", figure(&summary.iops));
+            set("bw_bytes_per_s", figure(&summary.bw_bytes_per_s));
+            set("lat_mean_ns", figure(&summary.lat_mean_ns));
+            set("clat_p99_ns", figure(&summary.clat_p99_ns));
+            fields[HEADER.len()] = statistic.to_owned();
             let escaped: Vec<String> = fields.iter().map(|field| csv_field(field)).collect();
             let _ = writeln!(out, "{}", escaped.join(","));
         }
     }
-    out
 }
 
 /// Characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list:

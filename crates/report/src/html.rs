@@ -5,6 +5,7 @@
 //! numbers below.
 
 mod cliffs;
+mod repeats;
 mod svg;
 
 use crate::model::{JobReport, RunReport};
@@ -44,6 +45,7 @@ pub fn to_html(title: &str, runs: &[LabeledRun<'_>]) -> String {
     runs_table(&mut out, runs);
     probed_targets(&mut out, runs);
     recovered_faults(&mut out, runs);
+    repeats::repeats_table(&mut out, runs);
     for figure in &figures {
         figure.to_html(&mut out);
     }

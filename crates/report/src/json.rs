@@ -2,6 +2,18 @@
 //! `schema_version` and documented field by field in `docs/json-output.md`.
 
 use crate::model::{RunReport, SCHEMA_VERSION};
+use crate::repeats::{summarise_repeats, RepeatSummary};
+
+/// A report with its repeats' statistics (`repeats`, after every other key; absent without
+/// repeats, so a run's JSON is as it was): computed from the jobs whenever the report is
+/// written, never stored apart from them, so a report read back and written again agrees.
+#[derive(serde::Serialize)]
+struct WithRepeats<'a> {
+    #[serde(flatten)]
+    report: &'a RunReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    repeats: Vec<RepeatSummary>,
+}
 
 /// Why a native JSON report could not be read.
 #[derive(Debug)]
@@ -40,9 +52,13 @@ impl std::error::Error for ReportError {
 
 /// The report as pretty-printed native JSON (ends with a newline).
 pub fn to_json(report: &RunReport) -> String {
+    let with_repeats = WithRepeats {
+        report,
+        repeats: summarise_repeats(&report.jobs),
+    };
     // Serializing plain data with string keys cannot fail; the fallback keeps this infallible
     // rather than panicking should a future field break that.
-    let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|error| {
+    let mut text = serde_json::to_string_pretty(&with_repeats).unwrap_or_else(|error| {
         serde_json::json!({ "schema_version": SCHEMA_VERSION, "error": error.to_string() })
             .to_string()
     });

@@ -20,6 +20,8 @@ mod fio_terse;
 pub mod html;
 mod json;
 mod model;
+mod repeats;
+mod repeats_text;
 mod table;
 mod units;
 
@@ -35,5 +37,9 @@ pub use model::{
     CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RankRow, RunReport, SeriesPoint,
     SlavesAggregate, TargetInfo, ToolInfo, SCHEMA_VERSION,
 };
+pub use repeats::{
+    repeat_of, summarise_repeats, t_quantile_975, welch_differs, RepeatSummary, Spread,
+};
+pub use repeats_text::render_repeats;
 pub use table::{job_diagnosis, render_table};
 pub use units::{format_fixed, format_latency_ns};

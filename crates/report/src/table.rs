@@ -111,34 +111,8 @@ pub fn render_table(report: &RunReport) -> String {
             job.latency_depth
         );
     }
-    // A multi-client run's rows are the clients' aggregate: each client's own rates follow.
-    for job in report.jobs.iter().filter(|job| !job.ranks.is_empty()) {
-        let _ = writeln!(
-            out,
-            "{}: {} clients; IOPS and MB/s above are their sum, latencies from their merged histograms",
-            escape_control(&job.setup.name),
-            job.ranks.len()
-        );
-        for row in &job.ranks {
-            let rates: Vec<String> = row
-                .directions()
-                .map(|(name, summary)| {
-                    format!(
-                        "{name} {:.0} IOPS {:.1} MB/s",
-                        summary.iops,
-                        summary.bw_bytes_per_s / 1e6
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "  rank {} on {}: {}",
-                row.rank,
-                escape_control(display_or_unknown(&row.host)),
-                rates.join(", ")
-            );
-        }
-    }
+    push_client_rates(&mut out, report);
+    crate::repeats_text::push_repeats(&mut out, &crate::repeats::summarise_repeats(&report.jobs));
 
     // What a real target's path implies is the same for every job on it: said once per target.
     // A simulated job's bottleneck is its own: said per job.
@@ -192,6 +166,37 @@ pub fn render_table(report: &RunReport) -> String {
         }
     }
     out
+}
+
+/// A multi-client run's rows are the clients' aggregate: each client's own rates follow.
+fn push_client_rates(out: &mut String, report: &RunReport) {
+    for job in report.jobs.iter().filter(|job| !job.ranks.is_empty()) {
+        let _ = writeln!(
+            out,
+            "{}: {} clients; IOPS and MB/s above are their sum, latencies from their merged histograms",
+            escape_control(&job.setup.name),
+            job.ranks.len()
+        );
+        for row in &job.ranks {
+            let rates: Vec<String> = row
+                .directions()
+                .map(|(name, summary)| {
+                    format!(
+                        "{name} {:.0} IOPS {:.1} MB/s",
+                        summary.iops,
+                        summary.bw_bytes_per_s / 1e6
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  rank {} on {}: {}",
+                row.rank,
+                escape_control(display_or_unknown(&row.host)),
+                rates.join(", ")
+            );
+        }
+    }
 }
 
 /// What limits a job's figures: for a real target, the path `storlab probe` found (one line

@@ -54,6 +54,7 @@ mod power_loss;
 mod presets;
 mod probe;
 mod recovered_faults;
+mod repeat;
 mod report;
 mod safe_output;
 mod signals;

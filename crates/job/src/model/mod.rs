@@ -646,6 +646,10 @@ pub struct JobSpec {
     /// fio's `numa_mem_policy`: where the kernel places the job's I/O buffers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_mem_policy: Option<crate::NumaMemPolicy>,
+    /// Which of `run --repeat N`'s repeats this job is (`crate::repeat`); `None` for a job run
+    /// once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::Repeat>,
     /// Non-fatal remarks found while validating (e.g. alignment below 4 KiB).
     pub warnings: Vec<String>,
 }
@@ -724,6 +728,7 @@ impl JobSpec {
             replay: None,
             latency_target: None,
             numa_mem_policy: None,
+            repeat: None,
             warnings: Vec::new(),
         }
     }
