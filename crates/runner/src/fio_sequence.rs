@@ -128,46 +128,45 @@ pub struct FioSequence {
     /// fio's `ddir_seq_add` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
     seq_add_bytes: i64,
     time_based: bool,
-    /// Bytes one loop moves at most (backend.c, `do_io`: `size`, or `io_size` if smaller, or
-    /// larger for a random write without the map), the loops left, and what this loop and the
-    /// whole job have moved.
+    /// backend.c's two byte bounds: one loop (`do_io`'s `total_bytes`: `size`, or `io_size` if
+    /// larger for a random write without the map) and the whole job (`io_bytes_exceeded`:
+    /// `io_size`, else `size`, times `loops`, counted over every loop), the loops left, and
+    /// what this loop and the whole job have moved.
     pass_bytes: u64,
+    job_bytes: u64,
     passes_left: u32,
     moved_bytes: u64,
     job_moved_bytes: u64,
-    /// fio's `io_size`: after its loops a job goes on looping until it has moved that much
-    /// (backend.c, `keep_running`).
-    io_size_bytes: Option<u64>,
+    /// `keep_running`'s bound after the loops: `io_size`, else `size` (not times `loops`), and
+    /// whether `io_size` was given (without it, a job whose file is done stops there).
+    keep_running_bytes: u64,
+    io_size_given: bool,
     largest_block_bytes: u64,
 }
 
-/// The bytes of one of `job`'s loops over `region` and how many loops (`random_job`: some of
-/// its I/O is random): `size`, or `io_size` if smaller, or larger for a random write without
-/// the map (backend.c, `do_io`).
-fn loop_bytes_and_loops(job: &JobSpec, region: Region, random_job: bool) -> (u64, u32) {
+/// backend.c's bounds of `job` over `region` (`random_job`: some of its I/O is random): the
+/// bytes one loop issues at most (`do_io`'s `total_bytes`), the bytes the whole job issues at
+/// most (`io_bytes_exceeded`), and the loops.
+fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u32) {
+    let size = region.len_bytes;
     let random_write_unmapped = job.read_percent == 0 && random_job && !job.random_map;
-    let mut pass_bytes = region.len_bytes;
-    if let Some(io_size) = job.io_size_bytes {
-        pass_bytes = if random_write_unmapped {
-            pass_bytes.max(io_size)
-        } else {
-            pass_bytes.min(io_size)
-        };
-    }
+    let pass_bytes = match job.io_size_bytes {
+        Some(io_size) if random_write_unmapped => size.max(io_size),
+        _ => size,
+    };
     let passes = job.loops.max(1);
+    let job_bytes = job
+        .io_size_bytes
+        .unwrap_or(size)
+        .saturating_mul(u64::from(passes));
     if let RwModifier::BackBytes(_) = job.rw_modifier {
-        // fio's `do_io` stops at `io_size` (else `size`) times `loops` bytes issued over the
-        // whole job (backend.c, `io_bytes_exceeded`; `io_issue_bytes` is never reset between
-        // loops), or when the file is done. Backward holes always wrap, so the file is never
-        // done: the first loop issues every loop's bytes in one sequence and the later ones
-        // find nothing left to issue.
-        let all_bytes = job
-            .io_size_bytes
-            .unwrap_or(region.len_bytes)
-            .saturating_mul(u64::from(passes));
-        return (all_bytes, 1);
+        // Backward holes always wrap, so the file is never done, and fio 3.33 goes on where
+        // the last loop ended: every loop's bytes come as one sequence (measured against fio:
+        // `--rw=read:-8k --bs=4k --size=32k --loops=2` on 64 KiB reads 0, 24, 20, ... 4, 0,
+        // 24, 20, ... 4, 0, 24).
+        return (job_bytes, job_bytes, 1);
     }
-    (pass_bytes, passes)
+    (pass_bytes, job_bytes, passes)
 }
 
 /// fio's `ddir_seq_add` of `modifier` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
@@ -223,7 +222,7 @@ impl FioSequence {
             _ => 1,
         };
         let read = u64::from(job.read_percent);
-        let (pass_bytes, passes) = loop_bytes_and_loops(job, region, random_job);
+        let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
         let mut sequence = FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
@@ -256,10 +255,12 @@ impl FioSequence {
             seq_add_bytes: seq_add_bytes(job.rw_modifier),
             time_based: job.time_based && job.runtime_ns.is_some(),
             pass_bytes: pass_bytes.max(1),
+            job_bytes: job_bytes.max(1),
             passes_left: passes,
             moved_bytes: 0,
             job_moved_bytes: 0,
-            io_size_bytes: job.io_size_bytes,
+            keep_running_bytes: job.io_size_bytes.unwrap_or(region.len_bytes),
+            io_size_given: job.io_size_bytes.is_some(),
             largest_block_bytes: job.max_block_bytes(),
         };
         sequence.seed_streams();
@@ -319,8 +320,15 @@ impl FioSequence {
     /// when fio would end the job here.
     pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         loop {
-            if !self.time_based && self.moved_bytes >= self.pass_bytes {
-                self.next_pass()?;
+            if !self.time_based {
+                if self.job_moved_bytes >= self.job_bytes {
+                    // backend.c: a loop begun past the job's bytes issues nothing, and a loop
+                    // that issues nothing terminates the job.
+                    return None;
+                }
+                if self.moved_bytes >= self.pass_bytes {
+                    self.next_pass(false)?;
+                }
             }
             match self.fill(forced) {
                 Some(io) => {
@@ -328,23 +336,29 @@ impl FioSequence {
                     self.job_moved_bytes += u64::from(io.len_bytes);
                     return Some(io);
                 }
-                // The loop ends where fio could not place an I/O; the next starts over.
-                None if !self.time_based => self.next_pass()?,
+                // The loop ends where fio could not place an I/O (its file is done); the next
+                // starts over.
+                None if !self.time_based && self.moved_bytes > 0 => self.next_pass(true)?,
                 None => return None,
             }
         }
     }
 
-    /// backend.c: a new loop re-seeds (with `randrepeat`), reopens the file (emptying the map)
-    /// and starts the mix over; after `loops` of them, only while `io_size` is not reached by
-    /// at least a largest block (`keep_running`).
-    fn next_pass(&mut self) -> Option<()> {
+    /// backend.c, `keep_running`, after a loop (`file_done`: it ended because no I/O could be
+    /// placed): the `loops` first, then more while the job's bytes are short of `io_size` (else
+    /// `size`) by at least a largest block, and without `io_size` only while the file is not
+    /// done. A new loop re-seeds (with `randrepeat`), reopens the file (emptying the map) and
+    /// starts the mix over.
+    fn next_pass(&mut self, file_done: bool) -> Option<()> {
         self.passes_left = self.passes_left.saturating_sub(1);
-        let io_size_left = self.io_size_bytes.is_some_and(|limit| {
-            limit.saturating_sub(self.job_moved_bytes) >= self.largest_block_bytes.max(1)
-        });
-        if self.passes_left == 0 && !io_size_left {
-            return None;
+        if self.passes_left == 0 {
+            let short_bytes = self.keep_running_bytes.saturating_sub(self.job_moved_bytes);
+            let more = short_bytes > 0
+                && short_bytes >= self.largest_block_bytes.max(1)
+                && !(file_done && !self.io_size_given);
+            if !more {
+                return None;
+            }
         }
         self.moved_bytes = 0;
         self.rwmix_issues = 0;

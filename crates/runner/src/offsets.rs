@@ -57,6 +57,9 @@ pub struct OffsetGenerator {
 /// that would start past the region's end (fio stops a job there).
 pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
     match (job.rw_modifier, &job.block_size_read) {
+        // A fio job's own sequence ends its loops where fio does (`FioSequence`); its bytes
+        // bound is fio's, `size` per loop.
+        _ if job.fio_random.is_some() => region.len_bytes,
         (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block))
             if job.random_percent == 0 && job.random_percent_writes() == 0 =>
         {
@@ -186,7 +189,12 @@ impl OffsetGenerator {
             || job.random_percent_writes() > 0
             || (1..100).contains(&job.read_percent)
             || !matches!(job.block_size_read, BlockSizeSpec::Fixed(_))
-            || !matches!(job.block_size_write, BlockSizeSpec::Fixed(_));
+            || !matches!(job.block_size_write, BlockSizeSpec::Fixed(_))
+            // fio's loops: a loop ends where its file is done or at `size` bytes, the job at
+            // `io_size` (else `size`) times `loops` bytes over every loop (backend.c).
+            || matches!(job.rw_modifier, RwModifier::SkipBytes(_))
+            || job.io_size_bytes.is_some()
+            || job.loops > 1;
         // Random offsets are fio's only where storlab's alignment puts them where fio's
         // `blockalign` (default: the smallest block) does; elsewhere the job keeps the
         // generator above and the run says it differs (docs/job-format.md, `blockalign`).

@@ -478,6 +478,43 @@ fn the_rw_offset_modifier_skips_fios_holes() {
     }
 }
 
+/// fio's loops (backend.c): a loop ends where its file is done (the next offset past the
+/// region: a holed I/O may start anywhere before its end and run past it) or at `size` bytes,
+/// and the job at `io_size` (else `size`) times `loops` bytes counted over every loop, so a
+/// job with `io_size` under `size` goes on past `io_size` in its first loop. The same I/O as
+/// fio's, I/O for I/O.
+#[test]
+fn loops_and_io_size_end_where_fios_do() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (
+            &["--bs=16k", "--size=128k", "--loops=2", "--rw=write:8k"][..],
+            12,
+        ),
+        (&["--bs=4k", "--size=64k", "--rw=readwrite:8k"][..], 11),
+        (
+            &[
+                "--bs=4k",
+                "--size=64k",
+                "--io_size=32k",
+                "--loops=3",
+                "--rw=read",
+            ][..],
+            24,
+        ),
+        (
+            &["--bs=4k", "--size=64k", "--io_size=96k", "--rw=write"][..],
+            24,
+        ),
+    ] {
+        let (fio, storlab) = both_logs(MIB, flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
 /// fio's backward holes (`rw=MODE:-SIZE`, io_u.c `get_next_seq_offset`): the first I/O at the
 /// region's start, then each one SIZE before the end of the last, wrapping to `io_size` less
 /// SIZE; a region past 0 starts at `io_size` taken as a position; loops and `io_size` go on in
