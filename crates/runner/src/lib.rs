@@ -242,7 +242,15 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
         .map(|i| offset.checked_add((first_clone + i).checked_mul(increment)?))
         .map(|start| {
             let start = start.ok_or_else(|| plan_error("worker offsets overflow".into()))?;
-            let start = start.div_ceil(align) * align;
+            // fio starts a region at the `offset` given in bytes, aligned or not (only a
+            // share is aligned, filesetup.c `get_start_offset`); a preset's starts on its
+            // alignment.
+            let start_align = if job.fio_random.is_some() && shares.offset_ppm.is_none() {
+                1
+            } else {
+                align
+            };
+            let start = start.div_ceil(start_align) * start_align;
             let rest = target_size_bytes.saturating_sub(start);
             let len = match (shares.size_ppm, job.size_bytes) {
                 // As fio does, a share of the target stops at its end: `offset=50% size=100%`
@@ -251,7 +259,15 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
                 (None, Some(size)) => size,
                 (None, None) => rest,
             };
-            let len = len / align * align;
+            // fio's region is `size` as given (filesetup.c: `io_size` is not rounded to a
+            // block; its last I/O may run past it, up to the file's end), in whole sectors
+            // here, the unit every target is addressed in; a preset's is whole alignments.
+            let len_align = if job.fio_random.is_some() {
+                storlab_job::validate::SECTOR_BYTES.min(align)
+            } else {
+                align
+            };
+            let len = len / len_align * len_align;
             let end = start.saturating_add(len);
             if start >= target_size_bytes {
                 return Err(plan_error(format!(

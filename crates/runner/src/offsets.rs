@@ -184,17 +184,6 @@ impl OffsetGenerator {
             None if backward => &default_streams,
             None => return,
         };
-        let draws = backward
-            || job.random_percent > 0
-            || job.random_percent_writes() > 0
-            || (1..100).contains(&job.read_percent)
-            || !matches!(job.block_size_read, BlockSizeSpec::Fixed(_))
-            || !matches!(job.block_size_write, BlockSizeSpec::Fixed(_))
-            // fio's loops: a loop ends where its file is done or at `size` bytes, the job at
-            // `io_size` (else `size`) times `loops` bytes over every loop (backend.c).
-            || matches!(job.rw_modifier, RwModifier::SkipBytes(_))
-            || job.io_size_bytes.is_some()
-            || job.loops > 1;
         // Random offsets are fio's only where storlab's alignment puts them where fio's
         // `blockalign` (default: the smallest block) does; elsewhere the job keeps the
         // generator above and the run says it differs (docs/job-format.md, `blockalign`).
@@ -211,7 +200,7 @@ impl OffsetGenerator {
             // the generator above, which issues fio's trim/write pairs over fio's sets.
             && job.trim == TrimMode::None
             && self.region.len_bytes > 0;
-        if draws && supported {
+        if supported {
             self.fio = Some(Box::new(FioSequence::new(
                 job,
                 fio,

@@ -515,6 +515,47 @@ fn loops_and_io_size_end_where_fios_do() {
     }
 }
 
+/// A fio job's region starts at its `offset` as given, aligned to its blocks or not, and its
+/// `size` is not rounded to a block (filesetup.c): the I/O is the offset plus whole blocks, the
+/// last one the last that starts inside the region and ends inside the file. On `null` the
+/// read-back's reads are not checked, as fio's verify.c (`FIO_FAKEIO`). The same I/O as fio's.
+#[test]
+fn offsets_in_sectors_and_sizes_in_bytes_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, ios) in [
+        (
+            &["--bs=4k", "--offset=6144", "--size=64k", "--rw=read"][..],
+            16,
+        ),
+        (
+            &["--bs=4k", "--offset=6144", "--size=64k", "--rw=randread"][..],
+            16,
+        ),
+        (&["--bs=32k", "--offset=512", "--rw=read"][..], 31),
+        (&["--bs=16k", "--size=100k", "--rw=write"][..], 7),
+        (
+            &["--bs=64k", "--offset=6144", "--size=512k", "--rw=write"][..],
+            8,
+        ),
+        (
+            &[
+                "--bs=4k",
+                "--size=64k",
+                "--rw=write",
+                "--ioengine=null",
+                "--verify=crc32c",
+            ][..],
+            32,
+        ),
+    ] {
+        let (fio, storlab) = both_logs(MIB, flags);
+        assert_eq!(fio.len(), ios, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
 /// fio's backward holes (`rw=MODE:-SIZE`, io_u.c `get_next_seq_offset`): the first I/O at the
 /// region's start, then each one SIZE before the end of the last, wrapping to `io_size` less
 /// SIZE; a region past 0 starts at `io_size` taken as a position; loops and `io_size` go on in

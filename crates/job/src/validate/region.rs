@@ -90,19 +90,36 @@ pub(super) fn check_region(spec: &JobSpec, location: &Location) -> Result<(), Jo
             detail,
         ))
     };
-    let align = format_size(spec.align_bytes);
-    if !spec.offset_bytes.is_multiple_of(spec.align_bytes) {
+    // fio input means fio's semantics: fio starts a region at any `offset` and places its
+    // I/O from there (io_u.c: `file_offset` plus whole blocks), so a fio job's region needs
+    // whole sectors only (every target storlab drives, a simulated drive included, is
+    // addressed in them). A preset keeps its regions on its own alignment.
+    let region_align_bytes = if spec.fio_random.is_some() {
+        SECTOR_BYTES
+    } else {
+        spec.align_bytes
+    };
+    let align = format_size(region_align_bytes);
+    let whole = if region_align_bytes == SECTOR_BYTES {
+        "whole 512-byte sectors (storlab addresses every target in them)".to_owned()
+    } else {
+        format!("the {align} alignment")
+    };
+    if !spec.offset_bytes.is_multiple_of(region_align_bytes) {
         return invalid(
             "offset",
             spec.offset_bytes,
-            format!("offset is not a multiple of the {align} alignment"),
+            format!("offset is not a multiple of {whole}"),
         );
     }
-    if !spec.offset_increment_bytes.is_multiple_of(spec.align_bytes) {
+    if !spec
+        .offset_increment_bytes
+        .is_multiple_of(region_align_bytes)
+    {
         return invalid(
             "offset_increment",
             spec.offset_increment_bytes,
-            format!("offset increment is not a multiple of the {align} alignment"),
+            format!("offset increment is not a multiple of {whole}"),
         );
     }
     if let Some(size_bytes) = spec.size_bytes {

@@ -79,6 +79,9 @@ pub(super) struct Verifying {
     pub(super) state_file: Option<(u32, VerifyStateRecorder)>,
     /// fio's `verify_state_load`: where this clone's verify pass stops.
     pub(super) cut: Option<VerifyCut>,
+    /// The engine only pretends to do I/O (`null`): as fio's verify.c with `FIO_FAKEIO`, the
+    /// reads are issued and counted and their data never checked (there is none).
+    fake_io: bool,
 }
 
 impl Verifying {
@@ -125,6 +128,7 @@ impl Verifying {
             }),
             state_file: None,
             cut: None,
+            fake_io: job.engine == storlab_job::EngineKind::Null,
         }
     }
 
@@ -132,6 +136,11 @@ impl Verifying {
     /// a verify run's.
     pub(super) fn checks_completions(&self) -> bool {
         self.read_check.is_some() || self.state.is_some()
+    }
+
+    /// Whether a read's data is checked at all (not on an engine that fakes its I/O).
+    fn checks_read_data(&self) -> bool {
+        !self.fake_io
     }
 
     /// The write about to be numbered `write_counter` goes into the read-back's record.
@@ -284,7 +293,8 @@ impl Worker {
         direction: IoDirection,
     ) {
         let len = io.len_bytes as usize;
-        if direction == IoDirection::Read && self.verifying.read_check.is_some() {
+        let checks_reads = direction == IoDirection::Read && self.verifying.checks_read_data();
+        if checks_reads && self.verifying.read_check.is_some() {
             if let Err(error) = self
                 .verifying
                 .check_fio_read(io, &engine.buffer(slot)[..len])
@@ -300,7 +310,7 @@ impl Worker {
                 self.verifying.write_completed(io);
                 Ok(())
             }
-            IoDirection::Read if io.generation > 0 => self
+            IoDirection::Read if io.generation > 0 && self.verifying.checks_read_data() => self
                 .verifying
                 .check_verified_read(io, &engine.buffer(slot)[..len]),
             _ => Ok(()),
