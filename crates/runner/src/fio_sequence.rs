@@ -355,7 +355,7 @@ impl FioSequence {
             let short_bytes = self.keep_running_bytes.saturating_sub(self.job_moved_bytes);
             let more = short_bytes > 0
                 && short_bytes >= self.largest_block_bytes.max(1)
-                && !(file_done && !self.io_size_given);
+                && (!file_done || self.io_size_given);
             if !more {
                 return None;
             }
