@@ -110,18 +110,26 @@ pub fn compare(dir: &Path, disk: &str) -> Vec<String> {
     );
     compare_vpd(dir, query, &mut check);
     compare_capacity(dir, query, &mut check);
-    let opcodes = probe_commands(dir);
-    eprintln!(
-        "linux_oracle: {disk}: probe: {fields} fields compared; its commands (opcode, ATA command): {opcodes:02x?}"
-    );
-    for (opcode, ata) in opcodes {
-        if !READ_ONLY_OPCODES.contains(&opcode) || (opcode == 0x85 && ata != ATA_IDENTIFY_DEVICE) {
-            differences.push(format!(
-                "{disk}: probe sent SCSI opcode {opcode:#04x} (ATA command {ata:#04x}), not one of its read-only commands"
-            ));
-        }
-    }
+    eprintln!("linux_oracle: {disk}: probe: {fields} fields compared");
+    differences.extend(unlisted_commands(dir, disk));
     differences
+}
+
+/// The commands probe put on the wire that are not among its read-only ones, one line each.
+fn unlisted_commands(dir: &Path, disk: &str) -> Vec<String> {
+    let opcodes = probe_commands(dir);
+    eprintln!("linux_oracle: {disk}: probe's commands (opcode, ATA command): {opcodes:02x?}");
+    opcodes
+        .into_iter()
+        .filter(|&(opcode, ata)| {
+            !READ_ONLY_OPCODES.contains(&opcode) || (opcode == 0x85 && ata != ATA_IDENTIFY_DEVICE)
+        })
+        .map(|(opcode, ata)| {
+            format!(
+                "{disk}: probe sent SCSI opcode {opcode:#04x} (ATA command {ata:#04x}), not one of its read-only commands"
+            )
+        })
+        .collect()
 }
 
 /// Probe's "closest simulated stack" line for the guest disk `disk` (driver-speed, as init.sh
