@@ -62,8 +62,11 @@ pub const DEFAULT_SEED: u64 = 35;
 const BLOCK_KIB: [u32; 9] = [4, 8, 16, 64, 120, 128, 256, 512, 1024];
 /// Block sizes and queue depths a generated libaio job draws from: small blocks, enough of
 /// them to outlast the device's throttle burst (so the queue fills), depths below and above
-/// uas's 14 (QEMU's 16 streams - 2) and 30 (32 - 2).
-const QUEUED_BLOCK_KIB: [u32; 5] = [4, 8, 16, 32, 64];
+/// uas's 14 (QEMU's 16 streams - 2) and 30 (32 - 2). Not above 16 KiB: usbmon copies each
+/// event's data (up to a fifth of its ring) into a ring of 300 KiB (drivers/usb/mon/mon_bin.c
+/// BUFF_DFL), so 14 writes of 64 KiB in flight overflowed it once the guest's capture fell
+/// behind on a loaded machine, and a capture that lost events is refused.
+const QUEUED_BLOCK_KIB: [u32; 3] = [4, 8, 16];
 const QUEUE_DEPTHS: [u32; 6] = [2, 4, 8, 16, 32, 48];
 /// I/Os of a generated libaio job.
 const QUEUED_IOS: u64 = 160;
