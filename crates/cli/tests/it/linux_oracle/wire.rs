@@ -15,6 +15,8 @@ const IU_COMMAND: u8 = 0x01;
 const IU_SENSE: u8 = 0x03;
 const IU_READ_READY: u8 = 0x06;
 const IU_WRITE_READY: u8 = 0x07;
+/// The IUs the status pipe returns: Sense, Response (0x04), Read Ready, Write Ready.
+const STATUS_PIPE_IUS: [u8; 4] = [IU_SENSE, 0x04, IU_READ_READY, IU_WRITE_READY];
 /// A CBW's signature "USBC" and length (BOT 1.0 §5.1).
 const CBW_SIGNATURE: [u8; 4] = *b"USBC";
 const CBW_LEN: u32 = 31;
@@ -118,16 +120,22 @@ pub fn view(pcap: &[u8], block_bytes: u32) -> DriverView {
 }
 
 /// Pipe roles of a UAS capture: the OUT endpoint that carries Command IUs and the IN endpoint
-/// that returns Sense IUs; data IN and OUT are the others.
+/// that returns Sense IUs, every completion of which starts with an IU id (read data can start
+/// with a Sense IU's id too: a 4 KiB read of earlier random writes did); data IN and OUT are
+/// the others.
 fn uas_role(records: &[Bulk], endpoint: u8) -> &'static str {
     let carries = |first: u8, submit: bool| {
         records
             .iter()
             .any(|r| r.endpoint == endpoint && r.submit == submit && r.data.first() == Some(&first))
     };
+    let only_ius = records
+        .iter()
+        .filter(|r| r.endpoint == endpoint && !r.submit && !r.data.is_empty())
+        .all(|r| STATUS_PIPE_IUS.contains(&r.data[0]));
     if carries(IU_COMMAND, true) && endpoint & 0x80 == 0 {
         "command"
-    } else if carries(IU_SENSE, false) {
+    } else if carries(IU_SENSE, false) && only_ius {
         "status"
     } else if endpoint & 0x80 != 0 {
         "data-in"
