@@ -355,6 +355,34 @@ pub fn write_setup(out: &mut dyn Write, depth: usize, setup: &SetupPacket) -> fm
     }
 }
 
+/// The first bytes of a descriptor, where GET_DESCRIPTOR asked for fewer than its bLength:
+/// Linux's hub driver reads a device descriptor's first 8 bytes for bMaxPacketSize0 (hub.c
+/// hub_port_init), which hold bcdUSB too (USB 3.2 Table 9-11).
+#[cfg(feature = "alloc")]
+fn write_descriptor_head(out: &mut dyn Write, head: &[u8]) -> fmt::Result {
+    let (full_len, ty) = (head[0], DescriptorType::from(head[1]));
+    if ty == DescriptorType::Device && head.len() >= 8 {
+        return line(
+            out,
+            1,
+            format_args!(
+                "DEVICE (first {} of {full_len} bytes) usb={:#06x} ep0={}",
+                head.len(),
+                u16::from_le_bytes([head[2], head[3]]),
+                head[7]
+            ),
+        );
+    }
+    line(
+        out,
+        1,
+        format_args!(
+            "descriptor {ty:?}, first {} of {full_len} bytes",
+            head.len()
+        ),
+    )
+}
+
 /// One descriptor.
 pub fn write_descriptor(out: &mut dyn Write, depth: usize, d: &Descriptor<'_>) -> fmt::Result {
     match d {
@@ -600,16 +628,7 @@ mod decode {
                         if is_descriptor && head_only {
                             // GET_DESCRIPTOR asked for the first bytes only (hub.c reads a
                             // device descriptor's first 8 for bMaxPacketSize0).
-                            let _ = line(
-                                &mut out,
-                                1,
-                                format_args!(
-                                    "descriptor type {:#04x}, first {} of {} bytes",
-                                    data[1],
-                                    data.len(),
-                                    data[0]
-                                ),
-                            );
+                            let _ = write_descriptor_head(&mut out, data);
                         } else if is_descriptor && !data.is_empty() {
                             let mut last_endpoint = None;
                             for d in crate::usb::descriptors(data) {
@@ -714,6 +733,18 @@ mod tests {
             s,
             "SET_ISOCH_DELAY delay=40 ns\nSET_SEL len=6 (U1/U2 exit latencies)\n"
         );
+    }
+
+    #[test]
+    fn a_device_descriptor_read_in_part_is_named() {
+        // hub.c's first read of a SuperSpeed device's descriptor: 8 of its 18 bytes.
+        let head = [18, 0x01, 0x00, 0x03, 0, 0, 0, 9];
+        let mut s = String::new();
+        write_descriptor_head(&mut s, &head).unwrap();
+        assert_eq!(s, "  DEVICE (first 8 of 18 bytes) usb=0x0300 ep0=9\n");
+        let mut s = String::new();
+        write_descriptor_head(&mut s, &[9, 0x02, 0x20, 0x00]).unwrap();
+        assert_eq!(s, "  descriptor Configuration, first 4 of 9 bytes\n");
     }
 
     #[test]

@@ -4,49 +4,22 @@
 //! sysfs and sg3-utils' raw bytes, checks that probe sent only read-only commands, and compares
 //! what the real uas and usb-storage drivers put on the wire (command sizes, commands in
 //! flight, tags, IU order, status URB lengths, URB framing and flags) with the simulated
-//! `linux-uas` and `linux-usb-storage` stacks running the same jobs.
+//! `linux-uas` and `linux-usb-storage` stacks running the same jobs (`jobs.rs`: fixed ones and
+//! some generated from a seed). It also decodes the guest's own enumeration and sd's scan
+//! against tshark (`enumeration.rs`) and runs the simulated stack probe's diagnosis names
+//! (ADR 0035).
 //!
 //! It skips, with a message, only where QEMU or the kernel is missing; under `CI=true` it fails
 //! instead (`.ci/run` installs qemu-system-x86, linux-image-amd64, busybox-static, sg3-utils).
 
+mod enumeration;
 mod guest;
+mod jobs;
 mod probe_check;
 mod wire;
 
 use crate::common;
 use std::path::Path;
-
-/// The jobs every disk runs (name, storlab job flags): psync and libaio, O_DIRECT, reads and
-/// writes of 4 KiB, 64 KiB and 1 MiB, one and several in flight.
-const JOBS: [(&str, &str); 6] = [
-    (
-        "psync-4k-read",
-        "--rw=read --bs=4k --size=256k --direct=1 --ioengine=psync",
-    ),
-    (
-        "psync-64k-write",
-        "--rw=write --bs=64k --size=2m --direct=1 --ioengine=psync",
-    ),
-    (
-        "psync-1m-read",
-        "--rw=read --bs=1m --size=4m --direct=1 --ioengine=psync",
-    ),
-    // Every other 4 KiB block: no two reads are adjacent, so the block layer merges none
-    // (random reads would merge where two happen to be adjacent, differently in every run).
-    (
-        "libaio-4k-read-holes-qd32",
-        "--rw=read:4k --bs=4k --size=4m --direct=1 --ioengine=libaio --iodepth=32",
-    ),
-    (
-        "libaio-1m-write-qd4",
-        "--rw=write --bs=1m --size=8m --direct=1 --ioengine=libaio --iodepth=4",
-    ),
-    // uas passes discards on as UNMAP; usb-storage has discard off (EOPNOTSUPP, no command).
-    (
-        "psync-64k-trim",
-        "--rw=trim --bs=64k --size=1m --ioengine=psync",
-    ),
-];
 
 #[test]
 fn linux_oracle() {
@@ -60,7 +33,13 @@ fn linux_oracle() {
     }
     let kernel = guest::installed_kernel().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let initramfs = guest::build_initramfs(work.path(), &kernel, &JOBS);
+    let seed = jobs::seed();
+    let jobs = jobs::all(seed);
+    eprintln!(
+        "linux_oracle: {} jobs per disk, generated ones from seed {seed} (STORLAB_ORACLE_SEED)",
+        jobs.len()
+    );
+    let initramfs = guest::build_initramfs(work.path(), &kernel, &jobs);
     let run = match guest::boot(work.path(), &kernel, &initramfs) {
         Ok(run) => run,
         Err(why) => panic!("linux_oracle: {why}"),
@@ -75,7 +54,8 @@ fn linux_oracle() {
             .status()
             .unwrap();
     }
-    let mut differences = Vec::new();
+    let mut differences = enumeration::check(&run.results);
+    let mut compared = 0;
     for disk in DISK_STACKS {
         let dir = run.results.join(disk.results_dir);
         assert!(
@@ -85,8 +65,19 @@ fn linux_oracle() {
             run.console
         );
         differences.extend(probe_check::compare(&dir, disk.results_dir));
-        differences.extend(compare_jobs(&dir, &disk, work.path()));
+        differences.extend(probe_check::closest_stack(
+            &dir,
+            disk.results_dir,
+            work.path(),
+        ));
+        differences.extend(compare_jobs(&dir, &disk, &jobs, work.path(), &mut compared));
     }
+    eprintln!(
+        "linux_oracle: {compared} quantities compared over {} disks x {} jobs, {} differences",
+        DISK_STACKS.len(),
+        jobs.len(),
+        differences.len()
+    );
     assert!(
         differences.is_empty(),
         "linux_oracle: {} differences between Linux 6.1 and storlab:\n{}",
@@ -123,9 +114,18 @@ const DISK_STACKS: [DiskStack; 4] = [
 
 /// Runs every job on the disk's simulated stack and compares the driver views; returns one
 /// line per difference, each with the command that reproduces the simulated side.
-fn compare_jobs(dir: &Path, disk: &DiskStack, work: &Path) -> Vec<String> {
+/// `compared` counts the quantities compared (the job's outcome and each of
+/// [`wire::differences`]'s).
+fn compare_jobs(
+    dir: &Path,
+    disk: &DiskStack,
+    jobs: &[jobs::Job],
+    work: &Path,
+    compared: &mut usize,
+) -> Vec<String> {
     let mut differences = Vec::new();
-    for (job, flags) in JOBS {
+    let queue_depth = guest_queue_depth(dir);
+    for (job, flags) in jobs {
         let kernel_rc = std::fs::read_to_string(dir.join(format!("{job}.rc"))).unwrap();
         let kernel_err =
             std::fs::read_to_string(dir.join(format!("{job}.err"))).unwrap_or_default();
@@ -166,14 +166,32 @@ fn compare_jobs(dir: &Path, disk: &DiskStack, work: &Path) -> Vec<String> {
             Err(_) => wire::DriverView::default(),
         };
         // How many commands are in flight depends on timing unless the job keeps more queued
-        // than the driver allows: there both must reach the driver's limit; elsewhere Linux
-        // (whose guest CPU is slow next to QEMU's device) may have fewer than the simulation.
-        let saturated = flags.contains("--iodepth=32");
-        for line in wire::differences(&kernel, &simulated, saturated) {
+        // than the driver allows (the guest's sysfs device/queue_depth): there the simulated
+        // driver must reach that limit and Linux never pass it; elsewhere Linux (whose guest
+        // CPU is slow next to QEMU's device) may have fewer than the simulation.
+        let binding_depth = jobs::binds_queue(flags, queue_depth, guest::DEVICE_BURST_IOS)
+            .then_some(queue_depth as usize);
+        eprintln!(
+            "linux_oracle: {}/{job}: Linux {}",
+            disk.results_dir,
+            wire::summary(&kernel)
+        );
+        *compared += 1 + wire::compared_quantities(binding_depth);
+        for line in wire::differences(&kernel, &simulated, binding_depth) {
             differences.push(format!("{}/{job}: {line} ({reproduce})", disk.results_dir));
         }
     }
     differences
+}
+
+/// The SCSI device's queue depth the guest's sysfs gave (init.sh's `sysfs` file).
+fn guest_queue_depth(dir: &Path) -> u32 {
+    std::fs::read_to_string(dir.join("sysfs"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("queue_depth "))
+        .and_then(|depth| depth.trim().parse().ok())
+        .expect("init.sh records device/queue_depth")
 }
 
 /// A job's outcome as both sides can state it: "ok", or the OS error it failed with (storlab's

@@ -35,6 +35,10 @@ const RESULTS_IMAGE_BYTES: u64 = 64 << 20;
 /// driver at its limit whatever the host's load (unthrottled, QEMU's device can finish
 /// commands faster than the TCG guest issues them, and the most in flight varies by run).
 const DEVICE_IOPS: u32 = 400;
+/// The requests QEMU's throttle lets through at once before it holds the rate: without an
+/// explicit `iops-total-max` the bucket is a tenth of the rate for one second (util/throttle.c
+/// throttle_fix_bucket), so a job of fewer I/Os is not slowed at all.
+pub const DEVICE_BURST_IOS: u64 = DEVICE_IOPS as u64 / 10;
 /// Guest memory: the initramfs (about 30 MB) unpacked, plus the capture buffers.
 const GUEST_MEMORY_MB: u32 = 768;
 /// The guest's whole run, boot to power-off, must end within this (it takes about a minute
@@ -152,7 +156,7 @@ pub fn module_load_order(modules_dep: &str, wanted: &[&str]) -> Vec<String> {
 
 /// Builds the initramfs in `work` from the installed programs, modules and `jobs` (one line
 /// each: a name and the storlab job flags); returns its path.
-pub fn build_initramfs(work: &Path, kernel: &Kernel, jobs: &[(&str, &str)]) -> PathBuf {
+pub fn build_initramfs(work: &Path, kernel: &Kernel, jobs: &[super::jobs::Job]) -> PathBuf {
     let root = work.join("root");
     for dir in ["bin", "modules", "proc", "sys", "dev", "tmp"] {
         std::fs::create_dir_all(root.join(dir)).unwrap();

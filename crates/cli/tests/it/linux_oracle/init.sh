@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the Linux oracle harness's QEMU guest (crates/cli/tests/it/linux_oracle.rs builds the
-# initramfs around it). Loads the USB and SCSI modules in modules.dep order, then for every USB
-# disk: records usbmon while `storlab probe`, sg3-utils and each job of /jobs run, and writes
+# initramfs around it). Loads the USB and SCSI modules in modules.dep order, recording the
+# enumeration and sd's scan of every disk with usbmon, then for every USB disk: records usbmon while `storlab probe`, sg3-utils and each job of /jobs run, and writes
 # everything as a tar archive onto the results disk (/dev/vda), which the host unpacks.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -10,17 +10,29 @@ mount -t devtmpfs dev /dev
 mount -t debugfs none /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 export HOME=/tmp PATH=/bin
-for module in $(cat /modules/order); do
-    insmod "/modules/$module" || echo "oracle: insmod $module failed"
-done
 out=/tmp/out
 mkdir -p $out
+# usbmon loads before the host controllers (modules.dep order puts it first): from then on
+# every bus's enumeration is recorded (/dev/usbmon0 is all buses), until the disks are scanned.
+for module in $(cat /modules/order); do
+    insmod "/modules/$module" || echo "oracle: insmod $module failed"
+    if [ "$module" = usbmon.ko ]; then
+        storlab usbmon-capture --device /dev/usbmon0 --output $out/enumeration.pcap \
+            2>$out/enumeration.log &
+        enumeration=$!
+        renice -n -20 -p $enumeration >/dev/null
+        sleep 0.5
+    fi
+done
 # Wait for the four disks (SCSI scans run asynchronously after the drivers bind).
 for _ in $(seq 100); do
     [ "$(ls /sys/block | grep -c '^sd')" -ge "$(cat /expected_disks)" ] && break
     sleep 0.2
 done
 sleep 1
+kill -INT $enumeration
+wait $enumeration
+echo $? >$out/enumeration.capture_rc
 
 # Runs "$@" while usbmon bus $bus is recorded into $out/$name/$1.pcap.
 captured() {

@@ -2,9 +2,11 @@
 //! fields against sysfs, its INQUIRY, VPD and READ CAPACITY(16) fields against the raw bytes
 //! sg3-utils read (sg_inq, sg_vpd, sg_readcap --raw; field offsets from SPC-4 and SBC-3), and
 //! the commands it put on the wire (from its usbmon capture) against the read-only set its
-//! docs list.
+//! docs list; and that its diagnosis names a shipped simulated stack of the probed driver and
+//! speed whose printed command runs.
 
 use super::wire;
+use crate::common;
 use serde_json::Value;
 use std::path::Path;
 
@@ -27,7 +29,9 @@ pub fn compare(dir: &Path, disk: &str) -> Vec<String> {
             )
         });
     let device = &probe["probes"][0]["device"];
+    let mut fields = 0;
     let mut check = |field: &str, probe_value: Value, truth: Value, source: &str| {
+        fields += 1;
         if probe_value != truth {
             differences.push(format!(
                 "{disk}: probe {field} = {probe_value}, {source} says {truth}"
@@ -106,13 +110,77 @@ pub fn compare(dir: &Path, disk: &str) -> Vec<String> {
     );
     compare_vpd(dir, query, &mut check);
     compare_capacity(dir, query, &mut check);
+    eprintln!("linux_oracle: {disk}: probe: {fields} fields compared");
+    differences.extend(unlisted_commands(dir, disk));
+    differences
+}
+
+/// The commands probe put on the wire that are not among its read-only ones, one line each.
+fn unlisted_commands(dir: &Path, disk: &str) -> Vec<String> {
     let opcodes = probe_commands(dir);
-    for (opcode, ata) in opcodes {
-        if !READ_ONLY_OPCODES.contains(&opcode) || (opcode == 0x85 && ata != ATA_IDENTIFY_DEVICE) {
-            differences.push(format!(
+    eprintln!("linux_oracle: {disk}: probe's commands (opcode, ATA command): {opcodes:02x?}");
+    opcodes
+        .into_iter()
+        .filter(|&(opcode, ata)| {
+            !READ_ONLY_OPCODES.contains(&opcode) || (opcode == 0x85 && ata != ATA_IDENTIFY_DEVICE)
+        })
+        .map(|(opcode, ata)| {
+            format!(
                 "{disk}: probe sent SCSI opcode {opcode:#04x} (ATA command {ata:#04x}), not one of its read-only commands"
-            ));
-        }
+            )
+        })
+        .collect()
+}
+
+/// Probe's "closest simulated stack" line for the guest disk `disk` (driver-speed, as init.sh
+/// names it): it must name a stack of Linux's own driver for that protocol (`linux-uas` or
+/// `linux-bot`) at that speed (`usb3` at 5000 Mb/s, `usb2` at 480), and the command it prints
+/// must run on this machine. One line per difference.
+pub fn closest_stack(dir: &Path, disk: &str, work: &Path) -> Vec<String> {
+    let probe: Value = serde_json::from_slice(&std::fs::read(dir.join("probe.out")).unwrap())
+        .expect("probe's JSON (compare read it already)");
+    let lines: Vec<&str> = probe["probes"][0]["diagnosis"]
+        .as_array()
+        .map(|lines| lines.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(stack) = lines.iter().find_map(|line| {
+        line.strip_prefix("closest simulated stack: sim:")
+            .and_then(|rest| rest.split_whitespace().next())
+    }) else {
+        return vec![format!(
+            "{disk}: probe's diagnosis names no closest simulated stack: {lines:?}"
+        )];
+    };
+    let (driver, speed) = disk.rsplit_once('-').unwrap();
+    let protocol = if driver == "uas" {
+        "linux-uas"
+    } else {
+        "linux-bot"
+    };
+    let generation = if speed == "5000" { "usb3-" } else { "usb2-" };
+    let mut differences = Vec::new();
+    if !stack.starts_with(generation) || !stack.contains(protocol) {
+        differences.push(format!(
+            "{disk}: probe names sim:{stack}, not a {generation}{protocol} stack"
+        ));
+    }
+    let target = format!("sim:{stack}");
+    let args = [
+        "run",
+        "--no-db",
+        "--target",
+        &target,
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+    ];
+    let out = common::run_in(work, &args);
+    if !out.status.success() {
+        differences.push(format!(
+            "{disk}: probe's stack does not run: storlab {}: {}",
+            args.join(" "),
+            common::stderr(&out).trim()
+        ));
     }
     differences
 }

@@ -15,6 +15,8 @@ const IU_COMMAND: u8 = 0x01;
 const IU_SENSE: u8 = 0x03;
 const IU_READ_READY: u8 = 0x06;
 const IU_WRITE_READY: u8 = 0x07;
+/// The IUs the status pipe returns: Sense, Response (0x04), Read Ready, Write Ready.
+const STATUS_PIPE_IUS: [u8; 4] = [IU_SENSE, 0x04, IU_READ_READY, IU_WRITE_READY];
 /// A CBW's signature "USBC" and length (BOT 1.0 §5.1).
 const CBW_SIGNATURE: [u8; 4] = *b"USBC";
 const CBW_LEN: u32 = 31;
@@ -84,20 +86,23 @@ fn data_flag(role: &str, r: &Bulk) -> (String, char, char) {
     (role.to_owned(), event, flag)
 }
 
-/// SYNCHRONIZE CACHE (10): left out of every view. The real device's capture of a trim job
-/// holds one before the trims, which the simulated engine does not send; a flush is not the
-/// class driver's doing (the simulator's flush path has its own tests).
+/// SYNCHRONIZE CACHE (10): counted with the data commands (opcode, 0 bytes), so a job's
+/// flushes (fsync on the block device: blkdev_fsync -> blkdev_issue_flush, sent by sd when it
+/// found a volatile write cache) are compared too. Every job is O_DIRECT: a buffered job's
+/// `invalidate` (fdatasync before dropping the page cache) would send one the simulated engine,
+/// which has no page cache, does not.
 const SYNCHRONIZE_CACHE_10: u8 = 0x35;
 /// UNMAP (SBC-3 §5.28): its parameter list length is in CDB bytes 7..9.
 const UNMAP: u8 = 0x42;
 
 /// READ/WRITE (10) and (16): opcode and bytes moved; UNMAP: opcode and its parameter list's
-/// bytes; None for other commands.
+/// bytes; SYNCHRONIZE CACHE (10): opcode and 0; None for other commands.
 fn data_command(cdb: &[u8], block_bytes: u32) -> Option<(u8, u32)> {
     let be = |bytes: &[u8]| bytes.iter().fold(0u32, |n, &b| (n << 8) | u32::from(b));
     match *cdb.first()? {
         op @ (0x28 | 0x2a) if cdb.len() >= 10 => Some((op, be(&cdb[7..9]) * block_bytes)),
         op @ (0x88 | 0x8a) if cdb.len() >= 16 => Some((op, be(&cdb[10..14]) * block_bytes)),
+        SYNCHRONIZE_CACHE_10 => Some((SYNCHRONIZE_CACHE_10, 0)),
         UNMAP if cdb.len() >= 10 => Some((UNMAP, be(&cdb[7..9]))),
         _ => None,
     }
@@ -115,16 +120,22 @@ pub fn view(pcap: &[u8], block_bytes: u32) -> DriverView {
 }
 
 /// Pipe roles of a UAS capture: the OUT endpoint that carries Command IUs and the IN endpoint
-/// that returns Sense IUs; data IN and OUT are the others.
+/// that returns Sense IUs, every completion of which starts with an IU id (read data can start
+/// with a Sense IU's id too: a 4 KiB read of earlier random writes did); data IN and OUT are
+/// the others.
 fn uas_role(records: &[Bulk], endpoint: u8) -> &'static str {
     let carries = |first: u8, submit: bool| {
         records
             .iter()
             .any(|r| r.endpoint == endpoint && r.submit == submit && r.data.first() == Some(&first))
     };
+    let only_ius = records
+        .iter()
+        .filter(|r| r.endpoint == endpoint && !r.submit && !r.data.is_empty())
+        .all(|r| STATUS_PIPE_IUS.contains(&r.data[0]));
     if carries(IU_COMMAND, true) && endpoint & 0x80 == 0 {
         "command"
-    } else if carries(IU_SENSE, false) {
+    } else if carries(IU_SENSE, false) && only_ius {
         "status"
     } else if endpoint & 0x80 != 0 {
         "data-in"
@@ -185,10 +196,6 @@ fn uas_view(records: &[Bulk], block_bytes: u32) -> DriverView {
         if role != "command" || r.data.len() < 32 {
             continue;
         }
-        if r.data[16] == SYNCHRONIZE_CACHE_10 {
-            pending.clear();
-            continue;
-        }
         view.submission_patterns
             .insert(format!("with a command: {}", pending.join(",")));
         pending.clear();
@@ -212,8 +219,6 @@ fn bot_view(records: &[Bulk], block_bytes: u32) -> DriverView {
     let mut view = DriverView::default();
     let mut in_flight = 0usize;
     let mut pattern: Vec<String> = Vec::new();
-    // The command in progress is a SYNCHRONIZE CACHE, left out of the view.
-    let mut skipping = false;
     for r in records {
         let role = if r.submit && r.data.len() >= 4 && r.data[..4] == CBW_SIGNATURE {
             "cbw"
@@ -224,15 +229,6 @@ fn bot_view(records: &[Bulk], block_bytes: u32) -> DriverView {
         } else {
             "data-out"
         };
-        if role == "cbw" {
-            skipping = r.data.get(15) == Some(&SYNCHRONIZE_CACHE_10);
-        }
-        if skipping {
-            if role == "csw" && !r.submit {
-                skipping = false;
-            }
-            continue;
-        }
         view.data_flags.insert(data_flag(role, r));
         if !r.submit {
             if role == "csw" && in_flight > 0 {
@@ -288,13 +284,56 @@ pub fn scsi_commands(pcap: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The commands of a view, counted by opcode and length: "8x op 0x28 524288 B, ...".
+fn command_summary(view: &DriverView) -> String {
+    let mut counts: BTreeMap<(u8, u32), usize> = BTreeMap::new();
+    for c in &view.commands {
+        *counts.entry(*c).or_default() += 1;
+    }
+    counts
+        .iter()
+        .map(|((op, bytes), n)| format!("{n}x op {op:#04x} {bytes} B"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the kernel did in one job, on one line for the test's log: the figures the comparison
+/// checks the simulation against.
+pub fn summary(view: &DriverView) -> String {
+    format!(
+        "[{}]; most in flight {}, highest tag {}, tags not lowest free {}; status URBs {:?} B; \
+         data URBs {:?} B; {:?}",
+        command_summary(view),
+        view.max_in_flight,
+        view.max_tag,
+        view.tags_not_lowest_free,
+        view.status_urb_lengths,
+        view.data_urb_lengths,
+        view.submission_patterns,
+    )
+}
+
+/// Quantities [`differences`] compares (commands, most in flight and highest tag where the
+/// queue binds or Linux had more in flight, tags not the lowest free, URB submission order,
+/// status and data URB lengths, usbmon data flags, transfer flags).
+pub fn compared_quantities(binding_depth: Option<usize>) -> usize {
+    if binding_depth.is_some() {
+        9
+    } else {
+        7
+    }
+}
+
 /// Every quantity in which `simulated` differs from `kernel`, one line each.
-/// `in_flight_binds`: the job queues more than the driver allows, so the most commands in
-/// flight must be equal; otherwise Linux's may only be lower.
+/// `binding_depth`: the job keeps more queued than the driver allows (the guest's sysfs
+/// `device/queue_depth`, what the driver set): the simulated driver must reach that depth, and
+/// Linux must never exceed it (whether Linux's capture reaches it depends on how fast the TCG
+/// guest submits next to QEMU's device, which the host's load changes; where it does, the
+/// highest tags must match too). Otherwise Linux may have fewer in flight, never more.
 pub fn differences(
     kernel: &DriverView,
     simulated: &DriverView,
-    in_flight_binds: bool,
+    binding_depth: Option<usize>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     let mut differ = |what: &str, k: String, s: String| {
@@ -303,25 +342,39 @@ pub fn differences(
         }
     };
     if kernel.commands != simulated.commands {
-        let summary = |v: &DriverView| {
-            let mut counts: BTreeMap<(u8, u32), usize> = BTreeMap::new();
-            for c in &v.commands {
-                *counts.entry(*c).or_default() += 1;
-            }
-            counts
-                .iter()
-                .map(|((op, bytes), n)| format!("{n}x op {op:#04x} {bytes} B"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        differ("commands", summary(kernel), summary(simulated));
-    }
-    if in_flight_binds || kernel.max_in_flight > simulated.max_in_flight {
         differ(
-            "most commands in flight",
-            kernel.max_in_flight.to_string(),
-            simulated.max_in_flight.to_string(),
+            "commands",
+            command_summary(kernel),
+            command_summary(simulated),
         );
+    }
+    let tags_compared = match binding_depth {
+        Some(depth) => {
+            differ(
+                "most commands in flight (the queue binds: Linux's queue depth)",
+                depth.to_string(),
+                simulated.max_in_flight.to_string(),
+            );
+            if kernel.max_in_flight > depth {
+                differ(
+                    "most commands in flight, above the queue depth",
+                    kernel.max_in_flight.to_string(),
+                    depth.to_string(),
+                );
+            }
+            kernel.max_in_flight == depth
+        }
+        None if kernel.max_in_flight > simulated.max_in_flight => {
+            differ(
+                "most commands in flight",
+                kernel.max_in_flight.to_string(),
+                simulated.max_in_flight.to_string(),
+            );
+            true
+        }
+        None => false,
+    };
+    if tags_compared {
         differ(
             "highest tag",
             kernel.max_tag.to_string(),
