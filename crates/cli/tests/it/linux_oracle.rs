@@ -85,6 +85,7 @@ fn linux_oracle() {
             run.console
         );
         differences.extend(probe_check::compare(&dir, disk.results_dir));
+        differences.extend(probe_check::verdict(&dir, disk.results_dir));
         differences.extend(compare_jobs(&dir, &disk, work.path()));
     }
     assert!(
