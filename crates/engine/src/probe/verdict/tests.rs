@@ -175,7 +175,7 @@ fn the_binding_ceiling_is_the_nearest_and_the_what_if_is_a_shipped_stack() {
     ];
     let v = verdict(&device, &measured, Some(&args)).unwrap();
     assert_eq!(v.binding, "bot");
-    assert!(v.lines[0].contains("is 66% of the 52.8 MB/s ceiling of BOT's one command at a time over USB 2.0 High-Speed (480 Mb/s), the ceiling that binds"), "{:?}", v.lines);
+    assert!(v.lines[0].contains("is 66% of the 53.2 MB/s ceiling of BOT's one command at a time over USB 2.0 High-Speed (480 Mb/s), the ceiling that binds"), "{:?}", v.lines);
     assert!(v
         .lines
         .iter()
