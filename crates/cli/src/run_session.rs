@@ -34,12 +34,44 @@ pub(crate) fn session(plan: &RunPlan, direct_fallback: bool) -> Session<'static>
             pcap: plan.outputs.pcap.is_some(),
             sim_timing_only: false,
             sim_faults: plan.faults.as_deref().cloned(),
+            what_if_args: what_if_args(std::env::args_os().skip(1)),
         },
         started_unix_ms: crate::db_support::now_unix_ms(),
         stop: &STOP,
         live: Some(&crate::progress::LIVE),
         peers: None,
     }
+}
+
+/// The flags, each with its value, that a what-if command leaves out: the targets (it names
+/// its own) and what this run writes besides them (a pasted what-if must not overwrite them).
+const NOT_IN_WHAT_IF: [&str; 5] = [
+    "--target",
+    "--destructive",
+    "--output",
+    "--report",
+    "--pcap",
+];
+
+/// This run's arguments (`run --rw=read ...`) without [`NOT_IN_WHAT_IF`]: a real target's path
+/// verdict appends `--target sim:STACK` to them for its what-if command. `None` when an
+/// argument is not text (the command could not be printed as typed).
+fn what_if_args(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Vec<String>> {
+    let mut kept = Vec::new();
+    let mut value_follows = false;
+    for arg in args {
+        let arg = arg.into_string().ok()?;
+        if std::mem::take(&mut value_follows) {
+            continue;
+        }
+        let flag = arg.split('=').next().unwrap_or_default();
+        if NOT_IN_WHAT_IF.contains(&flag) {
+            value_follows = !arg.contains('=');
+            continue;
+        }
+        kept.push(arg);
+    }
+    Some(kept)
 }
 
 /// `--target` as a job target: `sim:STACK` is a simulated stack, anything else a file or a block
@@ -100,4 +132,29 @@ pub(crate) fn start_interrupt_thread() {
     }
     // Without a table of its own the run is only slower (the kernel's shared-table path).
     let _ = storlab_engine::descriptors::use_private_descriptor_table();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_if_args;
+
+    #[test]
+    fn a_what_if_keeps_the_job_and_drops_targets_and_outputs() {
+        let args = [
+            "run",
+            "--target",
+            "/dev/sdb",
+            "--rw=read",
+            "--output=r.json",
+            "--report",
+            "r.html",
+            "--target=/mnt/f",
+            "--size",
+            "1g",
+        ];
+        assert_eq!(
+            what_if_args(args.iter().map(Into::into)).unwrap(),
+            ["run", "--rw=read", "--size", "1g"]
+        );
+    }
 }

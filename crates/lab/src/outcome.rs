@@ -144,6 +144,8 @@ pub fn job_reports(
     if job.verify {
         engine_details.push(("verified_bytes".into(), outcome.verified_bytes.to_string()));
     }
+    let probed = probe_target(&kind, &description);
+    let path = probed.as_ref().and_then(|p| serde_json::to_value(p).ok());
     let setup = |name: String, size_bytes: u64| JobSetup {
         name,
         job: serde_json::to_value(job).unwrap_or(serde_json::Value::Null),
@@ -152,7 +154,7 @@ pub fn job_reports(
             description: description.clone(),
             kind: kind.clone(),
             size_bytes,
-            path: probe_target(&kind, &description),
+            path: path.clone(),
         },
         device_state: "as-found".into(),
         data_pattern: pattern_name(job.data_pattern),
@@ -171,7 +173,43 @@ pub fn job_reports(
             .and_then(|sim| serde_json::to_value(sim).ok()),
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
-    reports_of_workers(outcome, region_bytes, &setup, notes)
+    let mut reports = reports_of_workers(outcome, region_bytes, &setup, notes);
+    if let Some(device) = probed.as_ref().and_then(|p| p.device.as_ref()) {
+        for report in &mut reports {
+            report.path_verdict = path_verdict(device, job, report, provider.what_if_args());
+        }
+    }
+    reports
+}
+
+/// The verdict on a real target's path for one report's measured rates (docs/probe.md).
+fn path_verdict(
+    device: &storlab_engine::probe::DeviceFacts,
+    job: &JobSpec,
+    report: &JobReport,
+    what_if_args: Option<&[String]>,
+) -> Option<serde_json::Value> {
+    use storlab_engine::probe::verdict::{verdict, Measured};
+    let mbs = |summary: Option<&storlab_stats::DirectionSummary>| {
+        summary.map_or(0.0, |s| s.bw_bytes_per_s / 1e6)
+    };
+    let measured = Measured {
+        read_mbs: mbs(report.read.as_ref()),
+        write_mbs: mbs(report.write.as_ref()),
+        block_bytes: match job.read_percent {
+            0 => job.block_size_write.max_bytes(),
+            100 => job.block_size_read.max_bytes(),
+            _ => job
+                .block_size_read
+                .max_bytes()
+                .max(job.block_size_write.max_bytes()),
+        },
+        iodepth: job.iodepth,
+    };
+    if measured.read_mbs + measured.write_mbs <= 0.0 {
+        return None;
+    }
+    serde_json::to_value(verdict(device, &measured, what_if_args)?).ok()
 }
 
 /// Mark `report` with the error that ended any of the workers it covers (fio's job `error`:
@@ -219,16 +257,30 @@ fn reports_of_workers(
     }
 }
 
+/// A recorded sysfs tree that tests put in the place of this machine's (with
+/// [`PROBE_DEVICE_ENV`]): a run's real target is then described as that tree's block device,
+/// so a run on a temporary file is judged as if it ran over a USB or SATA path.
+pub const PROBE_SYS_ROOT_ENV: &str = "STORLAB_PROBE_SYS_ROOT";
+/// The block device of [`PROBE_SYS_ROOT_ENV`]'s tree that describes every real target.
+pub const PROBE_DEVICE_ENV: &str = "STORLAB_PROBE_DEVICE";
+
 /// The probe facts of a real target (sysfs and mountinfo only: the device under test is not
 /// sent further commands), as recorded in `target.path`.
-fn probe_target(kind: &str, description: &str) -> Option<serde_json::Value> {
+fn probe_target(kind: &str, description: &str) -> Option<storlab_engine::probe::ProbeReport> {
+    use storlab_engine::probe::{Prober, SysRoot};
     if kind != "file" && kind != "block" {
         return None;
     }
-    let prober = storlab_engine::probe::Prober {
+    let mut prober = Prober {
         query_device: false,
         ..Default::default()
     };
-    let report = prober.probe_path(std::path::Path::new(description)).ok()?;
-    serde_json::to_value(report).ok()
+    if let (Some(root), Some(name)) = (
+        std::env::var_os(PROBE_SYS_ROOT_ENV),
+        std::env::var(PROBE_DEVICE_ENV).ok(),
+    ) {
+        prober.sys = SysRoot::new(root);
+        return prober.probe_block_name(&name).ok();
+    }
+    prober.probe_path(std::path::Path::new(description)).ok()
 }

@@ -35,6 +35,10 @@ pub struct ProviderOptions {
     pub sim_timing_only: bool,
     /// Faults injected into every simulated stack (`--faults`; `storlab_sim::fault`).
     pub sim_faults: Option<storlab_sim::FaultPlan>,
+    /// The run's own arguments with its targets left out (`run --rw=read ...`), from which a
+    /// real target's path verdict makes its what-if command (`storlab_engine::probe::verdict`);
+    /// `None` when the front end has none to give.
+    pub what_if_args: Option<Vec<String>>,
 }
 
 /// One opened target and what it was opened for.
@@ -73,6 +77,11 @@ pub struct Provider {
 }
 
 impl Provider {
+    /// The run's arguments without its targets, for a path verdict's what-if command.
+    pub fn what_if_args(&self) -> Option<&[String]> {
+        self.options.what_if_args.as_deref()
+    }
+
     pub fn new(options: ProviderOptions) -> Self {
         Provider {
             options,

@@ -7,6 +7,7 @@
 mod cliffs;
 mod repeats;
 mod svg;
+mod verdict;
 
 use crate::model::{JobReport, RunReport};
 use crate::units::format_latency_ns;
@@ -44,6 +45,7 @@ pub fn to_html(title: &str, runs: &[LabeledRun<'_>]) -> String {
     );
     runs_table(&mut out, runs);
     probed_targets(&mut out, runs);
+    verdict::verdict_table(&mut out, runs);
     recovered_faults(&mut out, runs);
     repeats::repeats_table(&mut out, runs);
     for figure in &figures {

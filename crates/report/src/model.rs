@@ -212,6 +212,12 @@ pub struct JobReport {
     /// `cliff.rs`). Absent for jobs nobody asked it of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_cliffs: Option<crate::cliff::WriteCliffs>,
+    /// The verdict on a probed real target's path (docs/probe.md, "The verdict"): the measured
+    /// rate against each ceiling of the path, the one that binds, and the what-if command on
+    /// the closest simulated stack. Absent for simulated targets, paths with no ceiling, and
+    /// reports written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_verdict: Option<serde_json::Value>,
 }
 
 fn is_no_depth(depth: &u32) -> bool {
@@ -335,6 +341,7 @@ impl JobReport {
             error: 0,
             latency_depth: stats.latency_depth,
             write_cliffs: None,
+            path_verdict: None,
         }
     }
 

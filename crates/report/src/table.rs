@@ -128,6 +128,7 @@ pub fn render_table(report: &RunReport) -> String {
                     .map(|line| format!("[{description}] {line}")),
             );
         }
+        diagnosis.extend(verdict_lines(job));
         diagnosis.extend(sim_diagnosis(job));
     }
     if !diagnosis.is_empty() {
@@ -208,8 +209,25 @@ pub fn job_diagnosis(job: &JobReport) -> Vec<String> {
         .into_iter()
         .map(|line| format!("[{name}] {line}"))
         .collect();
+    lines.extend(verdict_lines(job));
     lines.extend(sim_diagnosis(job));
     lines
+}
+
+/// The verdict on a real target's path for this job's measured rate (`path_verdict`), each
+/// line prefixed with the job's name.
+fn verdict_lines(job: &JobReport) -> Vec<String> {
+    let name = &job.setup.name;
+    let Some(verdict) = &job.path_verdict else {
+        return Vec::new();
+    };
+    verdict["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|line| line.as_str())
+        .map(|line| format!("[{name}] verdict: {line}"))
+        .collect()
 }
 
 /// What the probed path of a real target (`target.path`) implies, without a prefix.

@@ -70,6 +70,7 @@ fn linux_oracle() {
             disk.results_dir,
             work.path(),
         ));
+        differences.extend(probe_check::verdict(&dir, disk.results_dir));
         differences.extend(compare_jobs(&dir, &disk, &jobs, work.path(), &mut compared));
     }
     eprintln!(

@@ -49,6 +49,7 @@ mod latency_numa;
 mod linux_oracle;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod path_verdict;
 mod pcap_order;
 mod power_loss;
 mod presets;

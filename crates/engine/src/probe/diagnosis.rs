@@ -65,7 +65,10 @@ const LINUX_STACKS: [(&str, bool, &str); 4] = [
 ];
 
 /// The simulated stack nearest a USB path: Linux's driver for its protocol at its speed.
-fn closest_stack(protocol: Option<&str>, speed_mbps: Option<f64>) -> Option<&'static str> {
+pub(crate) fn closest_stack(
+    protocol: Option<&str>,
+    speed_mbps: Option<f64>,
+) -> Option<&'static str> {
     let super_speed = speed_mbps? >= USB3_GEN1_MBPS;
     LINUX_STACKS
         .iter()

@@ -13,6 +13,7 @@ pub mod mounts;
 pub mod query;
 pub mod sgio;
 pub mod sysfs;
+pub mod verdict;
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -209,6 +210,14 @@ pub struct DeviceFacts {
     pub members: Vec<DeviceFacts>,
     /// What the device answered through SG_IO; `null` when not asked.
     pub device_query: Option<query::DeviceQuery>,
+    /// The drive's model as the kernel keeps it, without asking the device: libata's cached
+    /// IDENTIFY DEVICE (`ata_device/devN.0/id`, all 40 characters) on a SATA port, else the
+    /// SCSI INQUIRY vendor and product (`device/vendor`, `device/model`; libata's `ATA` vendor
+    /// left out).
+    pub model: Option<String>,
+    /// The SATA link's negotiated rate in Gb/s (libata's `ata_link/linkN/sata_spd`,
+    /// Documentation/ABI/testing/sysfs-ata); `null` without a libata port in the path.
+    pub sata_link_gbps: Option<f64>,
 }
 
 impl Prober {

@@ -210,6 +210,7 @@ fn device_facts_below(
     let mut usb_device: Option<PathBuf> = None;
     let mut usb_interface: Option<PathBuf> = None;
     let mut pci: Option<PathBuf> = None;
+    let mut ata_port: Option<(PathBuf, u32)> = None;
     // Walk from the disk up to `devices/`, recording every node with a driver or a bus.
     let mut at = disk.parent().map(Path::to_path_buf);
     while let Some(node) = at {
@@ -223,6 +224,9 @@ fn device_facts_below(
         }
         if usb_interface.is_none() && node.join("bInterfaceProtocol").exists() {
             usb_interface = Some(node.clone());
+        }
+        if ata_port.is_none() {
+            ata_port = ata_port_number(&node).map(|n| (node.clone(), n));
         }
         if pci.is_none() && subsystem.as_deref() == Some("pci") {
             pci = Some(node.clone());
@@ -295,9 +299,59 @@ fn device_facts_below(
         md_level: read_attr(&md_dir, "level"),
         members,
         device_query: None,
+        model: ata_port
+            .as_ref()
+            .and_then(|(port, n)| ata_model(port, *n))
+            .or_else(|| inquiry_model(&disk.join("device"))),
+        sata_link_gbps: ata_port
+            .as_ref()
+            .and_then(|(port, n)| sata_link_gbps(port, *n)),
         name,
         partition,
     })
+}
+
+/// N of a libata port directory `ataN` (the SCSI host of a SATA drive hangs below it).
+fn ata_port_number(node: &Path) -> Option<u32> {
+    file_name(node).strip_prefix("ata")?.parse().ok()
+}
+
+/// The negotiated rate of port N's link: `ataN/linkN/ata_link/linkN/sata_spd`, `6.0 Gbps`
+/// (libata-transport.c; `<unknown>` when the link is down).
+fn sata_link_gbps(port: &Path, n: u32) -> Option<f64> {
+    let link = port.join(format!("link{n}/ata_link/link{n}"));
+    read_attr(&link, "sata_spd")?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The model in the IDENTIFY DEVICE data libata cached for the port's first device
+/// (`ataN/linkN/devN.0/ata_device/devN.0/id`: the 256 words as hex, 16 to a line,
+/// Documentation/ABI/testing/sysfs-ata), read by the same parser as an IDENTIFY answer.
+fn ata_model(port: &Path, n: u32) -> Option<String> {
+    let dir = port.join(format!("link{n}/dev{n}.0/ata_device/dev{n}.0"));
+    let words: Vec<u16> = read_attr(&dir, "id")?
+        .split_whitespace()
+        .map(|w| u16::from_str_radix(w, 16))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let model = super::query::identify_facts(&bytes).ok()?.model;
+    (!model.is_empty()).then_some(model)
+}
+
+/// The SCSI INQUIRY vendor and product the kernel keeps (`device/vendor`, `device/model`),
+/// joined; libata's vendor `ATA` says nothing about the drive and is left out.
+fn inquiry_model(scsi_device: &Path) -> Option<String> {
+    let product = read_attr(scsi_device, "model").filter(|m| !m.is_empty())?;
+    match read_attr(scsi_device, "vendor") {
+        Some(vendor) if !vendor.is_empty() && vendor != "ATA" => {
+            Some(format!("{vendor} {product}"))
+        }
+        _ => Some(product),
+    }
 }
 
 /// The facts of the devices in `disk`'s `slaves/` (`dir` is the disk or its partition), each

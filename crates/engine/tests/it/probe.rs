@@ -147,6 +147,16 @@ fn sata_ssd_on_ahci() {
     );
     assert!(!has_line(&r, "split"));
     assert!(!has_line(&r, "TRIM"));
+    // libata's cached IDENTIFY has the whole model; its INQUIRY strings only 16 characters.
+    assert_eq!(d.model.as_deref(), Some("Samsung SSD 860 EVO 250GB"));
+    assert_eq!(d.sata_link_gbps, Some(6.0));
+}
+
+#[test]
+fn a_usb_disk_has_no_libata_port_and_no_model_without_inquiry_strings() {
+    let r = fixture("usb-bot-hdd");
+    let d = r.device.as_ref().unwrap();
+    assert_eq!((d.model.as_deref(), d.sata_link_gbps), (None, None));
 }
 
 #[test]

@@ -294,6 +294,46 @@ fn compare_capacity(dir: &Path, query: &Value, check: &mut Check<'_>) {
     field("unmapped_read_zero", (raw[14] & 0x40 != 0).into());
 }
 
+/// The verdict under a job the guest ran on the disk (`psync-1m-read`): its path is USB at the
+/// disk's speed, with BOT's one-command ceiling on usb-storage and none on uas, and its what-if
+/// names Linux's own driver stack for that protocol and speed. One line per difference.
+pub fn verdict(dir: &Path, disk: &str) -> Vec<String> {
+    let text = read(dir, "psync-1m-read.out");
+    let Ok(report) = serde_json::from_str::<Value>(&text) else {
+        return vec![format!(
+            "{disk}: psync-1m-read gave no JSON: {}",
+            read(dir, "psync-1m-read.err")
+        )];
+    };
+    let verdict = &report["jobs"][0]["path_verdict"];
+    let kinds: Vec<&str> = verdict["ceilings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    let (bot, stack) = match disk {
+        "uas-5000" => (false, "usb3-linux-uas-ssd"),
+        "uas-480" => (false, "usb2-linux-uas-ssd"),
+        "usb-storage-5000" => (true, "usb3-linux-bot-ssd"),
+        _ => (true, "usb2-linux-bot-hdd"),
+    };
+    let usb_link = verdict["ceilings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["kind"] == "usb-link" && c["name"].as_str().is_some_and(|n| n.contains("USB")));
+    let mut differences = Vec::new();
+    if !usb_link || kinds.contains(&"bot") != bot || verdict["what_if"]["stack"] != stack {
+        differences.push(format!(
+            "{disk}: the path verdict should name a USB link, {} BOT ceiling and sim:{stack}; it has ceilings {kinds:?}, what-if {}",
+            if bot { "a" } else { "no" },
+            verdict["what_if"]["stack"]
+        ));
+    }
+    differences
+}
+
 /// The SCSI opcodes probe sent (with the ATA command of a pass-through, else 0).
 fn probe_commands(dir: &Path) -> Vec<(u8, u8)> {
     let pcap = std::fs::read(dir.join("probe.pcap")).unwrap();
