@@ -15,8 +15,9 @@ const WRITE_BUFFER_BYTES: f64 = 1024.0 * 4096.0;
 
 #[test]
 fn the_860_evo_writes_at_its_dies_slc_rate_inside_the_cache_not_above_its_rating() {
-    // Samsung's rating workload: 128 KiB sequential writes at QD32 (IOmeter, the data sheet's
-    // footnote); 256 MiB stays far inside the 12 GB cache.
+    // A rating-style workload: 128 KiB sequential writes at QD32 in IOmeter (Samsung's data-sheet
+    // footnotes name IOmeter; the one read is the 970 EVO Plus's); 256 MiB stays far inside the
+    // 12 GB cache.
     let writes = Workload {
         op: Op::Write,
         block_bytes: 128 * KIB,
