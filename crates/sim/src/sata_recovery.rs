@@ -61,11 +61,13 @@ pub(crate) fn oob_ns() -> u64 {
     (ui * GEN1_UI_NS_NUMERATOR).div_ceil(GEN1_UI_NS_DENOMINATOR)
 }
 
-/// What the drive answers IDENTIFY DEVICE with, from the simulated drive's size and queue.
+/// What the drive answers IDENTIFY DEVICE with, from the simulated drive's size and queue and
+/// whether it reads trimmed LBAs as zeroes (deterministic read zeroes after TRIM).
 pub(crate) fn drive_identify(
     capacity_bytes: u64,
     logical_block_bytes: u32,
     queue_depth: u32,
+    zeroes_after_trim: bool,
 ) -> IdentifyRepr {
     IdentifyRepr {
         serial: storlab_wire::ata::ata_text("STORLAB-SIM"),
@@ -76,8 +78,8 @@ pub(crate) fn drive_identify(
         ncq_supported: queue_depth > 1,
         queue_depth: queue_depth.clamp(1, u32::from(fis::NCQ_TAG_MAX) + 1) as u8,
         trim_supported: true,
-        deterministic_read_after_trim: false,
-        read_zeroes_after_trim: false,
+        deterministic_read_after_trim: zeroes_after_trim,
+        read_zeroes_after_trim: zeroes_after_trim,
         dsm_max_blocks: 0,
         logical_sector_size_bytes: logical_block_bytes,
         physical_sector_size_bytes: logical_block_bytes,
@@ -234,5 +236,21 @@ mod tests {
         // COMRESET and COMINIT 2.56 µs each, COMWAKEs 1.28 µs each, ALIGN period 54.6 µs.
         let ns = oob_ns();
         assert_eq!(ns, 62_294, "{ns}");
+    }
+
+    /// An SSD's IDENTIFY says trimmed LBAs read as zeroes (word 69 bits 14 and 5), as the
+    /// payload store returns them; a drive that does not unmap on TRIM says nothing.
+    #[test]
+    fn identify_states_zeroes_after_trim_only_when_the_drive_gives_them() {
+        for zeroes in [true, false] {
+            let repr = drive_identify(128_000_000_000, 512, 32, zeroes);
+            let mut data = [0u8; IDENTIFY_LEN];
+            repr.emit(&mut data).expect("emits");
+            let back = IdentifyRepr::parse(&data).expect("parses");
+            assert_eq!(back.deterministic_read_after_trim, zeroes);
+            assert_eq!(back.read_zeroes_after_trim, zeroes);
+            assert_eq!(data[69 * 2 + 1] & 0x40 != 0, zeroes, "word 69 bit 14");
+            assert_eq!(data[69 * 2] & 0x20 != 0, zeroes, "word 69 bit 5");
+        }
     }
 }

@@ -334,6 +334,12 @@ pub trait Drive: Send {
     }
     /// From power on until the drive answers commands (an HDD's spin-up).
     fn power_on_ready_ns(&self) -> u64;
+    /// Whether a read of a trimmed LBA returns zeroes, which its IDENTIFY then states (ATA word
+    /// 69: DRAT and RZAT). The payload store reads trimmed ranges as zeroes on every drive;
+    /// only a drive that unmaps on TRIM (an SSD's FTL) says so. Default: no.
+    fn reads_zeroes_after_trim(&self) -> bool {
+        false
+    }
     fn stats(&self) -> DriveStats;
     /// The controller processor's busy time, for drives that model one (the report shows it
     /// as its own layer, `drive_cpu`, beside the media's `drive`).

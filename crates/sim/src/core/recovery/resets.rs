@@ -101,6 +101,7 @@ impl Simulator {
             self.drive.capacity_bytes(),
             self.drive.logical_block_bytes(),
             self.drive.queue_depth(),
+            self.drive.reads_zeroes_after_trim(),
         );
         let DeviceLink::Sata(port) = &self.link;
         let reset = crate::sata_recovery::hardreset(&mut self.cx, &port.link, &identify, at_ns);

@@ -17,7 +17,9 @@ use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
 
 mod hdd_buffer;
 mod pcie_slot;
+mod ssd_write_path;
 mod trim;
+mod unmapped;
 mod usb;
 
 const SEED: u64 = 7;
