@@ -79,8 +79,9 @@ pub(crate) fn check_sweep_paths(
 }
 
 /// A job's target that is the results database, one of its journals or the job file, when
-/// the job writes, trims or deletes it, or would create it by laying it out (`named_by_target`:
-/// the run's `--target` paths, which the refusal names as such).
+/// the job writes, trims or deletes it, would create it, or would grow it by laying it out (a
+/// reading job whose size reaches past its end). `named_by_target`: the run's `--target`
+/// paths, which the refusal names as such.
 fn check_job_targets(
     plan: &RunPlan,
     named_by_target: &[PathBuf],
@@ -93,7 +94,8 @@ fn check_job_targets(
             continue;
         };
         let missing = std::fs::symlink_metadata(target).is_err();
-        if !prepares && !job.changes_target() && !missing {
+        let grows = job.grows_target();
+        if !prepares && !job.changes_target() && !missing && !grows {
             continue;
         }
         let Some((what, path)) = protected
@@ -109,6 +111,8 @@ fn check_job_targets(
         };
         let change = if missing {
             "creating"
+        } else if grows && !job.changes_target() {
+            "laying it out to the job's size"
         } else {
             "writing, trimming or deleting (unlink)"
         };

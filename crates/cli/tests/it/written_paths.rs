@@ -627,3 +627,50 @@ fn validate_never_writes_its_output_over_the_database() {
     assert_refused_before_running(&out, "validate --output", "results database");
     assert_eq!(snapshot(&db), before);
 }
+
+/// A job that only reads, with a size past the end of the results database or the job file
+/// (through `--target` and through `filename=`): opening it would lay the file out to that
+/// size, as fio extends a short file before reading it, so it is refused before any I/O like a
+/// writing job. The code before this test grew the database to 1 MiB of job data (and the job
+/// file, which then no longer parsed) and exited 0.
+#[test]
+fn a_reading_job_never_lays_out_the_database_or_the_job_file() {
+    let read_past_the_end = ["--name=j", "--rw=read", "--bs=4k", "--size=1m"].map(String::from);
+    for route in ["--target", "filename"] {
+        for victim in ["r.sqlite", "job.fio"] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("r.sqlite");
+            let made = storlab_in(
+                dir.path(),
+                &["run", "--ioengine=null", "--size=1m", "--name=x"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain([format!("--db={}", db.display())])
+                    .collect::<Vec<_>>(),
+            );
+            assert!(made.status.success(), "{}", stderr(&made));
+            let victim_path = dir.path().join(victim);
+            let job_file = dir.path().join("job.fio");
+            let mut text = String::from("[j]\nrw=read\nbs=4k\nsize=1m\n");
+            if route == "filename" {
+                text.push_str(&format!("filename={}\n", victim_path.display()));
+            }
+            std::fs::write(&job_file, &text).unwrap();
+            let mut args = vec!["run".to_string(), format!("--db={}", db.display())];
+            if route == "--target" {
+                args.push(format!("--target={}", victim_path.display()));
+            }
+            if victim == "job.fio" || route == "filename" {
+                args.push(job_file.display().to_string());
+            } else {
+                args.extend(read_past_the_end.iter().cloned());
+            }
+            let before = (snapshot(&db), snapshot(&job_file));
+            let out = storlab_in(dir.path(), &args);
+            let case = format!("{route} on {victim} ({args:?})");
+            assert_refused_before_running(&out, &case, victim);
+            assert!(stderr(&out).contains("laying it out"), "{case}");
+            assert_eq!((snapshot(&db), snapshot(&job_file)), before, "{case}");
+        }
+    }
+}
