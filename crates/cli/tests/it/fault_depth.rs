@@ -169,30 +169,6 @@ fn a_verify_failure_of_one_clone_leaves_the_shared_drive_clean_for_the_next() {
 /// (two clones, randrw, a power loss on usb2-bot-hdd) ended with no results.
 #[test]
 fn drawn_fault_placements_fire_are_refused_or_are_reported_unfired() {
-    const STACKS: [&str; 8] = [
-        "usb3-uas-ssd",
-        "usb3-linux-uas-ssd",
-        "usb2-linux-uas-ssd",
-        "usb3-bot-ssd",
-        "usb2-bot-hdd",
-        "sata-ahci-ssd",
-        "sata-ahci-hdd",
-        "sata-ide-ssd",
-    ];
-    const KINDS: [(&str, &[&str]); 4] = [
-        (
-            "hang",
-            &[
-                "device_resets",
-                "uas_lu_resets",
-                "uas_it_nexus_resets",
-                "bot_resets",
-            ],
-        ),
-        ("bridge_reset", &["bridge_resets"]),
-        ("disconnect", &["disconnects"]),
-        ("power_loss", &["power_losses"]),
-    ];
     let cases = if std::env::var_os("STORLAB_SOAK").is_some() {
         2000
     } else {
@@ -208,64 +184,107 @@ fn drawn_fault_placements_fire_are_refused_or_are_reported_unfired() {
     };
     let dir = tempfile::tempdir().unwrap();
     for case in 0..cases {
-        let stack = STACKS[draw(STACKS.len())];
-        let (kind, counters) = KINDS[draw(KINDS.len())];
-        let place = match draw(4) {
-            0 => format!("cmd={}", 1 + draw(3)),
-            1 => format!("cmd={}", 1 + draw(600)),
-            2 => format!("t={}us", draw(3000)),
-            _ => format!("t={}ms", draw(5000)),
-        };
-        let depth = [1, 2, 32][draw(3)];
-        let rw = ["randwrite", "write", "randread", "randrw"][draw(4)];
-        let workload: &[&str] = [
-            &[][..],
-            &["--numjobs=2"],
-            &["--time_based", "--runtime=50ms"],
-            &["--offset=512k", "--size=256k"],
-        ][draw(4)];
-        let recovery = ["", ",disconnect_for=5ms", ",hang_recovery=lu_reset"][draw(3)];
-        let mut args = job(stack, depth, &format!("{kind}@{place},{HOST}{recovery}"));
-        for arg in args.iter_mut() {
-            if arg == "--rw=randwrite" {
-                *arg = format!("--rw={rw}");
-            }
-        }
-        args.extend(workload.iter().map(|a| a.to_string()));
+        let (args, counters) = drawn_placement(&mut draw);
         let cell = format!("case {case}: storlab {}", args.join(" "));
-        let out = run_in(dir.path(), &args);
-        let err = stderr(&out);
-        if out.status.code() == Some(2) {
-            assert_eq!(err.trim().lines().count(), 1, "{cell}: {err}");
-            assert!(
-                stdout(&out).trim().is_empty(),
-                "{cell}: refused with results"
-            );
-            continue;
+        assert_fired_refused_or_reported(&cell, &run_in(dir.path(), &args), counters);
+    }
+}
+
+/// The stacks the drawn placements run on: UAS, BOT, AHCI and IDE, SuperSpeed and High-Speed.
+const DRAWN_STACKS: [&str; 8] = [
+    "usb3-uas-ssd",
+    "usb3-linux-uas-ssd",
+    "usb2-linux-uas-ssd",
+    "usb3-bot-ssd",
+    "usb2-bot-hdd",
+    "sata-ahci-ssd",
+    "sata-ahci-hdd",
+    "sata-ide-ssd",
+];
+
+/// Each placed kind with the counters (`sim.faults.*`) that say it fired.
+const DRAWN_KINDS: [(&str, &[&str]); 4] = [
+    (
+        "hang",
+        &[
+            "device_resets",
+            "uas_lu_resets",
+            "uas_it_nexus_resets",
+            "bot_resets",
+        ],
+    ),
+    ("bridge_reset", &["bridge_resets"]),
+    ("disconnect", &["disconnects"]),
+    ("power_loss", &["power_losses"]),
+];
+
+/// One drawn case: its arguments and the counters that say its fault fired. `draw(n)` is a
+/// number below `n`.
+fn drawn_placement(
+    draw: &mut impl FnMut(usize) -> usize,
+) -> (Vec<String>, &'static [&'static str]) {
+    let stack = DRAWN_STACKS[draw(DRAWN_STACKS.len())];
+    let (kind, counters) = DRAWN_KINDS[draw(DRAWN_KINDS.len())];
+    let place = match draw(4) {
+        0 => format!("cmd={}", 1 + draw(3)),
+        1 => format!("cmd={}", 1 + draw(600)),
+        2 => format!("t={}us", draw(3000)),
+        _ => format!("t={}ms", draw(5000)),
+    };
+    let depth = [1, 2, 32][draw(3)];
+    let rw = ["randwrite", "write", "randread", "randrw"][draw(4)];
+    let workload: &[&str] = [
+        &[][..],
+        &["--numjobs=2"],
+        &["--time_based", "--runtime=50ms"],
+        &["--offset=512k", "--size=256k"],
+    ][draw(4)];
+    let recovery = ["", ",disconnect_for=5ms", ",hang_recovery=lu_reset"][draw(3)];
+    let mut args = job(stack, depth, &format!("{kind}@{place},{HOST}{recovery}"));
+    for arg in args.iter_mut() {
+        if arg == "--rw=randwrite" {
+            *arg = format!("--rw={rw}");
         }
-        let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
-            .unwrap_or_else(|e| panic!("{cell}: no results ({e}): {err}"));
-        let jobs = doc["jobs"].as_array().expect("jobs");
-        let fired: u64 = jobs
-            .iter()
-            .flat_map(|j| j["engine_details"].as_array().into_iter().flatten())
-            .filter(|d| {
-                counters
-                    .iter()
-                    .any(|c| d[0].as_str() == Some(&format!("sim.faults.{c}")))
-            })
-            .filter_map(|d| d[1].as_str()?.parse::<u64>().ok())
-            .sum();
-        if fired > 0 {
-            assert!(
-                out.status.code() == Some(0) || err.contains("failed"),
-                "{cell}: exit {:?} without a failure: {err}",
-                out.status.code()
-            );
-        } else {
-            assert_eq!(out.status.code(), Some(1), "{cell}: silent: {err}");
-            assert!(err.contains("never fired"), "{cell}: silent: {err}");
-            assert!(doc.to_string().contains("never fired"), "{cell}: {doc}");
-        }
+    }
+    args.extend(workload.iter().map(|a| a.to_string()));
+    (args, counters)
+}
+
+/// The three ends a placed fault may have: refused before the run (exit 2, one line, no
+/// results), fired (one of `counters` above 0; exit 0, or 1 with the failure said), or
+/// reported as never fired (exit 1, on stderr and in the JSON).
+fn assert_fired_refused_or_reported(cell: &str, out: &std::process::Output, counters: &[&str]) {
+    let err = stderr(out);
+    if out.status.code() == Some(2) {
+        assert_eq!(err.trim().lines().count(), 1, "{cell}: {err}");
+        assert!(
+            stdout(out).trim().is_empty(),
+            "{cell}: refused with results"
+        );
+        return;
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("{cell}: no results ({e}): {err}"));
+    let jobs = doc["jobs"].as_array().expect("jobs");
+    let fired: u64 = jobs
+        .iter()
+        .flat_map(|j| j["engine_details"].as_array().into_iter().flatten())
+        .filter(|d| {
+            counters
+                .iter()
+                .any(|c| d[0].as_str() == Some(&format!("sim.faults.{c}")))
+        })
+        .filter_map(|d| d[1].as_str()?.parse::<u64>().ok())
+        .sum();
+    if fired > 0 {
+        assert!(
+            out.status.code() == Some(0) || err.contains("failed"),
+            "{cell}: exit {:?} without a failure: {err}",
+            out.status.code()
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{cell}: silent: {err}");
+        assert!(err.contains("never fired"), "{cell}: silent: {err}");
+        assert!(doc.to_string().contains("never fired"), "{cell}: {doc}");
     }
 }
