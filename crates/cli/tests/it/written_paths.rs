@@ -708,3 +708,55 @@ fn a_reading_job_never_lays_out_the_database_or_the_job_file() {
         }
     }
 }
+
+/// An output naming an input the command reads: the `read_iolog` trace (through `--output`,
+/// `--report` or `write_iolog`) and `validate`'s reference file. Read first and replaced at the
+/// end, the input was lost (the code before this test replaced each, exit 0); refused before
+/// anything runs, byte for byte as it was.
+#[test]
+fn an_output_never_replaces_an_input_the_command_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![0u8; 64 << 10]).unwrap();
+    let trace = dir.path().join("trace.log");
+    std::fs::write(
+        &trace,
+        "fio version 2 iolog\ndata add\ndata open\ndata read 0 4096\ndata close\n",
+    )
+    .unwrap();
+    for option in ["--output", "--report", "--write_iolog"] {
+        let args: Vec<String> = [
+            "run",
+            "--no-db",
+            "--name=j",
+            "--ioengine=psync",
+            "--read_iolog=trace.log",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([format!("{option}=trace.log")])
+        .collect();
+        let before = snapshot(&trace);
+        let out = storlab_in(dir.path(), &args);
+        let case = format!("{option} on the read_iolog trace");
+        assert_refused_before_running(&out, &case, "read_iolog trace");
+        assert_eq!(snapshot(&trace), before, "{case}");
+    }
+    let reference = dir.path().join("reference.toml");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../validation/calibration.toml"
+        ),
+        &reference,
+    )
+    .unwrap();
+    let before = snapshot(&reference);
+    let args: Vec<String> = ["validate", "reference.toml", "--check", "--output"]
+        .map(String::from)
+        .into_iter()
+        .chain([reference.display().to_string()])
+        .collect();
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "validate --output on its reference", "reference file");
+    assert_eq!(snapshot(&reference), before);
+}
