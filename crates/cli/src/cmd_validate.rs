@@ -114,8 +114,13 @@ pub fn run(args: ValidateArgs, clients: Option<&Clients<'_>>) -> Result<(), Fail
 /// The reference file read and planned, after checking `--output`.
 fn plan(args: &ValidateArgs) -> Result<Vec<storlab_lab::validate::plan::PlannedEntry>, Failure> {
     if let Some(output) = &args.output {
-        // validate saves no run, but its output must not replace the default database either.
+        // validate saves no run, but its output must not replace the default database either,
+        // nor the reference file it reads (`validate ref.toml --output ref.toml`).
         crate::cmd_report::check_output_beside_database(output, &crate::args::DbArgs::default())?;
+        crate::output::check_output_paths(
+            &[("--output", output)],
+            &[("the reference file", &args.reference)],
+        )?;
     }
     storlab_lab::validate::load_plan(
         &args.reference,

@@ -74,13 +74,24 @@ pub(crate) fn check_sweep_paths(
         )));
     }
     let written: Vec<(&str, &Path)> = written.iter().map(|(k, p)| (*k, p.as_path())).collect();
-    let targets: Vec<&Path> = set.jobs.iter().filter_map(|j| j.target_path()).collect();
-    check_outputs_with(part.plan, &named_by_target, &written, &targets)
+    // The jobs' targets, and the traces they replay: an input is read before the run and an
+    // output replaces it after, so `--output trace.log` would lose the trace.
+    let targets = set.jobs.iter().filter_map(|j| j.target_path());
+    let traces = set
+        .jobs
+        .iter()
+        .filter_map(|j| Some(j.replay.as_ref()?.trace.path.as_path()));
+    let protected: Vec<(&str, &Path)> = targets
+        .map(|t| ("a job's target", t))
+        .chain(traces.map(|t| ("a job's read_iolog trace", t)))
+        .collect();
+    check_outputs_with(part.plan, &named_by_target, &written, &protected)
 }
 
 /// A job's target that is the results database, one of its journals or the job file, when
-/// the job writes, trims or deletes it, or would create it by laying it out (`named_by_target`:
-/// the run's `--target` paths, which the refusal names as such).
+/// the job writes, trims or deletes it, would create it, or would grow it by laying it out (a
+/// reading job whose size reaches past its end). `named_by_target`: the run's `--target`
+/// paths, which the refusal names as such.
 fn check_job_targets(
     plan: &RunPlan,
     named_by_target: &[PathBuf],
@@ -93,7 +104,8 @@ fn check_job_targets(
             continue;
         };
         let missing = std::fs::symlink_metadata(target).is_err();
-        if !prepares && !job.changes_target() && !missing {
+        let grows = job.grows_target();
+        if !prepares && !job.changes_target() && !missing && !grows {
             continue;
         }
         let Some((what, path)) = protected
@@ -109,6 +121,8 @@ fn check_job_targets(
         };
         let change = if missing {
             "creating"
+        } else if grows && !job.changes_target() {
+            "laying it out to the job's size"
         } else {
             "writing, trimming or deleting (unlink)"
         };
@@ -121,12 +135,13 @@ fn check_job_targets(
 }
 
 /// The checks of [`check_run_outputs`] against the `--target` paths `targets`, with
-/// `more_outputs` (files the jobs write) and `more_protected` (the jobs' targets).
+/// `more_outputs` (files the jobs write) and `more_protected` (the jobs' targets and traces,
+/// each with what it is).
 fn check_outputs_with(
     plan: &RunPlan,
     targets: &[PathBuf],
     more_outputs: &[(&str, &Path)],
-    more_protected: &[&Path],
+    more_protected: &[(&str, &Path)],
 ) -> Result<(), Failure> {
     let outputs = &plan.outputs;
     let mut outputs: Vec<(&str, &Path)> = [
@@ -147,6 +162,6 @@ fn check_outputs_with(
         .map(|(what, path)| (*what, path.as_path()))
         .collect();
     protected.extend(targets.iter().map(|t| ("the --target", t.as_path())));
-    protected.extend(more_protected.iter().map(|t| ("a job's target", *t)));
+    protected.extend_from_slice(more_protected);
     check_output_paths(&outputs, &protected)
 }

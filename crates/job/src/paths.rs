@@ -64,6 +64,40 @@ impl JobSpec {
         self.read_percent < 100 || self.trim != TrimMode::None || self.unlink || replay_changes
     }
 
+    /// The furthest byte any worker of the job touches, to which its target file is laid out
+    /// (0 when the job covers the whole target or a share of it: then the target's own size
+    /// decides).
+    pub fn laid_out_bytes(&self) -> u64 {
+        if !self.target_shares.is_unset() {
+            return 0;
+        }
+        // A replay lays out a missing file for its trace but never grows an existing one: a
+        // trace line past its end is refused with its line (`storlab_runner::check_replay_fits`).
+        if let (Some(_), Target::Path(path)) = (&self.replay, &self.target) {
+            if path.exists() {
+                return 0;
+            }
+        }
+        match self.size_bytes {
+            Some(size) => self
+                .offset_bytes
+                .saturating_add(
+                    u64::from(self.numjobs.saturating_sub(1))
+                        .saturating_mul(self.offset_increment_bytes),
+                )
+                .saturating_add(size),
+            None => 0,
+        }
+    }
+
+    /// Whether opening the job's target lays out (writes) bytes of it: a regular file shorter
+    /// than the job's reach, even for a job that only reads (fio extends it the same way).
+    pub fn grows_target(&self) -> bool {
+        self.target_path()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .is_some_and(|meta| meta.is_file() && self.laid_out_bytes() > meta.len())
+    }
+
     /// The job's target file or device, when it has one by name.
     pub fn target_path(&self) -> Option<&std::path::Path> {
         match &self.target {

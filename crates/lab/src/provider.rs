@@ -132,31 +132,6 @@ impl Provider {
         }
     }
 
-    /// The furthest byte any worker of `job` touches (0 when the job covers the whole target or
-    /// a share of it: then the target's own size decides).
-    fn needed_bytes(job: &JobSpec) -> u64 {
-        if !job.target_shares.is_unset() {
-            return 0;
-        }
-        // A replay lays out a missing file for its trace but never grows an existing one: a
-        // trace line past its end is refused with its line (`storlab_runner::check_replay_fits`).
-        if let (Some(_), Target::Path(path)) = (&job.replay, &job.target) {
-            if path.exists() {
-                return 0;
-            }
-        }
-        match job.size_bytes {
-            Some(size) => job
-                .offset_bytes
-                .saturating_add(
-                    u64::from(job.numjobs.saturating_sub(1))
-                        .saturating_mul(job.offset_increment_bytes),
-                )
-                .saturating_add(size),
-            None => 0,
-        }
-    }
-
     /// Open (or reuse) the target of `job` with its O_DIRECT setting and, for `sync=1` /
     /// `sync=dsync`, with O_SYNC / O_DSYNC, as fio opens it: a reopening of the plain opening
     /// through its descriptor (never through the path), cached apart from it so that jobs
@@ -190,7 +165,7 @@ impl Provider {
     /// Open (or reuse) the target of `job` with its O_DIRECT setting, without O_SYNC/O_DSYNC.
     fn plain_target_for(&mut self, job: &JobSpec) -> Result<usize, EngineError> {
         let writes = job.read_percent < 100 || job.verify;
-        let needed = Self::needed_bytes(job);
+        let needed = job.laid_out_bytes();
         // A temporary file becomes a path after its first opening, so later jobs share it.
         let resolved = match &job.target {
             Target::TempFileIn(dir) => match self.temp_paths.get(dir) {

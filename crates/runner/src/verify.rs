@@ -690,12 +690,16 @@ pub fn read_back(
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(depth);
     let mut outcome = ReadBack::default();
     let mut exhausted = false;
+    // The first bad block or failed read: the reads still in flight are reaped before it is
+    // returned, as the engine may be shared with the job's other clones, whose read-back would
+    // otherwise reap them as completions of slots it never used.
+    let mut failure: Option<RunError> = None;
     loop {
         if stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
         }
         let mut queued = 0;
-        if !outcome.interrupted && !exhausted {
+        if !outcome.interrupted && !exhausted && failure.is_none() {
             (queued, exhausted) = queue_reads(
                 engine,
                 slots.slot_base,
@@ -715,7 +719,7 @@ pub fn read_back(
             }
         }
         if free.len() == depth {
-            return Ok(outcome);
+            return failure.map_or(Ok(outcome), Err);
         }
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
@@ -728,23 +732,33 @@ pub fn read_back(
                     RunError::Protocol(format!("engine completed unknown slot {}", c.slot))
                 })?;
             let (offset_bytes, len_bytes) = reading[relative as usize];
-            read_whole(c.result, offset_bytes, len_bytes)?;
+            let read_at_ns = submitted_ns[relative as usize];
+            submitted_ns[relative as usize] = 0;
+            free.push(relative);
+            if failure.is_some() {
+                continue;
+            }
+            if let Err(error) = read_whole(c.result, offset_bytes, len_bytes) {
+                failure = Some(error);
+                continue;
+            }
             // Counted before it is checked: fio counts the read of a bad block too, and a job
             // verify stops is reported with its figures.
             outcome.read_bytes += u64::from(len_bytes);
             let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
-            let clat_ns = c.done_ns.saturating_sub(submitted_ns[relative as usize]);
+            let clat_ns = c.done_ns.saturating_sub(read_at_ns);
             stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns);
             *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
             // An engine that fakes its I/O (`null`) has no data to check: fio's verify.c
             // passes every such read (`FIO_FAKEIO`).
-            if job.engine != storlab_job::EngineKind::Null {
-                let found = &engine.buffer(c.slot)[..len_bytes as usize];
-                outcome.checked_bytes +=
-                    check_read(job, own, peers, offset_bytes, found, &mut expected, None)?;
+            if job.engine == storlab_job::EngineKind::Null {
+                continue;
             }
-            submitted_ns[relative as usize] = 0;
-            free.push(relative);
+            let found = &engine.buffer(c.slot)[..len_bytes as usize];
+            match check_read(job, own, peers, offset_bytes, found, &mut expected, None) {
+                Ok(checked_bytes) => outcome.checked_bytes += checked_bytes,
+                Err(error) => failure = Some(error),
+            }
         }
         if let Some(live) = live {
             live.count(&completions);

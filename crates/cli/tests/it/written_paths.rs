@@ -1,12 +1,13 @@
 //! Every path a job writes, and every route to a job's target, refused where writing would
 //! destroy something, derived from the key table: each key whose `path` says it names a written
 //! file (`storlab_job::paths::KeyPath`) is tried on each kind of file it must never write (a
-//! FIFO, a character device, a block device carrying ext4, a symbolic link, a dangling one, the
-//! results database, the job file, the job's target, another output), and each key that leads to
-//! the target on the database, its journal and the job file, and on a device carrying ext4. Each
-//! must end with exit 2, one line naming the key, before any job ran, the victim untouched. A new
-//! writing key is in these loops the moment its row says so. Loop devices are set up here (root
-//! and losetup; skipped with a message otherwise, failed under CI).
+//! FIFO, a character device, a block device carrying ext4, a symbolic link, a dangling one, a
+//! directory, the results database, the job file, the job's target, another output), and each
+//! key that leads to the target on the database, its journals and the job file, and on a device
+//! carrying ext4. Each must end with exit 2, one line naming the key, before any job ran, the
+//! victim untouched. A new writing key is in these loops the moment its row says so. Loop
+//! devices are set up here (root and losetup; skipped with a message otherwise, failed under
+//! CI).
 
 use crate::common::{stderr, LoopDevice};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -67,6 +68,14 @@ fn snapshot(path: &Path) -> String {
     }
     if kind.is_fifo() {
         return "fifo".into();
+    }
+    if kind.is_dir() {
+        let mut entries: Vec<String> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| snapshot(&e.unwrap().path()))
+            .collect();
+        entries.sort();
+        return format!("directory {entries:?}");
     }
     if kind.is_char_device() || kind.is_block_device() {
         let mut head = vec![0u8; 64 << 10];
@@ -149,9 +158,10 @@ enum Victim {
     JobFile,
     Target,
     AnotherOutput,
+    Directory,
 }
 
-const VICTIMS: [Victim; 9] = [
+const VICTIMS: [Victim; 10] = [
     Victim::Fifo,
     Victim::CharDevice,
     Victim::ExtBlockDevice,
@@ -161,6 +171,7 @@ const VICTIMS: [Victim; 9] = [
     Victim::JobFile,
     Victim::Target,
     Victim::AnotherOutput,
+    Victim::Directory,
 ];
 
 fn is_root() -> bool {
@@ -253,6 +264,10 @@ fn set_up(
             args.extend([format!("--target={}", path.display()), db]);
             return Some(args);
         }
+        Victim::Directory => {
+            std::fs::create_dir(path).unwrap();
+            std::fs::write(path.join("kept"), "kept").unwrap();
+        }
         Victim::AnotherOutput => {
             std::fs::write(path, "kept").unwrap();
             args.push(format!("--output={}", path.display()));
@@ -301,21 +316,33 @@ fn every_writing_key_refuses_every_file_it_must_not_write() {
 }
 
 /// The reproduction: `write_iolog` naming a block device that carries ext4, on a run
-/// against a simulated drive without `--destructive`, wiped the signature with exit 0. And the
-/// database's journal as a `write_iolog`.
+/// against a simulated drive without `--destructive`, wiped the signature with exit 0. And each
+/// of the database's journals (SQLite's `-journal`, `-wal`, `-shm`, there or not yet) as a
+/// `write_iolog`, `--output`, `--report` or `--pcap`.
 #[test]
 fn write_iolog_never_writes_a_device_or_the_database_journal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.sqlite");
-    let journal = dir.path().join("r.sqlite-journal");
-    std::fs::write(&journal, "journal").unwrap();
     let mut args: Vec<String> = vec!["run".into(), SIM.into(), format!("--db={}", db.display())];
     args.extend(JOB_FLAGS.iter().map(|f| f.to_string()));
-    let mut with_log = args.clone();
-    with_log.push(format!("--write_iolog={}", journal.display()));
-    let out = storlab_in(dir.path(), &with_log);
-    assert_refused_before_running(&out, "write_iolog on the journal", "journal");
-    assert_eq!(std::fs::read_to_string(&journal).unwrap(), "journal");
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let journal = dir.path().join(format!("r.sqlite{suffix}"));
+        for exists in [true, false] {
+            if exists {
+                std::fs::write(&journal, "journal").unwrap();
+            }
+            for option in ["--write_iolog", "--output", "--report", "--pcap"] {
+                let mut with_log = args.clone();
+                with_log.push(format!("{option}={}", journal.display()));
+                let before = snapshot(&journal);
+                let out = storlab_in(dir.path(), &with_log);
+                let case = format!("{option} on the {suffix} (there: {exists})");
+                assert_refused_before_running(&out, &case, "journal");
+                assert_eq!(snapshot(&journal), before, "{case}");
+            }
+            let _ = std::fs::remove_file(&journal);
+        }
+    }
     if !loop_devices_available() {
         return;
     }
@@ -371,7 +398,7 @@ fn route_to(key: &str, victim: &Path, dir: &Path) -> Vec<String> {
 }
 
 /// Every key that leads to the job's target (its row's `path` says so), with a writing job (or
-/// `unlink`), on the results database, its journal and the job file: refused before any I/O.
+/// `unlink`), on the results database, each of its journals and the job file: refused before any I/O.
 /// Today's code wrote (or deleted) each and then said the database "was left untouched".
 #[test]
 fn no_route_makes_the_database_or_the_job_file_a_written_target() {
@@ -382,7 +409,14 @@ fn no_route_makes_the_database_or_the_job_file_a_written_target() {
         .collect();
     assert!(route_keys.len() >= 6, "{route_keys:?}");
     for key in route_keys {
-        for victim in ["r.sqlite", "r.sqlite-wal", "job.fio"] {
+        // The `-wal` is there, the `-shm` and `-journal` not (yet): writing one, or creating it.
+        for victim in [
+            "r.sqlite",
+            "r.sqlite-wal",
+            "r.sqlite-shm",
+            "r.sqlite-journal",
+            "job.fio",
+        ] {
             let dir = tempfile::tempdir().unwrap();
             let db = dir.path().join("r.sqlite");
             let made = storlab_in(
@@ -626,4 +660,103 @@ fn validate_never_writes_its_output_over_the_database() {
     let out = storlab_in(dir.path(), &args);
     assert_refused_before_running(&out, "validate --output", "results database");
     assert_eq!(snapshot(&db), before);
+}
+
+/// A job that only reads, with a size past the end of the results database or the job file
+/// (through `--target` and through `filename=`): opening it would lay the file out to that
+/// size, as fio extends a short file before reading it, so it is refused before any I/O like a
+/// writing job. The code before this test grew the database to 1 MiB of job data (and the job
+/// file, which then no longer parsed) and exited 0.
+#[test]
+fn a_reading_job_never_lays_out_the_database_or_the_job_file() {
+    let read_past_the_end = ["--name=j", "--rw=read", "--bs=4k", "--size=1m"].map(String::from);
+    for route in ["--target", "filename"] {
+        for victim in ["r.sqlite", "job.fio"] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("r.sqlite");
+            let made = storlab_in(
+                dir.path(),
+                &["run", "--ioengine=null", "--size=1m", "--name=x"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain([format!("--db={}", db.display())])
+                    .collect::<Vec<_>>(),
+            );
+            assert!(made.status.success(), "{}", stderr(&made));
+            let victim_path = dir.path().join(victim);
+            let job_file = dir.path().join("job.fio");
+            let mut text = String::from("[j]\nrw=read\nbs=4k\nsize=1m\n");
+            if route == "filename" {
+                text.push_str(&format!("filename={}\n", victim_path.display()));
+            }
+            std::fs::write(&job_file, &text).unwrap();
+            let mut args = vec!["run".to_string(), format!("--db={}", db.display())];
+            if route == "--target" {
+                args.push(format!("--target={}", victim_path.display()));
+            }
+            if victim == "job.fio" || route == "filename" {
+                args.push(job_file.display().to_string());
+            } else {
+                args.extend(read_past_the_end.iter().cloned());
+            }
+            let before = (snapshot(&db), snapshot(&job_file));
+            let out = storlab_in(dir.path(), &args);
+            let case = format!("{route} on {victim} ({args:?})");
+            assert_refused_before_running(&out, &case, victim);
+            assert!(stderr(&out).contains("laying it out"), "{case}");
+            assert_eq!((snapshot(&db), snapshot(&job_file)), before, "{case}");
+        }
+    }
+}
+
+/// An output naming an input the command reads: the `read_iolog` trace (through `--output`,
+/// `--report` or `write_iolog`) and `validate`'s reference file. Read first and replaced at the
+/// end, the input was lost (the code before this test replaced each, exit 0); refused before
+/// anything runs, byte for byte as it was.
+#[test]
+fn an_output_never_replaces_an_input_the_command_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![0u8; 64 << 10]).unwrap();
+    let trace = dir.path().join("trace.log");
+    std::fs::write(
+        &trace,
+        "fio version 2 iolog\ndata add\ndata open\ndata read 0 4096\ndata close\n",
+    )
+    .unwrap();
+    for option in ["--output", "--report", "--write_iolog"] {
+        let args: Vec<String> = [
+            "run",
+            "--no-db",
+            "--name=j",
+            "--ioengine=psync",
+            "--read_iolog=trace.log",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([format!("{option}=trace.log")])
+        .collect();
+        let before = snapshot(&trace);
+        let out = storlab_in(dir.path(), &args);
+        let case = format!("{option} on the read_iolog trace");
+        assert_refused_before_running(&out, &case, "read_iolog trace");
+        assert_eq!(snapshot(&trace), before, "{case}");
+    }
+    let reference = dir.path().join("reference.toml");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../validation/calibration.toml"
+        ),
+        &reference,
+    )
+    .unwrap();
+    let before = snapshot(&reference);
+    let args: Vec<String> = ["validate", "reference.toml", "--check", "--output"]
+        .map(String::from)
+        .into_iter()
+        .chain([reference.display().to_string()])
+        .collect();
+    let out = storlab_in(dir.path(), &args);
+    assert_refused_before_running(&out, "validate --output on its reference", "reference file");
+    assert_eq!(snapshot(&reference), before);
 }
