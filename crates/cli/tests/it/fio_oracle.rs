@@ -546,6 +546,7 @@ fn offsets_in_sectors_and_sizes_in_bytes_as_fio() {
                 "--rw=write",
                 "--ioengine=null",
                 "--verify=crc32c",
+                "--verify_state_save=0",
             ][..],
             32,
         ),
