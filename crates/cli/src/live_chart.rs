@@ -185,7 +185,9 @@ impl LiveSeries {
     pub fn eta_ns(&self) -> Option<u64> {
         let mut running = self.drives.values().filter(|d| d.running).peekable();
         running.peek()?;
-        running.map(|d| d.eta_ns).try_fold(0, |longest, eta| Some(eta?.max(longest)))
+        running
+            .map(|d| d.eta_ns)
+            .try_fold(0, |longest, eta| Some(eta?.max(longest)))
     }
 
     /// The measured time of the running jobs on their clocks.
@@ -292,7 +294,10 @@ pub fn render_chart(series: &LiveSeries, heading: &Heading, width: u16) -> Vec<S
     let rows: [(&str, Vec<u64>, Option<u64>, String); 4] = [
         (
             "MB/s",
-            shown.iter().map(|s| (s.mb_per_s() * 1000.0) as u64).collect(),
+            shown
+                .iter()
+                .map(|s| (s.mb_per_s() * 1000.0) as u64)
+                .collect(),
             None,
             latest.map_or("-".into(), |s| format_fixed(s.mb_per_s(), 1)),
         ),
@@ -324,8 +329,10 @@ pub fn render_chart(series: &LiveSeries, heading: &Heading, width: u16) -> Vec<S
         }
         let chart_width = columns as u16;
         sparkline.render(Rect::new(LABEL_WIDTH, y, chart_width, 1), &mut buffer);
-        Line::from(format!("{value:>width$}", width = VALUE_WIDTH as usize))
-            .render(Rect::new(LABEL_WIDTH + chart_width, y, VALUE_WIDTH, 1), &mut buffer);
+        Line::from(format!("{value:>width$}", width = VALUE_WIDTH as usize)).render(
+            Rect::new(LABEL_WIDTH + chart_width, y, VALUE_WIDTH, 1),
+            &mut buffer,
+        );
     }
     (0..CHART_HEIGHT)
         .map(|y| {
@@ -437,7 +444,8 @@ mod tests {
         // Seconds 21 to 33 fit: 100 IOPS, three empty seconds, then 400.
         assert_eq!(lines[0], "storlab  job 'randread'  [1/1]");
         assert_eq!(
-            lines[2], " IOPS ▂▂▂▂▂▂▂▂▂   █        400",
+            lines[2],
+            " IOPS ▂▂▂▂▂▂▂▂▂   █        400",
             "\n{}",
             lines.join("\n")
         );

@@ -92,7 +92,10 @@ impl Progress {
         // A job name may hold control characters; the bar prints it as is (say! escapes).
         let name = storlab_report::escape_control(name);
         if let Some(view) = &self.view {
-            view.point_done(format!("storlab: [{}/{}] {name} {summary}", self.done, self.total));
+            view.point_done(format!(
+                "storlab: [{}/{}] {name} {summary}",
+                self.done, self.total
+            ));
             return;
         }
         match &self.bar {

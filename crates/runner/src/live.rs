@@ -182,7 +182,8 @@ impl LiveCounters {
     /// A display starts reading: drives that start from now on publish a period every
     /// `period_ns` of their clock (at least 1 ms).
     pub fn watch(&self, period_ns: u64) {
-        self.period_ns.store(period_ns.max(1_000_000), Ordering::Relaxed);
+        self.period_ns
+            .store(period_ns.max(1_000_000), Ordering::Relaxed);
     }
 
     /// Nobody reads any more: drives that start from now on publish nothing.
@@ -198,7 +199,10 @@ impl LiveCounters {
 
     fn with_feed<T>(&self, f: impl FnOnce(&mut LiveFeed) -> T) -> T {
         // A display that panicked holding the lock leaves the feed as it was: keep using it.
-        let mut feed = self.feed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut feed = self
+            .feed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut feed)
     }
 
@@ -304,7 +308,10 @@ impl LivePublisher<'_> {
     }
 
     fn totals_changed(&self, workers: &[Worker]) -> bool {
-        workers.iter().map(|w| directions(w).map(|d| d.ios).sum::<u64>()).sum::<u64>()
+        workers
+            .iter()
+            .map(|w| directions(w).map(|d| d.ios).sum::<u64>())
+            .sum::<u64>()
             != self.published.ios
     }
 
@@ -415,7 +422,10 @@ mod tests {
         let b = LiveLatency::of(&[20, 30, 7_000_000]);
         a.merge(&b);
         assert_eq!(a, LiveLatency::of(&[10, 20, 5_000, 20, 30, 7_000_000]));
-        assert_eq!(a.percentile_ns(100.0), Some(fio_bucket_value_ns(fio_bucket_index(7_000_000))));
+        assert_eq!(
+            a.percentile_ns(100.0),
+            Some(fio_bucket_value_ns(fio_bucket_index(7_000_000)))
+        );
     }
 
     #[test]

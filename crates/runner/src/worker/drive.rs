@@ -2,8 +2,8 @@
 //! handed to their workers, until every worker has finished, the deadline passes or a stop.
 
 use super::{batched, Window, Worker};
-use crate::RunError;
 use crate::live::LivePublisher;
+use crate::RunError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::{IoCompletion, IoEngine};
 use storlab_stats::ResourceUsage;
@@ -278,7 +278,12 @@ pub fn drive(
     // The live view's periods, published only while a display watches.
     let simulated = engine.capabilities().shared_timeline;
     let mut publisher = live.and_then(|live| {
-        live.publisher(workers, window.measure_start_ns, window.deadline_ns, simulated)
+        live.publisher(
+            workers,
+            window.measure_start_ns,
+            window.deadline_ns,
+            simulated,
+        )
     });
     // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
     // completion's slot is refilled and handed over before the next completion is handled.
