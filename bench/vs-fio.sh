@@ -2,9 +2,11 @@
 # bench/vs-fio.sh — run the same workloads with fio and with storlab back to back, and print the
 # ratios storlab/fio (IOPS: higher is better; CPU seconds per I/O: lower is better).
 #
-# Usage: [ROWS=REGEX] bench/vs-fio.sh [SECONDS_PER_RUN] [ROUNDS]   (defaults: 5 s, 2 rounds)
+# Usage: [ROWS=REGEX] [VIEW=chart] bench/vs-fio.sh [SECONDS_PER_RUN] [ROUNDS]   (defaults: 5 s, 2 rounds)
 # ROWS keeps only the rows whose label matches the extended regular expression (e.g.
 # ROWS='QD32 O_DIRECT' or ROWS='^mmap|loop/tmpfs sync').
+# VIEW=chart runs storlab with its live view drawn (stderr on a pseudo-terminal made by
+# `script`, util-linux), to measure what the view costs: compare with a run without VIEW.
 # Each row alternates fio and storlab ROUNDS times and keeps each tool's best round, so a noisy
 # neighbour on this shared machine hurts both alike. Both tools record full latency statistics
 # (fio's defaults; storlab always does). Files live in a temporary directory removed on exit.
@@ -25,6 +27,10 @@ rounds=${2:-2}
 command -v fio >/dev/null || { echo "bench: fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v setsid >/dev/null || { echo "bench: setsid is not installed (util-linux)" >&2; exit 2; }
 row_filter=${ROWS:-}
+view=${VIEW:-}
+if [[ -n $view ]]; then
+    command -v script >/dev/null || { echo "bench: VIEW needs script (util-linux)" >&2; exit 2; }
+fi
 cargo build --release -q -p storlab
 storlab=target/release/storlab
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/storlab-bench.XXXXXX")
@@ -100,8 +106,13 @@ for row in "${rows[@]}"; do
         # in the measured process; fio draws its own from a process apart from the job's).
         # shellcheck disable=SC2086
         fio --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=json >"$work/fio.json" 2>/dev/null
-        # shellcheck disable=SC2086
-        setsid -w "$storlab" run --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=fio-json --no-db >"$work/storlab.json"
+        if [[ -n $view ]]; then
+            # The live view on a terminal: script gives storlab's stderr a pseudo-terminal.
+            setsid -w script -qec "$storlab run --name=bench $flags --time_based --runtime=$secs --output-format=fio-json --no-db >$work/storlab.json" /dev/null >/dev/null
+        else
+            # shellcheck disable=SC2086
+            setsid -w "$storlab" run --name=bench $flags --time_based --runtime="$secs" --eta=never --output-format=fio-json --no-db >"$work/storlab.json"
+        fi
         read -r fi fc < <(extract "$work/fio.json")
         read -r si sc < <(extract "$work/storlab.json")
         read -r best_fio_iops best_fio_cpu best_sl_iops best_sl_cpu < <(python3 -c "

@@ -375,12 +375,13 @@ pub struct RunArgs {
     /// fio's `--minimal`: the same as `--output-format=terse`.
     #[arg(long)]
     pub minimal: bool,
-    /// The progress bar (fio's `--eta`): auto and always draw it when stderr is a terminal
-    /// (elsewhere one line per finished job is printed), never prints only those lines.
+    /// The live view (fio's `--eta`): auto and always draw its chart when stderr is a terminal
+    /// (elsewhere status lines, docs/job-format.md), never prints only each finished job's line.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = EtaMode::Auto)]
     pub eta: EtaMode,
     /// Print a status line on stderr every INTERVAL while jobs run (fio's `--status-interval`;
-    /// 2, 500ms, 1m): I/Os, bytes and the rate since the last line.
+    /// 2, 500ms, 1m): totals since the start, the last second's rates and latency, the ETA; on
+    /// a terminal, the live chart's redraw interval.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_interval)]
     pub status_interval: Option<std::time::Duration>,
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).

@@ -109,12 +109,7 @@ fn run_on_one_target(
         session.peers = Some(clients);
     }
     let mut sink = CliSink::new(recorder);
-    let status = part
-        .plan
-        .status_interval
-        .map(crate::progress::StatusLines::start);
     let (run, handed_on) = run_job_set(&set, &session, &mut sink, clients);
-    drop(status);
     let mut ended = SetEnd::from(run, set.jobs.len());
     if let Some(clients) = clients {
         ended.finish_clients(clients, handed_on);

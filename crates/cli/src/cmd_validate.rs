@@ -82,7 +82,7 @@ pub fn run(args: ValidateArgs, clients: Option<&Clients<'_>>) -> Result<(), Fail
         }
     };
     if let Some(progress) = &progress {
-        if let Ok(progress) = progress.lock() {
+        if let Ok(mut progress) = progress.lock() {
             progress.finish();
         }
     }

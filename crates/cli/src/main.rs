@@ -28,6 +28,8 @@ mod cmd_usbmon;
 mod cmd_validate;
 mod db_support;
 mod exit;
+mod live_chart;
+mod live_view;
 #[cfg(feature = "mpi")]
 mod mpi_world;
 mod output;
@@ -59,6 +61,7 @@ fn main() {
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
         progress::set_eta(run.eta);
+        live_view::configure(run);
         // First, while only the standard streams are open (see the function).
         run_session::start_interrupt_thread();
     }

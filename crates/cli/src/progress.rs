@@ -1,7 +1,9 @@
-//! Progress of a sweep on stderr: a bar (point i of n, elapsed, ETA, live I/O rate while a point
-//! runs, each finished point's IOPS and MB/s) on a terminal, one plain line per finished point
-//! otherwise. Never writes to stdout, where machine output goes.
+//! Progress of a run on stderr: for `storlab run`, the live view (`live_view.rs`: a chart on a
+//! terminal, status lines elsewhere) and one line per finished point; for other commands
+//! (`validate`), a bar (point i of n, elapsed, ETA, live I/O rate) on a terminal, one plain
+//! line per finished point otherwise. Never writes to stdout, where machine output goes.
 
+use crate::live_view::LiveView;
 use crate::say::say;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -38,6 +40,8 @@ const TICK: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Progress over the points of one run.
 pub struct Progress {
+    /// `storlab run`'s live view, when its mode shows one.
+    view: Option<LiveView>,
     bar: Option<ProgressBar>,
     total: usize,
     done: usize,
@@ -48,6 +52,16 @@ pub struct Progress {
 impl Progress {
     /// A bar when stderr is a terminal, plain lines otherwise.
     pub fn new(total: usize) -> Self {
+        let live_stop = Arc::new(AtomicBool::new(false));
+        if let Some(mode) = crate::live_view::mode() {
+            return Self {
+                view: LiveView::start(mode, total),
+                bar: None,
+                total,
+                done: 0,
+                live_stop,
+            };
+        }
         // `--eta=always` cannot draw a bar where stderr is no terminal (indicatif hides it):
         // there, as with `never`, one line per finished job is printed.
         let wanted = ETA.load(Ordering::Relaxed) != ETA_NEVER && std::io::stderr().is_terminal();
@@ -60,11 +74,11 @@ impl Progress {
             bar.enable_steady_tick(TICK);
             bar
         });
-        let live_stop = Arc::new(AtomicBool::new(false));
         if let Some(bar) = &bar {
             spawn_live_rate(bar.clone(), Arc::clone(&live_stop));
         }
         Self {
+            view: None,
             bar,
             total,
             done: 0,
@@ -77,6 +91,13 @@ impl Progress {
         self.done += 1;
         // A job name may hold control characters; the bar prints it as is (say! escapes).
         let name = storlab_report::escape_control(name);
+        if let Some(view) = &self.view {
+            view.point_done(format!(
+                "storlab: [{}/{}] {name} {summary}",
+                self.done, self.total
+            ));
+            return;
+        }
         match &self.bar {
             Some(bar) => {
                 bar.println(format!(
@@ -90,8 +111,11 @@ impl Progress {
         }
     }
 
-    /// Removes the bar (the per-point lines stay).
-    pub fn finish(&self) {
+    /// Removes the bar or the chart (the per-point lines stay).
+    pub fn finish(&mut self) {
+        if let Some(mut view) = self.view.take() {
+            view.finish();
+        }
         self.live_stop.store(true, Ordering::Relaxed);
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
@@ -102,6 +126,8 @@ impl Progress {
 /// Every `LIVE_PERIOD`, show the wall-clock rate of completions since the last look (for a
 /// simulated target that is the simulator's speed, hence "wall").
 fn spawn_live_rate(bar: ProgressBar, stop: Arc<AtomicBool>) {
+    // The drives add to the totals once per period they publish.
+    LIVE.watch(LIVE_PERIOD.as_nanos() as u64);
     std::thread::spawn(move || {
         let mut last = (
             LIVE.ios.load(Ordering::Relaxed),
@@ -110,6 +136,7 @@ fn spawn_live_rate(bar: ProgressBar, stop: Arc<AtomicBool>) {
         let mut last_at = std::time::Instant::now();
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(LIVE_PERIOD);
+            LIVE.take_events();
             let now = (
                 LIVE.ios.load(Ordering::Relaxed),
                 LIVE.bytes.load(Ordering::Relaxed),
@@ -125,68 +152,4 @@ fn spawn_live_rate(bar: ProgressBar, stop: Arc<AtomicBool>) {
             last = now;
         }
     });
-}
-
-/// `--status-interval`: a status line on stderr every `interval` while the run lasts (what the
-/// runner completed so far, and the rate since the previous line); stops when dropped.
-pub struct StatusLines {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl StatusLines {
-    pub fn start(interval: std::time::Duration) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop_seen = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let started = std::time::Instant::now();
-            let mut last = (0u64, 0u64);
-            let mut last_at = started;
-            let base = (
-                LIVE.ios.load(Ordering::Relaxed),
-                LIVE.bytes.load(Ordering::Relaxed),
-            );
-            let mut next = started + interval;
-            while !stop_seen.load(Ordering::Relaxed) {
-                // Sleep in short steps so the thread ends soon after the run.
-                let now = std::time::Instant::now();
-                if now < next {
-                    std::thread::sleep((next - now).min(STATUS_POLL));
-                    continue;
-                }
-                next += interval;
-                let done = (
-                    LIVE.ios.load(Ordering::Relaxed) - base.0,
-                    LIVE.bytes.load(Ordering::Relaxed) - base.1,
-                );
-                let seconds = last_at.elapsed().as_secs_f64().max(f64::MIN_POSITIVE);
-                last_at = std::time::Instant::now();
-                say!(
-                    "storlab: status at {:.1} s: {} I/Os, {:.1} MB; now {:.0} IOPS, {:.1} MB/s",
-                    started.elapsed().as_secs_f64(),
-                    done.0,
-                    done.1 as f64 / 1e6,
-                    (done.0 - last.0) as f64 / seconds,
-                    (done.1 - last.1) as f64 / seconds / 1e6
-                );
-                last = done;
-            }
-        });
-        StatusLines {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-/// Longest sleep of the status thread between checks of its stop flag.
-const STATUS_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
-impl Drop for StatusLines {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
 }

@@ -31,7 +31,6 @@ pub(crate) struct RunPlan {
     pub profiles: Option<PathBuf>,
     /// `--faults`.
     pub faults: Option<Box<storlab_sim::FaultPlan>>,
-    pub status_interval: Option<std::time::Duration>,
     /// `--repeat`: how many times each job runs (1: once, as written).
     pub repeat: u32,
 }
@@ -132,7 +131,6 @@ impl RunPlan {
             destructive: args.destructive,
             profiles: args.profiles,
             faults: args.faults,
-            status_interval: args.status_interval,
             repeat: args.repeat,
         })
     }

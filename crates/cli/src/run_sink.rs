@@ -73,7 +73,7 @@ impl RunSink for CliSink {
     }
 
     fn ended(&mut self) {
-        if let Some(progress) = &self.progress {
+        if let Some(progress) = &mut self.progress {
             progress.finish();
         }
     }

@@ -21,6 +21,7 @@ mod group_ends;
 mod job_run;
 mod latency_target;
 mod lfsr;
+pub mod live;
 pub mod offsets;
 pub mod overlap;
 pub mod pattern;
@@ -33,13 +34,15 @@ mod verify_state;
 pub mod warning;
 pub mod worker;
 
+pub use live::LiveCounters;
+
 pub use group::place_buffers;
 pub use offsets::Region;
 
 use group::{run_group, GroupRun};
 use group_ends::GroupEnds;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use storlab_engine::{Capabilities, EngineError, EngineReport, IoEngine};
 use storlab_job::{share_of_bytes, JobSet, JobSpec};
@@ -181,34 +184,6 @@ impl RunError {
             RunError::Job { source, .. } => source.job_errno(),
             _ => None,
         }
-    }
-}
-
-/// Completed I/Os and bytes so far, added once per reaped batch with relaxed atomics (no locks
-/// on the I/O path), for live progress displays in another thread.
-#[derive(Debug, Default)]
-pub struct LiveCounters {
-    pub ios: AtomicU64,
-    pub bytes: AtomicU64,
-}
-
-impl LiveCounters {
-    pub const fn new() -> Self {
-        LiveCounters {
-            ios: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-        }
-    }
-
-    /// Counts the I/Os of `completions` and the bytes they moved.
-    pub fn count(&self, completions: &[storlab_engine::IoCompletion]) {
-        let bytes: u64 = completions
-            .iter()
-            .map(|c| u64::from(c.result.unwrap_or(0)))
-            .sum();
-        self.ios
-            .fetch_add(completions.len() as u64, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 }
 

@@ -387,6 +387,25 @@ impl Worker {
         self.verifying.state.as_ref().map_or(0, |v| v.checked_bytes)
     }
 
+    /// The job's name (what the live view shows).
+    pub(crate) fn job_name(&self) -> &str {
+        &self.job_name
+    }
+
+    /// The I/Os and bytes the worker still has to issue, for the live view's estimate of
+    /// the time left: (0, 0) once it issues no more, none when no count or size bounds it.
+    pub(crate) fn work_left(&self) -> Option<(u64, u64)> {
+        if self.finished_issuing() {
+            return Some((0, 0));
+        }
+        let progress = &self.progress;
+        match (progress.limit_bytes, progress.limit_ios) {
+            (Some(limit), _) => Some((0, limit.saturating_sub(progress.issued_bytes))),
+            (None, Some(limit)) => Some((limit.saturating_sub(progress.issued_ios), 0)),
+            (None, None) => None,
+        }
+    }
+
     /// The worker issues no more: an error, a full device, the generator's or replay's end,
     /// the latency search's or steady state's verdict, or the job's bounds.
     fn finished_issuing(&self) -> bool {

@@ -47,6 +47,7 @@ mod job_file_reads;
 mod job_scheduling;
 mod latency_numa;
 mod linux_oracle;
+mod live_view;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod path_verdict;

@@ -7,6 +7,7 @@
 
 use super::drive::Issue;
 use super::{Window, Worker};
+use crate::live::LivePublisher;
 use crate::RunError;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,20 +15,21 @@ use storlab_engine::{IoCompletion, IoEngine};
 use storlab_job::IoBatch;
 
 /// Completions on their way from the engine to the worker.
-struct Reaper<'a> {
+struct Reaper<'a, 'l> {
     /// Returned by the engine beyond what one reap may take (`iodepth_batch_complete_max`):
     /// fio leaves those in the kernel's ring for its next `getevents`.
     ready: VecDeque<IoCompletion>,
     scratch: Vec<IoCompletion>,
     window: Window,
-    live: Option<&'a crate::LiveCounters>,
+    /// The live view's publisher, shown each batch's newest time before it counts.
+    live: Option<&'a mut LivePublisher<'l>>,
     /// fio's engines poll when `iodepth_batch_complete_min` is 0: they look without waiting,
     /// again and again, until the minimum is there (io_uring.c, libaio.c `actual_min`). Not
     /// on a virtual clock, which only a waiting reap moves on.
     polls: bool,
 }
 
-impl Reaper<'_> {
+impl Reaper<'_, '_> {
     fn measuring(&self, engine: &dyn IoEngine) -> bool {
         engine.now_ns() >= self.window.measure_start_ns
     }
@@ -44,7 +46,7 @@ pub(super) fn drive(
     window: Window,
     stop: &AtomicBool,
     ended: &AtomicBool,
-    live: Option<&crate::LiveCounters>,
+    live: Option<&mut LivePublisher<'_>>,
 ) -> Result<bool, RunError> {
     let Some(batch) = w.queue.io_batch else {
         return Err(RunError::Protocol(
@@ -153,7 +155,7 @@ fn wait_for_completions(
     issue: &mut Issue,
     batch: IoBatch,
     full: bool,
-    reaper: &mut Reaper<'_>,
+    reaper: &mut Reaper<'_, '_>,
 ) -> Result<(), RunError> {
     let mut min_events = batch.complete_min.min(w.queue.outstanding() as u32);
     if (full && min_events == 0) || batch.complete_min == 0 {
@@ -174,7 +176,7 @@ fn quiesce(
     w: &mut Worker,
     issue: &mut Issue,
     batch: IoBatch,
-    reaper: &mut Reaper<'_>,
+    reaper: &mut Reaper<'_, '_>,
 ) -> Result<(), RunError> {
     let measuring = reaper.measuring(engine);
     commit(engine, w, issue, measuring)?;
@@ -192,7 +194,7 @@ fn drain_at_end(
     w: &mut Worker,
     issue: &mut Issue,
     batch: IoBatch,
-    reaper: &mut Reaper<'_>,
+    reaper: &mut Reaper<'_, '_>,
 ) -> Result<(), RunError> {
     while w.queue.outstanding() > 0 {
         queued_complete(
@@ -217,7 +219,7 @@ fn queued_complete(
     issue: &mut Issue,
     batch: IoBatch,
     min_events: u32,
-    reaper: &mut Reaper<'_>,
+    reaper: &mut Reaper<'_, '_>,
 ) -> Result<(), RunError> {
     let cur_depth = w.queue.outstanding() as u32;
     let min = min_events.min(cur_depth);
@@ -253,17 +255,16 @@ fn queued_complete(
         w.stats.depth.mark_complete(taken as u64);
     }
     let slots = w.queue.slot_base..w.queue.slot_base + w.queue.in_flight.len() as u32;
+    let newest_ns = reaper.ready.iter().take(taken).map(|c| c.done_ns).max();
+    if let (Some(publisher), Some(at_ns)) = (reaper.live.as_deref_mut(), newest_ns) {
+        publisher.at(at_ns, std::slice::from_ref(w));
+    }
     for completion in reaper.ready.drain(..taken) {
         if !slots.contains(&completion.slot) {
             return Err(RunError::Protocol(format!(
                 "engine completed unknown slot {}",
                 completion.slot
             )));
-        }
-        if let Some(live) = reaper.live {
-            live.ios.fetch_add(1, Ordering::Relaxed);
-            live.bytes
-                .fetch_add(u64::from(completion.result.unwrap_or(0)), Ordering::Relaxed);
         }
         w.complete(engine, completion, reaper.window);
     }

@@ -2,6 +2,7 @@
 //! handed to their workers, until every worker has finished, the deadline passes or a stop.
 
 use super::{batched, Window, Worker};
+use crate::live::LivePublisher;
 use crate::RunError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use storlab_engine::{IoCompletion, IoEngine};
@@ -224,8 +225,7 @@ fn wait_start_delay(
     }
 }
 
-/// What bounds one drive: its measurement window, what stops it from outside, and where it
-/// counts its progress live.
+/// What bounds one drive: its measurement window and what stops it from outside.
 #[derive(Clone, Copy)]
 struct Bounds<'a> {
     window: Window,
@@ -233,20 +233,12 @@ struct Bounds<'a> {
     stop: &'a AtomicBool,
     /// Another job's `exitall`: an end like the deadline's.
     ended: &'a AtomicBool,
-    live: Option<&'a crate::LiveCounters>,
 }
 
 impl Bounds<'_> {
     /// Whether the workers may issue no more at `now_ns`: past the deadline, or ended.
     fn past_deadline(&self, now_ns: u64) -> bool {
         self.window.deadline_ns.is_some_and(|d| now_ns >= d) || self.ended.load(Ordering::Relaxed)
-    }
-
-    /// Counts `completions` in the live counters, if any.
-    fn count_live(&self, completions: &[IoCompletion]) {
-        if let Some(live) = self.live {
-            live.count(completions);
-        }
     }
 }
 
@@ -282,8 +274,17 @@ pub fn drive(
         window,
         stop,
         ended,
-        live,
     };
+    // The live view's periods, published only while a display watches.
+    let simulated = engine.capabilities().shared_timeline;
+    let mut publisher = live.and_then(|live| {
+        live.publisher(
+            workers,
+            window.measure_start_ns,
+            window.deadline_ns,
+            simulated,
+        )
+    });
     // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
     // completion's slot is refilled and handed over before the next completion is handled.
     let submit_each = !synchronous && engine.submits_each_request();
@@ -298,10 +299,17 @@ pub fn drive(
             window,
             stop,
             ended,
-            live,
+            publisher.as_mut(),
         )?
     } else {
-        issue_and_reap(engine, workers, &mut issue, bounds, submit_each)?
+        issue_and_reap(
+            engine,
+            workers,
+            &mut issue,
+            bounds,
+            submit_each,
+            publisher.as_mut(),
+        )?
     };
     if !interrupted {
         for w in workers.iter_mut() {
@@ -309,6 +317,9 @@ pub fn drive(
         }
     }
     let end_ns = engine.now_ns();
+    if let Some(publisher) = publisher {
+        publisher.finish(end_ns, workers);
+    }
     let usage = ResourceUsage::thread_now() - usage_start;
     for w in workers.iter_mut() {
         w.stop_issuing()?;
@@ -320,12 +331,14 @@ pub fn drive(
 /// The runner's own loop (fio's defaults): fill every worker's queue and submit, reap, hand
 /// each completion to its worker (and, with `submit_each`, refill its slot at once), until
 /// every worker has finished, the deadline passes or a stop. Returns whether it was stopped.
+/// `live`: the live view's publisher, shown each reap's time before its completions count.
 fn issue_and_reap(
     engine: &mut dyn IoEngine,
     workers: &mut [Worker],
     issue: &mut Issue,
     bounds: Bounds<'_>,
     submit_each: bool,
+    mut live: Option<&mut LivePublisher<'_>>,
 ) -> Result<bool, RunError> {
     let total_slots: usize = workers.iter().map(|w| w.queue.in_flight.len()).sum();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(total_slots);
@@ -365,7 +378,9 @@ fn issue_and_reap(
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
         reaped_at_ns = completions.iter().map(|c| c.done_ns).max();
-        bounds.count_live(&completions);
+        if let (Some(publisher), Some(at_ns)) = (live.as_deref_mut(), reaped_at_ns) {
+            publisher.at(at_ns, workers);
+        }
         if !issue.synchronous && reaped_at_ns.is_some_and(|t| t >= window.measure_start_ns) {
             issue.mark_reaped(workers, &completions);
         }
