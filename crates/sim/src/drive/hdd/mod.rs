@@ -66,6 +66,9 @@ pub struct HddDrive {
     acknowledged_ns: u64,
     /// When the last read command arrived (None: none yet).
     last_read_ns: Option<u64>,
+    /// `pick_read` found a queued command needing the head elsewhere: the read it picked may
+    /// not extend the running prefetch (taken by that read).
+    head_contended: bool,
     commands: u64,
     bytes: u64,
     trims: u64,
@@ -123,6 +126,7 @@ impl HddDrive {
             uses: 0,
             acknowledged_ns: 0,
             last_read_ns: None,
+            head_contended: false,
             commands: 0,
             bytes: 0,
             trims: 0,
@@ -162,8 +166,9 @@ impl Drive for HddDrive {
     /// One actuator: the next read starts when the head is free and a detected stream's
     /// minimum pre-fetch is in, unless a queued read is in the cache (it needs no head).
     fn read_ready_ns(&self, now_ns: u64, queued: &[DriveCommand]) -> u64 {
+        let contended = self.head_wanted_elsewhere(now_ns, queued);
         if queued.iter().any(|c| {
-            self.cached_segment(now_ns, c.lba, Self::sectors(c))
+            self.segment_holding(now_ns, c.lba, Self::sectors(c), contended)
                 .is_some()
         }) {
             now_ns
@@ -180,8 +185,11 @@ impl Drive for HddDrive {
     /// wins ties).
     fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
         self.destage_until(now_ns);
+        let contended = self.head_wanted_elsewhere(now_ns, queued);
+        // The read picked here is the next `read`: it sees the head as contended too.
+        self.head_contended = contended;
         if let Some(hit) = queued.iter().position(|c| {
-            self.cached_segment(now_ns, c.lba, Self::sectors(c))
+            self.segment_holding(now_ns, c.lba, Self::sectors(c), contended)
                 .is_some()
         }) {
             if hit != 0 {
@@ -233,11 +241,13 @@ impl Drive for HddDrive {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
             let room = self.cache_room_ns(arrived, sectors);
+            let joins_previous = self.joins_newest_segment(command.lba);
             self.dirty.push(DirtyWrite {
                 lba: command.lba,
                 sectors,
                 arrived_ns: room,
                 ordinal: self.writes_taken,
+                joins_previous,
             });
             room
         } else {

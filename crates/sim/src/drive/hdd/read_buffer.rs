@@ -100,9 +100,33 @@ impl HddDrive {
     /// The segment that holds at `now_ns` (or, for the segment still prefetching, will stream
     /// in within one read-ahead) the sectors [lba, lba + sectors).
     pub(super) fn cached_segment(&self, now_ns: u64, lba: u64, sectors: u64) -> Option<usize> {
+        self.segment_holding(now_ns, lba, sectors, false)
+    }
+
+    /// Whether a command in `queued` needs the head for something other than the running
+    /// prefetch: a read no segment holds or will stream in (another stream's, or a random one).
+    pub(super) fn head_wanted_elsewhere(&self, now_ns: u64, queued: &[DriveCommand]) -> bool {
+        queued.iter().any(|c| {
+            self.cached_segment(now_ns, c.lba, Self::sectors(c))
+                .is_none()
+        })
+    }
+
+    /// [`Self::cached_segment`]; when the head is `contended` (a command waits that needs it
+    /// elsewhere), the prefetching segment reaches no further than its planned end: a stream's
+    /// hits do not extend its read-ahead while another command waits, so a stream holds the
+    /// head for its minimum pre-fetch and no longer (without this bound a stream whose host
+    /// keeps several reads queued would keep the head for ever).
+    pub(super) fn segment_holding(
+        &self,
+        now_ns: u64,
+        lba: u64,
+        sectors: u64,
+        contended: bool,
+    ) -> Option<usize> {
         let ahead = self.segment_sectors;
         self.segments.iter().enumerate().position(|(i, s)| {
-            let reach = if self.prefetching == Some(i) {
+            let reach = if self.prefetching == Some(i) && !contended {
                 s.end + ahead
             } else {
                 s.end
@@ -211,7 +235,8 @@ impl HddDrive {
         let sectors = Self::sectors(command);
         self.bytes += sectors * u64::from(SECTOR_BYTES);
         let start = now_ns + self.profile.command_overhead_ns;
-        if let Some(i) = self.cached_segment(now_ns, command.lba, sectors) {
+        let contended = std::mem::take(&mut self.head_contended);
+        if let Some(i) = self.segment_holding(now_ns, command.lba, sectors, contended) {
             self.report.read_cache_hits += 1;
             self.uses += 1;
             let capacity = self.capacity_sectors;
@@ -227,7 +252,15 @@ impl HddDrive {
                 // re-read of data the host has had leaves the segment as it is.
                 s.host_next = read_end;
                 if streaming {
-                    s.end = s.end.max((read_end + segment_sectors).min(capacity));
+                    if !contended {
+                        s.end = s.end.max((read_end + segment_sectors).min(capacity));
+                    }
+                    // The hit is served from the running prefetch: the head must read on at
+                    // least to its last sector, whatever command comes next. (Cutting the
+                    // prefetch there left the stream's segment short of what its host had
+                    // been promised, so its next read no longer continued the stream: two
+                    // streams at QD2 paid a seek every other command.)
+                    s.min_end = s.min_end.max(read_end);
                 }
             }
             let first = s.available_ns(command.lba).max(start);

@@ -1,6 +1,9 @@
 //! The write-back cache: writes held until the media takes them, destaged while the head is
 //! idle (the entry the scheduler reaches soonest first; reads keep priority), and the room a
-//! new write waits for when the cache is full.
+//! new write waits for when the cache is full. A write that continues the write taken just
+//! before it joins that write's cache segment, and the scheduler chooses among segments, not
+//! among the host's pieces of one transfer; a segment's entries then stream to the media one
+//! after another.
 
 use super::HddDrive;
 use crate::profile::limits::SECTOR_BYTES;
@@ -14,6 +17,9 @@ pub(super) struct DirtyWrite {
     /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power
     /// loss names.
     pub(super) ordinal: u64,
+    /// It continues the entry before it in the cache (that entry's last sector + 1, and the
+    /// write taken just before it), so the two are one segment written back together.
+    pub(super) joins_previous: bool,
 }
 
 /// A cached write whose media write is booked: it holds its cache space, and is lost to a
@@ -27,12 +33,24 @@ pub(super) struct WriteBack {
 }
 
 impl HddDrive {
-    /// How many of the cached writes (oldest first) one write-back decision evaluates.
-    pub(super) fn write_back_window(&self, cached: usize) -> usize {
+    /// How many of the cached segments (oldest first) one write-back decision evaluates.
+    pub(super) fn write_back_window(&self, segments: usize) -> usize {
         match self.profile.write_back_candidates {
-            Some(n) => cached.min(n as usize),
-            None => self.rpo_window(cached),
+            Some(n) => segments.min(n as usize),
+            None => self.rpo_window(segments),
         }
+    }
+
+    /// Whether a write of `sectors` at `lba` joins the cache segment of the newest cached
+    /// entry: it starts where that entry ends and is the very next write the drive took (the
+    /// host's pieces of one transfer, or a sequential stream written one command at a time).
+    /// Drive firmware appends such a write to the segment already holding its predecessor
+    /// (the write-side counterpart of the read buffer's per-stream segments: "segments are
+    /// allocated per stream", docs/drives.md) and destages the segment in one pass.
+    pub(super) fn joins_newest_segment(&self, lba: u64) -> bool {
+        self.dirty
+            .last()
+            .is_some_and(|w| w.lba + w.sectors == lba && w.ordinal + 1 == self.writes_taken)
     }
 
     /// When background write-back may take the head: once it is free, any read-ahead in
@@ -70,15 +88,24 @@ impl HddDrive {
         self.destage_one_from(head_free);
     }
 
-    /// Write one cached entry to the media once the head is free at `head_free_ns`: of the
-    /// oldest `write_back_candidates` entries in the cache then, the one reached soonest.
+    /// Write one cached entry to the media once the head is free at `head_free_ns`: the first
+    /// entry of the segment, of the oldest `write_back_candidates` segments in the cache then,
+    /// that the scheduler reaches soonest. The rest of that segment continues where the entry
+    /// ends, so the following write-backs stream on to it entry by entry (a read arriving in
+    /// between is served first, as it would be between any two write-backs).
     pub(super) fn destage_one_from(&mut self, head_free_ns: u64) {
         let earliest = self.dirty.iter().map(|w| w.arrived_ns).min();
         let Some(earliest) = earliest else { return };
         let start = head_free_ns.max(earliest);
         let mut best = (u64::MAX, 0);
-        let window = self.write_back_window(self.dirty.len());
-        for (i, w) in self.dirty.iter().enumerate().take(window) {
+        let window =
+            self.write_back_window(self.dirty.iter().filter(|w| !w.joins_previous).count());
+        let heads = self
+            .dirty
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| !w.joins_previous);
+        for (i, w) in heads.take(window) {
             if w.arrived_ns > start {
                 continue;
             }
@@ -95,6 +122,11 @@ impl HddDrive {
             self.report.reordered_destages += 1;
         }
         let w = self.dirty.remove(best.1);
+        if let Some(next) = self.dirty.get_mut(best.1) {
+            // The rest of the segment starts where this entry ends: the next write-back
+            // streams on to it (no repositioning) unless a read moves the head in between.
+            next.joins_previous = false;
+        }
         let stream = w.lba == self.write_stream_end;
         let (_, end) = self.media_access(w.lba, w.sectors, start, stream, true);
         self.write_stream_end = w.lba + w.sectors;

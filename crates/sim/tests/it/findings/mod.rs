@@ -16,6 +16,7 @@ use storlab_sim::workload::{ClosedLoop, LoopResult};
 use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
 
 mod hdd_buffer;
+mod hdd_write_cache;
 mod pcie_slot;
 mod ssd_write_path;
 mod trim;
