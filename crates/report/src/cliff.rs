@@ -224,7 +224,7 @@ fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
 }
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: 15 significant digits).
-fn ln_gamma(x: f64) -> f64 {
+pub(crate) fn ln_gamma(x: f64) -> f64 {
     const G: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,

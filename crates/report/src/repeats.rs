@@ -249,31 +249,10 @@ mod tests {
 
     /// Student's t density with `df` degrees of freedom.
     fn t_density(x: f64, df: f64) -> f64 {
+        let ln_gamma = crate::cliff::ln_gamma;
         let log_gamma_ratio = ln_gamma((df + 1.0) / 2.0) - ln_gamma(df / 2.0);
         (log_gamma_ratio - 0.5 * (df * std::f64::consts::PI).ln()).exp()
             * (1.0 + x * x / df).powf(-(df + 1.0) / 2.0)
-    }
-
-    /// ln Γ(x) by Lanczos (g = 7, nine coefficients), ample for these checks.
-    fn ln_gamma(x: f64) -> f64 {
-        const G: [f64; 9] = [
-            0.999_999_999_999_809_9,
-            676.520_368_121_885_1,
-            -1_259.139_216_722_402_8,
-            771.323_428_777_653_1,
-            -176.615_029_162_140_6,
-            12.507_343_278_686_905,
-            -0.138_571_095_265_720_12,
-            9.984_369_578_019_572e-6,
-            1.505_632_735_149_311_6e-7,
-        ];
-        let x = x - 1.0;
-        let mut sum = G[0];
-        for (i, g) in G.iter().enumerate().skip(1) {
-            sum += g / (x + i as f64);
-        }
-        let t = x + 7.5;
-        0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
     }
 
     /// P(0 < T < t) by Simpson's rule.
