@@ -237,7 +237,8 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
             // fio's region is `size` as given (filesetup.c: `io_size` is not rounded to a
             // block; its last I/O may run past it, up to the file's end), in whole sectors
             // here, the unit every target is addressed in; a preset's is whole alignments.
-            let len_align = if job.fio_random.is_some() {
+            // A share is rounded to the smallest block, as fio's `size_percent`.
+            let len_align = if job.fio_random.is_some() && shares.size_ppm.is_none() {
                 storlab_job::validate::SECTOR_BYTES.min(align)
             } else {
                 align

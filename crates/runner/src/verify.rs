@@ -751,7 +751,7 @@ pub fn read_back(
             *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
             // An engine that fakes its I/O (`null`) has no data to check: fio's verify.c
             // passes every such read (`FIO_FAKEIO`).
-            if job.engine == storlab_job::EngineKind::Null {
+            if !engine.capabilities().moves_data {
                 continue;
             }
             let found = &engine.buffer(c.slot)[..len_bytes as usize];

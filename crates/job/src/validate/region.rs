@@ -80,8 +80,9 @@ pub(super) fn check_block_size_spec(spec: &BlockSizeSpec) -> Result<(), String> 
 /// Most `loops` a job may ask for: a million passes over any region is past any benchmark.
 const LOOPS_MAX: u32 = 1_000_000;
 
-/// Offsets and region length: aligned, non-zero, large enough for one block.
-pub(super) fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+/// Where the regions start (`offset`, `offset_increment`): whole sectors in a fio job, whole
+/// alignments in a preset's.
+fn check_region_start(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let invalid = |key: &str, value: u64, detail: String| {
         Err(JobError::invalid(
             location.clone(),
@@ -122,6 +123,20 @@ pub(super) fn check_region(spec: &JobSpec, location: &Location) -> Result<(), Jo
             format!("offset increment is not a multiple of {whole}"),
         );
     }
+    Ok(())
+}
+
+/// Offsets and region length: aligned, non-zero, large enough for one block.
+pub(super) fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    let invalid = |key: &str, value: u64, detail: String| {
+        Err(JobError::invalid(
+            location.clone(),
+            key,
+            Some(value.to_string()),
+            detail,
+        ))
+    };
+    check_region_start(spec, location)?;
     if let Some(size_bytes) = spec.size_bytes {
         if size_bytes == 0 {
             return invalid(

@@ -79,9 +79,6 @@ pub(super) struct Verifying {
     pub(super) state_file: Option<(u32, VerifyStateRecorder)>,
     /// fio's `verify_state_load`: where this clone's verify pass stops.
     pub(super) cut: Option<VerifyCut>,
-    /// The engine only pretends to do I/O (`null`): as fio's verify.c with `FIO_FAKEIO`, the
-    /// reads are issued and counted and their data never checked (there is none).
-    fake_io: bool,
 }
 
 impl Verifying {
@@ -128,7 +125,6 @@ impl Verifying {
             }),
             state_file: None,
             cut: None,
-            fake_io: job.engine == storlab_job::EngineKind::Null,
         }
     }
 
@@ -136,11 +132,6 @@ impl Verifying {
     /// a verify run's.
     pub(super) fn checks_completions(&self) -> bool {
         self.read_check.is_some() || self.state.is_some()
-    }
-
-    /// Whether a read's data is checked at all (not on an engine that fakes its I/O).
-    fn checks_read_data(&self) -> bool {
-        !self.fake_io
     }
 
     /// The write about to be numbered `write_counter` goes into the read-back's record.
@@ -293,7 +284,10 @@ impl Worker {
         direction: IoDirection,
     ) {
         let len = io.len_bytes as usize;
-        let checks_reads = direction == IoDirection::Read && self.verifying.checks_read_data();
+        // An engine that moves no data (`null`) has none to check: as fio's verify.c with
+        // `FIO_FAKEIO`, its reads are issued and counted and never checked.
+        let moves_data = engine.capabilities().moves_data;
+        let checks_reads = direction == IoDirection::Read && moves_data;
         if checks_reads && self.verifying.read_check.is_some() {
             if let Err(error) = self
                 .verifying
@@ -310,7 +304,7 @@ impl Worker {
                 self.verifying.write_completed(io);
                 Ok(())
             }
-            IoDirection::Read if io.generation > 0 && self.verifying.checks_read_data() => self
+            IoDirection::Read if io.generation > 0 && moves_data => self
                 .verifying
                 .check_verified_read(io, &engine.buffer(slot)[..len]),
             _ => Ok(()),
