@@ -442,6 +442,15 @@ mod tests {
     }
 
     proptest! {
+        // Fixed cases: the search names a false split in pure noise at [`FALSE_ALARM`]'s rate per
+        // search (0.1%), so 256 fresh draws per run met one about once in four runs (CI saw
+        // `before_len = 15, after_len = 16, fall = 0.469, amplitude = 0.035` split a 3% wobble
+        // before the fall). The same cases every run, as the flat-noise test above.
+        #![proptest_config(ProptestConfig {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(38),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
         /// A fall of at least 30% in ±5% noise is found once, within half an interval's bytes of
         /// where it is, with the levels within the noise.
         #[test]
