@@ -53,12 +53,13 @@ pub struct OffsetGenerator {
 }
 
 /// Bytes one pass of `job` moves over `region`: the region's length, except under fio's
-/// `rw=MODE:SIZE`, where the holes between I/Os are skipped and the pass ends at the first I/O
-/// that would start past the region's end (fio stops a job there).
+/// `rw=MODE:SIZE` in a preset, where the holes between I/Os are skipped and the pass ends at
+/// the first I/O that would start past the region's end. A fio job's own sequence ends its
+/// loops itself (`FioSequence`, backend.c's bounds): for it this is only the region's length
+/// (what its page-cache drops and its priority draws' re-seeds count passes in).
 pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
     match (job.rw_modifier, &job.block_size_read) {
-        // A fio job's own sequence ends its loops where fio does (`FioSequence`); its bytes
-        // bound is fio's, `size` per loop.
+        // A fio job's own sequence ends its loops where fio does (`FioSequence`).
         _ if job.fio_random.is_some() => region.len_bytes,
         (RwModifier::SkipBytes(skip), BlockSizeSpec::Fixed(block))
             if job.random_percent == 0 && job.random_percent_writes() == 0 =>

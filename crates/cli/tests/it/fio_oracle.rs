@@ -515,6 +515,28 @@ fn loops_and_io_size_end_where_fios_do() {
     }
 }
 
+/// A loop's `size` bound counts only I/O an engine queued (backend.c, `io_queue_event`): on
+/// `psync` or `sync` a mixed job's loop runs on until one direction reaches the region's end,
+/// on `libaio` or `io_uring` it stops at `size` bytes of both. Both differ in order and agree
+/// with fio I/O for I/O.
+#[test]
+fn a_loops_bytes_bound_counts_only_queued_io_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    let job = ["--rw=rw", "--bs=4k", "--offset=64k", "--io_size=1920k"];
+    let mut logs = Vec::new();
+    for engine in ["--ioengine=psync", "--ioengine=sync", "--ioengine=libaio"] {
+        let flags: Vec<&str> = job.iter().copied().chain([engine]).collect();
+        let (fio, storlab) = both_logs(MIB, &flags);
+        assert_eq!(fio.len(), 480, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+        logs.push(fio);
+    }
+    assert_eq!(logs[0], logs[1], "psync and sync issue alike");
+    assert_ne!(logs[0], logs[2], "a queued engine's loop ends at size bytes");
+}
+
 /// A fio job's region starts at its `offset` as given, aligned to its blocks or not, and its
 /// `size` is not rounded to a block (filesetup.c): the I/O is the offset plus whole blocks, the
 /// last one the last that starts inside the region and ends inside the file. On `null` the
