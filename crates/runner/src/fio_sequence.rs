@@ -94,6 +94,16 @@ pub struct FioSequence {
     /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
     /// of the thread, its command priorities' `prio_state` too).
     pub(crate) reseeds: u32,
+    /// Loops ended with another begun (fio's `do_io` calls after the first), for the syncs
+    /// fio issues at the end of each.
+    pub(crate) loops_ended: u32,
+    /// The offset fio's last failed placement left on its I/O unit (`io_u->offset` is set
+    /// before the check that fails: relative to the region when it failed against `io_size`,
+    /// absolute after), `None` when the placement failed before choosing one. fio's end
+    /// sync takes the I/O unit freed last, so it logs this offset (backend.c, `fio_io_sync`).
+    pub(crate) attempted_offset_bytes: Option<u64>,
+    /// `attempted_offset_bytes` as the last loop ended (`None`: it ended on its bytes).
+    pub(crate) loop_end_offset_bytes: Option<u64>,
     /// A job with writes only.
     write_only: bool,
     /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
@@ -243,6 +253,9 @@ impl FioSequence {
             seeds,
             randrepeat: fio.randrepeat,
             reseeds: 0,
+            loops_ended: 0,
+            attempted_offset_bytes: None,
+            loop_end_offset_bytes: None,
             write_only: read == 0,
             use64: fio.tausworthe64,
             write_sizes_from_read_seed: job.verify,
@@ -376,6 +389,12 @@ impl FioSequence {
                 return None;
             }
         }
+        self.loops_ended += 1;
+        self.loop_end_offset_bytes = if file_done {
+            self.attempted_offset_bytes.take()
+        } else {
+            None
+        };
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
         if self.randrepeat {
@@ -413,9 +432,12 @@ impl FioSequence {
     }
 
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
+        self.attempted_offset_bytes = None;
         let direction = self.direction(forced);
         let (relative, mark) = self.offset(direction)?;
         let offset = self.region.start_bytes + relative;
+        // io_u.c, `fill_io_u`: the offset is on the I/O unit before its size is drawn.
+        self.attempted_offset_bytes = Some(offset);
         let mut len = self.size(direction, offset)?;
         if offset + len > self.file_size_bytes {
             return None;
@@ -468,9 +490,12 @@ impl FioSequence {
         };
         // A sequential I/O that would start past the region's end ends the job (fio 3.33
         // ends a partly random job there when the region ends before its file).
-        if relative >= self.region.len_bytes
-            || self.region.start_bytes + relative >= self.file_size_bytes
-        {
+        if relative >= self.region.len_bytes {
+            self.attempted_offset_bytes = Some(relative);
+            return None;
+        }
+        if self.region.start_bytes + relative >= self.file_size_bytes {
+            self.attempted_offset_bytes = Some(self.region.start_bytes + relative);
             return None;
         }
         Some((relative, mark))

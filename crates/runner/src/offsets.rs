@@ -235,6 +235,21 @@ impl OffsetGenerator {
         self.fio.as_ref().map(|fio| fio.reseeds)
     }
 
+    /// For a fio job: the loops it ended so far with another begun, and the offset fio's
+    /// I/O unit kept from the failed placement that ended the last of them (its end sync
+    /// logs it; `None`: that loop ended on its bytes).
+    pub fn fio_loops_ended(&self) -> Option<(u32, Option<u64>)> {
+        self.fio
+            .as_ref()
+            .map(|fio| (fio.loops_ended, fio.loop_end_offset_bytes))
+    }
+
+    /// For a fio job whose sequence has ended: the offset fio's last failed placement left
+    /// on its I/O unit, if it chose one.
+    pub fn fio_end_offset(&self) -> Option<u64> {
+        self.fio.as_ref().and_then(|fio| fio.attempted_offset_bytes)
+    }
+
     /// fio's offset stream's state at the job's end, for its verify state file (after a
     /// read-back phase when `read_back`): 64-bit or not, and its words; `None` when the job
     /// draws no random offsets from fio's streams.

@@ -384,6 +384,46 @@ fn syncs_go_where_fios_go() {
     }
 }
 
+/// `end_fsync` and `fsync_on_close` sync at the end of every loop, and the sync logs the
+/// offset of the I/O unit fio frees last: the last I/O's, or the one a placement that failed
+/// left on its unit (relative to the region when it failed against `size`, absolute when the
+/// block did not fit in the file). The same lines in the log as fio's.
+#[test]
+fn end_syncs_come_each_loop_at_fios_offset() {
+    if !fio_present() {
+        return;
+    }
+    for (flags, syncs) in [
+        (
+            &[
+                "--rw=write",
+                "--bs=1k",
+                "--size=256k",
+                "--loops=3",
+                "--fsync_on_close=1",
+            ][..],
+            3,
+        ),
+        (&["--rw=write", "--offset=6144", "--end_fsync=1"][..], 1),
+        (
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--offset=64k",
+                "--size=64k",
+                "--loops=2",
+                "--end_fsync=1",
+            ][..],
+            2,
+        ),
+    ] {
+        let (fio, storlab) = both_actions(MIB, flags);
+        let fio_syncs = fio.iter().filter(|a| a.contains("sync")).count();
+        assert_eq!(fio_syncs, syncs, "fio's own count changed for {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
 /// Shares of a log's I/Os on its most-hit block and on its most-hit tenth of the blocks.
 fn hot_shares(log: &[LoggedIo], blocks: usize) -> (f64, f64) {
     let mut hits = std::collections::HashMap::<u64, u32>::new();
@@ -534,7 +574,10 @@ fn a_loops_bytes_bound_counts_only_queued_io_as_fio() {
         logs.push(fio);
     }
     assert_eq!(logs[0], logs[1], "psync and sync issue alike");
-    assert_ne!(logs[0], logs[2], "a queued engine's loop ends at size bytes");
+    assert_ne!(
+        logs[0], logs[2],
+        "a queued engine's loop ends at size bytes"
+    );
 }
 
 /// A fio job's region starts at its `offset` as given, aligned to its blocks or not, and its

@@ -71,6 +71,10 @@ impl Worker {
                 // fio ends the job where it cannot place an I/O.
                 Next::End => break,
             };
+            if self.sync.loop_end_due && !self.end_loop(engine)? {
+                // The loop's I/O finishes before its end sync and the next loop's first I/O.
+                return Ok((queued, None));
+            }
             if !backlog_read && self.trimmed_to_bytes_left(&io) {
                 continue;
             }
@@ -148,8 +152,16 @@ impl Worker {
             None => {
                 let Some(io) = self.generator.next(None) else {
                     self.progress.generator_done = true;
+                    self.note_failed_placement(self.generator.fio_end_offset());
                     return Ok(Next::End);
                 };
+                if let Some((loops_ended, offset)) = self.generator.fio_loops_ended() {
+                    if loops_ended > self.sync.loops_ended {
+                        self.sync.loops_ended = loops_ended;
+                        self.sync.loop_end_due = true;
+                        self.note_failed_placement(offset);
+                    }
+                }
                 self.pending = Some(io);
                 io
             }

@@ -17,6 +17,10 @@ pub(super) struct Syncs {
     pub(super) last_offset_bytes: u64,
     /// Syncs that start from here on the engine's clock are measured (after the ramp).
     pub(super) measure_start_ns: u64,
+    /// The fio sequence's loops ended so far, and whether the last one's end (its sync) is
+    /// still to come before the next loop's first I/O.
+    pub(super) loops_ended: u32,
+    pub(super) loop_end_due: bool,
 }
 
 impl Syncs {
@@ -26,6 +30,8 @@ impl Syncs {
             last_was_sync: false,
             last_offset_bytes: 0,
             measure_start_ns: 0,
+            loops_ended: 0,
+            loop_end_due: false,
         }
     }
 
@@ -77,6 +83,26 @@ impl Worker {
         }
         self.sync.last_was_sync = true;
         Ok(())
+    }
+
+    /// The end of one fio loop before the next begins (backend.c, `do_io`'s end): with none of
+    /// the worker's I/O outstanding, its end sync. Returns false while I/O is outstanding.
+    pub(super) fn end_loop(&mut self, engine: &mut dyn IoEngine) -> Result<bool, RunError> {
+        if self.queue.outstanding() > 0 {
+            return Ok(false);
+        }
+        self.sync.loop_end_due = false;
+        self.flush_at_end(engine)?;
+        Ok(true)
+    }
+
+    /// A fio placement failed with `offset` on its I/O unit: with nothing in flight that
+    /// unit is the one freed last, whose offset fio's next sync logs (`fio_io_sync` takes
+    /// the freelist's top); I/O still in flight completes after it and goes on top.
+    pub(super) fn note_failed_placement(&mut self, offset: Option<u64>) {
+        if let (Some(offset_bytes), 0) = (offset, self.queue.outstanding()) {
+            self.sync.last_offset_bytes = offset_bytes;
+        }
     }
 
     /// fio's `end_fsync` and `fsync_on_close`: one `fsync` once a job that wrote is done,
