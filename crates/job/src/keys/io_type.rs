@@ -7,7 +7,7 @@ use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
 use crate::model::{FadviseHint, JobSpec, RwModifier, TrimMode};
 use crate::paths::KeyPath;
-use crate::size::{parse_bool, parse_count, parse_percent, parse_size};
+use crate::size::{parse_bool, parse_percent, parse_size};
 
 /// The keys of this group, in the order of [`super::KEYS`].
 pub(super) const GROUP_KEYS: &[KeyDef] = &[
@@ -194,7 +194,7 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
             RwModifier::BackBytes(parse_size(n.trim_start()[1..].trim_start())?),
         ),
         Some(n) if mode.is_random() => {
-            let every = to_u32(parse_count(n)?, n)?;
+            let every = to_u32(leading_count(n)?, n)?;
             if every == 0 {
                 return Err(ApplyError::Invalid(
                     "':N' of a random mode counts I/Os per random offset: at least 1".into(),
@@ -206,6 +206,21 @@ fn apply_rw(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     };
     d.rw = Some(mode);
     Ok(())
+}
+
+/// fio reads a random mode's `:N` with C's `atoi` (options.c, `str_rw_cb`): its leading
+/// digits, the rest ignored, so `randread:8k` is every 8 I/Os, not 8192.
+fn leading_count(text: &str) -> Result<u64, ApplyError> {
+    let text = text.trim_start();
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return Err(ApplyError::Invalid(format!(
+            "'{text}' is not a count of I/Os (fio reads the leading digits)"
+        )));
+    }
+    text[..digits]
+        .parse()
+        .map_err(|_| ApplyError::Invalid(format!("'{text}' is too large a count of I/Os")))
 }
 
 impl JobDraft {
@@ -398,6 +413,8 @@ mod tests {
         };
         assert_eq!(modifier("write:112k"), Ok(RwModifier::SkipBytes(112 << 10)));
         assert_eq!(modifier("randread:8"), Ok(RwModifier::RandomEveryIos(8)));
+        // fio's `atoi`: the leading digits (measured: fio 3.33 goes random every 8 I/Os).
+        assert_eq!(modifier("randread:8k"), Ok(RwModifier::RandomEveryIos(8)));
         assert_eq!(modifier("read:0"), Ok(RwModifier::None));
         assert_eq!(modifier("randrw:1"), Ok(RwModifier::None));
         assert_eq!(modifier("write:-4k"), Ok(RwModifier::BackBytes(4 << 10)));

@@ -71,9 +71,13 @@ impl Worker {
                 // fio ends the job where it cannot place an I/O.
                 Next::End => break,
             };
-            if self.sync.loop_end_due && !self.end_loop(engine)? {
-                // The loop's I/O finishes before its end sync and the next loop's first I/O.
-                return Ok((queued, None));
+            if self.sync.loop_end_due {
+                if !self.end_loop(engine)? {
+                    // The loop's I/O finishes before its end sync and the next loop's first.
+                    return Ok((queued, None));
+                }
+                // The next loop's first I/O goes after any sync still due (it stays pending).
+                continue;
             }
             if !backlog_read && self.trimmed_to_bytes_left(&io) {
                 continue;

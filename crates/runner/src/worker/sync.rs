@@ -86,13 +86,17 @@ impl Worker {
     }
 
     /// The end of one fio loop before the next begins (backend.c, `do_io`'s end): with none of
-    /// the worker's I/O outstanding, its end sync. Returns false while I/O is outstanding.
+    /// the worker's I/O outstanding, its end sync, and fio's reset of `last_was_sync`. Returns
+    /// false while I/O is outstanding.
     pub(super) fn end_loop(&mut self, engine: &mut dyn IoEngine) -> Result<bool, RunError> {
         if self.queue.outstanding() > 0 {
             return Ok(false);
         }
         self.sync.loop_end_due = false;
         self.flush_at_end(engine)?;
+        // libfio.c, `clear_io_state` before the next loop: `last_was_sync` is cleared, so a
+        // sync `fsync=N` still asks for comes again first.
+        self.sync.last_was_sync = false;
         Ok(true)
     }
 
