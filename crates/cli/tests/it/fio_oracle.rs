@@ -416,12 +416,42 @@ fn end_syncs_come_each_loop_at_fios_offset() {
             ][..],
             2,
         ),
+        // A new loop clears `last_was_sync` (libfio.c, `clear_io_state`): a sync `fdatasync=N`
+        // still asks for comes again before the next loop's first I/O.
+        (
+            &[
+                "--rw=randrw",
+                "--rwmixread=80",
+                "--bs=2k",
+                "--io_size=2048k",
+                "--fdatasync=5",
+            ][..],
+            234,
+        ),
     ] {
         let (fio, storlab) = both_actions(MIB, flags);
         let fio_syncs = fio.iter().filter(|a| a.contains("sync")).count();
         assert_eq!(fio_syncs, syncs, "fio's own count changed for {flags:?}");
         assert_eq!(storlab, fio, "{flags:?}");
     }
+}
+
+/// A random mode's `:N` is read with C's `atoi`, as fio's `str_rw_cb`: `randread:8k` takes a
+/// new random offset every 8 I/Os, not every 8192.
+#[test]
+fn a_random_modes_count_is_its_leading_digits_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    let flags = [
+        "--rw=randread:8k",
+        "--bs=512",
+        "--size=512k",
+        "--randseed=88735",
+    ];
+    let (fio, storlab) = both_logs(MIB, &flags);
+    assert_eq!(fio.len(), 238, "fio's own count changed");
+    assert_eq!(storlab, fio);
 }
 
 /// Shares of a log's I/Os on its most-hit block and on its most-hit tenth of the blocks.
