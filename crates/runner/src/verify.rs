@@ -75,6 +75,9 @@ pub struct WriteRecord {
     written_granules: u64,
     /// fio's block format, when the job names a fio verify kind (`fio_verify.rs`).
     format: Option<Arc<FioFormat>>,
+    /// Read back in the order written, not by offset: fio keeps its written pieces in a list
+    /// when the file has a random map, else sorted (iolog.c, `log_io_piece`).
+    write_order: bool,
 }
 
 impl WriteRecord {
@@ -97,7 +100,14 @@ impl WriteRecord {
             ambiguous: HashMap::new(),
             written_granules: 0,
             format: None,
+            write_order: false,
         }
+    }
+
+    /// Read back in the order written (fio's list of pieces) when `write_order`.
+    pub fn in_write_order(mut self, write_order: bool) -> Self {
+        self.write_order = write_order;
+        self
     }
 
     /// Writes carry fio's verify blocks in `format`.
@@ -252,13 +262,40 @@ impl WriteRecord {
         );
     }
 
-    /// The written extents in offset order, cut into reads of at most `max_len_bytes`.
-    pub(crate) fn extents(&self, max_len_bytes: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        Extents {
+    /// The written extents in offset order (or the order written), cut into reads of at most
+    /// `max_len_bytes`.
+    pub(crate) fn extents(&self, max_len_bytes: u64) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
+        let by_offset = Extents {
             record: self,
             next_index: 0,
             max_granules: (max_len_bytes / self.granule_bytes).max(1),
+        };
+        if !self.write_order {
+            return Box::new(by_offset);
         }
+        // Each write is one run of granules of its own generation: runs sorted by generation
+        // are the writes in the order issued (the first of a run gives its generation).
+        let mut runs: Vec<(u32, u64, u64)> = by_offset
+            .flat_map(|(offset, len)| {
+                let granule = self.granule_bytes;
+                (0..len / granule).map(move |i| (offset + i * granule, granule))
+            })
+            .map(|(offset, len)| (self.generation_at(offset), offset, len))
+            .collect();
+        runs.sort_unstable();
+        let max_bytes = max_len_bytes.max(self.granule_bytes);
+        let mut merged: Vec<(u32, u64, u64)> = Vec::with_capacity(runs.len());
+        for (generation, offset, len) in runs {
+            match merged.last_mut() {
+                Some((g, at, run))
+                    if *g == generation && *at + *run == offset && *run < max_bytes =>
+                {
+                    *run += len
+                }
+                _ => merged.push((generation, offset, len)),
+            }
+        }
+        Box::new(merged.into_iter().map(|(_, offset, len)| (offset, len)))
     }
 }
 

@@ -436,6 +436,50 @@ fn end_syncs_come_each_loop_at_fios_offset() {
     }
 }
 
+/// fio reads a verify job's blocks back in the order written when the file has a random map
+/// (its written pieces are a list, iolog.c `log_io_piece`), sorted by offset otherwise (a
+/// tree: `norandommap`, the LFSR). The same reads as fio's, in its order.
+#[test]
+fn verify_reads_back_in_fios_order() {
+    if !fio_present() {
+        return;
+    }
+    for flags in [
+        &[
+            "--rw=randrw",
+            "--bs=2k",
+            "--size=128k",
+            "--number_ios=37",
+            "--verify=md5",
+        ][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--iodepth=4",
+            "--verify=sha256",
+        ][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--norandommap",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--random_generator=lfsr",
+            "--verify=crc32c",
+        ][..],
+    ] {
+        let (fio, storlab) = both_actions(MIB, flags);
+        assert!(
+            fio.iter().any(|a| a.starts_with("read")),
+            "fio read back nothing: {flags:?}"
+        );
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
 /// A random mode's `:N` is read with C's `atoi`, as fio's `str_rw_cb`: `randread:8k` takes a
 /// new random offset every 8 I/Os, not every 8192.
 #[test]
