@@ -89,7 +89,8 @@ impl Sizes {
 pub struct FioSequence {
     seeds: [u64; seed_index::COUNT],
     use64: bool,
-    /// fio's `randrepeat`: every loop re-seeds the streams.
+    /// fio's `randrepeat` as a loop sees it (off when `randseed` is given): every loop re-seeds
+    /// the streams.
     randrepeat: bool,
     /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
     /// of the thread, its command priorities' `prio_state` too).
@@ -251,7 +252,9 @@ impl FioSequence {
         let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
         let mut sequence = FioSequence {
             seeds,
-            randrepeat: fio.randrepeat,
+            // init.c seeds the thread before `fixup_options` lets a given `randseed` turn
+            // `randrepeat` off: the seeds are randrepeat's, but no loop re-seeds.
+            randrepeat: fio.randrepeat && !fio.randseed_given,
             reseeds: 0,
             loops_ended: 0,
             attempted_offset_bytes: None,

@@ -480,6 +480,36 @@ fn verify_reads_back_in_fios_order() {
     }
 }
 
+/// A given `randseed` turns `randrepeat` off after fio has seeded the thread (init.c runs
+/// `setup_random_seeds` before `fixup_options`): the first loop is randrepeat's, and the next
+/// loops go on in the same streams instead of starting them over.
+#[test]
+fn a_given_randseed_never_reseeds_a_loop_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    for flags in [
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--size=256k",
+            "--randseed=1234",
+            "--loops=2",
+        ][..],
+        &[
+            "--rw=rw:16k",
+            "--bs=32k",
+            "--offset=6144",
+            "--size=512k",
+            "--loops=2",
+            "--randseed=98072",
+        ][..],
+    ] {
+        let (fio, storlab) = both_logs(MIB, flags);
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
 /// A random mode's `:N` is read with C's `atoi`, as fio's `str_rw_cb`: `randread:8k` takes a
 /// new random offset every 8 I/Os, not every 8192.
 #[test]

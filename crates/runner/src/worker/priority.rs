@@ -27,7 +27,11 @@ impl Priority {
                 .uses_cmdprio()
                 .then(|| CmdPrioDraw::new(&job.engine_tuning.cmdprio, job.seed)),
             default_ioprio: job.io_priority.map_or(0, |p| p.value()),
-            loop_bytes: (job.fio_random.as_ref().is_some_and(|f| f.randrepeat) && !time_based)
+            loop_bytes: (job
+                .fio_random
+                .as_ref()
+                .is_some_and(|f| f.randrepeat && !f.randseed_given)
+                && !time_based)
                 .then(|| crate::offsets::pass_bytes(job, region).max(1)),
         }
     }
