@@ -299,7 +299,8 @@ impl WriteRecord {
     }
 }
 
-/// Iterator over a record's written extents: (offset, length) in bytes.
+/// Iterator over a record's written extents, one per write still whole or in part: (offset,
+/// length) in bytes.
 struct Extents<'a> {
     record: &'a WriteRecord,
     next_index: u64,
@@ -325,8 +326,11 @@ impl Iterator for Extents<'_> {
             self.next_index = granules;
             return None;
         }
+        // One read per write, as fio reads back each logged piece whole (iolog.c): the run of
+        // granules of one generation.
         let start = i;
-        while i < granules && i - start < self.max_granules && record.get(i) != 0 {
+        let generation = record.get(start);
+        while i < granules && i - start < self.max_granules && record.get(i) == generation {
             i += 1;
         }
         self.next_index = i;
