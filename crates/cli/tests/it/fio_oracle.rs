@@ -438,7 +438,8 @@ fn end_syncs_come_each_loop_at_fios_offset() {
 
 /// fio reads a verify job's blocks back in the order written when the file has a random map
 /// (its written pieces are a list, iolog.c `log_io_piece`), sorted by offset otherwise (a
-/// tree: `norandommap`, the LFSR). The same reads as fio's, in its order.
+/// tree: `norandommap`, the LFSR), one read per written piece whatever the read size. The
+/// same reads as fio's, in its order.
 #[test]
 fn verify_reads_back_in_fios_order() {
     if !fio_present() {
@@ -468,6 +469,13 @@ fn verify_reads_back_in_fios_order() {
             "--rw=randwrite",
             "--size=64k",
             "--random_generator=lfsr",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--rw=write",
+            "--bs=32k,16k",
+            "--offset=4096",
+            "--size=64k",
             "--verify=crc32c",
         ][..],
     ] {
