@@ -376,6 +376,12 @@ impl FioSequence {
         }
     }
 
+    /// The job's bytes ran out with `loops` still to go: fio then begins one more loop, which
+    /// issues nothing but its end sync and ends the job (backend.c, `keep_running`, `do_io`).
+    pub fn empty_loop_follows(&self) -> bool {
+        !self.time_based && self.job_moved_bytes >= self.job_bytes && self.passes_left > 1
+    }
+
     /// backend.c, `keep_running`, after a loop (`file_done`: it ended because no I/O could be
     /// placed): the `loops` first, then more while the job's bytes are short of `io_size` (else
     /// `size`) by at least a largest block, and without `io_size` only while the file is not

@@ -250,6 +250,14 @@ impl OffsetGenerator {
         self.fio.as_ref().and_then(|fio| fio.attempted_offset_bytes)
     }
 
+    /// For a fio job whose sequence has ended: whether fio begins one more, empty loop (its
+    /// bytes ran out with `loops` to go), which still syncs at its end.
+    pub fn fio_empty_loop_follows(&self) -> bool {
+        self.fio
+            .as_ref()
+            .is_some_and(|fio| fio.empty_loop_follows())
+    }
+
     /// fio's offset stream's state at the job's end, for its verify state file (after a
     /// read-back phase when `read_back`): 64-bit or not, and its words; `None` when the job
     /// draws no random offsets from fio's streams.

@@ -416,6 +416,32 @@ fn end_syncs_come_each_loop_at_fios_offset() {
             ][..],
             2,
         ),
+        // A job whose bytes ran out with loops to go begins one more, empty loop, which still
+        // syncs at its end; and a job that writes syncs even when it drew only reads.
+        (
+            &[
+                "--rw=randwrite",
+                "--bs=32k",
+                "--offset=64k",
+                "--size=256k",
+                "--io_size=512k",
+                "--loops=3",
+                "--norandommap",
+                "--fsync=3",
+                "--end_fsync=1",
+            ][..],
+            17,
+        ),
+        (
+            &[
+                "--rw=readwrite",
+                "--bs=32k",
+                "--size=64k",
+                "--number_ios=37",
+                "--fsync_on_close=1",
+            ][..],
+            1,
+        ),
         // A new loop clears `last_was_sync` (libfio.c, `clear_io_state`): a sync `fdatasync=N`
         // still asks for comes again before the next loop's first I/O.
         (

@@ -21,10 +21,12 @@ pub(super) struct Syncs {
     /// still to come before the next loop's first I/O.
     pub(super) loops_ended: u32,
     pub(super) loop_end_due: bool,
+    /// A fio job with writes (fio's `should_fsync`: `td_write`, whether or not one was drawn).
+    fio_writer: bool,
 }
 
 impl Syncs {
-    pub(super) fn new(spec: SyncSpec) -> Syncs {
+    pub(super) fn new(spec: SyncSpec, fio_writer: bool) -> Syncs {
         Syncs {
             spec,
             last_was_sync: false,
@@ -32,6 +34,7 @@ impl Syncs {
             measure_start_ns: 0,
             loops_ended: 0,
             loop_end_due: false,
+            fio_writer,
         }
     }
 
@@ -114,13 +117,18 @@ impl Worker {
     /// fio neither times nor counts it: both keys sync in the TD_FSYNCING state (backend.c,
     /// `do_io`), which `td_io_queue` (ioengines.c) leaves out of `total_io_u` (and
     /// `fsync_on_close` adds a plain `fsync(2)` at close, filesetup.c, no I/O unit at all).
+    /// fio's job with writes syncs so even when it drew none (`should_fsync` asks `td_write`),
+    /// and a last, empty loop ends with its own (`clear_io_state` cleared `last_was_sync`).
     pub(super) fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
         let wanted = self.sync.spec.end_fsync || self.sync.spec.fsync_on_close;
-        if wanted
-            && self.error.is_none()
-            && self.progress.write_counter > 0
-            && !self.sync.last_was_sync
-        {
+        let writer = self.progress.write_counter > 0 || self.sync.fio_writer;
+        if !wanted || self.error.is_some() || !writer {
+            return Ok(());
+        }
+        if !self.sync.last_was_sync {
+            self.flush_measured(engine, FlushKind::All, false)?;
+        }
+        if self.generator.fio_empty_loop_follows() {
             self.flush_measured(engine, FlushKind::All, false)?;
         }
         Ok(())
