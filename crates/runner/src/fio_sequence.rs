@@ -8,7 +8,7 @@ use crate::fio_rand::{job_seeds, seed_index, FioRand};
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeShare, BlockSizeSpec, EngineKind, FioRandom, JobSpec, RwModifier};
+use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
 const READ: usize = 0;
@@ -167,7 +167,7 @@ fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u3
         // I/O inside its queue call, the loop's `total_bytes` never ends it, only the job's
         // bytes and the file's end do (measured against fio 3.33: `--rw=rw --offset=64k
         // --io_size=1920k` on 1 MiB with psync reads on past the region's first 960 KiB).
-        _ if !fio_engine_queues(job) => u64::MAX,
+        _ if !job.fio_engine_queues() => u64::MAX,
         Some(io_size) if random_write_unmapped => size.max(io_size),
         _ => size,
     };
@@ -184,16 +184,6 @@ fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u3
         return (job_bytes, job_bytes, 1);
     }
     (pass_bytes, job_bytes, passes)
-}
-
-/// Whether fio's engine for `job` answers a read or write with FIO_Q_QUEUED: the queued
-/// engines, `null` only above depth 1 (engines/null.c sets FIO_SYNCIO at depth 1), and the
-/// simulator, which queues as they do.
-fn fio_engine_queues(job: &JobSpec) -> bool {
-    match job.engine {
-        EngineKind::Null => job.iodepth > 1,
-        kind => kind.queued(),
-    }
 }
 
 /// fio's `ddir_seq_add` of `modifier` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).

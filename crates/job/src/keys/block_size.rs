@@ -77,7 +77,7 @@ type ReadWriteSizes = (Option<BlockSizeSpec>, Option<BlockSizeSpec>);
 
 /// A block-size key in fio's `read,write,trim` form: the first two values as `read,write`, the
 /// third the trims' (fio's parse.c: the first value sets all three directions, the second the
-/// writes, the third the trims). Trims are issued only by the trim modes of `rw`; elsewhere the
+/// writes and the trims, the third the trims). Trims are issued only by the trim modes of `rw`; elsewhere the
 /// trim value has no use, as in fio.
 fn apply_block_sizes_with_trim(
     d: &mut JobDraft,
@@ -93,10 +93,13 @@ fn apply_block_sizes_with_trim(
         return Ok(());
     }
     let pair = parse(v)?;
-    if parts.len() == 1 {
-        // One value: every direction, trims included.
-        d.block_size_trim = pair.0.clone();
-    }
+    // One value: every direction, trims included; two: the trims take the writes' (parse.c's
+    // `!more` branch stores the last value given in every later direction, options.c's
+    // `str_split_parse` gives a bssplit's trims the second part).
+    d.block_size_trim = match parts.len() {
+        1 => pair.0.clone(),
+        _ => pair.1.clone().or_else(|| pair.0.clone()),
+    };
     apply_block_sizes(d, pair)
 }
 

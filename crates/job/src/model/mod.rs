@@ -837,6 +837,17 @@ impl JobSpec {
         }
     }
 
+    /// Whether fio's engine for this job answers a read or write with FIO_Q_QUEUED (its loops
+    /// count bytes only then, backend.c `io_queue_event`): the queued engines, `null` only
+    /// above depth 1 (engines/null.c sets FIO_SYNCIO at depth 1), and the simulator, which
+    /// queues as they do.
+    pub fn fio_engine_queues(&self) -> bool {
+        match self.engine {
+            EngineKind::Null => self.iodepth > 1,
+            kind => kind.queued(),
+        }
+    }
+
     /// Writes' share of random offsets (`random_percent` unless fio's `read,write` form of
     /// `percentage_random` gave them their own).
     pub fn random_percent_writes(&self) -> u8 {
