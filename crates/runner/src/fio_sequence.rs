@@ -89,11 +89,14 @@ impl Sizes {
 pub struct FioSequence {
     seeds: [u64; seed_index::COUNT],
     use64: bool,
-    /// fio's `randrepeat`: every loop re-seeds the streams.
+    /// fio's `randrepeat` as its threads run (`FioRandom::reseeds_each_loop`): every loop
+    /// re-seeds the streams.
     randrepeat: bool,
     /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
     /// of the thread, its command priorities' `prio_state` too).
     pub(crate) reseeds: u32,
+    /// Loops begun after the first (fio's `keep_running` turns), re-seeded or not.
+    pub(crate) passes: u32,
     /// A job with writes only.
     write_only: bool,
     /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
@@ -225,8 +228,9 @@ impl FioSequence {
         let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
         let mut sequence = FioSequence {
             seeds,
-            randrepeat: fio.randrepeat,
+            randrepeat: fio.reseeds_each_loop(),
             reseeds: 0,
+            passes: 0,
             write_only: read == 0,
             use64: fio.tausworthe64,
             write_sizes_from_read_seed: job.verify,
@@ -362,6 +366,7 @@ impl FioSequence {
         }
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
+        self.passes += 1;
         if self.randrepeat {
             self.seed_streams();
             self.reseeds += 1;

@@ -234,6 +234,11 @@ impl OffsetGenerator {
         self.fio.as_ref().map(|fio| fio.reseeds)
     }
 
+    /// The loop fio's sequence is in (from 0), when it draws this job's I/O.
+    pub fn fio_pass(&self) -> Option<u32> {
+        self.fio.as_ref().map(|fio| fio.passes)
+    }
+
     /// fio's offset stream's state at the job's end, for its verify state file (after a
     /// read-back phase when `read_back`): 64-bit or not, and its words; `None` when the job
     /// draws no random offsets from fio's streams.

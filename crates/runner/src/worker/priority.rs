@@ -15,7 +15,7 @@ pub(super) struct Priority {
     /// The job's `prio`/`prioclass` as an ioprio value (fio's `td->ioprio`; 0: unset).
     pub(super) default_ioprio: u16,
     /// Bytes of one of the job's loops, when each loop starts fio's streams over (a fio job
-    /// with `randrepeat`, not time-based): cmdprio's stream restarts with them.
+    /// with `randrepeat` and without `randseed`, not time-based): cmdprio's stream restarts with them.
     loop_bytes: Option<u64>,
 }
 
@@ -27,7 +27,11 @@ impl Priority {
                 .uses_cmdprio()
                 .then(|| CmdPrioDraw::new(&job.engine_tuning.cmdprio, job.seed)),
             default_ioprio: job.io_priority.map_or(0, |p| p.value()),
-            loop_bytes: (job.fio_random.as_ref().is_some_and(|f| f.randrepeat) && !time_based)
+            loop_bytes: (job
+                .fio_random
+                .as_ref()
+                .is_some_and(|f| f.reseeds_each_loop())
+                && !time_based)
                 .then(|| crate::offsets::pass_bytes(job, region).max(1)),
         }
     }

@@ -59,7 +59,7 @@ pub fn compare(
     if let Some(verdict) = exit_statuses(fio, storlab) {
         return verdict;
     }
-    let first_difference = iologs(job, &fio.actions, &storlab.actions)
+    let first_difference = iologs(job, fio, &storlab.actions)
         .or_else(|| totals(fio, storlab))
         .or_else(|| data(&fio.data, &storlab.data, fio_again));
     match first_difference {
@@ -97,9 +97,16 @@ fn exit_statuses(fio: &Exited, storlab: &Exited) -> Option<Verdict> {
 }
 
 /// The logs in order, where fio's order is deterministic (one worker: it logs each I/O as it
-/// queues it, in the order its streams draw); as multisets where workers interleave.
-fn iologs(job: &Job, fio: &[Action], storlab: &[Action]) -> Option<String> {
+/// queues it, in the order its streams draw); as multisets where workers interleave. Where
+/// fio's clones tore lines of their shared log (`Exited::torn_lines`), its intact actions
+/// must all be storlab's, and storlab's others no more than the torn lines could hold (two
+/// each); the JSON totals still count every I/O exactly.
+fn iologs(job: &Job, fio_run: &Exited, storlab: &[Action]) -> Option<String> {
+    let fio = &fio_run.actions[..];
     let in_order = job.value("numjobs").is_none_or(|n| n == "1");
+    if !in_order && fio_run.torn_lines > 0 {
+        return torn_iologs(fio, fio_run.torn_lines, storlab);
+    }
     let sorted = |log: &[Action]| {
         let mut log = log.to_vec();
         log.sort();
@@ -125,6 +132,32 @@ fn iologs(job: &Job, fio: &[Action], storlab: &[Action]) -> Option<String> {
         fio.get(at),
         storlab.get(at)
     ))
+}
+
+/// fio's intact actions against storlab's log, where `torn` lines of fio's log hid some.
+fn torn_iologs(fio: &[Action], torn: usize, storlab: &[Action]) -> Option<String> {
+    let mut left: std::collections::HashMap<&Action, usize> = std::collections::HashMap::new();
+    for action in storlab {
+        *left.entry(action).or_default() += 1;
+    }
+    for action in fio {
+        match left.get_mut(action) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                return Some(format!(
+                    "iolog: fio's {action:?} is not in storlab's log ({torn} torn lines in fio's)"
+                ))
+            }
+        }
+    }
+    let unmatched = storlab.len() - fio.len();
+    (unmatched > 2 * torn).then(|| {
+        format!(
+            "iolog: {} actions from fio, {} from storlab; more than its {torn} torn lines hide",
+            fio.len(),
+            storlab.len()
+        )
+    })
 }
 
 /// The JSON report's totals, summed over its jobs: bytes and I/Os per direction, syncs, the
