@@ -44,6 +44,8 @@ pub struct Exited {
     /// append to one log through 8 KiB stdio buffers (iolog.c, `init_iolog_write`), so one
     /// clone's flush can land inside a line the other has only half flushed, tearing both.
     pub torn_lines: usize,
+    /// The logs' bytes: how many buffer flushes, and so tears, there can have been.
+    pub log_bytes: usize,
     pub report: Option<serde_json::Value>,
     pub data: Vec<u8>,
 }
@@ -85,12 +87,13 @@ pub fn run(tool: Tool, job: &Job, scratch: &Path) -> Ran {
     let Some(code) = wait_with_timeout(&mut command) else {
         return Ran::Hung;
     };
-    let (actions, torn_lines) = actions(&dir);
+    let (actions, torn_lines, log_bytes) = actions(&dir);
     Ran::Exited(Box::new(Exited {
         code,
         stderr: std::fs::read_to_string(dir.join("stderr")).unwrap_or_default(),
         actions,
         torn_lines,
+        log_bytes,
         report: report(&dir.join(REPORT)),
         data: std::fs::read(&data).unwrap_or_default(),
     }))
@@ -116,8 +119,8 @@ fn wait_with_timeout(command: &mut Command) -> Option<i32> {
 }
 
 /// Every read, write, trim and sync in the iolog files of `dir`, fio's `io.log` or storlab's
-/// `io.log.N` in worker order, and the count of torn lines.
-fn actions(dir: &Path) -> (Vec<Action>, usize) {
+/// `io.log.N` in worker order, the count of torn lines and the logs' bytes.
+fn actions(dir: &Path) -> (Vec<Action>, usize, usize) {
     let mut logs: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|entry| {
@@ -130,11 +133,13 @@ fn actions(dir: &Path) -> (Vec<Action>, usize) {
         })
         .collect();
     logs.sort();
-    let mut all = (Vec::new(), 0);
+    let mut all = (Vec::new(), 0, 0);
     for (_, name) in &logs {
-        let (actions, torn) = parse_iolog(&std::fs::read_to_string(dir.join(name)).unwrap());
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let (actions, torn) = parse_iolog(&text);
         all.0.extend(actions);
         all.1 += torn;
+        all.2 += text.len();
     }
     all
 }
