@@ -473,7 +473,7 @@ iodepth=2
             ("[a]\nsize=1M\ntime_based\n", "job.fio:3: time_based: time_based needs a runtime (e.g. runtime=60)"),
             ("[a]\nsize=0\n", "job.fio:2: size=0: size must not be 0 (leave it unset to use the whole target)"),
             ("[a]\nbs=4k\n", "job.fio:1: size: a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="),
-            ("[a]\nioengine=null\n", "job.fio:1: job [a]: nothing bounds the run: set size, runtime or number_ios"),
+            ("[a]\nioengine=null\n", "job.fio:1: size: ioengine=null has no file to take a size from: give size= (fio 3.33 refuses the job too: \"you need to specify size=\")"),
             ("[a]\nsize=1M\nrate_iops=0\n", "job.fio:3: rate_iops=0: the read rate must be at least 1 I/O per second (leave it empty for no limit)"),
             ("[a]\nsize=1M\nioengine=rdma\n", "job.fio:3: ioengine=rdma: out of scope: storlab measures local files, block devices and its simulated stacks"),
             ("[a]\nsize=1M\nrw=trimread\n", "job.fio:3: rw=trimread: unknown mode; use read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite"),
@@ -531,7 +531,7 @@ iodepth=2
             assert_eq!(error_text(text), expected, "for:\n{text}");
         }
         // The limits themselves are accepted.
-        let set = parse("[a]\nioengine=null\nruntime=3650d\nramp_time=3650d\n").unwrap();
+        let set = parse("[a]\nioengine=null\nsize=1M\nruntime=3650d\nramp_time=3650d\n").unwrap();
         assert_eq!(set.jobs[0].runtime_ns, Some(crate::validate::TIME_MAX_NS));
         let set = parse("[a]\nioengine=null\nsize=8191p\nnumjobs=2\noffset_increment=8192p\n");
         assert!(set.is_ok(), "{set:?}");

@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn flags_without_name_make_one_job() {
-        let set = flags("--ioengine=null --number_ios=1000").unwrap();
+        let set = flags("--ioengine=null --size=1M --number_ios=1000").unwrap();
         assert_eq!(set.jobs.len(), 1);
         assert_eq!(set.jobs[0].name, DEFAULT_JOB_NAME);
         assert_eq!(set.jobs[0].target, Target::None);

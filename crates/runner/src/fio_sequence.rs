@@ -89,15 +89,14 @@ impl Sizes {
 pub struct FioSequence {
     seeds: [u64; seed_index::COUNT],
     use64: bool,
-    /// fio's `randrepeat` as a loop sees it (off when `randseed` is given): every loop re-seeds
-    /// the streams.
+    /// fio's `randrepeat` as its threads run (`FioRandom::reseeds_each_loop`): every loop
+    /// re-seeds the streams.
     randrepeat: bool,
     /// Loops that re-seeded the streams so far (fio's `clear_io_state` re-seeds every stream
     /// of the thread, its command priorities' `prio_state` too).
     pub(crate) reseeds: u32,
-    /// Loops ended with another begun (fio's `do_io` calls after the first), for the syncs
-    /// fio issues at the end of each.
-    pub(crate) loops_ended: u32,
+    /// Loops begun after the first (fio's `keep_running` turns), re-seeded or not.
+    pub(crate) passes: u32,
     /// The offset fio's last failed placement left on its I/O unit (`io_u->offset` is set
     /// before the check that fails: relative to the region when it failed against `io_size`,
     /// absolute after), `None` when the placement failed before choosing one. fio's end
@@ -242,11 +241,9 @@ impl FioSequence {
         let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
         let mut sequence = FioSequence {
             seeds,
-            // init.c seeds the thread before `fixup_options` lets a given `randseed` turn
-            // `randrepeat` off: the seeds are randrepeat's, but no loop re-seeds.
-            randrepeat: fio.randrepeat && !fio.randseed_given,
+            randrepeat: fio.reseeds_each_loop(),
             reseeds: 0,
-            loops_ended: 0,
+            passes: 0,
             attempted_offset_bytes: None,
             loop_end_offset_bytes: None,
             write_only: read == 0,
@@ -388,7 +385,6 @@ impl FioSequence {
                 return None;
             }
         }
-        self.loops_ended += 1;
         self.loop_end_offset_bytes = if file_done {
             self.attempted_offset_bytes.take()
         } else {
@@ -396,6 +392,7 @@ impl FioSequence {
         };
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
+        self.passes += 1;
         if self.randrepeat {
             self.seed_streams();
             self.reseeds += 1;

@@ -184,8 +184,19 @@ impl Clones<'_> {
                 0 => job_first_thread,
                 _ => job_first_thread.saturating_add(clones - clone),
             };
-            worker.draw_as_fio_thread(job, seeded_as, target_size_bytes);
-            worker.fill_as_fio_thread(job, seeded_as, run.buffer_states);
+            let clone_job;
+            let seeded_job = match &job.fio_random {
+                Some(fio) if clone > 0 && fio.for_clone() != *fio => {
+                    clone_job = JobSpec {
+                        fio_random: Some(fio.for_clone()),
+                        ..job.clone()
+                    };
+                    &clone_job
+                }
+                _ => job,
+            };
+            worker.draw_as_fio_thread(seeded_job, seeded_as, target_size_bytes);
+            worker.fill_as_fio_thread(seeded_job, seeded_as, run.buffer_states);
             self.next_thread_number = thread_number.saturating_add(1);
             // Every clone is a member of its own (fio's flow is per thread).
             if let Some(spec) = job.flow {

@@ -334,6 +334,12 @@ impl Drive<'_> {
                     elapsed_ns: &mut w.stats.elapsed_ns,
                 },
             );
+            // fio's seed check fails a mixed job's pass that did not write in offset order,
+            // whatever the data read back (`verify_seeds.rs`).
+            let read_back = read_back.and_then(|done| match w.seed_check_failure(job) {
+                Some(failure) => Err(failure),
+                None => Ok(done),
+            });
             let done = match read_back {
                 Ok(done) => done,
                 // The worker that read the bad block carries the failure; the others sharing this

@@ -30,6 +30,7 @@ pub mod state;
 mod steady;
 pub mod sweep;
 pub mod verify;
+mod verify_seeds;
 mod verify_state;
 pub mod warning;
 pub mod worker;

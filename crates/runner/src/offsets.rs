@@ -241,7 +241,7 @@ impl OffsetGenerator {
     pub fn fio_loops_ended(&self) -> Option<(u32, Option<u64>)> {
         self.fio
             .as_ref()
-            .map(|fio| (fio.loops_ended, fio.loop_end_offset_bytes))
+            .map(|fio| (fio.passes, fio.loop_end_offset_bytes))
     }
 
     /// For a fio job whose sequence has ended: the offset fio's last failed placement left
@@ -256,6 +256,11 @@ impl OffsetGenerator {
         self.fio
             .as_ref()
             .is_some_and(|fio| fio.empty_loop_follows())
+    }
+
+    /// The loop fio's sequence is in (from 0), when it draws this job's I/O.
+    pub fn fio_pass(&self) -> Option<u32> {
+        self.fio.as_ref().map(|fio| fio.passes)
     }
 
     /// fio's offset stream's state at the job's end, for its verify state file (after a

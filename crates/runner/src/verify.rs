@@ -588,7 +588,7 @@ fn mismatch(job: &JobSpec, closest: &Candidate, at: u64, have: &[u8]) -> RunErro
     }))
 }
 
-fn target_name(target: &Target) -> String {
+pub(crate) fn target_name(target: &Target) -> String {
     match target {
         Target::Path(path) => path.display().to_string(),
         Target::TempFileIn(dir) => format!("a temporary file in {}", dir.display()),

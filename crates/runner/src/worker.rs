@@ -270,6 +270,7 @@ impl Worker {
         self.fio_thread_number = thread_number;
         self.generator
             .use_fio_streams(job, file_size_bytes, thread_number);
+        self.verifying.seed_order = crate::verify_seeds::SeedOrder::for_job(job, thread_number);
         if let Some(cmdprio) = self.priority.cmdprio.as_mut() {
             // fio seeds `prio_state` for every job (init.c, `td_fill_rand_seeds_internal`);
             // storlab's own jobs (no fio streams) seed theirs from the job's seed alike.

@@ -405,7 +405,7 @@ fn cmdprio_marks_the_ios_fio_marks() {
 
 /// fio's log of a job with clones holds one section per clone (each from its `add` line),
 /// written as each clone ends; storlab writes one log per clone (`LOG.N`).
-fn fio_log_sections(path: &Path) -> Vec<Vec<LoggedIo>> {
+pub(crate) fn fio_log_sections(path: &Path) -> Vec<Vec<LoggedIo>> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut sections: Vec<String> = Vec::new();
     for line in text.lines() {

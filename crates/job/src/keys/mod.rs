@@ -395,7 +395,8 @@ mod tests {
         let error = draft(&[("ioengine", Some("null"))]).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "job [job]: nothing bounds the run: set size, runtime or number_ios"
+            "job [job]: size: ioengine=null has no file to take a size from: give size= (fio 3.33 \
+             refuses the job too: \"you need to specify size=\")"
         );
     }
 

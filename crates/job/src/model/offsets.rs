@@ -57,6 +57,26 @@ pub struct FioRandom {
     pub lfsr: bool,
 }
 
+impl FioRandom {
+    /// Whether a loop (and a verify pass) re-seeds the streams. fio's `fixup_options` turns
+    /// `randrepeat` off when `randseed` is given (init.c: "If randseed is set, that overrides
+    /// randrepeat"), after `add_job` has seeded the job's first thread: no thread of such a
+    /// job re-seeds, its loops go on in the streams.
+    pub fn reseeds_each_loop(&self) -> bool {
+        self.randrepeat && !self.randseed_given
+    }
+
+    /// How fio seeds a `numjobs` clone: copied from its job after `fixup_options`, so with
+    /// `randrepeat` off when `randseed` is given (its offset stream then takes `randseed`'s
+    /// seed, not `FIO_RANDSEED` × its thread number as the job's first thread does).
+    pub fn for_clone(&self) -> FioRandom {
+        FioRandom {
+            randrepeat: self.reseeds_each_loop(),
+            ..*self
+        }
+    }
+}
+
 impl RandomDistribution {
     /// Uniform: the default.
     pub fn is_random(&self) -> bool {

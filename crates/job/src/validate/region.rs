@@ -308,6 +308,24 @@ fn check_target_bounds(spec: &JobSpec, location: &Location) -> Result<(), JobErr
                 "a temporary test file needs a size (e.g. size=1G), or name an existing file with filename="
             },
         )),
+        // fio's null engine opens no file, so a fio job on it has no size but `size` (or
+        // `filesize`): fio 3.33 fails it whatever else bounds the run (filesetup.c,
+        // `setup_files`: "you need to specify size=", exit 1), `io_size`, `runtime` and
+        // `number_ios` included. storlab's presets keep the wider rule below.
+        Target::None
+            if spec.fio_random.is_some()
+                && spec.size_bytes.is_none()
+                && spec.target_shares.size_ppm.is_none()
+                && !spec.fill_device =>
+        {
+            Err(JobError::invalid(
+                location.clone(),
+                "size",
+                None,
+                "ioengine=null has no file to take a size from: give size= (fio 3.33 refuses \
+                 the job too: \"you need to specify size=\")",
+            ))
+        }
         // Nothing to run out of: without a limit the job would never end.
         Target::None
             if spec.size_bytes.is_none()

@@ -89,7 +89,13 @@ impl Worker {
             IoDirection::Write => {
                 let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
                 let generation = match self.verifying.record_write(buf, io, write_counter) {
-                    Some(generation) => generation,
+                    Some(generation) => {
+                        if let Some(order) = self.verifying.seed_order.as_mut() {
+                            let pass = self.generator.fio_pass().unwrap_or(0);
+                            order.write(pass, io.offset_bytes, u64::from(io.len_bytes));
+                        }
+                        generation
+                    }
                     None => {
                         self.data.fill(buf, io, write_counter, self.worker_index);
                         0

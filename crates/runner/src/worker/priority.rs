@@ -15,7 +15,7 @@ pub(super) struct Priority {
     /// The job's `prio`/`prioclass` as an ioprio value (fio's `td->ioprio`; 0: unset).
     pub(super) default_ioprio: u16,
     /// Bytes of one of the job's loops, when each loop starts fio's streams over (a fio job
-    /// with `randrepeat`, not time-based): cmdprio's stream restarts with them.
+    /// with `randrepeat` and without `randseed`, not time-based): cmdprio's stream restarts with them.
     loop_bytes: Option<u64>,
 }
 
@@ -30,7 +30,7 @@ impl Priority {
             loop_bytes: (job
                 .fio_random
                 .as_ref()
-                .is_some_and(|f| f.randrepeat && !f.randseed_given)
+                .is_some_and(|f| f.reseeds_each_loop())
                 && !time_based)
                 .then(|| crate::offsets::pass_bytes(job, region).max(1)),
         }

@@ -6,6 +6,7 @@ use super::{InFlight, Worker, CHECKED_GENERATIONS};
 use crate::fio_verify::FioFormat;
 use crate::offsets::{PlannedIo, Region};
 use crate::verify::{self, WriteRecord};
+use crate::verify_seeds::{SeedMismatch, SeedOrder};
 use crate::verify_state::{VerifyCut, VerifyStateRecorder};
 use crate::RunError;
 use std::sync::Arc;
@@ -79,6 +80,11 @@ pub(super) struct Verifying {
     pub(super) state_file: Option<(u32, VerifyStateRecorder)>,
     /// fio's `verify_state_load`: where this clone's verify pass stops.
     pub(super) cut: Option<VerifyCut>,
+    /// fio's check of the headers' seeds in a mixed job (`verify_seeds.rs`), once the clone's
+    /// fio thread is known.
+    pub(super) seed_order: Option<SeedOrder>,
+    /// The block that check fails at, judged when the writes are done.
+    seed_failure: Option<SeedMismatch>,
 }
 
 /// Whether fio keeps `job`'s written pieces in a list, read back in the order written: a fio
@@ -140,6 +146,8 @@ impl Verifying {
             }),
             state_file: None,
             cut: None,
+            seed_order: None,
+            seed_failure: None,
         }
     }
 
@@ -331,6 +339,11 @@ impl Worker {
 
     /// What this worker wrote, for the read-back (verify runs; taken once).
     pub fn take_write_record(&mut self) -> Option<WriteRecord> {
+        self.verifying.seed_failure = self
+            .verifying
+            .seed_order
+            .as_mut()
+            .and_then(SeedOrder::finish);
         let state = self.verifying.state.as_mut()?;
         let empty = WriteRecord::new(
             self.worker_index,
@@ -353,5 +366,19 @@ impl Worker {
             record.forget_generations_from(u32::try_from(first + 1).unwrap_or(u32::MAX));
         }
         Some(record)
+    }
+
+    /// fio's failure of this clone's read-back on a header seed its verify pass did not draw
+    /// there (`verify_seeds.rs`), once the writes are done; `job` names it.
+    pub fn seed_check_failure(&self, job: &JobSpec) -> Option<RunError> {
+        let mismatch = self.verifying.seed_failure?;
+        Some(RunError::FioVerify(Box::new(verify::FioMismatch {
+            job: job.name.clone(),
+            target: verify::target_name(&job.target),
+            reason: mismatch.reason(),
+            offset_bytes: mismatch.offset_bytes,
+            len_bytes: mismatch.len_bytes,
+            dumped: String::new(),
+        })))
     }
 }

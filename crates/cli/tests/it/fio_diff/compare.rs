@@ -59,7 +59,7 @@ pub fn compare(
     if let Some(verdict) = exit_statuses(fio, storlab) {
         return verdict;
     }
-    let first_difference = iologs(job, &fio.actions, &storlab.actions)
+    let first_difference = iologs(job, fio, &storlab.actions)
         .or_else(|| totals(fio, storlab))
         .or_else(|| data(&fio.data, &storlab.data, fio_again));
     match first_difference {
@@ -97,9 +97,21 @@ fn exit_statuses(fio: &Exited, storlab: &Exited) -> Option<Verdict> {
 }
 
 /// The logs in order, where fio's order is deterministic (one worker: it logs each I/O as it
-/// queues it, in the order its streams draw); as multisets where workers interleave.
-fn iologs(job: &Job, fio: &[Action], storlab: &[Action]) -> Option<String> {
+/// queues it, in the order its streams draw); as multisets where workers interleave. Where
+/// fio's clones tore lines of their shared log (`Exited::torn_lines`), each 8 KiB flush of
+/// it may have torn a line (hiding up to two actions, and perhaps reading as a bogus one):
+/// fio's actions must be storlab's but for one per flush, and storlab's others no more than
+/// two per flush; the JSON totals still count every I/O exactly.
+fn iologs(job: &Job, fio_run: &Exited, storlab: &[Action]) -> Option<String> {
+    let fio = &fio_run.actions[..];
     let in_order = job.value("numjobs").is_none_or(|n| n == "1");
+    if !in_order && fio_run.torn_lines > 0 {
+        return torn_iologs(
+            fio,
+            fio_run.log_bytes.div_ceil(FIO_LOG_BUFFER_BYTES),
+            storlab,
+        );
+    }
     let sorted = |log: &[Action]| {
         let mut log = log.to_vec();
         log.sort();
@@ -125,6 +137,37 @@ fn iologs(job: &Job, fio: &[Action], storlab: &[Action]) -> Option<String> {
         fio.get(at),
         storlab.get(at)
     ))
+}
+
+/// fio's stdio buffer of its `write_iolog` (iolog.c, `init_iolog_write`: `setvbuf`, 8192).
+const FIO_LOG_BUFFER_BYTES: usize = 8192;
+
+/// fio's torn log's actions against storlab's log, where `flushes` buffer flushes of fio's
+/// log may each have torn one line.
+fn torn_iologs(fio: &[Action], flushes: usize, storlab: &[Action]) -> Option<String> {
+    let mut left: std::collections::HashMap<&Action, usize> = std::collections::HashMap::new();
+    for action in storlab {
+        *left.entry(action).or_default() += 1;
+    }
+    let mut bogus = Vec::new();
+    for action in fio {
+        match left.get_mut(action) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => bogus.push(action),
+        }
+    }
+    let unmatched = storlab.len() - (fio.len() - bogus.len());
+    (bogus.len() > flushes || unmatched > 2 * flushes).then(|| {
+        format!(
+            "iolog: {} actions from fio, {} from storlab; {} of fio's not in storlab's, {unmatched} \
+             of storlab's not in fio's: more than {flushes} flushes of fio's torn log explain; \
+             first: {:?}",
+            fio.len(),
+            storlab.len(),
+            bogus.len(),
+            bogus.first()
+        )
+    })
 }
 
 /// The JSON report's totals, summed over its jobs: bytes and I/Os per direction, syncs, the

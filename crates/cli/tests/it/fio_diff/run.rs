@@ -40,6 +40,12 @@ pub struct Exited {
     /// Every iolog section (fio appends one per worker to one file, storlab writes
     /// `io.log.N` per worker), in order.
     pub actions: Vec<Action>,
+    /// Lines of the log that are no action, header or file event: fio's `numjobs` clones
+    /// append to one log through 8 KiB stdio buffers (iolog.c, `init_iolog_write`), so one
+    /// clone's flush can land inside a line the other has only half flushed, tearing both.
+    pub torn_lines: usize,
+    /// The logs' bytes: how many buffer flushes, and so tears, there can have been.
+    pub log_bytes: usize,
     pub report: Option<serde_json::Value>,
     pub data: Vec<u8>,
 }
@@ -81,10 +87,13 @@ pub fn run(tool: Tool, job: &Job, scratch: &Path) -> Ran {
     let Some(code) = wait_with_timeout(&mut command) else {
         return Ran::Hung;
     };
+    let (actions, torn_lines, log_bytes) = actions(&dir);
     Ran::Exited(Box::new(Exited {
         code,
         stderr: std::fs::read_to_string(dir.join("stderr")).unwrap_or_default(),
-        actions: actions(&dir),
+        actions,
+        torn_lines,
+        log_bytes,
         report: report(&dir.join(REPORT)),
         data: std::fs::read(&data).unwrap_or_default(),
     }))
@@ -110,8 +119,8 @@ fn wait_with_timeout(command: &mut Command) -> Option<i32> {
 }
 
 /// Every read, write, trim and sync in the iolog files of `dir`, fio's `io.log` or storlab's
-/// `io.log.N` in worker order.
-fn actions(dir: &Path) -> Vec<Action> {
+/// `io.log.N` in worker order, the count of torn lines and the logs' bytes.
+fn actions(dir: &Path) -> (Vec<Action>, usize, usize) {
     let mut logs: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|entry| {
@@ -124,16 +133,24 @@ fn actions(dir: &Path) -> Vec<Action> {
         })
         .collect();
     logs.sort();
-    logs.iter()
-        .flat_map(|(_, name)| parse_iolog(&std::fs::read_to_string(dir.join(name)).unwrap()))
-        .collect()
+    let mut all = (Vec::new(), 0, 0);
+    for (_, name) in &logs {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let (actions, torn) = parse_iolog(&text);
+        all.0.extend(actions);
+        all.1 += torn;
+        all.2 += text.len();
+    }
+    all
 }
 
 /// The actions of fio's iolog format 2 (`FILE ACTION OFFSET LENGTH`) or 3 (after a
-/// timestamp); several sections (one per worker) may follow each other.
-fn parse_iolog(text: &str) -> Vec<Action> {
+/// timestamp); several sections (one per worker) may follow each other. Also the lines that
+/// are neither actions nor headers nor file events (`FILE add|open|close`): torn ones.
+fn parse_iolog(text: &str) -> (Vec<Action>, usize) {
     let mut timestamped = false;
     let mut found = Vec::new();
+    let mut torn = 0;
     for line in text.lines() {
         match line {
             "fio version 2 iolog" => timestamped = false,
@@ -141,16 +158,28 @@ fn parse_iolog(text: &str) -> Vec<Action> {
             _ => {
                 let fields: Vec<&str> = line.split_whitespace().collect();
                 let fields = &fields[usize::from(timestamped).min(fields.len())..];
-                if let [_, action, offset, len] = fields {
-                    if let (Ok(offset), Ok(len)) = (offset.parse(), len.parse()) {
-                        found.push((action.to_string(), offset, len));
-                    }
+                let parsed = match fields {
+                    [_, action, offset, len] => match (offset.parse(), len.parse()) {
+                        (Ok(offset), Ok(len)) if ACTIONS.contains(action) => {
+                            Some((action.to_string(), offset, len))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match parsed {
+                    Some(action) => found.push(action),
+                    None if !matches!(fields, [] | [_, "add" | "open" | "close"]) => torn += 1,
+                    None => {}
                 }
             }
         }
     }
-    found
+    (found, torn)
 }
+
+/// The actions an iolog line may carry.
+const ACTIONS: [&str; 5] = ["read", "write", "trim", "sync", "datasync"];
 
 /// The JSON report, read from its first `{` (fio may put notes before it).
 fn report(path: &Path) -> Option<serde_json::Value> {

@@ -1,0 +1,233 @@
+//! fio's check of each verify header's `rand_seed` in a job that both reads and writes.
+//!
+//! fio 3.33 draws every write's data seed from its `verify_state` stream (verify.c,
+//! `fill_verify_pattern`: two draws multiplied) and puts it in the block's header. Its verify
+//! pass re-seeds that stream (backend.c `clear_io_state`, `do_verify`) and gives the k-th block
+//! it reads back the k-th draw (`get_next_verify`); `verify_header` then compares the two
+//! unless the job only writes or has a `verify_backlog` (`!td_rw(td)` copies the header's seed
+//! first). So in a mixed job the check passes only where the pass reads its blocks back in the
+//! order it wrote them, each once:
+//!
+//! - with fio's random map (uniform random offsets, `randommap`, not `lfsr`) fio logs writes in
+//!   a list and reads them back in write order: always;
+//! - otherwise (`norandommap`, `random_generator=lfsr`, a non-uniform distribution, sequential
+//!   `rw=rw`) it keeps them in a tree by offset, a write dropping every earlier one it overlaps
+//!   (iolog.c, `log_io_piece`), and reads them back in offset order: only if every write of the
+//!   pass started at or past the end of the one before. Any rewrite or step back fails the pass
+//!   with `bad header rand_seed` (error 84), e.g. `rw=randrw norandommap verify=crc32`.
+//!
+//! [`SeedOrder`] keeps fio's tree for the current pass (one entry per surviving write, as fio
+//! does) and judges each pass as fio's verify pass would, with fio's own seeds, so a failure
+//! names fio's offset and seeds.
+
+use crate::fio_rand::{job_seeds, FioRand};
+use std::collections::BTreeMap;
+use storlab_job::{JobSpec, RandomDistribution, VerifyKind};
+
+/// fio's `FIO_RAND_VER_OFF` (fio.h): the seed index of `verify_state`.
+const VERIFY_SEED_INDEX: usize = 3;
+
+/// The first block whose header seed is not the one fio's verify pass wants there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedMismatch {
+    pub header_seed: u64,
+    pub wanted_seed: u64,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+}
+
+impl SeedMismatch {
+    /// fio's words for it (verify.c, `verify_header`).
+    pub fn reason(&self) -> String {
+        format!(
+            "bad header rand_seed {}, wanted {}",
+            self.header_seed, self.wanted_seed
+        )
+    }
+}
+
+/// One fio thread's writes of the current pass as fio's verify log holds them, and the first
+/// pass whose read-back fio's seed check fails.
+#[derive(Debug)]
+pub struct SeedOrder {
+    /// `verify_state` as seeded: every verify pass starts from it, and with `randrepeat` every
+    /// pass's writes too.
+    seeded: FioRand,
+    randrepeat: bool,
+    /// The stream the writes draw from now.
+    writes: FioRand,
+    /// The pass the logged writes belong to.
+    pass: u32,
+    /// fio's `io_hist_tree`: each surviving write's start, with its length and header seed.
+    pieces: BTreeMap<u64, (u64, u64)>,
+    failure: Option<SeedMismatch>,
+}
+
+/// fio's data seed of one block: two draws of `verify_state`, multiplied (a 64-bit `long`).
+fn draw(stream: &mut FioRand) -> u64 {
+    let first = stream.next();
+    first.wrapping_mul(stream.next())
+}
+
+impl SeedOrder {
+    /// The tracker for fio thread `thread_number` running `job`, when fio checks its seeds and
+    /// can fail the check: a fio job (its own streams) that reads and writes, verifies with a
+    /// headed kind and random data, without a backlog, and logs its writes in fio's tree.
+    pub fn for_job(job: &JobSpec, thread_number: u32) -> Option<SeedOrder> {
+        let fio = job.fio_random.as_ref()?;
+        let spec = job.verify_spec.as_ref()?;
+        let headed = !matches!(spec.kind, VerifyKind::Pattern | VerifyKind::Null);
+        let mixed = job.read_percent > 0 && job.read_percent < 100;
+        let checked = job.verify && headed && spec.pattern.is_none() && spec.backlog.is_none();
+        if !(checked && mixed && !Self::logs_in_a_list(job)) {
+            return None;
+        }
+        let seeds = if fio.randrepeat || fio.randseed_given {
+            job_seeds(fio.randseed, thread_number, fio.randrepeat)
+        } else {
+            crate::fio_sequence::entropy_seeds()
+        };
+        let seeded = FioRand::new(seeds[VERIFY_SEED_INDEX], fio.tausworthe64);
+        Some(SeedOrder {
+            writes: seeded.clone(),
+            seeded,
+            randrepeat: fio.reseeds_each_loop(),
+            pass: 0,
+            pieces: BTreeMap::new(),
+            failure: None,
+        })
+    }
+
+    /// Whether fio logs the job's writes in a list (read back in write order): it keeps a
+    /// random map (filesetup.c, `init_random_map`; iolog.c, `file_randommap`).
+    fn logs_in_a_list(job: &JobSpec) -> bool {
+        let fio = job.fio_random.as_ref();
+        let map_kept = matches!(
+            job.random_distribution,
+            RandomDistribution::Random
+                | RandomDistribution::Zoned { .. }
+                | RandomDistribution::ZonedAbs { .. }
+        );
+        job.random_percent > 0 && job.random_map && !fio.is_some_and(|f| f.lfsr) && map_kept
+    }
+
+    /// A write of `len_bytes` at `offset_bytes` issued in fio pass `pass` (loops counted from
+    /// 0): it draws its seed and enters the log, dropping every logged write it overlaps.
+    pub fn write(&mut self, pass: u32, offset_bytes: u64, len_bytes: u64) {
+        if self.failure.is_some() {
+            return;
+        }
+        if pass != self.pass {
+            self.judge_pass();
+            self.pass = pass;
+            if self.failure.is_some() {
+                return;
+            }
+        }
+        let seed = draw(&mut self.writes);
+        let end = offset_bytes + len_bytes;
+        // Logged writes never overlap each other, so the overlapped ones are the last few
+        // starting before `end`.
+        let overlapped: Vec<u64> = self
+            .pieces
+            .range(..end)
+            .rev()
+            .take_while(|(start, (len, _))| *start + len > offset_bytes)
+            .map(|(start, _)| *start)
+            .collect();
+        for start in overlapped {
+            self.pieces.remove(&start);
+        }
+        self.pieces.insert(offset_bytes, (len_bytes, seed));
+    }
+
+    /// The job's writes are done: judges the last pass; the first failing block, if any.
+    pub fn finish(&mut self) -> Option<SeedMismatch> {
+        self.judge_pass();
+        self.failure
+    }
+
+    /// fio's verify pass over the logged writes: the stream re-seeded, one draw per block in
+    /// offset order, the first header that differs fails it. The next pass's writes start
+    /// from the re-seeded stream (`randrepeat`) or go on from the verify pass's.
+    fn judge_pass(&mut self) {
+        if self.failure.is_some() {
+            return;
+        }
+        let mut verify = self.seeded.clone();
+        for (&offset_bytes, &(len_bytes, header_seed)) in &self.pieces {
+            let wanted_seed = draw(&mut verify);
+            if header_seed != wanted_seed {
+                self.failure = Some(SeedMismatch {
+                    header_seed,
+                    wanted_seed,
+                    offset_bytes,
+                    len_bytes,
+                });
+                return;
+            }
+        }
+        self.pieces.clear();
+        self.writes = if self.randrepeat {
+            self.seeded.clone()
+        } else {
+            verify
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracker() -> SeedOrder {
+        let mut job = JobSpec::new(
+            "t",
+            storlab_job::EngineKind::Psync,
+            storlab_job::Target::None,
+        );
+        job.read_percent = 50;
+        job.random_percent = 100;
+        job.random_map = false;
+        job.verify = true;
+        job.verify_spec = Some(storlab_job::VerifySpec::new(VerifyKind::Crc32));
+        job.fio_random = Some(storlab_job::FioRandom {
+            randseed: crate::fio_rand::FIO_DEFAULT_RANDSEED,
+            randrepeat: true,
+            randseed_given: false,
+            tausworthe64: false,
+            lfsr: false,
+        });
+        SeedOrder::for_job(&job, 1).expect("a mixed norandommap verify job is checked")
+    }
+
+    /// fio 3.33, `--rw=randrw --rwmixread=50 --size=512k --loops=3 --norandommap
+    /// --verify=crc32` (thread 1, default seed), fails: "verify: bad header rand_seed
+    /// 1350878973192478184, wanted 46386204153304124 at file data offset 0": the wanted seed
+    /// is the first draw of the re-seeded stream.
+    #[test]
+    fn the_first_block_read_back_wants_fios_first_draw() {
+        let mut order = tracker();
+        order.write(0, 8192, 4096);
+        order.write(0, 0, 4096);
+        let failure = order.finish().expect("a step back fails");
+        assert_eq!(failure.wanted_seed, 46386204153304124);
+        assert_eq!((failure.offset_bytes, failure.len_bytes), (0, 4096));
+    }
+
+    #[test]
+    fn ascending_writes_pass_and_a_rewrite_fails_its_pass() {
+        let mut order = tracker();
+        for pass in 0..2 {
+            for block in 0..4 {
+                order.write(pass, block * 4096, 4096);
+            }
+        }
+        assert_eq!(order.finish(), None);
+        let mut order = tracker();
+        order.write(0, 0, 8192);
+        order.write(0, 4096, 4096);
+        let failure = order.finish().expect("the rewrite dropped the first write");
+        assert_eq!((failure.offset_bytes, failure.len_bytes), (4096, 4096));
+    }
+}
