@@ -15,9 +15,9 @@
 //! Print the rate: `cargo test -p storlab --test it fio_diff -- --nocapture`.
 
 mod compare;
-mod jobs;
+pub(crate) mod jobs;
 mod known;
-mod run;
+pub(crate) mod run;
 
 use compare::{compare, Verdict};
 use jobs::Job;
@@ -39,7 +39,7 @@ const RECHECKS: usize = 2;
 /// New differences shrunk and printed per run (each shrink runs the job a few dozen times).
 const SHRINK_AT_MOST: usize = 5;
 
-fn fio_present() -> bool {
+pub(crate) fn fio_present() -> bool {
     let found = std::process::Command::new("fio")
         .arg("--version")
         .output()
@@ -100,7 +100,7 @@ fn shrink(job: &Job, verdict: &Verdict) -> (Job, Verdict) {
 }
 
 /// The job as commands anyone can paste: the same data file, then fio and storlab.
-fn reproduction(job: &Job) -> String {
+pub(crate) fn reproduction(job: &Job) -> String {
     let flags = job.line();
     format!(
         "truncate -s {} data && fio --name=fuzz --filename=data --write_iolog=io.log {flags}\n\

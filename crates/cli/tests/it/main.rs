@@ -35,6 +35,7 @@ mod fio_diff;
 mod fio_json;
 mod fio_logs;
 mod fio_oracle;
+mod fio_oracle_data;
 mod fio_oracle_keys;
 mod fio_oracle_replay;
 mod fio_testsuite;
