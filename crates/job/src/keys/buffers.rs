@@ -410,6 +410,76 @@ mod tests {
         assert_eq!(pattern("zero_buffers", "1"), DataPattern::Zeros);
     }
 
+    /// fio 3.33's rules for its buffers (options.c callbacks, init.c `fixup_options`, io_u.c
+    /// `get_io_u`): which keys refill every write, which fill once, and which leave fio's
+    /// clock stamp (`None`).
+    #[test]
+    fn fio_buffer_fill_follows_fios_option_rules() {
+        let fill = |rw: &str, keys: &[(&str, &str)]| {
+            let mut all = vec![("rw", Some(rw)), ("size", Some("1M"))];
+            all.extend(keys.iter().map(|(k, v)| (*k, Some(*v))));
+            draft(&all).unwrap().fio_buffers
+        };
+        let with = |refill, compress_percent, zero| {
+            Some(crate::model::FioBufferFill {
+                refill,
+                compress_percent,
+                zero,
+            })
+        };
+        assert_eq!(fill("write", &[]), None);
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "0")]),
+            with(false, 0, false)
+        );
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "50")]),
+            with(true, 50, false)
+        );
+        assert_eq!(
+            fill(
+                "write",
+                &[
+                    ("buffer_compress_percentage", "50"),
+                    ("refill_buffers", "0")
+                ]
+            ),
+            with(false, 50, false)
+        );
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "100")]),
+            with(false, 0, true)
+        );
+        assert_eq!(
+            fill("write", &[("zero_buffers", "1")]),
+            with(false, 0, true)
+        );
+        assert_eq!(
+            fill("write", &[("refill_buffers", "1")]),
+            with(true, 0, false)
+        );
+        assert_eq!(
+            fill("write", &[("dedupe_percentage", "0")]),
+            with(true, 0, false)
+        );
+        // A pattern refills only in a job that reads or compresses, and clears zero_buffers.
+        assert_eq!(
+            fill("write", &[("buffer_pattern", "0xab")]),
+            with(false, 0, false)
+        );
+        assert_eq!(
+            fill("rw", &[("buffer_pattern", "0xab")]),
+            with(true, 0, false)
+        );
+        assert_eq!(
+            fill(
+                "write",
+                &[("zero_buffers", "1"), ("buffer_pattern", "0xab")]
+            ),
+            with(false, 0, false)
+        );
+    }
+
     #[test]
     fn patterns_are_fios_hex_and_strings() {
         let pattern = |v: &str| {
