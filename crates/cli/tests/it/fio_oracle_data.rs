@@ -101,7 +101,10 @@ fn distributions_issue_fios_offsets_in_fios_order() {
             reproduction(&job)
         );
     }
-    assert!(logged + 2 >= DISTRIBUTION_JOBS.len(), "{logged} jobs did I/O");
+    assert!(
+        logged + 2 >= DISTRIBUTION_JOBS.len(),
+        "{logged} jobs did I/O"
+    );
 }
 
 #[test]
