@@ -343,6 +343,12 @@ thread
         seq.offset_bytes = 1 << 30;
         seq.offset_increment_bytes = 16 << 30;
         seq.data_pattern = DataPattern::Zeros;
+        // fio's buffers: zeros, filled once (a verify job writes verify data over them).
+        seq.fio_buffers = Some(crate::FioBufferFill {
+            refill: false,
+            compress_percent: 0,
+            zero: true,
+        });
         seq.verify = true;
         seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
         // fio's default `verify_state_save=1` with verify.
@@ -407,6 +413,12 @@ thread
         };
         mixed.number_ios = Some(100 << 10);
         mixed.data_pattern = DataPattern::Compressible(30);
+        // A share below 100 refills every write (init.c, `fixup_options`).
+        mixed.fio_buffers = Some(crate::FioBufferFill {
+            refill: true,
+            compress_percent: 30,
+            zero: false,
+        });
         // blockalign=4k under 128 KiB writes: fio turns the random map off (init.c).
         mixed.random_map = false;
         assert_eq!(set.jobs[1], mixed);

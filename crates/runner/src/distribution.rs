@@ -1,10 +1,13 @@
 //! fio's non-uniform random offsets (`random_distribution`): the Zipf and Pareto generators of
 //! fio's lib/zipf.c, the Gaussian of lib/gauss.c, and the zones of io_u.c
 //! (`__get_next_rand_offset_zoned`, `_zoned_abs`). Each yields a block index; the offset
-//! generator turns it into bytes. fio draws its uniforms from a 32-bit Tausworthe generator;
-//! here they come from the worker's ChaCha8 stream, reduced to the same 32 bits, so the shapes
-//! are fio's and the sequences are storlab's own.
+//! generator turns it into bytes. Zipf, Pareto and Gauss draw from their own 32-bit
+//! Tausworthe stream as fio's do (`zipf_state.rand`, `gauss_state.r`), seeded from the file's
+//! name and the thread's number (filesetup.c, `__init_rand_distribution`), so a fio job's
+//! blocks are fio's own; the zones draw from the worker's ChaCha8 stream (their shape is fio's,
+//! their sequence storlab's).
 
+use crate::fio_rand::FioRand;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use storlab_job::{RandomDistribution, ZoneShare, MICROS_PER_UNIT};
@@ -19,93 +22,154 @@ const GAUSS_ITERS: u64 = 12;
 const ZIPF_MAX_GEN: u64 = 10_000_000;
 /// fio's `FRAND32_MAX`: its uniforms are 32-bit.
 const FRAND32_MAX: f64 = u32::MAX as f64;
+/// hash.h's `JHASH_INITVAL` (`GOLDEN_RATIO_32`): Bob Jenkins' hash starts from it.
+const JHASH_INITVAL: u32 = 0x61C8_8647;
 
 fn hash_u64(value: u64) -> u64 {
     value.wrapping_mul(GOLDEN_RATIO_64)
-}
-
-fn rand32(rng: &mut ChaCha8Rng) -> u32 {
-    rng.next_u32()
 }
 
 fn fraction(micros: u64) -> f64 {
     micros as f64 / MICROS_PER_UNIT as f64
 }
 
-/// One worker's generator of block indices in `0..ranges`.
-#[derive(Clone, Debug)]
-pub enum BlockDistribution {
-    Zipf {
-        ranges: u64,
-        theta: f64,
-        zeta2: f64,
-        zetan: f64,
-        rand_off: u64,
-    },
-    Pareto {
-        ranges: u64,
-        pareto_pow: f64,
-        rand_off: u64,
-    },
-    Gauss {
-        ranges: u64,
-        stddev: u64,
-        rand_off: u64,
-    },
-    /// `(access percent, first block, blocks)` per zone.
-    Zones(Vec<(u8, u64, u64)>),
+/// hash.h, `jhash(key, length, 0)`: Bob Jenkins' lookup2-style hash of `key`, fio's hash of a
+/// file's name.
+pub fn jhash(key: &[u8]) -> u32 {
+    fn mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(4);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(6);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(8);
+        *b = b.wrapping_add(*a);
+        *a = a.wrapping_sub(*c);
+        *a ^= c.rotate_left(16);
+        *c = c.wrapping_add(*b);
+        *b = b.wrapping_sub(*a);
+        *b ^= a.rotate_left(19);
+        *a = a.wrapping_add(*c);
+        *c = c.wrapping_sub(*b);
+        *c ^= b.rotate_left(4);
+        *b = b.wrapping_add(*a);
+    }
+    fn final_mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(14));
+        *a ^= *c;
+        *a = a.wrapping_sub(c.rotate_left(11));
+        *b ^= *a;
+        *b = b.wrapping_sub(a.rotate_left(25));
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(16));
+        *a ^= *c;
+        *a = a.wrapping_sub(c.rotate_left(4));
+        *b ^= *a;
+        *b = b.wrapping_sub(a.rotate_left(14));
+        *c ^= *b;
+        *c = c.wrapping_sub(b.rotate_left(24));
+    }
+    let start = JHASH_INITVAL.wrapping_add(key.len() as u32);
+    let (mut a, mut b, mut c) = (start, start, start);
+    let mut rest = key;
+    // fio adds one byte per word here (`a += *k`, not a 32-bit load): kept, for its seeds.
+    while rest.len() > 12 {
+        a = a.wrapping_add(u32::from(rest[0]));
+        b = b.wrapping_add(u32::from(rest[4]));
+        c = c.wrapping_add(u32::from(rest[8]));
+        mix(&mut a, &mut b, &mut c);
+        rest = &rest[12..];
+    }
+    if rest.is_empty() {
+        return c;
+    }
+    // The last block: its bytes little-endian into a, b and c, as fio's fall-through switch.
+    for (i, byte) in rest.iter().enumerate() {
+        let shifted = u32::from(*byte) << (8 * (i % 4));
+        match i / 4 {
+            0 => a = a.wrapping_add(shifted),
+            1 => b = b.wrapping_add(shifted),
+            _ => c = c.wrapping_add(shifted),
+        }
+    }
+    final_mix(&mut a, &mut b, &mut c);
+    c
 }
 
-impl BlockDistribution {
-    /// The generator of `distribution` over a region of `region_bytes`, whose indices become
-    /// offsets `spacing_bytes` apart (fio: `blockalign`). As fio (init.c,
-    /// `__init_rand_distribution`), Zipf, Pareto and Gauss rank blocks of the smallest block
-    /// size, `smallest_block_bytes`; zones are counted in places `spacing_bytes` apart (io_u.c,
-    /// `last_block`). `None` for the uniform default.
+/// filesetup.c, `__init_rand_distribution`: the seed of the distribution of fio's thread
+/// `thread_number` on the file fio names `file_name` (the hash of the name times the thread,
+/// in 32 bits).
+pub fn fio_distribution_seed(file_name: &str, thread_number: u32) -> u32 {
+    jhash(file_name.as_bytes()).wrapping_mul(thread_number)
+}
+
+/// The shape of one of fio's hashed-rank generators.
+#[derive(Clone, Debug)]
+enum Shape {
+    Zipf { theta: f64, zeta2: f64, zetan: f64 },
+    Pareto { pareto_pow: f64 },
+    Gauss { stddev: u64 },
+}
+
+/// fio's `zipf_state` or `gauss_state`: block indices in `0..ranges` from its own stream.
+#[derive(Clone, Debug)]
+pub struct FioDistribution {
+    shape: Shape,
+    ranges: u64,
+    rand_off: u64,
+    rand: FioRand,
+}
+
+impl FioDistribution {
+    /// fio's `zipf_init`, `pareto_init` or `gauss_init` for `distribution` over a region of
+    /// `region_bytes` ranked in blocks of the smallest block size, `smallest_block_bytes`
+    /// (filesetup.c, `__init_rand_distribution`), drawing from a stream seeded with `seed`.
+    /// `None` for the uniform and zoned distributions, which are not fio's hashed ranks.
     pub fn new(
         distribution: &RandomDistribution,
         region_bytes: u64,
         smallest_block_bytes: u64,
-        spacing_bytes: u64,
-        rng: &mut ChaCha8Rng,
+        seed: u32,
     ) -> Option<Self> {
         let ranges = region_bytes.div_ceil(smallest_block_bytes.max(1)).max(1);
-        let spacing_bytes = spacing_bytes.max(1);
-        let places = (region_bytes.saturating_sub(smallest_block_bytes) / spacing_bytes + 1).max(1);
-        // fio (`shared_rand_init`): a random rotation of the ranks unless a center is given.
-        let mut rand_off = |center: Option<u64>| match center {
-            Some(c) => (ranges as f64 * fraction(c)) as u64,
-            None => u64::from(rand32(rng)),
+        let mut rand = FioRand::new(u64::from(seed), false);
+        // lib/zipf.c, `shared_rand_init`: a random rotation of the ranks is drawn first, and
+        // replaced by the center when one is given.
+        let mut rotation = |center: Option<u64>| {
+            let drawn = rand.next();
+            center.map_or(drawn, |c| (ranges as f64 * fraction(c)) as u64)
         };
-        Some(match distribution {
-            RandomDistribution::Random => return None,
+        let (shape, rand_off) = match distribution {
             RandomDistribution::Zipf {
                 theta_micros,
                 center_micros,
             } => {
+                let rand_off = rotation(*center_micros);
                 let theta = fraction(*theta_micros);
-                let rand_off = rand_off(*center_micros);
                 let zetan = (0..ranges.min(ZIPF_MAX_GEN))
                     .map(|i| (1.0 / (i + 1) as f64).powf(theta))
                     .sum();
-                BlockDistribution::Zipf {
-                    ranges,
-                    theta,
-                    zeta2: 1.0 + 0.5f64.powf(theta),
-                    zetan,
+                let zeta2 = 1.0 + 0.5f64.powf(theta);
+                (
+                    Shape::Zipf {
+                        theta,
+                        zeta2,
+                        zetan,
+                    },
                     rand_off,
-                }
+                )
             }
             RandomDistribution::Pareto {
                 h_micros,
                 center_micros,
             } => {
+                let rand_off = rotation(*center_micros);
                 let h = fraction(*h_micros);
-                BlockDistribution::Pareto {
-                    ranges,
-                    pareto_pow: h.ln() / (1.0 - h).ln(),
-                    rand_off: rand_off(*center_micros),
-                }
+                let pareto_pow = h.ln() / (1.0 - h).ln();
+                (Shape::Pareto { pareto_pow }, rand_off)
             }
             RandomDistribution::Normal {
                 dev_percent_micros,
@@ -117,15 +181,102 @@ impl BlockDistribution {
                 } else {
                     ((ranges as f64 * dev / 100.0).ceil() as u64).min(ranges / 2)
                 };
-                // lib/gauss.c: the center moves the bell by (center - 0.5) of the range.
+                // lib/gauss.c: the center moves the bell by (center - 0.5) of the range, kept
+                // in an `unsigned int` as fio keeps it.
                 let rand_off = center_micros
-                    .map_or(0, |c| (ranges as f64 * (fraction(c) - 0.5)) as i64 as u64);
-                BlockDistribution::Gauss {
-                    ranges,
-                    stddev,
-                    rand_off,
-                }
+                    .map_or(0, |c| (ranges as f64 * (fraction(c) - 0.5)) as i64 as u32);
+                (Shape::Gauss { stddev }, u64::from(rand_off))
             }
+            _ => return None,
+        };
+        Some(FioDistribution {
+            shape,
+            ranges,
+            rand_off,
+            rand,
+        })
+    }
+
+    /// The next block index: fio's `zipf_next`, `pareto_next` or `gauss_next`.
+    pub fn next_block(&mut self) -> u64 {
+        let ranges = self.ranges;
+        let rank = match self.shape {
+            Shape::Zipf {
+                theta,
+                zeta2,
+                zetan,
+            } => {
+                let n = ranges as f64;
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let rand_uni = self.rand.next() as f64 / FRAND32_MAX;
+                let rand_z = rand_uni * zetan;
+                let rank = if rand_z < 1.0 {
+                    1
+                } else if rand_z < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
+                };
+                rank - 1
+            }
+            Shape::Pareto { pareto_pow } => {
+                let rand = self.rand.next() as f64 / FRAND32_MAX;
+                ((ranges - 1) as f64 * rand.powf(pareto_pow)) as u64
+            }
+            Shape::Gauss { stddev } => self.gauss_rank(stddev),
+        };
+        hash_u64(rank).wrapping_add(self.rand_off) % ranges
+    }
+
+    /// lib/gauss.c, `gauss_next` before the hash: the mean of 12 uniform draws, moved by
+    /// `gauss_dev`'s uniform spread of one deviation, halved until it stays inside the range.
+    fn gauss_rank(&mut self, stddev: u64) -> u64 {
+        let ranges = self.ranges;
+        let sum: u64 = (0..GAUSS_ITERS)
+            .map(|_| self.rand.next() % (ranges + 1))
+            .sum();
+        let sum = sum.div_ceil(GAUSS_ITERS);
+        if stddev == 0 {
+            return sum;
+        }
+        let draw = self.rand.next() as f64 / (FRAND32_MAX + 1.0);
+        let mut dev = (stddev as f64 * draw) as i64 - (stddev / 2) as i64;
+        // A zero spread ends the halving (fio would spin forever on a mean at the range's end,
+        // which needs all 12 draws at their maximum).
+        while dev != 0 && !(0..ranges as i128).contains(&(i128::from(dev) + i128::from(sum))) {
+            dev /= 2;
+        }
+        (i128::from(sum) + i128::from(dev)) as u64
+    }
+}
+
+/// One worker's generator of block indices in `0..ranges`.
+#[derive(Clone, Debug)]
+pub enum BlockDistribution {
+    /// Zipf, Pareto or Gauss, as fio's.
+    Ranked(FioDistribution),
+    /// `(access percent, first block, blocks)` per zone.
+    Zones(Vec<(u8, u64, u64)>),
+}
+
+impl BlockDistribution {
+    /// The generator of `distribution` over a region of `region_bytes`, whose indices become
+    /// offsets `spacing_bytes` apart (fio: `blockalign`). As fio (init.c,
+    /// `__init_rand_distribution`), Zipf, Pareto and Gauss rank blocks of the smallest block
+    /// size, `smallest_block_bytes`, with their stream seeded from `rng`; zones are counted in
+    /// places `spacing_bytes` apart (io_u.c, `last_block`). `None` for the uniform default.
+    pub fn new(
+        distribution: &RandomDistribution,
+        region_bytes: u64,
+        smallest_block_bytes: u64,
+        spacing_bytes: u64,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Self> {
+        let spacing_bytes = spacing_bytes.max(1);
+        let places = (region_bytes.saturating_sub(smallest_block_bytes) / spacing_bytes + 1).max(1);
+        Some(match distribution {
+            RandomDistribution::Random => return None,
             RandomDistribution::Zoned { zones } => {
                 // Sizes are percentages of the region (io_u.c: `stotal * lastb / 100`).
                 Self::zones(zones, |size| places * size / 100)
@@ -133,6 +284,12 @@ impl BlockDistribution {
             RandomDistribution::ZonedAbs { zones } => {
                 Self::zones(zones, |size| size / spacing_bytes)
             }
+            ranked => BlockDistribution::Ranked(FioDistribution::new(
+                ranked,
+                region_bytes,
+                smallest_block_bytes,
+                rng.next_u32(),
+            )?),
         })
     }
 
@@ -154,58 +311,7 @@ impl BlockDistribution {
     /// The next block index.
     pub fn next_block(&mut self, rng: &mut ChaCha8Rng) -> u64 {
         match self {
-            BlockDistribution::Zipf {
-                ranges,
-                theta,
-                zeta2,
-                zetan,
-                rand_off,
-            } => {
-                let n = *ranges as f64;
-                let alpha = 1.0 / (1.0 - *theta);
-                let eta = (1.0 - (2.0 / n).powf(1.0 - *theta)) / (1.0 - *zeta2 / *zetan);
-                let rand_uni = f64::from(rand32(rng)) / FRAND32_MAX;
-                let rand_z = rand_uni * *zetan;
-                let rank = if rand_z < 1.0 {
-                    1
-                } else if rand_z < 1.0 + 0.5f64.powf(*theta) {
-                    2
-                } else {
-                    1 + (n * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
-                };
-                hash_u64(rank - 1).wrapping_add(*rand_off) % *ranges
-            }
-            BlockDistribution::Pareto {
-                ranges,
-                pareto_pow,
-                rand_off,
-            } => {
-                let rand = f64::from(rand32(rng)) / FRAND32_MAX;
-                let rank = ((*ranges - 1) as f64 * rand.powf(*pareto_pow)) as u64;
-                hash_u64(rank).wrapping_add(*rand_off) % *ranges
-            }
-            BlockDistribution::Gauss {
-                ranges,
-                stddev,
-                rand_off,
-            } => {
-                let sum: u64 = (0..GAUSS_ITERS)
-                    .map(|_| u64::from(rand32(rng)) % (*ranges + 1))
-                    .sum();
-                let mut sum = sum.div_ceil(GAUSS_ITERS);
-                if *stddev > 0 {
-                    // lib/gauss.c, `gauss_dev`: a uniform spread of one deviation around the
-                    // mean, halved until it stays inside the range.
-                    let spread =
-                        (*stddev as f64 * (f64::from(rand32(rng)) / (FRAND32_MAX + 1.0))) as i64;
-                    let mut dev = spread - (*stddev / 2) as i64;
-                    while !(0..*ranges as i128).contains(&(i128::from(dev) + i128::from(sum))) {
-                        dev /= 2;
-                    }
-                    sum = (i128::from(sum) + i128::from(dev)) as u64;
-                }
-                hash_u64(sum).wrapping_add(*rand_off) % *ranges
-            }
+            BlockDistribution::Ranked(ranked) => ranked.next_block(),
             BlockDistribution::Zones(zones) => {
                 // io_u.c: v in 1..=100 picks the zone whose cumulative access share covers it.
                 let v = rng.next_u64() % 100 + 1;

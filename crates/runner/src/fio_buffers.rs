@@ -1,13 +1,15 @@
-//! fio 3.33's write buffers for jobs with `dedupe_percentage`, byte for byte: each write's
-//! buffer is refilled from the thread's buffer stream (`buf_state`) as io_u.c's
-//! `fill_io_buffer` does, in `buffer_compress_chunk` pieces, and a `dedupe_percentage` share of
-//! buffers regenerate earlier content: from the stream's last saved state (`dedupe_mode=repeat`)
-//! or from one of the working set's saved states (`working_set`, dedupe.c), which with
-//! `dedupe_global` rotate over every thread of the run. The bytes are lib/rand.c's
-//! `__fill_random_buf` (seed buckets and golden-ratio hashing).
+//! fio 3.33's write buffers for fio jobs whose bytes do not depend on the clock, byte for
+//! byte: filled once per I/O unit when the job starts (backend.c, `init_io_u`) and, with
+//! `refill_buffers` (or what implies it), again before each write from the thread's buffer
+//! stream (`buf_state`) as io_u.c's `fill_io_buffer` does: in `buffer_compress_chunk` pieces
+//! when a share is compressible or repeats, the pattern, zeros, or one random fill otherwise.
+//! A `dedupe_percentage` share of buffers regenerate earlier content: from the stream's last
+//! saved state (`dedupe_mode=repeat`) or from one of the working set's saved states
+//! (`working_set`, dedupe.c), which with `dedupe_global` rotate over every thread of the run.
+//! The bytes are lib/rand.c's `__fill_random_buf` (seed buckets and golden-ratio hashing).
 
 use crate::fio_rand::{job_seeds, seed_index, FioRand, FIO_DEFAULT_RANDSEED};
-use storlab_job::{DataPattern, DedupeMode, DedupeSpec, JobSet, JobSpec};
+use storlab_job::{DedupeMode, DedupeSpec, FioBufferFill, JobSet, JobSpec};
 
 /// fio's `FIO_RAND_*_OFF` indexes of the seeds the buffers draw from (fio.h; `seed_index` names
 /// only the offset streams').
@@ -44,19 +46,30 @@ enum Stream {
 
 /// One fio thread's buffer streams and dedupe choices.
 pub struct FioBuffers {
+    /// `dedupe_percentage` (0: none, and no draw of the dedupe stream).
     dedupe: DedupeSpec,
+    fill: FioBufferFill,
+    /// The thread's seeds when `randrepeat` re-seeds the streams at each loop (libfio.c,
+    /// `clear_io_state`); `None` without it.
+    loop_seeds: Option<([u64; seed_index::COUNT], bool)>,
+    /// The loops whose re-seeding the streams have had.
+    reseeds: u32,
     buf_state: FioRand,
     buf_state_prev: FioRand,
     buf_state_ret: FioRand,
     dedupe_state: FioRand,
     working_set_index_state: FioRand,
     working_set_states: Vec<FioRand>,
-    /// `buffer_compress_percentage` as fio's dedupe path sees it (fio turns 100 into
-    /// `zero_buffers`, which that path ignores).
+    /// `buffer_compress_percentage` below 100.
     compress_percent: u64,
     /// `buffer_pattern`: what the compressible part of a chunk holds (zeros without it).
     pattern: Option<Vec<u8>>,
     min_write_bytes: u64,
+    /// Without a refill, each I/O unit's buffer as setup filled it and reads left it.
+    units: Vec<Vec<u8>>,
+    /// The engine completes each I/O before the next is taken (fio's sync engines), so
+    /// every I/O takes the unit fio's free list hands out first, the last.
+    one_in_flight: bool,
 }
 
 /// The initial buffer stream of each thread of `set` (index: fio thread number - 1), as fio
@@ -93,11 +106,11 @@ fn tausworthe64(job: &JobSpec) -> bool {
 }
 
 impl FioBuffers {
-    /// The buffers of fio thread `thread_number` running `job` (which has `dedupe`), with
+    /// The buffers of fio thread `thread_number` running `job`, filled as `fill` says, with
     /// `all_threads` every thread's initial stream ([`initial_buffer_states`]).
     pub fn new(
         job: &JobSpec,
-        dedupe: DedupeSpec,
+        fill: FioBufferFill,
         thread_number: u32,
         all_threads: &[FioRand],
     ) -> Self {
@@ -109,13 +122,22 @@ impl FioBuffers {
             .get(thread_number.saturating_sub(1) as usize)
             .cloned()
             .unwrap_or_else(|| FioRand::new(seeds[BUF_SEED_INDEX], use64));
-        let min_write_bytes = job.block_size_write.min_bytes();
-        let compress_percent = match job.data_pattern {
-            DataPattern::Compressible(percent) if percent < 100 => u64::from(percent),
-            _ => 0,
-        };
+        let dedupe = job.dedupe.unwrap_or(DedupeSpec {
+            percent: 0,
+            mode: DedupeMode::Repeat,
+            working_set_percent: 0,
+            global: false,
+        });
+        // A given `randseed` turns fio's `randrepeat` off after seeding (init.c).
+        let randrepeat = job
+            .fio_random
+            .as_ref()
+            .is_none_or(|fio| fio.randrepeat && !fio.randseed_given);
         let mut buffers = FioBuffers {
             dedupe,
+            fill,
+            loop_seeds: randrepeat.then_some((seeds, use64)),
+            reseeds: 0,
             buf_state_prev: buf_state.clone(),
             buf_state_ret: buf_state.clone(),
             // init.c: the dedupe draw is always 32-bit (`use64` false).
@@ -123,14 +145,89 @@ impl FioBuffers {
             working_set_index_state: FioRand::new(seeds[WORKING_SET_INDEX_SEED_INDEX], use64),
             working_set_states: Vec::new(),
             buf_state,
-            compress_percent,
+            compress_percent: u64::from(fill.compress_percent),
             pattern: job.buffer_pattern.clone(),
-            min_write_bytes,
+            min_write_bytes: job.block_size_write.min_bytes(),
+            units: Vec::new(),
+            one_in_flight: false,
         };
-        if dedupe.mode == DedupeMode::WorkingSet {
+        if dedupe.percent > 0 && dedupe.mode == DedupeMode::WorkingSet {
             buffers.working_set_states = buffers.working_set(job, thread_number, all_threads);
         }
         buffers
+    }
+
+    /// backend.c, `init_io_u`: fio fills each of a writing job's `units` (`iodepth`) I/O
+    /// units once, in order, over the largest block, before the first I/O; without a refill
+    /// the buffers are kept, as writes carry them. `one_in_flight`: the engine completes each
+    /// I/O before the next goes.
+    pub fn set_up(&mut self, units: u32, max_block_bytes: u64, one_in_flight: bool) {
+        self.one_in_flight = one_in_flight;
+        self.units.clear();
+        for _ in 0..units {
+            let mut buf = vec![0u8; max_block_bytes as usize];
+            self.fill(&mut buf);
+            if !self.fill.refill {
+                self.units.push(buf);
+            }
+        }
+    }
+
+    /// The I/O unit an I/O in the worker's slot `relative_slot` stands for. fio's free list
+    /// hands the last unit out first and takes each back on top, as the worker's free slots
+    /// go from its first: slot `k` is unit `iodepth - 1 - k`, and with one I/O in flight the
+    /// last unit serves every I/O.
+    fn unit_of(&self, relative_slot: u32) -> usize {
+        let last = self.units.len().saturating_sub(1);
+        if self.one_in_flight {
+            last
+        } else {
+            last.saturating_sub(relative_slot as usize)
+        }
+    }
+
+    /// `buf` (a write's whole length, in slot `relative_slot`) as fio's `get_io_u` leaves it:
+    /// refilled, or its unit's buffer as setup or a read left it.
+    pub fn fill_write(&mut self, buf: &mut [u8], relative_slot: u32) {
+        if self.fill.refill {
+            self.fill(buf);
+            return;
+        }
+        let unit = self.unit_of(relative_slot);
+        if let Some(unit) = self.units.get(unit) {
+            let len = buf.len().min(unit.len());
+            buf[..len].copy_from_slice(&unit[..len]);
+        }
+    }
+
+    /// A read in slot `relative_slot` brought `data` into its unit's buffer, which the unit's
+    /// next write carries when nothing refills it (fio reads into `io_u->buf`).
+    pub fn read_into_unit(&mut self, data: &[u8], relative_slot: u32) {
+        if self.fill.refill {
+            return;
+        }
+        let unit = self.unit_of(relative_slot);
+        if let Some(unit) = self.units.get_mut(unit) {
+            let len = data.len().min(unit.len());
+            unit[..len].copy_from_slice(&data[..len]);
+        }
+    }
+
+    /// init.c, `td_fill_rand_seeds` (from libfio.c's `clear_io_state` at each loop with
+    /// `randrepeat`): the buffer, dedupe and working-set index streams start over when the
+    /// job's loops so far, `loops_reseeded`, pass the ones already taken.
+    pub fn follow_loops(&mut self, loops_reseeded: u32) {
+        let Some((seeds, use64)) = self.loop_seeds else {
+            return;
+        };
+        if loops_reseeded <= self.reseeds {
+            return;
+        }
+        self.reseeds = loops_reseeded;
+        self.buf_state = FioRand::new(seeds[BUF_SEED_INDEX], use64);
+        self.buf_state_prev = self.buf_state.clone();
+        self.dedupe_state = FioRand::new(seeds[DEDUPE_SEED_INDEX], false);
+        self.working_set_index_state = FioRand::new(seeds[WORKING_SET_INDEX_SEED_INDEX], use64);
     }
 
     /// dedupe.c, `init_dedupe_working_set_seeds`: state `i` regenerates the `i`-th buffer the
@@ -168,22 +265,18 @@ impl FioBuffers {
         states
     }
 
-    /// backend.c, `init_io_u`: fio fills each of a writing job's `iodepth` buffers once before
-    /// the first I/O, which draws from the streams as a write's refill does.
-    pub fn fill_at_setup(&mut self, buffers: u32, max_block_bytes: u64) {
-        let mut scratch = vec![0u8; max_block_bytes as usize];
-        for _ in 0..buffers {
-            self.fill(&mut scratch);
-        }
-    }
-
     /// io_u.c `fill_io_buffer`: `buf` (a write's whole length) in chunks of
-    /// `min(min_bs[write], buffer_compress_chunk)`, one stream choice per buffer.
+    /// `min(min_bs[write], buffer_compress_chunk)` with one stream choice per buffer when a
+    /// share is compressible or repeats; else the pattern, zeros or one random fill.
     pub fn fill(&mut self, buf: &mut [u8]) {
-        if self.dedupe.percent == 0 && self.compress_percent == 0 && self.pattern.is_none() {
-            // `refill_buffers` alone: fio's last branch, `fill_random_buf` over the whole
-            // buffer from one seed (lib/rand.c).
-            fill_random(buf, next_seed(&mut self.buf_state));
+        if self.dedupe.percent == 0 && self.compress_percent == 0 {
+            match self.pattern.as_deref().filter(|p| !p.is_empty()) {
+                Some(pattern) => crate::pattern::fill_repeated(buf, pattern),
+                None if self.fill.zero => buf.fill(0),
+                // fio's last branch, `fill_random_buf` over the whole buffer from one seed
+                // (lib/rand.c).
+                None => fill_random(buf, next_seed(&mut self.buf_state)),
+            }
             return;
         }
         let mut min_write = self.min_write_bytes;
@@ -215,6 +308,9 @@ impl FioBuffers {
 
     /// io_u.c, `get_buf_state`.
     fn choose_stream(&mut self) -> Stream {
+        if self.dedupe.percent == 0 {
+            return Stream::Main;
+        }
         if self.dedupe.percent >= 100 {
             self.buf_state_prev = self.buf_state.clone();
             return Stream::Main;
@@ -306,6 +402,13 @@ mod tests {
     use super::*;
     use storlab_job::{EngineKind, Target};
 
+    /// What `dedupe_percentage` alone makes of fio's buffers: a refill before every write.
+    const REFILL: FioBufferFill = FioBufferFill {
+        refill: true,
+        compress_percent: 0,
+        zero: false,
+    };
+
     fn job(dedupe: DedupeSpec) -> JobSpec {
         let mut job = JobSpec::new("dedupe", EngineKind::Null, Target::None);
         job.size_bytes = Some(1 << 20);
@@ -323,7 +426,7 @@ mod tests {
     }
 
     fn buffers_of(job: &JobSpec, count: usize) -> Vec<Vec<u8>> {
-        let mut buffers = FioBuffers::new(job, job.dedupe.unwrap(), 1, &[]);
+        let mut buffers = FioBuffers::new(job, REFILL, 1, &[]);
         (0..count)
             .map(|_| {
                 let mut buf = vec![0u8; 4096];
@@ -394,7 +497,7 @@ mod tests {
         // 5% of 1 MiB in whole 4 KiB blocks, as fio rounds it: 12.
         let pages = dedupe(50, DedupeMode::WorkingSet).working_set_blocks(1 << 20, 4096);
         assert_eq!(pages, 12);
-        let mut plain = FioBuffers::new(&job, dedupe(50, DedupeMode::WorkingSet), 1, &[]);
+        let mut plain = FioBuffers::new(&job, REFILL, 1, &[]);
         let mut firsts = Vec::new();
         for _ in 0..pages {
             let mut buf = vec![0u8; 4096];

@@ -4,11 +4,12 @@
 //! seeded as fio seeds thread `thread_number`, so a fio job issues fio's own I/O in fio's order.
 
 use crate::axmap::Axmap;
+use crate::distribution::{fio_distribution_seed, FioDistribution};
 use crate::fio_rand::{job_seeds, seed_index, FioRand};
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier};
+use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier, Target};
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
 const READ: usize = 0;
@@ -118,6 +119,9 @@ pub struct FioSequence {
     /// random offsets; `None` in a job with it where fio's `lfsr_init` fails.
     lfsr: Option<Lfsr>,
     lfsr_job: bool,
+    /// fio's Zipf, Pareto or Gauss generator (`random_distribution`), which replaces the
+    /// offset stream, the map and the LFSR for random offsets.
+    distribution: Option<FioDistribution>,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
     region: Region,
     file_size_bytes: u64,
@@ -226,10 +230,21 @@ impl FioSequence {
         // if it is shorter).
         let map_bytes = region.len_bytes.min(file_size_bytes);
         let map_blocks = map_bytes / map_block_bytes.max(1);
-        // filesetup.c, `init_random_map`: an LFSR job has the register instead of a map
-        // (`norandommap` or not), over the same blocks, seeded with the offset seed.
-        let lfsr_job = random_job && fio.lfsr;
-        let map = (random_job && job.random_map && !lfsr_job).then(|| Axmap::new(map_blocks));
+        // filesetup.c, `init_random_map`: a Zipf, Pareto or Gauss job has its generator and
+        // neither map nor register (fio returns before building them), whether it draws random
+        // offsets or not.
+        let distribution = FioDistribution::new(
+            &job.random_distribution,
+            map_bytes,
+            map_block_bytes,
+            distribution_seed(job, fio, &seeds, thread_number),
+        );
+        let ranked = distribution.is_some();
+        // An LFSR job has the register instead of a map (`norandommap` or not), over the same
+        // blocks, seeded with the offset seed.
+        let lfsr_job = random_job && fio.lfsr && !ranked;
+        let map =
+            (random_job && job.random_map && !lfsr_job && !ranked).then(|| Axmap::new(map_blocks));
         let lfsr = lfsr_job
             .then(|| Lfsr::new(map_blocks, seeds[seed_index::BLOCK]))
             .flatten();
@@ -256,6 +271,7 @@ impl FioSequence {
             map,
             lfsr,
             lfsr_job,
+            distribution,
             region,
             file_size_bytes,
             last_pos_bytes: [region.start_bytes; 2],
@@ -562,11 +578,16 @@ impl FioSequence {
     /// raw draw, moved to the next free one when the map has it taken.
     fn random_offset(&mut self, direction: usize) -> Option<u64> {
         let sizes = &self.sizes[direction];
+        let align = sizes.align_bytes;
+        if let Some(distribution) = self.distribution.as_mut() {
+            // io_u.c, `__get_next_rand_offset_zipf` and its kin: the generator's block, never
+            // refused (an offset past the region ends the job in `offset`).
+            return Some(distribution.next_block() * align);
+        }
         let last_block = sizes.last_block;
         if last_block == 0 {
             return None;
         }
-        let align = sizes.align_bytes;
         if self.lfsr_job {
             // io_u.c, `__get_next_rand_offset`: the register's next block, none once it has
             // given every block of the pass.
@@ -620,6 +641,28 @@ impl FioSequence {
             }
         }
     }
+}
+
+/// filesetup.c, `__init_rand_distribution`: the distribution's seed hashes the file's name as
+/// fio names it, times the thread's number; without `randrepeat`, the offset seed.
+fn distribution_seed(
+    job: &JobSpec,
+    fio: &FioRandom,
+    seeds: &[u64; seed_index::COUNT],
+    thread_number: u32,
+) -> u32 {
+    // init.c: a given `randseed` turns `randrepeat` off (`fixup_options`), after the seeds
+    // were drawn with it on (`setup_random_seeds` comes first): the offset seed is then
+    // `FIO_RANDSEED` times the thread, as `seeds` holds it.
+    if !fio.randrepeat || fio.randseed_given {
+        return seeds[seed_index::BLOCK] as u32;
+    }
+    let file_name = match &job.target {
+        Target::Path(path) | Target::TempFileIn(path) => path.display().to_string(),
+        Target::Sim(name) => name.clone(),
+        Target::None => String::new(),
+    };
+    fio_distribution_seed(&file_name, thread_number)
 }
 
 /// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's

@@ -113,6 +113,10 @@ fn prepare_job(
         workers.iter_mut().for_each(Worker::shares_its_region);
     }
     set_up_engines(&mut engines, job, shared, &regions)?;
+    for (index, worker) in workers.iter_mut().enumerate() {
+        let engine = &engines[if shared { 0 } else { index }];
+        worker.set_up_fio_units(engine.as_ref(), job.max_block_bytes());
+    }
     Ok(PreparedJob {
         index_in_group: job_index,
         job: job.clone(),

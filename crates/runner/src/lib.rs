@@ -361,7 +361,7 @@ pub fn run_jobs(
     // Set by a job with `exitall` and `exit_what=all` (or `exitall_on_error`): no later group
     // starts (fio's `fio_terminate_threads(TERMINATE_ALL)` marks jobs not yet started too).
     let run_ended = AtomicBool::new(false);
-    let buffer_states = if set.jobs.iter().any(|job| job.dedupe.is_some()) {
+    let buffer_states = if set.jobs.iter().any(|job| job.fio_buffers.is_some()) {
         fio_buffers::initial_buffer_states(set)
     } else {
         Vec::new()

@@ -6,7 +6,9 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeSpec, FioRandom, JobSpec, RwModifier, StridedZones, TrimMode};
+use storlab_job::{
+    BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier, StridedZones, TrimMode,
+};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,9 +167,8 @@ impl OffsetGenerator {
     /// From here on, draw as fio 3.33 draws for its thread `thread_number` on a target of
     /// `file_size_bytes`, if `job` came from a fio job file or fio-style
     /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
-    /// distributions other than uniform keep the generator above (the first already issue
-    /// fio's sequence; the others, trim modes included, are fio's sets, not its sequence:
-    /// docs/job-format.md).
+    /// zoned distributions keep the generator above (the first already issue fio's sequence;
+    /// the others, trim modes included, are fio's sets, not its sequence: docs/job-format.md).
     pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
         // Backward holes are fio's sequence alone (io_u.c, `get_next_seq_offset`), whatever
         // generator the job otherwise keeps; without fio's streams they take fio's defaults,
@@ -195,7 +196,11 @@ impl OffsetGenerator {
                 && job.block_size_write.min_bytes().is_multiple_of(align));
         let supported = (aligned_as_fio || !random)
             && job.strided_zones.is_none()
-            && job.random_distribution.is_random()
+            // fio's zones draw from streams the port does not follow yet.
+            && !matches!(
+                job.random_distribution,
+                RandomDistribution::Zoned { .. } | RandomDistribution::ZonedAbs { .. }
+            )
             && job.replay.is_none()
             // fio's trim modes draw trims from streams the port does not follow yet; they keep
             // the generator above, which issues fio's trim/write pairs over fio's sets.

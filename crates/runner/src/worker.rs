@@ -15,7 +15,7 @@ use crate::offsets::{OffsetGenerator, PlannedIo, Region};
 use crate::verify::{self, WriteRecord};
 use crate::RunError;
 use std::sync::Arc;
-use storlab_engine::IoDirection;
+use storlab_engine::{IoDirection, IoEngine};
 use storlab_job::JobSpec;
 use storlab_stats::WorkerStats;
 
@@ -285,25 +285,34 @@ impl Worker {
         }
     }
 
-    /// fio's dedupe buffers (`dedupe_percentage`): this worker's writes carry fio thread
-    /// `thread_number`'s buffers; `all_threads` holds every thread's initial buffer stream
-    /// (`dedupe_global` copies them). A verify job writes verify data instead, as in fio.
+    /// fio's write buffers (`FioBufferFill`: dedupe, compressible shares, patterns, zeros,
+    /// refills): this worker's writes carry fio thread `thread_number`'s buffers;
+    /// `all_threads` holds every thread's initial buffer stream (`dedupe_global` copies them).
+    /// A verify job writes verify data instead, as in fio.
     pub fn fill_as_fio_thread(
         &mut self,
         job: &JobSpec,
         thread_number: u32,
         all_threads: &[crate::fio_rand::FioRand],
     ) {
-        let Some(dedupe) = job.dedupe else {
+        let Some(fill) = job.fio_buffers else {
             return;
         };
         if job.verify || job.verify_spec.is_some() || job.read_percent >= 100 {
             return;
         }
-        let mut buffers =
-            crate::fio_buffers::FioBuffers::new(job, dedupe, thread_number, all_threads);
-        buffers.fill_at_setup(job.iodepth, job.max_block_bytes());
+        let buffers = crate::fio_buffers::FioBuffers::new(job, fill, thread_number, all_threads);
         self.data.fio_buffers = Some(Box::new(buffers));
+    }
+
+    /// Sets fio's I/O units up for `engine` (backend.c, `init_io_u`): one per slot of the
+    /// worker, each over `max_block_bytes`.
+    pub fn set_up_fio_units(&mut self, engine: &dyn IoEngine, max_block_bytes: u64) {
+        let Some(buffers) = self.data.fio_buffers.as_mut() else {
+            return;
+        };
+        let units = self.queue.in_flight.len() as u32;
+        buffers.set_up(units, max_block_bytes, !engine.capabilities().queued);
     }
 
     /// Records the logs `job` asks for (`write_bw_log`...), as fio's job clone numbered

@@ -15,9 +15,9 @@
 //! Print the rate: `cargo test -p storlab --test it fio_diff -- --nocapture`.
 
 mod compare;
-mod jobs;
+pub(crate) mod jobs;
 mod known;
-mod run;
+pub(crate) mod run;
 
 use compare::{compare, Verdict};
 use jobs::Job;
@@ -31,7 +31,7 @@ const CORPUS_JOBS: u64 = 320;
 const SOAK_JOBS: u64 = 3000;
 /// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
 /// far. Raise it as divergences are fixed; never lower it.
-const MIN_AGREE_PERCENT: f64 = 81.2;
+const MIN_AGREE_PERCENT: f64 = 81.8;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.
@@ -39,7 +39,7 @@ const RECHECKS: usize = 2;
 /// New differences shrunk and printed per run (each shrink runs the job a few dozen times).
 const SHRINK_AT_MOST: usize = 5;
 
-fn fio_present() -> bool {
+pub(crate) fn fio_present() -> bool {
     let found = std::process::Command::new("fio")
         .arg("--version")
         .output()
@@ -100,7 +100,7 @@ fn shrink(job: &Job, verdict: &Verdict) -> (Job, Verdict) {
 }
 
 /// The job as commands anyone can paste: the same data file, then fio and storlab.
-fn reproduction(job: &Job) -> String {
+pub(crate) fn reproduction(job: &Job) -> String {
     let flags = job.line();
     format!(
         "truncate -s {} data && fio --name=fuzz --filename=data --write_iolog=io.log {flags}\n\

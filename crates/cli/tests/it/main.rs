@@ -36,6 +36,7 @@ mod fio_json;
 mod fio_logs;
 mod fio_oracle;
 mod fio_oracle_clones;
+mod fio_oracle_data;
 mod fio_oracle_keys;
 mod fio_oracle_loops;
 mod fio_oracle_replay;

@@ -5,7 +5,7 @@ use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::model::DedupeSpec;
 use crate::model::JobSpec;
-use crate::model::{DataPattern, DedupeMode};
+use crate::model::{DataPattern, DedupeMode, FioBufferFill};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_percent};
 
@@ -16,6 +16,10 @@ pub(super) struct BuffersDraft {
     pub(super) pattern: Option<Vec<u8>>,
     pub(super) dedupe_percentage: Option<u8>,
     pub(super) refill_buffers: Option<bool>,
+    /// `buffer_compress_percentage` and `zero_buffers` as given (fio keeps them apart;
+    /// `data_pattern` holds whichever came last).
+    pub(super) compress_percentage: Option<u8>,
+    pub(super) zero_buffers: Option<bool>,
     pub(super) dedupe_mode: Option<DedupeMode>,
     pub(super) dedupe_working_set_percentage: Option<u8>,
     pub(super) dedupe_global: Option<bool>,
@@ -41,6 +45,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         path: KeyPath::None,
         apply: |d, v| {
             let percent = parse_percent(v)?;
+            d.buffers.compress_percentage = Some(percent);
             d.buffers.data_pattern = Some(if percent == 0 {
                 DataPattern::Random
             } else {
@@ -57,6 +62,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "data_pattern",
         path: KeyPath::None,
         apply: |d, v| {
+            d.buffers.zero_buffers = Some(parse_bool(v)?);
             if parse_bool(v)? {
                 d.buffers.data_pattern = Some(DataPattern::Zeros);
             }
@@ -320,19 +326,45 @@ impl JobDraft {
                 working_set_percent: self.buffers.dedupe_working_set_percentage.unwrap_or(5),
                 global: self.buffers.dedupe_global.unwrap_or(false),
             });
-        // fio's `refill_buffers`: every write refilled from the thread's buffer stream (io_u.c,
-        // `fill_io_buffer`), which storlab's fio buffers do when no write is a repeat.
-        if spec.dedupe.is_none()
-            && self.buffers.refill_buffers == Some(true)
-            && !self.storlab_rw_default
-        {
-            spec.dedupe = Some(DedupeSpec {
-                percent: 0,
-                mode: DedupeMode::Repeat,
-                working_set_percent: 5,
-                global: false,
-            });
+        // storlab's own jobs keep their stamped data pattern, except for dedupe, which only
+        // fio's buffers implement.
+        let fill = self.fio_buffer_fill(spec.read_percent > 0);
+        spec.fio_buffers = fill.filter(|_| !self.storlab_rw_default || spec.dedupe.is_some());
+    }
+
+    /// How fio fills this fio job's write buffers (`reads`: the job reads too), or `None` where
+    /// fio stamps each write with the clock (its default `scramble_buffers`), whose bytes no
+    /// run repeats. fio's rules, in the order fio applies them: options.c's callbacks
+    /// (`dedupe_percentage` sets `refill_buffers`; `buffer_pattern` sets it only in a job that
+    /// reads or compresses, and clears `zero_buffers` and `scramble_buffers`), init.c's
+    /// `fixup_options` (a share of 100 becomes `zero_buffers`, a smaller one refills unless
+    /// `refill_buffers` was given) and io_u.c's `get_io_u` (no clock stamp with a refill, a
+    /// compress or dedupe key, or `zero_buffers` given).
+    fn fio_buffer_fill(&self, reads: bool) -> Option<FioBufferFill> {
+        let buffers = &self.buffers;
+        let compress_given = buffers.compress_percentage.is_some();
+        let mut compress = buffers.compress_percentage.unwrap_or(0);
+        let dedupe_given = buffers.dedupe_percentage.is_some();
+        let pattern_given = buffers.pattern.is_some();
+        let mut refill = buffers.refill_buffers.unwrap_or(false) || dedupe_given;
+        if pattern_given && buffers.refill_buffers.is_none() {
+            refill = compress > 0 || reads;
         }
+        let zero_given = buffers.zero_buffers == Some(true) && !pattern_given;
+        let mut zero = zero_given;
+        if compress == 100 {
+            zero = true;
+            compress = 0;
+        } else if compress > 0 && buffers.refill_buffers.is_none() {
+            refill = true;
+        }
+        let clock_stamped =
+            !refill && !pattern_given && !zero_given && !compress_given && !dedupe_given;
+        (!clock_stamped).then_some(FioBufferFill {
+            refill,
+            compress_percent: compress,
+            zero,
+        })
     }
 }
 
@@ -376,6 +408,76 @@ mod tests {
             DataPattern::Random
         );
         assert_eq!(pattern("zero_buffers", "1"), DataPattern::Zeros);
+    }
+
+    /// fio 3.33's rules for its buffers (options.c callbacks, init.c `fixup_options`, io_u.c
+    /// `get_io_u`): which keys refill every write, which fill once, and which leave fio's
+    /// clock stamp (`None`).
+    #[test]
+    fn fio_buffer_fill_follows_fios_option_rules() {
+        let fill = |rw: &str, keys: &[(&str, &str)]| {
+            let mut all = vec![("rw", Some(rw)), ("size", Some("1M"))];
+            all.extend(keys.iter().map(|(k, v)| (*k, Some(*v))));
+            draft(&all).unwrap().fio_buffers
+        };
+        let with = |refill, compress_percent, zero| {
+            Some(crate::model::FioBufferFill {
+                refill,
+                compress_percent,
+                zero,
+            })
+        };
+        assert_eq!(fill("write", &[]), None);
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "0")]),
+            with(false, 0, false)
+        );
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "50")]),
+            with(true, 50, false)
+        );
+        assert_eq!(
+            fill(
+                "write",
+                &[
+                    ("buffer_compress_percentage", "50"),
+                    ("refill_buffers", "0")
+                ]
+            ),
+            with(false, 50, false)
+        );
+        assert_eq!(
+            fill("write", &[("buffer_compress_percentage", "100")]),
+            with(false, 0, true)
+        );
+        assert_eq!(
+            fill("write", &[("zero_buffers", "1")]),
+            with(false, 0, true)
+        );
+        assert_eq!(
+            fill("write", &[("refill_buffers", "1")]),
+            with(true, 0, false)
+        );
+        assert_eq!(
+            fill("write", &[("dedupe_percentage", "0")]),
+            with(true, 0, false)
+        );
+        // A pattern refills only in a job that reads or compresses, and clears zero_buffers.
+        assert_eq!(
+            fill("write", &[("buffer_pattern", "0xab")]),
+            with(false, 0, false)
+        );
+        assert_eq!(
+            fill("rw", &[("buffer_pattern", "0xab")]),
+            with(true, 0, false)
+        );
+        assert_eq!(
+            fill(
+                "write",
+                &[("zero_buffers", "1"), ("buffer_pattern", "0xab")]
+            ),
+            with(false, 0, false)
+        );
     }
 
     #[test]

@@ -164,6 +164,22 @@ pub enum DedupeMode {
     WorkingSet,
 }
 
+/// How fio 3.33 fills a fio job's write buffers when its bytes do not depend on the clock
+/// (init.c `fixup_options` and `td_set_flags`, options.c's buffer callbacks, io_u.c
+/// `fill_io_buffer`): refilled before every write, or filled once when the job starts and
+/// written as they are (what a read into the same buffer leaves in it included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioBufferFill {
+    /// fio's `TD_F_REFILL_BUFFERS`: `refill_buffers`, a compressible share below 100 without
+    /// `refill_buffers=0`, `dedupe_percentage`, or `buffer_pattern` in a job that reads.
+    pub refill: bool,
+    /// `buffer_compress_percentage` below 100 (fio turns 100 into `zero_buffers`).
+    pub compress_percent: u8,
+    /// `zero_buffers` (or a share of 100): buffers of zeros unless a pattern or a share says
+    /// otherwise.
+    pub zero: bool,
+}
+
 /// How writes reach stable storage (fio's `fsync`, `fdatasync`, `end_fsync`, `fsync_on_close`
 /// and `sync`). All off by default, as in fio: writes may sit in the page cache and the drive's
 /// write cache.
@@ -614,6 +630,10 @@ pub struct JobSpec {
     /// fio's own buffer streams, a share of them repeating earlier content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<DedupeSpec>,
+    /// fio's write buffers, byte for byte, in a fio job whose bytes fio does not stamp with
+    /// the clock (`None`: storlab's data pattern, stamped per write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_buffers: Option<FioBufferFill>,
     /// fio's `rate_min` (`ratemin`): the bandwidth each direction must keep, bytes per second;
     /// a worker that falls below it over a whole interval fails.
     #[serde(default, skip_serializing_if = "RateBytes::is_unset")]
@@ -722,6 +742,7 @@ impl JobSpec {
             rate_iops_min: RateIops::default(),
             buffer_pattern: None,
             dedupe: None,
+            fio_buffers: None,
             steadystate: None,
             strided_zones: None,
             fio_logs: FioLogs::default(),

@@ -52,13 +52,20 @@ impl WriteData {
     }
 
     /// Fills `buf` for the write of `io` numbered `write_counter` by worker `worker_index`.
-    fn fill(&mut self, buf: &mut [u8], io: &PlannedIo, write_counter: u64, worker_index: u32) {
+    fn fill(
+        &mut self,
+        buf: &mut [u8],
+        io: &PlannedIo,
+        write_counter: u64,
+        worker_index: u32,
+        relative_slot: u32,
+    ) {
         if let Some(format) = &self.unchecked_format {
             let generation = (write_counter % CHECKED_GENERATIONS) as u32 + 1;
             let thread = worker_index.saturating_add(1) as u16;
             format.fill(buf, io.offset_bytes, self.worker_seed, thread, generation);
         } else if let Some(buffers) = self.fio_buffers.as_mut() {
-            buffers.fill(buf);
+            buffers.fill_write(buf, relative_slot);
         } else if let Some(bytes) = &self.fixed_pattern {
             if self.refill_pattern {
                 pattern::fill_repeated(buf, bytes);
@@ -97,7 +104,14 @@ impl Worker {
                         generation
                     }
                     None => {
-                        self.data.fill(buf, io, write_counter, self.worker_index);
+                        if let (Some(buffers), Some(loops)) =
+                            (self.data.fio_buffers.as_mut(), self.generator.fio_reseeds())
+                        {
+                            buffers.follow_loops(loops);
+                        }
+                        let relative_slot = slot - self.queue.slot_base;
+                        self.data
+                            .fill(buf, io, write_counter, self.worker_index, relative_slot);
                         0
                     }
                 };

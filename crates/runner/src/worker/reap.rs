@@ -46,6 +46,12 @@ impl Worker {
         if !self.judge_result(&io, direction, completion.result) {
             return;
         }
+        if let (IoDirection::Read, Some(buffers)) = (direction, self.data.fio_buffers.as_mut()) {
+            if engine.capabilities().moves_data {
+                let data = &engine.buffer(completion.slot)[..io.len_bytes as usize];
+                buffers.read_into_unit(data, completion.slot - self.queue.slot_base);
+            }
+        }
         if let (IoDirection::Write, Some((_, state))) =
             (direction, self.verifying.state_file.as_mut())
         {
