@@ -17,7 +17,9 @@ use storlab_job::preset::{Metric, Preset, SweepPoint};
 use storlab_job::size::parse_size;
 use storlab_job::steps::DeviceState;
 use storlab_job::{JobSet, JobSpec};
-use storlab_report::{HostInfo, JobNotes, JobReport, JobSetup, RunReport, TargetInfo, ToolInfo};
+use storlab_report::{
+    HostInfo, JobNotes, JobReport, JobSetup, RunReport, StatePreparation, TargetInfo, ToolInfo,
+};
 use storlab_runner::sweep::MeasuredPoint;
 use storlab_runner::{
     EngineProvider, JobOutcome, LiveCounters, RunError, RunOptions, DEFAULT_INTERVAL_NS,
@@ -115,7 +117,8 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let mut finished: Vec<JobReport> = Vec::new();
     let mut honesty = HonestyCheck::default();
     let mut on_job_done = |outcome: &JobOutcome| {
-        let reports = job_reports(outcome, &shared.borrow(), &honesty.warnings(outcome));
+        let (warnings, interval) = honesty.check(outcome);
+        let reports = job_reports(outcome, &shared.borrow(), &warnings, interval.as_ref());
         if !outcome.fio_logs.is_empty() {
             sink.fio_logs(&outcome.fio_logs);
         }
@@ -252,6 +255,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
     sink.started(plan.points.len() * rounds);
     let mut measured: Vec<MeasuredPoint> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    let mut preparations = Vec::new();
     let options = session.run_options();
     let result = sweep(
         &mut SharedProvider(&shared, session.peers),
@@ -280,12 +284,14 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         },
         &mut measured,
         &mut notes,
+        &mut preparations,
     );
     sink.ended();
     let mut provider = shared.into_inner();
     let mut report = session.new_report();
     report.warnings.append(&mut provider.warnings);
     report.warnings.extend(notes);
+    report.preparation = preparations.into_iter().map(state_preparation).collect();
     let mut coords = Vec::new();
     for m in &measured {
         for job_report in with_cliffs(point_reports(m, &provider), plan.preset.as_ref()) {
@@ -299,6 +305,20 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         provider,
         error: result.err(),
         complete: measured.iter().filter(|m| !m.outcome.interrupted).count(),
+    }
+}
+
+/// A sweep's preparation figures as the report keeps them.
+fn state_preparation(p: storlab_runner::sweep::Preparation) -> StatePreparation {
+    StatePreparation {
+        target: p.target,
+        purpose: p.purpose,
+        steps: p.steps,
+        bytes_written: p.bytes_written,
+        bytes_trimmed: p.bytes_trimmed,
+        wall_ns: p.wall_ns,
+        sim_commands: p.sim.map(|sim| sim.commands),
+        sim_elapsed_ns: p.sim.map(|sim| sim.elapsed_ns),
     }
 }
 

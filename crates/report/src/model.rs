@@ -32,6 +32,32 @@ pub struct RunReport {
     /// empty for simulated targets and targets with no block device (tmpfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<DiskUtil>,
+    /// What putting the targets in their device state took (`--state`, a preset's state,
+    /// preconditioning, `--trim-between-steps`), apart from the jobs measured after it; empty
+    /// when nothing was prepared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preparation: Vec<StatePreparation>,
+}
+
+/// The figures of one target's state preparation for one purpose: not part of any job's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatePreparation {
+    /// The target (`sim:usb3-uas-ssd`, a path).
+    pub target: String,
+    /// What the steps were for: the state (`seq-filled`), `preconditioning` or `trim before
+    /// each point`.
+    pub purpose: String,
+    pub steps: u32,
+    pub bytes_written: u64,
+    pub bytes_trimmed: u64,
+    /// Wall-clock time the steps took.
+    pub wall_ns: u64,
+    /// Simulated targets: commands the stack served for the steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_commands: Option<u64>,
+    /// Simulated targets: the simulated time the steps took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_elapsed_ns: Option<u64>,
 }
 
 /// One block device's counters over a run, as fio's `disk_util` entries give them: the
@@ -84,6 +110,7 @@ impl RunReport {
             jobs: Vec::new(),
             warnings: Vec::new(),
             disk_util: Vec::new(),
+            preparation: Vec::new(),
         }
     }
 }
