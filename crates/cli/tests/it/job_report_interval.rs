@@ -45,7 +45,7 @@ fn a_read_after_a_fill_reports_the_read_and_the_fill_apart() {
         "the simulator's {elapsed_ns} ns against the job's {job_elapsed_ns} ns"
     );
     assert_eq!(sim["bytes_written"], 0, "{sim}");
-    let read_bytes = job["read"]["io_bytes"].as_u64().unwrap();
+    let read_bytes = job["read"]["bytes"].as_u64().unwrap();
     let sim_read_bytes = sim["bytes_read"].as_u64().unwrap();
     assert!(
         sim_read_bytes >= read_bytes && sim_read_bytes < read_bytes + (8 << 20),
