@@ -17,9 +17,7 @@ use storlab_job::preset::{Metric, Preset, SweepPoint};
 use storlab_job::size::parse_size;
 use storlab_job::steps::DeviceState;
 use storlab_job::{JobSet, JobSpec};
-use storlab_report::{
-    HostInfo, JobNotes, JobReport, JobSetup, RunReport, StatePreparation, TargetInfo, ToolInfo,
-};
+use storlab_report::{HostInfo, JobNotes, JobReport, JobSetup, RunReport, TargetInfo, ToolInfo};
 use storlab_runner::sweep::MeasuredPoint;
 use storlab_runner::{
     EngineProvider, JobOutcome, LiveCounters, RunError, RunOptions, DEFAULT_INTERVAL_NS,
@@ -291,7 +289,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
     let mut report = session.new_report();
     report.warnings.append(&mut provider.warnings);
     report.warnings.extend(notes);
-    report.preparation = preparations.into_iter().map(state_preparation).collect();
+    report.preparation = preparations;
     let mut coords = Vec::new();
     for m in &measured {
         for job_report in with_cliffs(point_reports(m, &provider), plan.preset.as_ref()) {
@@ -305,20 +303,6 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         provider,
         error: result.err(),
         complete: measured.iter().filter(|m| !m.outcome.interrupted).count(),
-    }
-}
-
-/// A sweep's preparation figures as the report keeps them.
-fn state_preparation(p: storlab_runner::sweep::Preparation) -> StatePreparation {
-    StatePreparation {
-        target: p.target,
-        purpose: p.purpose,
-        steps: p.steps,
-        bytes_written: p.bytes_written,
-        bytes_trimmed: p.bytes_trimmed,
-        wall_ns: p.wall_ns,
-        sim_commands: p.sim.map(|sim| sim.commands),
-        sim_elapsed_ns: p.sim.map(|sim| sim.elapsed_ns),
     }
 }
 

@@ -39,27 +39,6 @@ pub struct RunReport {
     pub preparation: Vec<StatePreparation>,
 }
 
-/// The figures of one target's state preparation for one purpose: not part of any job's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StatePreparation {
-    /// The target (`sim:usb3-uas-ssd`, a path).
-    pub target: String,
-    /// What the steps were for: the state (`seq-filled`), `preconditioning` or `trim before
-    /// each point`.
-    pub purpose: String,
-    pub steps: u32,
-    pub bytes_written: u64,
-    pub bytes_trimmed: u64,
-    /// Wall-clock time the steps took.
-    pub wall_ns: u64,
-    /// Simulated targets: commands the stack served for the steps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_commands: Option<u64>,
-    /// Simulated targets: the simulated time the steps took.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_elapsed_ns: Option<u64>,
-}
-
 /// One block device's counters over a run, as fio's `disk_util` entries give them: the
 /// differences of `/sys/block/DEV/stat` between the run's start and end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +93,8 @@ impl RunReport {
         }
     }
 }
+
+pub use storlab_stats::StatePreparation;
 
 /// Name and version of the producing program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

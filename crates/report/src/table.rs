@@ -114,7 +114,6 @@ pub fn render_table(report: &RunReport) -> String {
     push_client_rates(&mut out, report);
     push_preparation(&mut out, report);
     crate::repeats_text::push_repeats(&mut out, &crate::repeats::summarise_repeats(&report.jobs));
-
     // What a real target's path implies is the same for every job on it: said once per target.
     // A simulated job's bottleneck is its own: said per job.
     let mut targets_said: Vec<&str> = Vec::new();

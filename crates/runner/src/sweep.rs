@@ -42,29 +42,7 @@ pub struct MeasuredPoint {
 
 /// What putting a target in its state took: the steps' own figures, reported apart from the
 /// points measured after them (whose figures, simulator report included, are their own).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Preparation {
-    /// The target the steps ran on, as its jobs name it (`sim:usb3-uas-ssd`, a path).
-    pub target: String,
-    /// What the steps were for: the state (`seq-filled`), `preconditioning` or
-    /// `trim before each point`.
-    pub purpose: String,
-    pub steps: u32,
-    pub bytes_written: u64,
-    pub bytes_trimmed: u64,
-    /// Wall-clock time the steps took.
-    pub wall_ns: u64,
-    /// Simulated targets only: commands the stack served and the simulated time the steps
-    /// took (the differences of its session report across them).
-    pub sim: Option<SimulatedPreparation>,
-}
-
-/// A simulated stack's share of a [`Preparation`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SimulatedPreparation {
-    pub commands: u64,
-    pub elapsed_ns: u64,
-}
+pub use storlab_stats::StatePreparation as Preparation;
 
 /// Runs steps and points on one target, remembering what was done to it.
 pub struct Sweeper<'p, 'o> {
@@ -264,10 +242,10 @@ fn account(preparations: &mut Vec<Preparation>, purpose: &str, figures: &StepFig
     }
     entry.wall_ns += u64::try_from(figures.wall.as_nanos()).unwrap_or(u64::MAX);
     if let Some(after) = figures.sim_after {
-        let sim = entry.sim.get_or_insert_with(SimulatedPreparation::default);
         let then = |field: fn(&SimReport) -> u64| figures.sim_before.map_or(0, field);
-        sim.commands += after.commands.saturating_sub(then(|b| b.commands));
-        sim.elapsed_ns += after.elapsed_ns.saturating_sub(then(|b| b.elapsed_ns));
+        *entry.sim_commands.get_or_insert(0) += after.commands.saturating_sub(then(|b| b.commands));
+        *entry.sim_elapsed_ns.get_or_insert(0) +=
+            after.elapsed_ns.saturating_sub(then(|b| b.elapsed_ns));
     }
 }
 
@@ -618,9 +596,11 @@ mod tests {
             (fill.bytes_written, fill.bytes_trimmed),
             (region_bytes, region_bytes)
         );
-        let fill_sim = fill.sim.expect("simulated figures");
-        assert_eq!(fill_sim.commands, 1 + region_bytes / SEQ_FILL_BLOCK_BYTES);
-        assert!(fill_sim.elapsed_ns > 0);
+        assert_eq!(
+            fill.sim_commands,
+            Some(1 + region_bytes / SEQ_FILL_BLOCK_BYTES)
+        );
+        assert!(fill.sim_elapsed_ns.is_some_and(|ns| ns > 0));
     }
 
     /// A buffered job of `delivered` bytes read, whose engines saw the device read `device`.
