@@ -178,8 +178,9 @@ pub fn job_reports(
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
     let mut reports = reports_of_workers(outcome, region_bytes, &setup, notes);
-    // A job with its own steadystate ran until it held still (or said it did not).
-    if job.steadystate.is_none() {
+    // A job with its own steadystate ran until it held still (or said it did not); an engine
+    // that moves no data (null) measures this machine's CPU, whose rate moves with its load.
+    if job.steadystate.is_none() && outcome.capabilities.moves_data {
         for report in &mut reports {
             let unsettled = crate::settled::unsettled_warning(&report.series);
             report.notes.warnings.extend(unsettled);
