@@ -112,6 +112,22 @@ pub struct EngineReport {
 }
 
 impl EngineReport {
+    /// This report over the part of the session after `before` (the same engine's report taken
+    /// earlier): a simulated stack's cumulative report becomes the interval's
+    /// ([`SimReport::since`]), its details with it; other engines' details are already per job.
+    pub fn since(&self, before: Option<&EngineReport>) -> EngineReport {
+        match (&self.sim, before.and_then(|b| b.sim.as_deref())) {
+            (Some(now), Some(then)) => {
+                let interval = now.since(Some(then));
+                EngineReport {
+                    details: interval.details(),
+                    sim: Some(Box::new(interval)),
+                }
+            }
+            _ => self.clone(),
+        }
+    }
+
     /// The value of detail `key`, if the engine gave it.
     pub fn detail(&self, key: &str) -> Option<&str> {
         self.details

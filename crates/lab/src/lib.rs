@@ -14,6 +14,7 @@ pub mod fctest;
 pub mod outcome;
 pub mod provider;
 pub mod run;
+pub mod settled;
 pub mod sink;
 pub mod stacks;
 pub mod sweep;

@@ -22,8 +22,10 @@ pub struct HonestyCheck {
 }
 
 impl HonestyCheck {
-    /// The warnings of `outcome`; call it for every finished job, in the order they finished.
-    pub fn warnings(&mut self, outcome: &JobOutcome) -> Vec<Warning> {
+    /// The warnings of `outcome` and its first engine's report over the job's own interval
+    /// (`EngineReport::since`: a kept simulated stack's report less what came before the job's
+    /// group); call it for every finished job, in the order they finished.
+    pub fn check(&mut self, outcome: &JobOutcome) -> (Vec<Warning>, Option<EngineReport>) {
         if outcome.job.stonewall || self.before_group.is_empty() {
             let finished_group = std::mem::take(&mut self.this_group);
             self.before_group.extend(finished_group);
@@ -40,10 +42,11 @@ impl HonestyCheck {
             }
         });
         let warnings = storlab_runner::sweep::honesty_warnings(&outcome.job, outcome, before);
+        let interval = after.map(|after| after.since(before));
         if let Some(after) = after {
             self.this_group.insert(key, after.clone());
         }
-        warnings
+        (warnings, interval)
     }
 }
 
@@ -95,11 +98,13 @@ fn block_size_label(job: &JobSpec) -> String {
 }
 
 /// Reports for one finished job; `honesty` are its [`HonestyCheck`] (or sweep point's)
-/// warnings, the simulator's among them.
+/// warnings, the simulator's among them; `first_report` its first engine's report over the
+/// job's own interval (the outcome's own when its engines served only this job).
 pub fn job_reports(
     outcome: &JobOutcome,
     provider: &Provider,
     honesty: &[Warning],
+    first_report: Option<&EngineReport>,
 ) -> Vec<JobReport> {
     let job = &outcome.job;
     let (description, kind) = provider
@@ -107,7 +112,6 @@ pub fn job_reports(
         .get(&job.name)
         .cloned()
         .unwrap_or_else(|| ("unknown".into(), "unknown".into()));
-    let first_report = outcome.engine_reports.first();
     let mut warnings = job.warnings.clone();
     if outcome.interrupted {
         warnings.push(
@@ -174,6 +178,14 @@ pub fn job_reports(
     };
     let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
     let mut reports = reports_of_workers(outcome, region_bytes, &setup, notes);
+    // A job with its own steadystate ran until it held still (or said it did not); an engine
+    // that moves no data (null) measures this machine's CPU, whose rate moves with its load.
+    if job.steadystate.is_none() && outcome.capabilities.moves_data {
+        for report in &mut reports {
+            let unsettled = crate::settled::unsettled_warning(&report.series);
+            report.notes.warnings.extend(unsettled);
+        }
+    }
     if let Some(device) = probed.as_ref().and_then(|p| p.device.as_ref()) {
         for report in &mut reports {
             report.path_verdict = path_verdict(device, job, report, provider.what_if_args());

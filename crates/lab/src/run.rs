@@ -115,7 +115,8 @@ pub fn run_job_set(set: &JobSet, session: &Session<'_>, sink: &mut dyn RunSink) 
     let mut finished: Vec<JobReport> = Vec::new();
     let mut honesty = HonestyCheck::default();
     let mut on_job_done = |outcome: &JobOutcome| {
-        let reports = job_reports(outcome, &shared.borrow(), &honesty.warnings(outcome));
+        let (warnings, interval) = honesty.check(outcome);
+        let reports = job_reports(outcome, &shared.borrow(), &warnings, interval.as_ref());
         if !outcome.fio_logs.is_empty() {
             sink.fio_logs(&outcome.fio_logs);
         }
@@ -252,6 +253,7 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
     sink.started(plan.points.len() * rounds);
     let mut measured: Vec<MeasuredPoint> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    let mut preparations = Vec::new();
     let options = session.run_options();
     let result = sweep(
         &mut SharedProvider(&shared, session.peers),
@@ -280,12 +282,14 @@ pub fn run_sweep(plan: &SweepPlan, session: &Session<'_>, sink: &mut dyn RunSink
         },
         &mut measured,
         &mut notes,
+        &mut preparations,
     );
     sink.ended();
     let mut provider = shared.into_inner();
     let mut report = session.new_report();
     report.warnings.append(&mut provider.warnings);
     report.warnings.extend(notes);
+    report.preparation = preparations;
     let mut coords = Vec::new();
     for m in &measured {
         for job_report in with_cliffs(point_reports(m, &provider), plan.preset.as_ref()) {

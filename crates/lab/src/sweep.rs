@@ -17,7 +17,7 @@ use storlab_job::size::parse_size;
 use storlab_job::steps::{DeviceState, Step, SEQ_FILL_BLOCK_BYTES};
 use storlab_job::{JobSet, JobSpec, Target};
 use storlab_report::JobReport;
-use storlab_runner::sweep::{MeasuredPoint, Sweeper};
+use storlab_runner::sweep::{MeasuredPoint, Preparation, Sweeper};
 use storlab_runner::{RunError, RunOptions, DEFAULT_INTERVAL_NS};
 
 /// Largest transfer FC-Test's block-level streams use (a file copy's buffer).
@@ -305,16 +305,22 @@ pub fn job_points(set: JobSet) -> Vec<SweepPoint> {
 /// The reports of one measured point, with the device state it was measured in and its
 /// honesty warnings.
 pub fn point_reports(m: &MeasuredPoint, provider: &Provider) -> Vec<JobReport> {
-    job_reports(&m.outcome, provider, &m.warnings)
-        .into_iter()
-        .map(|mut job_report| {
-            job_report.setup.device_state = m.device_state.clone();
-            job_report
-        })
-        .collect()
+    job_reports(
+        &m.outcome,
+        provider,
+        &m.warnings,
+        m.outcome.engine_reports.first(),
+    )
+    .into_iter()
+    .map(|mut job_report| {
+        job_report.setup.device_state = m.device_state.clone();
+        job_report
+    })
+    .collect()
 }
 
-/// Prepare the target, then measure every point (or rounds of them until steady state).
+/// Prepare the target, then measure every point (or rounds of them until steady state);
+/// `preparations` gets what the state steps took (`Sweeper::preparations`).
 #[allow(clippy::too_many_arguments)]
 pub fn sweep(
     provider: &mut dyn storlab_runner::EngineProvider,
@@ -326,6 +332,7 @@ pub fn sweep(
     point_done: &mut dyn FnMut(&MeasuredPoint),
     measured: &mut Vec<MeasuredPoint>,
     notes: &mut Vec<String>,
+    preparations: &mut Vec<Preparation>,
 ) -> Result<(), RunError> {
     let writes = points.iter().any(|p| p.job.read_percent < 100);
     let fitted = fit_to_fixed_target(provider, preset, points, writes, notes)?;
@@ -356,35 +363,40 @@ pub fn sweep(
     let mut template = opener;
     template.read_percent = 0;
     let mut sweeper = Sweeper::new(provider, options);
-    if sweeper.prepare(state, &template, &regions)? {
-        return Ok(());
-    }
-    let mut on_point = |m: MeasuredPoint| {
-        point_done(&m);
-        measured.push(m);
-    };
-    let Some(steady) = steady else {
-        for point in points {
-            if options.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            if let Some(m) = sweeper.measure(point, trim_between_steps)? {
-                on_point(m);
-            }
+    let result = (|| {
+        if sweeper.prepare(state, &template, &regions)? {
+            return Ok(());
         }
-        return Ok(());
-    };
-    if precondition(&mut sweeper, preconditions, &template, &regions)? {
-        return Ok(());
-    }
-    let rounds = Rounds {
-        points,
-        steady,
-        trim_between_steps,
-        stop: options.stop,
-    };
-    notes.extend(rounds.measure_until_steady(&mut sweeper, &mut on_point)?);
-    Ok(())
+        let mut on_point = |m: MeasuredPoint| {
+            point_done(&m);
+            measured.push(m);
+        };
+        let Some(steady) = steady else {
+            for point in points {
+                if options.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Some(m) = sweeper.measure(point, trim_between_steps)? {
+                    on_point(m);
+                }
+            }
+            return Ok(());
+        };
+        if precondition(&mut sweeper, preconditions, &template, &regions)? {
+            return Ok(());
+        }
+        let rounds = Rounds {
+            points,
+            steady,
+            trim_between_steps,
+            stop: options.stop,
+        };
+        notes.extend(rounds.measure_until_steady(&mut sweeper, &mut on_point)?);
+        Ok(())
+    })();
+    // What the state took is reported whether or not every point ran.
+    preparations.extend_from_slice(sweeper.preparations());
+    result
 }
 
 /// A preset's test areas fitted to a target of fixed size (they shrink, or the preset is
@@ -424,6 +436,7 @@ fn precondition(
     template: &JobSpec,
     regions: &[storlab_runner::Region],
 ) -> Result<bool, RunError> {
+    sweeper.preparing("preconditioning");
     for pass in 0..passes {
         let fills = storlab_runner::state::state_steps(DeviceState::SeqFilled, template, regions)
             .into_iter()
@@ -712,6 +725,7 @@ mod tests {
                 state,
                 false,
                 &mut |_| {},
+                &mut Vec::new(),
                 &mut Vec::new(),
                 &mut Vec::new(),
             )

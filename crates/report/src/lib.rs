@@ -35,7 +35,7 @@ pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};
 pub use model::{
     CpuReport, DiskUtil, HostInfo, JobNotes, JobReport, JobSetup, RankRow, RunReport, SeriesPoint,
-    SlavesAggregate, TargetInfo, ToolInfo, SCHEMA_VERSION,
+    SlavesAggregate, StatePreparation, TargetInfo, ToolInfo, SCHEMA_VERSION,
 };
 pub use repeats::{
     repeat_of, summarise_repeats, t_quantile_975, welch_differs, RepeatSummary, Spread,

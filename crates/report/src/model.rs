@@ -32,6 +32,11 @@ pub struct RunReport {
     /// empty for simulated targets and targets with no block device (tmpfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<DiskUtil>,
+    /// What putting the targets in their device state took (`--state`, a preset's state,
+    /// preconditioning, `--trim-between-steps`), apart from the jobs measured after it; empty
+    /// when nothing was prepared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preparation: Vec<StatePreparation>,
 }
 
 /// One block device's counters over a run, as fio's `disk_util` entries give them: the
@@ -84,9 +89,12 @@ impl RunReport {
             jobs: Vec::new(),
             warnings: Vec::new(),
             disk_util: Vec::new(),
+            preparation: Vec::new(),
         }
     }
 }
+
+pub use storlab_stats::StatePreparation;
 
 /// Name and version of the producing program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -112,8 +112,8 @@ pub fn render_table(report: &RunReport) -> String {
         );
     }
     push_client_rates(&mut out, report);
+    push_preparation(&mut out, report);
     crate::repeats_text::push_repeats(&mut out, &crate::repeats::summarise_repeats(&report.jobs));
-
     // What a real target's path implies is the same for every job on it: said once per target.
     // A simulated job's bottleneck is its own: said per job.
     let mut targets_said: Vec<&str> = Vec::new();
@@ -167,6 +167,35 @@ pub fn render_table(report: &RunReport) -> String {
         }
     }
     out
+}
+
+/// What putting the targets in their state took: apart from the jobs, whose figures (and
+/// simulator diagnosis) cover their own measured interval only.
+fn push_preparation(out: &mut String, report: &RunReport) {
+    if report.preparation.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "state preparation (in no job's figures):");
+    for p in &report.preparation {
+        let mb = |bytes: u64| format!("{:.1} MB", bytes as f64 / BYTES_PER_MB);
+        let mut line = format!(
+            "  [{}] {}: {} step{}, {} written, {} trimmed",
+            escape_control(&p.target),
+            escape_control(&p.purpose),
+            p.steps,
+            if p.steps == 1 { "" } else { "s" },
+            mb(p.bytes_written),
+            mb(p.bytes_trimmed)
+        );
+        if let Some(commands) = p.sim_commands {
+            let _ = write!(line, ", {commands} commands");
+        }
+        if let Some(elapsed_ns) = p.sim_elapsed_ns {
+            let _ = write!(line, ", {:.2} s simulated", elapsed_ns as f64 / 1e9);
+        }
+        let _ = writeln!(out, "{line} ({:.2} s wall)", p.wall_ns as f64 / 1e9);
+    }
 }
 
 /// A multi-client run's rows are the clients' aggregate: each client's own rates follow.

@@ -27,7 +27,7 @@ pub mod overlap;
 pub mod pattern;
 mod random_map;
 pub mod state;
-mod steady;
+pub mod steady;
 pub mod sweep;
 pub mod verify;
 mod verify_seeds;

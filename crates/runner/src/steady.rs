@@ -1,7 +1,8 @@
 //! fio's `steadystate` criteria (fio's steadystate.c): over a window of per-interval samples,
 //! either the largest deviation from the mean (`iops`, `bw`) or the least-squares slope
 //! (`iops_slope`, `bw_slope`), each against a limit in the samples' unit or in percent of the
-//! mean. A worker that meets its criterion stops, as fio ends the job.
+//! mean. A worker that meets its criterion stops, as fio ends the job; the lab applies the same
+//! test to a finished job's series to say whether its result had settled.
 
 use storlab_job::{SteadyStateSpec, MICROS_PER_UNIT};
 
@@ -16,14 +17,7 @@ pub fn criterion_met(samples: &[f64], spec: &SteadyStateSpec) -> bool {
         return false;
     }
     let measured = if spec.slope {
-        let x_mean = (n - 1) as f64 / 2.0;
-        let (mut sxy, mut sxx) = (0.0, 0.0);
-        for (i, &y) in samples.iter().enumerate() {
-            let dx = i as f64 - x_mean;
-            sxy += dx * (y - mean);
-            sxx += dx * dx;
-        }
-        (sxy / sxx).abs()
+        slope(samples).abs()
     } else {
         samples.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max)
     };
@@ -33,6 +27,24 @@ pub fn criterion_met(samples: &[f64], spec: &SteadyStateSpec) -> bool {
     } else {
         measured <= limit
     }
+}
+
+/// The least-squares slope of `samples` (oldest first) per sample, in their unit; 0 for fewer
+/// than two.
+pub fn slope(samples: &[f64]) -> f64 {
+    let n = samples.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let x_mean = (n - 1) as f64 / 2.0;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, &y) in samples.iter().enumerate() {
+        let dx = i as f64 - x_mean;
+        sxy += dx * (y - mean);
+        sxx += dx * dx;
+    }
+    sxy / sxx
 }
 
 #[cfg(test)]

@@ -22,10 +22,15 @@ pub const PAGE_CACHE_CHECK_MIN_BYTES: u64 = 1 << 20;
 const BYTES_PER_MB: f64 = 1e6;
 const BYTES_PER_GB: f64 = 1e9;
 
+/// [`Preparation::purpose`] of the TRIMs `--trim-between-steps` runs before each point.
+pub const TRIM_BEFORE_EACH_POINT: &str = "trim before each point";
+
 /// One measured sweep point.
 #[derive(Debug)]
 pub struct MeasuredPoint {
     pub point: SweepPoint,
+    /// What the point did; its first engine report is of the point's own interval
+    /// (`EngineReport::since`), not the kept simulated stack's whole session.
     pub outcome: JobOutcome,
     /// The state the target was in when this point started (`fresh (trimmed before this
     /// step)`, `seq-filled`, `after previous step (...)`).
@@ -34,6 +39,10 @@ pub struct MeasuredPoint {
     /// what the simulator raised about this point.
     pub warnings: Vec<Warning>,
 }
+
+/// What putting a target in its state took: the steps' own figures, reported apart from the
+/// points measured after them (whose figures, simulator report included, are their own).
+pub use storlab_stats::StatePreparation as Preparation;
 
 /// Runs steps and points on one target, remembering what was done to it.
 pub struct Sweeper<'p, 'o> {
@@ -46,6 +55,10 @@ pub struct Sweeper<'p, 'o> {
     /// Per target, what went wrong while steps put it in its state (a bridge that dropped the
     /// TRIM step's UNMAPs), for the next point measured there: its state is not what it says.
     step_warnings: BTreeMap<String, Vec<Warning>>,
+    /// What the steps run so far took, one entry per target and purpose.
+    preparations: Vec<Preparation>,
+    /// The purpose the next steps are accounted under ([`Preparation::purpose`]).
+    purpose: String,
 }
 
 impl<'p, 'o> Sweeper<'p, 'o> {
@@ -56,7 +69,19 @@ impl<'p, 'o> Sweeper<'p, 'o> {
             state: DeviceState::AsFound.label(),
             last_reports: BTreeMap::new(),
             step_warnings: BTreeMap::new(),
+            preparations: Vec::new(),
+            purpose: DeviceState::AsFound.label(),
         }
+    }
+
+    /// Account the next steps under `purpose` (`preconditioning`): [`Sweeper::preparations`].
+    pub fn preparing(&mut self, purpose: &str) {
+        self.purpose = purpose.to_string();
+    }
+
+    /// What the steps run so far took, per target and purpose, in the order first run.
+    pub fn preparations(&self) -> &[Preparation] {
+        &self.preparations
     }
 
     /// The current device state label.
@@ -72,14 +97,23 @@ impl<'p, 'o> Sweeper<'p, 'o> {
 
     /// Run one step; returns whether it was interrupted.
     pub fn step(&mut self, step: &Step) -> Result<bool, RunError> {
+        let started = std::time::Instant::now();
         let outcome = run_step(step, self.provider, self.options)?;
         let key = target_key(step.job());
         let sim_before = self.last_reports.get(&key).and_then(|b| b.sim.as_deref());
-        if let Some(sim_after) = outcome
+        let sim_after = outcome
             .engine_report
             .as_ref()
-            .and_then(|r| r.sim.as_deref())
-        {
+            .and_then(|r| r.sim.as_deref());
+        let figures = StepFigures {
+            step,
+            bytes: outcome.bytes,
+            wall: started.elapsed(),
+            sim_before,
+            sim_after,
+        };
+        account(&mut self.preparations, &self.purpose, &figures);
+        if let Some(sim_after) = sim_after {
             let dropped = sim_after
                 .warnings_since(sim_before)
                 .into_iter()
@@ -105,6 +139,7 @@ impl<'p, 'o> Sweeper<'p, 'o> {
         template: &JobSpec,
         regions: &[crate::Region],
     ) -> Result<bool, RunError> {
+        self.preparing(&state.label());
         let steps = crate::state::state_steps(state, template, regions);
         for step in &steps {
             if self.step(step)? {
@@ -127,6 +162,7 @@ impl<'p, 'o> Sweeper<'p, 'o> {
     ) -> Result<Option<MeasuredPoint>, RunError> {
         let mut device_state = self.state.clone();
         if trim_before {
+            self.preparing(TRIM_BEFORE_EACH_POINT);
             let trim = DeviceState::Fresh.steps(&point.job);
             for step in &trim {
                 if self.step(step)? {
@@ -149,7 +185,14 @@ impl<'p, 'o> Sweeper<'p, 'o> {
             .remove(&target_key(&point.job))
             .unwrap_or_default();
         warnings.extend(honesty_warnings(&point.job, &outcome, before));
-        self.remember(&point.job, outcome.engine_reports.first().cloned());
+        let mut outcome = outcome;
+        if let Some(after) = outcome.engine_reports.first_mut() {
+            // The point's report is of its own interval: a kept simulated stack's session
+            // report covers the state preparation and earlier points too.
+            let interval = after.since(before);
+            let session = std::mem::replace(after, interval);
+            self.remember(&point.job, Some(session));
+        }
         let wrote = outcome.workers.iter().any(|w| w.write.bytes > 0);
         if wrote {
             self.state = format!("after previous step ({})", point.job.name);
@@ -160,6 +203,60 @@ impl<'p, 'o> Sweeper<'p, 'o> {
             device_state,
             warnings,
         }))
+    }
+}
+
+/// What one step did, for its [`Preparation`].
+struct StepFigures<'a> {
+    step: &'a Step,
+    /// Bytes it wrote or discarded.
+    bytes: u64,
+    wall: std::time::Duration,
+    /// Its target's simulator report before and after it (simulated targets).
+    sim_before: Option<&'a SimReport>,
+    sim_after: Option<&'a SimReport>,
+}
+
+/// Add what a step did to its target's entry for `purpose` in `preparations`.
+fn account(preparations: &mut Vec<Preparation>, purpose: &str, figures: &StepFigures<'_>) {
+    let target = target_name(&figures.step.job().target);
+    let index = match preparations
+        .iter()
+        .position(|p| p.target == target && p.purpose == purpose)
+    {
+        Some(index) => index,
+        None => {
+            preparations.push(Preparation {
+                target,
+                purpose: purpose.to_string(),
+                ..Preparation::default()
+            });
+            preparations.len() - 1
+        }
+    };
+    let entry = &mut preparations[index];
+    entry.steps += 1;
+    match figures.step {
+        Step::Trim { .. } => entry.bytes_trimmed += figures.bytes,
+        Step::Prepare { .. } => entry.bytes_written += figures.bytes,
+    }
+    entry.wall_ns += u64::try_from(figures.wall.as_nanos()).unwrap_or(u64::MAX);
+    if let Some(after) = figures.sim_after {
+        let then = |field: fn(&SimReport) -> u64| figures.sim_before.map_or(0, field);
+        *entry.sim_commands.get_or_insert(0) += after.commands.saturating_sub(then(|b| b.commands));
+        *entry.sim_elapsed_ns.get_or_insert(0) +=
+            after.elapsed_ns.saturating_sub(then(|b| b.elapsed_ns));
+    }
+}
+
+/// A target as the preparation's figures name it: `sim:STACK`, a path, `a temporary file in DIR`.
+fn target_name(target: &storlab_job::Target) -> String {
+    use storlab_job::Target;
+    match target {
+        Target::Sim(stack) => format!("sim:{stack}"),
+        Target::Path(path) => path.display().to_string(),
+        Target::TempFileIn(dir) => format!("a temporary file in {}", dir.display()),
+        Target::None => "no target".into(),
     }
 }
 
@@ -297,6 +394,7 @@ mod tests {
     use super::*;
     use crate::Region;
     use storlab_engine::Capabilities;
+    use storlab_job::steps::SEQ_FILL_BLOCK_BYTES;
     use storlab_job::EngineKind;
     use storlab_job::Target;
     use storlab_stats::WorkerStats;
@@ -414,6 +512,95 @@ mod tests {
         // Without a report from before, the session is the job's.
         let warnings = honesty_warnings(&job, &more, None);
         assert!(warnings[1].to_string().starts_with("5 UNMAP commands"));
+    }
+
+    /// One simulated stack kept between jobs, as the lab's provider keeps it.
+    struct KeptStack {
+        kept: Option<Box<dyn storlab_engine::IoEngine + Send>>,
+    }
+
+    impl EngineProvider for KeptStack {
+        fn open(
+            &mut self,
+            _job: &JobSpec,
+        ) -> Result<Vec<Box<dyn storlab_engine::IoEngine + Send>>, RunError> {
+            let engine = match self.kept.take() {
+                Some(engine) => engine,
+                None => Box::new(
+                    storlab_engine::engines::sim::SimEngine::open(
+                        "usb3-uas-ssd",
+                        std::path::Path::new("/nonexistent"),
+                        1,
+                    )
+                    .map_err(RunError::Engine)?,
+                ),
+            };
+            Ok(vec![engine])
+        }
+
+        fn release(
+            &mut self,
+            _job: &JobSpec,
+            mut engines: Vec<Box<dyn storlab_engine::IoEngine + Send>>,
+        ) {
+            self.kept = engines.pop();
+        }
+    }
+
+    /// A read measured after a fill: the point's simulator report is its own interval, and
+    /// the fill's bytes, commands and simulated time are the sweeper's preparation.
+    #[test]
+    fn a_point_after_a_fill_reports_its_own_interval_and_the_fill_apart() {
+        let region_bytes = 16u64 << 20;
+        let mut job = JobSpec::new("read", EngineKind::Sim, Target::Sim("usb3-uas-ssd".into()));
+        job.size_bytes = Some(region_bytes);
+        let mut template = job.clone();
+        template.read_percent = 0;
+        let regions = [Region {
+            start_bytes: 0,
+            len_bytes: region_bytes,
+        }];
+        let mut provider = KeptStack { kept: None };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let options = RunOptions {
+            interval_ns: crate::DEFAULT_INTERVAL_NS,
+            stop: &stop,
+            live: None,
+        };
+        let mut sweeper = Sweeper::new(&mut provider, &options);
+        assert!(!sweeper
+            .prepare(DeviceState::SeqFilled, &template, &regions)
+            .unwrap());
+        let point = SweepPoint {
+            coords: Vec::new(),
+            job,
+        };
+        let measured = sweeper.measure(&point, false).unwrap().expect("measured");
+        let sim = measured.outcome.engine_reports[0].sim.as_deref().unwrap();
+        assert_eq!(sim.bytes_written, 0, "the fill is not the point's");
+        assert_eq!(sim.bytes_read, region_bytes);
+        let job_elapsed_ns = measured.outcome.workers[0].elapsed_ns;
+        assert!(
+            sim.elapsed_ns.abs_diff(job_elapsed_ns) <= job_elapsed_ns / 100,
+            "the point's simulated time is its own: {} ns against the job's {job_elapsed_ns} ns",
+            sim.elapsed_ns
+        );
+        let preparations = sweeper.preparations();
+        assert_eq!(preparations.len(), 1, "{preparations:?}");
+        let fill = &preparations[0];
+        assert_eq!(
+            (fill.target.as_str(), fill.purpose.as_str()),
+            ("sim:usb3-uas-ssd", "seq-filled")
+        );
+        assert_eq!(
+            (fill.bytes_written, fill.bytes_trimmed),
+            (region_bytes, region_bytes)
+        );
+        assert_eq!(
+            fill.sim_commands,
+            Some(1 + region_bytes / SEQ_FILL_BLOCK_BYTES)
+        );
+        assert!(fill.sim_elapsed_ns.is_some_and(|ns| ns > 0));
     }
 
     /// A buffered job of `delivered` bytes read, whose engines saw the device read `device`.

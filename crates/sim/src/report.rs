@@ -12,6 +12,8 @@ use crate::transport::Transport;
 use serde::Serialize;
 use std::fmt;
 
+mod interval;
+
 /// Engine-report key: written bytes the payload store did not keep (its budget was full).
 pub const DETAIL_PAYLOAD_DROPPED_BYTES: &str = "sim.payload_dropped_bytes";
 
@@ -222,30 +224,7 @@ impl SimReport {
             });
         }
         let commands = delta(self.commands, |b| b.commands);
-        let elapsed_ns = delta(self.elapsed_ns, |b| b.elapsed_ns).max(1);
-        let busiest = self
-            .layers
-            .iter()
-            .map(|layer| {
-                let busy_before = before
-                    .and_then(|b| b.layer(&layer.name))
-                    .map_or(0, |l| l.busy_ns);
-                let busy_ns = layer.busy_ns.saturating_sub(busy_before);
-                (layer.name.as_str(), busy_ns as f64 / elapsed_ns as f64)
-            })
-            // The first of equals, as the report's bottleneck.
-            .fold(None::<(&str, f64)>, |best, l| match best {
-                Some(b) if b.1 >= l.1 => Some(b),
-                _ => Some(l),
-            });
-        if let Some((layer, utilisation)) = busiest {
-            if commands > 0 && utilisation < SATURATED_UTILISATION {
-                warnings.push(SimWarning::LatencyBound {
-                    busiest_layer: layer.to_string(),
-                    utilisation,
-                });
-            }
-        }
+        warnings.extend(latency_bound(&self.layers_since(before), commands));
         let merged_requests = delta(self.merged_requests, |b| b.merged_requests);
         let driver_buffer_reads = delta(self.driver_buffer_reads, |b| b.driver_buffer_reads);
         if merged_requests > 0 || driver_buffer_reads > 0 {
@@ -452,22 +431,10 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
                 bytes: 0,
             });
         }
-        let (bottleneck, bottleneck_utilisation) = layers
-            .iter()
-            .fold(None::<&LayerReport>, |best, l| match best {
-                Some(b) if b.utilisation >= l.utilisation => Some(b),
-                _ => Some(l),
-            })
-            .map(|l| (l.name.clone(), l.utilisation))
-            .unwrap_or_default();
+        let (bottleneck, bottleneck_utilisation) = busiest(&layers);
         let c = counters;
         let mut warnings = Vec::new();
-        if c.commands > 0 && bottleneck_utilisation < SATURATED_UTILISATION {
-            warnings.push(SimWarning::LatencyBound {
-                busiest_layer: bottleneck.clone(),
-                utilisation: bottleneck_utilisation,
-            });
-        }
+        warnings.extend(latency_bound(&layers, c.commands));
         if c.merged_requests > 0 || c.driver_buffer_reads > 0 {
             warnings.push(SimWarning::MergedRequests {
                 merged_requests: c.merged_requests,
@@ -519,6 +486,29 @@ pub(crate) fn build(parts: ReportParts) -> SimReport {
             stack_profile: spec.clone(),
         }
     }
+}
+
+/// The latency-bound diagnosis of an interval whose layers are `layers`: commands ran
+/// (`commands`) and no layer was near saturation (every one below [`SATURATED_UTILISATION`]).
+fn latency_bound(layers: &[LayerReport], commands: u64) -> Option<SimWarning> {
+    let (busiest_layer, utilisation) = busiest(layers);
+    (commands > 0 && utilisation < SATURATED_UTILISATION).then_some(SimWarning::LatencyBound {
+        busiest_layer,
+        utilisation,
+    })
+}
+
+/// The layer with the highest utilisation and that utilisation (the first of equals): the
+/// bottleneck.
+fn busiest(layers: &[LayerReport]) -> (String, f64) {
+    layers
+        .iter()
+        .fold(None::<&LayerReport>, |best, l| match best {
+            Some(b) if b.utilisation >= l.utilisation => Some(b),
+            _ => Some(l),
+        })
+        .map(|l| (l.name.clone(), l.utilisation))
+        .unwrap_or_default()
 }
 
 /// `flushes_to_drive` is left out of a report without flushes.

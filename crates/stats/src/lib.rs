@@ -11,6 +11,7 @@ mod depth;
 mod direction;
 mod fio_bins;
 mod histogram;
+mod preparation;
 mod series;
 mod summary;
 
@@ -22,6 +23,7 @@ pub use histogram::{
     HistogramWire, LatencyHistogram, HIGHEST_TRACKABLE_NS, LATENCY_DISTRIBUTION_EDGES_NS,
     LOWEST_DISCERNIBLE_NS, SIGNIFICANT_DIGITS,
 };
+pub use preparation::StatePreparation;
 pub use series::{IntervalBin, IntervalSeries, DEFAULT_INTERVAL_NS, MAX_INTERVALS};
 pub use summary::{
     DirectionSummary, IntervalRateSummary, LatencyBinCount, LatencySummary, PrioritySummary,

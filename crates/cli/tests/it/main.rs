@@ -47,6 +47,7 @@ mod guard;
 mod hostile_inputs;
 mod io_batch;
 mod job_file_reads;
+mod job_report_interval;
 mod job_scheduling;
 mod latency_numa;
 mod linux_oracle;

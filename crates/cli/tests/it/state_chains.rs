@@ -13,8 +13,9 @@ const MIB: u64 = 1 << 20;
 /// The measured region: small, so the fills are quick.
 const REGION_BYTES: u64 = 64 * MIB;
 
-/// `storlab run` of 4 KiB random reads over the region of `stack` in `state`, as JSON.
-fn run_in_state(stack: &str, state: &str) -> serde_json::Value {
+/// `storlab run` of 4 KiB random reads over the region of `stack` in `state`, as JSON: the
+/// job's report and the state preparation's figures.
+fn run_in_state(stack: &str, state: &str) -> (serde_json::Value, serde_json::Value) {
     let out = storlab()
         .args([
             "run",
@@ -33,19 +34,26 @@ fn run_in_state(stack: &str, state: &str) -> serde_json::Value {
         .expect("storlab runs");
     assert!(out.status.success(), "{state}: {}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["jobs"][0].clone()
+    (doc["jobs"][0].clone(), doc["preparation"][0].clone())
 }
 
 #[test]
 fn a_fill_then_a_trim_of_everything_leaves_nothing_stored() {
-    let job = run_in_state("usb3-uas-ssd", "seq-filled,trim-all");
+    let (job, preparation) = run_in_state("usb3-uas-ssd", "seq-filled,trim-all");
     assert_eq!(job["device_state"], "seq-filled,trim-all");
-    let sim = &job["sim"];
+    assert_eq!(preparation["purpose"], "seq-filled,trim-all");
     assert_eq!(
-        sim["bytes_written"].as_u64(),
+        preparation["bytes_written"].as_u64(),
         Some(REGION_BYTES),
         "the fill"
     );
+    assert_eq!(
+        preparation["bytes_trimmed"].as_u64(),
+        Some(2 * REGION_BYTES),
+        "the TRIM before the fill and the one after"
+    );
+    let sim = &job["sim"];
+    assert_eq!(sim["bytes_written"], 0, "the job's own figures: it reads");
     let stored = sim["stored_bytes"].as_u64().unwrap();
     assert!(
         stored < MIB,
@@ -53,20 +61,20 @@ fn a_fill_then_a_trim_of_everything_leaves_nothing_stored() {
     );
 
     // Without the TRIM (a partition delete) the drive keeps every byte of the fill.
-    let kept = run_in_state("usb3-uas-ssd", "seq-filled");
+    let (kept, _) = run_in_state("usb3-uas-ssd", "seq-filled");
     assert_eq!(kept["sim"]["stored_bytes"].as_u64(), Some(REGION_BYTES));
 }
 
 #[test]
 fn a_virgin_drive_then_random_writes_is_not_filled() {
-    let job = run_in_state("usb3-uas-ssd", "fresh,randwrite:4m");
+    let (job, preparation) = run_in_state("usb3-uas-ssd", "fresh,randwrite:4m");
     assert_eq!(job["device_state"], "fresh,randwrite:4MiB");
-    let sim = &job["sim"];
     assert_eq!(
-        sim["bytes_written"].as_u64(),
+        preparation["bytes_written"].as_u64(),
         Some(4 * MIB),
         "no fill first"
     );
+    let sim = &job["sim"];
     let stored = sim["stored_bytes"].as_u64().unwrap();
     assert!(
         stored > 0 && stored <= 4 * MIB,

@@ -293,7 +293,7 @@ fn a_simulated_fill_covers_the_share_asked_for_only() {
     // The report's target size is the job's region: 1% of the 32 GB drive.
     let region_bytes = job["target"]["size_bytes"].as_u64().unwrap();
     assert_eq!(region_bytes, 320_000_000);
-    // The session's writes: the fill only (the measured job reads).
-    let written = job["sim"]["bytes_written"].as_u64().unwrap();
+    // The state preparation's writes: the fill of the region only.
+    let written = doc["preparation"][0]["bytes_written"].as_u64().unwrap();
     assert_eq!(written, region_bytes);
 }

@@ -255,6 +255,7 @@ pub fn measure(
         &mut |_| {},
         &mut measured,
         &mut notes,
+        &mut Vec::new(),
     )
     .map_err(classify)?;
     // The compared point's last measurement (steady-state presets measure it once per round).

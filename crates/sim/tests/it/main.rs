@@ -14,6 +14,7 @@ mod fault_depth;
 mod faults;
 mod findings;
 mod flush;
+mod interval;
 mod module_graph;
 mod no_panic;
 mod path_matches;

@@ -54,6 +54,9 @@ pub struct HddDrive {
     segment_sectors: u64,
     /// Index of the segment whose prefetch may still be running.
     prefetching: Option<usize>,
+    /// Media time of the read-ahead sectors the host took from the segments: the head was
+    /// busy reading them, though no command had booked it (the report's drive busy time).
+    prefetch_used_ns: u64,
     /// The media writes booked for entries that hold their cache space until they end (in
     /// booking order, so by ascending end: the actuator books one at a time).
     writing_back: VecDeque<WriteBack>,
@@ -120,6 +123,7 @@ impl HddDrive {
             segments: Vec::new(),
             segment_sectors: u64::from(profile.read_ahead_sectors),
             prefetching: None,
+            prefetch_used_ns: 0,
             writing_back: VecDeque::new(),
             writes_taken: 0,
             dirty: Vec::new(),
@@ -350,7 +354,10 @@ impl Drive for HddDrive {
 
     fn stats(&self) -> DriveStats {
         DriveStats {
-            busy_ns: busy_until_horizon(&self.actuator, self.acknowledged_ns),
+            // The head's booked work, and the read-ahead the host used (a stream served from
+            // the buffer is bound by the media all the same).
+            busy_ns: busy_until_horizon(&self.actuator, self.acknowledged_ns)
+                + self.prefetch_used_ns,
             commands: self.commands,
             bytes: self.bytes,
             trims: self.trims,

@@ -30,6 +30,9 @@ pub(super) struct Segment {
     /// The prefetch is not cut short by a command for another stream before this sector (the
     /// minimum pre-fetch; `fill_lba` = none).
     pub(super) min_end: u64,
+    /// End of the read-ahead sectors whose media time the report counts: those the host has
+    /// taken (from `fill_lba` on).
+    pub(super) used_end: u64,
 }
 
 impl Segment {
@@ -210,6 +213,7 @@ impl HddDrive {
             last_used: self.uses,
             host_next: read_end,
             min_end: if stream.is_some() { end } else { read_end },
+            used_end: read_end,
         };
         let slot = if let Some((i, _)) = stream {
             self.segments[i] = segment;
@@ -262,6 +266,13 @@ impl HddDrive {
                     // streams at QD2 paid a seek every other command.)
                     s.min_end = s.min_end.max(read_end);
                 }
+            }
+            // Read-ahead the host takes for the first time: the head's media time for it.
+            if read_end > s.used_end {
+                let first_new = s.used_end.max(command.lba).max(s.fill_lba);
+                let new_sectors = read_end.saturating_sub(first_new);
+                self.prefetch_used_ns += (new_sectors * s.sector_ps).div_ceil(1000);
+                s.used_end = read_end;
             }
             let first = s.available_ns(command.lba).max(start);
             let last = s.available_ns(command.lba + sectors - 1).max(start);
