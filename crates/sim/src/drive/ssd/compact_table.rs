@@ -72,6 +72,7 @@ impl Pattern {
     #[inline]
     fn predicted(&self, offset: usize) -> u32 {
         let segment = match &*self.segments {
+            [] => return NONE,
             [only] => only,
             segments => segments
                 .iter()
@@ -255,13 +256,14 @@ impl CompactTable {
             }
             Leaf::Empty => {
                 if value != NONE {
-                    let mut values = vec![NONE; leaf_len].into_boxed_slice();
-                    values[offset] = value;
-                    self.heap_bytes += leaf_len * 4;
-                    self.leaves[leaf] = Leaf::Array(values);
-                    if offset + 1 == leaf_len {
-                        self.compact(leaf);
-                    }
+                    // Entries of an empty leaf are kept as exceptions to no pattern (NONE) until
+                    // there are too many: a random write costs 8 bytes, not a whole array.
+                    let sparse = Pattern {
+                        segments: Box::new([]),
+                        exceptions: vec![(offset as u16, value)],
+                    };
+                    self.heap_bytes += sparse.heap_bytes();
+                    self.leaves[leaf] = Leaf::Pattern(Box::new(sparse));
                 }
             }
             Leaf::Pattern(p) => {
@@ -277,7 +279,10 @@ impl CompactTable {
                 }
                 let after = p.heap_bytes();
                 self.heap_bytes = self.heap_bytes + after - before;
-                if p.exceptions.len() > MAX_EXCEPTIONS {
+                if p.segments.is_empty() && p.exceptions.is_empty() {
+                    self.heap_bytes -= after;
+                    self.leaves[leaf] = Leaf::Empty;
+                } else if p.exceptions.len() > MAX_EXCEPTIONS {
                     self.expand(leaf);
                 }
             }
@@ -382,6 +387,14 @@ mod tests {
                 assert_eq!(table.get(i), v, "entry {i}");
             }
         };
+        // Scattered writes to empty leaves cost bytes each, not arrays.
+        for n in 0..5 {
+            let i = n * LEAF_LEN + 3 * n;
+            table.set(i, n as u32);
+            plain[i] = n as u32;
+        }
+        check(&table, &plain);
+        assert!(table.bytes() < table.leaves.len() * std::mem::size_of::<Leaf>() + 5 * 128);
         // A fill striped over 16 dies in runs of 2, as a sequential write leaves the map.
         let (dies, run, die_span) = (16usize, 2usize, 1u32 << 20);
         for i in 0..len {
