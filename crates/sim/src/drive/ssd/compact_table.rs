@@ -397,12 +397,12 @@ mod tests {
         assert!(table.bytes() < table.leaves.len() * std::mem::size_of::<Leaf>() + 5 * 128);
         // A fill striped over 16 dies in runs of 2, as a sequential write leaves the map.
         let (dies, run, die_span) = (16usize, 2usize, 1u32 << 20);
-        for i in 0..len {
+        for (i, entry) in plain.iter_mut().enumerate() {
             let program = i / run;
             let value =
                 (program % dies) as u32 * die_span + ((program / dies) * run + i % run) as u32;
             table.set(i, value);
-            plain[i] = value;
+            *entry = value;
         }
         check(&table, &plain);
         let striped = table.bytes();
