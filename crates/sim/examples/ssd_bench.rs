@@ -3,7 +3,8 @@
 //! after a full sequential fill (so garbage collection runs), both at the drive alone and
 //! through the whole SATA stack. Run with `bench/ssd-ftl.sh` (release build).
 //!
-//! Usage: ssd_bench [GB_OF_RANDOM_WRITES]
+//! Usage: ssd_bench [GB_OF_RANDOM_WRITES] [SCALE]   (SCALE multiplies the drive's blocks and
+//! user capacity: 16 gives a 2 TB drive; the whole-stack part runs only at scale 1)
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -120,16 +121,57 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10);
     let writes = gb * 1_000_000_000 / PAGE_BYTES;
-    let profile: SsdProfile = match toml::from_str::<storlab_sim::profile::DriveProfile>(DRIVE_TOML)
-    {
-        Ok(storlab_sim::profile::DriveProfile::Ssd(p)) => p,
-        other => panic!("bench profile: {other:?}"),
-    };
+    let scale: u32 = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1);
+    let mut profile: SsdProfile =
+        match toml::from_str::<storlab_sim::profile::DriveProfile>(DRIVE_TOML) {
+            Ok(storlab_sim::profile::DriveProfile::Ssd(p)) => p,
+            other => panic!("bench profile: {other:?}"),
+        };
+    profile.blocks_per_plane *= scale;
+    profile.user_capacity_bytes *= u64::from(scale);
+    let gb_user = profile.user_capacity_bytes / 1_000_000_000;
     storlab_sim::drive::ssd::validate(&profile).expect("bench profile is valid");
     let rss_before = rss_mib();
-    let mut d = timed("build 128 GB drive", || SsdDrive::new(&profile));
+    let mut d = timed(&format!("build {gb_user} GB drive"), || {
+        SsdDrive::new(&profile)
+    });
+    print_mapping_state(&d, rss_before);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let before = d.model_report();
+    timed(
+        &format!("drive alone: {gb} GB of 4 KiB random writes, fresh"),
+        || random_writes(&mut d, writes, &mut rng),
+    );
+    println!("  {}", report(&d.model_report(), &before));
+    print_mapping_state(&d, rss_before);
+    timed(
+        &format!("drive alone: sequential fill of {gb_user} GB"),
+        || fill(&mut d, &mut rng),
+    );
+    print_mapping_state(&d, rss_before);
+    let before = d.model_report();
+    timed(
+        &format!("drive alone: {gb} GB of 4 KiB random writes, filled"),
+        || random_writes(&mut d, writes, &mut rng),
+    );
+    println!("  {}", report(&d.model_report(), &before));
+    print_mapping_state(&d, rss_before);
+    d.check_consistency()
+        .expect("FTL consistent after the bench");
+    drop(d);
+    if scale != 1 {
+        return;
+    }
+    whole_stack(gb, writes);
+}
+
+/// The FTL's RAM, its simulated out-of-band areas and the process's resident memory now.
+fn print_mapping_state(d: &SsdDrive, rss_before: f64) {
     println!(
-        "mapping state in RAM {:.1} MiB; 4-byte-entry table {:.1} MiB ({:.3}x); bit-packed \
+        "  mapping state in RAM {:.1} MiB; 4-byte-entry table {:.1} MiB ({:.3}x); bit-packed \
          minimum {:.1} MiB ({:.3}x); reverse map (NAND OOB) {:.1} MiB; process RSS +{:.0} MiB",
         d.mapping_ram_bytes() as f64 / 1048576.0,
         (d.capacity_bytes() / PAGE_BYTES * 4) as f64 / 1048576.0,
@@ -142,26 +184,10 @@ fn main() {
         },
         rss_mib() - rss_before
     );
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let before = d.model_report();
-    timed(
-        &format!("drive alone: {gb} GB of 4 KiB random writes, fresh"),
-        || random_writes(&mut d, writes, &mut rng),
-    );
-    println!("  {}", report(&d.model_report(), &before));
-    timed("drive alone: sequential fill of 128 GB", || {
-        fill(&mut d, &mut rng)
-    });
-    let before = d.model_report();
-    timed(
-        &format!("drive alone: {gb} GB of 4 KiB random writes, filled"),
-        || random_writes(&mut d, writes, &mut rng),
-    );
-    println!("  {}", report(&d.model_report(), &before));
-    d.check_consistency()
-        .expect("FTL consistent after the bench");
-    drop(d);
+}
 
+/// `gb` GB of 4 KiB random writes after a sequential fill through the whole SATA stack.
+fn whole_stack(gb: u64, writes: u64) {
     // The whole stack (AHCI, SATA 3 Gb/s link, NCQ 32), payload store off.
     let mut set = ProfileSet::embedded();
     set.insert_text(

@@ -322,7 +322,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/report/src/html/svg.rs::HeatMap::render",
     "crates/report/src/html/svg.rs::HorizontalBarChart::render",
     "crates/report/src/table.rs::render_table",
-    "crates/sim/examples/ssd_bench.rs::main",
     "crates/sim/src/drive/ssd/ftl_log_block.rs::LogBlockFtl::check_consistency",
     "crates/sim/src/drive/ssd/profile.rs::validate",
     "crates/sim/src/profile/stack.rs::ProfileSet::resolve",

@@ -2,52 +2,15 @@
 //! lists by valid count, allocation on the write frontiers, greedy garbage collection, and the
 //! full consistency check.
 
+use super::compact_table::CompactTable;
 use super::nand::{BlockState, Frontier, NO_PAGE};
 use super::{SsdDrive, NONE};
-
-/// A table of `u32` entries (slots, logical pages) that all start as NONE, stored complemented
-/// so that NONE is held as 0: a fresh table is then a zeroed allocation, which the allocator
-/// takes as fresh zero pages (calloc, mmap) instead of writing 0xFF over the tens of megabytes
-/// of the forward map and out-of-band areas at set-up (71 M instructions of memset on the
-/// 32 GB drive), and pages a run never touches are never faulted in.
-#[derive(Clone, Debug)]
-pub(super) struct NoneTable(Vec<u32>);
-
-impl NoneTable {
-    pub(super) fn new(len: usize) -> NoneTable {
-        NoneTable(vec![0; len])
-    }
-
-    #[inline]
-    pub(super) fn get(&self, index: usize) -> u32 {
-        !self.0[index]
-    }
-
-    #[inline]
-    pub(super) fn set(&mut self, index: usize, value: u32) {
-        self.0[index] = !value;
-    }
-
-    /// Set every entry in `range` back to NONE.
-    pub(super) fn erase(&mut self, range: std::ops::Range<usize>) {
-        self.0[range].fill(!NONE);
-    }
-
-    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().map(|&v| !v)
-    }
-
-    /// Bytes allocated.
-    pub(super) fn bytes(&self) -> usize {
-        self.0.capacity() * std::mem::size_of::<u32>()
-    }
-}
 
 /// The page-mapping FTL's state: what the controller keeps in RAM, plus the simulated NAND
 /// out-of-band areas GC reads.
 pub(super) struct PageMap {
     /// Logical page → first slot of its extent (NONE = unmapped).
-    pub(super) forward: NoneTable,
+    pub(super) forward: CompactTable,
     /// Slots of each logical page's extent (compression only; otherwise all are 1).
     pub(super) extent_slots: Vec<u8>,
     /// Controller RAM: one bit per slot, set where a valid extent starts (GC reads only the
@@ -56,7 +19,7 @@ pub(super) struct PageMap {
     /// Simulated NAND contents, not controller RAM: the logical page each extent-start slot's
     /// out-of-band area records, written with the program and erased with the block (NONE =
     /// erased). Stale entries stay until the erase, as on NAND; only GC reads it.
-    pub(super) oob_lpn: NoneTable,
+    pub(super) oob_lpn: CompactTable,
     pub(super) valid_slots: Vec<u16>,
     pub(super) state: Vec<BlockState>,
     pub(super) bucket_prev: Vec<u32>,

@@ -13,6 +13,7 @@
 //! in: a whole 4 KiB without compression, `compression_slot_bytes` with it (a compressed page
 //! takes as many consecutive slots as its compressed size needs).
 
+mod compact_table;
 pub mod compress;
 pub mod ftl_log_block;
 mod ftl_page;
@@ -33,9 +34,10 @@ use super::{
 };
 use crate::profile::limits::SECTOR_BYTES;
 use crate::resource::{bytes_ns, ps_per_byte, Flow, Server};
+use compact_table::CompactTable;
 use compress::compressed_bytes;
 use ftl_log_block::LogBlockFtl;
-use ftl_page::{NoneTable, PageMap};
+use ftl_page::PageMap;
 use nand::{BlockState, Die, Frontier, Geometry, NO_PAGE};
 use processor::Processor;
 use profile::log_block_geometry;
@@ -167,14 +169,14 @@ impl SsdDrive {
             geometry: g,
             logical_pages,
             map: PageMap {
-                forward: NoneTable::new(per_page(logical_pages)),
+                forward: CompactTable::new(per_page(logical_pages)),
                 extent_slots: if profile.compression {
                     vec![0; logical_pages as usize]
                 } else {
                     Vec::new()
                 },
                 valid_bits: vec![0; per_page(g.total_slots()).div_ceil(64)],
-                oob_lpn: NoneTable::new(per_page(g.total_slots())),
+                oob_lpn: CompactTable::new(per_page(g.total_slots())),
                 valid_slots: vec![0; blocks],
                 state: vec![BlockState::Free; blocks],
                 bucket_prev: vec![NONE; blocks],
