@@ -80,17 +80,26 @@ pub(super) fn check_block_size_spec(spec: &BlockSizeSpec) -> Result<(), String> 
 /// Most `loops` a job may ask for: a million passes over any region is past any benchmark.
 const LOOPS_MAX: u32 = 1_000_000;
 
+/// `key`'s `value` refused for `detail`.
+fn invalid_value(
+    location: &Location,
+    key: &str,
+    value: u64,
+    detail: String,
+) -> Result<(), JobError> {
+    Err(JobError::invalid(
+        location.clone(),
+        key,
+        Some(value.to_string()),
+        detail,
+    ))
+}
+
 /// Where the regions start (`offset`, `offset_increment`): whole sectors in a fio job, whole
 /// alignments in a preset's.
 fn check_region_start(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
-    let invalid = |key: &str, value: u64, detail: String| {
-        Err(JobError::invalid(
-            location.clone(),
-            key,
-            Some(value.to_string()),
-            detail,
-        ))
-    };
+    let invalid =
+        |key: &str, value: u64, detail: String| invalid_value(location, key, value, detail);
     // fio input means fio's semantics: fio starts a region at any `offset` and places its
     // I/O from there (io_u.c: `file_offset` plus whole blocks), so a fio job's region needs
     // whole sectors only (every target storlab drives, a simulated drive included, is
@@ -128,14 +137,8 @@ fn check_region_start(spec: &JobSpec, location: &Location) -> Result<(), JobErro
 
 /// Offsets and region length: aligned, non-zero, large enough for one block.
 pub(super) fn check_region(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
-    let invalid = |key: &str, value: u64, detail: String| {
-        Err(JobError::invalid(
-            location.clone(),
-            key,
-            Some(value.to_string()),
-            detail,
-        ))
-    };
+    let invalid =
+        |key: &str, value: u64, detail: String| invalid_value(location, key, value, detail);
     check_region_start(spec, location)?;
     if let Some(size_bytes) = spec.size_bytes {
         if size_bytes == 0 {
