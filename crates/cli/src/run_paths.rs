@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use storlab_job::{JobSet, Target};
 
 /// The files no output and no job may write over, each with what it is: the results database
-/// and its journals (even with --no-db: the database is worth keeping) and the job file.
+/// and its journals (even with --no-db: the database is worth keeping), the job file and the
+/// `--profiles` files.
 fn never_written(plan: &RunPlan) -> Vec<(&'static str, PathBuf)> {
     let mut files = plan
         .db
@@ -26,7 +27,35 @@ fn never_written(plan: &RunPlan) -> Vec<(&'static str, PathBuf)> {
     if let Some(job_file) = &plan.jobs.file {
         files.push(("the job file", job_file.clone()));
     }
+    if let Some(profiles) = &plan.profiles {
+        files.extend(
+            profile_files(profiles)
+                .into_iter()
+                .map(|f| ("a --profiles file", f)),
+        );
+    }
     files
+}
+
+/// Every profile file (`*.toml`) under the `--profiles` directory `dir`, the run's inputs as
+/// much as the job file is (a few dozen files: read whole, once, before the run).
+fn profile_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(path),
+                Ok(_) if path.extension() == Some(OsStr::new("toml")) => found.push(path),
+                _ => {}
+            }
+        }
+    }
+    found
 }
 
 /// The `--target` paths among `targets` (not simulated stacks).

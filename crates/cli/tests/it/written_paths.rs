@@ -759,4 +759,35 @@ fn an_output_never_replaces_an_input_the_command_reads() {
     let out = storlab_in(dir.path(), &args);
     assert_refused_before_running(&out, "validate --output on its reference", "reference file");
     assert_eq!(snapshot(&reference), before);
+    // A `--profiles` file is read as the job file is: no output replaces it.
+    let stacks = dir.path().join("profiles/stacks");
+    std::fs::create_dir_all(&stacks).unwrap();
+    let profile = stacks.join("usb3-uas-ssd.toml");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../profiles/stacks/usb3-uas-ssd.toml"
+        ),
+        &profile,
+    )
+    .unwrap();
+    for option in ["--output", "--report", "--write_iolog"] {
+        let before = snapshot(&profile);
+        let args: Vec<String> = [
+            "run",
+            "--no-db",
+            "--profiles=profiles",
+            "--target=sim:usb3-uas-ssd",
+            "--rw=read",
+            "--size=1m",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([format!("{option}=profiles/stacks/usb3-uas-ssd.toml")])
+        .collect();
+        let out = storlab_in(dir.path(), &args);
+        let case = format!("{option} on a --profiles file");
+        assert_refused_before_running(&out, &case, "--profiles file");
+        assert_eq!(snapshot(&profile), before, "{case}");
+    }
 }
