@@ -206,3 +206,35 @@ fn a_loops_bytes_bound_counts_only_queued_io_as_fio() {
         "a queued engine's loop ends at size bytes"
     );
 }
+
+/// fio verifies after every loop (backend.c, `thread_main`: `do_verify` after each `do_io`):
+/// each loop's writes are read back before the next loop's first I/O, and a sync `fsync=N`
+/// still asks for comes after that read-back. The same I/O as fio's, in its order.
+#[test]
+fn verify_reads_back_after_every_loop_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    for flags in [
+        &[
+            "--rw=randwrite",
+            "--bs=512",
+            "--size=64k",
+            "--loops=2",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--loops=3",
+            "--fsync=3",
+            "--verify=crc32c",
+        ][..],
+    ] {
+        let (fio, storlab) = both_actions(MIB, flags);
+        let reads = fio.iter().filter(|a| a.starts_with("read")).count();
+        let writes = fio.iter().filter(|a| a.starts_with("write")).count();
+        assert_eq!(reads, writes, "fio reads back every write: {flags:?}");
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+}

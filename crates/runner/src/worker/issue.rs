@@ -125,7 +125,12 @@ impl Worker {
                 return Ok(stall);
             }
         }
-        if let Some(kind) = self.sync.due(self.progress.write_counter) {
+        let due = if self.reading_back_a_loop() {
+            None
+        } else {
+            self.sync.due(self.progress.write_counter)
+        };
+        if let Some(kind) = due {
             // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
             if self.queue.outstanding() > 0 {
                 return Ok(Some(None));
@@ -138,6 +143,16 @@ impl Worker {
     /// The I/O to go next: the one held back before, else the replay's next, a backlog read,
     /// or the generator's next.
     fn next_io(&mut self, engine: &mut dyn IoEngine, now_ns: u64) -> Result<Next, RunError> {
+        match self.loop_read_back_step() {
+            Some(Some(io)) => {
+                return Ok(Next::Io {
+                    io,
+                    backlog_read: true,
+                })
+            }
+            Some(None) => return Ok(Next::Wait(None)),
+            None => {}
+        }
         if self.replay.is_some() && self.pending.is_none() {
             match self.next_replayed(engine, now_ns)? {
                 ReplayStep::Io(io) => self.pending = Some(io),

@@ -98,8 +98,9 @@ impl Worker {
         self.sync.loop_end_due = false;
         self.flush_at_end(engine)?;
         // libfio.c, `clear_io_state` before the next loop: `last_was_sync` is cleared, so a
-        // sync `fsync=N` still asks for comes again first.
+        // sync `fsync=N` still asks for comes again first (after the loop's verify pass).
         self.sync.last_was_sync = false;
+        self.queue_loop_read_back();
         Ok(true)
     }
 

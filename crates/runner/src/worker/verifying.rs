@@ -85,6 +85,10 @@ pub(super) struct Verifying {
     pub(super) seed_order: Option<SeedOrder>,
     /// The block that check fails at, judged when the writes are done.
     seed_failure: Option<SeedMismatch>,
+    /// fio's verify pass after a loop that another follows: the loop's written pieces still
+    /// to read back, and the next loop's first I/O, held until they are done.
+    loop_reads: std::collections::VecDeque<(u64, u32)>,
+    held_first_io: Option<PlannedIo>,
 }
 
 /// Whether fio keeps `job`'s written pieces in a list, read back in the order written: a fio
@@ -148,6 +152,8 @@ impl Verifying {
             cut: None,
             seed_order: None,
             seed_failure: None,
+            loop_reads: std::collections::VecDeque::new(),
+            held_first_io: None,
         }
     }
 
@@ -284,6 +290,54 @@ impl Verifying {
 }
 
 impl Worker {
+    /// fio verifies after every loop, not only the last (backend.c, `thread_main`: `do_verify`
+    /// after each `do_io`): at the end of a loop that another follows, its written pieces are
+    /// read back in fio's order and checked before the next loop's first I/O, and dropped from
+    /// the record, so the read-back after the job reads the last loop's alone. Only where this
+    /// worker's reads may check in the write phase (no other worker writes its bytes), and not
+    /// with `verify_backlog`, whose reads already go between the writes.
+    pub(super) fn queue_loop_read_back(&mut self) {
+        let (Some(v), Some(job)) = (self.verifying.state.as_ref(), self.verifying.job.as_ref())
+        else {
+            return;
+        };
+        if !v.in_phase_checks || self.verifying.only || self.verifying.backlog.is_some() {
+            return;
+        }
+        let reads: std::collections::VecDeque<(u64, u32)> = v
+            .record
+            .extents(job.max_block_bytes())
+            .map(|(offset, len)| (offset, len as u32))
+            .collect();
+        if !reads.is_empty() {
+            self.verifying.loop_reads = reads;
+            self.verifying.held_first_io = self.pending.take();
+        }
+    }
+
+    /// During a loop's read-back: its next read, or a wait for its reads to finish before the
+    /// next loop's first I/O goes (it is pending again then); `None` outside one.
+    pub(super) fn loop_read_back_step(&mut self) -> Option<Option<PlannedIo>> {
+        if let Some((offset_bytes, len_bytes)) = self.verifying.loop_reads.pop_front() {
+            return Some(Some(PlannedIo {
+                direction: IoDirection::Read,
+                offset_bytes,
+                len_bytes,
+            }));
+        }
+        self.verifying.held_first_io?;
+        if self.queue.outstanding() > 0 {
+            return Some(None);
+        }
+        self.pending = self.verifying.held_first_io.take();
+        None
+    }
+
+    /// Whether a loop's read-back is under way (no sync is due inside fio's verify pass).
+    pub(super) fn reading_back_a_loop(&self) -> bool {
+        self.verifying.held_first_io.is_some()
+    }
+
     /// fio's `verify_only` for `io`: nothing goes to the engine, the write is recorded.
     pub(super) fn play_without_io(&mut self, io: &PlannedIo) {
         self.pending = None;
