@@ -27,6 +27,24 @@ use storlab_job::{JobSpec, RandomDistribution, VerifyKind};
 /// fio's `FIO_RAND_VER_OFF` (fio.h): the seed index of `verify_state`.
 const VERIFY_SEED_INDEX: usize = 3;
 
+/// Whether fio logs a fio job's writes in a list, read back in the order written, rather than
+/// in a tree by offset (iolog.c, `log_io_piece`): when the file keeps a random map
+/// (filesetup.c, `init_random_map`: some random I/O, the map on, no LFSR, which replaces it,
+/// and a uniform or zoned distribution; zipf, pareto and normal go without).
+pub(crate) fn fio_logs_writes_in_a_list(job: &JobSpec) -> bool {
+    let Some(fio) = job.fio_random.as_ref() else {
+        return false;
+    };
+    let map_kept = matches!(
+        job.random_distribution,
+        RandomDistribution::Random
+            | RandomDistribution::Zoned { .. }
+            | RandomDistribution::ZonedAbs { .. }
+    );
+    let random = job.random_percent > 0 || job.random_percent_writes() > 0;
+    random && job.random_map && !fio.lfsr && map_kept
+}
+
 /// The first block whose header seed is not the one fio's verify pass wants there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedMismatch {
@@ -79,7 +97,7 @@ impl SeedOrder {
         let headed = !matches!(spec.kind, VerifyKind::Pattern | VerifyKind::Null);
         let mixed = job.read_percent > 0 && job.read_percent < 100;
         let checked = job.verify && headed && spec.pattern.is_none() && spec.backlog.is_none();
-        if !(checked && mixed && !Self::logs_in_a_list(job)) {
+        if !(checked && mixed && !fio_logs_writes_in_a_list(job)) {
             return None;
         }
         let seeds = if fio.randrepeat || fio.randseed_given {
@@ -96,19 +114,6 @@ impl SeedOrder {
             pieces: BTreeMap::new(),
             failure: None,
         })
-    }
-
-    /// Whether fio logs the job's writes in a list (read back in write order): it keeps a
-    /// random map (filesetup.c, `init_random_map`; iolog.c, `file_randommap`).
-    fn logs_in_a_list(job: &JobSpec) -> bool {
-        let fio = job.fio_random.as_ref();
-        let map_kept = matches!(
-            job.random_distribution,
-            RandomDistribution::Random
-                | RandomDistribution::Zoned { .. }
-                | RandomDistribution::ZonedAbs { .. }
-        );
-        job.random_percent > 0 && job.random_map && !fio.is_some_and(|f| f.lfsr) && map_kept
     }
 
     /// A write of `len_bytes` at `offset_bytes` issued in fio pass `pass` (loops counted from

@@ -6,7 +6,7 @@ use super::{InFlight, Worker, CHECKED_GENERATIONS};
 use crate::fio_verify::FioFormat;
 use crate::offsets::{PlannedIo, Region};
 use crate::verify::{self, WriteRecord};
-use crate::verify_seeds::{SeedMismatch, SeedOrder};
+use crate::verify_seeds::{fio_logs_writes_in_a_list, SeedMismatch, SeedOrder};
 use crate::verify_state::{VerifyCut, VerifyStateRecorder};
 use crate::RunError;
 use std::sync::Arc;
@@ -91,20 +91,6 @@ pub(super) struct Verifying {
     held_first_io: Option<PlannedIo>,
 }
 
-/// Whether fio keeps `job`'s written pieces in a list, read back in the order written: a fio
-/// job with a random map (filesetup.c, `init_random_map`: some random I/O, the map on, no
-/// LFSR, which replaces it, and no zipf, pareto or normal distribution, which go without).
-fn fio_list_order(job: &JobSpec) -> bool {
-    use storlab_job::RandomDistribution::{Normal, Pareto, Zipf};
-    job.fio_random.as_ref().is_some_and(|fio| !fio.lfsr)
-        && job.random_map
-        && (job.random_percent > 0 || job.random_percent_writes() > 0)
-        && !matches!(
-            job.random_distribution,
-            Zipf { .. } | Pareto { .. } | Normal { .. }
-        )
-}
-
 impl Verifying {
     /// What worker `worker_index` of `job` (data seed `seed`) keeps to verify `region`, its
     /// blocks in fio's verify format `fio_format` when the job sets one.
@@ -124,7 +110,7 @@ impl Verifying {
                 region,
             )
             .with_format(fio_format)
-            .in_write_order(fio_list_order(job)),
+            .in_write_order(fio_logs_writes_in_a_list(job)),
             writes_in_flight: Vec::with_capacity(job.iodepth as usize),
             expected: vec![0; job.max_block_bytes() as usize],
             checked_bytes: 0,
