@@ -1,5 +1,5 @@
 //! Engine registry: the engine names storlab knows and `open_engine`, which builds every engine:
-//! a real one (null, psync, sync, pvsync2, libaio, posixaio, mmap, io_uring) for an opened
+//! a real one (null, psync, sync, pvsync, pvsync2, libaio, posixaio, mmap, io_uring) for an opened
 //! target, and the simulator for a simulated stack ([`EngineTarget`]).
 //!
 //! The names themselves are one list, `storlab_job::EngineKind::ALL` (the job crate validates
@@ -11,6 +11,7 @@ use crate::engines::mmap::MmapEngine;
 use crate::engines::null::{NullEngine, NULL_DEFAULT_SIZE_BYTES};
 use crate::engines::posixaio::PosixAioEngine;
 use crate::engines::psync::PsyncEngine;
+use crate::engines::pvsync::PvsyncEngine;
 use crate::engines::pvsync2::{Pvsync2Engine, Pvsync2Options};
 use crate::engines::sim::{SimEngine, SimOpening};
 use crate::engines::sync::SyncEngine;
@@ -141,6 +142,7 @@ pub fn open_engine<'a>(
         ))),
         EngineKind::Psync => Ok(Box::new(PsyncEngine::new(needs_target()?)?)),
         EngineKind::Sync => Ok(Box::new(SyncEngine::new(needs_target()?)?)),
+        EngineKind::Pvsync => Ok(Box::new(PvsyncEngine::new(needs_target()?)?)),
         EngineKind::Pvsync2 => Ok(Box::new(Pvsync2Engine::new(
             needs_target()?,
             options.pvsync2,

@@ -24,6 +24,8 @@ pub mod seed_index {
     pub const BS_READ: usize = 0;
     /// Block sizes of writes (`bsrange_state[DDIR_WRITE]`).
     pub const BS_WRITE: usize = 1;
+    /// Block sizes of trims (`bsrange_state[DDIR_TRIM]`).
+    pub const BS_TRIM: usize = 2;
     /// The read/write mix (`rwmix_state`).
     pub const MIX: usize = 4;
     /// Random offsets (`random_state`).

@@ -9,7 +9,9 @@ use crate::fio_rand::{job_seeds, seed_index, FioRand};
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
-use storlab_job::{BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier, Target};
+use storlab_job::{
+    BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier, Target, TrimMode,
+};
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
 const READ: usize = 0;
@@ -107,6 +109,16 @@ pub struct FioSequence {
     pub(crate) loop_end_offset_bytes: Option<u64>,
     /// A job with writes only.
     write_only: bool,
+    /// A job with trims (`rw=trim`, `randtrim`, `randtrimwrite`): fio's `DDIR_TRIM`, which
+    /// storlab keeps in the read slot of its per-direction arrays (a trim job reads nothing
+    /// and its read sizes are its trims').
+    trim: TrimMode,
+    /// `randtrimwrite`: each trim followed by a write of its offset and length, which takes
+    /// nothing from the map or the size streams (io_u.c, `get_next_block`, `get_next_buflen`).
+    random_trim_write: bool,
+    /// Where each direction's last I/O started (fio's `last_start`, `u64::MAX` for none): a
+    /// trim/write job writes when the last write did not start where the last trim did.
+    last_start_bytes: [u64; 2],
     /// Write sizes draw from the read seed when the job verifies (init.c: read-back must
     /// regenerate the same sizes).
     write_sizes_from_read_seed: bool,
@@ -151,6 +163,9 @@ pub struct FioSequence {
     passes_left: u32,
     moved_bytes: u64,
     job_moved_bytes: u64,
+    /// What `io_bytes_exceeded` counts of it: a trim/write job's writes only (fio counts the
+    /// directions of the job's mode, and a trim/write job is a writing one).
+    job_limit_bytes: u64,
     /// `keep_running`'s bound after the loops: `io_size`, else `size` (not times `loops`), and
     /// whether `io_size` was given (without it, a job whose file is done stops there).
     keep_running_bytes: u64,
@@ -220,34 +235,21 @@ impl FioSequence {
         sizes
             .iter_mut()
             .for_each(|s| s.set_last_block(region.len_bytes.min(file_size_bytes)));
-        let map_block_bytes = sizes[READ].min_bytes.min(sizes[WRITE].min_bytes);
         let random_percent = [
             u64::from(job.random_percent),
             u64::from(job.random_percent_writes()),
         ];
         let random_job = random_percent.iter().any(|p| *p > 0);
-        // init.c, `init_random_map`: one bit per smallest block of the region (or of the file,
-        // if it is shorter).
         let map_bytes = region.len_bytes.min(file_size_bytes);
-        let map_blocks = map_bytes / map_block_bytes.max(1);
-        // filesetup.c, `init_random_map`: a Zipf, Pareto or Gauss job has its generator and
-        // neither map nor register (fio returns before building them), whether it draws random
-        // offsets or not.
-        let distribution = FioDistribution::new(
-            &job.random_distribution,
+        let (map, lfsr, distribution) = offset_generators(
+            job,
+            &sizes,
             map_bytes,
-            map_block_bytes,
+            random_job,
+            (fio.lfsr, seeds[seed_index::BLOCK]),
             distribution_seed(job, fio, &seeds, thread_number),
         );
-        let ranked = distribution.is_some();
-        // An LFSR job has the register instead of a map (`norandommap` or not), over the same
-        // blocks, seeded with the offset seed.
-        let lfsr_job = random_job && fio.lfsr && !ranked;
-        let map =
-            (random_job && job.random_map && !lfsr_job && !ranked).then(|| Axmap::new(map_blocks));
-        let lfsr = lfsr_job
-            .then(|| Lfsr::new(map_blocks, seeds[seed_index::BLOCK]))
-            .flatten();
+        let lfsr_job = random_job && fio.lfsr && distribution.is_none();
         let random_every_ios = match job.rw_modifier {
             RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
             _ => 1,
@@ -262,6 +264,9 @@ impl FioSequence {
             attempted_offset_bytes: None,
             loop_end_offset_bytes: None,
             write_only: read == 0,
+            trim: job.trim,
+            random_trim_write: job.trim == TrimMode::TrimWrite && random_job,
+            last_start_bytes: [u64::MAX; 2],
             use64: fio.tausworthe64,
             write_sizes_from_read_seed: job.verify,
             random_state: FioRand::new(0, false),
@@ -294,6 +299,7 @@ impl FioSequence {
             passes_left: passes,
             moved_bytes: 0,
             job_moved_bytes: 0,
+            job_limit_bytes: 0,
             keep_running_bytes: job.io_size_bytes.unwrap_or(region.len_bytes),
             io_size_given: job.io_size_bytes.is_some(),
             largest_block_bytes: job.max_block_bytes(),
@@ -312,8 +318,15 @@ impl FioSequence {
         } else {
             seeds[seed_index::BS_WRITE]
         };
+        // A trim job's sizes come from `bsrange_state[DDIR_TRIM]`: its own seed, a trim/write
+        // job's the write seed ("the same offsets to get the write after trim effect").
+        let read_slot_seed = match self.trim {
+            TrimMode::None => seeds[seed_index::BS_READ],
+            TrimMode::Trim => seeds[seed_index::BS_TRIM],
+            TrimMode::TrimWrite => write_seed,
+        };
         self.bsrange_state = [
-            FioRand::new(seeds[seed_index::BS_READ], use64),
+            FioRand::new(read_slot_seed, use64),
             FioRand::new(write_seed, use64),
         ];
         // fio draws the mix and the random/sequential choice from 32-bit streams always.
@@ -327,6 +340,7 @@ impl FioSequence {
     /// the LFSR back at its seed.
     fn reset_file(&mut self) {
         self.last_pos_bytes = [self.region.start_bytes; 2];
+        self.last_start_bytes = [u64::MAX; 2];
         if let Some(map) = self.map.as_mut() {
             map.reset();
         }
@@ -356,7 +370,7 @@ impl FioSequence {
     pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         loop {
             if !self.time_based {
-                if self.job_moved_bytes >= self.job_bytes {
+                if self.job_limit_bytes >= self.job_bytes {
                     // backend.c: a loop begun past the job's bytes issues nothing, and a loop
                     // that issues nothing terminates the job.
                     return None;
@@ -369,6 +383,9 @@ impl FioSequence {
                 Some(io) => {
                     self.moved_bytes += u64::from(io.len_bytes);
                     self.job_moved_bytes += u64::from(io.len_bytes);
+                    if !(self.trim == TrimMode::TrimWrite && io.direction == IoDirection::Trim) {
+                        self.job_limit_bytes += u64::from(io.len_bytes);
+                    }
                     return Some(io);
                 }
                 // The loop ends where fio could not place an I/O (its file is done); the next
@@ -382,7 +399,7 @@ impl FioSequence {
     /// The job's bytes ran out with `loops` still to go: fio then begins one more loop, which
     /// issues nothing but its end sync and ends the job (backend.c, `keep_running`, `do_io`).
     pub fn empty_loop_follows(&self) -> bool {
-        !self.time_based && self.job_moved_bytes >= self.job_bytes && self.passes_left > 1
+        !self.time_based && self.job_limit_bytes >= self.job_bytes && self.passes_left > 1
     }
 
     /// backend.c, `keep_running`, after a loop (`file_done`: it ended because no I/O could be
@@ -423,6 +440,16 @@ impl FioSequence {
         let direction = match (forced, self.rwmix) {
             (Some(IoDirection::Write), _) => WRITE,
             (Some(_), _) => READ,
+            (None, _) if self.trim == TrimMode::Trim => READ,
+            // io_u.c, `set_rw_ddir`: a trim when the last write started where the last trim
+            // did (or neither was issued), else the write.
+            (None, _) if self.trim == TrimMode::TrimWrite => {
+                if self.last_start_bytes[WRITE] == self.last_start_bytes[READ] {
+                    READ
+                } else {
+                    WRITE
+                }
+            }
             (None, None) if self.write_only => WRITE,
             (None, None) => READ,
             (None, Some(rwmix)) => {
@@ -450,7 +477,17 @@ impl FioSequence {
         let offset = self.region.start_bytes + relative;
         // io_u.c, `fill_io_u`: the offset is on the I/O unit before its size is drawn.
         self.attempted_offset_bytes = Some(offset);
-        let mut len = self.size(direction, offset)?;
+        let trim = direction == READ && self.trim != TrimMode::None;
+        if trim && self.random_trim_write && self.last_start_bytes[READ] == offset {
+            // io_u.c, `get_next_offset`: a trim drawn where the last one started would read
+            // as its write done; fio moves the write's mark so the write still follows.
+            self.last_start_bytes[WRITE] = self.last_start_bytes[WRITE].wrapping_sub(1);
+        }
+        let mut len = if self.random_trim_write && direction == WRITE {
+            self.last_pos_bytes[READ] - self.last_start_bytes[READ]
+        } else {
+            self.size(direction, offset)?
+        };
         if offset + len > self.file_size_bytes {
             return None;
         }
@@ -464,10 +501,13 @@ impl FioSequence {
             len = len.min(taken * sizes.min_bytes);
         }
         self.last_pos_bytes[direction] = offset + len;
+        self.last_start_bytes[direction] = offset;
         self.io_issues[direction] += 1;
         Some(PlannedIo {
             direction: if direction == WRITE {
                 IoDirection::Write
+            } else if trim {
+                IoDirection::Trim
             } else {
                 IoDirection::Read
             },
@@ -484,7 +524,11 @@ impl FioSequence {
         if random_turn {
             self.random_countdown = self.random_every_ios;
         }
-        let (relative, mark) = if random_turn && self.random_job {
+        let (relative, mark) = if self.random_trim_write && direction == WRITE {
+            // io_u.c, `get_next_block`: the last trim's start, which fio then takes as relative
+            // to the region (its `file_offset` added once more below, as fio 3.33 does).
+            (self.last_start_bytes[READ], false)
+        } else if random_turn && self.random_job {
             if self.should_do_random(direction) {
                 (self.random_block(direction)?, true)
             } else {
@@ -643,6 +687,44 @@ impl FioSequence {
     }
 }
 
+/// What draws a job's random offsets besides the offset stream, over `map_bytes` (the region,
+/// or the file if shorter): fio's random map, its LFSR (`lfsr`: asked for, and its seed) or its
+/// Zipf, Pareto or Gauss generator, each `None` where fio builds none.
+fn offset_generators(
+    job: &JobSpec,
+    sizes: &[Sizes; 2],
+    map_bytes: u64,
+    random_job: bool,
+    lfsr: (bool, u64),
+    distribution_seed: u32,
+) -> (Option<Axmap>, Option<Lfsr>, Option<FioDistribution>) {
+    // init.c, `init_random_map`: one bit per smallest block of all three directions
+    // (`rw_min_bs`), over the region or the file if it is shorter.
+    let map_block_bytes = sizes[READ]
+        .min_bytes
+        .min(sizes[WRITE].min_bytes)
+        .min(job.trim_job_read_min_bytes.unwrap_or(u64::MAX));
+    let map_blocks = map_bytes / map_block_bytes.max(1);
+    // filesetup.c, `init_random_map`: a Zipf, Pareto or Gauss job has its generator and
+    // neither map nor register (fio returns before building them), whether it draws random
+    // offsets or not.
+    let distribution = FioDistribution::new(
+        &job.random_distribution,
+        map_bytes,
+        map_block_bytes,
+        distribution_seed,
+    );
+    let ranked = distribution.is_some();
+    // An LFSR job has the register instead of a map (`norandommap` or not), over the same
+    // blocks, seeded with the offset seed.
+    let (lfsr_asked, lfsr_seed) = lfsr;
+    let lfsr_job = random_job && lfsr_asked && !ranked;
+    let map =
+        (random_job && job.random_map && !lfsr_job && !ranked).then(|| Axmap::new(map_blocks));
+    let lfsr = lfsr_job.then(|| Lfsr::new(map_blocks, lfsr_seed)).flatten();
+    (map, lfsr, distribution)
+}
+
 /// filesetup.c, `__init_rand_distribution`: the distribution's seed hashes the file's name as
 /// fio names it, times the thread's number; without `randrepeat`, the offset seed.
 fn distribution_seed(
@@ -687,254 +769,4 @@ pub(crate) fn entropy_seeds() -> [u64; seed_index::COUNT] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use storlab_job::{EngineKind, Target};
-
-    const KIB: u64 = 1024;
-
-    fn fio_job(shape: impl Fn(&mut JobSpec)) -> JobSpec {
-        let mut job = JobSpec::new("t", EngineKind::Null, Target::None);
-        job.fio_random = Some(FioRandom {
-            randseed: crate::fio_rand::FIO_DEFAULT_RANDSEED,
-            randrepeat: true,
-            randseed_given: false,
-            tausworthe64: false,
-            lfsr: false,
-        });
-        shape(&mut job);
-        job
-    }
-
-    fn drawn(job: &JobSpec, region_bytes: u64, file_bytes: u64) -> Vec<(char, u64, u32)> {
-        let region = Region {
-            start_bytes: 0,
-            len_bytes: region_bytes,
-        };
-        let fio = job.fio_random.expect("a fio job");
-        let mut sequence = FioSequence::new(job, &fio, region, file_bytes, 1);
-        std::iter::from_fn(|| sequence.next(None))
-            .map(|io| {
-                let action = if io.direction == IoDirection::Write {
-                    'w'
-                } else {
-                    'r'
-                };
-                (action, io.offset_bytes, io.len_bytes)
-            })
-            .collect()
-    }
-
-    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randrw --rwmixread=60
-    /// --bssplit=4k/50:16k/50 --size=512k --randseed=3` on a 1 MiB file: directions from the
-    /// mix stream, sizes from the split stream, offsets through the random map (the 16 KiB
-    /// write at 184320 shrinks to the 12 KiB left free before a taken block).
-    #[test]
-    fn a_random_mix_with_a_split_issues_fios_first_ios() {
-        let job = fio_job(|job| {
-            job.read_percent = 60;
-            job.fio_random.as_mut().unwrap().randseed = 3;
-            job.fio_random.as_mut().unwrap().randseed_given = true;
-            let split = BlockSizeSpec::Split(vec![
-                BlockSizeShare {
-                    size_bytes: 4 * KIB,
-                    percent: 50,
-                },
-                BlockSizeShare {
-                    size_bytes: 16 * KIB,
-                    percent: 50,
-                },
-            ]);
-            job.block_size_read = split.clone();
-            job.block_size_write = split;
-        });
-        let ios = drawn(&job, 512 * KIB, 1024 * KIB);
-        let expected = [
-            ('w', 28672, 4096),
-            ('r', 385024, 16384),
-            ('w', 438272, 16384),
-            ('w', 245760, 4096),
-            ('r', 208896, 16384),
-            ('w', 454656, 16384),
-            ('w', 196608, 4096),
-            ('w', 184320, 12288),
-            ('w', 475136, 4096),
-            ('r', 32768, 4096),
-            ('r', 471040, 4096),
-            ('r', 339968, 4096),
-        ];
-        assert_eq!(ios[..expected.len()], expected);
-    }
-
-    /// fio 3.33 with `--rw=randread --percentage_random=50 --bs=4k --size=256k` on a 1 MiB
-    /// file ends the job after 58 I/Os, when a sequential one would start past the region's
-    /// end; its first ones, from its log, go on from where the random ones ended.
-    #[test]
-    fn a_partly_random_job_ends_where_fio_ends_it() {
-        let job = fio_job(|job| job.random_percent = 50);
-        let ios = drawn(&job, 256 * KIB, 1024 * KIB);
-        assert_eq!(ios.len(), 58);
-        let offsets: Vec<u64> = ios.iter().take(12).map(|io| io.1).collect();
-        assert_eq!(
-            offsets,
-            [
-                12288, 16384, 20480, 192512, 196608, 217088, 221184, 122880, 102400, 221184, 98304,
-                102400
-            ]
-        );
-        // On a region that is the whole file, the sequential stream falls back to a random
-        // block at the end instead, and the job moves all its bytes.
-        let whole = drawn(&job, 256 * KIB, 256 * KIB);
-        assert_eq!(
-            whole.iter().map(|io| u64::from(io.2)).sum::<u64>(),
-            256 * KIB
-        );
-    }
-
-    /// Every loop re-seeds (randrepeat): the second pass repeats the first.
-    #[test]
-    fn each_loop_repeats_the_first_with_randrepeat() {
-        let job = fio_job(|job| job.loops = 2);
-        let ios = drawn(&job, 64 * KIB, 64 * KIB);
-        assert_eq!(ios.len(), 32);
-        assert_eq!(ios[..16], ios[16..]);
-        let mut offsets: Vec<u64> = ios[..16].iter().map(|io| io.1).collect();
-        offsets.sort_unstable();
-        assert_eq!(offsets, (0..16).map(|b| b * 4 * KIB).collect::<Vec<_>>());
-    }
-
-    /// The offsets, in KiB, of a read job with backward holes on a region of a file.
-    fn backward_kib(shape: impl Fn(&mut JobSpec), region: Region, file_kib: u64) -> Vec<u64> {
-        let job = fio_job(|job| {
-            job.read_percent = 100;
-            job.random_percent = 0;
-            job.rw_modifier = RwModifier::BackBytes(8 * KIB);
-            shape(job);
-        });
-        let fio = job.fio_random.expect("a fio job");
-        let mut sequence = FioSequence::new(&job, &fio, region, file_kib * KIB, 1);
-        std::iter::from_fn(|| sequence.next(None))
-            .map(|io| {
-                assert_eq!(u64::from(io.len_bytes), 4 * KIB);
-                io.offset_bytes / KIB
-            })
-            .collect()
-    }
-
-    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=read:-8k --bs=4k` with the
-    /// `--size`, `--offset`, `--loops` and `--io_size` below on a fresh file of the size given
-    /// (io_u.c, `get_next_seq_offset`): from the region's start, then back from its end less
-    /// 8 KiB a block at a time, wrapping to the end again; a region past 0 starts at `io_size`
-    /// taken as a position; every loop's bytes go in one sequence (backend.c counts issued
-    /// bytes over the job).
-    #[test]
-    fn backward_holes_issue_fios_offsets() {
-        let at = |start_kib: u64, len_kib: u64| Region {
-            start_bytes: start_kib * KIB,
-            len_bytes: len_kib * KIB,
-        };
-        // --size=64k on 64 KiB, and on 128 KiB.
-        let whole = [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0];
-        assert_eq!(backward_kib(|_| {}, at(0, 64), 64), whole);
-        assert_eq!(backward_kib(|_| {}, at(0, 64), 128), whole);
-        // --size=32k --offset=64k, and --offset=16k, on 128 KiB.
-        assert_eq!(
-            backward_kib(|_| {}, at(64, 32), 128),
-            [88, 84, 80, 76, 72, 68, 64, 88]
-        );
-        assert_eq!(
-            backward_kib(|_| {}, at(16, 32), 128),
-            [24, 20, 16, 40, 36, 32, 28, 24]
-        );
-        // --size=32k --loops=2 on 64 KiB: one sequence of 64 KiB, no start over.
-        assert_eq!(
-            backward_kib(|job| job.loops = 2, at(0, 32), 64),
-            [0, 24, 20, 16, 12, 8, 4, 0, 24, 20, 16, 12, 8, 4, 0, 24]
-        );
-        // --size=16k --io_size=32k, and --size=16k --loops=3, on 64 KiB.
-        assert_eq!(
-            backward_kib(|job| job.io_size_bytes = Some(32 * KIB), at(0, 16), 64),
-            [0, 8, 4, 0, 8, 4, 0, 8]
-        );
-        assert_eq!(
-            backward_kib(|job| job.loops = 3, at(0, 16), 64),
-            [0, 8, 4, 0, 8, 4, 0, 8, 4, 0, 8, 4]
-        );
-        // --rw=read:-12k --size=64k on 64 KiB.
-        assert_eq!(
-            backward_kib(
-                |job| job.rw_modifier = RwModifier::BackBytes(12 * KIB),
-                at(0, 64),
-                64
-            ),
-            [0, 52, 44, 36, 28, 20, 12, 4, 52, 44, 36, 28, 20, 12, 4, 52]
-        );
-    }
-
-    /// fio 3.33's `write_iolog` of `--rw=rw:-8k --bs=4k --size=64k` on 64 KiB: each direction
-    /// walks backwards from its own start, the mix drawn from fio's stream.
-    #[test]
-    fn a_backward_mix_walks_each_direction_as_fio() {
-        let job = fio_job(|job| {
-            job.read_percent = 50;
-            job.random_percent = 0;
-            job.rw_modifier = RwModifier::BackBytes(8 * KIB);
-        });
-        let ios = drawn(&job, 64 * KIB, 64 * KIB);
-        let fio: Vec<(char, u64)> = [
-            ('r', 0),
-            ('r', 56),
-            ('r', 52),
-            ('w', 0),
-            ('r', 48),
-            ('r', 44),
-            ('w', 56),
-            ('w', 52),
-            ('w', 48),
-            ('r', 40),
-            ('w', 44),
-            ('r', 36),
-            ('w', 40),
-            ('r', 32),
-            ('r', 28),
-            ('r', 24),
-        ]
-        .iter()
-        .map(|(action, kib)| (*action, kib * KIB))
-        .collect();
-        let ours: Vec<(char, u64)> = ios.iter().map(|io| (io.0, io.1)).collect();
-        assert_eq!(ours, fio);
-    }
-
-    /// fio 3.33's `write_iolog` of `fio --name=x --filename=F --rw=randread
-    /// --random_generator=lfsr` with `--bs=4k --size=64k` and `--bs=8k --size=200k` on a 1 MiB
-    /// file (lib/lfsr.c seeded with thread 1's offset seed): the register's blocks in its
-    /// order, each once, and a second loop the same as the first.
-    #[test]
-    fn the_lfsr_issues_fios_blocks_in_fios_order() {
-        let lfsr_blocks = |bs_kib: u64, size_kib: u64, loops: u32| -> Vec<u64> {
-            let job = fio_job(|job| {
-                job.fio_random.as_mut().unwrap().lfsr = true;
-                job.block_size_read = BlockSizeSpec::Fixed(bs_kib * KIB);
-                job.block_size_write = BlockSizeSpec::Fixed(bs_kib * KIB);
-                job.loops = loops;
-            });
-            drawn(&job, size_kib * KIB, 1024 * KIB)
-                .iter()
-                .map(|io| io.1 / (bs_kib * KIB))
-                .collect()
-        };
-        let fio_4k = [15, 11, 9, 14, 3, 8, 0, 4, 6, 7, 10, 1, 12, 2, 5, 13];
-        assert_eq!(lfsr_blocks(4, 64, 1), fio_4k);
-        assert_eq!(
-            lfsr_blocks(8, 200, 1),
-            [
-                15, 23, 11, 21, 9, 20, 14, 3, 17, 24, 8, 0, 4, 6, 7, 19, 10, 1, 16, 12, 2, 5, 18,
-                13, 22
-            ]
-        );
-        let two_loops = lfsr_blocks(4, 64, 2);
-        assert_eq!(two_loops[..16], fio_4k);
-        assert_eq!(two_loops[16..], fio_4k);
-    }
-}
+mod tests;

@@ -168,7 +168,7 @@ impl OffsetGenerator {
     /// `file_size_bytes`, if `job` came from a fio job file or fio-style
     /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
     /// zoned distributions keep the generator above (the first already issue fio's sequence;
-    /// the others, trim modes included, are fio's sets, not its sequence: docs/job-format.md).
+    /// the others, trim/write pairs included, are fio's sets, not its sequence: docs/job-format.md).
     pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
         // Backward holes are fio's sequence alone (io_u.c, `get_next_seq_offset`), whatever
         // generator the job otherwise keeps; without fio's streams they take fio's defaults,
@@ -202,9 +202,6 @@ impl OffsetGenerator {
                 RandomDistribution::Zoned { .. } | RandomDistribution::ZonedAbs { .. }
             )
             && job.replay.is_none()
-            // fio's trim modes draw trims from streams the port does not follow yet; they keep
-            // the generator above, which issues fio's trim/write pairs over fio's sets.
-            && job.trim == TrimMode::None
             && self.region.len_bytes > 0;
         if supported {
             self.fio = Some(Box::new(FioSequence::new(

@@ -104,6 +104,8 @@ impl Queue {
 struct Progress {
     limit_ios: Option<u64>,
     limit_bytes: Option<u64>,
+    /// A trim/write job: only its writes count towards `limit_bytes`.
+    bytes_of_writes_only: bool,
     issued_ios: u64,
     issued_bytes: u64,
     /// Writes issued (or played, with `verify_only`): the next write's number.
@@ -117,12 +119,9 @@ impl Progress {
     fn new(job: &JobSpec, region: Region) -> Progress {
         let time_based = job.time_based && job.runtime_ns.is_some();
         // fio's backend.c: "in trimwrite mode, each byte is trimmed and then written, so allow
-        // total_bytes or number of ios to be twice as big".
-        let trimwrite_factor = if job.trim == storlab_job::TrimMode::TrimWrite {
-            2
-        } else {
-            1
-        };
+        // total_bytes or number of ios to be twice as big"; the job's bytes count its writes.
+        let trim_write = job.trim == storlab_job::TrimMode::TrimWrite;
+        let trimwrite_factor = if trim_write { 2 } else { 1 };
         let loops = u64::from(job.loops.max(1));
         Progress {
             // fio 3.33 bounds the job at `number_ios` × `loops` I/Os, counted over the whole
@@ -137,11 +136,9 @@ impl Progress {
             // fio's HOWTO on `number_ios`: it "does not extend the amount of I/O", so the
             // bytes bound stays and whichever comes first ends the job. A replay ends with
             // its trace. fio: `io_size` bytes (default: the region's size), `loops` times over.
-            limit_bytes: (!time_based && job.replay.is_none()).then(|| {
-                loop_bytes(job, region)
-                    .saturating_mul(loops)
-                    .saturating_mul(trimwrite_factor)
-            }),
+            limit_bytes: (!time_based && job.replay.is_none())
+                .then(|| loop_bytes(job, region).saturating_mul(loops)),
+            bytes_of_writes_only: trim_write,
             issued_ios: 0,
             issued_bytes: 0,
             write_counter: 0,

@@ -31,7 +31,7 @@ const CORPUS_JOBS: u64 = 320;
 const SOAK_JOBS: u64 = 3000;
 /// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
 /// far. Raise it as divergences are fixed; never lower it.
-const MIN_AGREE_PERCENT: f64 = 93.7;
+const MIN_AGREE_PERCENT: f64 = 96.8;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.
@@ -200,6 +200,12 @@ fn a_fixed_seed_corpus_does_fios_io() {
     let percent = summarize("corpus", &verdicts);
     for line in &unstable {
         eprintln!("unstable (settled on a recheck): {line}");
+    }
+    // Each refusal with its job: what a user of these keys meets, and what is left to run.
+    for (job, verdict) in jobs.iter().zip(&verdicts) {
+        if let Verdict::Refused(reason) = verdict {
+            eprintln!("refused: {}\n  job: {}", reason.trim(), job.line());
+        }
     }
     let mut unexpected = Vec::new();
     let mut listed_now = Vec::new();

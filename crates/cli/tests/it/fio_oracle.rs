@@ -299,7 +299,7 @@ fn every_shared_engine_issues_fios_io() {
         return;
     }
     for engine in [
-        "psync", "sync", "pvsync2", "libaio", "posixaio", "mmap", "io_uring",
+        "psync", "sync", "pvsync", "pvsync2", "libaio", "posixaio", "mmap", "io_uring",
     ] {
         for direct in ["0", "1"] {
             for rw in ["write", "randread"] {

@@ -1,4 +1,4 @@
-//! The skeleton the synchronous engines share (psync, sync, pvsync2, mmap): `queue` claims a
+//! The skeleton the synchronous engines share (psync, sync, pvsync, pvsync2, mmap): `queue` claims a
 //! slot, `submit` carries the queued requests out one after another through the engine's own
 //! transfer ([`BlockingIo`]), `reap` hands back their completions. One request is in flight per
 //! worker at a time, as in fio's sync engines, so `iodepth` changes nothing for them.
@@ -54,6 +54,31 @@ pub(crate) fn whole_transfer(
     }
     // `done` ≤ len ≤ the request's u32 length.
     Ok(done as u32)
+}
+
+/// [`whole_transfer`] through one iovec (the vectored engines, `pvsync` and `pvsync2`): `call`
+/// is the syscall on the iovec covering what is left of `buf` at its file offset, returning the
+/// bytes moved or −1 with errno set.
+pub(crate) fn one_iovec_transfer(
+    buf: &mut [u8],
+    offset_bytes: u64,
+    mut call: impl FnMut(&libc::iovec, libc::off_t) -> libc::ssize_t,
+) -> Result<u32, i32> {
+    whole_transfer(buf.len(), |done| {
+        let rest = &mut buf[done..];
+        let iov = libc::iovec {
+            iov_base: rest.as_mut_ptr().cast(),
+            iov_len: rest.len(),
+        };
+        let offset = libc::off_t::try_from(offset_bytes + done as u64)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let moved = call(&iov, offset);
+        if moved < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(moved as usize)
+        }
+    })
 }
 
 /// A synchronous engine: the shared bookkeeping around a [`BlockingIo`].

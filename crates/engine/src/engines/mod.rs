@@ -10,6 +10,7 @@ pub mod mmap;
 pub mod null;
 pub mod posixaio;
 pub mod psync;
+pub mod pvsync;
 pub mod pvsync2;
 pub mod sim;
 pub mod sync;

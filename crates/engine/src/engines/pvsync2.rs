@@ -3,11 +3,10 @@
 //! completion instead of sleeping for its interrupt, on devices with poll queues), `nowait`
 //! sets `RWF_NOWAIT` (a request that would block fails with EAGAIN instead).
 
-use super::blocking::{whole_transfer, BlockingEngine, BlockingIo};
+use super::blocking::{one_iovec_transfer, BlockingEngine, BlockingIo};
 use crate::target::OpenTarget;
 use crate::{EngineError, IoDirection};
 use std::fs::File;
-use std::io;
 use std::os::fd::AsRawFd;
 
 /// The flags fio's `pvsync2` options give each request.
@@ -53,26 +52,13 @@ impl BlockingIo for VectoredFlagsIo {
     ) -> Result<u32, i32> {
         let fd = self.file.as_raw_fd();
         let flags = self.rwf_flags;
-        whole_transfer(buf.len(), |done| {
-            let rest = &mut buf[done..];
-            let iov = libc::iovec {
-                iov_base: rest.as_mut_ptr().cast(),
-                iov_len: rest.len(),
-            };
-            let offset = libc::off_t::try_from(offset_bytes + done as u64)
-                .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-            // SAFETY: the iovec covers `rest`, which lives and is not otherwise borrowed for
-            // the call; the kernel reads (pwritev2) or writes (preadv2) only those bytes.
-            let moved = unsafe {
-                match direction {
-                    IoDirection::Read => libc::preadv2(fd, &iov, 1, offset, flags),
-                    _ => libc::pwritev2(fd, &iov, 1, offset, flags),
-                }
-            };
-            if moved < 0 {
-                Err(io::Error::last_os_error())
-            } else {
-                Ok(moved as usize)
+        // SAFETY: the iovec covers the part of `buf` not yet moved, which lives and is not
+        // otherwise borrowed for the call; the kernel reads (pwritev2) or writes (preadv2) only
+        // those bytes.
+        one_iovec_transfer(buf, offset_bytes, |iov, offset| unsafe {
+            match direction {
+                IoDirection::Read => libc::preadv2(fd, iov, 1, offset, flags),
+                _ => libc::pwritev2(fd, iov, 1, offset, flags),
             }
         })
     }

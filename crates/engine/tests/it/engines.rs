@@ -9,6 +9,7 @@ use storlab_engine::engines::mmap::MmapEngine;
 use storlab_engine::engines::null::NullEngine;
 use storlab_engine::engines::posixaio::PosixAioEngine;
 use storlab_engine::engines::psync::PsyncEngine;
+use storlab_engine::engines::pvsync::PvsyncEngine;
 use storlab_engine::engines::pvsync2::{Pvsync2Engine, Pvsync2Options};
 use storlab_engine::engines::sync::SyncEngine;
 use storlab_engine::registry::{engine_names, open_engine, EngineOptions};
@@ -279,6 +280,7 @@ fn contract_violations_are_errors_not_panics() {
         Box::new(PsyncEngine::new(&target).unwrap()),
         Box::new(IoUringEngine::new(&target, IoUringOptions::default()).unwrap()),
         Box::new(SyncEngine::new(&target).unwrap()),
+        Box::new(PvsyncEngine::new(&target).unwrap()),
         Box::new(Pvsync2Engine::new(&target, Pvsync2Options::default()).unwrap()),
         Box::new(LibaioEngine::new(&target, LibaioOptions::default()).unwrap()),
         Box::new(PosixAioEngine::new(&target).unwrap()),
@@ -451,9 +453,10 @@ type Build = fn(&OpenTarget) -> Box<dyn IoEngine + Send>;
 
 /// A constructor for every file engine storlab has beside psync and io_uring (libaio twice:
 /// with and without `userspace_reap`).
-fn fio_engine_builders() -> [Build; 6] {
+fn fio_engine_builders() -> [Build; 7] {
     [
         |t| Box::new(SyncEngine::new(t).unwrap()),
+        |t| Box::new(PvsyncEngine::new(t).unwrap()),
         |t| Box::new(Pvsync2Engine::new(t, Pvsync2Options::default()).unwrap()),
         |t| Box::new(LibaioEngine::new(t, LibaioOptions::default()).unwrap()),
         |t| {

@@ -253,6 +253,7 @@ impl JobDraft {
             (spec.trim, &self.block_size_trim)
         {
             // A trim job reads nothing: its trims take the read stream and its sizes.
+            spec.trim_job_read_min_bytes = Some(spec.block_size_read.min_bytes());
             spec.block_size_read = trim_bs.clone();
         }
         set_if(&mut spec.align_bytes, self.align_bytes);

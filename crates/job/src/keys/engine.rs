@@ -235,11 +235,13 @@ fn apply_ioengine(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
                     EngineKind::Libaio,
                 )),
             ),
-            "pvsync" | "vsync" => (
+            "vsync" => (
                 None,
                 Some(foreign(
-                    "use ioengine=pvsync2 (preadv2/pwritev2) or psync".into(),
-                    EngineKind::Pvsync2,
+                    "fio's vsync merges adjacent requests into one readv/writev; use \
+                     ioengine=pvsync (preadv/pwritev) or psync"
+                        .into(),
+                    EngineKind::Pvsync,
                 )),
             ),
             _ => (
@@ -472,7 +474,7 @@ mod tests {
         assert_eq!(
             refusal("warp_drive"),
             "--ioengine=warp_drive: unknown engine; storlab's engines are null, psync, sync, \
-             pvsync2, libaio, posixaio, mmap, io_uring, sim"
+             pvsync, pvsync2, libaio, posixaio, mmap, io_uring, sim"
         );
         for kind in EngineKind::ALL {
             assert_eq!(EngineKind::from_name(kind.as_str()), Some(kind));

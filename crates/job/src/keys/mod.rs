@@ -302,7 +302,7 @@ impl JobDraft {
     /// settings the user never made, or about the job as a whole, are reported at `job_location`.
     pub fn finish(&self, default_name: &str, job_location: &Location) -> Result<JobSpec, JobError> {
         if let Some(foreign) = &self.foreign_engine {
-            // `--target` stands in for an engine storlab lacks under another name (`pvsync`,
+            // `--target` stands in for an engine storlab lacks under another name (`vsync`,
             // `windowsaio`), not for one whose job is about something else: an RDMA or HTTP
             // job's I/O sent to a drive would measure nothing the file asked for.
             if foreign.out_of_scope || self.target_override.is_none() {

@@ -479,7 +479,7 @@ mod tests {
         );
         assert_eq!(
             on(Some(path.clone()), "vsync").unwrap().engine,
-            EngineKind::Pvsync2
+            EngineKind::Pvsync
         );
         // A known engine the target replaces goes unsaid, as before.
         assert!(on(Some(path), "io_uring").unwrap().warnings.is_empty());

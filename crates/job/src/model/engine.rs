@@ -17,6 +17,8 @@ pub enum EngineKind {
     Psync,
     /// `lseek` then `read`/`write`, one request at a time per worker (fio's `sync`).
     Sync,
+    /// `preadv`/`pwritev` of one iovec, one request at a time per worker.
+    Pvsync,
     /// `preadv2`/`pwritev2` with per-I/O flags (`hipri`, `nowait`), one at a time per worker.
     Pvsync2,
     /// Linux native AIO (`io_setup`/`io_submit`/`io_getevents`), queued.
@@ -33,10 +35,11 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order help text and docs list them.
-    pub const ALL: [EngineKind; 9] = [
+    pub const ALL: [EngineKind; 10] = [
         EngineKind::Null,
         EngineKind::Psync,
         EngineKind::Sync,
+        EngineKind::Pvsync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::Posixaio,
@@ -51,6 +54,7 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Psync => "psync",
             EngineKind::Sync => "sync",
+            EngineKind::Pvsync => "pvsync",
             EngineKind::Pvsync2 => "pvsync2",
             EngineKind::Libaio => "libaio",
             EngineKind::Posixaio => "posixaio",

@@ -462,6 +462,11 @@ pub struct JobSpec {
     pub random_map: bool,
     pub block_size_read: BlockSizeSpec,
     pub block_size_write: BlockSizeSpec,
+    /// A trim job's smallest read block as `bs` gave it, before its trims took the read sizes
+    /// (`None` elsewhere): fio's random map counts in the smallest block of all three
+    /// directions (init.c, `rw_min_bs`), which a read size below the trims' makes finer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_job_read_min_bytes: Option<u64>,
     /// The access pattern storlab advises the kernel of for each worker's region (fio
     /// `fadvise_hint`); by default the job's own: random or sequential.
     #[serde(default, skip_serializing_if = "FadviseHint::is_default")]
@@ -692,6 +697,7 @@ impl JobSpec {
             fadvise_hint: FadviseHint::JobType,
             align_bytes: DEFAULT_ALIGN_BYTES,
             align_given: false,
+            trim_job_read_min_bytes: None,
             iodepth: 1,
             numjobs: 1,
             offset_bytes: 0,

@@ -279,7 +279,11 @@ impl Worker {
         // `size` to the bytes to issue when verify_backlog is set).
         if !backlog_read {
             self.progress.issued_ios += 1;
-            self.progress.issued_bytes += u64::from(io.len_bytes);
+            // fio bounds a trim/write job by its writes' bytes (backend.c,
+            // `io_bytes_exceeded`: a trim/write job is a writing one).
+            if !(self.progress.bytes_of_writes_only && io.direction == IoDirection::Trim) {
+                self.progress.issued_bytes += u64::from(io.len_bytes);
+            }
         }
         self.sync.last_offset_bytes = io.offset_bytes;
         // fio clears it when an I/O completes; a synchronous engine completes each I/O before

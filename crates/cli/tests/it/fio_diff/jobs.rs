@@ -22,7 +22,7 @@ impl Rng {
     }
 
     /// A number in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
@@ -31,7 +31,7 @@ impl Rng {
         self.below(100) < percent
     }
 
-    fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+    pub(crate) fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
         choices[self.below(choices.len() as u64) as usize]
     }
 }

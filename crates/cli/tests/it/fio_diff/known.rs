@@ -3,9 +3,7 @@
 //! only shrinks as storlab's fio semantics are fixed (issue 34 names the classes).
 
 pub const DIVERGENCES: &[(&str, &str)] = &[
-    ("--rw=randtrim --bsrange=2k-4k --size=64k --norandommap --randseed=22030 --ioengine=null --iodepth=1 --buffer_pattern=0xdeadbeef", "iolog"),
     ("--rw=rw --bsrange=512-8k --blockalign=4k --size=256k --loops=3 --fsync_on_close=1 --verify=crc32", "iolog order"),
-    ("--rw=randtrim --bs=2k,4k --size=64k --ioengine=null --invalidate=0", "iolog"),
     ("--rw=readwrite --bs=2k --offset=6144 --size=256k --ioengine=io_uring --iodepth=4 --fdatasync=4", "iolog"),
     ("--rw=randrw --rwmixread=10 --bs=16k,16k --size=64k --ioengine=mmap --numjobs=2 --offset_increment=256k", "data sectors"),
 ];
