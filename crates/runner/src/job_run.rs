@@ -354,6 +354,7 @@ impl Drive<'_> {
             if done.interrupted {
                 return Ok((true, workers.iter().map(Worker::verified_bytes).sum()));
             }
+            w.sync_empty_loop_after_read_back(engine)?;
         }
         Ok((false, workers.iter().map(Worker::verified_bytes).sum()))
     }

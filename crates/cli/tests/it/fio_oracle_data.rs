@@ -126,3 +126,51 @@ fn buffers_hold_fios_bytes() {
         );
     }
 }
+
+/// fio 3.33's mmap engine puts an I/O at its offset less the region's start (engines/mmap.c):
+/// a job whose region starts past 0 writes the file's first bytes. storlab refuses such a fio
+/// job in one line (exit 2) and leaves the file as it was, rather than write where the job did
+/// not ask; fio's run here shows why.
+#[test]
+fn an_mmap_job_past_the_files_start_is_refused_where_fio_writes_its_first_bytes() {
+    if !fio_present() {
+        return;
+    }
+    for line in [
+        "--rw=write --bs=16k --size=64k --offset=128k --ioengine=mmap",
+        "--rw=randrw --rwmixread=10 --bs=16k --size=64k --ioengine=mmap --numjobs=2 \
+         --offset_increment=256k",
+    ] {
+        let job = job_of(line);
+        let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let Ran::Exited(fio) = run(Tool::Fio, &job, scratch.path()) else {
+            panic!("fio hung\n{}", reproduction(&job))
+        };
+        let first_bytes_written = fio.data[..64 << 10].iter().any(|&b| b != 0);
+        let past_the_region = fio.data[(320 << 10)..].iter().all(|&b| b == 0);
+        assert!(
+            fio.code == 0 && first_bytes_written && past_the_region,
+            "fio's mmap no longer writes the file's first bytes: {}",
+            reproduction(&job)
+        );
+        let Ran::Exited(storlab) = run(Tool::Storlab, &job, scratch.path()) else {
+            panic!("storlab hung\n{}", reproduction(&job))
+        };
+        assert_eq!(storlab.code, 2, "{}", reproduction(&job));
+        assert_eq!(
+            storlab.stderr.trim().lines().count(),
+            1,
+            "{}",
+            storlab.stderr
+        );
+        assert!(
+            storlab.stderr.contains("fio 3.33's mmap engine"),
+            "{}",
+            storlab.stderr
+        );
+        assert!(
+            storlab.data.iter().all(|&b| b == 0),
+            "storlab wrote the file"
+        );
+    }
+}

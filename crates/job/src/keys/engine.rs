@@ -430,6 +430,38 @@ impl JobDraft {
         ))
     }
 
+    /// fio 3.33's mmap engine maps the file from its start, `io_size` long, and places each
+    /// I/O at its offset less the region's start (engines/mmap.c, `fio_mmapio_prep`:
+    /// `mmap_ptr + offset - mmap_off - file_offset` with `mmap_off` 0): a fio job whose region
+    /// starts past 0 (`offset`, or `offset_increment` with clones) reads and writes the file's
+    /// first bytes instead of its region. storlab does not write where the job did not ask, so
+    /// such a fio job is refused in one line rather than run elsewhere than fio runs it.
+    pub(super) fn check_mmap_region(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let shares = &spec.target_shares;
+        let starts_past_zero = spec.offset_bytes > 0
+            || shares.offset_ppm.is_some_and(|ppm| ppm > 0)
+            || (spec.numjobs > 1
+                && (spec.offset_increment_bytes > 0
+                    || shares.offset_increment_ppm.is_some_and(|ppm| ppm > 0)));
+        if self.storlab_rw_default || spec.engine != EngineKind::Mmap || !starts_past_zero {
+            return Ok(());
+        }
+        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
+        Err(JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            "with a region that starts past 0 (offset, offset_increment): fio 3.33's mmap \
+             engine puts each I/O at its offset less the region's start, in the file's first \
+             bytes (engines/mmap.c), where the job did not ask; use ioengine=psync"
+                .to_string(),
+        ))
+    }
+
     /// The engines' options, with a warning naming those the job's engine does not have.
     pub(super) fn build_engine_tuning(&self, spec: &mut JobSpec) {
         spec.engine_tuning = self.engine_tuning.clone();

@@ -132,6 +132,21 @@ impl IoLog {
         appended.map_err(|e| self.error(e, job))
     }
 
+    /// The lines recorded since the log was closed (a sync after the read-back), appended
+    /// between an `open` and a `close` as fio logs a loop's.
+    pub(super) fn append_after_close(&mut self, job: &str) -> Result<(), RunError> {
+        if self.file.is_some() || self.pending.is_empty() {
+            return Ok(());
+        }
+        let label = &self.file_label;
+        let lines = std::mem::take(&mut self.pending);
+        let mut text = format!("{label} open\n").into_bytes();
+        text.extend_from_slice(&lines);
+        text.extend_from_slice(format!("{label} close\n").as_bytes());
+        storlab_engine::output_file::append_whole("write_iolog", &self.path, &text)
+            .map_err(|e| self.error(e, job))
+    }
+
     pub(super) fn close(&mut self, job: &str) -> Result<(), RunError> {
         if self.file.is_none() {
             return Ok(());

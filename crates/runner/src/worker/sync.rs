@@ -21,6 +21,9 @@ pub(super) struct Syncs {
     /// still to come before the next loop's first I/O.
     pub(super) loops_ended: u32,
     pub(super) loop_end_due: bool,
+    /// fio's last, empty loop's sync waits for the job's read-back: fio verifies each loop
+    /// after it (backend.c, `do_verify` after `do_io`), and the empty loop comes after that.
+    empty_loop_sync_due: bool,
     /// A fio job with writes (fio's `should_fsync`: `td_write`, whether or not one was drawn).
     fio_writer: bool,
 }
@@ -34,6 +37,7 @@ impl Syncs {
             measure_start_ns: 0,
             loops_ended: 0,
             loop_end_due: false,
+            empty_loop_sync_due: false,
             fio_writer,
         }
     }
@@ -130,8 +134,28 @@ impl Worker {
             self.flush_measured(engine, FlushKind::All, false)?;
         }
         if self.generator.fio_empty_loop_follows() {
-            self.flush_measured(engine, FlushKind::All, false)?;
+            if self.verifying.reads_back_at_end() {
+                self.sync.empty_loop_sync_due = true;
+            } else {
+                self.flush_measured(engine, FlushKind::All, false)?;
+            }
         }
         Ok(())
+    }
+
+    /// After the job's read-back: the sync of fio's last, empty loop, if it waited for it
+    /// (`flush_at_end`), logged after the read-back's reads as fio logs it.
+    pub fn sync_empty_loop_after_read_back(
+        &mut self,
+        engine: &mut dyn IoEngine,
+    ) -> Result<(), RunError> {
+        if !std::mem::take(&mut self.sync.empty_loop_sync_due) {
+            return Ok(());
+        }
+        self.flush_measured(engine, FlushKind::All, false)?;
+        match self.iolog.as_mut() {
+            Some(log) => log.append_after_close(&self.job_name),
+            None => Ok(()),
+        }
     }
 }

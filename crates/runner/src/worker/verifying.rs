@@ -149,6 +149,11 @@ impl Verifying {
         self.read_check.is_some() || self.state.is_some()
     }
 
+    /// Whether the job reads back what it wrote once its I/O is done (a verify run).
+    pub(super) fn reads_back_at_end(&self) -> bool {
+        self.state.is_some()
+    }
+
     /// The write about to be numbered `write_counter` goes into the read-back's record.
     fn note_logged_write(&mut self, write_counter: u64, offset_bytes: u64) {
         if let Some(cut) = self.cut.as_mut() {
