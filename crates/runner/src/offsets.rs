@@ -204,11 +204,21 @@ impl OffsetGenerator {
             && job.replay.is_none()
             && self.region.len_bytes > 0;
         if supported {
+            let region_end_bytes = self.region.start_bytes + self.region.len_bytes;
+            // fio's null engine (FIO_DISKLESSIO | FIO_FAKEIO) never sizes its file: filesetup.c
+            // `setup_files` makes its `real_file_size` the region's end, so a sequential job
+            // there ends when `last_pos` reaches it (the placement fails before an offset is
+            // chosen, and the end sync logs the last I/O's).
+            let fio_file_bytes = if job.engine == storlab_job::EngineKind::Null {
+                region_end_bytes
+            } else {
+                file_size_bytes.max(region_end_bytes)
+            };
             self.fio = Some(Box::new(FioSequence::new(
                 job,
                 fio,
                 self.region,
-                file_size_bytes.max(self.region.start_bytes + self.region.len_bytes),
+                fio_file_bytes,
                 thread_number,
             )));
         }

@@ -235,10 +235,7 @@ impl Worker {
             data: WriteData::new(job, seed, fio_format),
             rate: Rate::new(job, worker_index),
             think: Think::new(job.think),
-            sync: Syncs::new(
-                job.sync,
-                job.fio_random.is_some() && job.read_percent < 100 && job.trim.is_none(),
-            ),
+            sync: Syncs::for_job(job),
             sharing: Sharing::new(job.serialize_overlap),
             priority: Priority::new(job, region, time_based),
             passes: Passes::new(job, region),

@@ -260,6 +260,10 @@ fn a_soak_of_thousands_of_jobs() {
         .collect();
     let verdicts = judge_all(&jobs);
     summarize(&format!("soak (STORLAB_FUZZ_SEED={seed})"), &verdicts);
+    // Every job that does not agree, one line each: what a run of thousands leaves to fix.
+    for (job, verdict) in jobs.iter().zip(&verdicts).filter(|(_, v)| !v.agrees()) {
+        eprintln!("disagrees: {verdict:?}\n  job: {}", job.line());
+    }
     let known_classes: Vec<&str> = known::DIVERGENCES.iter().map(|(_, class)| *class).collect();
     let unknown: Vec<(&Job, &Verdict)> = jobs
         .iter()

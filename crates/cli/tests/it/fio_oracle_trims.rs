@@ -73,6 +73,29 @@ fn trims_draw_from_fios_trim_streams() {
         // trim's absolute start taken as relative): the writes land 8 KiB past their trims,
         // and a write that would start past the region ends the job.
         &["--rw=randtrimwrite", "--bs=4k", "--size=64k", "--offset=8k"][..],
+        // A trim/write job never syncs every N writes (io_u.c, `set_rw_ddir`, replaces the
+        // sync by the pair's trim or write), only at its end.
+        &[
+            "--rw=randtrimwrite",
+            "--bs=4k",
+            "--size=64k",
+            "--fsync=3",
+            "--end_fsync=1",
+        ][..],
+        &[
+            "--rw=trimwrite",
+            "--bs=4k",
+            "--size=32k",
+            "--fdatasync=2",
+            "--loops=2",
+        ][..],
+        &[
+            "--rw=trimwrite",
+            "--bs=4k",
+            "--size=32k",
+            "--fsync_on_close=1",
+            "--loops=2",
+        ][..],
     ] {
         let mut flags = flags.to_vec();
         flags.extend(["--ioengine=null", "--iodepth=1"]);
@@ -114,6 +137,8 @@ fn generated_trim_jobs_issue_fios_actions() {
             (20, "--randrepeat=0"),
             (20, "--randseed=77"),
             (20, "--io_size=96k"),
+            (20, "--fsync=3"),
+            (20, "--end_fsync=1"),
         ] {
             if rng.below(100) < percent {
                 flags.push(flag.to_string());

@@ -4,7 +4,7 @@
 use super::Worker;
 use crate::RunError;
 use storlab_engine::{FlushKind, IoEngine};
-use storlab_job::SyncSpec;
+use storlab_job::{JobSpec, SyncSpec, TrimMode};
 
 /// When one worker syncs, and what its last sync left.
 pub(super) struct Syncs {
@@ -29,6 +29,21 @@ pub(super) struct Syncs {
 }
 
 impl Syncs {
+    /// The syncs of `job`. A fio trim/write job is a writing one (`td_write`), yet never
+    /// syncs every N writes: io_u.c's `set_rw_ddir` replaces the sync `get_rw_ddir` chose by
+    /// the pair's trim or write, so only its end syncs come.
+    pub(super) fn for_job(job: &JobSpec) -> Syncs {
+        let fio = job.fio_random.is_some();
+        let trim_write = job.trim == TrimMode::TrimWrite;
+        let mut spec = job.sync;
+        if fio && trim_write {
+            spec.fsync_every_writes = 0;
+            spec.fdatasync_every_writes = 0;
+        }
+        let writer = trim_write || (job.read_percent < 100 && job.trim.is_none());
+        Syncs::new(spec, fio && writer)
+    }
+
     pub(super) fn new(spec: SyncSpec, fio_writer: bool) -> Syncs {
         Syncs {
             spec,
