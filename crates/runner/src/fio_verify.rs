@@ -59,8 +59,8 @@ static CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
 static CRC32: Crc<u32> = Crc::<u32>::new(&FIO_CRC32);
 static CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_ARC);
 static CRC7: Crc<u8> = Crc::<u8>::new(&CRC_7_MMC);
-/// Largest checksum a verify header holds (sha512, sha3-512: 64 bytes).
-const CHECKSUM_BYTES_MAX: usize = 64;
+/// Largest checksum a verify header holds (sha512's working buffer: 128 bytes).
+const CHECKSUM_BYTES_MAX: usize = 128;
 /// XXH32's seed in fio's `fill_xxhash` (`XXH32_init(1)`).
 const XXHASH_SEED: u32 = 1;
 
@@ -74,6 +74,8 @@ fn type_code(kind: VerifyKind) -> u16 {
         VerifyKind::Crc32c => 5,
         VerifyKind::Crc16 => 7,
         VerifyKind::Crc7 => 8,
+        VerifyKind::Sha256 => 9,
+        VerifyKind::Sha512 => 10,
         VerifyKind::Sha3_224 => 11,
         VerifyKind::Sha3_256 => 12,
         VerifyKind::Sha3_384 => 13,
@@ -106,6 +108,8 @@ fn checksum(kind: VerifyKind, data: &[u8], out: &mut [u8]) {
                 word.copy_from_slice(&[bytes[3], bytes[2], bytes[1], bytes[0]]);
             }
         }
+        VerifyKind::Sha256 => fio_sha256(data, out),
+        VerifyKind::Sha512 => fio_sha512(data, out),
         VerifyKind::Sha3_224 => out.copy_from_slice(&sha3::Sha3_224::digest(data)),
         VerifyKind::Sha3_256 => out.copy_from_slice(&sha3::Sha3_256::digest(data)),
         VerifyKind::Sha3_384 => out.copy_from_slice(&sha3::Sha3_384::digest(data)),
@@ -115,6 +119,70 @@ fn checksum(kind: VerifyKind, data: &[u8], out: &mut [u8]) {
         }
         VerifyKind::Meta | VerifyKind::Pattern | VerifyKind::Null => {}
     }
+}
+
+/// fio 3.33's `sha256` header (crc/sha256.c through verify.c `fill_sha256`): the context's
+/// 64-byte working buffer is the header itself, and `fio_sha256_final` leaves in it the last
+/// block it compressed (the data's tail, the 0x80 pad, zeros and the bit count, which fio
+/// appends in host order, little-endian here, where SHA-256 puts it big-endian) with its first
+/// 8 bytes overwritten by the low byte of each state word (`buf[i] = state[i]` into a byte
+/// array). Not SHA-256's digest, but a function of the data alone, so storlab writes and checks
+/// fio's bytes.
+fn fio_sha256(data: &[u8], out: &mut [u8]) {
+    const BLOCK: usize = 64;
+    let mut state: [u32; 8] = [
+        0x6a09_e667,
+        0xbb67_ae85,
+        0x3c6e_f372,
+        0xa54f_f53a,
+        0x510e_527f,
+        0x9b05_688c,
+        0x1f83_d9ab,
+        0x5be0_cd19,
+    ];
+    let compress = |state: &mut [u32; 8], block: &[u8]| {
+        sha2::compress256(
+            state,
+            &[*sha2::digest::generic_array::GenericArray::from_slice(
+                block,
+            )],
+        );
+    };
+    let whole = data.len() - data.len() % BLOCK;
+    for block in data[..whole].chunks_exact(BLOCK) {
+        compress(&mut state, block);
+    }
+    let tail = &data[whole..];
+    let mut last = [0u8; BLOCK];
+    last[..tail.len()].copy_from_slice(tail);
+    last[tail.len()] = 0x80;
+    let bits = ((data.len() as u32 as u64) << 3).to_le_bytes();
+    if tail.len() >= 56 {
+        // The pad fills this block; the count goes alone into the next, after 56 zeros.
+        compress(&mut state, &last);
+        last = [0u8; BLOCK];
+    }
+    last[56..].copy_from_slice(&bits);
+    compress(&mut state, &last);
+    for (byte, word) in last.iter_mut().zip(state) {
+        *byte = word as u8;
+    }
+    out.copy_from_slice(&last);
+}
+
+/// fio 3.33's `sha512` header (verify.c `fill_sha512`, which never calls a final step): the
+/// context's 128-byte working buffer after `fio_sha512_update` of the data, i.e. the data's first
+/// 128 bytes with its tail (what is left after the last whole block) copied over their start.
+/// A block shorter than the buffer leaves the rest of it as it was (`out` as given).
+fn fio_sha512(data: &[u8], out: &mut [u8]) {
+    const BLOCK: usize = 128;
+    if data.len() < BLOCK {
+        out[..data.len()].copy_from_slice(data);
+        return;
+    }
+    out.copy_from_slice(&data[..BLOCK]);
+    let tail = &data[data.len() - data.len() % BLOCK..];
+    out[..tail.len()].copy_from_slice(tail);
 }
 
 /// A failed check of one interval: fio's words for what was wrong.
@@ -319,6 +387,9 @@ impl FioFormat {
                 let stored_sum = &header[COMMON_HEADER_BYTES..];
                 let mut computed_buf = [0u8; CHECKSUM_BYTES_MAX];
                 let computed = &mut computed_buf[..stored_sum.len()];
+                // What a checksum leaves as it found it (sha512's buffer past a short block)
+                // is taken as stored.
+                computed.copy_from_slice(stored_sum);
                 checksum(self.kind, data, computed);
                 if computed != stored_sum {
                     return Err(fail(
@@ -474,13 +545,14 @@ mod tests {
                     misplaced.reason.contains("bad header offset"),
                     "{misplaced:?}"
                 );
-                // A flipped data byte: the checksum fails (meta has none to fail).
+                // A flipped data byte: the checksum fails (meta has none to fail; sha512's
+                // buffer holds only the first 128 bytes and the tail: its own test below).
                 let mut corrupt = block.clone();
                 corrupt[3000] ^= 1;
                 let result = f.check_granule(&corrupt, 8192);
                 if kind == VerifyKind::Meta {
                     assert!(result.is_ok());
-                } else {
+                } else if kind != VerifyKind::Sha512 {
                     let failure = result.unwrap_err();
                     let interval_start = interval.map_or(0, |i| 3000 / i * i);
                     assert_eq!(failure.offset_bytes, 8192 + interval_start, "{kind:?}");
@@ -488,6 +560,27 @@ mod tests {
                 }
                 assert_eq!(f.expected_from_header(&block, 8192), block, "{kind:?}");
             }
+        }
+    }
+
+    /// fio's sha512 "checksum" is its hash's working buffer: the data's first 128 bytes with
+    /// the tail past the last whole 128-byte block over their start. A byte flipped there fails
+    /// the check, one in between passes it, as in fio 3.33.
+    #[test]
+    fn fios_sha512_covers_the_first_block_and_the_tail() {
+        let f = format(VerifyKind::Sha512, None, 0);
+        let mut block = vec![0u8; 4096];
+        f.fill(&mut block, 0, 7, 1, 3);
+        let data_at = 40 + 128;
+        let tail_at = data_at + (4096 - data_at) / 128 * 128;
+        for (at, caught) in [
+            (data_at + 100, true),
+            (tail_at + 5, true),
+            (data_at + 1000, false),
+        ] {
+            let mut corrupt = block.clone();
+            corrupt[at] ^= 1;
+            assert_eq!(f.check_granule(&corrupt, 0).is_err(), caught, "byte {at}");
         }
     }
 

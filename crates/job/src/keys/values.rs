@@ -63,11 +63,6 @@ pub(super) fn accept_without_effect(d: &mut JobDraft, key: &'static str) {
 pub(super) fn no_effect_reason(key: &str) -> &'static str {
     match key {
         "verify_pattern" => "accepted, no effect: fio writes and checks it only when verifying",
-        "verify=sha256|sha512" => {
-            "checked with storlab's own per-write data, without fio's header: fio 3.33's sha256 \
-             and sha512 headers hold the hash's unfinished working buffer, not a digest, so no \
-             other tool can write or check them (sha1 and sha3-* are fio's, byte for byte)"
-        }
         "verify_async" => {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"

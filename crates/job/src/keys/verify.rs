@@ -231,13 +231,6 @@ fn apply_verify(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
             "0" | "none" => (false, None),
             // storlab's own check alone: per-write data compared byte for byte, no fio header.
             "1" => (true, None),
-            // fio 3.33 never finalises these two digests (verify.c fills the header with the hash's
-            // working buffer), so its blocks cannot be written or checked by another tool: the job
-            // runs with storlab's own check, and says so.
-            "sha256" | "sha512" => {
-                accept_without_effect(d, "verify=sha256|sha512");
-                (true, None)
-            }
             _ => match VerifyKind::from_fio_name(v) {
                 Some(kind) => (true, Some(kind)),
                 None => return Err(ApplyError::Invalid(
@@ -466,14 +459,9 @@ mod tests {
         let verify = spec.verify_spec.unwrap();
         assert!(verify.only);
         assert_eq!(verify.kind, VerifyKind::Crc32c);
-        // sha256/sha512: storlab's own check, with a warning why.
-        let spec = write_job_with(&[("verify", Some("sha256"))]).unwrap();
-        assert!(spec.verify && spec.verify_spec.is_none());
-        assert!(
-            spec.warnings[0].contains("unfinished working buffer"),
-            "{:?}",
-            spec.warnings
-        );
+        // sha256/sha512: fio's headers, its hash's working buffer as it leaves it.
+        let spec = write_job_with(&[("verify", Some("sha512"))]).unwrap();
+        assert_eq!(spec.verify_spec.unwrap().kind, VerifyKind::Sha512);
         // verify=1 is storlab's own check alone.
         let spec = write_job_with(&[("verify", Some("1"))]).unwrap();
         assert!(spec.verify && spec.verify_spec.is_none());

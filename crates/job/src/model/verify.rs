@@ -15,6 +15,11 @@ pub enum VerifyKind {
     Crc16,
     Crc7,
     Sha1,
+    /// fio 3.33's `sha256`: not a digest but its hash's last working block (verify.c
+    /// `fill_sha256` points the context's buffer at the header).
+    Sha256,
+    /// fio 3.33's `sha512`: the hash's working buffer, never finalised.
+    Sha512,
     Sha3_224,
     Sha3_256,
     Sha3_384,
@@ -27,7 +32,7 @@ pub enum VerifyKind {
 
 impl VerifyKind {
     /// Every kind with fio's name for it (`crc32c-intel` is fio's other name for `crc32c`).
-    pub const NAMED: [(&'static str, VerifyKind); 16] = [
+    pub const NAMED: [(&'static str, VerifyKind); 18] = [
         ("md5", VerifyKind::Md5),
         ("crc64", VerifyKind::Crc64),
         ("crc32", VerifyKind::Crc32),
@@ -36,6 +41,8 @@ impl VerifyKind {
         ("crc16", VerifyKind::Crc16),
         ("crc7", VerifyKind::Crc7),
         ("sha1", VerifyKind::Sha1),
+        ("sha256", VerifyKind::Sha256),
+        ("sha512", VerifyKind::Sha512),
         ("sha3-224", VerifyKind::Sha3_224),
         ("sha3-256", VerifyKind::Sha3_256),
         ("sha3-384", VerifyKind::Sha3_384),
@@ -69,6 +76,9 @@ impl VerifyKind {
             VerifyKind::Crc64 => 8,
             VerifyKind::Md5 => 16,
             VerifyKind::Sha1 => 20,
+            // `struct vhdr_sha256` / `vhdr_sha512`: the context's whole working buffer.
+            VerifyKind::Sha256 => 64,
+            VerifyKind::Sha512 => 128,
             VerifyKind::Sha3_224 => 28,
             VerifyKind::Sha3_256 => 32,
             VerifyKind::Sha3_384 => 48,
