@@ -264,3 +264,59 @@ fn verify_reads_back_after_every_loop_as_fio() {
         assert_eq!(storlab, fio, "{flags:?}");
     }
 }
+
+/// fio's null engine above depth 1 refuses each request while the one before is unreaped and
+/// fio logs it again when it queues it anew (engines/null.c FIO_Q_BUSY, backend.c
+/// `requeue_io_u`): every I/O after the first of a loop or of the read-back is logged twice.
+/// The same log as fio's; with syncs every N writes the job is refused in one line.
+#[test]
+fn null_above_depth_one_logs_fios_requeues() {
+    if !fio_present() {
+        return;
+    }
+    for flags in [
+        &[
+            "--rw=read",
+            "--size=512k",
+            "--ioengine=null",
+            "--iodepth=2",
+            "--end_fsync=1",
+        ][..],
+        &[
+            "--rw=randread",
+            "--bs=32k",
+            "--size=256k",
+            "--ioengine=null",
+            "--iodepth=8",
+        ][..],
+        &[
+            "--rw=write",
+            "--bs=4k",
+            "--size=16k",
+            "--ioengine=null",
+            "--iodepth=4",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=32k",
+            "--ioengine=null",
+            "--iodepth=4",
+            "--loops=2",
+        ][..],
+    ] {
+        let (fio, storlab) = both_actions(MIB, flags);
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(dir.path())
+        .args(["run", "--no-db", "--name=j", "--rw=write", "--size=32k"])
+        .args(["--ioengine=null", "--iodepth=4", "--fsync=3"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("a request late"), "{stderr}");
+}

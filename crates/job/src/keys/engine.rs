@@ -462,6 +462,40 @@ impl JobDraft {
         ))
     }
 
+    /// fio 3.33's null engine above depth 1 refuses a request while its last batch is unreaped
+    /// (engines/null.c, FIO_Q_BUSY), so fio chooses each request before the previous one
+    /// completes: a sync every N writes then comes, and logs an offset, by that lag (its
+    /// `last_was_sync` and the I/O unit it reuses are the request before last's). storlab's
+    /// null engine completes in order and does not follow that lag, so such a fio job is
+    /// refused in one line rather than sync elsewhere than fio (its I/O alone, logged twice
+    /// after the first as fio logs the requeues, is fio's).
+    pub(super) fn check_null_queue_syncs(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let every_n = spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        let writes = spec.read_percent < 100 || spec.trim == crate::TrimMode::TrimWrite;
+        if self.storlab_rw_default
+            || spec.engine != EngineKind::Null
+            || spec.iodepth <= 1
+            || !every_n
+            || !writes
+        {
+            return Ok(());
+        }
+        let setter = self.provenance.iter().rev().find(|p| p.field == "iodepth");
+        Err(JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or("iodepth", |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            "with ioengine=null and fsync or fdatasync every N writes: fio 3.33's null engine \
+             refuses a request while one is unreaped, so its syncs come a request late, which \
+             storlab does not follow; use iodepth=1"
+                .to_string(),
+        ))
+    }
+
     /// The engines' options, with a warning naming those the job's engine does not have.
     pub(super) fn build_engine_tuning(&self, spec: &mut JobSpec) {
         spec.engine_tuning = self.engine_tuning.clone();

@@ -331,6 +331,7 @@ impl JobDraft {
         self.check_trim_on_a_file(&spec, job_location)?;
         self.check_mmap_pages(&spec, job_location)?;
         self.check_mmap_region(&spec, job_location)?;
+        self.check_null_queue_syncs(&spec, job_location)?;
         Ok(spec)
     }
 

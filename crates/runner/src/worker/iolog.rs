@@ -23,6 +23,14 @@ pub(super) struct IoLog {
     file_label: String,
     file: Option<OutputFile>,
     pending: Vec<u8>,
+    /// fio's null engine with more than one I/O in flight (a fio job): it refuses a request
+    /// while the last batch it committed is unreaped (engines/null.c, FIO_Q_BUSY), and fio,
+    /// having logged the request, reaps and queues it again, logging it again (backend.c,
+    /// `io_queue_event`, `requeue_io_u`). So every I/O after the first of a run of them is
+    /// logged twice.
+    busy_requeues: bool,
+    /// I/Os logged since the worker last had none in flight (a loop's or the read-back's start).
+    since_drained: u64,
 }
 
 impl IoLog {
@@ -38,6 +46,10 @@ impl IoLog {
             },
             file: None,
             pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
+            busy_requeues: job.fio_random.is_some()
+                && job.engine == storlab_job::EngineKind::Null
+                && job.iodepth > 1,
+            since_drained: 0,
         })
     }
 
@@ -78,12 +90,25 @@ impl IoLog {
             IoDirection::Write => "write",
             IoDirection::Trim => "trim",
         };
-        writeln!(
-            self.pending,
-            "{} {action} {offset_bytes} {len_bytes}",
-            self.file_label
-        )
-        .expect("writing to memory");
+        let times = if self.busy_requeues && self.since_drained > 0 {
+            2
+        } else {
+            1
+        };
+        self.since_drained += 1;
+        for _ in 0..times {
+            writeln!(
+                self.pending,
+                "{} {action} {offset_bytes} {len_bytes}",
+                self.file_label
+            )
+            .expect("writing to memory");
+        }
+    }
+
+    /// The worker has no I/O in flight (a loop ended): fio's next request is queued at once.
+    pub(super) fn note_drained(&mut self) {
+        self.since_drained = 0;
     }
 
     /// A sync as fio logs it: `FILE sync OFFSET 0` (`datasync` for fdatasync), where fio's offset
@@ -122,6 +147,7 @@ impl IoLog {
         self.close(job)?;
         let label = self.file_label.clone();
         writeln!(self.pending, "{label} open").expect("writing to memory");
+        self.note_drained();
         for (offset_bytes, len_bytes) in extents {
             self.record(IoDirection::Read, offset_bytes, len_bytes as u32);
         }

@@ -115,6 +115,9 @@ impl Worker {
             return Ok(false);
         }
         self.sync.loop_end_due = false;
+        if let Some(log) = self.iolog.as_mut() {
+            log.note_drained();
+        }
         self.flush_at_end(engine)?;
         // libfio.c, `clear_io_state` before the next loop: `last_was_sync` is cleared, so a
         // sync `fsync=N` still asks for comes again first (after the loop's verify pass).
