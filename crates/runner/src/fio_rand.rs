@@ -33,6 +33,8 @@ pub mod seed_index {
     /// Random-versus-sequential choice of `percentage_random` (`seq_rand_state`, both
     /// directions: fio seeds all of them from the read one).
     pub const SEQ_RAND_READ: usize = 10;
+    /// The zone of a zoned distribution's offsets (`zone_state`, `FIO_RAND_ZONE_OFF`).
+    pub const ZONE: usize = 16;
     /// Which requests fio's cmdprio family gives a priority (`prio_state`,
     /// `FIO_RAND_PRIO_CMDS`).
     pub const PRIO_CMDS: usize = 19;

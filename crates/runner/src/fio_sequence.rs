@@ -6,11 +6,13 @@
 use crate::axmap::Axmap;
 use crate::distribution::{fio_distribution_seed, FioDistribution};
 use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use storlab_engine::IoDirection;
 use storlab_job::{
-    BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RwModifier, Target, TrimMode,
+    BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier, Target,
+    TrimMode,
 };
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
@@ -134,6 +136,8 @@ pub struct FioSequence {
     /// fio's Zipf, Pareto or Gauss generator (`random_distribution`), which replaces the
     /// offset stream, the map and the LFSR for random offsets.
     distribution: Option<FioDistribution>,
+    /// fio's zoned distributions (`zoned`, `zoned_abs`): the zone of each random offset.
+    zones: Option<FioZones>,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
     region: Region,
     file_size_bytes: u64,
@@ -277,6 +281,7 @@ impl FioSequence {
             lfsr,
             lfsr_job,
             distribution,
+            zones: FioZones::new(&job.random_distribution),
             region,
             file_size_bytes,
             last_pos_bytes: [region.start_bytes; 2],
@@ -332,6 +337,9 @@ impl FioSequence {
         // fio draws the mix and the random/sequential choice from 32-bit streams always.
         self.rwmix_state = FioRand::new(seeds[seed_index::MIX], false);
         self.random_state = FioRand::new(seeds[seed_index::BLOCK], use64);
+        if let Some(zones) = self.zones.as_mut() {
+            zones.state = FioRand::new(seeds[seed_index::ZONE], false);
+        }
         let seq_rand = FioRand::new(seeds[seed_index::SEQ_RAND_READ], false);
         self.seq_rand_state = [seq_rand.clone(), seq_rand];
     }
@@ -632,18 +640,28 @@ impl FioSequence {
         if last_block == 0 {
             return None;
         }
+        // A zoned job draws its zone first: the block is drawn among the zone's, and the
+        // random map is asked about it as drawn, before the zone's start is added, as fio 3.33
+        // does (io_u.c, `__get_next_rand_offset_zoned`).
+        let (zone_start, bound) = match self.zones.as_mut() {
+            Some(zones) => {
+                let zone = zones.draw(last_block, align)?;
+                (zone.first_block, zone.blocks)
+            }
+            None => (0, last_block),
+        };
         if self.lfsr_job {
             // io_u.c, `__get_next_rand_offset`: the register's next block, none once it has
             // given every block of the pass.
-            return Some(self.lfsr.as_mut()?.next_block()? * align);
+            return Some((self.lfsr.as_mut()?.next_block()? + zone_start) * align);
         }
-        let mut block = self.random_state.scaled(last_block);
+        let mut block = self.random_state.scaled(bound);
         if let Some(map) = &self.map {
             if map.is_set(block) {
                 block = map.next_free(block)?;
             }
         }
-        Some(block * align)
+        Some((block + zone_start) * align)
     }
 
     /// io_u.c, `get_next_buflen`: a fixed size, or a draw from the range or split that fits
@@ -719,8 +737,11 @@ fn offset_generators(
     // blocks, seeded with the offset seed.
     let (lfsr_asked, lfsr_seed) = lfsr;
     let lfsr_job = random_job && lfsr_asked && !ranked;
+    // init.c `fixup_options`: "a non-uniform random distribution excludes usage of a random
+    // map" (zoned ones too).
+    let uniform = matches!(job.random_distribution, RandomDistribution::Random);
     let map =
-        (random_job && job.random_map && !lfsr_job && !ranked).then(|| Axmap::new(map_blocks));
+        (random_job && job.random_map && !lfsr_job && uniform).then(|| Axmap::new(map_blocks));
     let lfsr = lfsr_job.then(|| Lfsr::new(map_blocks, lfsr_seed)).flatten();
     (map, lfsr, distribution)
 }

@@ -15,6 +15,7 @@ pub mod fio_log;
 pub mod fio_rand;
 mod fio_sequence;
 pub mod fio_verify;
+mod fio_zones;
 pub mod flow;
 mod group;
 mod group_ends;

@@ -6,9 +6,7 @@ use crate::random_map::RandomMap;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use storlab_engine::IoDirection;
-use storlab_job::{
-    BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier, StridedZones, TrimMode,
-};
+use storlab_job::{BlockSizeSpec, FioRandom, JobSpec, RwModifier, StridedZones, TrimMode};
 
 /// The region one worker may touch: `[start_bytes, start_bytes + len_bytes)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,11 +194,6 @@ impl OffsetGenerator {
                 && job.block_size_write.min_bytes().is_multiple_of(align));
         let supported = (aligned_as_fio || !random)
             && job.strided_zones.is_none()
-            // fio's zones draw from streams the port does not follow yet.
-            && !matches!(
-                job.random_distribution,
-                RandomDistribution::Zoned { .. } | RandomDistribution::ZonedAbs { .. }
-            )
             && job.replay.is_none()
             && self.region.len_bytes > 0;
         if supported {

@@ -29,6 +29,15 @@ const DISTRIBUTION_JOBS: &[&str] = &[
      --random_distribution=normal:30",
     "--rw=randread --bs=4k --size=256k --random_distribution=zipf:0.8:0.25 --loops=2",
     "--rw=randread --bs=4k --size=256k --random_distribution=normal:5:0.75",
+    // Zoned: the zone from `zone_state`, the block inside it from the offset stream, no map
+    // (fio turns it off for every distribution but the uniform one).
+    "--rw=randrw --rwmixread=10 --bs=32k --blockalign=8k --size=512k \
+     --random_distribution=zoned:50/10:50/90 --ioengine=posixaio",
+    "--rw=randwrite --bs=4k --size=128k --random_distribution=zoned:50/10:50/90",
+    "--rw=randread --bs=4k --size=256k --random_distribution=zoned_abs:60/16k:40/48k",
+    "--rw=randrw --bs=4k --size=256k --random_distribution=zoned:30/20:70 --loops=2 --randseed=3",
+    "--rw=randread --bs=4k --size=256k --random_distribution=zoned:60/10:40/90 \
+     --random_generator=lfsr",
 ];
 
 /// Jobs whose written bytes fio fixes without its clock stamp.
