@@ -199,6 +199,8 @@ pub struct JobDraft {
     fill_device: Option<bool>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
+    /// fio's `nrfiles` as given (`check_nrfiles`).
+    nrfiles: Option<u64>,
     /// fio's `filesize`: the file's size, the job's `size` when that is not given.
     filesize_bytes: Option<u64>,
     /// The key being applied was written bare (no `=`).
@@ -310,6 +312,7 @@ impl JobDraft {
             }
         }
         self.check_zones(job_location)?;
+        self.check_nrfiles(job_location)?;
         self.check_replay(job_location)?;
         self.check_verify(job_location)?;
         self.check_cmdprio(job_location)?;
