@@ -176,6 +176,49 @@ fn nrfiles_with_a_filename_keeps_fios_one_file() {
     }
 }
 
+/// `filesize` is the file's size and the job's region runs from `offset` to it
+/// (filesetup.c, `setup_files`: `f->io_size = file_size_low - file_offset`); a smaller `size`
+/// bounds the bytes while random offsets cover the whole file, a larger one is cut to it.
+#[test]
+fn filesize_bounds_the_region_and_size_the_bytes_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    let cases: [&[&str]; 5] = [
+        &[
+            "--rw=randread",
+            "--size=128k",
+            "--nrfiles=3",
+            "--filesize=256k",
+        ],
+        &["--rw=write", "--bs=64k", "--filesize=256k", "--offset=64k"],
+        &[
+            "--rw=randwrite",
+            "--bs=16k",
+            "--filesize=64k",
+            "--size=128k",
+        ],
+        &[
+            "--rw=randrw",
+            "--bsrange=4k-16k",
+            "--filesize=512k",
+            "--offset=128k",
+            "--size=96k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+        ],
+        &[
+            "--rw=write:8k",
+            "--bs=8k,4k",
+            "--filesize=384k",
+            "--size=64k",
+        ],
+    ];
+    for flags in cases {
+        assert_same_as_fio(flags);
+    }
+}
+
 /// `nrfiles` above one without `filename`: fio makes several files and spreads the I/O over
 /// them, which storlab does not; refused in one line naming the key (exit 2), nothing made.
 #[test]

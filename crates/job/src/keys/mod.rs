@@ -330,6 +330,7 @@ impl JobDraft {
             .unwrap_or_else(|| default_name.to_string());
         let mut spec = self.build(&name);
         self.check_fill_device(&spec, job_location)?;
+        self.check_filesize_region(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         self.check_trim_on_a_file(&spec, job_location)?;
         self.check_mmap_pages(&spec, job_location)?;
