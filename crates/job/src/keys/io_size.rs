@@ -86,7 +86,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "filesize",
         aliases: &[],
         bare: false,
-        meaning: "size of the job's file; the job's size when size is not given",
+        meaning: "size of the job's file: the region runs from offset to it, and size is then the job's bytes",
         field: "size",
         path: KeyPath::None,
         apply: |d, v| {

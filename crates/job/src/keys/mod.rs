@@ -201,7 +201,7 @@ pub struct JobDraft {
     filename_format: Option<String>,
     /// fio's `nrfiles` as given (`check_nrfiles`).
     nrfiles: Option<u64>,
-    /// fio's `filesize`: the file's size, the job's `size` when that is not given.
+    /// fio's `filesize`: the file's size, where the job's region ends (`build_filesize_region`).
     filesize_bytes: Option<u64>,
     /// The key being applied was written bare (no `=`).
     applying_bare: bool,
