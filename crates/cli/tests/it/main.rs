@@ -37,6 +37,7 @@ mod fio_logs;
 mod fio_oracle;
 mod fio_oracle_clones;
 mod fio_oracle_data;
+mod fio_oracle_files;
 mod fio_oracle_keys;
 mod fio_oracle_loops;
 mod fio_oracle_replay;

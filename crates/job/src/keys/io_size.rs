@@ -86,7 +86,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "filesize",
         aliases: &[],
         bare: false,
-        meaning: "size of the job's file; the job's size when size is not given",
+        meaning: "size of the job's file: the region runs from offset to it, and size is then the job's bytes",
         field: "size",
         path: KeyPath::None,
         apply: |d, v| {
@@ -195,10 +195,70 @@ impl JobDraft {
         spec.number_ios = self.number_ios;
         spec.io_size_bytes = self.io_size_bytes;
         set_if(&mut spec.fill_device, self.fill_device);
-        if self.size.is_none() {
-            if let Some(filesize) = self.filesize_bytes {
-                spec.size_bytes = Some(filesize);
+        if let Some(filesize) = self.filesize_bytes {
+            self.build_filesize_region(spec, filesize);
+        }
+    }
+
+    /// The two cases where storlab's region under `filesize` is not yet fio's, refused in one
+    /// line at `filesize`: clones `offset_increment` apart (fio's regions each end at the
+    /// file's end) and a `size` below the region over several loops on an engine that queues
+    /// (fio ends each loop at `size` bytes, backend.c `do_io`).
+    pub(super) fn check_filesize_region(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if self.filesize_bytes.is_none() {
+            return Ok(());
+        }
+        let clones_apart = spec.numjobs > 1
+            && (spec.offset_increment_bytes > 0
+                || spec.target_shares.offset_increment_ppm.is_some());
+        let size_below_region = matches!(
+            (self.size, spec.size_bytes),
+            (Some(Extent::Bytes(size)), Some(region)) if size < region
+        );
+        let reason = if clones_apart {
+            "filesize with numjobs clones offset_increment apart is not supported: fio's \
+             clones' regions each end at filesize; give size= instead"
+        } else if size_below_region && spec.loops > 1 && spec.fio_engine_queues() {
+            "filesize with a smaller size over several loops on a queueing engine is not \
+             supported: fio ends each loop at size bytes; give io_size= instead"
+        } else {
+            return Ok(());
+        };
+        // `filesize` and `size` set one field: the error names whichever was written last.
+        let (location, key, value) = self.setter("size", job_location);
+        Err(JobError::unsupported(location, &key, value, reason))
+    }
+
+    /// fio 3.33's file of `filesize` bytes (filesetup.c, `setup_files`): the region runs from
+    /// `offset` to the file's end (`f->io_size = file_size_low - file_offset`), and `size`, when
+    /// given, is the job's bytes, at most that region (`o->size = total_size` when larger), so a
+    /// smaller one bounds the I/O as `io_size` does while random offsets cover the whole file.
+    fn build_filesize_region(&self, spec: &mut JobSpec, filesize: u64) {
+        let offset = match self.offset {
+            None => 0,
+            Some(Extent::Bytes(offset)) => offset,
+            // A share is resolved on the opened target; the file's size stands for the region.
+            Some(Extent::SharePpm(_)) => {
+                spec.size_bytes = spec.size_bytes.or(Some(filesize));
+                return;
             }
+        };
+        // fio refuses an offset at or past the file's end; the region check says so here.
+        let region = filesize.checked_sub(offset).filter(|bytes| *bytes > 0);
+        match (self.size, region) {
+            (None, Some(region)) => spec.size_bytes = Some(region),
+            (None, None) => spec.size_bytes = Some(filesize),
+            (Some(Extent::Bytes(size)), Some(region)) => {
+                spec.size_bytes = Some(region);
+                if size < region && spec.io_size_bytes.is_none() {
+                    spec.io_size_bytes = Some(size);
+                }
+            }
+            (Some(_), _) => {}
         }
     }
 }
@@ -206,6 +266,40 @@ impl JobDraft {
 #[cfg(test)]
 mod tests {
     use crate::keys::draft;
+
+    #[test]
+    fn filesize_is_the_regions_end_and_size_the_jobs_bytes_as_fio() {
+        let job = |settings: &[(&str, &str)]| {
+            let mut all = vec![("filename", Some("/tmp/f"))];
+            all.extend(settings.iter().map(|(key, value)| (*key, Some(*value))));
+            draft(&all)
+        };
+        let region = |spec: crate::model::JobSpec| (spec.size_bytes, spec.io_size_bytes);
+        let k = |n: u64| n << 10;
+        assert_eq!(
+            region(job(&[("filesize", "256k")]).unwrap()),
+            (Some(k(256)), None)
+        );
+        let offset = job(&[("filesize", "256k"), ("offset", "64k")]).unwrap();
+        assert_eq!(region(offset), (Some(k(192)), None));
+        let smaller = job(&[("filesize", "256k"), ("size", "128k")]).unwrap();
+        assert_eq!(region(smaller), (Some(k(256)), Some(k(128))));
+        let larger = job(&[("size", "512k"), ("filesize", "256k")]).unwrap();
+        assert_eq!(region(larger), (Some(k(256)), None));
+        let clones = job(&[
+            ("filesize", "256k"),
+            ("numjobs", "2"),
+            ("offset_increment", "64k"),
+        ]);
+        assert!(clones.unwrap_err().to_string().contains("numjobs clones"));
+        let loops = job(&[
+            ("filesize", "256k"),
+            ("size", "64k"),
+            ("loops", "2"),
+            ("ioengine", "libaio"),
+        ]);
+        assert!(loops.unwrap_err().to_string().contains("several loops"));
+    }
 
     #[test]
     fn fill_device_needs_a_writing_job_on_a_named_target() {

@@ -199,7 +199,9 @@ pub struct JobDraft {
     fill_device: Option<bool>,
     /// fio's `filename_format`, used when no `filename` is given.
     filename_format: Option<String>,
-    /// fio's `filesize`: the file's size, the job's `size` when that is not given.
+    /// fio's `nrfiles` as given (`check_nrfiles`).
+    nrfiles: Option<u64>,
+    /// fio's `filesize`: the file's size, where the job's region ends (`build_filesize_region`).
     filesize_bytes: Option<u64>,
     /// The key being applied was written bare (no `=`).
     applying_bare: bool,
@@ -310,6 +312,7 @@ impl JobDraft {
             }
         }
         self.check_zones(job_location)?;
+        self.check_nrfiles(job_location)?;
         self.check_replay(job_location)?;
         self.check_verify(job_location)?;
         self.check_cmdprio(job_location)?;
@@ -327,6 +330,7 @@ impl JobDraft {
             .unwrap_or_else(|| default_name.to_string());
         let mut spec = self.build(&name);
         self.check_fill_device(&spec, job_location)?;
+        self.check_filesize_region(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         self.check_trim_on_a_file(&spec, job_location)?;
         self.check_mmap_pages(&spec, job_location)?;

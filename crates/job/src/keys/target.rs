@@ -167,14 +167,18 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "nrfiles",
         aliases: &["nr_files"],
         bare: false,
-        meaning: "files per job: 1 (storlab runs one file per job)",
+        meaning: "files per job: as fio, at most the files filename names (one); more without filename are refused",
         field: "nrfiles",
         path: KeyPath::None,
-        apply: |_, v| match parse_count(v)? {
-            1 => Ok(()),
-            _ => Err(ApplyError::Unsupported(
-                "storlab runs one file per job; split the job into one job per file".into(),
+        apply: |d, v| match parse_count(v)? {
+            // fio 3.33 then opens no file and does no I/O, exit 0.
+            0 => Err(ApplyError::Unsupported(
+                "no files: fio then does no I/O at all; storlab's job has its file".into(),
             )),
+            files => {
+                d.nrfiles = Some(files);
+                Ok(())
+            }
         },
     },
 ];
@@ -305,6 +309,32 @@ impl JobDraft {
         };
 
         (engine, target, warnings)
+    }
+
+    /// fio's `nrfiles`: with `filename` given (or a replayed trace, or `--target`), fio 3.33
+    /// caps it at the files named (init.c, `fixup_options`: `nr_files > files_index`), so the
+    /// job has its one file, whole (filesetup.c splits `size` over the capped count). Without
+    /// one, fio makes `nrfiles` files (`jobname.jobnum.filenum`) and spreads the I/O over them
+    /// (`file_service_type`), which storlab does not.
+    pub(super) fn check_nrfiles(&self, job_location: &Location) -> Result<(), JobError> {
+        let files_named = self.filename.is_some()
+            || self.replay_filename().is_some()
+            || self.target_override.is_some();
+        match self.nrfiles {
+            Some(files) if files > 1 && !files_named => {
+                let (location, key, value) = self.setter("nrfiles", job_location);
+                Err(JobError::unsupported(
+                    location,
+                    &key,
+                    value,
+                    "storlab runs one file per job: fio's several files without filename= \
+                     (jobname.jobnum.filenum, file_service_type) are not supported; name the \
+                     file with filename= (fio then uses that one file) or split the job into one \
+                     job per file",
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// fio refuses zone sizes without `zonemode=strided` ("--zonemode=none and --zonesize are not

@@ -82,8 +82,8 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
     Ok(())
 }
 
-/// `rw=MODE:N`'s hole after each I/O: whole sectors, one block size, and backward holes only
-/// where storlab follows fio's sequence.
+/// `rw=MODE:N`'s hole after each I/O: whole sectors, several block sizes and backward holes
+/// only where storlab follows fio's sequence.
 fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let hole = match spec.rw_modifier {
         RwModifier::SkipBytes(skip) => Some((skip, format!("{}:{skip}", spec.rw_name()))),
@@ -103,12 +103,24 @@ fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             (BlockSizeSpec::Fixed(read), BlockSizeSpec::Fixed(write)) => read == write,
             _ => false,
         };
-        if !one_size {
+        // A fio job's holes come from fio's own sequence (io_u.c, `get_next_seq_offset`: the
+        // hole after each I/O whatever its size), which storlab follows except with trims and
+        // strided zones (`OffsetGenerator::use_fio_streams`); a preset's pass counts one size.
+        let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+        let align = spec.align_bytes.max(1);
+        let aligned_as_fio = spec.align_given
+            || (spec.block_size_read.min_bytes().is_multiple_of(align)
+                && spec.block_size_write.min_bytes().is_multiple_of(align));
+        let fio_sequence = spec.fio_random.is_some()
+            && spec.trim == crate::model::TrimMode::None
+            && spec.strided_zones.is_none()
+            && (aligned_as_fio || !random);
+        if !one_size && !fio_sequence {
             return Err(JobError::unsupported(
                 location.clone(),
                 "rw",
                 Some(shown),
-                "storlab skips holes between I/Os of one block size only",
+                "storlab skips holes between I/Os of several block sizes as fio does, but not with trims or strided zones, nor in a preset (one block size there)",
             ));
         }
         if let RwModifier::BackBytes(_) = spec.rw_modifier {
