@@ -202,7 +202,7 @@ impl OffsetGenerator {
             // `setup_files` makes its `real_file_size` the region's end, so a sequential job
             // there ends when `last_pos` reaches it (the placement fails before an offset is
             // chosen, and the end sync logs the last I/O's).
-            let fio_file_bytes = if job.engine == storlab_job::EngineKind::Null {
+            let fio_file_bytes = if job.fio_engine_sizes_no_file() {
                 region_end_bytes
             } else {
                 file_size_bytes.max(region_end_bytes)

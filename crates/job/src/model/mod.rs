@@ -875,6 +875,19 @@ impl JobSpec {
         }
     }
 
+    /// Whether fio's engine for this job never sizes its file (`null`: FIO_DISKLESSIO with
+    /// FIO_FAKEIO), so filesetup.c `setup_files` makes the file end at the region's end.
+    pub fn fio_engine_sizes_no_file(&self) -> bool {
+        self.engine == EngineKind::Null
+    }
+
+    /// Whether fio, running this fio job, logs each I/O after the first of a run twice: its
+    /// null engine above depth 1 refuses a request while its last batch is unreaped
+    /// (engines/null.c, FIO_Q_BUSY), and fio logs the request again when it queues it anew.
+    pub fn fio_logs_busy_requeues(&self) -> bool {
+        self.fio_random.is_some() && self.engine == EngineKind::Null && self.iodepth > 1
+    }
+
     /// Writes' share of random offsets (`random_percent` unless fio's `read,write` form of
     /// `percentage_random` gave them their own).
     pub fn random_percent_writes(&self) -> u8 {

@@ -46,9 +46,7 @@ impl IoLog {
             },
             file: None,
             pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
-            busy_requeues: job.fio_random.is_some()
-                && job.engine == storlab_job::EngineKind::Null
-                && job.iodepth > 1,
+            busy_requeues: job.fio_logs_busy_requeues(),
             since_drained: 0,
         })
     }
