@@ -150,14 +150,22 @@ impl Cx {
     /// the next one: the transfer event's interrupt plus the hand-off (`phase_cpu_ns`) plus
     /// `extra_ns`. Booked on the host CPU from `at_ns`; returns when the next transfer is queued.
     pub fn hand_off(&mut self, at_ns: u64, extra_ns: u64) -> u64 {
-        let cpu = self.controller.interrupt_cpu_ns + self.host.phase_cpu_ns + extra_ns;
+        let cpu = self.controller.interrupt_cpu_ns
+            + self.host.xhci_transfer_cpu_ns
+            + self.host.phase_cpu_ns
+            + extra_ns;
         self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
     }
 
     /// Status reached host memory at `at_ns`: the interrupt and the driver's completion work
-    /// are booked on the host CPU from then; returns when the command completes.
+    /// are booked on the host CPU from then; returns when the command completes. The xHCI
+    /// driver's per-transfer work: the CSW's for a chaining BOT driver (its CBW and data were
+    /// handed off), else all three of the command's transfers, whose events arrive together.
     pub fn completion_cpu(&mut self, at_ns: u64) -> u64 {
-        let cpu = self.controller.interrupt_cpu_ns + self.host.complete_cpu_ns;
+        let transfers = if self.host.chains_transfers { 1 } else { 3 };
+        let cpu = self.controller.interrupt_cpu_ns
+            + self.host.complete_cpu_ns
+            + transfers * self.host.xhci_transfer_cpu_ns;
         self.reserve(layer::HOST_CPU, at_ns, cpu, 0)
     }
 

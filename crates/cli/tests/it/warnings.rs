@@ -245,7 +245,7 @@ const MERGED_REQUESTS: SimKind = SimKind {
     validate_state: None,
 };
 
-/// Windows 8's UAS driver on the ASM1042 (an xHCI 0.96 controller): it runs its BOT driver.
+/// Windows 8's UAS driver on the ASM1042 (a controller it does not load on): it runs its BOT driver.
 const TRANSPORT_FALLBACK: SimKind = SimKind {
     kind: "transport-fallback",
     needle: "did not run the transport its host profile names",

@@ -83,6 +83,11 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// Serde: see [`is_zero`].
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Serde: see [`is_zero`].
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -133,6 +138,15 @@ pub struct HostProfile {
     /// BOT with `chains_transfers`: driver CPU time per hand-off, besides its interrupt.
     #[serde(default)]
     pub phase_cpu_ns: u64,
+    /// USB: CPU time the host's xHCI driver spends per USB transfer of a command (programming
+    /// its TRBs, handling its transfer event), on top of the class driver's costs: Windows 8's
+    /// in-box xHCI driver (USBXHCI), "très peu optimisé pour maximiser le nombre d'I/O"
+    /// (HardWare.fr 2013 p. 9). Booked as each transfer completes: at a chaining BOT driver's
+    /// hand-offs and its CSW; for the other USB drivers three per command (BOT: CBW, data, CSW;
+    /// UAS: command IU, data, status IU) with the status. Default 0: the vendor xHCI drivers'
+    /// costs are inside the class driver's and the controller's figures.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub xhci_transfer_cpu_ns: u64,
     /// BOT: the driver reads ahead for a sequential stream of small reads: a read that continues
     /// the previous one and is smaller than `max_transfer_bytes` is sent as one command of
     /// `max_transfer_bytes`, and the reads that follow are served from the driver's buffer
@@ -148,10 +162,13 @@ pub struct HostProfile {
     /// follows them.
     #[serde(default)]
     pub coalesce_hold_ns: u64,
-    /// UAS: the OS loads this driver only on xHCI 1.0 controllers (Windows 8's UASPStor,
-    /// HardWare.fr 2013 p. 3); elsewhere the stack runs `bot_fallback_host` instead.
-    #[serde(default)]
-    pub uas_needs_xhci_1_0: bool,
+    /// UAS: the controllers (profile names) the OS loads this driver on, where it loads only on
+    /// some: Windows 8's UASPStor loaded on the Intel and AMD ports and not on the ASMedia and
+    /// Etron ones, with no link to their xHCI revision (HardWare.fr 2013 p. 3; Microsoft names
+    /// only "known hardware incompatibilities"). On any other controller the stack runs
+    /// `bot_fallback_host` instead. Without it the driver loads everywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uas_loads_on: Option<Vec<String>>,
     /// The OS's own BOT driver, used where this UAS driver does not load (a host profile name).
     #[serde(default)]
     pub bot_fallback_host: Option<String>,
@@ -292,8 +309,8 @@ pub struct ControllerProfile {
     pub max_streams: u32,
     /// Host CPU time per completion interrupt.
     pub interrupt_cpu_ns: u64,
-    /// xHCI only: the specification revision it implements, where known (an OS driver may
-    /// load only on some: `HostProfile::uas_needs_xhci_1_0`).
+    /// xHCI only: the specification revision its maker announces, where known (what an OS
+    /// driver loads on is the host's list, `HostProfile::uas_loads_on`, not this revision).
     #[serde(default)]
     pub xhci_version: Option<XhciVersion>,
     pub pcie: PcieProfile,

@@ -119,15 +119,19 @@ impl ProfileSet {
         let mut host: HostProfile = part("hosts", "host", &stack.host)?.load(validate_host)?;
         let controller: ControllerProfile =
             part("controllers", "controller", &stack.controller)?.load(validate_controller)?;
-        // An OS whose UAS driver loads only on xHCI 1.0 controllers runs its BOT driver on the
+        // An OS whose UAS driver loads only on some controllers runs its BOT driver on the
         // others (Windows 8: HardWare.fr 2013 p. 3, DOMAIN.md §2).
         let mut host_name = stack.host.clone();
         let mut host_fallback = None;
-        if host.uas_needs_xhci_1_0 && controller.xhci_version != Some(XhciVersion::V100) {
+        let loads_here = host
+            .uas_loads_on
+            .as_ref()
+            .is_none_or(|controllers| controllers.contains(&stack.controller));
+        if !loads_here {
             let fallback = host
                 .bot_fallback_host
                 .clone()
-                .expect("validated: uas_needs_xhci_1_0 names bot_fallback_host");
+                .expect("validated: uas_loads_on names bot_fallback_host");
             let bot: HostProfile = part("hosts", "host", &fallback)?.load(validate_host)?;
             if bot.driver != DriverKind::Bot {
                 return Err(SimError::profile(
@@ -140,14 +144,15 @@ impl ProfileSet {
                 ));
             }
             host_fallback = Some(format!(
-                "host `{}` loads its UAS driver only on xHCI 1.0 controllers and `{}` implements \
-                 {}: the host uses its BOT driver `{fallback}`",
+                "host `{}` loads its UAS driver only on {} and not on `{}`{}: the host uses its \
+                 BOT driver `{fallback}`",
                 stack.host,
+                host.uas_loads_on.as_deref().unwrap_or_default().join(", "),
                 stack.controller,
                 match controller.xhci_version {
-                    Some(XhciVersion::Draft096) => "the xHCI 0.96 draft",
-                    Some(XhciVersion::V100) => unreachable!("checked above"),
-                    None => "an unknown xHCI revision",
+                    Some(XhciVersion::Draft096) => " (xHCI 0.96)",
+                    Some(XhciVersion::V100) => " (announced xHCI 1.0)",
+                    None => "",
                 }
             ));
             host = bot;

@@ -59,10 +59,10 @@ pub(super) fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimErro
             "only a BOT driver (one command at a time) may serve I/O from its own buffer",
         ));
     }
-    if h.uas_needs_xhci_1_0 && (h.driver != DriverKind::Uas || h.bot_fallback_host.is_none()) {
+    if h.uas_loads_on.is_some() && (h.driver != DriverKind::Uas || h.bot_fallback_host.is_none()) {
         return Err(SimError::profile(
             origin,
-            "uas_needs_xhci_1_0",
+            "uas_loads_on",
             "is for a UAS driver, and needs bot_fallback_host: the BOT driver the OS uses instead",
         ));
     }
@@ -87,6 +87,14 @@ pub(super) fn validate_host(origin: &str, h: &HostProfile) -> Result<(), SimErro
     step_ns(origin, "submit_cpu_ns", h.submit_cpu_ns)?;
     step_ns(origin, "complete_cpu_ns", h.complete_cpu_ns)?;
     step_ns(origin, "phase_cpu_ns", h.phase_cpu_ns)?;
+    step_ns(origin, "xhci_transfer_cpu_ns", h.xhci_transfer_cpu_ns)?;
+    if h.xhci_transfer_cpu_ns > 0 && !matches!(h.driver, DriverKind::Bot | DriverKind::Uas) {
+        return Err(SimError::profile(
+            origin,
+            "xhci_transfer_cpu_ns",
+            "is an xHCI driver's cost per USB transfer: only for a USB driver (bot, uas)",
+        ));
+    }
     step_ns(origin, "coalesce_hold_ns", h.coalesce_hold_ns)?;
     unit_cost_ns(origin, "cpu_ns_per_kib", h.cpu_ns_per_kib)?;
     Ok(())

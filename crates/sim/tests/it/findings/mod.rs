@@ -22,6 +22,7 @@ mod ssd_write_path;
 mod trim;
 mod unmapped;
 mod usb;
+mod windows8;
 
 const SEED: u64 = 7;
 const KIB: u32 = 1 << 10;
