@@ -203,31 +203,7 @@ fn prepare_and_measure(
     let sim_json_after_state = state_report.sim.as_ref().unwrap().to_json();
     let (state_details, skipped_in_state) = split(state_report);
 
-    let mut measured = template.clone();
-    measured.read_percent = 30;
-    measured.iodepth = 4;
-    measured.block_size_read = BlockSizeSpec::Fixed(4096);
-    measured.block_size_write = BlockSizeSpec::Fixed(4096);
-    measured.number_ios = Some(1500);
-    let outcomes = run_jobs(
-        &JobSet {
-            jobs: vec![measured],
-        },
-        &mut provider,
-        &options,
-        &mut |_| {},
-    )
-    .unwrap();
-    let job_stats = outcomes
-        .iter()
-        .flat_map(|o| &o.workers)
-        .map(|w| {
-            format!(
-                "{:?} {:?} {:?} {} {:?}",
-                w.read, w.write, w.trim, w.elapsed_ns, w.depth
-            )
-        })
-        .collect();
+    let job_stats = run_mixed_random_job(&template, &mut provider, &options);
     let final_report = report_now(&provider);
     let sim_json_after_job = final_report.sim.as_ref().unwrap().to_json();
     let (job_details, _) = split(final_report);
@@ -242,6 +218,40 @@ fn prepare_and_measure(
         },
         skipped_in_state,
     )
+}
+
+/// Run a mixed random job over `template`'s region; its workers' statistics but CPU and
+/// wall-clock figures.
+fn run_mixed_random_job(
+    template: &JobSpec,
+    provider: &mut OneDrive,
+    options: &RunOptions,
+) -> Vec<String> {
+    let mut measured = template.clone();
+    measured.read_percent = 30;
+    measured.iodepth = 4;
+    measured.block_size_read = BlockSizeSpec::Fixed(4096);
+    measured.block_size_write = BlockSizeSpec::Fixed(4096);
+    measured.number_ios = Some(1500);
+    let outcomes = run_jobs(
+        &JobSet {
+            jobs: vec![measured],
+        },
+        provider,
+        options,
+        &mut |_| {},
+    )
+    .unwrap();
+    outcomes
+        .iter()
+        .flat_map(|o| &o.workers)
+        .map(|w| {
+            format!(
+                "{:?} {:?} {:?} {} {:?}",
+                w.read, w.write, w.trim, w.elapsed_ns, w.depth
+            )
+        })
+        .collect()
 }
 
 /// The number after `"key":` in `json` (the first occurrence), so a test can say the state
