@@ -16,10 +16,11 @@
 //!   directions) and `io_size`. Every I/O then covers whole granules, so a 512 B write among
 //!   64 KiB ones is recorded exactly, and every written byte is checked.
 //! - The record maps each granule to a 32-bit generation (0: never written), in pages of
-//!   [`PAGE_GRANULES`] granules allocated on first write. Memory is 4 bytes per granule of every
-//!   page touched plus one 8-byte pointer per page of the region: 100 random 4 KiB writes over
-//!   1 GiB take 100 pages (400 KiB), a fully written 1 GiB region of 4 KiB granules 1 MiB, a
-//!   fully written 1 TiB region 1 GiB (+ 2 MiB of pointers). fio's in-memory log of every write
+//!   [`PAGE_GRANULES`] granules allocated on first write (`verify/generations.rs`): a page
+//!   keeps its written granules as a sorted list (8 bytes each) up to 64 of them, then as an
+//!   array of 4 bytes per granule; plus one 8-byte pointer per page of the region. 100 random
+//!   4 KiB writes over 1 GiB take about 100 small lists (10 KiB), a fully written 1 GiB region
+//!   of 4 KiB granules 1 MiB, a fully written 1 TiB region 1 GiB (+ 2 MiB of pointers). fio's in-memory log of every write
 //!   (`verify_backlog` exists because of it) costs more per write.
 //! - The expected content of a granule is a function of the worker's seed, the granule's offset
 //!   and its generation (`pattern::fill_verifiable`, or `FioFormat::fill` under fio's headers),
@@ -37,10 +38,13 @@
 //! (`norandommap` with `iodepth` > 1, fio's HOWTO warns about it) may land in either order; the
 //! record keeps every generation that may have landed there.
 
+mod generations;
+
 use crate::fio_verify::{Failure, FioFormat};
 use crate::offsets::Region;
 use crate::pattern;
 use crate::RunError;
+use generations::Generations;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -67,8 +71,8 @@ pub struct WriteRecord {
     pattern: DataPattern,
     granule_bytes: u64,
     region: Region,
-    /// One thin (8-byte) pointer per page of the region; a page exists once written to.
-    pages: Vec<Option<Box<[u32; PAGE_GRANULES]>>>,
+    /// Generation per granule, by pages that exist once written to.
+    generations: Generations,
     /// Granules whose last write was issued while an earlier write of this worker to them was
     /// in flight: the earlier generations that may have landed instead.
     ambiguous: HashMap<u64, Vec<u32>>,
@@ -89,14 +93,13 @@ impl WriteRecord {
         region: Region,
     ) -> Self {
         let granules = region.len_bytes / granule_bytes;
-        let pages = granules.div_ceil(PAGE_GRANULES as u64) as usize;
         WriteRecord {
             worker_index,
             seed,
             pattern,
             granule_bytes,
             region,
-            pages: (0..pages).map(|_| None).collect(),
+            generations: Generations::new(granules),
             ambiguous: HashMap::new(),
             written_granules: 0,
             format: None,
@@ -136,11 +139,7 @@ impl WriteRecord {
     }
 
     fn get(&self, index: u64) -> u32 {
-        let page = (index / PAGE_GRANULES as u64) as usize;
-        self.pages
-            .get(page)
-            .and_then(|p| p.as_ref())
-            .map_or(0, |p| p[index as usize % PAGE_GRANULES])
+        self.generations.get(index)
     }
 
     /// Record a write of `len_bytes` at `offset_bytes` in `generation`, issued while the writes
@@ -161,12 +160,9 @@ impl WriteRecord {
             return;
         };
         for index in first..first + len_bytes / self.granule_bytes {
-            let page = (index / PAGE_GRANULES as u64) as usize;
-            let Some(slot) = self.pages.get_mut(page) else {
+            let Some(previous) = self.generations.replace(index, generation) else {
                 break;
             };
-            let page = slot.get_or_insert_with(|| Box::new([0; PAGE_GRANULES]));
-            let previous = std::mem::replace(&mut page[index as usize % PAGE_GRANULES], generation);
             if previous == 0 {
                 self.written_granules += 1;
             } else if in_flight.contains(&previous) {
@@ -184,13 +180,8 @@ impl WriteRecord {
             return;
         };
         for index in first..first + len_bytes / self.granule_bytes {
-            let page = (index / PAGE_GRANULES as u64) as usize;
-            if let Some(Some(page)) = self.pages.get_mut(page) {
-                let slot = &mut page[index as usize % PAGE_GRANULES];
-                if *slot != 0 {
-                    *slot = 0;
-                    self.written_granules -= 1;
-                }
+            if self.generations.replace(index, 0).is_some_and(|g| g != 0) {
+                self.written_granules -= 1;
             }
             if !self.ambiguous.is_empty() {
                 self.ambiguous.remove(&index);
@@ -202,19 +193,13 @@ impl WriteRecord {
     /// `first_generation` or later: fio's `verify_state_load` stops its verify pass at the first
     /// write the saved run had not completed, so that write and the ones after it go unchecked.
     pub fn forget_generations_from(&mut self, first_generation: u32) {
-        for (page_index, page) in self.pages.iter_mut().enumerate() {
-            let Some(page) = page else { continue };
-            for (slot_index, slot) in page.iter_mut().enumerate() {
-                if *slot >= first_generation {
-                    *slot = 0;
-                    self.written_granules -= 1;
-                    if !self.ambiguous.is_empty() {
-                        let index = (page_index * PAGE_GRANULES + slot_index) as u64;
-                        self.ambiguous.remove(&index);
-                    }
-                }
+        let (written, ambiguous) = (&mut self.written_granules, &mut self.ambiguous);
+        self.generations.forget_from(first_generation, |index| {
+            *written -= 1;
+            if !ambiguous.is_empty() {
+                ambiguous.remove(&index);
             }
-        }
+        });
     }
 
     /// The generation of the last write to the granule at `offset_bytes` (0: never written).
@@ -312,20 +297,11 @@ impl Iterator for Extents<'_> {
     fn next(&mut self) -> Option<(u64, u64)> {
         let record = self.record;
         let granules = record.region.len_bytes / record.granule_bytes;
-        let page_of = |i: u64| (i / PAGE_GRANULES as u64) as usize;
         // Skip to the first written granule, a whole unwritten page at a time.
-        let mut i = self.next_index;
-        while i < granules {
-            match &record.pages[page_of(i)] {
-                None => i = (page_of(i) as u64 + 1) * PAGE_GRANULES as u64,
-                Some(page) if page[i as usize % PAGE_GRANULES] == 0 => i += 1,
-                Some(_) => break,
-            }
-        }
-        if i >= granules {
+        let Some(mut i) = record.generations.next_written(self.next_index, granules) else {
             self.next_index = granules;
             return None;
-        }
+        };
         // One read per write, as fio reads back each logged piece whole (iolog.c): the run of
         // granules of one generation.
         let start = i;
@@ -931,7 +907,7 @@ mod tests {
         );
         assert_eq!(r.written_bytes(), 4096 + 512 + 3 * 65536);
         // Only the touched pages hold memory.
-        assert_eq!(r.pages.iter().filter(|p| p.is_some()).count(), 2);
+        assert_eq!(r.generations.touched_pages(), 2);
     }
 
     /// A drive that drops a rewrite and keeps the older block: its fio header is intact (fio's

@@ -15,7 +15,7 @@ use storlab_engine::{
     Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoEngine, IoRequest,
 };
 use storlab_job::steps::DeviceState;
-use storlab_job::{BlockSizeSpec, EngineKind, JobSet, JobSpec, Target};
+use storlab_job::{BlockSizeSpec, EngineKind, JobSet, JobSpec, Target, VerifyKind, VerifySpec};
 use storlab_runner::state::covering_regions;
 use storlab_runner::sweep::Sweeper;
 use storlab_runner::{run_jobs, EngineProvider, RunError, RunOptions};
@@ -140,12 +140,14 @@ struct Skipped {
 }
 
 /// Prepare `state` over `size_bytes` (whole drive when None) of `stack`, then run a mixed
-/// random job; return what was observed and the store's skipped comparisons.
+/// random job; return what was observed and the store's skipped comparisons. `verify` is the
+/// measured job's fio verify format (its template's, which the state steps are made from).
 fn prepare_and_measure(
     profiles_stack: &str,
     state: &str,
     size_bytes: Option<u64>,
     head_access: bool,
+    verify: Option<VerifyKind>,
 ) -> (Observed, Skipped) {
     let mut profiles = load_profiles(Path::new("/nonexistent")).expect("embedded profiles");
     profiles
@@ -167,6 +169,10 @@ fn prepare_and_measure(
     let target = Target::Sim("fast-state-test".into());
     let mut template = JobSpec::new("measured", EngineKind::Sim, target);
     template.size_bytes = size_bytes;
+    if let Some(kind) = verify {
+        template.verify = true;
+        template.verify_spec = Some(VerifySpec::new(kind));
+    }
     let target_bytes = provider.engine.as_ref().unwrap().target_size_bytes();
     let regions = covering_regions([&template], target_bytes).unwrap();
     let state = DeviceState::parse(state).unwrap();
@@ -197,31 +203,7 @@ fn prepare_and_measure(
     let sim_json_after_state = state_report.sim.as_ref().unwrap().to_json();
     let (state_details, skipped_in_state) = split(state_report);
 
-    let mut measured = template.clone();
-    measured.read_percent = 30;
-    measured.iodepth = 4;
-    measured.block_size_read = BlockSizeSpec::Fixed(4096);
-    measured.block_size_write = BlockSizeSpec::Fixed(4096);
-    measured.number_ios = Some(1500);
-    let outcomes = run_jobs(
-        &JobSet {
-            jobs: vec![measured],
-        },
-        &mut provider,
-        &options,
-        &mut |_| {},
-    )
-    .unwrap();
-    let job_stats = outcomes
-        .iter()
-        .flat_map(|o| &o.workers)
-        .map(|w| {
-            format!(
-                "{:?} {:?} {:?} {} {:?}",
-                w.read, w.write, w.trim, w.elapsed_ns, w.depth
-            )
-        })
-        .collect();
+    let job_stats = run_mixed_random_job(&template, &mut provider, &options);
     let final_report = report_now(&provider);
     let sim_json_after_job = final_report.sim.as_ref().unwrap().to_json();
     let (job_details, _) = split(final_report);
@@ -236,6 +218,40 @@ fn prepare_and_measure(
         },
         skipped_in_state,
     )
+}
+
+/// Run a mixed random job over `template`'s region; its workers' statistics but CPU and
+/// wall-clock figures.
+fn run_mixed_random_job(
+    template: &JobSpec,
+    provider: &mut OneDrive,
+    options: &RunOptions,
+) -> Vec<String> {
+    let mut measured = template.clone();
+    measured.read_percent = 30;
+    measured.iodepth = 4;
+    measured.block_size_read = BlockSizeSpec::Fixed(4096);
+    measured.block_size_write = BlockSizeSpec::Fixed(4096);
+    measured.number_ios = Some(1500);
+    let outcomes = run_jobs(
+        &JobSet {
+            jobs: vec![measured],
+        },
+        provider,
+        options,
+        &mut |_| {},
+    )
+    .unwrap();
+    outcomes
+        .iter()
+        .flat_map(|o| &o.workers)
+        .map(|w| {
+            format!(
+                "{:?} {:?} {:?} {} {:?}",
+                w.read, w.write, w.trim, w.elapsed_ns, w.depth
+            )
+        })
+        .collect()
 }
 
 /// The number after `"key":` in `json` (the first occurrence), so a test can say the state
@@ -268,8 +284,8 @@ fn assert_same_both_ways_estimating(
     size_bytes: Option<u64>,
     reuses_estimates: bool,
 ) -> String {
-    let (checked, skipped_checked) = prepare_and_measure(stack, state, size_bytes, false);
-    let (fast, skipped_fast) = prepare_and_measure(stack, state, size_bytes, true);
+    let (checked, skipped_checked) = prepare_and_measure(stack, state, size_bytes, false, None);
+    let (fast, skipped_fast) = prepare_and_measure(stack, state, size_bytes, true, None);
     assert_eq!(
         skipped_checked.comparisons, 0,
         "the checked path compares every write"
@@ -382,4 +398,40 @@ fn hdd_over_uas() {
     let fragmented = assert_same_both_ways(&stack, "fragmented:4m", Some(96 << 20));
     assert!(json_number(&fragmented, "write_cache_absorbed") > 0);
     assert_same_both_ways(&stack, "seq-filled,trim-all", Some(64 << 20));
+}
+
+/// A state prepared for a job with fio's verify format (`verify=crc32c`) is the state prepared
+/// for the same job without it (ADR 0047): the steps write storlab's restamped fill, not
+/// fio-format blocks the simulator must regenerate to recognise and keep one by one (the 2 TB
+/// fill of issue 37). Same clock, FTL, every layer's figures and the store's whole state.
+#[test]
+fn a_jobs_verify_format_does_not_reach_its_state() {
+    let stack = stack_text(
+        "vendor-uas",
+        "xhci-gen2-x1",
+        USB3_UAS,
+        "ssd-sata2",
+        &small_ssd(16, 209_715_200, ""),
+    );
+    for state in ["seq-filled", "fragmented:48m"] {
+        let (plain, _) = prepare_and_measure(&stack, state, None, true, None);
+        let (verifying, _) =
+            prepare_and_measure(&stack, state, None, true, Some(VerifyKind::Crc32c));
+        assert_eq!(
+            (
+                &plain.state_label,
+                &plain.after_state,
+                &plain.sim_json_after_state
+            ),
+            (
+                &verifying.state_label,
+                &verifying.after_state,
+                &verifying.sim_json_after_state
+            ),
+            "state {state} differs when the measured job has verify=crc32c"
+        );
+        // The measured job then writes fio-format blocks, so the two runs part there: the
+        // test is of the state alone (its later results are the same job's on the same state).
+        assert_ne!(plain.after_job, verifying.after_job);
+    }
 }
