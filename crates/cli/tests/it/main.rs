@@ -40,6 +40,7 @@ mod fio_oracle_data;
 mod fio_oracle_keys;
 mod fio_oracle_loops;
 mod fio_oracle_replay;
+mod fio_runtests;
 mod fio_testsuite;
 mod fio_verify;
 mod generate;
