@@ -20,6 +20,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a job: a fio job file, fio-style flags, or (with neither) the built-in quick set.
     Run(RunArgs),
+    /// fio's command line, run as fio would: `storlab fio ARGS` (or storlab installed as `fio`)
+    /// is `storlab run` with fio's output-format names (normal, json, json+, terse), no results
+    /// database and fio's quiet stderr.
+    Fio(FioArgs),
     /// List the simulated stacks (use one with --target sim:NAME).
     Stacks(StacksArgs),
     /// List the I/O engines.
@@ -54,6 +58,15 @@ pub enum Command {
     /// harness's capture inside its QEMU guest; not a user command).
     #[command(hide = true)]
     UsbmonCapture(UsbmonCaptureArgs),
+}
+
+/// `storlab fio`'s arguments, as fio takes them (rewritten into `storlab run` before parsing,
+/// `as_fio`; declared here for the help).
+#[derive(Debug, Args)]
+pub struct FioArgs {
+    /// fio's options and job files.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -384,6 +397,19 @@ pub struct RunArgs {
     /// a terminal, the live chart's redraw interval.
     #[arg(long, value_name = "INTERVAL", value_parser = parse_interval)]
     pub status_interval: Option<std::time::Duration>,
+    /// Accepted and ignored, as fio 3.33 ignores it (fio's old cap on its process table).
+    #[arg(long, value_name = "N")]
+    pub max_jobs: Option<u64>,
+    /// Refuse any job that writes or trims (fio's `--readonly`), before anything runs.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Make warnings about the jobs errors (fio's `--warnings-fatal`): a job with one is refused.
+    #[arg(long)]
+    pub warnings_fatal: bool,
+    /// fio's conventions (set by `storlab fio`): fio's quiet stderr, storlab's advice kept in
+    /// the output.
+    #[arg(long, hide = true)]
+    pub as_fio: bool,
     /// fio-style job flags, collected by `split_job_flags` (not parsed by clap).
     #[arg(skip)]
     pub job_flags: Vec<String>,

@@ -156,7 +156,8 @@ fn prepare_job_set(
     if let Some(faults) = plan.faults.as_deref() {
         storlab_lab::fault_places::check_placed_faults(&set, faults).map_err(bad_input)?;
     }
-    if reports {
+    // fio's conventions keep storlab's advice out of stderr: it stays in the output.
+    if reports && !plan.fio.as_fio {
         for job in &set.jobs {
             for warning in &job.warnings {
                 say!("storlab: warning: job '{}': {warning}", job.name);
@@ -382,12 +383,15 @@ fn write_outputs(
     provider: &mut Provider,
 ) -> Result<(), Failure> {
     let outputs = &part.plan.outputs;
-    for warning in &report.warnings {
+    // Under fio's conventions (`storlab fio`) stderr stays as quiet as fio's: every warning is
+    // in the output (the table's notes, fio-json's `storlab_warnings`).
+    let quiet = part.plan.fio.as_fio;
+    for warning in report.warnings.iter().filter(|_| !quiet) {
         say!("storlab: warning: {warning}");
     }
     // The table lists the jobs' warnings under it; machine formats carry them in their data,
     // which a person may never read, so they are said on stderr as well.
-    if outputs.format != OutputFormat::Table {
+    if outputs.format != OutputFormat::Table && !quiet {
         for job in &report.jobs {
             for warning in &job.notes.warnings {
                 say!("storlab: warning: job '{}': {warning}", job.setup.name);

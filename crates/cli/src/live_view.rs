@@ -63,7 +63,9 @@ pub fn configure(run: &crate::args::RunArgs) {
         true => crate::args::OutputFormat::Terse,
         false => run.output_format,
     };
-    let machine = format != crate::args::OutputFormat::Table && run.output.is_none();
+    // fio prints no status where stderr is no terminal, unless --status-interval asks.
+    let machine =
+        (format != crate::args::OutputFormat::Table && run.output.is_none()) || run.as_fio;
     let mode = choose(
         std::io::stderr().is_terminal(),
         run.eta,

@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod as_fio;
 mod clients;
 mod cmd_compare;
 mod cmd_decode;
@@ -47,7 +48,11 @@ mod validate_output;
 use clap::FromArgMatches;
 
 fn main() {
-    let (clap_args, job_flags) = match args::split_job_flags(std::env::args_os().collect()) {
+    let argv = match as_fio::storlab_argv(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(message) => std::process::exit(exit::report(&exit::bad_input(message))),
+    };
+    let (clap_args, job_flags) = match args::split_job_flags(argv) {
         Ok(split) => split,
         Err(message) => std::process::exit(exit::report(&exit::bad_input(message))),
     };
@@ -61,6 +66,7 @@ fn main() {
     if let args::Command::Run(run) = &mut cli.command {
         run.job_flags = job_flags;
         progress::set_eta(run.eta);
+        progress::set_quiet(run.as_fio);
         live_view::configure(run);
         // First, while only the standard streams are open (see the function).
         run_session::start_interrupt_thread();
@@ -96,6 +102,7 @@ fn dispatch(
     };
     match command {
         args::Command::Run(run) => cmd_run::run(run, clients.as_ref()),
+        args::Command::Fio(_) => unreachable!("as_fio rewrites `storlab fio` into `storlab run`"),
         args::Command::Stacks(stacks) => cmd_stacks::run(stacks),
         args::Command::Engines => output::print(
             &storlab_engine::registry::engine_names()

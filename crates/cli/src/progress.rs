@@ -30,6 +30,14 @@ pub fn set_eta(mode: crate::args::EtaMode) {
     ETA.store(value, Ordering::Relaxed);
 }
 
+/// `storlab fio`: fio prints no line per finished job (its report comes at the end).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Leaves out the line per finished job, as fio does (`storlab fio`), for the whole process.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
 /// How often the live rate is recomputed.
 const LIVE_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -107,6 +115,7 @@ impl Progress {
                 bar.set_prefix(format!("last: {name} {summary}"));
                 bar.inc(1);
             }
+            None if QUIET.load(Ordering::Relaxed) => {}
             None => say!("storlab: [{}/{}] {name} {summary}", self.done, self.total),
         }
     }

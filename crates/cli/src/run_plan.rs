@@ -33,6 +33,40 @@ pub(crate) struct RunPlan {
     pub faults: Option<Box<storlab_sim::FaultPlan>>,
     /// `--repeat`: how many times each job runs (1: once, as written).
     pub repeat: u32,
+    /// fio's switches of the whole command line.
+    pub fio: FioSwitches,
+}
+
+/// fio's command-line switches over every job: `--readonly`, `--warnings-fatal`, and fio's
+/// conventions as a whole (`storlab fio`).
+pub(crate) struct FioSwitches {
+    /// `storlab fio`: fio's quiet stderr; storlab's advice stays in the output.
+    pub as_fio: bool,
+    pub readonly: bool,
+    pub warnings_fatal: bool,
+}
+
+impl FioSwitches {
+    /// Refuses what the switches forbid, as fio refuses it before running anything: a job that
+    /// writes or trims under `--readonly`, a job with a warning under `--warnings-fatal`.
+    fn check(&self, set: &JobSet) -> Result<(), Failure> {
+        for job in &set.jobs {
+            if self.readonly && job.read_percent < 100 {
+                return Err(bad_input(format!(
+                    "--readonly: job '{}' writes or trims (rw={}); fio refuses trim and write operations with --readonly",
+                    job.name,
+                    job.rw_name()
+                )));
+            }
+            if let Some(warning) = job.warnings.first().filter(|_| self.warnings_fatal) {
+                return Err(bad_input(format!(
+                    "--warnings-fatal: job '{}': {warning}",
+                    job.name
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What `run` does with its jobs.
@@ -132,6 +166,11 @@ impl RunPlan {
             profiles: args.profiles,
             faults: args.faults,
             repeat: args.repeat,
+            fio: FioSwitches {
+                as_fio: args.as_fio,
+                readonly: args.readonly,
+                warnings_fatal: args.warnings_fatal,
+            },
         })
     }
 
@@ -183,6 +222,7 @@ impl TargetRun<'_> {
     /// the set sees what runs.
     pub(crate) fn load_jobs(&self) -> Result<(JobSet, bool), Failure> {
         let (set, builtin) = self.plan.jobs.load(self.target)?;
+        self.plan.fio.check(&set)?;
         Ok((storlab_job::repeat_set(set, self.plan.repeat), builtin))
     }
 }

@@ -236,3 +236,84 @@ fn eta_is_accepted_and_status_interval_prints_status_lines() {
     );
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `storlab fio` (and storlab started as `fio`): fio's output-format names, nothing on stderr
+/// where fio prints nothing (storlab's advice then in the output), fio's switches as fio takes
+/// them, and fio's options storlab does not have refused by name. Compared with fio's exit
+/// status where fio is installed.
+#[test]
+fn storlab_fio_takes_fios_command_line_as_fio() {
+    let dir = scratch("[j]\nfilename=@DATA@\nrw=randread\nbs=1k\nsize=64k\n");
+    let path = dir.path();
+    let fio_run = |args: &[&str]| {
+        let mut all = vec!["fio"];
+        all.extend_from_slice(args);
+        common::run_in(path, &all)
+    };
+    // The 1 KiB alignment notice `storlab run` prints stays out of stderr.
+    let args = [
+        "--max-jobs=16",
+        "--output-format=json",
+        "--output=o.json",
+        "job.fio",
+    ];
+    let out = fio_run(&args);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(common::stderr(&out), "");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path.join("o.json")).unwrap()).unwrap();
+    assert_eq!(json["jobs"][0]["read"]["io_kbytes"], 64, "fio's JSON");
+    // Named `fio`, the binary is `storlab fio`.
+    let named_fio = path.join("fio");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_storlab"), &named_fio).unwrap();
+    let out = Command::new(&named_fio)
+        .current_dir(path)
+        .args(["--output-format=terse", "--output=o.terse", "job.fio"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(common::stderr(&out), "");
+    assert!(std::fs::read_to_string(path.join("o.terse"))
+        .unwrap()
+        .starts_with("3;"));
+
+    // --readonly refuses a writing job (fio fails it too) and runs a reading one.
+    let writing = [
+        "--readonly",
+        "--name=w",
+        "--filename=data",
+        "--rw=write",
+        "--size=64k",
+    ];
+    let out = fio_run(&writing);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        common::stderr(&out).contains("--readonly: job 'w' writes or trims"),
+        "{}",
+        common::stderr(&out)
+    );
+    if let Ok(fio) = Command::new("fio").current_dir(path).args(writing).output() {
+        assert!(!fio.status.success(), "fio refuses it as well");
+    }
+    assert!(fio_run(&["--readonly", "--output=r.json", "job.fio"])
+        .status
+        .success());
+    // --warnings-fatal: a job with a warning is refused (storlab run warns about 1 KiB blocks).
+    let out = common::run_in(path, &["run", "--no-db", "--warnings-fatal", "job.fio"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("--warnings-fatal: job 'j'"));
+    for refused in [
+        "--crctest",
+        "--cmdhelp=bs",
+        "--debug=io",
+        "--alloc-size=1024",
+    ] {
+        let out = fio_run(&[refused, "job.fio"]);
+        assert_eq!(out.status.code(), Some(2), "{refused}");
+        let stderr = common::stderr(&out);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("not supported by storlab ("), "{stderr}");
+    }
+    let out = fio_run(&["--output-format=csv", "job.fio"]);
+    assert!(common::stderr(&out).contains("fio's formats are normal, json, json+, terse"));
+}

@@ -42,6 +42,7 @@ mod fio_oracle_keys;
 mod fio_oracle_loops;
 mod fio_oracle_replay;
 mod fio_oracle_trims;
+mod fio_runtests;
 mod fio_testsuite;
 mod fio_verify;
 mod generate;

@@ -30,10 +30,11 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         field: "bs",
         path: KeyPath::None,
         apply: |d, v| {
-            if v.contains('/') {
-                return Err(ApplyError::Invalid(split_given_as_range(v)));
-            }
-            apply_block_sizes_with_trim(d, v, parse_block_size_ranges)
+            let read_as_fio = match v.contains('/') {
+                true => fio_range_of_split(v).map_err(ApplyError::Invalid)?,
+                false => v.to_string(),
+            };
+            apply_block_sizes_with_trim(d, &read_as_fio, parse_block_size_ranges)
         },
     },
     KeyDef {
@@ -103,14 +104,14 @@ fn apply_block_sizes_with_trim(
     apply_block_sizes(d, pair)
 }
 
-/// Why a `bssplit` list given to `bsrange` is refused, with what fio makes of it: fio 3.33's
-/// range parser (parse.c, `FIO_OPT_RANGE`) cuts the value at its first `-` (else `:`) and reads
-/// each side with `str_to_decimal`, which keeps the leading number and its unit letters and
-/// drops the rest unread. fio's own t0023 has `bsrange=512/25:1k:25:2k:25:4k/25` in a section
-/// named `bssplit`, which fio runs as the range 512-1k: a split mistyped, read by accident.
-fn split_given_as_range(value: &str) -> String {
-    let first = value.split(',').next().unwrap_or(value);
-    let cut = first.find('-').or_else(|| first.find(':'));
+/// A `bssplit` list given to `bsrange`, read as fio 3.33 reads it: its range parser (parse.c,
+/// `FIO_OPT_RANGE`) cuts each direction's value at its first `-` (else `:`) and reads each side
+/// with `str_to_decimal`, which keeps the leading number and its unit letters and drops the
+/// rest unread. fio's own t0023 has `bsrange=512/25:1k:25:2k:25:4k/25` in a section named
+/// `bssplit`, which fio runs as the range 512-1k (a split mistyped, read by accident), and so
+/// does storlab: fio input means fio's semantics (ADR 0024). A value with neither cut fio
+/// refuses, and so is it here.
+fn fio_range_of_split(value: &str) -> Result<String, String> {
     let leading = |side: &str| -> String {
         let digits = side.len() - side.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         let unit = side[digits..]
@@ -119,18 +120,24 @@ fn split_given_as_range(value: &str) -> String {
             .count();
         side[..digits + unit].to_string()
     };
-    let fio_reads = match cut {
-        Some(at) => format!(
-            "fio 3.33 reads it as the range {}-{} and drops the rest unread",
-            leading(&first[..at]),
-            leading(&first[at + 1..])
-        ),
-        None => "fio 3.33 refuses it too".to_string(),
-    };
-    format!(
-        "SIZE/PERCENT is bssplit's form, not a range; {fio_reads} (its number parser stops at \
-         the first character after a unit); write bsrange=MIN-MAX, or bssplit={value} for a split"
-    )
+    let ranges: Result<Vec<String>, String> = value
+        .split(',')
+        .map(
+            |direction| match direction.find('-').or_else(|| direction.find(':')) {
+                _ if !direction.contains('/') => Ok(direction.to_string()),
+                Some(at) => Ok(format!(
+                    "{}-{}",
+                    leading(&direction[..at]),
+                    leading(&direction[at + 1..])
+                )),
+                None => Err(format!(
+                "{direction}: SIZE/PERCENT is bssplit's form, not a range, and fio 3.33 refuses \
+                 it as one; write bsrange=MIN-MAX, or bssplit={value} for a split"
+            )),
+            },
+        )
+        .collect();
+    Ok(ranges?.join(","))
 }
 
 /// fio's `read,write[,trim]` form of a cmdprio key (one value: every direction). fio gives
@@ -267,23 +274,21 @@ mod tests {
     use crate::keys::draft;
 
     #[test]
-    fn a_split_given_to_bsrange_is_refused_with_fios_accidental_reading() {
-        let error = draft(&[("bsrange", Some("512/25:1k:25:2k:25:4k/25"))])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("fio 3.33 reads it as the range 512-1k and drops the rest unread"),
-            "{error}"
+    fn a_split_given_to_bsrange_is_read_as_fio_reads_it() {
+        use crate::model::BlockSizeSpec;
+        let read_sizes = |value: &str| {
+            draft(&[("size", Some("1M")), ("bsrange", Some(value))]).map(|j| j.block_size_read)
+        };
+        let split = read_sizes("512/25:1k:25:2k:25:4k/25").unwrap();
+        assert_eq!(split, read_sizes("512-1k").unwrap());
+        assert!(matches!(split, BlockSizeSpec::Range { .. }), "{split:?}");
+        assert_eq!(
+            read_sizes("4k/50-8k").unwrap(),
+            read_sizes("4k-8k").unwrap()
         );
-        assert!(
-            error.contains("bssplit=512/25:1k:25:2k:25:4k/25"),
-            "{error}"
-        );
+        let error = read_sizes("4k/50").unwrap_err().to_string();
+        assert!(error.contains("fio 3.33 refuses it as one"), "{error}");
         assert_eq!(error.lines().count(), 1);
-        let error = draft(&[("bsrange", Some("4k/50-8k"))])
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("range 4k-8k"), "{error}");
     }
 
     #[test]

@@ -2,11 +2,13 @@
 
 use super::buffers::parse_pattern_elements;
 use super::io_type::RwMode;
+use super::values::accept_without_effect;
 use super::values::set_if;
-use super::values::{accept_without_effect, refuse_if_set};
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
-use crate::model::{JobSpec, VerifyKind, VerifyPattern, VerifySpec};
+use crate::model::{
+    JobSpec, RandomDistribution, RwModifier, VerifyKind, VerifyPattern, VerifySpec,
+};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_size};
 
@@ -30,6 +32,8 @@ pub(super) struct VerifyDraft {
     pub(super) offset_bytes: Option<u64>,
     pub(super) backlog: Option<u64>,
     pub(super) backlog_batch: Option<u64>,
+    /// fio's `experimental_verify`: the read-back regenerates the workload's writes.
+    pub(super) experimental: Option<bool>,
 }
 
 /// The keys of this group, in the order of [`super::KEYS`].
@@ -194,15 +198,12 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "experimental_verify",
         aliases: &[],
         bare: true,
-        meaning: "fio's replay-based verify: refused when on",
+        meaning: "fio's replay-based verify: the writes read back in the order they were written",
         field: "experimental_verify",
         path: KeyPath::None,
-        apply: |_, v| {
-            refuse_if_set(
-                v,
-                "fio's experimental_verify (regenerating the workload instead of logging writes) \
-                 is not supported; storlab's verify reads back what it logged, as fio's default",
-            )
+        apply: |d, v| {
+            d.verify.experimental = Some(parse_bool(v)?);
+            Ok(())
         },
     },
     KeyDef {
@@ -393,6 +394,77 @@ impl JobDraft {
         }
     }
 
+    /// fio's `experimental_verify` (backend.c, `do_verify`): instead of reading back a log of
+    /// the writes, fio resets its random state and generates the workload again, reading each
+    /// write's block in the order it was written. storlab's logged read-back issues the same
+    /// reads in the same order where its log is kept in write order and holds every write:
+    /// a random job with fio's random map (fio logs such writes in a list,
+    /// `verify_seeds::fio_logs_writes_in_a_list`), or a sequential job, each writing one pass
+    /// forward. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
+    /// backward holes, passes that wrap, `loops` above 1, `verify_backlog`) the orders or the
+    /// reads differ, and the job is refused with why.
+    pub(super) fn check_experimental_verify(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if self.verify.experimental != Some(true) || !spec.verify {
+            return Ok(());
+        }
+        let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+        let map_kept = matches!(
+            spec.random_distribution,
+            RandomDistribution::Random
+                | RandomDistribution::Zoned { .. }
+                | RandomDistribution::ZonedAbs { .. }
+        );
+        let lfsr = spec.fio_random.as_ref().is_some_and(|fio| fio.lfsr);
+        let wraps = spec.time_based
+            || spec
+                .io_size_bytes
+                .is_some_and(|io| spec.size_bytes.is_none_or(|size| io > size))
+            || matches!(spec.rw_modifier, RwModifier::BackBytes(_));
+        let why_not = match () {
+            _ if spec
+                .verify_spec
+                .as_ref()
+                .is_some_and(|v| v.backlog.is_some()) =>
+            {
+                Some("with verify_backlog")
+            }
+            _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
+                "for random writes without fio's random map (norandommap, lfsr, a skewed \
+                 random_distribution), where its log is sorted by offset",
+            ),
+            _ if spec.loops > 1 => Some(
+                "with loops above 1, where fio 3.33 writes one pass fewer than loops and reads \
+                 back one (loops=3: 2 passes written, 1 read; storlab verifies after each loop)",
+            ),
+            _ if wraps => Some(
+                "for writes that pass over the region more than once per verify or go \
+                 backwards (time_based, io_size above size, rw=write:-N): fio reads a block as \
+                 often as it was written, storlab its last write once",
+            ),
+            _ => None,
+        };
+        match why_not {
+            None => Ok(()),
+            Some(why) => {
+                let (location, key, value) = self.setter("experimental_verify", job_location);
+                Err(JobError::unsupported(
+                    location,
+                    &key,
+                    value,
+                    format!(
+                        "fio regenerates the writes in the order they were written, which \
+                         storlab's logged read-back does not reproduce {why}; drop \
+                         experimental_verify for fio's default verify"
+                    ),
+                ))
+            }
+        }
+    }
+
     /// `verify` and its family as the job runs them.
     pub(super) fn build_verify(&self, spec: &mut JobSpec) {
         set_if(&mut spec.verify, self.verify.enabled);
@@ -532,8 +604,22 @@ mod tests {
                 "drop verify_backlog",
             ),
             (
-                &[("experimental_verify", Some("1"))][..],
-                "experimental_verify",
+                &[
+                    ("rw", Some("randwrite")),
+                    ("norandommap", None),
+                    ("verify", Some("md5")),
+                    ("experimental_verify", Some("1")),
+                ][..],
+                "without fio's random map",
+            ),
+            (
+                &[
+                    ("verify", Some("md5")),
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                    ("experimental_verify", Some("1")),
+                ][..],
+                "pass over the region more than once",
             ),
             (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
         ] {
@@ -645,6 +731,13 @@ mod tests {
             &[("verify_state_save", Some("0"))][..],
             &[("verify_async", Some("2")), ("verify", Some("md5"))][..],
             &[("experimental_verify", Some("0"))][..],
+            // fio's t0025 and t0026: the logged read-back is fio's regenerated one.
+            &[("experimental_verify", Some("1")), ("verify", Some("md5"))][..],
+            &[
+                ("experimental_verify", Some("1")),
+                ("verify", Some("md5")),
+                ("rw", Some("randwrite")),
+            ][..],
             &[("verify_fatal", Some("1")), ("verify", Some("md5"))][..],
         ] {
             write_job_with(keys).unwrap();

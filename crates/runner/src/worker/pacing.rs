@@ -119,8 +119,12 @@ impl Worker {
         // fio's `rate_process=poisson` (io_u.c, `usec_for_io`): the spacing is drawn from the
         // exponential distribution of the rate's mean, so I/Os arrive as a Poisson process of
         // the same rate.
+        // fio's next slot is the time its rate gives the I/O issued so far, counted from the
+        // first (io_u.c, `usec_for_io`): a worker held back (by a flow, a stall, a slow
+        // device) catches up at once instead of losing the time, as fio's t0011 checks.
         let interval = self.rate.spacing_ns(interval);
-        self.rate.next_ns[rate] = next_ns[rate].max(now_ns - interval.min(now_ns)) + interval;
+        let first = next_ns[rate] == 0;
+        self.rate.next_ns[rate] = if first { now_ns } else { next_ns[rate] } + interval;
         Gate::Go
     }
 }

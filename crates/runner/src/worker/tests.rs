@@ -1,6 +1,7 @@
 //! Tests of the issue/reap loop on engines that stand in for devices: the null engine, a
 //! burst device that completes several requests per reap, a file system that fills up.
 
+use super::pacing::Gate;
 use super::*;
 use crate::offsets::Region;
 use std::sync::atomic::AtomicBool;
@@ -527,6 +528,35 @@ fn rate_process_poisson_spaces_rated_ios_exponentially() {
     assert!((mean / MEAN_NS as f64 - 1.0).abs() < 0.03, "{mean}");
     assert!((deviation / mean - 1.0).abs() < 0.05, "{deviation}");
 }
+/// A rated worker held back (by a flow, a stall, a slow device) catches up at once, as fio's
+/// `usec_for_io` places each I/O at the time its rate gives the I/O issued so far: at 1000 IOPS
+/// and held for 5 ms after its first I/O, the next five go together, then one a millisecond.
+#[test]
+fn a_rated_worker_held_back_catches_up_as_fio() {
+    const MS: u64 = 1_000_000;
+    let mut job = JobSpec::new("rated", EngineKind::Null, Target::None);
+    job.read_percent = 100;
+    job.rate_iops.read = Some(1000);
+    let region = Region {
+        start_bytes: 0,
+        len_bytes: 1 << 20,
+    };
+    let mut worker = Worker::new(0, &job, 0, region, 0, NS_PER_S);
+    let io = PlannedIo {
+        direction: IoDirection::Read,
+        offset_bytes: 0,
+        len_bytes: 4096,
+    };
+    let start = 7 * MS;
+    assert!(matches!(worker.pace(&io, start), Gate::Go));
+    let later = start + 5 * MS;
+    let went = (0..10)
+        .take_while(|_| matches!(worker.pace(&io, later), Gate::Go))
+        .count();
+    assert_eq!(went, 5, "the 5 ms held back are made up at once");
+    assert!(matches!(worker.pace(&io, later), Gate::Wait(Some(t)) if t == start + 6 * MS));
+}
+
 /// fio's `rate_min`: a job held to 100 IOPS of 4 KiB (400 KiB/s) fails a 1 MiB/s minimum
 /// and passes a 100 KiB/s one.
 #[test]
