@@ -31,7 +31,7 @@ const CORPUS_JOBS: u64 = 320;
 const SOAK_JOBS: u64 = 3000;
 /// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
 /// far. Raise it as divergences are fixed; never lower it.
-const MIN_AGREE_PERCENT: f64 = 97.5;
+const MIN_AGREE_PERCENT: f64 = 99.6;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.
