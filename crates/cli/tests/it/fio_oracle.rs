@@ -73,7 +73,9 @@ pub(crate) fn scratch(file_bytes: u64) -> (tempfile::TempDir, PathBuf) {
 /// Runs fio with `flags` on `data`; its I/O log.
 pub(crate) fn fio_log(dir: &Path, data: &Path, flags: &[&str]) -> Vec<LoggedIo> {
     let log = dir.join("fio.log");
+    // In `dir`: a verify job leaves fio's verify state file in the current directory.
     let output = Command::new("fio")
+        .current_dir(dir)
         .arg("--name=oracle")
         .arg(format!("--filename={}", data.display()))
         .arg(format!("--write_iolog={}", log.display()))
@@ -95,6 +97,7 @@ pub(crate) fn storlab_log(dir: &Path, data: &Path, flags: &[&str]) -> Vec<Logged
 pub(crate) fn run_storlab(dir: &Path, data: &Path, flags: &[&str]) {
     let log = dir.join("storlab.log");
     let output = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(dir)
         .args(["run", "--no-db"])
         .arg(format!("--filename={}", data.display()))
         .arg(format!("--write_iolog={}", log.display()))
