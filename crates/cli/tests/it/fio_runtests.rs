@@ -6,9 +6,8 @@
 //! 3.33 and storlab both pass on a two-core machine, less the slow ones `bench/fio-testsuite.sh`
 //! runs (t0002, t0003 and t0006 lay out GiBs; t0010, t0013 and t0018 run 3 s to minutes;
 //! t0011, t0012 and t0014 time flows for 10 s and more; t0009 needs four CPUs, and fails under
-//! fio without them). Not passed by storlab yet, so not here: t0023 (random trims over a
-//! `bsrange` take storlab's own generator, without fio's map, and overlap) and t0026 (its
-//! `experimental_verify` jobs, with `loops=8` and time-based, are refused: docs/job-format.md).
+//! fio without them). Not passed by storlab yet, so not here: t0026 (its `experimental_verify`
+//! jobs, with `loops=8` and time-based, are refused: docs/job-format.md).
 
 use crate::common;
 
@@ -85,6 +84,11 @@ const TESTS: &[FioTest] = &[
         job: "t0022.fio",
         format: "normal",
         check: t0022_offsets_repeat_without_random_map,
+    },
+    FioTest {
+        job: "t0023.fio",
+        format: "normal",
+        check: t0023_random_trims_each_followed_by_its_write,
     },
     FioTest {
         job: "t0024.fio",
@@ -319,6 +323,19 @@ const TRIM_LOGS: [(&str, u64); 4] = [
     ("bsrange", 512),
     ("bssplit", 512),
 ];
+
+/// t0023 (`randtrimwrite`): every job's trims each followed by its write, the jobs with the map
+/// touching every sector.
+fn t0023_random_trims_each_followed_by_its_write(
+    dir: &Path,
+    json: Option<&Value>,
+) -> Result<(), String> {
+    t0024_trims_each_followed_by_its_write(dir, json)?;
+    for (name, _) in TRIM_LOGS {
+        trims_then_writes(dir, &format!("{name}_no_rm_bw.log"))?;
+    }
+    Ok(())
+}
 
 fn t0024_trims_each_followed_by_its_write(dir: &Path, _: Option<&Value>) -> Result<(), String> {
     for (name, sector) in TRIM_LOGS {
