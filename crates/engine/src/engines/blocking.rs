@@ -5,7 +5,7 @@
 
 use super::{drop_cached_range, fadvise, Slots, WallClock};
 use crate::device_stats::DeviceReadWindow;
-use crate::target::{discard, TargetKind};
+use crate::target::{discard, OpenTarget, TargetKind};
 use crate::{
     AccessAdvice, Capabilities, EngineError, EngineReport, EngineSetup, IoCompletion, IoDirection,
     IoEngine, IoRequest,
@@ -99,6 +99,20 @@ pub struct BlockingEngine<T: BlockingIo> {
 }
 
 impl<T: BlockingIo> BlockingEngine<T> {
+    /// An engine on its own descriptor of `target` (one engine per worker), its I/O made from
+    /// that descriptor by `io`.
+    pub(crate) fn on_target(
+        target: &OpenTarget,
+        io: impl FnOnce(File) -> T,
+    ) -> Result<Self, EngineError> {
+        Ok(Self::with_io(
+            io(target.try_clone_file()?),
+            target.try_clone_trim_file()?,
+            target.kind,
+            target.size_bytes,
+        ))
+    }
+
     pub(crate) fn with_io(io: T, trim_file: File, kind: TargetKind, size_bytes: u64) -> Self {
         BlockingEngine {
             io,

@@ -42,13 +42,6 @@ pub type PsyncEngine = BlockingEngine<PositionalIo>;
 impl PsyncEngine {
     /// An engine on its own descriptor of `target` (one engine per worker).
     pub fn new(target: &OpenTarget) -> Result<Self, EngineError> {
-        Ok(BlockingEngine::with_io(
-            PositionalIo {
-                file: target.try_clone_file()?,
-            },
-            target.try_clone_trim_file()?,
-            target.kind,
-            target.size_bytes,
-        ))
+        BlockingEngine::on_target(target, |file| PositionalIo { file })
     }
 }

@@ -45,13 +45,6 @@ pub type PvsyncEngine = BlockingEngine<VectoredIo>;
 impl PvsyncEngine {
     /// An engine on its own descriptor of `target` (one engine per worker).
     pub fn new(target: &OpenTarget) -> Result<Self, EngineError> {
-        Ok(BlockingEngine::with_io(
-            VectoredIo {
-                file: target.try_clone_file()?,
-            },
-            target.try_clone_trim_file()?,
-            target.kind,
-            target.size_bytes,
-        ))
+        BlockingEngine::on_target(target, |file| VectoredIo { file })
     }
 }

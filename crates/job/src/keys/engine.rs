@@ -418,11 +418,9 @@ impl JobDraft {
         {
             return Ok(());
         }
-        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
-        Err(JobError::unsupported(
-            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
-            setter.and_then(|p| p.value.clone()),
+        Err(self.refused_at_key(
+            "ioengine",
+            job_location,
             format!(
                 "with {smallest}-byte blocks and direct, fsync or fdatasync: fio 3.33 refuses \
                  blocks that are not whole {PAGE_BYTES}-byte pages there (engines/mmap.c)"
@@ -450,11 +448,9 @@ impl JobDraft {
         if self.storlab_rw_default || spec.engine != EngineKind::Mmap || !starts_past_zero {
             return Ok(());
         }
-        let setter = self.provenance.iter().rev().find(|p| p.field == "ioengine");
-        Err(JobError::unsupported(
-            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-            setter.map_or("ioengine", |p| p.key_as_written.as_str()),
-            setter.and_then(|p| p.value.clone()),
+        Err(self.refused_at_key(
+            "ioengine",
+            job_location,
             "with a region that starts past 0 (offset, offset_increment): fio 3.33's mmap \
              engine puts each I/O at its offset less the region's start, in the file's first \
              bytes (engines/mmap.c), where the job did not ask; use ioengine=psync"
@@ -484,16 +480,25 @@ impl JobDraft {
         {
             return Ok(());
         }
-        let setter = self.provenance.iter().rev().find(|p| p.field == "iodepth");
-        Err(JobError::unsupported(
-            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-            setter.map_or("iodepth", |p| p.key_as_written.as_str()),
-            setter.and_then(|p| p.value.clone()),
+        Err(self.refused_at_key(
+            "iodepth",
+            job_location,
             "with ioengine=null and fsync or fdatasync every N writes: fio 3.33's null engine \
              refuses a request while one is unreaped, so its syncs come a request late, which \
              storlab does not follow; use iodepth=1"
                 .to_string(),
         ))
+    }
+
+    /// A refusal of the job at the key that last set `field` (at the job when none did).
+    fn refused_at_key(&self, field: &str, job_location: &Location, reason: String) -> JobError {
+        let setter = self.provenance.iter().rev().find(|p| p.field == field);
+        JobError::unsupported(
+            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
+            setter.map_or(field, |p| p.key_as_written.as_str()),
+            setter.and_then(|p| p.value.clone()),
+            reason,
+        )
     }
 
     /// The engines' options, with a warning naming those the job's engine does not have.
