@@ -174,6 +174,15 @@ pub struct FioSequence {
     /// whether `io_size` was given (without it, a job whose file is done stops there).
     keep_running_bytes: u64,
     io_size_given: bool,
+    /// A verify job: fio's `clear_io_state` before each verify pass clears the files' done
+    /// marks (libfio.c, `reset_io_counters` with `do_verify`), so a loop that ended at its
+    /// file's end is not the job's end while its bytes are short.
+    verify_reopens_files: bool,
+    /// A verify job's bytes written this loop and read back by the passes so far: fio counts a
+    /// verify pass's reads in the bytes `keep_running` weighs (`td->io_bytes`), and each pass
+    /// reads back what its loop wrote.
+    loop_written_bytes: u64,
+    read_back_bytes: u64,
     largest_block_bytes: u64,
 }
 
@@ -307,6 +316,9 @@ impl FioSequence {
             job_limit_bytes: 0,
             keep_running_bytes: job.io_size_bytes.unwrap_or(region.len_bytes),
             io_size_given: job.io_size_bytes.is_some(),
+            verify_reopens_files: job.verify,
+            loop_written_bytes: 0,
+            read_back_bytes: 0,
             largest_block_bytes: job.max_block_bytes(),
         };
         sequence.seed_streams();
@@ -391,6 +403,9 @@ impl FioSequence {
                 Some(io) => {
                     self.moved_bytes += u64::from(io.len_bytes);
                     self.job_moved_bytes += u64::from(io.len_bytes);
+                    if io.direction == IoDirection::Write {
+                        self.loop_written_bytes += u64::from(io.len_bytes);
+                    }
                     if !(self.trim == TrimMode::TrimWrite && io.direction == IoDirection::Trim) {
                         self.job_limit_bytes += u64::from(io.len_bytes);
                     }
@@ -417,11 +432,15 @@ impl FioSequence {
     /// starts the mix over.
     fn next_pass(&mut self, file_done: bool) -> Option<()> {
         self.passes_left = self.passes_left.saturating_sub(1);
+        if self.verify_reopens_files {
+            self.read_back_bytes += std::mem::take(&mut self.loop_written_bytes);
+        }
         if self.passes_left == 0 {
-            let short_bytes = self.keep_running_bytes.saturating_sub(self.job_moved_bytes);
+            let moved_bytes = self.job_moved_bytes + self.read_back_bytes;
+            let short_bytes = self.keep_running_bytes.saturating_sub(moved_bytes);
             let more = short_bytes > 0
                 && short_bytes >= self.largest_block_bytes.max(1)
-                && (!file_done || self.io_size_given);
+                && (!file_done || self.io_size_given || self.verify_reopens_files);
             if !more {
                 return None;
             }
