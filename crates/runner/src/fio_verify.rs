@@ -217,7 +217,12 @@ impl FioFormat {
         FioFormat {
             kind: spec.kind,
             pattern: spec.pattern.clone(),
-            data_pattern: job.data_pattern,
+            // fio fills a verify block's data from its verify seed with the compressible share
+            // (verify.c `fill_verify_pattern`, `__fill_buffer`), whatever `zero_buffers` says.
+            data_pattern: match job.data_pattern {
+                DataPattern::Zeros => DataPattern::Random,
+                other => other,
+            },
             granule_bytes,
             interval_bytes: spec.interval_bytes.map_or(granule_bytes, |b| b as usize),
             header_bytes: spec.kind.header_bytes() as usize,

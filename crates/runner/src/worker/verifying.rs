@@ -254,6 +254,14 @@ impl Verifying {
         }
     }
 
+    /// A read-back of `io` that could not be checked (no data) leaves the record as a checked
+    /// one does.
+    fn forget_read_back(&mut self, io: &InFlight) {
+        if let Some(v) = self.state.as_mut().filter(|v| v.in_phase_checks) {
+            v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
+        }
+    }
+
     /// A verify run's completed read of `io` into `found`, compared with what was written
     /// when it checks a generation.
     fn check_verified_read(&mut self, io: &InFlight, found: &[u8]) -> Result<(), RunError> {
@@ -375,6 +383,12 @@ impl Worker {
             IoDirection::Read if io.generation > 0 && moves_data => self
                 .verifying
                 .check_verified_read(io, &engine.buffer(slot)[..len]),
+            // A loop's read-back on an engine without data: nothing to check, but the piece
+            // is read back all the same, and fio drops it from its log as after a check.
+            IoDirection::Read if io.generation > 0 && io.backlog => {
+                self.verifying.forget_read_back(io);
+                Ok(())
+            }
             _ => Ok(()),
         };
         if let Err(error) = checked {
