@@ -20,9 +20,11 @@ pub struct Cli {
 pub enum Command {
     /// Run a job: a fio job file, fio-style flags, or (with neither) the built-in quick set.
     Run(RunArgs),
-    /// fio's command line, run as fio would: `storlab fio ARGS` (or storlab installed as `fio`)
-    /// is `storlab run` with fio's output-format names (normal, json, json+, terse), no results
-    /// database and fio's quiet stderr.
+    /// Run a job as fio would: fio's command line, output formats and quiet stderr.
+    ///
+    /// `storlab fio ARGS` (or storlab installed as `fio`) is `storlab run` with fio's
+    /// output-format names (normal, json, json+, terse), no results database and fio's quiet
+    /// stderr.
     Fio(FioArgs),
     /// List the simulated stacks (use one with --target sim:NAME).
     Stacks(StacksArgs),
