@@ -143,17 +143,11 @@ impl IoLog {
         // The writes' log was committed when they ended; the read-back is appended through
         // the guarded append (a temporary and a rename, as every file storlab writes).
         self.close(job)?;
-        let label = self.file_label.clone();
-        writeln!(self.pending, "{label} open").expect("writing to memory");
         self.note_drained();
         for (offset_bytes, len_bytes) in extents {
             self.record(IoDirection::Read, offset_bytes, len_bytes as u32);
         }
-        writeln!(self.pending, "{label} close").expect("writing to memory");
-        let appended =
-            storlab_engine::output_file::append_whole("write_iolog", &self.path, &self.pending);
-        self.pending.clear();
-        appended.map_err(|e| self.error(e, job))
+        self.append_pending(job)
     }
 
     /// The lines recorded since the log was closed (a sync after the read-back), appended
@@ -162,6 +156,12 @@ impl IoLog {
         if self.file.is_some() || self.pending.is_empty() {
             return Ok(());
         }
+        self.append_pending(job)
+    }
+
+    /// The pending lines appended to the closed log between an `open` and a `close`, through
+    /// the guarded append.
+    fn append_pending(&mut self, job: &str) -> Result<(), RunError> {
         let label = &self.file_label;
         let lines = std::mem::take(&mut self.pending);
         let mut text = format!("{label} open\n").into_bytes();
