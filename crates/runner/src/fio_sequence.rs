@@ -191,7 +191,10 @@ pub struct FioSequence {
 /// most (`io_bytes_exceeded`), and the loops.
 fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u32) {
     let size = region.len_bytes;
-    let random_write_unmapped = job.read_percent == 0 && random_job && !job.random_map;
+    // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
+    // with random offsets and no random map issues `io_size` in one loop.
+    let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
+    let random_write_unmapped = writes && random_job && !job.random_map;
     let pass_bytes = match job.io_size_bytes {
         // backend.c counts a loop's `bytes_issued` only for an I/O the engine queued
         // (`io_queue_event`, FIO_Q_QUEUED) or cut short: with an engine that completes each
@@ -423,6 +426,12 @@ impl FioSequence {
     /// issues nothing but its end sync and ends the job (backend.c, `keep_running`, `do_io`).
     pub fn empty_loop_follows(&self) -> bool {
         !self.time_based && self.job_limit_bytes >= self.job_bytes && self.passes_left > 1
+    }
+
+    /// Whether `loops` has loops left after this one: fio runs them even once the job's
+    /// `number_ios` are done (backend.c, `keep_running` asks `loops` first), empty.
+    pub fn loops_follow(&self) -> bool {
+        !self.time_based && self.passes_left > 1
     }
 
     /// backend.c, `keep_running`, after a loop (`file_done`: it ended because no I/O could be
@@ -779,10 +788,13 @@ fn distribution_seed(
     if !fio.randrepeat || fio.randseed_given {
         return seeds[seed_index::BLOCK] as u32;
     }
-    let file_name = match &job.target {
-        Target::Path(path) | Target::TempFileIn(path) => path.display().to_string(),
-        Target::Sim(name) => name.clone(),
-        Target::None => String::new(),
+    let file_name = match (&job.fio_file_name, &job.target) {
+        (Some(name), _) => name.clone(),
+        (None, target) => match target {
+            Target::Path(path) | Target::TempFileIn(path) => path.display().to_string(),
+            Target::Sim(name) => name.clone(),
+            Target::None => String::new(),
+        },
     };
     fio_distribution_seed(&file_name, thread_number)
 }

@@ -82,6 +82,7 @@ fn type_code(kind: VerifyKind) -> u16 {
         VerifyKind::Sha3_512 => 14,
         VerifyKind::Xxhash => 15,
         VerifyKind::Sha1 => 16,
+        VerifyKind::PatternHeader => 17,
         VerifyKind::Pattern => 18,
         VerifyKind::Null => 19,
     }
@@ -117,7 +118,7 @@ fn checksum(kind: VerifyKind, data: &[u8], out: &mut [u8]) {
         VerifyKind::Xxhash => {
             out.copy_from_slice(&xxhash_rust::xxh32::xxh32(data, XXHASH_SEED).to_le_bytes())
         }
-        VerifyKind::Meta | VerifyKind::Pattern | VerifyKind::Null => {}
+        VerifyKind::Meta | VerifyKind::PatternHeader | VerifyKind::Pattern | VerifyKind::Null => {}
     }
 }
 

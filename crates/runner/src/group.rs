@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 use storlab_engine::{EngineSetup, IoEngine};
-use storlab_job::JobSpec;
+use storlab_job::{JobSpec, Target};
 
 /// What every job of one stonewall group shares while it runs.
 pub(crate) struct GroupRun<'a, 'o> {
@@ -189,15 +189,20 @@ impl Clones<'_> {
                 _ => job_first_thread.saturating_add(clones - clone),
             };
             let clone_job;
-            let seeded_job = match &job.fio_random {
-                Some(fio) if clone > 0 && fio.for_clone() != *fio => {
-                    clone_job = JobSpec {
-                        fio_random: Some(fio.for_clone()),
-                        ..job.clone()
-                    };
-                    &clone_job
-                }
-                _ => job,
+            let fio_random = match &job.fio_random {
+                Some(fio) if clone > 0 => Some(fio.for_clone()),
+                other => *other,
+            };
+            let fio_file_name = fio_file_name(job, clone);
+            let seeded_job = if fio_random != job.fio_random || fio_file_name != job.fio_file_name {
+                clone_job = JobSpec {
+                    fio_random,
+                    fio_file_name,
+                    ..job.clone()
+                };
+                &clone_job
+            } else {
+                job
             };
             worker.draw_as_fio_thread(seeded_job, seeded_as, target_size_bytes);
             worker.fill_as_fio_thread(seeded_job, seeded_as, run.buffer_states);
@@ -354,4 +359,17 @@ pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// The name fio gives the file of `job`'s subjob `subjob` where storlab's target does not say
+/// it: a temporary file (or a `null` job's none) is fio's `NAME.SUBJOB.0`, under the
+/// `directory` (init.c, `make_filename`; filesetup.c, `add_file`).
+fn fio_file_name(job: &JobSpec, subjob: u32) -> Option<String> {
+    let default_name = || format!("{}.{subjob}.0", job.name);
+    match &job.target {
+        Target::TempFileIn(dir) if dir.as_os_str() == "." => Some(default_name()),
+        Target::TempFileIn(dir) => Some(dir.join(default_name()).display().to_string()),
+        Target::None => job.fio_file_name.clone().or_else(|| Some(default_name())),
+        Target::Path(_) | Target::Sim(_) => job.fio_file_name.clone(),
+    }
 }

@@ -263,6 +263,11 @@ impl OffsetGenerator {
             .is_some_and(|fio| fio.empty_loop_follows())
     }
 
+    /// Whether fio's sequence has loops left after this one (see `FioSequence::loops_follow`).
+    pub fn fio_loops_follow(&self) -> bool {
+        self.fio.as_ref().is_some_and(|fio| fio.loops_follow())
+    }
+
     /// The loop fio's sequence is in (from 0), when it draws this job's I/O.
     pub fn fio_pass(&self) -> Option<u32> {
         self.fio.as_ref().map(|fio| fio.passes)

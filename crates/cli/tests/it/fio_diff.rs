@@ -9,12 +9,15 @@
 //!   outcome depends on timing in fio itself, and only a verdict that holds counts.
 //!   A new difference is shrunk (keys dropped while it persists) and printed as the fio and
 //!   storlab command lines that show it.
+//! - `jobs_the_soaks_found_stay_fixed`: the jobs of `found` (soak finds, shrunk) agree with fio
+//!   or are refused, as listed.
 //! - `a_soak_of_thousands_of_jobs`: with `STORLAB_SOAK=1`, `STORLAB_FUZZ_JOBS` (3000) jobs of
 //!   `STORLAB_FUZZ_SEED` (the time): fails on a hang or a class of difference not known.
 //!
 //! Print the rate: `cargo test -p storlab --test it fio_diff -- --nocapture`.
 
 mod compare;
+mod found;
 pub(crate) mod jobs;
 mod known;
 pub(crate) mod run;
@@ -236,6 +239,47 @@ fn a_fixed_seed_corpus_does_fios_io() {
     assert!(
         percent >= MIN_AGREE_PERCENT,
         "{percent:.1}% agree with fio, below the ratchet {MIN_AGREE_PERCENT}%"
+    );
+}
+
+/// A job of `found` as the generator would have made it.
+fn job_of_line(line: &str) -> Job {
+    let keys = line
+        .split_whitespace()
+        .map(|flag| {
+            let flag = flag.trim_start_matches("--");
+            let (key, value) = flag.split_once('=').unwrap_or((flag, ""));
+            (key.to_owned(), value.to_owned())
+        })
+        .collect();
+    Job { keys }
+}
+
+#[test]
+fn jobs_the_soaks_found_stay_fixed() {
+    if !fio_present() {
+        return;
+    }
+    let lines: Vec<&str> = found::AGREE.iter().chain(found::REFUSED).copied().collect();
+    let jobs: Vec<Job> = lines.iter().map(|line| job_of_line(line)).collect();
+    let verdicts = judge_all(&jobs);
+    let mut wrong = Vec::new();
+    for (i, (job, verdict)) in jobs.iter().zip(&verdicts).enumerate() {
+        let expected_refusal = i >= found::AGREE.len();
+        let as_listed = if expected_refusal {
+            matches!(verdict, Verdict::Refused(_))
+        } else {
+            verdict.agrees()
+        };
+        if !as_listed {
+            eprintln!("{verdict:?}\n{}", reproduction(job));
+            wrong.push(job.line());
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} found jobs no longer as listed (above): {wrong:?}",
+        wrong.len()
     );
 }
 

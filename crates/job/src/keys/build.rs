@@ -15,6 +15,9 @@ impl JobDraft {
         let (engine, target, warnings) = self.engine_and_target(name);
         let mut spec = JobSpec::new(name, engine, target);
         spec.warnings = warnings;
+        if spec.target == crate::model::Target::None {
+            spec.fio_file_name = self.null_file_name();
+        }
         self.build_direction(&mut spec);
         let random = self.build_random_shares(&mut spec);
         self.build_block_sizes(&mut spec, random);

@@ -336,6 +336,7 @@ impl JobDraft {
         self.check_mmap_pages(&spec, job_location)?;
         self.check_mmap_region(&spec, job_location)?;
         self.check_null_queue_syncs(&spec, job_location)?;
+        self.check_null_sequential_random_loops(&spec, job_location)?;
         self.check_experimental_verify(&spec, job_location)?;
         Ok(spec)
     }

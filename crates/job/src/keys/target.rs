@@ -236,6 +236,17 @@ pub(super) fn trims_a_file(spec: &JobSpec) -> bool {
 }
 
 impl JobDraft {
+    /// The file name fio hashes for a job storlab gives no file (`ioengine=null`) but the job
+    /// names one: `filename`, under a `directory` when relative, as fio's `add_file` joins them.
+    pub(super) fn null_file_name(&self) -> Option<String> {
+        let filename = self.filename.as_deref()?;
+        let path = Path::new(filename);
+        Some(match &self.directory {
+            Some(dir) if path.is_relative() => dir.join(path).display().to_string(),
+            _ => filename.to_string(),
+        })
+    }
+
     /// The engine and target the job runs on, with a warning when settings are ignored.
     pub(super) fn engine_and_target(&self, job_name: &str) -> (EngineKind, Target, Vec<String>) {
         let filename = self.replay_filename().or_else(|| self.filename.clone());

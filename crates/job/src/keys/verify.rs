@@ -219,6 +219,13 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
                 bytes,
                 offset_positions,
             });
+            // options.c, `str_verify_pattern_cb`: a pattern with `verify` not set (yet) makes
+            // the job verify it, as `verify=pattern`; a later `verify` overrides.
+            if d.verify.enabled.is_none() {
+                d.verify.enabled = Some(true);
+                d.verify.kind = Some(VerifyKind::PatternHeader);
+                return Ok(());
+            }
             // Dropped again when the job verifies (`finish`).
             accept_without_effect(d, "verify_pattern");
             Ok(())

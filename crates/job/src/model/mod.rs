@@ -440,6 +440,11 @@ pub struct JobSpec {
     pub name: String,
     pub engine: EngineKind,
     pub target: Target,
+    /// The name fio gives the file of this job (or clone) where it differs from the target's
+    /// path (a `null` job's `filename`, a temporary file's `NAME.SUBJOB.0`): fio seeds its
+    /// non-uniform distributions with its hash (filesetup.c, `__init_rand_distribution`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_file_name: Option<String>,
     /// Open with O_DIRECT (bypass the page cache).
     pub direct: bool,
     /// Drop the target's cached pages before the job starts (fio `invalidate`, default on), so
@@ -703,6 +708,7 @@ impl JobSpec {
             offset_bytes: 0,
             offset_increment_bytes: 0,
             clone_index_base: 0,
+            fio_file_name: None,
             size_bytes: None,
             target_shares: TargetShares::default(),
             number_ios: None,

@@ -27,6 +27,10 @@ pub enum VerifyKind {
     Xxhash,
     Meta,
     Pattern,
+    /// fio's VERIFY_PATTERN, which `verify_pattern` sets when `verify` is not (options.c,
+    /// `str_verify_pattern_cb`): the pattern under a header without checksum (`verify=pattern`
+    /// is VERIFY_PATTERN_NO_HDR, the pattern alone). No `verify=` name selects it.
+    PatternHeader,
     Null,
 }
 
@@ -69,7 +73,7 @@ impl VerifyKind {
         const COMMON_BYTES: u64 = 40;
         let checksum_bytes = match self {
             VerifyKind::Pattern | VerifyKind::Null => return 0,
-            VerifyKind::Meta => 0,
+            VerifyKind::Meta | VerifyKind::PatternHeader => 0,
             VerifyKind::Crc7 => 1,
             VerifyKind::Crc16 => 2,
             VerifyKind::Crc32 | VerifyKind::Crc32c | VerifyKind::Xxhash => 4,
@@ -89,10 +93,14 @@ impl VerifyKind {
 
     /// fio's name for this kind.
     pub fn fio_name(self) -> &'static str {
-        Self::NAMED
-            .iter()
-            .find(|(_, kind)| *kind == self)
-            .map_or("?", |(n, _)| n)
+        Self::NAMED.iter().find(|(_, kind)| *kind == self).map_or(
+            if self == VerifyKind::PatternHeader {
+                "pattern"
+            } else {
+                "?"
+            },
+            |(n, _)| n,
+        )
     }
 }
 

@@ -26,6 +26,9 @@ pub(super) struct Syncs {
     empty_loop_sync_due: bool,
     /// A fio job with writes (fio's `should_fsync`: `td_write`, whether or not one was drawn).
     fio_writer: bool,
+    /// fio's engine for the job completes each I/O as it queues it (FIO_SYNCIO): nothing is
+    /// in flight in fio when a placement fails, whatever storlab's queue holds.
+    fio_engine_synchronous: bool,
 }
 
 impl Syncs {
@@ -41,7 +44,9 @@ impl Syncs {
             spec.fdatasync_every_writes = 0;
         }
         let writer = trim_write || (job.read_percent < 100 && job.trim.is_none());
-        Syncs::new(spec, fio && writer)
+        let mut syncs = Syncs::new(spec, fio && writer);
+        syncs.fio_engine_synchronous = !job.fio_engine_queues();
+        syncs
     }
 
     pub(super) fn new(spec: SyncSpec, fio_writer: bool) -> Syncs {
@@ -54,6 +59,7 @@ impl Syncs {
             loop_end_due: false,
             empty_loop_sync_due: false,
             fio_writer,
+            fio_engine_synchronous: false,
         }
     }
 
@@ -128,9 +134,11 @@ impl Worker {
 
     /// A fio placement failed with `offset` on its I/O unit: with nothing in flight that
     /// unit is the one freed last, whose offset fio's next sync logs (`fio_io_sync` takes
-    /// the freelist's top); I/O still in flight completes after it and goes on top.
+    /// the freelist's top); I/O still in flight completes after it and goes on top (never
+    /// on fio's synchronous engines, whose I/O completes as it is queued).
     pub(super) fn note_failed_placement(&mut self, offset: Option<u64>) {
-        if let (Some(offset_bytes), 0) = (offset, self.queue.outstanding()) {
+        let nothing_in_flight = self.sync.fio_engine_synchronous || self.queue.outstanding() == 0;
+        if let (Some(offset_bytes), true) = (offset, nothing_in_flight) {
             self.sync.last_offset_bytes = offset_bytes;
         }
     }
@@ -151,7 +159,15 @@ impl Worker {
         if !self.sync.last_was_sync {
             self.flush_measured(engine, FlushKind::All, false)?;
         }
-        if self.generator.fio_empty_loop_follows() {
+        // A job its `number_ios` ended still runs its loops left, empty (backend.c,
+        // `keep_running` asks `loops` before `exceeds_number_ios`).
+        let ios_done = self
+            .progress
+            .limit_ios
+            .is_some_and(|limit| self.progress.issued_ios >= limit);
+        if self.generator.fio_empty_loop_follows()
+            || (ios_done && self.generator.fio_loops_follow())
+        {
             if self.verifying.reads_back_at_end() {
                 self.sync.empty_loop_sync_due = true;
             } else {

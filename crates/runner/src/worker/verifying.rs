@@ -333,8 +333,11 @@ impl Worker {
     }
 
     /// Whether a loop's read-back is under way (no sync is due inside fio's verify pass).
+    /// Once its last read completed the pass is over: fio's next loop starts with
+    /// `get_rw_ddir`, whose `fsync=N` check may sync before the held I/O goes.
     pub(super) fn reading_back_a_loop(&self) -> bool {
         self.verifying.held_first_io.is_some()
+            && (!self.verifying.loop_reads.is_empty() || self.queue.outstanding() > 0)
     }
 
     /// fio's `verify_only` for `io`: nothing goes to the engine, the write is recorded.

@@ -1,0 +1,29 @@
+//! Jobs the soaks of unseen seeds found doing other I/O than fio, shrunk to the keys that show
+//! it, each fixed since: they run in CI beside the corpus so a class once fixed stays fixed
+//! (and a job storlab now refuses on purpose stays refused, not silently different).
+
+/// Must do fio's I/O (each comment: the seed that found it and what differed).
+pub const AGREE: &[&str] = &[
+    // 777: a Gauss distribution on `null` hashes the file name fio gives the job (`filename`).
+    "--rw=randwrite --size=128k --random_distribution=normal:30 --ioengine=null",
+    // 4711: the same on a temporary file, whose fio name is NAME.SUBJOB.0, per clone.
+    "--rw=randtrim --bs=16k --size=256k --io_size=512k --norandommap --random_distribution=normal:30 --ioengine=null",
+    "--rw=randwrite --size=128k --random_distribution=zipf:1.2 --numjobs=2",
+    // 777: `verify_pattern` alone makes the job verify (options.c, `str_verify_pattern_cb`).
+    "--rw=write:4k --bs=1k --size=128k --fsync=4 --verify_pattern=0xabcd",
+    // 777: after a loop's read-back, an `fsync=N` due on the write count syncs first.
+    "--rw=write:4k --bs=1k --size=128k --fsync=4 --verify=pattern --verify_pattern=0xabcd",
+    // 777: a synchronous engine has nothing in flight at a failed placement (the end sync's offset).
+    "--rw=write --bssplit=512/20:4k/80 --size=256k --loops=2 --ioengine=mmap --iodepth=8 --fsync_on_close=1",
+    // 777: a mixed random job without a map is a writing one: `io_size` in one loop.
+    "--rw=randrw --blockalign=512 --size=128k --io_size=256k --ioengine=libaio",
+    // 4711: loops left after `number_ios` ran out still run, empty, and sync.
+    "--rw=rw --loops=2 --number_ios=10 --fsync_on_close=1",
+];
+
+/// Refused with a reason, where fio's behaviour is not followed.
+pub const REFUSED: &[&str] = &[
+    // 4711: fio's null file ends at the region's end; a sequential rand* job's later loops
+    // go on from random blocks there.
+    "--rw=randread --size=128k --loops=3 --percentage_random=0 --ioengine=null",
+];
