@@ -233,8 +233,8 @@ impl FioFormat {
         }
     }
 
-    /// Fill `buf` (whole granules from `offset_bytes`) as write `generation` of the worker
-    /// with `worker_seed` and `thread` (fio's 1-based thread number) writes it.
+    /// Fill `buf` (whole granules from `offset_bytes`, the whole write) as write `generation`
+    /// of the worker with `worker_seed` and `thread` (fio's 1-based thread number) writes it.
     pub fn fill(
         &self,
         buf: &mut [u8],
@@ -243,12 +243,33 @@ impl FioFormat {
         thread: u16,
         generation: u32,
     ) {
+        let write = (offset_bytes, buf.len() as u64);
+        self.fill_within(buf, offset_bytes, worker_seed, thread, generation, write);
+    }
+
+    /// Whether the data's layout depends on where the write began and ended: fio fills the
+    /// write's whole buffer at once, its compressible share at the end (lib/rand.c,
+    /// `__fill_random_buf_percentage` with the buffer's length as the segment).
+    pub fn needs_write_extent(&self) -> bool {
+        self.pattern.is_none() && matches!(self.data_pattern, DataPattern::Compressible(_))
+    }
+
+    /// `fill` for `buf`, part of the write `write` (its offset and length in bytes).
+    pub fn fill_within(
+        &self,
+        buf: &mut [u8],
+        offset_bytes: u64,
+        worker_seed: u64,
+        thread: u16,
+        generation: u32,
+        write: (u64, u64),
+    ) {
         for (i, granule) in buf.chunks_mut(self.granule_bytes).enumerate() {
             let at = offset_bytes + (i * self.granule_bytes) as u64;
             let seed = block_seed(worker_seed, at, generation);
             // fio's numberio: the job's writes issued before this one.
             let numberio = generation.wrapping_sub(1) as u16;
-            self.fill_granule(granule, at, seed, thread, numberio);
+            self.fill_granule(granule, at, seed, thread, numberio, write);
         }
     }
 
@@ -260,10 +281,21 @@ impl FioFormat {
         rand_seed: u64,
         thread: u16,
         numberio: u16,
+        write: (u64, u64),
     ) {
-        match &self.pattern {
-            Some(p) => fill_pattern(granule, p, offset_bytes),
-            None => pattern::fill(granule, self.data_pattern, rand_seed),
+        match (&self.pattern, self.data_pattern) {
+            (Some(p), _) => fill_pattern(granule, p, offset_bytes),
+            (None, DataPattern::Compressible(percent)) => {
+                // The random share first, the rest zeros, over the write as a whole.
+                pattern::fill(granule, DataPattern::Random, rand_seed);
+                let (write_start, write_len) = write;
+                let random_len = write_len * u64::from(100 - percent.min(100)) / 100;
+                let zeros_from = (write_start + random_len).saturating_sub(offset_bytes);
+                if let Some(zeros) = granule.get_mut(zeros_from.min(usize::MAX as u64) as usize..) {
+                    zeros.fill(0);
+                }
+            }
+            (None, data_pattern) => pattern::fill(granule, data_pattern, rand_seed),
         }
         if self.header_bytes == 0 {
             return;
@@ -316,6 +348,7 @@ impl FioFormat {
             field(SEED_AT, 8),
             field(THREAD_AT, 2) as u16,
             field(NUMBERIO_AT, 2) as u16,
+            (offset_bytes, found.len() as u64),
         );
         expected
     }

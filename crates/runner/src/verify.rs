@@ -159,15 +159,43 @@ impl WriteRecord {
         let Some(first) = self.index_of(offset_bytes) else {
             return;
         };
+        // fio's tree of pieces (no random map) drops every earlier piece the write overlaps,
+        // whole (iolog.c, `log_io_piece`): their bytes left standing go unchecked.
+        let drops_overlapped = self.format.is_some() && !self.write_order;
+        let mut overlapped: Vec<u32> = Vec::new();
+        let mut end = first;
         for index in first..first + len_bytes / self.granule_bytes {
             let Some(previous) = self.generations.replace(index, generation) else {
                 break;
             };
+            end = index + 1;
             if previous == 0 {
                 self.written_granules += 1;
             } else if in_flight.contains(&previous) {
                 self.ambiguous.entry(index).or_default().push(previous);
             } else if !self.ambiguous.is_empty() {
+                self.ambiguous.remove(&index);
+            }
+            if drops_overlapped && previous != 0 && !overlapped.contains(&previous) {
+                overlapped.push(previous);
+            }
+        }
+        for previous in overlapped {
+            self.drop_piece_beside(first, end, previous);
+        }
+    }
+
+    /// Forget what is left of the piece of `generation` that a write over granules
+    /// `first..end` overlapped: a piece is one run, so its rest lies against either edge.
+    fn drop_piece_beside(&mut self, first: u64, end: u64, generation: u32) {
+        let granules = self.region.len_bytes / self.granule_bytes;
+        let left = (0..first).rev().take_while(|&i| self.get(i) == generation);
+        let right = (end..granules).take_while(|&i| self.get(i) == generation);
+        let rest: Vec<u64> = left.chain(right).collect();
+        for index in rest {
+            self.generations.replace(index, 0);
+            self.written_granules -= 1;
+            if !self.ambiguous.is_empty() {
                 self.ambiguous.remove(&index);
             }
         }
@@ -234,7 +262,19 @@ impl WriteRecord {
     /// Fill `buf` (whole granules from `offset_bytes`) with what generation `generation` wrote.
     pub fn fill_expected(&self, buf: &mut [u8], offset_bytes: u64, generation: u32) {
         if let Some(format) = &self.format {
-            format.fill(buf, offset_bytes, self.seed, self.thread(), generation);
+            let write = if format.needs_write_extent() {
+                self.write_extent(offset_bytes, buf.len() as u64, generation)
+            } else {
+                (offset_bytes, buf.len() as u64)
+            };
+            format.fill_within(
+                buf,
+                offset_bytes,
+                self.seed,
+                self.thread(),
+                generation,
+                write,
+            );
             return;
         }
         pattern::fill_verifiable(
@@ -245,6 +285,29 @@ impl WriteRecord {
             self.granule_bytes as usize,
             generation,
         );
+    }
+
+    /// The write of `generation` that `len_bytes` at `offset_bytes` belong to: the run of
+    /// granules that generation holds around them (each write has its own, and a write that
+    /// lost part of its run is no longer read back whole), or these bytes themselves when the
+    /// write is not recorded yet (it is being filled).
+    fn write_extent(&self, offset_bytes: u64, len_bytes: u64, generation: u32) -> (u64, u64) {
+        let Some(first) = self.index_of(offset_bytes) else {
+            return (offset_bytes, len_bytes);
+        };
+        if self.get(first) != generation {
+            return (offset_bytes, len_bytes);
+        }
+        let granules = self.region.len_bytes / self.granule_bytes;
+        let before = (0..first)
+            .rev()
+            .take_while(|&i| self.get(i) == generation)
+            .count() as u64;
+        let after = (first + 1..granules)
+            .take_while(|&i| self.get(i) == generation)
+            .count() as u64;
+        let start = offset_bytes - before * self.granule_bytes;
+        (start, (before + 1 + after) * self.granule_bytes)
     }
 
     /// The written extents in offset order (or the order written), cut into reads of at most

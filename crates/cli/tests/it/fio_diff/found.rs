@@ -19,6 +19,14 @@ pub const AGREE: &[&str] = &[
     "--rw=randrw --blockalign=512 --size=128k --io_size=256k --ioengine=libaio",
     // 4711: loops left after `number_ios` ran out still run, empty, and sync.
     "--rw=rw --loops=2 --number_ios=10 --fsync_on_close=1",
+    // 4711: without a random map a write drops every earlier piece it overlaps, whole.
+    "--rw=randwrite --bssplit=512/20:4k/80 --norandommap --verify=xxhash",
+    "--rw=randwrite --bsrange=512-8k --blockalign=512 --size=128k --norandommap --random_distribution=normal:30 --refill_buffers --verify=md5",
+    "--rw=randwrite --bsrange=4k-16k --size=256k --norandommap --fsync=5 --verify=pattern --verify_pattern=0xabcd --numjobs=2",
+    // 777, 4711: a verify write's compressible share is the end of the whole write.
+    "--rw=write --bs=64k --size=64k --buffer_compress_percentage=25 --verify=crc32c",
+    "--rw=rw --bs=8k --offset=4096 --size=512k --loops=3 --ioengine=libaio --buffer_compress_percentage=50 --verify=crc32c",
+    "--rw=randwrite --bssplit=4k/50:16k/50 --buffer_compress_percentage=30 --verify=md5 --size=256k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
