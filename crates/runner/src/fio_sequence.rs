@@ -428,6 +428,13 @@ impl FioSequence {
         !self.time_based && self.job_limit_bytes >= self.job_bytes && self.passes_left > 1
     }
 
+    /// Whether this loop has issued its bytes, so the next draw begins another (only with an
+    /// engine that queues: backend.c `do_io` breaks right after the I/O that reached them,
+    /// before `get_rw_ddir` could choose a sync).
+    pub fn loop_bytes_done(&self) -> bool {
+        !self.time_based && self.moved_bytes >= self.pass_bytes
+    }
+
     /// Whether `loops` has loops left after this one: fio runs them even once the job's
     /// `number_ios` are done (backend.c, `keep_running` asks `loops` first), empty.
     pub fn loops_follow(&self) -> bool {

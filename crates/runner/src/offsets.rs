@@ -263,6 +263,11 @@ impl OffsetGenerator {
             .is_some_and(|fio| fio.empty_loop_follows())
     }
 
+    /// Whether fio's sequence's loop has issued its bytes (see `FioSequence::loop_bytes_done`).
+    pub fn fio_loop_bytes_done(&self) -> bool {
+        self.fio.as_ref().is_some_and(|fio| fio.loop_bytes_done())
+    }
+
     /// Whether fio's sequence has loops left after this one (see `FioSequence::loops_follow`).
     pub fn fio_loops_follow(&self) -> bool {
         self.fio.as_ref().is_some_and(|fio| fio.loops_follow())

@@ -347,7 +347,14 @@ impl JobDraft {
         let dedupe_given = buffers.dedupe_percentage.is_some();
         let pattern_given = buffers.pattern.is_some();
         let mut refill = buffers.refill_buffers.unwrap_or(false) || dedupe_given;
-        if pattern_given && buffers.refill_buffers.is_none() {
+        // The callbacks run in the order the keys come: `dedupe_percentage` after
+        // `buffer_pattern` sets the refill again.
+        let position = |field: &str| self.provenance.iter().position(|p| p.field == field);
+        let dedupe_last = matches!(
+            (position("dedupe_percentage"), position("buffer_pattern")),
+            (Some(dedupe), Some(pattern)) if dedupe > pattern
+        );
+        if pattern_given && buffers.refill_buffers.is_none() && !dedupe_last {
             refill = compress > 0 || reads;
         }
         let zero_given = buffers.zero_buffers == Some(true) && !pattern_given;

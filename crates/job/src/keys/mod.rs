@@ -338,6 +338,7 @@ impl JobDraft {
         self.check_null_queue_syncs(&spec, job_location)?;
         self.check_null_sequential_random_loops(&spec, job_location)?;
         self.check_experimental_verify(&spec, job_location)?;
+        self.check_clones_verify_shared_bytes(&spec, job_location)?;
         Ok(spec)
     }
 

@@ -7,7 +7,8 @@ use super::values::set_if;
 use super::{ApplyError, JobDraft, KeyDef};
 use crate::error::{JobError, Location};
 use crate::model::{
-    JobSpec, RandomDistribution, RwModifier, VerifyKind, VerifyPattern, VerifySpec,
+    EngineKind, JobSpec, RandomDistribution, RwModifier, Target, VerifyKind, VerifyPattern,
+    VerifySpec,
 };
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count, parse_size};
@@ -399,6 +400,53 @@ impl JobDraft {
         if reads_only && !verify.only {
             spec.verify = false;
         }
+    }
+
+    /// A fio job's clones that write the same bytes with verify each read back and check only
+    /// their own writes, which another clone overwrites meanwhile: fio 3.33 then fails with
+    /// "bad header" (its verify header names another thread, seed and `numberio`), at a point
+    /// thread timing decides (`--rw=randwrite --size=4m --numjobs=2 --verify=crc32c` fails
+    /// every run). storlab
+    /// would accept whichever clone's bytes landed last, so such a job is refused rather than
+    /// pass where fio fails.
+    pub(super) fn check_clones_verify_shared_bytes(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let writes = spec.read_percent < 100 || spec.trim == crate::TrimMode::TrimWrite;
+        // Every clone writes the same bytes with a headerless pattern, and `null` checks
+        // nothing (neither does the `null` engine, which stores nothing): those pass in fio.
+        // Random writes: sequential clones write each block in step and fio passes them
+        // (`--rw=write --numjobs=2 --verify=crc32c`, every run; `rw=rw` some runs), random
+        // ones fail every run. A simulated target is storlab's alone.
+        let random_writes =
+            spec.random_percent_writes() > 0 && !matches!(spec.target, Target::Sim(_));
+        let checks_own_writes = spec.verify
+            && writes
+            && random_writes
+            && spec.engine != EngineKind::Null
+            && spec.verify_spec.as_ref().is_some_and(|v| {
+                !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null)
+            });
+        let shares = &spec.target_shares;
+        let apart = shares.offset_increment_ppm.is_some()
+            || (spec.offset_increment_bytes > 0
+                && spec
+                    .size_bytes
+                    .is_some_and(|size| spec.offset_increment_bytes >= size));
+        if self.storlab_rw_default || spec.numjobs < 2 || !checks_own_writes || apart {
+            return Ok(());
+        }
+        let (location, key, value) = self.setter("numjobs", job_location);
+        Err(JobError::unsupported(
+            location,
+            &key,
+            value,
+            "with verify, clones that write the same bytes each check only their own writes, \
+             which another overwrites: fio 3.33 fails with a bad header where timing decides; \
+             give each clone its own region (offset_increment >= size) or use numjobs=1",
+        ))
     }
 
     /// fio's `experimental_verify` (backend.c, `do_verify`): instead of reading back a log of

@@ -125,7 +125,9 @@ impl Worker {
                 return Ok(stall);
             }
         }
-        let due = if self.reading_back_a_loop() {
+        // A loop that issued its bytes ends before a sync is chosen; the next loop's start
+        // chooses it (`end_loop` clears `last_was_sync`).
+        let due = if self.reading_back_a_loop() || self.generator.fio_loop_bytes_done() {
             None
         } else {
             self.sync.due(self.progress.write_counter)

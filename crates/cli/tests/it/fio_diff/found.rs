@@ -27,6 +27,16 @@ pub const AGREE: &[&str] = &[
     "--rw=write --bs=64k --size=64k --buffer_compress_percentage=25 --verify=crc32c",
     "--rw=rw --bs=8k --offset=4096 --size=512k --loops=3 --ioengine=libaio --buffer_compress_percentage=50 --verify=crc32c",
     "--rw=randwrite --bssplit=4k/50:16k/50 --buffer_compress_percentage=30 --verify=md5 --size=256k",
+    // 4711: options' callbacks run in the order given: `dedupe_percentage` after
+    // `buffer_pattern` refills every write again.
+    "--rw=randwrite --bs=1k --size=256k --buffer_pattern=0xdeadbeef --dedupe_percentage=50",
+    // 9001: a queued engine's loop ends right after the I/O that reached its bytes, before
+    // a sync is chosen; the next loop's start chooses it.
+    "--rw=readwrite --size=64k --loops=3 --ioengine=libaio --fsync=4",
+    "--rw=randwrite --offset=65536 --loops=2 --ioengine=libaio --fsync=6",
+    // 9001: clones that verify random writes to bytes they share fail in fio; storlab
+    // refuses them (fio's failure and storlab's refusal agree).
+    "--rw=randwrite --bs=32k --ioengine=psync --verify=sha256 --numjobs=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
