@@ -228,6 +228,8 @@ fn a_psync_read_reports_as_fio() {
             "--rw=read",
             "--bs=4k",
             "--ioengine=psync",
+            // fio's `errors` line under `issued rwts`.
+            "--continue_on_error=all",
         ],
         exact_depths: true,
         exact_counts: true,
