@@ -507,6 +507,142 @@ fn usage_and_depths(out: &mut String, job: &JobReport, issued: [u64; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{HostInfo, JobNotes, JobSetup, TargetInfo, ToolInfo};
+    use storlab_stats::WorkerStats;
+
+    const MS: u64 = 1_000_000;
+
+    /// A job of `numjobs` workers that read (or wrote) 64 KiB in 4 KiB I/Os of 20 µs each
+    /// over 8 ms.
+    fn job(name: &str, spec: serde_json::Value, numjobs: u32, write: bool) -> JobReport {
+        let mut stats = WorkerStats::new(1_000 * MS);
+        stats.elapsed_ns = 8 * MS;
+        let direction = if write {
+            &mut stats.write
+        } else {
+            &mut stats.read
+        };
+        for index in 0..16 {
+            direction.record(index * MS / 2, 4096, 1_000, 20_000);
+        }
+        stats.depth.level[0] = 16;
+        let setup = JobSetup {
+            name: name.into(),
+            job: spec,
+            engine: "psync".into(),
+            target: TargetInfo {
+                description: "f".into(),
+                kind: "file".into(),
+                size_bytes: 65_536,
+                path: None,
+            },
+            device_state: "as-found".into(),
+            data_pattern: "random".into(),
+            align_bytes: 4096,
+            seed: 1,
+            iodepth: 1,
+            numjobs,
+            rw: if write {
+                "write".into()
+            } else {
+                "randrw:70".into()
+            },
+            block_size: "4KiB".into(),
+        };
+        JobReport::new(setup, JobNotes::default(), &stats)
+    }
+
+    fn two_group_report() -> RunReport {
+        let tool = ToolInfo {
+            name: "storlab".into(),
+            version: "9.9.9".into(),
+        };
+        let host = HostInfo {
+            hostname: "h".into(),
+            kernel: "k".into(),
+            cpus: 2,
+        };
+        let mut report = RunReport::new(tool, 1_795_345_324_000, host);
+        let split = serde_json::json!({"name": "a", "numjobs": 2, "group_reporting": true,
+            "block_size_read": {"fixed": 4096},
+            "block_size_write": {"split": [{"size_bytes": 4096, "percent": 50},
+                                           {"size_bytes": 65536, "percent": 50}]}});
+        report.jobs.push(job("a", split, 2, false));
+        let fixed = serde_json::json!({"fixed": 8192});
+        let spec = serde_json::json!({"name": "b", "stonewall": true,
+            "block_size_read": fixed, "block_size_write": fixed});
+        let mut failed = job("b", spec, 1, true);
+        failed.error = 84;
+        failed.notes.warnings.push("verify failed".into());
+        report.jobs.push(failed);
+        report
+    }
+
+    /// The lines before the report: each job once (its clones as `...`), the version, the
+    /// workers started, and the job an error ended.
+    #[test]
+    fn the_preamble_names_each_job_its_workers_and_its_failure() {
+        let preamble = to_fio_normal_preamble(&two_group_report(), None, 7);
+        assert_eq!(
+            preamble,
+            "a: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 4096B-64.0KiB, (T) 4096B-64.0KiB, \
+             ioengine=psync, iodepth=1\n...\n\
+             b: (g=1): rw=write, bs=(R) 8192B-8192B, (W) 8192B-8192B, (T) 8192B-8192B, ioengine=psync, iodepth=1\n\
+             storlab-9.9.9\nStarting 3 processes\n\
+             storlab: pid=7, err=84/error=Invalid or incomplete multibyte or wide character\n"
+        );
+    }
+
+    #[test]
+    fn each_group_has_its_jobs_and_its_run_status() {
+        let text = to_fio_normal(&two_group_report(), None, 7);
+        assert!(
+            text.starts_with(
+                "\na: (groupid=0, jobs=2): err= 0: pid=7: Sun Nov 22 11:02:04 2026\n\
+             \x20 read: IOPS=2000, BW=8000KiB/s (8192kB/s)(64.0KiB/8msec)\n\
+             \x20   slat (nsec): min=1000, max=1000, avg=1000.00, stdev= 0.00\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nb: (groupid=1, jobs=1): err=84 (error=Invalid or incomplete multibyte or wide \
+             character): pid=7: Sun Nov 22 11:02:04 2026\n  write: IOPS=2000"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  lat (usec)   : 50=100.00%\n\
+             \x20 cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n\
+             \x20 IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "     issued rwts: total=0,16,0,0 short=0,0,0,0 dropped=0,0,0,0\n\
+             \x20    latency   : target=0, window=0, percentile=100.00%, depth=1\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nRun status group 0 (all jobs):\n   READ: bw=8000KiB/s (8192kB/s), \
+             8000KiB/s-8000KiB/s (8192kB/s-8192kB/s), io=64.0KiB (65.5kB), run=8-8msec\n\
+             \nRun status group 1 (all jobs):\n  WRITE: bw=8000KiB/s"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Disk stats"),
+            "no block device, no disk block"
+        );
+        assert!(
+            text.ends_with("\nstorlab warnings:\n  b: verify failed\n"),
+            "{text}"
+        );
+    }
 
     fn summary(percentile_values_ns: &[u64], min_ns: u64, max_ns: u64) -> LatencySummary {
         LatencySummary {
