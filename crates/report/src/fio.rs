@@ -456,7 +456,8 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
         bw_bytes: summary.bw_bytes_per_s.round() as u64,
         bw: kib(summary.bw_bytes_per_s),
         iops: summary.iops,
-        runtime: ns_to_ms(summary.runtime_ns),
+        // fio's whole milliseconds, rounded up (the same figure its human report prints).
+        runtime: crate::fio_units::fio_runtime_ms(summary.runtime_ns),
         // fio counts an I/O here when it is queued (ioengines.c, td_io_queue), so the failed
         // ones a job went on past are in it, though not in the bytes or latencies.
         total_ios: summary.ios + summary.errors,
