@@ -297,6 +297,10 @@ pub enum OutputFormat {
     /// `fio_jsonplus_clat2csv` reads it.
     #[value(name = "fio-json+", alias = "json+")]
     FioJsonPlus,
+    /// fio's human report (`fio --output-format=normal`, fio's default): each job's block,
+    /// each group's run status and the disks' counters, in fio's layout.
+    #[value(name = "fio-normal")]
+    FioNormal,
     /// fio's terse format, version 3: one `;`-separated line per job (as `--minimal`).
     Terse,
     /// One row per job and direction.
@@ -317,6 +321,10 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub output_format: OutputFormat,
+    /// More formats written after the first, into the same output (fio's comma list,
+    /// `--output-format=normal,json`, as `storlab fio` passes it).
+    #[arg(long, value_enum, hide = true)]
+    pub also_output_format: Vec<OutputFormat>,
     /// Write the output to FILE instead of stdout (written whole at the end, never half; also
     /// the finished jobs' results when the run fails part-way). FILE must be a regular file or
     /// new: a device, FIFO, symbolic link or the results database is refused before the run.

@@ -1,6 +1,7 @@
 //! `storlab fio ARGS` (or the binary started under the name `fio`): fio's command line with
 //! fio's conventions, so a script written for fio runs unchanged (docs/decisions/0046). It is
-//! `storlab run` with fio's output-format names (`normal`, `json`, `json+`, `terse`), no results
+//! `storlab run` with fio's output-format names (`normal`, `json`, `json+`, `terse`, and fio's
+//! comma lists of them), fio's default format (`normal`, fio's human report), no results
 //! database and fio's quiet stderr (no per-job lines, no status lines unless
 //! `--status-interval` asks, storlab's advice kept in the output instead of on stderr).
 
@@ -67,6 +68,7 @@ pub fn storlab_argv(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     refuse_unsupported(fio_args)?;
     let program = OsString::from("storlab");
     let mut rewritten = vec![program, "run".into(), AS_FIO_FLAG.into(), "--no-db".into()];
+    let mut format_given = false;
     let mut rest = fio_args.iter();
     while let Some(arg) = rest.next() {
         let Some(text) = arg.to_str() else {
@@ -89,10 +91,19 @@ pub fn storlab_argv(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 Some(value) => value,
                 None => next_value(&mut rest, key)?,
             };
-            rewritten.push(format!("--output-format={}", storlab_format(&value)?).into());
+            format_given = true;
+            let formats = storlab_formats(&value)?;
+            rewritten.push(format!("--output-format={}", formats[0]).into());
+            for also in &formats[1..] {
+                rewritten.push(format!("--also-output-format={also}").into());
+            }
             continue;
         }
         rewritten.push(arg.clone());
+    }
+    if !format_given {
+        // fio's default output is its human report.
+        rewritten.insert(4, "--output-format=fio-normal".into());
     }
     Ok(rewritten)
 }
@@ -123,21 +134,32 @@ fn next_value<'a>(
         .ok_or_else(|| format!("--{key}: give a value"))
 }
 
-/// fio's name of an output format as storlab's: fio's `json` is storlab's fio-shaped JSON, its
-/// `normal` storlab's table.
-fn storlab_format(fio_name: &str) -> Result<&'static str, String> {
-    match fio_name {
-        "normal" => Ok("table"),
-        "json" => Ok("fio-json"),
-        "json+" => Ok("fio-json+"),
-        "terse" => Ok("terse"),
-        several if several.contains(',') => Err(format!(
-            "--output-format={several}: storlab writes one format per run; give one of normal, json, json+, terse"
-        )),
-        other => Err(format!(
-            "--output-format={other}: fio's formats are normal, json, json+, terse"
-        )),
+/// fio's output formats (one name or a comma list) as storlab's, in the order fio prints them
+/// whatever the order written: terse, then JSON, then the human report (fio 3.33 fills one
+/// buffer per format and writes them in that order). json+ is fio's JSON with histograms, so
+/// with both `json` and `json+` fio prints one document, the json+ one.
+fn storlab_formats(fio_names: &str) -> Result<Vec<&'static str>, String> {
+    const FIO_ORDER: [(&str, &str); 4] = [
+        ("terse", "terse"),
+        ("json+", "fio-json+"),
+        ("json", "fio-json"),
+        ("normal", "fio-normal"),
+    ];
+    let names: Vec<&str> = fio_names.split(',').collect();
+    if let Some(unknown) = names
+        .iter()
+        .find(|name| !FIO_ORDER.iter().any(|(fio, _)| fio == *name))
+    {
+        return Err(format!(
+            "--output-format={fio_names}: '{unknown}': fio's formats are normal, json, json+, terse (a comma list prints each)"
+        ));
     }
+    let plus = names.contains(&"json+");
+    Ok(FIO_ORDER
+        .iter()
+        .filter(|(fio, _)| names.contains(fio) && !(plus && *fio == "json"))
+        .map(|(_, storlab)| *storlab)
+        .collect())
 }
 
 #[cfg(test)]
@@ -176,8 +198,29 @@ mod tests {
         let named_fio = storlab_argv(argv(&["/usr/local/bin/fio", "--output-format=normal"]));
         assert_eq!(
             named_fio.unwrap()[4..],
-            argv(&["--output-format=table"])[..]
+            argv(&["--output-format=fio-normal"])[..]
         );
+        let default = storlab_argv(argv(&["fio", "--name=a", "--rw=read"])).unwrap();
+        assert_eq!(
+            default[4..],
+            argv(&["--output-format=fio-normal", "--name=a", "--rw=read"])[..]
+        );
+    }
+
+    /// fio prints terse, then JSON, then its human report, whatever the order written.
+    #[test]
+    fn a_comma_list_becomes_the_formats_in_fios_print_order() {
+        let got = storlab_argv(argv(&["fio", "--output-format=normal,json,terse"])).unwrap();
+        assert_eq!(
+            got[4..],
+            argv(&[
+                "--output-format=terse",
+                "--also-output-format=fio-json",
+                "--also-output-format=fio-normal"
+            ])[..]
+        );
+        let plus = storlab_argv(argv(&["fio", "--output-format=json,json+"])).unwrap();
+        assert_eq!(plus[4..], argv(&["--output-format=fio-json+"])[..]);
     }
 
     #[test]
@@ -194,9 +237,7 @@ mod tests {
             error.starts_with("--debug: not supported by storlab ("),
             "{error}"
         );
-        let error = storlab_argv(argv(&["fio", "--output-format=json,normal"])).unwrap_err();
-        assert!(error.contains("one format per run"), "{error}");
-        let error = storlab_argv(argv(&["fio", "--output-format=csv"])).unwrap_err();
-        assert!(error.contains("fio's formats are"), "{error}");
+        let error = storlab_argv(argv(&["fio", "--output-format=json,csv"])).unwrap_err();
+        assert!(error.contains("'csv': fio's formats are"), "{error}");
     }
 }

@@ -404,12 +404,24 @@ fn write_outputs(
     if let Some(pcap_path) = &outputs.pcap {
         crate::output::write_file(pcap_path, &provider.take_pcap()?, "--pcap")?;
     }
-    let rendered = crate::render::render_report(
-        outputs.format,
-        report,
-        fio_echo(part.plan).as_ref(),
-        crate::render::job_table,
-    );
+    let echo = fio_echo(part.plan);
+    let formats: Vec<OutputFormat> = std::iter::once(outputs.format)
+        .chain(outputs.also.iter().copied())
+        .collect();
+    // fio prints its jobs' lines and "Starting N processes" first when its human report is
+    // among the outputs, before any other format.
+    let mut rendered = match formats.contains(&OutputFormat::FioNormal) {
+        true => storlab_report::to_fio_normal_preamble(report, echo.as_ref(), std::process::id()),
+        false => String::new(),
+    };
+    for format in formats {
+        rendered.push_str(&crate::render::render_report(
+            format,
+            report,
+            echo.as_ref(),
+            crate::render::job_table,
+        ));
+    }
     crate::output::print_or_write(outputs.output.as_deref(), &rendered, "--output")?;
     if let Some(path) = &outputs.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
@@ -536,6 +548,7 @@ fn write_what_if(plan: &RunPlan, runs: &[(String, Finished)]) -> Result<(), Fail
         // One document of every target's jobs in target order: each job names its target.
         OutputFormat::FioJson
         | OutputFormat::FioJsonPlus
+        | OutputFormat::FioNormal
         | OutputFormat::Terse
         | OutputFormat::Csv => {
             let mut merged = labelled[0].1.clone();

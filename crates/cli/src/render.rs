@@ -23,6 +23,8 @@ pub(crate) fn render_report(
             None => storlab_report::to_fio_json(report),
         },
         OutputFormat::FioJsonPlus => storlab_report::to_fio_json_plus(report, echo),
+        // fio prints its job's process; storlab's jobs are this process's threads.
+        OutputFormat::FioNormal => storlab_report::to_fio_normal(report, echo, std::process::id()),
         OutputFormat::Terse => storlab_report::to_fio_terse(report),
         OutputFormat::Csv => storlab_report::to_csv(report),
     }

@@ -104,6 +104,8 @@ pub(crate) struct SweepRequest {
 /// Where the results go.
 pub(crate) struct Outputs {
     pub format: OutputFormat,
+    /// Formats written after `format` into the same output (fio's comma list).
+    pub also: Vec<OutputFormat>,
     /// `--output` (stdout without it).
     pub output: Option<PathBuf>,
     /// `--report`: the HTML report.
@@ -155,6 +157,7 @@ impl RunPlan {
                     true => OutputFormat::Terse,
                     false => args.output_format,
                 },
+                also: args.also_output_format,
                 output: args.output,
                 report: args.report,
                 pcap: args.pcap,

@@ -22,11 +22,11 @@ const MIN_NONZERO_PERCENT: f64 = 0.01;
 /// past, so a job that failed otherwise reports the generic EIO.
 const EIO: i32 = 5;
 /// Keys of fio's `latency_ns` and `latency_us` maps: exclusive upper bounds in that unit.
-const LATENCY_DECADE_KEYS: [&str; 10] = [
+pub(crate) const LATENCY_DECADE_KEYS: [&str; 10] = [
     "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
 ];
 /// Keys of fio's `latency_ms` map: the decade keys, then 2000 ms and the open bin.
-const LATENCY_MS_EXTRA_KEYS: [&str; 2] = ["2000", ">=2000"];
+pub(crate) const LATENCY_MS_EXTRA_KEYS: [&str; 2] = ["2000", ">=2000"];
 /// fio prints a non-zero depth share below this as this (`stat_calc_dist`).
 const MIN_NONZERO_DEPTH_PERCENT: f64 = 0.1;
 const IODEPTH_LEVEL_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
@@ -456,7 +456,8 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
         bw_bytes: summary.bw_bytes_per_s.round() as u64,
         bw: kib(summary.bw_bytes_per_s),
         iops: summary.iops,
-        runtime: ns_to_ms(summary.runtime_ns),
+        // fio's whole milliseconds, rounded up (the same figure its human report prints).
+        runtime: crate::fio_units::fio_runtime_ms(summary.runtime_ns),
         // fio counts an I/O here when it is queued (ioengines.c, td_io_queue), so the failed
         // ones a job went on past are in it, though not in the bytes or latencies.
         total_ios: summary.ios + summary.errors,
@@ -505,14 +506,14 @@ fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
 }
 
 /// Whether the job only verified (fio's `verify_only`): read back what it would have written.
-fn verify_only(job: &JobReport) -> bool {
+pub(crate) fn verify_only(job: &JobReport) -> bool {
     job.setup.job["verify_spec"]["only"] == serde_json::Value::Bool(true)
 }
 
 /// Whether the job set fio's `continue_on_error` (the job specification carries the key only
 /// when it is not `none`).
 /// One of the job's latency-target settings (`storlab_job::LatencyTargetSpec`), when set.
-fn latency_option(job: &JobReport, field: &str) -> Option<u64> {
+pub(crate) fn latency_option(job: &JobReport, field: &str) -> Option<u64> {
     job.setup.job["latency_target"][field].as_u64()
 }
 
@@ -616,7 +617,7 @@ fn ns_to_ms(ns: u64) -> u64 {
 }
 
 /// `unix_s` as C's `ctime` does, in UTC: `Sun Nov 22 11:02:04 2026`.
-fn ctime_utc(unix_s: u64) -> String {
+pub(crate) fn ctime_utc(unix_s: u64) -> String {
     const SECONDS_PER_DAY: u64 = 86_400;
     /// 1970-01-01 was a Thursday.
     const EPOCH_WEEKDAY: u64 = 4;

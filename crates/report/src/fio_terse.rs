@@ -18,7 +18,6 @@ const TERSE_VERSION: u32 = 3;
 const PERCENTILE_FIELDS: usize = 20;
 const NS_PER_US: u64 = 1_000;
 const MS_PER_S: u64 = 1_000;
-const NS_PER_MS: u64 = 1_000_000;
 const BYTES_PER_KIB: u64 = 1_024;
 const PERCENT: f64 = 100.0;
 
@@ -87,7 +86,8 @@ fn error_code(job: &JobReport) -> i32 {
 fn direction_fields(summary: Option<&DirectionSummary>, fields: &mut Vec<String>) {
     let empty = DirectionSummary::from_stats(&DirectionStats::new(0), 0);
     let summary = summary.unwrap_or(&empty);
-    let runtime_ms = (summary.runtime_ns as f64 / NS_PER_MS as f64).round() as u64;
+    // fio's whole milliseconds, rounded up, as in its JSON and human report.
+    let runtime_ms = crate::fio_units::fio_runtime_ms(summary.runtime_ns);
     // fio: KiB/s and IOPS in whole units over the runtime in ms, 0 without a runtime.
     let bw_kib = (MS_PER_S * summary.bytes)
         .checked_div(runtime_ms)

@@ -1,5 +1,6 @@
 //! storlab-report: the result model of a run and its output formats — native JSON
-//! (`docs/json-output.md`), fio-shaped JSON, CSV and a text table.
+//! (`docs/json-output.md`), fio-shaped JSON, fio's normal and terse reports, CSV and a text
+//! table.
 //!
 //! The crate knows nothing of jobs or engines: the caller passes job details as plain data in
 //! a [`JobSetup`] (what ran) and [`JobNotes`] (warnings, engine facts, the simulator's report)
@@ -16,7 +17,10 @@ mod csv;
 mod escape;
 mod faults;
 mod fio;
+mod fio_normal;
+mod fio_normal_group;
 mod fio_terse;
+mod fio_units;
 pub mod html;
 mod json;
 mod model;
@@ -30,6 +34,7 @@ pub use csv::{csv_field, to_csv};
 pub use escape::escape_control;
 pub use faults::fault_summary;
 pub use fio::{to_fio_json, to_fio_json_plus, to_fio_json_with, FioEcho};
+pub use fio_normal::{to_fio_normal, to_fio_normal_preamble};
 pub use fio_terse::to_fio_terse;
 pub use html::{to_html, LabeledRun};
 pub use json::{from_json, to_json, ReportError};

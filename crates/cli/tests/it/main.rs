@@ -34,6 +34,7 @@ mod fio_cli;
 mod fio_diff;
 mod fio_json;
 mod fio_logs;
+mod fio_normal;
 mod fio_oracle;
 mod fio_oracle_clones;
 mod fio_oracle_data;
