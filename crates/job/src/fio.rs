@@ -118,7 +118,8 @@ pub fn parse_fio_str_with_flags(
             }
             continue;
         }
-        let (key, value) = key_and_value(line, &location)?;
+        let substituted = crate::fio_vars::substitute(line);
+        let (key, value) = key_and_value(&substituted, &location)?;
         let draft = if in_global {
             &mut global
         } else if let Some(job) = open.as_mut() {

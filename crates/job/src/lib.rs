@@ -10,6 +10,7 @@
 
 pub mod error;
 pub mod fio;
+mod fio_vars;
 pub mod flags;
 pub mod iolog;
 pub mod keys;
