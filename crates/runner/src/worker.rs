@@ -87,6 +87,9 @@ struct Queue {
     io_batch: Option<storlab_job::IoBatch>,
     /// I/Os queued since fio's last `td_io_commit` (fio's `io_u_queued`, `batched.rs`).
     batch_queued: u32,
+    /// Taken off every offset given to the engine: fio's mmap engine puts each I/O at its
+    /// offset less the region's start (`JobSpec::fio_engine_shifts_to_file_start`).
+    engine_shift_bytes: u64,
 }
 
 impl Queue {
@@ -229,6 +232,11 @@ impl Worker {
                 depth_limit: latency.first_depth(depth),
                 io_batch: job.io_batch,
                 batch_queued: 0,
+                engine_shift_bytes: if job.fio_engine_shifts_to_file_start() {
+                    region.start_bytes
+                } else {
+                    0
+                },
             },
             progress: Progress::new(job, region),
             verifying: Verifying::new(job, worker_index, seed, region, fio_format.clone()),
@@ -371,6 +379,7 @@ impl Worker {
             slot_base: self.queue.slot_base,
             depth: self.queue.in_flight.len() as u32,
             slot_bytes,
+            engine_shift_bytes: self.queue.engine_shift_bytes,
         }
     }
 

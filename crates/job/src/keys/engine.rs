@@ -432,11 +432,12 @@ impl JobDraft {
     /// I/O at its offset less the region's start (engines/mmap.c, `fio_mmapio_prep`:
     /// `mmap_ptr + offset - mmap_off - file_offset` with `mmap_off` 0): a fio job whose region
     /// starts past 0 (`offset`, or `offset_increment` with clones) reads and writes the file's
-    /// first bytes instead of its region. storlab does not write where the job did not ask, so
-    /// such a fio job is refused in one line rather than run elsewhere than fio runs it.
+    /// first bytes instead of its region. On a regular file the job named, storlab does as fio
+    /// does and says so; on a device, where the bytes before the region are often what the
+    /// region was chosen to spare (a partition table, another file system), it is refused.
     pub(super) fn check_mmap_region(
         &self,
-        spec: &JobSpec,
+        spec: &mut JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
         let shares = &spec.target_shares;
@@ -448,12 +449,22 @@ impl JobDraft {
         if self.storlab_rw_default || spec.engine != EngineKind::Mmap || !starts_past_zero {
             return Ok(());
         }
+        if super::target::on_a_file(&spec.target) {
+            spec.warnings.push(
+                "ioengine=mmap with a region past the file's start: as fio 3.33's mmap engine, \
+                 each I/O goes to its offset less the region's start, in the file's first bytes \
+                 (engines/mmap.c); ioengine=psync reads and writes the region itself"
+                    .to_string(),
+            );
+            return Ok(());
+        }
         Err(self.refused_at_key(
             "ioengine",
             job_location,
-            "with a region that starts past 0 (offset, offset_increment): fio 3.33's mmap \
-             engine puts each I/O at its offset less the region's start, in the file's first \
-             bytes (engines/mmap.c), where the job did not ask; use ioengine=psync"
+            "with a region that starts past 0 (offset, offset_increment) on a device: fio \
+             3.33's mmap engine puts each I/O at its offset less the region's start, in the \
+             device's first bytes (engines/mmap.c), where the job did not ask; use \
+             ioengine=psync"
                 .to_string(),
         ))
     }

@@ -334,7 +334,7 @@ impl JobDraft {
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         self.check_trim_on_a_file(&spec, job_location)?;
         self.check_mmap_pages(&spec, job_location)?;
-        self.check_mmap_region(&spec, job_location)?;
+        self.check_mmap_region(&mut spec, job_location)?;
         self.check_null_queue_syncs(&spec, job_location)?;
         self.check_null_sequential_random_loops(&spec, job_location)?;
         self.check_experimental_verify(&spec, job_location)?;

@@ -881,6 +881,12 @@ impl JobSpec {
         }
     }
 
+    /// Whether fio's engine for this fio job puts each I/O at its offset less the region's
+    /// start (engines/mmap.c, `fio_mmapio_prep`: the file mapped from 0, `io_size` long).
+    pub fn fio_engine_shifts_to_file_start(&self) -> bool {
+        self.engine == EngineKind::Mmap && self.fio_random.is_some()
+    }
+
     /// Whether fio's engine for this job never sizes its file (`null`: FIO_DISKLESSIO with
     /// FIO_FAKEIO), so filesetup.c `setup_files` makes the file end at the region's end.
     pub fn fio_engine_sizes_no_file(&self) -> bool {

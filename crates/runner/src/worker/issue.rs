@@ -236,7 +236,7 @@ impl Worker {
             .queue(IoRequest {
                 slot,
                 direction: io.direction,
-                offset_bytes: io.offset_bytes,
+                offset_bytes: io.offset_bytes - self.queue.engine_shift_bytes,
                 len_bytes: io.len_bytes,
                 ioprio: own_ioprio,
             })

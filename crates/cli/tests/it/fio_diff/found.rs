@@ -37,6 +37,12 @@ pub const AGREE: &[&str] = &[
     // 9001: clones that verify random writes to bytes they share fail in fio; storlab
     // refuses them (fio's failure and storlab's refusal agree).
     "--rw=randwrite --bs=32k --ioengine=psync --verify=sha256 --numjobs=2",
+    // 31337 (and every seed before): fio's mmap engine puts each I/O at its offset less the
+    // region's start; on a regular file storlab does the same (it refused before).
+    "--rw=rw --rwmixread=90 --bs=4k,32k --offset=4096 --size=256k --ioengine=mmap --fsync_on_close=1",
+    "--bs=8k --blockalign=512 --offset=6144 --size=512k --ioengine=mmap --numjobs=2",
+    "--rw=randwrite --bs=4k --offset=65536 --size=64k --ioengine=mmap --verify=crc32c",
+    "--rw=rw --bs=64k --size=128k --ioengine=mmap --fdatasync=6 --numjobs=2 --offset_increment=256k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
