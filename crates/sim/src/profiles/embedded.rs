@@ -307,6 +307,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "hwfr2010/c300-sata-ahci",
+        include_str!("../../../../profiles/stacks/hwfr2010/c300-sata-ahci.toml"),
+    ),
+    (
+        "stacks",
         "hwfr2010/m225-sata-ahci",
         include_str!("../../../../profiles/stacks/hwfr2010/m225-sata-ahci.toml"),
     ),

@@ -118,7 +118,9 @@ pub enum PartialPageUpdate {
     /// modification, "internal data move": the old data never crosses the channel). The page
     /// register is held from the sense to the end of the program, so the die serves nothing
     /// else meanwhile (no read priority, no program suspend), and the program is one page on
-    /// that die: no write combining, no multi-plane, no striping.
+    /// that die: no write combining, no multi-plane, no striping. The controller runs the
+    /// sequence (sense, data in, program, status) on the die's channel as one, so the channel
+    /// carries nothing else until the program ends: one merge at a time per channel.
     CopyBack,
 }
 

@@ -337,8 +337,9 @@ fn random_4k_writes_qd3(drive_toml: &str, shift: u64) -> (f64, u64) {
 /// commands in flight collapse when aligned to 512 bytes instead of 4 KiB (16 against
 /// 129.2 MB/s): far more than the two page programs per write a buffered read-modify-write
 /// costs. With `partial_page_update = "copy_back"` the two partial pages of each write are
-/// merged on the dies holding them, one page per program and the die held from the sense to
-/// the end of the program; with the default (buffered) the same drive only loses about half.
+/// merged on the dies holding them, one page per program and the die and its channel held from
+/// the sense to the end of the program; with the default (buffered) the same drive only loses
+/// about half.
 #[test]
 fn misaligned_4k_writes_collapse_on_a_copy_back_controller_and_halve_on_a_buffering_one() {
     let c300 = include_str!("../../../../../profiles/drives/crucial-c300-128gb.toml");

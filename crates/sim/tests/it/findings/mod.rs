@@ -17,6 +17,7 @@ use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
 
 mod hdd_buffer;
 mod hdd_write_cache;
+mod misaligned_writes;
 mod pcie_slot;
 mod ssd_write_path;
 mod trim;
