@@ -367,6 +367,13 @@ impl Worker {
     /// Logs the read-back of `own` in `write_iolog`, as fio logs its verify reads, before
     /// they are issued (cut into reads of at most `slot_bytes`, as the read-back cuts them).
     pub fn log_read_back(&mut self, own: &WriteRecord, slot_bytes: u64) -> Result<(), RunError> {
+        // The empty loop's sync after it reuses the I/O unit of the read-back's last read,
+        // whose offset fio logs.
+        if self.sync.empty_loop_sync_due {
+            if let Some((offset_bytes, _)) = own.extents(slot_bytes).last() {
+                self.sync.last_offset_bytes = offset_bytes;
+            }
+        }
         match self.iolog.as_mut() {
             Some(log) => log.append_read_back(own.extents(slot_bytes), &self.job_name),
             None => Ok(()),

@@ -23,7 +23,7 @@ pub(super) struct Syncs {
     pub(super) loop_end_due: bool,
     /// fio's last, empty loop's sync waits for the job's read-back: fio verifies each loop
     /// after it (backend.c, `do_verify` after `do_io`), and the empty loop comes after that.
-    empty_loop_sync_due: bool,
+    pub(super) empty_loop_sync_due: bool,
     /// A fio job with writes (fio's `should_fsync`: `td_write`, whether or not one was drawn).
     fio_writer: bool,
     /// fio's engine for the job completes each I/O as it queues it (FIO_SYNCIO): nothing is

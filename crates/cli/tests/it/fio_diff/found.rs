@@ -43,6 +43,8 @@ pub const AGREE: &[&str] = &[
     "--bs=8k --blockalign=512 --offset=6144 --size=512k --ioengine=mmap --numjobs=2",
     "--rw=randwrite --bs=4k --offset=65536 --size=64k --ioengine=mmap --verify=crc32c",
     "--rw=rw --bs=64k --size=128k --ioengine=mmap --fdatasync=6 --numjobs=2 --offset_increment=256k",
+    // 31337: the empty loop's sync after the read-back logs the last read-back read's offset.
+    "--rw=readwrite --bs=64k --size=512k --loops=3 --end_fsync=1 --verify=xxhash",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
