@@ -4,7 +4,7 @@
 # (issue 18 item 3; docs/simulator.md, PCIe). Prints CrystalDiskMark-style 1 MiB QD1 sequential
 # read and write MB/s per stack, Gen2 then Gen1, and what Gen1 keeps of Gen2.
 # Usage: bench/pcie-gen1-sweep.sh READS_IN_FLIGHT GEN2_READ_LATENCY_NS [GEN1_READ_LATENCY_NS]
-# (the shipped profile: 32 500; GEN1_READ_LATENCY_NS defaults to GEN2_READ_LATENCY_NS).
+# (the shipped profiles: 1 500 840, ADR 0051; GEN1_READ_LATENCY_NS defaults to GEN2_READ_LATENCY_NS).
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 READS_IN_FLIGHT GEN2_READ_LATENCY_NS [GEN1_READ_LATENCY_NS]" >&2; exit 2; }
