@@ -62,7 +62,18 @@ impl HddDrive {
     /// rotational wait, plus a revolution when the sector would pass within the settle margin
     /// of the seek's end (the seek may run long and miss it).
     pub(super) fn scheduled_positioning_ns(&self, lba: u64, at_ns: u64, write: bool) -> u64 {
-        let (move_ns, wait_ns) = self.positioning(&self.position(lba), at_ns, write);
+        self.scheduled_positioning_to(&self.position(lba), at_ns, write)
+    }
+
+    /// [`Self::scheduled_positioning_ns`] to a target already located (a cached write keeps
+    /// its position: the write-back evaluates every cached write at every decision).
+    pub(super) fn scheduled_positioning_to(
+        &self,
+        target: &Position,
+        at_ns: u64,
+        write: bool,
+    ) -> u64 {
+        let (move_ns, wait_ns) = self.positioning(target, at_ns, write);
         let margin_ns = self.profile.rpo_settle_margin_ns.unwrap_or(0);
         if wait_ns < margin_ns {
             move_ns + wait_ns + self.revolution_ns

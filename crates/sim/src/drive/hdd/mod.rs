@@ -248,6 +248,7 @@ impl Drive for HddDrive {
             let joins_previous = self.joins_newest_segment(command.lba);
             self.dirty.push(DirtyWrite {
                 lba: command.lba,
+                position: self.position(command.lba),
                 sectors,
                 arrived_ns: room,
                 ordinal: self.writes_taken,

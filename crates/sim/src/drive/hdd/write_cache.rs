@@ -5,6 +5,7 @@
 //! among the host's pieces of one transfer; a segment's entries then stream to the media one
 //! after another.
 
+use super::geometry::Position;
 use super::HddDrive;
 use crate::profile::limits::SECTOR_BYTES;
 
@@ -12,6 +13,9 @@ use crate::profile::limits::SECTOR_BYTES;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DirtyWrite {
     pub(super) lba: u64,
+    /// Where `lba` lies, found once when the write is taken (the write-back scheduler
+    /// evaluates every cached write at every decision).
+    pub(super) position: Position,
     pub(super) sectors: u64,
     pub(super) arrived_ns: u64,
     /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power
@@ -112,7 +116,7 @@ impl HddDrive {
             let cost = if w.lba == self.write_stream_end {
                 0
             } else {
-                self.scheduled_positioning_ns(w.lba, start, true)
+                self.scheduled_positioning_to(&w.position, start, true)
             };
             if cost < best.0 {
                 best = (cost, i);
