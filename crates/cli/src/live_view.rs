@@ -66,12 +66,16 @@ pub fn configure(run: &crate::args::RunArgs) {
     // fio prints no status where stderr is no terminal, unless --status-interval asks.
     let machine =
         (format != crate::args::OutputFormat::Table && run.output.is_none()) || run.as_fio;
-    let mode = choose(
-        std::io::stderr().is_terminal(),
-        run.eta,
-        run.status_interval,
-        machine,
-    );
+    let mode = match crate::fio_status::wanted(format, run.status_interval) {
+        // fio's reports take the runner's feed (`fio_status.rs`) in place of the view.
+        true => ViewMode::Off,
+        false => choose(
+            std::io::stderr().is_terminal(),
+            run.eta,
+            run.status_interval,
+            machine,
+        ),
+    };
     let (code, interval) = match mode {
         ViewMode::Chart(interval) => (MODE_CHART, interval),
         ViewMode::Lines(interval) => (MODE_LINES, interval),
