@@ -35,6 +35,7 @@ mod fio_diff;
 mod fio_json;
 mod fio_logs;
 mod fio_normal;
+mod fio_status;
 mod fio_oracle;
 mod fio_oracle_clones;
 mod fio_oracle_data;
