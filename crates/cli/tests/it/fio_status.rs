@@ -64,7 +64,11 @@ fn status_interval_prints_fios_report_every_interval() {
         return;
     };
     let storlab_out = storlab_fio(dir.path(), &args);
-    assert_eq!(common::stderr(&storlab_out), "", "fio prints nothing on stderr");
+    assert_eq!(
+        common::stderr(&storlab_out),
+        "",
+        "fio prints nothing on stderr"
+    );
     let fio_text = String::from_utf8_lossy(&fio_out.stdout).into_owned();
     let storlab_text = common::stdout(&storlab_out);
     let (expected, got) = (reports(&fio_text), reports(&storlab_text));
@@ -83,7 +87,10 @@ fn status_interval_prints_fios_report_every_interval() {
     }
     // The figures are cumulative since the job's start, as fio's: each report's amount grows.
     let ios: Vec<u64> = got.iter().map(|report| issued_reads(report)).collect();
-    assert!(ios.windows(2).all(|w| w[0] < w[1]), "{ios:?}\n{storlab_text}");
+    assert!(
+        ios.windows(2).all(|w| w[0] < w[1]),
+        "{ios:?}\n{storlab_text}"
+    );
 }
 
 /// The reads a report's `issued rwts` line counts.
@@ -142,7 +149,11 @@ fn status_interval_json_prints_whole_documents_into_the_output() {
     let output = dir.path().join("out.json");
     args.push(format!("--output={}", output.display()));
     let storlab_out = storlab_fio(dir.path(), &args);
-    assert_eq!(common::stdout(&storlab_out), "", "the reports go to --output");
+    assert_eq!(
+        common::stdout(&storlab_out),
+        "",
+        "the reports go to --output"
+    );
     let text = std::fs::read_to_string(&output).unwrap();
     let got = documents(&text);
     assert_eq!(got.len(), fio_documents.len(), "documents: {text}");
