@@ -97,10 +97,7 @@ impl FioStatus {
     /// Stops the reports (the run ended; its final report follows).
     pub fn finish(&mut self) {
         let _ = self.stop.send(());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        LIVE.unwatch();
+        crate::live_view::end_reader(&mut self.thread);
     }
 }
 

@@ -153,11 +153,16 @@ impl LiveView {
     /// the thread.
     pub fn finish(&mut self) {
         let _ = self.messages.send(Message::Stop);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        LIVE.unwatch();
+        end_reader(&mut self.thread);
     }
+}
+
+/// Waits for a reader of the runner's feed (told to stop) to end, then stops the feed.
+pub(crate) fn end_reader(thread: &mut Option<std::thread::JoinHandle<()>>) {
+    if let Some(thread) = thread.take() {
+        let _ = thread.join();
+    }
+    LIVE.unwatch();
 }
 
 impl Drop for LiveView {
