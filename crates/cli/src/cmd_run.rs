@@ -109,7 +109,11 @@ fn run_on_one_target(
         session.peers = Some(clients);
     }
     let mut sink = CliSink::new(recorder);
-    let mut status = fio_status(part.plan, &set, started_unix_ms);
+    // Only the client that writes the outputs prints fio's reports.
+    let mut status = match reports {
+        true => fio_status(part.plan, &set, started_unix_ms),
+        false => None,
+    };
     let (run, handed_on) = run_job_set(&set, &session, &mut sink, clients);
     if let Some(status) = status.as_mut() {
         status.finish();
@@ -137,7 +141,8 @@ fn fio_status(
 ) -> Option<crate::fio_status::FioStatus> {
     let outputs = &plan.outputs;
     let interval = plan.fio.status_interval?;
-    if !crate::fio_status::wanted(outputs.format, Some(interval)) {
+    let one_job_set = matches!(plan.work, Work::Jobs) && matches!(plan.kind, RunKind::OneTarget);
+    if !one_job_set || !crate::fio_status::wanted(outputs.format, Some(interval)) {
         return None;
     }
     crate::fio_status::FioStatus::start(crate::fio_status::Reporting {

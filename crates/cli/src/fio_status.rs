@@ -37,6 +37,13 @@ pub fn wanted(format: OutputFormat, status_interval: Option<Duration>) -> bool {
     fio_format && status_interval.is_some_and(|interval| !interval.is_zero())
 }
 
+/// Whether `run` gets fio's reports in place of the live view: [`wanted`], on a job set run
+/// on one target (a sweep, a preset or a what-if comparison keeps the status line).
+pub fn replace_live_view(run: &crate::args::RunArgs, format: OutputFormat) -> bool {
+    let sweep = run.preset.is_some() || run.state.is_some() || run.trim_between_steps;
+    wanted(format, run.status_interval) && !sweep && run.targets.len() < 2
+}
+
 /// Whether an interim report was written (the final report then skips fio's job lines and is
 /// appended to `--output`).
 pub fn written() -> bool {

@@ -66,7 +66,7 @@ pub fn configure(run: &crate::args::RunArgs) {
     // fio prints no status where stderr is no terminal, unless --status-interval asks.
     let machine =
         (format != crate::args::OutputFormat::Table && run.output.is_none()) || run.as_fio;
-    let mode = match crate::fio_status::wanted(format, run.status_interval) {
+    let mode = match crate::fio_status::replace_live_view(run, format) {
         // fio's reports take the runner's feed (`fio_status.rs`) in place of the view.
         true => ViewMode::Off,
         false => choose(
