@@ -2,8 +2,8 @@
 //! fio's conventions, so a script written for fio runs unchanged (docs/decisions/0046). It is
 //! `storlab run` with fio's output-format names (`normal`, `json`, `json+`, `terse`, and fio's
 //! comma lists of them), fio's default format (`normal`, fio's human report), no results
-//! database and fio's quiet stderr (no per-job lines, no status lines unless
-//! `--status-interval` asks, storlab's advice kept in the output instead of on stderr).
+//! database and fio's quiet stderr (no per-job lines, no status lines: `--status-interval`
+//! prints fio's reports in the output, `fio_status.rs`; storlab's advice kept in the output).
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -109,7 +109,15 @@ fn run_on_one_target(
         session.peers = Some(clients);
     }
     let mut sink = CliSink::new(recorder);
+    // Only the client that writes the outputs prints fio's reports.
+    let mut status = match reports {
+        true => fio_status(part.plan, &set, started_unix_ms),
+        false => None,
+    };
     let (run, handed_on) = run_job_set(&set, &session, &mut sink, clients);
+    if let Some(status) = status.as_mut() {
+        status.finish();
+    }
     let mut ended = SetEnd::from(run, set.jobs.len());
     if let Some(clients) = clients {
         ended.finish_clients(clients, handed_on);
@@ -122,6 +130,31 @@ fn run_on_one_target(
         Some(error) => ended.failed(&part, &mut sink, error),
         None => ended.succeeded(&part, &mut sink),
     }
+}
+
+/// fio's reports of the running jobs every `--status-interval`, when the output is one of
+/// fio's formats (`fio_status.rs`).
+fn fio_status(
+    plan: &RunPlan,
+    set: &JobSet,
+    started_unix_ms: u64,
+) -> Option<crate::fio_status::FioStatus> {
+    let outputs = &plan.outputs;
+    let interval = plan.fio.status_interval?;
+    let one_job_set = matches!(plan.work, Work::Jobs) && matches!(plan.kind, RunKind::OneTarget);
+    if !one_job_set || !crate::fio_status::wanted(outputs.format, Some(interval)) {
+        return None;
+    }
+    crate::fio_status::FioStatus::start(crate::fio_status::Reporting {
+        set: set.clone(),
+        formats: std::iter::once(outputs.format)
+            .chain(outputs.also.iter().copied())
+            .collect(),
+        echo: fio_echo(plan),
+        output: outputs.output.clone(),
+        started_unix_ms,
+        interval,
+    })
 }
 
 /// A job set read and checked, ready to run, with its recorder (none when unsaved).
@@ -409,8 +442,9 @@ fn write_outputs(
         .chain(outputs.also.iter().copied())
         .collect();
     // fio prints its jobs' lines and "Starting N processes" first when its human report is
-    // among the outputs, before any other format.
-    let mut rendered = match formats.contains(&OutputFormat::FioNormal) {
+    // among the outputs, before any other format (before the first interim report, if any).
+    let interim_written = crate::fio_status::written();
+    let mut rendered = match formats.contains(&OutputFormat::FioNormal) && !interim_written {
         true => storlab_report::to_fio_normal_preamble(report, echo.as_ref(), std::process::id()),
         false => String::new(),
     };
@@ -422,7 +456,13 @@ fn write_outputs(
             crate::render::job_table,
         ));
     }
-    crate::output::print_or_write(outputs.output.as_deref(), &rendered, "--output")?;
+    match outputs.output.as_deref() {
+        // The final report follows the interim ones in the file, as fio's.
+        Some(path) if interim_written => {
+            crate::output::append_file(path, rendered.as_bytes(), "--output")?
+        }
+        path => crate::output::print_or_write(path, &rendered, "--output")?,
+    }
     if let Some(path) = &outputs.report {
         let label = run_id.map_or("this run".into(), |id| id.to_string());
         crate::cmd_report::write_report(path, "--report", &[(label, report.clone())])?;

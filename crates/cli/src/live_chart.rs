@@ -94,6 +94,8 @@ impl LiveSeries {
                 );
             }
             LiveEvent::Period(period) => self.add_period(period),
+            // The statistics for fio's reports (`fio_status.rs`); the chart draws periods.
+            LiveEvent::Snapshot(_) => {}
             LiveEvent::Ended { drive } => {
                 if let Some(d) = self.drives.get_mut(&drive) {
                     d.running = false;

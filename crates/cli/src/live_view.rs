@@ -66,12 +66,16 @@ pub fn configure(run: &crate::args::RunArgs) {
     // fio prints no status where stderr is no terminal, unless --status-interval asks.
     let machine =
         (format != crate::args::OutputFormat::Table && run.output.is_none()) || run.as_fio;
-    let mode = choose(
-        std::io::stderr().is_terminal(),
-        run.eta,
-        run.status_interval,
-        machine,
-    );
+    let mode = match crate::fio_status::replace_live_view(run, format) {
+        // fio's reports take the runner's feed (`fio_status.rs`) in place of the view.
+        true => ViewMode::Off,
+        false => choose(
+            std::io::stderr().is_terminal(),
+            run.eta,
+            run.status_interval,
+            machine,
+        ),
+    };
     let (code, interval) = match mode {
         ViewMode::Chart(interval) => (MODE_CHART, interval),
         ViewMode::Lines(interval) => (MODE_LINES, interval),
@@ -149,11 +153,16 @@ impl LiveView {
     /// the thread.
     pub fn finish(&mut self) {
         let _ = self.messages.send(Message::Stop);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        LIVE.unwatch();
+        end_reader(&mut self.thread);
     }
+}
+
+/// Waits for a reader of the runner's feed (told to stop) to end, then stops the feed.
+pub(crate) fn end_reader(thread: &mut Option<std::thread::JoinHandle<()>>) {
+    if let Some(thread) = thread.take() {
+        let _ = thread.join();
+    }
+    LIVE.unwatch();
 }
 
 impl Drop for LiveView {

@@ -44,6 +44,9 @@ pub(crate) struct FioSwitches {
     pub as_fio: bool,
     pub readonly: bool,
     pub warnings_fatal: bool,
+    /// `--status-interval`: with fio's formats, fio's report of the running jobs every
+    /// interval (`fio_status.rs`); otherwise the live view's status line.
+    pub status_interval: Option<std::time::Duration>,
 }
 
 impl FioSwitches {
@@ -173,6 +176,7 @@ impl RunPlan {
                 as_fio: args.as_fio,
                 readonly: args.readonly,
                 warnings_fatal: args.warnings_fatal,
+                status_interval: args.status_interval,
             },
         })
     }

@@ -7,6 +7,7 @@ use storlab_engine::EngineReport;
 use storlab_job::size::format_size;
 use storlab_job::{BlockSizeSpec, DataPattern, JobSpec};
 use storlab_report::{JobNotes, JobReport, JobSetup, TargetInfo};
+use storlab_runner::live::LiveSnapshot;
 use storlab_runner::warning::Warning;
 use storlab_runner::JobOutcome;
 use storlab_stats::WorkerStats;
@@ -150,25 +151,13 @@ pub fn job_reports(
     }
     let probed = probe_target(&kind, &description);
     let path = probed.as_ref().and_then(|p| serde_json::to_value(p).ok());
-    let setup = |name: String, size_bytes: u64| JobSetup {
-        name,
-        job: serde_json::to_value(job).unwrap_or(serde_json::Value::Null),
-        engine: outcome.engine_name.clone(),
-        target: TargetInfo {
-            description: description.clone(),
-            kind: kind.clone(),
-            size_bytes,
-            path: path.clone(),
-        },
-        device_state: "as-found".into(),
-        data_pattern: pattern_name(job.data_pattern),
-        align_bytes: job.align_bytes,
-        seed: job.seed,
-        iodepth: job.iodepth,
-        numjobs: job.numjobs,
-        rw: rw_label(job),
-        block_size: block_size_label(job),
+    let target = TargetInfo {
+        description,
+        kind,
+        size_bytes: 0,
+        path,
     };
+    let setup = |name: String, size_bytes: u64| job_setup(outcome, &target, name, size_bytes);
     let notes = JobNotes {
         warnings,
         engine_details,
@@ -192,6 +181,70 @@ pub fn job_reports(
         }
     }
     reports
+}
+
+/// The setup of a report named `name` of `outcome`'s job on `target`, over `size_bytes`.
+fn job_setup(outcome: &JobOutcome, target: &TargetInfo, name: String, size_bytes: u64) -> JobSetup {
+    let job = &outcome.job;
+    JobSetup {
+        name,
+        job: serde_json::to_value(job).unwrap_or(serde_json::Value::Null),
+        engine: outcome.engine_name.clone(),
+        target: TargetInfo {
+            size_bytes,
+            ..target.clone()
+        },
+        device_state: "as-found".into(),
+        data_pattern: pattern_name(job.data_pattern),
+        align_bytes: job.align_bytes,
+        seed: job.seed,
+        iodepth: job.iodepth,
+        numjobs: job.numjobs,
+        rw: rw_label(job),
+        block_size: block_size_label(job),
+    }
+}
+
+/// Reports of a job still running, for fio's `--status-interval` reports: the latest
+/// [`LiveSnapshot`] of each of its drives (its statistics since it started), split or merged
+/// as its final reports will be. The target is named from the job (the provider that opened
+/// it belongs to the run's thread); the job's warnings are the final report's to give.
+pub fn running_job_reports(job: &JobSpec, snapshots: &[&LiveSnapshot]) -> Vec<JobReport> {
+    let Some(first) = snapshots.first() else {
+        return Vec::new();
+    };
+    let mut workers: Vec<&(u32, storlab_runner::Region, WorkerStats)> =
+        snapshots.iter().flat_map(|s| &s.workers).collect();
+    workers.sort_by_key(|(index, _, _)| *index);
+    let outcome = JobOutcome {
+        job: job.clone(),
+        workers: workers.iter().map(|(_, _, stats)| stats.clone()).collect(),
+        regions: workers.iter().map(|(_, region, _)| *region).collect(),
+        target_size_bytes: 0,
+        engine_name: first.engine_name.clone(),
+        capabilities: first.capabilities,
+        engine_reports: Vec::new(),
+        verified_bytes: 0,
+        interrupted: false,
+        fio_logs: Vec::new(),
+        failure: None,
+        errno_by_worker: vec![0; workers.len()],
+    };
+    let (description, kind) = match &job.target {
+        storlab_job::Target::Path(path) => (path.display().to_string(), "file".to_string()),
+        storlab_job::Target::TempFileIn(dir) => (dir.display().to_string(), "file".into()),
+        storlab_job::Target::Sim(stack) => (format!("sim:{stack}"), "sim".into()),
+        storlab_job::Target::None => ("none".into(), "none".into()),
+    };
+    let target = TargetInfo {
+        description,
+        kind,
+        size_bytes: 0,
+        path: None,
+    };
+    let region_bytes: u64 = outcome.regions.iter().map(|r| r.len_bytes).sum();
+    let setup = |name: String, size_bytes: u64| job_setup(&outcome, &target, name, size_bytes);
+    reports_of_workers(&outcome, region_bytes, &setup, JobNotes::default())
 }
 
 /// The verdict on a real target's path for one report's measured rates (docs/probe.md).

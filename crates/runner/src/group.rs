@@ -173,6 +173,7 @@ impl Clones<'_> {
         let clones = workers.len() as u32;
         for (clone, worker) in workers.iter_mut().enumerate() {
             let thread_number = self.next_thread_number;
+            worker.job_first_thread = job_first_thread;
             worker.log_as_fio_thread(job, thread_number);
             if let Some(saved) = self
                 .saved_verify_states

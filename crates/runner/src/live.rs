@@ -6,12 +6,20 @@
 //! reap's time with the end of the open period (one comparison), and the work of a period is
 //! done once, on the drive's own thread, from the statistics the workers keep anyway. The
 //! display takes the queued periods under a lock it holds only to move them out.
+//!
+//! fio's `--status-interval` reports ([`LiveCounters::watch_snapshots`]) also take, at each
+//! period's close, a copy of every worker's statistics so far ([`LiveSnapshot`]): fio's report
+//! of a running job is its figures since its start, so the display renders them with the
+//! final report's code. The copy is made on the drive's thread once per period, never per I/O.
 
-use crate::worker::Worker;
+use crate::offsets::Region;
+use crate::worker::{charged_snapshot, Window, Worker};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use storlab_stats::{fio_bucket_index, fio_bucket_value_ns, DirectionStats};
+use storlab_engine::Capabilities;
+use storlab_stats::WorkerStats;
+use storlab_stats::{fio_bucket_index, fio_bucket_value_ns, DirectionStats, ResourceUsage};
 
 /// Events kept for a display that reads them late (a simulated stack can close thousands
 /// of simulated seconds between two looks); past that the oldest are dropped.
@@ -31,6 +39,8 @@ pub struct LiveCounters {
     pub bytes: AtomicU64,
     /// The length of a published period; 0 while nobody watches (nothing is published).
     period_ns: AtomicU64,
+    /// Drives that start from now on publish a [`LiveSnapshot`] with each period.
+    snapshots: AtomicBool,
     feed: Mutex<LiveFeed>,
 }
 
@@ -41,7 +51,7 @@ struct LiveFeed {
 }
 
 /// What a drive tells the display.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum LiveEvent {
     /// A drive (one job's workers on one thread) started measuring.
     Started {
@@ -52,8 +62,25 @@ pub enum LiveEvent {
     },
     /// It closed a period.
     Period(LivePeriod),
+    /// The statistics of its workers so far (only while snapshots are watched), after the
+    /// period closed at the same time; the last comes just before `Ended`.
+    Snapshot(Box<LiveSnapshot>),
     /// It ended; its last (partial) period came just before.
     Ended { drive: u64 },
+}
+
+/// A drive's workers' statistics since they started, as the final report would have them had
+/// the drive ended at the snapshot (elapsed time to then, the thread's CPU time so far).
+#[derive(Debug, Clone)]
+pub struct LiveSnapshot {
+    pub drive: u64,
+    /// fio's thread number of the job's first clone, which names the job in its set
+    /// (`JobSet::first_thread_number`).
+    pub job_thread_number: u32,
+    pub engine_name: String,
+    pub capabilities: Capabilities,
+    /// Each worker's index in its job, its region and its statistics, in worker order.
+    pub workers: Vec<(u32, Region, WorkerStats)>,
 }
 
 /// One closed period of one drive.
@@ -160,6 +187,7 @@ impl LiveCounters {
             ios: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             period_ns: AtomicU64::new(0),
+            snapshots: AtomicBool::new(false),
             feed: Mutex::new(LiveFeed {
                 events: VecDeque::new(),
                 next_drive: 0,
@@ -186,9 +214,16 @@ impl LiveCounters {
             .store(period_ns.max(1_000_000), Ordering::Relaxed);
     }
 
+    /// With `wanted`, drives that start from now on also publish their statistics so far
+    /// with each period ([`LiveEvent::Snapshot`]), for fio's `--status-interval` reports.
+    pub fn watch_snapshots(&self, wanted: bool) {
+        self.snapshots.store(wanted, Ordering::Relaxed);
+    }
+
     /// Nobody reads any more: drives that start from now on publish nothing.
     pub fn unwatch(&self) {
         self.period_ns.store(0, Ordering::Relaxed);
+        self.snapshots.store(false, Ordering::Relaxed);
         self.with_feed(|feed| feed.events.clear());
     }
 
@@ -247,6 +282,8 @@ impl LiveCounters {
             next_ns: measure_start_ns.saturating_add(period_ns),
             published: Totals::default(),
             scratch: vec![0; FIO_BUCKETS],
+            snapshots_wanted: self.snapshots.load(Ordering::Relaxed),
+            snapshot: None,
         })
     }
 }
@@ -270,9 +307,60 @@ pub(crate) struct LivePublisher<'a> {
     next_ns: u64,
     published: Totals,
     scratch: Vec<u64>,
+    snapshots_wanted: bool,
+    /// What a snapshot needs besides the workers, once the drive gave it.
+    snapshot: Option<SnapshotSource>,
+}
+
+/// The drive's side of its snapshots: its engine and where its measurement and CPU time began.
+struct SnapshotSource {
+    engine_name: String,
+    capabilities: Capabilities,
+    window: Window,
+    usage_start: ResourceUsage,
 }
 
 impl LivePublisher<'_> {
+    /// Snapshots, when the display watches them, of a drive on an engine named `engine_name`
+    /// measuring in `window`, whose thread's usage was `usage_start` when it began.
+    pub(crate) fn with_snapshots(
+        &mut self,
+        engine_name: &str,
+        capabilities: Capabilities,
+        window: Window,
+        usage_start: ResourceUsage,
+    ) {
+        if self.snapshots_wanted {
+            self.snapshot = Some(SnapshotSource {
+                engine_name: engine_name.to_string(),
+                capabilities,
+                window,
+                usage_start,
+            });
+        }
+    }
+
+    /// The workers' statistics at `now_ns`, published after the period that closed then.
+    fn publish_snapshot(&self, now_ns: u64, workers: &[Worker]) {
+        let (Some(source), Some(first)) = (&self.snapshot, workers.first()) else {
+            return;
+        };
+        let usage = ResourceUsage::thread_now() - source.usage_start;
+        let stats = charged_snapshot(workers, source.window, now_ns, usage);
+        let snapshot = LiveSnapshot {
+            drive: self.drive,
+            job_thread_number: first.job_first_thread,
+            engine_name: source.engine_name.clone(),
+            capabilities: source.capabilities,
+            workers: workers
+                .iter()
+                .zip(stats)
+                .map(|(w, stats)| (w.worker_index, w.region, stats))
+                .collect(),
+        };
+        self.feed.publish(LiveEvent::Snapshot(Box::new(snapshot)));
+    }
+
     /// After a reap at `now_ns`, before its completions are counted: closes the open period
     /// once the clock has passed its end. The only cost on the I/O path is the comparison.
     #[inline]
@@ -293,6 +381,7 @@ impl LivePublisher<'_> {
             let length_ns = end_ns.saturating_sub(open_start_ns).max(1);
             self.publish_period(open_start_ns, length_ns, Some(0), workers);
         }
+        self.publish_snapshot(end_ns, workers);
         self.feed.publish(LiveEvent::Ended { drive: self.drive });
     }
 
@@ -301,6 +390,7 @@ impl LivePublisher<'_> {
         let open_start_ns = self.next_ns - self.period_ns;
         let eta_ns = self.eta_ns(now_ns, workers);
         self.publish_period(open_start_ns, self.period_ns, eta_ns, workers);
+        self.publish_snapshot(now_ns, workers);
         // A stall that outlasted whole periods leaves them empty: the display draws gaps as
         // zeros, so none is published.
         let periods_done = (now_ns - self.measure_start_ns) / self.period_ns;
@@ -445,7 +535,7 @@ mod tests {
             })
             .collect();
         assert_eq!(periods, [(0, 1_000_000_000), (1_000_000_000, 500_000_000)]);
-        assert_eq!(events.last(), Some(&LiveEvent::Ended { drive: 1 }));
+        assert!(matches!(events.last(), Some(LiveEvent::Ended { drive: 1 })));
         live.unwatch();
         assert!(live.publisher(&[], 0, None, false).is_none());
     }

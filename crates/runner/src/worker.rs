@@ -36,6 +36,7 @@ mod sync;
 mod tests;
 mod verifying;
 
+pub(crate) use drive::charged_snapshot;
 pub use drive::{drive, Timing};
 
 use checks::IntervalChecks;
@@ -165,6 +166,9 @@ pub struct Worker {
     /// fio's thread number of this clone (1-based, counted over the run): which CPU of
     /// `cpus_allowed_policy=split` it runs on.
     pub fio_thread_number: u32,
+    /// fio's thread number of the job's first clone (`JobSet::first_thread_number`): which
+    /// job of the set this is, for the live snapshots (live.rs).
+    pub job_first_thread: u32,
     generator: OffsetGenerator,
     /// The next I/O, chosen and not yet queued (a rate, a trim to the bytes left or a
     /// replay's gap held it back).
@@ -194,7 +198,7 @@ pub struct Worker {
 
 /// Where measurement begins and ends on the engine's clock.
 #[derive(Clone, Copy, Debug)]
-struct Window {
+pub(crate) struct Window {
     measure_start_ns: u64,
     deadline_ns: Option<u64>,
 }
@@ -223,6 +227,7 @@ impl Worker {
             region,
             job_name: job.name.clone(),
             fio_thread_number: worker_index + 1,
+            job_first_thread: 1,
             generator: OffsetGenerator::new(job, region, worker_index),
             pending: None,
             queue: Queue {

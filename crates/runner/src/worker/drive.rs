@@ -285,6 +285,9 @@ pub fn drive(
             simulated,
         )
     });
+    if let Some(publisher) = publisher.as_mut() {
+        publisher.with_snapshots(engine.name(), engine.capabilities(), window, usage_start);
+    }
     // fio's default (`iodepth_batch_submit=1`) where a device serves requests meanwhile: each
     // completion's slot is refilled and handed over before the next completion is handled.
     let submit_each = !synchronous && engine.submits_each_request();
@@ -394,23 +397,57 @@ fn issue_and_reap(
 /// Charges the drive's time to `workers`, the engine's clock at `end_ns`: each worker's
 /// elapsed time within `window`, and the driving thread's `usage` to the first.
 fn charge_time(workers: &mut [Worker], window: Window, end_ns: u64, usage: ResourceUsage) {
+    for (i, w) in workers.iter_mut().enumerate() {
+        let reset_ns = w.latency.stats_reset_ns;
+        charge_stats(&mut w.stats, reset_ns, i == 0, window, end_ns, usage);
+    }
+}
+
+/// The workers' statistics as [`charge_time`] would leave them had the drive ended at
+/// `now_ns` with the thread's `usage` so far: fio's `--status-interval` snapshot of running
+/// jobs (live.rs), taken on the drive's own thread.
+pub(crate) fn charged_snapshot(
+    workers: &[Worker],
+    window: Window,
+    now_ns: u64,
+    usage: ResourceUsage,
+) -> Vec<storlab_stats::WorkerStats> {
+    workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut stats = w.stats.clone();
+            let reset_ns = w.latency.stats_reset_ns;
+            charge_stats(&mut stats, reset_ns, i == 0, window, now_ns, usage);
+            stats
+        })
+        .collect()
+}
+
+/// One worker's share of [`charge_time`]; `first`: the worker the thread's usage goes to.
+fn charge_stats(
+    stats: &mut storlab_stats::WorkerStats,
+    stats_reset_ns: Option<u64>,
+    first: bool,
+    window: Window,
+    end_ns: u64,
+    usage: ResourceUsage,
+) {
     let end_ns = window.deadline_ns.map_or(end_ns, |d| end_ns.min(d));
     let measured_ns = end_ns.saturating_sub(window.measure_start_ns);
-    for (i, w) in workers.iter_mut().enumerate() {
-        w.stats.elapsed_ns = match w.latency.stats_reset_ns {
-            // A settled latency search restarted the statistics (and fio's runtime) there.
-            Some(reset_ns) => end_ns
-                .saturating_sub(reset_ns.max(window.measure_start_ns))
-                .max(w.stats.elapsed_ns),
-            None => measured_ns.max(w.stats.elapsed_ns),
-        };
-        // One thread drove them all: its CPU time, context switches and page faults (fio's
-        // `ctx`, `minf`, `majf`) are charged to the first worker only.
-        if i == 0 {
-            w.stats.cpu = usage.cpu;
-            w.stats.context_switches = usage.context_switches;
-            w.stats.minor_faults = usage.minor_faults;
-            w.stats.major_faults = usage.major_faults;
-        }
+    stats.elapsed_ns = match stats_reset_ns {
+        // A settled latency search restarted the statistics (and fio's runtime) there.
+        Some(reset_ns) => end_ns
+            .saturating_sub(reset_ns.max(window.measure_start_ns))
+            .max(stats.elapsed_ns),
+        None => measured_ns.max(stats.elapsed_ns),
+    };
+    // One thread drove them all: its CPU time, context switches and page faults (fio's
+    // `ctx`, `minf`, `majf`) are charged to the first worker only.
+    if first {
+        stats.cpu = usage.cpu;
+        stats.context_switches = usage.context_switches;
+        stats.minor_faults = usage.minor_faults;
+        stats.major_faults = usage.major_faults;
     }
 }

@@ -651,3 +651,73 @@ fn a_steady_job_stops_before_its_runtime() {
         workers[0].stats.read.ios
     );
 }
+
+/// fio's `--status-interval` snapshots (live.rs): while watched, a running drive publishes its
+/// statistics so far with each period, cumulative and growing, and its last one is what the
+/// drive's final statistics say (the same charging of elapsed time).
+#[test]
+fn snapshots_are_the_statistics_so_far_and_the_last_is_the_final() {
+    let mut job = JobSpec::new("snap", EngineKind::Null, Target::None);
+    job.runtime_ns = Some(60_000_000);
+    job.time_based = true;
+    let live = crate::LiveCounters::new();
+    live.watch(10_000_000);
+    live.watch_snapshots(true);
+    let mut engine = open_engine(EngineKind::Null, None, &EngineOptions::default()).unwrap();
+    engine
+        .setup(&EngineSetup {
+            slots: 1,
+            slot_bytes: 4096,
+            buffer_align_bytes: 4096,
+        })
+        .unwrap();
+    let region = Region {
+        start_bytes: 0,
+        len_bytes: 1 << 20,
+    };
+    let mut workers = vec![Worker::new(0, &job, 0, region, 0, NS_PER_S)];
+    let timing = Timing {
+        ramp_ns: 0,
+        runtime_ns: job.runtime_ns,
+        start_delay_ns: 0,
+    };
+    let (stop, ended) = (AtomicBool::new(false), AtomicBool::new(false));
+    drive(
+        engine.as_mut(),
+        &mut workers,
+        timing,
+        &stop,
+        &ended,
+        Some(&live),
+    )
+    .unwrap();
+    let snapshots: Vec<crate::live::LiveSnapshot> = live
+        .take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            crate::live::LiveEvent::Snapshot(snapshot) => Some(*snapshot),
+            _ => None,
+        })
+        .collect();
+    assert!(snapshots.len() >= 3, "{} snapshots", snapshots.len());
+    let figures: Vec<(u64, u64)> = snapshots
+        .iter()
+        .map(|s| (s.workers[0].2.elapsed_ns, s.workers[0].2.read.ios))
+        .collect();
+    // A drive that ends as a period closes repeats its last figures (time stops at the end).
+    assert!(
+        figures
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1),
+        "{figures:?}"
+    );
+    assert!(figures[0].0 < figures[figures.len() - 1].0, "{figures:?}");
+    let last = &snapshots.last().unwrap().workers[0].2;
+    let done = &workers[0].stats;
+    assert_eq!(
+        (last.elapsed_ns, last.read.ios, last.read.bytes),
+        (done.elapsed_ns, done.read.ios, done.read.bytes)
+    );
+    assert_eq!(snapshots[0].engine_name, "null");
+    assert_eq!(snapshots[0].job_thread_number, 1);
+}
