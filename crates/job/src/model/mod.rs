@@ -440,9 +440,8 @@ pub struct JobSpec {
     pub name: String,
     pub engine: EngineKind,
     pub target: Target,
-    /// The name fio gives the file of this job (or clone) where it differs from the target's
-    /// path (a `null` job's `filename`, a temporary file's `NAME.SUBJOB.0`): fio seeds its
-    /// non-uniform distributions with its hash (filesetup.c, `__init_rand_distribution`).
+    /// The name fio gives this job's (clone's) file where the target does not say it (`null`'s
+    /// `filename`, a temporary `NAME.SUBJOB.0`): fio hashes it into its distributions' seeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_file_name: Option<String>,
     /// Open with O_DIRECT (bypass the page cache).
@@ -795,8 +794,17 @@ impl JobSpec {
         // The alignment places random offsets only (fio's `blockalign`): a sequential job's
         // offsets are its region's start plus whole I/Os, fio's holes and zone steps, so a
         // 64 KiB block keeps one header as in fio rather than one per 4 KiB.
+        // A fio job without `blockalign` draws random offsets in fio's steps, the smallest block.
+        let align_bytes = if self.fio_random.is_some() && !self.align_given {
+            gcd(
+                self.block_size_read.min_bytes(),
+                self.block_size_write.min_bytes(),
+            )
+        } else {
+            self.align_bytes
+        };
         let mut granule = if random_offsets {
-            gcd(self.align_bytes.max(1), sizes(&self.block_size_write))
+            gcd(align_bytes.max(1), sizes(&self.block_size_write))
         } else {
             sizes(&self.block_size_write)
         };
@@ -881,8 +889,7 @@ impl JobSpec {
         }
     }
 
-    /// Whether fio's engine for this fio job puts each I/O at its offset less the region's
-    /// start (engines/mmap.c, `fio_mmapio_prep`: the file mapped from 0, `io_size` long).
+    /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).
     pub fn fio_engine_shifts_to_file_start(&self) -> bool {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()
     }

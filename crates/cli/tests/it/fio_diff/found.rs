@@ -45,6 +45,9 @@ pub const AGREE: &[&str] = &[
     "--rw=rw --bs=64k --size=128k --ioengine=mmap --fdatasync=6 --numjobs=2 --offset_increment=256k",
     // 31337: the empty loop's sync after the read-back logs the last read-back read's offset.
     "--rw=readwrite --bs=64k --size=512k --loops=3 --end_fsync=1 --verify=xxhash",
+    // 5150: a fio job's random offsets step by its smallest block, so a 64 KiB block keeps one
+    // verify header as in fio (storlab put one every 4 KiB).
+    "--rw=randwrite --bs=64k --buffer_compress_percentage=50 --verify=sha256",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
