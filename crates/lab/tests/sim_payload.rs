@@ -124,8 +124,9 @@ fn fio_format_verify_passes_far_past_the_payload_budget() {
         let outcome = run(job);
         assert!(
             outcome.verified_bytes >= 16 * BUDGET_BYTES,
-            "{kind}: {}",
-            outcome.verified_bytes
+            "{kind}: {} {:?}",
+            outcome.verified_bytes,
+            outcome.failure
         );
         assert_eq!(store_figures(&outcome).1, 0, "{kind}: nothing dropped");
     }

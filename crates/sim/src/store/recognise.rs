@@ -19,7 +19,7 @@ impl Store {
         let mut at = 0;
         if let Some((block, phase)) = self.fio_block_ending_at(offset) {
             let len = ((block.block_bytes - phase) as usize).min(data.len());
-            if fio_blocks::continues(&block, phase, &data[..len], &mut scratch) {
+            if let Some(block) = fio_blocks::continues(&block, phase, &data[..len], &mut scratch) {
                 let content = Content::FioData { block, phase };
                 self.covered_bytes += len as u64;
                 self.insert(
