@@ -206,6 +206,14 @@ fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u3
         _ => size,
     };
     let passes = job.loops.max(1);
+    // backend.c `do_io`: "in trimwrite mode, each byte is trimmed and then written", so a
+    // loop may issue the job's whole bytes (`total_io_size`, every loop's) on top of `size`.
+    let pass_bytes = if job.trim == TrimMode::TrimWrite && pass_bytes != u64::MAX {
+        let total_io_bytes = job.io_size_bytes.unwrap_or(size) * u64::from(passes);
+        pass_bytes.saturating_add(total_io_bytes)
+    } else {
+        pass_bytes
+    };
     let job_bytes = job
         .io_size_bytes
         .unwrap_or(size)

@@ -376,7 +376,7 @@ impl Worker {
         // whose offset fio logs.
         if self.sync.empty_loop_sync_due {
             if let Some((offset_bytes, _)) = own.extents(slot_bytes).last() {
-                self.sync.last_offset_bytes = offset_bytes;
+                self.note_read_back_end(offset_bytes);
             }
         }
         match self.iolog.as_mut() {

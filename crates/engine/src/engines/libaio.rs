@@ -306,8 +306,8 @@ impl IoEngine for LibaioEngine {
     }
 
     fn flush(&mut self, kind: crate::FlushKind) -> Result<(), EngineError> {
-        // The runner drains the queue before a sync, as fio does, so this covers every write
-        // completed so far.
+        // Covers every write completed so far; a fio job's sync runs beside the I/O still in
+        // flight, as fio's libaio runs it (the runner drains first otherwise).
         super::flush_file(&self.file, kind)
     }
 

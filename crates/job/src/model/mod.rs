@@ -828,6 +828,13 @@ impl JobSpec {
         }
     }
 
+    /// Whether fio's engine runs a sync as it is queued, beside the I/O in flight: libaio
+    /// (Linux has no asynchronous fsync for it; engines/libaio.c returns busy only while I/O
+    /// is queued but not yet submitted, which fio's default batch never leaves).
+    pub fn fio_engine_syncs_beside_io(&self) -> bool {
+        self.engine == EngineKind::Libaio && self.io_batch.is_none()
+    }
+
     /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).
     pub fn fio_engine_shifts_to_file_start(&self) -> bool {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()

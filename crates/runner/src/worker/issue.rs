@@ -134,7 +134,7 @@ impl Worker {
         };
         if let Some(kind) = due {
             // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
-            if self.queue.outstanding() > 0 {
+            if self.queue.outstanding() > 0 && !self.sync.fio_syncs_beside_io {
                 return Ok(Some(None));
             }
             self.flush(engine, kind)?;

@@ -29,6 +29,13 @@ pub(super) struct Syncs {
     /// fio's engine for the job completes each I/O as it queues it (FIO_SYNCIO): nothing is
     /// in flight in fio when a placement fails, whatever storlab's queue holds.
     fio_engine_synchronous: bool,
+    /// A fio job on an engine that queues: a sync takes the I/O unit on top of fio's freelist
+    /// (the one freed last) and logs the offset it last carried; the worker's free slots are
+    /// that freelist, in the same order.
+    fio_unit_freelist: bool,
+    /// fio's engine runs a sync as it is queued, beside the I/O in flight
+    /// (`JobSpec::fio_engine_syncs_beside_io`): no drain first.
+    pub(super) fio_syncs_beside_io: bool,
 }
 
 impl Syncs {
@@ -46,6 +53,8 @@ impl Syncs {
         let writer = trim_write || (job.read_percent < 100 && job.trim.is_none());
         let mut syncs = Syncs::new(spec, fio && writer);
         syncs.fio_engine_synchronous = !job.fio_engine_queues();
+        syncs.fio_unit_freelist = fio && job.fio_engine_queues();
+        syncs.fio_syncs_beside_io = fio && job.fio_engine_syncs_beside_io();
         syncs
     }
 
@@ -60,6 +69,8 @@ impl Syncs {
             empty_loop_sync_due: false,
             fio_writer,
             fio_engine_synchronous: false,
+            fio_unit_freelist: false,
+            fio_syncs_beside_io: false,
         }
     }
 
@@ -81,7 +92,8 @@ impl Syncs {
 }
 
 impl Worker {
-    /// One sync, with none of this worker's I/O outstanding; logged as fio logs it, and timed
+    /// One sync, with none of this worker's I/O outstanding (or beside it, as fio's libaio);
+    /// logged as fio logs it, and timed
     /// and counted as fio's `sync` block does (see `flush_at_end` for the end's).
     pub(super) fn flush(
         &mut self,
@@ -98,8 +110,9 @@ impl Worker {
         kind: FlushKind,
         measured: bool,
     ) -> Result<(), RunError> {
+        let offset_bytes = self.sync_offset_bytes();
         if let Some(log) = self.iolog.as_mut() {
-            log.record_sync(kind, self.sync.last_offset_bytes);
+            log.record_sync(kind, offset_bytes);
         }
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
@@ -132,14 +145,43 @@ impl Worker {
         Ok(true)
     }
 
-    /// A fio placement failed with `offset` on its I/O unit: with nothing in flight that
-    /// unit is the one freed last, whose offset fio's next sync logs (`fio_io_sync` takes
-    /// the freelist's top); I/O still in flight completes after it and goes on top (never
-    /// on fio's synchronous engines, whose I/O completes as it is queued).
+    /// A fio placement failed with `offset` on its I/O unit: that unit goes back on top of
+    /// fio's freelist with it, where fio's next sync takes it (`fio_io_sync` takes the
+    /// freelist's top); I/O still in flight completes after it and goes on top (never on
+    /// fio's synchronous engines, whose I/O completes as it is queued).
     pub(super) fn note_failed_placement(&mut self, offset: Option<u64>) {
-        let nothing_in_flight = self.sync.fio_engine_synchronous || self.queue.outstanding() == 0;
-        if let (Some(offset_bytes), true) = (offset, nothing_in_flight) {
+        let Some(offset_bytes) = offset else {
+            return;
+        };
+        if self.sync.fio_unit_freelist {
+            if let Some(&top) = self.queue.free_slots.last() {
+                self.queue.in_flight[top as usize].offset_bytes = offset_bytes;
+            }
+        } else if self.sync.fio_engine_synchronous || self.queue.outstanding() == 0 {
             self.sync.last_offset_bytes = offset_bytes;
+        }
+    }
+
+    /// The read-back's last read was at `offset_bytes`: its I/O unit, freed last, is the one
+    /// the next sync takes.
+    pub(super) fn note_read_back_end(&mut self, offset_bytes: u64) {
+        match self.queue.free_slots.last() {
+            Some(&top) if self.sync.fio_unit_freelist => {
+                self.queue.in_flight[top as usize].offset_bytes = offset_bytes;
+            }
+            _ => self.sync.last_offset_bytes = offset_bytes,
+        }
+    }
+
+    /// The offset fio logs on the next sync: that of the I/O unit the sync takes, the top of
+    /// the freelist on an engine that queues (io_u.c `__get_io_u` pops the unit freed last),
+    /// else the last I/O's (one unit in use at a time).
+    fn sync_offset_bytes(&self) -> u64 {
+        match self.queue.free_slots.last() {
+            Some(&top) if self.sync.fio_unit_freelist => {
+                self.queue.in_flight[top as usize].offset_bytes
+            }
+            _ => self.sync.last_offset_bytes,
         }
     }
 

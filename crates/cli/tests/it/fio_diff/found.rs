@@ -48,6 +48,13 @@ pub const AGREE: &[&str] = &[
     // 5150: a fio job's random offsets step by its smallest block, so a 64 KiB block keeps one
     // verify header as in fio (storlab put one every 4 KiB).
     "--rw=randwrite --bs=64k --buffer_compress_percentage=50 --verify=sha256",
+    // 5150: a trimwrite loop may issue `size` plus the job's bytes (trims count in a loop's
+    // bytes); on null at depth 2 storlab stopped halfway.
+    "--rw=trimwrite --size=256k --ioengine=null --iodepth=2",
+    // 5150: a sync on an engine that queues logs the offset of the I/O unit it takes, the
+    // one freed last; fio's libaio syncs beside the I/O in flight, without draining it.
+    "--rw=readwrite:16k --ioengine=libaio --iodepth=2 --fdatasync=8",
+    "--rw=readwrite --bs=2k --size=64k --ioengine=io_uring --iodepth=4 --end_fsync=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
