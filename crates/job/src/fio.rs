@@ -361,6 +361,7 @@ thread
             randseed_given: true,
             tausworthe64: false,
             lfsr: false,
+            allrandrepeat: false,
         });
         seq
     }

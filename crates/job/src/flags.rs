@@ -151,6 +151,7 @@ mod tests {
             randseed_given: false,
             tausworthe64: false,
             lfsr: false,
+            allrandrepeat: false,
         });
         assert_eq!(set.jobs, vec![expected]);
     }
@@ -338,6 +339,10 @@ mod tests {
         "group_reporting=1",
         "thread=1",
         "kb_base=1024",
+        "scramble_buffers=0",
+        "rw_sequencer=identical",
+        "allrandrepeat=1",
+        "softrandommap=1",
         "invalidate=0",
         "write_iolog=/tmp/storlab-iolog",
         "fsync=4",

@@ -8,7 +8,7 @@
 //! (`working_set`, dedupe.c), which with `dedupe_global` rotate over every thread of the run.
 //! The bytes are lib/rand.c's `__fill_random_buf` (seed buckets and golden-ratio hashing).
 
-use crate::fio_rand::{job_seeds, seed_index, FioRand, FIO_DEFAULT_RANDSEED};
+use crate::fio_rand::{fio_job_seeds, job_seeds, seed_index, FioRand, FIO_DEFAULT_RANDSEED};
 use storlab_job::{DedupeMode, DedupeSpec, FioBufferFill, JobSet, JobSpec};
 
 /// fio's `FIO_RAND_*_OFF` indexes of the seeds the buffers draw from (fio.h; `seed_index` names
@@ -88,16 +88,11 @@ pub fn initial_buffer_states(set: &JobSet) -> Vec<FioRand> {
 
 /// fio's `rand_seeds[]` of thread `thread_number` running `job`.
 fn thread_seeds(job: &JobSpec, thread_number: u32) -> [u64; seed_index::COUNT] {
-    let (randseed, randrepeat, given) = match &job.fio_random {
-        Some(fio) => (fio.randseed, fio.randrepeat, fio.randseed_given),
+    match &job.fio_random {
+        Some(fio) => fio_job_seeds(fio, thread_number),
         // A job drawing offsets from storlab's generator (`random_generator=lfsr`) still fills
         // buffers from fio's taus streams, seeded as fio's default `randseed`.
-        None => (FIO_DEFAULT_RANDSEED, true, false),
-    };
-    if randrepeat || given {
-        job_seeds(randseed, thread_number, randrepeat)
-    } else {
-        crate::fio_sequence::entropy_seeds()
+        None => job_seeds(FIO_DEFAULT_RANDSEED, thread_number, true),
     }
 }
 

@@ -62,6 +62,51 @@ pub fn job_seeds(randseed: u64, thread_number: u32, randrepeat: bool) -> [u64; s
     seeds
 }
 
+/// The seeds of fio's thread `thread_number` for the job's `fio` keys: `randseed`'s
+/// (`job_seeds`), the system's entropy with `randrepeat=0` and no `randseed`, or with
+/// `allrandrepeat` every stream's fixed one, `FIO_RANDSEED` times the thread plus the stream's
+/// index (init.c, `td_fill_rand_seeds`), the offsets' still `FIO_RANDSEED` times the thread
+/// under `randrepeat`.
+pub fn fio_job_seeds(fio: &storlab_job::FioRandom, thread_number: u32) -> [u64; seed_index::COUNT] {
+    if fio.allrandrepeat {
+        let thread = u64::from(thread_number);
+        let mut seeds = [0; seed_index::COUNT];
+        for (index, slot) in seeds.iter_mut().enumerate() {
+            *slot = FIO_RANDSEED.wrapping_mul(thread).wrapping_add(index as u64);
+        }
+        if fio.randrepeat {
+            seeds[seed_index::BLOCK] = FIO_RANDSEED.wrapping_mul(thread);
+        }
+        return seeds;
+    }
+    if fio.randrepeat || fio.randseed_given {
+        job_seeds(fio.randseed, thread_number, fio.randrepeat)
+    } else {
+        entropy_seeds()
+    }
+}
+
+/// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
+/// entropy, so every run differs.
+fn entropy_seeds() -> [u64; seed_index::COUNT] {
+    use std::io::Read;
+    let mut bytes = [0u8; seed_index::COUNT * 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No entropy device: the clock's nanoseconds still differ run to run.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        return job_seeds(now, 1, false);
+    }
+    let mut seeds = [0u64; seed_index::COUNT];
+    for (seed, chunk) in seeds.iter_mut().zip(bytes.chunks_exact(8)) {
+        *seed = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+    }
+    seeds
+}
+
 /// One of fio's generators (`struct frand_state`): taus88 with 32-bit output, or taus258
 /// (`random_generator=tausworthe64`, or a region of more than 2^32 blocks) with 64-bit output.
 #[derive(Clone, Debug, PartialEq, Eq)]

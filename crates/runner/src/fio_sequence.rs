@@ -5,7 +5,7 @@
 
 use crate::axmap::Axmap;
 use crate::distribution::{fio_distribution_seed, FioDistribution};
-use crate::fio_rand::{job_seeds, seed_index, FioRand};
+use crate::fio_rand::{fio_job_seeds, seed_index, FioRand};
 use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
@@ -154,6 +154,9 @@ pub struct FioSequence {
     io_issues: [u64; 2],
     /// fio's `ddir_seq_nr` (`rw=randMODE:N`) and its countdown.
     random_every_ios: u64,
+    /// fio's `rw_sequencer=identical`: the I/Os between new random offsets repeat the last
+    /// one's offset (io_u.c, `get_next_block`, RW_SEQ_IDENT).
+    repeat_between: bool,
     random_countdown: u64,
     /// fio's `ddir_seq_add` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
     seq_add_bytes: i64,
@@ -247,11 +250,7 @@ impl FioSequence {
         file_size_bytes: u64,
         thread_number: u32,
     ) -> Self {
-        let seeds = if fio.randrepeat || fio.randseed_given {
-            job_seeds(fio.randseed, thread_number, fio.randrepeat)
-        } else {
-            entropy_seeds()
-        };
+        let seeds = fio_job_seeds(fio, thread_number);
         let mut sizes = [
             Sizes::new(&job.block_size_read, job),
             Sizes::new(&job.block_size_write, job),
@@ -274,10 +273,7 @@ impl FioSequence {
             distribution_seed(job, fio, &seeds, thread_number),
         );
         let lfsr_job = random_job && fio.lfsr && distribution.is_none();
-        let random_every_ios = match job.rw_modifier {
-            RwModifier::RandomEveryIos(n) => u64::from(n.max(1)),
-            _ => 1,
-        };
+        let random_every_ios = u64::from(job.rw_modifier.random_every_ios().unwrap_or(1).max(1));
         let read = u64::from(job.read_percent);
         let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
         let mut sequence = FioSequence {
@@ -315,6 +311,7 @@ impl FioSequence {
             rwmix_issues: 0,
             io_issues: [0; 2],
             random_every_ios,
+            repeat_between: matches!(job.rw_modifier, RwModifier::RepeatEveryIos(_)),
             // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
             random_countdown: 1,
             seq_add_bytes: seq_add_bytes(job.rw_modifier),
@@ -588,6 +585,12 @@ impl FioSequence {
                     None => (self.random_block(direction)?, false),
                 }
             }
+        } else if self.repeat_between && self.random_job {
+            // The same direction's last start, or the region's start before any.
+            match self.last_start_bytes[direction] {
+                u64::MAX => (0, false),
+                last => (last.wrapping_sub(self.region.start_bytes), false),
+            }
         } else {
             match self.sequential(direction) {
                 Some(at) => (at, false),
@@ -812,27 +815,6 @@ fn distribution_seed(
         },
     };
     fio_distribution_seed(&file_name, thread_number)
-}
-
-/// fio's `init_random_seeds` with `randrepeat=0` and no `randseed`: seeds from the system's
-/// entropy, so every run differs.
-pub(crate) fn entropy_seeds() -> [u64; seed_index::COUNT] {
-    use std::io::Read;
-    let mut bytes = [0u8; seed_index::COUNT * 8];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        // No entropy device: the clock's nanoseconds still differ run to run.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        return job_seeds(now, 1, false);
-    }
-    let mut seeds = [0u64; seed_index::COUNT];
-    for (seed, chunk) in seeds.iter_mut().zip(bytes.chunks_exact(8)) {
-        *seed = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
-    }
-    seeds
 }
 
 #[cfg(test)]

@@ -178,6 +178,7 @@ impl OffsetGenerator {
             randseed_given: false,
             tausworthe64: false,
             lfsr: false,
+            allrandrepeat: false,
         };
         let fio = match &job.fio_random {
             Some(fio) => fio,
@@ -369,7 +370,9 @@ impl OffsetGenerator {
         let sequential_turn = match self.rw_modifier {
             // fio (io_u.c, `get_next_offset`): a random offset only when the count of I/Os
             // since the last one reaches N; the others go on from where the last I/O ended.
-            RwModifier::RandomEveryIos(every) if self.random_percent[stream] > 0 => {
+            RwModifier::RandomEveryIos(every) | RwModifier::RepeatEveryIos(every)
+                if self.random_percent[stream] > 0 =>
+            {
                 self.random_draws += 1;
                 !self.random_draws.is_multiple_of(u64::from(every))
             }
@@ -475,7 +478,7 @@ impl OffsetGenerator {
 
     /// Under `rw=randMODE:N` the sequential I/Os after a random one go on from its end.
     fn follow_random(&mut self, stream: usize, end_bytes: u64) {
-        if matches!(self.rw_modifier, RwModifier::RandomEveryIos(_)) {
+        if self.rw_modifier.random_every_ios().is_some() {
             self.cursor_bytes[stream] = end_bytes;
         }
     }

@@ -20,7 +20,7 @@
 //! does) and judges each pass as fio's verify pass would, with fio's own seeds, so a failure
 //! names fio's offset and seeds.
 
-use crate::fio_rand::{job_seeds, FioRand};
+use crate::fio_rand::FioRand;
 use std::collections::BTreeMap;
 use storlab_job::{JobSpec, RandomDistribution, VerifyKind};
 
@@ -96,11 +96,7 @@ impl SeedOrder {
         if !(checked && mixed && !fio_logs_writes_in_a_list(job)) {
             return None;
         }
-        let seeds = if fio.randrepeat || fio.randseed_given {
-            job_seeds(fio.randseed, thread_number, fio.randrepeat)
-        } else {
-            crate::fio_sequence::entropy_seeds()
-        };
+        let seeds = crate::fio_rand::fio_job_seeds(fio, thread_number);
         let seeded = FioRand::new(seeds[VERIFY_SEED_INDEX], fio.tausworthe64);
         Some(SeedOrder {
             writes: seeded.clone(),
@@ -198,6 +194,7 @@ mod tests {
             randseed_given: false,
             tausworthe64: false,
             lfsr: false,
+            allrandrepeat: false,
         });
         SeedOrder::for_job(&job, 1).expect("a mixed norandommap verify job is checked")
     }

@@ -282,10 +282,7 @@ impl Worker {
             // fio seeds `prio_state` for every job (init.c, `td_fill_rand_seeds_internal`);
             // storlab's own jobs (no fio streams) seed theirs from the job's seed alike.
             let seeds = match &job.fio_random {
-                Some(fio) if fio.randrepeat || fio.randseed_given => {
-                    crate::fio_rand::job_seeds(fio.randseed, thread_number, fio.randrepeat)
-                }
-                Some(_) => crate::fio_sequence::entropy_seeds(),
+                Some(fio) => crate::fio_rand::fio_job_seeds(fio, thread_number),
                 None => crate::fio_rand::job_seeds(job.seed, thread_number, true),
             };
             cmdprio.reseed(seeds[crate::fio_rand::seed_index::PRIO_CMDS]);

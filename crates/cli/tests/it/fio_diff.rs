@@ -266,8 +266,9 @@ fn jobs_the_soaks_found_stay_fixed() {
     let mut wrong = Vec::new();
     for (i, (job, verdict)) in jobs.iter().zip(&verdicts).enumerate() {
         let expected_refusal = i >= found::AGREE.len();
+        // A refused job whose fio run fails or passes by timing may meet fio's failure.
         let as_listed = if expected_refusal {
-            matches!(verdict, Verdict::Refused(_))
+            matches!(verdict, Verdict::Refused(_) | Verdict::BothRefused)
         } else {
             verdict.agrees()
         };

@@ -50,6 +50,10 @@ const DATA_JOBS: &[&str] = &[
     "--rw=randwrite --bs=4k --size=256k --refill_buffers --loops=2",
     "--rw=write:8k --bs=16k --size=128k --loops=2 --ioengine=sync --dedupe_percentage=25",
     "--rw=randwrite --bs=4k --size=128k --buffer_compress_percentage=50 --buffer_pattern=0xab",
+    // `scramble_buffers=0`: the buffers as filled at the start, no clock stamp; with
+    // `allrandrepeat` filled from fio's fixed buffer seed, whatever `randseed` says.
+    "--rw=rw --bs=8k --size=128k --iodepth=4 --ioengine=libaio --scramble_buffers=0",
+    "--rw=randwrite --bs=4k --size=128k --randseed=5 --allrandrepeat=1 --scramble_buffers=0",
 ];
 
 fn job_of(line: &str) -> Job {

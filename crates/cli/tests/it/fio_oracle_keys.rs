@@ -337,6 +337,29 @@ const KEY_TABLE: &[KeyRow] = {
             Sequence,
             None,
         ),
+        // `rw_sequencer=identical`: the I/Os between new offsets repeat the last one's.
+        (
+            &[
+                "--rw=randrw:3",
+                "--bsrange=1k-16k",
+                "--size=256k",
+                "--rw_sequencer=identical",
+            ],
+            Sequence,
+            None,
+        ),
+        // `allrandrepeat`: every stream from fio's fixed seed, whatever `randseed` says.
+        (
+            &[
+                "--rw=randrw",
+                "--bsrange=1k-16k",
+                "--size=256k",
+                "--randseed=77",
+                "--allrandrepeat=1",
+            ],
+            Sequence,
+            None,
+        ),
         (
             &[
                 "--rw=randread",

@@ -20,6 +20,8 @@ pub(super) struct BuffersDraft {
     /// `data_pattern` holds whichever came last).
     pub(super) compress_percentage: Option<u8>,
     pub(super) zero_buffers: Option<bool>,
+    /// fio's `scramble_buffers` as given (fio's default 1: each write stamped with the clock).
+    pub(super) scramble_buffers: Option<bool>,
     pub(super) dedupe_mode: Option<DedupeMode>,
     pub(super) dedupe_working_set_percentage: Option<u8>,
     pub(super) dedupe_global: Option<bool>,
@@ -66,6 +68,18 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             if parse_bool(v)? {
                 d.buffers.data_pattern = Some(DataPattern::Zeros);
             }
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "scramble_buffers",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: stamp each write's buffer with the clock (default 1); 0 writes the buffers as filled at the start",
+        field: "scramble_buffers",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.buffers.scramble_buffers = Some(parse_bool(v)?);
             Ok(())
         },
     },
@@ -365,8 +379,17 @@ impl JobDraft {
         } else if compress > 0 && buffers.refill_buffers.is_none() {
             refill = true;
         }
-        let clock_stamped =
-            !refill && !pattern_given && !zero_given && !compress_given && !dedupe_given;
+        // init.c: scrambled when `scramble_buffers` was given on (unless a later
+        // `buffer_pattern` cleared it), or by default unless zeros or a pattern were asked.
+        let scramble = match buffers.scramble_buffers {
+            Some(false) => false,
+            Some(true) => !matches!(
+                (position("buffer_pattern"), position("scramble_buffers")),
+                (Some(pattern), Some(scramble)) if pattern > scramble
+            ),
+            None => !pattern_given && !zero_given,
+        };
+        let clock_stamped = scramble && !refill && !compress_given && !dedupe_given;
         (!clock_stamped).then_some(FioBufferFill {
             refill,
             compress_percent: compress,
@@ -468,6 +491,17 @@ mod tests {
         assert_eq!(
             fill("write", &[("dedupe_percentage", "0")]),
             with(true, 0, false)
+        );
+        // Without the clock stamp, fio's buffers are written as filled at the start.
+        assert_eq!(
+            fill("write", &[("scramble_buffers", "0")]),
+            with(false, 0, false)
+        );
+        assert_eq!(fill("write", &[("scramble_buffers", "1")]), None);
+        // Asked for, it stamps zero buffers too.
+        assert_eq!(
+            fill("write", &[("zero_buffers", "1"), ("scramble_buffers", "1")]),
+            None
         );
         // A pattern refills only in a job that reads or compresses, and clears zero_buffers.
         assert_eq!(

@@ -36,6 +36,22 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "rw_sequencer",
+        aliases: &[],
+        bare: false,
+        meaning: "what a random mode's `:N` does between its new offsets: sequential (default, go on from the last I/O) or identical (repeat its offset)",
+        field: "rw_sequencer",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.rw_sequencer_identical = Some(match v {
+                "sequential" => false,
+                "identical" => true,
+                _ => return Err(ApplyError::Invalid("use sequential or identical".into())),
+            });
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "fadvise_hint",
         aliases: &[],
         bare: false,
@@ -287,6 +303,11 @@ impl JobDraft {
                 RwModifier::SkipBytes(0) | RwModifier::BackBytes(0) | RwModifier::RandomEveryIos(1),
             )
             | None => RwModifier::None,
+            Some(RwModifier::RandomEveryIos(every))
+                if self.rw_sequencer_identical == Some(true) =>
+            {
+                RwModifier::RepeatEveryIos(every)
+            }
             Some(modifier) => modifier,
         };
     }

@@ -113,6 +113,10 @@ pub struct JobDraft {
     rw: Option<RwMode>,
     /// The `:N` of `rw=MODE:N`, as written (read once the mode is known).
     rw_modifier: Option<RwModifier>,
+    /// fio's `rw_sequencer`: true for `identical`.
+    rw_sequencer_identical: Option<bool>,
+    /// fio's `allrandrepeat`.
+    allrandrepeat: Option<bool>,
     rwmixread: Option<u8>,
     /// `percentage_random` for reads and for writes (fio's `read,write[,trim]` form).
     percentage_random_read: Option<u8>,
@@ -389,6 +393,7 @@ mod tests {
             randseed_given: false,
             tausworthe64: false,
             lfsr: false,
+            allrandrepeat: false,
         });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);

@@ -84,6 +84,31 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "allrandrepeat",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: seed every random stream (sizes, mix, data, offsets) from fio's fixed seed and the thread, whatever randseed says",
+        field: "allrandrepeat",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.allrandrepeat = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "softrandommap",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: go on without the random map when it cannot be allocated (accepted, no effect: storlab's map is always allocated)",
+        field: "softrandommap",
+        path: KeyPath::None,
+        apply: |d, v| {
+            parse_bool(v)?;
+            super::values::accept_without_effect(d, "softrandommap");
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "randrepeat",
         aliases: &[],
         bare: true,
@@ -319,6 +344,7 @@ impl JobDraft {
             randseed_given: self.seed.is_some(),
             tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
             lfsr: self.random_generator == Some(FioGenerator::Lfsr),
+            allrandrepeat: self.allrandrepeat.unwrap_or(false),
         });
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
@@ -550,6 +576,7 @@ mod tests {
                 randseed_given: false,
                 tausworthe64: false,
                 lfsr: false,
+                allrandrepeat: false,
             })
         );
         let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();

@@ -35,7 +35,7 @@ const GROUPS: [&[KeyDef]; 19] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 155] = [
+const DOC_ORDER: [&str; 159] = [
     "name",
     "description",
     "ioengine",
@@ -191,6 +191,10 @@ const DOC_ORDER: [&str; 155] = [
     "numa_mem_policy",
     "thread",
     "kb_base",
+    "scramble_buffers",
+    "rw_sequencer",
+    "allrandrepeat",
+    "softrandommap",
 ];
 
 /// [`GROUPS`]' rows in [`DOC_ORDER`].

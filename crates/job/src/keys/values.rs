@@ -67,6 +67,10 @@ pub(super) fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect on what is checked: fio hands checks to helper threads, storlab \
              checks in the thread that reaps the read"
         }
+        "softrandommap" => {
+            "accepted, no effect: fio falls back to no random map only when it cannot allocate \
+             one; storlab's is always allocated"
+        }
         "numa_cpu_nodes" => {
             "accepted, no effect: storlab does not bind its worker threads to NUMA nodes"
         }

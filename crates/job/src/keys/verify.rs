@@ -417,14 +417,19 @@ impl JobDraft {
         let writes = spec.read_percent < 100 || spec.trim == crate::TrimMode::TrimWrite;
         // Every clone writes the same bytes with a headerless pattern, and `null` checks
         // nothing (neither does the `null` engine, which stores nothing): those pass in fio.
-        // Random writes: sequential clones write each block in step and fio passes them
-        // (`--rw=write --numjobs=2 --verify=crc32c`, every run; `rw=rw` some runs), random
-        // ones fail every run. A simulated target is storlab's alone.
-        let random_writes =
-            spec.random_percent_writes() > 0 && !matches!(spec.target, Target::Sim(_));
+        // Random writes, or sequential ones from shifted starts: sequential clones from one
+        // start write each block in step and fio passes them (`--rw=write --numjobs=2
+        // --verify=crc32c`, every run; `rw=rw` some runs), random ones fail every run, and
+        // shifted ones (`offset_increment` below `size`) pass or fail as the clones' pace
+        // decides (seed 6174: `rw=readwrite bsrange=512-8k size=512k numjobs=2
+        // offset_increment=256k verify=sha256` passes on psync, fails on posixaio). A
+        // simulated target is storlab's alone.
+        let shifted = spec.offset_increment_bytes > 0;
+        let racing_writes =
+            (spec.random_percent_writes() > 0 || shifted) && !matches!(spec.target, Target::Sim(_));
         let checks_own_writes = spec.verify
             && writes
-            && random_writes
+            && racing_writes
             && spec.engine != EngineKind::Null
             && spec.verify_spec.as_ref().is_some_and(|v| {
                 !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null)

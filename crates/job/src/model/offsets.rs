@@ -55,6 +55,10 @@ pub struct FioRandom {
     /// a random map.
     #[serde(default)]
     pub lfsr: bool,
+    /// fio's `allrandrepeat`: every stream seeded from `FIO_RANDSEED` and the thread number,
+    /// whatever `randseed` says.
+    #[serde(default)]
+    pub allrandrepeat: bool,
 }
 
 impl FioRandom {
@@ -99,11 +103,22 @@ pub enum RwModifier {
     BackBytes(u64),
     /// `rw=randread:8`: a new random offset every this many I/Os, sequential ones between.
     RandomEveryIos(u32),
+    /// `rw=randread:8` with fio's `rw_sequencer=identical`: a new random offset every this
+    /// many I/Os, the last I/O's offset again between.
+    RepeatEveryIos(u32),
 }
 
 impl RwModifier {
     pub(super) fn is_none(&self) -> bool {
         *self == RwModifier::None
+    }
+
+    /// `rw=randMODE:N`'s N (either sequencer): I/Os per new random offset.
+    pub fn random_every_ios(&self) -> Option<u32> {
+        match *self {
+            RwModifier::RandomEveryIos(n) | RwModifier::RepeatEveryIos(n) => Some(n),
+            _ => None,
+        }
     }
 }
 

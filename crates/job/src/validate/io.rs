@@ -67,6 +67,16 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     check_rw_hole(spec, location)?;
+    if let RwModifier::RepeatEveryIos(every) = spec.rw_modifier {
+        if !follows_fio_sequence(spec) {
+            return Err(JobError::unsupported(
+                location.clone(),
+                "rw_sequencer",
+                Some("identical".into()),
+                format!("storlab repeats an offset {every} times as fio does in a fio job's own sequence only: not in a preset, with strided zones or with trims"),
+            ));
+        }
+    }
     let think = &spec.think;
     if think.spin_ns > think.think_ns && think.think_ns > 0 {
         return Err(JobError::invalid(
@@ -80,6 +90,21 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     Ok(())
+}
+
+/// Whether storlab draws `spec`'s offsets as fio's own sequence (io_u.c), which it does for a
+/// fio job except with trims, strided zones, or random offsets aligned otherwise than fio's
+/// `blockalign` (`OffsetGenerator::use_fio_streams`).
+fn follows_fio_sequence(spec: &JobSpec) -> bool {
+    let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+    let align = spec.align_bytes.max(1);
+    let aligned_as_fio = spec.align_given
+        || (spec.block_size_read.min_bytes().is_multiple_of(align)
+            && spec.block_size_write.min_bytes().is_multiple_of(align));
+    spec.fio_random.is_some()
+        && spec.trim == crate::model::TrimMode::None
+        && spec.strided_zones.is_none()
+        && (aligned_as_fio || !random)
 }
 
 /// `rw=MODE:N`'s hole after each I/O: whole sectors, several block sizes and backward holes
@@ -106,16 +131,7 @@ fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
         // A fio job's holes come from fio's own sequence (io_u.c, `get_next_seq_offset`: the
         // hole after each I/O whatever its size), which storlab follows except with trims and
         // strided zones (`OffsetGenerator::use_fio_streams`); a preset's pass counts one size.
-        let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-        let align = spec.align_bytes.max(1);
-        let aligned_as_fio = spec.align_given
-            || (spec.block_size_read.min_bytes().is_multiple_of(align)
-                && spec.block_size_write.min_bytes().is_multiple_of(align));
-        let fio_sequence = spec.fio_random.is_some()
-            && spec.trim == crate::model::TrimMode::None
-            && spec.strided_zones.is_none()
-            && (aligned_as_fio || !random);
-        if !one_size && !fio_sequence {
+        if !one_size && !follows_fio_sequence(spec) {
             return Err(JobError::unsupported(
                 location.clone(),
                 "rw",

@@ -13,6 +13,7 @@ fn fio_job(shape: impl Fn(&mut JobSpec)) -> JobSpec {
         randseed_given: false,
         tausworthe64: false,
         lfsr: false,
+        allrandrepeat: false,
     });
     shape(&mut job);
     job
