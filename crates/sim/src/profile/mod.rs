@@ -301,6 +301,11 @@ pub struct ControllerProfile {
     pub per_descriptor_ns: u64,
     /// Bytes one descriptor can cover (xHCI TRB: 64 KiB; AHCI PRD: 4 MiB).
     pub max_descriptor_bytes: u32,
+    /// Rate of the controller's own data path (its buffer and DMA engine) in MB/s, a stage every
+    /// transfer's bytes pass in either direction, pipelined with the links; 0: not a bound (the
+    /// USB and PCIe links bind first). Only where a measurement isolates the chip (decision 0054).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub data_path_mb_s: u64,
     /// xHCI only: bulk streams supported (needed by UAS at SuperSpeed).
     #[serde(default)]
     pub supports_streams: bool,

@@ -111,6 +111,9 @@ pub(super) fn validate_controller(origin: &str, c: &ControllerProfile) -> Result
     )?;
     step_ns(origin, "per_transfer_ns", c.per_transfer_ns)?;
     unit_cost_ns(origin, "per_descriptor_ns", c.per_descriptor_ns)?;
+    if c.data_path_mb_s != 0 {
+        rate_mb_s(origin, "data_path_mb_s", c.data_path_mb_s)?;
+    }
     step_ns(origin, "interrupt_cpu_ns", c.interrupt_cpu_ns)?;
     if c.kind == ControllerKind::Xhci && c.supports_streams && c.max_streams == 0 {
         return Err(SimError::profile(

@@ -28,18 +28,16 @@ const COMPARISONS_TOML: &str =
 
 /// Signs of `[[windows7_to_8]]` that agree (23 of 25; on main before decision 0048, 17 of 25):
 /// the count can only rise. The two that differ: the Etron port's 2 MB writes (the review: -100
-/// MB/s under Windows 8; the model: up, as the ASMedia port's, with no mechanism known that
-/// separates the two controllers' writes) and the Intel port's 2 MB writes from Windows 7's BOT
-/// to Windows 8's UAS (derived: the same; the model: up).
+/// MB/s under Windows 8; the model: up, less than the ASMedia port's since the EJ168's data
+/// path binds both directions, decision 0054: a rate bound cannot make longer transfers slower,
+/// and nothing known makes the in-box driver's writes slower on that chip alone) and the Intel
+/// port's 2 MB writes from Windows 7's BOT to Windows 8's UAS (derived: the same; the model: up).
 const WINDOWS7_TO_8_AGREE_AT_LEAST: usize = 23;
 
-/// Signs of `[[windows8]]` that agree (5 of 13; on main before decision 0048, 8 of 13): the
-/// count can only rise. The eight that differ are the Etron port "closing the march": with
-/// transfers up to 2 MiB its BOT reads and writes as fast as the ASMedia port's, above the UAS
-/// ports at 256 KiB per command; nothing known of the EJ168 slows its large transfers under the
-/// in-box driver (with 64 KiB transfers, on main, it was last only because every Windows 8 BOT
-/// port was, against the review's ASMedia figures above 300 MB/s).
-const WINDOWS8_AGREE_AT_LEAST: usize = 5;
+/// Signs of `[[windows8]]` that agree (13 of 13; 5 before decision 0054, 8 on main before
+/// decision 0048): the count can only rise. The Etron port "closing the march" holds since the
+/// EJ168's own data path binds its long transfers (its `data_path_mb_s`, decision 0054).
+const WINDOWS8_AGREE_AT_LEAST: usize = 13;
 
 /// Which way a figure went from the first scenario to the second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -254,5 +252,64 @@ fn windows8s_in_box_xhci_driver_costs_the_same_under_its_bot_and_uas_drivers() {
     assert_eq!(
         host("hwfr2013/asm1042-win8-mcci-uas").xhci_transfer_cpu_ns,
         0
+    );
+}
+
+/// The EJ168's own data path (decision 0054) is what puts the Etron port last under Windows 8:
+/// without it (its `data_path_mb_s` removed, every other part the same) the port's 2 MiB reads
+/// under the in-box driver run as fast as the ASMedia port's; with it they stay under the chip's
+/// rate. It costs a 4 KiB transfer only its bytes' time, so the port's small blocks lose little.
+#[test]
+fn the_etron_chips_data_path_puts_its_port_last_under_windows8() {
+    let shipped = ProfileSet::embedded();
+    let rate_mb_s = shipped
+        .resolve("hwfr2013/etron-win8-bot")
+        .expect("etron-win8-bot")
+        .controller
+        .data_path_mb_s as f64;
+    assert!(rate_mb_s > 0.0, "the EJ168 profile names its data path");
+    let mut unbound = ProfileSet::embedded();
+    let controller = include_str!("../../../../../profiles/controllers/etron-ej168.toml");
+    let without: String = controller
+        .lines()
+        .filter(|line| !line.starts_with("data_path_mb_s"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(without.len(), controller.len());
+    unbound
+        .insert_text(
+            "controllers",
+            "etron-ej168",
+            "test:controllers/etron-ej168-unbound.toml",
+            &without,
+        )
+        .unwrap();
+    let read = |profiles: &ProfileSet, stack: &str, block: Block| {
+        Bench::new_in(profiles, stack)
+            .measure(sequential(Direction::Read, block))
+            .mb_per_s()
+    };
+    let asmedia = read(&shipped, "hwfr2013/asm1042-win8-bot", Block::TwoMib);
+    let etron = read(&shipped, "hwfr2013/etron-win8-bot", Block::TwoMib);
+    let etron_unbound = read(&unbound, "hwfr2013/etron-win8-bot", Block::TwoMib);
+    let small = read(&shipped, "hwfr2013/etron-win8-bot", Block::FourKib);
+    let small_unbound = read(&unbound, "hwfr2013/etron-win8-bot", Block::FourKib);
+    eprintln!(
+        "Windows 8 BOT, 2 MiB reads: ASMedia {asmedia:.1} MB/s, Etron {etron:.1} (chip at \
+         {rate_mb_s} MB/s), Etron without its data path {etron_unbound:.1}; 4 KiB: Etron \
+         {small:.1}, without {small_unbound:.1}"
+    );
+    assert!(
+        etron <= rate_mb_s,
+        "{etron:.1} above the chip's {rate_mb_s}"
+    );
+    assert!(etron < asmedia * 0.75, "{etron:.1} vs ASMedia {asmedia:.1}");
+    assert!(
+        (etron_unbound - asmedia).abs() < asmedia * 0.05,
+        "without its data path the Etron port reads {etron_unbound:.1}, ASMedia {asmedia:.1}"
+    );
+    assert!(
+        small > small_unbound * 0.9,
+        "4 KiB: {small:.1} against {small_unbound:.1} without the data path"
     );
 }

@@ -265,13 +265,20 @@ fn per_command_bounds(
     );
     let c = &spec.controller;
     let descriptors = block.div_ceil(u64::from(c.max_descriptor_bytes));
+    // The chip's own data path (`data_path_mb_s`, 0: none): every payload byte passes it.
+    let data_path_ns = match c.data_path_mb_s {
+        0 => 0,
+        mb_s => (m.reads + m.writes) * block * 1000 / mb_s,
+    };
     add(
         "controller",
-        ((m.reads + m.writes) * descriptors * c.per_descriptor_ns + commands * c.per_transfer_ns)
-            as f64,
+        ((m.reads + m.writes) * descriptors * c.per_descriptor_ns
+            + commands * c.per_transfer_ns
+            + data_path_ns) as f64,
         format!(
-            "{commands} data transfers x {} ns + {descriptors} descriptors each x {} ns",
-            c.per_transfer_ns, c.per_descriptor_ns
+            "{commands} data transfers x {} ns + {descriptors} descriptors each x {} ns + \
+             {data_path_ns} ns of data path ({} MB/s)",
+            c.per_transfer_ns, c.per_descriptor_ns, c.data_path_mb_s
         ),
     );
     if let Some(b) = &spec.bridge {
