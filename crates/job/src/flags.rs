@@ -343,6 +343,7 @@ mod tests {
         "rw_sequencer=identical",
         "allrandrepeat=1",
         "softrandommap=1",
+        "offset_align=8k",
         "invalidate=0",
         "write_iolog=/tmp/storlab-iolog",
         "fsync=4",

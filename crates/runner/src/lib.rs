@@ -198,6 +198,35 @@ pub struct RunOptions<'a> {
     pub live: Option<&'a LiveCounters>,
 }
 
+/// Where fio's subjob `clone` of `job` starts on a target of `target_size_bytes`
+/// (filesetup.c, `get_start_offset`): `offset` plus `clone` increments, rounded up to
+/// `offset_align` (else the smallest block) when either is a share of the target, as given
+/// otherwise.
+fn fio_region_start(job: &JobSpec, target_size_bytes: u64, clone: u64) -> Option<u64> {
+    let shares = &job.target_shares;
+    let share = |ppm| share_of_bytes(target_size_bytes, ppm);
+    let increment = shares
+        .offset_increment_ppm
+        .map_or(job.offset_increment_bytes, share);
+    let offset = shares
+        .offset_ppm
+        .map_or(job.offset_bytes, share)
+        .checked_add(clone.checked_mul(increment)?)?;
+    if shares.offset_ppm.is_none() && shares.offset_increment_ppm.is_none() {
+        return Some(offset);
+    }
+    let smallest_block_bytes = job
+        .block_size_read
+        .min_bytes()
+        .min(job.block_size_write.min_bytes())
+        .min(job.trim_job_read_min_bytes.unwrap_or(u64::MAX));
+    let align = job
+        .offset_align_bytes
+        .unwrap_or(smallest_block_bytes)
+        .max(1);
+    offset.checked_next_multiple_of(align)
+}
+
 /// The regions of `job`'s workers on a target of `target_size_bytes` (fio `offset`,
 /// `offset_increment`, `size` semantics), or why they do not fit.
 pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>, RunError> {
@@ -216,17 +245,14 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
     // A multi-client run's clients continue the clone numbering (`clone_index_base`).
     let first_clone = u64::from(job.clone_index_base);
     (0..u64::from(job.numjobs))
-        .map(|i| offset.checked_add((first_clone + i).checked_mul(increment)?))
+        .map(|i| match job.fio_random {
+            Some(_) => fio_region_start(job, target_size_bytes, first_clone + i),
+            None => offset.checked_add((first_clone + i).checked_mul(increment)?),
+        })
         .map(|start| {
             let start = start.ok_or_else(|| plan_error("worker offsets overflow".into()))?;
-            // fio starts a region at the `offset` given in bytes, aligned or not (only a
-            // share is aligned, filesetup.c `get_start_offset`); a preset's starts on its
-            // alignment.
-            let start_align = if job.fio_random.is_some() && shares.offset_ppm.is_none() {
-                1
-            } else {
-                align
-            };
+            // A preset's region starts on its alignment.
+            let start_align = if job.fio_random.is_some() { 1 } else { align };
             let start = start.div_ceil(start_align) * start_align;
             let rest = target_size_bytes.saturating_sub(start);
             let len = match (shares.size_ppm, job.size_bytes) {

@@ -348,6 +348,18 @@ const KEY_TABLE: &[KeyRow] = {
             Sequence,
             None,
         ),
+        // `offset_align`: a share's start rounded up to it, not to the smallest block.
+        (
+            &[
+                "--rw=randwrite",
+                "--bs=1k",
+                "--offset=33%",
+                "--offset_align=3k",
+                "--size=64k",
+            ],
+            Sequence,
+            None,
+        ),
         // `allrandrepeat`: every stream from fio's fixed seed, whatever `randseed` says.
         (
             &[

@@ -35,6 +35,19 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "offset_align",
+        aliases: &[],
+        bare: false,
+        meaning: "what an offset given as a share of the target (N%) is rounded up to (default: the smallest block)",
+        field: "offset_align",
+        path: KeyPath::None,
+        apply: |d, v| {
+            let bytes = parse_size(v)?;
+            d.offset_align_bytes = (bytes > 0).then_some(bytes);
+            Ok(())
+        },
+    },
+    KeyDef {
         name: "size",
         aliases: &[],
         bare: false,
@@ -192,6 +205,7 @@ impl JobDraft {
             offset_increment_ppm: self.offset_increment.and_then(Extent::share_ppm),
             size_ppm: self.size.and_then(Extent::share_ppm),
         };
+        spec.offset_align_bytes = self.offset_align_bytes;
         spec.number_ios = self.number_ios;
         spec.io_size_bytes = self.io_size_bytes;
         set_if(&mut spec.fill_device, self.fill_device);

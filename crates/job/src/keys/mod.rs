@@ -131,6 +131,8 @@ pub struct JobDraft {
     numjobs: Option<u32>,
     offset: Option<Extent>,
     offset_increment: Option<Extent>,
+    /// fio's `offset_align` (0: not given).
+    offset_align_bytes: Option<u64>,
     size: Option<Extent>,
     number_ios: Option<u64>,
     io_size_bytes: Option<u64>,

@@ -430,6 +430,10 @@ pub struct JobSpec {
     pub offset_bytes: u64,
     /// Worker `i` starts at `offset_bytes + i * offset_increment_bytes` (fio semantics).
     pub offset_increment_bytes: u64,
+    /// fio's `offset_align`: what a region start given as a share of the target is rounded
+    /// up to (fio's default: the job's smallest block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_align_bytes: Option<u64>,
     /// The clone index of this job's worker 0 in `offset_increment`: 0, except in a multi-client
     /// run, where client (MPI rank) `r` of a job with `numjobs = n` numbers its workers from
     /// `r * n`, so the clients' regions of one shared file follow each other as fio's clones do
@@ -645,6 +649,7 @@ impl JobSpec {
             numjobs: 1,
             offset_bytes: 0,
             offset_increment_bytes: 0,
+            offset_align_bytes: None,
             clone_index_base: 0,
             fio_file_name: None,
             size_bytes: None,

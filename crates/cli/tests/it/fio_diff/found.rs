@@ -55,6 +55,9 @@ pub const AGREE: &[&str] = &[
     // one freed last; fio's libaio syncs beside the I/O in flight, without draining it.
     "--rw=readwrite:16k --ioengine=libaio --iodepth=2 --fdatasync=8",
     "--rw=readwrite --bs=2k --size=64k --ioengine=io_uring --iodepth=4 --end_fsync=1",
+    // A probe of fio's keys: an `offset` in bytes with an `offset_increment` share is rounded
+    // up whole, the clone's increment included, to the smallest block (or `offset_align`).
+    "--rw=write --offset=6k --offset_increment=10% --numjobs=3 --size=32k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
