@@ -344,6 +344,8 @@ mod tests {
         "allrandrepeat=1",
         "softrandommap=1",
         "offset_align=8k",
+        "bs_is_seq_rand=1",
+        "bs_unaligned=1",
         "invalidate=0",
         "write_iolog=/tmp/storlab-iolog",
         "fsync=4",

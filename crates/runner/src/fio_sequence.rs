@@ -157,6 +157,10 @@ pub struct FioSequence {
     /// fio's `rw_sequencer=identical`: the I/Os between new random offsets repeat the last
     /// one's offset (io_u.c, `get_next_block`, RW_SEQ_IDENT).
     repeat_between: bool,
+    /// fio's `bs_is_seq_rand`: sizes by sequential or random offset, not by direction.
+    bs_is_seq_rand: bool,
+    /// fio's `bs_unaligned`: drawn sizes are any byte count, not multiples of the smallest.
+    bs_unaligned: bool,
     random_countdown: u64,
     /// fio's `ddir_seq_add` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
     seq_add_bytes: i64,
@@ -312,6 +316,8 @@ impl FioSequence {
             io_issues: [0; 2],
             random_every_ios,
             repeat_between: matches!(job.rw_modifier, RwModifier::RepeatEveryIos(_)),
+            bs_is_seq_rand: job.bs_is_seq_rand,
+            bs_unaligned: job.bs_unaligned,
             // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
             random_countdown: 1,
             seq_add_bytes: seq_add_bytes(job.rw_modifier),
@@ -534,7 +540,7 @@ impl FioSequence {
         let mut len = if self.random_trim_write && direction == WRITE {
             self.last_pos_bytes[READ] - self.last_start_bytes[READ]
         } else {
-            self.size(direction, offset)?
+            self.size(direction, offset, mark)?
         };
         if offset + len > self.file_size_bytes {
             return None;
@@ -712,7 +718,13 @@ impl FioSequence {
 
     /// io_u.c, `get_next_buflen`: a fixed size, or a draw from the range or split that fits
     /// before the region's end.
-    fn size(&mut self, direction: usize, offset: u64) -> Option<u64> {
+    fn size(&mut self, direction: usize, offset: u64, random: bool) -> Option<u64> {
+        // `bs_is_seq_rand`: the read sizes for sequential I/O, the write sizes for random.
+        let direction = match (self.bs_is_seq_rand, random) {
+            (false, _) => direction,
+            (true, false) => READ,
+            (true, true) => WRITE,
+        };
         let sizes = &self.sizes[direction];
         let (min, max) = (sizes.min_bytes, sizes.max_bytes);
         if min == max {
@@ -741,8 +753,10 @@ impl FioSequence {
                 }
                 len
             };
-            // fio's `bs_unaligned` off: a multiple of the smallest size.
-            len -= len % min;
+            // A multiple of the smallest size unless `bs_unaligned`.
+            if !self.bs_unaligned {
+                len -= len % min;
+            }
             len = len.min(max);
             if fits(len) {
                 return Some(len);

@@ -348,6 +348,30 @@ const KEY_TABLE: &[KeyRow] = {
             Sequence,
             None,
         ),
+        // `bs_is_seq_rand`: sizes by sequential or random offset; `bs_unaligned`: any bytes.
+        (
+            &[
+                "--rw=randrw",
+                "--bs=4k,16k",
+                "--bs_is_seq_rand=1",
+                "--percentage_random=50",
+                "--size=256k",
+            ],
+            Sequence,
+            None,
+        ),
+        (
+            &[
+                "--rw=randrw",
+                "--bssplit=1k/30:3k/70",
+                "--bs_unaligned=1",
+                "--size=128k",
+                "--ioengine=libaio",
+                "--iodepth=4",
+            ],
+            Sequence,
+            None,
+        ),
         // `offset_align`: a share's start rounded up to it, not to the smallest block.
         (
             &[

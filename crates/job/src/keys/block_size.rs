@@ -58,6 +58,30 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             Ok(())
         },
     },
+    KeyDef {
+        name: "bs_is_seq_rand",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: bs's read sizes for sequential I/O and its write sizes for random I/O, whatever the direction",
+        field: "bs_is_seq_rand",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.bs_is_seq_rand = Some(crate::size::parse_bool(v)?);
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "bs_unaligned",
+        aliases: &["blocksize_unaligned"],
+        bare: true,
+        meaning: "fio: a size drawn from bsrange or bssplit is any byte count, not a multiple of the smallest",
+        field: "bs_unaligned",
+        path: KeyPath::None,
+        apply: |d, v| {
+            d.bs_unaligned = Some(crate::size::parse_bool(v)?);
+            Ok(())
+        },
+    },
 ];
 
 fn apply_block_sizes(
@@ -265,6 +289,8 @@ impl JobDraft {
         }
         set_if(&mut spec.align_bytes, self.align_bytes);
         spec.align_given = self.align_bytes.is_some();
+        spec.bs_is_seq_rand = self.bs_is_seq_rand.unwrap_or(false);
+        spec.bs_unaligned = self.bs_unaligned.unwrap_or(false);
         self.fio_blockalign_rules(spec, random);
     }
 }

@@ -127,6 +127,9 @@ pub struct JobDraft {
     block_size_trim: Option<BlockSizeSpec>,
     block_size_write: Option<BlockSizeSpec>,
     align_bytes: Option<u64>,
+    /// fio's `bs_is_seq_rand` and `bs_unaligned`.
+    bs_is_seq_rand: Option<bool>,
+    bs_unaligned: Option<bool>,
     iodepth: Option<u32>,
     numjobs: Option<u32>,
     offset: Option<Extent>,

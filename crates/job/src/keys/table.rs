@@ -35,7 +35,7 @@ const GROUPS: [&[KeyDef]; 19] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 160] = [
+const DOC_ORDER: [&str; 162] = [
     "name",
     "description",
     "ioengine",
@@ -196,6 +196,8 @@ const DOC_ORDER: [&str; 160] = [
     "allrandrepeat",
     "softrandommap",
     "offset_align",
+    "bs_is_seq_rand",
+    "bs_unaligned",
 ];
 
 /// [`GROUPS`]' rows in [`DOC_ORDER`].

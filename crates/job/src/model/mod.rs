@@ -434,6 +434,14 @@ pub struct JobSpec {
     /// up to (fio's default: the job's smallest block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_align_bytes: Option<u64>,
+    /// fio's `bs_is_seq_rand`: `bs`'s read sizes go to sequential I/O, its write sizes to
+    /// random I/O, whatever the direction.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bs_is_seq_rand: bool,
+    /// fio's `bs_unaligned`: a size drawn from a range or split is any byte count, not a
+    /// multiple of the smallest size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bs_unaligned: bool,
     /// The clone index of this job's worker 0 in `offset_increment`: 0, except in a multi-client
     /// run, where client (MPI rank) `r` of a job with `numjobs = n` numbers its workers from
     /// `r * n`, so the clients' regions of one shared file follow each other as fio's clones do
@@ -650,6 +658,8 @@ impl JobSpec {
             offset_bytes: 0,
             offset_increment_bytes: 0,
             offset_align_bytes: None,
+            bs_is_seq_rand: false,
+            bs_unaligned: false,
             clone_index_base: 0,
             fio_file_name: None,
             size_bytes: None,

@@ -67,6 +67,35 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     check_rw_hole(spec, location)?;
+    for (asked, key) in [
+        (spec.bs_is_seq_rand, "bs_is_seq_rand"),
+        (spec.bs_unaligned, "bs_unaligned"),
+    ] {
+        if asked && !follows_fio_sequence(spec) {
+            return Err(JobError::unsupported(
+                location.clone(),
+                key,
+                Some("1".into()),
+                "storlab draws sizes as fio does in a fio job's own sequence only: not in a preset, with strided zones or trims, or a random job aligned otherwise than fio",
+            ));
+        }
+    }
+    if spec.bs_unaligned && spec.verify {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "bs_unaligned",
+            Some("1".into()),
+            "storlab verifies whole blocks of the smallest size; with sizes of any byte count use verify=0",
+        ));
+    }
+    if spec.bs_unaligned && matches!(spec.target, crate::model::Target::Sim(_)) {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "bs_unaligned",
+            Some("1".into()),
+            "a simulated drive is addressed in whole 512-byte sectors; sizes of any byte count need a file",
+        ));
+    }
     if let RwModifier::RepeatEveryIos(every) = spec.rw_modifier {
         if !follows_fio_sequence(spec) {
             return Err(JobError::unsupported(
