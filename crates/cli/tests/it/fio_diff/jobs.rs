@@ -96,6 +96,7 @@ pub fn job(seed: u64, index: u64) -> Job {
     syncs(&mut rng, &mut job);
     buffers_and_verify(&mut rng, &mut job, &rw);
     workers(&mut rng, &mut job);
+    rarer_keys(&mut rng, &mut job, &rw);
     job
 }
 
@@ -294,5 +295,37 @@ fn workers(rng: &mut Rng, job: &mut Job) {
     }
     if rng.chance(3) {
         job.set("nrfiles", "2");
+    }
+}
+
+/// Keys drawn last, so adding them left every earlier draw of a job as it was: the random
+/// mode's sequencer, fio's seeding and buffer stamp, size rules, a share as the region's start.
+fn rarer_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
+    if rw.starts_with("rand") && rng.chance(6) {
+        if !rw.contains(':') {
+            job.keys.retain(|(key, _)| key != "rw");
+            job.keys
+                .insert(0, ("rw".into(), format!("{rw}:{}", rng.pick(&["2", "4"]))));
+        }
+        job.set("rw_sequencer", rng.pick(&["identical", "sequential"]));
+    }
+    if rng.chance(5) {
+        job.set("allrandrepeat", "1");
+    }
+    if rng.chance(5) {
+        job.set("scramble_buffers", "0");
+    }
+    if rng.chance(4) {
+        job.set("bs_is_seq_rand", "1");
+    }
+    let ranged = job.value("bsrange").is_some() || job.value("bssplit").is_some();
+    if ranged && job.value("verify").is_none() && rng.chance(10) {
+        job.set("bs_unaligned", "1");
+    }
+    if job.value("offset").is_none() && rng.chance(4) {
+        job.set("offset", rng.pick(&["10%", "25%"]));
+        if rng.chance(50) {
+            job.set("offset_align", rng.pick(&["8k", "64k"]));
+        }
     }
 }
