@@ -346,6 +346,8 @@ mod tests {
         "offset_align=8k",
         "bs_is_seq_rand=1",
         "bs_unaligned=1",
+        "overwrite=1",
+        "create_fsync=0",
         "invalidate=0",
         "write_iolog=/tmp/storlab-iolog",
         "fsync=4",

@@ -137,6 +137,32 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             )),
         },
     },
+    KeyDef {
+        name: "overwrite",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: lay a write job's file out before writing it (accepted, no effect: storlab lays out every file it creates)",
+        field: "overwrite",
+        path: KeyPath::None,
+        apply: |d, v| {
+            parse_bool(v)?;
+            accept_without_effect(d, "overwrite");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "create_fsync",
+        aliases: &[],
+        bare: true,
+        meaning: "fio: fsync a file after laying it out (default 1; accepted, no effect: storlab always does)",
+        field: "create_fsync",
+        path: KeyPath::None,
+        apply: |d, v| {
+            parse_bool(v)?;
+            accept_without_effect(d, "create_fsync");
+            Ok(())
+        },
+    },
 ];
 
 /// The direction/randomness mix named by fio's `rw`.

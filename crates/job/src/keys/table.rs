@@ -35,7 +35,7 @@ const GROUPS: [&[KeyDef]; 19] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 162] = [
+const DOC_ORDER: [&str; 164] = [
     "name",
     "description",
     "ioengine",
@@ -198,6 +198,8 @@ const DOC_ORDER: [&str; 162] = [
     "offset_align",
     "bs_is_seq_rand",
     "bs_unaligned",
+    "overwrite",
+    "create_fsync",
 ];
 
 /// [`GROUPS`]' rows in [`DOC_ORDER`].

@@ -81,6 +81,15 @@ pub(super) fn no_effect_reason(key: &str) -> &'static str {
              (none, truncate) or preallocated (native, posix, keep) also allocate or convert \
              extents, which storlab's overwrites do not"
         }
+        "overwrite" => {
+            "accepted, no effect on the job's I/O: fio lays a file too small for a write job out \
+             first only with overwrite=1 (else the writes extend it); storlab lays out every \
+             file it creates before the job"
+        }
+        "create_fsync" => {
+            "accepted, no effect: storlab syncs every file it lays out before the job, as fio's \
+             default create_fsync=1"
+        }
         _ => "accepted, no effect",
     }
 }
