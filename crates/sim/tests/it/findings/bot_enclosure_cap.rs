@@ -76,8 +76,8 @@ fn an_ssd_in_a_bot_enclosure_is_capped_by_the_bridges_burst_staging_and_a_slow_d
     assert!(
         staged < cut_through && staged <= cap * 1.005,
         "the SSD reads at {staged:.1} MB/s, above the bridge's cap {cap:.1} (cut-through \
-         {cut_through:.1} plus a 16 KiB fill per command); reproduce: storlab run --target \
-         sim:xbit2010/vantec-usb3 with drive = \"{ssd}\", --rw=read --bs=1m --iodepth=1"
+         {cut_through:.1} plus a burst through the bridge per command); reproduce: storlab run \
+         --target sim:xbit2010/vantec-usb3-x25m --state seq-filled --rw=read --bs=1m --iodepth=1"
     );
     // A 5400 rpm disk delivers a 64 KiB command's data slower than the bridge stages it: its
     // rate is the platter's, whatever the staging.
