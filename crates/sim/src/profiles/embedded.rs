@@ -717,6 +717,11 @@ pub const EMBEDDED_PROFILES: &[(&str, &str, &str)] = &[
     ),
     (
         "stacks",
+        "xbit2010/vantec-usb3-x25m",
+        include_str!("../../../../profiles/stacks/xbit2010/vantec-usb3-x25m.toml"),
+    ),
+    (
+        "stacks",
         "xbit2010/vantec-usb3",
         include_str!("../../../../profiles/stacks/xbit2010/vantec-usb3.toml"),
     ),

@@ -15,6 +15,7 @@ use storlab_sim::report::SimReport;
 use storlab_sim::workload::{ClosedLoop, LoopResult};
 use storlab_sim::{Op, ProfileSet, SimRequest, Simulator};
 
+mod bot_enclosure_cap;
 mod hdd_buffer;
 mod hdd_write_cache;
 mod misaligned_writes;
