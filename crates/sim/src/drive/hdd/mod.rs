@@ -259,15 +259,18 @@ impl Drive for HddDrive {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
             let room = self.cache_room_ns(arrived, sectors);
-            let joins_previous = self.joins_newest_segment(command.lba);
-            self.dirty.push(DirtyWrite {
+            let continued = self.continued_segment(command.lba);
+            let entry = DirtyWrite {
                 lba: command.lba,
                 position: self.position(command.lba),
                 sectors,
                 arrived_ns: room,
                 ordinal: self.writes_taken,
-                joins_previous,
-            });
+                joins_previous: continued.is_some(),
+            };
+            // A segment's entries stay together in the cache, in stream order.
+            self.dirty
+                .insert(continued.map_or(self.dirty.len(), |i| i + 1), entry);
             room
         } else {
             let (_, media_end) = self.media_access(command.lba, sectors, arrived, false, true);
