@@ -154,6 +154,18 @@ impl HddDrive {
     }
 }
 
+/// Whether `command` starts where another queued read ends: the later part of a sequential
+/// run the host queued in pieces. The run is one media access from its first sector (what the
+/// pieces after it need streams under the head behind it, and the read-ahead then holds them), so
+/// the scheduler positions for the run's first piece, never for a later one: starting at a later
+/// piece because it passes under the head sooner leaves the earlier pieces a revolution behind
+/// the head, and the stream's read-ahead begins past them.
+fn continues_a_queued_read(queued: &[DriveCommand], command: &DriveCommand) -> bool {
+    queued
+        .iter()
+        .any(|q| q.lba + u64::from(q.blocks) == command.lba)
+}
+
 impl Drive for HddDrive {
     fn capacity_bytes(&self) -> u64 {
         self.capacity_sectors * u64::from(SECTOR_BYTES)
@@ -184,9 +196,10 @@ impl Drive for HddDrive {
     }
 
     /// A queued read in the cache first (found as it arrives: it needs no head); otherwise,
-    /// of the oldest `rpo_candidates`, shortest expected positioning time (seek plus rotational
-    /// wait from where the head is now, a revolution more inside the settle margin; oldest
-    /// wins ties).
+    /// of the oldest `rpo_candidates` media accesses, shortest expected positioning time (seek
+    /// plus rotational wait from where the head is now, a revolution more inside the settle
+    /// margin; oldest wins ties). Queued reads that continue one another are one access, from
+    /// the first (a sequential stream the host keeps several reads of in the queue).
     fn pick_read(&mut self, now_ns: u64, queued: &[DriveCommand]) -> usize {
         self.destage_until(now_ns);
         let contended = self.head_wanted_elsewhere(now_ns, queued);
@@ -203,11 +216,12 @@ impl Drive for HddDrive {
         }
         let start = now_ns + self.profile.command_overhead_ns;
         let mut best = (u64::MAX, 0);
-        for (i, c) in queued
+        // The window counts media accesses: a run of queued pieces is one candidate, its first.
+        let run_starts = queued
             .iter()
             .enumerate()
-            .take(self.rpo_window(queued.len()))
-        {
+            .filter(|(_, c)| !continues_a_queued_read(queued, c));
+        for (i, c) in run_starts.take(self.rpo_window(queued.len())) {
             let cost = self.scheduled_positioning_ns(c.lba, start, false);
             if cost < best.0 {
                 best = (cost, i);
@@ -245,15 +259,18 @@ impl Drive for HddDrive {
             self.report.write_cache_absorbed += 1;
             self.destage_until(arrived);
             let room = self.cache_room_ns(arrived, sectors);
-            let joins_previous = self.joins_newest_segment(command.lba);
-            self.dirty.push(DirtyWrite {
+            let continued = self.continued_segment(command.lba);
+            let entry = DirtyWrite {
                 lba: command.lba,
                 position: self.position(command.lba),
                 sectors,
                 arrived_ns: room,
                 ordinal: self.writes_taken,
-                joins_previous,
-            });
+                joins_previous: continued.is_some(),
+            };
+            // A segment's entries stay together in the cache, in stream order.
+            self.dirty
+                .insert(continued.map_or(self.dirty.len(), |i| i + 1), entry);
             room
         } else {
             let (_, media_end) = self.media_access(command.lba, sectors, arrived, false, true);

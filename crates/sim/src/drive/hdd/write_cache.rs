@@ -1,9 +1,9 @@
 //! The write-back cache: writes held until the media takes them, destaged while the head is
 //! idle (the entry the scheduler reaches soonest first; reads keep priority), and the room a
-//! new write waits for when the cache is full. A write that continues the write taken just
-//! before it joins that write's cache segment, and the scheduler chooses among segments, not
-//! among the host's pieces of one transfer; a segment's entries then stream to the media one
-//! after another.
+//! new write waits for when the cache is full. A write that starts where a cached segment ends
+//! joins that segment (one per write stream, whatever other streams' writes came between), and
+//! the scheduler chooses among segments, not among the host's pieces of one transfer; a
+//! segment's entries then stream to the media one after another.
 
 use super::geometry::Position;
 use super::HddDrive;
@@ -21,8 +21,8 @@ pub(super) struct DirtyWrite {
     /// Which write it is ([`crate::drive::Drive::writes_taken`] when it came): what a power
     /// loss names.
     pub(super) ordinal: u64,
-    /// It continues the entry before it in the cache (that entry's last sector + 1, and the
-    /// write taken just before it), so the two are one segment written back together.
+    /// It continues the entry before it in the cache (starts at that entry's last sector + 1),
+    /// so the two are one segment written back together.
     pub(super) joins_previous: bool,
 }
 
@@ -45,16 +45,19 @@ impl HddDrive {
         }
     }
 
-    /// Whether a write of `sectors` at `lba` joins the cache segment of the newest cached
-    /// entry: it starts where that entry ends and is the very next write the drive took (the
-    /// host's pieces of one transfer, or a sequential stream written one command at a time).
-    /// Drive firmware appends such a write to the segment already holding its predecessor
-    /// (the write-side counterpart of the read buffer's per-stream segments: "segments are
-    /// allocated per stream", docs/drives.md) and destages the segment in one pass.
-    pub(super) fn joins_newest_segment(&self, lba: u64) -> bool {
-        self.dirty
-            .last()
-            .is_some_and(|w| w.lba + w.sectors == lba && w.ordinal + 1 == self.writes_taken)
+    /// The cache segment a write at `lba` continues: the index of the segment's last entry,
+    /// when that entry ends where the write starts (the host's pieces of one transfer, or a
+    /// sequential stream, also when other streams' writes came in between). Drive firmware
+    /// appends such a write to the segment already holding its predecessor (the write-side
+    /// counterpart of the read buffer's per-stream segments: "segments are allocated per
+    /// stream", docs/drives.md) and destages the segment in one pass.
+    pub(super) fn continued_segment(&self, lba: u64) -> Option<usize> {
+        // Newest first: a stream's latest piece is near the end.
+        (0..self.dirty.len()).rev().find(|&i| {
+            let w = &self.dirty[i];
+            let segment_tail = self.dirty.get(i + 1).is_none_or(|n| !n.joins_previous);
+            w.lba + w.sectors == lba && segment_tail
+        })
     }
 
     /// When background write-back may take the head: once it is free, any read-ahead in

@@ -208,63 +208,86 @@ fn three_sequential_streams_on_an_ssd_keep_their_read_ahead() {
 /// the model collapsed at two per worker (28.5 MB/s for two workers against 93.5 at one: every
 /// other command paid a seek, issue 37 item 6). A queued hit keeps the read-ahead going to its
 /// own last sector, and while another stream's command waits a stream's hits do not extend its
-/// read-ahead, so each stream keeps its segment per seek and neither starves. Two readers 1 GB
-/// apart on X-bit's SATA stack: the total at 2 and 4 per worker is at least 90 % of the total
-/// at 1, and each worker gets at least 40 % of it.
+/// read-ahead, so each stream keeps its segment per seek and neither starves. With three or four
+/// workers at four per worker the model still lost 14-18% (session 19): the queue then held
+/// several pieces of each waiting stream, and the scheduler started a stream at whichever piece
+/// passed under the head first, leaving the pieces before it a revolution behind; it now
+/// positions for a run's first piece. Readers 1 GB apart on X-bit's SATA stack: the total at
+/// 2, 4 and 8 per worker is at least 90 % of the total at 1, and each worker gets at least
+/// 0.8 / workers of the reads.
 #[test]
-fn two_sequential_readers_keep_their_rate_with_more_requests_outstanding() {
-    const WORKERS: u32 = 2;
+fn sequential_readers_keep_their_rate_with_more_requests_outstanding() {
+    assert_streams_keep_their_rate_with_more_outstanding(Op::Read, 1200);
+}
+
+/// `workers` sequential streams of 64 KiB commands 1 GB apart on X-bit's SATA stack, each with
+/// `per_worker` outstanding (IOMeter's multi-thread test, fio's numjobs with offset_increment),
+/// over `commands` completions: the total MB/s and the least-served worker's share.
+pub(super) fn interleaved_streams(
+    op: Op,
+    workers: u32,
+    per_worker: u32,
+    commands: u64,
+) -> (f64, f64) {
     const SPACING_BYTES: u64 = 1_000_000_000;
-    const COMMANDS: u64 = 600;
-    let stack = "xbit2010/sata300";
     let block = 64 * KIB;
-    let run = |per_worker: u32| {
-        let mut sim = simulator(stack);
-        let depth = WORKERS * per_worker;
-        sim.setup_slots(depth, block as usize).unwrap();
-        let mut next = [0u64; WORKERS as usize];
-        let mut done = [0u64; WORKERS as usize];
-        let submit = |sim: &mut Simulator, slot: u32, next: &mut [u64]| {
-            let worker = (slot % WORKERS) as usize;
-            sim.submit(SimRequest {
-                slot,
-                op: Op::Read,
-                offset_bytes: worker as u64 * SPACING_BYTES + next[worker] * u64::from(block),
-                len_bytes: block,
-            })
-            .expect("slot is free and sized");
-            next[worker] += 1;
-        };
-        for slot in 0..depth {
-            submit(&mut sim, slot, &mut next);
-        }
-        for _ in 0..COMMANDS {
-            sim.run_until_completions(1);
-            let c = sim.pop_completion().expect("simulator stalled");
-            c.result.expect("read failed");
-            done[(c.slot % WORKERS) as usize] += 1;
-            submit(&mut sim, c.slot, &mut next);
-        }
-        let total_mb_s = (COMMANDS * u64::from(block)) as f64 / sim.now_ns() as f64 * 1e3;
-        let least_share = *done.iter().min().unwrap() as f64 / COMMANDS as f64;
-        (total_mb_s, least_share)
+    let mut sim = simulator(XBIT_SATA);
+    let depth = workers * per_worker;
+    sim.setup_slots(depth, block as usize).unwrap();
+    let mut next = vec![0u64; workers as usize];
+    let mut done = vec![0u64; workers as usize];
+    let submit = |sim: &mut Simulator, slot: u32, next: &mut [u64]| {
+        let worker = (slot % workers) as usize;
+        sim.submit(SimRequest {
+            slot,
+            op,
+            offset_bytes: worker as u64 * SPACING_BYTES + next[worker] * u64::from(block),
+            len_bytes: block,
+        })
+        .expect("slot is free and sized");
+        next[worker] += 1;
     };
-    let (one, _) = run(1);
-    for per_worker in [2, 4] {
-        let (total, least_share) = run(per_worker);
-        eprintln!(
-            "{stack}: two 64 KiB readers: {one:.1} MB/s at 1 per worker, {total:.1} at \
-             {per_worker} (least-served worker {:.0}%)",
-            least_share * 100.0
-        );
-        assert!(
-            total >= 0.9 * one,
-            "{per_worker} per worker: {total:.1} MB/s against {one:.1} at 1"
-        );
-        assert!(
-            least_share >= 0.4,
-            "{per_worker} per worker: one worker got {:.0}% of the reads",
-            least_share * 100.0
-        );
+    for slot in 0..depth {
+        submit(&mut sim, slot, &mut next);
     }
+    for _ in 0..commands {
+        sim.run_until_completions(1);
+        let c = sim.pop_completion().expect("simulator stalled");
+        c.result.expect("command failed");
+        done[(c.slot % workers) as usize] += 1;
+        submit(&mut sim, c.slot, &mut next);
+    }
+    let total_mb_s = (commands * u64::from(block)) as f64 / sim.now_ns() as f64 * 1e3;
+    let least_share = *done.iter().min().unwrap() as f64 / commands as f64;
+    (total_mb_s, least_share)
+}
+
+/// X-bit's SATA stack (the HD103SJ on a chipset port, NCQ).
+pub(super) const XBIT_SATA: &str = "xbit2010/sata300";
+
+/// 2, 3 and 4 interleaved streams of `op` at 2, 4 and 8 per worker each keep at least 90 % of
+/// their total at one per worker over `commands` completions, and no worker gets under
+/// 0.8 / workers of them.
+pub(super) fn assert_streams_keep_their_rate_with_more_outstanding(op: Op, commands: u64) {
+    let mut failures = Vec::new();
+    for workers in [2, 3, 4] {
+        let (one, _) = interleaved_streams(op, workers, 1, commands);
+        for per_worker in [2, 4, 8] {
+            let (total, least_share) = interleaved_streams(op, workers, per_worker, commands);
+            let line = format!(
+                "{XBIT_SATA}: {workers} 64 KiB {op:?} streams: {one:.1} MB/s at 1 per worker, \
+                 {total:.1} at {per_worker} (least-served worker {:.0}%)",
+                least_share * 100.0
+            );
+            eprintln!("{line}");
+            if total < 0.9 * one || least_share < 0.8 / f64::from(workers) {
+                failures.push(line);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "slower with more outstanding, or a worker starved:\n{}",
+        failures.join("\n")
+    );
 }
