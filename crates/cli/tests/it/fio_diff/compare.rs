@@ -79,11 +79,8 @@ pub fn compare(
             // varies run to run (`--rw=write --bs=16k --size=128k --numjobs=2
             // --buffer_compress_percentage=50` left two different files in three runs), so
             // two runs of fio that happen to agree do not make its bytes deterministic there.
-            let again = || match clones_overlap(job) {
-                true => None,
-                false => fio_again().map(|e| e.data.clone()),
-            };
-            data(&fio.data, &storlab.data, &again)
+            let again = || fio_again().map(|e| e.data.clone());
+            data(&fio.data, &storlab.data, &again, DataRules::of(job))
         });
     match first_difference {
         Some(what) => Verdict::Diverged(what),
@@ -282,15 +279,45 @@ fn clones_overlap(job: &Job) -> bool {
     };
     // A job without `size` covers the whole file.
     let size = job.value("size").map_or(super::jobs::FILE_BYTES, bytes);
+    // An I/O that starts before a region's end may run past it, into the next clone's
+    // region (by up to the largest block the generator draws, 64 KiB).
     let apart = job
         .value("offset_increment")
-        .is_some_and(|inc| bytes(inc) >= size);
+        .is_some_and(|inc| bytes(inc) >= size + (64 << 10));
     clones > 1 && writes && !apart
 }
 
-/// The data file's bytes: equal, or where fio's own content varies run to run, the same
-/// sectors written and as many distinct 4 KiB blocks.
-fn data(fio: &[u8], storlab: &[u8], fio_again: &dyn Fn() -> Option<Vec<u8>>) -> Option<String> {
+/// The data file's bytes: equal, or where fio's own content varies run to run (or may, by
+/// `rules`), the same sectors written and as many distinct 4 KiB blocks, each where the rules
+/// and fio's second run say fio keeps it.
+/// Which of the data file's features fio keeps from run to run for a job.
+struct DataRules {
+    /// No clones race on shared bytes: the bytes may be fio's exactly.
+    may_be_exact: bool,
+    /// Which sectors hold anything and how many distinct blocks: fixed unless clones race
+    /// (they decide every byte they share, zeros a read left in a buffer included) or writes
+    /// start and end off sectors (fio stamps each whole 512 bytes of a buffer on a cache line
+    /// drawn from the write's start time, io_u.c `small_content_scramble`, which a write of
+    /// any byte count puts in one sector or the next).
+    shape_fixed: bool,
+}
+
+impl DataRules {
+    fn of(job: &Job) -> DataRules {
+        let racing = clones_overlap(job);
+        DataRules {
+            may_be_exact: !racing,
+            shape_fixed: !racing && job.value("bs_unaligned").is_none(),
+        }
+    }
+}
+
+fn data(
+    fio: &[u8],
+    storlab: &[u8],
+    fio_again: &dyn Fn() -> Option<Vec<u8>>,
+    rules: DataRules,
+) -> Option<String> {
     if fio == storlab {
         return None;
     }
@@ -301,18 +328,25 @@ fn data(fio: &[u8], storlab: &[u8], fio_again: &dyn Fn() -> Option<Vec<u8>>) -> 
             storlab.len()
         ));
     }
-    let exact = fio_again().is_some_and(|again| again == fio);
-    if exact {
+    let again = fio_again();
+    if rules.may_be_exact && again.as_deref() == Some(fio) {
         let at = fio.iter().zip(storlab).take_while(|(a, b)| a == b).count();
         return Some(format!(
             "data: fio's bytes are deterministic; first difference at byte {at}"
         ));
     }
+    // Only what fio's own second run keeps is compared: a clock stamp in a buffer of reads'
+    // zeros lands in one sector or the next as the clock says, when I/O is not sector-aligned.
+    let again_shape = again.as_deref().map(shape);
     let (fio_shape, storlab_shape) = (shape(fio), shape(storlab));
-    if fio_shape.0 != storlab_shape.0 {
+    let stable_sectors =
+        rules.shape_fixed && again_shape.as_ref().is_none_or(|a| a.0 == fio_shape.0);
+    if stable_sectors && fio_shape.0 != storlab_shape.0 {
         return Some("data sectors: another set of 512-byte sectors written".to_owned());
     }
-    (fio_shape.1 != storlab_shape.1).then(|| {
+    let stable_distinct =
+        rules.shape_fixed && again_shape.as_ref().is_none_or(|a| a.1 == fio_shape.1);
+    (stable_distinct && fio_shape.1 != storlab_shape.1).then(|| {
         format!(
             "data distinct: {} distinct 4 KiB blocks written by fio, {} by storlab",
             fio_shape.1, storlab_shape.1

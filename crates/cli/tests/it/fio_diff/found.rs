@@ -58,6 +58,12 @@ pub const AGREE: &[&str] = &[
     // A probe of fio's keys: an `offset` in bytes with an `offset_increment` share is rounded
     // up whole, the clone's increment included, to the smallest block (or `offset_align`).
     "--rw=write --offset=6k --offset_increment=10% --numjobs=3 --size=32k",
+    // 8128: sizes of any byte count and by sequential or random offset, with fio's buffers
+    // written as filled (`scramble_buffers=0`).
+    "--rw=rw --rwmixread=40 --bsrange=2k-4k --offset=6144 --size=64k --norandommap --ioengine=psync --invalidate=0 --bs_unaligned=1",
+    "--rw=rw --bsrange=512-8k --size=256k --random_generator=lfsr --ioengine=psync --iodepth=8 --end_fsync=1 --bs_unaligned=1",
+    "--rw=readwrite:4k --bsrange=512-8k --offset=65536 --size=256k --io_size=128k --iodepth=2 --numjobs=2 --offset_increment=256k --scramble_buffers=0 --bs_is_seq_rand=1",
+    "--rw=readwrite --bsrange=2k-4k --offset=0 --size=128k --norandommap --dedupe_percentage=25 --numjobs=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
