@@ -16,7 +16,11 @@
 //!   pass started at or past the end of the one before. Any rewrite or step back fails the pass
 //!   with `bad header rand_seed` (error 84), e.g. `rw=randrw norandommap verify=crc32`.
 //!
-//! [`SeedOrder`] keeps fio's tree for the current pass (one entry per surviving write, as fio
+//! - in the list, a block a later write of the same pass overwrote fails too (its header or
+//!   checksum is the later write's when the pass reads the earlier one back): random offsets
+//!   through the map only overlap where the map is bypassed, `rw=randrw:N`'s sequential I/Os.
+//!
+//! [`SeedOrder`] keeps fio's tree (or list) for the current pass (one entry per surviving write, as fio
 //! does) and judges each pass as fio's verify pass would, with fio's own seeds, so a failure
 //! names fio's offset and seeds.
 
@@ -48,11 +52,35 @@ pub struct SeedMismatch {
     pub wanted_seed: u64,
     pub offset_bytes: u64,
     pub len_bytes: u64,
+    /// What fio finds wrong with the block.
+    pub found: Found,
+}
+
+/// What fio's verify finds in a block a later write changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// Another write's header: its seed is not the one wanted (`bad header rand_seed`).
+    OtherSeed,
+    /// A later write's data over the header, from before the block (`bad magic header`).
+    DataOverHeader,
+    /// The header intact, part of the data another write's (a bad checksum).
+    OtherData,
 }
 
 impl SeedMismatch {
     /// fio's words for it (verify.c, `verify_header`).
     pub fn reason(&self) -> String {
+        match self.found {
+            Found::DataOverHeader => {
+                return "bad magic header: a later write of the pass covers the block's header"
+                    .to_owned()
+            }
+            Found::OtherData => {
+                return "bad checksum: a later write of the pass changed the block's data"
+                    .to_owned()
+            }
+            Found::OtherSeed => {}
+        }
         format!(
             "bad header rand_seed {}, wanted {}",
             self.header_seed, self.wanted_seed
@@ -74,6 +102,9 @@ pub struct SeedOrder {
     pass: u32,
     /// fio's `io_hist_tree`: each surviving write's start, with its length and header seed.
     pieces: BTreeMap<u64, (u64, u64)>,
+    /// fio's `io_hist_list` instead (a random map kept): every write in order, as
+    /// (start, length, header seed).
+    list: Option<Vec<(u64, u64, u64)>>,
     failure: Option<SeedMismatch>,
 }
 
@@ -93,7 +124,7 @@ impl SeedOrder {
         let headed = !matches!(spec.kind, VerifyKind::Pattern | VerifyKind::Null);
         let mixed = job.read_percent > 0 && job.read_percent < 100;
         let checked = job.verify && headed && spec.pattern.is_none() && spec.backlog.is_none();
-        if !(checked && mixed && !fio_logs_writes_in_a_list(job)) {
+        if !(checked && mixed) {
             return None;
         }
         let seeds = crate::fio_rand::fio_job_seeds(fio, thread_number);
@@ -104,6 +135,7 @@ impl SeedOrder {
             randrepeat: fio.reseeds_each_loop(),
             pass: 0,
             pieces: BTreeMap::new(),
+            list: fio_logs_writes_in_a_list(job).then(Vec::new),
             failure: None,
         })
     }
@@ -122,6 +154,10 @@ impl SeedOrder {
             }
         }
         let seed = draw(&mut self.writes);
+        if let Some(list) = self.list.as_mut() {
+            list.push((offset_bytes, len_bytes, seed));
+            return;
+        }
         let end = offset_bytes + len_bytes;
         // Logged writes never overlap each other, so the overlapped ones are the last few
         // starting before `end`.
@@ -151,6 +187,20 @@ impl SeedOrder {
         if self.failure.is_some() {
             return;
         }
+        if let Some(list) = self.list.as_mut() {
+            let pieces = std::mem::take(list);
+            self.failure = first_overwritten(&pieces, &self.seeded);
+            let mut verify = self.seeded.clone();
+            pieces.iter().for_each(|_| {
+                draw(&mut verify);
+            });
+            self.writes = if self.randrepeat {
+                self.seeded.clone()
+            } else {
+                verify
+            };
+            return;
+        }
         let mut verify = self.seeded.clone();
         for (&offset_bytes, &(len_bytes, header_seed)) in &self.pieces {
             let wanted_seed = draw(&mut verify);
@@ -160,6 +210,7 @@ impl SeedOrder {
                     wanted_seed,
                     offset_bytes,
                     len_bytes,
+                    found: Found::OtherSeed,
                 });
                 return;
             }
@@ -171,6 +222,67 @@ impl SeedOrder {
             verify
         };
     }
+}
+
+/// fio's verify pass over a list of one pass's writes: the first write (in order) some later
+/// write overlaps, as the pass finds it when it reads that write back (`seeded` gives each
+/// read its draw). Later writes are laid over the file from the last back, so each byte
+/// range keeps the write that left it.
+fn first_overwritten(pieces: &[(u64, u64, u64)], seeded: &FioRand) -> Option<SeedMismatch> {
+    // Disjoint ranges written after the piece at hand: start -> (end, writer's start, seed).
+    let mut later: BTreeMap<u64, (u64, u64, u64)> = BTreeMap::new();
+    let mut first = None;
+    for (index, &(start, len, _)) in pieces.iter().enumerate().rev() {
+        let end = start + len;
+        let overlapping: Vec<(u64, (u64, u64, u64))> = later
+            .range(..end)
+            .rev()
+            .take_while(|(_, (range_end, _, _))| *range_end > start)
+            .map(|(&at, &range)| (at, range))
+            .collect();
+        if !overlapping.is_empty() {
+            // What lies at the block's start now, if a later write put it there.
+            let at_start = overlapping
+                .iter()
+                .find(|(at, (range_end, _, _))| *at <= start && *range_end > start)
+                .map(|(_, (_, writer_start, seed))| (*writer_start, *seed));
+            first = Some((index, at_start));
+        }
+        // This write fills what no later write covers.
+        let mut cursor = start;
+        let mut gaps = Vec::new();
+        for (at, (range_end, _, _)) in overlapping.iter().rev() {
+            if *at > cursor {
+                gaps.push((cursor, *at));
+            }
+            cursor = cursor.max(*range_end);
+        }
+        if cursor < end {
+            gaps.push((cursor, end));
+        }
+        for (gap_start, gap_end) in gaps {
+            later.insert(gap_start, (gap_end, start, pieces[index].2));
+        }
+    }
+    let (index, at_start) = first?;
+    let mut verify = seeded.clone();
+    let mut wanted_seed = 0;
+    for _ in 0..=index {
+        wanted_seed = draw(&mut verify);
+    }
+    let (offset_bytes, len_bytes, own_seed) = pieces[index];
+    let (header_seed, found) = match at_start {
+        Some((writer_start, seed)) if writer_start == offset_bytes => (seed, Found::OtherSeed),
+        Some(_) => (0, Found::DataOverHeader),
+        None => (own_seed, Found::OtherData),
+    };
+    Some(SeedMismatch {
+        header_seed,
+        wanted_seed,
+        offset_bytes,
+        len_bytes,
+        found,
+    })
 }
 
 #[cfg(test)]
@@ -211,6 +323,41 @@ mod tests {
         let failure = order.finish().expect("a step back fails");
         assert_eq!(failure.wanted_seed, 46386204153304124);
         assert_eq!((failure.offset_bytes, failure.len_bytes), (0, 4096));
+    }
+
+    /// fio 3.33, `--rw=randrw:2 --size=256k --verify=crc32c`: with the random map the log is a
+    /// list; the sequential I/O after a random one overwrites a later random block, and the
+    /// pass fails reading the first write whose block changed.
+    #[test]
+    fn in_write_order_a_block_a_later_write_changed_fails() {
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        order.write(0, 0, 4096);
+        order.write(0, 8192, 4096);
+        order.write(0, 4096, 8192);
+        let failure = order
+            .finish()
+            .expect("the second write's header was overwritten");
+        assert_eq!(
+            (failure.offset_bytes, failure.found),
+            (8192, Found::DataOverHeader)
+        );
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        order.write(0, 0, 4096);
+        order.write(0, 8192, 4096);
+        order.write(0, 8192, 4096);
+        let failure = order.finish().expect("a rewrite at the same start");
+        assert_eq!(
+            (failure.offset_bytes, failure.found),
+            (8192, Found::OtherSeed)
+        );
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        for block in [3, 0, 2, 1] {
+            order.write(0, block * 4096, 4096);
+        }
+        assert_eq!(order.finish(), None, "no block written twice");
     }
 
     #[test]
