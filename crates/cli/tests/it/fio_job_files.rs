@@ -90,11 +90,18 @@ fn several_job_files_run_as_fios() {
         return;
     }
     let files = [("one.fio", FIRST), ("two.fio", SECOND)];
-    for args in [&["one.fio", "two.fio"][..], &["--bs=16k", "one.fio", "two.fio"]] {
+    for args in [
+        &["one.fio", "two.fio"][..],
+        &["--bs=16k", "one.fio", "two.fio"],
+    ] {
         let fio = jobs_and_actions("fio", &files, args, "");
         let storlab = jobs_and_actions("storlab", &files, args, "");
         let groups: Vec<(&str, u64)> = fio.iter().map(|(n, g, _)| (n.as_str(), *g)).collect();
-        assert_eq!(groups, [("a", 0), ("b", 0), ("c", 1), ("d", 1)], "fio changed");
+        assert_eq!(
+            groups,
+            [("a", 0), ("b", 0), ("c", 1), ("d", 1)],
+            "fio changed"
+        );
         let c_reads = &fio[2].2;
         assert!(
             c_reads.len() == 8 && c_reads.iter().all(|a| a.starts_with("read")),

@@ -443,7 +443,12 @@ fn experimental_verify_over_loops_and_a_time_based_verify_issue_fios_io() {
     for job in [
         &["--rw=randwrite", "--size=64k", "--loops=3"][..],
         &["--rw=write", "--size=32k", "--loops=4", "--bs=8k"][..],
-        &["--rw=randwrite", "--size=64k", "--loops=2", "--bsrange=4k-16k"][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--loops=2",
+            "--bsrange=4k-16k",
+        ][..],
     ] {
         let flags: Vec<&str> = job.iter().chain(&experimental).copied().collect();
         let (fio, storlab) = both_actions(MIB, &flags);

@@ -534,7 +534,10 @@ impl JobDraft {
             && !self.storlab_rw_default
             && spec.fio_engine_queues()
             && spec.engine != EngineKind::Sim
-            && spec.verify_spec.as_ref().is_some_and(|v| v.backlog.is_none() && !v.only);
+            && spec
+                .verify_spec
+                .as_ref()
+                .is_some_and(|v| v.backlog.is_none() && !v.only);
         if !passes_between_writes {
             return Ok(());
         }
