@@ -752,24 +752,6 @@ mod tests {
                 ][..],
                 "pass over the region more than once",
             ),
-            (
-                &[
-                    ("verify", Some("md5")),
-                    ("time_based", None),
-                    ("runtime", Some("1")),
-                    ("ioengine", Some("libaio")),
-                ][..],
-                "engine that queues",
-            ),
-            (
-                &[
-                    ("rw", Some("randrw")),
-                    ("verify", Some("md5")),
-                    ("loops", Some("3")),
-                    ("experimental_verify", Some("1")),
-                ][..],
-                "reads or has number_ios",
-            ),
             (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
         ] {
             let error = write_job_with(keys).unwrap_err().to_string();
@@ -924,6 +906,31 @@ mod tests {
             assert!(!spec.verify, "the runtime ends the writes first");
             assert!(spec.verify_spec.is_some(), "the headers are still written");
             assert!(spec.warnings.iter().any(|w| w.contains("never start")));
+        }
+        // Refused: fio's passes every `size` bytes on an engine that queues; a job that reads
+        // over several loops.
+        for (keys, wanted) in [
+            (
+                &[
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                    ("ioengine", Some("libaio")),
+                ][..],
+                "engine that queues",
+            ),
+            (
+                &[
+                    ("rw", Some("randrw")),
+                    ("loops", Some("3")),
+                    ("experimental_verify", Some("1")),
+                ][..],
+                "reads or has number_ios",
+            ),
+        ] {
+            let mut all = vec![("verify", Some("md5"))];
+            all.extend_from_slice(keys);
+            let error = write_job_with(&all).unwrap_err().to_string();
+            assert!(error.contains(wanted), "{keys:?}: {error}");
         }
     }
 }
