@@ -1,8 +1,10 @@
-//! Several job files on one command line and a job file on stdin (`-`), as fio 3.33 runs them
+//! Several job files on one command line, a job file on stdin (`-`) and `include`, as fio 3.33
+//! runs them
 //! (init.c, `parse_options`): each file after the first starts from fio's defaults again
 //! (`fill_def_thread`), so an earlier file's `[global]` and the command line's job options do
 //! not reach it, and its first job comes after a stonewall (`parse_jobs_ini`'s
-//! `stonewall_flag`). Each case runs under fio and `storlab fio` in its own directory and
+//! `stonewall_flag`); an `include FILE` line adds FILE's options to its section, FILE found as
+//! written or beside the including file. Each case runs under fio and `storlab fio` in its own directory and
 //! compares every job's `write_iolog` actions and fio-json group ids. Skipped where fio is
 //! missing.
 
@@ -62,7 +64,9 @@ fn jobs_and_actions(
 ) -> Vec<(String, u64, Vec<String>)> {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     let mut all = vec!["--output-format=json", "--output=out.json"];
     all.extend_from_slice(args);
@@ -146,5 +150,66 @@ fn a_job_file_on_stdin_runs_as_fios() {
         let storlab = jobs_and_actions("storlab", files, args, FIRST);
         assert!(fio.len() >= 2 && !fio[0].2.is_empty(), "fio ran nothing");
         assert_eq!(storlab, fio, "{args:?}");
+    }
+}
+
+/// `include` adds a file's options to the section it is in, in `[global]` or a job, nested,
+/// found beside the including file when the path as written is not there (the job file is in
+/// `jobs/`, run from the directory above).
+#[test]
+fn included_options_run_as_fios() {
+    if !fio_present() {
+        return;
+    }
+    let files = [
+        (
+            "jobs/job.fio",
+            "[global]\ninclude common.inc\n[a]\nfilename=a.dat\nwrite_iolog=a.log\n\
+             include writes.inc\n[b]\nfilename=a.dat\nwrite_iolog=b.log\n",
+        ),
+        ("jobs/common.inc", "size=64k\nbs=8k   ; every job\n"),
+        ("jobs/writes.inc", "rw=randwrite\ninclude depth.inc\n"),
+        ("jobs/depth.inc", "iodepth=2\n"),
+    ];
+    let args = ["jobs/job.fio"];
+    let fio = jobs_and_actions("fio", &files, &args, "");
+    let storlab = jobs_and_actions("storlab", &files, &args, "");
+    assert_eq!(
+        fio[0].2.len(),
+        8,
+        "fio's a: 8 writes of 8 KiB: {:?}",
+        fio[0].2
+    );
+    assert!(
+        fio[1].2.iter().all(|a| a.starts_with("read")),
+        "fio's b reads"
+    );
+    assert_eq!(storlab, fio);
+}
+
+/// An included file holds options only: fio prints "No new sections in included files" and
+/// runs the job without the file's options (exit 0); storlab refuses the job file in one line
+/// (exit 2, nothing run) rather than run other I/O than the file asks for.
+#[test]
+fn a_section_in_an_included_file_is_refused() {
+    if !fio_present() {
+        return;
+    }
+    for program in ["fio", "storlab"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("job.fio"),
+            "[a]\nfilename=a.dat\nsize=64k\ninclude more.inc\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("more.inc"), "[b]\nrw=write\n").unwrap();
+        let out = run(program, dir.path(), &["job.fio"], "");
+        let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();
+        assert!(stderr.contains("no new sections"), "{program}: {stderr}");
+        if program == "storlab" {
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains("more.inc:1"), "names the line: {stderr}");
+            assert!(!dir.path().join("a.dat").exists(), "storlab ran a job");
+        }
     }
 }
