@@ -126,11 +126,6 @@ impl RunPlan {
                 "--section: selects sections of a job file; give one",
             ));
         }
-        if !args.sections.is_empty() && !args.more_job_files.is_empty() {
-            return Err(bad_input(
-                "--section: selects sections of one job file; give one job file with it",
-            ));
-        }
         let kind = if args.showcmd {
             RunKind::ShowCommand
         } else if args.parse_only {
@@ -264,6 +259,9 @@ impl JobSource {
     /// `parse_options`): `fill_def_thread` resets the default options before each file after
     /// the first, so neither an earlier file's `[global]` nor the command line's job options
     /// reach it, and `parse_jobs_ini`'s `stonewall_flag` puts its first job after a stonewall.
+    /// `--section` selects among the first file's sections alone: fio 3.33 runs every section
+    /// of a later file whatever `--section` says (`fio --section=a one.fio two.fio` runs `a`
+    /// and all of `two.fio`).
     fn load_more_files(&self, target: Option<&Target>, set: &mut JobSet) -> Result<(), Failure> {
         for path in &self.more_files {
             let text = read_job_file(path)?;
@@ -297,7 +295,8 @@ impl JobSource {
                     &self.flags,
                 )
                 .map_err(bad_input)?;
-                self.select_sections(path, &mut set)?;
+                self.check_sections_exist(path)?;
+                self.select_sections(text, &mut set);
                 self.load_more_files(target.as_ref(), &mut set)?;
                 Ok((set, false))
             }
@@ -327,25 +326,41 @@ impl JobSource {
         }
     }
 
-    /// The jobs of `set` whose sections `--section` names (fio's `--section`: the file's
-    /// `[global]` still applies); every name must be a section of the job file at `path`.
-    fn select_sections(&self, path: &Path, set: &mut JobSet) -> Result<(), Failure> {
+    /// The jobs of `set`, read from job-file `text`, whose sections `--section` names (fio's
+    /// `--section`: the file's `[global]` still applies).
+    fn select_sections(&self, text: &str, set: &mut JobSet) {
         if self.sections.is_empty() {
-            return Ok(());
+            return;
         }
-        let names = storlab_job::written::of_fio_text(self.text(path)?, &[]).names;
-        if let Some(missing) = self.sections.iter().find(|s| !names.contains(s)) {
-            return Err(bad_input(format!(
-                "--section {missing}: {} has no such section (it has {})",
-                path.display(),
-                names.join(", ")
-            )));
-        }
+        let names = storlab_job::written::of_fio_text(text, &[]).names;
         let mut index = 0..;
         set.jobs.retain(|_| {
             let name = &names[index.next().unwrap_or(0)];
             self.sections.contains(name)
         });
+    }
+
+    /// Every `--section` name must be a section of one of the job files (the first at `path`):
+    /// a name in none is a mistake fio would pass over in silence.
+    fn check_sections_exist(&self, path: &Path) -> Result<(), Failure> {
+        if self.sections.is_empty() {
+            return Ok(());
+        }
+        let mut names = storlab_job::written::of_fio_text(self.text(path)?, &[]).names;
+        for more in &self.more_files {
+            names.extend(storlab_job::written::of_fio_text(&read_job_file(more)?, &[]).names);
+        }
+        if let Some(missing) = self.sections.iter().find(|s| !names.contains(s)) {
+            let files: Vec<String> = std::iter::once(path)
+                .chain(self.more_files.iter().map(PathBuf::as_path))
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(bad_input(format!(
+                "--section {missing}: {} has no such section (it has {})",
+                files.join(", "),
+                names.join(", ")
+            )));
+        }
         Ok(())
     }
 

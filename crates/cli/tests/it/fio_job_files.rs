@@ -115,6 +115,29 @@ fn several_job_files_run_as_fios() {
     }
 }
 
+/// `--section` picks among the first file's sections only: fio runs every section of a later
+/// file (its first after a stonewall only when the first file kept a job).
+#[test]
+fn sections_select_in_the_first_job_file_as_fios() {
+    if !fio_present() {
+        return;
+    }
+    let files = [("one.fio", FIRST), ("two.fio", SECOND)];
+    for (args, jobs) in [
+        (&["--section=c", "one.fio", "two.fio"][..], &["c", "d"][..]),
+        (
+            &["--section=a", "--section=d", "one.fio", "two.fio"],
+            &["a", "c", "d"],
+        ),
+    ] {
+        let fio = jobs_and_actions("fio", &files, args, "");
+        let storlab = jobs_and_actions("storlab", &files, args, "");
+        let names: Vec<&str> = fio.iter().map(|(name, _, _)| name.as_str()).collect();
+        assert_eq!(names, jobs, "fio changed: {args:?}");
+        assert_eq!(storlab, fio, "{args:?}");
+    }
+}
+
 /// A later file does not inherit a size: fio and storlab both fail its job, after running the
 /// first file's.
 #[test]
