@@ -372,8 +372,11 @@ impl JobSource {
         let mut written = match &self.file {
             Some(path) => {
                 let mut first = written::of_fio_text(self.text(path).ok()?, &self.flags);
+                // fio's JSON echoes the last file's `[global]` (fio 3.33 resets its default
+                // options before each file: none when the last file has none).
                 for more in &self.more_files {
                     let next = written::of_fio_text(&read_job_file(more).ok()?, &[]);
+                    first.global = next.global;
                     first.jobs.extend(next.jobs);
                     first.names.extend(next.names);
                     first.arguments.extend(next.arguments);

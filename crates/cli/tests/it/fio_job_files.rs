@@ -86,14 +86,33 @@ fn jobs_and_actions(
         .collect()
 }
 
+/// The fio-json `global options` after `program` ran the job `files` in `order`.
+fn global_options(program: &str, files: &[(&str, &str)], order: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let mut args = vec!["--output-format=json"];
+    args.extend_from_slice(order);
+    let out = run(program, dir.path(), &args, "");
+    assert!(out.status.success(), "{program} {args:?}: {out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["global options"].clone()
+}
+
 /// Two job files: the second's jobs keep fio's defaults, not the first file's `[global]` nor
-/// the command line's `--bs`, and start a new group; the same I/O, job for job, as fio's.
+/// the command line's `--bs`, and start a new group; the same I/O, job for job, as fio's, and
+/// fio-json's `global options` are the last file's, as fio's.
 #[test]
 fn several_job_files_run_as_fios() {
     if !fio_present() {
         return;
     }
     let files = [("one.fio", FIRST), ("two.fio", SECOND)];
+    for order in [["one.fio", "two.fio"], ["two.fio", "one.fio"]] {
+        let fio = global_options("fio", &files, &order);
+        assert_eq!(global_options("storlab", &files, &order), fio, "{order:?}");
+    }
     for args in [
         &["one.fio", "two.fio"][..],
         &["--bs=16k", "one.fio", "two.fio"],
