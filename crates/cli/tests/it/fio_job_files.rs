@@ -55,6 +55,17 @@ fn run(program: &str, dir: &Path, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A scratch directory holding `files` (name, text), subdirectories made as needed.
+fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
 /// Each job's name, group id and logged actions (in `dir`) after `program` ran `args`.
 fn jobs_and_actions(
     program: &str,
@@ -62,12 +73,7 @@ fn jobs_and_actions(
     args: &[&str],
     stdin: &str,
 ) -> Vec<(String, u64, Vec<String>)> {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let dir = dir_with(files);
     let mut all = vec!["--output-format=json", "--output=out.json"];
     all.extend_from_slice(args);
     let out = run(program, dir.path(), &all, stdin);
@@ -88,10 +94,7 @@ fn jobs_and_actions(
 
 /// The fio-json `global options` after `program` ran the job `files` in `order`.
 fn global_options(program: &str, files: &[(&str, &str)], order: &[&str]) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
+    let dir = dir_with(files);
     let mut args = vec!["--output-format=json"];
     args.extend_from_slice(order);
     let out = run(program, dir.path(), &args, "");
@@ -165,9 +168,7 @@ fn a_later_job_file_does_not_inherit_the_first_files_global() {
         return;
     }
     for program in ["fio", "storlab"] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("one.fio"), FIRST).unwrap();
-        std::fs::write(dir.path().join("three.fio"), SIZELESS).unwrap();
+        let dir = dir_with(&[("one.fio", FIRST), ("three.fio", SIZELESS)]);
         let args = ["--output-format=json", "one.fio", "three.fio"];
         let out = run(program, dir.path(), &args, "");
         assert!(!out.status.success(), "{program} ran e without a size");
@@ -238,13 +239,13 @@ fn a_section_in_an_included_file_is_refused() {
         return;
     }
     for program in ["fio", "storlab"] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("job.fio"),
-            "[a]\nfilename=a.dat\nsize=64k\ninclude more.inc\n",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("more.inc"), "[b]\nrw=write\n").unwrap();
+        let dir = dir_with(&[
+            (
+                "job.fio",
+                "[a]\nfilename=a.dat\nsize=64k\ninclude more.inc\n",
+            ),
+            ("more.inc", "[b]\nrw=write\n"),
+        ]);
         let out = run(program, dir.path(), &["job.fio"], "");
         let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();
         assert!(stderr.contains("no new sections"), "{program}: {stderr}");
