@@ -310,8 +310,14 @@ pub enum OutputFormat {
 #[derive(Clone, Debug, Args)]
 #[command(after_help = JOB_FLAGS_HELP)]
 pub struct RunArgs {
-    /// fio job file to run (a practical subset of fio's format; see docs/job-format.md).
+    /// fio job file to run (a practical subset of fio's format; see docs/job-format.md); `-`
+    /// reads it from stdin, as fio does.
     pub job_file: Option<PathBuf>,
+    /// More fio job files, run after the first as fio 3.33 runs several: each file's jobs
+    /// with its own `[global]` only (neither the first file's nor the job flags carry over),
+    /// the first job of each after a stonewall.
+    #[arg(value_name = "MORE_JOB_FILES")]
+    pub more_job_files: Vec<PathBuf>,
     /// Target for every job: a file, a block device, or sim:STACK (replaces filename=,
     /// directory= and ioengine=; a job without size= covers the whole target). Given several
     /// times (real and simulated mixed), the same jobs or preset run on each target in turn,

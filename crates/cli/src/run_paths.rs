@@ -24,9 +24,8 @@ fn never_written(plan: &RunPlan) -> Vec<(&'static str, PathBuf)> {
         .ok()
         .map(|db| database_files(&db))
         .unwrap_or_default();
-    if let Some(job_file) = &plan.jobs.file {
-        files.push(("the job file", job_file.clone()));
-    }
+    let job_files = plan.jobs.file.iter().chain(&plan.jobs.more_files);
+    files.extend(job_files.map(|job_file| ("the job file", job_file.clone())));
     if let Some(profiles) = &plan.profiles {
         files.extend(
             profile_files(profiles)

@@ -149,6 +149,7 @@ impl RunPlan {
             kind,
             jobs: JobSource {
                 file: args.job_file,
+                more_files: args.more_job_files,
                 flags: args.job_flags,
                 sections: args.sections,
                 text: OnceCell::new(),
@@ -238,6 +239,8 @@ impl TargetRun<'_> {
 /// `--section`), job flags alone, or the built-in quick set.
 pub(crate) struct JobSource {
     pub file: Option<PathBuf>,
+    /// Job files after the first: fio runs each with only its own `[global]`.
+    pub more_files: Vec<PathBuf>,
     pub flags: Vec<String>,
     pub sections: Vec<String>,
     /// The job file's text, read the first time a step needs it and kept: one read per run,
@@ -248,15 +251,31 @@ pub(crate) struct JobSource {
 impl JobSource {
     /// The job file's text (read once), or why it cannot be read, as the job reader says it.
     fn text(&self, path: &Path) -> Result<&str, Failure> {
-        let read = self.text.get_or_init(|| {
-            std::fs::read_to_string(path).map_err(|e| {
-                bad_input(storlab_job::JobError::io(
-                    &path.display().to_string(),
-                    e.to_string(),
-                ))
-            })
-        });
+        let read = self.text.get_or_init(|| read_job_file(path));
         read.as_deref().map_err(Clone::clone)
+    }
+
+    /// The job files after the first, each parsed as fio 3.33 parses several (init.c,
+    /// `parse_options`): `fill_def_thread` resets the default options before each file after
+    /// the first, so neither an earlier file's `[global]` nor the command line's job options
+    /// reach it, and `parse_jobs_ini`'s `stonewall_flag` puts its first job after a stonewall.
+    /// `--section` selects among the first file's sections alone: fio 3.33 runs every section
+    /// of a later file whatever `--section` says (`fio --section=a one.fio two.fio` runs `a`
+    /// and all of `two.fio`).
+    fn load_more_files(&self, target: Option<&Target>, set: &mut JobSet) -> Result<(), Failure> {
+        for path in &self.more_files {
+            let text = read_job_file(path)?;
+            let file_name = path.display().to_string();
+            let more = storlab_job::parse_fio_str_with_flags(&text, &file_name, target, &[])
+                .map_err(bad_input)?;
+            let mut jobs = more.jobs.into_iter();
+            if let Some(mut first) = jobs.next() {
+                first.stonewall = true;
+                set.jobs.push(first);
+            }
+            set.jobs.extend(jobs);
+        }
+        Ok(())
     }
 
     /// The job set: a job file, job flags, or the built-in quick set when neither is given,
@@ -276,7 +295,9 @@ impl JobSource {
                     &self.flags,
                 )
                 .map_err(bad_input)?;
-                self.select_sections(path, &mut set)?;
+                self.check_sections_exist(path)?;
+                self.select_sections(text, &mut set);
+                self.load_more_files(target.as_ref(), &mut set)?;
                 Ok((set, false))
             }
             (None, false) => Ok((
@@ -305,25 +326,41 @@ impl JobSource {
         }
     }
 
-    /// The jobs of `set` whose sections `--section` names (fio's `--section`: the file's
-    /// `[global]` still applies); every name must be a section of the job file at `path`.
-    fn select_sections(&self, path: &Path, set: &mut JobSet) -> Result<(), Failure> {
+    /// The jobs of `set`, read from job-file `text`, whose sections `--section` names (fio's
+    /// `--section`: the file's `[global]` still applies).
+    fn select_sections(&self, text: &str, set: &mut JobSet) {
         if self.sections.is_empty() {
-            return Ok(());
+            return;
         }
-        let names = storlab_job::written::of_fio_text(self.text(path)?, &[]).names;
-        if let Some(missing) = self.sections.iter().find(|s| !names.contains(s)) {
-            return Err(bad_input(format!(
-                "--section {missing}: {} has no such section (it has {})",
-                path.display(),
-                names.join(", ")
-            )));
-        }
+        let names = storlab_job::written::of_fio_text(text, &[]).names;
         let mut index = 0..;
         set.jobs.retain(|_| {
             let name = &names[index.next().unwrap_or(0)];
             self.sections.contains(name)
         });
+    }
+
+    /// Every `--section` name must be a section of one of the job files (the first at `path`):
+    /// a name in none is a mistake fio would pass over in silence.
+    fn check_sections_exist(&self, path: &Path) -> Result<(), Failure> {
+        if self.sections.is_empty() {
+            return Ok(());
+        }
+        let mut names = storlab_job::written::of_fio_text(self.text(path)?, &[]).names;
+        for more in &self.more_files {
+            names.extend(storlab_job::written::of_fio_text(&read_job_file(more)?, &[]).names);
+        }
+        if let Some(missing) = self.sections.iter().find(|s| !names.contains(s)) {
+            let files: Vec<String> = std::iter::once(path)
+                .chain(self.more_files.iter().map(PathBuf::as_path))
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(bad_input(format!(
+                "--section {missing}: {} has no such section (it has {})",
+                files.join(", "),
+                names.join(", ")
+            )));
+        }
         Ok(())
     }
 
@@ -333,7 +370,19 @@ impl JobSource {
     pub(crate) fn written_options(&self) -> Option<storlab_job::written::WrittenOptions> {
         use storlab_job::written;
         let mut written = match &self.file {
-            Some(path) => written::of_fio_text(self.text(path).ok()?, &self.flags),
+            Some(path) => {
+                let mut first = written::of_fio_text(self.text(path).ok()?, &self.flags);
+                // fio's JSON echoes the last file's `[global]` (fio 3.33 resets its default
+                // options before each file: none when the last file has none).
+                for more in &self.more_files {
+                    let next = written::of_fio_text(&read_job_file(more).ok()?, &[]);
+                    first.global = next.global;
+                    first.jobs.extend(next.jobs);
+                    first.names.extend(next.names);
+                    first.arguments.extend(next.arguments);
+                }
+                first
+            }
             None if !self.flags.is_empty() => written::of_flags(&self.flags),
             None => written::of_fio_text(DEFAULT_JOB_FILE, &[]),
         };
@@ -349,4 +398,20 @@ impl JobSource {
         }
         Some(written)
     }
+}
+
+/// A job file's text, or why it cannot be read, as the job reader says it; `-` is stdin, as
+/// fio reads it (init.c, `__parse_jobs_ini`).
+fn read_job_file(path: &Path) -> Result<String, Failure> {
+    let read = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(path)
+    };
+    read.map_err(|e| {
+        bad_input(storlab_job::JobError::io(
+            &path.display().to_string(),
+            e.to_string(),
+        ))
+    })
 }

@@ -6,8 +6,8 @@
 //! 3.33 and storlab both pass on a two-core machine, less the slow ones `bench/fio-testsuite.sh`
 //! runs (t0002, t0003 and t0006 lay out GiBs; t0010, t0013 and t0018 run 3 s to minutes;
 //! t0011, t0012 and t0014 time flows for 10 s and more; t0009 needs four CPUs, and fails under
-//! fio without them). Not passed by storlab yet, so not here: t0026 (its `experimental_verify`
-//! jobs, with `loops=8` and time-based, are refused: docs/job-format.md).
+//! fio without them). t0026 (`experimental_verify` over `loops=8`, then 5 s time-based) runs
+//! in the bench script only; its two behaviours are compared with fio's below.
 
 use crate::common;
 
@@ -425,5 +425,59 @@ fn experimental_verify_and_a_split_bsrange_issue_fios_io() {
             "fio read back nothing: {flags:?}"
         );
         assert_eq!(storlab, fio, "{flags:?}");
+    }
+}
+
+/// fio's t0026, compared with fio itself: `experimental_verify` over `loops` reads back the
+/// first loop alone and writes one loop fewer (`loops=3`: write, read back, write), and a
+/// time-based job on `psync` reads nothing back, its runtime ending the writes first (both
+/// with and without `experimental_verify`). The same actions in the same order; for the
+/// time-based jobs, no read in either log.
+#[test]
+fn experimental_verify_over_loops_and_a_time_based_verify_issue_fios_io() {
+    use crate::fio_oracle::{both_actions, fio_present, MIB};
+    if !fio_present() {
+        return;
+    }
+    let experimental = ["--verify=md5", "--experimental_verify=1"];
+    for job in [
+        &["--rw=randwrite", "--size=64k", "--loops=3"][..],
+        &["--rw=write", "--size=32k", "--loops=4", "--bs=8k"][..],
+        &[
+            "--rw=randwrite",
+            "--size=64k",
+            "--loops=2",
+            "--bsrange=4k-16k",
+        ][..],
+    ] {
+        let flags: Vec<&str> = job.iter().chain(&experimental).copied().collect();
+        let (fio, storlab) = both_actions(MIB, &flags);
+        let reads = fio.iter().filter(|a| a.starts_with("read")).count();
+        let writes = fio.iter().filter(|a| a.starts_with("write")).count();
+        assert!(
+            reads > 0 && writes >= reads,
+            "fio's own pattern changed for {job:?}: {reads} reads, {writes} writes"
+        );
+        assert_eq!(storlab, fio, "{flags:?}");
+    }
+    for experimental in ["0", "1"] {
+        let flag = format!("--experimental_verify={experimental}");
+        let flags = [
+            "--rw=randwrite",
+            "--size=64k",
+            "--time_based",
+            "--runtime=300ms",
+            "--verify=md5",
+            &flag,
+        ];
+        let (fio, storlab) = both_actions(MIB, &flags);
+        for (tool, actions) in [("fio", &fio), ("storlab", &storlab)] {
+            let writes = actions.iter().filter(|a| a.starts_with("write")).count();
+            let reads = actions.iter().filter(|a| a.starts_with("read")).count();
+            assert!(
+                writes > 16 && reads == 0,
+                "{tool}: {writes} writes, {reads} reads: {flags:?}"
+            );
+        }
     }
 }

@@ -32,6 +32,7 @@ mod file_keys;
 mod fill_device;
 mod fio_cli;
 mod fio_diff;
+mod fio_job_files;
 mod fio_job_vars;
 mod fio_json;
 mod fio_logs;

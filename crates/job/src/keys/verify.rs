@@ -270,6 +270,7 @@ impl JobDraft {
             dump: self.verify.dump == Some(true),
             backlog: self.verify.backlog.filter(|b| *b > 0),
             backlog_batch: self.verify.backlog_batch.filter(|b| *b > 0),
+            first_loop_only: false,
         })
     }
 
@@ -392,12 +393,32 @@ impl JobDraft {
     /// headers of each block as it reads it (backend.c gives a read the `verify_io_u`
     /// completion when the job does not write), so the read-back (`verify`) is off and the
     /// worker checks every read against `verify_spec`.
+    ///
+    /// A time-based fio job on a synchronous engine never reaches its read-back either: fio's
+    /// `do_io` leaves its loop for the verify pass once the bytes it issued reach the job's
+    /// size, but counts only I/O its engine queued (`io_queue_event` adds to `bytes_issued`
+    /// on FIO_Q_QUEUED alone), so the writes go on until the runtime ends the job, which then
+    /// stops before `do_verify` (init.c warns "verification read phase will never start"
+    /// for a job that only writes). Such a job writes its headers and reads nothing back, as
+    /// `do_verify=0` (`verify_backlog` still reads between the writes, so it keeps its phase).
     pub(super) fn fio_verify_fixups(&self, spec: &mut JobSpec) {
         let reads_only = spec.read_percent == 100 && spec.replay.is_none();
-        let Some(verify) = spec.verify_spec.as_mut() else {
+        let Some(verify) = spec.verify_spec.as_ref() else {
             return;
         };
-        if reads_only && !verify.only {
+        let runtime_ends_writes = spec.time_based
+            && !self.storlab_rw_default
+            && !spec.fio_engine_queues()
+            && verify.backlog.is_none();
+        if (reads_only || runtime_ends_writes) && !verify.only {
+            if runtime_ends_writes && spec.read_percent == 0 && spec.runtime_ns.is_some() {
+                spec.warnings.push(
+                    "verification read phase will never start because write phase uses all \
+                     of runtime (fio's words: on a synchronous engine a time_based job writes \
+                     until its runtime ends)"
+                        .into(),
+                );
+            }
             spec.verify = false;
         }
     }
@@ -463,55 +484,31 @@ impl JobDraft {
     /// reads in the same order where its log is kept in write order and holds every write:
     /// a random job with fio's random map (fio logs such writes in a list,
     /// `verify_seeds::fio_logs_writes_in_a_list`), or a sequential job, each writing one pass
-    /// forward. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
-    /// backward holes, passes that wrap, `loops` above 1, `verify_backlog`) the orders or the
-    /// reads differ, and the job is refused with why.
-    pub(super) fn check_experimental_verify(
+    /// forward. Over several loops fio 3.33 reads back the first loop alone, and counts those
+    /// reads against the loops' write bytes (`td_io_queue` accounts a regenerated write turned
+    /// read as a write, `acct_ddir`): a job that only writes then writes one loop fewer than
+    /// `loops` (`loops=8`: 7 passes written, the first read back, fio's t0026), which the job
+    /// here becomes. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
+    /// backward holes, passes that wrap, a mixed job or `number_ios` over several loops,
+    /// `verify_backlog`) the orders or the reads differ, and the job is refused with why.
+    pub(super) fn fit_experimental_verify(
         &self,
-        spec: &JobSpec,
+        spec: &mut JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
         if self.verify.experimental != Some(true) || !spec.verify {
             return Ok(());
         }
-        let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-        let map_kept = matches!(
-            spec.random_distribution,
-            RandomDistribution::Random
-                | RandomDistribution::Zoned { .. }
-                | RandomDistribution::ZonedAbs { .. }
-        );
-        let lfsr = spec.fio_random.as_ref().is_some_and(|fio| fio.lfsr);
-        let wraps = spec.time_based
-            || spec
-                .io_size_bytes
-                .is_some_and(|io| spec.size_bytes.is_none_or(|size| io > size))
-            || matches!(spec.rw_modifier, RwModifier::BackBytes(_));
-        let why_not = match () {
-            _ if spec
-                .verify_spec
-                .as_ref()
-                .is_some_and(|v| v.backlog.is_some()) =>
-            {
-                Some("with verify_backlog")
+        match self.experimental_verify_refusal(spec) {
+            None => {
+                if spec.loops > 1 {
+                    spec.loops -= 1;
+                    if let Some(verify) = spec.verify_spec.as_mut() {
+                        verify.first_loop_only = spec.loops > 1;
+                    }
+                }
+                Ok(())
             }
-            _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
-                "for random writes without fio's random map (norandommap, lfsr, a skewed \
-                 random_distribution), where its log is sorted by offset",
-            ),
-            _ if spec.loops > 1 => Some(
-                "with loops above 1, where fio 3.33 writes one pass fewer than loops and reads \
-                 back one (loops=3: 2 passes written, 1 read; storlab verifies after each loop)",
-            ),
-            _ if wraps => Some(
-                "for writes that pass over the region more than once per verify or go \
-                 backwards (time_based, io_size above size, rw=write:-N): fio reads a block as \
-                 often as it was written, storlab its last write once",
-            ),
-            _ => None,
-        };
-        match why_not {
-            None => Ok(()),
             Some(why) => {
                 let (location, key, value) = self.setter("experimental_verify", job_location);
                 Err(JobError::unsupported(
@@ -525,6 +522,84 @@ impl JobDraft {
                     ),
                 ))
             }
+        }
+    }
+
+    /// A time-based fio job with a read-back on an engine that queues: fio 3.33's `do_io`
+    /// leaves its loop for a verify pass each time the bytes it queued reach the job's size,
+    /// then writes on (`keep_running` is always true when time-based), pass after pass until
+    /// the runtime (`--rw=randwrite --size=64k --ioengine=libaio --time_based --runtime=1
+    /// --verify=md5`: 20 360 reads, 20 368 writes); storlab reads back once at the end, so the
+    /// job is refused rather than run differently. A synchronous engine never leaves for the
+    /// pass (`fio_verify_fixups`); a simulated drive is storlab's alone.
+    pub(super) fn check_time_based_read_back(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let passes_between_writes = spec.time_based
+            && spec.verify
+            && !self.storlab_rw_default
+            && spec.fio_engine_queues()
+            && spec.engine != EngineKind::Sim
+            && spec
+                .verify_spec
+                .as_ref()
+                .is_some_and(|v| v.backlog.is_none() && !v.only);
+        if !passes_between_writes {
+            return Ok(());
+        }
+        let (location, key, value) = self.setter("time_based", job_location);
+        Err(JobError::unsupported(
+            location,
+            &key,
+            value,
+            "with verify on an engine that queues, fio 3.33 stops its writes for a verify pass \
+             each time the bytes it queued reach the job's size, then writes on, until the \
+             runtime; storlab reads back once at the end: drop time_based, set do_verify=0, or \
+             use a synchronous engine (psync), where the runtime ends fio's writes before any \
+             verify pass",
+        ))
+    }
+
+    /// Why storlab's read-back is not fio's `experimental_verify` pass for `spec`, if it is not.
+    fn experimental_verify_refusal(&self, spec: &JobSpec) -> Option<&'static str> {
+        let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+        let map_kept = matches!(
+            spec.random_distribution,
+            RandomDistribution::Random
+                | RandomDistribution::Zoned { .. }
+                | RandomDistribution::ZonedAbs { .. }
+        );
+        let lfsr = spec.fio_random.as_ref().is_some_and(|fio| fio.lfsr);
+        let wraps = spec.time_based
+            || spec
+                .io_size_bytes
+                .is_some_and(|io| spec.size_bytes.is_none_or(|size| io > size))
+            || matches!(spec.rw_modifier, RwModifier::BackBytes(_));
+        match () {
+            _ if spec
+                .verify_spec
+                .as_ref()
+                .is_some_and(|v| v.backlog.is_some()) =>
+            {
+                Some("with verify_backlog")
+            }
+            _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
+                "for random writes without fio's random map (norandommap, lfsr, a skewed \
+                 random_distribution), where its log is sorted by offset",
+            ),
+            _ if spec.loops > 1 && (spec.read_percent > 0 || spec.number_ios.is_some()) => Some(
+                "for a job that reads or has number_ios over several loops: fio 3.33 reads \
+                 back the first loop alone and counts those reads against the loops' bytes \
+                 and I/Os, which storlab follows only for a job that just writes",
+            ),
+            _ if wraps => Some(
+                "for writes that pass over the region more than once per verify or go \
+                 backwards (time_based, io_size above size, rw=write:-N): fio reads a block as \
+                 often as it was written, storlab its last write once",
+            ),
+            _ => None,
         }
     }
 
@@ -680,6 +755,7 @@ mod tests {
                     ("verify", Some("md5")),
                     ("time_based", None),
                     ("runtime", Some("1")),
+                    ("ioengine", Some("libaio")),
                     ("experimental_verify", Some("1")),
                 ][..],
                 "pass over the region more than once",
@@ -806,6 +882,63 @@ mod tests {
             &[("verify_fatal", Some("1")), ("verify", Some("md5"))][..],
         ] {
             write_job_with(keys).unwrap();
+        }
+    }
+
+    /// fio's t0026: `experimental_verify` over `loops` reads back the first loop and writes
+    /// one loop fewer; a time-based job on a synchronous engine never reaches its read-back.
+    #[test]
+    fn experimental_verify_over_loops_and_time_based_as_fio() {
+        for (loops, written, first_only) in [("2", 1, false), ("3", 2, true), ("8", 7, true)] {
+            let spec = write_job_with(&[
+                ("rw", Some("randwrite")),
+                ("verify", Some("md5")),
+                ("loops", Some(loops)),
+                ("experimental_verify", Some("1")),
+            ])
+            .unwrap();
+            assert_eq!(spec.loops, written, "loops={loops}");
+            assert_eq!(spec.verify_spec.unwrap().first_loop_only, first_only);
+        }
+        let plain = write_job_with(&[("verify", Some("md5")), ("loops", Some("3"))]).unwrap();
+        assert_eq!(plain.loops, 3);
+        assert!(!plain.verify_spec.unwrap().first_loop_only);
+        for experimental in ["0", "1"] {
+            let spec = write_job_with(&[
+                ("verify", Some("md5")),
+                ("time_based", None),
+                ("runtime", Some("1")),
+                ("experimental_verify", Some(experimental)),
+            ])
+            .unwrap();
+            assert!(!spec.verify, "the runtime ends the writes first");
+            assert!(spec.verify_spec.is_some(), "the headers are still written");
+            assert!(spec.warnings.iter().any(|w| w.contains("never start")));
+        }
+        // Refused: fio's passes every `size` bytes on an engine that queues; a job that reads
+        // over several loops.
+        for (keys, wanted) in [
+            (
+                &[
+                    ("time_based", None),
+                    ("runtime", Some("1")),
+                    ("ioengine", Some("libaio")),
+                ][..],
+                "engine that queues",
+            ),
+            (
+                &[
+                    ("rw", Some("randrw")),
+                    ("loops", Some("3")),
+                    ("experimental_verify", Some("1")),
+                ][..],
+                "reads or has number_ios",
+            ),
+        ] {
+            let mut all = vec![("verify", Some("md5"))];
+            all.extend_from_slice(keys);
+            let error = write_job_with(&all).unwrap_err().to_string();
+            assert!(error.contains(wanted), "{keys:?}: {error}");
         }
     }
 }

@@ -141,6 +141,12 @@ pub struct VerifySpec {
     /// fio's `verify_backlog_batch` (default: `backlog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_batch: Option<u64>,
+    /// fio's `experimental_verify` over several loops: only the first loop is read back.
+    /// fio 3.33 never resets the bytes its verify passes checked between loops (libfio.c,
+    /// `reset_io_counters` with `all` = 0), and a pass stops once those reach the loop's
+    /// written bytes (backend.c, `do_verify`), so every pass after the first reads nothing.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub first_loop_only: bool,
 }
 
 impl VerifySpec {
@@ -156,6 +162,7 @@ impl VerifySpec {
             dump: false,
             backlog: None,
             backlog_batch: None,
+            first_loop_only: false,
         }
     }
 }

@@ -89,6 +89,9 @@ pub(super) struct Verifying {
     /// to read back, and the next loop's first I/O, held until they are done.
     loop_reads: std::collections::VecDeque<(u64, u32)>,
     held_first_io: Option<PlannedIo>,
+    /// Whether a loop was read back already: fio's `experimental_verify` reads back only the
+    /// first (`VerifySpec::first_loop_only`).
+    first_loop_read_back: bool,
 }
 
 impl Verifying {
@@ -140,6 +143,7 @@ impl Verifying {
             seed_failure: None,
             loop_reads: std::collections::VecDeque::new(),
             held_first_io: None,
+            first_loop_read_back: false,
         }
     }
 
@@ -147,6 +151,16 @@ impl Verifying {
     /// a verify run's.
     pub(super) fn checks_completions(&self) -> bool {
         self.read_check.is_some() || self.state.is_some()
+    }
+
+    /// Whether fio's `experimental_verify` has read back its first loop, so that no other
+    /// loop of `job` is read back.
+    fn past_first_loop(&self, job: &JobSpec) -> bool {
+        self.first_loop_read_back
+            && job
+                .verify_spec
+                .as_ref()
+                .is_some_and(|verify| verify.first_loop_only)
     }
 
     /// Whether the job reads back what it wrote once its I/O is done (a verify run).
@@ -303,6 +317,15 @@ impl Worker {
         if !v.in_phase_checks || self.verifying.only || self.verifying.backlog.is_some() {
             return;
         }
+        if self.verifying.past_first_loop(job) {
+            // fio's experimental pass after a later loop reads nothing: its writes are never
+            // read back, at this loop's end or the job's.
+            if let Some(v) = self.verifying.state.as_mut() {
+                v.record.forget_generations_from(1);
+            }
+            return;
+        }
+        self.verifying.first_loop_read_back = true;
         let reads: std::collections::VecDeque<(u64, u32)> = v
             .record
             .extents(job.max_block_bytes())
@@ -406,7 +429,15 @@ impl Worker {
             .seed_order
             .as_mut()
             .and_then(SeedOrder::finish);
+        let past_first_loop = self
+            .verifying
+            .job
+            .as_deref()
+            .is_some_and(|job| self.verifying.past_first_loop(job));
         let state = self.verifying.state.as_mut()?;
+        if past_first_loop {
+            state.record.forget_generations_from(1);
+        }
         let empty = WriteRecord::new(
             self.worker_index,
             0,
