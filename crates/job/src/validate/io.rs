@@ -67,6 +67,15 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     check_rw_hole(spec, location)?;
+    let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "zonemode",
+            Some("strided".into()),
+            "storlab's random offsets in strided zones are not fio's (fio 3.33 draws among each zone's zonerange with its random map reset per zone, io_u.c setup_strided_zone_mode); use a sequential rw with zonemode=strided",
+        ));
+    }
     for (asked, key) in [
         (spec.bs_is_seq_rand, "bs_is_seq_rand"),
         (spec.bs_unaligned, "bs_unaligned"),

@@ -80,4 +80,7 @@ pub const REFUSED: &[&str] = &[
     "--rw=readwrite --bsrange=512-8k --size=512k --ioengine=posixaio --verify=sha256 --numjobs=2 --offset_increment=256k",
     // 1618: mixed sequential clones from one start race the same way.
     "--rw=readwrite --size=128k --fsync=4 --refill_buffers --verify=sha256 --numjobs=2",
+    // A probe of fio's keys: random offsets in strided zones are fio's own draw (its map reset
+    // per zone), which storlab does not follow.
+    "--rw=randwrite --size=128k --zonemode=strided --zonesize=16k --zoneskip=48k",
 ];
