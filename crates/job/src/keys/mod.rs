@@ -25,6 +25,7 @@ mod logs;
 mod random;
 mod rate;
 mod replay;
+mod report;
 mod steady_state;
 mod sync;
 mod table;

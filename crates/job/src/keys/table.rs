@@ -3,15 +3,16 @@
 
 use super::{
     block_size, buffers, depth, description, engine, errors, io_size, io_type, latency, logs,
-    random, rate, replay, steady_state, sync, target, threads, time, verify, KeyDef,
+    random, rate, replay, report, steady_state, sync, target, threads, time, verify, KeyDef,
 };
 
 /// Every key of the job language, in the order the docs list them.
 pub static KEYS: &[KeyDef] = &IN_DOC_ORDER;
 
 /// The groups' tables; each row is in exactly one of them.
-const GROUPS: [&[KeyDef]; 19] = [
+const GROUPS: [&[KeyDef]; 20] = [
     description::GROUP_KEYS,
+    report::GROUP_KEYS,
     time::GROUP_KEYS,
     target::GROUP_KEYS,
     io_type::GROUP_KEYS,
@@ -35,7 +36,7 @@ const GROUPS: [&[KeyDef]; 19] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 164] = [
+const DOC_ORDER: [&str; 170] = [
     "name",
     "description",
     "ioengine",
@@ -200,6 +201,12 @@ const DOC_ORDER: [&str; 164] = [
     "bs_unaligned",
     "overwrite",
     "create_fsync",
+    "unified_rw_reporting",
+    "unit_base",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "significant_figures",
 ];
 
 /// [`GROUPS`]' rows in [`DOC_ORDER`].
