@@ -261,9 +261,36 @@ impl WriteRecord {
 
     /// Fill `buf` (whole granules from `offset_bytes`) with what generation `generation` wrote.
     pub fn fill_expected(&self, buf: &mut [u8], offset_bytes: u64, generation: u32) {
+        self.fill_expected_near(buf, offset_bytes, generation, &mut None);
+    }
+
+    /// `fill_expected`, with the write extent last found kept in `last_write` (its
+    /// generation, start and length): the granules of one write, checked one after another,
+    /// find it once rather than each scanning the write again.
+    fn fill_expected_near(
+        &self,
+        buf: &mut [u8],
+        offset_bytes: u64,
+        generation: u32,
+        last_write: &mut Option<(u32, u64, u64)>,
+    ) {
         if let Some(format) = &self.format {
             let write = if format.needs_write_extent() {
-                self.write_extent(offset_bytes, buf.len() as u64, generation)
+                match *last_write {
+                    Some((g, start, len))
+                        if g == generation
+                            && start <= offset_bytes
+                            && offset_bytes + buf.len() as u64 <= start + len =>
+                    {
+                        (start, len)
+                    }
+                    _ => {
+                        let (start, len) =
+                            self.write_extent(offset_bytes, buf.len() as u64, generation);
+                        *last_write = Some((generation, start, len));
+                        (start, len)
+                    }
+                }
             } else {
                 (offset_bytes, buf.len() as u64)
             };
@@ -396,6 +423,7 @@ pub fn check_read(
 ) -> Result<u64, RunError> {
     let granule = own.granule_bytes as usize;
     let mut checked = 0;
+    let mut last_write = None;
     for (i, have) in found.chunks(granule).enumerate() {
         let at = offset_bytes + (i * granule) as u64;
         let generation = own.generation_at(at);
@@ -425,7 +453,7 @@ pub fn check_read(
             }
         }
         let want = &mut expected[..have.len()];
-        own.fill_expected(want, at, generation);
+        own.fill_expected_near(want, at, generation, &mut last_write);
         if want != have {
             if let Some(format) = own.format.as_deref() {
                 // Name what fio would: a bad header or checksum comes before a stale block.
