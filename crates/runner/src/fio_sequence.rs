@@ -201,7 +201,9 @@ fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u3
     // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
     // with random offsets and no random map issues `io_size` in one loop.
     let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
-    let random_write_unmapped = writes && random_job && !job.random_map;
+    // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one.
+    let map_off = !job.random_map || !job.random_distribution.is_random();
+    let random_write_unmapped = writes && random_job && map_off;
     let pass_bytes = match job.io_size_bytes {
         // backend.c counts a loop's `bytes_issued` only for an I/O the engine queued
         // (`io_queue_event`, FIO_Q_QUEUED) or cut short: with an engine that completes each

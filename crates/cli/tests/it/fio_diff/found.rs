@@ -68,6 +68,9 @@ pub const AGREE: &[&str] = &[
     // write of the pass overwrote (`:N`'s sequential I/Os bypass the map) fails fio's check.
     "--rw=randrw:2 --offset=512 --size=512k --ioengine=io_uring --end_fsync=1 --verify=crc32",
     "--rw=randrw:4k --rwmixread=50 --bs=1k,1k --size=512k --iodepth=8 --fsync=1 --verify=md5",
+    // 2357: a non-uniform distribution turns fio's map off (`norandommap` set), so a writing
+    // job's loop on a queued engine issues `io_size` as a job without the map does.
+    "--rw=randrw --bs=32k --io_size=2048k --loops=2 --random_distribution=zoned:50/10:50/90 --ioengine=libaio",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
