@@ -87,9 +87,12 @@ fn a_terminal_gets_the_chart_every_second_then_erased() {
 #[test]
 fn ctrl_c_erases_the_chart_and_keeps_the_results() {
     let dir = tempfile::tempdir().unwrap();
-    // `timeout -s INT` is the Ctrl-C, 2.5 s into a 60 s job.
+    // `timeout -s INT` is the Ctrl-C, 2.5 s into a 60 s job. `--foreground`: without it
+    // timeout signals the child and then its own process group, the child in it, so storlab
+    // could take the second SIGINT as a second Ctrl-C and abort before erasing the chart (a
+    // terminal's Ctrl-C is one signal to the foreground group).
     let command = format!(
-        "timeout -s INT 2.5 {} {} --output-format=json > out.json; true",
+        "timeout --foreground -s INT 2.5 {} {} --output-format=json > out.json; true",
         bin(),
         null_job("60").join(" ")
     );
