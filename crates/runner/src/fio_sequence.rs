@@ -272,7 +272,6 @@ impl FioSequence {
         let map_bytes = region.len_bytes.min(file_size_bytes);
         let (map, lfsr, distribution) = offset_generators(
             job,
-            &sizes,
             map_bytes,
             random_job,
             (fio.lfsr, seeds[seed_index::BLOCK]),
@@ -772,7 +771,6 @@ impl FioSequence {
 /// Zipf, Pareto or Gauss generator, each `None` where fio builds none.
 fn offset_generators(
     job: &JobSpec,
-    sizes: &[Sizes; 2],
     map_bytes: u64,
     random_job: bool,
     lfsr: (bool, u64),
@@ -780,11 +778,8 @@ fn offset_generators(
 ) -> (Option<Axmap>, Option<Lfsr>, Option<FioDistribution>) {
     // init.c, `init_random_map`: one bit per smallest block of all three directions
     // (`rw_min_bs`), over the region or the file if it is shorter.
-    let map_block_bytes = sizes[READ]
-        .min_bytes
-        .min(sizes[WRITE].min_bytes)
-        .min(job.trim_job_read_min_bytes.unwrap_or(u64::MAX));
-    let map_blocks = map_bytes / map_block_bytes.max(1);
+    let map_block_bytes = job.fio_smallest_block_bytes();
+    let map_blocks = map_bytes / map_block_bytes;
     // filesetup.c, `init_random_map`: a Zipf, Pareto or Gauss job has its generator and
     // neither map nor register (fio returns before building them), whether it draws random
     // offsets or not.

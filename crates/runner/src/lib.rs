@@ -221,14 +221,9 @@ fn fio_region_start(job: &JobSpec, target_size_bytes: u64, clone: u64) -> Option
     if shares.offset_ppm.is_none() && shares.offset_increment_ppm.is_none() {
         return Some(offset);
     }
-    let smallest_block_bytes = job
-        .block_size_read
-        .min_bytes()
-        .min(job.block_size_write.min_bytes())
-        .min(job.trim_job_read_min_bytes.unwrap_or(u64::MAX));
     let align = job
         .offset_align_bytes
-        .unwrap_or(smallest_block_bytes)
+        .unwrap_or_else(|| job.fio_smallest_block_bytes())
         .max(1);
     offset.checked_next_multiple_of(align)
 }

@@ -843,6 +843,15 @@ impl JobSpec {
         }
     }
 
+    /// fio's `td_min_bs`: the smallest block of reads, writes and (a trim job's) trims.
+    pub fn fio_smallest_block_bytes(&self) -> u64 {
+        self.block_size_read
+            .min_bytes()
+            .min(self.block_size_write.min_bytes())
+            .min(self.trim_job_read_min_bytes.unwrap_or(u64::MAX))
+            .max(1)
+    }
+
     /// Whether fio's engine runs a sync as it is queued, beside the I/O in flight: libaio
     /// (Linux has no asynchronous fsync for it; engines/libaio.c returns busy only while I/O
     /// is queued but not yet submitted, which fio's default batch never leaves).
