@@ -168,6 +168,14 @@ impl FioBuffers {
         }
     }
 
+    /// Whether a read's data goes out with the next write of its unit before anything else
+    /// could change it: one I/O in flight (every I/O uses the last unit) and no refill. The
+    /// worker then queues nothing after a read until the read is done, as fio's sync engines
+    /// do each I/O before taking the next.
+    pub fn reads_feed_next_write(&self) -> bool {
+        self.one_in_flight && !self.fill.refill
+    }
+
     /// The I/O unit an I/O in the worker's slot `relative_slot` stands for. fio's free list
     /// hands the last unit out first and takes each back on top, as the worker's free slots
     /// go from its first: slot `k` is unit `iodepth - 1 - k`, and with one I/O in flight the

@@ -45,7 +45,7 @@ use crate::offsets::Region;
 use crate::pattern;
 use crate::RunError;
 use generations::Generations;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use storlab_engine::{IoCompletion, IoDirection, IoEngine, IoRequest};
@@ -82,6 +82,9 @@ pub struct WriteRecord {
     /// Read back in the order written, not by offset: fio keeps its written pieces in a list
     /// when the file has a random map, else sorted (iolog.c, `log_io_piece`).
     write_order: bool,
+    /// With `write_order`, fio's list itself: every write as (generation, offset, length) in
+    /// the order issued, those a later write overlapped included, as fio reads each back.
+    pieces: VecDeque<(u32, u64, u64)>,
 }
 
 impl WriteRecord {
@@ -104,6 +107,7 @@ impl WriteRecord {
             written_granules: 0,
             format: None,
             write_order: false,
+            pieces: VecDeque::new(),
         }
     }
 
@@ -159,6 +163,9 @@ impl WriteRecord {
         let Some(first) = self.index_of(offset_bytes) else {
             return;
         };
+        if self.write_order {
+            self.pieces.push_back((generation, offset_bytes, len_bytes));
+        }
         // fio's tree of pieces (no random map) drops every earlier piece the write overlaps,
         // whole (iolog.c, `log_io_piece`): their bytes left standing go unchecked.
         let drops_overlapped = self.format.is_some() && !self.write_order;
@@ -207,6 +214,14 @@ impl WriteRecord {
         let Some(first) = self.index_of(offset_bytes) else {
             return;
         };
+        // fio's list is read from its head: the piece read is one of the first.
+        if let Some(at) = self
+            .pieces
+            .iter()
+            .position(|&(_, at, len)| (at, len) == (offset_bytes, len_bytes))
+        {
+            self.pieces.remove(at);
+        }
         for index in first..first + len_bytes / self.granule_bytes {
             if self.generations.replace(index, 0).is_some_and(|g| g != 0) {
                 self.written_granules -= 1;
@@ -221,6 +236,8 @@ impl WriteRecord {
     /// `first_generation` or later: fio's `verify_state_load` stops its verify pass at the first
     /// write the saved run had not completed, so that write and the ones after it go unchecked.
     pub fn forget_generations_from(&mut self, first_generation: u32) {
+        self.pieces
+            .retain(|&(generation, _, _)| generation < first_generation);
         let (written, ambiguous) = (&mut self.written_granules, &mut self.ambiguous);
         self.generations.forget_from(first_generation, |index| {
             *written -= 1;
@@ -228,6 +245,26 @@ impl WriteRecord {
                 ambiguous.remove(&index);
             }
         });
+    }
+
+    /// fio's verify pass stops at the block it fails: nothing after the piece of `len_bytes`
+    /// at `offset_bytes` (in the read-back's order) is read back.
+    pub fn end_read_back_at(&mut self, offset_bytes: u64, len_bytes: u64) {
+        if self.write_order {
+            let failing = self
+                .pieces
+                .iter()
+                .position(|&(_, at, len)| (at, len) == (offset_bytes, len_bytes));
+            if let Some(at) = failing {
+                self.pieces.truncate(at + 1);
+            }
+            return;
+        }
+        let region_end = self.region.start_bytes + self.region.len_bytes;
+        let end = offset_bytes + len_bytes;
+        if end < region_end {
+            self.forget(end, region_end - end);
+        }
     }
 
     /// The generation of the last write to the granule at `offset_bytes` (0: never written).
@@ -348,29 +385,15 @@ impl WriteRecord {
         if !self.write_order {
             return Box::new(by_offset);
         }
-        // Each write is one run of granules of its own generation: runs sorted by generation
-        // are the writes in the order issued (the first of a run gives its generation).
-        let mut runs: Vec<(u32, u64, u64)> = by_offset
-            .flat_map(|(offset, len)| {
-                let granule = self.granule_bytes;
-                (0..len / granule).map(move |i| (offset + i * granule, granule))
-            })
-            .map(|(offset, len)| (self.generation_at(offset), offset, len))
-            .collect();
-        runs.sort_unstable();
+        // fio reads its list back whole, piece by piece in the order written, a piece a later
+        // write overlapped too (it checks what is there now).
         let max_bytes = max_len_bytes.max(self.granule_bytes);
-        let mut merged: Vec<(u32, u64, u64)> = Vec::with_capacity(runs.len());
-        for (generation, offset, len) in runs {
-            match merged.last_mut() {
-                Some((g, at, run))
-                    if *g == generation && *at + *run == offset && *run < max_bytes =>
-                {
-                    *run += len
-                }
-                _ => merged.push((generation, offset, len)),
-            }
-        }
-        Box::new(merged.into_iter().map(|(_, offset, len)| (offset, len)))
+        Box::new(self.pieces.iter().flat_map(move |&(_, offset, len)| {
+            (0..len.div_ceil(max_bytes)).map(move |i| {
+                let at = i * max_bytes;
+                (offset + at, max_bytes.min(len - at))
+            })
+        }))
     }
 }
 

@@ -20,6 +20,11 @@
 //!   checksum is the later write's when the pass reads the earlier one back): random offsets
 //!   through the map only overlap where the map is bypassed, `rw=randrw:N`'s sequential I/Os.
 //!
+//! - in a job that only writes, fio takes each header's seed as the one wanted, but where all
+//!   blocks have one size (not `time_based`, not `verify_only`) it checks the header's
+//!   `numberio`, the write's number: a block a later write of the pass changed fails there
+//!   (`bad header numberio`), e.g. `rw=randwrite:4k bs=4k verify=md5`.
+//!
 //! [`SeedOrder`] keeps fio's tree (or list) for the current pass (one entry per surviving write, as fio
 //! does) and judges each pass as fio's verify pass would, with fio's own seeds, so a failure
 //! names fio's offset and seeds.
@@ -61,6 +66,9 @@ pub struct SeedMismatch {
 pub enum Found {
     /// Another write's header: its seed is not the one wanted (`bad header rand_seed`).
     OtherSeed,
+    /// Another write's header in a job that only writes: its number is not the one wanted
+    /// (`bad header numberio`; fio's 16-bit write numbers of the pass).
+    OtherNumber { header: u16, wanted: u16 },
     /// A later write's data over the header, from before the block (`bad magic header`).
     DataOverHeader,
     /// The header intact, part of the data another write's (a bad checksum).
@@ -78,6 +86,9 @@ impl SeedMismatch {
             Found::OtherData => {
                 return "bad checksum: a later write of the pass changed the block's data"
                     .to_owned()
+            }
+            Found::OtherNumber { header, wanted } => {
+                return format!("bad header numberio {header}, wanted {wanted}")
             }
             Found::OtherSeed => {}
         }
@@ -105,6 +116,8 @@ pub struct SeedOrder {
     /// fio's `io_hist_list` instead (a random map kept): every write in order, as
     /// (start, length, header seed).
     list: Option<Vec<(u64, u64, u64)>>,
+    /// The job only writes: fio checks write numbers, not seeds (list only).
+    numbers_only: bool,
     failure: Option<SeedMismatch>,
 }
 
@@ -115,16 +128,24 @@ fn draw(stream: &mut FioRand) -> u64 {
 }
 
 impl SeedOrder {
-    /// The tracker for fio thread `thread_number` running `job`, when fio checks its seeds and
-    /// can fail the check: a fio job (its own streams) that reads and writes, verifies with a
-    /// headed kind and random data, without a backlog, and logs its writes in fio's tree.
+    /// The tracker for fio thread `thread_number` running `job`, when fio checks its seeds (or
+    /// write numbers) and can fail the check: a fio job (its own streams) that verifies with a
+    /// headed kind and random data, without a backlog, and either reads and writes, or only
+    /// writes blocks of one size into fio's list (module docs).
     pub fn for_job(job: &JobSpec, thread_number: u32) -> Option<SeedOrder> {
         let fio = job.fio_random.as_ref()?;
         let spec = job.verify_spec.as_ref()?;
         let headed = !matches!(spec.kind, VerifyKind::Pattern | VerifyKind::Null);
         let mixed = job.read_percent > 0 && job.read_percent < 100;
         let checked = job.verify && headed && spec.pattern.is_none() && spec.backlog.is_none();
-        if !(checked && mixed) {
+        // verify.c `verify_header`: numberio only with `td_min_bs == td_max_bs`.
+        let numbered = job.read_percent == 0
+            && job.trim == storlab_job::TrimMode::None
+            && job.fio_smallest_block_bytes() == job.max_block_bytes()
+            && !job.time_based
+            && !spec.only
+            && fio_logs_writes_in_a_list(job);
+        if !(checked && (mixed || numbered)) {
             return None;
         }
         let seeds = crate::fio_rand::fio_job_seeds(fio, thread_number);
@@ -136,6 +157,7 @@ impl SeedOrder {
             pass: 0,
             pieces: BTreeMap::new(),
             list: fio_logs_writes_in_a_list(job).then(Vec::new),
+            numbers_only: !mixed,
             failure: None,
         })
     }
@@ -189,7 +211,7 @@ impl SeedOrder {
         }
         if let Some(list) = self.list.as_mut() {
             let pieces = std::mem::take(list);
-            self.failure = first_overwritten(&pieces, &self.seeded);
+            self.failure = first_overwritten(&pieces, &self.seeded, self.numbers_only);
             let mut verify = self.seeded.clone();
             pieces.iter().for_each(|_| {
                 draw(&mut verify);
@@ -224,34 +246,41 @@ impl SeedOrder {
     }
 }
 
-/// fio's verify pass over a list of one pass's writes: the first write (in order) some later
-/// write overlaps, as the pass finds it when it reads that write back (`seeded` gives each
-/// read its draw). Later writes are laid over the file from the last back, so each byte
-/// range keeps the write that left it.
-fn first_overwritten(pieces: &[(u64, u64, u64)], seeded: &FioRand) -> Option<SeedMismatch> {
-    // Disjoint ranges written after the piece at hand: start -> (end, writer's start, seed).
-    let mut later: BTreeMap<u64, (u64, u64, u64)> = BTreeMap::new();
+/// fio's verify pass over a list of one pass's writes: the first piece (in order) whose header
+/// fails, as the pass finds it when it reads that piece back (`seeded` gives each read its
+/// draw). A piece fails where a later write overlapped it, or (seeds checked) where its own
+/// seed is not the draw the pass gives it: the writes of a pass after the first that did not
+/// re-seed their stream. `numbers_only`: a job that only writes, whose headers carry the seed
+/// wanted, checked by write number. Later writes are laid over the file from the last back, so
+/// each byte range keeps the write that left it.
+fn first_overwritten(
+    pieces: &[(u64, u64, u64)],
+    seeded: &FioRand,
+    numbers_only: bool,
+) -> Option<SeedMismatch> {
+    // Disjoint ranges written after the piece at hand: start -> (end, writer's index).
+    let mut later: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
     let mut first = None;
     for (index, &(start, len, _)) in pieces.iter().enumerate().rev() {
         let end = start + len;
-        let overlapping: Vec<(u64, (u64, u64, u64))> = later
+        let overlapping: Vec<(u64, (u64, usize))> = later
             .range(..end)
             .rev()
-            .take_while(|(_, (range_end, _, _))| *range_end > start)
+            .take_while(|(_, (range_end, _))| *range_end > start)
             .map(|(&at, &range)| (at, range))
             .collect();
         if !overlapping.is_empty() {
-            // What lies at the block's start now, if a later write put it there.
+            // Which later write lies at the block's start now, if one does.
             let at_start = overlapping
                 .iter()
-                .find(|(at, (range_end, _, _))| *at <= start && *range_end > start)
-                .map(|(_, (_, writer_start, seed))| (*writer_start, *seed));
+                .find(|(at, (range_end, _))| *at <= start && *range_end > start)
+                .map(|(_, (_, writer))| *writer);
             first = Some((index, at_start));
         }
         // This write fills what no later write covers.
         let mut cursor = start;
         let mut gaps = Vec::new();
-        for (at, (range_end, _, _)) in overlapping.iter().rev() {
+        for (at, (range_end, _)) in overlapping.iter().rev() {
             if *at > cursor {
                 gaps.push((cursor, *at));
             }
@@ -261,28 +290,51 @@ fn first_overwritten(pieces: &[(u64, u64, u64)], seeded: &FioRand) -> Option<See
             gaps.push((cursor, end));
         }
         for (gap_start, gap_end) in gaps {
-            later.insert(gap_start, (gap_end, start, pieces[index].2));
+            later.insert(gap_start, (gap_end, index));
         }
     }
-    let (index, at_start) = first?;
     let mut verify = seeded.clone();
-    let mut wanted_seed = 0;
-    for _ in 0..=index {
-        wanted_seed = draw(&mut verify);
+    let overwritten_at = first.map_or(pieces.len(), |(index, _)| index);
+    for (index, &(offset_bytes, len_bytes, own_seed)) in pieces.iter().enumerate() {
+        let wanted_seed = draw(&mut verify);
+        if index < overwritten_at {
+            if !numbers_only && own_seed != wanted_seed {
+                return Some(SeedMismatch {
+                    header_seed: own_seed,
+                    wanted_seed,
+                    offset_bytes,
+                    len_bytes,
+                    found: Found::OtherSeed,
+                });
+            }
+            continue;
+        }
+        let writer = first.and_then(|(_, writer)| writer);
+        let found = match writer {
+            Some(writer) if pieces[writer].0 == offset_bytes && numbers_only => {
+                Found::OtherNumber {
+                    header: writer as u16,
+                    wanted: index as u16,
+                }
+            }
+            Some(writer) if pieces[writer].0 == offset_bytes => Found::OtherSeed,
+            Some(_) => Found::DataOverHeader,
+            None => Found::OtherData,
+        };
+        let header_seed = match (found, writer) {
+            (Found::DataOverHeader, _) => 0,
+            (_, Some(writer)) => pieces[writer].2,
+            (_, None) => own_seed,
+        };
+        return Some(SeedMismatch {
+            header_seed,
+            wanted_seed,
+            offset_bytes,
+            len_bytes,
+            found,
+        });
     }
-    let (offset_bytes, len_bytes, own_seed) = pieces[index];
-    let (header_seed, found) = match at_start {
-        Some((writer_start, seed)) if writer_start == offset_bytes => (seed, Found::OtherSeed),
-        Some(_) => (0, Found::DataOverHeader),
-        None => (own_seed, Found::OtherData),
-    };
-    Some(SeedMismatch {
-        header_seed,
-        wanted_seed,
-        offset_bytes,
-        len_bytes,
-        found,
-    })
+    None
 }
 
 #[cfg(test)]
@@ -358,6 +410,62 @@ mod tests {
             order.write(0, block * 4096, 4096);
         }
         assert_eq!(order.finish(), None, "no block written twice");
+    }
+
+    /// fio 3.33, `--rw=randwrite:4k --bs=4k --verify=md5`: "verify: bad header numberio 174,
+    /// wanted 0 at file data offset 61440": a job that only writes checks write numbers.
+    #[test]
+    fn a_writing_job_fails_on_the_number_of_the_write_over_its_block() {
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        order.numbers_only = true;
+        for block in [0, 2, 3, 0] {
+            order.write(0, block * 4096, 4096);
+        }
+        let failure = order.finish().expect("block 0 was written again");
+        assert_eq!(
+            (failure.offset_bytes, failure.found),
+            (
+                0,
+                Found::OtherNumber {
+                    header: 3,
+                    wanted: 0
+                }
+            )
+        );
+        assert_eq!(failure.reason(), "bad header numberio 3, wanted 0");
+    }
+
+    /// fio 3.33, `--rw=randrw --size=512k --io_size=1024k --randseed=51767 --verify=xxhash`:
+    /// `randseed` turns `randrepeat` off, so the second pass's writes go on in the stream its
+    /// verify pass re-seeded, and that pass fails on its first piece.
+    #[test]
+    fn a_pass_whose_writes_did_not_start_the_stream_again_fails_in_the_list() {
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        order.randrepeat = false;
+        for pass in 0..2 {
+            for block in [1, 0] {
+                order.write(pass, block * 4096, 4096);
+            }
+        }
+        let failure = order.finish().expect("the second pass drew on");
+        assert_eq!(
+            (failure.offset_bytes, failure.found),
+            (4096, Found::OtherSeed)
+        );
+        let mut order = tracker();
+        order.list = Some(Vec::new());
+        for pass in 0..2 {
+            for block in [1, 0] {
+                order.write(pass, block * 4096, 4096);
+            }
+        }
+        assert_eq!(
+            order.finish(),
+            None,
+            "randrepeat starts each pass's writes again"
+        );
     }
 
     #[test]

@@ -101,6 +101,12 @@ impl Worker {
             let slot = self.issue(engine, &io, backlog_read, now_ns)?;
             queued_slots.push(slot);
             queued += 1;
+            if io.direction == IoDirection::Read
+                && (self.data.fio_buffers.as_ref()).is_some_and(|b| b.reads_feed_next_write())
+            {
+                // The next write carries what this read brings in (fio_buffers.rs).
+                break;
+            }
             if self.think.spec.think_ns > 0 && self.think.spec.count_issued {
                 self.think.count_io(now_ns);
             }

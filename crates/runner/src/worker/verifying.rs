@@ -449,6 +449,10 @@ impl Worker {
             },
         );
         let mut record = std::mem::replace(&mut state.record, empty);
+        // fio's verify pass ends at the block its header check fails.
+        if let Some(failure) = self.verifying.seed_failure {
+            record.end_read_back_at(failure.offset_bytes, failure.len_bytes);
+        }
         if let Some(first) = self
             .verifying
             .cut
