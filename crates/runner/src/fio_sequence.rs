@@ -191,6 +191,9 @@ pub struct FioSequence {
     loop_written_bytes: u64,
     read_back_bytes: u64,
     largest_block_bytes: u64,
+    /// Where the loops after the first start, when fio's start moves with its file
+    /// (`fio_later_loops_start`); the region keeps its length, the file its end.
+    later_loops_start_bytes: Option<u64>,
 }
 
 /// backend.c's bounds of `job` over `region` (`random_job`: some of its I/O is random): the
@@ -335,9 +338,16 @@ impl FioSequence {
             loop_written_bytes: 0,
             read_back_bytes: 0,
             largest_block_bytes: job.max_block_bytes(),
+            later_loops_start_bytes: None,
         };
         sequence.seed_streams();
         sequence
+    }
+
+    /// The loops after the first start at `start_bytes` (fio's null engine with a start given
+    /// as a share: `fio_later_loops_start`).
+    pub fn start_later_loops_at(&mut self, start_bytes: Option<u64>) {
+        self.later_loops_start_bytes = start_bytes;
     }
 
     /// init.c, `td_fill_rand_seeds`: every stream from its own seed (again at each loop with
@@ -481,6 +491,9 @@ impl FioSequence {
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
         self.passes += 1;
+        if let Some(start) = self.later_loops_start_bytes {
+            self.region.start_bytes = start;
+        }
         if self.randrepeat {
             self.seed_streams();
             self.reseeds += 1;
@@ -731,11 +744,27 @@ impl FioSequence {
         if min == max {
             return Some(min);
         }
-        let end = self.region.start_bytes + self.region.len_bytes;
+        // io_u.c `io_u_fits`: `io_size` past fio's start as it stands now, which for a start
+        // that moves with its null file is the later loops' from the first loop on (the file
+        // has grown before the first I/O); a size past the file's end then ends the loop
+        // (`fill_io_u`: "exceeds file size").
+        let start = self
+            .later_loops_start_bytes
+            .unwrap_or(self.region.start_bytes);
+        let end = start + self.region.len_bytes;
         let fits = |len: u64| offset + len <= end;
         if !fits(min) {
             return None;
         }
+        let len = self.draw_size(direction, offset, end)?;
+        (offset + len <= self.file_size_bytes).then_some(len)
+    }
+
+    /// `get_next_buflen`'s draw for `direction` at `offset`: until a size ends by `end`.
+    fn draw_size(&mut self, direction: usize, offset: u64, end: u64) -> Option<u64> {
+        let sizes = &self.sizes[direction];
+        let (min, max) = (sizes.min_bytes, sizes.max_bytes);
+        let fits = |len: u64| offset + len <= end;
         let state = &mut self.bsrange_state[direction];
         let rand_max = state.max();
         loop {

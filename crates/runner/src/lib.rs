@@ -203,13 +203,34 @@ pub struct RunOptions<'a> {
 /// `offset_align` (else the smallest block) when either is a share of the target, as given
 /// otherwise.
 fn fio_region_start(job: &JobSpec, target_size_bytes: u64, clone: u64) -> Option<u64> {
-    let shares = &job.target_shares;
     // fio's null engine has no file: its size is the job's `size` when the start is taken
     // (`offset=25% size=64k` starts at 16 KiB, measured against fio 3.33).
     let file_bytes = match job.size_bytes {
         Some(size) if job.fio_engine_sizes_no_file() => size,
         _ => target_size_bytes,
     };
+    fio_start_in_file(job, file_bytes, clone)
+}
+
+/// Where fio's subjob `clone` of `job` starts its loops after the first, when that moves:
+/// fio takes the start again at each loop (libfio.c `clear_io_state`, `get_start_offset`),
+/// and its null engine's file has grown to the first region's end (`region_end_bytes`,
+/// filesetup.c `setup_files`), so a share of it lies further on (`offset=25% size=512k`:
+/// the first loop from 128 KiB, the next from 160 KiB, up to the file's end at 640 KiB).
+pub(crate) fn fio_later_loops_start(
+    job: &JobSpec,
+    region_end_bytes: u64,
+    clone: u64,
+) -> Option<u64> {
+    let shares = &job.target_shares;
+    let moves = job.fio_engine_sizes_no_file()
+        && (shares.offset_ppm.is_some() || shares.offset_increment_ppm.is_some());
+    moves.then(|| fio_start_in_file(job, region_end_bytes, clone))?
+}
+
+/// filesetup.c `get_start_offset` for subjob `clone` of `job` in a file of `file_bytes`.
+fn fio_start_in_file(job: &JobSpec, file_bytes: u64, clone: u64) -> Option<u64> {
+    let shares = &job.target_shares;
     let share = |ppm| share_of_bytes(file_bytes, ppm);
     let increment = shares
         .offset_increment_ppm

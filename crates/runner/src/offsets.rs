@@ -162,12 +162,18 @@ impl OffsetGenerator {
         }
     }
 
-    /// From here on, draw as fio 3.33 draws for its thread `thread_number` on a target of
-    /// `file_size_bytes`, if `job` came from a fio job file or fio-style
+    /// From here on, draw as fio 3.33 draws for its thread `thread_number` (subjob `clone` of
+    /// its job) on a target of `file_size_bytes`, if `job` came from a fio job file or fio-style
     /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
     /// zoned distributions keep the generator above (the first already issue fio's sequence;
     /// the others, trim/write pairs included, are fio's sets, not its sequence: docs/job-format.md).
-    pub fn use_fio_streams(&mut self, job: &JobSpec, file_size_bytes: u64, thread_number: u32) {
+    pub fn use_fio_streams(
+        &mut self,
+        job: &JobSpec,
+        file_size_bytes: u64,
+        thread_number: u32,
+        clone: u64,
+    ) {
         // Backward holes are fio's sequence alone (io_u.c, `get_next_seq_offset`), whatever
         // generator the job otherwise keeps; without fio's streams they take fio's defaults,
         // which only a mixed direction draws from.
@@ -208,13 +214,14 @@ impl OffsetGenerator {
             } else {
                 file_size_bytes.max(region_end_bytes)
             };
-            self.fio = Some(Box::new(FioSequence::new(
+            let mut sequence =
+                FioSequence::new(job, fio, self.region, fio_file_bytes, thread_number);
+            sequence.start_later_loops_at(crate::fio_later_loops_start(
                 job,
-                fio,
-                self.region,
-                fio_file_bytes,
-                thread_number,
-            )));
+                region_end_bytes,
+                clone,
+            ));
+            self.fio = Some(Box::new(sequence));
         }
     }
 

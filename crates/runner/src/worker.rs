@@ -275,8 +275,9 @@ impl Worker {
     /// a fio job file or fio-style flags, on a target of `file_size_bytes`.
     pub fn draw_as_fio_thread(&mut self, job: &JobSpec, thread_number: u32, file_size_bytes: u64) {
         self.fio_thread_number = thread_number;
+        let clone = u64::from(job.clone_index_base) + u64::from(self.worker_index);
         self.generator
-            .use_fio_streams(job, file_size_bytes, thread_number);
+            .use_fio_streams(job, file_size_bytes, thread_number, clone);
         self.verifying.seed_order = crate::verify_seeds::SeedOrder::for_job(job, thread_number);
         if let Some(cmdprio) = self.priority.cmdprio.as_mut() {
             // fio seeds `prio_state` for every job (init.c, `td_fill_rand_seeds_internal`);

@@ -283,10 +283,12 @@ impl Worker {
         if let Some(backlog) = self.verifying.backlog.as_mut() {
             backlog.last_was_read = io.direction == IoDirection::Read;
         }
+        // Every I/O counts towards `number_ios`, verify reads too (backend.c,
+        // `exceeds_number_ios` sums `io_blocks`, which fio's verify reads complete into).
+        self.progress.issued_ios += 1;
         // As fio, a backlog's reads come on top of the job's bytes (backend.c, `do_io`, adds
         // `size` to the bytes to issue when verify_backlog is set).
         if !backlog_read {
-            self.progress.issued_ios += 1;
             // fio bounds a trim/write job by its writes' bytes (backend.c,
             // `io_bytes_exceeded`: a trim/write job is a writing one).
             if !(self.progress.bytes_of_writes_only && io.direction == IoDirection::Trim) {

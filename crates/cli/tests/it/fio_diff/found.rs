@@ -81,6 +81,15 @@ pub const AGREE: &[&str] = &[
     // 5555: a sync engine at depth > 1 does one I/O at a time, so a write carries the data
     // the read before it brought into the same I/O unit.
     "--rw=readwrite --size=64k --iodepth=8 --scramble_buffers=0",
+    // 6007: verify reads count towards `number_ios` (fio's `io_blocks`), a loop's read-back
+    // and `verify_backlog`'s alike.
+    "--rw=write --loops=3 --number_ios=100 --verify=xxhash",
+    "--rw=write --loops=3 --number_ios=100 --verify=xxhash --verify_backlog=8",
+    // 7331: fio takes its start again at each loop, and its null engine's file has grown to
+    // the first region's end, so a start given as a share moves on; a size drawn past that
+    // file's end ends the loop.
+    "--size=512k --loops=2 --ioengine=null --offset=25%",
+    "--rw=rw --rwmixread=30 --bsrange=1k-64k --blockalign=1k --size=512k --loops=2 --ioengine=null --offset=25% --offset_align=64k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
