@@ -137,7 +137,10 @@ impl SeedOrder {
         let spec = job.verify_spec.as_ref()?;
         let headed = !matches!(spec.kind, VerifyKind::Pattern | VerifyKind::Null);
         let mixed = job.read_percent > 0 && job.read_percent < 100;
-        let checked = job.verify && headed && spec.pattern.is_none() && spec.backlog.is_none();
+        // A verify pattern leaves fio's seeds undrawn (verify.c `fill_verify_pattern`): only
+        // the write numbers are checked then.
+        let checked = job.verify && headed && spec.backlog.is_none();
+        let mixed = mixed && spec.pattern.is_none();
         // verify.c `verify_header`: numberio only with `td_min_bs == td_max_bs`.
         let numbered = job.read_percent == 0
             && job.trim == storlab_job::TrimMode::None

@@ -104,13 +104,22 @@ impl Verifying {
         region: Region,
         fio_format: Option<Arc<FioFormat>>,
     ) -> Verifying {
+        let granule_bytes = verify::granule_bytes(job);
+        // fio's sequential I/O that starts before the region's end runs past it (io_u.c, the
+        // size is checked against the file, not the region): the record reaches one largest
+        // block further, so such a write is read back whole.
+        let recorded = Region {
+            start_bytes: region.start_bytes,
+            len_bytes: region.len_bytes
+                + job.max_block_bytes().next_multiple_of(granule_bytes.max(1)),
+        };
         let state = job.verify.then(|| VerifyState {
             record: WriteRecord::new(
                 worker_index,
                 seed,
                 job.data_pattern,
-                verify::granule_bytes(job),
-                region,
+                granule_bytes,
+                recorded,
             )
             .with_format(fio_format)
             .in_write_order(fio_logs_writes_in_a_list(job)),

@@ -90,6 +90,15 @@ pub const AGREE: &[&str] = &[
     // file's end ends the loop.
     "--size=512k --loops=2 --ioengine=null --offset=25%",
     "--rw=rw --rwmixread=30 --bsrange=1k-64k --blockalign=1k --size=512k --loops=2 --ioengine=null --offset=25% --offset_align=64k",
+    // 8443: a sequential write that starts before the region's end and runs past it is read
+    // back whole, and a loop's pass counts the bytes fio's tree reads back, not those written.
+    "--rw=randwrite --blockalign=1k --size=256k --percentage_random=25 --verify=pattern --verify_pattern=0xabcd",
+    // ... and a writing job of one block size with a verify pattern checks fio's write numbers.
+    "--rw=randwrite --size=256k --percentage_random=25 --verify_pattern=0xabcd",
+    // 8443: verify with trims on `null`, whose verify checks nothing (FIO_FAKEIO), as fio.
+    "--rw=trimwrite --size=128k --number_ios=10 --randseed=8568 --ioengine=null --verify=md5",
+    "--rw=trimwrite:4k --bs=32k --size=128k --ioengine=null --fsync=3 --verify=crc32",
+    "--rw=randtrimwrite --size=128k --ioengine=null --verify=md5 --loops=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
