@@ -216,8 +216,9 @@ impl JobDraft {
 
     /// The two cases where storlab's region under `filesize` is not yet fio's, refused in one
     /// line at `filesize`: clones `offset_increment` apart (fio's regions each end at the
-    /// file's end) and a `size` below the region over several loops on an engine that queues
-    /// (fio ends each loop at `size` bytes, backend.c `do_io`).
+    /// file's end) and a `size` below the region over several loops (`loops`, or `io_size`
+    /// given too) on an engine that queues (fio ends each loop at `size` bytes, backend.c
+    /// `do_io`).
     pub(super) fn check_filesize_region(
         &self,
         spec: &JobSpec,
@@ -236,9 +237,13 @@ impl JobDraft {
         let reason = if clones_apart {
             "filesize with numjobs clones offset_increment apart is not supported: fio's \
              clones' regions each end at filesize; give size= instead"
-        } else if size_below_region && spec.loops > 1 && spec.fio_engine_queues() {
-            "filesize with a smaller size over several loops on a queueing engine is not \
-             supported: fio ends each loop at size bytes; give io_size= instead"
+        } else if size_below_region
+            && (spec.loops > 1 || self.io_size_bytes.is_some())
+            && spec.fio_engine_queues()
+        {
+            "filesize with a smaller size over several loops (loops, or an io_size) on a \
+             queueing engine is not supported: fio ends each loop at size bytes; give io_size= \
+             alone instead"
         } else {
             return Ok(());
         };

@@ -76,6 +76,15 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
             "storlab's random offsets in strided zones are not fio's (fio 3.33 draws among each zone's zonerange with its random map reset per zone, io_u.c setup_strided_zone_mode); use a sequential rw with zonemode=strided",
         ));
     }
+    let mixed = spec.read_percent > 0 && spec.read_percent < 100;
+    if spec.fio_random.is_some() && spec.strided_zones.is_some() && mixed {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "zonemode",
+            Some("strided".into()),
+            "storlab's reads and writes in strided zones are not fio's mix (fio 3.33 draws each direction from its rwmix stream and moves only that direction to the next zone, io_u.c setup_strided_zone_mode); use rw=read or rw=write with zonemode=strided",
+        ));
+    }
     for (asked, key) in [
         (spec.bs_is_seq_rand, "bs_is_seq_rand"),
         (spec.bs_unaligned, "bs_unaligned"),

@@ -280,7 +280,7 @@ impl Verifying {
     /// A read-back of `io` that could not be checked (no data) leaves the record as a checked
     /// one does.
     fn forget_read_back(&mut self, io: &InFlight) {
-        if let Some(v) = self.state.as_mut().filter(|v| v.in_phase_checks) {
+        if let Some(v) = self.state.as_mut() {
             v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
         }
     }
@@ -302,9 +302,9 @@ impl Verifying {
             Some(io.generation),
         )?;
         v.checked_bytes += bytes;
-        // Checked whole, and no other worker writes here: the read-back after the writes need
-        // not read it again (fio drops the piece from its log).
-        if io.backlog && bytes == u64::from(io.len_bytes) && v.in_phase_checks {
+        // Read in the write phase: the read-back after the writes does not read it again, as
+        // fio drops the piece from its log once read, whoever else writes there.
+        if io.backlog && bytes == u64::from(io.len_bytes) {
             v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
         }
         Ok(())

@@ -99,6 +99,10 @@ pub const AGREE: &[&str] = &[
     "--rw=trimwrite --size=128k --number_ios=10 --randseed=8568 --ioengine=null --verify=md5",
     "--rw=trimwrite:4k --bs=32k --size=128k --ioengine=null --fsync=3 --verify=crc32",
     "--rw=randtrimwrite --size=128k --ioengine=null --verify=md5 --loops=2",
+    // Seed 34 with the later keys: a backlog read leaves fio's log whoever else writes the
+    // piece, so the read-back after the writes does not read it again.
+    "--rw=randrw --size=512k --ioengine=null --verify=xxhash --numjobs=2 --verify_backlog=4",
+    "--rw=write --size=512k --verify=crc32c --numjobs=2 --verify_backlog=4",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -114,4 +118,10 @@ pub const REFUSED: &[&str] = &[
     // A probe of fio's keys: random offsets in strided zones are fio's own draw (its map reset
     // per zone), which storlab does not follow.
     "--rw=randwrite --size=128k --zonemode=strided --zonesize=16k --zoneskip=48k",
+    // Seed 34 with the later keys: fio's mix in strided zones (each direction from its rwmix
+    // stream, only the current one moved to the next zone) is not followed either ...
+    "--rw=readwrite --zonemode=strided --zonesize=64k",
+    // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
+    // each pass at `size` bytes).
+    "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
 ];

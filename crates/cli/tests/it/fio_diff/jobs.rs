@@ -97,6 +97,7 @@ pub fn job(seed: u64, index: u64) -> Job {
     buffers_and_verify(&mut rng, &mut job, &rw);
     workers(&mut rng, &mut job);
     rarer_keys(&mut rng, &mut job, &rw);
+    later_keys(&mut rng, &mut job, &rw);
     job
 }
 
@@ -326,6 +327,104 @@ fn rarer_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
         job.set("offset", rng.pick(&["10%", "25%"]));
         if rng.chance(50) {
             job.set("offset_align", rng.pick(&["8k", "64k"]));
+        }
+    }
+}
+
+/// Keys added after the corpus had settled (drawn after every earlier one, so a job that draws
+/// none is the job it was): mix shares written the other way, verify's layout and backlog,
+/// strided zones, the queue's batching, file sizes, pacing that leaves the I/O alone, the
+/// buffers' repeat modes, and keys that must change nothing the oracle sees.
+fn later_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
+    if rw.contains("rw") && job.value("rwmixread").is_none() && rng.chance(10) {
+        job.set("rwmixwrite", (10 * (1 + rng.below(9))).to_string());
+    }
+    if job.value("verify").is_some() {
+        later_verify_keys(rng, job);
+    }
+    if rng.chance(3) {
+        job.set("zonemode", "strided");
+        job.set("zonesize", rng.pick(&["16k", "64k"]));
+        if rng.chance(50) {
+            job.set("zonerange", rng.pick(&["64k", "128k"]));
+        }
+        if rng.chance(50) {
+            job.set("zoneskip", rng.pick(&["32k", "64k"]));
+        }
+    }
+    let queued = matches!(
+        job.value("ioengine"),
+        Some("libaio" | "io_uring" | "posixaio")
+    );
+    if queued && job.value("iodepth").is_some_and(|d| d != "1") && rng.chance(20) {
+        match rng.below(3) {
+            0 => job.set("iodepth_batch_submit", rng.pick(&["1", "2"])),
+            1 => job.set("iodepth_batch_complete_min", rng.pick(&["0", "1", "2"])),
+            _ => job.set("iodepth_low", "1"),
+        }
+    }
+    if rng.chance(4) {
+        job.set("filesize", rng.pick(&["512k", "1m"]));
+    }
+    if rng.chance(3) {
+        job.set("thinktime", rng.pick(&["10", "50"]));
+    }
+    if rng.chance(3) {
+        job.set("rate_iops", rng.pick(&["20000", "50000"]));
+    }
+    later_buffer_keys(rng, job);
+    if job.value("numjobs").is_some() && rng.chance(30) {
+        job.set("group_reporting", "");
+    }
+    if rng.chance(3) {
+        job.set(rng.pick(&["thread", "exitall", "stonewall"]), "");
+    }
+    if rng.chance(3) {
+        job.set(
+            "continue_on_error",
+            rng.pick(&["none", "read", "write", "all"]),
+        );
+    }
+    if rng.chance(2) {
+        job.set("create_on_open", "1");
+    }
+}
+
+/// Verify's layout (`verify_interval`, `verify_offset`), its backlog, `do_verify=0`,
+/// `verify_fatal` and fio's experimental pass, for a job that verifies.
+fn later_verify_keys(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(15) {
+        job.set("verify_interval", rng.pick(&["512", "1k", "4k"]));
+    }
+    if rng.chance(8) {
+        job.set("verify_offset", rng.pick(&["64", "512"]));
+    }
+    if rng.chance(15) {
+        job.set("verify_backlog", rng.pick(&["4", "16"]));
+        if rng.chance(50) {
+            job.set("verify_backlog_batch", rng.pick(&["2", "8"]));
+        }
+    }
+    if rng.chance(8) {
+        job.set("do_verify", "0");
+    }
+    if rng.chance(8) {
+        job.set("verify_fatal", "1");
+    }
+    if rng.chance(8) {
+        job.set("experimental_verify", "1");
+    }
+}
+
+/// `dedupe_mode` (with its working set) and `dedupe_global`.
+fn later_buffer_keys(rng: &mut Rng, job: &mut Job) {
+    if job.value("dedupe_percentage").is_some() && rng.chance(40) {
+        job.set("dedupe_mode", rng.pick(&["repeat", "working_set"]));
+        if rng.chance(50) {
+            job.set("dedupe_working_set_percentage", rng.pick(&["10", "50"]));
+        }
+        if rng.chance(30) {
+            job.set("dedupe_global", "1");
         }
     }
 }
