@@ -1,0 +1,170 @@
+//! fio's reporting keys as a job set them (`storlab_job::FioReport`, read from the job's
+//! specification in the report), and the job's figures as fio would have measured them: what
+//! `disable_lat`, `disable_clat`, `disable_slat` and `disable_bw_measurement` leave out is
+//! emptied (docs/decisions/0058). The fio-shaped outputs ([`crate::fio`], [`crate::fio_normal`],
+//! [`crate::fio_terse`]) print through these.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+use storlab_stats::{DirectionSummary, IntervalRateSummary, LatencySummary, FIO_DEFAULT_PERCENTILES};
+
+use crate::model::JobReport;
+
+/// fio's `unified_rw_reporting`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unified {
+    /// Each direction apart (fio's default).
+    Split,
+    /// One `mixed` direction instead of the others.
+    Mixed,
+    /// Each direction, then `mixed`.
+    Both,
+}
+
+/// What fio's reporting keys ask of a job's fio-shaped report.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReportKeys {
+    pub unified: Unified,
+    /// `unit_base=1`: rates in bits in the human report.
+    pub unit_bits: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// Decimals of a percentile in the human report (`99.95th`).
+    pub percentile_precision: usize,
+    /// fio's `significant_figures`.
+    pub significant_figures: usize,
+    disable_lat: bool,
+    disable_clat: bool,
+    disable_slat: bool,
+    /// `disable_bw_measurement`: no bandwidth samples (the IOPS ones may stay).
+    pub disable_bw: bool,
+}
+
+/// fio's defaults where a job (or a saved report) does not say.
+const DEFAULT_PERCENTILE_PRECISION: u64 = 2;
+const DEFAULT_SIGNIFICANT_FIGURES: u64 = 4;
+
+impl ReportKeys {
+    /// The keys of `job` (fio's defaults for a job without them, and for reports saved before
+    /// they were kept).
+    pub fn of(job: &JobReport) -> Self {
+        let keys = &job.setup.job["fio_report"];
+        let flag = |name: &str, default: bool| keys[name].as_bool().unwrap_or(default);
+        let number = |name: &str, default: u64| {
+            usize::try_from(keys[name].as_u64().unwrap_or(default)).unwrap_or(usize::MAX)
+        };
+        ReportKeys {
+            unified: match keys["unified_rw_reporting"].as_str() {
+                Some("mixed") => Unified::Mixed,
+                Some("both") => Unified::Both,
+                _ => Unified::Split,
+            },
+            unit_bits: flag("unit_bits", false),
+            clat_percentiles: flag("clat_percentiles", true),
+            lat_percentiles: flag("lat_percentiles", false),
+            slat_percentiles: flag("slat_percentiles", false),
+            percentile_precision: number("percentile_precision", DEFAULT_PERCENTILE_PRECISION),
+            significant_figures: number("significant_figures", DEFAULT_SIGNIFICANT_FIGURES),
+            disable_lat: flag("disable_lat", false),
+            disable_clat: flag("disable_clat", false),
+            disable_slat: flag("disable_slat", false),
+            disable_bw: flag("disable_bw", false),
+        }
+    }
+
+    /// Whether the IOPS samples are kept: fio leaves them out only when completion and
+    /// submission latencies and bandwidth are all off (io_u.c, `gtod_reduce`).
+    fn iops_samples(&self) -> bool {
+        !(self.disable_clat && self.disable_slat && self.disable_bw)
+    }
+
+    fn disables_any(&self) -> bool {
+        self.disable_lat || self.disable_clat || self.disable_slat || self.disable_bw
+    }
+
+    /// Whether fio prints a direction's percentiles in its sync and per-priority latencies
+    /// (stat.c: `clat_percentiles | lat_percentiles`).
+    pub fn any_percentiles(&self) -> bool {
+        self.clat_percentiles || self.lat_percentiles
+    }
+}
+
+/// fio's `percentile_list` as the job specification `spec` keeps it (sorted, ended at its
+/// first 0), else fio's default list.
+pub(crate) fn percentile_list(spec: &Value) -> Vec<f64> {
+    match spec["fio_report"]["percentile_list"].as_array() {
+        Some(list) => list.iter().filter_map(Value::as_f64).collect(),
+        None => FIO_DEFAULT_PERCENTILES.to_vec(),
+    }
+}
+
+/// A latency fio did not measure: no sample, every figure 0.
+fn unmeasured() -> LatencySummary {
+    LatencySummary {
+        count: 0,
+        min_ns: 0,
+        max_ns: 0,
+        mean_ns: 0.0,
+        stddev_ns: 0.0,
+        percentiles: Vec::new(),
+    }
+}
+
+fn without_disabled(summary: &mut DirectionSummary, keys: &ReportKeys) {
+    if keys.disable_slat {
+        summary.slat = unmeasured();
+    }
+    if keys.disable_lat {
+        summary.lat = unmeasured();
+    }
+    if keys.disable_clat {
+        summary.clat = unmeasured();
+        // fio's latency distribution and per-priority latencies are completion latencies.
+        for bin in &mut summary.clat_distribution {
+            bin.count = 0;
+        }
+        summary.clat_fio_bins.clear();
+        summary.by_priority.clear();
+    }
+    let rates = &mut summary.per_interval;
+    if keys.disable_bw {
+        *rates = IntervalRateSummary {
+            iops_min: rates.iops_min,
+            iops_max: rates.iops_max,
+            iops_mean: rates.iops_mean,
+            iops_stddev: rates.iops_stddev,
+            samples: rates.samples,
+            interval_ns: rates.interval_ns,
+            ..IntervalRateSummary::default()
+        };
+    }
+    if !keys.iops_samples() {
+        *rates = IntervalRateSummary::default();
+    }
+}
+
+/// `job` as fio would have measured it under its reporting keys: the figures its `disable_*`
+/// keys turn off emptied (fio's JSON then prints them as 0 with `N` 0). Borrowed unchanged
+/// when none is set.
+pub(crate) fn as_fio_measured(job: &JobReport) -> Cow<'_, JobReport> {
+    let keys = ReportKeys::of(job);
+    if !keys.disables_any() {
+        return Cow::Borrowed(job);
+    }
+    let mut job = job.clone();
+    for summary in [&mut job.read, &mut job.write, &mut job.trim, &mut job.mixed]
+        .into_iter()
+        .flatten()
+    {
+        without_disabled(summary, &keys);
+    }
+    // fio records a sync's time as a completion latency (io_u.c, `add_sync_clat_sample`).
+    if keys.disable_clat {
+        if let Some(sync) = &mut job.sync {
+            *sync = unmeasured();
+        }
+    }
+    Cow::Owned(job)
+}
