@@ -100,6 +100,16 @@ pub(crate) fn percentile_list(spec: &Value) -> Vec<f64> {
     }
 }
 
+/// The read, write and trim figures fio reports for `job`: with `unified_rw_reporting=mixed`,
+/// the summed direction in the read's place and nothing in the others (stat.c
+/// `sum_thread_stats` sums into index 0).
+pub(crate) fn fio_directions(job: &JobReport) -> [Option<&DirectionSummary>; 3] {
+    match ReportKeys::of(job).unified {
+        Unified::Mixed => [job.mixed.as_ref(), None, None],
+        _ => [job.read.as_ref(), job.write.as_ref(), job.trim.as_ref()],
+    }
+}
+
 /// A latency fio did not measure: no sample, every figure 0.
 fn unmeasured() -> LatencySummary {
     LatencySummary {
