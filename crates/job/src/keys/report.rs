@@ -74,45 +74,60 @@ fn unit_bits(value: &str) -> Result<bool, ApplyError> {
     }
 }
 
-/// fio's float list (parse.c, `FIO_OPT_FLOAT_LIST`): values split at `:`, each in [0, 100], at
-/// most 20. fio's list ends at its first 0 (stat.c counts up to it) and is sorted before it is
-/// printed. The precision is the most digits after a point, fio counting from each value's
-/// start the digits after the first point in the rest of the list.
+/// fio's float list (parse.c, `FIO_OPT_FLOAT_LIST`): values split at `:`, each read as C's
+/// `sscanf("%lf")` reads it (the longest number at its start) and kept when in [0, 100], at
+/// most 20. fio reports a value it cannot take on stderr and leaves 0 in its place, refusing
+/// the list only when no value is taken (its parser keeps the first success); its list ends at
+/// its first 0 (stat.c counts up to it) and is sorted before it is printed. The precision is
+/// the most digits after a point, fio counting, from each value taken, the digits after the
+/// first point in the rest of the list.
 fn percentile_list(value: &str) -> Result<(Vec<f64>, u8), ApplyError> {
-    let values: Vec<&str> = value.split(':').collect();
-    if values.len() > MAX_PERCENTILES {
-        return Err(ApplyError::Invalid(format!(
-            "at most {MAX_PERCENTILES} percentiles, as fio ({} given)",
-            values.len()
-        )));
-    }
-    let mut list = Vec::with_capacity(values.len());
+    let mut list = Vec::with_capacity(MAX_PERCENTILES);
     let mut precision = 0u8;
+    let mut taken = false;
     let mut rest = value;
-    for text in values {
-        let percentile: f64 = text.trim().parse().map_err(|_| {
-            ApplyError::Invalid(format!("'{text}' is not a floating point value"))
-        })?;
-        if !(0.0..=100.0).contains(&percentile) {
-            return Err(ApplyError::Invalid(format!(
-                "{text} is out of fio's range 0 to 100"
-            )));
+    for (index, text) in value.split(':').enumerate() {
+        let percentile = leading_float(text).filter(|p| (0.0..=100.0).contains(p));
+        if index < MAX_PERCENTILES {
+            list.push(percentile.unwrap_or(0.0));
         }
-        list.push(percentile);
-        if let Some(point) = rest.find('.') {
-            let digits = rest[point + 1..]
-                .bytes()
-                .take_while(u8::is_ascii_digit)
-                .count();
-            precision = precision.max(u8::try_from(digits).unwrap_or(u8::MAX));
+        if let (Some(_), true) = (percentile, index < MAX_PERCENTILES) {
+            taken = true;
+            if let Some(point) = rest.find('.') {
+                let digits = rest[point + 1..]
+                    .bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .count();
+                precision = precision.max(u8::try_from(digits).unwrap_or(u8::MAX));
+            }
         }
         rest = rest.get(text.len() + 1..).unwrap_or("");
+    }
+    if !taken {
+        return Err(ApplyError::Invalid(format!(
+            "no percentile from 0 to 100 in '{value}' (fio: P:P:..., at most {MAX_PERCENTILES})"
+        )));
     }
     if let Some(end) = list.iter().position(|&percentile| percentile == 0.0) {
         list.truncate(end);
     }
     list.sort_by(f64::total_cmp);
     Ok((list, precision))
+}
+
+/// The number at the start of `text` as C's `sscanf("%lf")` reads it (`99.9x` is 99.9), not
+/// NaN; `None` when there is none.
+fn leading_float(text: &str) -> Option<f64> {
+    let text = text.trim_start();
+    let numeric = text
+        .char_indices()
+        .take_while(|(_, c)| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        .last()
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    (1..=numeric)
+        .rev()
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .filter(|value| !value.is_nan())
 }
 
 fn significant_figures(value: &str) -> Result<u8, ApplyError> {
@@ -210,7 +225,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "percentile_list",
         aliases: &[],
         bare: false,
-        meaning: "fio: the latency percentiles reported, P:P:... (0 to 100, at most 20; default 1:5:10:...:99.99)",
+        meaning: "fio: the latency percentiles reported, P:P:... (0 to 100, fio's first 20; default 1:5:10:...:99.99)",
         field: "percentile_list",
         path: KeyPath::None,
         apply: |d, v| {
@@ -307,12 +322,16 @@ mod tests {
         let (list, precision) = parse("50:0:99.99").unwrap();
         assert_eq!((list, precision), (vec![50.0], 2));
         assert!(parse("0").unwrap().0.is_empty());
-        let long = vec!["1"; 21].join(":");
-        assert!(percentile_list(&long).is_err());
-        assert!(percentile_list(&vec!["1"; 20].join(":")).is_ok());
-        assert!(percentile_list("100.5").is_err());
-        assert!(percentile_list("-1").is_err());
-        assert!(percentile_list("x").is_err());
+        // fio 3.33 keeps the first 20 of a longer list, and a value it cannot take as 0 (the
+        // list's end there); it refuses a list only when it takes no value.
+        let long: Vec<String> = (1..=21).map(|p| p.to_string()).collect();
+        assert_eq!(parse(&long.join(":")).unwrap().0.len(), 20);
+        assert_eq!(parse("50:200:99").unwrap().0, vec![50.0]);
+        assert_eq!(parse("x:50:99.5").unwrap().0, Vec::<f64>::new());
+        assert_eq!(parse("99.9x:5").unwrap().0, vec![5.0, 99.9]);
+        assert!(parse("100.5").is_none());
+        assert!(parse("-1").is_none());
+        assert!(parse("200:x").is_none());
     }
 
     #[test]
