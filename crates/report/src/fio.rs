@@ -478,7 +478,6 @@ fn fio_direction(summary: &DirectionSummary, plus: bool, keys: &ReportKeys) -> F
     });
     let kib = |bytes_per_s: f64| (bytes_per_s / BYTES_PER_KIB as f64).round() as u64;
     let rates = &summary.per_interval;
-    let bw_samples = if keys.disable_bw { 0 } else { rates.samples };
     FioDirection {
         io_bytes: summary.bytes,
         io_kbytes: summary.bytes / BYTES_PER_KIB,
@@ -499,10 +498,10 @@ fn fio_direction(summary: &DirectionSummary, plus: bool, keys: &ReportKeys) -> F
         bw_min: kib(rates.bw_min_bytes_per_s),
         bw_max: kib(rates.bw_max_bytes_per_s),
         // Each storlab job is its own fio group, so it has the whole group's bandwidth.
-        bw_agg: if bw_samples > 0 { PERCENT } else { 0.0 },
+        bw_agg: if rates.samples > 0 { PERCENT } else { 0.0 },
         bw_mean: rates.bw_mean_bytes_per_s / BYTES_PER_KIB as f64,
         bw_dev: rates.bw_stddev_bytes_per_s / BYTES_PER_KIB as f64,
-        bw_samples,
+        bw_samples: rates.samples,
         iops_min: rates.iops_min.round() as u64,
         iops_max: rates.iops_max.round() as u64,
         iops_mean: rates.iops_mean,

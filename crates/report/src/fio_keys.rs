@@ -1,13 +1,14 @@
 //! fio's reporting keys as a job set them (`storlab_job::FioReport`, read from the job's
 //! specification in the report), and the job's figures as fio would have measured them: what
-//! `disable_lat`, `disable_clat`, `disable_slat` and `disable_bw_measurement` leave out is
-//! emptied (docs/decisions/0058). The fio-shaped outputs ([`crate::fio`], [`crate::fio_normal`],
+//! `disable_lat`, `disable_clat` and `disable_slat` leave out is emptied (docs/decisions/0058;
+//! `disable_bw_measurement` leaves fio 3.33's reports as they are: their bandwidth samples are
+//! taken on the clock, not per I/O). The fio-shaped outputs ([`crate::fio`], [`crate::fio_normal`],
 //! [`crate::fio_terse`]) print through these.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
-use storlab_stats::{DirectionSummary, IntervalRateSummary, LatencySummary, FIO_DEFAULT_PERCENTILES};
+use storlab_stats::{DirectionSummary, LatencySummary, FIO_DEFAULT_PERCENTILES};
 
 use crate::model::JobReport;
 
@@ -38,8 +39,6 @@ pub(crate) struct ReportKeys {
     disable_lat: bool,
     disable_clat: bool,
     disable_slat: bool,
-    /// `disable_bw_measurement`: no bandwidth samples (the IOPS ones may stay).
-    pub disable_bw: bool,
 }
 
 /// fio's defaults where a job (or a saved report) does not say.
@@ -70,18 +69,11 @@ impl ReportKeys {
             disable_lat: flag("disable_lat", false),
             disable_clat: flag("disable_clat", false),
             disable_slat: flag("disable_slat", false),
-            disable_bw: flag("disable_bw", false),
         }
     }
 
-    /// Whether the IOPS samples are kept: fio leaves them out only when completion and
-    /// submission latencies and bandwidth are all off (io_u.c, `gtod_reduce`).
-    fn iops_samples(&self) -> bool {
-        !(self.disable_clat && self.disable_slat && self.disable_bw)
-    }
-
     fn disables_any(&self) -> bool {
-        self.disable_lat || self.disable_clat || self.disable_slat || self.disable_bw
+        self.disable_lat || self.disable_clat || self.disable_slat
     }
 
     /// Whether fio prints a direction's percentiles in its sync and per-priority latencies
@@ -137,21 +129,6 @@ fn without_disabled(summary: &mut DirectionSummary, keys: &ReportKeys) {
         }
         summary.clat_fio_bins.clear();
         summary.by_priority.clear();
-    }
-    let rates = &mut summary.per_interval;
-    if keys.disable_bw {
-        *rates = IntervalRateSummary {
-            iops_min: rates.iops_min,
-            iops_max: rates.iops_max,
-            iops_mean: rates.iops_mean,
-            iops_stddev: rates.iops_stddev,
-            samples: rates.samples,
-            interval_ns: rates.interval_ns,
-            ..IntervalRateSummary::default()
-        };
-    }
-    if !keys.iops_samples() {
-        *rates = IntervalRateSummary::default();
     }
 }
 

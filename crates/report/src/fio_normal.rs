@@ -318,7 +318,7 @@ fn direction_block(
         let name = format!("{} ({share:.2}% of IOs)", priority_name(kind, priority.ioprio));
         percentiles(out, &name, &priority.clat, precision);
     }
-    samples(out, summary, group, direction, !keys.disable_bw);
+    samples(out, summary, group, direction);
 }
 
 fn priority_name(kind: &str, ioprio: u16) -> String {
@@ -400,22 +400,13 @@ fn percentiles(out: &mut String, name: &str, latency: &LatencySummary, precision
 }
 
 /// `   bw (  KiB/s): ...` and `   iops        : ...` from the per-interval samples; nothing
-/// when the run was too short for one; no bandwidth line with `disable_bw_measurement`
-/// (`bandwidth` false).
-fn samples(
-    out: &mut String,
-    summary: &DirectionSummary,
-    group: &GroupRun,
-    direction: usize,
-    bandwidth: bool,
-) {
+/// when the run was too short for one.
+fn samples(out: &mut String, summary: &DirectionSummary, group: &GroupRun, direction: usize) {
     let rates = &summary.per_interval;
     if rates.samples == 0 {
         return;
     }
-    if bandwidth {
-        bandwidth_samples(out, rates, group, direction);
-    }
+    bandwidth_samples(out, rates, group, direction);
     let _ = writeln!(
         out,
         "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",

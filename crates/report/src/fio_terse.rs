@@ -142,7 +142,7 @@ fn direction_fields(
     }
     latency_fields(&summary.lat, fields);
     let rates = &summary.per_interval;
-    if rates.samples > 0 && !keys.disable_bw {
+    if rates.samples > 0 {
         let kib = |bytes_per_s: f64| bytes_per_s / BYTES_PER_KIB as f64;
         fields.push(format!("{}", kib(rates.bw_min_bytes_per_s).round() as u64));
         fields.push(format!("{}", kib(rates.bw_max_bytes_per_s).round() as u64));
