@@ -336,3 +336,51 @@ fn what_fio_refuses_is_refused_in_one_line() {
         }
     }
 }
+
+/// The per-I/O logs under the `disable_*` keys: fio sets up no log of a disabled latency and
+/// logs no per-I/O bandwidth with `disable_bw_measurement`: the same files, as many lines.
+#[test]
+fn per_io_logs_leave_out_what_fio_disables() {
+    let logs = |dir: &Path| -> Vec<(String, usize)> {
+        let mut files: Vec<(String, usize)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "log"))
+            .map(|path| {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                (path.file_name().unwrap().to_string_lossy().into_owned(), lines)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    for disabled in [
+        ["--disable_lat=1", "--disable_bw=1"],
+        ["--disable_clat=1", "--disable_slat=1"],
+    ] {
+        let (fio_dir, ours_dir) = (scratch(), scratch());
+        let mut extra = vec![
+            "--rw=read",
+            "--ioengine=psync",
+            "--write_lat_log=x",
+            "--write_bw_log=x",
+            "--write_iops_log=x",
+        ];
+        extra.extend(disabled);
+        let fio_args = arguments(fio_dir.path(), &extra, "--output-format=json");
+        let Some(fio_out) = fio(fio_dir.path(), &fio_args) else {
+            return;
+        };
+        assert!(fio_out.status.success(), "{fio_out:?}");
+        let mut ours_args = vec!["fio".to_owned()];
+        ours_args.extend(arguments(ours_dir.path(), &extra, "--output-format=json"));
+        let ours = common::run_in(ours_dir.path(), &ours_args);
+        assert!(ours.status.success(), "{}", common::stderr(&ours));
+        assert_eq!(
+            logs(fio_dir.path()),
+            logs(ours_dir.path()),
+            "reproduce: fio {}",
+            fio_args.join(" ")
+        );
+    }
+}

@@ -303,6 +303,19 @@ impl JobDraft {
         report.lat_percentiles &= !report.disable_lat;
         report.clat_percentiles &= !report.disable_clat;
         report.slat_percentiles &= !report.disable_slat;
+        let logs = &mut spec.fio_logs;
+        if logs.latency_prefix.is_some() {
+            logs.without_total_latency = report.disable_lat;
+            logs.without_completion_latency = report.disable_clat;
+            logs.without_submission_latency = report.disable_slat;
+        }
+        if logs.bandwidth_prefix.is_some() {
+            logs.without_per_io_bandwidth = report.disable_bw;
+        }
+        if logs.iops_prefix.is_some() {
+            logs.without_per_io_iops =
+                report.disable_clat && report.disable_slat && report.disable_bw;
+        }
         spec.fio_report = report;
     }
 }
