@@ -344,8 +344,9 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
     let keys = ReportKeys::of(job);
     let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus, &keys);
     let apart = keys.unified != Unified::Mixed;
-    let direction =
-        |summary: Option<&DirectionSummary>| apart.then(|| summary.map(fio_direction).unwrap_or_default());
+    let direction = |summary: Option<&DirectionSummary>| {
+        apart.then(|| summary.map(fio_direction).unwrap_or_default())
+    };
     let workers = f64::from(job.setup.numjobs.max(1));
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     let continues = continues_on_error(job);

@@ -15,9 +15,7 @@ use crate::fio::{
 };
 use crate::fio_keys::{as_fio_measured, fio_directions, ReportKeys, Unified};
 use crate::fio_normal_group::{disk_stats, group_runs, group_stats, GroupRun};
-use crate::fio_units::{
-    fio_runtime_ms, num2str, scale_latency, strerror, Unit, LATENCY_DIGITS,
-};
+use crate::fio_units::{fio_runtime_ms, num2str, scale_latency, strerror, Unit, LATENCY_DIGITS};
 use crate::model::{JobReport, RunReport};
 
 const MS_PER_S: u64 = 1_000;
@@ -315,7 +313,10 @@ fn direction_block(
     let prio_percentiles = priorities && keys.any_percentiles();
     for priority in summary.by_priority.iter().filter(|_| prio_percentiles) {
         let share = PERCENT * priority.clat.count as f64 / summary.clat.count.max(1) as f64;
-        let name = format!("{} ({share:.2}% of IOs)", priority_name(kind, priority.ioprio));
+        let name = format!(
+            "{} ({share:.2}% of IOs)",
+            priority_name(kind, priority.ioprio)
+        );
         percentiles(out, &name, &priority.clat, precision);
     }
     samples(out, summary, group, direction);

@@ -131,9 +131,17 @@ pub(crate) fn group_stats(out: &mut String, group: &GroupRun) {
         let mixed = GroupDirection {
             bytes: ran.clone().map(|d| d.bytes).sum(),
             aggregate_bytes_per_s: ran.clone().map(|d| d.aggregate_bytes_per_s).sum(),
-            min_bytes_per_s: ran.clone().map(|d| d.min_bytes_per_s).min().unwrap_or(u64::MAX),
+            min_bytes_per_s: ran
+                .clone()
+                .map(|d| d.min_bytes_per_s)
+                .min()
+                .unwrap_or(u64::MAX),
             max_bytes_per_s: ran.clone().map(|d| d.max_bytes_per_s).max().unwrap_or(0),
-            min_runtime_ms: ran.clone().map(|d| d.min_runtime_ms).min().unwrap_or(u64::MAX),
+            min_runtime_ms: ran
+                .clone()
+                .map(|d| d.min_runtime_ms)
+                .min()
+                .unwrap_or(u64::MAX),
             max_runtime_ms: ran.map(|d| d.max_runtime_ms).max().unwrap_or(0),
         };
         group_line(out, group, "  MIXED", &mixed);

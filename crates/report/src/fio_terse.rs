@@ -129,7 +129,10 @@ fn direction_fields(
             let percentile = *list.get(index)?;
             let value_ns = match latency.count {
                 0 => 0,
-                _ => latency.percentiles.get(index).map_or(0, |&(_, value)| value),
+                _ => latency
+                    .percentiles
+                    .get(index)
+                    .map_or(0, |&(_, value)| value),
             };
             Some((percentile, value_ns))
         });

@@ -179,12 +179,21 @@ mod tests {
         assert_eq!(rate(9_362_285, false), "9362kB/s");
         assert_eq!(rate(4_096_000, true), "4000KiB/s");
         // unit_base=1 (fio 3.33: "BW=889Mibit/s (932Mb/s)" for 111 MiB/s).
-        assert_eq!(num2str(116_508_444, SIG_FIGS, true, Unit::BitPerSec), "889Mibit/s");
-        assert_eq!(num2str(116_508_444, SIG_FIGS, false, Unit::BitPerSec), "932Mbit/s");
+        assert_eq!(
+            num2str(116_508_444, SIG_FIGS, true, Unit::BitPerSec),
+            "889Mibit/s"
+        );
+        assert_eq!(
+            num2str(116_508_444, SIG_FIGS, false, Unit::BitPerSec),
+            "932Mbit/s"
+        );
         // significant_figures=1 and 10 (fio 3.33: "BW=0Tibit/s", "io=0GiB", "IOPS=0M").
         assert_eq!(num2str(116_508_444, 1, true, Unit::BytePerSec), "0GiB/s");
         assert_eq!(num2str(64_000, 1, false, Unit::None), "0M");
-        assert_eq!(num2str(116_508_444, 10, false, Unit::BytePerSec), "116508444B/s");
+        assert_eq!(
+            num2str(116_508_444, 10, false, Unit::BytePerSec),
+            "116508444B/s"
+        );
     }
 
     #[test]

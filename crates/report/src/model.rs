@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use storlab_stats::{
-    DepthCounts, DirectionStats, DirectionSummary, LatencySummary, WorkerStats,
-    MAX_INTERVALS,
+    DepthCounts, DirectionStats, DirectionSummary, LatencySummary, WorkerStats, MAX_INTERVALS,
 };
 
 /// Version of the native JSON schema; bump on any incompatible change (see docs/json-output.md).
@@ -334,9 +333,8 @@ impl JobReport {
         let elapsed_ns = stats.elapsed_ns;
         let percentiles = crate::fio_keys::percentile_list(&setup.job);
         let summarise = |direction: &DirectionStats| {
-            (!direction.is_empty()).then(|| {
-                DirectionSummary::from_stats_at(direction, elapsed_ns, &percentiles)
-            })
+            (!direction.is_empty())
+                .then(|| DirectionSummary::from_stats_at(direction, elapsed_ns, &percentiles))
         };
         let unified = setup.job["fio_report"]["unified_rw_reporting"]
             .as_str()

@@ -167,8 +167,15 @@ fn mask_numbers(line: &str) -> String {
         }
     }
     for unit in [
-        "(nsec)", "(usec)", "(msec)", "(KiB/s)", "(MiB/s)", "( KiB/s)", "( MiB/s)",
-        "(Kibit/s)", "(Mibit/s)",
+        "(nsec)",
+        "(usec)",
+        "(msec)",
+        "(KiB/s)",
+        "(MiB/s)",
+        "( KiB/s)",
+        "( MiB/s)",
+        "(Kibit/s)",
+        "(Mibit/s)",
     ] {
         out = out.replace(unit, "(U)");
     }

@@ -289,7 +289,11 @@ fn the_human_report_follows_the_keys_as_fios() {
         &["--unified_rw_reporting=mixed", "--fsync=4"],
         &["--unified_rw_reporting=both", "--unit_base=1"],
         &["--significant_figures=2", "--percentile_list=50:99.995"],
-        &["--lat_percentiles=1", "--significant_figures=10", "--disable_bw=1"],
+        &[
+            "--lat_percentiles=1",
+            "--significant_figures=10",
+            "--disable_bw=1",
+        ],
     ];
     for extra in sets {
         let mut args = vec![
@@ -348,7 +352,10 @@ fn per_io_logs_leave_out_what_fio_disables() {
             .filter(|path| path.extension().is_some_and(|e| e == "log"))
             .map(|path| {
                 let lines = std::fs::read_to_string(&path).unwrap().lines().count();
-                (path.file_name().unwrap().to_string_lossy().into_owned(), lines)
+                (
+                    path.file_name().unwrap().to_string_lossy().into_owned(),
+                    lines,
+                )
             })
             .collect();
         files.sort();

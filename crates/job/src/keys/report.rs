@@ -264,7 +264,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "disable_bw_measurement",
         aliases: &["disable_bw"],
         bare: true,
-        meaning: "fio: no bandwidth samples in fio's reports",
+        meaning: "fio: no per-I/O bandwidth entries in a write_bw_log (fio's reports keep their samples)",
         field: "disable_bw_measurement",
         path: KeyPath::None,
         apply: |d, v| set_bool(d, v, |r| &mut r.disable_bw),
@@ -330,7 +330,10 @@ mod tests {
         let parse = |text: &str| percentile_list(text).ok();
         let (list, precision) = parse("99.9:50:1e-3:100").unwrap();
         assert_eq!(list, vec![0.001, 50.0, 99.9, 100.0]);
-        assert_eq!(precision, 1, "fio counts digits after a point, not exponents");
+        assert_eq!(
+            precision, 1,
+            "fio counts digits after a point, not exponents"
+        );
         // fio's list ends at its first 0; the precision counts the whole list as written.
         let (list, precision) = parse("50:0:99.99").unwrap();
         assert_eq!((list, precision), (vec![50.0], 2));
@@ -366,7 +369,10 @@ mod tests {
         .unwrap();
         let report = &spec.fio_report;
         assert!(report.disable_lat && report.disable_clat && report.disable_bw);
-        assert!(!report.disable_slat, "a key after gtod_reduce wins, as in fio");
+        assert!(
+            !report.disable_slat,
+            "a key after gtod_reduce wins, as in fio"
+        );
         assert!(!report.clat_percentiles && !report.slat_percentiles);
     }
 

@@ -61,7 +61,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "gtod_reduce",
         aliases: &[],
         bare: true,
-        meaning: "fio: 1 sets disable_lat, disable_clat, disable_slat and disable_bw_measurement (fio's reports then leave those figures out); storlab's clock reads cost tens of nanoseconds",
+        meaning: "fio: 1 sets disable_lat, disable_clat, disable_slat and disable_bw_measurement (fio's reports then leave the latencies out); storlab's clock reads cost tens of nanoseconds",
         field: "gtod_reduce",
         path: KeyPath::None,
         apply: |d, v| {

@@ -44,7 +44,10 @@ pub struct FioReport {
     pub percentile_list: Option<Vec<f64>>,
     /// The decimals fio prints a percentile with in its human report (`99.95th`): the most
     /// digits after a point in the list as written (fio's `percentile_precision`); 2 by default.
-    #[serde(default = "default_precision", skip_serializing_if = "is_default_precision")]
+    #[serde(
+        default = "default_precision",
+        skip_serializing_if = "is_default_precision"
+    )]
     pub percentile_precision: u8,
     /// fio's `significant_figures` (1..=10).
     #[serde(
