@@ -76,6 +76,11 @@ impl ReportKeys {
         self.disable_lat || self.disable_clat || self.disable_slat
     }
 
+    /// Whether the job's `percentile_list` is other than fio's default.
+    fn own_list(job: &JobReport) -> bool {
+        job.setup.job["fio_report"].get("percentile_list").is_some()
+    }
+
     /// Whether fio prints a direction's percentiles in its sync and per-priority latencies
     /// (stat.c: `clat_percentiles | lat_percentiles`).
     pub fn any_percentiles(&self) -> bool {
@@ -132,20 +137,43 @@ fn without_disabled(summary: &mut DirectionSummary, keys: &ReportKeys) {
     }
 }
 
+/// `latency`'s percentiles at `list` alone, in its order (the report summarised fio's default
+/// list and the job's together).
+fn at_list(latency: &mut LatencySummary, list: &[f64]) {
+    latency.percentiles = list
+        .iter()
+        .map(|&percentile| (percentile, latency.percentile_ns(percentile).unwrap_or(0)))
+        .collect();
+}
+
 /// `job` as fio would have measured it under its reporting keys: the figures its `disable_*`
-/// keys turn off emptied (fio's JSON then prints them as 0 with `N` 0). Borrowed unchanged
-/// when none is set.
+/// keys turn off emptied (fio's JSON then prints them as 0 with `N` 0), the percentiles those
+/// of its `percentile_list`. Borrowed unchanged when neither is set.
 pub(crate) fn as_fio_measured(job: &JobReport) -> Cow<'_, JobReport> {
     let keys = ReportKeys::of(job);
-    if !keys.disables_any() {
+    let own_list = ReportKeys::own_list(job);
+    if !keys.disables_any() && !own_list {
         return Cow::Borrowed(job);
     }
+    let list = percentile_list(&job.setup.job);
     let mut job = job.clone();
     for summary in [&mut job.read, &mut job.write, &mut job.trim, &mut job.mixed]
         .into_iter()
         .flatten()
     {
+        if own_list {
+            let priorities = summary.by_priority.iter_mut().map(|p| &mut p.clat);
+            for latency in [&mut summary.slat, &mut summary.clat, &mut summary.lat]
+                .into_iter()
+                .chain(priorities)
+            {
+                at_list(latency, &list);
+            }
+        }
         without_disabled(summary, &keys);
+    }
+    if let (Some(sync), true) = (&mut job.sync, own_list) {
+        at_list(sync, &list);
     }
     // fio records a sync's time as a completion latency (io_u.c, `add_sync_clat_sample`).
     if keys.disable_clat {

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use storlab_stats::{
-    DepthCounts, DirectionStats, DirectionSummary, LatencySummary, WorkerStats, MAX_INTERVALS,
+    DepthCounts, DirectionStats, DirectionSummary, LatencySummary, WorkerStats,
+    FIO_DEFAULT_PERCENTILES, MAX_INTERVALS,
 };
 
 /// Version of the native JSON schema; bump on any incompatible change (see docs/json-output.md).
@@ -331,7 +332,12 @@ impl JobReport {
     /// statistics.
     pub fn new(setup: JobSetup, notes: JobNotes, stats: &WorkerStats) -> Self {
         let elapsed_ns = stats.elapsed_ns;
-        let percentiles = crate::fio_keys::percentile_list(&setup.job);
+        // fio's default percentiles, which storlab's own outputs read (p50, p99...), and the
+        // job's `percentile_list`, which the fio-shaped outputs print.
+        let mut percentiles = FIO_DEFAULT_PERCENTILES.to_vec();
+        percentiles.extend(crate::fio_keys::percentile_list(&setup.job));
+        percentiles.sort_by(f64::total_cmp);
+        percentiles.dedup();
         let summarise = |direction: &DirectionStats| {
             (!direction.is_empty())
                 .then(|| DirectionSummary::from_stats_at(direction, elapsed_ns, &percentiles))

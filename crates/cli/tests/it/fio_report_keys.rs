@@ -391,3 +391,47 @@ fn per_io_logs_leave_out_what_fio_disables() {
         );
     }
 }
+
+/// storlab's own report keeps fio's default percentiles (its table, CSV and `compare` read
+/// p50 and p99) beside the job's list, and its `mixed` direction; the fio JSON prints the
+/// list alone.
+#[test]
+fn the_native_report_keeps_its_percentiles_beside_the_list() {
+    let dir = scratch();
+    let mut args = vec!["run".to_owned(), "--no-db".to_owned()];
+    args.extend(arguments(
+        dir.path(),
+        &[
+            "--rw=randrw",
+            "--ioengine=psync",
+            "--percentile_list=99.9:42",
+            "--unified_rw_reporting=both",
+        ],
+        "--output-format=json",
+    ));
+    let out = common::run_in(dir.path(), &args);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let native: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let job = &native["jobs"][0];
+    let kept: Vec<f64> = job["read"]["clat"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| pair[0].as_f64().unwrap())
+        .collect();
+    for percentile in [42.0, 50.0, 99.0, 99.9] {
+        assert!(kept.contains(&percentile), "{percentile} in {kept:?}");
+    }
+    let ios = |d: &str| job[d]["ios"].as_u64().unwrap();
+    assert_eq!(ios("mixed"), ios("read") + ios("write"));
+    let last = args.len() - 1;
+    args[last] = "--output-format=fio-json".to_owned();
+    let out = common::run_in(dir.path(), &args);
+    let fio_shaped: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let keys: Vec<&String> = fio_shaped["jobs"][0]["read"]["clat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["42.000000", "99.900000"]);
+}
