@@ -9,6 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use storlab_stats::{DirectionSummary, LatencySummary};
 
+use crate::fio_keys::{as_fio_measured, ReportKeys, Unified};
 use crate::model::{DiskUtil, JobReport, RunReport};
 
 const BYTES_PER_KIB: u64 = 1024;
@@ -75,10 +76,19 @@ struct FioJob {
     elapsed: u64,
     #[serde(rename = "job options")]
     job_options: OrderedMap,
-    read: FioDirection,
-    write: FioDirection,
-    trim: FioDirection,
-    sync: FioSync,
+    /// The directions and syncs, absent with `unified_rw_reporting=mixed` (fio 3.33 then
+    /// prints `mixed` alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read: Option<FioDirection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write: Option<FioDirection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trim: Option<FioDirection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sync: Option<FioSync>,
+    /// fio's summed direction, with `unified_rw_reporting` `mixed` or `both`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mixed: Option<FioDirection>,
     job_runtime: u64,
     usr_cpu: f64,
     sys_cpu: f64,
@@ -144,12 +154,16 @@ struct FioDirection {
 }
 
 /// One entry of fio's `prios` array: the class and level, and the latencies of the I/Os that
-/// carried them (fio names it `lat_ns` with `lat_percentiles=1`, which storlab does not take).
+/// carried them, named `lat_ns` with `lat_percentiles=1` (fio then keeps total latencies per
+/// priority; storlab's are completion latencies, docs/decisions/0058), else `clat_ns`.
 #[derive(serde::Serialize)]
 struct FioPriority {
     prioclass: u16,
     prio: u16,
-    clat_ns: FioLatency,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clat_ns: Option<FioLatency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lat_ns: Option<FioLatency>,
 }
 
 #[derive(serde::Serialize, Default)]
@@ -211,6 +225,7 @@ fn render(report: &RunReport, echo: Option<&FioEcho>, plus: bool) -> String {
         .iter()
         .zip(&placed)
         .map(|(job, place)| {
+            let job = &*as_fio_measured(job);
             let written = echo.and_then(|echo| {
                 echo.job_options
                     .get(place.spec_index.checked_rem(echo.job_options.len())?)
@@ -326,7 +341,12 @@ pub(crate) fn place_jobs(jobs: &[JobReport]) -> Vec<Placement> {
 }
 
 fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bool) -> FioJob {
-    let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus);
+    let keys = ReportKeys::of(job);
+    let fio_direction = |summary: &DirectionSummary| fio_direction(summary, plus, &keys);
+    let apart = keys.unified != Unified::Mixed;
+    let direction = |summary: Option<&DirectionSummary>| {
+        apart.then(|| summary.map(fio_direction).unwrap_or_default())
+    };
     let workers = f64::from(job.setup.numjobs.max(1));
     let (latency_ns, latency_us, latency_ms) = latency_maps(job);
     let continues = continues_on_error(job);
@@ -339,17 +359,20 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         eta: 0,
         elapsed: job.elapsed_ns.div_ceil(NS_PER_S),
         job_options,
-        read: job.read.as_ref().map(fio_direction).unwrap_or_default(),
-        write: job.write.as_ref().map(fio_direction).unwrap_or_default(),
-        trim: job.trim.as_ref().map(fio_direction).unwrap_or_default(),
-        sync: job
-            .sync
-            .as_ref()
-            .map(|summary| FioSync {
-                total_ios: job.fsyncs,
-                lat_ns: fio_latency(summary, true),
-            })
-            .unwrap_or_default(),
+        read: direction(job.read.as_ref()),
+        write: direction(job.write.as_ref()),
+        trim: direction(job.trim.as_ref()),
+        sync: apart.then(|| {
+            job.sync
+                .as_ref()
+                .map(|summary| FioSync {
+                    total_ios: job.fsyncs,
+                    lat_ns: fio_latency(summary, keys.any_percentiles()),
+                })
+                .unwrap_or_default()
+        }),
+        mixed: (keys.unified != Unified::Split)
+            .then(|| job.mixed.as_ref().map(fio_direction).unwrap_or_default()),
         job_runtime: ns_to_ms(job.elapsed_ns),
         usr_cpu: job.cpu.user_percent / workers,
         sys_cpu: job.cpu.system_percent / workers,
@@ -421,13 +444,14 @@ fn fio_bins(bins: &[(u64, u64)]) -> OrderedMap {
     )
 }
 
-fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
+fn fio_direction(summary: &DirectionSummary, plus: bool, keys: &ReportKeys) -> FioDirection {
     /// linux/ioprio.h: the class is the bits above `IOPRIO_CLASS_SHIFT` (13); fio prints the
     /// level as `ioprio & 7`.
     const IOPRIO_CLASS_SHIFT: u16 = 13;
     const IOPRIO_LEVEL_MASK: u16 = 7;
-    let mut clat_ns = fio_latency(&summary.clat, true);
-    if plus {
+    let mut clat_ns = fio_latency(&summary.clat, keys.clat_percentiles);
+    // fio's json+ bins go with the percentiles they were computed for (stat.c).
+    if plus && keys.clat_percentiles {
         clat_ns.bins = Some(fio_bins(&summary.clat_fio_bins));
     }
     // fio: "Only include per prio stats if there are >= 2 prios with samples".
@@ -436,14 +460,19 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
             .by_priority
             .iter()
             .map(|p| {
-                let mut clat_ns = fio_latency(&p.clat, true);
-                if plus {
-                    clat_ns.bins = Some(fio_bins(&p.clat_fio_bins));
+                let mut latency = fio_latency(&p.clat, keys.any_percentiles());
+                if plus && keys.any_percentiles() {
+                    latency.bins = Some(fio_bins(&p.clat_fio_bins));
                 }
+                let (clat_ns, lat_ns) = match keys.lat_percentiles {
+                    true => (None, Some(latency)),
+                    false => (Some(latency), None),
+                };
                 FioPriority {
                     prioclass: p.ioprio >> IOPRIO_CLASS_SHIFT,
                     prio: p.ioprio & IOPRIO_LEVEL_MASK,
                     clat_ns,
+                    lat_ns,
                 }
             })
             .collect()
@@ -463,9 +492,9 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
         total_ios: summary.ios + summary.errors,
         short_ios: 0,
         drop_ios: 0,
-        slat_ns: fio_latency(&summary.slat, false),
+        slat_ns: fio_latency(&summary.slat, keys.slat_percentiles),
         clat_ns,
-        lat_ns: fio_latency(&summary.lat, false),
+        lat_ns: fio_latency(&summary.lat, keys.lat_percentiles),
         prios,
         bw_min: kib(rates.bw_min_bytes_per_s),
         bw_max: kib(rates.bw_max_bytes_per_s),
@@ -482,8 +511,8 @@ fn fio_direction(summary: &DirectionSummary, plus: bool) -> FioDirection {
     }
 }
 
-/// fio prints percentiles for clat only (its default `clat_percentiles=1`), and only when
-/// there were samples.
+/// A latency's figures, with its percentiles when the job's keys ask for them (fio's default:
+/// completion latencies only) and there were samples.
 fn fio_latency(summary: &LatencySummary, with_percentiles: bool) -> FioLatency {
     let percentile = (with_percentiles && summary.count > 0).then(|| {
         OrderedMap(

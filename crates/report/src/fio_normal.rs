@@ -13,10 +13,9 @@ use crate::fio::{
     continues_on_error, ctime_utc, depth_percents, error_code, latency_option, latency_percents,
     place_jobs, verify_only, FioEcho, Placement, LATENCY_DECADE_KEYS, LATENCY_MS_EXTRA_KEYS,
 };
+use crate::fio_keys::{as_fio_measured, fio_directions, ReportKeys, Unified};
 use crate::fio_normal_group::{disk_stats, group_runs, group_stats, GroupRun};
-use crate::fio_units::{
-    fio_runtime_ms, num2str, scale_latency, strerror, Unit, LATENCY_DIGITS, SIG_FIGS,
-};
+use crate::fio_units::{fio_runtime_ms, num2str, scale_latency, strerror, Unit, LATENCY_DIGITS};
 use crate::model::{JobReport, RunReport};
 
 const MS_PER_S: u64 = 1_000;
@@ -25,8 +24,6 @@ const PERCENT: f64 = 100.0;
 /// linux/ioprio.h: a priority's class is the bits above 13; fio prints the level as `& 7`.
 const IOPRIO_CLASS_SHIFT: u16 = 13;
 const IOPRIO_LEVEL_MASK: u16 = 7;
-/// fio's `percentile_precision` default: two decimals in `99.95th`.
-const PERCENTILE_PRECISION: usize = 2;
 /// The width fio fits its percentile lines in (80 columns less the `     |` margin and one).
 const PERCENTILE_LINE_WIDTH: usize = 80 - 7;
 /// Entries on one line of fio's latency distribution (`lat (usec)   : ...`).
@@ -36,11 +33,16 @@ const LATENCY_BUCKETS_PER_LINE: usize = 5;
 /// `description`; `pid` is printed in each job's header, where fio prints its job's process.
 pub fn to_fio_normal(report: &RunReport, echo: Option<&FioEcho>, pid: u32) -> String {
     let placed = place_jobs(&report.jobs);
-    let groups = group_runs(&report.jobs, &placed);
+    let jobs: Vec<JobReport> = report
+        .jobs
+        .iter()
+        .map(|job| as_fio_measured(job).into_owned())
+        .collect();
+    let groups = group_runs(&jobs, &placed);
     // fio's report starts with an empty line ("don't overwrite last signal output").
     let mut out = String::from("\n");
     let time = ctime_utc(report.started_unix_ms / MS_PER_S);
-    for (job, place) in report.jobs.iter().zip(&placed) {
+    for (job, place) in jobs.iter().zip(&placed) {
         let group = &groups[place.groupid];
         let description = written(echo, place, &["description"]);
         job_block(&mut out, job, place, group, pid, &time, description);
@@ -92,7 +94,8 @@ pub fn to_fio_normal_preamble(report: &RunReport, echo: Option<&FioEcho>, pid: u
         workers += numjobs;
         // storlab always runs threads; fio says "threads" where the job asked for them.
         threads &= written(echo, place, &["thread", "threads"]).is_some_and(|value| value != "0");
-        let sizes = |key: &str| block_size_range(&spec[key]);
+        let figures = ReportKeys::of(job).significant_figures;
+        let sizes = |key: &str| block_size_range(&spec[key], figures);
         let read = sizes("block_size_read");
         let write = sizes("block_size_write");
         let trim = spec
@@ -130,7 +133,7 @@ pub fn to_fio_normal_preamble(report: &RunReport, echo: Option<&FioEcho>, pid: u
 }
 
 /// A direction's block sizes as fio prints them in a job's line: `4096B-64.0KiB`.
-fn block_size_range(spec: &serde_json::Value) -> String {
+fn block_size_range(spec: &serde_json::Value, figures: usize) -> String {
     let sizes: Vec<u64> = if let Some(fixed) = spec["fixed"].as_u64() {
         vec![fixed]
     } else if let Some(split) = spec["split"].as_array() {
@@ -149,8 +152,8 @@ fn block_size_range(spec: &serde_json::Value) -> String {
     let max = sizes.iter().copied().max().unwrap_or(0);
     format!(
         "{}-{}",
-        num2str(min, SIG_FIGS, true, Unit::Byte),
-        num2str(max, SIG_FIGS, true, Unit::Byte)
+        num2str(min, figures, true, Unit::Byte),
+        num2str(max, figures, true, Unit::Byte)
     )
 }
 
@@ -188,11 +191,13 @@ fn job_block(
     time: &str,
     description: Option<&str>,
 ) {
-    let directions = [
-        ("read", job.read.as_ref()),
-        ("write", job.write.as_ref()),
-        ("trim", job.trim.as_ref()),
-    ];
+    let keys = ReportKeys::of(job);
+    let [read, write, trim] = fio_directions(job);
+    let names = match keys.unified {
+        Unified::Mixed => ["mixed", "write", "trim"],
+        _ => ["read", "write", "trim"],
+    };
+    let directions = [(names[0], read), (names[1], write), (names[2], trim)];
     let bytes: u64 = directions
         .iter()
         .map(|(_, s)| s.map_or(0, |s| s.bytes))
@@ -219,33 +224,50 @@ fn job_block(
     }
     for (index, (name, summary)) in directions.iter().enumerate() {
         if let Some(summary) = summary.filter(|summary| summary.bytes > 0) {
-            direction_block(out, name, summary, group, index);
+            let block = Block {
+                name,
+                figures: keys.significant_figures,
+                rate: Unit::rate(keys.unit_bits),
+            };
+            direction_block(out, &block, summary, group, index, &keys);
         }
+    }
+    // fio 3.33 prints `both`'s mixed block from a summary whose figures and unit it never set
+    // (stat.c `gen_mixed_ddir_stats_from_ts`): its counts print in 0 digits, its rate unitless
+    // ("mixed: IOPS=0, BW=0 (0)(0B/2msec)"); its group share is the read's.
+    if let Some(mixed) = job.mixed.as_ref().filter(|_| keys.unified == Unified::Both) {
+        let block = Block {
+            name: "mixed",
+            figures: 0,
+            rate: Unit::None,
+        };
+        direction_block(out, &block, mixed, group, 0, &keys);
     }
     latency_distribution(out, job);
     if let Some(sync) = job.sync.as_ref().filter(|sync| sync.count > 0) {
         out.push_str("  fsync/fdatasync/sync_file_range:\n");
         latency_line(out, "sync", sync);
-        percentiles(out, "sync", sync);
+        percentiles(out, "sync", sync, keys.percentile_precision);
     }
-    usage_and_depths(
-        out,
-        job,
-        [
-            issued(directions[0].1),
-            issued(directions[1].1),
-            issued(directions[2].1),
-        ],
-    );
+    usage_and_depths(out, job, [issued(read), issued(write), issued(trim)]);
 }
 
-/// One direction's lines: totals, latencies, clat percentiles, bandwidth and IOPS samples.
+/// How a direction's first line prints: its name, fio's significant figures, its rate unit.
+struct Block<'a> {
+    name: &'a str,
+    figures: usize,
+    rate: Unit,
+}
+
+/// One direction's lines: totals, latencies, the percentiles the job's keys ask for,
+/// bandwidth and IOPS samples.
 fn direction_block(
     out: &mut String,
-    name: &str,
+    block: &Block,
     summary: &DirectionSummary,
     group: &GroupRun,
     direction: usize,
+    keys: &ReportKeys,
 ) {
     let runtime_ms = fio_runtime_ms(summary.runtime_ns);
     if runtime_ms == 0 {
@@ -253,6 +275,7 @@ fn direction_block(
     }
     let bw = MS_PER_S * summary.bytes / runtime_ms;
     let iops = MS_PER_S * issued(Some(summary)) / runtime_ms;
+    let (name, figures, rate) = (block.name, block.figures, block.rate);
     // fio notes zoned-device resets after every write line; storlab drives no zoned devices.
     let zone_resets = if name == "write" {
         "; 0 zone resets"
@@ -262,31 +285,46 @@ fn direction_block(
     let _ = writeln!(
         out,
         "  {name}: IOPS={}, BW={} ({})({}/{runtime_ms}msec){zone_resets}",
-        num2str(iops, SIG_FIGS, false, Unit::None),
-        num2str(bw, SIG_FIGS, true, Unit::BytePerSec),
-        num2str(bw, SIG_FIGS, false, Unit::BytePerSec),
-        num2str(summary.bytes, SIG_FIGS, true, Unit::Byte),
+        num2str(iops, figures, false, Unit::None),
+        num2str(bw, figures, true, rate),
+        num2str(bw, figures, false, rate),
+        num2str(summary.bytes, figures, true, Unit::Byte),
     );
     latency_line(out, "slat", &summary.slat);
     latency_line(out, "clat", &summary.clat);
     latency_line(out, " lat", &summary.lat);
+    // fio names the per-priority latencies after the percentiles it keeps for them.
+    let kind = if keys.lat_percentiles { "lat" } else { "clat" };
     // fio: per-priority lines only when two priorities or more had samples.
     let priorities = summary.by_priority.len() >= 2;
     for priority in summary.by_priority.iter().filter(|_| priorities) {
-        latency_line(out, &priority_name(priority.ioprio), &priority.clat);
+        latency_line(out, &priority_name(kind, priority.ioprio), &priority.clat);
     }
-    percentiles(out, "clat", &summary.clat);
-    for priority in summary.by_priority.iter().filter(|_| priorities) {
+    let precision = keys.percentile_precision;
+    for (shown, name, latency) in [
+        (keys.slat_percentiles, "slat", &summary.slat),
+        (keys.clat_percentiles, "clat", &summary.clat),
+        (keys.lat_percentiles, "lat", &summary.lat),
+    ] {
+        if shown {
+            percentiles(out, name, latency, precision);
+        }
+    }
+    let prio_percentiles = priorities && keys.any_percentiles();
+    for priority in summary.by_priority.iter().filter(|_| prio_percentiles) {
         let share = PERCENT * priority.clat.count as f64 / summary.clat.count.max(1) as f64;
-        let name = format!("{} ({share:.2}% of IOs)", priority_name(priority.ioprio));
-        percentiles(out, &name, &priority.clat);
+        let name = format!(
+            "{} ({share:.2}% of IOs)",
+            priority_name(kind, priority.ioprio)
+        );
+        percentiles(out, &name, &priority.clat, precision);
     }
     samples(out, summary, group, direction);
 }
 
-fn priority_name(ioprio: u16) -> String {
+fn priority_name(kind: &str, ioprio: u16) -> String {
     format!(
-        "clat prio {}/{}",
+        "{kind} prio {}/{}",
         ioprio >> IOPRIO_CLASS_SHIFT,
         ioprio & IOPRIO_LEVEL_MASK
     )
@@ -317,7 +355,7 @@ fn latency_line(out: &mut String, name: &str, latency: &LatencySummary) {
 /// fio's percentile block: nsec unless the smallest and largest percentile values call for
 /// usec or msec (values then rounded up to the unit), as many ` 99.95th=[ 5473]` entries per
 /// line as fit fio's width, each value as wide as the largest.
-fn percentiles(out: &mut String, name: &str, latency: &LatencySummary) {
+fn percentiles(out: &mut String, name: &str, latency: &LatencySummary, precision: usize) {
     if latency.count == 0 || latency.percentiles.is_empty() {
         return;
     }
@@ -335,7 +373,7 @@ fn percentiles(out: &mut String, name: &str, latency: &LatencySummary) {
         .checked_ilog10()
         .map_or(0, |log| log as usize + 1)
         .max(5);
-    let per_line = PERCENTILE_LINE_WIDTH / (PERCENTILE_PRECISION + 10 + value_width);
+    let per_line = PERCENTILE_LINE_WIDTH / (precision + 10 + value_width);
     let _ = write!(out, "    {name} percentiles ({unit}):\n     |");
     let last = latency.percentiles.len() - 1;
     for (index, &(percentile, value_ns)) in latency.percentiles.iter().enumerate() {
@@ -353,8 +391,8 @@ fn percentiles(out: &mut String, name: &str, latency: &LatencySummary) {
         let _ = write!(
             out,
             " {percentile:width$.precision$}th=[{value:value_width$}]{end}",
-            width = PERCENTILE_PRECISION + 3,
-            precision = PERCENTILE_PRECISION
+            width = precision + 3,
+            precision = precision
         );
         if index != last && index % per_line == per_line - 1 {
             out.push('\n');
@@ -369,6 +407,27 @@ fn samples(out: &mut String, summary: &DirectionSummary, group: &GroupRun, direc
     if rates.samples == 0 {
         return;
     }
+    bandwidth_samples(out, rates, group, direction);
+    let _ = writeln!(
+        out,
+        "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+        rates.iops_min.round() as u64,
+        rates.iops_max.round() as u64,
+        rates.iops_mean,
+        rates.iops_stddev,
+        rates.samples
+    );
+}
+
+/// `   bw (  KiB/s): min=..., per=...%, ...`: in bits (`Kibit`) with `unit_base=1`, as fio
+/// multiplies the KiB figures by 8 before it picks `Mi`.
+fn bandwidth_samples(
+    out: &mut String,
+    rates: &storlab_stats::IntervalRateSummary,
+    group: &GroupRun,
+    direction: usize,
+) {
+    const BITS_PER_BYTE: u64 = 8;
     let mut min = (rates.bw_min_bytes_per_s / BYTES_PER_KIB).round() as u64;
     let mut max = (rates.bw_max_bytes_per_s / BYTES_PER_KIB).round() as u64;
     let mut mean = rates.bw_mean_bytes_per_s / BYTES_PER_KIB;
@@ -380,27 +439,24 @@ fn samples(out: &mut String, summary: &DirectionSummary, group: &GroupRun, direc
     } else {
         PERCENT
     };
-    let mut unit = "KiB";
+    let mut unit = if group.unit_bits { "Kibit" } else { "KiB" };
+    if group.unit_bits {
+        min *= BITS_PER_BYTE;
+        max *= BITS_PER_BYTE;
+        mean *= BITS_PER_BYTE as f64;
+        stddev *= BITS_PER_BYTE as f64;
+    }
     if mean > BYTES_PER_KIB * BYTES_PER_KIB {
         min = (min as f64 / BYTES_PER_KIB) as u64;
         max = (max as f64 / BYTES_PER_KIB) as u64;
         mean /= BYTES_PER_KIB;
         stddev /= BYTES_PER_KIB;
-        unit = "MiB";
+        unit = if group.unit_bits { "Mibit" } else { "MiB" };
     }
     let _ = writeln!(
         out,
         "   bw ({unit:>5}/s): min={min:5}, max={max:5}, per={share:3.2}%, avg={mean:5.2}, \
          stdev={stddev:5.2}, samples={}",
-        rates.samples
-    );
-    let _ = writeln!(
-        out,
-        "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
-        rates.iops_min.round() as u64,
-        rates.iops_max.round() as u64,
-        rates.iops_mean,
-        rates.iops_stddev,
         rates.samples
     );
 }
@@ -667,7 +723,7 @@ mod tests {
             2_998_272, 2_998_272, 2_998_272,
         ];
         let mut out = String::new();
-        percentiles(&mut out, "clat", &summary(&values, 521, 2_985_300));
+        percentiles(&mut out, "clat", &summary(&values, 521, 2_985_300), 2);
         assert_eq!(
             out,
             "    clat percentiles (nsec):
@@ -689,7 +745,7 @@ mod tests {
             317_440, 2_146_304, 3_588_096, 3_620_864, 5_472_256, 5_472_256, 5_472_256,
         ];
         let mut out = String::new();
-        percentiles(&mut out, "clat", &summary(&values, 25_000, 5_445_000));
+        percentiles(&mut out, "clat", &summary(&values, 25_000, 5_445_000), 2);
         assert_eq!(
             out,
             "    clat percentiles (usec):

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::fio::Placement;
+use crate::fio_keys::{fio_directions, ReportKeys, Unified};
 use crate::fio_units::{fio_runtime_ms, num2str, Unit, SIG_FIGS};
 use crate::model::{DiskUtil, JobReport};
 
@@ -25,12 +26,33 @@ pub(crate) struct GroupDirection {
     pub aggregate_bytes_per_s: u64,
 }
 
-/// A stonewall group's totals per direction (read, write, trim).
-#[derive(Clone, Debug, Default)]
+/// A stonewall group's totals per direction (read, write, trim), and how fio prints them: its
+/// last job's `significant_figures` and `unit_base` (fio's `rs` takes each job's in turn) and
+/// every job's `unified_rw_reporting` (fio ORs them: `mixed` 1, `both` 2).
+#[derive(Clone, Debug)]
 pub(crate) struct GroupRun {
     pub groupid: usize,
     pub directions: [GroupDirection; 3],
+    pub significant_figures: usize,
+    pub unit_bits: bool,
+    unified: u8,
 }
+
+impl Default for GroupRun {
+    fn default() -> Self {
+        GroupRun {
+            groupid: 0,
+            directions: Default::default(),
+            significant_figures: SIG_FIGS,
+            unit_bits: false,
+            unified: 0,
+        }
+    }
+}
+
+/// fio's `UNIFIED_MIXED` and `UNIFIED_BOTH` (stat.h).
+const UNIFIED_MIXED: u8 = 1;
+const UNIFIED_BOTH: u8 = 2;
 
 /// Every group's totals, indexed by group id (every id up to the last has an entry, as in
 /// fio, whose groups are numbered without gaps).
@@ -47,8 +69,16 @@ pub(crate) fn group_runs(jobs: &[JobReport], placed: &[Placement]) -> Vec<GroupR
         })
         .collect();
     for (job, place) in jobs.iter().zip(placed) {
-        let summaries = [job.read.as_ref(), job.write.as_ref(), job.trim.as_ref()];
-        for (total, summary) in groups[place.groupid].directions.iter_mut().zip(summaries) {
+        let keys = ReportKeys::of(job);
+        let group = &mut groups[place.groupid];
+        group.significant_figures = keys.significant_figures;
+        group.unit_bits = keys.unit_bits;
+        group.unified |= match keys.unified {
+            Unified::Split => 0,
+            Unified::Mixed => UNIFIED_MIXED,
+            Unified::Both => UNIFIED_BOTH,
+        };
+        for (total, summary) in group.directions.iter_mut().zip(fio_directions(job)) {
             let Some(summary) = summary else { continue };
             let runtime_ms = fio_runtime_ms(summary.runtime_ns);
             if runtime_ms == 0 {
@@ -88,23 +118,56 @@ pub(crate) fn group_stats(out: &mut String, group: &GroupRun) {
         if total.max_runtime_ms == 0 {
             continue;
         }
-        let both = |value: u64, unit: Unit| {
-            (
-                num2str(value, SIG_FIGS, true, unit),
-                num2str(value, SIG_FIGS, false, unit),
-            )
+        let label = if group.unified == UNIFIED_MIXED {
+            "  MIXED"
+        } else {
+            label
         };
-        let (aggregate, aggregate_si) = both(total.aggregate_bytes_per_s, Unit::BytePerSec);
-        let (min, min_si) = both(total.min_bytes_per_s, Unit::BytePerSec);
-        let (max, max_si) = both(total.max_bytes_per_s, Unit::BytePerSec);
-        let (io, io_si) = both(total.bytes, Unit::Byte);
-        let _ = writeln!(
-            out,
-            "{label}: bw={aggregate} ({aggregate_si}), {min}-{max} ({min_si}-{max_si}), \
-             io={io} ({io_si}), run={}-{}msec",
-            total.min_runtime_ms, total.max_runtime_ms
-        );
+        group_line(out, group, label, total);
     }
+    // fio's `show_mixed_group_stats`: the directions' sums, the slowest and fastest of them.
+    if group.unified == UNIFIED_BOTH {
+        let ran = group.directions.iter().filter(|d| d.max_runtime_ms > 0);
+        let mixed = GroupDirection {
+            bytes: ran.clone().map(|d| d.bytes).sum(),
+            aggregate_bytes_per_s: ran.clone().map(|d| d.aggregate_bytes_per_s).sum(),
+            min_bytes_per_s: ran
+                .clone()
+                .map(|d| d.min_bytes_per_s)
+                .min()
+                .unwrap_or(u64::MAX),
+            max_bytes_per_s: ran.clone().map(|d| d.max_bytes_per_s).max().unwrap_or(0),
+            min_runtime_ms: ran
+                .clone()
+                .map(|d| d.min_runtime_ms)
+                .min()
+                .unwrap_or(u64::MAX),
+            max_runtime_ms: ran.map(|d| d.max_runtime_ms).max().unwrap_or(0),
+        };
+        group_line(out, group, "  MIXED", &mixed);
+    }
+}
+
+/// `   READ: bw=..., io=..., run=...msec` in the group's figures and rate unit.
+fn group_line(out: &mut String, group: &GroupRun, label: &str, total: &GroupDirection) {
+    let figures = group.significant_figures;
+    let both = |value: u64, unit: Unit| {
+        (
+            num2str(value, figures, true, unit),
+            num2str(value, figures, false, unit),
+        )
+    };
+    let rate = Unit::rate(group.unit_bits);
+    let (aggregate, aggregate_si) = both(total.aggregate_bytes_per_s, rate);
+    let (min, min_si) = both(total.min_bytes_per_s, rate);
+    let (max, max_si) = both(total.max_bytes_per_s, rate);
+    let (io, io_si) = both(total.bytes, Unit::Byte);
+    let _ = writeln!(
+        out,
+        "{label}: bw={aggregate} ({aggregate_si}), {min}-{max} ({min_si}-{max_si}), \
+         io={io} ({io_si}), run={}-{}msec",
+        total.min_runtime_ms, total.max_runtime_ms
+    );
 }
 
 /// `Disk stats (read/write):` and a line per block device under the run's targets (a dm or md
@@ -168,6 +231,7 @@ mod tests {
         let group = GroupRun {
             groupid: 0,
             directions: [read, GroupDirection::default(), GroupDirection::default()],
+            ..GroupRun::default()
         };
         let mut out = String::new();
         group_stats(&mut out, &group);

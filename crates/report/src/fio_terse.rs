@@ -9,6 +9,7 @@
 //! buckets, then 9 fields per block device of `disk_util`: 121 fields plus 9 per disk.
 
 use crate::fio::{latency_percents, place_jobs};
+use crate::fio_keys::{as_fio_measured, percentile_list, ReportKeys, Unified};
 use crate::model::{JobReport, RunReport};
 use storlab_stats::{DirectionStats, DirectionSummary, LatencySummary};
 
@@ -26,6 +27,9 @@ pub fn to_fio_terse(report: &RunReport) -> String {
     let places = place_jobs(&report.jobs);
     let mut out = String::new();
     for (job, place) in report.jobs.iter().zip(&places) {
+        let job = &*as_fio_measured(job);
+        let keys = ReportKeys::of(job);
+        let list = percentile_list(&job.setup.job);
         let mut fields: Vec<String> = vec![
             TERSE_VERSION.to_string(),
             format!("{}-{}", report.tool.name, report.tool.version),
@@ -33,8 +37,15 @@ pub fn to_fio_terse(report: &RunReport) -> String {
             place.groupid.to_string(),
             error_code(job).to_string(),
         ];
-        direction_fields(job.read.as_ref(), &mut fields);
-        direction_fields(job.write.as_ref(), &mut fields);
+        // fio 3.33: `mixed` in the read's place, or after the write with `both`.
+        let directions = match keys.unified {
+            Unified::Split => vec![job.read.as_ref(), job.write.as_ref()],
+            Unified::Mixed => vec![job.mixed.as_ref()],
+            Unified::Both => vec![job.read.as_ref(), job.write.as_ref(), job.mixed.as_ref()],
+        };
+        for summary in directions {
+            direction_fields(summary, &keys, &list, &mut fields);
+        }
         let workers = f64::from(job.setup.numjobs.max(1));
         fields.push(format!("{:.6}%", job.cpu.user_percent / workers));
         fields.push(format!("{:.6}%", job.cpu.system_percent / workers));
@@ -82,8 +93,13 @@ fn error_code(job: &JobReport) -> i32 {
     crate::fio::error_code(job)
 }
 
-/// One direction's 41 fields (all zeros for a direction that did not run, as fio writes them).
-fn direction_fields(summary: Option<&DirectionSummary>, fields: &mut Vec<String>) {
+/// One direction's 41 fields (zeros for a direction that did not run, as fio writes them).
+fn direction_fields(
+    summary: Option<&DirectionSummary>,
+    keys: &ReportKeys,
+    list: &[f64],
+    fields: &mut Vec<String>,
+) {
     let empty = DirectionSummary::from_stats(&DirectionStats::new(0), 0);
     let summary = summary.unwrap_or(&empty);
     // fio's whole milliseconds, rounded up, as in its JSON and human report.
@@ -101,12 +117,30 @@ fn direction_fields(summary: Option<&DirectionSummary>, fields: &mut Vec<String>
     fields.push(runtime_ms.to_string());
     latency_fields(&summary.slat, fields);
     latency_fields(&summary.clat, fields);
+    // fio's percentiles of total latency with `lat_percentiles`, else of completion latency
+    // with `clat_percentiles`, else none; the list's entries even without samples (then 0).
+    let reported = if keys.lat_percentiles {
+        Some(&summary.lat)
+    } else {
+        keys.clat_percentiles.then_some(&summary.clat)
+    };
     for index in 0..PERCENTILE_FIELDS {
-        match summary.clat.percentiles.get(index) {
-            Some(&(percentile, value_ns)) if summary.clat.count > 0 => {
+        let entry = reported.and_then(|latency| {
+            let percentile = *list.get(index)?;
+            let value_ns = match latency.count {
+                0 => 0,
+                _ => latency
+                    .percentiles
+                    .get(index)
+                    .map_or(0, |&(_, value)| value),
+            };
+            Some((percentile, value_ns))
+        });
+        match entry {
+            Some((percentile, value_ns)) => {
                 fields.push(format!("{percentile:.6}%={}", value_ns / NS_PER_US));
             }
-            _ => fields.push("0%=0".to_owned()),
+            None => fields.push("0%=0".to_owned()),
         }
     }
     latency_fields(&summary.lat, fields);

@@ -20,6 +20,8 @@ pub(crate) enum Unit {
     Byte,
     /// Bytes per second (`BW=111MiB/s`).
     BytePerSec,
+    /// Bytes per second printed in bits (`unit_base=1`: `BW=889Mibit/s`).
+    BitPerSec,
 }
 
 impl Unit {
@@ -28,6 +30,16 @@ impl Unit {
             Unit::None => "",
             Unit::Byte => "B",
             Unit::BytePerSec => "B/s",
+            Unit::BitPerSec => "bit/s",
+        }
+    }
+
+    /// A rate's unit under fio's `unit_base`: bits with `unit_base=1`, else bytes.
+    pub(crate) fn rate(bits: bool) -> Unit {
+        if bits {
+            Unit::BitPerSec
+        } else {
+            Unit::BytePerSec
         }
     }
 }
@@ -45,7 +57,12 @@ fn decimal_digits(value: u64) -> usize {
 pub(crate) fn num2str(value: u64, max_digits: usize, binary: bool, unit: Unit) -> String {
     let thousand: u64 = if binary { 1024 } else { 1000 };
     let prefixes = if binary { &IEC_PREFIXES } else { &SI_PREFIXES };
-    let mut number = value;
+    // fio's num2str counts a rate in bits from its bytes.
+    const BITS_PER_BYTE: u64 = 8;
+    let mut number = match unit {
+        Unit::BitPerSec => value.saturating_mul(BITS_PER_BYTE),
+        _ => value,
+    };
     let mut prefix = 0;
     let mut last_remainder = None;
     while prefix < prefixes.len() && decimal_digits(number) > max_digits {
@@ -161,6 +178,22 @@ mod tests {
         assert_eq!(rate(9_362_285, true), "9143KiB/s");
         assert_eq!(rate(9_362_285, false), "9362kB/s");
         assert_eq!(rate(4_096_000, true), "4000KiB/s");
+        // unit_base=1 (fio 3.33: "BW=889Mibit/s (932Mb/s)" for 111 MiB/s).
+        assert_eq!(
+            num2str(116_508_444, SIG_FIGS, true, Unit::BitPerSec),
+            "889Mibit/s"
+        );
+        assert_eq!(
+            num2str(116_508_444, SIG_FIGS, false, Unit::BitPerSec),
+            "932Mbit/s"
+        );
+        // significant_figures=1 and 10 (fio 3.33: "BW=0Tibit/s", "io=0GiB", "IOPS=0M").
+        assert_eq!(num2str(116_508_444, 1, true, Unit::BytePerSec), "0GiB/s");
+        assert_eq!(num2str(64_000, 1, false, Unit::None), "0M");
+        assert_eq!(
+            num2str(116_508_444, 10, false, Unit::BytePerSec),
+            "116508444B/s"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod csv;
 mod escape;
 mod faults;
 mod fio;
+mod fio_keys;
 mod fio_normal;
 mod fio_normal_group;
 mod fio_terse;

@@ -178,6 +178,10 @@ pub struct JobReport {
     pub write: Option<DirectionSummary>,
     /// Trims, if any were issued.
     pub trim: Option<DirectionSummary>,
+    /// The directions summed as one, as fio's `mixed` direction, for a job that set fio's
+    /// `unified_rw_reporting` to `mixed` or `both` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<DirectionSummary>,
     /// How long the syncs took (fio's `sync` latency: `fsync`, `fdatasync`, `end_fsync`...),
     /// if any ran in the measured window (absent in runs without syncs and in runs saved
     /// before they were measured).
@@ -328,16 +332,33 @@ impl JobReport {
     /// statistics.
     pub fn new(setup: JobSetup, notes: JobNotes, stats: &WorkerStats) -> Self {
         let elapsed_ns = stats.elapsed_ns;
+        // fio's default percentiles, which storlab's own outputs read (p50, p99...), and the
+        // job's `percentile_list`, which the fio-shaped outputs print.
+        let mut percentiles = FIO_DEFAULT_PERCENTILES.to_vec();
+        percentiles.extend(crate::fio_keys::percentile_list(&setup.job));
+        percentiles.sort_by(f64::total_cmp);
+        percentiles.dedup();
         let summarise = |direction: &DirectionStats| {
-            (!direction.is_empty()).then(|| DirectionSummary::from_stats(direction, elapsed_ns))
+            (!direction.is_empty())
+                .then(|| DirectionSummary::from_stats_at(direction, elapsed_ns, &percentiles))
         };
+        let unified = setup.job["fio_report"]["unified_rw_reporting"]
+            .as_str()
+            .is_some_and(|unified| unified != "none");
+        let ran: Vec<&DirectionStats> = [&stats.read, &stats.write, &stats.trim]
+            .into_iter()
+            .filter(|direction| !direction.is_empty())
+            .collect();
+        let mixed = (unified && !ran.is_empty())
+            .then(|| DirectionSummary::mixed(&ran, elapsed_ns, &percentiles));
         Self {
-            setup,
             read: summarise(&stats.read),
             write: summarise(&stats.write),
             trim: summarise(&stats.trim),
+            mixed,
             sync: (stats.sync.count() > 0)
-                .then(|| LatencySummary::from_histogram(&stats.sync, &FIO_DEFAULT_PERCENTILES)),
+                .then(|| LatencySummary::from_histogram(&stats.sync, &percentiles)),
+            setup,
             fsyncs: stats.fsyncs,
             series: SeriesPoint::from_stats(stats),
             cpu: CpuReport::from_stats(stats),

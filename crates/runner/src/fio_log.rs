@@ -322,7 +322,11 @@ impl FioLogRecorder {
             rates.bytes[direction] += bytes;
             rates.ios[direction] += 1;
         } else {
-            if let Some(log) = self.bandwidth.as_mut() {
+            let bandwidth = self
+                .bandwidth
+                .as_mut()
+                .filter(|_| !self.settings.without_per_io_bandwidth);
+            if let Some(log) = bandwidth {
                 // fio's add_bw_sample: bytes over the completion latency, per I/O.
                 let rate = match io.clat_ns {
                     0 => 0,
@@ -330,7 +334,11 @@ impl FioLogRecorder {
                 };
                 log.add(direction, time_ms, rate, &io);
             }
-            if let Some(log) = self.iops.as_mut() {
+            let iops = self
+                .iops
+                .as_mut()
+                .filter(|_| !self.settings.without_per_io_iops);
+            if let Some(log) = iops {
                 log.add(direction, time_ms, 1, &io);
             }
         }

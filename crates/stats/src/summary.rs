@@ -120,6 +120,36 @@ impl IntervalRateSummary {
     }
 }
 
+impl IntervalRateSummary {
+    /// fio's sum of rate statistics over directions (stat.c `sum_stat` with `pure_sum`, which
+    /// `unified_rw_reporting` applies to the bandwidth and IOPS samples): the minimums, maximums,
+    /// means and sample counts add up, and so do the squared deviations, the deviation being
+    /// that sum over all the samples less one. Parts without samples are left out, as fio.
+    pub fn pure_sum(parts: &[IntervalRateSummary]) -> Self {
+        let mut sum = IntervalRateSummary::default();
+        let mut squares = (0.0, 0.0);
+        for part in parts.iter().filter(|part| part.samples > 0) {
+            let deviations = (part.samples - 1) as f64;
+            sum.interval_ns = part.interval_ns;
+            sum.samples += part.samples;
+            sum.iops_min += part.iops_min;
+            sum.iops_max += part.iops_max;
+            sum.iops_mean += part.iops_mean;
+            sum.bw_min_bytes_per_s += part.bw_min_bytes_per_s;
+            sum.bw_max_bytes_per_s += part.bw_max_bytes_per_s;
+            sum.bw_mean_bytes_per_s += part.bw_mean_bytes_per_s;
+            squares.0 += part.iops_stddev.powi(2) * deviations;
+            squares.1 += part.bw_stddev_bytes_per_s.powi(2) * deviations;
+        }
+        if sum.samples > 1 {
+            let deviations = (sum.samples - 1) as f64;
+            sum.iops_stddev = (squares.0 / deviations).sqrt();
+            sum.bw_stddev_bytes_per_s = (squares.1 / deviations).sqrt();
+        }
+        sum
+    }
+}
+
 /// (min, max, mean, sample stddev) of `values`; all zero when empty.
 fn spread(values: impl Iterator<Item = f64> + Clone) -> (f64, f64, f64, f64) {
     let count = values.clone().count();
@@ -186,6 +216,30 @@ pub struct PrioritySummary {
 impl DirectionSummary {
     /// Summarises `d` over a measured window of `runtime_ns` (0 gives zero rates).
     pub fn from_stats(d: &DirectionStats, runtime_ns: u64) -> Self {
+        Self::from_stats_at(d, runtime_ns, &FIO_DEFAULT_PERCENTILES)
+    }
+
+    /// fio's `mixed` direction (`unified_rw_reporting`): `parts` (the directions) summed as
+    /// fio's `sum_thread_stats` sums them, the latencies as if recorded in one direction, the
+    /// bandwidth and IOPS samples with [`IntervalRateSummary::pure_sum`].
+    pub fn mixed(parts: &[&DirectionStats], runtime_ns: u64, percentiles: &[f64]) -> Self {
+        let interval_ns = parts.first().map_or(0, |part| part.series.interval_ns());
+        let mut merged = DirectionStats::new(interval_ns);
+        for part in parts {
+            merged.merge(part);
+        }
+        let mut summary = Self::from_stats_at(&merged, runtime_ns, percentiles);
+        let rates: Vec<IntervalRateSummary> = parts
+            .iter()
+            .map(|part| IntervalRateSummary::from_series(&part.series, runtime_ns))
+            .collect();
+        summary.per_interval = IntervalRateSummary::pure_sum(&rates);
+        summary
+    }
+
+    /// [`DirectionSummary::from_stats`] with the latencies summarised at `percentiles` (fio's
+    /// `percentile_list`).
+    pub fn from_stats_at(d: &DirectionStats, runtime_ns: u64, percentiles: &[f64]) -> Self {
         let runtime_s = runtime_ns as f64 / NS_PER_S;
         let per_second = |amount: u64| {
             if runtime_ns == 0 {
@@ -209,9 +263,9 @@ impl DirectionSummary {
             iops: per_second(d.ios),
             bw_bytes_per_s: per_second(d.bytes),
             runtime_ns,
-            slat: LatencySummary::from_histogram(&d.slat, &FIO_DEFAULT_PERCENTILES),
-            clat: LatencySummary::from_histogram(&d.clat, &FIO_DEFAULT_PERCENTILES),
-            lat: LatencySummary::from_histogram(&d.lat, &FIO_DEFAULT_PERCENTILES),
+            slat: LatencySummary::from_histogram(&d.slat, percentiles),
+            clat: LatencySummary::from_histogram(&d.clat, percentiles),
+            lat: LatencySummary::from_histogram(&d.lat, percentiles),
             clat_distribution,
             per_interval: IntervalRateSummary::from_series(&d.series, runtime_ns),
             clat_fio_bins: d.clat.fio_bins(),
@@ -221,7 +275,7 @@ impl DirectionSummary {
                 .filter(|p| p.clat.count() > 0)
                 .map(|p| PrioritySummary {
                     ioprio: p.ioprio,
-                    clat: LatencySummary::from_histogram(&p.clat, &FIO_DEFAULT_PERCENTILES),
+                    clat: LatencySummary::from_histogram(&p.clat, percentiles),
                     clat_fio_bins: p.clat.fio_bins(),
                 })
                 .collect(),
@@ -257,6 +311,43 @@ mod tests {
             .map(|bin| bin.count)
             .sum();
         assert_eq!(in_50_100_us, 1_000);
+    }
+
+    /// fio's `pure_sum` of two directions' samples: bounds and means add, squared deviations
+    /// add over all samples less one.
+    #[test]
+    fn mixed_rates_are_fios_pure_sum() {
+        let part = |samples, mean, stddev| IntervalRateSummary {
+            interval_ns: MS,
+            samples,
+            iops_min: 1.0,
+            iops_max: 3.0,
+            iops_mean: mean,
+            iops_stddev: stddev,
+            bw_min_bytes_per_s: 10.0,
+            bw_max_bytes_per_s: 30.0,
+            bw_mean_bytes_per_s: 10.0 * mean,
+            bw_stddev_bytes_per_s: 10.0 * stddev,
+        };
+        let sum = IntervalRateSummary::pure_sum(&[
+            part(3, 2.0, 1.0),
+            part(0, 9.0, 9.0),
+            part(5, 4.0, 2.0),
+        ]);
+        assert_eq!(sum.samples, 8);
+        assert_eq!((sum.iops_min, sum.iops_max, sum.iops_mean), (2.0, 6.0, 6.0));
+        // (1 * 2 + 4 * 4) / 7
+        assert!((sum.iops_stddev - (18.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert!((sum.bw_stddev_bytes_per_s - 10.0 * (18.0f64 / 7.0).sqrt()).abs() < 1e-9);
+        let mut read = DirectionStats::new(100 * MS);
+        let mut write = DirectionStats::new(100 * MS);
+        read.record(MS, 4096, 1_000, 10_000);
+        write.record(2 * MS, 8192, 1_000, 30_000);
+        let mixed = DirectionSummary::mixed(&[&read, &write], 500 * MS, &[50.0, 100.0]);
+        assert_eq!((mixed.ios, mixed.bytes), (2, 12_288));
+        assert_eq!(mixed.clat.count, 2);
+        assert_eq!(mixed.clat.percentiles.len(), 2);
+        assert_eq!(mixed.per_interval.samples, 10);
     }
 
     #[test]

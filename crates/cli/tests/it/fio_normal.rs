@@ -167,7 +167,15 @@ fn mask_numbers(line: &str) -> String {
         }
     }
     for unit in [
-        "(nsec)", "(usec)", "(msec)", "(KiB/s)", "(MiB/s)", "( KiB/s)", "( MiB/s)",
+        "(nsec)",
+        "(usec)",
+        "(msec)",
+        "(KiB/s)",
+        "(MiB/s)",
+        "( KiB/s)",
+        "( MiB/s)",
+        "(Kibit/s)",
+        "(Mibit/s)",
     ] {
         out = out.replace(unit, "(U)");
     }
@@ -193,7 +201,7 @@ pub(crate) fn args_in(dir: &Path, args: &[&str]) -> Vec<String> {
 
 /// Runs `case` with fio and with `storlab fio`, and compares their reports' structure line by
 /// line; on a difference prints both reports and the first line that differs.
-fn compare(case: &Case<'_>) {
+pub(crate) fn compare(case: &Case<'_>) {
     let dir = tempfile::tempdir().unwrap();
     let args = args_in(dir.path(), case.args);
     let Some(fio_out) = fio(dir.path(), &args) else {

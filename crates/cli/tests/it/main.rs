@@ -45,6 +45,7 @@ mod fio_oracle_keys;
 mod fio_oracle_loops;
 mod fio_oracle_replay;
 mod fio_oracle_trims;
+mod fio_report_keys;
 mod fio_runtests;
 mod fio_status;
 mod fio_testsuite;

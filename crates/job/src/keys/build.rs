@@ -33,6 +33,7 @@ impl JobDraft {
         self.build_error_handling(&mut spec);
         self.build_synchronization(&mut spec);
         self.build_logs(&mut spec, name);
+        self.build_report(&mut spec);
         self.build_engine_tuning(&mut spec);
         self.build_sync(&mut spec);
         self.build_latency(&mut spec);

@@ -165,8 +165,10 @@ pub struct JobDraft {
     exit_what: Option<crate::ExitWhat>,
     io_priority_class: Option<u8>,
     io_priority_level: Option<u8>,
-    /// The reporting and log keys as set.
+    /// The log keys as set.
     logs: logs::LogsDraft,
+    /// fio's reporting keys as set.
+    report: report::ReportDraft,
     /// An `ioengine` storlab has no engine of that name for (`libaio`): refused when the job is
     /// finished, unless a target imposed from outside decides the engine.
     foreign_engine: Option<ForeignEngine>,

@@ -36,7 +36,7 @@ const GROUPS: [&[KeyDef]; 20] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 170] = [
+const DOC_ORDER: [&str; 175] = [
     "name",
     "description",
     "ioengine",
@@ -207,6 +207,11 @@ const DOC_ORDER: [&str; 170] = [
     "lat_percentiles",
     "slat_percentiles",
     "significant_figures",
+    "percentile_list",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
 ];
 
 /// [`GROUPS`]' rows in [`DOC_ORDER`].

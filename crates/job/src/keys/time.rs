@@ -61,11 +61,14 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "gtod_reduce",
         aliases: &[],
         bare: true,
-        meaning: "accepted: storlab's clock reads cost tens of nanoseconds and every latency is kept",
+        meaning: "fio: 1 sets disable_lat, disable_clat, disable_slat and disable_bw_measurement (fio's reports then leave the latencies out); storlab's clock reads cost tens of nanoseconds",
         field: "gtod_reduce",
         path: KeyPath::None,
-        apply: |_, v| {
-            parse_bool(v)?;
+        apply: |d, v| {
+            // fio's callback sets the disable keys only for 1, leaving them alone for 0.
+            if parse_bool(v)? {
+                d.report.gtod_reduce();
+            }
             Ok(())
         },
     },

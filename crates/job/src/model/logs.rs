@@ -93,6 +93,22 @@ pub struct FioLogs {
     /// `per_job_logs=0`: one file per prefix, without the thread number, appended to.
     #[serde(default, skip_serializing_if = "is_false")]
     pub shared_file: bool,
+    /// The latency logs fio leaves out for a measurement its `disable_lat`, `disable_clat` or
+    /// `disable_slat` turned off (init.c sets up no `_lat`, `_clat` or `_slat` log then).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub without_total_latency: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub without_completion_latency: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub without_submission_latency: bool,
+    /// fio's `disable_bw_measurement`: no per-I/O bandwidth entry (io_u.c; averaged entries,
+    /// taken on the clock, stay).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub without_per_io_bandwidth: bool,
+    /// No per-I/O IOPS entry either: fio's `gtod_reduce` test (completion and submission
+    /// latencies and bandwidth all off).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub without_per_io_iops: bool,
 }
 
 fn is_zero_ms(value: &u64) -> bool {
@@ -113,6 +129,9 @@ impl FioLogs {
         match kind {
             FioLogKind::Bandwidth => self.bandwidth_prefix.as_deref(),
             FioLogKind::Iops => self.iops_prefix.as_deref(),
+            FioLogKind::Latency if self.without_total_latency => None,
+            FioLogKind::CompletionLatency if self.without_completion_latency => None,
+            FioLogKind::SubmissionLatency if self.without_submission_latency => None,
             FioLogKind::Latency | FioLogKind::CompletionLatency | FioLogKind::SubmissionLatency => {
                 self.latency_prefix.as_deref()
             }

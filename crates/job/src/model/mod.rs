@@ -8,12 +8,14 @@ mod data;
 mod engine;
 mod logs;
 mod offsets;
+mod report;
 mod verify;
 
 pub use data::*;
 pub use engine::*;
 pub use logs::*;
 pub use offsets::*;
+pub use report::*;
 pub use verify::*;
 
 use serde::{Deserialize, Serialize};
@@ -525,6 +527,9 @@ pub struct JobSpec {
     pub io_priority: Option<crate::IoPriority>,
     /// Report all workers of this job as one (fio `group_reporting`).
     pub group_reporting: bool,
+    /// fio's reporting keys: what the fio-shaped outputs print for this job.
+    #[serde(default, skip_serializing_if = "FioReport::is_default")]
+    pub fio_report: FioReport,
     /// Record every I/O issued in this file, in fio's iolog format version 2 (fio's
     /// `write_iolog`); worker `i` of a job with `numjobs` above 1 writes `FILE.i`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -687,6 +692,7 @@ impl JobSpec {
             exit_all: crate::ExitAll::default(),
             io_priority: None,
             group_reporting: false,
+            fio_report: FioReport::default(),
             write_iolog: None,
             engine_tuning: EngineTuning::default(),
             sync: SyncSpec::default(),
