@@ -413,6 +413,7 @@ thread
         seq.data_pattern = DataPattern::Zeros;
         // fio's buffers: zeros, filled once (a verify job writes verify data over them).
         seq.fio_buffers = Some(crate::FioBufferFill {
+            untimed_scramble: false,
             refill: false,
             compress_percent: 0,
             zero: true,
@@ -486,6 +487,7 @@ thread
         mixed.data_pattern = DataPattern::Compressible(30);
         // A share below 100 refills every write (init.c, `fixup_options`).
         mixed.fio_buffers = Some(crate::FioBufferFill {
+            untimed_scramble: false,
             refill: true,
             compress_percent: 30,
             zero: false,

@@ -191,14 +191,19 @@ impl FioBuffers {
 
     /// `buf` (a write's whole length, in slot `relative_slot`) as fio's `get_io_u` leaves it:
     /// refilled, or its unit's buffer as setup or a read left it.
-    pub fn fill_write(&mut self, buf: &mut [u8], relative_slot: u32) {
+    pub fn fill_write(&mut self, buf: &mut [u8], relative_slot: u32, offset_bytes: u64) {
         if self.fill.refill {
             self.fill(buf);
             return;
         }
+        let untimed_scramble = self.fill.untimed_scramble;
         let unit = self.unit_of(relative_slot);
-        if let Some(unit) = self.units.get(unit) {
+        if let Some(unit) = self.units.get_mut(unit) {
             let len = buf.len().min(unit.len());
+            if untimed_scramble {
+                // fio scrambles the unit's own buffer: the marks stay for its next write.
+                scramble_untimed(&mut unit[..len], offset_bytes);
+            }
             buf[..len].copy_from_slice(&unit[..len]);
         }
     }
@@ -344,6 +349,21 @@ impl FioBuffers {
     }
 }
 
+/// io_u.c `small_content_scramble` with `io_u->start_time` zero: in each 512-byte sector the
+/// sector's offset at the start of line `offset & 7` (of eight 64-byte lines) and the time,
+/// zero, in the first line's last 16 bytes.
+fn scramble_untimed(buf: &mut [u8], offset_bytes: u64) {
+    const SECTOR: usize = 512;
+    const LINE: usize = 64;
+    let line_start = (offset_bytes & 7) as usize * LINE;
+    let mut sector_offset = offset_bytes;
+    for sector in buf.chunks_exact_mut(SECTOR) {
+        sector[line_start..line_start + 8].copy_from_slice(&sector_offset.to_le_bytes());
+        sector[LINE - 16..LINE].fill(0);
+        sector_offset += SECTOR as u64;
+    }
+}
+
 fn min_not_zero(a: u64, b: u64) -> u64 {
     match (a, b) {
         (0, b) => b,
@@ -407,6 +427,7 @@ mod tests {
 
     /// What `dedupe_percentage` alone makes of fio's buffers: a refill before every write.
     const REFILL: FioBufferFill = FioBufferFill {
+        untimed_scramble: false,
         refill: true,
         compress_percent: 0,
         zero: false,

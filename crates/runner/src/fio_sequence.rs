@@ -12,8 +12,8 @@ use crate::offsets::{PlannedIo, Region};
 use std::collections::BTreeMap;
 use storlab_engine::IoDirection;
 use storlab_job::{
-    BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier, Target,
-    TrimMode,
+    BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier,
+    StridedZones, Target, TrimMode,
 };
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
@@ -195,6 +195,12 @@ pub struct FioSequence {
     /// Where the loops after the first start, when fio's start moves with its file
     /// (`fio_later_loops_start`); the region keeps its length, the file its end.
     later_loops_start_bytes: Option<u64>,
+    /// `zonemode=strided`: the region's start is fio's `file_offset`, moved a zone on once
+    /// `zone_bytes` reach the zone's size (`setup_strided_zone_mode`).
+    strided: Option<StridedZones>,
+    zone_bytes: u64,
+    /// Where fio's start is taken at each loop (`get_start_offset`).
+    first_start_bytes: u64,
 }
 
 /// backend.c's bounds of `job` over `region` (`random_job`: some of its I/O is random): the
@@ -310,15 +316,18 @@ impl FioSequence {
             Sizes::new(&job.block_size_read, job),
             Sizes::new(&job.block_size_write, job),
         ];
-        sizes
-            .iter_mut()
-            .for_each(|s| s.set_last_block(region.len_bytes.min(file_size_bytes)));
+        // io_u.c `last_block` and filesetup.c `init_random_map`: a strided job's random
+        // blocks and map span one zone's range.
+        let map_bytes = match job.strided_zones {
+            Some(zones) => zones.range_bytes,
+            None => region.len_bytes.min(file_size_bytes),
+        };
+        sizes.iter_mut().for_each(|s| s.set_last_block(map_bytes));
         let random_percent = [
             u64::from(job.random_percent),
             u64::from(job.random_percent_writes()),
         ];
         let random_job = random_percent.iter().any(|p| *p > 0);
-        let map_bytes = region.len_bytes.min(file_size_bytes);
         let (map, lfsr, distribution) = offset_generators(
             job,
             map_bytes,
@@ -385,6 +394,9 @@ impl FioSequence {
             read_back_bytes: 0,
             largest_block_bytes: job.max_block_bytes(),
             later_loops_start_bytes: None,
+            strided: job.strided_zones,
+            zone_bytes: 0,
+            first_start_bytes: region.start_bytes,
         };
         sequence.seed_streams();
         sequence
@@ -538,9 +550,11 @@ impl FioSequence {
         self.moved_bytes = 0;
         self.rwmix_issues = 0;
         self.passes += 1;
-        if let Some(start) = self.later_loops_start_bytes {
-            self.region.start_bytes = start;
-        }
+        // libfio.c `clear_io_state`: the start taken again, the zone's bytes back to 0.
+        self.region.start_bytes = self
+            .later_loops_start_bytes
+            .unwrap_or(self.first_start_bytes);
+        self.zone_bytes = 0;
         if self.randrepeat {
             self.seed_streams();
             self.reseeds += 1;
@@ -588,6 +602,7 @@ impl FioSequence {
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         self.attempted_offset_bytes = None;
         let direction = self.direction(forced);
+        self.strided_zone_step(direction);
         let (relative, mark) = self.offset(direction)?;
         let offset = self.region.start_bytes + relative;
         // io_u.c, `fill_io_u`: the offset is on the I/O unit before its size is drawn.
@@ -618,6 +633,7 @@ impl FioSequence {
         self.last_pos_bytes[direction] = offset + len;
         self.last_start_bytes[direction] = offset;
         self.io_issues[direction] += 1;
+        self.zone_bytes += len;
         Some(PlannedIo {
             direction: if direction == WRITE {
                 IoDirection::Write
@@ -629,6 +645,30 @@ impl FioSequence {
             offset_bytes: offset,
             len_bytes: len as u32,
         })
+    }
+
+    /// io_u.c, `setup_strided_zone_mode`, before `direction`'s offset is chosen: past the
+    /// zone's size the next zone (back at the start past the file's end), `direction` at its
+    /// start; a position past the zone's range back at its start; at every range's worth of
+    /// bytes (each zone's start included) the file reset, both directions and the map.
+    fn strided_zone_step(&mut self, direction: usize) {
+        let Some(zones) = self.strided else {
+            return;
+        };
+        if self.zone_bytes >= zones.size_bytes {
+            self.zone_bytes = 0;
+            self.region.start_bytes += zones.range_bytes + zones.skip_bytes;
+            if self.region.start_bytes >= self.file_size_bytes {
+                self.region.start_bytes = self.first_start_bytes;
+            }
+            self.last_pos_bytes[direction] = self.region.start_bytes;
+        }
+        if self.last_pos_bytes[direction] >= self.region.start_bytes + zones.range_bytes {
+            self.last_pos_bytes[direction] = self.region.start_bytes;
+        }
+        if self.zone_bytes.is_multiple_of(zones.range_bytes.max(1)) {
+            self.reset_file();
+        }
     }
 
     /// io_u.c, `get_next_offset` / `get_next_block`: the offset relative to the region, and
@@ -797,7 +837,7 @@ impl FioSequence {
         // (`fill_io_u`: "exceeds file size").
         let start = self
             .later_loops_start_bytes
-            .unwrap_or(self.region.start_bytes);
+            .unwrap_or(self.first_start_bytes);
         let end = start + self.region.len_bytes;
         let fits = |len: u64| offset + len <= end;
         if !fits(min) {

@@ -199,10 +199,8 @@ impl OffsetGenerator {
         let aligned_as_fio = job.align_given
             || (job.block_size_read.min_bytes().is_multiple_of(align)
                 && job.block_size_write.min_bytes().is_multiple_of(align));
-        let supported = (aligned_as_fio || !random)
-            && job.strided_zones.is_none()
-            && job.replay.is_none()
-            && self.region.len_bytes > 0;
+        let supported =
+            (aligned_as_fio || !random) && job.replay.is_none() && self.region.len_bytes > 0;
         if supported {
             let region_end_bytes = self.region.start_bytes + self.region.len_bytes;
             // fio's null engine (FIO_DISKLESSIO | FIO_FAKEIO) never sizes its file: filesetup.c

@@ -390,10 +390,13 @@ impl JobDraft {
             None => !pattern_given && !zero_given,
         };
         let clock_stamped = scramble && !refill && !compress_given && !dedupe_given;
-        (!clock_stamped).then_some(FioBufferFill {
+        // Without its latency clock fio stamps a time of zero: its bytes repeat then.
+        let untimed_scramble = clock_stamped && self.report.disable_lat == Some(true);
+        (!clock_stamped || untimed_scramble).then_some(FioBufferFill {
             refill,
             compress_percent: compress,
             zero,
+            untimed_scramble,
         })
     }
 }
@@ -452,6 +455,7 @@ mod tests {
         };
         let with = |refill, compress_percent, zero| {
             Some(crate::model::FioBufferFill {
+                untimed_scramble: false,
                 refill,
                 compress_percent,
                 zero,

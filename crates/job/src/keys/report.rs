@@ -24,7 +24,7 @@ pub(super) struct ReportDraft {
     /// The list as fio keeps it and its precision.
     percentile_list: Option<(Vec<f64>, u8)>,
     significant_figures: Option<u8>,
-    disable_lat: Option<bool>,
+    pub(super) disable_lat: Option<bool>,
     disable_clat: Option<bool>,
     disable_slat: Option<bool>,
     disable_bw: Option<bool>,

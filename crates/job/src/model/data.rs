@@ -64,4 +64,9 @@ pub struct FioBufferFill {
     /// `zero_buffers` (or a share of 100): buffers of zeros unless a pattern or a share says
     /// otherwise.
     pub zero: bool,
+    /// fio's default scramble of each write with a start time it never took (`disable_lat`,
+    /// or `gtod_reduce`, leaves `io_u->start_time` zero, io_u.c `get_io_u`): the sectors'
+    /// offsets on the first line and zeros for the time, the same every run.
+    #[serde(default)]
+    pub untimed_scramble: bool,
 }

@@ -31,6 +31,18 @@ pub(super) fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Re
 /// `thinktime_spin` is part of `thinktime`.
 pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let sync = &spec.sync;
+    if spec.exit_all.on_end && spec.numjobs > 1 {
+        // fio's first thread to end terminates its clones (backend.c `thread_main` calls
+        // `fio_terminate_threads`), at a point their start-up timing decides.
+        return Err(JobError::unsupported(
+            location.clone(),
+            "exitall",
+            None,
+            "with numjobs above 1 fio stops the job's other clones when its first clone ends, \
+             where their timing decides, which storlab does not follow; give each clone a job \
+             of its own or drop exitall",
+        ));
+    }
     if let Some(replay) = &spec.replay {
         if replay.trace.counts() == (0, 0, 0) {
             return Err(JobError::invalid(
@@ -68,21 +80,26 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
     }
     check_rw_hole(spec, location)?;
     let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random {
+    let skewed = matches!(
+        spec.random_distribution,
+        crate::model::RandomDistribution::Zipf { .. }
+            | crate::model::RandomDistribution::Pareto { .. }
+            | crate::model::RandomDistribution::Normal { .. }
+    );
+    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random && skewed {
         return Err(JobError::unsupported(
             location.clone(),
             "zonemode",
             Some("strided".into()),
-            "storlab's random offsets in strided zones are not fio's (fio 3.33 draws among each zone's zonerange with its random map reset per zone, io_u.c setup_strided_zone_mode); use a sequential rw with zonemode=strided",
+            "a zipf, pareto or normal distribution in strided zones is not fio's (fio 3.33 draws its blocks over the whole region from each zone's start, past the zone, and ends the job where one lands past the file); use random or zoned offsets with zonemode=strided",
         ));
     }
-    let mixed = spec.read_percent > 0 && spec.read_percent < 100;
-    if spec.fio_random.is_some() && spec.strided_zones.is_some() && mixed {
+    if spec.fio_engine_shifts_to_file_start() && spec.strided_zones.is_some() {
         return Err(JobError::unsupported(
             location.clone(),
             "zonemode",
             Some("strided".into()),
-            "storlab's reads and writes in strided zones are not fio's mix (fio 3.33 draws each direction from its rwmix stream and moves only that direction to the next zone, io_u.c setup_strided_zone_mode); use rw=read or rw=write with zonemode=strided",
+            "fio's mmap engine puts each I/O at its offset less fio's start, which strided zones move zone by zone (engines/mmap.c with io_u.c setup_strided_zone_mode); storlab does not follow it: use another ioengine with zonemode=strided",
         ));
     }
     for (asked, key) in [
@@ -150,7 +167,6 @@ fn follows_fio_sequence(spec: &JobSpec) -> bool {
             && spec.block_size_write.min_bytes().is_multiple_of(align));
     spec.fio_random.is_some()
         && spec.trim == crate::model::TrimMode::None
-        && spec.strided_zones.is_none()
         && (aligned_as_fio || !random)
 }
 

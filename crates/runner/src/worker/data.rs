@@ -65,7 +65,7 @@ impl WriteData {
             let thread = worker_index.saturating_add(1) as u16;
             format.fill(buf, io.offset_bytes, self.worker_seed, thread, generation);
         } else if let Some(buffers) = self.fio_buffers.as_mut() {
-            buffers.fill_write(buf, relative_slot);
+            buffers.fill_write(buf, relative_slot, io.offset_bytes);
         } else if let Some(bytes) = &self.fixed_pattern {
             if self.refill_pattern {
                 pattern::fill_repeated(buf, bytes);

@@ -103,6 +103,17 @@ pub const AGREE: &[&str] = &[
     // piece, so the read-back after the writes does not read it again.
     "--rw=randrw --size=512k --ioengine=null --verify=xxhash --numjobs=2 --verify_backlog=4",
     "--rw=write --size=512k --verify=crc32c --numjobs=2 --verify_backlog=4",
+    // Seed 34 with the reporting keys: without its latency clock (`disable_lat`, `gtod_reduce`)
+    // fio scrambles each write with a start time of zero, the same bytes every run.
+    "--rw=write --disable_lat=1",
+    "--rw=readwrite --bs=1k --size=512k --fallocate=keep --gtod_reduce=1",
+    // Strided zones as fio's sequence: the zone moved on for the direction at hand, the file
+    // reset at each range's worth, random blocks and the map over one zone's range.
+    "--rw=randwrite --size=128k --zonemode=strided --zonesize=16k --zoneskip=48k",
+    "--rw=readwrite --zonemode=strided --zonesize=64k",
+    "--rw=rw --bs=1k,64k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
+    "--rw=randread --size=256k --zonemode=strided --zonesize=32k --zonerange=16k --norandommap",
+    "--rw=write --size=256k --zonemode=strided --zonesize=32k --zonerange=16k --zoneskip=16k --loops=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -115,13 +126,15 @@ pub const REFUSED: &[&str] = &[
     "--rw=readwrite --bsrange=512-8k --size=512k --ioengine=posixaio --verify=sha256 --numjobs=2 --offset_increment=256k",
     // 1618: mixed sequential clones from one start race the same way.
     "--rw=readwrite --size=128k --fsync=4 --refill_buffers --verify=sha256 --numjobs=2",
-    // A probe of fio's keys: random offsets in strided zones are fio's own draw (its map reset
-    // per zone), which storlab does not follow.
-    "--rw=randwrite --size=128k --zonemode=strided --zonesize=16k --zoneskip=48k",
-    // Seed 34 with the later keys: fio's mix in strided zones (each direction from its rwmix
-    // stream, only the current one moved to the next zone) is not followed either ...
-    "--rw=readwrite --zonemode=strided --zonesize=64k",
+    // Seed 34 with the later keys: a zipf, pareto or normal distribution in strided zones
+    // (fio draws over the whole region from each zone's start) ...
+    "--rw=randread --random_distribution=zipf:1.1 --zonemode=strided --zonesize=64k",
+    // ... nor fio's mmap engine there, whose I/O moves with fio's start zone by zone ...
+    "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
     // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
     // each pass at `size` bytes).
     "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
+    // ... nor `exitall` among a job's clones (fio's first to end stops the others, when their
+    // start-up timing decides).
+    "--rw=randread --size=512k --numjobs=2 --offset_increment=256k --exitall",
 ];

@@ -388,6 +388,41 @@ fn later_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
     if rng.chance(2) {
         job.set("create_on_open", "1");
     }
+    report_keys(rng, job);
+}
+
+/// fio's reporting keys, every value fio takes (they change the report, never the I/O).
+fn report_keys(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(4) {
+        job.set("unified_rw_reporting", rng.pick(&["none", "mixed", "both"]));
+    }
+    if rng.chance(3) {
+        job.set("unit_base", rng.pick(&["0", "8", "1"]));
+    }
+    for key in ["clat_percentiles", "lat_percentiles", "slat_percentiles"] {
+        if rng.chance(3) {
+            job.set(key, rng.pick(&["0", "1"]));
+        }
+    }
+    if rng.chance(3) {
+        job.set(
+            "percentile_list",
+            rng.pick(&["99:99.9:99.99", "50", "1:5:10:99.5"]),
+        );
+    }
+    if rng.chance(2) {
+        job.set("significant_figures", rng.pick(&["2", "6"]));
+    }
+    if rng.chance(3) {
+        let key = rng.pick(&[
+            "disable_lat",
+            "disable_clat",
+            "disable_slat",
+            "disable_bw_measurement",
+            "gtod_reduce",
+        ]);
+        job.set(key, "1");
+    }
 }
 
 /// Verify's layout (`verify_interval`, `verify_offset`), its backlog, `do_verify=0`,
