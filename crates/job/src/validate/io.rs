@@ -31,18 +31,7 @@ pub(super) fn check_engine_and_target(spec: &JobSpec, location: &Location) -> Re
 /// `thinktime_spin` is part of `thinktime`.
 pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     let sync = &spec.sync;
-    if spec.exit_all.on_end && spec.numjobs > 1 {
-        // fio's first thread to end terminates its clones (backend.c `thread_main` calls
-        // `fio_terminate_threads`), at a point their start-up timing decides.
-        return Err(JobError::unsupported(
-            location.clone(),
-            "exitall",
-            None,
-            "with numjobs above 1 fio stops the job's other clones when its first clone ends, \
-             where their timing decides, which storlab does not follow; give each clone a job \
-             of its own or drop exitall",
-        ));
-    }
+    check_fio_zones_and_clones(spec, location)?;
     if let Some(replay) = &spec.replay {
         if replay.trace.counts() == (0, 0, 0) {
             return Err(JobError::invalid(
@@ -79,29 +68,6 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     check_rw_hole(spec, location)?;
-    let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-    let skewed = matches!(
-        spec.random_distribution,
-        crate::model::RandomDistribution::Zipf { .. }
-            | crate::model::RandomDistribution::Pareto { .. }
-            | crate::model::RandomDistribution::Normal { .. }
-    );
-    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random && skewed {
-        return Err(JobError::unsupported(
-            location.clone(),
-            "zonemode",
-            Some("strided".into()),
-            "a zipf, pareto or normal distribution in strided zones is not fio's (fio 3.33 draws its blocks over the whole region from each zone's start, past the zone, and ends the job where one lands past the file); use random or zoned offsets with zonemode=strided",
-        ));
-    }
-    if spec.fio_engine_shifts_to_file_start() && spec.strided_zones.is_some() {
-        return Err(JobError::unsupported(
-            location.clone(),
-            "zonemode",
-            Some("strided".into()),
-            "fio's mmap engine puts each I/O at its offset less fio's start, which strided zones move zone by zone (engines/mmap.c with io_u.c setup_strided_zone_mode); storlab does not follow it: use another ioengine with zonemode=strided",
-        ));
-    }
     for (asked, key) in [
         (spec.bs_is_seq_rand, "bs_is_seq_rand"),
         (spec.bs_unaligned, "bs_unaligned"),
@@ -151,6 +117,47 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
                 "the spin is part of thinktime ({}us) and cannot be longer",
                 think.think_ns / 1_000
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a fio job asks that storlab does not follow, refused in one line: `exitall` among a
+/// job's clones, and in strided zones a skewed distribution or fio's `mmap` engine.
+fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
+    if spec.exit_all.on_end && spec.numjobs > 1 {
+        // fio's first thread to end terminates its clones (backend.c `thread_main` calls
+        // `fio_terminate_threads`), at a point their start-up timing decides.
+        return Err(JobError::unsupported(
+            location.clone(),
+            "exitall",
+            None,
+            "with numjobs above 1 fio stops the job's other clones when its first clone ends, \
+             where their timing decides, which storlab does not follow; give each clone a job \
+             of its own or drop exitall",
+        ));
+    }
+    let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
+    let skewed = matches!(
+        spec.random_distribution,
+        crate::model::RandomDistribution::Zipf { .. }
+            | crate::model::RandomDistribution::Pareto { .. }
+            | crate::model::RandomDistribution::Normal { .. }
+    );
+    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random && skewed {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "zonemode",
+            Some("strided".into()),
+            "a zipf, pareto or normal distribution in strided zones is not fio's (fio 3.33 draws its blocks over the whole region from each zone's start, past the zone, and ends the job where one lands past the file); use random or zoned offsets with zonemode=strided",
+        ));
+    }
+    if spec.fio_engine_shifts_to_file_start() && spec.strided_zones.is_some() {
+        return Err(JobError::unsupported(
+            location.clone(),
+            "zonemode",
+            Some("strided".into()),
+            "fio's mmap engine puts each I/O at its offset less fio's start, which strided zones move zone by zone (engines/mmap.c with io_u.c setup_strided_zone_mode); storlab does not follow it: use another ioengine with zonemode=strided",
         ));
     }
     Ok(())
