@@ -198,6 +198,8 @@ pub struct FioSequence {
     /// `zonemode=strided`: the region's start is fio's `file_offset`, moved a zone on once
     /// `zone_bytes` reach the zone's size (`setup_strided_zone_mode`).
     strided: Option<StridedZones>,
+    /// How far past fio's start a drawn size may end (`io_u_fits`: `io_size`).
+    fit_len_bytes: u64,
     zone_bytes: u64,
     /// Where fio's start is taken at each loop (`get_start_offset`).
     first_start_bytes: u64,
@@ -387,7 +389,10 @@ impl FioSequence {
             moved_bytes: 0,
             job_moved_bytes: 0,
             job_limit_bytes: 0,
-            keep_running_bytes: job.io_size_bytes.unwrap_or(region.len_bytes),
+            keep_running_bytes: job.io_size_bytes.unwrap_or(match job.strided_zones {
+                Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
+                None => region.len_bytes,
+            }),
             io_size_given: job.io_size_bytes.is_some(),
             verify_reopens_files: job.verify,
             loop_written: LoggedWrites::new(crate::verify_seeds::fio_logs_writes_in_a_list(job)),
@@ -395,6 +400,12 @@ impl FioSequence {
             largest_block_bytes: job.max_block_bytes(),
             later_loops_start_bytes: None,
             strided: job.strided_zones,
+            // fio's `io_size` of the file: a strided job's region spans the target, its
+            // `size` is what `io_u_fits` measures from the start.
+            fit_len_bytes: match job.strided_zones {
+                Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
+                None => region.len_bytes,
+            },
             zone_bytes: 0,
             first_start_bytes: region.start_bytes,
         };
@@ -838,7 +849,7 @@ impl FioSequence {
         let start = self
             .later_loops_start_bytes
             .unwrap_or(self.first_start_bytes);
-        let end = start + self.region.len_bytes;
+        let end = start + self.fit_len_bytes;
         let fits = |len: u64| offset + len <= end;
         if !fits(min) {
             return None;

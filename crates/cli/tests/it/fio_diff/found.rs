@@ -114,6 +114,9 @@ pub const AGREE: &[&str] = &[
     "--rw=rw --bs=1k,64k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
     "--rw=randread --size=256k --zonemode=strided --zonesize=32k --zonerange=16k --norandommap",
     "--rw=write --size=256k --zonemode=strided --zonesize=32k --zonerange=16k --zoneskip=16k --loops=2",
+    // 9311: a drawn size fits `size` past fio's start, not the strided region's span, and the
+    // job's bytes are `size`.
+    "--rw=rw --rwmixread=50 --bsrange=1k-64k --blockalign=8k --offset=0 --size=256k --iodepth=1 --verify=sha256 --zonemode=strided --zonesize=64k --zonerange=128k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -131,6 +134,8 @@ pub const REFUSED: &[&str] = &[
     "--rw=randread --random_distribution=zipf:1.1 --zonemode=strided --zonesize=64k",
     // ... nor fio's mmap engine there, whose I/O moves with fio's start zone by zone ...
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
+    // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
+    "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
     // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
     // each pass at `size` bytes).
     "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
