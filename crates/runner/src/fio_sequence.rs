@@ -9,7 +9,6 @@ use crate::fio_rand::{fio_job_seeds, seed_index, FioRand};
 use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
-use std::collections::BTreeMap;
 use storlab_engine::IoDirection;
 use storlab_job::{
     BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier,
@@ -189,7 +188,7 @@ pub struct FioSequence {
     /// A verify job's bytes written this loop and read back by the passes so far: fio counts a
     /// verify pass's reads in the bytes `keep_running` weighs (`td->io_bytes`), and each pass
     /// reads back what its loop wrote.
-    loop_written: LoggedWrites,
+    loop_written: crate::fio_history::FioHistory,
     read_back_bytes: u64,
     largest_block_bytes: u64,
     /// Where the loops after the first start, when fio's start moves with its file
@@ -247,51 +246,6 @@ fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u3
         return (job_bytes, job_bytes, 1);
     }
     (pass_bytes, job_bytes, passes)
-}
-
-/// What fio's verify pass of a loop will read back (iolog.c `log_io_piece`): every write in
-/// a list where the file keeps a random map, else a tree in which a write drops every earlier
-/// piece it overlaps, whole. Only its bytes matter here: `keep_running` counts them.
-struct LoggedWrites {
-    list: bool,
-    list_bytes: u64,
-    /// The tree's pieces: start -> length.
-    tree: BTreeMap<u64, u64>,
-}
-
-impl LoggedWrites {
-    fn new(list: bool) -> LoggedWrites {
-        LoggedWrites {
-            list,
-            list_bytes: 0,
-            tree: BTreeMap::new(),
-        }
-    }
-
-    fn log(&mut self, offset_bytes: u64, len_bytes: u64) {
-        if self.list {
-            self.list_bytes += len_bytes;
-            return;
-        }
-        let end = offset_bytes + len_bytes;
-        let overlapped: Vec<u64> = self
-            .tree
-            .range(..end)
-            .rev()
-            .take_while(|(start, len)| *start + *len > offset_bytes)
-            .map(|(start, _)| *start)
-            .collect();
-        for start in overlapped {
-            self.tree.remove(&start);
-        }
-        self.tree.insert(offset_bytes, len_bytes);
-    }
-
-    /// The bytes the loop's pass reads back; the log starts empty for the next loop.
-    fn take_bytes(&mut self) -> u64 {
-        let tree_bytes: u64 = std::mem::take(&mut self.tree).values().sum();
-        std::mem::take(&mut self.list_bytes) + tree_bytes
-    }
 }
 
 /// fio's `ddir_seq_add` of `modifier` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
@@ -353,7 +307,8 @@ impl FioSequence {
             random_trim_write: job.trim == TrimMode::TrimWrite && random_job,
             last_start_bytes: [u64::MAX; 2],
             use64: fio.tausworthe64,
-            write_sizes_from_read_seed: job.verify,
+            // init.c `td_fill_rand_seeds_internal`: any verify kind (`do_verify=0` too).
+            write_sizes_from_read_seed: job.verify || job.verify_spec.is_some(),
             random_state: FioRand::new(0, false),
             seq_rand_state: [FioRand::new(0, false), FioRand::new(0, false)],
             rwmix_state: FioRand::new(0, false),
@@ -395,7 +350,9 @@ impl FioSequence {
             }),
             io_size_given: job.io_size_bytes.is_some(),
             verify_reopens_files: job.verify,
-            loop_written: LoggedWrites::new(crate::verify_seeds::fio_logs_writes_in_a_list(job)),
+            loop_written: crate::fio_history::FioHistory::new(
+                crate::verify_seeds::fio_logs_writes_in_a_list(job),
+            ),
             read_back_bytes: 0,
             largest_block_bytes: job.max_block_bytes(),
             later_loops_start_bytes: None,

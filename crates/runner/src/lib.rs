@@ -11,6 +11,7 @@ mod cmdprio;
 mod compressibility;
 mod distribution;
 pub mod fio_buffers;
+mod fio_history;
 pub mod fio_log;
 pub mod fio_rand;
 mod fio_sequence;

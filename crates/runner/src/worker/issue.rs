@@ -107,6 +107,11 @@ impl Worker {
                 // The next write carries what this read brings in (fio_buffers.rs).
                 break;
             }
+            if self.verifying.backlog.is_some() && !engine.capabilities().queued {
+                // fio's sync engine has done this I/O before it chooses the next, so a write
+                // is in its log when the backlog looks (storlab logs writes as they complete).
+                break;
+            }
             if self.think.spec.think_ns > 0 && self.think.spec.count_issued {
                 self.think.count_io(now_ns);
             }
@@ -133,7 +138,12 @@ impl Worker {
         }
         // A loop that issued its bytes ends before a sync is chosen; the next loop's start
         // chooses it (`end_loop` clears `last_was_sync`).
-        let due = if self.reading_back_a_loop() || self.generator.fio_loop_bytes_done() {
+        let backlog_read_due = self.pending.is_none()
+            && (self.verifying.backlog.as_ref()).is_some_and(Backlog::read_due);
+        let due = if self.reading_back_a_loop()
+            || self.generator.fio_loop_bytes_done()
+            || backlog_read_due
+        {
             None
         } else {
             self.sync.due(self.progress.write_counter)

@@ -13,21 +13,30 @@ use std::sync::Arc;
 use storlab_engine::{IoDirection, IoEngine};
 use storlab_job::JobSpec;
 
-/// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of written, not yet checked
-/// blocks reaches a multiple of `every` and the last I/O was not a read, the next `batch` I/Os
-/// read back logged blocks, oldest first; the rest waits for the read-back after the writes.
+/// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of logged, not yet checked
+/// pieces (fio's `io_hist_len`) reaches a multiple of `every` and the last I/O was not a read,
+/// the next `batch` I/Os read back logged pieces from the log's head (the oldest of fio's list,
+/// the lowest offset of its tree); the rest waits for the read-back after the writes.
 pub(super) struct Backlog {
     every: u64,
     batch: u64,
-    /// Writes completed and not yet read back, in completion order (fio logs them at issue;
-    /// storlab at completion, so a check never races its write).
-    logged: std::collections::VecDeque<(u64, u32)>,
+    /// Writes completed and not yet read back, as fio's log keeps them (fio logs them at
+    /// issue; storlab at completion, so a check never races its write).
+    logged: crate::fio_history::FioHistory,
     /// Reads left in the current batch.
     batch_left: u64,
     pub(super) last_was_read: bool,
 }
 
 impl Backlog {
+    /// Whether the next I/O is a backlog read (`next_read` would give one): fio asks before
+    /// it chooses a direction, so a due sync waits for the batch (io_u.c `get_io_u`).
+    pub(super) fn read_due(&self) -> bool {
+        let hist_len = self.logged.len() as u64;
+        hist_len > 0
+            && (self.batch_left > 0 || (hist_len.is_multiple_of(self.every) && !self.last_was_read))
+    }
+
     /// The next read of a batch, if one is due.
     pub(super) fn next_read(&mut self) -> Option<PlannedIo> {
         let hist_len = self.logged.len() as u64;
@@ -41,11 +50,11 @@ impl Backlog {
             self.batch_left = self.batch;
         }
         self.batch_left -= 1;
-        let (offset_bytes, len_bytes) = self.logged.pop_front()?;
+        let (offset_bytes, len_bytes) = self.logged.pop_next()?;
         Some(PlannedIo {
             direction: IoDirection::Read,
             offset_bytes,
-            len_bytes,
+            len_bytes: len_bytes as u32,
         })
     }
 }
@@ -141,7 +150,7 @@ impl Verifying {
                 Some(Backlog {
                     every,
                     batch: v.backlog_batch.unwrap_or(every),
-                    logged: std::collections::VecDeque::new(),
+                    logged: crate::fio_history::FioHistory::new(fio_logs_writes_in_a_list(job)),
                     batch_left: 0,
                     last_was_read: false,
                 })
@@ -273,7 +282,7 @@ impl Verifying {
             v.writes_in_flight.swap_remove(i);
         }
         if let Some(backlog) = self.backlog.as_mut() {
-            backlog.logged.push_back((io.offset_bytes, io.len_bytes));
+            backlog.logged.log(io.offset_bytes, u64::from(io.len_bytes));
         }
     }
 

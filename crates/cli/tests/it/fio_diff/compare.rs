@@ -305,8 +305,15 @@ struct DataRules {
 impl DataRules {
     fn of(job: &Job) -> DataRules {
         let racing = clones_overlap(job);
+        // A verify block's data behind fio's header is storlab's generator's, seeded by the
+        // header (docs/job-format.md, `verify`; fio's `verify_only` checks it): fio's own is
+        // the same bytes only when its clock stamps nothing (`disable_lat`), and then still
+        // from fio's seeds, not storlab's.
+        let verify_payload = job
+            .value("verify")
+            .is_some_and(|kind| kind != "pattern" && kind != "null");
         DataRules {
-            may_be_exact: !racing,
+            may_be_exact: !racing && !verify_payload,
             shape_fixed: !racing && job.value("bs_unaligned").is_none(),
         }
     }

@@ -117,6 +117,16 @@ pub const AGREE: &[&str] = &[
     // 9311: a drawn size fits `size` past fio's start, not the strided region's span, and the
     // job's bytes are `size`.
     "--rw=rw --rwmixread=50 --bsrange=1k-64k --blockalign=8k --offset=0 --size=256k --iodepth=1 --verify=sha256 --zonemode=strided --zonesize=64k --zonerange=128k",
+    // 9311: the backlog counts fio's log (its tree drops overlapped pieces) and reads from
+    // its head, the lowest offset of the tree.
+    "--rw=randrw --bsrange=512-8k --blockalign=4k --size=128k --verify=xxhash --verify_backlog=16",
+    // 4477: any verify kind seeds the write sizes from the read stream, `do_verify=0` too.
+    "--rw=write --bssplit=512/20:4k/80 --offset=0 --size=64k --randseed=27463 --verify=md5 --do_verify=0",
+    "--rw=randwrite --bsrange=2k-4k --offset=0 --size=64k --io_size=32k --verify=sha256 --bs_is_seq_rand=1 --do_verify=0",
+    // 4477: a sync engine at depth > 1 logs each write before the backlog looks, and a due
+    // backlog batch goes before a due sync.
+    "--rw=readwrite --bs=2k --size=512k --norandommap --ioengine=sync --iodepth=4 --verify=md5 --verify_backlog=4 --verify_backlog_batch=2",
+    "--rw=readwrite --fdatasync=6 --verify_pattern=0xabcd --verify_backlog=16",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.

@@ -372,7 +372,7 @@ fn later_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
     // Not in a mix: fio's `rate_ddir` switches direction by how its last I/O's time compares
     // with the rate's spacing, so fio's own order varies run to run (`--rw=rw --size=256k
     // --rate_iops=20000`: two orders in three runs of fio 3.33).
-    let mixed = rw.contains("rw") || rw == "trimwrite";
+    let mixed = rw.contains("rw") || rw.starts_with("readwrite") || rw.starts_with("trimwrite");
     if !mixed && rng.chance(3) {
         job.set("rate_iops", rng.pick(&["20000", "50000"]));
     }

@@ -1,0 +1,90 @@
+//! fio's log of the writes its verify reads back (iolog.c `log_io_piece`, verify.c
+//! `get_next_verify`): a list in write order where the file keeps a random map, else a tree by
+//! offset in which a write drops every earlier piece it overlaps, whole. Its length is fio's
+//! `io_hist_len`, which `verify_backlog` counts, and it hands its pieces out from the head: the
+//! oldest of the list, the lowest offset of the tree.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// One fio thread's logged writes: (offset, length) in bytes.
+#[derive(Debug)]
+pub(crate) struct FioHistory {
+    /// `Some`: fio's list (a random map kept); `None`: its tree.
+    list: Option<VecDeque<(u64, u64)>>,
+    tree: BTreeMap<u64, u64>,
+}
+
+impl FioHistory {
+    /// A list when `list` (`verify_seeds::fio_logs_writes_in_a_list`), else a tree.
+    pub(crate) fn new(list: bool) -> FioHistory {
+        FioHistory {
+            list: list.then(VecDeque::new),
+            tree: BTreeMap::new(),
+        }
+    }
+
+    /// A write of `len_bytes` at `offset_bytes` enters the log.
+    pub(crate) fn log(&mut self, offset_bytes: u64, len_bytes: u64) {
+        if let Some(list) = self.list.as_mut() {
+            list.push_back((offset_bytes, len_bytes));
+            return;
+        }
+        let end = offset_bytes + len_bytes;
+        let overlapped: Vec<u64> = self
+            .tree
+            .range(..end)
+            .rev()
+            .take_while(|(start, len)| *start + *len > offset_bytes)
+            .map(|(start, _)| *start)
+            .collect();
+        for start in overlapped {
+            self.tree.remove(&start);
+        }
+        self.tree.insert(offset_bytes, len_bytes);
+    }
+
+    /// fio's `io_hist_len`.
+    pub(crate) fn len(&self) -> usize {
+        self.list.as_ref().map_or(self.tree.len(), VecDeque::len)
+    }
+
+    /// The piece fio's verify reads next, out of the log.
+    pub(crate) fn pop_next(&mut self) -> Option<(u64, u64)> {
+        match self.list.as_mut() {
+            Some(list) => list.pop_front(),
+            None => self.tree.pop_first(),
+        }
+    }
+
+    /// The bytes the log holds, emptied for the next loop.
+    pub(crate) fn take_bytes(&mut self) -> u64 {
+        let list_bytes: u64 = self
+            .list
+            .as_mut()
+            .map_or(0, |list| list.drain(..).map(|(_, len)| len).sum());
+        let tree_bytes: u64 = std::mem::take(&mut self.tree).values().sum();
+        list_bytes + tree_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_drops_overlapped_pieces_and_hands_out_the_lowest_offset_first() {
+        let mut tree = FioHistory::new(false);
+        tree.log(8192, 4096);
+        tree.log(0, 4096);
+        tree.log(6144, 4096);
+        assert_eq!(tree.len(), 2, "the write at 6 KiB dropped the one at 8 KiB");
+        assert_eq!(tree.pop_next(), Some((0, 4096)));
+        let mut list = FioHistory::new(true);
+        list.log(8192, 4096);
+        list.log(0, 4096);
+        list.log(6144, 4096);
+        assert_eq!(list.len(), 3);
+        assert_eq!(list.pop_next(), Some((8192, 4096)));
+        assert_eq!(list.take_bytes(), 8192);
+    }
+}
