@@ -234,7 +234,11 @@ impl JobDraft {
             (self.size, spec.size_bytes),
             (Some(Extent::Bytes(size)), Some(region)) if size < region
         );
-        let reason = if clones_apart {
+        let share_start = matches!(self.offset, Some(Extent::SharePpm(_)));
+        let reason = if share_start {
+            "filesize with an offset given as a share is not supported: fio takes the share of \
+             the file as it finds it and runs the region to filesize; give offset in bytes"
+        } else if clones_apart {
             "filesize with numjobs clones offset_increment apart is not supported: fio's \
              clones' regions each end at filesize; give size= instead"
         } else if size_below_region

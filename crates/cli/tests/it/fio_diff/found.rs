@@ -146,6 +146,9 @@ pub const REFUSED: &[&str] = &[
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
     // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
     "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
+    // ... nor `filesize` with an offset given as a share (6661: fio's region runs from the
+    // share of the file it finds to `filesize`).
+    "--rw=randrw --bs=2k --size=64k --io_size=32k --norandommap --percentage_random=50 --offset=10% --offset_align=64k --filesize=512k",
     // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
     // each pass at `size` bytes).
     "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
