@@ -208,7 +208,11 @@ pub struct FioSequence {
 /// bytes one loop issues at most (`do_io`'s `total_bytes`), the bytes the whole job issues at
 /// most (`io_bytes_exceeded`), and the loops.
 fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u32) {
-    let size = region.len_bytes;
+    // fio's `size` (`td->o.size`): a strided job's region spans the target, `size` is its bytes.
+    let size = match job.strided_zones {
+        Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
+        None => region.len_bytes,
+    };
     // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
     // with random offsets and no random map issues `io_size` in one loop.
     let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
@@ -348,7 +352,7 @@ impl FioSequence {
                 Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
                 None => region.len_bytes,
             }),
-            io_size_given: job.io_size_bytes.is_some(),
+            io_size_given: job.io_size_given,
             verify_reopens_files: job.verify,
             loop_written: crate::fio_history::FioHistory::new(
                 crate::verify_seeds::fio_logs_writes_in_a_list(job),
@@ -674,8 +678,9 @@ impl FioSequence {
             }
         };
         // A sequential I/O that would start past the region's end ends the job (fio 3.33
-        // ends a partly random job there when the region ends before its file).
-        if relative >= self.region.len_bytes {
+        // ends a partly random job there when the region ends before its file): io_u.c
+        // `get_next_offset` measures it against `io_size`.
+        if relative >= self.fit_len_bytes {
             self.attempted_offset_bytes = Some(relative);
             return None;
         }

@@ -208,6 +208,7 @@ impl JobDraft {
         spec.offset_align_bytes = self.offset_align_bytes;
         spec.number_ios = self.number_ios;
         spec.io_size_bytes = self.io_size_bytes;
+        spec.io_size_given = self.io_size_bytes.is_some();
         set_if(&mut spec.fill_device, self.fill_device);
         if let Some(filesize) = self.filesize_bytes {
             self.build_filesize_region(spec, filesize);

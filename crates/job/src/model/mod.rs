@@ -462,6 +462,10 @@ pub struct JobSpec {
     /// than the region goes round it again.
     #[serde(default)]
     pub io_size_bytes: Option<u64>,
+    /// `io_size` written in the job (not `size` made into it by `filesize`): fio then starts
+    /// a file that is done over while the bytes are short (backend.c `keep_running`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub io_size_given: bool,
     /// Times the job repeats its `io_size` (fio `loops`), statistics adding up.
     #[serde(default = "default_loops")]
     pub loops: u32,
@@ -671,6 +675,7 @@ impl JobSpec {
             target_shares: TargetShares::default(),
             number_ios: None,
             io_size_bytes: None,
+            io_size_given: false,
             loops: 1,
             runtime_ns: None,
             time_based: false,

@@ -127,6 +127,13 @@ pub const AGREE: &[&str] = &[
     // backlog batch goes before a due sync.
     "--rw=readwrite --bs=2k --size=512k --norandommap --ioengine=sync --iodepth=4 --verify=md5 --verify_backlog=4 --verify_backlog_batch=2",
     "--rw=readwrite --fdatasync=6 --verify_pattern=0xabcd --verify_backlog=16",
+    // 2899: a strided job's loop ends at `size` bytes on a queueing engine, a random block
+    // at or past `size` from fio's start ends the job (`get_next_offset` against `io_size`) ...
+    "--rw=randwrite --size=128k --loops=2 --ioengine=io_uring --zonemode=strided --zonesize=16k --zoneskip=32k",
+    "--rw=randrw --bs=64k --offset=512 --size=64k --ioengine=libaio --rwmixwrite=80 --zonemode=strided --zonesize=16k --zonerange=128k --zoneskip=32k",
+    // ... and `filesize` with a smaller `size` stops at the file's end: the job gave no
+    // `io_size` (`keep_running`: a done file starts over only with one).
+    "--rw=write:16k --bs=2k --offset=512 --size=64k --ioengine=psync --fsync=7 --filesize=512k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.

@@ -109,7 +109,11 @@ fn wait_with_timeout(command: &mut Command) -> Option<i32> {
             return Some(status.code().unwrap_or(128 + status.signal().unwrap_or(0)));
         }
         if Instant::now() > deadline {
-            let group = format!("-{}", child.id());
+            // fio's job processes may leave its process group (a soak once left five spinning
+            // for half an hour): its children first, while they are still its children.
+            let pid = child.id().to_string();
+            let _ = Command::new("pkill").args(["-KILL", "-P", &pid]).status();
+            let group = format!("-{pid}");
             let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             let _ = child.wait();
             return None;
