@@ -204,15 +204,30 @@ pub struct FioSequence {
     first_start_bytes: u64,
 }
 
+/// What fio's random blocks and map span (io_u.c `last_block`, filesetup.c `init_random_map`):
+/// the region or the file if shorter, one zone's range in a strided job.
+fn fio_map_bytes(job: &JobSpec, region: Region, file_size_bytes: u64) -> u64 {
+    match job.strided_zones {
+        Some(zones) => zones.range_bytes,
+        None => region.len_bytes.min(file_size_bytes),
+    }
+}
+
+/// fio's `io_size` of the file (`td->o.size` for one file): the region's length, but a strided
+/// job's region spans the target while its `size` is what it moves and what `io_u_fits` and
+/// `get_next_offset` measure from fio's start.
+fn fio_io_size_bytes(job: &JobSpec, region: Region) -> u64 {
+    match job.strided_zones {
+        Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
+        None => region.len_bytes,
+    }
+}
+
 /// backend.c's bounds of `job` over `region` (`random_job`: some of its I/O is random): the
 /// bytes one loop issues at most (`do_io`'s `total_bytes`), the bytes the whole job issues at
 /// most (`io_bytes_exceeded`), and the loops.
 fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u32) {
-    // fio's `size` (`td->o.size`): a strided job's region spans the target, `size` is its bytes.
-    let size = match job.strided_zones {
-        Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
-        None => region.len_bytes,
-    };
+    let size = fio_io_size_bytes(job, region);
     // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
     // with random offsets and no random map issues `io_size` in one loop.
     let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
@@ -276,12 +291,7 @@ impl FioSequence {
             Sizes::new(&job.block_size_read, job),
             Sizes::new(&job.block_size_write, job),
         ];
-        // io_u.c `last_block` and filesetup.c `init_random_map`: a strided job's random
-        // blocks and map span one zone's range.
-        let map_bytes = match job.strided_zones {
-            Some(zones) => zones.range_bytes,
-            None => region.len_bytes.min(file_size_bytes),
-        };
+        let map_bytes = fio_map_bytes(job, region, file_size_bytes);
         sizes.iter_mut().for_each(|s| s.set_last_block(map_bytes));
         let random_percent = [
             u64::from(job.random_percent),
@@ -348,10 +358,7 @@ impl FioSequence {
             moved_bytes: 0,
             job_moved_bytes: 0,
             job_limit_bytes: 0,
-            keep_running_bytes: job.io_size_bytes.unwrap_or(match job.strided_zones {
-                Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
-                None => region.len_bytes,
-            }),
+            keep_running_bytes: job.io_size_bytes.unwrap_or(fio_io_size_bytes(job, region)),
             io_size_given: job.io_size_given,
             verify_reopens_files: job.verify,
             loop_written: crate::fio_history::FioHistory::new(
@@ -361,12 +368,7 @@ impl FioSequence {
             largest_block_bytes: job.max_block_bytes(),
             later_loops_start_bytes: None,
             strided: job.strided_zones,
-            // fio's `io_size` of the file: a strided job's region spans the target, its
-            // `size` is what `io_u_fits` measures from the start.
-            fit_len_bytes: match job.strided_zones {
-                Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
-                None => region.len_bytes,
-            },
+            fit_len_bytes: fio_io_size_bytes(job, region),
             zone_bytes: 0,
             first_start_bytes: region.start_bytes,
         };

@@ -173,6 +173,21 @@ fn verify_interval_above_the_block_size_is_lowered_to_it() {
 /// I/Os.
 #[test]
 fn jobs_of_one_flow_issue_in_the_ratio_of_their_weights() {
+    // The flow holds a member by counts, but on a loaded machine a job's thread can be starved
+    // for a while (the ratio then drifts either way: 1.5 and 9 were seen beside four busy
+    // loops, 3.0 alone): up to three runs, and a broken flow fails all three.
+    let mut last = String::new();
+    for _ in 0..3 {
+        match flow_run() {
+            Ok(()) => return,
+            Err(why) => last = why,
+        }
+    }
+    panic!("{last}");
+}
+
+/// One run of the flow job: `Err` with what was off.
+fn flow_run() -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
     write_job(
@@ -191,17 +206,16 @@ fn jobs_of_one_flow_issue_in_the_ratio_of_their_weights() {
     let ios = |i: usize| o["jobs"][i]["read"]["total_ios"].as_f64().unwrap();
     let ratio = ios(1) / ios(0);
     // Alone, `one` would do 2000 I/Os a second; in the flow, a third of `three`'s 3000.
-    assert!(
-        (2.6..=3.4).contains(&ratio),
-        "three/one = {ratio} ({} / {})",
-        ios(1),
-        ios(0)
-    );
-    assert!(
-        ios(2) > 1.5 * ios(0),
-        "the other flow is not held by the first: {}",
-        ios(2)
-    );
+    if !(2.6..=3.4).contains(&ratio) {
+        return Err(format!("three/one = {ratio} ({} / {})", ios(1), ios(0)));
+    }
+    if ios(2) <= 1.5 * ios(0) {
+        return Err(format!(
+            "the other flow is not held by the first: {}",
+            ios(2)
+        ));
+    }
+    Ok(())
 }
 
 /// fio's serialize_overlap (t0013): with io_submit_mode=offload, eight clones writing the same
