@@ -462,7 +462,7 @@ impl FioSequence {
                     self.job_moved_bytes += u64::from(io.len_bytes);
                     if io.direction == IoDirection::Write && self.verify_reopens_files {
                         self.loop_written
-                            .log(io.offset_bytes, u64::from(io.len_bytes));
+                            .log(io.offset_bytes, u64::from(io.len_bytes), ());
                     }
                     if !(self.trim == TrimMode::TrimWrite && io.direction == IoDirection::Trim) {
                         self.job_limit_bytes += u64::from(io.len_bytes);

@@ -29,6 +29,7 @@
 //! does) and judges each pass as fio's verify pass would, with fio's own seeds, so a failure
 //! names fio's offset and seeds.
 
+use crate::fio_history::FioHistory;
 use crate::fio_rand::FioRand;
 use std::collections::BTreeMap;
 use storlab_job::{JobSpec, RandomDistribution, VerifyKind};
@@ -111,11 +112,9 @@ pub struct SeedOrder {
     writes: FioRand,
     /// The pass the logged writes belong to.
     pass: u32,
-    /// fio's `io_hist_tree`: each surviving write's start, with its length and header seed.
-    pieces: BTreeMap<u64, (u64, u64)>,
-    /// fio's `io_hist_list` instead (a random map kept): every write in order, as
-    /// (start, length, header seed).
-    list: Option<Vec<(u64, u64, u64)>>,
+    /// fio's log of the pass's writes (its tree, or its list where a random map is kept), each
+    /// with its header seed.
+    pieces: FioHistory<u64>,
     /// The job only writes: fio checks write numbers, not seeds (list only).
     numbers_only: bool,
     failure: Option<SeedMismatch>,
@@ -158,8 +157,7 @@ impl SeedOrder {
             seeded,
             randrepeat: fio.reseeds_each_loop(),
             pass: 0,
-            pieces: BTreeMap::new(),
-            list: fio_logs_writes_in_a_list(job).then(Vec::new),
+            pieces: FioHistory::new(fio_logs_writes_in_a_list(job)),
             numbers_only: !mixed,
             failure: None,
         })
@@ -179,24 +177,7 @@ impl SeedOrder {
             }
         }
         let seed = draw(&mut self.writes);
-        if let Some(list) = self.list.as_mut() {
-            list.push((offset_bytes, len_bytes, seed));
-            return;
-        }
-        let end = offset_bytes + len_bytes;
-        // Logged writes never overlap each other, so the overlapped ones are the last few
-        // starting before `end`.
-        let overlapped: Vec<u64> = self
-            .pieces
-            .range(..end)
-            .rev()
-            .take_while(|(start, (len, _))| *start + len > offset_bytes)
-            .map(|(start, _)| *start)
-            .collect();
-        for start in overlapped {
-            self.pieces.remove(&start);
-        }
-        self.pieces.insert(offset_bytes, (len_bytes, seed));
+        self.pieces.log(offset_bytes, len_bytes, seed);
     }
 
     /// The job's writes are done: judges the last pass; the first failing block, if any.
@@ -212,8 +193,8 @@ impl SeedOrder {
         if self.failure.is_some() {
             return;
         }
-        if let Some(list) = self.list.as_mut() {
-            let pieces = std::mem::take(list);
+        let pieces = self.pieces.drain();
+        if self.pieces.is_list() {
             self.failure = first_overwritten(&pieces, &self.seeded, self.numbers_only);
             let mut verify = self.seeded.clone();
             pieces.iter().for_each(|_| {
@@ -227,7 +208,7 @@ impl SeedOrder {
             return;
         }
         let mut verify = self.seeded.clone();
-        for (&offset_bytes, &(len_bytes, header_seed)) in &self.pieces {
+        for (offset_bytes, len_bytes, header_seed) in pieces {
             let wanted_seed = draw(&mut verify);
             if header_seed != wanted_seed {
                 self.failure = Some(SeedMismatch {
@@ -240,7 +221,6 @@ impl SeedOrder {
                 return;
             }
         }
-        self.pieces.clear();
         self.writes = if self.randrepeat {
             self.seeded.clone()
         } else {
@@ -386,7 +366,7 @@ mod tests {
     #[test]
     fn in_write_order_a_block_a_later_write_changed_fails() {
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         order.write(0, 0, 4096);
         order.write(0, 8192, 4096);
         order.write(0, 4096, 8192);
@@ -398,7 +378,7 @@ mod tests {
             (8192, Found::DataOverHeader)
         );
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         order.write(0, 0, 4096);
         order.write(0, 8192, 4096);
         order.write(0, 8192, 4096);
@@ -408,7 +388,7 @@ mod tests {
             (8192, Found::OtherSeed)
         );
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         for block in [3, 0, 2, 1] {
             order.write(0, block * 4096, 4096);
         }
@@ -420,7 +400,7 @@ mod tests {
     #[test]
     fn a_writing_job_fails_on_the_number_of_the_write_over_its_block() {
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         order.numbers_only = true;
         for block in [0, 2, 3, 0] {
             order.write(0, block * 4096, 4096);
@@ -445,7 +425,7 @@ mod tests {
     #[test]
     fn a_pass_whose_writes_did_not_start_the_stream_again_fails_in_the_list() {
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         order.randrepeat = false;
         for pass in 0..2 {
             for block in [1, 0] {
@@ -458,7 +438,7 @@ mod tests {
             (4096, Found::OtherSeed)
         );
         let mut order = tracker();
-        order.list = Some(Vec::new());
+        order.pieces = FioHistory::new(true);
         for pass in 0..2 {
             for block in [1, 0] {
                 order.write(pass, block * 4096, 4096);

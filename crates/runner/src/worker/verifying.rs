@@ -50,7 +50,7 @@ impl Backlog {
             self.batch_left = self.batch;
         }
         self.batch_left -= 1;
-        let (offset_bytes, len_bytes) = self.logged.pop_next()?;
+        let (offset_bytes, len_bytes, ()) = self.logged.pop_next()?;
         Some(PlannedIo {
             direction: IoDirection::Read,
             offset_bytes,
@@ -282,7 +282,9 @@ impl Verifying {
             v.writes_in_flight.swap_remove(i);
         }
         if let Some(backlog) = self.backlog.as_mut() {
-            backlog.logged.log(io.offset_bytes, u64::from(io.len_bytes));
+            backlog
+                .logged
+                .log(io.offset_bytes, u64::from(io.len_bytes), ());
         }
     }
 
