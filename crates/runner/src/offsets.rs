@@ -164,9 +164,10 @@ impl OffsetGenerator {
 
     /// From here on, draw as fio 3.33 draws for its thread `thread_number` (subjob `clone` of
     /// its job) on a target of `file_size_bytes`, if `job` came from a fio job file or fio-style
-    /// flags and draws anything at random. Sequential fixed-size jobs, strided zones and
-    /// zoned distributions keep the generator above (the first already issue fio's sequence;
-    /// the others, trim/write pairs included, are fio's sets, not its sequence: docs/job-format.md).
+    /// flags and draws anything at random (strided zones too: `FioSequence` moves fio's start
+    /// zone by zone). Sequential fixed-size jobs and zoned distributions keep the generator
+    /// above (the first already issue fio's sequence; the others, trim/write pairs included,
+    /// are fio's sets, not its sequence: docs/job-format.md).
     pub fn use_fio_streams(
         &mut self,
         job: &JobSpec,

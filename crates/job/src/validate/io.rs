@@ -77,7 +77,7 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
                 location.clone(),
                 key,
                 Some("1".into()),
-                "storlab draws sizes as fio does in a fio job's own sequence only: not in a preset, with strided zones or trims, or a random job aligned otherwise than fio",
+                "storlab draws sizes as fio does in a fio job's own sequence only: not in a preset, with trims, or a random job aligned otherwise than fio",
             ));
         }
     }
@@ -103,7 +103,7 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
                 location.clone(),
                 "rw_sequencer",
                 Some("identical".into()),
-                format!("storlab repeats an offset {every} times as fio does in a fio job's own sequence only: not in a preset, with strided zones or with trims"),
+                format!("storlab repeats an offset {every} times as fio does in a fio job's own sequence only: not in a preset or with trims"),
             ));
         }
     }
@@ -215,7 +215,7 @@ fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
                 location.clone(),
                 "rw",
                 Some(shown),
-                "storlab skips holes between I/Os of several block sizes as fio does, but not with trims or strided zones, nor in a preset (one block size there)",
+                "storlab skips holes between I/Os of several block sizes as fio does, but not with trims, nor in a preset (one block size there)",
             ));
         }
         if let RwModifier::BackBytes(_) = spec.rw_modifier {

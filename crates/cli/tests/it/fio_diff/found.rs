@@ -134,6 +134,11 @@ pub const AGREE: &[&str] = &[
     // ... and `filesize` with a smaller `size` stops at the file's end: the job gave no
     // `io_size` (`keep_running`: a done file starts over only with one).
     "--rw=write:16k --bs=2k --offset=512 --size=64k --ioengine=psync --fsync=7 --filesize=512k",
+    // Review: the keys that follow fio's own sequence run in strided zones as fio's too.
+    "--rw=write:8k --bsrange=1k-8k --size=256k --zonemode=strided --zonesize=32k --zonerange=64k",
+    "--rw=randread:4 --rw_sequencer=identical --size=256k --zonemode=strided --zonesize=16k --zoneskip=16k",
+    "--rw=rw --bs=4k,16k --bs_is_seq_rand=1 --size=256k --zonemode=strided --zonesize=32k",
+    "--rw=write --bsrange=1k-8k --bs_unaligned=1 --size=256k --zonemode=strided --zonesize=32k --zonerange=64k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
