@@ -28,6 +28,14 @@ use crc::{Algorithm, Crc, CRC_16_ARC, CRC_64_REDIS, CRC_7_MMC};
 use md5::Digest;
 use storlab_job::{DataPattern, JobSpec, VerifyKind, VerifyPattern, VerifySpec};
 
+/// What seeds one write's blocks (see `FioFormat::fill_within`).
+struct WriteSeeds {
+    worker_seed: u64,
+    thread: u16,
+    generation: u32,
+    numberio: u16,
+}
+
 /// `FIO_HDR_MAGIC`.
 pub const MAGIC: u16 = 0xacca;
 /// Bytes of `struct verify_header`.
@@ -225,7 +233,12 @@ impl FioFormat {
                 other => other,
             },
             granule_bytes,
-            interval_bytes: spec.interval_bytes.map_or(granule_bytes, |b| b as usize),
+            // fio's own interval (its `fixup_options`): the whole write of one size, else the
+            // smallest. It may span several of storlab's granules (`fill_across_granules`).
+            interval_bytes: spec
+                .interval_bytes
+                .unwrap_or_else(|| job.fio_verify_interval_bytes(None))
+                as usize,
             header_bytes: spec.kind.header_bytes() as usize,
             header_offset_bytes: spec.header_offset_bytes as usize,
             only: spec.only,
@@ -251,7 +264,15 @@ impl FioFormat {
     /// write's whole buffer at once, its compressible share at the end (lib/rand.c,
     /// `__fill_random_buf_percentage` with the buffer's length as the segment).
     pub fn needs_write_extent(&self) -> bool {
-        self.pattern.is_none() && matches!(self.data_pattern, DataPattern::Compressible(_))
+        (self.pattern.is_none() && matches!(self.data_pattern, DataPattern::Compressible(_)))
+            || self.spans_granules()
+    }
+
+    /// Whether fio's header interval is longer than storlab's granule (what divides every
+    /// offset the job issues: a read of 2 KiB moves a sequential job's 8 KiB writes off 8 KiB
+    /// marks), so that a header covers several granules and sits where the write began.
+    pub fn spans_granules(&self) -> bool {
+        self.header_bytes > 0 && self.interval_bytes > self.granule_bytes
     }
 
     /// `fill` for `buf`, part of the write `write` (its offset and length in bytes).
@@ -264,12 +285,60 @@ impl FioFormat {
         generation: u32,
         write: (u64, u64),
     ) {
+        // fio's numberio: the job's writes issued before this one.
+        let numberio = generation.wrapping_sub(1) as u16;
+        if self.spans_granules() {
+            let seeds = WriteSeeds {
+                worker_seed,
+                thread,
+                generation,
+                numberio,
+            };
+            self.fill_across_granules(buf, offset_bytes, &seeds, write);
+            return;
+        }
         for (i, granule) in buf.chunks_mut(self.granule_bytes).enumerate() {
             let at = offset_bytes + (i * self.granule_bytes) as u64;
             let seed = block_seed(worker_seed, at, generation);
-            // fio's numberio: the job's writes issued before this one.
-            let numberio = generation.wrapping_sub(1) as u16;
             self.fill_granule(granule, at, seed, thread, numberio, write);
+        }
+    }
+
+    /// `fill_within` where a header interval spans several granules: fio puts a header every
+    /// interval from the write's start (verify.c, `populate_verify_io_u`), over data storlab
+    /// seeds granule by granule; each interval that `buf` touches is built whole (its header's
+    /// checksum covers all of it) and the part inside `buf` copied.
+    fn fill_across_granules(
+        &self,
+        buf: &mut [u8],
+        offset_bytes: u64,
+        seeds: &WriteSeeds,
+        write: (u64, u64),
+    ) {
+        let interval_bytes = self.interval_bytes as u64;
+        let (write_start, write_len) = write;
+        let end = offset_bytes + buf.len() as u64;
+        let write_end = (write_start + write_len).max(end);
+        let mut at = write_start
+            + offset_bytes.saturating_sub(write_start) / interval_bytes * interval_bytes;
+        let mut scratch = vec![0u8; self.interval_bytes];
+        while at < end {
+            let len = interval_bytes.min(write_end - at) as usize;
+            let piece = &mut scratch[..len];
+            for (i, granule) in piece.chunks_mut(self.granule_bytes).enumerate() {
+                let granule_at = at + (i * self.granule_bytes) as u64;
+                let seed = block_seed(seeds.worker_seed, granule_at, seeds.generation);
+                self.fill_data(granule, granule_at, seed, write);
+            }
+            let seed = block_seed(seeds.worker_seed, at, seeds.generation);
+            self.put_headers(piece, at, seed, seeds.thread, seeds.numberio);
+            let from = at.max(offset_bytes);
+            let to = (at + len as u64).min(end);
+            if from < to {
+                buf[(from - offset_bytes) as usize..(to - offset_bytes) as usize]
+                    .copy_from_slice(&piece[(from - at) as usize..(to - at) as usize]);
+            }
+            at += len as u64;
         }
     }
 
@@ -283,6 +352,12 @@ impl FioFormat {
         numberio: u16,
         write: (u64, u64),
     ) {
+        self.fill_data(granule, offset_bytes, rand_seed, write);
+        self.put_headers(granule, offset_bytes, rand_seed, thread, numberio);
+    }
+
+    /// A granule's data from `rand_seed` (or the verify pattern), headers not yet in.
+    fn fill_data(&self, granule: &mut [u8], offset_bytes: u64, rand_seed: u64, write: (u64, u64)) {
         match (&self.pattern, self.data_pattern) {
             (Some(p), _) => fill_pattern(granule, p, offset_bytes),
             (None, DataPattern::Compressible(percent)) => {
@@ -297,12 +372,23 @@ impl FioFormat {
             }
             (None, data_pattern) => pattern::fill(granule, data_pattern, rand_seed),
         }
+    }
+
+    /// A header at the start of each interval of `bytes` (from `offset_bytes`), over its data.
+    fn put_headers(
+        &self,
+        bytes: &mut [u8],
+        offset_bytes: u64,
+        rand_seed: u64,
+        thread: u16,
+        numberio: u16,
+    ) {
         if self.header_bytes == 0 {
             return;
         }
         // With a verify pattern fio's seed is 0 (no random data behind it).
         let rand_seed = if self.pattern.is_some() { 0 } else { rand_seed };
-        for (k, interval) in granule.chunks_mut(self.interval_bytes).enumerate() {
+        for (k, interval) in bytes.chunks_mut(self.interval_bytes).enumerate() {
             let at = offset_bytes + (k * self.interval_bytes) as u64;
             let (header, data) = interval.split_at_mut(self.header_bytes);
             header[..2].copy_from_slice(&MAGIC.to_le_bytes());
@@ -357,6 +443,11 @@ impl FioFormat {
     /// header (magic, length, offset, its crc), then its checksum and the verify pattern.
     /// The seed and `numberio` are not compared (fio skips them in `verify_only` too).
     pub fn check_granule(&self, granule: &[u8], offset_bytes: u64) -> Result<(), Failure> {
+        if self.spans_granules() {
+            // A granule holds part of an interval: its header is checked with the whole write
+            // (`check_read_block`), or the bytes compared with what was written.
+            return Ok(());
+        }
         let step = if self.header_bytes == 0 {
             self.granule_bytes
         } else {

@@ -447,6 +447,21 @@ pub fn check_read(
     let granule = own.granule_bytes as usize;
     let mut checked = 0;
     let mut last_write = None;
+    if let Some(format) = own
+        .format
+        .as_deref()
+        .filter(|f| f.only && f.spans_granules())
+    {
+        // fio's headers span granules: the read-back reads each write whole from its start,
+        // and its headers are checked there as fio does (each granule then passes alone).
+        if let Err(failure) = format.check_read_block(found, offset_bytes) {
+            let at = failure.offset_bytes;
+            let from = (at - offset_bytes) as usize;
+            let have = &found[from..from + failure.len_bytes as usize];
+            let expected = format.expected_from_header(have, at);
+            return Err(fio_failure(job, format, failure, at, have, &expected));
+        }
+    }
     for (i, have) in found.chunks(granule).enumerate() {
         let at = offset_bytes + (i * granule) as u64;
         let generation = own.generation_at(at);

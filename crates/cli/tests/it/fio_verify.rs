@@ -594,7 +594,7 @@ fn mixed_block_sizes_carry_fios_headers_both_ways() {
     if !fio_present() {
         return;
     }
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         // One header per 64 KiB block (storlab put one every 4 KiB, its default alignment).
         &["--bs=64k"],
         // Sizes from a range or split: the two tools draw different sizes (fio's generator is
@@ -607,6 +607,9 @@ fn mixed_block_sizes_carry_fios_headers_both_ways() {
         &["--bs=4k,16k"],
         // fio uses 4096 for an interval of 3000 with 4 KiB blocks.
         &["--verify_interval=3000"],
+        // 8 KiB writes 2 KiB apart: storlab records 2 KiB granules, and fio's header still
+        // sits at each write's start, its checksum over the four.
+        &["--bs=8k", "--rw=write:2k"],
     ];
     // The job's bytes in `direction` as the fio-shaped JSON of `out` reports them.
     let io_bytes = |out: &Output, direction: &str| -> u64 {

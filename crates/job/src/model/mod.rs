@@ -974,7 +974,7 @@ impl JobSet {
 }
 
 /// Greatest common divisor (0 with 0 is 0).
-fn gcd(a: u64, b: u64) -> u64 {
+pub(crate) fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
     } else {

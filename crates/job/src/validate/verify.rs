@@ -8,8 +8,8 @@ use crate::size::{format_size, PERCENT_MAX};
 /// fio's verify blocks fit: each header interval divides every block the job writes (so a
 /// header sits at every multiple of it), and holds its header. A `verify_interval` fio 3.33
 /// would change (larger than the smallest write, or not dividing the smallest and largest) is
-/// changed as fio does, with a warning; where storlab's headers cannot sit where fio's do, a
-/// warning says the files are not interchangeable with fio's.
+/// changed as fio does, with a warning. Headers sit where fio's do, one interval spanning
+/// several of storlab's granules where the job's offsets are finer than its writes.
 pub(super) fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<(), JobError> {
     let Some(set_bytes) = spec.verify_spec.as_ref().map(|v| v.interval_bytes) else {
         return Ok(());
@@ -28,34 +28,22 @@ pub(super) fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<()
         if let Some(verify) = spec.verify_spec.as_mut() {
             verify.interval_bytes = Some(fio_interval_bytes);
         }
-    } else if set_bytes.is_none() && granule_bytes != fio_interval_bytes {
-        let min_write_bytes = spec.block_size_write.min_bytes();
-        // Random offsets at storlab's default alignment, finer than fio's (the smallest block).
-        let alignment_hint = if !spec.align_given && spec.align_bytes < min_write_bytes {
-            format!(", as does blockalign={min_write_bytes} (fio's default) in storlab's job")
-        } else {
-            String::new()
-        };
-        push_once(
-            &mut spec.warnings,
-            format!(
-                "verify headers every {granule_bytes} bytes (what divides every offset and length \
-             of this job), where fio 3.33 writes one every {fio_interval_bytes} bytes of each \
-             block: fio's verify_only cannot check these files, nor storlab's fio's; \
-             verify_interval={granule_bytes} in both jobs makes them the same{alignment_hint}"
-            ),
-        );
     }
     let Some(verify) = &spec.verify_spec else {
         return Ok(());
     };
-    let interval_bytes = verify.interval_bytes.unwrap_or(granule_bytes);
+    let interval_bytes = verify.interval_bytes.unwrap_or(fio_interval_bytes);
     let (key, value) = match verify.interval_bytes {
         // As the user wrote it, before fio's change.
         Some(bytes) => ("verify_interval", set_bytes.unwrap_or(bytes).to_string()),
         None => ("bs", granule_bytes.to_string()),
     };
-    if !granule_bytes.is_multiple_of(interval_bytes) {
+    // An interval longer than the granule spans several, each header where fio puts it: every
+    // interval from the write's start (storlab's runner, `FioFormat::fill_across_granules`),
+    // so it must divide every write (fio's last header would check past a write's end).
+    let spans = interval_bytes.is_multiple_of(granule_bytes)
+        && write_sizes_gcd_bytes(spec).is_multiple_of(interval_bytes);
+    if !granule_bytes.is_multiple_of(interval_bytes) && !spans {
         return Err(JobError::invalid(
             location.clone(),
             key,
@@ -93,6 +81,18 @@ pub(super) fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<()
         ));
     }
     Ok(())
+}
+
+/// The largest size that divides every write `spec` can issue (`bsrange` draws multiples of
+/// its smallest).
+fn write_sizes_gcd_bytes(spec: &JobSpec) -> u64 {
+    match &spec.block_size_write {
+        crate::model::BlockSizeSpec::Fixed(size) => *size,
+        crate::model::BlockSizeSpec::Range { min_bytes, .. } => *min_bytes,
+        crate::model::BlockSizeSpec::Split(shares) => shares
+            .iter()
+            .fold(0, |g, s| crate::model::gcd(g, s.size_bytes)),
+    }
 }
 
 /// fio's dedupe checks (init.c, `fixup_options`), and storlab's own where fio would divide by

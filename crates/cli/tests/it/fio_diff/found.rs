@@ -139,6 +139,10 @@ pub const AGREE: &[&str] = &[
     "--rw=randread:4 --rw_sequencer=identical --size=256k --zonemode=strided --zonesize=16k --zoneskip=16k",
     "--rw=rw --bs=4k,16k --bs_is_seq_rand=1 --size=256k --zonemode=strided --zonesize=32k",
     "--rw=write --bsrange=1k-8k --bs_unaligned=1 --size=256k --zonemode=strided --zonesize=32k --zonerange=64k",
+    // 3137: fio's header sits every interval from the write's start, here across storlab's
+    // 2 KiB granules (2 KiB reads move the 8 KiB writes), its compressible zeros after it.
+    "--rw=readwrite --bs=2k,8k --buffer_compress_percentage=50 --verify=crc32 --verify_offset=64",
+    "--rw=randwrite --bs=8k --blockalign=4k --size=256k --buffer_compress_percentage=40 --verify=md5",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -151,6 +155,9 @@ pub const REFUSED: &[&str] = &[
     "--rw=readwrite --bsrange=512-8k --size=512k --ioengine=posixaio --verify=sha256 --numjobs=2 --offset_increment=256k",
     // 1618: mixed sequential clones from one start race the same way.
     "--rw=readwrite --size=128k --fsync=4 --refill_buffers --verify=sha256 --numjobs=2",
+    // 3137: so do sequential clones over several loops (each reads back after its own loop
+    // while the other writes its next).
+    "--rw=write --bs=4k --size=64k --loops=3 --verify=crc32 --numjobs=2",
     // Seed 34 with the later keys: a zipf, pareto or normal distribution in strided zones
     // (fio draws over the whole region from each zone's start) ...
     "--rw=randread --random_distribution=zipf:1.1 --zonemode=strided --zonesize=64k",
