@@ -334,14 +334,28 @@ impl Worker {
     /// after each `do_io`): at the end of a loop that another follows, its written pieces are
     /// read back in fio's order and checked before the next loop's first I/O, and dropped from
     /// the record, so the read-back after the job reads the last loop's alone. Only where this
-    /// worker's reads may check in the write phase (no other worker writes its bytes), and not
-    /// with `verify_backlog`, whose reads already go between the writes.
+    /// worker's reads may check in the write phase (no other worker writes its bytes). With
+    /// `verify_backlog` the pass reads what the backlog has not yet, in its log's order (fio's
+    /// `do_verify` reads the same log), and the backlog's batch count carries on.
     pub(super) fn queue_loop_read_back(&mut self) {
         let (Some(v), Some(job)) = (self.verifying.state.as_ref(), self.verifying.job.as_ref())
         else {
             return;
         };
-        if !v.in_phase_checks || self.verifying.only || self.verifying.backlog.is_some() {
+        if !v.in_phase_checks || self.verifying.only {
+            return;
+        }
+        if let Some(backlog) = self.verifying.backlog.as_mut() {
+            let reads: std::collections::VecDeque<(u64, u32)> = backlog
+                .logged
+                .drain()
+                .into_iter()
+                .map(|(offset, len, ())| (offset, len as u32))
+                .collect();
+            if !reads.is_empty() {
+                self.verifying.loop_reads = reads;
+                self.verifying.held_first_io = self.pending.take();
+            }
             return;
         }
         if self.verifying.past_first_loop(job) {

@@ -143,6 +143,10 @@ pub const AGREE: &[&str] = &[
     // 2 KiB granules (2 KiB reads move the 8 KiB writes), its compressible zeros after it.
     "--rw=readwrite --bs=2k,8k --buffer_compress_percentage=50 --verify=crc32 --verify_offset=64",
     "--rw=randwrite --bs=8k --blockalign=4k --size=256k --buffer_compress_percentage=40 --verify=md5",
+    // 3137: with `verify_backlog` fio still reads back at each loop's end what the backlog
+    // has not read yet (`do_verify` after every `do_io`), in its log's order.
+    "--rw=write --bs=4k --size=72k --loops=2 --verify=crc32c --verify_backlog=16",
+    "--rw=randrw --bssplit=16k/10:4k/90 --blockalign=4k --loops=2 --fdatasync=8 --verify=crc32c --offset=25% --offset_align=64k --verify_backlog=16",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
