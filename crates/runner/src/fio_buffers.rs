@@ -122,6 +122,7 @@ impl FioBuffers {
             mode: DedupeMode::Repeat,
             working_set_percent: 0,
             global: false,
+            size_as_written_bytes: None,
         });
         // A given `randseed` turns fio's `randrepeat` off after seeding (init.c).
         let randrepeat = job
@@ -249,7 +250,7 @@ impl FioBuffers {
     ) -> Vec<FioRand> {
         let pages = self
             .dedupe
-            .working_set_blocks(job.size_bytes.unwrap_or(0), self.min_write_bytes);
+            .working_set_blocks(fio_size_bytes(job), self.min_write_bytes);
         let advances_per_page =
             self.min_write_bytes / min_not_zero(self.min_write_bytes, COMPRESS_CHUNK_BYTES);
         let threads = (all_threads.len() as u64).max(1);
@@ -364,6 +365,15 @@ fn scramble_untimed(buf: &mut [u8], offset_bytes: u64) {
     }
 }
 
+/// fio's `o->size` when dedupe.c sizes the working set: the `size` the job wrote (a job spec
+/// saved before that was kept: its region's size).
+fn fio_size_bytes(job: &JobSpec) -> u64 {
+    job.dedupe
+        .and_then(|d| d.size_as_written_bytes)
+        .or(job.size_bytes)
+        .unwrap_or(0)
+}
+
 fn min_not_zero(a: u64, b: u64) -> u64 {
     match (a, b) {
         (0, b) => b,
@@ -446,6 +456,7 @@ mod tests {
             mode,
             working_set_percent: 5,
             global: false,
+            size_as_written_bytes: None,
         }
     }
 

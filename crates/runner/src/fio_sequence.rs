@@ -657,7 +657,9 @@ impl FioSequence {
             // io_u.c, `get_next_block`: the last trim's start, which fio then takes as relative
             // to the region (its `file_offset` added once more below, as fio 3.33 does).
             (self.last_start_bytes[READ], false)
-        } else if random_turn && self.random_job {
+        } else if random_turn && (self.random_job || self.repeat_between) {
+            // `repeat_between` comes of a `rand*` mode's `:N`: fio's `td_random` whatever
+            // `percentage_random` says, so its turn asks `should_do_random` too.
             if self.should_do_random(direction) {
                 (self.random_block(direction)?, true)
             } else {
@@ -666,7 +668,7 @@ impl FioSequence {
                     None => (self.random_block(direction)?, false),
                 }
             }
-        } else if self.repeat_between && self.random_job {
+        } else if self.repeat_between {
             // The same direction's last start, or the region's start before any.
             match self.last_start_bytes[direction] {
                 u64::MAX => (0, false),

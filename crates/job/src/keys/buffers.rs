@@ -339,6 +339,7 @@ impl JobDraft {
                 // fio's default (options.c: `.def = "5"`).
                 working_set_percent: self.buffers.dedupe_working_set_percentage.unwrap_or(5),
                 global: self.buffers.dedupe_global.unwrap_or(false),
+                size_as_written_bytes: self.size.and_then(super::io_size::Extent::bytes),
             });
         // storlab's own jobs keep their stamped data pattern, except for dedupe, which only
         // fio's buffers implement.

@@ -501,6 +501,36 @@ impl JobDraft {
         ))
     }
 
+    /// The same null engine under `rate` or `rate_iops`: fio reaps everything whenever it
+    /// waits for the rate (io_u.c, `rate_ddir` calls `io_u_quiesce`), so a request finds the
+    /// engine busy, and is logged twice, only where fio fell behind its schedule, as its
+    /// clock decides (`--size=512k --ioengine=null --iodepth=2 --rate_iops=50000`: 130, 131
+    /// and 132 actions logged in three runs); storlab cannot follow that, so it refuses.
+    pub(super) fn check_null_queue_pacing(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let paced = !spec.rate_iops.is_unset() || !spec.rate_bytes.is_unset();
+        if self.storlab_rw_default || !spec.fio_logs_busy_requeues() || !paced {
+            return Ok(());
+        }
+        let key = if spec.rate_iops.is_unset() {
+            "rate"
+        } else {
+            "rate_iops"
+        };
+        Err(self.refused_at_key(
+            key,
+            job_location,
+            "with ioengine=null above iodepth=1: fio 3.33's null engine refuses a request \
+             while one is unreaped, and under a rate whether one is depends on fio's clock \
+             (it reaps all whenever it waits), so which requests fio logs twice varies run to \
+             run; use iodepth=1"
+                .to_string(),
+        ))
+    }
+
     /// A fio `rand*` job with `percentage_random=0` draws sequentially, and falls back to a
     /// random block when a sequential offset would pass the file's end (io_u.c,
     /// `get_next_block`). fio 3.33's null engine, whose file ends at the region's end, meets

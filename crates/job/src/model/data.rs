@@ -29,6 +29,11 @@ pub struct DedupeSpec {
     /// `dedupe_global`: the working set is spread over every thread of the run, so jobs repeat
     /// each other's buffers.
     pub global: bool,
+    /// fio's `size` as the job wrote it, in bytes: dedupe.c sizes the working set from
+    /// `o->size` before `setup_files`, so `filesize` (which makes a smaller `size` the job's
+    /// bytes over a larger region) does not change it.
+    #[serde(default)]
+    pub size_as_written_bytes: Option<u64>,
 }
 
 impl DedupeSpec {

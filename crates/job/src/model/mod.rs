@@ -343,7 +343,7 @@ pub struct RateBytes {
 }
 
 impl RateBytes {
-    fn is_unset(&self) -> bool {
+    pub fn is_unset(&self) -> bool {
         *self == RateBytes::default()
     }
 }

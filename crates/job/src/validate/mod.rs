@@ -307,6 +307,7 @@ mod tests {
                     mode: crate::model::DedupeMode::WorkingSet,
                     working_set_percent,
                     global: false,
+                    size_as_written_bytes: spec.size_bytes,
                 })
             }
         };
@@ -321,8 +322,8 @@ mod tests {
             (Box::new(working_set(50, 0)), "holds no whole 4 KiB block"),
             (
                 Box::new(move |spec: &mut JobSpec| {
-                    working_set(20, 80)(spec);
                     spec.size_bytes = Some(1 << 40);
+                    working_set(20, 80)(spec);
                 }),
                 "refuses more than",
             ),

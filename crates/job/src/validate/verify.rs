@@ -113,7 +113,8 @@ pub(super) fn check_dedupe(spec: &JobSpec, location: &Location) -> Result<(), Jo
             detail,
         ))
     };
-    let Some(size_bytes) = spec.size_bytes else {
+    // fio's `o->size` as written (`filesize` alone leaves it 0 there: no working set).
+    let Some(size_bytes) = dedupe.size_as_written_bytes else {
         return invalid(
             "dedupe_mode",
             "working_set".into(),
