@@ -84,7 +84,9 @@ impl Sizes {
     fn set_last_block(&mut self, usable_bytes: u64) {
         let mut max_bytes = usable_bytes;
         if self.min_bytes > self.align_bytes {
-            max_bytes -= self.min_bytes - self.align_bytes;
+            // A strided zone's range can be shorter than a block: no place fits (fio's u64
+            // wraps there, for a sequential job that never draws one).
+            max_bytes = max_bytes.saturating_sub(self.min_bytes - self.align_bytes);
         }
         self.last_block = max_bytes / self.align_bytes;
     }

@@ -155,6 +155,12 @@ pub const AGREE: &[&str] = &[
     "--rw=write --size=64k --io_size=128k --ioengine=null --zonemode=strided --zonesize=32k --zonerange=64k",
     // 4242: the dedupe working set is a share of the `size` written, not of `filesize`.
     "--rw=randrw --size=128k --dedupe_percentage=50 --dedupe_mode=working_set --filesize=1m",
+    // 5858: a loop's pass empties fio's log, pieces it read only in part included.
+    "--rw=randwrite:8k --bsrange=1k-64k --size=64k --loops=3 --verify=xxhash",
+    // 5858: a strided zone's range shorter than a block (storlab's map bound underflowed).
+    "--bs=64k --blockalign=8k --zonemode=strided --zonesize=16k",
+    // 5858: a job that writes nothing never draws from an empty dedupe working set.
+    "--bs=32k --offset=6144 --size=256k --loops=2 --ioengine=pvsync2 --zero_buffers --dedupe_percentage=50 --dedupe_mode=working_set --dedupe_global=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
