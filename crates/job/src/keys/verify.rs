@@ -591,6 +591,11 @@ impl JobDraft {
                 | RandomDistribution::ZonedAbs { .. }
         );
         let lfsr = spec.fio_random.as_ref().is_some_and(|fio| fio.lfsr);
+        let reseeds = spec
+            .fio_random
+            .as_ref()
+            .is_none_or(|fio| fio.reseeds_each_loop());
+        let several_sizes = spec.block_size_write.min_bytes() != spec.block_size_write.max_bytes();
         let wraps = spec.time_based
             || spec
                 .io_size_bytes
@@ -604,6 +609,11 @@ impl JobDraft {
             {
                 Some("with verify_backlog")
             }
+            _ if !reseeds && (random || several_sizes) => Some(
+                "where fio does not re-seed its streams (randseed given, or randrepeat=0): its \
+                 regenerated pass draws new sizes and offsets (seed 5858: bsrange=4k-16k \
+                 randseed=47798 read 4 KiB where 12 KiB were written)",
+            ),
             _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
                 "for random writes without fio's random map (norandommap, lfsr, a skewed \
                  random_distribution), where its log is sorted by offset",
