@@ -300,8 +300,10 @@ mod tests {
     /// (a working set without `size` is the CLI test's: a sized job cannot lose its size here).
     #[test]
     fn dedupe_working_sets_are_checked_as_fio_checks_them() {
+        // A writing job: one that writes nothing never draws from its working set.
         let working_set = |percent, working_set_percent| {
             move |spec: &mut JobSpec| {
+                spec.read_percent = 0;
                 spec.dedupe = Some(crate::model::DedupeSpec {
                     percent,
                     mode: crate::model::DedupeMode::WorkingSet,
