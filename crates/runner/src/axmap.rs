@@ -67,7 +67,7 @@ impl Axmap {
     }
 
     /// fio's `axmap_set_nr`: takes up to `count` blocks from `block` on, stopping at the first
-    /// taken one or the map's end; returns how many it took.
+    /// taken one or the end of the map's last word; returns how many it took.
     pub fn set_run(&mut self, block: u64, count: u64) -> u64 {
         // One block, the common case: one word test and set.
         if count == 1 && block < self.blocks {
@@ -82,12 +82,36 @@ impl Axmap {
             }
             return 1;
         }
-        let mut taken = 0;
-        while taken < count && block + taken < self.blocks && !self.is_set(block + taken) {
-            self.set_one(block + taken);
-            taken += 1;
+        // fio sets a word's worth at a time; `__axmap_set` stops at a word that starts past the
+        // last block (`bit_nr > nr_bits`) but, its trim to the last block lost (it passes the
+        // untrimmed count on to `axmap_handler`), fills a word it starts in past that block:
+        // an I/O near the map's end keeps its length up to the last word's end.
+        // A map of whole words lets a run that starts at its end write one word past its
+        // array, into the allocation's slack, whose bits are whatever the heap left there:
+        // storlab stops there (strided zones, the one place runs pass the last block, refuse
+        // such maps: `validate/io.rs`).
+        let capacity = self.levels[0].len() as u64 * WORD_BITS;
+        let (mut taken, mut at, mut left) = (0, block, count);
+        while left > 0 && at <= self.blocks && at < capacity {
+            let chunk = left.min(WORD_BITS - at % WORD_BITS);
+            let mut set = 0;
+            while set < chunk && !self.bit(at + set) {
+                self.set_one(at + set);
+                set += 1;
+            }
+            taken += set;
+            if set != chunk {
+                break;
+            }
+            left -= set;
+            at += set;
         }
         taken
+    }
+
+    /// Level 0's bit for `block`, padding past the last block included.
+    fn bit(&self, block: u64) -> bool {
+        self.levels[0][(block / WORD_BITS) as usize] & (1 << (block % WORD_BITS)) != 0
     }
 
     /// The first free block at or after `from`, if any before the map's end.
@@ -154,8 +178,16 @@ mod tests {
         assert_eq!(map.next_free(13), Some(14));
         map.set_run(14, 1);
         assert_eq!(map.next_free(13), Some(15));
-        // Fill 150..200 and 0..5: from 199 the next free is 5.
-        assert_eq!(map.set_run(150, 60), 50);
+        // Fill 150..200 and 0..5: from 199 the next free is 5. A run goes on past the last
+        // block to its word's end (192..256 here), as fio's: 150..210 taken.
+        assert_eq!(map.set_run(150, 60), 60);
+        assert_eq!(
+            map.set_run(210, 4),
+            0,
+            "a run that starts past the last block"
+        );
+        // A map of whole words stops at its end (fio's run goes on into heap slack there).
+        assert_eq!(Axmap::new(128).set_run(126, 4), 2);
         assert_eq!(map.set_run(0, 5), 5);
         assert_eq!(map.next_free(199), Some(5));
         // A run stops at the first taken block.
