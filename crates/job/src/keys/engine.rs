@@ -501,6 +501,38 @@ impl JobDraft {
         ))
     }
 
+    /// fio logs a sync with the offset its I/O unit last carried (the sync sets none): the
+    /// unit on top of fio's freelist, which storlab's free slots follow one submit at a time.
+    /// With `iodepth_batch_submit` above 1 fio takes that unit while the batch before is
+    /// still unreaped, an older one (`--rw=randwrite --bs=32k --ioengine=libaio --iodepth=4
+    /// --fsync=2 --iodepth_batch_submit=2` logs each sync at the write three before, storlab
+    /// at the last): with `write_iolog` such a job is refused rather than logged otherwise.
+    pub(super) fn check_batched_sync_log(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let every_n = spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        let batched = spec.io_batch.as_ref().is_some_and(|b| b.submit > 1);
+        if self.storlab_rw_default
+            || spec.write_iolog.is_none()
+            || !every_n
+            || !batched
+            || !spec.fio_engine_queues()
+            || spec.engine == EngineKind::Null
+        {
+            return Ok(());
+        }
+        Err(self.refused_at_key(
+            "iodepth_batch_submit",
+            job_location,
+            "with fsync or fdatasync every N writes and write_iolog: fio 3.33 logs each sync \
+             at the offset its I/O unit last carried, which with batched submits is an older \
+             unit's than storlab follows; drop iodepth_batch_submit or write_iolog"
+                .to_string(),
+        ))
+    }
+
     /// The same null engine under `rate` or `rate_iops`: fio reaps everything whenever it
     /// waits for the rate (io_u.c, `rate_ddir` calls `io_u_quiesce`), so a request finds the
     /// engine busy, and is logged twice, only where fio fell behind its schedule, as its

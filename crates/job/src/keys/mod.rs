@@ -349,6 +349,7 @@ impl JobDraft {
         self.check_mmap_region(&mut spec, job_location)?;
         self.check_null_queue_syncs(&spec, job_location)?;
         self.check_null_queue_pacing(&spec, job_location)?;
+        self.check_batched_sync_log(&spec, job_location)?;
         self.check_null_sequential_random_loops(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;
         self.check_time_based_read_back(&spec, job_location)?;

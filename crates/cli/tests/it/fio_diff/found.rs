@@ -203,4 +203,8 @@ pub const REFUSED: &[&str] = &[
     "--size=512k --ioengine=null --iodepth=2 --rate_iops=50000",
     // 5858: without re-seeding fio's experimental pass draws new sizes.
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
+    // 7777: random sizes from the write slot passing a whole-word map's end (heap slack).
+    "--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1",
+    // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
+    "--rw=randwrite --bs=32k --ioengine=libaio --iodepth=4 --fsync=2 --iodepth_batch_submit=2",
 ];
