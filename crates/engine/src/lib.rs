@@ -234,4 +234,8 @@ pub trait IoEngine {
     fn take_pcap(&mut self) -> Option<Vec<u8>> {
         None
     }
+    /// Trim a regular file as fio 3.33 does: its `os_trim` (os/os-linux.h) is BLKDISCARD
+    /// alone, which a regular file refuses with ENOTTY (error 25), where storlab's own trims
+    /// punch a hole. Engines without a file keep their trims.
+    fn trim_files_as_fio(&mut self) {}
 }

@@ -100,6 +100,9 @@ impl<E: IoEngine + ?Sized, O: EngineObserver> IoEngine for Observed<Box<E>, O> {
     fn take_pcap(&mut self) -> Option<Vec<u8>> {
         self.inner.take_pcap()
     }
+    fn trim_files_as_fio(&mut self) {
+        self.inner.trim_files_as_fio();
+    }
 }
 
 #[cfg(test)]

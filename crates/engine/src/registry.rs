@@ -44,6 +44,8 @@ pub struct EngineOptions {
     pub io_uring: IoUringOptions,
     pub libaio: LibaioOptions,
     pub pvsync2: Pvsync2Options,
+    /// A fio job's trims of a regular file fail as fio's do (`IoEngine::trim_files_as_fio`).
+    pub fio_trims: bool,
 }
 
 impl Default for EngineOptions {
@@ -53,6 +55,7 @@ impl Default for EngineOptions {
             io_uring: IoUringOptions::default(),
             libaio: LibaioOptions::default(),
             pvsync2: Pvsync2Options::default(),
+            fio_trims: false,
         }
     }
 }
@@ -87,6 +90,7 @@ impl EngineOptions {
                 hipri: tuning.hipri,
                 nowait: tuning.nowait,
             },
+            fio_trims: job.fio_random.is_some(),
             ..defaults
         }
     }
@@ -128,6 +132,19 @@ pub fn open_engine<'a>(
         EngineTarget::Opened(opened) => (Some(opened), None),
         EngineTarget::Sim(opening) => (None, Some(opening)),
     };
+    let mut engine = open_engine_of(kind, target, sim, options)?;
+    if options.fio_trims {
+        engine.trim_files_as_fio();
+    }
+    Ok(engine)
+}
+
+fn open_engine_of(
+    kind: EngineKind,
+    target: Option<&OpenTarget>,
+    sim: Option<&SimOpening>,
+    options: &EngineOptions,
+) -> Result<Box<dyn IoEngine + Send>, EngineError> {
     let needs_target = || {
         target.ok_or_else(|| {
             EngineError::Unsupported(format!(

@@ -271,20 +271,24 @@ fn trim_modes_trim_then_write_each_block_as_fio() {
     assert_eq!(ours[1], "write 0 4096");
     assert_eq!(ours[31], "write 61440 4096");
 
-    // randtrim of a regular file: fio fails it (ENOTTY), so storlab refuses it in one line
-    // and leaves the file alone rather than punch holes where fio would not.
+    // randtrim of a regular file: fio's BLKDISCARD fails there (ENOTTY, error 25) at the
+    // first trim, and so does storlab's in a fio job: error 25, exit 1, the file untouched.
     std::fs::write(path.join("data"), vec![0xabu8; 64 << 10]).unwrap();
     write_job(
         path,
         "trim.fio",
-        "[t]\nfilename=data\nsize=32k\nbs=4k\nrw=randtrim\n",
+        "[t]\nfilename=data\nsize=32k\nbs=4k\nrw=randtrim\nioengine=libaio\niodepth=4\n",
     );
-    let out = storlab(path, &["trim.fio"]);
-    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
-    assert!(
-        common::stderr(&out).contains("rw=randtrim: fio 3.33 fails a trim of a regular file"),
-        "{}",
-        common::stderr(&out)
+    let out = storlab(
+        path,
+        &["--output-format=fio-json", "--output=t.json", "trim.fio"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    let t = json(&path.join("t.json"));
+    assert_eq!(t["jobs"][0]["error"], 25, "{t}");
+    assert_eq!(
+        t["jobs"][0]["trim"]["total_ios"], 1,
+        "one trim, as fio: {t}"
     );
     let data = std::fs::read(path.join("data")).unwrap();
     assert!(data.iter().all(|b| *b == 0xab), "the file untouched");

@@ -632,6 +632,10 @@ impl IoEngine for IoUringEngine {
         self.clock.wait_until_ns(deadline_ns);
     }
 
+    fn trim_files_as_fio(&mut self) {
+        // BLKDISCARD on a regular file: the kernel's ENOTTY, as fio gets.
+        self.kind = crate::target::TargetKind::BlockDevice;
+    }
     fn report(&self) -> EngineReport {
         let mut details = vec![
             (

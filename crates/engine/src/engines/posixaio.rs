@@ -329,6 +329,10 @@ impl IoEngine for PosixAioEngine {
         self.clock.wait_until_ns(deadline_ns);
     }
 
+    fn trim_files_as_fio(&mut self) {
+        // BLKDISCARD on a regular file: the kernel's ENOTTY, as fio gets.
+        self.kind = crate::target::TargetKind::BlockDevice;
+    }
     fn report(&self) -> EngineReport {
         let mut details = vec![("suspend_calls".to_string(), self.suspend_calls.to_string())];
         details.extend(self.device_reads.iter().flat_map(DeviceReadWindow::details));

@@ -4,7 +4,6 @@ use super::target::trims_a_file;
 use super::values::set_if;
 use super::values::{accept_without_effect, to_u32};
 use super::{ApplyError, JobDraft, KeyDef};
-use crate::error::{JobError, Location};
 use crate::model::{FadviseHint, JobSpec, RwModifier, TrimMode};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_percent, parse_size};
@@ -266,29 +265,6 @@ fn leading_count(text: &str) -> Result<u64, ApplyError> {
 }
 
 impl JobDraft {
-    /// fio input means fio's semantics, and fio 3.33 fails every trim of a regular file (its
-    /// `os_trim`, os/os-linux.h, is BLKDISCARD alone: error 25, ENOTTY) where storlab would
-    /// punch holes: such a job is refused in one line rather than run differently. A preset
-    /// (storlab's methodology) still trims a file by punching holes.
-    pub(super) fn check_trim_on_a_file(
-        &self,
-        spec: &JobSpec,
-        job_location: &Location,
-    ) -> Result<(), JobError> {
-        if self.storlab_rw_default || !trims_a_file(spec) {
-            return Ok(());
-        }
-        let setter = self.provenance.iter().rev().find(|p| p.field == "rw");
-        Err(JobError::unsupported(
-            setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
-            setter.map_or("rw", |p| p.key_as_written.as_str()),
-            setter.and_then(|p| p.value.clone()),
-            "fio 3.33 fails a trim of a regular file (its os_trim is BLKDISCARD alone: error \
-             25, ENOTTY) and storlab would punch holes instead; trim a block device, a \
-             simulated drive (filename=sim:...) or ioengine=null",
-        ))
-    }
-
     /// `rw` and `rwmixread`: the shares of reads and trims, with a warning when a mix is set for a
     /// mode that does not mix.
     pub(super) fn build_direction(&self, spec: &mut JobSpec) {
@@ -339,9 +315,11 @@ impl JobDraft {
     }
 }
 
-/// A trim of a regular file, which storlab does by punching a hole and fio fails.
+/// A trim of a regular file in storlab's own job (a preset), which storlab does by punching a
+/// hole. A fio job's trims fail there as fio's do (its `os_trim` is BLKDISCARD alone: error 25,
+/// ENOTTY; the engine's `trim_files_as_fio`).
 pub(super) fn note_trim_on_a_file(spec: &mut JobSpec) {
-    if trims_a_file(spec) {
+    if trims_a_file(spec) && spec.fio_random.is_none() {
         spec.warnings.push(
             "storlab differs from fio here: on a regular file storlab trims by punching a \
              hole (fallocate PUNCH_HOLE|KEEP_SIZE), where fio 3.33 fails the trim (its \

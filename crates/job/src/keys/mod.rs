@@ -344,7 +344,6 @@ impl JobDraft {
         self.check_fill_device(&spec, job_location)?;
         self.check_filesize_region(&spec, job_location)?;
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
-        self.check_trim_on_a_file(&spec, job_location)?;
         self.check_mmap_pages(&spec, job_location)?;
         self.check_mmap_region(&mut spec, job_location)?;
         self.check_null_queue_syncs(&spec, job_location)?;

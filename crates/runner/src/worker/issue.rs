@@ -112,6 +112,15 @@ impl Worker {
                 // is in its log when the backlog looks (storlab logs writes as they complete).
                 break;
             }
+            if io.direction == IoDirection::Trim
+                && self.generator.draws_as_fio()
+                && engine.capabilities().moves_data
+            {
+                // fio's queueing engines trim as they queue (libaio's and io_uring's `queue`
+                // run `do_io_u_trim` and return FIO_Q_COMPLETED): the trim is done, or has
+                // failed, before the next I/O is chosen.
+                break;
+            }
             if self.think.spec.think_ns > 0 && self.think.spec.count_issued {
                 self.think.count_io(now_ns);
             }
