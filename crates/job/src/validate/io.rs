@@ -157,8 +157,14 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
         });
     // `bs_is_seq_rand` gives random I/O the write slot's sizes, which may pass the map's end
     // too (seed 7777: `--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1`).
+    // (A random read then takes a write size larger than any read size, which fio's fit check
+    // of the read's own sizes lets past the end.)
+    let write_sizes_larger = spec.read_percent > 0
+        && spec.block_size_write.max_bytes() > spec.block_size_read.max_bytes();
     let region_whole_words = axmap
         && spec.bs_is_seq_rand
+        && write_sizes_larger
+        && spec.random_distribution == crate::model::RandomDistribution::Random
         && spec.strided_zones.is_none()
         && spec
             .size_bytes

@@ -167,6 +167,10 @@ pub const AGREE: &[&str] = &[
     "--rw=randrw --bsrange=2k-16k --size=512k --zonemode=strided --zonesize=16k --zonerange=48k --zoneskip=16k",
     "--rw=randwrite --bssplit=4k/30:8k/30:32k/40 --size=512k --zonemode=strided --zonesize=32k --zonerange=96k --verify=md5",
     "--rw=randread --bsrange=1k-16k --size=256k --norandommap --zonemode=strided --zonesize=64k --zonerange=128k",
+    // 8181: `bs_is_seq_rand` refused only where a random read takes a larger write size
+    // over a whole-word map (a skewed distribution keeps no map; one set of sizes fits).
+    "--rw=randrw:4k --bsrange=512-8k --blockalign=512 --size=64k --random_distribution=zipf:1.1 --ioengine=mmap --refill_buffers --bs_is_seq_rand=1",
+    "--rw=randrw:4k --rwmixread=90 --bssplit=16k/10:4k/90 --offset=0 --size=512k --iodepth=2 --fsync=3 --fdatasync=2 --rw_sequencer=identical --bs_is_seq_rand=1 --bs_unaligned=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
