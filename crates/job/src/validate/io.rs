@@ -155,28 +155,6 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
             let blocks = zones.range_bytes / spec.fio_smallest_block_bytes().max(1);
             blocks.is_multiple_of(64)
         });
-    // `bs_is_seq_rand` gives random I/O the write slot's sizes, which may pass the map's end
-    // too (seed 7777: `--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1`).
-    // (A random read then takes a write size larger than any read size, which fio's fit check
-    // of the read's own sizes lets past the end.)
-    let write_sizes_larger = spec.read_percent > 0
-        && spec.block_size_write.max_bytes() > spec.block_size_read.max_bytes();
-    let region_whole_words = axmap
-        && spec.bs_is_seq_rand
-        && write_sizes_larger
-        && spec.random_distribution == crate::model::RandomDistribution::Random
-        && spec.strided_zones.is_none()
-        && spec
-            .size_bytes
-            .is_some_and(|size| (size / spec.fio_smallest_block_bytes().max(1)).is_multiple_of(64));
-    if spec.fio_random.is_some() && random && sizes_vary && region_whole_words {
-        return Err(JobError::unsupported(
-            location.clone(),
-            "bs_is_seq_rand",
-            Some("1".into()),
-            "random I/O of the write slot's sizes over a region of a multiple of 64 smallest blocks is not followed: there fio 3.33 lets an I/O at the region's end mark bits past its random map, in heap memory it never set (lib/axmap.c `__axmap_set`); use a size that is not a multiple of 64 blocks, or one block size",
-        ));
-    }
     if spec.fio_random.is_some() && random && sizes_vary && whole_words {
         return Err(JobError::unsupported(
             location.clone(),

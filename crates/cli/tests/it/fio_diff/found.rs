@@ -167,8 +167,7 @@ pub const AGREE: &[&str] = &[
     "--rw=randrw --bsrange=2k-16k --size=512k --zonemode=strided --zonesize=16k --zonerange=48k --zoneskip=16k",
     "--rw=randwrite --bssplit=4k/30:8k/30:32k/40 --size=512k --zonemode=strided --zonesize=32k --zonerange=96k --verify=md5",
     "--rw=randread --bsrange=1k-16k --size=256k --norandommap --zonemode=strided --zonesize=64k --zonerange=128k",
-    // 8181: `bs_is_seq_rand` refused only where a random read takes a larger write size
-    // over a whole-word map (a skewed distribution keeps no map; one set of sizes fits).
+    // 8181: `bs_is_seq_rand` with a skewed distribution (no map) or one set of sizes.
     "--rw=randrw:4k --bsrange=512-8k --blockalign=512 --size=64k --random_distribution=zipf:1.1 --ioengine=mmap --refill_buffers --bs_is_seq_rand=1",
     "--rw=randrw:4k --rwmixread=90 --bssplit=16k/10:4k/90 --offset=0 --size=512k --iodepth=2 --fsync=3 --fdatasync=2 --rw_sequencer=identical --bs_is_seq_rand=1 --bs_unaligned=1",
 ];
@@ -207,8 +206,6 @@ pub const REFUSED: &[&str] = &[
     "--size=512k --ioengine=null --iodepth=2 --rate_iops=50000",
     // 5858: without re-seeding fio's experimental pass draws new sizes.
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
-    // 7777: random sizes from the write slot passing a whole-word map's end (heap slack).
-    "--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
     "--rw=randwrite --bs=32k --ioengine=libaio --iodepth=4 --fsync=2 --iodepth_batch_submit=2",
 ];
