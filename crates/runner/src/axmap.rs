@@ -88,8 +88,8 @@ impl Axmap {
         // an I/O near the map's end keeps its length up to the last word's end.
         // A map of whole words lets a run that starts at its end write one word past its
         // array, into the allocation's slack, whose bits are whatever the heap left there:
-        // storlab stops there (strided zones, the one place runs pass the last block, refuse
-        // such maps: `validate/io.rs`).
+        // storlab stops there (strided zones refuse such maps, `validate/io.rs`; a
+        // `bs_is_seq_rand` read of a larger write size may still reach one).
         let capacity = self.levels[0].len() as u64 * WORD_BITS;
         let (mut taken, mut at, mut left) = (0, block, count);
         while left > 0 && at <= self.blocks && at < capacity {

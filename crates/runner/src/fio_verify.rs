@@ -321,10 +321,19 @@ impl FioFormat {
         let write_end = (write_start + write_len).max(end);
         let mut at = write_start
             + offset_bytes.saturating_sub(write_start) / interval_bytes * interval_bytes;
-        let mut scratch = vec![0u8; self.interval_bytes];
+        let mut scratch = Vec::new();
         while at < end {
             let len = interval_bytes.min(write_end - at) as usize;
-            let piece = &mut scratch[..len];
+            // An interval inside `buf` is built in place; one `buf` cuts (a granule checked
+            // alone) is built aside and the part inside copied.
+            let inside = at >= offset_bytes && at + len as u64 <= end;
+            let piece = if inside {
+                let from = (at - offset_bytes) as usize;
+                &mut buf[from..from + len]
+            } else {
+                scratch.resize(len, 0);
+                &mut scratch[..len]
+            };
             for (i, granule) in piece.chunks_mut(self.granule_bytes).enumerate() {
                 let granule_at = at + (i * self.granule_bytes) as u64;
                 let seed = block_seed(seeds.worker_seed, granule_at, seeds.generation);
@@ -332,11 +341,11 @@ impl FioFormat {
             }
             let seed = block_seed(seeds.worker_seed, at, seeds.generation);
             self.put_headers(piece, at, seed, seeds.thread, seeds.numberio);
-            let from = at.max(offset_bytes);
-            let to = (at + len as u64).min(end);
-            if from < to {
+            if !inside {
+                let from = at.max(offset_bytes);
+                let to = (at + len as u64).min(end);
                 buf[(from - offset_bytes) as usize..(to - offset_bytes) as usize]
-                    .copy_from_slice(&piece[(from - at) as usize..(to - at) as usize]);
+                    .copy_from_slice(&scratch[(from - at) as usize..(to - at) as usize]);
             }
             at += len as u64;
         }

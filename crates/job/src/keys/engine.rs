@@ -409,8 +409,7 @@ impl JobDraft {
             .block_size_read
             .min_bytes()
             .min(spec.block_size_write.min_bytes());
-        let syncs =
-            spec.direct || spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        let syncs = spec.direct || spec.sync.every_n_writes();
         if self.storlab_rw_default
             || spec.engine != EngineKind::Mmap
             || !syncs
@@ -481,7 +480,7 @@ impl JobDraft {
         spec: &JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
-        let every_n = spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        let every_n = spec.sync.every_n_writes();
         let writes = spec.read_percent < 100 || spec.trim == crate::TrimMode::TrimWrite;
         if self.storlab_rw_default
             || spec.engine != EngineKind::Null
@@ -512,7 +511,7 @@ impl JobDraft {
         spec: &JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
-        let every_n = spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        let every_n = spec.sync.every_n_writes();
         let batched = spec.io_batch.as_ref().is_some_and(|b| b.submit > 1);
         if self.storlab_rw_default
             || spec.write_iolog.is_none()

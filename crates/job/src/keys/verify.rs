@@ -503,7 +503,7 @@ impl JobDraft {
         if self.verify.experimental != Some(true) || !spec.verify {
             return Ok(());
         }
-        if spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0 {
+        if spec.sync.every_n_writes() {
             // fio's regenerated pass draws the syncs again too, and never ends: `--rw=write
             // --size=64k --fsync=4 --verify=crc32c --experimental_verify=1` ran until killed
             // (seed 5858; likewise `fdatasync=1`, and `randwrite` with `fsync=3`).

@@ -148,6 +148,10 @@ impl SyncSpec {
     pub fn is_unset(&self) -> bool {
         *self == SyncSpec::default()
     }
+    /// `fsync` or `fdatasync` every N writes.
+    pub fn every_n_writes(&self) -> bool {
+        self.fsync_every_writes > 0 || self.fdatasync_every_writes > 0
+    }
 
     /// The job asks the engine to flush at some point (not only to open with `O_SYNC`).
     pub fn flushes(&self) -> bool {

@@ -115,10 +115,11 @@ impl Worker {
             if io.direction == IoDirection::Trim
                 && self.generator.draws_as_fio()
                 && engine.capabilities().moves_data
+                && !engine.capabilities().shared_timeline
             {
                 // fio's queueing engines trim as they queue (libaio's and io_uring's `queue`
                 // run `do_io_u_trim` and return FIO_Q_COMPLETED): the trim is done, or has
-                // failed, before the next I/O is chosen.
+                // failed, before the next I/O is chosen. (A simulated drive queues its UNMAPs.)
                 break;
             }
             if self.think.spec.think_ns > 0 && self.think.spec.count_issued {
