@@ -204,6 +204,16 @@ pub struct FioSequence {
     zone_bytes: u64,
     /// Where fio's start is taken at each loop (`get_start_offset`).
     first_start_bytes: u64,
+    /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: set where `get_next_block` takes
+    /// an offset the map is not to mark, cleared only when an I/O completes (`io_completed`).
+    unit_busy_ok: bool,
+    /// A fill that failed after setting the flag puts its unit back with it (`put_io_u` keeps
+    /// it) on top of fio's free list, a stack; the units then in flight land on it as they
+    /// complete. So the unit comes up again after that many fills and marks nothing, a
+    /// random offset included: the fills left until then.
+    stale_unit_in_fills: Option<u64>,
+    /// The worker's I/Os in flight when it asks for the next (`set_units_in_flight`).
+    units_in_flight: u64,
 }
 
 /// What fio's random blocks and map span (io_u.c `last_block`, filesetup.c `init_random_map`):
@@ -373,6 +383,9 @@ impl FioSequence {
             fit_len_bytes: fio_io_size_bytes(job, region),
             zone_bytes: 0,
             first_start_bytes: region.start_bytes,
+            unit_busy_ok: false,
+            stale_unit_in_fills: None,
+            units_in_flight: 0,
         };
         sequence.seed_streams();
         sequence
@@ -470,6 +483,14 @@ impl FioSequence {
                         self.job_limit_bytes += u64::from(io.len_bytes);
                     }
                     return Some(io);
+                }
+                None if self.unit_busy_ok => {
+                    self.stale_unit_in_fills = Some(self.units_in_flight);
+                    if !self.time_based && self.moved_bytes > 0 {
+                        self.next_pass(true)?;
+                    } else {
+                        return None;
+                    }
                 }
                 // The loop ends where fio could not place an I/O (its file is done); the next
                 // starts over.
@@ -575,8 +596,14 @@ impl FioSequence {
         direction
     }
 
+    /// The I/Os the worker has in flight as it asks for the next.
+    pub fn set_units_in_flight(&mut self, in_flight: u64) {
+        self.units_in_flight = in_flight;
+    }
+
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         self.attempted_offset_bytes = None;
+        self.unit_busy_ok = self.stale_unit_in_fills == Some(0);
         let direction = self.direction(forced);
         self.strided_zone_step(direction);
         let (relative, mark) = self.offset(direction)?;
@@ -597,7 +624,7 @@ impl FioSequence {
         if offset + len > self.file_size_bytes {
             return None;
         }
-        if let (true, Some(map)) = (mark, self.map.as_mut()) {
+        if let (true, false, Some(map)) = (mark, self.unit_busy_ok, self.map.as_mut()) {
             // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
             // the I/O shrinks to what was free. fio counts them in the direction's smallest
             // block, whatever granule the map was built with.
@@ -610,6 +637,7 @@ impl FioSequence {
         self.last_start_bytes[direction] = offset;
         self.io_issues[direction] += 1;
         self.zone_bytes += len;
+        self.stale_unit_in_fills = self.stale_unit_in_fills.and_then(|n| n.checked_sub(1));
         Some(PlannedIo {
             direction: if direction == WRITE {
                 IoDirection::Write
@@ -658,6 +686,7 @@ impl FioSequence {
         let (relative, mark) = if self.random_trim_write && direction == WRITE {
             // io_u.c, `get_next_block`: the last trim's start, which fio then takes as relative
             // to the region (its `file_offset` added once more below, as fio 3.33 does).
+            self.unit_busy_ok = true;
             (self.last_start_bytes[READ], false)
         } else if random_turn && (self.random_job || self.repeat_between) {
             // `repeat_between` comes of a `rand*` mode's `:N`: fio's `td_random` whatever
@@ -665,6 +694,7 @@ impl FioSequence {
             if self.should_do_random(direction) {
                 (self.random_block(direction)?, true)
             } else {
+                self.unit_busy_ok = true;
                 match self.sequential(direction) {
                     Some(at) => (at, false),
                     None => (self.random_block(direction)?, false),
@@ -672,11 +702,15 @@ impl FioSequence {
             }
         } else if self.repeat_between {
             // The same direction's last start, or the region's start before any.
+            self.unit_busy_ok = true;
             match self.last_start_bytes[direction] {
                 u64::MAX => (0, false),
                 last => (last.wrapping_sub(self.region.start_bytes), false),
             }
         } else {
+            // Between a `rand*:N` mode's random turns fio takes the sequential offset with the
+            // flag; a job without turns asks no `ddir_seq_nr` and sets none.
+            self.unit_busy_ok |= !random_turn;
             match self.sequential(direction) {
                 Some(at) => (at, false),
                 None if self.random_job => (self.random_block(direction)?, false),

@@ -230,6 +230,13 @@ impl OffsetGenerator {
         self.fio.is_some()
     }
 
+    /// The I/Os the worker has in flight as it asks for the next (fio's free I/O units).
+    pub fn set_units_in_flight(&mut self, in_flight: usize) {
+        if let Some(fio) = self.fio.as_mut() {
+            fio.set_units_in_flight(in_flight as u64);
+        }
+    }
+
     /// The next I/O (in `forced` direction if given), or `None` when a fio job ends here.
     pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         if let Some(fio) = self.fio.as_mut() {

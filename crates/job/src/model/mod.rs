@@ -871,7 +871,7 @@ impl JobSpec {
     /// (Linux has no asynchronous fsync for it; engines/libaio.c returns busy only while I/O
     /// is queued but not yet submitted, which fio's default batch never leaves).
     pub fn fio_engine_syncs_beside_io(&self) -> bool {
-        self.engine == EngineKind::Libaio && self.io_batch.is_none()
+        self.engine == EngineKind::Libaio && self.io_batch.is_none_or(|batch| batch.submit == 1)
     }
 
     /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).

@@ -197,6 +197,7 @@ impl Worker {
         let io = match self.pending {
             Some(io) => io,
             None => {
+                self.generator.set_units_in_flight(self.queue.outstanding());
                 let Some(io) = self.generator.next(None) else {
                     self.progress.generator_done = true;
                     self.note_failed_placement(self.generator.fio_end_offset());
@@ -316,9 +317,6 @@ impl Worker {
             }
         }
         self.sync.last_offset_bytes = io.offset_bytes;
-        // fio clears it when an I/O completes; a synchronous engine completes each I/O before
-        // the next is chosen, so clearing it at issue is the same there, and with a deeper
-        // queue it keeps every N-th write's sync.
-        self.sync.last_was_sync = false;
+        self.sync.io_issued();
     }
 }

@@ -40,6 +40,7 @@ impl Worker {
         let Some((io, direction)) = self.release_slot(completion.slot) else {
             return;
         };
+        self.sync.io_completed();
         if self.think.spec.think_ns > 0 && !self.think.spec.count_issued {
             self.think.count_io(completion.done_ns);
         }

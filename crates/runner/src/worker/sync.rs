@@ -74,6 +74,26 @@ impl Syncs {
         }
     }
 
+    /// An I/O (not a sync) was issued. fio clears `last_was_sync` when an I/O completes
+    /// (io_u.c, `io_completed`): a synchronous engine completes each before the next is
+    /// chosen, so it is clear already; where the engine queues its syncs too (io_uring,
+    /// posixaio) they complete among the I/O in an order of the kernel's, and clearing it at
+    /// issue keeps every N-th write's sync as fio's runs mostly do.
+    pub(super) fn io_issued(&mut self) {
+        if !self.fio_syncs_beside_io {
+            self.last_was_sync = false;
+        }
+    }
+
+    /// An I/O (not a sync) completed. Where fio runs a sync as it is queued beside the I/O in
+    /// flight (libaio), the sync completes first and the I/O issued before it clear the flag
+    /// only as fio reaps them: the writes issued meanwhile ask for no sync of their own.
+    pub(super) fn io_completed(&mut self) {
+        if self.fio_syncs_beside_io {
+            self.last_was_sync = false;
+        }
+    }
+
     /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O, `writes` having
     /// been issued: after every N, unless a sync was the last thing done (fio's `get_rw_ddir`).
     pub(super) fn due(&self, writes: u64) -> Option<FlushKind> {

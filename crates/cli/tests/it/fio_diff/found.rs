@@ -170,6 +170,14 @@ pub const AGREE: &[&str] = &[
     // 8181: `bs_is_seq_rand` with a skewed distribution (no map) or one set of sizes.
     "--rw=randrw:4k --bsrange=512-8k --blockalign=512 --size=64k --random_distribution=zipf:1.1 --ioengine=mmap --refill_buffers --bs_is_seq_rand=1",
     "--rw=randrw:4k --rwmixread=90 --bssplit=16k/10:4k/90 --offset=0 --size=512k --iodepth=2 --fsync=3 --fdatasync=2 --rw_sequencer=identical --bs_is_seq_rand=1 --bs_unaligned=1",
+    // 9393: a loop's failed sequential fill leaves its I/O unit flagged not to mark the map;
+    // the unit's next fill, in the next loop, marks nothing (after the units then in flight).
+    "--rw=randrw:2 --bs=1k --size=256k --loops=2 --randseed=39981",
+    "--rw=randrw:2 --bs=1k --size=256k --loops=2 --randseed=39981 --ioengine=libaio --iodepth=4",
+    // 9393: libaio runs a sync beside the I/O in flight, and fio clears `last_was_sync` as an
+    // I/O completes: the writes issued before the earlier ones are reaped ask for no sync.
+    "--rw=write --bsrange=2k-4k --number_ios=37 --ioengine=libaio --iodepth=4 --fsync=1",
+    "--rw=randwrite --bs=4k --size=64k --ioengine=libaio --iodepth=4 --fsync=1 --iodepth_batch_complete_min=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
