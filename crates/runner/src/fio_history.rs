@@ -57,6 +57,17 @@ impl<T: Copy> FioHistory<T> {
         self.list.as_ref().map_or(self.tree.len(), VecDeque::len)
     }
 
+    /// The piece fio's verify reads next, left in the log.
+    pub(crate) fn peek_next(&self) -> Option<(u64, u64, T)> {
+        match self.list.as_ref() {
+            Some(list) => list.front().copied(),
+            None => self
+                .tree
+                .first_key_value()
+                .map(|(offset, (len, value))| (*offset, *len, *value)),
+        }
+    }
+
     /// The piece fio's verify reads next, out of the log.
     pub(crate) fn pop_next(&mut self) -> Option<(u64, u64, T)> {
         match self.list.as_mut() {
@@ -77,6 +88,20 @@ impl<T: Copy> FioHistory<T> {
                 .into_iter()
                 .map(|(offset, (len, value))| (offset, len, value))
                 .collect(),
+        }
+    }
+
+    /// Takes the piece that starts at `offset_bytes` out of the log, if one does.
+    pub(crate) fn remove(&mut self, offset_bytes: u64) {
+        match self.list.as_mut() {
+            Some(list) => {
+                if let Some(at) = list.iter().position(|piece| piece.0 == offset_bytes) {
+                    list.remove(at);
+                }
+            }
+            None => {
+                self.tree.remove(&offset_bytes);
+            }
         }
     }
 

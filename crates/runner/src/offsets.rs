@@ -230,6 +230,14 @@ impl OffsetGenerator {
         self.fio.is_some()
     }
 
+    /// A `verify_backlog` read of the piece written at `offset_bytes` (fio's sequence counts
+    /// it in the loop's bytes).
+    pub fn note_backlog_read(&mut self, offset_bytes: u64, len_bytes: u64) {
+        if let Some(fio) = self.fio.as_mut() {
+            fio.note_backlog_read(offset_bytes, len_bytes);
+        }
+    }
+
     /// The I/Os the worker has in flight as it asks for the next (fio's free I/O units).
     pub fn set_units_in_flight(&mut self, in_flight: usize) {
         if let Some(fio) = self.fio.as_mut() {

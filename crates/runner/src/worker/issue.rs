@@ -4,7 +4,6 @@
 
 use super::pacing::Gate;
 use super::replay::ReplayStep;
-use super::verifying::Backlog;
 use super::{InFlight, Worker};
 use crate::offsets::{PlannedIo, Region};
 use crate::RunError;
@@ -148,8 +147,7 @@ impl Worker {
         }
         // A loop that issued its bytes ends before a sync is chosen; the next loop's start
         // chooses it (`end_loop` clears `last_was_sync`).
-        let backlog_read_due = self.pending.is_none()
-            && (self.verifying.backlog.as_ref()).is_some_and(Backlog::read_due);
+        let backlog_read_due = self.pending.is_none() && self.verifying.backlog_read_due();
         let due = if self.reading_back_a_loop()
             || self.generator.fio_loop_bytes_done()
             || backlog_read_due
@@ -189,7 +187,9 @@ impl Worker {
         }
         let mut backlog_read = false;
         if self.pending.is_none() {
-            if let Some(read) = self.verifying.backlog.as_mut().and_then(Backlog::next_read) {
+            if let Some(read) = self.verifying.next_backlog_read() {
+                self.generator
+                    .note_backlog_read(read.offset_bytes, u64::from(read.len_bytes));
                 self.pending = Some(read);
                 backlog_read = true;
             }
@@ -301,9 +301,6 @@ impl Worker {
 
     /// Counts the queued `io` towards the job's bounds, the backlog and the syncs.
     fn count_issued(&mut self, io: &PlannedIo, backlog_read: bool) {
-        if let Some(backlog) = self.verifying.backlog.as_mut() {
-            backlog.last_was_read = io.direction == IoDirection::Read;
-        }
         // Every I/O counts towards `number_ios`, verify reads too (backend.c,
         // `exceeds_number_ios` sums `io_blocks`, which fio's verify reads complete into).
         self.progress.issued_ios += 1;

@@ -41,6 +41,11 @@ impl Worker {
             return;
         };
         self.sync.io_completed();
+        if let Some(backlog) = self.verifying.backlog.as_mut() {
+            // io_u.c `io_completed`: fio's `last_ddir`, which the backlog asks, is the
+            // direction of the I/O completed last.
+            backlog.last_was_read = direction == IoDirection::Read;
+        }
         if self.think.spec.think_ns > 0 && !self.think.spec.count_issued {
             self.think.count_io(completion.done_ns);
         }

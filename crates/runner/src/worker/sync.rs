@@ -157,7 +157,8 @@ impl Worker {
         if let Some(log) = self.iolog.as_mut() {
             log.note_drained();
         }
-        self.flush_at_end(engine)?;
+        // The next loop's first I/O is drawn already: that loop is not an empty one.
+        self.flush_at_loop_end(engine, true)?;
         // libfio.c, `clear_io_state` before the next loop: `last_was_sync` is cleared, so a
         // sync `fsync=N` still asks for comes again first (after the loop's verify pass).
         self.sync.last_was_sync = false;
@@ -213,6 +214,16 @@ impl Worker {
     /// fio's job with writes syncs so even when it drew none (`should_fsync` asks `td_write`),
     /// and a last, empty loop ends with its own (`clear_io_state` cleared `last_was_sync`).
     pub(super) fn flush_at_end(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        self.flush_at_loop_end(engine, false)
+    }
+
+    /// `flush_at_end` at the end of one loop; `next_loop_drawn`: the next loop has drawn its
+    /// first I/O, so it is no empty one whatever the job's bytes say with that I/O counted.
+    fn flush_at_loop_end(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        next_loop_drawn: bool,
+    ) -> Result<(), RunError> {
         let wanted = self.sync.spec.end_fsync || self.sync.spec.fsync_on_close;
         let writer = self.progress.write_counter > 0 || self.sync.fio_writer;
         if !wanted || self.error.is_some() || !writer {
@@ -227,7 +238,7 @@ impl Worker {
             .progress
             .limit_ios
             .is_some_and(|limit| self.progress.issued_ios >= limit);
-        if self.generator.fio_empty_loop_follows()
+        if (self.generator.fio_empty_loop_follows() && !next_loop_drawn)
             || (ios_done && self.generator.fio_loops_follow())
         {
             if self.verifying.reads_back_at_end() {

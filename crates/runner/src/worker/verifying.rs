@@ -20,9 +20,10 @@ use storlab_job::JobSpec;
 pub(super) struct Backlog {
     every: u64,
     batch: u64,
-    /// Writes completed and not yet read back, as fio's log keeps them (fio logs them at
-    /// issue; storlab at completion, so a check never races its write).
-    logged: crate::fio_history::FioHistory,
+    /// Writes issued and not yet read back, as fio's log keeps them (iolog.c `log_io_piece`
+    /// at issue), each with its generation: a piece whose write is still in flight is not read
+    /// (verify.c `get_next_verify`, `IP_F_IN_FLIGHT`), so a check never races its write.
+    logged: crate::fio_history::FioHistory<u32>,
     /// Reads left in the current batch.
     batch_left: u64,
     pub(super) last_was_read: bool,
@@ -31,14 +32,24 @@ pub(super) struct Backlog {
 impl Backlog {
     /// Whether the next I/O is a backlog read (`next_read` would give one): fio asks before
     /// it chooses a direction, so a due sync waits for the batch (io_u.c `get_io_u`).
-    pub(super) fn read_due(&self) -> bool {
+    pub(super) fn read_due(&self, writes_in_flight: &[u32]) -> bool {
         let hist_len = self.logged.len() as u64;
         hist_len > 0
             && (self.batch_left > 0 || (hist_len.is_multiple_of(self.every) && !self.last_was_read))
+            && self.head_written(writes_in_flight)
+    }
+
+    /// Whether the log's head piece has been written (its write is not in flight).
+    fn head_written(&self, writes_in_flight: &[u32]) -> bool {
+        self.logged
+            .peek_next()
+            .is_some_and(|(_, _, generation)| !writes_in_flight.contains(&generation))
     }
 
     /// The next read of a batch, if one is due.
-    pub(super) fn next_read(&mut self) -> Option<PlannedIo> {
+    /// A batch begun while the head's write is in flight stays due (io_u.c,
+    /// `check_get_verify` sets `verify_batch` before it asks for the piece).
+    pub(super) fn next_read(&mut self, writes_in_flight: &[u32]) -> Option<PlannedIo> {
         let hist_len = self.logged.len() as u64;
         if hist_len == 0 {
             return None;
@@ -49,8 +60,11 @@ impl Backlog {
             }
             self.batch_left = self.batch;
         }
+        if !self.head_written(writes_in_flight) {
+            return None;
+        }
         self.batch_left -= 1;
-        let (offset_bytes, len_bytes, ()) = self.logged.pop_next()?;
+        let (offset_bytes, len_bytes, _) = self.logged.pop_next()?;
         Some(PlannedIo {
             direction: IoDirection::Read,
             offset_bytes,
@@ -152,7 +166,8 @@ impl Verifying {
                     batch: v.backlog_batch.unwrap_or(every),
                     logged: crate::fio_history::FioHistory::new(fio_logs_writes_in_a_list(job)),
                     batch_left: 0,
-                    last_was_read: false,
+                    // fio's `last_ddir` starts at 0, DDIR_READ: no batch before a write completes.
+                    last_was_read: true,
                 })
             }),
             state_file: None,
@@ -215,6 +230,11 @@ impl Verifying {
             &v.writes_in_flight,
         );
         v.writes_in_flight.push(generation);
+        if let Some(backlog) = self.backlog.as_mut() {
+            backlog
+                .logged
+                .log(io.offset_bytes, u64::from(io.len_bytes), generation);
+        }
         Some(generation)
     }
 
@@ -281,11 +301,23 @@ impl Verifying {
         if let Some(i) = v.writes_in_flight.iter().position(|g| *g == io.generation) {
             v.writes_in_flight.swap_remove(i);
         }
-        if let Some(backlog) = self.backlog.as_mut() {
-            backlog
-                .logged
-                .log(io.offset_bytes, u64::from(io.len_bytes), ());
-        }
+    }
+
+    /// The generations of the writes in flight (none outside a verify run).
+    pub(super) fn writes_in_flight(&self) -> &[u32] {
+        self.state.as_ref().map_or(&[], |v| &v.writes_in_flight)
+    }
+
+    /// fio's backlog (if any) next read, and whether one is due; see `Backlog`.
+    pub(super) fn backlog_read_due(&self) -> bool {
+        let in_flight = self.writes_in_flight();
+        self.backlog.as_ref().is_some_and(|b| b.read_due(in_flight))
+    }
+
+    /// The backlog's next read, if one is due.
+    pub(super) fn next_backlog_read(&mut self) -> Option<PlannedIo> {
+        let in_flight = self.state.as_ref().map_or(&[][..], |v| &v.writes_in_flight);
+        self.backlog.as_mut()?.next_read(in_flight)
     }
 
     /// A read-back of `io` that could not be checked (no data) leaves the record as a checked
@@ -350,7 +382,7 @@ impl Worker {
                 .logged
                 .drain()
                 .into_iter()
-                .map(|(offset, len, ())| (offset, len as u32))
+                .map(|(offset, len, _)| (offset, len as u32))
                 .collect();
             if !reads.is_empty() {
                 self.verifying.loop_reads = reads;

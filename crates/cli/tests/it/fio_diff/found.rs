@@ -178,6 +178,15 @@ pub const AGREE: &[&str] = &[
     // I/O completes: the writes issued before the earlier ones are reaped ask for no sync.
     "--rw=write --bsrange=2k-4k --number_ios=37 --ioengine=libaio --iodepth=4 --fsync=1",
     "--rw=randwrite --bs=4k --size=64k --ioengine=libaio --iodepth=4 --fsync=1 --iodepth_batch_complete_min=2",
+    // 1212: a loop followed by one that draws I/O is no last, empty loop: no second end sync.
+    "--rw=write --bs=32k --size=64k --io_size=32k --loops=3 --end_fsync=1",
+    // 1212: a backlog's reads count in the bytes that decide whether fio runs another loop,
+    // and leave fio's log (a later write over a piece read drops nothing).
+    "--rw=randwrite:4k --bs=8k,2k --size=128k --norandommap --randseed=55564 --ioengine=null --fsync=5 --verify=pattern --verify_pattern=0xabcd --verify_backlog=4 --verify_backlog_batch=2 --zonemode=strided --zonesize=64k --zoneskip=32k",
+    // fio logs a write for the backlog as it is issued and reads a piece only once its write
+    // completed; its last direction is the last completed one's, a read before any.
+    "--rw=randwrite --bsrange=2k-8k --size=128k --norandommap --verify=crc32c --verify_backlog=4 --ioengine=libaio --iodepth=4",
+    "--rw=write --bs=4k --size=128k --verify=crc32c --verify_backlog=3 --verify_backlog_batch=5 --ioengine=libaio --iodepth=4",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
