@@ -310,9 +310,13 @@ impl FioSequence {
             u64::from(job.random_percent_writes()),
         ];
         let random_job = random_percent.iter().any(|p| *p > 0);
+        // filesetup.c, `__init_rand_distribution`: a Zipf, Pareto or Gauss generator ranges
+        // over the region or the file if shorter, strided zones or not (each zone's draws then
+        // run past the zone, from its start).
+        let distribution_bytes = fio_io_size_bytes(job, region).min(file_size_bytes);
         let (map, lfsr, distribution) = offset_generators(
             job,
-            map_bytes,
+            (map_bytes, distribution_bytes),
             random_job,
             (fio.lfsr, seeds[seed_index::BLOCK]),
             distribution_seed(job, fio, &seeds, thread_number),
@@ -906,11 +910,12 @@ impl FioSequence {
 }
 
 /// What draws a job's random offsets besides the offset stream, over `map_bytes` (the region,
-/// or the file if shorter): fio's random map, its LFSR (`lfsr`: asked for, and its seed) or its
-/// Zipf, Pareto or Gauss generator, each `None` where fio builds none.
+/// or the file if shorter; a strided zone's range) and `distribution_bytes`: fio's random map,
+/// its LFSR (`lfsr`: asked for, and its seed) or its Zipf, Pareto or Gauss generator, each
+/// `None` where fio builds none.
 fn offset_generators(
     job: &JobSpec,
-    map_bytes: u64,
+    (map_bytes, distribution_bytes): (u64, u64),
     random_job: bool,
     lfsr: (bool, u64),
     distribution_seed: u32,
@@ -924,7 +929,7 @@ fn offset_generators(
     // offsets or not.
     let distribution = FioDistribution::new(
         &job.random_distribution,
-        map_bytes,
+        distribution_bytes,
         map_block_bytes,
         distribution_seed,
     );

@@ -138,12 +138,6 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
         ));
     }
     let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-    let skewed = matches!(
-        spec.random_distribution,
-        crate::model::RandomDistribution::Zipf { .. }
-            | crate::model::RandomDistribution::Pareto { .. }
-            | crate::model::RandomDistribution::Normal { .. }
-    );
     // fio's map of a range counts its smallest blocks in words of 64; a run near the range's
     // end goes on to its last word's end (lib/axmap.c: `__axmap_set` loses its trim), and
     // storlab's map does too. A map of whole words lets the run go one word further, into the
@@ -161,14 +155,6 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
             "zonemode",
             Some("strided".into()),
             "random offsets of several block sizes in strided zones whose range is a multiple of 64 of the smallest block are not followed: there fio 3.33 lets an I/O at the range's end mark bits past its map, in heap memory it never set (lib/axmap.c `__axmap_set`); use a zonerange that is not a multiple of 64 blocks, or one block size",
-        ));
-    }
-    if spec.fio_random.is_some() && spec.strided_zones.is_some() && random && skewed {
-        return Err(JobError::unsupported(
-            location.clone(),
-            "zonemode",
-            Some("strided".into()),
-            "a zipf, pareto or normal distribution in strided zones is not fio's (fio 3.33 draws its blocks over the whole region from each zone's start, past the zone, and ends the job where one lands past the file); use random or zoned offsets with zonemode=strided",
         ));
     }
     if spec.fio_engine_shifts_to_file_start() && spec.strided_zones.is_some() {

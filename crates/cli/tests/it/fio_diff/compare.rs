@@ -57,6 +57,13 @@ pub fn compare(
     fio_again: &dyn Fn() -> Option<Box<Exited>>,
 ) -> Verdict {
     let (fio, storlab) = match (fio, storlab) {
+        // fio never ends a job storlab refuses in one line (fio's own endless loops, such
+        // as `experimental_verify` with syncs every N): told, not silent; not agreement.
+        (Ran::Hung, Ran::Exited(storlab))
+            if storlab.code == 2 && last_line(&storlab.stderr).contains("error") =>
+        {
+            return Verdict::Refused(last_line(&storlab.stderr).to_owned())
+        }
         (Ran::Hung, _) => return Verdict::Hang(Tool::Fio),
         (_, Ran::Hung) => return Verdict::Hang(Tool::Storlab),
         (Ran::Exited(fio), Ran::Exited(storlab)) => (fio, storlab),

@@ -187,6 +187,12 @@ pub const AGREE: &[&str] = &[
     // completed; its last direction is the last completed one's, a read before any.
     "--rw=randwrite --bsrange=2k-8k --size=128k --norandommap --verify=crc32c --verify_backlog=4 --ioengine=libaio --iodepth=4",
     "--rw=write --bs=4k --size=128k --verify=crc32c --verify_backlog=3 --verify_backlog_batch=5 --ioengine=libaio --iodepth=4",
+    // 1212, 2424 (refused until then): a zipf, pareto or normal distribution in strided zones
+    // draws over the region from each zone's start, past the zone, and ends past the file.
+    "--rw=randread --random_distribution=zipf:1.1 --zonemode=strided --zonesize=64k",
+    "--rw=randwrite --bs=2k --offset=4096 --size=64k --random_distribution=pareto:0.5 --zonemode=strided --zonesize=16k",
+    "--rw=randrw:4 --bs=64k --size=512k --random_distribution=zipf:1.1 --rw_sequencer=sequential --zonemode=strided --zonesize=64k --zoneskip=64k",
+    "--rw=randrw --bsrange=1k-8k --size=256k --random_distribution=normal:20 --zonemode=strided --zonesize=16k --zoneskip=16k --ioengine=libaio --iodepth=4",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -202,10 +208,8 @@ pub const REFUSED: &[&str] = &[
     // 3137: so do sequential clones over several loops (each reads back after its own loop
     // while the other writes its next).
     "--rw=write --bs=4k --size=64k --loops=3 --verify=crc32 --numjobs=2",
-    // Seed 34 with the later keys: a zipf, pareto or normal distribution in strided zones
-    // (fio draws over the whole region from each zone's start) ...
-    "--rw=randread --random_distribution=zipf:1.1 --zonemode=strided --zonesize=64k",
-    // ... nor fio's mmap engine there, whose I/O moves with fio's start zone by zone ...
+    // Seed 34 with the later keys: fio's mmap engine in strided zones, whose I/O moves with
+    // fio's start zone by zone ...
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
     // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
     "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
