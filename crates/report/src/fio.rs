@@ -385,7 +385,7 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         latency_ns,
         latency_us,
         latency_ms,
-        total_err: continues.then(|| job.directions().map(|(_, s)| s.errors).sum()),
+        total_err: continues.then(|| job.directions().map(|(_, s)| s.failed()).sum()),
         first_error: continues.then_some(job.first_error),
         // fio reports its search's depth, else `iodepth` (stat.c: `td->latency_qd`), and the
         // options as set: the target in ns, the window in µs.

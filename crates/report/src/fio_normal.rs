@@ -534,7 +534,7 @@ fn usage_and_depths(out: &mut String, job: &JobReport, issued: [u64; 3]) {
         job.fsyncs
     );
     if continues_on_error(job) {
-        let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
+        let failed: u64 = job.directions().map(|(_, summary)| summary.failed()).sum();
         let _ = writeln!(
             out,
             "     errors    : total={failed}, first_error={}/<{}>",

@@ -79,7 +79,7 @@ pub fn to_fio_terse(report: &RunReport) -> String {
         // fio's stat.c: with continue_on_error, the errors passed and the first one's errno
         // follow the disk figures.
         if crate::fio::continues_on_error(job) {
-            let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
+            let failed: u64 = job.directions().map(|(_, summary)| summary.failed()).sum();
             fields.push(failed.to_string());
             fields.push(job.first_error.to_string());
         }

@@ -76,7 +76,7 @@ pub fn render_table(report: &RunReport) -> String {
     }
     // Failed I/Os a job went on past (`continue_on_error`) are in none of the rates above.
     for job in &report.jobs {
-        let failed: u64 = job.directions().map(|(_, summary)| summary.errors).sum();
+        let failed: u64 = job.directions().map(|(_, summary)| summary.failed()).sum();
         let ended_by_one = u64::from(job.error != 0 && job.first_error == 0);
         if failed > ended_by_one {
             let _ = writeln!(

@@ -804,6 +804,29 @@ pub struct ReadBackCounters<'a> {
     pub read: &'a mut storlab_stats::DirectionStats,
     /// The worker's measured time so far: read-back completions are placed after it.
     pub elapsed_ns: &'a mut u64,
+    /// The worker's first error passed by `continue_on_error` (0: none yet).
+    pub first_error_errno: &'a mut i32,
+}
+
+impl ReadBackCounters<'_> {
+    /// Counts an error `job`'s `continue_on_error` passes (a read's `errno`, or EILSEQ for a
+    /// bad block), as fio's `update_error_count` after `td_non_fatal_error`; false if the
+    /// error ends the job.
+    fn pass_error(&mut self, job: &JobSpec, errno: i32) -> bool {
+        if !job.continue_on_error.passes(true, errno) {
+            return false;
+        }
+        if errno == storlab_job::ERRNO_EILSEQ {
+            // The read completed (and counts); its block was bad.
+            self.read.verify_errors += 1;
+        } else {
+            self.read.errors += 1;
+        }
+        if *self.first_error_errno == 0 {
+            *self.first_error_errno = errno;
+        }
+        true
+    }
 }
 
 /// Where one worker's read-back runs on the engine.
@@ -823,7 +846,7 @@ pub fn read_back(
     peers: &[Arc<WriteRecord>],
     slots: &ReadBackSlots,
     stop: &AtomicBool,
-    stats: ReadBackCounters<'_>,
+    mut stats: ReadBackCounters<'_>,
 ) -> Result<ReadBack, RunError> {
     let live = stats.live;
     let depth = slots.depth.max(1) as usize;
@@ -882,7 +905,10 @@ pub fn read_back(
                 continue;
             }
             if let Err(error) = read_whole(c.result, offset_bytes, len_bytes) {
-                failure = Some(error);
+                let passed = matches!(c.result, Err(errno) if stats.pass_error(job, errno));
+                if !passed {
+                    failure = Some(error);
+                }
                 continue;
             }
             // Counted before it is checked: fio counts the read of a bad block too, and a job
@@ -900,6 +926,10 @@ pub fn read_back(
             let found = &engine.buffer(c.slot)[..len_bytes as usize];
             match check_read(job, own, peers, offset_bytes, found, &mut expected, None) {
                 Ok(checked_bytes) => outcome.checked_bytes += checked_bytes,
+                // fio's `continue_on_error=verify`: the bad block is counted, the pass goes on.
+                Err(error)
+                    if error.is_verify_failure()
+                        && stats.pass_error(job, storlab_job::ERRNO_EILSEQ) => {}
                 Err(error) => failure = Some(error),
             }
         }

@@ -23,6 +23,10 @@ pub struct DirectionStats {
     pub series: IntervalSeries,
     /// I/Os that completed with an error (not counted in `ios`/`bytes`/latencies).
     pub errors: u64,
+    /// Reads that completed but read back a bad block, passed by `continue_on_error=verify`:
+    /// counted in `ios` (fio counts the read) and in fio's `total_err` beside `errors`.
+    #[serde(default, skip_serializing_if = "crate::summary::is_zero_count")]
+    pub verify_errors: u64,
     /// Latencies per I/O priority, for a job whose I/Os carry several (fio's cmdprio family:
     /// fio's `clat_prio` array); empty otherwise. In fio's order: the job's own priority
     /// first, then each cmdprio gives as its rule lists them.
@@ -60,6 +64,7 @@ impl DirectionStats {
             lat: LatencyHistogram::new(),
             series: IntervalSeries::new(interval_ns),
             errors: 0,
+            verify_errors: 0,
             by_priority: Vec::new(),
         }
     }
@@ -116,6 +121,7 @@ impl DirectionStats {
         self.lat.merge(&other.lat);
         self.series.merge(&other.series);
         self.errors += other.errors;
+        self.verify_errors += other.verify_errors;
         // fio's `sum_clat_prio_stats_src_multi_prio`: each priority adds into the entry of the
         // same priority, or a new one at the end.
         for theirs in &other.by_priority {

@@ -176,6 +176,9 @@ pub struct DirectionSummary {
     pub bytes: u64,
     /// Failed I/Os.
     pub errors: u64,
+    /// Completed reads of bad blocks passed by `continue_on_error=verify` (in `ios` too).
+    #[serde(default, skip_serializing_if = "crate::summary::is_zero_count")]
+    pub verify_errors: u64,
     /// `ios` per second of `runtime_ns`.
     pub iops: f64,
     /// `bytes` per second of `runtime_ns`.
@@ -214,6 +217,12 @@ pub struct PrioritySummary {
 }
 
 impl DirectionSummary {
+    /// The errors a job went on past, as fio's `total_err` counts them: failed I/Os and bad
+    /// blocks read back.
+    pub fn failed(&self) -> u64 {
+        self.errors + self.verify_errors
+    }
+
     /// Summarises `d` over a measured window of `runtime_ns` (0 gives zero rates).
     pub fn from_stats(d: &DirectionStats, runtime_ns: u64) -> Self {
         Self::from_stats_at(d, runtime_ns, &FIO_DEFAULT_PERCENTILES)
@@ -260,6 +269,7 @@ impl DirectionSummary {
             ios: d.ios,
             bytes: d.bytes,
             errors: d.errors,
+            verify_errors: d.verify_errors,
             iops: per_second(d.ios),
             bw_bytes_per_s: per_second(d.bytes),
             runtime_ns,
@@ -372,4 +382,9 @@ mod tests {
         assert!((rates.iops_max - 1_000.0).abs() < 1e-9);
         assert!((rates.bw_mean_bytes_per_s - 40.0 / 3.0 * 1_000.0).abs() < 1e-6);
     }
+}
+
+/// For serde: a zero count is left out.
+pub(crate) fn is_zero_count(n: &u64) -> bool {
+    *n == 0
 }

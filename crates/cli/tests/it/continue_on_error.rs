@@ -134,10 +134,6 @@ fn bad_or_unsupported_settings_are_refused_in_one_line() {
             &["--continue_on_error=read", "--ignore_error=EILSEQ"][..],
             "--ignore_error=EILSEQ: unknown error 'EILSEQ'",
         ),
-        (
-            &["--continue_on_error=all", "--rw=write", "--verify=crc32c"][..],
-            "going on past errors in a job that verifies is not supported",
-        ),
     ] {
         let out = run(DROPS, extra);
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
@@ -145,4 +141,28 @@ fn bad_or_unsupported_settings_are_refused_in_one_line() {
         assert!(line.contains(says), "{line}");
         assert_eq!(line.trim_end().lines().count(), 1, "{line}");
     }
+}
+
+/// A verify job going on past failed writes, as fio: each failed write leaves the verify log
+/// (io_u.c `unlog_io_piece`), so the read-back checks every other block and passes; the two
+/// failures are the job's `total_err`, and the run exits 0.
+#[test]
+fn a_verify_job_goes_on_past_failed_writes_and_checks_the_rest() {
+    let out = run(
+        DROPS,
+        &[
+            "--rw=write",
+            "--verify=crc32c",
+            "--continue_on_error=write",
+            "--output-format=fio-json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = &doc["jobs"][0];
+    assert_eq!(job["error"], EIO);
+    assert_eq!(job["total_err"], 2);
+    assert_eq!(job["write"]["io_bytes"], (READS - 2) * BLOCK_BYTES);
+    // The read-back reads the blocks whose writes went through, and finds them good.
+    assert_eq!(job["read"]["io_bytes"], (READS - 2) * BLOCK_BYTES);
 }

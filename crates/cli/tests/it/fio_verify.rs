@@ -659,3 +659,59 @@ fn mixed_block_sizes_carry_fios_headers_both_ways() {
         }
     }
 }
+
+/// fio's `continue_on_error=verify`: two bad blocks are counted and the read-back goes on, in
+/// both tools alike: error 84 (fio's first error), `total_err` 2, every read counted, exit 0.
+#[test]
+fn continue_on_error_verify_counts_bad_blocks_and_reads_on_as_fio() {
+    if !fio_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let write = job_flags("write", "crc32c", &[]);
+    let written = storlab_in(dir.path(), &write);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    for block in [3, 9] {
+        data[(block * BLOCK_BYTES + 100) as usize] ^= 0xff;
+    }
+    std::fs::write(dir.path().join("data"), &data).unwrap();
+    let mut check = write.clone();
+    check.extend([
+        "--verify_only=1".into(),
+        "--continue_on_error=verify".into(),
+    ]);
+    let figures = |out: &Output| {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let start = text.find('{').unwrap_or_else(|| panic!("no JSON: {text}"));
+        let doc: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+        let job = &doc["jobs"][0];
+        (
+            out.status.code(),
+            job["error"].as_u64(),
+            job["total_err"].as_u64(),
+            job["first_error"].as_u64(),
+            job["read"]["total_ios"].as_u64(),
+            job["read"]["io_bytes"].as_u64(),
+        )
+    };
+    let fio = figures(&fio_in(dir.path(), &check));
+    let storlab = figures(&storlab_in(dir.path(), &check));
+    let reads = FILE_BYTES / BLOCK_BYTES;
+    assert_eq!(
+        fio,
+        (
+            Some(0),
+            Some(84),
+            Some(2),
+            Some(84),
+            Some(reads),
+            Some(FILE_BYTES)
+        ),
+        "fio"
+    );
+    assert_eq!(
+        storlab, fio,
+        "storlab against fio (exit, error, total_err, first_error, reads, bytes)"
+    );
+}

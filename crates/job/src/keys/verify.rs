@@ -323,22 +323,6 @@ impl JobDraft {
         }
         let verifies = self.verify.enabled == Some(true)
             && (self.verify.do_verify != Some(false) || self.verify.only == Some(true));
-        if verifies
-            && self
-                .continue_on_error
-                .as_ref()
-                .is_some_and(|c| !c.is_none())
-        {
-            let (location, key, value) = at("continue_on_error");
-            return Err(JobError::unsupported(
-                location,
-                &key,
-                value,
-                "going on past errors in a job that verifies is not supported (a failed write \
-                 would leave a block the read-back cannot check); drop verify or \
-                 continue_on_error",
-            ));
-        }
         if self.verify.only == Some(true) && self.verify.backlog.is_some_and(|b| b > 0) {
             let (location, key, value) = at("verify_backlog");
             return Err(JobError::invalid(

@@ -20,6 +20,12 @@ pub(super) struct Failures {
 }
 
 impl Failures {
+    /// Whether a verify failure (fio's EILSEQ) is counted and passed.
+    pub(super) fn passes_verify_failures(&self) -> bool {
+        self.continue_on_error
+            .passes(true, storlab_job::ERRNO_EILSEQ)
+    }
+
     pub(super) fn new(job: &JobSpec) -> Failures {
         Failures {
             continue_on_error: job.continue_on_error.clone(),
@@ -50,6 +56,11 @@ impl Worker {
             self.think.count_io(completion.done_ns);
         }
         if !self.judge_result(&io, direction, completion.result) {
+            if direction == IoDirection::Write {
+                // io_u.c `io_completed`: a failed write leaves fio's verify log
+                // (`unlog_io_piece`); nothing checks its block.
+                self.verifying.write_failed(&io);
+            }
             return;
         }
         if let (IoDirection::Read, Some(buffers)) = (direction, self.data.fio_buffers.as_mut()) {

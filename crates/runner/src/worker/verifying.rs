@@ -303,6 +303,21 @@ impl Verifying {
         }
     }
 
+    /// A verify run's write that failed (and was passed): out of the writes in flight, the
+    /// record and the backlog's log, so no read checks its block.
+    pub(super) fn write_failed(&mut self, io: &InFlight) {
+        let Some(v) = self.state.as_mut() else {
+            return;
+        };
+        if let Some(i) = v.writes_in_flight.iter().position(|g| *g == io.generation) {
+            v.writes_in_flight.swap_remove(i);
+        }
+        v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
+        if let Some(backlog) = self.backlog.as_mut() {
+            backlog.logged.remove(io.offset_bytes);
+        }
+    }
+
     /// The generations of the writes in flight (none outside a verify run).
     pub(super) fn writes_in_flight(&self) -> &[u32] {
         self.state.as_ref().map_or(&[], |v| &v.writes_in_flight)
@@ -497,6 +512,15 @@ impl Worker {
             _ => Ok(()),
         };
         if let Err(error) = checked {
+            if error.is_verify_failure() && self.failures.passes_verify_failures() {
+                // fio's `continue_on_error=verify`: the bad block counts as an error of the
+                // read (EILSEQ) and the read-back goes on.
+                self.stats.read.verify_errors += 1;
+                if self.stats.first_error_errno == 0 {
+                    self.stats.first_error_errno = storlab_job::ERRNO_EILSEQ;
+                }
+                return;
+            }
             self.error.get_or_insert(error);
         }
     }
