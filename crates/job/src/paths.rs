@@ -78,6 +78,10 @@ impl JobSpec {
                 return 0;
             }
         }
+        // fio's `filesize` is the file's size, every clone's region ending there.
+        if let Some(filesize) = self.filesize_bytes {
+            return filesize;
+        }
         match self.size_bytes {
             Some(size) => self
                 .offset_bytes

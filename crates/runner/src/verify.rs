@@ -208,13 +208,10 @@ impl WriteRecord {
         }
     }
 
-    /// Drop the granules of `len_bytes` at `offset_bytes` from the read-back: they were read and
-    /// checked already (`verify_backlog`), and no longer count in [`Self::written_bytes`].
-    pub fn forget(&mut self, offset_bytes: u64, len_bytes: u64) {
-        let Some(first) = self.index_of(offset_bytes) else {
-            return;
-        };
-        // fio's list is read from its head: the piece read is one of the first.
+    /// Drop the piece of `len_bytes` at `offset_bytes` from fio's list (`write_order`): a
+    /// backlog read took it, whatever it found there. fio's list is read from its head: the
+    /// piece read is one of the first.
+    pub fn drop_piece(&mut self, offset_bytes: u64, len_bytes: u64) {
         if let Some(at) = self
             .pieces
             .iter()
@@ -222,6 +219,15 @@ impl WriteRecord {
         {
             self.pieces.remove(at);
         }
+    }
+
+    /// Drop the granules of `len_bytes` at `offset_bytes` from the read-back: they were read and
+    /// checked already (`verify_backlog`), and no longer count in [`Self::written_bytes`].
+    pub fn forget(&mut self, offset_bytes: u64, len_bytes: u64) {
+        let Some(first) = self.index_of(offset_bytes) else {
+            return;
+        };
+        self.drop_piece(offset_bytes, len_bytes);
         for index in first..first + len_bytes / self.granule_bytes {
             if self.generations.replace(index, 0).is_some_and(|g| g != 0) {
                 self.written_granules -= 1;

@@ -36,8 +36,9 @@ const SOAK_JOBS: u64 = 3000;
 /// The ratchet: the corpus's share agreeing with fio (same I/O, or refused by both) reached so
 /// far. Raise it as divergences are fixed; never lower it for the same generator. (Session 20
 /// widened the generator, `jobs.rs` `later_keys` and `report_keys`: the corpus that agreed at
-/// 99.6% without those keys agrees at 97.5% with them, every other job refused in one line.)
-const MIN_AGREE_PERCENT: f64 = 97.4;
+/// 99.6% without those keys agrees at 97.5% with them, every other job refused in one line;
+/// session 22 lifted refusals to 98.8%.)
+const MIN_AGREE_PERCENT: f64 = 98.7;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.

@@ -228,9 +228,27 @@ impl JobDraft {
         if self.filesize_bytes.is_none() {
             return Ok(());
         }
+        // Clones each run from their start to `filesize` (filesetup.c: `f->io_size` is
+        // `file_size_low - file_offset` per thread) and move `size` bytes: followed where
+        // `size` fits the last clone's region (fio shrinks a larger `size` clone by clone).
+        let last_start = self.offset.and_then(|offset| match offset {
+            Extent::Bytes(offset) => Some(offset),
+            Extent::SharePpm(_) => None,
+        });
+        let last_start = last_start.unwrap_or(0).checked_add(
+            spec.offset_increment_bytes
+                .saturating_mul(u64::from(spec.numjobs.saturating_sub(1))),
+        );
+        let fits_last_clone = match (self.size, last_start, self.filesize_bytes) {
+            (Some(Extent::Bytes(size)), Some(start), Some(filesize)) => {
+                start < filesize && size <= filesize - start
+            }
+            _ => false,
+        };
         let clones_apart = spec.numjobs > 1
             && (spec.offset_increment_bytes > 0
-                || spec.target_shares.offset_increment_ppm.is_some());
+                || spec.target_shares.offset_increment_ppm.is_some())
+            && !(fits_last_clone && spec.target_shares.offset_increment_ppm.is_none());
         let size_below_region = matches!(
             (self.size, spec.size_bytes),
             (Some(Extent::Bytes(size)), Some(region)) if size < region
@@ -262,6 +280,7 @@ impl JobDraft {
     /// given, is the job's bytes, at most that region (`o->size = total_size` when larger), so a
     /// smaller one bounds the I/O as `io_size` does while random offsets cover the whole file.
     fn build_filesize_region(&self, spec: &mut JobSpec, filesize: u64) {
+        spec.filesize_bytes = Some(filesize);
         let offset = match self.offset {
             None => 0,
             Some(Extent::Bytes(offset)) => offset,
@@ -316,6 +335,17 @@ mod tests {
             ("offset_increment", "64k"),
         ]);
         assert!(clones.unwrap_err().to_string().contains("numjobs clones"));
+        // Each clone runs from its start to filesize, moving size bytes: followed where size
+        // fits the last clone's room.
+        let fitting = job(&[
+            ("filesize", "256k"),
+            ("size", "64k"),
+            ("numjobs", "2"),
+            ("offset_increment", "64k"),
+        ])
+        .unwrap();
+        assert_eq!(fitting.filesize_bytes, Some(k(256)));
+        assert_eq!(region(fitting), (Some(k(256)), Some(k(64))));
         let loops = job(&[
             ("filesize", "256k"),
             ("size", "64k"),

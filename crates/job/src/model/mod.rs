@@ -470,6 +470,9 @@ pub struct JobSpec {
     /// a file that is done over while the bytes are short (backend.c `keep_running`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io_size_given: bool,
+    /// fio's `filesize`: each clone's region runs from its own start to there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesize_bytes: Option<u64>,
     /// Times the job repeats its `io_size` (fio `loops`), statistics adding up.
     #[serde(default = "default_loops")]
     pub loops: u32,
@@ -680,6 +683,7 @@ impl JobSpec {
             number_ios: None,
             io_size_bytes: None,
             io_size_given: false,
+            filesize_bytes: None,
             loops: 1,
             runtime_ns: None,
             time_based: false,

@@ -371,6 +371,11 @@ impl Verifying {
         // fio drops the piece from its log once read, whoever else writes there.
         if io.backlog && bytes == u64::from(io.len_bytes) {
             v.record.forget(io.offset_bytes, u64::from(io.len_bytes));
+        } else if io.backlog {
+            // Granules a later write holds stay for the read-back; the piece is out of fio's
+            // list all the same.
+            v.record
+                .drop_piece(io.offset_bytes, u64::from(io.len_bytes));
         }
         Ok(())
     }

@@ -193,6 +193,14 @@ pub const AGREE: &[&str] = &[
     "--rw=randwrite --bs=2k --offset=4096 --size=64k --random_distribution=pareto:0.5 --zonemode=strided --zonesize=16k",
     "--rw=randrw:4 --bs=64k --size=512k --random_distribution=zipf:1.1 --rw_sequencer=sequential --zonemode=strided --zonesize=64k --zoneskip=64k",
     "--rw=randrw --bsrange=1k-8k --size=256k --random_distribution=normal:20 --zonemode=strided --zonesize=16k --zoneskip=16k --ioengine=libaio --iodepth=4",
+    // 3636: a backlog read takes its piece out of fio's list even where a later write holds
+    // the block (the read-back after the writes does not read it again).
+    "--rw=randrw:4 --bssplit=16k/10:4k/90 --size=128k --io_size=64k --randseed=39696 --percentage_random=25 --fdatasync=2 --verify=md5 --rw_sequencer=identical --rwmixwrite=90 --verify_backlog=4 --filesize=512k",
+    // 1212, 3636 (refused until then): clones under `filesize` each run from their start to
+    // its end, moving `size` bytes.
+    "--rw=read --bsrange=4k-16k --size=256k --numjobs=2 --offset_increment=256k --filesize=1m",
+    "--rw=readwrite --offset=512 --size=128k --number_ios=37 --ioengine=io_uring --fdatasync=4 --refill_buffers --numjobs=2 --offset_increment=256k --filesize=1m",
+    "--rw=randrw --bs=4k --size=64k --numjobs=2 --offset_increment=64k --filesize=512k --norandommap",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
