@@ -293,6 +293,11 @@ impl DirectionSummary {
     }
 }
 
+/// For serde: a zero count is left out.
+pub(crate) fn is_zero_count(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,9 +387,4 @@ mod tests {
         assert!((rates.iops_max - 1_000.0).abs() < 1e-9);
         assert!((rates.bw_mean_bytes_per_s - 40.0 / 3.0 * 1_000.0).abs() < 1e-6);
     }
-}
-
-/// For serde: a zero count is left out.
-pub(crate) fn is_zero_count(n: &u64) -> bool {
-    *n == 0
 }

@@ -568,12 +568,9 @@ impl JobDraft {
     /// Why storlab's read-back is not fio's `experimental_verify` pass for `spec`, if it is not.
     fn experimental_verify_refusal(&self, spec: &JobSpec) -> Option<&'static str> {
         let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
-        let map_kept = matches!(
-            spec.random_distribution,
-            RandomDistribution::Random
-                | RandomDistribution::Zoned { .. }
-                | RandomDistribution::ZonedAbs { .. }
-        );
+        // init.c `fixup_options`: every distribution but the uniform one, zoned ones too,
+        // turns fio's random map off.
+        let map_kept = matches!(spec.random_distribution, RandomDistribution::Random);
         let lfsr = spec.fio_random.as_ref().is_some_and(|fio| fio.lfsr);
         let reseeds = spec
             .fio_random
@@ -599,8 +596,8 @@ impl JobDraft {
                  randseed=47798 read 4 KiB where 12 KiB were written)",
             ),
             _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
-                "for random writes without fio's random map (norandommap, lfsr, a skewed \
-                 random_distribution), where its log is sorted by offset",
+                "for random writes without fio's random map (norandommap, lfsr, a skewed or \
+                 zoned random_distribution), where its log is sorted by offset",
             ),
             _ if spec.loops > 1 && (spec.read_percent > 0 || spec.number_ios.is_some()) => Some(
                 "for a job that reads or has number_ios over several loops: fio 3.33 reads \

@@ -237,4 +237,7 @@ pub const REFUSED: &[&str] = &[
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
     "--rw=randwrite --bs=32k --ioengine=libaio --iodepth=4 --fsync=2 --iodepth_batch_submit=2",
+    // 4848: a zoned distribution turns fio's map off too: its experimental pass replays every
+    // write in order, storlab's read-back goes by offset.
+    "--rw=randwrite --bssplit=4k/50:8k/50 --size=512k --random_distribution=zoned:50/10:50/90 --iodepth=2 --verify=crc32c --experimental_verify=1",
 ];
