@@ -204,16 +204,23 @@ pub struct FioSequence {
     zone_bytes: u64,
     /// Where fio's start is taken at each loop (`get_start_offset`).
     first_start_bytes: u64,
-    /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: set where `get_next_block` takes
-    /// an offset the map is not to mark, cleared only when an I/O completes (`io_completed`).
-    unit_busy_ok: bool,
+    /// fio's I/O units' `IO_U_F_BUSY_OK` flags.
+    units: UnitFlags,
+}
+
+/// fio's `IO_U_F_BUSY_OK` on its I/O units, as far as the random map sees it.
+#[derive(Default)]
+struct UnitFlags {
+    /// On the unit being filled: set where `get_next_block` takes an offset the map is not to
+    /// mark, cleared only when an I/O completes (`io_completed`).
+    busy_ok: bool,
     /// A fill that failed after setting the flag puts its unit back with it (`put_io_u` keeps
     /// it) on top of fio's free list, a stack; the units then in flight land on it as they
     /// complete. So the unit comes up again after that many fills and marks nothing, a
     /// random offset included: the fills left until then.
-    stale_unit_in_fills: Option<u64>,
+    stale_in_fills: Option<u64>,
     /// The worker's I/Os in flight when it asks for the next (`set_units_in_flight`).
-    units_in_flight: u64,
+    in_flight: u64,
 }
 
 /// What fio's random blocks and map span (io_u.c `last_block`, filesetup.c `init_random_map`):
@@ -310,9 +317,6 @@ impl FioSequence {
             u64::from(job.random_percent_writes()),
         ];
         let random_job = random_percent.iter().any(|p| *p > 0);
-        // filesetup.c, `__init_rand_distribution`: a Zipf, Pareto or Gauss generator ranges
-        // over the region or the file if shorter, strided zones or not (each zone's draws then
-        // run past the zone, from its start).
         let distribution_bytes = fio_io_size_bytes(job, region).min(file_size_bytes);
         let (map, lfsr, distribution) = offset_generators(
             job,
@@ -387,9 +391,7 @@ impl FioSequence {
             fit_len_bytes: fio_io_size_bytes(job, region),
             zone_bytes: 0,
             first_start_bytes: region.start_bytes,
-            unit_busy_ok: false,
-            stale_unit_in_fills: None,
-            units_in_flight: 0,
+            units: UnitFlags::default(),
         };
         sequence.seed_streams();
         sequence
@@ -488,8 +490,8 @@ impl FioSequence {
                     }
                     return Some(io);
                 }
-                None if self.unit_busy_ok => {
-                    self.stale_unit_in_fills = Some(self.units_in_flight);
+                None if self.units.busy_ok => {
+                    self.units.stale_in_fills = Some(self.units.in_flight);
                     if !self.time_based && self.moved_bytes > 0 {
                         self.next_pass(true)?;
                     } else {
@@ -612,12 +614,12 @@ impl FioSequence {
 
     /// The I/Os the worker has in flight as it asks for the next.
     pub fn set_units_in_flight(&mut self, in_flight: u64) {
-        self.units_in_flight = in_flight;
+        self.units.in_flight = in_flight;
     }
 
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         self.attempted_offset_bytes = None;
-        self.unit_busy_ok = self.stale_unit_in_fills == Some(0);
+        self.units.busy_ok = self.units.stale_in_fills == Some(0);
         let direction = self.direction(forced);
         self.strided_zone_step(direction);
         let (relative, mark) = self.offset(direction)?;
@@ -638,7 +640,7 @@ impl FioSequence {
         if offset + len > self.file_size_bytes {
             return None;
         }
-        if let (true, false, Some(map)) = (mark, self.unit_busy_ok, self.map.as_mut()) {
+        if let (true, false, Some(map)) = (mark, self.units.busy_ok, self.map.as_mut()) {
             // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
             // the I/O shrinks to what was free. fio counts them in the direction's smallest
             // block, whatever granule the map was built with.
@@ -651,7 +653,7 @@ impl FioSequence {
         self.last_start_bytes[direction] = offset;
         self.io_issues[direction] += 1;
         self.zone_bytes += len;
-        self.stale_unit_in_fills = self.stale_unit_in_fills.and_then(|n| n.checked_sub(1));
+        self.units.stale_in_fills = self.units.stale_in_fills.and_then(|n| n.checked_sub(1));
         Some(PlannedIo {
             direction: if direction == WRITE {
                 IoDirection::Write
@@ -700,7 +702,7 @@ impl FioSequence {
         let (relative, mark) = if self.random_trim_write && direction == WRITE {
             // io_u.c, `get_next_block`: the last trim's start, which fio then takes as relative
             // to the region (its `file_offset` added once more below, as fio 3.33 does).
-            self.unit_busy_ok = true;
+            self.units.busy_ok = true;
             (self.last_start_bytes[READ], false)
         } else if random_turn && (self.random_job || self.repeat_between) {
             // `repeat_between` comes of a `rand*` mode's `:N`: fio's `td_random` whatever
@@ -708,7 +710,7 @@ impl FioSequence {
             if self.should_do_random(direction) {
                 (self.random_block(direction)?, true)
             } else {
-                self.unit_busy_ok = true;
+                self.units.busy_ok = true;
                 match self.sequential(direction) {
                     Some(at) => (at, false),
                     None => (self.random_block(direction)?, false),
@@ -716,7 +718,7 @@ impl FioSequence {
             }
         } else if self.repeat_between {
             // The same direction's last start, or the region's start before any.
-            self.unit_busy_ok = true;
+            self.units.busy_ok = true;
             match self.last_start_bytes[direction] {
                 u64::MAX => (0, false),
                 last => (last.wrapping_sub(self.region.start_bytes), false),
@@ -724,7 +726,7 @@ impl FioSequence {
         } else {
             // Between a `rand*:N` mode's random turns fio takes the sequential offset with the
             // flag; a job without turns asks no `ddir_seq_nr` and sets none.
-            self.unit_busy_ok |= !random_turn;
+            self.units.busy_ok |= !random_turn;
             match self.sequential(direction) {
                 Some(at) => (at, false),
                 None if self.random_job => (self.random_block(direction)?, false),
@@ -910,7 +912,9 @@ impl FioSequence {
 }
 
 /// What draws a job's random offsets besides the offset stream, over `map_bytes` (the region,
-/// or the file if shorter; a strided zone's range) and `distribution_bytes`: fio's random map,
+/// or the file if shorter; a strided zone's range) and `distribution_bytes` (filesetup.c,
+/// `__init_rand_distribution`: the region or the file if shorter, strided zones or not, each
+/// zone's draws then running past the zone from its start): fio's random map,
 /// its LFSR (`lfsr`: asked for, and its seed) or its Zipf, Pareto or Gauss generator, each
 /// `None` where fio builds none.
 fn offset_generators(
