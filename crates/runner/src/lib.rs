@@ -284,9 +284,13 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
                 (Some(ppm), _) => share(ppm).min(rest),
                 // fio's clones under `filesize` each run to the file's end from their start
                 // (filesetup.c, `setup_files`).
-                (None, Some(_)) if job.numjobs > 1 && job.filesize_bytes.is_some() => job
-                    .filesize_bytes
-                    .map_or(rest, |filesize| filesize.saturating_sub(start)),
+                (None, Some(_))
+                    if job.filesize_bytes.is_some()
+                        && (job.numjobs > 1 || shares.offset_ppm.is_some()) =>
+                {
+                    job.filesize_bytes
+                        .map_or(rest, |filesize| filesize.saturating_sub(start))
+                }
                 (None, Some(size)) => size,
                 (None, None) => rest,
             };

@@ -54,6 +54,17 @@ fn storlab_in(dir: &Path, flags: &[String]) -> Output {
     run_in(dir, &args)
 }
 
+/// A temporary directory whose `data` storlab wrote with `rw=write verify=crc32c`: the
+/// directory, the job's flags and the file's bytes.
+fn crc32c_file_written_by_storlab() -> (tempfile::TempDir, Vec<String>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let write = job_flags("write", "crc32c", &[]);
+    let written = storlab_in(dir.path(), &write);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let data = std::fs::read(dir.path().join("data")).unwrap();
+    (dir, write, data)
+}
+
 /// The one job of a fio-shaped JSON document: (error, read I/Os, write I/Os).
 fn counts(out: &Output) -> (u64, u64, u64) {
     let text = String::from_utf8_lossy(&out.stdout);
@@ -303,12 +314,8 @@ fn a_verify_failure_is_the_jobs_error_84_in_the_json_as_in_fio() {
     if !fio_present() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let write = job_flags("write", "crc32c", &[]);
-    let written = storlab_in(dir.path(), &write);
-    assert!(written.status.success(), "{}", stderr(&written));
+    let (dir, write, mut data) = crc32c_file_written_by_storlab();
     let bad_block = 2 * BLOCK_BYTES;
-    let mut data = std::fs::read(dir.path().join("data")).unwrap();
     data[(bad_block + 100) as usize] ^= 0xff;
     std::fs::write(dir.path().join("data"), &data).unwrap();
     let mut check = write.clone();
@@ -667,11 +674,7 @@ fn continue_on_error_verify_counts_bad_blocks_and_reads_on_as_fio() {
     if !fio_present() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let write = job_flags("write", "crc32c", &[]);
-    let written = storlab_in(dir.path(), &write);
-    assert!(written.status.success(), "{}", stderr(&written));
-    let mut data = std::fs::read(dir.path().join("data")).unwrap();
+    let (dir, write, mut data) = crc32c_file_written_by_storlab();
     for block in [3, 9] {
         data[(block * BLOCK_BYTES + 100) as usize] ^= 0xff;
     }

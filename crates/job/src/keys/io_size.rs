@@ -253,10 +253,13 @@ impl JobDraft {
             (self.size, spec.size_bytes),
             (Some(Extent::Bytes(size)), Some(region)) if size < region
         );
-        let share_start = matches!(self.offset, Some(Extent::SharePpm(_)));
+        // An offset given as a share runs to `filesize` from the share of the file as found
+        // (`plan_regions`); followed without a `size`, which fio would cut to that region.
+        let share_start = matches!(self.offset, Some(Extent::SharePpm(_))) && self.size.is_some();
         let reason = if share_start {
-            "filesize with an offset given as a share is not supported: fio takes the share of \
-             the file as it finds it and runs the region to filesize; give offset in bytes"
+            "filesize with an offset given as a share and a size is not supported: fio takes \
+             the share of the file as it finds it, runs the region to filesize and cuts size \
+             to it; give offset in bytes, or no size"
         } else if clones_apart {
             "filesize with numjobs clones offset_increment apart is not supported: fio's \
              clones' regions each end at filesize; give size= instead"

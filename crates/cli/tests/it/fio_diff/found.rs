@@ -201,6 +201,10 @@ pub const AGREE: &[&str] = &[
     "--rw=read --bsrange=4k-16k --size=256k --numjobs=2 --offset_increment=256k --filesize=1m",
     "--rw=readwrite --offset=512 --size=128k --number_ios=37 --ioengine=io_uring --fdatasync=4 --refill_buffers --numjobs=2 --offset_increment=256k --filesize=1m",
     "--rw=randrw --bs=4k --size=64k --numjobs=2 --offset_increment=64k --filesize=512k --norandommap",
+    // 5959 (refused until then): `filesize` with an offset given as a share and no `size`: the
+    // region runs from the share of the file as found to `filesize`.
+    "--bs=512 --loops=2 --refill_buffers --offset=10% --filesize=512k",
+    "--rw=randwrite --bsrange=1k-8k --offset=30% --offset_align=8k --filesize=768k --verify=crc32c",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -221,8 +225,8 @@ pub const REFUSED: &[&str] = &[
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
     // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
     "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
-    // ... nor `filesize` with an offset given as a share (6661: fio's region runs from the
-    // share of the file it finds to `filesize`).
+    // ... nor `filesize` with an offset given as a share and a `size` (6661: fio's region runs
+    // from the share of the file it finds to `filesize`, `size` cut to it).
     "--rw=randrw --bs=2k --size=64k --io_size=32k --norandommap --percentage_random=50 --offset=10% --offset_align=64k --filesize=512k",
     // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
     // each pass at `size` bytes).
