@@ -332,10 +332,13 @@ pub fn plan_regions(job: &JobSpec, target_size_bytes: u64) -> Result<Vec<Region>
             }
             // fio's strided zones spread the job's `size` over the whole target from the
             // worker's offset on, wrapping at its end (io_u.c, `setup_strided_zone_mode`).
+            // As without zones, the span is in whole sectors, not blocks: fio's `size` is then
+            // the file less its offset (filesetup.c, `setup_files`), and a last I/O may fit
+            // past the last whole block's worth.
             // fio's null engine has no target beyond its file, which ends at the region's end
             // (filesetup.c, `setup_files`: `real_file_size` is `io_size + file_offset`).
             let len = if job.strided_zones.is_some() && !job.fio_engine_sizes_no_file() {
-                rest / align * align
+                rest / len_align * len_align
             } else {
                 len
             };

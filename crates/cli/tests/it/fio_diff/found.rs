@@ -205,6 +205,10 @@ pub const AGREE: &[&str] = &[
     // region runs from the share of the file as found to `filesize`.
     "--bs=512 --loops=2 --refill_buffers --offset=10% --filesize=512k",
     "--rw=randwrite --bsrange=1k-8k --offset=30% --offset_align=8k --filesize=768k --verify=crc32c",
+    // 8282: a strided job without `size` moves the file's bytes past its offset, not rounded
+    // to a block: a last I/O in the zone at the file's end (and the sync after it).
+    "--rw=readwrite --offset=6144 --random_generator=tausworthe64 --fsync_on_close=1 --zonemode=strided --zonesize=16k",
+    "--rw=randwrite:4k --bssplit=16k/10:4k/90 --offset=512 --ioengine=pvsync --fsync_on_close=1 --numjobs=2 --zonemode=strided --zonesize=64k --zoneskip=64k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
