@@ -197,8 +197,9 @@ impl FioDistribution {
         })
     }
 
-    /// The next block index: fio's `zipf_next`, `pareto_next` or `gauss_next`.
-    pub fn next_block(&mut self) -> u64 {
+    /// The next block index: fio's `zipf_next`, `pareto_next` or `gauss_next`; `None` where
+    /// fio 3.33's `gauss_next` never returns (see `gauss_rank`).
+    pub fn next_block(&mut self) -> Option<u64> {
         let ranges = self.ranges;
         let rank = match self.shape {
             Shape::Zipf {
@@ -224,30 +225,40 @@ impl FioDistribution {
                 let rand = self.rand.next() as f64 / FRAND32_MAX;
                 ((ranges - 1) as f64 * rand.powf(pareto_pow)) as u64
             }
-            Shape::Gauss { stddev } => self.gauss_rank(stddev),
+            Shape::Gauss { stddev } => self.gauss_rank(stddev)?,
         };
-        hash_u64(rank).wrapping_add(self.rand_off) % ranges
+        Some(hash_u64(rank).wrapping_add(self.rand_off) % ranges)
     }
 
-    /// lib/gauss.c, `gauss_next` before the hash: the mean of 12 uniform draws, moved by
-    /// `gauss_dev`'s uniform spread of one deviation, halved until it stays inside the range.
-    fn gauss_rank(&mut self, stddev: u64) -> u64 {
+    /// The ranks the generator spreads its draws over (fio's `nranges`).
+    pub fn ranges(&self) -> u64 {
+        self.ranges
+    }
+
+    /// lib/gauss.c, `gauss_next` before the hash: the mean of 12 uniform draws in
+    /// `0..=ranges` rounded up, moved by `gauss_dev`'s uniform spread of one deviation, the
+    /// spread halved while the sum is past the last range. `None` where fio spins forever:
+    /// a mean at `ranges` with a spread that is not negative halves to 0 and stays past the
+    /// end (likely on a region of a few blocks: with 2 ranges about two draws in five).
+    fn gauss_rank(&mut self, stddev: u64) -> Option<u64> {
         let ranges = self.ranges;
         let sum: u64 = (0..GAUSS_ITERS)
             .map(|_| self.rand.next() % (ranges + 1))
             .sum();
         let sum = sum.div_ceil(GAUSS_ITERS);
         if stddev == 0 {
-            return sum;
+            return Some(sum);
         }
         let draw = self.rand.next() as f64 / (FRAND32_MAX + 1.0);
         let mut dev = (stddev as f64 * draw) as i64 - (stddev / 2) as i64;
-        // A zero spread ends the halving (fio would spin forever on a mean at the range's end,
-        // which needs all 12 draws at their maximum).
-        while dev != 0 && !(0..ranges as i128).contains(&(i128::from(dev) + i128::from(sum))) {
+        // fio adds an `int` to an unsigned sum: a negative spread wraps past the end too.
+        while sum.wrapping_add_signed(dev) >= ranges {
+            if dev == 0 {
+                return None;
+            }
             dev /= 2;
         }
-        (i128::from(sum) + i128::from(dev)) as u64
+        Some(sum.wrapping_add_signed(dev))
     }
 }
 
@@ -311,7 +322,12 @@ impl BlockDistribution {
     /// The next block index.
     pub fn next_block(&mut self, rng: &mut ChaCha8Rng) -> u64 {
         match self {
-            BlockDistribution::Ranked(ranked) => ranked.next_block(),
+            // fio would spin forever on some Gauss draws; storlab's own generator draws again.
+            BlockDistribution::Ranked(ranked) => loop {
+                if let Some(block) = ranked.next_block() {
+                    break block;
+                }
+            },
             BlockDistribution::Zones(zones) => {
                 // io_u.c: v in 1..=100 picks the zone whose cumulative access share covers it.
                 let v = rng.next_u64() % 100 + 1;
@@ -393,6 +409,25 @@ mod tests {
         let touched = hits.iter().filter(|&&h| h > 0).count();
         assert!(touched < 600, "{touched} blocks touched");
         assert!(top_share(&hits, 200) > 0.6);
+    }
+
+    /// fio's Gauss over 2 ranges (a 128 KiB region of 64 KiB blocks) spins forever whenever
+    /// the mean of its 12 draws in 0..=2, rounded up, is 2: a sum of 13 or more, whose chance
+    /// is (1 - 73789/3^12) / 2 = 0.4306 (73789 being the ways 12 draws sum to 12); its spread
+    /// of ceil(2 * 30%) = 1 is always 0, so nothing moves it back. Over 1000 ranges it never does.
+    #[test]
+    fn gauss_spins_where_fio_does() {
+        let normal = RandomDistribution::Normal {
+            dev_percent_micros: 30_000_000,
+            center_micros: None,
+        };
+        let spins = |ranges: u64, draws: u32| {
+            let mut gauss = FioDistribution::new(&normal, ranges * 4096, 4096, 1).unwrap();
+            (0..draws).filter(|_| gauss.next_block().is_none()).count() as f64 / f64::from(draws)
+        };
+        let share = spins(2, 20_000);
+        assert!((0.41..0.45).contains(&share), "{share}");
+        assert_eq!(spins(1000, 20_000), 0.0);
     }
 
     /// zoned:60/10:40/90: 60% of draws land in the first tenth of the blocks.

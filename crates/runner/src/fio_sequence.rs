@@ -138,6 +138,8 @@ pub struct FioSequence {
     /// fio's Zipf, Pareto or Gauss generator (`random_distribution`), which replaces the
     /// offset stream, the map and the LFSR for random offsets.
     distribution: Option<FioDistribution>,
+    /// Set where fio 3.33's Gauss draw over this many ranges never returns: the job ends.
+    fio_spins_on_ranges: Option<u64>,
     /// fio's zoned distributions (`zoned`, `zoned_abs`): the zone of each random offset.
     zones: Option<FioZones>,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
@@ -351,6 +353,7 @@ impl FioSequence {
             lfsr,
             lfsr_job,
             distribution,
+            fio_spins_on_ranges: None,
             zones: FioZones::new(&job.random_distribution),
             region,
             file_size_bytes,
@@ -477,7 +480,11 @@ impl FioSequence {
                     self.next_pass(false)?;
                 }
             }
-            match self.fill(forced) {
+            let filled = self.fill(forced);
+            if self.fio_spins_on_ranges.is_some() {
+                return None;
+            }
+            match filled {
                 Some(io) => {
                     self.moved_bytes += u64::from(io.len_bytes);
                     self.job_moved_bytes += u64::from(io.len_bytes);
@@ -610,6 +617,16 @@ impl FioSequence {
             self.loop_written.remove(offset_bytes);
             self.read_back_bytes += len_bytes;
         }
+    }
+
+    /// Why fio 3.33 never ends this job, once the sequence has ended there: its Gauss draw
+    /// (lib/gauss.c, `gauss_next`) spins forever on the draw storlab just made.
+    pub fn fio_never_ends(&self) -> Option<String> {
+        self.fio_spins_on_ranges.map(|ranges| {
+            format!(
+                "fio 3.33 never ends this job: its normal distribution over {ranges} ranges drew a mean at the last one with no spread left to move it back (lib/gauss.c, gauss_next, loops forever); storlab stops the job there"
+            )
+        })
     }
 
     /// The I/Os the worker has in flight as it asks for the next.
@@ -816,7 +833,11 @@ impl FioSequence {
         if let Some(distribution) = self.distribution.as_mut() {
             // io_u.c, `__get_next_rand_offset_zipf` and its kin: the generator's block, never
             // refused (an offset past the region ends the job in `offset`).
-            return Some(distribution.next_block() * align);
+            let Some(block) = distribution.next_block() else {
+                self.fio_spins_on_ranges = Some(distribution.ranges());
+                return None;
+            };
+            return Some(block * align);
         }
         let last_block = sizes.last_block;
         if last_block == 0 {

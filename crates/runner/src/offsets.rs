@@ -271,6 +271,11 @@ impl OffsetGenerator {
             .map(|fio| (fio.passes, fio.loop_end_offset_bytes))
     }
 
+    /// For a fio job whose sequence has ended: why fio itself would never have ended it.
+    pub fn fio_never_ends(&self) -> Option<String> {
+        self.fio.as_ref().and_then(|fio| fio.fio_never_ends())
+    }
+
     /// For a fio job whose sequence has ended: the offset fio's last failed placement left
     /// on its I/O unit, if it chose one.
     pub fn fio_end_offset(&self) -> Option<u64> {

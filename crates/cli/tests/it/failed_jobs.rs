@@ -480,3 +480,42 @@ fn an_interrupted_what_if_run_keeps_the_finished_targets_results() {
         assert!(history.contains("first.img"), "{history}");
     }
 }
+
+/// A fio job where fio 3.33 itself loops forever (a normal distribution over two 64 KiB
+/// blocks: lib/gauss.c's `gauss_next` spins once the mean of its draws lands on the last
+/// block, the first draw here) stops with one line that says so, exit 1; the job before it
+/// is in the output. fio's own run of the second job never ends (checked by hand: killed after
+/// 8 s, with the distribution's spin rate checked in `distribution::tests`).
+#[test]
+fn a_job_fio_would_never_end_stops_with_a_line_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![0u8; 1 << 20]).unwrap();
+    let jobs = "[global]\nfilename=data\nbs=64k\nsize=128k\n\
+        [first]\nrw=read\n\
+        [endless]\nstonewall\nrw=randread\nrandom_distribution=normal:30\n";
+    std::fs::write(dir.path().join("jobs.fio"), jobs).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "jobs.fio",
+            "--output-format=fio-json",
+            "--output=out.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let line = error_line(&out);
+    assert!(
+        line.contains("'endless'") && line.contains("fio 3.33 never ends this job"),
+        "{line}"
+    );
+    let report = json(&dir.path().join("out.json"));
+    let names: Vec<&str> = report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|job| job["jobname"].as_str())
+        .collect();
+    assert_eq!(names, ["first"]);
+}

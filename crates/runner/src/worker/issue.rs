@@ -199,6 +199,12 @@ impl Worker {
             None => {
                 self.generator.set_units_in_flight(self.queue.outstanding());
                 let Some(io) = self.generator.next(None) else {
+                    if let Some(reason) = self.generator.fio_never_ends() {
+                        return Err(RunError::FioNeverEnds {
+                            job: self.job_name.clone(),
+                            reason,
+                        });
+                    }
                     self.progress.generator_done = true;
                     self.note_failed_placement(self.generator.fio_end_offset());
                     return Ok(Next::End);

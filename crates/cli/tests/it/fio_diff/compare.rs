@@ -58,9 +58,11 @@ pub fn compare(
 ) -> Verdict {
     let (fio, storlab) = match (fio, storlab) {
         // fio never ends a job storlab refuses in one line (fio's own endless loops, such
-        // as `experimental_verify` with syncs every N): told, not silent; not agreement.
+        // as `experimental_verify` with syncs every N) or stops with one where fio's loop
+        // begins (exit 1: a normal distribution's endless draw): told, not silent; not
+        // agreement.
         (Ran::Hung, Ran::Exited(storlab))
-            if storlab.code == 2 && last_line(&storlab.stderr).contains("error") =>
+            if storlab.code != 0 && last_line(&storlab.stderr).contains("error") =>
         {
             return Verdict::Refused(last_line(&storlab.stderr).to_owned())
         }
