@@ -209,6 +209,21 @@ pub trait IoEngine {
             self.name()
         )))
     }
+    /// Whether `queue_flush` queues a sync as a request (fio's engines that hand a sync to
+    /// the kernel beside the I/O in flight: posixaio's `aio_fsync`).
+    fn queues_flushes(&self) -> bool {
+        false
+    }
+    /// Queue a sync of the target in `slot`, as `queue` queues a request (issued by the next
+    /// `submit` in queue order, completed through `reap` with 0 bytes): fio's `fsync=N` on an
+    /// engine that queues it, so the worker's I/O goes on while it runs. Only where
+    /// `queues_flushes` says so.
+    fn queue_flush(&mut self, _slot: u32, _kind: FlushKind) -> Result<(), EngineError> {
+        Err(EngineError::Unsupported(format!(
+            "the {} engine cannot queue a sync",
+            self.name()
+        )))
+    }
     /// Make every write synchronous, as a target opened with fio's `sync=1` (`O_SYNC`, `kind`
     /// [`FlushKind::All`]) or `sync=dsync` (`O_DSYNC`, [`FlushKind::Data`]) has it: a write
     /// completes only once it is stable. Called after `setup`; `None` turns it off. The

@@ -9,6 +9,7 @@ use crate::fio_rand::{fio_job_seeds, seed_index, FioRand};
 use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
+use bounds::{fio_io_size_bytes, fio_map_bytes, loop_bounds, seq_add_bytes};
 use storlab_engine::IoDirection;
 use storlab_job::{
     BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier,
@@ -223,78 +224,6 @@ struct UnitFlags {
     stale_in_fills: Option<u64>,
     /// The worker's I/Os in flight when it asks for the next (`set_units_in_flight`).
     in_flight: u64,
-}
-
-/// What fio's random blocks and map span (io_u.c `last_block`, filesetup.c `init_random_map`):
-/// the region or the file if shorter, one zone's range in a strided job.
-fn fio_map_bytes(job: &JobSpec, region: Region, file_size_bytes: u64) -> u64 {
-    match job.strided_zones {
-        Some(zones) => zones.range_bytes,
-        None => region.len_bytes.min(file_size_bytes),
-    }
-}
-
-/// fio's `io_size` of the file (`td->o.size` for one file): the region's length, but a strided
-/// job's region spans the target while its `size` is what it moves and what `io_u_fits` and
-/// `get_next_offset` measure from fio's start.
-fn fio_io_size_bytes(job: &JobSpec, region: Region) -> u64 {
-    match job.strided_zones {
-        Some(_) => job.size_bytes.unwrap_or(region.len_bytes),
-        None => region.len_bytes,
-    }
-}
-
-/// backend.c's bounds of `job` over `region` (`random_job`: some of its I/O is random): the
-/// bytes one loop issues at most (`do_io`'s `total_bytes`), the bytes the whole job issues at
-/// most (`io_bytes_exceeded`), and the loops.
-fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u64, u64, u32) {
-    let size = fio_io_size_bytes(job, region);
-    // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
-    // with random offsets and no random map issues `io_size` in one loop.
-    let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
-    // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one.
-    let map_off = !job.random_map || !job.random_distribution.is_random();
-    let random_write_unmapped = writes && random_job && map_off;
-    let pass_bytes = match job.io_size_bytes {
-        // backend.c counts a loop's `bytes_issued` only for an I/O the engine queued
-        // (`io_queue_event`, FIO_Q_QUEUED) or cut short: with an engine that completes each
-        // I/O inside its queue call, the loop's `total_bytes` never ends it, only the job's
-        // bytes and the file's end do (measured against fio 3.33: `--rw=rw --offset=64k
-        // --io_size=1920k` on 1 MiB with psync reads on past the region's first 960 KiB).
-        _ if !job.fio_engine_queues() => u64::MAX,
-        Some(io_size) if random_write_unmapped => size.max(io_size),
-        _ => size,
-    };
-    let passes = job.loops.max(1);
-    // backend.c `do_io`: "in trimwrite mode, each byte is trimmed and then written", so a
-    // loop may issue the job's whole bytes (`total_io_size`, every loop's) on top of `size`.
-    let pass_bytes = if job.trim == TrimMode::TrimWrite && pass_bytes != u64::MAX {
-        let total_io_bytes = job.io_size_bytes.unwrap_or(size) * u64::from(passes);
-        pass_bytes.saturating_add(total_io_bytes)
-    } else {
-        pass_bytes
-    };
-    let job_bytes = job
-        .io_size_bytes
-        .unwrap_or(size)
-        .saturating_mul(u64::from(passes));
-    if let RwModifier::BackBytes(_) = job.rw_modifier {
-        // Backward holes always wrap, so the file is never done, and fio 3.33 goes on where
-        // the last loop ended: every loop's bytes come as one sequence (measured against fio:
-        // `--rw=read:-8k --bs=4k --size=32k --loops=2` on 64 KiB reads 0, 24, 20, ... 4, 0,
-        // 24, 20, ... 4, 0, 24).
-        return (job_bytes, job_bytes, 1);
-    }
-    (pass_bytes, job_bytes, passes)
-}
-
-/// fio's `ddir_seq_add` of `modifier` (`rw=MODE:SIZE`, negative for `rw=MODE:-SIZE`).
-fn seq_add_bytes(modifier: RwModifier) -> i64 {
-    match modifier {
-        RwModifier::SkipBytes(n) => i64::try_from(n).unwrap_or(i64::MAX),
-        RwModifier::BackBytes(n) => i64::try_from(n).map_or(i64::MIN, |n| -n),
-        _ => 0,
-    }
 }
 
 impl FioSequence {
@@ -997,5 +926,6 @@ fn distribution_seed(
     fio_distribution_seed(&file_name, thread_number)
 }
 
+mod bounds;
 #[cfg(test)]
 mod tests;

@@ -72,6 +72,8 @@ struct InFlight {
     backlog: bool,
     /// The I/O priority it carried (fio's `io_u->ioprio`: a cmdprio pick, else the job's).
     ioprio: u16,
+    /// A queued sync (`Syncs::fio_queues_syncs`) rather than an I/O: no direction, no bytes.
+    flush: Option<storlab_engine::FlushKind>,
 }
 
 /// One worker's queue: its engine slots, which are free, and what is in flight in the others.

@@ -13,7 +13,8 @@
 //!   verdict judged again as in the corpus)
 //!   or are refused, as listed.
 //! - `a_soak_of_thousands_of_jobs`: with `STORLAB_SOAK=1`, `STORLAB_FUZZ_JOBS` (3000) jobs of
-//!   `STORLAB_FUZZ_SEED` (the time): fails on a hang or a class of difference not known.
+//!   `STORLAB_FUZZ_SEED` (the time): fails on a hang or a class of difference not known;
+//!   `STORLAB_FUZZ_LINES=FILE` judges the jobs of FILE (fio flags, one job a line) instead.
 //!
 //! Print the rate: `cargo test -p storlab --test it fio_diff -- --nocapture`.
 
@@ -308,9 +309,19 @@ fn a_soak_of_thousands_of_jobs() {
         .unwrap()
         .as_secs();
     let seed = number("STORLAB_FUZZ_SEED", now);
-    let jobs: Vec<Job> = (0..number("STORLAB_FUZZ_JOBS", SOAK_JOBS))
-        .map(|i| jobs::job(seed, i))
-        .collect();
+    // `STORLAB_FUZZ_LINES=FILE`: the jobs of FILE (fio flags, one job a line) instead, to judge
+    // hand-made variants as the soak judges its own.
+    let jobs: Vec<Job> = match std::env::var_os("STORLAB_FUZZ_LINES") {
+        Some(path) => std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("STORLAB_FUZZ_LINES: {e}"))
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(job_of_line)
+            .collect(),
+        None => (0..number("STORLAB_FUZZ_JOBS", SOAK_JOBS))
+            .map(|i| jobs::job(seed, i))
+            .collect(),
+    };
     let verdicts = judge_all(&jobs);
     summarize(&format!("soak (STORLAB_FUZZ_SEED={seed})"), &verdicts);
     // Every job that does not agree, one line each: what a run of thousands leaves to fix.

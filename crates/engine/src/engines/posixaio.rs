@@ -29,8 +29,8 @@ pub struct PosixAioEngine {
     kind: TargetKind,
     size_bytes: u64,
     in_flight: Vec<bool>,
-    /// Requests queued since the last `submit`.
-    queued: Vec<IoRequest>,
+    /// Requests queued since the last `submit`, syncs among them, in queue order.
+    queued: Vec<Queued>,
     /// Per slot: handed to glibc and not yet seen complete.
     issued: Vec<bool>,
     /// How many slots `issued` marks.
@@ -43,6 +43,12 @@ pub struct PosixAioEngine {
     clock: WallClock,
     suspend_calls: u64,
     device_reads: Option<DeviceReadWindow>,
+}
+
+/// One request between `queue` and `submit`: an I/O, or a sync of the file in a slot.
+enum Queued {
+    Io(IoRequest),
+    Flush(u32, crate::FlushKind),
 }
 
 // SAFETY: the control blocks and buffers are owned by the engine (heap, fixed addresses);
@@ -130,6 +136,39 @@ impl PosixAioEngine {
             found += 1;
         }
         found
+    }
+
+    /// Hands a sync of the file in `slot` to glibc (`aio_fsync`, as fio's posixaio queues
+    /// `fsync`/`fdatasync`); glibc runs a descriptor's requests in the order given, so it
+    /// covers every write handed over before it. A refusal completes at the next `reap`.
+    fn start_flush(&mut self, slot: u32, kind: crate::FlushKind) {
+        let control_block = &mut self.control_blocks[slot as usize];
+        control_block.aio_fildes = self.file.as_raw_fd();
+        control_block.aio_buf = std::ptr::null_mut();
+        control_block.aio_nbytes = 0;
+        control_block.aio_offset = 0;
+        control_block.aio_reqprio = 0;
+        control_block.aio_sigevent.sigev_notify = libc::SIGEV_NONE;
+        let operation = match kind {
+            crate::FlushKind::All => libc::O_SYNC,
+            crate::FlushKind::Data => libc::O_DSYNC,
+        };
+        // SAFETY: the control block stays at a fixed address until the sync is reaped or
+        // `Drop` has waited for it; it names no buffer.
+        let started = unsafe { libc::aio_fsync(operation, control_block) };
+        if started == 0 {
+            self.issued[slot as usize] = true;
+            self.issued_count += 1;
+        } else {
+            let errno = io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EAGAIN);
+            self.ready.push(IoCompletion {
+                slot,
+                result: Err(errno),
+                done_ns: self.clock.now_ns(),
+            });
+        }
     }
 
     /// Block in `aio_suspend` until one of the requests the last `collect_finished` found in
@@ -248,14 +287,38 @@ impl IoEngine for PosixAioEngine {
             ))
         })?;
         self.in_flight[request.slot as usize] = true;
-        self.queued.push(request);
+        self.queued.push(Queued::Io(request));
+        Ok(())
+    }
+
+    fn queues_flushes(&self) -> bool {
+        true
+    }
+
+    fn queue_flush(&mut self, slot: u32, kind: crate::FlushKind) -> Result<(), EngineError> {
+        match self.in_flight.get(slot as usize) {
+            Some(false) => {}
+            _ => {
+                return Err(EngineError::InvalidRequest(format!(
+                    "sync in slot {slot}, which is busy or out of range"
+                )))
+            }
+        }
+        self.in_flight[slot as usize] = true;
+        self.queued.push(Queued::Flush(slot, kind));
         Ok(())
     }
 
     fn submit(&mut self) -> Result<usize, EngineError> {
         let issued = self.queued.len();
-        let buffers = self.buffers.as_ref().expect(NOT_SET_UP);
-        for request in self.queued.drain(..) {
+        for queued in std::mem::take(&mut self.queued) {
+            let request = match queued {
+                Queued::Io(request) => request,
+                Queued::Flush(slot, kind) => {
+                    self.start_flush(slot, kind);
+                    continue;
+                }
+            };
             let slot = request.slot;
             let result = match request.direction {
                 IoDirection::Trim => Some(discard(
@@ -265,9 +328,10 @@ impl IoEngine for PosixAioEngine {
                     request.len_bytes,
                 )),
                 direction => {
+                    let buffer = self.buffers.as_ref().expect(NOT_SET_UP).slot_ptr(slot);
                     let control_block = &mut self.control_blocks[slot as usize];
                     control_block.aio_fildes = self.file.as_raw_fd();
-                    control_block.aio_buf = buffers.slot_ptr(slot).cast();
+                    control_block.aio_buf = buffer.cast();
                     control_block.aio_nbytes = request.len_bytes as usize;
                     // Checked to fit in `queue`.
                     control_block.aio_offset = request.offset_bytes as libc::off_t;

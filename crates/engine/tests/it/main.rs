@@ -6,5 +6,6 @@ mod descriptors;
 mod engines;
 mod loop_safety;
 mod probe;
+mod queued_sync;
 mod signatures;
 mod target;

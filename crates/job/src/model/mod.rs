@@ -878,6 +878,14 @@ impl JobSpec {
         self.engine == EngineKind::Libaio && self.io_batch.is_none_or(|batch| batch.submit == 1)
     }
 
+    /// Whether fio's engine queues a sync as an I/O unit beside the I/O in flight, to
+    /// complete in its turn: posixaio (engines/posixaio.c, `aio_fsync`). fio then asks for a
+    /// sync at every unit it fills until one completes (io_u.c, `get_rw_ddir` and
+    /// `io_completed`'s `last_was_sync`).
+    pub fn fio_engine_queues_syncs(&self) -> bool {
+        self.fio_random.is_some() && self.engine == EngineKind::Posixaio
+    }
+
     /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).
     pub fn fio_engine_shifts_to_file_start(&self) -> bool {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()

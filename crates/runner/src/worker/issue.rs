@@ -64,6 +64,11 @@ impl Worker {
             if let Some(wait) = self.held_before_choosing(engine, now_ns, queued)? {
                 return Ok((queued, wait));
             }
+            if let Some(kind) = self.sync_due().filter(|_| self.sync.fio_queues_syncs) {
+                queued_slots.push(self.queue_sync(engine, kind, now_ns)?);
+                queued += 1;
+                continue;
+            }
             let (io, backlog_read) = match self.next_io(engine, now_ns)? {
                 Next::Io { io, backlog_read } => (io, backlog_read),
                 Next::Wait(wait) => return Ok((queued, wait)),
@@ -145,17 +150,8 @@ impl Worker {
                 return Ok(stall);
             }
         }
-        // A loop that issued its bytes ends before a sync is chosen; the next loop's start
-        // chooses it (`end_loop` clears `last_was_sync`).
-        let backlog_read_due = self.pending.is_none() && self.verifying.backlog_read_due();
-        let due = if self.reading_back_a_loop()
-            || self.generator.fio_loop_bytes_done()
-            || backlog_read_due
-        {
-            None
-        } else {
-            self.sync.due(self.progress.write_counter)
-        };
+        // Queued syncs go in `fill` as I/O units.
+        let due = self.sync_due().filter(|_| !self.sync.fio_queues_syncs);
         if let Some(kind) = due {
             // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
             if self.queue.outstanding() > 0 && !self.sync.fio_syncs_beside_io {
@@ -164,6 +160,17 @@ impl Worker {
             self.flush(engine, kind)?;
         }
         Ok(None)
+    }
+
+    /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O. A loop that
+    /// issued its bytes ends before a sync is chosen; the next loop's start chooses it
+    /// (`end_loop` clears `last_was_sync`).
+    fn sync_due(&self) -> Option<storlab_engine::FlushKind> {
+        let backlog_read_due = self.pending.is_none() && self.verifying.backlog_read_due();
+        if self.reading_back_a_loop() || self.generator.fio_loop_bytes_done() || backlog_read_due {
+            return None;
+        }
+        self.sync.due(self.progress.write_counter)
     }
 
     /// The I/O to go next: the one held back before, else the replay's next, a backlog read,
@@ -283,6 +290,7 @@ impl Worker {
             generation,
             backlog: backlog_read,
             ioprio: own_ioprio.unwrap_or(self.priority.default_ioprio),
+            flush: None,
         };
         self.count_issued(io, backlog_read);
         Ok(slot)

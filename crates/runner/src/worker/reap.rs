@@ -43,6 +43,11 @@ impl Worker {
         completion: IoCompletion,
         window: Window,
     ) {
+        let relative = (completion.slot - self.queue.slot_base) as usize;
+        if self.queue.in_flight[relative].flush.is_some() {
+            self.complete_sync(completion.slot, completion.result, completion.done_ns);
+            return;
+        }
         let Some((io, direction)) = self.release_slot(completion.slot) else {
             return;
         };

@@ -1,7 +1,7 @@
 //! fio's syncs of one worker: `fsync`/`fdatasync` every N writes, `end_fsync` and
 //! `fsync_on_close`, each logged in `write_iolog` as fio logs it.
 
-use super::Worker;
+use super::{InFlight, Worker};
 use crate::RunError;
 use storlab_engine::{FlushKind, IoEngine};
 use storlab_job::{JobSpec, SyncSpec, TrimMode};
@@ -36,6 +36,10 @@ pub(super) struct Syncs {
     /// fio's engine runs a sync as it is queued, beside the I/O in flight
     /// (`JobSpec::fio_engine_syncs_beside_io`): no drain first.
     pub(super) fio_syncs_beside_io: bool,
+    /// fio's engine queues its syncs as I/O units (`JobSpec::fio_engine_queues_syncs`): a
+    /// due sync takes a free slot, the I/O in flight goes on, and `last_was_sync` is set as
+    /// one completes.
+    pub(super) fio_queues_syncs: bool,
 }
 
 impl Syncs {
@@ -55,6 +59,7 @@ impl Syncs {
         syncs.fio_engine_synchronous = !job.fio_engine_queues();
         syncs.fio_unit_freelist = fio && job.fio_engine_queues();
         syncs.fio_syncs_beside_io = fio && job.fio_engine_syncs_beside_io();
+        syncs.fio_queues_syncs = job.fio_engine_queues_syncs();
         syncs
     }
 
@@ -71,6 +76,7 @@ impl Syncs {
             fio_engine_synchronous: false,
             fio_unit_freelist: false,
             fio_syncs_beside_io: false,
+            fio_queues_syncs: false,
         }
     }
 
@@ -80,7 +86,7 @@ impl Syncs {
     /// posixaio) they complete among the I/O in an order of the kernel's, and clearing it at
     /// issue keeps every N-th write's sync as fio's runs mostly do.
     pub(super) fn io_issued(&mut self) {
-        if !self.fio_syncs_beside_io {
+        if !self.clears_at_completion() {
             self.last_was_sync = false;
         }
     }
@@ -89,9 +95,15 @@ impl Syncs {
     /// flight (libaio), the sync completes first and the I/O issued before it clear the flag
     /// only as fio reaps them: the writes issued meanwhile ask for no sync of their own.
     pub(super) fn io_completed(&mut self) {
-        if self.fio_syncs_beside_io {
+        if self.clears_at_completion() {
             self.last_was_sync = false;
         }
+    }
+
+    /// Whether `last_was_sync` follows fio's completions (io_u.c, `io_completed`) rather than
+    /// the issues: where syncs run beside the I/O in flight or queue among it.
+    fn clears_at_completion(&self) -> bool {
+        self.fio_syncs_beside_io || self.fio_queues_syncs
     }
 
     /// The sync fio's `fsync=N` / `fdatasync=N` asks for before the next I/O, `writes` having
@@ -144,6 +156,60 @@ impl Worker {
         }
         self.sync.last_was_sync = true;
         Ok(())
+    }
+
+    /// A due sync queued on an engine that queues fio's syncs (`Syncs::fio_queues_syncs`):
+    /// it takes the I/O unit on top of the freelist (logging the offset that unit carried, as
+    /// fio's `log_io_u` does), and the I/O in flight goes on. Returns its engine slot.
+    pub(super) fn queue_sync(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        kind: FlushKind,
+        now_ns: u64,
+    ) -> Result<u32, RunError> {
+        let offset_bytes = self.sync_offset_bytes();
+        if let Some(log) = self.iolog.as_mut() {
+            log.record_sync(kind, offset_bytes);
+        }
+        let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
+        let slot = self.queue.slot_base + relative_slot;
+        engine.queue_flush(slot, kind).map_err(RunError::Engine)?;
+        self.queue.in_flight[relative_slot as usize] = InFlight {
+            flush: Some(kind),
+            offset_bytes,
+            queued_ns: now_ns,
+            submitted_ns: now_ns,
+            ..InFlight::default()
+        };
+        Ok(slot)
+    }
+
+    /// A queued sync in `slot` completed with `result` at `done_ns`: fio's `last_was_sync`
+    /// is set, the sync timed and counted as `flush` counts one; a failed sync is the
+    /// worker's error, as fio's.
+    pub(super) fn complete_sync(&mut self, slot: u32, result: Result<u32, i32>, done_ns: u64) {
+        let relative = (slot - self.queue.slot_base) as usize;
+        // The unit keeps the offset it logged, as fio's I/O unit does, for the next to log.
+        let sync = self.queue.in_flight[relative];
+        self.queue.in_flight[relative].flush = None;
+        self.queue.free_slots.push(relative as u32);
+        if let Err(errno) = result {
+            self.error.get_or_insert(RunError::Io {
+                offset_bytes: sync.offset_bytes,
+                len_bytes: 0,
+                source: std::io::Error::from_raw_os_error(errno),
+            });
+            return;
+        }
+        if sync.queued_ns >= self.sync.measure_start_ns {
+            self.stats
+                .sync
+                .record(done_ns.saturating_sub(sync.queued_ns));
+            if sync.flush == Some(FlushKind::All) {
+                self.stats.fsyncs += 1;
+            }
+        }
+        self.sync.last_was_sync = true;
     }
 
     /// The end of one fio loop before the next begins (backend.c, `do_io`'s end): with none of

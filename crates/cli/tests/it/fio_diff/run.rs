@@ -66,7 +66,11 @@ pub fn run(tool: Tool, job: &Job, scratch: &Path) -> Ran {
     let (mut command, format) = match tool {
         Tool::Fio => (Command::new("fio"), "json"),
         Tool::Storlab => {
-            let mut storlab = crate::common::storlab();
+            // `STORLAB_FUZZ_BIN`: another build of storlab to judge (an A/B check of a change).
+            let mut storlab = match std::env::var_os("STORLAB_FUZZ_BIN") {
+                Some(bin) => Command::new(bin),
+                None => crate::common::storlab(),
+            };
             storlab.args(["run", "--no-db"]);
             (storlab, "fio-json")
         }
