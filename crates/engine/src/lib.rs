@@ -210,7 +210,7 @@ pub trait IoEngine {
         )))
     }
     /// Whether `queue_flush` queues a sync as a request (fio's engines that hand a sync to
-    /// the kernel beside the I/O in flight: posixaio's `aio_fsync`).
+    /// the kernel beside the I/O in flight: posixaio's `aio_fsync`, io_uring's IORING_OP_FSYNC).
     fn queues_flushes(&self) -> bool {
         false
     }

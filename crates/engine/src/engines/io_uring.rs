@@ -339,6 +339,35 @@ impl IoUringEngine {
         drained
     }
 
+    /// Push `entry`, the request of `slot`, onto the submission queue.
+    ///
+    /// # Safety
+    /// Whatever memory `entry` points at stays valid until its completion is reaped (or
+    /// `Drop` has waited for the kernel), and `slot` is free.
+    unsafe fn push_entry(&mut self, entry: &squeue::Entry, slot: u32) -> Result<(), EngineError> {
+        let ring = self.ring.as_mut().expect(NOT_SET_UP);
+        // The ring has `slots` or more entries and at most `slots` requests are in it, so
+        // without SQPOLL the push cannot find the queue full. With SQPOLL the kernel's thread
+        // publishes the queue's head only after it has issued a whole batch, and a request of
+        // that batch can complete first: the queue can still look full for a moment after its
+        // slot came back, so wait for the thread to free an entry (IORING_ENTER_SQ_WAIT), as
+        // the kernel documents for SQPOLL rings.
+        // SAFETY: the caller keeps what the entry points at alive (this function's contract).
+        let mut pushed = unsafe { ring.submission().push(entry) };
+        while pushed.is_err() && self.options.sqpoll {
+            ring.submitter()
+                .squeue_wait()
+                .map_err(|err| enter_error("wait for a submission entry", err))?;
+            // SAFETY: as above; the entry is the same.
+            pushed = unsafe { ring.submission().push(entry) };
+        }
+        pushed.map_err(|_| EngineError::InvalidRequest("io_uring submission queue full".into()))?;
+        self.in_flight[slot as usize] = true;
+        self.in_ring += 1;
+        self.queued_since_submit += 1;
+        Ok(())
+    }
+
     fn enable_if_needed(&mut self) -> Result<(), EngineError> {
         if self.needs_enable {
             let ring = self.ring.as_ref().expect(NOT_SET_UP);
@@ -530,30 +559,45 @@ impl IoEngine for IoUringEngine {
         }
         .flags(self.sqe_flags)
         .user_data(u64::from(slot));
-        let ring = self.ring.as_mut().expect(NOT_SET_UP);
         // SAFETY: the SQE points at `len` ≤ slot_bytes bytes of slot `slot` (check_request),
         // directly or through that slot's iovec in `self.iovecs` (never reallocated after setup),
         // memory owned by `self.buffers`, which outlives the request: the slot is marked in
         // flight so it is not handed out again, and `Drop` waits for the kernel to finish
-        // before the buffers are freed. The ring has `slots` or more entries and at most
-        // `slots` requests are in it, so without SQPOLL the push cannot find the queue full.
-        // With SQPOLL the kernel's thread publishes the queue's head only after it has issued a
-        // whole batch, and a request of that batch can complete first: the queue can still look
-        // full for a moment after its slot came back, so wait for the thread to free an entry
-        // (IORING_ENTER_SQ_WAIT), as the kernel documents for SQPOLL rings.
-        let mut pushed = unsafe { ring.submission().push(&entry) };
-        while pushed.is_err() && self.options.sqpoll {
-            ring.submitter()
-                .squeue_wait()
-                .map_err(|err| enter_error("wait for a submission entry", err))?;
-            // SAFETY: as above; the entry is the same.
-            pushed = unsafe { ring.submission().push(&entry) };
+        // before the buffers are freed.
+        unsafe { self.push_entry(&entry, slot) }
+    }
+
+    fn queues_flushes(&self) -> bool {
+        true
+    }
+
+    fn queue_flush(&mut self, slot: u32, kind: crate::FlushKind) -> Result<(), EngineError> {
+        if self.buffers.is_none() {
+            return Err(EngineError::InvalidRequest(
+                "sync queued before setup".into(),
+            ));
         }
-        pushed.map_err(|_| EngineError::InvalidRequest("io_uring submission queue full".into()))?;
-        self.in_flight[slot as usize] = true;
-        self.in_ring += 1;
-        self.queued_since_submit += 1;
-        Ok(())
+        match self.in_flight.get(slot as usize) {
+            Some(false) => {}
+            _ => {
+                return Err(EngineError::InvalidRequest(format!(
+                    "sync in slot {slot}, which is busy or out of range"
+                )))
+            }
+        }
+        // fio's io_uring engine: IORING_OP_FSYNC, with IORING_FSYNC_DATASYNC for fdatasync
+        // (engines/io_uring.c, `fio_ioring_prep`).
+        let flags = match kind {
+            crate::FlushKind::All => types::FsyncFlags::empty(),
+            crate::FlushKind::Data => types::FsyncFlags::DATASYNC,
+        };
+        let entry = opcode::Fsync::new(types::Fd(self.sqe_fd))
+            .flags(flags)
+            .build()
+            .flags(self.sqe_flags)
+            .user_data(u64::from(slot));
+        // SAFETY: a sync names no memory; `push_entry`'s other conditions hold as for `queue`.
+        unsafe { self.push_entry(&entry, slot) }
     }
 
     fn submit(&mut self) -> Result<usize, EngineError> {

@@ -1,8 +1,9 @@
-//! Syncs queued as requests (fio's posixaio `aio_fsync`): one sync rides among the writes in
-//! flight, completes through `reap` with 0 bytes in its own slot, and engines that cannot queue
-//! one say so rather than run it out of turn.
+//! Syncs queued as requests (fio's posixaio `aio_fsync`, io_uring's IORING_OP_FSYNC): one sync
+//! rides among the writes in flight, completes through `reap` with 0 bytes in its own slot, and
+//! engines that cannot queue one say so rather than run it out of turn.
 
 use crate::common::*;
+use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions};
 use storlab_engine::engines::posixaio::PosixAioEngine;
 use storlab_engine::engines::psync::PsyncEngine;
 use storlab_engine::target::open_target;
@@ -22,7 +23,7 @@ fn write(slot: u32) -> IoRequest {
 }
 
 #[test]
-fn posixaio_queues_a_sync_among_writes_and_reaps_it_in_its_slot() {
+fn posixaio_and_io_uring_queue_a_sync_among_writes_and_reap_it_in_its_slot() {
     let dir = tempfile::tempdir().unwrap();
     let target = open_target(
         &Target::TempFileIn(dir.path().to_path_buf()),
@@ -32,9 +33,18 @@ fn posixaio_queues_a_sync_among_writes_and_reaps_it_in_its_slot() {
         None,
     )
     .unwrap();
-    let mut engine = PosixAioEngine::new(&target).unwrap();
-    assert!(engine.queues_flushes());
-    setup(&mut engine, 4, BLOCK_BYTES);
+    let engines: [Box<dyn IoEngine>; 2] = [
+        Box::new(PosixAioEngine::new(&target).unwrap()),
+        Box::new(IoUringEngine::new(&target, IoUringOptions::default()).unwrap()),
+    ];
+    for mut engine in engines {
+        sync_among_writes(engine.as_mut());
+    }
+}
+
+fn sync_among_writes(engine: &mut dyn IoEngine) {
+    assert!(engine.queues_flushes(), "{}", engine.name());
+    setup(engine, 4, BLOCK_BYTES);
     engine.queue(write(0)).unwrap();
     engine.queue(write(1)).unwrap();
     engine.queue_flush(2, FlushKind::Data).unwrap();
@@ -43,7 +53,8 @@ fn posixaio_queues_a_sync_among_writes_and_reaps_it_in_its_slot() {
             engine.queue_flush(2, FlushKind::All),
             Err(EngineError::InvalidRequest(_))
         ),
-        "a slot in flight takes no second request"
+        "{}: a slot in flight takes no second request",
+        engine.name()
     );
     engine.queue(write(3)).unwrap();
     assert_eq!(engine.submit().unwrap(), 4);

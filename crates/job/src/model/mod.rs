@@ -881,9 +881,11 @@ impl JobSpec {
     /// Whether fio's engine queues a sync as an I/O unit beside the I/O in flight, to
     /// complete in its turn: posixaio (engines/posixaio.c, `aio_fsync`). fio then asks for a
     /// sync at every unit it fills until one completes (io_u.c, `get_rw_ddir` and
-    /// `io_completed`'s `last_was_sync`).
+    /// `io_completed`'s `last_was_sync`). io_uring too (`IORING_OP_FSYNC`, engines/io_uring.c
+    /// `fio_ioring_prep`).
     pub fn fio_engine_queues_syncs(&self) -> bool {
-        self.fio_random.is_some() && self.engine == EngineKind::Posixaio
+        self.fio_random.is_some()
+            && matches!(self.engine, EngineKind::Posixaio | EngineKind::IoUring)
     }
 
     /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).

@@ -56,6 +56,9 @@ impl Worker {
         limit: usize,
     ) -> Result<(usize, Option<u64>), RunError> {
         let mut queued = 0;
+        // An engine that cannot queue a sync (a simulated stack under a fio job's io_uring)
+        // drains before each, as fio's synchronous engines.
+        self.sync.fio_queues_syncs &= engine.queues_flushes();
         while queued < limit
             && !self.queue.free_slots.is_empty()
             && self.queue.outstanding() < self.queue.depth_limit
