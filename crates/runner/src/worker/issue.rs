@@ -207,7 +207,14 @@ impl Worker {
         let io = match self.pending {
             Some(io) => io,
             None => {
-                self.generator.set_units_in_flight(self.queue.outstanding());
+                // fio's synchronous engines complete each I/O as it is queued: none of its
+                // units is in flight when the next is filled, whatever storlab's batch holds.
+                let in_flight = if self.sync.fio_engine_synchronous {
+                    0
+                } else {
+                    self.queue.outstanding()
+                };
+                self.generator.set_units_in_flight(in_flight);
                 let Some(io) = self.generator.next(None) else {
                     if let Some(reason) = self.generator.fio_never_ends() {
                         return Err(RunError::FioNeverEnds {

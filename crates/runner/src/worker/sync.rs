@@ -28,7 +28,7 @@ pub(super) struct Syncs {
     fio_writer: bool,
     /// fio's engine for the job completes each I/O as it queues it (FIO_SYNCIO): nothing is
     /// in flight in fio when a placement fails, whatever storlab's queue holds.
-    fio_engine_synchronous: bool,
+    pub(super) fio_engine_synchronous: bool,
     /// A fio job on an engine that queues: a sync takes the I/O unit on top of fio's freelist
     /// (the one freed last) and logs the offset it last carried; the worker's free slots are
     /// that freelist, in the same order.
