@@ -432,6 +432,7 @@ thread
             tausworthe64: false,
             lfsr: false,
             allrandrepeat: false,
+            rand_mode: false,
         });
         seq
     }
@@ -494,6 +495,9 @@ thread
         });
         // blockalign=4k under 128 KiB writes: fio turns the random map off (init.c).
         mixed.random_map = false;
+        if let Some(fio) = mixed.fio_random.as_mut() {
+            fio.rand_mode = true;
+        }
         assert_eq!(set.jobs[1], mixed);
     }
 

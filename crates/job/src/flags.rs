@@ -152,6 +152,7 @@ mod tests {
             tausworthe64: false,
             lfsr: false,
             allrandrepeat: false,
+            rand_mode: true,
         });
         assert_eq!(set.jobs, vec![expected]);
     }

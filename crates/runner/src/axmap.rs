@@ -89,7 +89,8 @@ impl Axmap {
         // A map of whole words lets a run that starts at its end write one word past its
         // array, into the allocation's slack, whose bits are whatever the heap left there:
         // storlab stops there (strided zones refuse such maps, `validate/io.rs`; a
-        // `bs_is_seq_rand` read of a larger write size may still reach one).
+        // `bs_is_seq_rand` read of a larger write size that reaches one ends the job,
+        // `run_passes_array`).
         let capacity = self.levels[0].len() as u64 * WORD_BITS;
         let (mut taken, mut at, mut left) = (0, block, count);
         while left > 0 && at <= self.blocks && at < capacity {
@@ -107,6 +108,14 @@ impl Axmap {
             at += set;
         }
         taken
+    }
+
+    /// Whether a run `set_run` took `taken` of `count` blocks from `block` for went on, in
+    /// fio, past the map's array: it reached the end of a map of whole words with blocks
+    /// left, where fio's next word is heap memory (see `set_run`).
+    pub fn run_passes_array(&self, block: u64, count: u64, taken: u64) -> bool {
+        let capacity = self.levels[0].len() as u64 * WORD_BITS;
+        self.blocks == capacity && block + taken == capacity && count > taken
     }
 
     /// Level 0's bit for `block`, padding past the last block included.

@@ -139,8 +139,9 @@ pub struct FioSequence {
     /// fio's Zipf, Pareto or Gauss generator (`random_distribution`), which replaces the
     /// offset stream, the map and the LFSR for random offsets.
     distribution: Option<FioDistribution>,
-    /// Set where fio 3.33's Gauss draw over this many ranges never returns: the job ends.
-    fio_spins_on_ranges: Option<u64>,
+    /// Set where fio 3.33 does what storlab cannot follow (why: its Gauss draw never returns,
+    /// its map runs into the heap): the job ends.
+    fio_unfollowed: Option<String>,
     /// fio's zoned distributions (`zoned`, `zoned_abs`): the zone of each random offset.
     zones: Option<FioZones>,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
@@ -152,6 +153,8 @@ pub struct FioSequence {
     /// fio's `perc_rand`.
     random_percent: [u64; 2],
     random_job: bool,
+    /// fio's `td_random`: the job's `rw` is a rand* mode, whatever its random share.
+    rand_mode: bool,
     /// fio's `rwmix`, for a mixed job.
     rwmix: Option<[u64; 2]>,
     rwmix_direction: usize,
@@ -282,7 +285,7 @@ impl FioSequence {
             lfsr,
             lfsr_job,
             distribution,
-            fio_spins_on_ranges: None,
+            fio_unfollowed: None,
             zones: FioZones::new(&job.random_distribution),
             region,
             file_size_bytes,
@@ -290,6 +293,7 @@ impl FioSequence {
             sizes,
             random_percent,
             random_job,
+            rand_mode: fio.rand_mode,
             rwmix: (1..PERCENT)
                 .contains(&read)
                 .then_some([read, PERCENT - read]),
@@ -410,7 +414,7 @@ impl FioSequence {
                 }
             }
             let filled = self.fill(forced);
-            if self.fio_spins_on_ranges.is_some() {
+            if self.fio_unfollowed.is_some() {
                 return None;
             }
             match filled {
@@ -548,14 +552,11 @@ impl FioSequence {
         }
     }
 
-    /// Why fio 3.33 never ends this job, once the sequence has ended there: its Gauss draw
-    /// (lib/gauss.c, `gauss_next`) spins forever on the draw storlab just made.
-    pub fn fio_never_ends(&self) -> Option<String> {
-        self.fio_spins_on_ranges.map(|ranges| {
-            format!(
-                "fio 3.33 never ends this job: its normal distribution over {ranges} ranges drew a mean at the last one with no spread left to move it back (lib/gauss.c, gauss_next, loops forever); storlab stops the job there"
-            )
-        })
+    /// Why storlab cannot follow fio 3.33 past this point, once the sequence has ended there:
+    /// fio's Gauss draw (lib/gauss.c, `gauss_next`) spins forever on the draw storlab just
+    /// made, or its random map runs into heap memory.
+    pub fn fio_not_followed(&self) -> Option<String> {
+        self.fio_unfollowed.clone()
     }
 
     /// The I/Os the worker has in flight as it asks for the next.
@@ -592,7 +593,15 @@ impl FioSequence {
             // block, whatever granule the map was built with.
             let sizes = &self.sizes[direction];
             let block = sizes.blocks(relative, false);
-            let taken = map.set_run(block, sizes.blocks(len, true));
+            let wanted = sizes.blocks(len, true);
+            let taken = map.set_run(block, wanted);
+            if map.run_passes_array(block, wanted, taken) {
+                self.fio_unfollowed = Some(format!(
+                    "fio 3.33 marks its random map past its end here, into heap memory it never set (lib/axmap.c, __axmap_set: a {len}-byte I/O at block {block} of a map of {} whole 64-block words), so its length is whatever the heap held; storlab stops the job there (bs_is_seq_rand with a larger fixed write size: use a region that is not a multiple of 64 of the smallest block, or norandommap)",
+                    block + taken
+                ));
+                return None;
+            }
             len = len.min(taken * sizes.min_bytes);
         }
         self.last_pos_bytes[direction] = offset + len;
@@ -675,7 +684,9 @@ impl FioSequence {
             self.units.busy_ok |= !random_turn;
             match self.sequential(direction) {
                 Some(at) => (at, false),
-                None if self.random_job => (self.random_block(direction)?, false),
+                // fio's `td_random` (a rand* mode, `percentage_random=0` too) falls back to
+                // a random block past the file's end.
+                None if self.random_job || self.rand_mode => (self.random_block(direction)?, false),
                 None => return None,
             }
         };
@@ -763,7 +774,10 @@ impl FioSequence {
             // io_u.c, `__get_next_rand_offset_zipf` and its kin: the generator's block, never
             // refused (an offset past the region ends the job in `offset`).
             let Some(block) = distribution.next_block() else {
-                self.fio_spins_on_ranges = Some(distribution.ranges());
+                self.fio_unfollowed = Some(format!(
+                    "fio 3.33 never ends this job: its normal distribution over {} ranges drew a mean at the last one with no spread left to move it back (lib/gauss.c, gauss_next, loops forever); storlab stops the job there",
+                    distribution.ranges()
+                ));
                 return None;
             };
             return Some(block * align);

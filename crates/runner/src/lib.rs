@@ -88,10 +88,10 @@ pub enum RunError {
     FioVerify(Box<verify::FioMismatch>),
     #[error("job '{job}': {reason}")]
     Plan { job: String, reason: String },
-    /// A fio job at the point where fio 3.33 itself would loop forever (the reason says
-    /// where): storlab stops it rather than spin.
+    /// A fio job at the point where fio 3.33 itself would loop forever or read memory it
+    /// never set (the reason says which): storlab stops it there rather than run on otherwise.
     #[error("job '{job}': {reason}")]
-    FioNeverEnds { job: String, reason: String },
+    FioNotFollowed { job: String, reason: String },
     #[error("engine protocol violation: {0}")]
     Protocol(String),
     #[error("worker thread panicked: {0}")]

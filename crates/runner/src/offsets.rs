@@ -186,6 +186,7 @@ impl OffsetGenerator {
             tausworthe64: false,
             lfsr: false,
             allrandrepeat: false,
+            rand_mode: false,
         };
         let fio = match &job.fio_random {
             Some(fio) => fio,
@@ -272,8 +273,8 @@ impl OffsetGenerator {
     }
 
     /// For a fio job whose sequence has ended: why fio itself would never have ended it.
-    pub fn fio_never_ends(&self) -> Option<String> {
-        self.fio.as_ref().and_then(|fio| fio.fio_never_ends())
+    pub fn fio_not_followed(&self) -> Option<String> {
+        self.fio.as_ref().and_then(|fio| fio.fio_not_followed())
     }
 
     /// For a fio job whose sequence has ended: the offset fio's last failed placement left

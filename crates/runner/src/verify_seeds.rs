@@ -342,6 +342,7 @@ mod tests {
             tausworthe64: false,
             lfsr: false,
             allrandrepeat: false,
+            rand_mode: false,
         });
         SeedOrder::for_job(&job, 1).expect("a mixed norandommap verify job is checked")
     }

@@ -562,39 +562,6 @@ impl JobDraft {
         ))
     }
 
-    /// A fio `rand*` job with `percentage_random=0` draws sequentially, and falls back to a
-    /// random block when a sequential offset would pass the file's end (io_u.c,
-    /// `get_next_block`). fio 3.33's null engine, whose file ends at the region's end, meets
-    /// that end again in the loops after the first and goes on from random blocks there
-    /// (measured: `--ioengine=null --rw=randread --percentage_random=0 --size=128k --loops=3`
-    /// reads 1, 2, ... 31, 23, 24, ... in its second loop); storlab's sequence restarts at the
-    /// region's start, so such a job is refused rather than read elsewhere than fio.
-    pub(super) fn check_null_sequential_random_loops(
-        &self,
-        spec: &JobSpec,
-        job_location: &Location,
-    ) -> Result<(), JobError> {
-        let random_rw = self.rw.is_some_and(|rw| rw.is_random());
-        let no_random_share = spec.random_percent == 0 || spec.random_percent_writes() == 0;
-        let more_than_a_loop = spec.loops > 1 || spec.io_size_bytes.is_some();
-        if self.storlab_rw_default
-            || spec.engine != EngineKind::Null
-            || !random_rw
-            || !no_random_share
-            || !more_than_a_loop
-        {
-            return Ok(());
-        }
-        Err(self.refused_at_key(
-            "percentage_random",
-            job_location,
-            "on a rand* job with ioengine=null and more than one loop: fio 3.33 goes on \
-             from random blocks where its null file ends, which storlab does not follow; \
-             use rw=read/write or another engine"
-                .to_string(),
-        ))
-    }
-
     /// A refusal of the job at the key that last set `field` (at the job when none did).
     fn refused_at_key(&self, field: &str, job_location: &Location, reason: String) -> JobError {
         let setter = self.provenance.iter().rev().find(|p| p.field == field);

@@ -349,7 +349,6 @@ impl JobDraft {
         self.check_null_queue_syncs(&spec, job_location)?;
         self.check_null_queue_pacing(&spec, job_location)?;
         self.check_batched_sync_log(&spec, job_location)?;
-        self.check_null_sequential_random_loops(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;
         self.check_time_based_read_back(&spec, job_location)?;
         self.check_clones_verify_shared_bytes(&spec, job_location)?;
@@ -404,6 +403,7 @@ mod tests {
             tausworthe64: false,
             lfsr: false,
             allrandrepeat: false,
+            rand_mode: false,
         });
         assert_eq!(spec, expected);
         assert_eq!(spec.seed, DEFAULT_SEED);

@@ -345,6 +345,7 @@ impl JobDraft {
             tausworthe64: self.random_generator == Some(FioGenerator::Tausworthe64),
             lfsr: self.random_generator == Some(FioGenerator::Lfsr),
             allrandrepeat: self.allrandrepeat.unwrap_or(false),
+            rand_mode: self.rw.is_some_and(|rw| rw.is_random()),
         });
         if let Some(distribution) = &self.random_distribution {
             spec.random_distribution = distribution.clone();
@@ -577,6 +578,7 @@ mod tests {
                 tausworthe64: false,
                 lfsr: false,
                 allrandrepeat: false,
+                rand_mode: true,
             })
         );
         let given = fio(&[("randseed", Some("12")), ("randrepeat", Some("0"))]).unwrap();

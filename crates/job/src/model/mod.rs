@@ -851,17 +851,6 @@ impl JobSpec {
         }
     }
 
-    /// Whether fio's engine for this job answers a read or write with FIO_Q_QUEUED (its loops
-    /// count bytes only then, backend.c `io_queue_event`): the queued engines, `null` only
-    /// above depth 1 (engines/null.c sets FIO_SYNCIO at depth 1), and the simulator, which
-    /// queues as they do.
-    pub fn fio_engine_queues(&self) -> bool {
-        match self.engine {
-            EngineKind::Null => self.iodepth > 1,
-            kind => kind.queued(),
-        }
-    }
-
     /// fio's `td_min_bs`: the smallest block of reads, writes and (a trim job's) trims.
     pub fn fio_smallest_block_bytes(&self) -> u64 {
         self.block_size_read
@@ -869,41 +858,6 @@ impl JobSpec {
             .min(self.block_size_write.min_bytes())
             .min(self.trim_job_read_min_bytes.unwrap_or(u64::MAX))
             .max(1)
-    }
-
-    /// Whether fio's engine runs a sync as it is queued, beside the I/O in flight: libaio
-    /// (Linux has no asynchronous fsync for it; engines/libaio.c returns busy only while I/O
-    /// is queued but not yet submitted, which fio's default batch never leaves).
-    pub fn fio_engine_syncs_beside_io(&self) -> bool {
-        self.engine == EngineKind::Libaio && self.io_batch.is_none_or(|batch| batch.submit == 1)
-    }
-
-    /// Whether fio's engine queues a sync as an I/O unit beside the I/O in flight, to
-    /// complete in its turn: posixaio (engines/posixaio.c, `aio_fsync`). fio then asks for a
-    /// sync at every unit it fills until one completes (io_u.c, `get_rw_ddir` and
-    /// `io_completed`'s `last_was_sync`). io_uring too (`IORING_OP_FSYNC`, engines/io_uring.c
-    /// `fio_ioring_prep`).
-    pub fn fio_engine_queues_syncs(&self) -> bool {
-        self.fio_random.is_some()
-            && matches!(self.engine, EngineKind::Posixaio | EngineKind::IoUring)
-    }
-
-    /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).
-    pub fn fio_engine_shifts_to_file_start(&self) -> bool {
-        self.engine == EngineKind::Mmap && self.fio_random.is_some()
-    }
-
-    /// Whether fio's engine for this job never sizes its file (`null`: FIO_DISKLESSIO with
-    /// FIO_FAKEIO), so filesetup.c `setup_files` makes the file end at the region's end.
-    pub fn fio_engine_sizes_no_file(&self) -> bool {
-        self.engine == EngineKind::Null
-    }
-
-    /// Whether fio, running this fio job, logs each I/O after the first of a run twice: its
-    /// null engine above depth 1 refuses a request while its last batch is unreaped
-    /// (engines/null.c, FIO_Q_BUSY), and fio logs the request again when it queues it anew.
-    pub fn fio_logs_busy_requeues(&self) -> bool {
-        self.fio_random.is_some() && self.engine == EngineKind::Null && self.iodepth > 1
     }
 
     /// Writes' share of random offsets (`random_percent` unless fio's `read,write` form of

@@ -59,6 +59,11 @@ pub struct FioRandom {
     /// whatever `randseed` says.
     #[serde(default)]
     pub allrandrepeat: bool,
+    /// The job's `rw` is a random mode (fio's `td_random`), whatever `percentage_random`
+    /// says: a sequential offset past the file's end falls back to a random block (io_u.c,
+    /// `get_next_block`).
+    #[serde(default)]
+    pub rand_mode: bool,
 }
 
 impl FioRandom {

@@ -14,6 +14,7 @@ fn fio_job(shape: impl Fn(&mut JobSpec)) -> JobSpec {
         tausworthe64: false,
         lfsr: false,
         allrandrepeat: false,
+        rand_mode: false,
     });
     shape(&mut job);
     job

@@ -216,8 +216,8 @@ impl Worker {
                 };
                 self.generator.set_units_in_flight(in_flight);
                 let Some(io) = self.generator.next(None) else {
-                    if let Some(reason) = self.generator.fio_never_ends() {
-                        return Err(RunError::FioNeverEnds {
+                    if let Some(reason) = self.generator.fio_not_followed() {
+                        return Err(RunError::FioNotFollowed {
                             job: self.job_name.clone(),
                             reason,
                         });

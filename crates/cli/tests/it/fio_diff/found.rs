@@ -212,13 +212,15 @@ pub const AGREE: &[&str] = &[
     // 1357: on fio's synchronous engines no I/O unit is in flight when the next is filled,
     // whatever depth storlab batches them at (a stale unit's unmarked fill comes at once).
     "--rw=randrw:4k --size=256k --io_size=512k --randseed=7650 --iodepth=4 --numjobs=2",
+    // 3579 (and 4711's null refusal): a rand* job with `percentage_random=0` is fio's
+    // `td_random`: a sequential offset past the file's end falls back to a random block, and
+    // the loop goes on from there.
+    "--rw=randrw:4k --loops=3 --percentage_random=0",
+    "--rw=randread --size=128k --loops=3 --percentage_random=0 --ioengine=null",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
 pub const REFUSED: &[&str] = &[
-    // 4711: fio's null file ends at the region's end; a sequential rand* job's later loops
-    // go on from random blocks there.
-    "--rw=randread --size=128k --loops=3 --percentage_random=0 --ioengine=null",
     // 6174: verifying clones from shifted starts overwrite each other's blocks; fio 3.33
     // passes or fails its check as their pace decides (psync passed, posixaio failed).
     "--rw=readwrite --bsrange=512-8k --size=512k --ioengine=posixaio --verify=sha256 --numjobs=2 --offset_increment=256k",
@@ -251,4 +253,7 @@ pub const REFUSED: &[&str] = &[
     // 4848: a zoned distribution turns fio's map off too: its experimental pass replays every
     // write in order, storlab's read-back goes by offset.
     "--rw=randwrite --bssplit=4k/50:8k/50 --size=512k --random_distribution=zoned:50/10:50/90 --iodepth=2 --verify=crc32c --experimental_verify=1",
+    // bs_is_seq_rand: a random read of the write size runs past a map of whole 64-block words
+    // into heap memory fio never set (storlab stops the job there in one line).
+    "--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1",
 ];
