@@ -215,11 +215,10 @@ impl JobDraft {
         }
     }
 
-    /// The two cases where storlab's region under `filesize` is not yet fio's, refused in one
-    /// line at `filesize`: clones `offset_increment` apart (fio's regions each end at the
-    /// file's end) and a `size` below the region over several loops (`loops`, or `io_size`
-    /// given too) on an engine that queues (fio ends each loop at `size` bytes, backend.c
-    /// `do_io`).
+    /// The cases where storlab's region under `filesize` is not yet fio's, refused in one
+    /// line at `filesize`: clones `offset_increment` apart past the last clone's room, and a
+    /// `size` below the region with `io_size` given too on an engine that queues (fio ends
+    /// each loop at `size` bytes, backend.c `do_io`, which `io_size` then hides here).
     pub(super) fn check_filesize_region(
         &self,
         spec: &JobSpec,
@@ -263,13 +262,9 @@ impl JobDraft {
         } else if clones_apart {
             "filesize with numjobs clones offset_increment apart is not supported: fio's \
              clones' regions each end at filesize; give size= instead"
-        } else if size_below_region
-            && (spec.loops > 1 || self.io_size_bytes.is_some())
-            && spec.fio_engine_queues()
-        {
-            "filesize with a smaller size over several loops (loops, or an io_size) on a \
-             queueing engine is not supported: fio ends each loop at size bytes; give io_size= \
-             alone instead"
+        } else if size_below_region && self.io_size_bytes.is_some() && spec.fio_engine_queues() {
+            "filesize with a smaller size and an io_size on a queueing engine is not \
+             supported: fio ends each loop at size bytes; give io_size= alone, or no io_size"
         } else {
             return Ok(());
         };
@@ -349,13 +344,25 @@ mod tests {
         .unwrap();
         assert_eq!(fitting.filesize_bytes, Some(k(256)));
         assert_eq!(region(fitting), (Some(k(256)), Some(k(64))));
+        // Over several loops on a queueing engine each loop ends at `size` bytes (the region
+        // runs to `filesize`); with `io_size` too, that `size` is lost here: refused.
         let loops = job(&[
             ("filesize", "256k"),
             ("size", "64k"),
             ("loops", "2"),
             ("ioengine", "libaio"),
         ]);
-        assert!(loops.unwrap_err().to_string().contains("several loops"));
+        assert_eq!(region(loops.unwrap()), (Some(k(256)), Some(k(64))));
+        let with_io_size = job(&[
+            ("filesize", "256k"),
+            ("size", "64k"),
+            ("io_size", "128k"),
+            ("ioengine", "libaio"),
+        ]);
+        assert!(with_io_size
+            .unwrap_err()
+            .to_string()
+            .contains("a smaller size and an io_size"));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one.
     let map_off = !job.random_map || !job.random_distribution.is_random();
     let random_write_unmapped = writes && random_job && map_off;
+    // fio's `size` under `filesize` with a smaller `size` and no `io_size`: a loop's bytes,
+    // while the region runs on to `filesize` (the job crate keeps it as `io_size_bytes`).
+    let size = match job.io_size_bytes {
+        Some(bytes) if job.filesize_bytes.is_some() && !job.io_size_given => bytes,
+        _ => size,
+    };
     let pass_bytes = match job.io_size_bytes {
         // backend.c counts a loop's `bytes_issued` only for an I/O the engine queued
         // (`io_queue_event`, FIO_Q_QUEUED) or cut short: with an engine that completes each

@@ -217,6 +217,10 @@ pub const AGREE: &[&str] = &[
     // the loop goes on from there.
     "--rw=randrw:4k --loops=3 --percentage_random=0",
     "--rw=randread --size=128k --loops=3 --percentage_random=0 --ioengine=null",
+    // 2468, 3579, 4680 (refused until then): `filesize` with a smaller `size` over several
+    // loops on a queueing engine ends each loop at `size` bytes.
+    "--rw=rw --rwmixread=90 --bs=512,512 --size=128k --loops=3 --ioengine=libaio --fsync=4 --filesize=512k",
+    "--rw=randread --size=64k --loops=3 --ioengine=posixaio --iodepth=2 --filesize=256k --offset=64k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
