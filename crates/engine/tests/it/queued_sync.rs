@@ -6,11 +6,23 @@ use crate::common::*;
 use storlab_engine::engines::io_uring::{IoUringEngine, IoUringOptions};
 use storlab_engine::engines::posixaio::PosixAioEngine;
 use storlab_engine::engines::psync::PsyncEngine;
-use storlab_engine::target::open_target;
+use storlab_engine::target::{open_target, OpenTarget};
 use storlab_engine::{EngineError, FlushKind, IoDirection, IoEngine, IoRequest};
 use storlab_job::Target;
 
 const TARGET_BYTES: u64 = 1 << 20;
+
+/// A temporary file of `TARGET_BYTES` in `dir`, buffered.
+fn temp_file_target(dir: &std::path::Path) -> OpenTarget {
+    open_target(
+        &Target::TempFileIn(dir.to_path_buf()),
+        TARGET_BYTES,
+        false,
+        true,
+        None,
+    )
+    .unwrap()
+}
 
 fn write(slot: u32) -> IoRequest {
     IoRequest {
@@ -25,14 +37,7 @@ fn write(slot: u32) -> IoRequest {
 #[test]
 fn posixaio_and_io_uring_queue_a_sync_among_writes_and_reap_it_in_its_slot() {
     let dir = tempfile::tempdir().unwrap();
-    let target = open_target(
-        &Target::TempFileIn(dir.path().to_path_buf()),
-        TARGET_BYTES,
-        false,
-        true,
-        None,
-    )
-    .unwrap();
+    let target = temp_file_target(dir.path());
     let engines: [Box<dyn IoEngine>; 2] = [
         Box::new(PosixAioEngine::new(&target).unwrap()),
         Box::new(IoUringEngine::new(&target, IoUringOptions::default()).unwrap()),
@@ -85,14 +90,7 @@ fn sync_among_writes(engine: &mut dyn IoEngine) {
 #[test]
 fn an_engine_that_cannot_queue_a_sync_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let target = open_target(
-        &Target::TempFileIn(dir.path().to_path_buf()),
-        TARGET_BYTES,
-        false,
-        true,
-        None,
-    )
-    .unwrap();
+    let target = temp_file_target(dir.path());
     let mut engine = PsyncEngine::new(&target).unwrap();
     assert!(!engine.queues_flushes());
     setup(&mut engine, 2, BLOCK_BYTES);

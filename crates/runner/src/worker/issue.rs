@@ -58,7 +58,9 @@ impl Worker {
         let mut queued = 0;
         // An engine that cannot queue a sync (a simulated stack under a fio job's io_uring)
         // drains before each, as fio's synchronous engines.
-        self.sync.fio_queues_syncs &= engine.queues_flushes();
+        if self.sync.fio_queues_syncs && !engine.queues_flushes() {
+            self.sync.fio_queues_syncs = false;
+        }
         while queued < limit
             && !self.queue.free_slots.is_empty()
             && self.queue.outstanding() < self.queue.depth_limit
@@ -67,7 +69,12 @@ impl Worker {
             if let Some(wait) = self.held_before_choosing(engine, now_ns, queued)? {
                 return Ok((queued, wait));
             }
-            if let Some(kind) = self.sync_due().filter(|_| self.sync.fio_queues_syncs) {
+            if let Some(kind) = self
+                .sync
+                .fio_queues_syncs
+                .then(|| self.sync_due())
+                .flatten()
+            {
                 queued_slots.push(self.queue_sync(engine, kind, now_ns)?);
                 queued += 1;
                 continue;
@@ -154,7 +161,9 @@ impl Worker {
             }
         }
         // Queued syncs go in `fill` as I/O units.
-        let due = self.sync_due().filter(|_| !self.sync.fio_queues_syncs);
+        let due = (!self.sync.fio_queues_syncs)
+            .then(|| self.sync_due())
+            .flatten();
         if let Some(kind) = due {
             // As fio's synchronous engines: the sync waits for the worker's I/O to finish.
             if self.queue.outstanding() > 0 && !self.sync.fio_syncs_beside_io {
