@@ -572,19 +572,7 @@ impl IoEngine for IoUringEngine {
     }
 
     fn queue_flush(&mut self, slot: u32, kind: crate::FlushKind) -> Result<(), EngineError> {
-        if self.buffers.is_none() {
-            return Err(EngineError::InvalidRequest(
-                "sync queued before setup".into(),
-            ));
-        }
-        match self.in_flight.get(slot as usize) {
-            Some(false) => {}
-            _ => {
-                return Err(EngineError::InvalidRequest(format!(
-                    "sync in slot {slot}, which is busy or out of range"
-                )))
-            }
-        }
+        super::check_slot_free(slot, &self.in_flight)?;
         // fio's io_uring engine: IORING_OP_FSYNC, with IORING_FSYNC_DATASYNC for fdatasync
         // (engines/io_uring.c, `fio_ioring_prep`).
         let flags = match kind {

@@ -139,28 +139,33 @@ impl Slots {
 /// Reject a request that names a slot outside the buffers, a slot still in flight, or more
 /// bytes than a slot holds (trims carry no data and may be any length).
 #[inline]
-pub(crate) fn check_request(
-    request: &IoRequest,
-    in_flight: &[bool],
-    slot_bytes: usize,
-) -> Result<(), EngineError> {
-    let Some(&busy) = in_flight.get(request.slot as usize) else {
+/// `slot` exists (the engine is set up) and holds no request whose completion is unreaped: a
+/// request's or a queued sync's (`IoEngine::queue_flush`).
+pub(crate) fn check_slot_free(slot: u32, in_flight: &[bool]) -> Result<(), EngineError> {
+    let Some(&busy) = in_flight.get(slot as usize) else {
         return Err(EngineError::InvalidRequest(if in_flight.is_empty() {
             "request queued before setup".to_string()
         } else {
             format!(
-                "slot {} out of range (engine has {} slots)",
-                request.slot,
+                "slot {slot} out of range (engine has {} slots)",
                 in_flight.len()
             )
         }));
     };
     if busy {
         return Err(EngineError::InvalidRequest(format!(
-            "slot {} queued again before its completion was reaped",
-            request.slot
+            "slot {slot} queued again before its completion was reaped"
         )));
     }
+    Ok(())
+}
+
+pub(crate) fn check_request(
+    request: &IoRequest,
+    in_flight: &[bool],
+    slot_bytes: usize,
+) -> Result<(), EngineError> {
+    check_slot_free(request.slot, in_flight)?;
     if request.direction != IoDirection::Trim && request.len_bytes as usize > slot_bytes {
         return Err(EngineError::InvalidRequest(format!(
             "request of {} bytes does not fit a {slot_bytes}-byte buffer slot",

@@ -296,14 +296,7 @@ impl IoEngine for PosixAioEngine {
     }
 
     fn queue_flush(&mut self, slot: u32, kind: crate::FlushKind) -> Result<(), EngineError> {
-        match self.in_flight.get(slot as usize) {
-            Some(false) => {}
-            _ => {
-                return Err(EngineError::InvalidRequest(format!(
-                    "sync in slot {slot}, which is busy or out of range"
-                )))
-            }
-        }
+        super::check_slot_free(slot, &self.in_flight)?;
         self.in_flight[slot as usize] = true;
         self.queued.push(Queued::Flush(slot, kind));
         Ok(())
