@@ -148,14 +148,20 @@ impl Worker {
         }
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
+        self.sync_done(kind, start_ns, engine.now_ns(), measured);
+        Ok(())
+    }
+
+    /// A sync of `kind` started at `start_ns` is done at `done_ns`: timed and counted in fio's
+    /// `sync` block when `measured` and after the ramp, and fio's `last_was_sync` set.
+    fn sync_done(&mut self, kind: FlushKind, start_ns: u64, done_ns: u64, measured: bool) {
         if measured && start_ns >= self.sync.measure_start_ns {
-            self.stats.sync.record(engine.now_ns() - start_ns);
+            self.stats.sync.record(done_ns.saturating_sub(start_ns));
             if kind == FlushKind::All {
                 self.stats.fsyncs += 1;
             }
         }
         self.sync.last_was_sync = true;
-        Ok(())
     }
 
     /// A due sync queued on an engine that queues fio's syncs (`Syncs::fio_queues_syncs`):
@@ -201,15 +207,9 @@ impl Worker {
             });
             return;
         }
-        if sync.queued_ns >= self.sync.measure_start_ns {
-            self.stats
-                .sync
-                .record(done_ns.saturating_sub(sync.queued_ns));
-            if sync.flush == Some(FlushKind::All) {
-                self.stats.fsyncs += 1;
-            }
+        if let Some(kind) = sync.flush {
+            self.sync_done(kind, sync.queued_ns, done_ns, true);
         }
-        self.sync.last_was_sync = true;
     }
 
     /// The end of one fio loop before the next begins (backend.c, `do_io`'s end): with none of
