@@ -36,7 +36,7 @@ pub struct PosixAioEngine {
     /// How many slots `issued` marks.
     issued_count: usize,
     /// Addresses of the control blocks the next `aio_suspend` waits on: the first
-    /// [`SUSPEND_ENTRIES`] still in progress, in slot order, as the last scan found them.
+    /// [`SUSPEND_ENTRIES`] still in progress, in the scan's order (fio's unit order), as the last scan found them.
     suspend_list: Vec<usize>,
     /// Finished without glibc (trims, refused requests): handed out by the next `reap`.
     ready: Vec<IoCompletion>,
@@ -59,7 +59,7 @@ enum Queued {
 unsafe impl Send for PosixAioEngine {}
 
 /// How many in-progress requests one `aio_suspend` waits on: fio 3.33's `SUSPEND_ENTRIES`
-/// (engines/posixaio.c). Waiting on a few requests taken in slot order, rather than on the
+/// (engines/posixaio.c). Waiting on a few requests taken in scan order, rather than on the
 /// oldest, lets several finish between two wake-ups of the job's thread, which then collects
 /// them all in one scan.
 const SUSPEND_ENTRIES: usize = 8;
@@ -86,10 +86,14 @@ impl PosixAioEngine {
         })
     }
 
-    /// Move every issued request glibc has finished into `out`, scanning the slots in order
-    /// with `aio_error`, and note the first [`SUSPEND_ENTRIES`] still in progress for
-    /// `suspend`: fio's `fio_posixaio_getevents` (it walks `io_u_all` in index order). Returns
-    /// how many were moved.
+    /// Move every issued request glibc has finished into `out`, scanning the slots from the
+    /// last to the first with `aio_error`, and note the first [`SUSPEND_ENTRIES`] still in
+    /// progress for `suspend`: fio's `fio_posixaio_getevents`. fio walks `io_u_all` in index
+    /// order, and its first I/O takes the unit of the highest index (backend.c `init_io_u`
+    /// pushes units 0.. on its freelist, io_u.c pops the top), where storlab's worker takes slot
+    /// 0 first: slot `s` is fio's unit `slots - 1 - s`, so the walk goes down. Which of two
+    /// requests found finished in one walk is reaped last decides the unit fio's next sync
+    /// takes (its logged offset). Returns how many were moved.
     fn collect_finished(&mut self, out: &mut Vec<IoCompletion>) -> usize {
         self.suspend_list.clear();
         if self.issued_count == 0 {
@@ -97,7 +101,7 @@ impl PosixAioEngine {
         }
         let mut found = 0;
         let mut done_ns = None;
-        for slot in 0..self.issued.len() {
+        for slot in (0..self.issued.len()).rev() {
             if !self.issued[slot] {
                 continue;
             }

@@ -5,6 +5,7 @@ mod common;
 mod descriptors;
 mod engines;
 mod loop_safety;
+mod posixaio_scan;
 mod probe;
 mod queued_sync;
 mod signatures;
