@@ -385,6 +385,8 @@ mod tests {
         "filesize=1M",
         "nrfiles=1",
         "nr_files=1",
+        "openfiles=2",
+        "file_service_type=zipf:1.2:0.5",
         "rate_process=poisson",
         "io_submit_mode=offload",
         "gtod_reduce=1",

@@ -36,7 +36,7 @@ const GROUPS: [&[KeyDef]; 20] = [
 /// The order `storlab run --help`, its man page and the docs list the keys in: the order keys
 /// were added to storlab, which users of its help have seen since. A new key goes in its group's
 /// file and here; the build fails if one is missing here or named twice.
-const DOC_ORDER: [&str; 175] = [
+const DOC_ORDER: [&str; 177] = [
     "name",
     "description",
     "ioengine",
@@ -169,6 +169,8 @@ const DOC_ORDER: [&str; 175] = [
     "filename_format",
     "filesize",
     "nrfiles",
+    "openfiles",
+    "file_service_type",
     "buffer_pattern",
     "verify_pattern",
     "rate_min",

@@ -181,7 +181,85 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
             }
         },
     },
+    KeyDef {
+        name: "openfiles",
+        aliases: &[],
+        bare: false,
+        meaning: "fio: files kept open at once among a job's several (accepted, no effect: storlab's job has one file)",
+        field: "openfiles",
+        path: KeyPath::None,
+        apply: |d, v| {
+            // fio reads it as a plain integer (FIO_OPT_INT: -1 and 4k pass, "abc" fails); with
+            // one file fio opens that one whatever it says (init.c caps it at nr_files).
+            let number = v.strip_prefix('-').unwrap_or(v);
+            parse_size(number).map_err(|_| {
+                ApplyError::Invalid(format!("'{v}' is not a whole number"))
+            })?;
+            super::values::accept_without_effect(d, "openfiles");
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "file_service_type",
+        aliases: &[],
+        bare: false,
+        meaning: "fio: how a job picks its next file among several (accepted, no effect: storlab's job has one file)",
+        field: "file_service_type",
+        path: KeyPath::None,
+        apply: apply_file_service_type,
+    },
 ];
+
+/// `file_service_type=`: fio 3.33's `random`, `roundrobin` and `sequential` with an optional
+/// `:N` (I/Os per file before the next pick, read with `atoi`, so any text passes), and `zipf`,
+/// `pareto`, `normal`/`gauss` with an optional `:VALUE[:CENTER]` under fio's range checks
+/// (options.c, `str_fst_cb`). With the job's one file every pick is that file: fio's I/O is the
+/// same whatever the type (checked against fio 3.33 on random and sequential jobs).
+fn apply_file_service_type(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
+    use super::values::parse_micros;
+    use crate::model::MICROS_PER_UNIT;
+    let invalid = |detail: &str| Err(ApplyError::Invalid(detail.to_string()));
+    let (kind, postfix) = v.split_once(':').map_or((v, None), |(k, p)| (k, Some(p)));
+    let (value, center) =
+        match postfix.map(|p| p.split_once(':').map_or((p, None), |(a, b)| (a, Some(b)))) {
+            Some((value, center)) => (Some(value), center),
+            None => (None, None),
+        };
+    let value_micros = || value.map(parse_micros).transpose();
+    match kind {
+        "random" | "roundrobin" | "sequential" => {}
+        "zipf" => {
+            if value_micros()? == Some(MICROS_PER_UNIT) {
+                return invalid("zipf's theta must differ from 1.0 (as in fio)");
+            }
+        }
+        "pareto" => {
+            if let Some(h) = value_micros()? {
+                if h == 0 || h >= MICROS_PER_UNIT {
+                    return invalid("pareto's h must be above 0 and below 1 (as in fio)");
+                }
+            }
+        }
+        "normal" | "gauss" => {
+            if value_micros()?.is_some_and(|dev| dev >= 100 * MICROS_PER_UNIT) {
+                return invalid("normal's deviation must be below 100 (as in fio)");
+            }
+        }
+        _ => {
+            return invalid(
+                "use random, roundrobin or sequential (each with an optional :N), or zipf, pareto, normal or gauss (each with an optional :VALUE[:CENTER])",
+            )
+        }
+    }
+    let distribution = !matches!(kind, "random" | "roundrobin" | "sequential");
+    if let (true, Some(center)) = (distribution, center) {
+        if parse_micros(center)? > MICROS_PER_UNIT {
+            return invalid("the center must be between 0 and 1 (as in fio)");
+        }
+    }
+    super::values::accept_without_effect(d, "file_service_type");
+    Ok(())
+}
 
 /// `filename=sim:PROFILE` names a simulated drive instead of a file.
 pub const SIM_TARGET_PREFIX: &str = "sim:";

@@ -90,6 +90,10 @@ pub(super) fn no_effect_reason(key: &str) -> &'static str {
             "accepted, no effect: storlab syncs every file it lays out before the job, as fio's \
              default create_fsync=1"
         }
+        "openfiles" | "file_service_type" => {
+            "accepted, no effect: storlab's job has one file, and fio's I/O on one file is the \
+             same whatever this says (it chooses among several files)"
+        }
         _ => "accepted, no effect",
     }
 }
@@ -228,5 +232,33 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(spec.target, Target::Path("/tmp/d/job.0.0".into()));
+    }
+
+    /// The file-choice keys take the values fio 3.33 takes and fail where it fails.
+    #[test]
+    fn file_choice_keys_take_fios_values() {
+        // What fio 3.33 accepts and fails for the file-choice keys (`fio --name=j
+        // --filename=f --rw=read --bs=4k --size=16k --file_service_type=...`: exit 0 or 1).
+        for (value, fio_accepts) in [
+            ("random:x", true),
+            ("gauss", true),
+            ("zipf", true),
+            ("normal:5:0.5", true),
+            ("sequential:3", true),
+            ("foo", false),
+            ("RANDOM", false),
+            ("randomx", false),
+            ("zipf:1", false),
+            ("pareto:2", false),
+            ("normal:100", false),
+            ("zipf:1.2:2", false),
+        ] {
+            let result = draft(&[("size", Some("64k")), ("file_service_type", Some(value))]);
+            assert_eq!(result.is_ok(), fio_accepts, "file_service_type={value}");
+        }
+        for (value, fio_accepts) in [("-1", true), ("0", true), ("4k", true), ("abc", false)] {
+            let result = draft(&[("size", Some("64k")), ("openfiles", Some(value))]);
+            assert_eq!(result.is_ok(), fio_accepts, "openfiles={value}");
+        }
     }
 }

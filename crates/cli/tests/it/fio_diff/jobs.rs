@@ -98,6 +98,7 @@ pub fn job(seed: u64, index: u64) -> Job {
     workers(&mut rng, &mut job);
     rarer_keys(&mut rng, &mut job, &rw);
     later_keys(&mut rng, &mut job, &rw);
+    file_choice_keys(&mut rng, &mut job);
     job
 }
 
@@ -465,5 +466,25 @@ fn later_buffer_keys(rng: &mut Rng, job: &mut Job) {
         if rng.chance(30) {
             job.set("dedupe_global", "1");
         }
+    }
+}
+
+/// fio's keys for choosing among a job's several files (`file_service_type`, `openfiles`): on
+/// the job's one file fio's I/O is the same whatever they say, which storlab claims; drawn last
+/// so every earlier draw stays as it was.
+fn file_choice_keys(rng: &mut Rng, job: &mut Job) {
+    if rng.chance(4) {
+        let service = rng.pick(&[
+            "random",
+            "roundrobin:2",
+            "sequential",
+            "zipf:1.2",
+            "pareto:0.5",
+            "normal:20:0.5",
+        ]);
+        job.set("file_service_type", service);
+    }
+    if rng.chance(3) {
+        job.set("openfiles", rng.pick(&["1", "4"]));
     }
 }
