@@ -189,6 +189,7 @@ pub struct FioSequence {
     /// whether `io_size` was given (without it, a job whose file is done stops there).
     keep_running_bytes: u64,
     io_size_given: bool,
+    file_service: FileService,
     /// A verify job: fio's `clear_io_state` before each verify pass clears the files' done
     /// marks (libfio.c, `reset_io_counters` with `do_verify`), so a loop that ended at its
     /// file's end is not the job's end while its bytes are short.
@@ -294,9 +295,7 @@ impl FioSequence {
             random_percent,
             random_job,
             rand_mode: fio.rand_mode,
-            rwmix: (1..PERCENT)
-                .contains(&read)
-                .then_some([read, PERCENT - read]),
+            rwmix: rwmix_shares(read),
             rwmix_direction: READ,
             rwmix_issues: 0,
             io_issues: [0; 2],
@@ -316,6 +315,7 @@ impl FioSequence {
             job_limit_bytes: 0,
             keep_running_bytes: job.io_size_bytes.unwrap_or(fio_io_size_bytes(job, region)),
             io_size_given: job.io_size_given,
+            file_service: FileService::of(job),
             verify_reopens_files: job.verify,
             loop_written: crate::fio_history::FioHistory::new(
                 crate::verify_seeds::fio_logs_writes_in_a_list(job),
@@ -419,6 +419,7 @@ impl FioSequence {
             }
             match filled {
                 Some(io) => {
+                    self.file_service.reset_without_io = false;
                     self.moved_bytes += u64::from(io.len_bytes);
                     self.job_moved_bytes += u64::from(io.len_bytes);
                     if io.direction == IoDirection::Write && self.verify_reopens_files {
@@ -437,6 +438,15 @@ impl FioSequence {
                     } else {
                         return None;
                     }
+                }
+                // A non-uniform `file_service_type`: fio resets the file and fills again in
+                // the same loop (io_u.c `set_io_u_file`); a file that still has no room
+                // after its reset ends the job here (fio would try forever).
+                None if self.file_service.resets && !self.time_based && self.moved_bytes > 0 => {
+                    if std::mem::replace(&mut self.file_service.reset_without_io, true) {
+                        return None;
+                    }
+                    self.reset_file();
                 }
                 // The loop ends where fio could not place an I/O (its file is done); the next
                 // starts over.
@@ -758,7 +768,9 @@ impl FioSequence {
         if let Some(at) = self.random_offset(direction) {
             return Some(at);
         }
-        if self.time_based {
+        // io_u.c, `get_next_rand_block`: a time-based job, or one with a non-uniform
+        // `file_service_type`, starts the file over and draws again, its direction kept.
+        if self.time_based || self.file_service.resets {
             self.reset_file();
             return self.random_offset(direction);
         }
@@ -881,6 +893,31 @@ impl FioSequence {
 /// zone's draws then running past the zone from its start): fio's random map,
 /// its LFSR (`lfsr`: asked for, and its seed) or its Zipf, Pareto or Gauss generator, each
 /// `None` where fio builds none.
+/// A mix's shares `[read, write]` in percent, `None` when the job does not mix.
+fn rwmix_shares(read_percent: u64) -> Option<[u64; 2]> {
+    (1..PERCENT)
+        .contains(&read_percent)
+        .then_some([read_percent, PERCENT - read_percent])
+}
+
+/// fio's `file_service_type` as it bears on one file: a non-uniform one resets the file where no
+/// I/O finds room instead of ending the loop (`JobSpec::fio_file_service_resets`).
+#[derive(Clone, Copy, Debug)]
+struct FileService {
+    resets: bool,
+    /// The file was reset and no I/O placed since: a second failure ends the job.
+    reset_without_io: bool,
+}
+
+impl FileService {
+    fn of(job: &JobSpec) -> Self {
+        FileService {
+            resets: job.fio_file_service_resets,
+            reset_without_io: false,
+        }
+    }
+}
+
 fn offset_generators(
     job: &JobSpec,
     (map_bytes, distribution_bytes): (u64, u64),

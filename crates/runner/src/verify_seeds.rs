@@ -138,7 +138,9 @@ impl SeedOrder {
         let mixed = job.read_percent > 0 && job.read_percent < 100;
         // A verify pattern leaves fio's seeds undrawn (verify.c `fill_verify_pattern`): only
         // the write numbers are checked then.
-        let checked = job.verify && headed && spec.backlog.is_none();
+        // fio's null engine fakes its I/O (FIO_FAKEIO): verify.c `verify_io_u` passes every
+        // read before looking at a header.
+        let checked = job.verify && headed && spec.backlog.is_none() && !job.fio_engine_fakes_io();
         let mixed = mixed && spec.pattern.is_none();
         // verify.c `verify_header`: numberio only with `td_min_bs == td_max_bs`.
         let numbered = job.read_percent == 0

@@ -86,8 +86,13 @@ struct Queue {
     /// How many I/Os may be in flight: the job's depth, the search's, or 0 while the I/O in
     /// flight drains after the search stepped down (fio's `queue_full`, `io_u_quiesce`).
     depth_limit: usize,
-    /// fio's `iodepth_batch*` and `iodepth_low` when not fio's defaults (`batched.rs`).
+    /// fio's `iodepth_batch*` and `iodepth_low` when not fio's defaults, or fio's defaults
+    /// where its loop is followed step by step (`fio_null_busy`) (`batched.rs`).
     io_batch: Option<storlab_job::IoBatch>,
+    /// fio's null engine above depth 1 (`JobSpec::fio_logs_busy_requeues`): a request queued
+    /// while the batch committed before it is unreaped is refused once, and fio reaps that
+    /// batch before queueing it again (`batched.rs`, `requeue_after_busy`).
+    fio_null_busy: bool,
     /// I/Os queued since fio's last `td_io_commit` (fio's `io_u_queued`, `batched.rs`).
     batch_queued: u32,
     /// Taken off every offset given to the engine: fio's mmap engine puts each I/O at its
@@ -237,7 +242,11 @@ impl Worker {
                 free_slots: (0..depth as u32).rev().collect(),
                 in_flight: vec![InFlight::default(); depth],
                 depth_limit: latency.first_depth(depth),
-                io_batch: job.io_batch,
+                io_batch: job.io_batch.or_else(|| {
+                    job.fio_logs_busy_requeues()
+                        .then(|| storlab_job::IoBatch::fio(job.iodepth, None, None, None, None))
+                }),
+                fio_null_busy: job.fio_logs_busy_requeues(),
                 batch_queued: 0,
                 engine_shift_bytes: if job.fio_engine_shifts_to_file_start() {
                     region.start_bytes
@@ -380,7 +389,11 @@ impl Worker {
             }
         }
         match self.iolog.as_mut() {
-            Some(log) => log.append_read_back(own.extents(slot_bytes), &self.job_name),
+            Some(log) => log.append_read_back(
+                own.extents(slot_bytes),
+                self.queue.fio_null_busy,
+                &self.job_name,
+            ),
             None => Ok(()),
         }
     }

@@ -328,3 +328,47 @@ fn drawn_hole_and_nrfiles_jobs_agree_with_fio() {
         assert_same_as_fio(&flags);
     }
 }
+
+/// `file_service_type` on the job's one file: a uniform choice (random, roundrobin,
+/// sequential) changes nothing, and a non-uniform one (zipf, pareto, normal) makes fio start
+/// the file over where no I/O finds room (io_u.c `set_io_u_file`; `get_next_rand_block` for a
+/// full random map, its direction kept), so a job with holes past the file's end or an
+/// `io_size` beyond its region goes on in the same loop.
+#[test]
+fn file_service_types_on_one_file_are_fios() {
+    if !fio_present() {
+        return;
+    }
+    let cases: [&[&str]; 5] = [
+        &["--rw=write:8k", "--file_service_type=normal:20:0.5"],
+        &["--rw=write:8k", "--file_service_type=random"],
+        &[
+            "--rw=randrw",
+            "--bsrange=512-8k",
+            "--offset=128k",
+            "--size=256k",
+            "--io_size=512k",
+            "--loops=2",
+            "--file_service_type=zipf:1.2",
+        ],
+        &[
+            "--rw=readwrite",
+            "--bs=8k",
+            "--size=100k",
+            "--io_size=400k",
+            "--file_service_type=gauss:3",
+        ],
+        &[
+            "--rw=randwrite",
+            "--bssplit=4k/50:16k/50",
+            "--size=128k",
+            "--io_size=1m",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--file_service_type=pareto:0.3",
+        ],
+    ];
+    for flags in cases {
+        assert_same_as_fio(flags);
+    }
+}

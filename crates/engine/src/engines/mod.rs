@@ -115,6 +115,13 @@ impl Slots {
         Ok(())
     }
 
+    /// Mark `slot` in flight for a queued sync (no buffer to check), as `claim` for an I/O.
+    pub(crate) fn claim_for_flush(&mut self, slot: u32) -> Result<(), EngineError> {
+        check_slot_free(slot, &self.in_flight)?;
+        self.in_flight[slot as usize] = true;
+        Ok(())
+    }
+
     /// Hand every finished request in `done` to `out`, freeing their slots (`min` may not
     /// exceed what is finished: these engines have nothing else to wait for).
     #[inline]

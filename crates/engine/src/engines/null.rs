@@ -120,6 +120,23 @@ impl IoEngine for NullEngine {
         self.clock.wait_until_ns(deadline_ns);
     }
 
+    /// fio's null engine above depth 1 takes a sync as any request (engines/null.c,
+    /// `null_queue`): it completes with its batch, as an I/O does.
+    fn queues_flushes(&self) -> bool {
+        true
+    }
+
+    fn queue_flush(&mut self, slot: u32, _kind: crate::FlushKind) -> Result<(), EngineError> {
+        self.slots.claim_for_flush(slot)?;
+        self.flushes += 1;
+        self.queued.push(IoCompletion {
+            slot,
+            result: Ok(0),
+            done_ns: 0,
+        });
+        Ok(())
+    }
+
     /// Nothing was written, so nothing is unstable: as fio's null engine, a sync completes at
     /// once. Counted, so a run shows how many the job asked for.
     fn flush(&mut self, _kind: crate::FlushKind) -> Result<(), EngineError> {

@@ -468,38 +468,6 @@ impl JobDraft {
         ))
     }
 
-    /// fio 3.33's null engine above depth 1 refuses a request while its last batch is unreaped
-    /// (engines/null.c, FIO_Q_BUSY), so fio chooses each request before the previous one
-    /// completes: a sync every N writes then comes, and logs an offset, by that lag (its
-    /// `last_was_sync` and the I/O unit it reuses are the request before last's). storlab's
-    /// null engine completes in order and does not follow that lag, so such a fio job is
-    /// refused in one line rather than sync elsewhere than fio (its I/O alone, logged twice
-    /// after the first as fio logs the requeues, is fio's).
-    pub(super) fn check_null_queue_syncs(
-        &self,
-        spec: &JobSpec,
-        job_location: &Location,
-    ) -> Result<(), JobError> {
-        let every_n = spec.sync.every_n_writes();
-        let writes = spec.read_percent < 100 || spec.trim == crate::TrimMode::TrimWrite;
-        if self.storlab_rw_default
-            || spec.engine != EngineKind::Null
-            || spec.iodepth <= 1
-            || !every_n
-            || !writes
-        {
-            return Ok(());
-        }
-        Err(self.refused_at_key(
-            "iodepth",
-            job_location,
-            "with ioengine=null and fsync or fdatasync every N writes: fio 3.33's null engine \
-             refuses a request while one is unreaped, so its syncs come a request late, which \
-             storlab does not follow; use iodepth=1"
-                .to_string(),
-        ))
-    }
-
     /// fio logs a sync with the offset its I/O unit last carried (the sync sets none): the
     /// unit on top of fio's freelist, which storlab's free slots follow one submit at a time.
     /// With `iodepth_batch_submit` above 1 fio takes that unit while the batch before is

@@ -209,6 +209,7 @@ impl JobDraft {
         spec.number_ios = self.number_ios;
         spec.io_size_bytes = self.io_size_bytes;
         spec.io_size_given = self.io_size_bytes.is_some();
+        spec.fio_file_service_resets = self.file_service_resets;
         set_if(&mut spec.fill_device, self.fill_device);
         if let Some(filesize) = self.filesize_bytes {
             self.build_filesize_region(spec, filesize);

@@ -213,6 +213,8 @@ pub struct JobDraft {
     filename_format: Option<String>,
     /// fio's `nrfiles` as given (`check_nrfiles`).
     nrfiles: Option<u64>,
+    /// fio's `file_service_type` is zipf, pareto or normal (`JobSpec::fio_file_service_resets`).
+    file_service_resets: bool,
     /// fio's `filesize`: the file's size, where the job's region ends (`build_filesize_region`).
     filesize_bytes: Option<u64>,
     /// The key being applied was written bare (no `=`).
@@ -346,7 +348,6 @@ impl JobDraft {
         validate(&mut spec).map_err(|e| self.relocate(e, job_location))?;
         self.check_mmap_pages(&spec, job_location)?;
         self.check_mmap_region(&mut spec, job_location)?;
-        self.check_null_queue_syncs(&spec, job_location)?;
         self.check_null_queue_pacing(&spec, job_location)?;
         self.check_batched_sync_log(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;

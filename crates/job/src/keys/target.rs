@@ -203,7 +203,7 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "file_service_type",
         aliases: &[],
         bare: false,
-        meaning: "fio: how a job picks its next file among several (accepted, no effect: storlab's job has one file)",
+        meaning: "fio: how a job picks its next file among several (storlab's job has one file; zipf, pareto and normal make fio start the file over where no I/O finds room, as storlab does)",
         field: "file_service_type",
         path: KeyPath::None,
         apply: apply_file_service_type,
@@ -213,8 +213,9 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 /// `file_service_type=`: fio 3.33's `random`, `roundrobin` and `sequential` with an optional
 /// `:N` (I/Os per file before the next pick, read with `atoi`, so any text passes), and `zipf`,
 /// `pareto`, `normal`/`gauss` with an optional `:VALUE[:CENTER]` under fio's range checks
-/// (options.c, `str_fst_cb`). With the job's one file every pick is that file: fio's I/O is the
-/// same whatever the type (checked against fio 3.33 on random and sequential jobs).
+/// (options.c, `str_fst_cb`). With the job's one file every pick is that file; but a
+/// non-uniform type (zipf, pareto, normal) makes fio reset a file where no I/O finds room
+/// instead of ending the loop there (`JobSpec::fio_file_service_resets`).
 fn apply_file_service_type(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> {
     use super::values::parse_micros;
     use crate::model::MICROS_PER_UNIT;
@@ -257,7 +258,12 @@ fn apply_file_service_type(d: &mut JobDraft, v: &str) -> Result<(), ApplyError> 
             return invalid("the center must be between 0 and 1 (as in fio)");
         }
     }
-    super::values::accept_without_effect(d, "file_service_type");
+    // With a non-uniform choice fio does not end a loop at a file it cannot place an I/O in:
+    // it resets that file and goes on (io_u.c `set_io_u_file`, `__FIO_FSERVICE_NONUNIFORM`).
+    d.file_service_resets = distribution;
+    if !distribution {
+        super::values::accept_without_effect(d, "file_service_type");
+    }
     Ok(())
 }
 

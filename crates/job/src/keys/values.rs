@@ -92,7 +92,8 @@ pub(super) fn no_effect_reason(key: &str) -> &'static str {
         }
         "openfiles" | "file_service_type" => {
             "accepted, no effect: storlab's job has one file, and fio's I/O on one file is the \
-             same whatever this says (it chooses among several files)"
+             same whatever this says (it chooses among several files; zipf, pareto and normal \
+             do change it, and storlab follows them)"
         }
         _ => "accepted, no effect",
     }

@@ -339,12 +339,19 @@ impl super::JobSpec {
     /// `fio_ioring_prep`).
     pub fn fio_engine_queues_syncs(&self) -> bool {
         self.fio_random.is_some()
-            && matches!(self.engine, EngineKind::Posixaio | EngineKind::IoUring)
+            && (matches!(self.engine, EngineKind::Posixaio | EngineKind::IoUring)
+                || self.fio_logs_busy_requeues())
     }
 
     /// Whether fio's engine puts each I/O at its offset less the region's start (mmap.c).
     pub fn fio_engine_shifts_to_file_start(&self) -> bool {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()
+    }
+
+    /// Whether fio's engine for this job fakes its I/O (`null`: FIO_FAKEIO), so its verify
+    /// passes every read before looking at a header (verify.c `verify_io_u`).
+    pub fn fio_engine_fakes_io(&self) -> bool {
+        self.engine == EngineKind::Null
     }
 
     /// Whether fio's engine for this job never sizes its file (`null`: FIO_DISKLESSIO with

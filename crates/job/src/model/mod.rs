@@ -470,6 +470,10 @@ pub struct JobSpec {
     /// a file that is done over while the bytes are short (backend.c `keep_running`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io_size_given: bool,
+    /// fio's `file_service_type` zipf, pareto or normal: where no I/O can be placed, fio resets
+    /// the file and goes on in the same loop instead of ending it (io_u.c `set_io_u_file`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fio_file_service_resets: bool,
     /// fio's `filesize`: each clone's region runs from its own start to there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesize_bytes: Option<u64>,
@@ -683,6 +687,7 @@ impl JobSpec {
             number_ios: None,
             io_size_bytes: None,
             io_size_given: false,
+            fio_file_service_resets: false,
             filesize_bytes: None,
             loops: 1,
             runtime_ns: None,

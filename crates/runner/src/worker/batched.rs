@@ -88,6 +88,9 @@ pub(super) fn drive(
             }
             continue;
         }
+        if w.queue.fio_null_busy {
+            requeue_after_busy(engine, w, issue, &mut reaper)?;
+        }
         // td_io_queue: the engine is committed once `iodepth_batch_submit` I/Os are queued.
         w.queue.batch_queued += 1;
         if w.queue.batch_queued >= batch.submit {
@@ -169,6 +172,58 @@ fn wait_for_completions(
     }
 }
 
+/// fio's null engine above depth 1 refuses a request while the batch it committed last is
+/// unreaped (engines/null.c, `null_queue`: FIO_Q_BUSY). fio has taken the request's I/O unit
+/// and logged it; it puts the request back, reaps that whole batch (backend.c
+/// `io_queue_event`, then `wait_for_completions` with the queue counted full; `null_getevents`
+/// hands over every event at once), and queues the request again, logging it a second time
+/// (the worker's log does: `IoLog::times_logged`). `w` has just queued one request, not yet
+/// committed: everything else in flight is that batch. The units it frees go on the freelist
+/// above the one the request took, where the next sync finds them.
+fn requeue_after_busy(
+    engine: &mut dyn IoEngine,
+    w: &mut Worker,
+    issue: &Issue,
+    reaper: &mut Reaper<'_, '_>,
+) -> Result<(), RunError> {
+    let committed = w.queue.outstanding() - issue.queued_slots.len();
+    if committed == 0 {
+        return Ok(());
+    }
+    reaper.scratch.clear();
+    engine
+        .reap(committed, &mut reaper.scratch)
+        .map_err(RunError::Engine)?;
+    reaper.ready.extend(reaper.scratch.drain(..));
+    complete_ready(engine, w, reaper, reaper.ready.len())?;
+    // do_io's `handle_thinktime` comes after that reap and before the request is queued again:
+    // a stall its completions made due is taken with the request still held back (fio's
+    // `io_u_quiesce` finds nothing in flight), not after it. Counted at issue
+    // (`thinktime_blocks_type=issue`), fio's count has given the refused request back
+    // (ioengines.c `td_io_queue` lowers `io_issues` on FIO_Q_BUSY): no stall is new there.
+    if w.think.spec.count_issued {
+        return Ok(());
+    }
+    loop {
+        let now_ns = engine.now_ns();
+        let Some(wait) = w.think.stall(engine, now_ns, || false) else {
+            break;
+        };
+        let until_ns = wait.expect("nothing in flight to drain");
+        super::drive::wait_a_while(engine, until_ns);
+    }
+    Ok(())
+}
+
+impl Worker {
+    /// Whether fio's null engine refuses the request about to be queued once: above depth 1,
+    /// while a batch it committed is unreaped (everything in flight but what was queued since
+    /// the last commit).
+    pub(super) fn fio_null_refuses_next(&self) -> bool {
+        self.queue.fio_null_busy && self.queue.outstanding() > self.queue.batch_queued as usize
+    }
+}
+
 /// Drain the queue (fio's `io_u_quiesce`): commit what is queued, then reap until nothing is
 /// in flight.
 fn quiesce(
@@ -247,7 +302,22 @@ fn queued_complete(
             }
         }
     }
-    let taken = reaper.ready.len().min(max);
+    // fio's null engine hands over every event it holds, whatever the maximum.
+    let taken = if w.queue.fio_null_busy {
+        reaper.ready.len()
+    } else {
+        reaper.ready.len().min(max)
+    };
+    complete_ready(engine, w, reaper, taken)
+}
+
+/// Hand the first `taken` completions of `reaper.ready` to `w`, counted as one reap.
+fn complete_ready(
+    engine: &mut dyn IoEngine,
+    w: &mut Worker,
+    reaper: &mut Reaper<'_, '_>,
+    taken: usize,
+) -> Result<(), RunError> {
     if taken == 0 {
         return Ok(());
     }

@@ -294,6 +294,10 @@ pub fn drive(
     // fio's `iodepth_batch*` and `iodepth_low` other than their defaults: fio's own loop, for
     // a worker with an engine of its own (one worker of a simulated drive's shared timeline).
     let batched = !synchronous && workers.len() == 1 && workers[0].queue.io_batch.is_some();
+    debug_assert!(
+        batched || !workers.iter().any(|w| w.queue.fio_null_busy),
+        "fio's busy null engine runs in fio's own loop"
+    );
     let interrupted = if batched {
         batched::drive(
             engine,

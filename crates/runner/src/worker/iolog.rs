@@ -14,6 +14,15 @@ const IOLOG_V2_HEADER: &str = "fio version 2 iolog";
 /// Log lines kept in memory before they are written out.
 const IOLOG_BUFFER_BYTES: usize = 64 * 1024;
 
+/// How often fio logs a request: twice where its null engine refused it once, else once.
+fn times_logged(refused_once: bool) -> usize {
+    if refused_once {
+        2
+    } else {
+        1
+    }
+}
+
 /// fio's `write_iolog`: every I/O this worker issues, in issue order. Written through the one
 /// guarded open (`storlab_engine::output_file`): into a temporary beside the name, renamed over
 /// it when the worker ends, so a device, FIFO, link or another file's name is never written.
@@ -23,14 +32,6 @@ pub(super) struct IoLog {
     file_label: String,
     file: Option<OutputFile>,
     pending: Vec<u8>,
-    /// fio's null engine with more than one I/O in flight (a fio job): it refuses a request
-    /// while the last batch it committed is unreaped (engines/null.c, FIO_Q_BUSY), and fio,
-    /// having logged the request, reaps and queues it again, logging it again (backend.c,
-    /// `io_queue_event`, `requeue_io_u`). So every I/O after the first of a run of them is
-    /// logged twice.
-    busy_requeues: bool,
-    /// I/Os logged since the worker last had none in flight (a loop's or the read-back's start).
-    since_drained: u64,
 }
 
 impl IoLog {
@@ -46,20 +47,22 @@ impl IoLog {
             },
             file: None,
             pending: Vec::with_capacity(IOLOG_BUFFER_BYTES),
-            busy_requeues: job.fio_logs_busy_requeues(),
-            since_drained: 0,
         })
     }
 
-    /// Logs one issued I/O, writing the lines out once enough are kept.
+    /// Logs one issued I/O, writing the lines out once enough are kept. `refused_once`: fio's
+    /// null engine refuses it once (FIO_Q_BUSY, `batched.rs` `requeue_after_busy`), and fio,
+    /// having logged it, logs it again when it queues it anew (backend.c `io_queue_event`,
+    /// `requeue_io_u`).
     pub(super) fn record_issued(
         &mut self,
         direction: IoDirection,
         offset_bytes: u64,
         len_bytes: u32,
+        refused_once: bool,
         job: &str,
     ) -> Result<(), RunError> {
-        self.record(direction, offset_bytes, len_bytes);
+        self.record(direction, offset_bytes, len_bytes, refused_once);
         if self.pending.len() >= IOLOG_BUFFER_BYTES {
             self.flush(job)?;
         }
@@ -82,19 +85,19 @@ impl IoLog {
         Ok(())
     }
 
-    fn record(&mut self, direction: IoDirection, offset_bytes: u64, len_bytes: u32) {
+    fn record(
+        &mut self,
+        direction: IoDirection,
+        offset_bytes: u64,
+        len_bytes: u32,
+        refused_once: bool,
+    ) {
         let action = match direction {
             IoDirection::Read => "read",
             IoDirection::Write => "write",
             IoDirection::Trim => "trim",
         };
-        let times = if self.busy_requeues && self.since_drained > 0 {
-            2
-        } else {
-            1
-        };
-        self.since_drained += 1;
-        for _ in 0..times {
+        for _ in 0..times_logged(refused_once) {
             writeln!(
                 self.pending,
                 "{} {action} {offset_bytes} {len_bytes}",
@@ -104,24 +107,27 @@ impl IoLog {
         }
     }
 
-    /// The worker has no I/O in flight (a loop ended): fio's next request is queued at once.
-    pub(super) fn note_drained(&mut self) {
-        self.since_drained = 0;
-    }
-
     /// A sync as fio logs it: `FILE sync OFFSET 0` (`datasync` for fdatasync), where fio's offset
-    /// is whatever its request last carried; with one request in flight, the last I/O's.
-    pub(super) fn record_sync(&mut self, kind: FlushKind, last_offset_bytes: u64) {
+    /// is whatever its request last carried; with one request in flight, the last I/O's. A
+    /// sync queued as a request is `refused_once` by fio's busy null engine as an I/O is.
+    pub(super) fn record_sync(
+        &mut self,
+        kind: FlushKind,
+        last_offset_bytes: u64,
+        refused_once: bool,
+    ) {
         let action = match kind {
             FlushKind::All => "sync",
             FlushKind::Data => "datasync",
         };
-        writeln!(
-            self.pending,
-            "{} {action} {last_offset_bytes} 0",
-            self.file_label
-        )
-        .expect("writing to memory");
+        for _ in 0..times_logged(refused_once) {
+            writeln!(
+                self.pending,
+                "{} {action} {last_offset_bytes} 0",
+                self.file_label
+            )
+            .expect("writing to memory");
+        }
     }
 
     fn flush(&mut self, job: &str) -> Result<(), RunError> {
@@ -135,17 +141,25 @@ impl IoLog {
 
     /// fio logs its verify reads too (backend.c, `do_verify`, after reopening the file): the
     /// read-back's `extents` appended to the closed log, between an `open` and a `close`.
+    /// `null_busy`: fio's null engine above depth 1 refuses each read after the first once
+    /// (the one before it is unreaped), so fio logs those twice.
     pub(super) fn append_read_back(
         &mut self,
         extents: impl Iterator<Item = (u64, u64)>,
+        null_busy: bool,
         job: &str,
     ) -> Result<(), RunError> {
         // The writes' log was committed when they ended; the read-back is appended through
         // the guarded append (a temporary and a rename, as every file storlab writes).
         self.close(job)?;
-        self.note_drained();
-        for (offset_bytes, len_bytes) in extents {
-            self.record(IoDirection::Read, offset_bytes, len_bytes as u32);
+        for (index, (offset_bytes, len_bytes)) in extents.enumerate() {
+            let refused_once = null_busy && index > 0;
+            self.record(
+                IoDirection::Read,
+                offset_bytes,
+                len_bytes as u32,
+                refused_once,
+            );
         }
         self.append_pending(job)
     }

@@ -66,6 +66,12 @@ impl Worker {
             && self.queue.outstanding() < self.queue.depth_limit
             && !self.finished_issuing()
         {
+            // A loop whose next one has begun ends first (its I/O finished, its end sync,
+            // `last_was_sync` cleared): fio's `do_io` returns before anything of the next
+            // loop, a sync every N writes included, is chosen.
+            if self.sync.loop_end_due && !self.end_loop(engine)? {
+                return Ok((queued, None));
+            }
             if let Some(wait) = self.held_before_choosing(engine, now_ns, queued)? {
                 return Ok((queued, wait));
             }
@@ -86,11 +92,8 @@ impl Worker {
                 Next::End => break,
             };
             if self.sync.loop_end_due {
-                if !self.end_loop(engine)? {
-                    // The loop's I/O finishes before its end sync and the next loop's first.
-                    return Ok((queued, None));
-                }
-                // The next loop's first I/O goes after any sync still due (it stays pending).
+                // The loop ends above, once its I/O has finished; the next loop's first I/O
+                // stays pending and goes after any sync then due.
                 continue;
             }
             if !backlog_read && self.trimmed_to_bytes_left(&io) {
@@ -284,8 +287,15 @@ impl Worker {
         self.pending = None;
         self.count_in_flow();
         self.invalidate_after_pass(engine)?;
+        let refused_once = self.fio_null_refuses_next();
         if let Some(log) = self.iolog.as_mut() {
-            log.record_issued(io.direction, io.offset_bytes, io.len_bytes, &self.job_name)?;
+            log.record_issued(
+                io.direction,
+                io.offset_bytes,
+                io.len_bytes,
+                refused_once,
+                &self.job_name,
+            )?;
         }
         let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
         let slot = self.queue.slot_base + relative_slot;

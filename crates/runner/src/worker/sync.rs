@@ -144,7 +144,7 @@ impl Worker {
     ) -> Result<(), RunError> {
         let offset_bytes = self.sync_offset_bytes();
         if let Some(log) = self.iolog.as_mut() {
-            log.record_sync(kind, offset_bytes);
+            log.record_sync(kind, offset_bytes, false);
         }
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
@@ -174,8 +174,9 @@ impl Worker {
         now_ns: u64,
     ) -> Result<u32, RunError> {
         let offset_bytes = self.sync_offset_bytes();
+        let refused_once = self.fio_null_refuses_next();
         if let Some(log) = self.iolog.as_mut() {
-            log.record_sync(kind, offset_bytes);
+            log.record_sync(kind, offset_bytes, refused_once);
         }
         let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
         let slot = self.queue.slot_base + relative_slot;
@@ -220,9 +221,6 @@ impl Worker {
             return Ok(false);
         }
         self.sync.loop_end_due = false;
-        if let Some(log) = self.iolog.as_mut() {
-            log.note_drained();
-        }
         // The next loop's first I/O is drawn already: that loop is not an empty one.
         self.flush_at_loop_end(engine, true)?;
         // libfio.c, `clear_io_state` before the next loop: `last_was_sync` is cleared, so a

@@ -221,6 +221,14 @@ pub const AGREE: &[&str] = &[
     // loops on a queueing engine ends each loop at `size` bytes.
     "--rw=rw --rwmixread=90 --bs=512,512 --size=128k --loops=3 --ioengine=libaio --fsync=4 --filesize=512k",
     "--rw=randread --size=64k --loops=3 --ioengine=posixaio --iodepth=2 --filesize=256k --offset=64k",
+    // 1441 (refused until then): `null` above depth 1 with syncs every N writes: fio's busy
+    // engine refuses each request once, syncs included, and storlab follows its loop.
+    "--rw=write --bs=1k,2k --size=128k --randseed=87822 --ioengine=null --iodepth=4 --fsync=4 --dedupe_percentage=25",
+    // 2552: a non-uniform `file_service_type` starts the file over where no I/O finds room.
+    "--rw=write:8k --file_service_type=normal:20:0.5",
+    "--rw=randrw --bsrange=512-8k --offset=131072 --size=256k --io_size=512k --loops=3 --file_service_type=normal:20:0.5",
+    // 2552: `null`'s verify passes every read (FIO_FAKEIO), fio's seed check included.
+    "--rw=randrw --blockalign=8k --size=256k --ioengine=null --verify=crc32",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
