@@ -10,6 +10,7 @@ use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
 use bounds::{fio_io_size_bytes, fio_map_bytes, loop_bounds, seq_add_bytes};
+use file_service::{FileService, ResetStep};
 use storlab_engine::IoDirection;
 use storlab_job::{
     BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier,
@@ -228,6 +229,8 @@ struct UnitFlags {
     stale_in_fills: Option<u64>,
     /// The worker's I/Os in flight when it asks for the next (`set_units_in_flight`).
     in_flight: u64,
+    /// The next fill is a retry of the unit whose fill just failed, its flag as it was.
+    refill: bool,
 }
 
 impl FioSequence {
@@ -431,6 +434,23 @@ impl FioSequence {
                     }
                     return Some(io);
                 }
+                // A non-uniform `file_service_type`: fio resets the file and fills the same
+                // I/O unit again, its BUSY_OK flag kept, in the same loop (io_u.c
+                // `set_io_u_file`); a file that still has no room after its reset ends the
+                // job here (fio would try forever).
+                None if self.file_service.resets && !self.time_based && self.moved_bytes > 0 => {
+                    match self.file_service.after_failed_fill() {
+                        ResetStep::Reset => {
+                            self.units.refill = true;
+                            self.reset_file();
+                        }
+                        ResetStep::End => return None,
+                        ResetStep::FioHangs(reason) => {
+                            self.fio_unfollowed = Some(reason);
+                            return None;
+                        }
+                    }
+                }
                 None if self.units.busy_ok => {
                     self.units.stale_in_fills = Some(self.units.in_flight);
                     if !self.time_based && self.moved_bytes > 0 {
@@ -438,15 +458,6 @@ impl FioSequence {
                     } else {
                         return None;
                     }
-                }
-                // A non-uniform `file_service_type`: fio resets the file and fills again in
-                // the same loop (io_u.c `set_io_u_file`); a file that still has no room
-                // after its reset ends the job here (fio would try forever).
-                None if self.file_service.resets && !self.time_based && self.moved_bytes > 0 => {
-                    if std::mem::replace(&mut self.file_service.reset_without_io, true) {
-                        return None;
-                    }
-                    self.reset_file();
                 }
                 // The loop ends where fio could not place an I/O (its file is done); the next
                 // starts over.
@@ -576,7 +587,9 @@ impl FioSequence {
 
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         self.attempted_offset_bytes = None;
-        self.units.busy_ok = self.units.stale_in_fills == Some(0);
+        if !std::mem::take(&mut self.units.refill) {
+            self.units.busy_ok = self.units.stale_in_fills == Some(0);
+        }
         let direction = self.direction(forced);
         self.strided_zone_step(direction);
         let (relative, mark) = self.offset(direction)?;
@@ -900,24 +913,6 @@ fn rwmix_shares(read_percent: u64) -> Option<[u64; 2]> {
         .then_some([read_percent, PERCENT - read_percent])
 }
 
-/// fio's `file_service_type` as it bears on one file: a non-uniform one resets the file where no
-/// I/O finds room instead of ending the loop (`JobSpec::fio_file_service_resets`).
-#[derive(Clone, Copy, Debug)]
-struct FileService {
-    resets: bool,
-    /// The file was reset and no I/O placed since: a second failure ends the job.
-    reset_without_io: bool,
-}
-
-impl FileService {
-    fn of(job: &JobSpec) -> Self {
-        FileService {
-            resets: job.fio_file_service_resets,
-            reset_without_io: false,
-        }
-    }
-}
-
 fn offset_generators(
     job: &JobSpec,
     (map_bytes, distribution_bytes): (u64, u64),
@@ -978,5 +973,6 @@ fn distribution_seed(
 }
 
 mod bounds;
+mod file_service;
 #[cfg(test)]
 mod tests;

@@ -372,3 +372,37 @@ fn file_service_types_on_one_file_are_fios() {
         assert_same_as_fio(flags);
     }
 }
+
+/// Where that reset comes with a queueing engine's I/Os in flight, fio 3.33 closes the file
+/// they hold and waits for a file forever (`--rw=write:8k --ioengine=posixaio --iodepth=2
+/// --file_service_type=zipf:1.2` hung until fio's own 300 s watchdog; null at depth 4 and
+/// libaio at 4 too): storlab stops the job there in one line, the results before it kept.
+#[test]
+fn a_file_service_reset_fio_never_ends_stops_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data"), vec![0u8; 1 << 20]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_storlab"))
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--no-db",
+            "--name=j",
+            "--filename=data",
+            "--rw=write:8k",
+        ])
+        .args([
+            "--ioengine=posixaio",
+            "--iodepth=2",
+            "--file_service_type=zipf:1.2",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("fio 3.33 never ends this job")
+            && last.contains("storlab stops the job there"),
+        "{stderr}"
+    );
+}

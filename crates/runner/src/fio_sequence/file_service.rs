@@ -1,0 +1,56 @@
+//! fio's `file_service_type` as it bears on a job's one file: a non-uniform choice (zipf,
+//! pareto, normal) makes fio reset the file where no I/O finds room instead of ending the loop.
+
+use storlab_job::JobSpec;
+
+/// `JobSpec::fio_file_service_resets` for one fio sequence, and where its resets stand.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FileService {
+    pub(super) resets: bool,
+    /// fio's engine queues I/O and the job's depth is above 1: I/Os are in flight at a reset.
+    units_in_flight: bool,
+    depth: u32,
+    /// The file was reset and no I/O placed since: a second failure ends the job.
+    pub(super) reset_without_io: bool,
+}
+
+/// What follows a fill that found no room, with a non-uniform `file_service_type`.
+pub(super) enum ResetStep {
+    /// fio resets the file and fills the same I/O unit again, its BUSY_OK flag kept, in the
+    /// same loop (io_u.c `set_io_u_file`).
+    Reset,
+    /// The file had no room right after its reset either: the job ends here (fio would try
+    /// forever; storlab's sequences of that shape do not reach it).
+    End,
+    /// fio 3.33 never ends the job here; why, in one line.
+    FioHangs(String),
+}
+
+impl FileService {
+    pub(super) fn of(job: &JobSpec) -> Self {
+        FileService {
+            resets: job.fio_file_service_resets,
+            units_in_flight: job.iodepth > 1 && job.fio_engine_queues(),
+            depth: job.iodepth,
+            reset_without_io: false,
+        }
+    }
+
+    /// A fill found no room in the file.
+    pub(super) fn after_failed_fill(&mut self) -> ResetStep {
+        if std::mem::replace(&mut self.reset_without_io, true) {
+            return ResetStep::End;
+        }
+        if self.units_in_flight {
+            // The reset closes the file first (`td_io_close_file`), which the I/Os of a
+            // queueing engine's queue hold open: fio 3.33 then never gets a file again (null
+            // at depth 4, posixaio at 2, libaio at 4 hang there; at depth 1 or on a
+            // synchronous engine fio goes on).
+            return ResetStep::FioHangs(format!(
+                "fio 3.33 never ends this job: with a non-uniform file_service_type it closes and resets the file where no I/O finds room, with the I/Os of its queue (iodepth={}) still in flight holding it, and waits for a file forever (io_u.c, set_io_u_file); storlab stops the job there (iodepth=1 or a synchronous engine runs as fio)",
+                self.depth
+            ));
+        }
+        ResetStep::Reset
+    }
+}
