@@ -68,16 +68,20 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
         ));
     }
     check_rw_hole(spec, location)?;
+    // fio's trims are drawn by the same sequence (holes, `bs_unaligned` and `rw_sequencer`
+    // with trims match fio 3.33's iologs), but `bs_is_seq_rand`'s sizes with `trimwrite` are
+    // not storlab's (`--rw=trimwrite --bs=16k,4k --ioengine=null`: 16 actions from fio, 64).
+    let trims = spec.trim != crate::model::TrimMode::None;
     for (asked, key) in [
         (spec.bs_is_seq_rand, "bs_is_seq_rand"),
         (spec.bs_unaligned, "bs_unaligned"),
     ] {
-        if asked && !follows_fio_sequence(spec) {
+        if asked && (!follows_fio_sequence(spec) || trims && key == "bs_is_seq_rand") {
             return Err(JobError::unsupported(
                 location.clone(),
                 key,
                 Some("1".into()),
-                "storlab draws sizes as fio does in a fio job's own sequence only: not in a preset, with trims, or a random job aligned otherwise than fio",
+                "storlab draws sizes as fio does in a fio job's own sequence only: not in a preset, with bs_is_seq_rand and trims, or in a random job aligned otherwise than fio",
             ));
         }
     }
@@ -103,7 +107,7 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
                 location.clone(),
                 "rw_sequencer",
                 Some("identical".into()),
-                format!("storlab repeats an offset {every} times as fio does in a fio job's own sequence only: not in a preset or with trims"),
+                format!("storlab repeats an offset {every} times as fio does in a fio job's own sequence only: not in a preset"),
             ));
         }
     }
@@ -169,7 +173,7 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
 }
 
 /// Whether storlab draws `spec`'s offsets as fio's own sequence (io_u.c), which it does for a
-/// fio job except with trims, strided zones, or random offsets aligned otherwise than fio's
+/// fio job except with strided zones, or random offsets aligned otherwise than fio's
 /// `blockalign` (`OffsetGenerator::use_fio_streams`).
 fn follows_fio_sequence(spec: &JobSpec) -> bool {
     let random = spec.random_percent > 0 || spec.random_percent_writes() > 0;
@@ -177,9 +181,7 @@ fn follows_fio_sequence(spec: &JobSpec) -> bool {
     let aligned_as_fio = spec.align_given
         || (spec.block_size_read.min_bytes().is_multiple_of(align)
             && spec.block_size_write.min_bytes().is_multiple_of(align));
-    spec.fio_random.is_some()
-        && spec.trim == crate::model::TrimMode::None
-        && (aligned_as_fio || !random)
+    spec.fio_random.is_some() && (aligned_as_fio || !random)
 }
 
 /// `rw=MODE:N`'s hole after each I/O: whole sectors, several block sizes and backward holes
@@ -204,14 +206,14 @@ fn check_rw_hole(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
             _ => false,
         };
         // A fio job's holes come from fio's own sequence (io_u.c, `get_next_seq_offset`: the
-        // hole after each I/O whatever its size), which storlab follows except with trims and
-        // strided zones (`OffsetGenerator::use_fio_streams`); a preset's pass counts one size.
+        // hole after each I/O whatever its size), trims included, which storlab follows except
+        // in strided zones (`OffsetGenerator::use_fio_streams`); a preset's pass counts one size.
         if !one_size && !follows_fio_sequence(spec) {
             return Err(JobError::unsupported(
                 location.clone(),
                 "rw",
                 Some(shown),
-                "storlab skips holes between I/Os of several block sizes as fio does, but not with trims, nor in a preset (one block size there)",
+                "storlab skips holes between I/Os of several block sizes as fio does in a fio job's own sequence, not in a preset (one block size there) nor in a random job aligned otherwise than fio",
             ));
         }
         if let RwModifier::BackBytes(_) = spec.rw_modifier {

@@ -227,6 +227,12 @@ pub const AGREE: &[&str] = &[
     // 2552: a non-uniform `file_service_type` starts the file over where no I/O finds room.
     "--rw=write:8k --file_service_type=normal:20:0.5",
     "--rw=randrw --bsrange=512-8k --offset=131072 --size=256k --io_size=512k --loops=3 --file_service_type=normal:20:0.5",
+    // 3663: the retry after that reset fills the same I/O unit, its BUSY_OK flag kept.
+    "--rw=randrw:8k --bsrange=2k-4k --size=64k --file_service_type=zipf:1.2",
+    // 3663 (refused until then): holes after I/Os of several sizes, `bs_unaligned` and
+    // `rw_sequencer` with trims are fio's own sequence too.
+    "--rw=trimwrite:16k --bsrange=512-8k --size=128k --loops=2 --ioengine=null --bs_unaligned=1",
+    "--rw=randtrim:3 --bsrange=4k-16k --size=64k --ioengine=null --rw_sequencer=identical",
     // 2552: `null`'s verify passes every read (FIO_FAKEIO), fio's seed check included.
     "--rw=randrw --blockalign=8k --size=256k --ioengine=null --verify=crc32",
 ];
