@@ -663,17 +663,7 @@ fn libaio_userspace_reap_takes_completions_from_the_ring_without_getevents() {
         let getevents_before = counter(&engine, "getevents_syscalls");
         // A batch whose completions are all in the ring before we look: `reap(0)` then finds
         // them there (user space) or asks io_getevents (the kernel) once.
-        for slot in 0..depth {
-            engine
-                .queue(IoRequest {
-                    slot,
-                    direction: IoDirection::Read,
-                    offset_bytes: u64::from(slot) * u64::from(BLOCK_BYTES),
-                    len_bytes: BLOCK_BYTES,
-                    ioprio: None,
-                })
-                .unwrap();
-        }
+        queue_one_per_slot(&mut engine, depth, IoDirection::Read);
         engine.submit().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
         let mut out = Vec::new();

@@ -5,7 +5,7 @@
 use crate::common::*;
 use storlab_engine::engines::posixaio::PosixAioEngine;
 use storlab_engine::target::open_target;
-use storlab_engine::{IoDirection, IoEngine, IoRequest};
+use storlab_engine::{IoDirection, IoEngine};
 use storlab_job::Target;
 
 #[test]
@@ -22,17 +22,7 @@ fn requests_finished_together_come_out_from_the_last_slot_to_the_first() {
     .unwrap();
     let mut engine = PosixAioEngine::new(&target).unwrap();
     setup(&mut engine, SLOTS, BLOCK_BYTES);
-    for slot in 0..SLOTS {
-        engine
-            .queue(IoRequest {
-                slot,
-                direction: IoDirection::Write,
-                offset_bytes: u64::from(slot) * u64::from(BLOCK_BYTES),
-                len_bytes: BLOCK_BYTES,
-                ioprio: None,
-            })
-            .unwrap();
-    }
+    queue_one_per_slot(&mut engine, SLOTS, IoDirection::Write);
     engine.submit().unwrap();
     // Let glibc's thread finish the writes (buffered 4 KiB writes take microseconds), then
     // scan: each `reap(0)` is one scan, and what one scan finds comes out from the last slot to

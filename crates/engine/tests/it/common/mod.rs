@@ -49,6 +49,21 @@ pub fn expected_bytes(buf: &mut [u8], offset_bytes: u64, seed: u64) {
     }
 }
 
+/// Queue one `direction` request of `BLOCK_BYTES` in each of `slots`, slot `s` at block `s`.
+pub fn queue_one_per_slot(engine: &mut dyn IoEngine, slots: u32, direction: IoDirection) {
+    for slot in 0..slots {
+        engine
+            .queue(IoRequest {
+                slot,
+                direction,
+                offset_bytes: u64::from(slot) * u64::from(BLOCK_BYTES),
+                len_bytes: BLOCK_BYTES,
+                ioprio: None,
+            })
+            .unwrap();
+    }
+}
+
 pub fn setup(engine: &mut dyn IoEngine, slots: u32, slot_bytes: u32) {
     engine
         .setup(&EngineSetup {
