@@ -495,6 +495,7 @@ thread
         });
         // blockalign=4k under 128 KiB writes: fio turns the random map off (init.c).
         mixed.random_map = false;
+        mixed.fio_norandommap = true;
         if let Some(fio) = mixed.fio_random.as_mut() {
             fio.rand_mode = true;
         }

@@ -266,6 +266,7 @@ impl JobDraft {
         if let (true, Some(align)) = (random, self.align_bytes) {
             let smallest = [&spec.block_size_read, &spec.block_size_write].map(|bs| bs.min_bytes());
             if smallest.iter().any(|&bs| bs != align) {
+                spec.fio_norandommap = true;
                 spec.random_map = self.random_generator == Some(FioGenerator::Lfsr);
             }
         }

@@ -323,8 +323,9 @@ impl JobDraft {
         // fio's LFSR generator (lib/lfsr.c) visits every block once per pass by construction,
         // random map or not, so a job naming it draws without repeats even with
         // `norandommap`: storlab's map is a permutation too (fio's t0021 checks exactly this).
+        spec.fio_norandommap = self.norandommap.unwrap_or(false);
         spec.random_map =
-            !self.norandommap.unwrap_or(false) || self.random_generator == Some(FioGenerator::Lfsr);
+            !spec.fio_norandommap || self.random_generator == Some(FioGenerator::Lfsr);
         random
     }
 

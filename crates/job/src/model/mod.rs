@@ -409,6 +409,10 @@ pub struct JobSpec {
     /// existed ran without a map, hence the serde default.)
     #[serde(default)]
     pub random_map: bool,
+    /// fio's `norandommap` as its init.c leaves it (given, or set by a `blockalign` other than
+    /// the smallest block): fio's loop bounds read it, where an LFSR keeps `random_map` on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fio_norandommap: bool,
     pub block_size_read: BlockSizeSpec,
     pub block_size_write: BlockSizeSpec,
     /// A trim job's smallest read block as `bs` gave it, before its trims took the read sizes
@@ -688,6 +692,7 @@ impl JobSpec {
             io_size_bytes: None,
             io_size_given: false,
             fio_file_service_resets: false,
+            fio_norandommap: false,
             filesize_bytes: None,
             loops: 1,
             runtime_ns: None,

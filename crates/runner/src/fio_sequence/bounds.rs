@@ -31,8 +31,9 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
     // with random offsets and no random map issues `io_size` in one loop.
     let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
-    // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one.
-    let map_off = !job.random_map || !job.random_distribution.is_random();
+    // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one; an
+    // LFSR job keeps storlab's `random_map` on, fio's `norandommap` as given.
+    let map_off = !job.random_map || job.fio_norandommap || !job.random_distribution.is_random();
     let random_write_unmapped = writes && random_job && map_off;
     // fio's `size` under `filesize` with a smaller `size` and no `io_size`: a loop's bytes,
     // while the region runs on to `filesize` (the job crate keeps it as `io_size_bytes`).

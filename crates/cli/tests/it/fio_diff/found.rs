@@ -233,6 +233,9 @@ pub const AGREE: &[&str] = &[
     // `rw_sequencer` with trims are fio's own sequence too.
     "--rw=trimwrite:16k --bsrange=512-8k --size=128k --loops=2 --ioengine=null --bs_unaligned=1",
     "--rw=randtrim:3 --bsrange=4k-16k --size=64k --ioengine=null --rw_sequencer=identical",
+    // 4774: an LFSR job with `norandommap` given takes fio's loop bound for an unmapped
+    // writer (`io_size` in one loop), where the file service resets the file.
+    "--rw=randrw --size=128k --io_size=256k --norandommap --random_generator=lfsr --ioengine=libaio --file_service_type=pareto:0.5",
     // 2552: `null`'s verify passes every read (FIO_FAKEIO), fio's seed check included.
     "--rw=randrw --blockalign=8k --size=256k --ioengine=null --verify=crc32",
 ];
