@@ -204,15 +204,14 @@ fn requeue_after_busy(
     if w.think.spec.count_issued {
         return Ok(());
     }
+    // Nothing is in flight (`busy` is false), so a stall only ever says until when.
     loop {
         let now_ns = engine.now_ns();
-        let Some(wait) = w.think.stall(engine, now_ns, || false) else {
-            break;
+        let Some(Some(until_ns)) = w.think.stall(engine, now_ns, || false) else {
+            return Ok(());
         };
-        let until_ns = wait.expect("nothing in flight to drain");
         super::drive::wait_a_while(engine, until_ns);
     }
-    Ok(())
 }
 
 impl Worker {
