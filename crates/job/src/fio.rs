@@ -116,6 +116,11 @@ pub fn parse_fio_str_with_flags(
                     draft: global.clone(),
                 });
             }
+            let draft = match open.as_mut() {
+                Some(job) if !in_global => &mut job.draft,
+                _ => &mut global,
+            };
+            set_kb_base_first(draft, text, index, &location)?;
             continue;
         }
         let draft = if in_global {
@@ -173,6 +178,32 @@ fn global_draft(
         global.set(key, value, &Location::Flag)?;
     }
     Ok(global)
+}
+
+/// fio sorts a section's options by priority before it parses them (parse.c `sort_options`),
+/// and `kb_base` comes first (`.prio = 1`): its units hold for every size of the section,
+/// written before it or after. Sets the `kb_base` of the section whose header is line
+/// `header_index` of `text`, if it has one, before any other of its lines. (Flags are parsed
+/// in order, so there it holds for the flags after it only, as in fio.)
+fn set_kb_base_first(
+    draft: &mut JobDraft,
+    text: &str,
+    header_index: usize,
+    header: &Location,
+) -> Result<(), JobError> {
+    let section_lines = text
+        .lines()
+        .skip(header_index + 1)
+        .map(|line| strip_comment(line).trim())
+        .take_while(|line| !line.starts_with('['));
+    for line in section_lines {
+        if let Some((key, value)) = line.split_once('=') {
+            if key.trim().eq_ignore_ascii_case("kb_base") {
+                draft.set("kb_base", Some(value.trim()), header)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How deep `include` lines may nest (fio recurses without a bound; a file that includes
@@ -435,6 +466,25 @@ thread
             rand_mode: false,
         });
         seq
+    }
+
+    #[test]
+    fn kb_base_holds_for_its_whole_section_and_the_jobs_after_global() {
+        // fio 3.33 sorts a section's options by priority, kb_base first: `size=64k` written
+        // before it reads 64000 bytes, as `fio job.fio` does.
+        let sizes = |text: &str| {
+            parse(text)
+                .unwrap()
+                .jobs
+                .iter()
+                .map(|j| j.size_bytes)
+                .collect::<Vec<_>>()
+        };
+        let before = "[a]\nfilename=/tmp/f\nsize=64k\nkb_base=1000\n[b]\nfilename=/tmp/f\nsize=64k\n";
+        assert_eq!(sizes(before), [Some(64_000), Some(64 << 10)]);
+        let global = "[global]\nsize=1MiB\nkb_base=1000\n[a]\nfilename=/tmp/f\n";
+        assert_eq!(sizes(global), [Some(1 << 20)]);
+        assert!(parse("[a]\nfilename=/tmp/f\nkb_base=1023\n").is_err());
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! Parsers for fio value syntax: sizes with suffixes, times, ranges, `bssplit`, read/write pairs.
 //!
-//! Units follow fio's default `kb_base=1024`: `k`, `K`, `kb`, `KB` and `KiB` all mean 1024, so
-//! `4k` is 4096 and `1M` is 1048576. (fio's compatibility mode reads `KiB` as 1000; storlab reads
-//! it as the IEC standard says, 1024, because a job that says `KiB` means it.) Suffixes are not
-//! case sensitive. Times without a unit are seconds, as for fio's `runtime` and `ramp_time`.
+//! Units follow fio's default `kb_base=1024`: `k`, `K`, `kb` and `KB` mean 1024, so `4k` is
+//! 4096 and `1M` is 1048576. In a fio job (inside [`with_fio_kb_base`]) the IEC suffixes read
+//! as fio 3.33 reads them (parse.c `__get_mult_bytes`): inverted under `kb_base=1024`, its
+//! compatibility mode (`KiB` is 1000), and under `kb_base=1000` `k` is 1000 and `KiB` 1024.
+//! Outside a fio job (storlab's own options, presets) `KiB` is 1024, as the IEC standard says.
+//! Suffixes are not case sensitive. Times without a unit are seconds, as for fio's `runtime`
+//! and `ramp_time`.
 //! Every parser returns a [`ValueError`] saying what is wrong with the text, never panics.
 
 use crate::model::{BlockSizeShare, BlockSizeSpec, PPM_PER_PERCENT, PPM_WHOLE};
@@ -49,6 +52,43 @@ const SIZE_SUFFIXES: &[(&str, u64)] = &[
     ("b", 1),
     ("", 1),
 ];
+
+thread_local! {
+    /// The fio job's `kb_base` while its keys are read ([`with_fio_kb_base`]).
+    static FIO_KB_BASE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// fio's `kb_base` when a job gives none.
+pub const FIO_KB_BASE_DEFAULT: u64 = 1024;
+
+/// Runs `read` with sizes read as a fio job whose `kb_base` is `kb_base` (1024 or 1000) reads
+/// them.
+pub fn with_fio_kb_base<T>(kb_base: u64, read: impl FnOnce() -> T) -> T {
+    let before = FIO_KB_BASE.with(|base| base.replace(Some(kb_base)));
+    let result = read();
+    FIO_KB_BASE.with(|base| base.set(before));
+    result
+}
+
+/// What `suffix` (lower case, from [`SIZE_SUFFIXES`]) multiplies by, given the fio job's
+/// `kb_base` if any: fio's powers of `kb_base` for `k`, `kb`..., and for `kib`... the other
+/// base (parse.c `__get_mult_bytes`).
+fn size_multiplier(suffix: &str, table_multiplier: u64) -> u64 {
+    let Some(kb_base) = FIO_KB_BASE.with(std::cell::Cell::get) else {
+        return table_multiplier;
+    };
+    let power = table_multiplier.trailing_zeros() / 10;
+    let base = if suffix.ends_with("ib") {
+        if kb_base == 1000 {
+            1024
+        } else {
+            1000
+        }
+    } else {
+        kb_base
+    };
+    base.pow(power)
+}
 
 /// Time suffixes (lower case) fio accepts, in nanoseconds.
 const TIME_SUFFIXES: &[(&str, u64)] = &[
@@ -142,12 +182,12 @@ pub fn parse_size(text: &str) -> Result<u64, ValueError> {
     }
     let (number, suffix) = split_number(text);
     let lower = suffix.to_ascii_lowercase();
-    let Some(&(_, multiplier)) = SIZE_SUFFIXES.iter().find(|(s, _)| *s == lower) else {
+    let Some(&(found, multiplier)) = SIZE_SUFFIXES.iter().find(|(s, _)| *s == lower) else {
         return err(format!(
             "'{text}' has an unknown size suffix '{suffix}' (use k, M, G, T, KiB, MiB...)"
         ));
     };
-    scale(number, multiplier, "size", text)
+    scale(number, size_multiplier(found, multiplier), "size", text)
 }
 
 /// A count (`number_ios`, `iodepth`...): a whole number, with fio's size suffixes allowed.
@@ -431,6 +471,26 @@ mod tests {
             let text = crate::model::format_share(ppm);
             prop_assert_eq!(parse_share_ppm(&text), Ok(ppm));
         }
+    }
+
+    #[test]
+    fn a_fio_jobs_sizes_follow_its_kb_base_as_fio() {
+        let read = |kb_base, text| with_fio_kb_base(kb_base, || parse_size(text));
+        // fio 3.33: `--size=64KiB` reads 64000 in its default mode, `--kb_base=1000` makes
+        // `64k` 64000 and `64KiB` 65536.
+        assert_eq!(read(1024, "64k"), Ok(64 << 10));
+        assert_eq!(read(1024, "64KiB"), Ok(64_000));
+        assert_eq!(read(1024, "1MiB"), Ok(1_000_000));
+        assert_eq!(read(1000, "64k"), Ok(64_000));
+        assert_eq!(read(1000, "64KB"), Ok(64_000));
+        assert_eq!(read(1000, "64KiB"), Ok(64 << 10));
+        assert_eq!(read(1000, "2g"), Ok(2_000_000_000));
+        assert_eq!(read(1000, "512"), Ok(512));
+        assert_eq!(
+            parse_size("64KiB"),
+            Ok(64 << 10),
+            "outside a fio job KiB is 1024"
+        );
     }
 
     #[test]

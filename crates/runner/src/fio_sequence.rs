@@ -402,6 +402,13 @@ impl FioSequence {
         Some((self.use64, words))
     }
 
+    /// Where fio's close of a file no I/O finds room in fails (`FileService`), the reason
+    /// the job stops, kept; whether it does.
+    fn fio_close_fails(&mut self) -> bool {
+        self.fio_unfollowed = self.file_service.close_after_failed_fill();
+        self.fio_unfollowed.is_some()
+    }
+
     /// The next I/O, in `forced` direction if given (a rate holding the other back), or `None`
     /// when fio would end the job here.
     pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
@@ -450,6 +457,9 @@ impl FioSequence {
                             return None;
                         }
                     }
+                }
+                None if !self.time_based && self.moved_bytes > 0 && self.fio_close_fails() => {
+                    return None;
                 }
                 None if self.units.busy_ok => {
                     self.units.stale_in_fills = Some(self.units.in_flight);

@@ -211,6 +211,8 @@ pub struct FioFormat {
     pub kind: VerifyKind,
     pattern: Option<VerifyPattern>,
     data_pattern: DataPattern,
+    /// `buffer_pattern`: what the compressible share holds instead of zeros.
+    buffer_pattern: Option<Vec<u8>>,
     granule_bytes: usize,
     interval_bytes: usize,
     header_bytes: usize,
@@ -228,10 +230,14 @@ impl FioFormat {
             pattern: spec.pattern.clone(),
             // fio fills a verify block's data from its verify seed with the compressible share
             // (verify.c `fill_verify_pattern`, `__fill_buffer`), whatever `zero_buffers` says.
+            // A share of 100 is no share to fio: its `fixup_options` turns it into
+            // `zero_buffers` with a share of 0, which verify's fill ignores.
             data_pattern: match job.data_pattern {
                 DataPattern::Zeros => DataPattern::Random,
+                DataPattern::Compressible(percent) if percent >= 100 => DataPattern::Random,
                 other => other,
             },
+            buffer_pattern: job.buffer_pattern.clone().filter(|p| !p.is_empty()),
             granule_bytes,
             // fio's own interval (its `fixup_options`): the whole write of one size, else the
             // smallest. It may span several of storlab's granules (`fill_across_granules`).
@@ -370,13 +376,26 @@ impl FioFormat {
         match (&self.pattern, self.data_pattern) {
             (Some(p), _) => fill_pattern(granule, p, offset_bytes),
             (None, DataPattern::Compressible(percent)) => {
-                // The random share first, the rest zeros, over the write as a whole.
+                // The random share first, the rest `buffer_pattern` (from the rest's start) or
+                // zeros, over the write as a whole (lib/rand.c `__fill_random_buf_percentage`).
                 pattern::fill(granule, DataPattern::Random, rand_seed);
                 let (write_start, write_len) = write;
                 let random_len = write_len * u64::from(100 - percent.min(100)) / 100;
-                let zeros_from = (write_start + random_len).saturating_sub(offset_bytes);
-                if let Some(zeros) = granule.get_mut(zeros_from.min(usize::MAX as u64) as usize..) {
-                    zeros.fill(0);
+                let rest_start = write_start + random_len;
+                let rest_from = rest_start.saturating_sub(offset_bytes);
+                if let Some(rest) = granule.get_mut(rest_from.min(usize::MAX as u64) as usize..) {
+                    match self.buffer_pattern.as_deref() {
+                        Some(repeated) => {
+                            let phase = offset_bytes + rest_from - rest_start;
+                            let phase = (phase % repeated.len() as u64) as usize;
+                            for (byte, from) in
+                                rest.iter_mut().zip(repeated.iter().cycle().skip(phase))
+                            {
+                                *byte = *from;
+                            }
+                        }
+                        None => rest.fill(0),
+                    }
                 }
             }
             (None, data_pattern) => pattern::fill(granule, data_pattern, rand_seed),

@@ -205,12 +205,8 @@ impl OffsetGenerator {
             (aligned_as_fio || !random) && job.replay.is_none() && self.region.len_bytes > 0;
         if supported {
             let region_end_bytes = self.region.start_bytes + self.region.len_bytes;
-            // fio's null engine (FIO_DISKLESSIO | FIO_FAKEIO) never sizes its file: filesetup.c
-            // `setup_files` makes its `real_file_size` the region's end, so a sequential job
-            // there ends when `last_pos` reaches it (the placement fails before an offset is
-            // chosen, and the end sync logs the last I/O's).
             let fio_file_bytes = if job.fio_engine_sizes_no_file() {
-                region_end_bytes
+                fio_null_file_bytes(job, region_end_bytes)
             } else {
                 file_size_bytes.max(region_end_bytes)
             };
@@ -534,6 +530,23 @@ fn range_size(rng: &mut ChaCha8Rng, min_bytes: u64, max_bytes: u64) -> u64 {
 /// bias is below 2^-40 for the bounds used here.
 fn below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
     ((u128::from(rng.next_u64()) * u128::from(bound)) >> 64) as u64
+}
+
+/// fio's null engine's file (FIO_DISKLESSIO | FIO_FAKEIO), which it never sizes: `add_file`
+/// makes its size unknown (-1), `size` when given makes it that (filesetup.c
+/// `get_file_sizes`), and a region reaching past it makes it the region's end (`setup_files`).
+/// So a sequential job there ends when `last_pos` reaches the region's end (the placement
+/// fails before an offset is chosen, and the end sync logs the last I/O's), holes wrap at the
+/// file's end, and with `filesize` alone the file has no end: holes never wrap there and the
+/// last I/O may reach past the region (`--rw=write:4k --filesize=512k`: 64 writes, where
+/// `--size=512k` wraps to 128; measured against fio 3.33).
+fn fio_null_file_bytes(job: &JobSpec, region_end_bytes: u64) -> u64 {
+    match (job.filesize_bytes, job.size_given_bytes) {
+        (Some(_), None) => u64::MAX,
+        (Some(_), Some(size)) => size.max(region_end_bytes),
+        // `size` alone: the region ends at `offset` + `size`, past the file's `size`.
+        (None, _) => region_end_bytes,
+    }
 }
 
 #[cfg(test)]

@@ -38,8 +38,9 @@ const SOAK_JOBS: u64 = 3000;
 /// far. Raise it as divergences are fixed; never lower it for the same generator. (Session 20
 /// widened the generator, `jobs.rs` `later_keys` and `report_keys`: the corpus that agreed at
 /// 99.6% without those keys agrees at 97.5% with them, every other job refused in one line;
-/// session 22 lifted refusals to 98.8%.)
-const MIN_AGREE_PERCENT: f64 = 98.7;
+/// session 22 lifted refusals to 98.8%; session 25 drew the accepted keys no draw gave,
+/// `jobs.rs` `undrawn_keys`, and the new corpus agrees at 98.4%.)
+const MIN_AGREE_PERCENT: f64 = 98.4;
 /// Jobs run side by side (CI's two cores; each job is two or three processes one after another).
 const PARALLEL_JOBS: usize = 2;
 /// Rechecks of a job whose verdict is not the one listed, before it counts as new or gone.

@@ -59,14 +59,19 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "kb_base",
         aliases: &[],
         bare: false,
-        meaning: "1024 accepted (storlab's only unit base); 1000 refused",
+        meaning: "units of sizes: 1024 (k is 1024, KiB 1000, fio's default) or 1000 (k is 1000, KiB 1024)",
         field: "kb_base",
         path: KeyPath::None,
-        apply: |_, v| match v {
-            "1024" => Ok(()),
-            _ => Err(ApplyError::Unsupported(
-                "storlab reads k, M, G as powers of 1024 only (fio's default kb_base=1024)".into(),
-            )),
+        apply: |d, v| match v {
+            "1024" => {
+                d.kb_base = Some(1024);
+                Ok(())
+            }
+            "1000" => {
+                d.kb_base = Some(1000);
+                Ok(())
+            }
+            _ => Err(ApplyError::Invalid("use 1024 or 1000 (as fio)".into())),
         },
     },
 ];

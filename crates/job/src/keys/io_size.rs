@@ -280,6 +280,7 @@ impl JobDraft {
     /// smaller one bounds the I/O as `io_size` does while random offsets cover the whole file.
     fn build_filesize_region(&self, spec: &mut JobSpec, filesize: u64) {
         spec.filesize_bytes = Some(filesize);
+        spec.size_given_bytes = self.size.and_then(Extent::bytes);
         let offset = match self.offset {
             None => 0,
             Some(Extent::Bytes(offset)) => offset,

@@ -217,6 +217,8 @@ pub struct JobDraft {
     file_service_resets: bool,
     /// fio's `filesize`: the file's size, where the job's region ends (`build_filesize_region`).
     filesize_bytes: Option<u64>,
+    /// fio's `kb_base` as given: the units of the sizes read after it (`size::with_fio_kb_base`).
+    kb_base: Option<u64>,
     /// The key being applied was written bare (no `=`).
     applying_bare: bool,
     /// Keys accepted whose fio effect storlab does not reproduce, for one warning each.
@@ -267,7 +269,8 @@ impl JobDraft {
             }
         };
         self.applying_bare = value.is_none();
-        let applied = (def.apply)(self, text);
+        let kb_base = self.kb_base.unwrap_or(crate::size::FIO_KB_BASE_DEFAULT);
+        let applied = crate::size::with_fio_kb_base(kb_base, || (def.apply)(self, text));
         self.applying_bare = false;
         applied.map_err(|error| match error {
             ApplyError::Invalid(detail) => {

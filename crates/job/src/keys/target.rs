@@ -428,6 +428,20 @@ impl JobDraft {
                      job per file",
                 ))
             }
+            // fio 3.33's job dies of SIGSEGV there, its report saying "got signal=11" with no
+            // I/O done: its non-uniform file choice draws among the `nrfiles` asked, past the
+            // capped list of files (checked on zipf, pareto, normal and gauss, 2 and 3 files).
+            Some(files) if files > 1 && self.file_service_resets => {
+                let (location, key, value) = self.setter("nrfiles", job_location);
+                Err(JobError::unsupported(
+                    location,
+                    &key,
+                    value,
+                    "with more files than filename= names and a zipf, pareto, normal or gauss \
+                     file_service_type, fio 3.33's job dies of a segmentation fault before any \
+                     I/O; drop nrfiles (the job has its one named file) or file_service_type",
+                ))
+            }
             _ => Ok(()),
         }
     }

@@ -478,6 +478,11 @@ pub struct JobSpec {
     /// the file and goes on in the same loop instead of ending it (io_u.c `set_io_u_file`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fio_file_service_resets: bool,
+    /// With `filesize`, `size` as written in the job, in bytes (not a share): `size_bytes` is
+    /// then the file's region and this the job's own figure, which sizes fio's null engine's
+    /// file (filesetup.c `get_file_sizes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_given_bytes: Option<u64>,
     /// fio's `filesize`: each clone's region runs from its own start to there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesize_bytes: Option<u64>,
@@ -693,6 +698,7 @@ impl JobSpec {
             io_size_given: false,
             fio_file_service_resets: false,
             fio_norandommap: false,
+            size_given_bytes: None,
             filesize_bytes: None,
             loops: 1,
             runtime_ns: None,

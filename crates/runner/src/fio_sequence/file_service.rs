@@ -1,7 +1,8 @@
 //! fio's `file_service_type` as it bears on a job's one file: a non-uniform choice (zipf,
-//! pareto, normal) makes fio reset the file where no I/O finds room instead of ending the loop.
+//! pareto, normal) makes fio reset the file where no I/O finds room instead of ending the loop;
+//! and the close fio makes there fails on the null engine under `fsync_on_close`.
 
-use storlab_job::JobSpec;
+use storlab_job::{JobSpec, TrimMode};
 
 /// `JobSpec::fio_file_service_resets` for one fio sequence, and where its resets stand.
 #[derive(Clone, Copy, Debug)]
@@ -12,6 +13,12 @@ pub(super) struct FileService {
     depth: u32,
     /// The file was reset and no I/O placed since: a second failure ends the job.
     pub(super) reset_without_io: bool,
+    /// fio's close of the file where no I/O finds room fails: the null engine opens no
+    /// descriptor (engines/null.c `null_open` leaves `fd` at -1), so `fsync_on_close`'s
+    /// `fsync` of a writing job fails with EBADF (filesetup.c `put_file`) when the close
+    /// comes at an in-flight I/O's completion, which reports it (io_u.c `put_file_log`); at
+    /// depth 1 nothing is in flight and `set_io_u_file` ignores the failure.
+    close_fails: bool,
 }
 
 /// What follows a fill that found no room, with a non-uniform `file_service_type`.
@@ -33,7 +40,20 @@ impl FileService {
             units_in_flight: job.iodepth > 1 && job.fio_engine_queues(),
             depth: job.iodepth,
             reset_without_io: false,
+            close_fails: job.fio_engine_fakes_io()
+                && job.sync.fsync_on_close
+                && job.iodepth > 1
+                && (job.trim == TrimMode::TrimWrite
+                    || (job.read_percent < 100 && job.trim.is_none())),
         }
+    }
+
+    /// A fill found no room mid-run (not at a reset): fio closes the file there. Why
+    /// storlab stops the job there, where that close fails in fio.
+    pub(super) fn close_after_failed_fill(&self) -> Option<String> {
+        self.close_fails.then(|| {
+            "fio 3.33 fails this job with EBADF where its file is closed because no I/O finds room: the null engine opens no file descriptor and fsync_on_close's fsync at the completion of the last I/O in flight fails (filesetup.c put_file), unless that I/O was a sync; storlab stops the job there (iodepth=1 runs as fio)".to_owned()
+        })
     }
 
     /// A fill found no room in the file.

@@ -238,6 +238,21 @@ pub const AGREE: &[&str] = &[
     "--rw=randrw --size=128k --io_size=256k --norandommap --random_generator=lfsr --ioengine=libaio --file_service_type=pareto:0.5",
     // 2552: `null`'s verify passes every read (FIO_FAKEIO), fio's seed check included.
     "--rw=randrw --blockalign=8k --size=256k --ioengine=null --verify=crc32",
+    // 7373: `null`'s file is `size` long, else (`filesize` alone) without end: holes wrap at
+    // the end of the one, never in the other.
+    "--rw=write:4k --filesize=512k --ioengine=null",
+    "--rw=write:4k --filesize=128k --size=256k --ioengine=null",
+    // 7373: on `null` the close where no I/O finds room fsyncs no descriptor (EBADF) with
+    // I/Os in flight: fio fails the job, storlab stops it there.
+    "--rw=write:4k --ioengine=null --iodepth=8 --fsync_on_close=1 --filesize=512k",
+    // 7373: a verify write's compressible share holds `buffer_pattern`; a share of 100 is
+    // fio's `zero_buffers`, which verify's fill ignores.
+    "--rw=write --buffer_compress_percentage=50 --buffer_pattern=0xdeadbeef --verify=crc32c",
+    "--rw=write --size=64k --buffer_compress_percentage=100 --verify=crc32c",
+    // 7373's generator: `kb_base` holds for the flags after it; fio's default reads KiB as
+    // 1000 (blocks of 512: storlab refuses a block that is no whole number of sectors).
+    "--kb_base=1000 --rw=write --size=64k --bs=512",
+    "--rw=read --size=64KiB --bs=512 --ioengine=null",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -277,4 +292,10 @@ pub const REFUSED: &[&str] = &[
     // bs_is_seq_rand: a random read of the write size runs past a map of whole 64-block words
     // into heap memory fio never set (storlab stops the job there in one line).
     "--rw=randread --bs=1k,64k --size=128k --bs_is_seq_rand=1",
+    // 7373: more files than `filename` names with a non-uniform file choice: fio's job dies
+    // of SIGSEGV before any I/O (its report says so and exits 0); storlab refuses.
+    "--nrfiles=2 --file_service_type=normal:20:0.5",
+    // 7373: `null`'s failing close on the completion of a sync instead passes in fio; storlab
+    // stops the job where the close comes, either way.
+    "--rw=write:4k --ioengine=null --iodepth=8 --fsync_on_close=1 --filesize=512k --fsync=4",
 ];

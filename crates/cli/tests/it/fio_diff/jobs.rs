@@ -99,6 +99,7 @@ pub fn job(seed: u64, index: u64) -> Job {
     rarer_keys(&mut rng, &mut job, &rw);
     later_keys(&mut rng, &mut job, &rw);
     file_choice_keys(&mut rng, &mut job);
+    undrawn_keys(&mut rng, &mut job, &rw);
     job
 }
 
@@ -486,5 +487,97 @@ fn file_choice_keys(rng: &mut Rng, job: &mut Job) {
     }
     if rng.chance(3) {
         job.set("openfiles", rng.pick(&["1", "4"]));
+    }
+}
+
+/// Keys storlab accepts that no earlier draw gave (drawn after every other, so a job that
+/// draws none is the job it was): thinktime's variants, layout and cache hints, the engines'
+/// own options, bandwidth pacing, fio's unit base, logs and priorities that must change no I/O.
+fn undrawn_keys(rng: &mut Rng, job: &mut Job, rw: &str) {
+    if job.value("thinktime").is_some() && rng.chance(40) {
+        job.set("thinktime_blocks", rng.pick(&["2", "4"]));
+        if rng.chance(50) {
+            job.set("thinktime_blocks_type", rng.pick(&["complete", "issue"]));
+        }
+        if rng.chance(30) {
+            job.set("thinktime_spin", "5");
+        }
+    }
+    let writes = rw.contains("write") || rw.contains("rw");
+    if writes && rng.chance(4) {
+        job.set("overwrite", "1");
+    }
+    if rng.chance(3) {
+        job.set(
+            "fadvise_hint",
+            rng.pick(&["0", "1", "sequential", "random"]),
+        );
+    }
+    if rng.chance(2) {
+        job.set("softrandommap", "1");
+    }
+    if rng.chance(2) {
+        job.set("create_fsync", rng.pick(&["0", "1"]));
+    }
+    engine_options(rng, job);
+    let mixed = rw.contains("rw") || rw.starts_with("readwrite") || rw.starts_with("trimwrite");
+    if !mixed && job.value("rate_iops").is_none() && rng.chance(3) {
+        job.set("rate", rng.pick(&["1m", "4m"]));
+        if rng.chance(30) {
+            job.set("rate_process", "poisson");
+        }
+    }
+    if rng.chance(3) {
+        job.set("kb_base", rng.pick(&["1000", "1024"]));
+    }
+    if rng.chance(3) {
+        let log = rng.pick(&["write_lat_log", "write_bw_log", "write_iops_log"]);
+        job.set(log, "perf");
+        if rng.chance(50) {
+            job.set("log_avg_msec", "10");
+        }
+    }
+    if rng.chance(2) {
+        job.set(
+            "clocksource",
+            rng.pick(&["gettimeofday", "clock_gettime", "cpu"]),
+        );
+    }
+    if rng.chance(2) {
+        job.set("prioclass", rng.pick(&["2", "3"]));
+    }
+    if job.value("verify").is_some() && rng.chance(5) {
+        job.set("verify_async", "2");
+    }
+    if rng.chance(2) {
+        job.set("unlink", "1");
+    }
+}
+
+/// The chosen engine's own options (fio's per-engine option lists) and the queue's reaping
+/// bound, each on the engine that takes it.
+fn engine_options(rng: &mut Rng, job: &mut Job) {
+    match job.value("ioengine") {
+        Some("libaio") if rng.chance(15) => job.set("userspace_reap", "1"),
+        Some("io_uring") if rng.chance(20) => {
+            let key = rng.pick(&["fixedbufs", "registerfiles", "nonvectored", "sqthread_poll"]);
+            job.set(key, "1");
+        }
+        Some("pvsync2") if rng.chance(15) => job.set("hipri", "1"),
+        _ => {}
+    }
+    let queued = matches!(
+        job.value("ioengine"),
+        Some("libaio" | "io_uring" | "posixaio")
+    );
+    if queued && job.value("iodepth").is_some_and(|d| d != "1") && rng.chance(10) {
+        match rng.below(3) {
+            0 => job.set("iodepth_batch_complete_max", rng.pick(&["2", "4"])),
+            1 => job.set("serialize_overlap", "1"),
+            _ => job.set("io_submit_mode", "offload"),
+        }
+    }
+    if matches!(job.value("ioengine"), Some("libaio" | "io_uring")) && rng.chance(5) {
+        job.set("cmdprio_percentage", "50");
     }
 }
