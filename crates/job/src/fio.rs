@@ -480,7 +480,8 @@ thread
                 .map(|j| j.size_bytes)
                 .collect::<Vec<_>>()
         };
-        let before = "[a]\nfilename=/tmp/f\nsize=64k\nkb_base=1000\n[b]\nfilename=/tmp/f\nsize=64k\n";
+        let before =
+            "[a]\nfilename=/tmp/f\nsize=64k\nkb_base=1000\n[b]\nfilename=/tmp/f\nsize=64k\n";
         assert_eq!(sizes(before), [Some(64_000), Some(64 << 10)]);
         let global = "[global]\nsize=1MiB\nkb_base=1000\n[a]\nfilename=/tmp/f\n";
         assert_eq!(sizes(global), [Some(1 << 20)]);
