@@ -297,14 +297,14 @@ mod tests {
         "iodepth_batch_complete=2 iodepth=8",
         "iodepth_batch_complete_max=4 iodepth=8",
         "iodepth_low=2 iodepth=8",
-        "hipri",
-        "nowait=1",
-        "fixedbufs",
-        "registerfiles=0",
-        "sqthread_poll=1",
-        "nonvectored=0",
-        "cmdprio_percentage=10",
-        "userspace_reap",
+        "hipri ioengine=io_uring",
+        "nowait=1 ioengine=io_uring",
+        "fixedbufs ioengine=io_uring",
+        "registerfiles=0 ioengine=io_uring",
+        "sqthread_poll=1 ioengine=io_uring",
+        "nonvectored=0 ioengine=io_uring",
+        "cmdprio_percentage=10 ioengine=libaio",
+        "userspace_reap ioengine=libaio",
         "numjobs=2",
         "offset=4k",
         "offset_increment=1M",
@@ -484,7 +484,7 @@ mod tests {
             .chain(replay_samples)
         {
             let sample = sample.as_str();
-            let key = sample.split('=').next().unwrap();
+            let key = sample.split(['=', ' ']).next().unwrap();
             covered.insert(crate::keys::find_key(key).unwrap().name);
             let settings: Vec<&str> = sample.split(' ').collect();
             let file = crate::fio::parse_fio_str(

@@ -9,7 +9,8 @@ use crate::fio_rand::{fio_job_seeds, seed_index, FioRand};
 use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
-use bounds::{fio_io_size_bytes, fio_map_bytes, loop_bounds, seq_add_bytes};
+use bounds::{fio_io_size_bytes, fio_map_bytes, fio_mmap_window_bytes, loop_bounds};
+use bounds::{mmap_overrun, seq_add_bytes};
 use file_service::{FileService, ResetStep};
 use storlab_engine::IoDirection;
 use storlab_job::{
@@ -143,6 +144,8 @@ pub struct FioSequence {
     /// Set where fio 3.33 does what storlab cannot follow (why: its Gauss draw never returns,
     /// its map runs into the heap): the job ends.
     fio_unfollowed: Option<String>,
+    /// What fio's mmap engine maps (`bounds::fio_mmap_window_bytes`).
+    mmap_window_bytes: Option<u64>,
     /// fio's zoned distributions (`zoned`, `zoned_abs`): the zone of each random offset.
     zones: Option<FioZones>,
     /// fio's `file_offset` (the region's start), `io_size` (its length) and `real_file_size`.
@@ -290,6 +293,7 @@ impl FioSequence {
             lfsr_job,
             distribution,
             fio_unfollowed: None,
+            mmap_window_bytes: fio_mmap_window_bytes(job, region),
             zones: FioZones::new(&job.random_distribution),
             region,
             file_size_bytes,
@@ -429,6 +433,10 @@ impl FioSequence {
             }
             match filled {
                 Some(io) => {
+                    if let Some(reason) = mmap_overrun(self.mmap_window_bytes, self.region, &io) {
+                        self.fio_unfollowed = Some(reason);
+                        return None;
+                    }
                     self.file_service.reset_without_io = false;
                     self.moved_bytes += u64::from(io.len_bytes);
                     self.job_moved_bytes += u64::from(io.len_bytes);
@@ -451,7 +459,6 @@ impl FioSequence {
                             self.units.refill = true;
                             self.reset_file();
                         }
-                        ResetStep::End => return None,
                         ResetStep::FioHangs(reason) => {
                             self.fio_unfollowed = Some(reason);
                             return None;

@@ -4,8 +4,8 @@ use super::values::set_if;
 use super::values::to_u32;
 use super::JobDraft;
 use super::{ApplyError, KeyDef};
-use crate::model::JobSpec;
-use crate::model::Target;
+use crate::error::{JobError, Location};
+use crate::model::{EngineKind, JobSpec, Target};
 use crate::paths::KeyPath;
 use crate::size::{parse_bool, parse_count};
 
@@ -104,6 +104,32 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
 ];
 
 impl JobDraft {
+    /// `io_submit_mode=offload` where fio 3.33 cannot run it (checked on every engine): its
+    /// job dies of SIGSEGV with `write_iolog` (the submit workers have no log), io_uring
+    /// refuses it (FIO_NO_OFFLOAD), posixaio never ends.
+    pub(super) fn check_submit_offload(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if !spec.submit_offload || self.storlab_rw_default {
+            return Ok(());
+        }
+        let reason = if spec.write_iolog.is_some() {
+            "with write_iolog fio 3.33's job dies of a segmentation fault before any I/O (its \
+             submit workers have no log); drop write_iolog or io_submit_mode=offload"
+        } else if spec.engine == EngineKind::IoUring {
+            "io_uring can't be used with offloaded submit (fio 3.33 refuses it); use a sync \
+             engine or io_submit_mode=inline"
+        } else if spec.engine == EngineKind::Posixaio {
+            "fio 3.33 never ends a posixaio job with offloaded submit; use a sync engine or \
+             io_submit_mode=inline"
+        } else {
+            return Ok(());
+        };
+        Err(self.refused_at_key("io_submit_mode", job_location, reason.to_string()))
+    }
+
     /// `iodepth` and `io_submit_mode`.
     pub(super) fn build_depth(&self, spec: &mut JobSpec) {
         set_if(&mut spec.iodepth, self.iodepth);

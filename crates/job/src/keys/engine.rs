@@ -531,7 +531,12 @@ impl JobDraft {
     }
 
     /// A refusal of the job at the key that last set `field` (at the job when none did).
-    fn refused_at_key(&self, field: &str, job_location: &Location, reason: String) -> JobError {
+    pub(super) fn refused_at_key(
+        &self,
+        field: &str,
+        job_location: &Location,
+        reason: String,
+    ) -> JobError {
         let setter = self.provenance.iter().rev().find(|p| p.field == field);
         JobError::unsupported(
             setter.map_or_else(|| job_location.clone(), |p| p.location.clone()),
@@ -539,6 +544,39 @@ impl JobDraft {
             setter.and_then(|p| p.value.clone()),
             reason,
         )
+    }
+
+    /// fio 3.33 knows an engine's options only with that engine: it refuses the job
+    /// ("unrecognized option" among flags, "Bad option" in a job file). A preset, or a fio job
+    /// run on a target the command line imposes (whose engine stands in for the job's), keeps
+    /// the warning of `build_engine_tuning` instead.
+    pub(super) fn check_engine_options(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        if self.storlab_rw_default || self.target_override.is_some() {
+            return Ok(());
+        }
+        let foreign = self.provenance.iter().find(|given| {
+            FIO_ENGINE_OPTIONS
+                .iter()
+                .any(|(field, engines)| *field == given.field && !engines.contains(&spec.engine))
+        });
+        let Some(foreign) = foreign else {
+            return Ok(());
+        };
+        Err(self.refused_at_key(
+            foreign.field,
+            job_location,
+            format!(
+                "ioengine={} has no option {}: fio 3.33 refuses the job (\"unrecognized \
+                 option\" among flags, \"Bad option\" in a job file); drop it or use an engine \
+                 that has it",
+                spec.engine.as_str(),
+                foreign.key_as_written
+            ),
+        ))
     }
 
     /// The engines' options, with a warning naming those the job's engine does not have.
@@ -554,6 +592,32 @@ impl JobDraft {
         }
     }
 }
+
+/// fio 3.33's engine options (by this table's field names) and the engines that define them
+/// (engines/io_uring.c, libaio.c, sync.c for pvsync2, cmdprio.h).
+const FIO_ENGINE_OPTIONS: &[(&str, &[EngineKind])] = &[
+    ("hipri", &[EngineKind::IoUring, EngineKind::Pvsync2]),
+    (
+        "nowait",
+        &[EngineKind::IoUring, EngineKind::Libaio, EngineKind::Pvsync2],
+    ),
+    ("fixedbufs", &[EngineKind::IoUring]),
+    ("registerfiles", &[EngineKind::IoUring]),
+    ("sqthread_poll", &[EngineKind::IoUring]),
+    ("sqthread_poll_cpu", &[EngineKind::IoUring]),
+    ("nonvectored", &[EngineKind::IoUring]),
+    ("userspace_reap", &[EngineKind::Libaio]),
+    (
+        "cmdprio_percentage",
+        &[EngineKind::IoUring, EngineKind::Libaio],
+    ),
+    ("cmdprio_class", &[EngineKind::IoUring, EngineKind::Libaio]),
+    ("cmdprio_level", &[EngineKind::IoUring, EngineKind::Libaio]),
+    (
+        "cmdprio_bssplit",
+        &[EngineKind::IoUring, EngineKind::Libaio],
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -635,14 +699,30 @@ mod tests {
         );
         assert!(uring.warnings.is_empty(), "{:?}", uring.warnings);
         // fio's default `nonvectored=-1` means non-vectored, like 1.
-        assert!(!job(&[("nonvectored", Some("-1"))]).engine_tuning.vectored);
+        let default_nonvectored =
+            job(&[("ioengine", Some("io_uring")), ("nonvectored", Some("-1"))]);
+        assert!(!default_nonvectored.engine_tuning.vectored);
         let libaio = job(&[("ioengine", Some("libaio")), ("userspace_reap", None)]);
         assert!(libaio.engine_tuning.userspace_reap && libaio.warnings.is_empty());
-        let psync = job(&[("userspace_reap", None), ("hipri", None)]);
-        assert_eq!(
-            psync.warnings,
-            ["hipri, userspace_reap has no effect with ioengine=psync"]
-        );
+        // fio refuses an engine's option on another engine; a preset only warns.
+        let mut psync = JobDraft::new();
+        psync.set("size", Some("1M"), &Location::Flag).unwrap();
+        psync.set("userspace_reap", None, &Location::Flag).unwrap();
+        let refusal = psync
+            .finish("job", &Location::Job("job".into()))
+            .unwrap_err();
+        assert!(refusal
+            .to_string()
+            .starts_with("--userspace_reap: ioengine=psync has no option userspace_reap"));
+        let mut preset = JobDraft::with_storlab_defaults();
+        preset.set("size", Some("1M"), &Location::Flag).unwrap();
+        preset.set("hipri", None, &Location::Flag).unwrap();
+        preset.set("userspace_reap", None, &Location::Flag).unwrap();
+        let preset = preset.finish("job", &Location::Job("job".into())).unwrap();
+        assert!(preset
+            .warnings
+            .iter()
+            .any(|w| w == "hipri, userspace_reap has no effect with ioengine=psync"));
         let sync = job(&[("ioengine", Some("sync")), ("iodepth", Some("8"))]);
         assert!(sync.warnings[0].starts_with("iodepth=8 has no effect with ioengine=sync"));
     }
@@ -792,12 +872,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.contains("mutually exclusive"), "{error}");
-        // On an engine without command priorities: a warning, as for cmdprio_percentage.
-        let psync = draft(&[("size", Some("1M")), ("cmdprio_bssplit", Some("4k/10"))]).unwrap();
+        // On an engine without command priorities fio has no such option: refused.
+        let psync = draft(&[("size", Some("1M")), ("cmdprio_bssplit", Some("4k/10"))])
+            .unwrap_err()
+            .to_string();
         assert!(
-            psync.warnings.iter().any(|w| w.contains("cmdprio_bssplit")),
-            "{:?}",
-            psync.warnings
+            psync.contains("ioengine=psync has no option cmdprio_bssplit"),
+            "{psync}"
         );
     }
 }

@@ -353,6 +353,8 @@ impl JobDraft {
         self.check_mmap_region(&mut spec, job_location)?;
         self.check_null_queue_pacing(&spec, job_location)?;
         self.check_batched_sync_log(&spec, job_location)?;
+        self.check_submit_offload(&spec, job_location)?;
+        self.check_engine_options(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;
         self.check_time_based_read_back(&spec, job_location)?;
         self.check_clones_verify_shared_bytes(&spec, job_location)?;

@@ -348,6 +348,12 @@ impl super::JobSpec {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()
     }
 
+    /// Whether fio's engine for this job maps the file's `io_size` bytes and copies each I/O
+    /// in or out of that mapping (mmap.c), past which an I/O cannot reach.
+    pub fn fio_engine_maps_region(&self) -> bool {
+        self.engine == EngineKind::Mmap
+    }
+
     /// Whether fio's engine for this job fakes its I/O (`null`: FIO_FAKEIO), so its verify
     /// passes every read before looking at a header (verify.c `verify_io_u`).
     pub fn fio_engine_fakes_io(&self) -> bool {

@@ -1,8 +1,38 @@
 //! The bounds of one fio thread's sequence as fio 3.33 sets them up (filesetup.c, backend.c):
 //! what its random map spans, its `io_size`, the bytes a loop and the job issue, its loops.
 
-use crate::offsets::Region;
+use crate::offsets::{PlannedIo, Region};
 use storlab_job::{JobSpec, RwModifier, TrimMode};
+
+/// The page size the kernel rounds fio's mappings up to (x86-64).
+const PAGE_BYTES: u64 = 4096;
+
+/// fio's mmap engine maps the file's `io_size` bytes from its start and puts each I/O at its
+/// offset less the region's start (engines/mmap.c, `fio_mmapio_prep`): an I/O that reaches
+/// past the mapping's last page (a hole's stride overshooting the region's end) is copied
+/// past the mapping, and fio's job dies of SIGSEGV there (`--rw=write:4k --bs=8k --size=64k
+/// --ioengine=mmap`: six writes logged, then the crash, every run). Why storlab stops there.
+pub(super) fn mmap_overrun(
+    mapped_bytes: Option<u64>,
+    region: Region,
+    io: &PlannedIo,
+) -> Option<String> {
+    let mapped_bytes = mapped_bytes?;
+    let end_bytes = io.offset_bytes.checked_sub(region.start_bytes)? + u64::from(io.len_bytes);
+    (end_bytes > mapped_bytes).then(|| {
+        format!(
+            "fio 3.33's mmap engine maps {mapped_bytes} bytes for the region and puts each I/O at its offset less the region's start, so the {}-byte I/O at {} runs past the mapping and fio's job dies of SIGSEGV there (engines/mmap.c); storlab stops the job there (holes that overshoot the region's end: use another ioengine, or a size the stride divides)",
+            io.len_bytes, io.offset_bytes
+        )
+    })
+}
+
+/// The bytes fio's mmap engine maps for `job` over `region` (its `io_size`, rounded up to
+/// pages by the kernel), or None on another engine.
+pub(super) fn fio_mmap_window_bytes(job: &JobSpec, region: Region) -> Option<u64> {
+    job.fio_engine_maps_region()
+        .then(|| fio_io_size_bytes(job, region).next_multiple_of(PAGE_BYTES))
+}
 
 /// What fio's random blocks and map span (io_u.c `last_block`, filesetup.c `init_random_map`):
 /// the region or the file if shorter, one zone's range in a strided job.

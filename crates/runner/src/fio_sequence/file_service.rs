@@ -26,9 +26,6 @@ pub(super) enum ResetStep {
     /// fio resets the file and fills the same I/O unit again, its BUSY_OK flag kept, in the
     /// same loop (io_u.c `set_io_u_file`).
     Reset,
-    /// The file had no room right after its reset either: the job ends here (fio would try
-    /// forever; storlab's sequences of that shape do not reach it).
-    End,
     /// fio 3.33 never ends the job here; why, in one line.
     FioHangs(String),
 }
@@ -59,7 +56,12 @@ impl FileService {
     /// A fill found no room in the file.
     pub(super) fn after_failed_fill(&mut self) -> ResetStep {
         if std::mem::replace(&mut self.reset_without_io, true) {
-            return ResetStep::End;
+            // Seen with strided zones and several block sizes (`--bssplit=4k/50:8k/50
+            // --size=64k --zonemode=strided --zonesize=16k --zonerange=64k
+            // --file_service_type=pareto:0.5`: fio 3.33 still running after 300 s).
+            return ResetStep::FioHangs(
+                "fio 3.33 never ends this job: with a non-uniform file_service_type it resets the file where no I/O finds room, and right after the reset no I/O finds room either, so it resets the file again forever (io_u.c, set_io_u_file); storlab stops the job there".to_owned(),
+            );
         }
         if self.units_in_flight {
             // The reset closes the file first (`td_io_close_file`), which the I/Os of a

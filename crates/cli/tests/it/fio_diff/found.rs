@@ -253,6 +253,9 @@ pub const AGREE: &[&str] = &[
     // 1000 (blocks of 512: storlab refuses a block that is no whole number of sectors).
     "--kb_base=1000 --rw=write --size=64k --bs=512",
     "--rw=read --size=64KiB --bs=512 --ioengine=null",
+    // 8484: fio knows an engine's options only with that engine ("unrecognized option").
+    "--userspace_reap=1",
+    "--rw=randwrite --size=64k --ioengine=psync --hipri",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -298,4 +301,7 @@ pub const REFUSED: &[&str] = &[
     // 7373: `null`'s failing close on the completion of a sync instead passes in fio; storlab
     // stops the job where the close comes, either way.
     "--rw=write:4k --ioengine=null --iodepth=8 --fsync_on_close=1 --filesize=512k --fsync=4",
+    // 8484: `io_submit_mode=offload` with `write_iolog`: fio's job dies of SIGSEGV (here it
+    // logs nothing and exits 0).
+    "--rw=write --bs=512,16k --size=64k --ioengine=posixaio --iodepth=2 --fsync=2 --io_submit_mode=offload",
 ];
