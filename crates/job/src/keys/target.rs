@@ -406,6 +406,34 @@ impl JobDraft {
         (engine, target, warnings)
     }
 
+    /// `unlink=1` where fio's deletion is not storlab's to follow: on the null engine with a
+    /// file named fio 3.33 still unlinks that file at the job's end (the null engine has no
+    /// `unlink_file`, so `td_io_unlink_file` calls `unlink(2)` on the name), where storlab's
+    /// null engine touches no file (a job that names a device would remove its node); and
+    /// clones that only read race the first one's deletion.
+    pub(super) fn check_unlink(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let reason = if !spec.unlink {
+            return Ok(());
+        } else if spec.engine == EngineKind::Null && self.filename.is_some() {
+            "with ioengine=null fio 3.33 still deletes the named file at the job's end, which \
+             storlab's null engine never touches; drop unlink (or filename)"
+        } else if spec.numjobs > 1 && spec.read_percent == 100 {
+            // `--numjobs=2 --unlink=1 --size=64k`: the second clone's report has error 2 and
+            // no I/O in every run here.
+            "with numjobs above 1 and no writes, fio 3.33's first clone to end deletes the file \
+             the others may not have opened yet (they then fail with ENOENT, as their timing \
+             decides); drop unlink or give each clone a job of its own"
+        } else {
+            return Ok(());
+        };
+        let (location, key, value) = self.setter("unlink", job_location);
+        Err(JobError::unsupported(location, &key, value, reason))
+    }
+
     /// fio's `nrfiles`: with `filename` given (or a replayed trace, or `--target`), fio 3.33
     /// caps it at the files named (init.c, `fixup_options`: `nr_files > files_index`), so the
     /// job has its one file, whole (filesetup.c splits `size` over the capped count). Without

@@ -304,4 +304,8 @@ pub const REFUSED: &[&str] = &[
     // 8484: `io_submit_mode=offload` with `write_iolog`: fio's job dies of SIGSEGV (here it
     // logs nothing and exits 0).
     "--rw=write --bs=512,16k --size=64k --ioengine=posixaio --iodepth=2 --fsync=2 --io_submit_mode=offload",
+    // 9696: `null` with `unlink=1` deletes the named file in fio; storlab's null touches none.
+    "--size=64k --ioengine=null --unlink=1",
+    // 1717: reading clones with `unlink=1`: fio's first clone to end deletes the file.
+    "--offset=6144 --numjobs=2 --unlink=1",
 ];
