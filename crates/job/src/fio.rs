@@ -452,6 +452,7 @@ thread
         // Headers written, no read-back: time-based on io_uring, fio would stop for a verify
         // pass every `size` bytes, which storlab refuses (ADR 0057).
         seq.verify = false;
+        seq.fio_done_file_stays_done = true;
         seq.verify_spec = Some(crate::VerifySpec::new(crate::VerifyKind::Crc32c));
         // fio's default `verify_state_save=1` with verify.
         seq.verify_state_save = true;

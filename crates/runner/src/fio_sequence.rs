@@ -310,8 +310,7 @@ impl FioSequence {
             repeat_between: matches!(job.rw_modifier, RwModifier::RepeatEveryIos(_)),
             bs_is_seq_rand: job.bs_is_seq_rand,
             bs_unaligned: job.bs_unaligned,
-            // init.c: the first I/O is a random one (`td->ddir_seq_nr = 1`).
-            random_countdown: 1,
+            random_countdown: 1, // init.c: the first I/O is random (`td->ddir_seq_nr = 1`).
             seq_add_bytes: seq_add_bytes(job.rw_modifier),
             time_based: job.time_based && job.runtime_ns.is_some(),
             pass_bytes: pass_bytes.max(1),
@@ -321,7 +320,7 @@ impl FioSequence {
             job_moved_bytes: 0,
             job_limit_bytes: 0,
             keep_running_bytes: job.io_size_bytes.unwrap_or(fio_io_size_bytes(job, region)),
-            io_size_given: job.io_size_given,
+            io_size_given: job.fio_loops_past_a_done_file(),
             file_service: FileService::of(job),
             verify_reopens_files: job.verify,
             loop_written: crate::fio_history::FioHistory::new(

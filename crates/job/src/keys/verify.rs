@@ -626,6 +626,7 @@ impl JobDraft {
         } else if self.verify.do_verify == Some(false) {
             spec.verify = false;
         }
+        spec.fio_done_file_stays_done = self.verify.do_verify == Some(false);
     }
 }
 

@@ -348,6 +348,14 @@ impl super::JobSpec {
         self.engine == EngineKind::Mmap && self.fio_random.is_some()
     }
 
+    /// Whether fio goes on past a loop that ended at its file's end while the job's bytes are
+    /// short of `io_size` (backend.c `keep_running`): with `io_size` given, unless
+    /// `do_verify=0` keeps the file done in a one-loop job (`fio_done_file_stays_done`).
+    pub fn fio_loops_past_a_done_file(&self) -> bool {
+        self.io_size_given
+            && !(self.fio_done_file_stays_done && self.loops == 1 && !self.time_based)
+    }
+
     /// Whether fio's engine for this job maps the file's `io_size` bytes and copies each I/O
     /// in or out of that mapping (mmap.c), past which an I/O cannot reach.
     pub fn fio_engine_maps_region(&self) -> bool {

@@ -474,6 +474,12 @@ pub struct JobSpec {
     /// a file that is done over while the bytes are short (backend.c `keep_running`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io_size_given: bool,
+    /// fio's `do_verify=0`: a new loop of a one-loop job that is not time based keeps its file
+    /// done (libfio.c `reset_io_counters` clears `nr_done_files` only with `time_based`, loops
+    /// left or `do_verify`), so a loop that ended at the file's end is the job's last
+    /// (`--rw=write --size=256k --io_size=512k --do_verify=0`: 64 writes, not 128).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fio_done_file_stays_done: bool,
     /// fio's `file_service_type` zipf, pareto or normal: where no I/O can be placed, fio resets
     /// the file and goes on in the same loop instead of ending it (io_u.c `set_io_u_file`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -696,6 +702,7 @@ impl JobSpec {
             number_ios: None,
             io_size_bytes: None,
             io_size_given: false,
+            fio_done_file_stays_done: false,
             fio_file_service_resets: false,
             fio_norandommap: false,
             size_given_bytes: None,

@@ -253,6 +253,9 @@ pub const AGREE: &[&str] = &[
     // 1000 (blocks of 512: storlab refuses a block that is no whole number of sectors).
     "--kb_base=1000 --rw=write --size=64k --bs=512",
     "--rw=read --size=64KiB --bs=512 --ioengine=null",
+    // 4040: `do_verify=0` keeps a one-loop job's file done past its end: no second pass.
+    "--rw=rw --size=256k --io_size=512k --verify=sha256 --do_verify=0",
+    "--rw=randwrite --size=64k --io_size=128k --do_verify=0",
     // 8484: fio knows an engine's options only with that engine ("unrecognized option").
     "--userspace_reap=1",
     "--rw=randwrite --size=64k --ioengine=psync --hipri",
