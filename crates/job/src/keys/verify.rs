@@ -577,6 +577,8 @@ impl JobDraft {
             .as_ref()
             .is_none_or(|fio| fio.reseeds_each_loop());
         let several_sizes = spec.block_size_write.min_bytes() != spec.block_size_write.max_bytes();
+        // A mixed job draws each direction from fio's rwmix stream, which the pass draws again.
+        let mixed = spec.read_percent > 0 && spec.read_percent < 100;
         let wraps = spec.time_based
             || spec
                 .io_size_bytes
@@ -590,10 +592,11 @@ impl JobDraft {
             {
                 Some("with verify_backlog")
             }
-            _ if !reseeds && (random || several_sizes) => Some(
+            _ if !reseeds && (random || several_sizes || mixed) => Some(
                 "where fio does not re-seed its streams (randseed given, or randrepeat=0): its \
-                 regenerated pass draws new sizes and offsets (seed 5858: bsrange=4k-16k \
-                 randseed=47798 read 4 KiB where 12 KiB were written)",
+                 regenerated pass draws new sizes, offsets and directions (seed 5858: \
+                 bsrange=4k-16k randseed=47798 read 4 KiB where 12 KiB were written; seed \
+                 2828: a readwrite job's new draws ran its reads out after 2 of 4 writes)",
             ),
             _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
                 "for random writes without fio's random map (norandommap, lfsr, a skewed or \
@@ -770,6 +773,16 @@ mod tests {
                     ("experimental_verify", Some("1")),
                 ][..],
                 "pass over the region more than once",
+            ),
+            // Seed 2828: with randseed fio's pass draws a mixed job's directions anew.
+            (
+                &[
+                    ("rw", Some("readwrite")),
+                    ("randseed", Some("61193")),
+                    ("verify", Some("crc32")),
+                    ("experimental_verify", Some("1")),
+                ][..],
+                "new sizes, offsets and directions",
             ),
             (&[("buffer_pattern", Some("%o"))][..], "verify_pattern only"),
             // fio 3.33 never ends these (seed 5858): nothing to compare against, one line.

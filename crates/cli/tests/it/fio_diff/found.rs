@@ -290,6 +290,8 @@ pub const REFUSED: &[&str] = &[
     "--size=512k --ioengine=null --iodepth=2 --rate_iops=50000",
     // 5858: without re-seeding fio's experimental pass draws new sizes.
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
+    // 2828: nor new directions: a mixed job's regenerated draws ran its reads out first.
+    "--rw=readwrite --bs=16k --size=64k --randseed=61193 --verify=crc32 --experimental_verify=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
     "--rw=randwrite --bs=32k --ioengine=libaio --iodepth=4 --fsync=2 --iodepth_batch_submit=2",
     // 4848: a zoned distribution turns fio's map off too: its experimental pass replays every
