@@ -39,15 +39,17 @@ const VERIFY_SEED_INDEX: usize = 3;
 
 /// Whether fio logs a fio job's writes in a list, read back in the order written, rather than
 /// in a tree by offset (iolog.c, `log_io_piece`): when the file keeps a random map
-/// (filesetup.c, `init_random_map`: some random I/O, the map on, no LFSR, which replaces it,
-/// and the uniform distribution; init.c turns the map off for every other).
+/// (filesetup.c, `init_random_map`: a random `rw` mode, whatever `percentage_random` says, the
+/// map on, no LFSR, which replaces it, and the uniform distribution; init.c turns the map off
+/// for every other).
 pub(crate) fn fio_logs_writes_in_a_list(job: &JobSpec) -> bool {
     let Some(fio) = job.fio_random.as_ref() else {
         return false;
     };
     // init.c `fixup_options`: any distribution but the uniform one turns the map off.
     let map_kept = matches!(job.random_distribution, RandomDistribution::Random);
-    let random = job.random_percent > 0 || job.random_percent_writes() > 0;
+    // `td_random`: `randwrite` with `percentage_random=0` keeps its map (seed 6363).
+    let random = fio.rand_mode || job.random_percent > 0 || job.random_percent_writes() > 0;
     random && job.random_map && !fio.lfsr && map_kept
 }
 

@@ -98,11 +98,25 @@ struct Queue {
     /// Taken off every offset given to the engine: fio's mmap engine puts each I/O at its
     /// offset less the region's start (`JobSpec::fio_engine_shifts_to_file_start`).
     engine_shift_bytes: u64,
+    /// The free slot the pending I/O holds while `serialize_overlap` keeps it back: fio took
+    /// its I/O unit before the overlap check, and the unit it requeues on FIO_Q_BUSY goes
+    /// again first, with its buffer; units freed meanwhile serve the I/Os after it.
+    overlap_held_slot: Option<u32>,
 }
 
 impl Queue {
     fn outstanding(&self) -> usize {
         self.in_flight.len() - self.free_slots.len()
+    }
+
+    /// Takes a free slot for the next I/O: the one the pending I/O held while an overlap kept
+    /// it back, else the last freed (fio's freelist hands out its top unit first).
+    fn take_free_slot(&mut self) -> u32 {
+        let held = self.overlap_held_slot.take().and_then(|held| {
+            let at = self.free_slots.iter().rposition(|&s| s == held)?;
+            Some(self.free_slots.remove(at))
+        });
+        held.unwrap_or_else(|| self.free_slots.pop().expect("checked non-empty"))
     }
 
     /// The engine slots of the queue.
@@ -241,6 +255,7 @@ impl Worker {
                 slot_base,
                 free_slots: (0..depth as u32).rev().collect(),
                 in_flight: vec![InFlight::default(); depth],
+                overlap_held_slot: None,
                 depth_limit: latency.first_depth(depth),
                 io_batch: job.io_batch.or_else(|| {
                     job.fio_logs_busy_requeues()

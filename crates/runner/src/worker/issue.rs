@@ -297,7 +297,7 @@ impl Worker {
                 &self.job_name,
             )?;
         }
-        let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
+        let relative_slot = self.queue.take_free_slot();
         let slot = self.queue.slot_base + relative_slot;
         let generation = self.prepare_slot(engine, slot, io, backlog_read);
         let own_ioprio = self.draw_ioprio(io);

@@ -59,7 +59,7 @@ impl Worker {
     /// overlapping I/O in flight, or the flow ahead of its share. `None`: nothing does;
     /// `Some(wait)`: stop filling until `wait` (`None`: until an I/O completes).
     pub(super) fn held_for_others(
-        &self,
+        &mut self,
         io: &PlannedIo,
         now_ns: u64,
         queued: usize,
@@ -72,7 +72,12 @@ impl Worker {
                 .as_ref()
                 .is_some_and(|b| b.overlaps(io.offset_bytes, end));
             if shared || self.overlaps_own_in_flight(io) {
-                // fio's FIO_Q_BUSY: wait for a completion (or another job's) and try again.
+                // fio's FIO_Q_BUSY: wait for a completion (or another job's) and try again,
+                // with the unit taken for it (seed 6363: the next write then carries the
+                // buffer of the unit freed meanwhile).
+                if self.queue.overlap_held_slot.is_none() {
+                    self.queue.overlap_held_slot = self.queue.free_slots.last().copied();
+                }
                 return Some(None);
             }
         }

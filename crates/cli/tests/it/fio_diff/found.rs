@@ -259,6 +259,13 @@ pub const AGREE: &[&str] = &[
     // 8484: fio knows an engine's options only with that engine ("unrecognized option").
     "--userspace_reap=1",
     "--rw=randwrite --size=64k --ioengine=psync --hipri",
+    // 6363: `randwrite` with `percentage_random=0` keeps fio's random map, so fio logs its
+    // writes in a list and reads each back as often as written.
+    "--rw=randwrite --percentage_random=0 --verify=pattern --verify_pattern=0xabcd --zonemode=strided --zonesize=16k --zoneskip=64k",
+    // 6363: an I/O `serialize_overlap` holds back keeps the I/O unit fio took for it; the
+    // write after it carries the buffer of the unit freed meanwhile.
+    "--rw=rw --ioengine=io_uring --iodepth=2 --allrandrepeat=1 --scramble_buffers=0 --serialize_overlap=1",
+    "--rw=randrw --ioengine=io_uring --iodepth=8 --scramble_buffers=0 --serialize_overlap=1 --size=128k --norandommap --bsrange=4k-16k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
