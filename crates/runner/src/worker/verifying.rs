@@ -494,7 +494,10 @@ impl Worker {
                 .verifying
                 .check_fio_read(io, &engine.buffer(slot)[..len])
             {
-                self.error.get_or_insert(error);
+                // Seed 9797: a reading job's bad block passes continue_on_error as a
+                // read-back's does (`--verify=crc32 --continue_on_error=all` over zeros: fio
+                // reads on, 256 errors, exit 0).
+                self.fail_or_count_verify_error(error);
             }
         }
         if self.verifying.state.is_none() {
@@ -517,17 +520,21 @@ impl Worker {
             _ => Ok(()),
         };
         if let Err(error) = checked {
-            if error.is_verify_failure() && self.failures.passes_verify_failures() {
-                // fio's `continue_on_error=verify`: the bad block counts as an error of the
-                // read (EILSEQ) and the read-back goes on.
-                self.stats.read.verify_errors += 1;
-                if self.stats.first_error_errno == 0 {
-                    self.stats.first_error_errno = storlab_job::ERRNO_EILSEQ;
-                }
-                return;
-            }
-            self.error.get_or_insert(error);
+            self.fail_or_count_verify_error(error);
         }
+    }
+
+    /// A failed check of a completed read: fio's `continue_on_error=verify` counts a bad block
+    /// as an error of the read (EILSEQ) and reads on; anything else ends the job.
+    fn fail_or_count_verify_error(&mut self, error: RunError) {
+        if error.is_verify_failure() && self.failures.passes_verify_failures() {
+            self.stats.read.verify_errors += 1;
+            if self.stats.first_error_errno == 0 {
+                self.stats.first_error_errno = storlab_job::ERRNO_EILSEQ;
+            }
+            return;
+        }
+        self.error.get_or_insert(error);
     }
 
     /// What this worker wrote, for the read-back (verify runs; taken once).
@@ -577,6 +584,22 @@ impl Worker {
     /// there (`verify_seeds.rs`), once the writes are done; `job` names it.
     pub fn seed_check_failure(&self, job: &JobSpec) -> Option<RunError> {
         let mismatch = self.verifying.seed_failure?;
+        if self.failures.passes_verify_failures() {
+            // fio counts the block and reads on, failing each later block whose seed is not
+            // the one its pass draws there, which storlab's read-back (that checks the data
+            // the last write left) does not follow past the first (seed 9797).
+            return Some(RunError::FioNotFollowed {
+                job: job.name.clone(),
+                reason: format!(
+                    "fio 3.33's verify pass finds a header seed it did not draw at offset {} \
+                     ({}), and continue_on_error makes it read on past that block, failing \
+                     each later one its draws miss; storlab stops the job there (without \
+                     continue_on_error for verify, both fail at that block)",
+                    mismatch.offset_bytes,
+                    mismatch.reason()
+                ),
+            });
+        }
         Some(RunError::FioVerify(Box::new(verify::FioMismatch {
             job: job.name.clone(),
             target: verify::target_name(&job.target),

@@ -266,6 +266,9 @@ pub const AGREE: &[&str] = &[
     // write after it carries the buffer of the unit freed meanwhile.
     "--rw=rw --ioengine=io_uring --iodepth=2 --allrandrepeat=1 --scramble_buffers=0 --serialize_overlap=1",
     "--rw=randrw --ioengine=io_uring --iodepth=8 --scramble_buffers=0 --serialize_overlap=1 --size=128k --norandommap --bsrange=4k-16k",
+    // 9797: a reading job's bad blocks pass continue_on_error: fio reads on, counts each.
+    "--verify=crc32 --continue_on_error=all",
+    "--rw=randread --size=64k --verify=md5 --continue_on_error=verify",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -297,6 +300,8 @@ pub const REFUSED: &[&str] = &[
     "--size=512k --ioengine=null --iodepth=2 --rate_iops=50000",
     // 5858: without re-seeding fio's experimental pass draws new sizes.
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
+    // 9797: continue_on_error past a header seed fio's verify pass did not draw.
+    "--rw=randrw --rwmixread=70 --bssplit=4k/50:8k/50 --norandommap --randseed=35176 --random_distribution=zipf:1.1 --verify=crc32 --verify_interval=512 --continue_on_error=all",
     // 2828: nor new directions: a mixed job's regenerated draws ran its reads out first.
     "--rw=readwrite --bs=16k --size=64k --randseed=61193 --verify=crc32 --experimental_verify=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
