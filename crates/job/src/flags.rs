@@ -369,7 +369,7 @@ mod tests {
         "end_fsync=1",
         "fsync_on_close=1",
         "sync=none",
-        "thinktime=100",
+        "thinktime=1100",
         "thinktime_spin=50",
         "thinktime_blocks=4",
         "thinktime_blocks_type=complete",

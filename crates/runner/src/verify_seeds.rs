@@ -184,6 +184,13 @@ impl SeedOrder {
         self.pieces.log(offset_bytes, len_bytes, seed);
     }
 
+    /// A write `serialize_overlap` held back: fio drew its seed before the overlap check, and
+    /// draws another when the requeued write goes again (backend.c `do_io` populates every
+    /// write it takes, a requeued one too, before `io_u_submit` can return FIO_Q_BUSY).
+    pub fn requeued_write(&mut self) {
+        draw(&mut self.writes);
+    }
+
     /// The job's writes are done: judges the last pass; the first failing block, if any.
     pub fn finish(&mut self) -> Option<SeedMismatch> {
         self.judge_pass();

@@ -3,6 +3,7 @@
 use super::values::set_if;
 use super::values::{to_u32, NS_PER_US};
 use super::{ApplyError, JobDraft, KeyDef};
+use crate::error::{JobError, Location};
 use crate::model::JobSpec;
 use crate::model::ThinkSpec;
 use crate::paths::KeyPath;
@@ -216,6 +217,42 @@ impl JobDraft {
     }
 }
 
+impl JobDraft {
+    /// fio 3.33 sleeps forever once a stall's spin overruns the whole `thinktime`
+    /// (backend.c `handle_thinktime`: `int left = thinktime - spun`, passed to `usec_sleep` as
+    /// an unsigned count, which it then sleeps a second at a time). How long a spin takes is
+    /// the machine's: a preemption does it. Seed 2020: `--rw=write --size=256k` with
+    /// thinktime=60 thinktime_spin=10 hung in 3 of 4 runs, 10/5 in 1 of 4, 110/10 and 1010/10
+    /// in none; where less than 1 ms separates them the job is refused rather than run where
+    /// fio, run to run, may never end.
+    pub(super) fn check_spin_overrun(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let think = spec.think;
+        // Without a thinktime fio never stalls, and never spins.
+        let close = think.think_ns > 0
+            && think.spin_ns > 0
+            && think.think_ns < think.spin_ns + SPIN_MARGIN_NS;
+        if self.storlab_rw_default || !close {
+            return Ok(());
+        }
+        Err(self.refused_at_key(
+            "thinktime_spin",
+            job_location,
+            "fio 3.33 sleeps forever when a stall's spin runs past thinktime (its time left goes \
+             negative, read as unsigned), which a preemption does where less than 1 ms \
+             separates them (a hang in 3 of 4 runs of thinktime=60 thinktime_spin=10); leave \
+             thinktime at least 1 ms above thinktime_spin, or drop thinktime_spin"
+                .to_string(),
+        ))
+    }
+}
+
+/// How far `thinktime` must be above `thinktime_spin` for fio 3.33's stall to end reliably.
+const SPIN_MARGIN_NS: u64 = 1_000_000;
+
 #[cfg(test)]
 mod tests {
     use crate::keys::draft;
@@ -249,11 +286,31 @@ mod tests {
         );
     }
 
+    /// Seed 2020: fio never ends where a spin overruns the thinktime; under 1 ms apart is
+    /// refused, 1 ms apart or more runs.
+    #[test]
+    fn a_spin_close_to_its_thinktime_is_refused() {
+        let think = |time: &str, spin: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("thinktime", Some(time)),
+                ("thinktime_spin", Some(spin)),
+            ])
+        };
+        for (time, spin) in [("10", "5"), ("60", "10"), ("1009", "10"), ("5", "5")] {
+            let error = think(time, spin).unwrap_err().to_string();
+            assert!(error.contains("sleeps forever"), "{time}/{spin}: {error}");
+        }
+        think("1010", "10").unwrap();
+        think("10", "0").unwrap();
+        think("0", "10").unwrap();
+    }
+
     #[test]
     fn thinktime_keys_follow_fio_units() {
         let spec = draft(&[
             ("size", Some("1M")),
-            ("thinktime", Some("500")),
+            ("thinktime", Some("1500")),
             ("thinktime_spin", Some("100")),
             ("thinktime_blocks", Some("16")),
             ("thinktime_blocks_type", Some("issue")),
@@ -263,7 +320,7 @@ mod tests {
         assert_eq!(
             spec.think,
             ThinkSpec {
-                think_ns: 500_000,
+                think_ns: 1_500_000,
                 spin_ns: 100_000,
                 every_ios: Some(16),
                 count_issued: true,

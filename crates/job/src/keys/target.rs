@@ -17,6 +17,9 @@ pub(super) struct ZonesDraft {
     pub(super) size_bytes: Option<u64>,
     pub(super) range_bytes: Option<u64>,
     pub(super) skip_bytes: Option<u64>,
+    /// `openfiles` as given: above 1 it turns fio's strided zones off (init.c
+    /// `fixup_options` checks it before capping it at `nrfiles`).
+    pub(super) open_files: Option<u64>,
 }
 
 /// The keys of this group, in the order of [`super::KEYS`].
@@ -185,16 +188,19 @@ pub(super) const GROUP_KEYS: &[KeyDef] = &[
         name: "openfiles",
         aliases: &[],
         bare: false,
-        meaning: "fio: files kept open at once among a job's several (accepted, no effect: storlab's job has one file)",
+        meaning: "fio: files kept open at once among a job's several; above 1 it turns zonemode=strided off, as in fio (with one file, no other effect)",
         field: "openfiles",
         path: KeyPath::None,
         apply: |d, v| {
             // fio reads it as a plain integer (FIO_OPT_INT: -1 and 4k pass, "abc" fails); with
             // one file fio opens that one whatever it says (init.c caps it at nr_files).
             let number = v.strip_prefix('-').unwrap_or(v);
-            parse_size(number).map_err(|_| {
+            let magnitude = parse_size(number).map_err(|_| {
                 ApplyError::Invalid(format!("'{v}' is not a whole number"))
             })?;
+            // fio's unsigned option: a negative number wraps to a large one.
+            let negative = v.starts_with('-') && magnitude > 0;
+            d.zones.open_files = Some(if negative { u64::MAX } else { magnitude });
             super::values::accept_without_effect(d, "openfiles");
             Ok(())
         },
@@ -507,7 +513,11 @@ impl JobDraft {
     pub(super) fn build_target_files(&self, spec: &mut JobSpec) {
         set_if(&mut spec.allow_file_create, self.allow_file_create);
         set_if(&mut spec.unlink, self.unlink);
-        if self.zones.strided == Some(true) {
+        // "Strided zone mode only really works with 1 file" (init.c): `openfiles` above 1 turns
+        // it off, even where the job has one file (seed 2020: `--zonemode=strided
+        // --zonesize=64k --zoneskip=64k --openfiles=4` reads straight on in fio).
+        let zones_off = self.zones.open_files.is_some_and(|n| n > 1);
+        if self.zones.strided == Some(true) && !zones_off {
             let size_bytes = self.zones.size_bytes.unwrap_or(0);
             spec.strided_zones = Some(StridedZones {
                 size_bytes,
@@ -678,6 +688,26 @@ mod tests {
         let job = global.clone();
         let spec = job.finish("a", &Location::Job("a".into())).unwrap();
         assert_eq!(spec.target, Target::Sim("s".into()));
+    }
+
+    /// fio turns strided zones off where `openfiles` says more than one file is open (init.c,
+    /// before it caps `openfiles` at `nrfiles`): seed 2020.
+    #[test]
+    fn openfiles_above_one_turns_strided_zones_off() {
+        let zones = |open: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("zonemode", Some("strided")),
+                ("zonesize", Some("16k")),
+                ("openfiles", Some(open)),
+            ])
+            .unwrap()
+            .strided_zones
+        };
+        assert!(zones("1").is_some());
+        assert!(zones("0").is_some());
+        assert!(zones("4").is_none());
+        assert!(zones("-1").is_none());
     }
 
     #[test]

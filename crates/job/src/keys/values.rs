@@ -91,9 +91,9 @@ pub(super) fn no_effect_reason(key: &str) -> &'static str {
              default create_fsync=1"
         }
         "openfiles" | "file_service_type" => {
-            "accepted, no effect: storlab's job has one file, and fio's I/O on one file is the \
-             same whatever this says (it chooses among several files; zipf, pareto and normal \
-             do change it, and storlab follows them)"
+            "accepted, no effect on one file: fio's I/O there is the same whatever this says \
+             (it chooses among several files; zipf, pareto and normal do change it, and storlab \
+             follows them; openfiles above 1 turns zonemode=strided off, as in fio)"
         }
         _ => "accepted, no effect",
     }

@@ -78,6 +78,12 @@ impl Worker {
                 if self.queue.overlap_held_slot.is_none() {
                     self.queue.overlap_held_slot = self.queue.free_slots.last().copied();
                 }
+                if io.direction == storlab_engine::IoDirection::Write {
+                    // Seed 2020: the held write's header seed was drawn, and is drawn again.
+                    if let Some(order) = self.verifying.seed_order.as_mut() {
+                        order.requeued_write();
+                    }
+                }
                 return Some(None);
             }
         }

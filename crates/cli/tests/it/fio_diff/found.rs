@@ -266,6 +266,11 @@ pub const AGREE: &[&str] = &[
     // write after it carries the buffer of the unit freed meanwhile.
     "--rw=rw --ioengine=io_uring --iodepth=2 --allrandrepeat=1 --scramble_buffers=0 --serialize_overlap=1",
     "--rw=randrw --ioengine=io_uring --iodepth=8 --scramble_buffers=0 --serialize_overlap=1 --size=128k --norandommap --bsrange=4k-16k",
+    // 2020: a write `serialize_overlap` holds back draws its verify seed again when it goes
+    // (fio populates it each time it takes it): fio's verify pass then finds another seed.
+    "--rw=rw --bs=4k --size=64k --ioengine=libaio --iodepth=8 --verify=crc32 --serialize_overlap=1",
+    // 2020: `openfiles` above 1 turns fio's strided zones off, even on one file.
+    "--size=512k --norandommap --direct=1 --refill_buffers --zonemode=strided --zonesize=64k --zoneskip=64k --openfiles=4",
     // 9797: a reading job's bad blocks pass continue_on_error: fio reads on, counts each.
     "--verify=crc32 --continue_on_error=all",
     "--rw=randread --size=64k --verify=md5 --continue_on_error=verify",
