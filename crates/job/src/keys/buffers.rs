@@ -324,6 +324,32 @@ fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
 }
 
 impl JobDraft {
+    /// fio 3.33 aborts a job with `dedupe_mode=working_set` and
+    /// `random_generator=tausworthe64` ("munmap_chunk(): invalid pointer", exit 134, every
+    /// run, after its I/O; seed 5353), writing or not: refused rather than run where fio
+    /// cannot.
+    pub(super) fn check_dedupe_generator(
+        &self,
+        spec: &JobSpec,
+        job_location: &crate::error::Location,
+    ) -> Result<(), crate::error::JobError> {
+        let working_set = spec
+            .dedupe
+            .is_some_and(|d| d.mode == DedupeMode::WorkingSet);
+        let tausworthe64 = spec.fio_random.as_ref().is_some_and(|f| f.tausworthe64);
+        if self.storlab_rw_default || !(working_set && tausworthe64) {
+            return Ok(());
+        }
+        Err(self.refused_at_key(
+            "dedupe_mode",
+            job_location,
+            "with random_generator=tausworthe64 fio 3.33's job aborts (munmap_chunk(): invalid \
+             pointer, exit 134, every run); use random_generator=tausworthe or \
+             dedupe_mode=repeat"
+                .to_string(),
+        ))
+    }
+
     /// What the writes hold: the data pattern, `buffer_pattern`, and dedupe (`refill_buffers`
     /// included).
     pub(super) fn build_buffers(&self, spec: &mut JobSpec) {
@@ -420,6 +446,24 @@ pub(super) fn note_dedupe_reads(spec: &mut JobSpec) {
 mod tests {
     use crate::keys::draft;
     use crate::model::{DataPattern, VerifyKind};
+
+    /// Seed 5353: fio aborts with a working-set dedupe drawn by tausworthe64.
+    #[test]
+    fn a_working_set_dedupe_with_tausworthe64_is_refused() {
+        let job = |generator: &str, mode: &str| {
+            draft(&[
+                ("size", Some("1M")),
+                ("rw", Some("write")),
+                ("dedupe_percentage", Some("25")),
+                ("dedupe_mode", Some(mode)),
+                ("random_generator", Some(generator)),
+            ])
+        };
+        let error = job("tausworthe64", "working_set").unwrap_err().to_string();
+        assert!(error.contains("aborts"), "{error}");
+        job("tausworthe", "working_set").unwrap();
+        job("tausworthe64", "repeat").unwrap();
+    }
 
     #[test]
     fn data_pattern_keys_share_one_setting() {

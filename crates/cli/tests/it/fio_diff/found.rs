@@ -307,6 +307,10 @@ pub const REFUSED: &[&str] = &[
     "--rw=write --bsrange=4k-16k --randseed=47798 --verify=md5 --experimental_verify=1",
     // 9797: continue_on_error past a header seed fio's verify pass did not draw.
     "--rw=randrw --rwmixread=70 --bssplit=4k/50:8k/50 --norandommap --randseed=35176 --random_distribution=zipf:1.1 --verify=crc32 --verify_interval=512 --continue_on_error=all",
+    // 5353: holes make fio's experimental pass read back the first pass alone.
+    "--rw=write:16k --size=128k --verify=crc32c --experimental_verify=1",
+    // 5353: fio aborts with a working-set dedupe drawn by tausworthe64.
+    "--size=64k --random_generator=tausworthe64 --dedupe_percentage=25 --dedupe_mode=working_set",
     // 2828: nor new directions: a mixed job's regenerated draws ran its reads out first.
     "--rw=readwrite --bs=16k --size=64k --randseed=61193 --verify=crc32 --experimental_verify=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.
