@@ -360,6 +360,7 @@ impl JobDraft {
         self.check_dedupe_generator(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;
         self.check_time_based_read_back(&spec, job_location)?;
+        self.check_null_async_checks(&spec, job_location)?;
         self.check_clones_verify_shared_bytes(&spec, job_location)?;
         Ok(spec)
     }

@@ -311,6 +311,8 @@ pub const REFUSED: &[&str] = &[
     "--rw=write:16k --size=128k --verify=crc32c --experimental_verify=1",
     // 5353: fio aborts with a working-set dedupe drawn by tausworthe64.
     "--size=64k --random_generator=tausworthe64 --dedupe_percentage=25 --dedupe_mode=working_set",
+    // 7575: the null engine above depth 1 with verify_async: fio's double logs vary.
+    "--size=64k --number_ios=100 --ioengine=null --iodepth=2 --verify_pattern=0xabcd --verify_async=2",
     // 2828: nor new directions: a mixed job's regenerated draws ran its reads out first.
     "--rw=readwrite --bs=16k --size=64k --randseed=61193 --verify=crc32 --experimental_verify=1",
     // 7777: batched submits: fio's sync takes an older I/O unit's stale offset into its log.

@@ -362,3 +362,21 @@ fn experimental_verify_over_loops_and_time_based_as_fio() {
         assert!(error.contains(wanted), "{keys:?}: {error}");
     }
 }
+
+/// Seed 7575: the null engine above depth 1 with fio's helper threads checking reads.
+#[test]
+fn null_queue_with_async_checks_is_refused() {
+    let job = |depth: &str, threads: &str| {
+        draft(&[
+            ("size", Some("64k")),
+            ("ioengine", Some("null")),
+            ("iodepth", Some(depth)),
+            ("verify_pattern", Some("0xabcd")),
+            ("verify_async", Some(threads)),
+        ])
+    };
+    let error = job("2", "2").unwrap_err().to_string();
+    assert!(error.contains("verify_async"), "{error}");
+    job("1", "2").unwrap();
+    job("2", "0").unwrap();
+}
