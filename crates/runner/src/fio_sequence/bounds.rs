@@ -64,7 +64,11 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one; an
     // LFSR job keeps storlab's `random_map` on, fio's `norandommap` as given.
     let map_off = !job.random_map || job.fio_norandommap || !job.random_distribution.is_random();
-    let random_write_unmapped = writes && random_job && map_off;
+    // `td_random`: a rand* mode, `percentage_random=0` too (seed 8686: `--rw=randwrite
+    // --blockalign=8k --io_size=2048k --percentage_random=0` on libaio runs on past the file's
+    // end to a random block, not into a second loop from 0).
+    let rand_mode = job.fio_random.as_ref().is_some_and(|f| f.rand_mode);
+    let random_write_unmapped = writes && (random_job || rand_mode) && map_off;
     // fio's `size` under `filesize` with a smaller `size` and no `io_size`: a loop's bytes,
     // while the region runs on to `filesize` (the job crate keeps it as `io_size_bytes`).
     let size = match job.io_size_bytes {

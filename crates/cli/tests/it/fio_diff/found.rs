@@ -271,6 +271,9 @@ pub const AGREE: &[&str] = &[
     "--rw=rw --bs=4k --size=64k --ioengine=libaio --iodepth=8 --verify=crc32 --serialize_overlap=1",
     // 2020: `openfiles` above 1 turns fio's strided zones off, even on one file.
     "--size=512k --norandommap --direct=1 --refill_buffers --zonemode=strided --zonesize=64k --zoneskip=64k --openfiles=4",
+    // 8686: a random mode with `percentage_random=0` and no map issues `io_size` in one
+    // loop on an engine that queues (backend.c `do_io`: `td_random`), past the file's end.
+    "--rw=randwrite --blockalign=8k --io_size=2048k --percentage_random=0 --ioengine=libaio",
     // 9797: a reading job's bad blocks pass continue_on_error: fio reads on, counts each.
     "--verify=crc32 --continue_on_error=all",
     "--rw=randread --size=64k --verify=md5 --continue_on_error=verify",
