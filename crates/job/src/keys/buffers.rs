@@ -324,18 +324,23 @@ fn decimal_element(text: &str) -> Result<(Vec<u8>, &str), ApplyError> {
 }
 
 impl JobDraft {
-    /// fio 3.33 aborts a job with `dedupe_mode=working_set` and
+    /// fio 3.33 aborts a job whose `dedupe_mode=working_set` holds no whole block under
     /// `random_generator=tausworthe64` ("munmap_chunk(): invalid pointer", exit 134, every
-    /// run, after its I/O; seed 5353), writing or not: refused rather than run where fio
-    /// cannot.
+    /// run, after its I/O; seed 5353: `size=64k`, 5%; at 256k, or with tausworthe, it runs):
+    /// refused rather than run where fio cannot.
     pub(super) fn check_dedupe_generator(
         &self,
         spec: &JobSpec,
         job_location: &crate::error::Location,
     ) -> Result<(), crate::error::JobError> {
-        let working_set = spec
-            .dedupe
-            .is_some_and(|d| d.mode == DedupeMode::WorkingSet);
+        // An empty working set: dedupe.c sizes it from `size` as written and the smallest
+        // write (a job that only reads gets one too; storlab refuses an empty one that writes).
+        let block_bytes = spec.block_size_write.min_bytes().max(1);
+        let working_set = spec.dedupe.is_some_and(|d| {
+            d.mode == DedupeMode::WorkingSet
+                && d.size_as_written_bytes
+                    .is_some_and(|size| d.working_set_blocks(size, block_bytes) == 0)
+        });
         let tausworthe64 = spec.fio_random.as_ref().is_some_and(|f| f.tausworthe64);
         if self.storlab_rw_default || !(working_set && tausworthe64) {
             return Ok(());
@@ -343,8 +348,9 @@ impl JobDraft {
         Err(self.refused_at_key(
             "dedupe_mode",
             job_location,
-            "with random_generator=tausworthe64 fio 3.33's job aborts (munmap_chunk(): invalid \
-             pointer, exit 134, every run); use random_generator=tausworthe or \
+            "with random_generator=tausworthe64 and a working set that holds no whole block \
+             fio 3.33's job aborts (munmap_chunk(): invalid pointer, exit 134, every run); use \
+             random_generator=tausworthe, a larger dedupe_working_set_percentage, or \
              dedupe_mode=repeat"
                 .to_string(),
         ))
@@ -447,22 +453,25 @@ mod tests {
     use crate::keys::draft;
     use crate::model::{DataPattern, VerifyKind};
 
-    /// Seed 5353: fio aborts with a working-set dedupe drawn by tausworthe64.
+    /// Seed 5353: fio aborts with an empty working set drawn by tausworthe64.
     #[test]
     fn a_working_set_dedupe_with_tausworthe64_is_refused() {
-        let job = |generator: &str, mode: &str| {
+        let job = |generator: &str, mode: &str, size: &str| {
             draft(&[
-                ("size", Some("1M")),
-                ("rw", Some("write")),
+                ("size", Some(size)),
+                ("rw", Some("read")),
                 ("dedupe_percentage", Some("25")),
                 ("dedupe_mode", Some(mode)),
                 ("random_generator", Some(generator)),
             ])
         };
-        let error = job("tausworthe64", "working_set").unwrap_err().to_string();
+        let error = job("tausworthe64", "working_set", "64k")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("aborts"), "{error}");
-        job("tausworthe", "working_set").unwrap();
-        job("tausworthe64", "repeat").unwrap();
+        job("tausworthe64", "working_set", "256k").unwrap();
+        job("tausworthe", "working_set", "64k").unwrap();
+        job("tausworthe64", "repeat", "64k").unwrap();
     }
 
     #[test]

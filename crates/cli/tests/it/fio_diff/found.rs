@@ -274,6 +274,8 @@ pub const AGREE: &[&str] = &[
     // 8686: a random mode with `percentage_random=0` and no map issues `io_size` in one
     // loop on an engine that queues (backend.c `do_io`: `td_random`), past the file's end.
     "--rw=randwrite --blockalign=8k --io_size=2048k --percentage_random=0 --ioengine=libaio",
+    // 9898: with a working set that holds blocks, fio runs tausworthe64 dedupe.
+    "--rw=randread --bs=4k --size=256k --norandommap --random_generator=tausworthe64 --ioengine=posixaio --dedupe_percentage=25 --dedupe_mode=working_set --dedupe_working_set_percentage=10",
     // 9797: a reading job's bad blocks pass continue_on_error: fio reads on, counts each.
     "--verify=crc32 --continue_on_error=all",
     "--rw=randread --size=64k --verify=md5 --continue_on_error=verify",
@@ -312,7 +314,7 @@ pub const REFUSED: &[&str] = &[
     "--rw=randrw --rwmixread=70 --bssplit=4k/50:8k/50 --norandommap --randseed=35176 --random_distribution=zipf:1.1 --verify=crc32 --verify_interval=512 --continue_on_error=all",
     // 5353: holes make fio's experimental pass read back the first pass alone.
     "--rw=write:16k --size=128k --verify=crc32c --experimental_verify=1",
-    // 5353: fio aborts with a working-set dedupe drawn by tausworthe64.
+    // 5353: fio aborts with an empty dedupe working set drawn by tausworthe64.
     "--size=64k --random_generator=tausworthe64 --dedupe_percentage=25 --dedupe_mode=working_set",
     // 7575: the null engine above depth 1 with verify_async: fio's double logs vary.
     "--size=64k --number_ios=100 --ioengine=null --iodepth=2 --verify_pattern=0xabcd --verify_async=2",
