@@ -253,20 +253,18 @@ impl FioSequence {
         ];
         let map_bytes = fio_map_bytes(job, region, file_size_bytes);
         sizes.iter_mut().for_each(|s| s.set_last_block(map_bytes));
-        let random_percent = [
-            u64::from(job.random_percent),
-            u64::from(job.random_percent_writes()),
-        ];
+        let random_percent = [job.random_percent, job.random_percent_writes()].map(u64::from);
         let random_job = random_percent.iter().any(|p| *p > 0);
         let distribution_bytes = fio_io_size_bytes(job, region).min(file_size_bytes);
+        let mapped_job = random_job || fio.rand_mode;
         let (map, lfsr, distribution) = offset_generators(
             job,
             (map_bytes, distribution_bytes),
-            random_job,
+            mapped_job,
             (fio.lfsr, seeds[seed_index::BLOCK]),
             distribution_seed(job, fio, &seeds, thread_number),
         );
-        let lfsr_job = random_job && fio.lfsr && distribution.is_none();
+        let lfsr_job = mapped_job && fio.lfsr && distribution.is_none();
         let random_every_ios = u64::from(job.rw_modifier.random_every_ios().unwrap_or(1).max(1));
         let read = u64::from(job.read_percent);
         let (pass_bytes, job_bytes, passes) = loop_bounds(job, region, random_job);
@@ -319,7 +317,8 @@ impl FioSequence {
             moved_bytes: 0,
             job_moved_bytes: 0,
             job_limit_bytes: 0,
-            keep_running_bytes: job.io_size_bytes.unwrap_or(fio_io_size_bytes(job, region)),
+            keep_running_bytes: crate::offsets::clone_io_size_bytes(job, region)
+                .unwrap_or(fio_io_size_bytes(job, region)),
             io_size_given: job.fio_loops_past_a_done_file(),
             file_service: FileService::of(job),
             verify_reopens_files: job.verify,
@@ -916,12 +915,6 @@ impl FioSequence {
     }
 }
 
-/// What draws a job's random offsets besides the offset stream, over `map_bytes` (the region,
-/// or the file if shorter; a strided zone's range) and `distribution_bytes` (filesetup.c,
-/// `__init_rand_distribution`: the region or the file if shorter, strided zones or not, each
-/// zone's draws then running past the zone from its start): fio's random map,
-/// its LFSR (`lfsr`: asked for, and its seed) or its Zipf, Pareto or Gauss generator, each
-/// `None` where fio builds none.
 /// A mix's shares `[read, write]` in percent, `None` when the job does not mix.
 fn rwmix_shares(read_percent: u64) -> Option<[u64; 2]> {
     (1..PERCENT)
@@ -929,10 +922,18 @@ fn rwmix_shares(read_percent: u64) -> Option<[u64; 2]> {
         .then_some([read_percent, PERCENT - read_percent])
 }
 
+/// What draws a job's random offsets besides the offset stream, over `map_bytes` (the region,
+/// or the file if shorter; a strided zone's range) and `distribution_bytes` (filesetup.c,
+/// `__init_rand_distribution`: the region or the file if shorter, strided zones or not, each
+/// zone's draws then running past the zone from its start): fio's random map,
+/// its LFSR (`lfsr`: asked for, and its seed) or its Zipf, Pareto or Gauss generator, each
+/// `None` where fio builds none; map and register for a rand* mode (`mapped_job`: fio's
+/// `td_random`), `percentage_random=0` too, whose loops take their draws past the end from
+/// them (seed 1313: `randread`, `lfsr`, `percentage_random=0`, `loops=2` on `null`).
 fn offset_generators(
     job: &JobSpec,
     (map_bytes, distribution_bytes): (u64, u64),
-    random_job: bool,
+    mapped_job: bool,
     lfsr: (bool, u64),
     distribution_seed: u32,
 ) -> (Option<Axmap>, Option<Lfsr>, Option<FioDistribution>) {
@@ -953,12 +954,12 @@ fn offset_generators(
     // An LFSR job has the register instead of a map (`norandommap` or not), over the same
     // blocks, seeded with the offset seed.
     let (lfsr_asked, lfsr_seed) = lfsr;
-    let lfsr_job = random_job && lfsr_asked && !ranked;
+    let lfsr_job = mapped_job && lfsr_asked && !ranked;
     // init.c `fixup_options`: "a non-uniform random distribution excludes usage of a random
     // map" (zoned ones too).
     let uniform = matches!(job.random_distribution, RandomDistribution::Random);
     let map =
-        (random_job && job.random_map && !lfsr_job && uniform).then(|| Axmap::new(map_blocks));
+        (mapped_job && job.random_map && !lfsr_job && uniform).then(|| Axmap::new(map_blocks));
     let lfsr = lfsr_job.then(|| Lfsr::new(map_blocks, lfsr_seed)).flatten();
     (map, lfsr, distribution)
 }

@@ -72,6 +72,25 @@ pub fn pass_bytes(job: &JobSpec, region: Region) -> u64 {
     }
 }
 
+/// The bytes one loop of the clone of `job` over `region` moves when that is not the
+/// region's length (fio's `io_size`): under `filesize` a `size` below the first clone's
+/// region stands for `io_size`, and fio cuts it to each clone's own region (filesetup.c
+/// `setup_files`: `o->size` is at most `total_size`, the clone's `filesize - file_offset`),
+/// so a later clone `offset_increment` further on may move its whole, shorter region.
+pub fn clone_io_size_bytes(job: &JobSpec, region: Region) -> Option<u64> {
+    match job.io_size_bytes {
+        Some(bytes)
+            if job.filesize_bytes.is_some()
+                && !job.io_size_given
+                && job.strided_zones.is_none()
+                && bytes >= region.len_bytes =>
+        {
+            None
+        }
+        other => other,
+    }
+}
+
 /// Draws of a size that does not fit before the region's end, before the pass ends there.
 const SIZE_REDRAWS_MAX: u32 = 64;
 

@@ -514,7 +514,7 @@ impl Worker {
 
 /// Bytes one loop of `job` moves over `region` (fio: `io_size`, default the region's size).
 fn loop_bytes(job: &JobSpec, region: Region) -> u64 {
-    job.io_size_bytes
+    crate::offsets::clone_io_size_bytes(job, region)
         .or(job.strided_zones.and(job.size_bytes))
         .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
 }

@@ -216,62 +216,37 @@ impl JobDraft {
         }
     }
 
-    /// The cases where storlab's region under `filesize` is not yet fio's, refused in one
-    /// line at `filesize`: clones `offset_increment` apart past the last clone's room, and a
-    /// `size` below the region with `io_size` given too on an engine that queues (fio ends
-    /// each loop at `size` bytes, backend.c `do_io`, which `io_size` then hides here).
+    /// The case where storlab's region under `filesize` is not fio's, refused in one line at
+    /// `filesize`: a share of the target on fio's null engine, which has no file to take it
+    /// of. Elsewhere clones each run from their start to `filesize` (filesetup.c: `f->io_size`
+    /// is `file_size_low - file_offset` per thread), each moving `size` bytes at most (the
+    /// runner cuts it to a shorter region, `clone_io_size_bytes`), and an offset given as a
+    /// share starts at the share of the file as found (`plan_regions`).
     pub(super) fn check_filesize_region(
         &self,
         spec: &JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
-        if self.filesize_bytes.is_none() {
+        // Without `size` the null engine's file size is unknown (-1) and the share an offset
+        // past `filesize` (fio refuses the job: "you need to specify valid offset="); with
+        // one, `--offset=25% --size=128k --filesize=512k` starts at 100 KiB in fio 3.33.
+        let share_on_null = (matches!(self.offset, Some(Extent::SharePpm(_)))
+            || spec.target_shares.offset_increment_ppm.is_some())
+            && spec.fio_engine_sizes_no_file();
+        if self.filesize_bytes.is_none() || !share_on_null {
             return Ok(());
         }
-        // Clones each run from their start to `filesize` (filesetup.c: `f->io_size` is
-        // `file_size_low - file_offset` per thread) and move `size` bytes: followed where
-        // `size` fits the last clone's region (fio shrinks a larger `size` clone by clone).
-        let last_start = self.offset.and_then(|offset| match offset {
-            Extent::Bytes(offset) => Some(offset),
-            Extent::SharePpm(_) => None,
-        });
-        let last_start = last_start.unwrap_or(0).checked_add(
-            spec.offset_increment_bytes
-                .saturating_mul(u64::from(spec.numjobs.saturating_sub(1))),
-        );
-        let fits_last_clone = match (self.size, last_start, self.filesize_bytes) {
-            (Some(Extent::Bytes(size)), Some(start), Some(filesize)) => {
-                start < filesize && size <= filesize - start
-            }
-            _ => false,
-        };
-        let clones_apart = spec.numjobs > 1
-            && (spec.offset_increment_bytes > 0
-                || spec.target_shares.offset_increment_ppm.is_some())
-            && !(fits_last_clone && spec.target_shares.offset_increment_ppm.is_none());
-        let size_below_region = matches!(
-            (self.size, spec.size_bytes),
-            (Some(Extent::Bytes(size)), Some(region)) if size < region
-        );
-        // An offset given as a share runs to `filesize` from the share of the file as found
-        // (`plan_regions`); followed without a `size`, which fio would cut to that region.
-        let share_start = matches!(self.offset, Some(Extent::SharePpm(_))) && self.size.is_some();
-        let reason = if share_start {
-            "filesize with an offset given as a share and a size is not supported: fio takes \
-             the share of the file as it finds it, runs the region to filesize and cuts size \
-             to it; give offset in bytes, or no size"
-        } else if clones_apart {
-            "filesize with numjobs clones offset_increment apart is not supported: fio's \
-             clones' regions each end at filesize; give size= instead"
-        } else if size_below_region && self.io_size_bytes.is_some() && spec.fio_engine_queues() {
-            "filesize with a smaller size and an io_size on a queueing engine is not \
-             supported: fio ends each loop at size bytes; give io_size= alone, or no io_size"
-        } else {
-            return Ok(());
-        };
         // `filesize` and `size` set one field: the error names whichever was written last.
         let (location, key, value) = self.setter("size", job_location);
-        Err(JobError::unsupported(location, &key, value, reason))
+        Err(JobError::unsupported(
+            location,
+            &key,
+            value,
+            "filesize with an offset or offset_increment given as a share is not supported on \
+             ioengine=null, which has no file to take the share of (fio 3.33 refuses the \
+             offset without size, and starts from neither size nor filesize with it); give \
+             offsets in bytes",
+        ))
     }
 
     /// fio 3.33's file of `filesize` bytes (filesetup.c, `setup_files`): the region runs from
@@ -285,8 +260,13 @@ impl JobDraft {
             None => 0,
             Some(Extent::Bytes(offset)) => offset,
             // A share is resolved on the opened target; the file's size stands for the region.
+            // A smaller `size` bounds each clone's bytes as `io_size` does, cut to the
+            // clone's region where that is shorter (the runner's `clone_io_size_bytes`).
             Some(Extent::SharePpm(_)) => {
-                spec.size_bytes = spec.size_bytes.or(Some(filesize));
+                if let (Some(Extent::Bytes(size)), None) = (self.size, spec.io_size_bytes) {
+                    spec.io_size_bytes = Some(size);
+                }
+                spec.size_bytes = Some(filesize);
                 return;
             }
         };
@@ -329,12 +309,14 @@ mod tests {
         assert_eq!(region(smaller), (Some(k(256)), Some(k(128))));
         let larger = job(&[("size", "512k"), ("filesize", "256k")]).unwrap();
         assert_eq!(region(larger), (Some(k(256)), None));
+        // Clones offset_increment apart each run from their start to filesize (the runner
+        // cuts a larger size to each clone's region).
         let clones = job(&[
             ("filesize", "256k"),
             ("numjobs", "2"),
             ("offset_increment", "64k"),
         ]);
-        assert!(clones.unwrap_err().to_string().contains("numjobs clones"));
+        assert_eq!(region(clones.unwrap()), (Some(k(256)), None));
         // Each clone runs from its start to filesize, moving size bytes: followed where size
         // fits the last clone's room.
         let fitting = job(&[
@@ -347,7 +329,7 @@ mod tests {
         assert_eq!(fitting.filesize_bytes, Some(k(256)));
         assert_eq!(region(fitting), (Some(k(256)), Some(k(64))));
         // Over several loops on a queueing engine each loop ends at `size` bytes (the region
-        // runs to `filesize`); with `io_size` too, that `size` is lost here: refused.
+        // runs to `filesize`).
         let loops = job(&[
             ("filesize", "256k"),
             ("size", "64k"),
@@ -355,16 +337,24 @@ mod tests {
             ("ioengine", "libaio"),
         ]);
         assert_eq!(region(loops.unwrap()), (Some(k(256)), Some(k(64))));
+        // With io_size too, each loop still ends at size bytes (the runner's loop bounds).
         let with_io_size = job(&[
             ("filesize", "256k"),
             ("size", "64k"),
             ("io_size", "128k"),
             ("ioengine", "libaio"),
         ]);
-        assert!(with_io_size
+        assert_eq!(region(with_io_size.unwrap()), (Some(k(256)), Some(k(128))));
+        // A share of the target on the null engine, which has no file: refused.
+        let null_share = job(&[
+            ("filesize", "256k"),
+            ("offset", "25%"),
+            ("ioengine", "null"),
+        ]);
+        assert!(null_share
             .unwrap_err()
             .to_string()
-            .contains("a smaller size and an io_size"));
+            .contains("ioengine=null"));
     }
 
     #[test]

@@ -497,6 +497,21 @@ impl JobDraft {
                 "zone sizes need zonemode=strided (as fio: zonemode=none and zonesize are not compatible)",
             ));
         }
+        // init.c turns a strided mode with `openfiles` above 1 off in the job, and each of its
+        // clones, made from the job's options, then has a zone size without a zone mode: fio
+        // refuses every clone (seed 1313).
+        let clones = self.numjobs.is_some_and(|n| n > 1);
+        if strided && clones && self.zones.open_files.is_some_and(|n| n > 1) {
+            let (location, key, value) = at("openfiles");
+            return Err(JobError::invalid(
+                location,
+                &key,
+                value,
+                "openfiles above 1 turns zonemode=strided off (fio 3.33 init.c), so fio's numjobs \
+                 clones find zonesize without zonemode and fio refuses them (zonemode=none and \
+                 zonesize are not compatible); drop openfiles, the zones or numjobs",
+            ));
+        }
         if strided && self.zones.size_bytes.unwrap_or(0) == 0 {
             let (location, key, value) = at("zonemode");
             return Err(JobError::invalid(

@@ -71,11 +71,12 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     let random_write_unmapped = writes && (random_job || rand_mode) && map_off;
     // fio's `size` under `filesize` with a smaller `size` and no `io_size`: a loop's bytes,
     // while the region runs on to `filesize` (the job crate keeps it as `io_size_bytes`).
-    let size = match job.io_size_bytes {
+    let io_size_bytes = crate::offsets::clone_io_size_bytes(job, region);
+    let size = match io_size_bytes {
         Some(bytes) if job.filesize_bytes.is_some() && !job.io_size_given => bytes,
         _ => size,
     };
-    let pass_bytes = match job.io_size_bytes {
+    let pass_bytes = match io_size_bytes {
         // backend.c counts a loop's `bytes_issued` only for an I/O the engine queued
         // (`io_queue_event`, FIO_Q_QUEUED) or cut short: with an engine that completes each
         // I/O inside its queue call, the loop's `total_bytes` never ends it, only the job's
@@ -83,19 +84,24 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
         // --io_size=1920k` on 1 MiB with psync reads on past the region's first 960 KiB).
         _ if !job.fio_engine_queues() => u64::MAX,
         Some(io_size) if random_write_unmapped => size.max(io_size),
+        // A `size` below `filesize`'s region with `io_size` given too: `do_io` ends each loop
+        // at `o->size` bytes, the smaller `size`, and `keep_running` starts the next one while
+        // the job's `io_size` is not done.
+        Some(_) if job.filesize_bytes.is_some() && job.io_size_given => {
+            job.size_given_bytes.map_or(size, |given| given.min(size))
+        }
         _ => size,
     };
     let passes = job.loops.max(1);
     // backend.c `do_io`: "in trimwrite mode, each byte is trimmed and then written", so a
     // loop may issue the job's whole bytes (`total_io_size`, every loop's) on top of `size`.
     let pass_bytes = if job.trim == TrimMode::TrimWrite && pass_bytes != u64::MAX {
-        let total_io_bytes = job.io_size_bytes.unwrap_or(size) * u64::from(passes);
+        let total_io_bytes = io_size_bytes.unwrap_or(size) * u64::from(passes);
         pass_bytes.saturating_add(total_io_bytes)
     } else {
         pass_bytes
     };
-    let job_bytes = job
-        .io_size_bytes
+    let job_bytes = io_size_bytes
         .unwrap_or(size)
         .saturating_mul(u64::from(passes));
     if let RwModifier::BackBytes(_) = job.rw_modifier {

@@ -22,8 +22,7 @@ pub(super) struct Passes {
 
 impl Passes {
     pub(super) fn new(job: &JobSpec, region: Region) -> Passes {
-        let pass_bytes = job
-            .io_size_bytes
+        let pass_bytes = crate::offsets::clone_io_size_bytes(job, region)
             .unwrap_or_else(|| crate::offsets::pass_bytes(job, region))
             .max(1);
         Passes {

@@ -114,6 +114,11 @@ fn exit_statuses(fio: &Exited, storlab: &Exited) -> Option<Verdict> {
             "exit: fio refuses ({}), storlab runs",
             last_line(&fio.stderr)
         ))),
+        // fio exits 0 where its job died of a signal ("fio: pid=N, got signal=11": a
+        // segmentation fault of fio 3.33's own): fio did not run it either.
+        (0, 2) if fio.stderr.contains(", got signal=") && storlab.stderr.contains("error") => {
+            Some(Verdict::BothRefused)
+        }
         (0, 2) if last_line(&storlab.stderr).contains("error") => {
             Some(Verdict::Refused(last_line(&storlab.stderr).to_owned()))
         }

@@ -279,6 +279,20 @@ pub const AGREE: &[&str] = &[
     // 9797: a reading job's bad blocks pass continue_on_error: fio reads on, counts each.
     "--verify=crc32 --continue_on_error=all",
     "--rw=randread --size=64k --verify=md5 --continue_on_error=verify",
+    // Session 27 (refused until then): `filesize` with an offset given as a share and a
+    // `size` (6661: the region runs from the share of the file as found to `filesize`, `size`
+    // bounding the bytes), with a smaller `size` and an `io_size` on a queueing engine (each
+    // loop ends at `size` bytes until `io_size` is done), and clones `offset_increment` apart
+    // (each from its start to `filesize`, `size` cut to its region).
+    "--rw=randrw --bs=2k --size=64k --io_size=32k --norandommap --percentage_random=50 --offset=10% --offset_align=64k --filesize=512k",
+    "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
+    "--rw=write --size=128k --io_size=512k --filesize=512k --ioengine=libaio",
+    "--rw=write --numjobs=2 --offset_increment=128k --filesize=512k",
+    "--rw=randwrite --numjobs=3 --offset_increment=128k --filesize=512k --size=320k --ioengine=libaio --iodepth=4",
+    "--rw=randrw --numjobs=2 --offset_increment=10% --filesize=512k --size=128k",
+    // 1313: a rand* mode with `percentage_random=0` keeps fio's LFSR, whose blocks its loops
+    // take past their end on the null engine.
+    "--rw=randrw --rwmixread=80 --size=256k --loops=2 --random_generator=lfsr --percentage_random=0 --ioengine=null",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -296,12 +310,6 @@ pub const REFUSED: &[&str] = &[
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
     // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
     "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
-    // ... nor `filesize` with an offset given as a share and a `size` (6661: fio's region runs
-    // from the share of the file it finds to `filesize`, `size` cut to it).
-    "--rw=randrw --bs=2k --size=64k --io_size=32k --norandommap --percentage_random=50 --offset=10% --offset_align=64k --filesize=512k",
-    // ... nor `filesize` with a smaller `size` and an `io_size` on a queueing engine (fio ends
-    // each pass at `size` bytes).
-    "--rw=rw --size=512k --io_size=1024k --ioengine=posixaio --filesize=1m",
     // ... nor `exitall` among a job's clones (fio's first to end stops the others, when their
     // start-up timing decides).
     "--rw=randread --size=512k --numjobs=2 --offset_increment=256k --exitall",
@@ -341,4 +349,10 @@ pub const REFUSED: &[&str] = &[
     "--size=64k --ioengine=null --unlink=1",
     // 1717: reading clones with `unlink=1`: fio's first clone to end deletes the file.
     "--offset=6144 --numjobs=2 --unlink=1",
+    // 1313: `openfiles` above 1 turns strided zones off, and fio's clones then find a zone
+    // size without a zone mode and are refused (storlab refuses the job).
+    "--size=512k --numjobs=2 --zonemode=strided --zonesize=64k --openfiles=4",
+    // Session 27: a share of the target under `filesize` on the null engine (fio refuses the
+    // offset without `size`).
+    "--rw=read --numjobs=2 --offset_increment=25% --filesize=512k --ioengine=null",
 ];
