@@ -293,6 +293,9 @@ pub const AGREE: &[&str] = &[
     // 1313: a rand* mode with `percentage_random=0` keeps fio's LFSR, whose blocks its loops
     // take past their end on the null engine.
     "--rw=randrw --rwmixread=80 --size=256k --loops=2 --random_generator=lfsr --percentage_random=0 --ioengine=null",
+    // 2626: clones verifying one region on the null engine each read back their own log,
+    // fio's null engine keeping no data to race over.
+    "--rw=randrw --size=512k --random_generator=lfsr --random_distribution=zoned:50/10:50/90 --ioengine=null --verify=sha256 --numjobs=2",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
