@@ -129,6 +129,7 @@ fn check_job_targets(
     let protected = never_written(plan);
     for job in &set.jobs {
         let Some(target) = job.target_path() else {
+            check_untargeted_unlink(job, &protected)?;
             continue;
         };
         let missing = std::fs::symlink_metadata(target).is_err();
@@ -158,6 +159,28 @@ fn check_job_targets(
             "{route}: is {what} {}; {change} it would destroy it, so nothing was run",
             path.display()
         )));
+    }
+    Ok(())
+}
+
+/// A job with no target by name (the null engine opens no file) whose `unlink=1` still deletes
+/// the file it names: refused when that file is one of `protected`.
+fn check_untargeted_unlink(
+    job: &storlab_job::JobSpec,
+    protected: &[(&str, PathBuf)],
+) -> Result<(), Failure> {
+    for name in job.unlinked_files() {
+        if let Some((what, path)) = protected
+            .iter()
+            .find(|(_, path)| storlab_engine::output_file::same_file(&name, path))
+        {
+            return Err(bad_input(format!(
+                "job '{}': unlink=1 would delete {}, {what} {}, so nothing was run",
+                job.name,
+                name.display(),
+                path.display()
+            )));
+        }
     }
     Ok(())
 }

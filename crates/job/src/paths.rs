@@ -102,6 +102,26 @@ impl JobSpec {
             .is_some_and(|meta| meta.is_file() && self.laid_out_bytes() > meta.len())
     }
 
+    /// The files `unlink=1` deletes at the job's end, if they are regular files then: the
+    /// target named, or on the null engine (which opens none) the name fio still gives each
+    /// clone's file, `filename` or `NAME.SUBJOB.0` (filesetup.c `close_and_free_files` unlinks
+    /// each file of type "file", which a name that is no device, pipe or directory is).
+    pub fn unlinked_files(&self) -> Vec<PathBuf> {
+        if !self.unlink {
+            return Vec::new();
+        }
+        match &self.target {
+            Target::Path(path) => vec![path.clone()],
+            Target::None => match &self.fio_file_name {
+                Some(name) => vec![PathBuf::from(name)],
+                None => (0..self.numjobs)
+                    .map(|clone| PathBuf::from(format!("{}.{clone}.0", self.name)))
+                    .collect(),
+            },
+            Target::TempFileIn(_) | Target::Sim(_) => Vec::new(),
+        }
+    }
+
     /// The job's target file or device, when it has one by name.
     pub fn target_path(&self) -> Option<&std::path::Path> {
         match &self.target {

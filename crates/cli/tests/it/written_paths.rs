@@ -472,6 +472,41 @@ fn no_route_makes_the_database_or_the_job_file_a_written_target() {
     assert_eq!(snapshot(&db), before);
 }
 
+/// `unlink=1` on the null engine deletes the file the job names (fio does, though its engine
+/// never opens it): a name that is the job file or the database is refused before any job runs,
+/// whether given (`filename`) or fio's default `NAME.SUBJOB.0`; any other regular file goes.
+#[test]
+fn null_unlink_deletes_only_what_it_may() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let run = |job_file: &Path| {
+        let args = vec![
+            "run".to_string(),
+            job_file.display().to_string(),
+            format!("--db={}", db.display()),
+        ];
+        storlab_in(dir.path(), &args)
+    };
+    // The job file under fio's default name for the job's first clone.
+    let job_file = dir.path().join("j.0.0");
+    std::fs::write(&job_file, "[j]\nioengine=null\nsize=64k\nunlink=1\n").unwrap();
+    let before = snapshot(&job_file);
+    assert_refused_before_running(&run(&job_file), "null unlink of its job file", "unlink=1");
+    assert_eq!(snapshot(&job_file), before);
+    // Another regular file named: deleted at the job's end, as fio deletes it.
+    let victim = dir.path().join("scratch");
+    std::fs::write(&victim, "x").unwrap();
+    let job_file = dir.path().join("job.fio");
+    let text = format!(
+        "[j]\nioengine=null\nsize=64k\nunlink=1\nfilename={}\n",
+        victim.display()
+    );
+    std::fs::write(&job_file, text).unwrap();
+    let out = run(&job_file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(snapshot(&victim), "missing");
+}
+
 /// The device guard on every route to a target: a block device carrying ext4 reached through
 /// each target key (and `--target`) is refused, one line, exit 2, its signature intact.
 #[test]

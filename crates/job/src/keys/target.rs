@@ -384,7 +384,8 @@ impl JobDraft {
             (EngineKind::Null, _, filename, directory) => {
                 if filename.is_some() || directory.is_some() {
                     warnings.push(
-                        "ioengine=null does no I/O: filename and directory are ignored".to_string(),
+                        "ioengine=null does no I/O: filename and directory are ignored (but by unlink=1)"
+                            .to_string(),
                     );
                 }
                 Target::None
@@ -412,21 +413,15 @@ impl JobDraft {
         (engine, target, warnings)
     }
 
-    /// `unlink=1` where fio's deletion is not storlab's to follow: on the null engine with a
-    /// file named fio 3.33 still unlinks that file at the job's end (the null engine has no
-    /// `unlink_file`, so `td_io_unlink_file` calls `unlink(2)` on the name), where storlab's
-    /// null engine touches no file (a job that names a device would remove its node); and
-    /// clones that only read race the first one's deletion.
+    /// `unlink=1` where fio's deletion is not storlab's to follow: clones that only read race
+    /// the first one's deletion (on the null engine no clone opens the file, so none races).
     pub(super) fn check_unlink(
         &self,
         spec: &JobSpec,
         job_location: &Location,
     ) -> Result<(), JobError> {
-        let reason = if !spec.unlink {
+        let reason = if !spec.unlink || spec.engine == EngineKind::Null {
             return Ok(());
-        } else if spec.engine == EngineKind::Null && self.filename.is_some() {
-            "with ioengine=null fio 3.33 still deletes the named file at the job's end, which \
-             storlab's null engine never touches; drop unlink (or filename)"
         } else if spec.numjobs > 1 && spec.read_percent == 100 {
             // `--numjobs=2 --unlink=1 --size=64k`: the second clone's report has error 2 and
             // no I/O in every run here.
