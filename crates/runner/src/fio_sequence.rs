@@ -672,7 +672,10 @@ impl FioSequence {
             self.zone_bytes = 0;
             self.region.start_bytes += zones.range_bytes + zones.skip_bytes;
             if self.region.start_bytes >= self.file_size_bytes {
-                self.region.start_bytes = self.first_start_bytes;
+                // `get_start_offset` again: on the null engine a share of the file set up since.
+                self.region.start_bytes = self
+                    .later_loops_start_bytes
+                    .unwrap_or(self.first_start_bytes);
             }
             self.last_pos_bytes[direction] = self.region.start_bytes;
         }

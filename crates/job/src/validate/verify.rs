@@ -2,8 +2,11 @@
 
 use super::{push_once, DEDUPE_WORKING_SET_PAGES_MAX};
 use crate::error::{JobError, Location};
-use crate::model::JobSpec;
+use crate::model::{EngineKind, JobSpec};
 use crate::size::PERCENT_MAX;
+
+/// fio's `struct verify_header` (verify.h), the least `verify_offset` fio takes.
+const FIO_COMMON_HEADER_BYTES: u64 = 40;
 
 /// fio's verify blocks fit: each header interval divides every block the job writes (so a
 /// header sits at every multiple of it), and holds its header. A `verify_interval` fio 3.33
@@ -55,14 +58,20 @@ pub(super) fn check_verify(spec: &mut JobSpec, location: &Location) -> Result<()
         ));
     }
     let offset_bytes = verify.header_offset_bytes;
-    if offset_bytes > 0 && offset_bytes < verify.kind.header_bytes() {
+    // fio's own floor is its common header (options.c `minval`); above it, a swap that overlaps
+    // the header's checksum part loses data bytes (verify.c `memswp`), and every block then
+    // fails fio's verify (error 84) — except on the null engine, which reads back nothing.
+    let swap_overlaps =
+        offset_bytes < verify.kind.header_bytes() && spec.engine != EngineKind::Null;
+    if offset_bytes > 0 && (offset_bytes < FIO_COMMON_HEADER_BYTES || swap_overlaps) {
         return Err(JobError::invalid(
             location.clone(),
             "verify_offset",
             Some(offset_bytes.to_string()),
             format!(
                 "the header is swapped with the bytes at verify_offset, so it must be at least \
-                 the header's {} bytes",
+                 the header's {} bytes (fio's swap of an overlapping one loses data and fails \
+                 every block)",
                 verify.kind.header_bytes()
             ),
         ));

@@ -304,6 +304,12 @@ pub const AGREE: &[&str] = &[
     // 3030 (refused until session 28): a dedupe working set of no whole write block is fio's
     // set of one, its first state (`rand_between(0, -1)` over 32 bits draws 0).
     "--rw=randrw --rwmixread=40 --bs=2k,16k --size=64k --loops=2 --refill_buffers --dedupe_percentage=50 --dedupe_mode=working_set --dedupe_working_set_percentage=10",
+    // 8989: strided zones wrapping on the null engine start again at the share of the file
+    // fio set up (`io_size + file_offset`), as later loops do.
+    "--rw=randwrite --bs=1k --size=128k --norandommap --ioengine=null --fsync=8 --offset=25% --offset_align=8k --zonemode=strided --zonesize=16k --zoneskip=32k",
+    // 4141 (refused until session 28): a `verify_offset` inside the header on the null engine
+    // (fio's minimum is its 40-byte common header; its swap moves overlapping bytes).
+    "--rw=rw --bssplit=512/20:4k/80 --size=64k --io_size=128k --ioengine=null --verify=sha256 --verify_offset=64",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
