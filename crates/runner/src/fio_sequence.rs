@@ -9,8 +9,8 @@ use crate::fio_rand::{fio_job_seeds, seed_index, FioRand};
 use crate::fio_zones::FioZones;
 use crate::lfsr::Lfsr;
 use crate::offsets::{PlannedIo, Region};
+use bounds::seq_add_bytes;
 use bounds::{fio_io_size_bytes, fio_map_bytes, fio_mmap_window_bytes, loop_bounds};
-use bounds::{mmap_overrun, seq_add_bytes};
 use file_service::{FileService, ResetStep};
 use storlab_engine::IoDirection;
 use storlab_job::{
@@ -431,7 +431,7 @@ impl FioSequence {
             }
             match filled {
                 Some(io) => {
-                    if let Some(reason) = mmap_overrun(self.mmap_window_bytes, self.region, &io) {
+                    if let Some(reason) = self.mmap_overrun(&io) {
                         self.fio_unfollowed = Some(reason);
                         return None;
                     }

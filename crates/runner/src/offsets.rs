@@ -292,6 +292,12 @@ impl OffsetGenerator {
         self.fio.as_ref().and_then(|fio| fio.fio_not_followed())
     }
 
+    /// For a fio job: fio's `file_offset` now, its region's start (which strided zones move
+    /// zone by zone), or None for a job storlab draws itself.
+    pub fn fio_file_offset_bytes(&self) -> Option<u64> {
+        self.fio.as_ref().map(|fio| fio.file_offset_bytes())
+    }
+
     /// For a fio job whose sequence has ended: the offset fio's last failed placement left
     /// on its I/O unit, if it chose one.
     pub fn fio_end_offset(&self) -> Option<u64> {

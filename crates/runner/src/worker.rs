@@ -98,6 +98,8 @@ struct Queue {
     /// Taken off every offset given to the engine: fio's mmap engine puts each I/O at its
     /// offset less the region's start (`JobSpec::fio_engine_shifts_to_file_start`).
     engine_shift_bytes: u64,
+    /// The shift follows fio's `file_offset` from zone to zone (strided zones on mmap).
+    engine_shifts_by_zone: bool,
     /// The free slot the pending I/O holds while `serialize_overlap` keeps it back: fio took
     /// its I/O unit before the overlap check, and the unit it requeues on FIO_Q_BUSY goes
     /// again first, with its buffer; units freed meanwhile serve the I/Os after it.
@@ -268,6 +270,8 @@ impl Worker {
                 } else {
                     0
                 },
+                engine_shifts_by_zone: job.fio_engine_shifts_to_file_start()
+                    && job.strided_zones.is_some(),
             },
             progress: Progress::new(job, region),
             verifying: Verifying::new(job, worker_index, seed, region, fio_format.clone()),

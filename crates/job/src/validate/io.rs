@@ -161,12 +161,17 @@ fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(),
             "random offsets of several block sizes in strided zones whose range is a multiple of 64 of the smallest block are not followed: there fio 3.33 lets an I/O at the range's end mark bits past its map, in heap memory it never set (lib/axmap.c `__axmap_set`); use a zonerange that is not a multiple of 64 blocks, or one block size",
         ));
     }
-    if spec.fio_engine_shifts_to_file_start() && spec.strided_zones.is_some() {
+    // Without verify each I/O is shifted by its own zone's start (the worker follows fio's
+    // `file_offset`); fio's read-back would shift by wherever the zones then stand.
+    if spec.fio_engine_shifts_to_file_start()
+        && spec.strided_zones.is_some()
+        && (spec.verify || spec.verify_spec.is_some())
+    {
         return Err(JobError::unsupported(
             location.clone(),
             "zonemode",
             Some("strided".into()),
-            "fio's mmap engine puts each I/O at its offset less fio's start, which strided zones move zone by zone (engines/mmap.c with io_u.c setup_strided_zone_mode); storlab does not follow it: use another ioengine with zonemode=strided",
+            "fio's mmap engine puts each I/O at its offset less fio's start, which strided zones move zone by zone (engines/mmap.c with io_u.c setup_strided_zone_mode); storlab does not follow where its verify reads go then: use another ioengine with zonemode=strided and verify",
         ));
     }
     Ok(())

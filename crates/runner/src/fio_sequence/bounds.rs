@@ -2,6 +2,7 @@
 //! what its random map spans, its `io_size`, the bytes a loop and the job issue, its loops.
 
 use crate::offsets::{PlannedIo, Region};
+use storlab_engine::IoDirection;
 use storlab_job::{JobSpec, RwModifier, TrimMode};
 
 /// The page size the kernel rounds fio's mappings up to (x86-64).
@@ -10,16 +11,42 @@ const PAGE_BYTES: u64 = 4096;
 /// fio's mmap engine maps the file's `io_size` bytes from its start and puts each I/O at its
 /// offset less the region's start (engines/mmap.c, `fio_mmapio_prep`): an I/O that reaches
 /// past the mapping's last page (a hole's stride overshooting the region's end) is copied
-/// past the mapping, and fio's job dies of SIGSEGV there (`--rw=write:4k --bs=8k --size=64k
-/// --ioengine=mmap`: six writes logged, then the crash, every run). Why storlab stops there.
-pub(super) fn mmap_overrun(
+/// past the mapping. A write there lands in whatever fio's process maps next, and fio's job
+/// dies of SIGSEGV (`--rw=write:4k --bs=8k --size=64k --ioengine=mmap`: six writes logged,
+/// then the crash, every run): why storlab stops there. A read there copies that memory into
+/// its buffer and completes (`--rw=read:4k --bs=32k --offset=6144 --size=256k`: eight reads,
+/// exit 0, every run), so one runs on, storlab reading the file's own bytes, while they stay
+/// inside the file (`file_size_bytes`) and nothing checks what was read (`reads_checked`).
+impl super::FioSequence {
+    /// fio's `file_offset`: the region's start, a strided job's current zone's.
+    pub(crate) fn file_offset_bytes(&self) -> u64 {
+        self.region.start_bytes
+    }
+
+    /// Why the mmap engine's next I/O `io` is not followed (see [`mmap_overrun`]).
+    pub(super) fn mmap_overrun(&self, io: &PlannedIo) -> Option<String> {
+        mmap_overrun(
+            self.mmap_window_bytes,
+            self.region,
+            io,
+            self.file_size_bytes,
+            self.verify_reopens_files,
+        )
+    }
+}
+
+fn mmap_overrun(
     mapped_bytes: Option<u64>,
     region: Region,
     io: &PlannedIo,
+    file_size_bytes: u64,
+    reads_checked: bool,
 ) -> Option<String> {
     let mapped_bytes = mapped_bytes?;
     let end_bytes = io.offset_bytes.checked_sub(region.start_bytes)? + u64::from(io.len_bytes);
-    (end_bytes > mapped_bytes).then(|| {
+    let read_runs_on =
+        io.direction == IoDirection::Read && !reads_checked && end_bytes <= file_size_bytes;
+    (end_bytes > mapped_bytes && !read_runs_on).then(|| {
         format!(
             "fio 3.33's mmap engine maps {mapped_bytes} bytes for the region and puts each I/O at its offset less the region's start, so the {}-byte I/O at {} runs past the mapping and fio's job dies of SIGSEGV there (engines/mmap.c); storlab stops the job there (holes that overshoot the region's end: use another ioengine, or a size the stride divides)",
             io.len_bytes, io.offset_bytes

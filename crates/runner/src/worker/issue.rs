@@ -237,6 +237,13 @@ impl Worker {
                     self.note_failed_placement(self.generator.fio_end_offset());
                     return Ok(Next::End);
                 };
+                // fio's mmap engine copies at the offset less `file_offset`, which strided
+                // zones move as the I/O is chosen (engines/mmap.c `fio_mmapio_prep`).
+                if self.queue.engine_shifts_by_zone {
+                    if let Some(start) = self.generator.fio_file_offset_bytes() {
+                        self.queue.engine_shift_bytes = start;
+                    }
+                }
                 if let Some((loops_ended, offset)) = self.generator.fio_loops_ended() {
                     if loops_ended > self.sync.loops_ended {
                         self.sync.loops_ended = loops_ended;

@@ -310,6 +310,15 @@ pub const AGREE: &[&str] = &[
     // 4141 (refused until session 28): a `verify_offset` inside the header on the null engine
     // (fio's minimum is its 40-byte common header; its swap moves overlapping bytes).
     "--rw=rw --bssplit=512/20:4k/80 --size=64k --io_size=128k --ioengine=null --verify=sha256 --verify_offset=64",
+    // 4141, 1001 (refused until session 28): fio's mmap engine in strided zones copies each
+    // I/O at its offset less the current zone's start.
+    "--rw=randrw --rwmixread=90 --bsrange=4k-16k --ioengine=mmap --fsync_on_close=1 --zonemode=strided --zonesize=64k --zonerange=128k --zoneskip=64k",
+    "--rw=rw --rwmixread=10 --bsrange=512-8k --size=256k --ioengine=mmap --bs_is_seq_rand=1 --zonemode=strided --zonesize=64k",
+    "--rw=write --bs=4k --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k --zoneskip=16k --offset=8k --loops=2 --buffer_pattern=0xdeadbeef",
+    "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
+    // 4141, 3223 (stopped until session 28): a read of fio's mmap engine past its mapping
+    // copies the memory beyond and completes (a write there crashes fio).
+    "--rw=read:4k --bs=32k --offset=6144 --size=256k --ioengine=mmap --fallocate=none --end_fsync=1 --buffer_pattern=0xdeadbeef",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -322,9 +331,9 @@ pub const REFUSED: &[&str] = &[
     // 3137: so do sequential clones over several loops (each reads back after its own loop
     // while the other writes its next).
     "--rw=write --bs=4k --size=64k --loops=3 --verify=crc32 --numjobs=2",
-    // Seed 34 with the later keys: fio's mmap engine in strided zones, whose I/O moves with
-    // fio's start zone by zone ...
-    "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
+    // Seed 34 with the later keys: fio's mmap engine in strided zones with verify, whose
+    // read-back moves with wherever the zones stand ...
+    "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k --verify=crc32c",
     // ... nor random offsets of several sizes there (9311: fio lets one run past the range) ...
     "--rw=randread --bsrange=1k-16k --size=256k --zonemode=strided --zonesize=64k --zonerange=128k",
     // ... nor `exitall` among a job's clones (fio's first to end stops the others, when their
