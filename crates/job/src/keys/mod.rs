@@ -357,6 +357,7 @@ impl JobDraft {
         self.check_engine_options(&spec, job_location)?;
         self.check_unlink(&spec, job_location)?;
         self.check_spin_overrun(&spec, job_location)?;
+        self.check_poisson_syncs(&spec, job_location)?;
         self.check_dedupe_generator(&spec, job_location)?;
         self.fit_experimental_verify(&mut spec, job_location)?;
         self.check_time_based_read_back(&spec, job_location)?;

@@ -248,6 +248,38 @@ impl JobDraft {
                 .to_string(),
         ))
     }
+
+    /// `rate_process=poisson` with syncs every N writes: after queueing a sync fio 3.33 asks
+    /// its rate for the sync's next time (backend.c `do_io` calls `usec_for_io` with
+    /// DDIR_SYNC or DDIR_DATASYNC), indexing its per-direction arrays past their end: its
+    /// Poisson draw divides by what lies there (another direction's next time over another's
+    /// block size), so a job whose reads have no rate dies of SIGFPE at its first `fsync`
+    /// (`--rw=randwrite --rate=1m --rate_process=poisson --fsync=1`, every run), and any
+    /// other draws from memory that is not its own. Refused rather than followed.
+    pub(super) fn check_poisson_syncs(
+        &self,
+        spec: &JobSpec,
+        job_location: &Location,
+    ) -> Result<(), JobError> {
+        let rated = [spec.rate_iops.read, spec.rate_iops.write]
+            .iter()
+            .chain(&[spec.rate_bytes.read, spec.rate_bytes.write])
+            .any(|rate| rate.is_some_and(|r| r > 0));
+        let syncs_every_n =
+            spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+        if self.storlab_rw_default || !(spec.rate_poisson && rated && syncs_every_n) {
+            return Ok(());
+        }
+        Err(self.refused_at_key(
+            "rate_process",
+            job_location,
+            "with fsync or fdatasync every N writes, fio 3.33 draws each sync's Poisson delay \
+             from its per-direction rate arrays past their end (backend.c usec_for_io): a job \
+             whose reads have no rate dies of SIGFPE at its first fsync, others read memory \
+             not their own; use rate_process=linear, or end_fsync instead"
+                .to_string(),
+        ))
+    }
 }
 
 /// How far `thinktime` must be above `thinktime_spin` for fio 3.33's stall to end reliably.
@@ -304,6 +336,28 @@ mod tests {
         think("1010", "10").unwrap();
         think("10", "0").unwrap();
         think("0", "10").unwrap();
+    }
+
+    #[test]
+    fn poisson_arrivals_with_syncs_every_n_are_refused() {
+        let job = |more: &[(&str, Option<&str>)]| {
+            let mut keys = vec![
+                ("size", Some("1M")),
+                ("rw", Some("randwrite")),
+                ("rate_process", Some("poisson")),
+            ];
+            keys.extend_from_slice(more);
+            draft(&keys)
+        };
+        for sync in ["fsync", "fdatasync"] {
+            let error = job(&[("rate", Some("1m")), (sync, Some("4"))])
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("SIGFPE"), "{sync}: {error}");
+        }
+        job(&[("rate", Some("1m")), ("end_fsync", Some("1"))]).unwrap();
+        // No rate: fio never asks for the next I/O's time.
+        job(&[("fsync", Some("4"))]).unwrap();
     }
 
     #[test]

@@ -323,6 +323,9 @@ pub const AGREE: &[&str] = &[
 
 /// Refused with a reason, where fio's behaviour is not followed.
 pub const REFUSED: &[&str] = &[
+    // 5445: Poisson arrivals with syncs every N writes: fio's job dies of SIGFPE at its first
+    // fsync (its sync's delay divides by a rate past its per-direction arrays).
+    "--rw=randwrite --bs=16k --size=64k --norandommap --fsync=1 --rate=1m --rate_process=poisson",
     // 6174: verifying clones from shifted starts overwrite each other's blocks; fio 3.33
     // passes or fails its check as their pace decides (psync passed, posixaio failed).
     "--rw=readwrite --bsrange=512-8k --size=512k --ioengine=posixaio --verify=sha256 --numjobs=2 --offset_increment=256k",
