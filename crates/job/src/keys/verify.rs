@@ -481,8 +481,9 @@ impl JobDraft {
     /// read as a write, `acct_ddir`): a job that only writes then writes one loop fewer than
     /// `loops` (`loops=8`: 7 passes written, the first read back, fio's t0026), which the job
     /// here becomes. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
-    /// backward holes, passes that wrap, a mixed job or `number_ios` over several loops,
-    /// `verify_backlog`) the orders or the reads differ, and the job is refused with why.
+    /// backward holes, passes that wrap, a mixed job or `number_ios` over several loops) the
+    /// orders or the reads differ, and the job is refused with why. `verify_backlog` reads
+    /// nothing then (fio keeps no log of the writes to read back from).
     pub(super) fn fit_experimental_verify(
         &self,
         spec: &mut JobSpec,
@@ -508,6 +509,13 @@ impl JobDraft {
         }
         match self.experimental_verify_refusal(spec) {
             None => {
+                // fio's backlog reads come from its log of writes (`check_get_verify` needs
+                // `io_hist_len`), which an experimental job never keeps (`log_io_piece` is
+                // skipped): `verify_backlog` reads nothing there.
+                if let Some(verify) = spec.verify_spec.as_mut() {
+                    verify.backlog = None;
+                    verify.backlog_batch = None;
+                }
                 if spec.loops > 1 {
                     spec.loops -= 1;
                     if let Some(verify) = spec.verify_spec.as_mut() {
@@ -622,13 +630,6 @@ impl JobDraft {
                 .is_some_and(|io| spec.size_bytes.is_none_or(|size| io > size))
             || matches!(spec.rw_modifier, RwModifier::BackBytes(_));
         match () {
-            _ if spec
-                .verify_spec
-                .as_ref()
-                .is_some_and(|v| v.backlog.is_some()) =>
-            {
-                Some("with verify_backlog")
-            }
             _ if !reseeds && (random || several_sizes || mixed) => Some(
                 "where fio does not re-seed its streams (randseed given, or randrepeat=0): its \
                  regenerated pass draws new sizes, offsets and directions (seed 5858: \

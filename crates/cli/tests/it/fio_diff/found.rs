@@ -319,6 +319,11 @@ pub const AGREE: &[&str] = &[
     // 4141, 3223 (stopped until session 28): a read of fio's mmap engine past its mapping
     // copies the memory beyond and completes (a write there crashes fio).
     "--rw=read:4k --bs=32k --offset=6144 --size=256k --ioengine=mmap --fallocate=none --end_fsync=1 --buffer_pattern=0xdeadbeef",
+    // 5445, 2112, 6868 (refused until session 28): `verify_backlog` under `experimental_verify`
+    // reads nothing, fio keeping no log of the writes to read back from.
+    "--rw=write --bs=512 --size=512k --randseed=510 --iodepth=8 --verify=crc32 --offset=25% --verify_backlog=16 --experimental_verify=1",
+    "--rw=randwrite --bs=1k,32k --size=64k --random_generator=tausworthe64 --percentage_random=100 --verify=md5 --verify_backlog=16 --verify_backlog_batch=8 --verify_fatal=1 --experimental_verify=1",
+    "--rw=randwrite --bsrange=4k-16k --size=256k --verify=crc32c --verify_backlog=5 --experimental_verify=1 --ioengine=libaio --iodepth=8",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
