@@ -105,6 +105,14 @@ impl<T: Copy> FioHistory<T> {
         }
     }
 
+    /// Each piece in the order fio's verify reads them, the log left as it is.
+    pub(crate) fn each(&self, mut piece: impl FnMut(u64, u64, T)) {
+        match self.list.as_ref() {
+            Some(list) => list.iter().for_each(|&(o, l, v)| piece(o, l, v)),
+            None => self.tree.iter().for_each(|(&o, &(l, v))| piece(o, l, v)),
+        }
+    }
+
     /// The bytes the log holds, emptied for the next loop.
     pub(crate) fn take_bytes(&mut self) -> u64 {
         self.drain().iter().map(|(_, len, _)| len).sum()

@@ -578,16 +578,6 @@ impl FioSequence {
         direction
     }
 
-    /// A `verify_backlog` read of the piece written at `offset_bytes`: fio's read-back during
-    /// the loop, counted in the bytes `keep_running` weighs (`io_bytes`) and out of the log the
-    /// loop's end pass reads, as in fio's one log (a later write over it drops nothing there).
-    pub fn note_backlog_read(&mut self, offset_bytes: u64, len_bytes: u64) {
-        if self.verify_reopens_files {
-            self.loop_written.remove(offset_bytes);
-            self.read_back_bytes += len_bytes;
-        }
-    }
-
     /// Why storlab cannot follow fio 3.33 past this point, once the sequence has ended there:
     /// fio's Gauss draw (lib/gauss.c, `gauss_next`) spins forever on the draw storlab just
     /// made, or its random map runs into heap memory.

@@ -23,6 +23,18 @@ impl super::FioSequence {
         self.region.start_bytes
     }
 
+    /// A `verify_backlog` read of the piece written at `offset_bytes`: fio's read-back during
+    /// the loop, counted in the bytes `keep_running` weighs (`io_bytes`) and out of the log the
+    /// loop's end pass reads, as in fio's one log (a later write over it drops nothing there).
+    pub fn note_backlog_read(&mut self, offset_bytes: u64, len_bytes: u64) {
+        // fio's loop counts the backlog's reads in its `bytes_issued` (backend.c `do_io`).
+        self.moved_bytes += len_bytes;
+        if self.verify_reopens_files {
+            self.loop_written.remove(offset_bytes);
+            self.read_back_bytes += len_bytes;
+        }
+    }
+
     /// Why the mmap engine's next I/O `io` is not followed (see [`mmap_overrun`]).
     pub(super) fn mmap_overrun(&self, io: &PlannedIo) -> Option<String> {
         mmap_overrun(
@@ -125,6 +137,18 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     let pass_bytes = if job.trim == TrimMode::TrimWrite && pass_bytes != u64::MAX {
         let total_io_bytes = io_size_bytes.unwrap_or(size) * u64::from(passes);
         pass_bytes.saturating_add(total_io_bytes)
+    } else {
+        pass_bytes
+    };
+    // backend.c `do_io`: with `verify_backlog` a writing job's loop may issue `size` more
+    // (its backlog reads count in `bytes_issued`, `FioSequence::note_backlog_read`).
+    let backlog = job.verify
+        && job
+            .verify_spec
+            .as_ref()
+            .is_some_and(|v| v.backlog.is_some());
+    let pass_bytes = if backlog && writes && pass_bytes != u64::MAX {
+        pass_bytes.saturating_add(size)
     } else {
         pass_bytes
     };

@@ -207,7 +207,10 @@ impl Worker {
             }
         }
         let mut backlog_read = false;
-        if self.pending.is_none() {
+        // fio's `do_io` tests its loop's bytes before `get_io_u` can hand out a backlog read:
+        // a loop whose bytes are done ends there, mid-batch (its pass reads the rest, and the
+        // batch's count carries into the next loop).
+        if self.pending.is_none() && !self.generator.fio_loop_bytes_done() {
             if let Some(read) = self.verifying.next_backlog_read() {
                 self.generator
                     .note_backlog_read(read.offset_bytes, u64::from(read.len_bytes));

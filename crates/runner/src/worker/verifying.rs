@@ -6,12 +6,12 @@ use super::{InFlight, Worker, CHECKED_GENERATIONS};
 use crate::fio_verify::FioFormat;
 use crate::offsets::{PlannedIo, Region};
 use crate::verify::{self, WriteRecord};
-use crate::verify_seeds::{fio_logs_writes_in_a_list, SeedMismatch, SeedOrder};
+use crate::verify_seeds::{fio_logs_writes_in_a_list, Found, SeedMismatch, SeedOrder};
 use crate::verify_state::{VerifyCut, VerifyStateRecorder};
 use crate::RunError;
 use std::sync::Arc;
 use storlab_engine::{IoDirection, IoEngine};
-use storlab_job::JobSpec;
+use storlab_job::{JobSpec, VerifyKind};
 
 /// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of logged, not yet checked
 /// pieces (fio's `io_hist_len`) reaches a multiple of `every` and the last I/O was not a read,
@@ -24,6 +24,8 @@ pub(super) struct Backlog {
     /// at issue), each with its generation: a piece whose write is still in flight is not read
     /// (verify.c `get_next_verify`, `IP_F_IN_FLIGHT`), so a check never races its write.
     logged: crate::fio_history::FioHistory<u32>,
+    /// The pieces handed out and not yet checked: (offset, the piece's write generation).
+    handed_out: std::collections::VecDeque<(u64, u32)>,
     /// Reads left in the current batch.
     batch_left: u64,
     pub(super) last_was_read: bool,
@@ -64,13 +66,129 @@ impl Backlog {
             return None;
         }
         self.batch_left -= 1;
-        let (offset_bytes, len_bytes, _) = self.logged.pop_next()?;
+        let (offset_bytes, len_bytes, generation) = self.logged.pop_next()?;
+        self.handed_out.push_back((offset_bytes, generation));
         Some(PlannedIo {
             direction: IoDirection::Read,
             offset_bytes,
             len_bytes: len_bytes as u32,
         })
     }
+}
+
+impl Backlog {
+    /// The write generation of the piece handed out at `offset_bytes` (the first such).
+    fn take_handed_out(&mut self, offset_bytes: u64) -> Option<u32> {
+        let at = self
+            .handed_out
+            .iter()
+            .position(|(o, _)| *o == offset_bytes)?;
+        self.handed_out.remove(at).map(|(_, generation)| generation)
+    }
+
+    /// The first piece left in the log that a later write overwrote, as fio's verify pass
+    /// reads them: where it fails (see [`overwritten_piece`]).
+    fn first_overwritten(&self, job: &JobSpec, record: &WriteRecord) -> Option<SeedMismatch> {
+        let mut pieces = Vec::with_capacity(self.logged.len());
+        self.logged.each(|offset_bytes, len_bytes, generation| {
+            pieces.push((offset_bytes, len_bytes, generation))
+        });
+        pieces
+            .into_iter()
+            .find_map(|(offset_bytes, len_bytes, generation)| {
+                let io = PlannedIo {
+                    direction: IoDirection::Read,
+                    offset_bytes,
+                    len_bytes: len_bytes as u32,
+                };
+                overwritten_piece_at(job, record, &io, generation)
+            })
+    }
+}
+
+/// fio's check of a backlog piece's header in a job that writes blocks of one size (verify.c
+/// `verify_header`: `numberio` when `td_write`, `td_min_bs == td_max_bs`, not time-based, not
+/// `verify_only`; the header's seed is taken as the one wanted, `TD_F_VER_BACKLOG`): a piece
+/// of fio's list that a later write overwrote before it is read carries the later write's
+/// number, and fio fails there (`--rw=randwrite:4 --verify=crc32c --verify_backlog=16`: "bad
+/// header numberio 236, wanted 231", error 84). `own`: the piece's write generation.
+fn overwritten_piece(
+    job: &JobSpec,
+    record: &WriteRecord,
+    io: &InFlight,
+    own: u32,
+) -> Option<SeedMismatch> {
+    let piece = PlannedIo {
+        direction: IoDirection::Read,
+        offset_bytes: io.offset_bytes,
+        len_bytes: io.len_bytes,
+    };
+    overwritten_piece_at(job, record, &piece, own)
+}
+
+fn overwritten_piece_at(
+    job: &JobSpec,
+    record: &WriteRecord,
+    piece: &PlannedIo,
+    own: u32,
+) -> Option<SeedMismatch> {
+    if !fio_numbers_blocks(job) {
+        return None;
+    }
+    let granule = record.granule_bytes().max(1);
+    let end = piece.offset_bytes + u64::from(piece.len_bytes);
+    let mut at = piece.offset_bytes;
+    while at < end {
+        let found = record.generation_at(at);
+        if found != own && found != 0 {
+            // Generations are write numbers from 1; fio's `numberio` counts from 0 in 16 bits.
+            let number = |generation: u32| generation.wrapping_sub(1) as u16;
+            return Some(SeedMismatch {
+                header_seed: 0,
+                wanted_seed: 0,
+                offset_bytes: piece.offset_bytes,
+                len_bytes: u64::from(piece.len_bytes),
+                found: if at == piece.offset_bytes {
+                    Found::OtherNumber {
+                        header: number(found),
+                        wanted: number(own),
+                    }
+                } else {
+                    Found::OtherData
+                },
+            });
+        }
+        at += granule;
+    }
+    None
+}
+
+/// Whether fio checks each header's write number in `job` (verify.c `verify_header`): a fio
+/// job that writes, with one block size, not time-based, not `verify_only`, a headed kind, on
+/// an engine that moves data.
+fn fio_numbers_blocks(job: &JobSpec) -> bool {
+    let writes = job.read_percent < 100 || job.trim == storlab_job::TrimMode::TrimWrite;
+    job.fio_random.is_some()
+        && writes
+        && job.fio_smallest_block_bytes() == job.max_block_bytes()
+        && !job.time_based
+        && !job.fio_engine_fakes_io()
+        && job
+            .verify_spec
+            .as_ref()
+            .is_some_and(|v| !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null))
+}
+
+/// fio's failure at `mismatch`, in its words.
+fn fio_mismatch(job: &JobSpec, mismatch: &SeedMismatch) -> RunError {
+    RunError::FioVerify(Box::new(verify::FioMismatch {
+        job: job.name.clone(),
+        target: verify::target_name(&job.target),
+        reason: mismatch.reason(),
+        offset_bytes: mismatch.offset_bytes,
+        len_bytes: mismatch.len_bytes,
+        dumped: String::new(),
+    }))
 }
 
 /// Verification state: what this worker wrote (see `verify.rs`).
@@ -164,6 +282,7 @@ impl Verifying {
                 Some(Backlog {
                     every,
                     batch: v.backlog_batch.unwrap_or(every),
+                    handed_out: std::collections::VecDeque::new(),
                     logged: crate::fio_history::FioHistory::new(fio_logs_writes_in_a_list(job)),
                     batch_left: 0,
                     // fio's `last_ddir` starts at 0, DDIR_READ: no batch before a write completes.
@@ -357,6 +476,15 @@ impl Verifying {
             return Ok(());
         }
         let job = self.job.as_deref().expect("set with verify");
+        if io.backlog {
+            let own = self
+                .backlog
+                .as_mut()
+                .and_then(|b| b.take_handed_out(io.offset_bytes));
+            if let Some(mismatch) = own.and_then(|own| overwritten_piece(job, &v.record, io, own)) {
+                return Err(fio_mismatch(job, &mismatch));
+            }
+        }
         let bytes = verify::check_read(
             job,
             &v.record,
@@ -544,6 +672,17 @@ impl Worker {
             .seed_order
             .as_mut()
             .and_then(SeedOrder::finish);
+        if self.verifying.seed_failure.is_none() {
+            if let (Some(backlog), Some(v), Some(job)) = (
+                self.verifying.backlog.as_ref(),
+                self.verifying.state.as_ref(),
+                self.verifying.job.as_deref(),
+            ) {
+                if v.in_phase_checks {
+                    self.verifying.seed_failure = backlog.first_overwritten(job, &v.record);
+                }
+            }
+        }
         let past_first_loop = self
             .verifying
             .job
@@ -600,13 +739,6 @@ impl Worker {
                 ),
             });
         }
-        Some(RunError::FioVerify(Box::new(verify::FioMismatch {
-            job: job.name.clone(),
-            target: verify::target_name(&job.target),
-            reason: mismatch.reason(),
-            offset_bytes: mismatch.offset_bytes,
-            len_bytes: mismatch.len_bytes,
-            dumped: String::new(),
-        })))
+        Some(fio_mismatch(job, &mismatch))
     }
 }

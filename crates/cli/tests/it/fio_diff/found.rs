@@ -324,6 +324,16 @@ pub const AGREE: &[&str] = &[
     "--rw=write --bs=512 --size=512k --randseed=510 --iodepth=8 --verify=crc32 --offset=25% --verify_backlog=16 --experimental_verify=1",
     "--rw=randwrite --bs=1k,32k --size=64k --random_generator=tausworthe64 --percentage_random=100 --verify=md5 --verify_backlog=16 --verify_backlog_batch=8 --verify_fatal=1 --experimental_verify=1",
     "--rw=randwrite --bsrange=4k-16k --size=256k --verify=crc32c --verify_backlog=5 --experimental_verify=1 --ioengine=libaio --iodepth=8",
+    // 7667 (silent until session 28): a backlog piece of fio's list a later write overwrote
+    // before it is read fails fio's write-number check ("bad header numberio"), mixed jobs
+    // too (the backlog takes the header's seed as the one wanted) ...
+    "--rw=randwrite:4k --bs=2k --size=128k --end_fsync=1 --verify=crc32c --verify_backlog=16 --thinktime=10 --unified_rw_reporting=mixed --create_fsync=1",
+    "--rw=randrw:4 --verify=crc32c --verify_backlog=16",
+    "--rw=randwrite:4 --rw_sequencer=identical --verify=crc32c --verify_backlog=16",
+    // ... 8778: and on an engine that queues a loop's backlog reads count in its bytes, which
+    // may reach `size` more, ending it mid-batch (the batch's count carries into the next).
+    "--rw=rw --bs=512 --offset=512 --size=64k --loops=3 --randseed=57883 --ioengine=libaio --end_fsync=1 --zero_buffers --verify=pattern --verify_pattern=0xabcd --rwmixwrite=80 --verify_backlog=16",
+    "--rw=rw --loops=3 --ioengine=libaio --iodepth=4 --verify=crc32c --verify_backlog=7 --verify_backlog_batch=3 --size=256k",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
