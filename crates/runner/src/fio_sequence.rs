@@ -449,9 +449,9 @@ impl FioSequence {
                 }
                 // A non-uniform `file_service_type`: fio resets the file and fills the same
                 // I/O unit again, its BUSY_OK flag kept, in the same loop (io_u.c
-                // `set_io_u_file`); a file that still has no room after its reset ends the
-                // job here (fio would try forever).
-                None if self.file_service.resets && !self.time_based && self.moved_bytes > 0 => {
+                // `set_io_u_file`), the loop's first I/O too; a file that still has no room
+                // after its reset ends the job here (fio would try forever).
+                None if self.file_service.resets && !self.time_based => {
                     match self.file_service.after_failed_fill() {
                         ResetStep::Reset => {
                             self.units.refill = true;

@@ -334,6 +334,10 @@ pub const AGREE: &[&str] = &[
     // may reach `size` more, ending it mid-batch (the batch's count carries into the next).
     "--rw=rw --bs=512 --offset=512 --size=64k --loops=3 --randseed=57883 --ioengine=libaio --end_fsync=1 --zero_buffers --verify=pattern --verify_pattern=0xabcd --rwmixwrite=80 --verify_backlog=16",
     "--rw=rw --loops=3 --ioengine=libaio --iodepth=4 --verify=crc32c --verify_backlog=7 --verify_backlog_batch=3 --size=256k",
+    // 9889 (silent until session 28): a non-uniform `file_service_type` resets the file where
+    // the loop's first I/O finds no room too, and fills again (here the countdown of
+    // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
+    "--rw=randrw:2 --rwmixread=10 --bs=4k,64k --loops=3 --random_distribution=normal:30 --ioengine=pvsync2 --iodepth=8 --fsync=7 --rw_sequencer=sequential --zonemode=strided --zonesize=16k --file_service_type=normal:20:0.5",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
