@@ -141,12 +141,12 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
         pass_bytes
     };
     // backend.c `do_io`: with `verify_backlog` a writing job's loop may issue `size` more
-    // (its backlog reads count in `bytes_issued`, `FioSequence::note_backlog_read`).
-    let backlog = job.verify
-        && job
-            .verify_spec
-            .as_ref()
-            .is_some_and(|v| v.backlog.is_some());
+    // (its backlog reads count in `bytes_issued`, `FioSequence::note_backlog_read`), with
+    // `do_verify=0` too (`td->o.verify` is the kind), where no backlog read comes.
+    let backlog = job
+        .verify_spec
+        .as_ref()
+        .is_some_and(|v| v.backlog.is_some());
     let pass_bytes = if backlog && writes && pass_bytes != u64::MAX {
         pass_bytes.saturating_add(size)
     } else {

@@ -334,6 +334,10 @@ pub const AGREE: &[&str] = &[
     // may reach `size` more, ending it mid-batch (the batch's count carries into the next).
     "--rw=rw --bs=512 --offset=512 --size=64k --loops=3 --randseed=57883 --ioengine=libaio --end_fsync=1 --zero_buffers --verify=pattern --verify_pattern=0xabcd --rwmixwrite=80 --verify_backlog=16",
     "--rw=rw --loops=3 --ioengine=libaio --iodepth=4 --verify=crc32c --verify_backlog=7 --verify_backlog_batch=3 --size=256k",
+    // 1221: `do_verify=0` too (fio's bound counts the verify kind, not the read-back), so the
+    // loop ends at the file's end, which a `do_verify=0` job keeps done.
+    "--rw=write --bs=64k --size=128k --io_size=256k --ioengine=libaio --dedupe_percentage=50 --verify=crc32c --scramble_buffers=0 --verify_backlog=16 --do_verify=0",
+    "--rw=rw --size=128k --ioengine=libaio --iodepth=4 --verify=md5 --verify_backlog=8 --do_verify=0 --loops=2",
     // 9889 (silent until session 28): a non-uniform `file_service_type` resets the file where
     // the loop's first I/O finds no room too, and fills again (here the countdown of
     // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
