@@ -513,8 +513,8 @@ impl Worker {
     /// fio verifies after every loop, not only the last (backend.c, `thread_main`: `do_verify`
     /// after each `do_io`): at the end of a loop that another follows, its written pieces are
     /// read back in fio's order and checked before the next loop's first I/O, and dropped from
-    /// the record, so the read-back after the job reads the last loop's alone. Only where this
-    /// worker's reads may check in the write phase (no other worker writes its bytes). With
+    /// the record, so the read-back after the job reads the last loop's alone. Where other
+    /// workers write this one's bytes the reads go unchecked (fio's threads race there). With
     /// `verify_backlog` the pass reads what the backlog has not yet, in its log's order (fio's
     /// `do_verify` reads the same log), and the backlog's batch count carries on.
     pub(super) fn queue_loop_read_back(&mut self) {
@@ -522,7 +522,9 @@ impl Worker {
         else {
             return;
         };
-        if !v.in_phase_checks || self.verifying.only {
+        // Where other workers write this one's bytes (`in_phase_checks` off) the pass still
+        // reads as fio's does, each read left unchecked (`check_verified_read`).
+        if self.verifying.only {
             return;
         }
         if let Some(backlog) = self.verifying.backlog.as_mut() {

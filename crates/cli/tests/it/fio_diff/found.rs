@@ -338,6 +338,11 @@ pub const AGREE: &[&str] = &[
     // loop ends at the file's end, which a `do_verify=0` job keeps done.
     "--rw=write --bs=64k --size=128k --io_size=256k --ioengine=libaio --dedupe_percentage=50 --verify=crc32c --scramble_buffers=0 --verify_backlog=16 --do_verify=0",
     "--rw=rw --size=128k --ioengine=libaio --iodepth=4 --verify=md5 --verify_backlog=8 --do_verify=0 --loops=2",
+    // 2332 (silent until session 28): clones writing each other's bytes with a headerless
+    // verify read back after every loop, as each of fio's threads does (storlab had read
+    // back once after the last).
+    "--rw=readwrite --bs=512 --size=512k --loops=3 --end_fsync=1 --verify=pattern --verify_pattern=0xabcd --numjobs=2 --offset_increment=256k --lat_percentiles=0 --create_fsync=1",
+    "--rw=rw --loops=2 --verify=pattern --verify_pattern=0x12 --numjobs=3 --size=128k --ioengine=libaio --iodepth=4",
     // 9889 (silent until session 28): a non-uniform `file_service_type` resets the file where
     // the loop's first I/O finds no room too, and fills again (here the countdown of
     // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
