@@ -265,8 +265,10 @@ impl JobDraft {
             .iter()
             .chain(&[spec.rate_bytes.read, spec.rate_bytes.write])
             .any(|rate| rate.is_some_and(|r| r > 0));
+        // Syncs every N writes come only in a job that writes (io_u.c `should_fsync`).
+        let writes = spec.read_percent < 100 || spec.trim == crate::model::TrimMode::TrimWrite;
         let syncs_every_n =
-            spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0;
+            writes && (spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0);
         if self.storlab_rw_default || !(spec.rate_poisson && rated && syncs_every_n) {
             return Ok(());
         }
@@ -356,8 +358,16 @@ mod tests {
             assert!(error.contains("SIGFPE"), "{sync}: {error}");
         }
         job(&[("rate", Some("1m")), ("end_fsync", Some("1"))]).unwrap();
-        // No rate: fio never asks for the next I/O's time.
+        // No rate: fio never asks for the next I/O's time; a job that only reads never syncs.
         job(&[("fsync", Some("4"))]).unwrap();
+        draft(&[
+            ("size", Some("1M")),
+            ("rw", Some("randread")),
+            ("rate", Some("4m")),
+            ("rate_process", Some("poisson")),
+            ("fsync", Some("3")),
+        ])
+        .unwrap();
     }
 
     #[test]

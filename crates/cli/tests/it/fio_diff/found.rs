@@ -343,6 +343,9 @@ pub const AGREE: &[&str] = &[
     // back once after the last).
     "--rw=readwrite --bs=512 --size=512k --loops=3 --end_fsync=1 --verify=pattern --verify_pattern=0xabcd --numjobs=2 --offset_increment=256k --lat_percentiles=0 --create_fsync=1",
     "--rw=rw --loops=2 --verify=pattern --verify_pattern=0x12 --numjobs=3 --size=128k --ioengine=libaio --iodepth=4",
+    // 3443: Poisson arrivals with syncs every N writes in a job that only reads, which never
+    // syncs, run as fio's.
+    "--rw=read:16k --bs=64k --offset=0 --size=256k --randseed=11988 --fdatasync=7 --rate=4m --rate_process=poisson",
     // 9889 (silent until session 28): a non-uniform `file_service_type` resets the file where
     // the loop's first I/O finds no room too, and fills again (here the countdown of
     // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
