@@ -265,10 +265,17 @@ impl JobDraft {
             .iter()
             .chain(&[spec.rate_bytes.read, spec.rate_bytes.write])
             .any(|rate| rate.is_some_and(|r| r > 0));
-        // Syncs every N writes come only in a job that writes (io_u.c `should_fsync`).
+        // Syncs every N writes come only in a job that writes (io_u.c `should_fsync`), once
+        // it has written N (`--size=256k --bs=64k --fdatasync=5` never syncs, and fio runs it).
         let writes = spec.read_percent < 100 || spec.trim == crate::model::TrimMode::TrimWrite;
-        let syncs_every_n =
-            writes && (spec.sync.fsync_every_writes > 0 || spec.sync.fdatasync_every_writes > 0);
+        let every = [
+            spec.sync.fsync_every_writes,
+            spec.sync.fdatasync_every_writes,
+        ]
+        .into_iter()
+        .filter(|&n| n > 0)
+        .min();
+        let syncs_every_n = writes && every.is_some_and(|n| most_writes(spec) >= u64::from(n));
         if self.storlab_rw_default || !(spec.rate_poisson && rated && syncs_every_n) {
             return Ok(());
         }
@@ -282,6 +289,20 @@ impl JobDraft {
                 .to_string(),
         ))
     }
+}
+
+/// The most writes `spec` can issue: its bytes (`io_size`, else `size`, every loop) in its
+/// smallest writes, or its `number_ios`; unbounded when time-based or sized by its target.
+fn most_writes(spec: &JobSpec) -> u64 {
+    let bytes = spec.io_size_bytes.or(spec.size_bytes);
+    let by_bytes = match bytes {
+        Some(bytes) if !spec.time_based => {
+            let loops = u64::from(spec.loops.max(1));
+            bytes.saturating_mul(loops) / spec.block_size_write.min_bytes().max(1)
+        }
+        _ => u64::MAX,
+    };
+    spec.number_ios.map_or(by_bytes, |n| by_bytes.min(n))
 }
 
 /// How far `thinktime` must be above `thinktime_spin` for fio 3.33's stall to end reliably.

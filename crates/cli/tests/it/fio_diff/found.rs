@@ -346,6 +346,8 @@ pub const AGREE: &[&str] = &[
     // 3443: Poisson arrivals with syncs every N writes in a job that only reads, which never
     // syncs, run as fio's.
     "--rw=read:16k --bs=64k --offset=0 --size=256k --randseed=11988 --fdatasync=7 --rate=4m --rate_process=poisson",
+    // 4554: nor one that writes fewer than N.
+    "--rw=randwrite:4k --bs=64k --size=256k --norandommap --randseed=63042 --fdatasync=5 --rate=4m --rate_process=poisson",
     // 9889 (silent until session 28): a non-uniform `file_service_type` resets the file where
     // the loop's first I/O finds no room too, and fills again (here the countdown of
     // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
