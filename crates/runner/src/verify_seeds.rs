@@ -122,6 +122,21 @@ pub struct SeedOrder {
     failure: Option<SeedMismatch>,
 }
 
+/// Whether fio checks each header's write number in `job` (verify.c `verify_header`:
+/// `numberio` when `td_write`, `td_min_bs == td_max_bs`, not time-based, not `verify_only`): a
+/// fio job that writes, with one block size, a headed kind, on an engine that moves data.
+pub(crate) fn fio_checks_write_numbers(job: &JobSpec) -> bool {
+    job.fio_random.is_some()
+        && job.fio_writes()
+        && job.fio_smallest_block_bytes() == job.max_block_bytes()
+        && !job.time_based
+        && !job.fio_engine_fakes_io()
+        && job
+            .verify_spec
+            .as_ref()
+            .is_some_and(|v| !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null))
+}
+
 /// fio's data seed of one block: two draws of `verify_state`, multiplied (a 64-bit `long`).
 fn draw(stream: &mut FioRand) -> u64 {
     let first = stream.next();
@@ -144,12 +159,9 @@ impl SeedOrder {
         // read before looking at a header.
         let checked = job.verify && headed && spec.backlog.is_none() && !job.fio_engine_fakes_io();
         let mixed = mixed && spec.pattern.is_none();
-        // verify.c `verify_header`: numberio only with `td_min_bs == td_max_bs`.
         let numbered = job.read_percent == 0
             && job.trim == storlab_job::TrimMode::None
-            && job.fio_smallest_block_bytes() == job.max_block_bytes()
-            && !job.time_based
-            && !spec.only
+            && fio_checks_write_numbers(job)
             && fio_logs_writes_in_a_list(job);
         if !(checked && (mixed || numbered)) {
             return None;

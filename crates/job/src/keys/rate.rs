@@ -267,7 +267,6 @@ impl JobDraft {
             .any(|rate| rate.is_some_and(|r| r > 0));
         // Syncs every N writes come only in a job that writes (io_u.c `should_fsync`), once
         // it has written N (`--size=256k --bs=64k --fdatasync=5` never syncs, and fio runs it).
-        let writes = spec.read_percent < 100 || spec.trim == crate::model::TrimMode::TrimWrite;
         let every = [
             spec.sync.fsync_every_writes,
             spec.sync.fdatasync_every_writes,
@@ -275,7 +274,8 @@ impl JobDraft {
         .into_iter()
         .filter(|&n| n > 0)
         .min();
-        let syncs_every_n = writes && every.is_some_and(|n| most_writes(spec) >= u64::from(n));
+        let syncs_every_n =
+            spec.fio_writes() && every.is_some_and(|n| most_writes(spec) >= u64::from(n));
         if self.storlab_rw_default || !(spec.rate_poisson && rated && syncs_every_n) {
             return Ok(());
         }

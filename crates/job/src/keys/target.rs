@@ -384,7 +384,8 @@ impl JobDraft {
             (EngineKind::Null, _, filename, directory) => {
                 if filename.is_some() || directory.is_some() {
                     warnings.push(
-                        "ioengine=null does no I/O: filename and directory are ignored (but by unlink=1)"
+                        "ioengine=null does no I/O: filename and directory are ignored (unlink=1 still \
+                         deletes the file they name)"
                             .to_string(),
                     );
                 }

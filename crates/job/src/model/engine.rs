@@ -362,6 +362,12 @@ impl super::JobSpec {
         self.engine == EngineKind::Mmap
     }
 
+    /// fio's `td_write`: the job's `rw` has writes (a mixed mode or `trimwrite` too; a trim
+    /// mode alone does not, though storlab opens its target for writing).
+    pub fn fio_writes(&self) -> bool {
+        self.trim == super::TrimMode::TrimWrite || (self.read_percent < 100 && self.trim.is_none())
+    }
+
     /// Whether fio's engine for this job fakes its I/O (`null`: FIO_FAKEIO), so its verify
     /// passes every read before looking at a header (verify.c `verify_io_u`).
     pub fn fio_engine_fakes_io(&self) -> bool {

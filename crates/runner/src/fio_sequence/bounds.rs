@@ -8,15 +8,6 @@ use storlab_job::{JobSpec, RwModifier, TrimMode};
 /// The page size the kernel rounds fio's mappings up to (x86-64).
 const PAGE_BYTES: u64 = 4096;
 
-/// fio's mmap engine maps the file's `io_size` bytes from its start and puts each I/O at its
-/// offset less the region's start (engines/mmap.c, `fio_mmapio_prep`): an I/O that reaches
-/// past the mapping's last page (a hole's stride overshooting the region's end) is copied
-/// past the mapping. A write there lands in whatever fio's process maps next, and fio's job
-/// dies of SIGSEGV (`--rw=write:4k --bs=8k --size=64k --ioengine=mmap`: six writes logged,
-/// then the crash, every run): why storlab stops there. A read there copies that memory into
-/// its buffer and completes (`--rw=read:4k --bs=32k --offset=6144 --size=256k`: eight reads,
-/// exit 0, every run), so one runs on, storlab reading the file's own bytes, while they stay
-/// inside the file (`file_size_bytes`) and nothing checks what was read (`reads_checked`).
 impl super::FioSequence {
     /// fio's `file_offset`: the region's start, a strided job's current zone's.
     pub(crate) fn file_offset_bytes(&self) -> u64 {
@@ -47,6 +38,15 @@ impl super::FioSequence {
     }
 }
 
+/// fio's mmap engine maps the file's `io_size` bytes from its start and puts each I/O at its
+/// offset less the region's start (engines/mmap.c, `fio_mmapio_prep`): an I/O that reaches
+/// past the mapping's last page (a hole's stride overshooting the region's end) is copied
+/// past the mapping. A write there lands in whatever fio's process maps next, and fio's job
+/// dies of SIGSEGV (`--rw=write:4k --bs=8k --size=64k --ioengine=mmap`: six writes logged,
+/// then the crash, every run): why storlab stops there. A read there copies that memory into
+/// its buffer and completes (`--rw=read:4k --bs=32k --offset=6144 --size=256k`: eight reads,
+/// exit 0, every run), so one runs on, storlab reading the file's own bytes, while they stay
+/// inside the file (`file_size_bytes`) and nothing checks what was read (`reads_checked`).
 fn mmap_overrun(
     mapped_bytes: Option<u64>,
     region: Region,
@@ -99,7 +99,7 @@ pub(super) fn loop_bounds(job: &JobSpec, region: Region, random_job: bool) -> (u
     let size = fio_io_size_bytes(job, region);
     // backend.c `do_io`: a writing job (`td_write`: any `rw=` with writes, a mixed one too)
     // with random offsets and no random map issues `io_size` in one loop.
-    let writes = job.trim == TrimMode::TrimWrite || (job.read_percent < 100 && job.trim.is_none());
+    let writes = job.fio_writes();
     // init.c `fixup_options` sets `norandommap` for any distribution but the uniform one; an
     // LFSR job keeps storlab's `random_map` on, fio's `norandommap` as given.
     let map_off = !job.random_map || job.fio_norandommap || !job.random_distribution.is_random();

@@ -6,12 +6,14 @@ use super::{InFlight, Worker, CHECKED_GENERATIONS};
 use crate::fio_verify::FioFormat;
 use crate::offsets::{PlannedIo, Region};
 use crate::verify::{self, WriteRecord};
-use crate::verify_seeds::{fio_logs_writes_in_a_list, Found, SeedMismatch, SeedOrder};
+use crate::verify_seeds::{
+    fio_checks_write_numbers, fio_logs_writes_in_a_list, Found, SeedMismatch, SeedOrder,
+};
 use crate::verify_state::{VerifyCut, VerifyStateRecorder};
 use crate::RunError;
 use std::sync::Arc;
 use storlab_engine::{IoDirection, IoEngine};
-use storlab_job::{JobSpec, VerifyKind};
+use storlab_job::JobSpec;
 
 /// fio's `verify_backlog` (io_u.c, `fill_io_u`): whenever the count of logged, not yet checked
 /// pieces (fio's `io_hist_len`) reaches a multiple of `every` and the last I/O was not a read,
@@ -74,10 +76,9 @@ impl Backlog {
             len_bytes: len_bytes as u32,
         })
     }
-}
 
-impl Backlog {
-    /// The write generation of the piece handed out at `offset_bytes` (the first such).
+    /// The write generation of the piece handed out at `offset_bytes` (the first such), out
+    /// of the pieces handed out: taken at each backlog read's completion.
     fn take_handed_out(&mut self, offset_bytes: u64) -> Option<u32> {
         let at = self
             .handed_out
@@ -90,54 +91,33 @@ impl Backlog {
     /// reads them: where it fails (see [`overwritten_piece`]).
     fn first_overwritten(&self, job: &JobSpec, record: &WriteRecord) -> Option<SeedMismatch> {
         let mut pieces = Vec::with_capacity(self.logged.len());
-        self.logged.each(|offset_bytes, len_bytes, generation| {
-            pieces.push((offset_bytes, len_bytes, generation))
-        });
+        self.logged
+            .each(|offset, len, generation| pieces.push((offset, len, generation)));
         pieces
             .into_iter()
-            .find_map(|(offset_bytes, len_bytes, generation)| {
-                let io = PlannedIo {
-                    direction: IoDirection::Read,
-                    offset_bytes,
-                    len_bytes: len_bytes as u32,
-                };
-                overwritten_piece_at(job, record, &io, generation)
-            })
+            .find_map(|(offset, len, own)| overwritten_piece(job, record, offset, len, own))
     }
 }
 
-/// fio's check of a backlog piece's header in a job that writes blocks of one size (verify.c
-/// `verify_header`: `numberio` when `td_write`, `td_min_bs == td_max_bs`, not time-based, not
-/// `verify_only`; the header's seed is taken as the one wanted, `TD_F_VER_BACKLOG`): a piece
-/// of fio's list that a later write overwrote before it is read carries the later write's
-/// number, and fio fails there (`--rw=randwrite:4 --verify=crc32c --verify_backlog=16`: "bad
-/// header numberio 236, wanted 231", error 84). `own`: the piece's write generation.
+/// fio's check of a backlog piece's header where it checks write numbers
+/// (`verify_seeds::fio_checks_write_numbers`; the header's seed is taken as the one wanted,
+/// `TD_F_VER_BACKLOG`): a piece of fio's list that a later write overwrote before it is read
+/// carries the later write's number, and fio fails there (`--rw=randwrite:4 --verify=crc32c
+/// --verify_backlog=16`: "bad header numberio 236, wanted 231", error 84). `own`: the piece's
+/// write generation; `record` holds each granule's last.
 fn overwritten_piece(
     job: &JobSpec,
     record: &WriteRecord,
-    io: &InFlight,
+    offset_bytes: u64,
+    len_bytes: u64,
     own: u32,
 ) -> Option<SeedMismatch> {
-    let piece = PlannedIo {
-        direction: IoDirection::Read,
-        offset_bytes: io.offset_bytes,
-        len_bytes: io.len_bytes,
-    };
-    overwritten_piece_at(job, record, &piece, own)
-}
-
-fn overwritten_piece_at(
-    job: &JobSpec,
-    record: &WriteRecord,
-    piece: &PlannedIo,
-    own: u32,
-) -> Option<SeedMismatch> {
-    if !fio_numbers_blocks(job) {
+    if !fio_checks_write_numbers(job) {
         return None;
     }
     let granule = record.granule_bytes().max(1);
-    let end = piece.offset_bytes + u64::from(piece.len_bytes);
-    let mut at = piece.offset_bytes;
+    let end = offset_bytes + len_bytes;
+    let mut at = offset_bytes;
     while at < end {
         let found = record.generation_at(at);
         if found != own && found != 0 {
@@ -146,9 +126,9 @@ fn overwritten_piece_at(
             return Some(SeedMismatch {
                 header_seed: 0,
                 wanted_seed: 0,
-                offset_bytes: piece.offset_bytes,
-                len_bytes: u64::from(piece.len_bytes),
-                found: if at == piece.offset_bytes {
+                offset_bytes,
+                len_bytes,
+                found: if at == offset_bytes {
                     Found::OtherNumber {
                         header: number(found),
                         wanted: number(own),
@@ -161,22 +141,6 @@ fn overwritten_piece_at(
         at += granule;
     }
     None
-}
-
-/// Whether fio checks each header's write number in `job` (verify.c `verify_header`): a fio
-/// job that writes, with one block size, not time-based, not `verify_only`, a headed kind, on
-/// an engine that moves data.
-fn fio_numbers_blocks(job: &JobSpec) -> bool {
-    let writes = job.read_percent < 100 || job.trim == storlab_job::TrimMode::TrimWrite;
-    job.fio_random.is_some()
-        && writes
-        && job.fio_smallest_block_bytes() == job.max_block_bytes()
-        && !job.time_based
-        && !job.fio_engine_fakes_io()
-        && job
-            .verify_spec
-            .as_ref()
-            .is_some_and(|v| !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null))
 }
 
 /// fio's failure at `mismatch`, in its words.
@@ -464,7 +428,13 @@ impl Verifying {
 
     /// A verify run's completed read of `io` into `found`, compared with what was written
     /// when it checks a generation.
-    fn check_verified_read(&mut self, io: &InFlight, found: &[u8]) -> Result<(), RunError> {
+    /// `own`: for a backlog read, the generation of the write it reads back.
+    fn check_verified_read(
+        &mut self,
+        io: &InFlight,
+        found: &[u8],
+        own: Option<u32>,
+    ) -> Result<(), RunError> {
         let Some(v) = self.state.as_mut() else {
             return Ok(());
         };
@@ -476,14 +446,11 @@ impl Verifying {
             return Ok(());
         }
         let job = self.job.as_deref().expect("set with verify");
-        if io.backlog {
-            let own = self
-                .backlog
-                .as_mut()
-                .and_then(|b| b.take_handed_out(io.offset_bytes));
-            if let Some(mismatch) = own.and_then(|own| overwritten_piece(job, &v.record, io, own)) {
-                return Err(fio_mismatch(job, &mismatch));
-            }
+        let len_bytes = u64::from(io.len_bytes);
+        if let Some(mismatch) =
+            own.and_then(|own| overwritten_piece(job, &v.record, io.offset_bytes, len_bytes, own))
+        {
+            return Err(fio_mismatch(job, &mismatch));
         }
         let bytes = verify::check_read(
             job,
@@ -633,6 +600,12 @@ impl Worker {
         if self.verifying.state.is_none() {
             return;
         }
+        // Every backlog read's completion takes its piece out of those handed out, whichever
+        // way it goes on.
+        let own = match (&mut self.verifying.backlog, io.backlog) {
+            (Some(backlog), true) => backlog.take_handed_out(io.offset_bytes),
+            _ => None,
+        };
         let checked = match direction {
             IoDirection::Write => {
                 self.verifying.write_completed(io);
@@ -640,7 +613,7 @@ impl Worker {
             }
             IoDirection::Read if io.generation > 0 && moves_data => self
                 .verifying
-                .check_verified_read(io, &engine.buffer(slot)[..len]),
+                .check_verified_read(io, &engine.buffer(slot)[..len], own),
             // A loop's read-back on an engine without data: nothing to check, but the piece
             // is read back all the same, and fio drops it from its log as after a check.
             IoDirection::Read if io.generation > 0 && io.backlog => {
