@@ -10,6 +10,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod fio;
+
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 

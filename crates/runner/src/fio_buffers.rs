@@ -22,13 +22,6 @@ const WORKING_SET_INDEX_SEED_INDEX: usize = 20;
 /// fio's `buffer_compress_chunk` default (options.c: `.def = "512"`): a buffer is filled in
 /// pieces of this size, each from its own draw of the stream.
 const COMPRESS_CHUNK_BYTES: u64 = 512;
-/// lib/hash.h `GOLDEN_RATIO_64`: the multiplier `__hash_u64` steps each word's seed with.
-const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
-/// configure's `CONFIG_SEED_BUCKETS` default (4): words filled side by side from their own seeds.
-const SEED_BUCKETS: usize = 4;
-/// lib/rand.c `__fill_random_buf`'s bucket seed multipliers (the first `SEED_BUCKETS` used).
-const BUCKET_PRIMES: [u64; SEED_BUCKETS] = [1, 2, 3, 5];
-const WORD_BYTES: usize = 8;
 /// `rand_between(&td->dedupe_state, 1, 100)`: a buffer is a repeat when the draw is at most
 /// `dedupe_percentage`.
 const PERCENT_DRAW_MAX: u64 = 100;
@@ -284,7 +277,7 @@ impl FioBuffers {
                 None if self.fill.zero => buf.fill(0),
                 // fio's last branch, `fill_random_buf` over the whole buffer from one seed
                 // (lib/rand.c).
-                None => fill_random(buf, next_seed(&mut self.buf_state)),
+                None => storlab_pattern::fio::fill_random(buf, next_seed(&mut self.buf_state)),
             }
             return;
         }
@@ -393,7 +386,7 @@ fn next_seed(state: &mut FioRand) -> u64 {
 fn fill_percentage(buf: &mut [u8], seed: u64, percent: u64, pattern: Option<&[u8]>) {
     let len = buf.len();
     let random_len = ((len as u64 * (PERCENT_WHOLE - percent)) / PERCENT_WHOLE) as usize;
-    fill_random(&mut buf[..random_len], seed);
+    storlab_pattern::fio::fill_random(&mut buf[..random_len], seed);
     let rest = &mut buf[random_len..];
     match pattern.filter(|p| !p.is_empty()) {
         Some(pattern) => {
@@ -405,29 +398,36 @@ fn fill_percentage(buf: &mut [u8], seed: u64, percent: u64, pattern: Option<&[u8
     }
 }
 
-/// lib/rand.c `__fill_random_buf`: words in groups of `SEED_BUCKETS`, word `p` of each group
-/// from its own seed (`seed * prime[p]`, stepped by the golden ratio); the tail word by word
-/// from the first bucket's seed (`__fill_random_buf_small`), a last partial word as the low
-/// bytes of the next seed. Little-endian, as fio's `uint64_t` stores on x86-64.
-fn fill_random(buf: &mut [u8], seed: u64) {
-    let grouped_words = buf.len() / WORD_BYTES / SEED_BUCKETS * SEED_BUCKETS;
-    let mut seeds = BUCKET_PRIMES.map(|prime| seed.wrapping_mul(prime));
-    let (grouped, tail) = buf.split_at_mut(grouped_words * WORD_BYTES);
-    for group in grouped.chunks_exact_mut(WORD_BYTES * SEED_BUCKETS) {
-        for (word, bucket_seed) in group.chunks_exact_mut(WORD_BYTES).zip(seeds.iter_mut()) {
-            word.copy_from_slice(&bucket_seed.to_le_bytes());
-            *bucket_seed = bucket_seed.wrapping_mul(GOLDEN_RATIO_64);
+/// Bytes `start..start + out.len()` of fio's `__fill_random_buf_percentage` over a buffer of
+/// `len` bytes with `segment == len` (verify.c `__fill_buffer`: a verify write's whole buffer
+/// from one seed): its first `100 - percent` share random, the rest zeros or `pattern` from
+/// the rest's start. Any window costs as much as its own bytes, so the read-back can
+/// regenerate one granule of a long write.
+pub(crate) fn fill_percentage_window(
+    out: &mut [u8],
+    seed: u64,
+    percent: u64,
+    pattern: Option<&[u8]>,
+    len: usize,
+    start: usize,
+) {
+    let random_len =
+        ((len as u64 * (PERCENT_WHOLE - percent.min(PERCENT_WHOLE))) / PERCENT_WHOLE) as usize;
+    let random_end = random_len.clamp(start, start + out.len()) - start;
+    let (random, rest) = out.split_at_mut(random_end);
+    if !random.is_empty() {
+        storlab_pattern::fio::fill_random_window(random, seed, random_len, start);
+    }
+    let rest_phase = (start + random_end).saturating_sub(random_len);
+    match pattern.filter(|p| !p.is_empty()) {
+        Some(pattern) => {
+            let phase = rest_phase % pattern.len();
+            for (dst, src) in rest.iter_mut().zip(pattern.iter().cycle().skip(phase)) {
+                *dst = *src;
+            }
         }
+        None => rest.fill(0),
     }
-    let mut small_seed = seeds[0];
-    let mut words = tail.chunks_exact_mut(WORD_BYTES);
-    for word in &mut words {
-        word.copy_from_slice(&small_seed.to_le_bytes());
-        small_seed = small_seed.wrapping_mul(GOLDEN_RATIO_64);
-    }
-    let partial = words.into_remainder();
-    let partial_len = partial.len();
-    partial.copy_from_slice(&small_seed.to_le_bytes()[..partial_len]);
 }
 
 #[cfg(test)]
@@ -476,23 +476,6 @@ mod tests {
             .iter()
             .collect::<std::collections::HashSet<_>>()
             .len()
-    }
-
-    #[test]
-    fn the_random_fill_is_fios_bucket_layout() {
-        // lib/rand.c with 4 buckets: words 0..4 are seed * 1, 2, 3, 5; word 4 is seed * golden.
-        let mut buf = [0u8; 44];
-        fill_random(&mut buf, 3);
-        let word = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
-        assert_eq!([word(0), word(1), word(2), word(3)], [3, 6, 9, 15]);
-        assert_eq!(word(4), 3u64.wrapping_mul(GOLDEN_RATIO_64));
-        // The 12 bytes past the groups: one word and 4 bytes from the first bucket's stream.
-        let small = 3u64.wrapping_mul(GOLDEN_RATIO_64);
-        assert_eq!(buf[32..40], small.to_le_bytes());
-        assert_eq!(
-            buf[40..44],
-            small.wrapping_mul(GOLDEN_RATIO_64).to_le_bytes()[..4]
-        );
     }
 
     #[test]
@@ -550,5 +533,35 @@ mod tests {
             repeats > 150,
             "{repeats} of 400 buffers are working-set buffers"
         );
+    }
+
+    #[test]
+    fn a_window_of_a_verify_fill_is_those_bytes_of_the_whole_fill() {
+        let pattern = [0xde, 0xad, 0xbe];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize % bound
+        };
+        for case in 0..400 {
+            let len = 1 + next(9000);
+            let percent = [0, 0, 25, 50, 99][case % 5] as u64;
+            let with_pattern = case % 3 == 0;
+            let pattern = with_pattern.then_some(&pattern[..]);
+            let seed = (case as u64).wrapping_mul(0x0123_4567_89ab_cdef) | 1;
+            let mut whole = vec![0u8; len];
+            fill_percentage(&mut whole, seed, percent, pattern);
+            let start = next(len);
+            let window_len = next(len - start + 1);
+            let mut window = vec![0xffu8; window_len];
+            fill_percentage_window(&mut window, seed, percent, pattern, len, start);
+            assert_eq!(
+                window,
+                whole[start..start + window_len],
+                "len {len} percent {percent} start {start} window {window_len}"
+            );
+        }
     }
 }

@@ -10,12 +10,14 @@
 //! covers. `verify_offset` swaps the header with the bytes that far into the interval after
 //! the checksum is taken. `meta` is the header alone, `pattern` no header at all.
 //!
-//! Where storlab differs from fio in what it writes (never in what it checks): the data under
-//! the headers is storlab's own generator's (the job's `buffer_compress_percentage` holds) seeded
-//! by the header's seed, and the write time is left 0, so that the read-back can regenerate every
-//! byte of the last write to a block and compare it whole (see `verify.rs`): a block that holds an
-//! older write with a valid header (a drive that dropped a rewrite) fails there, where fio only
-//! notices it through `numberio` (fixed block size, not time-based) or its verify state.
+//! The data under the headers is fio's: the write's whole buffer filled from the write's seed
+//! (`verify_data_seeds.rs`: fio's `verify_state` draws for a fio job) by fio's generator, the
+//! job's `buffer_compress_percentage` share zeros or `buffer_pattern`. Where storlab differs from
+//! fio in what it writes (never in what it checks): the write time is left 0, so that the
+//! read-back can regenerate every byte of the last write to a block and compare it whole (see
+//! `verify.rs`): a block that holds an older write with a valid header (a drive that dropped a
+//! rewrite) fails there, where fio only notices it through `numberio` (fixed block size, not
+//! time-based) or its verify state.
 //!
 //! Checksums as fio 3.33 computes them (each checked against files fio wrote, in
 //! `crates/cli/tests/it/fio_verify.rs`): `crc32c` without its final inversion; `crc32` MSB-first
@@ -28,11 +30,11 @@ use crc::{Algorithm, Crc, CRC_16_ARC, CRC_64_REDIS, CRC_7_MMC};
 use md5::Digest;
 use storlab_job::{DataPattern, JobSpec, VerifyKind, VerifyPattern, VerifySpec};
 
-/// What seeds one write's blocks (see `FioFormat::fill_within`).
+/// Who wrote one write's blocks and with what seed (see `FioFormat::fill_within`).
+#[derive(Clone, Copy)]
 struct WriteSeeds {
-    worker_seed: u64,
+    data_seed: u64,
     thread: u16,
-    generation: u32,
     numberio: u16,
 }
 
@@ -253,25 +255,26 @@ impl FioFormat {
     }
 
     /// Fill `buf` (whole granules from `offset_bytes`, the whole write) as write `generation`
-    /// of the worker with `worker_seed` and `thread` (fio's 1-based thread number) writes it.
+    /// (its data from `data_seed`) of the worker with `thread` (fio's 1-based thread number)
+    /// writes it.
     pub fn fill(
         &self,
         buf: &mut [u8],
         offset_bytes: u64,
-        worker_seed: u64,
+        data_seed: u64,
         thread: u16,
         generation: u32,
     ) {
         let write = (offset_bytes, buf.len() as u64);
-        self.fill_within(buf, offset_bytes, worker_seed, thread, generation, write);
+        self.fill_within(buf, offset_bytes, data_seed, thread, generation, write);
     }
 
     /// Whether the data's layout depends on where the write began and ended: fio fills the
-    /// write's whole buffer at once, its compressible share at the end (lib/rand.c,
-    /// `__fill_random_buf_percentage` with the buffer's length as the segment).
+    /// write's whole buffer from one seed, its compressible share at the end (verify.c
+    /// `fill_verify_pattern`; lib/rand.c `__fill_random_buf_percentage` with the buffer's
+    /// length as the segment); a verify pattern repeats from each interval's start.
     pub fn needs_write_extent(&self) -> bool {
-        (self.pattern.is_none() && matches!(self.data_pattern, DataPattern::Compressible(_)))
-            || self.spans_granules()
+        self.pattern.is_none() || self.spans_granules()
     }
 
     /// Whether fio's header interval is longer than storlab's granule (what divides every
@@ -286,34 +289,29 @@ impl FioFormat {
         &self,
         buf: &mut [u8],
         offset_bytes: u64,
-        worker_seed: u64,
+        data_seed: u64,
         thread: u16,
         generation: u32,
         write: (u64, u64),
     ) {
-        // fio's numberio: the job's writes issued before this one.
-        let numberio = generation.wrapping_sub(1) as u16;
+        let seeds = WriteSeeds {
+            data_seed,
+            thread,
+            // fio's numberio: the job's writes issued before this one.
+            numberio: generation.wrapping_sub(1) as u16,
+        };
         if self.spans_granules() {
-            let seeds = WriteSeeds {
-                worker_seed,
-                thread,
-                generation,
-                numberio,
-            };
             self.fill_across_granules(buf, offset_bytes, &seeds, write);
             return;
         }
-        for (i, granule) in buf.chunks_mut(self.granule_bytes).enumerate() {
-            let at = offset_bytes + (i * self.granule_bytes) as u64;
-            let seed = block_seed(worker_seed, at, generation);
-            self.fill_granule(granule, at, seed, thread, numberio, write);
-        }
+        self.fill_data(buf, offset_bytes, data_seed, write);
+        self.put_headers(buf, offset_bytes, &seeds);
     }
 
     /// `fill_within` where a header interval spans several granules: fio puts a header every
-    /// interval from the write's start (verify.c, `populate_verify_io_u`), over data storlab
-    /// seeds granule by granule; each interval that `buf` touches is built whole (its header's
-    /// checksum covers all of it) and the part inside `buf` copied.
+    /// interval from the write's start (verify.c, `populate_verify_io_u`); each interval that
+    /// `buf` touches is built whole (its header's checksum covers all of it) and the part
+    /// inside `buf` copied.
     fn fill_across_granules(
         &self,
         buf: &mut [u8],
@@ -340,13 +338,8 @@ impl FioFormat {
                 scratch.resize(len, 0);
                 &mut scratch[..len]
             };
-            for (i, granule) in piece.chunks_mut(self.granule_bytes).enumerate() {
-                let granule_at = at + (i * self.granule_bytes) as u64;
-                let seed = block_seed(seeds.worker_seed, granule_at, seeds.generation);
-                self.fill_data(granule, granule_at, seed, write);
-            }
-            let seed = block_seed(seeds.worker_seed, at, seeds.generation);
-            self.put_headers(piece, at, seed, seeds.thread, seeds.numberio);
+            self.fill_data(piece, at, seeds.data_seed, write);
+            self.put_headers(piece, at, seeds);
             if !inside {
                 let from = at.max(offset_bytes);
                 let to = (at + len as u64).min(end);
@@ -357,65 +350,41 @@ impl FioFormat {
         }
     }
 
-    /// One granule: data from `rand_seed` (or the verify pattern), then a header per interval.
-    fn fill_granule(
-        &self,
-        granule: &mut [u8],
-        offset_bytes: u64,
-        rand_seed: u64,
-        thread: u16,
-        numberio: u16,
-        write: (u64, u64),
-    ) {
-        self.fill_data(granule, offset_bytes, rand_seed, write);
-        self.put_headers(granule, offset_bytes, rand_seed, thread, numberio);
-    }
-
-    /// A granule's data from `rand_seed` (or the verify pattern), headers not yet in.
-    fn fill_data(&self, granule: &mut [u8], offset_bytes: u64, rand_seed: u64, write: (u64, u64)) {
-        match (&self.pattern, self.data_pattern) {
-            (Some(p), _) => fill_pattern(granule, p, offset_bytes),
-            (None, DataPattern::Compressible(percent)) => {
-                // The random share first, the rest `buffer_pattern` (from the rest's start) or
-                // zeros, over the write as a whole (lib/rand.c `__fill_random_buf_percentage`).
-                pattern::fill(granule, DataPattern::Random, rand_seed);
-                let (write_start, write_len) = write;
-                let random_len = write_len * u64::from(100 - percent.min(100)) / 100;
-                let rest_start = write_start + random_len;
-                let rest_from = rest_start.saturating_sub(offset_bytes);
-                if let Some(rest) = granule.get_mut(rest_from.min(usize::MAX as u64) as usize..) {
-                    match self.buffer_pattern.as_deref() {
-                        Some(repeated) => {
-                            let phase = offset_bytes + rest_from - rest_start;
-                            let phase = (phase % repeated.len() as u64) as usize;
-                            for (byte, from) in
-                                rest.iter_mut().zip(repeated.iter().cycle().skip(phase))
-                            {
-                                *byte = *from;
-                            }
-                        }
-                        None => rest.fill(0),
-                    }
-                }
-            }
-            (None, data_pattern) => pattern::fill(granule, data_pattern, rand_seed),
+    /// The data of `bytes` (from `offset_bytes`, inside the write `write`) before the headers
+    /// go in: the verify pattern, else fio's fill of the whole write from `data_seed`, the
+    /// random share first and the rest `buffer_pattern` or zeros (verify.c `__fill_buffer`).
+    fn fill_data(&self, bytes: &mut [u8], offset_bytes: u64, data_seed: u64, write: (u64, u64)) {
+        if let Some(p) = &self.pattern {
+            fill_pattern(bytes, p, offset_bytes);
+            return;
         }
+        let percent = match self.data_pattern {
+            DataPattern::Compressible(percent) => u64::from(percent),
+            DataPattern::Random | DataPattern::Zeros => 0,
+        };
+        let (write_start, write_len) = write;
+        crate::fio_buffers::fill_percentage_window(
+            bytes,
+            data_seed,
+            percent,
+            self.buffer_pattern.as_deref(),
+            write_len as usize,
+            (offset_bytes - write_start) as usize,
+        );
     }
 
     /// A header at the start of each interval of `bytes` (from `offset_bytes`), over its data.
-    fn put_headers(
-        &self,
-        bytes: &mut [u8],
-        offset_bytes: u64,
-        rand_seed: u64,
-        thread: u16,
-        numberio: u16,
-    ) {
+    fn put_headers(&self, bytes: &mut [u8], offset_bytes: u64, seeds: &WriteSeeds) {
         if self.header_bytes == 0 {
             return;
         }
+        let WriteSeeds {
+            data_seed,
+            thread,
+            numberio,
+        } = *seeds;
         // With a verify pattern fio's seed is 0 (no random data behind it).
-        let rand_seed = if self.pattern.is_some() { 0 } else { rand_seed };
+        let rand_seed = if self.pattern.is_some() { 0 } else { data_seed };
         for (k, interval) in bytes.chunks_mut(self.interval_bytes).enumerate() {
             let at = offset_bytes + (k * self.interval_bytes) as u64;
             let (header, data) = interval.split_at_mut(self.header_bytes);
@@ -437,8 +406,8 @@ impl FioFormat {
         }
     }
 
-    /// What a granule whose header says how it was made should hold: storlab's data from the
-    /// header's seed (another tool's random data differs), for `verify_dump` in `verify_only`.
+    /// What a granule whose header says how it was made should hold: fio's data from the
+    /// header's seed, as if the write began at the granule, for `verify_dump` in `verify_only`.
     pub fn expected_from_header(&self, found: &[u8], offset_bytes: u64) -> Vec<u8> {
         let mut expected = vec![0; found.len()];
         let mut header = found[..self.header_bytes.min(found.len())].to_vec();
@@ -456,14 +425,14 @@ impl FioFormat {
             }
             u64::from_le_bytes(bytes)
         };
-        self.fill_granule(
-            &mut expected,
-            offset_bytes,
-            field(SEED_AT, 8),
-            field(THREAD_AT, 2) as u16,
-            field(NUMBERIO_AT, 2) as u16,
-            (offset_bytes, found.len() as u64),
-        );
+        let seeds = WriteSeeds {
+            data_seed: field(SEED_AT, 8),
+            thread: field(THREAD_AT, 2) as u16,
+            numberio: field(NUMBERIO_AT, 2) as u16,
+        };
+        let write = (offset_bytes, found.len() as u64);
+        self.fill_data(&mut expected, offset_bytes, seeds.data_seed, write);
+        self.put_headers(&mut expected, offset_bytes, &seeds);
         expected
     }
 
@@ -618,14 +587,8 @@ impl FioFormat {
     }
 }
 
-/// The seed of a block's data: a function of the worker's seed, the block's offset and the
-/// write generation, so each rewrite differs and the read-back regenerates it.
-fn block_seed(worker_seed: u64, offset_bytes: u64, generation: u32) -> u64 {
-    splitmix(worker_seed ^ splitmix(offset_bytes ^ u64::from(generation).rotate_left(40)))
-}
-
 /// SplitMix64's output function: a bijective mix, so distinct inputs give distinct seeds.
-fn splitmix(mut x: u64) -> u64 {
+pub(crate) fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -32,6 +32,7 @@ pub mod state;
 pub mod steady;
 pub mod sweep;
 pub mod verify;
+mod verify_data_seeds;
 mod verify_seeds;
 mod verify_state;
 pub mod warning;

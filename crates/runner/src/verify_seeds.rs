@@ -31,11 +31,9 @@
 
 use crate::fio_history::FioHistory;
 use crate::fio_rand::FioRand;
+use crate::verify_data_seeds::{draw, VERIFY_SEED_INDEX};
 use std::collections::BTreeMap;
 use storlab_job::{JobSpec, RandomDistribution, VerifyKind};
-
-/// fio's `FIO_RAND_VER_OFF` (fio.h): the seed index of `verify_state`.
-const VERIFY_SEED_INDEX: usize = 3;
 
 /// Whether fio logs a fio job's writes in a list, read back in the order written, rather than
 /// in a tree by offset (iolog.c, `log_io_piece`): when the file keeps a random map
@@ -135,12 +133,6 @@ pub(crate) fn fio_checks_write_numbers(job: &JobSpec) -> bool {
             .verify_spec
             .as_ref()
             .is_some_and(|v| !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null))
-}
-
-/// fio's data seed of one block: two draws of `verify_state`, multiplied (a 64-bit `long`).
-fn draw(stream: &mut FioRand) -> u64 {
-    let first = stream.next();
-    first.wrapping_mul(stream.next())
 }
 
 impl SeedOrder {

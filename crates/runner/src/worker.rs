@@ -309,6 +309,12 @@ impl Worker {
         self.generator
             .use_fio_streams(job, file_size_bytes, thread_number, clone);
         self.verifying.seed_order = crate::verify_seeds::SeedOrder::for_job(job, thread_number);
+        if let Some(data_seeds) =
+            crate::verify_data_seeds::DataSeeds::of_fio_thread(job, thread_number)
+        {
+            self.verifying.use_data_seeds(data_seeds.clone());
+            self.data.unchecked_seeds = data_seeds;
+        }
         if let Some(cmdprio) = self.priority.cmdprio.as_mut() {
             // fio seeds `prio_state` for every job (init.c, `td_fill_rand_seeds_internal`);
             // storlab's own jobs (no fio streams) seed theirs from the job's seed alike.

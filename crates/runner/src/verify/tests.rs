@@ -1,6 +1,7 @@
 //! Tests of the write record and the read-back checks.
 use super::*;
-use storlab_job::{BlockSizeShare, BlockSizeSpec, EngineKind};
+use crate::offsets::Region;
+use storlab_job::{BlockSizeShare, BlockSizeSpec, DataPattern, EngineKind};
 
 fn record(granule_bytes: u64, len_bytes: u64) -> WriteRecord {
     let region = Region {

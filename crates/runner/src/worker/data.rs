@@ -5,6 +5,7 @@ use super::{Worker, CHECKED_GENERATIONS};
 use crate::fio_verify::FioFormat;
 use crate::offsets::PlannedIo;
 use crate::pattern;
+use crate::verify_data_seeds::DataSeeds;
 use std::sync::Arc;
 use storlab_engine::{IoDirection, IoEngine};
 use storlab_job::{DataPattern, JobSpec};
@@ -21,8 +22,8 @@ pub(super) struct WriteData {
     pub(super) fio_buffers: Option<Box<crate::fio_buffers::FioBuffers>>,
     /// fio's verify format of a job that writes it without reading back (`do_verify=0`).
     unchecked_format: Option<Arc<FioFormat>>,
-    /// This worker's data seed (verify blocks are generated from it).
-    worker_seed: u64,
+    /// The data seeds of `unchecked_format`'s writes.
+    pub(super) unchecked_seeds: DataSeeds,
 }
 
 impl WriteData {
@@ -40,7 +41,7 @@ impl WriteData {
             fio_buffers: None,
             // `do_verify=0`: the blocks carry fio's headers, nothing reads them back.
             unchecked_format: fio_format.filter(|_| !job.verify),
-            worker_seed,
+            unchecked_seeds: DataSeeds::Mixed { worker_seed },
         }
     }
 
@@ -51,7 +52,8 @@ impl WriteData {
             && self.unchecked_format.is_none()
     }
 
-    /// Fills `buf` for the write of `io` numbered `write_counter` by worker `worker_index`.
+    /// Fills `buf` for the write of `io` numbered `write_counter` by worker `worker_index`
+    /// (`reseeds`: the loops that re-seeded fio's streams so far).
     fn fill(
         &mut self,
         buf: &mut [u8],
@@ -59,11 +61,13 @@ impl WriteData {
         write_counter: u64,
         worker_index: u32,
         relative_slot: u32,
+        reseeds: Option<u32>,
     ) {
         if let Some(format) = &self.unchecked_format {
             let generation = (write_counter % CHECKED_GENERATIONS) as u32 + 1;
             let thread = worker_index.saturating_add(1) as u16;
-            format.fill(buf, io.offset_bytes, self.worker_seed, thread, generation);
+            let data_seed = self.unchecked_seeds.draw_for_write(generation, reseeds);
+            format.fill(buf, io.offset_bytes, data_seed, thread, generation);
         } else if let Some(buffers) = self.fio_buffers.as_mut() {
             buffers.fill_write(buf, relative_slot, io.offset_bytes);
         } else if let Some(bytes) = &self.fixed_pattern {
@@ -95,7 +99,9 @@ impl Worker {
             }
             IoDirection::Write => {
                 let buf = &mut engine.buffer_mut(slot)[..io.len_bytes as usize];
-                let generation = match self.verifying.record_write(buf, io, write_counter) {
+                let reseeds = self.generator.fio_reseeds();
+                let generation = match self.verifying.record_write(buf, io, write_counter, reseeds)
+                {
                     Some(generation) => {
                         if let Some(order) = self.verifying.seed_order.as_mut() {
                             let pass = self.generator.fio_pass().unwrap_or(0);
@@ -110,15 +116,28 @@ impl Worker {
                             buffers.follow_loops(loops);
                         }
                         let relative_slot = slot - self.queue.slot_base;
-                        self.data
-                            .fill(buf, io, write_counter, self.worker_index, relative_slot);
+                        let worker_index = self.worker_index;
+                        self.data.fill(
+                            buf,
+                            io,
+                            write_counter,
+                            worker_index,
+                            relative_slot,
+                            reseeds,
+                        );
                         0
                     }
                 };
                 self.progress.write_counter += 1;
                 generation
             }
-            IoDirection::Read => self.verifying.read_generation(backlog_read, write_counter),
+            IoDirection::Read => {
+                if backlog_read {
+                    // fio's `get_next_verify` draws a seed for every read of its log.
+                    self.verifying.draw_data_seed_aside();
+                }
+                self.verifying.read_generation(backlog_read, write_counter)
+            }
             IoDirection::Trim => 0,
         }
     }

@@ -83,6 +83,8 @@ impl Worker {
                     if let Some(order) = self.verifying.seed_order.as_mut() {
                         order.requeued_write();
                     }
+                    self.verifying.draw_data_seed_aside();
+                    self.data.unchecked_seeds.draw_aside();
                 }
                 return Some(None);
             }

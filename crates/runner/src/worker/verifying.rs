@@ -298,6 +298,7 @@ impl Verifying {
         buf: &mut [u8],
         io: &PlannedIo,
         write_counter: u64,
+        reseeds: Option<u32>,
     ) -> Option<u32> {
         self.state.as_ref()?;
         self.note_logged_write(write_counter, io.offset_bytes);
@@ -305,6 +306,7 @@ impl Verifying {
         // 1..=u32::MAX; 0 means "never written" in the record.
         let generation = (write_counter % CHECKED_GENERATIONS) as u32 + 1;
         let record = &mut v.record;
+        record.draw_data_seed(generation, reseeds);
         record.fill_expected(buf, io.offset_bytes, generation);
         record.record(
             io.offset_bytes,
@@ -319,6 +321,28 @@ impl Verifying {
                 .log(io.offset_bytes, u64::from(io.len_bytes), generation);
         }
         Some(generation)
+    }
+
+    /// The write record's data seeds (fio's streams).
+    pub(super) fn use_data_seeds(&mut self, data_seeds: crate::verify_data_seeds::DataSeeds) {
+        if let Some(v) = self.state.as_mut() {
+            v.record.use_data_seeds(data_seeds);
+        }
+    }
+
+    /// fio's verify pass after a loop starts: its reads (issued as the backlog's, each
+    /// drawing a data seed aside) draw from the re-seeded stream.
+    fn note_verify_pass(&mut self) {
+        if let Some(v) = self.state.as_mut() {
+            v.record.restart_data_seeds_for_verify_pass();
+        }
+    }
+
+    /// A draw of the write record's data seeds for something else than a write's data.
+    pub(super) fn draw_data_seed_aside(&mut self) {
+        if let Some(v) = self.state.as_mut() {
+            v.record.draw_data_seed_aside();
+        }
     }
 
     /// The generation a read about to go checks (0: none): granules whose last write has a
@@ -502,6 +526,7 @@ impl Worker {
                 .map(|(offset, len, _)| (offset, len as u32))
                 .collect();
             if !reads.is_empty() {
+                self.verifying.note_verify_pass();
                 self.verifying.loop_reads = reads;
                 self.verifying.held_first_io = self.pending.take();
             }
@@ -522,6 +547,7 @@ impl Worker {
             .map(|(offset, len)| (offset, len as u32))
             .collect();
         if !reads.is_empty() {
+            self.verifying.note_verify_pass();
             self.verifying.loop_reads = reads;
             self.verifying.held_first_io = self.pending.take();
         }

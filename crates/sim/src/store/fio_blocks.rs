@@ -4,12 +4,15 @@
 //! against its budget (ADR 0014). Before this, every such block became a source of its own, and
 //! a verify past the 4 GiB budget read zeros where the dropped blocks were and failed falsely.
 //!
-//! A block is one granule: `storlab_pattern::fill` of the granule from the header's seed, zeros
-//! from where the write's compressible share begins, then fio's header over its first bytes (40 bytes, `struct verify_header`, then the checksum: up
-//! to 64 bytes). Blocks with a `verify_pattern`, a `verify_interval` shorter than the block or
-//! a `verify_offset` are laid out otherwise and stay sources, as before.
+//! A block is one granule: fio's random fill (`storlab_pattern::fio`, as the runner's
+//! `fio_verify.rs` writes it: lib/rand.c `__fill_random_buf` from the header's seed) of its
+//! first bytes, zeros from where the write's compressible share begins, then fio's header over
+//! its first bytes (40 bytes, `struct verify_header`, then the checksum: up to 64 bytes). Blocks
+//! with a `verify_pattern`, a `verify_interval` shorter than the write (a header past a write's
+//! first: its data is the middle of the write's fill) or a `verify_offset` are laid out
+//! otherwise and stay sources, as before.
 
-use storlab_pattern::{fill, Pattern};
+use storlab_pattern::fio::{fill_random_window, GROUP_BYTES};
 
 /// fio's `FIO_HDR_MAGIC`, little-endian at the block's start.
 const MAGIC: u16 = 0xacca;
@@ -28,10 +31,11 @@ pub(super) struct FioBlock {
     pub block_bytes: u32,
     pub header_bytes: u32,
     pub seed: u64,
-    /// Where the block's zeros begin (`block_bytes`: none seen). fio fills a write's whole
-    /// buffer at once, its compressible share as zeros at the write's end (lib/rand.c,
-    /// `__fill_random_buf_percentage`), so a block is random up to here and zeros after;
-    /// `buffer_compress_percentage` or zero buffers put the boundary anywhere, or before it.
+    /// The length of fio's random fill, where the block's zeros begin (`block_bytes`: none
+    /// seen). fio fills a write's whole buffer at once, its compressible share as zeros at the
+    /// write's end (lib/rand.c, `__fill_random_buf_percentage`), so a block is random up to
+    /// here and zeros after; `buffer_compress_percentage` puts the boundary anywhere. The
+    /// fill's last partial group of words depends on this length.
     pub zeros_from: u32,
 }
 
@@ -55,17 +59,9 @@ pub(super) fn recognise(data: &[u8], offset: u64, scratch: &mut Vec<u8>) -> Opti
     }
     let block = &data[..block_bytes.min(data.len())];
     let seed = word(SEED_AT, 8)?;
-    scratch.resize(block_bytes, 0);
-    fill(scratch, Pattern::Random, seed);
-    let mut zeros_from = zeros_after_fill(&scratch[..block.len()], block, MAX_HEADER_BYTES)?;
-    if zeros_from == MAX_HEADER_BYTES {
-        // Zeros from the body's first byte may have begun inside the header's span.
-        while zeros_from > COMMON_HEADER_BYTES && block[zeros_from - 1] == 0 {
-            zeros_from -= 1;
-        }
-    }
-    let zeros_from = zeros_from.min(block_bytes);
-    scratch[zeros_from..].fill(0);
+    let random_len = random_len_of(seed, block_bytes, block, 0, MAX_HEADER_BYTES, scratch)?;
+    scratch.resize(block.len(), 0);
+    render_window(seed, random_len, 0, scratch);
     // The header ends after its last byte that differs from the fill (a checksum byte equal to
     // the fill's only moves the boundary: those bytes regenerate the same either way).
     let header_bytes = (0..MAX_HEADER_BYTES)
@@ -77,20 +73,63 @@ pub(super) fn recognise(data: &[u8], offset: u64, scratch: &mut Vec<u8>) -> Opti
         block_bytes: block_bytes as u32,
         header_bytes: header_bytes as u32,
         seed,
-        zeros_from: zeros_from as u32,
+        zeros_from: random_len as u32,
     })
 }
 
-/// Where `have` (from `from` on) leaves `random` for zeros it keeps to its end: `usize::MAX`
-/// when it never leaves it (the zeros, if any, lie past it), `None` when it is neither.
-fn zeros_after_fill(random: &[u8], have: &[u8], from: usize) -> Option<usize> {
-    let Some(first_other) = (from..have.len()).find(|&i| random[i] != have[i]) else {
-        return Some(usize::MAX);
+/// Bytes `from..from + out.len()` of a block whose data is fio's fill of its first
+/// `random_len` bytes from `seed`, zeros after.
+fn render_window(seed: u64, random_len: usize, from: usize, out: &mut [u8]) {
+    let random_end = random_len.clamp(from, from + out.len()) - from;
+    let (random, zeros) = out.split_at_mut(random_end);
+    if !random.is_empty() {
+        fill_random_window(random, seed, random_len, from);
+    }
+    zeros.fill(0);
+}
+
+/// The length of the random fill that makes `have` (a block's bytes from `from`, checked
+/// from `check_from`) fio's fill of `seed` followed by zeros: `block_bytes` when no zeros
+/// show, `None` when the bytes are not such a block. A fill's layout depends on its length
+/// only in its last partial group of words, so the candidates lie in the group where the
+/// bytes first leave the whole block's fill, at or past their last non-zero byte.
+fn random_len_of(
+    seed: u64,
+    block_bytes: usize,
+    have: &[u8],
+    from: usize,
+    check_from: usize,
+    scratch: &mut Vec<u8>,
+) -> Option<usize> {
+    scratch.resize(have.len(), 0);
+    render_window(seed, block_bytes, from, scratch);
+    let start = check_from.saturating_sub(from).min(have.len());
+    let Some(differs) = (start..have.len()).find(|&i| scratch[i] != have[i]) else {
+        return Some(block_bytes);
     };
-    have[first_other..]
+    let last_non_zero = have
         .iter()
-        .all(|&b| b == 0)
-        .then_some(first_other)
+        .rposition(|&b| b != 0)
+        .map_or(0, |i| from + i + 1);
+    if last_non_zero <= check_from {
+        // Zeros from the body's first byte (a fill shorter than the header's span): the fill
+        // ends where the zeros before the checked bytes begin, down to the common header.
+        let mut end = check_from;
+        while end > COMMON_HEADER_BYTES.max(from) && have[end - 1 - from] == 0 {
+            end -= 1;
+        }
+        return Some(end);
+    }
+    let group = (from + differs) / GROUP_BYTES * GROUP_BYTES;
+    let first = group.max(last_non_zero).max(from);
+    let last = (group + GROUP_BYTES).min(block_bytes);
+    let compare_from = group.max(check_from).max(from);
+    let have_tail = &have[compare_from - from..];
+    let mut rendered = vec![0u8; have_tail.len()];
+    (first..=last).find(|&random_len| {
+        render_window(seed, random_len, compare_from, &mut rendered);
+        rendered == have_tail
+    })
 }
 
 /// `block` as it is when `data`, from `phase` bytes into it, are its bytes (the rest of a block
@@ -106,31 +145,21 @@ pub(super) fn continues(
     if end > block.block_bytes as usize {
         return None;
     }
-    render_into(block, scratch);
-    if &scratch[from..end] == data {
-        return Some(*block);
-    }
     if block.zeros_from != block.block_bytes {
-        return None;
+        scratch.resize(data.len(), 0);
+        render_window(block.seed, block.zeros_from as usize, from, scratch);
+        return (&scratch[..] == data).then_some(*block);
     }
     // Zeros not seen before this part: they may begin in it.
-    let start = zeros_after_fill(&scratch[from..end], data, 0)?;
-    Some(FioBlock {
-        zeros_from: from.saturating_add(start).min(block.block_bytes as usize) as u32,
+    let block_bytes = block.block_bytes as usize;
+    let random_len = random_len_of(block.seed, block_bytes, data, from, from, scratch)?;
+    (random_len >= from).then_some(FioBlock {
+        zeros_from: random_len as u32,
         ..*block
     })
 }
 
 /// Write into `out` the bytes of `block` from `from` bytes into it (past its header).
-pub(super) fn render(block: &FioBlock, from: u64, out: &mut [u8], scratch: &mut Vec<u8>) {
-    render_into(block, scratch);
-    let from = from as usize;
-    out.copy_from_slice(&scratch[from..from + out.len()]);
-}
-
-/// The whole block's bytes past its header, in `scratch`.
-fn render_into(block: &FioBlock, scratch: &mut Vec<u8>) {
-    scratch.resize(block.block_bytes as usize, 0);
-    fill(scratch, Pattern::Random, block.seed);
-    scratch[block.zeros_from as usize..].fill(0);
+pub(super) fn render(block: &FioBlock, from: u64, out: &mut [u8]) {
+    render_window(block.seed, block.zeros_from as usize, from as usize, out);
 }

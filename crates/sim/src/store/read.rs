@@ -61,7 +61,7 @@ impl Store {
         match extent.content {
             Content::Zeros => out.fill(0),
             Content::FioData { block, phase } => {
-                fio_blocks::render(&block, u64::from(phase) + skip, out, scratch);
+                fio_blocks::render(&block, u64::from(phase) + skip, out);
             }
             Content::Verifiable {
                 seed,

@@ -324,15 +324,8 @@ struct DataRules {
 impl DataRules {
     fn of(job: &Job) -> DataRules {
         let racing = clones_overlap(job);
-        // A verify block's data behind fio's header is storlab's generator's, seeded by the
-        // header (docs/job-format.md, `verify`; fio's `verify_only` checks it): fio's own is
-        // the same bytes only when its clock stamps nothing (`disable_lat`), and then still
-        // from fio's seeds, not storlab's.
-        let verify_payload = job
-            .value("verify")
-            .is_some_and(|kind| kind != "pattern" && kind != "null");
         DataRules {
-            may_be_exact: !racing && !verify_payload,
+            may_be_exact: !racing,
             shape_fixed: !racing && job.value("bs_unaligned").is_none(),
         }
     }
@@ -355,10 +348,23 @@ fn data(
         ));
     }
     let again = fio_again();
-    if rules.may_be_exact && again.as_deref() == Some(fio) {
-        let at = fio.iter().zip(storlab).take_while(|(a, b)| a == b).count();
+    // fio's verify headers carry the write's clock (and their crc covers it): every other byte
+    // of a verify block is fio's seeds' and storlab's alike.
+    let (fio_unclocked, storlab_unclocked) =
+        (without_verify_clock(fio), without_verify_clock(storlab));
+    let again_unclocked = again.as_deref().map(without_verify_clock);
+    if rules.may_be_exact && again_unclocked.as_ref() == Some(&fio_unclocked) {
+        if fio_unclocked == storlab_unclocked {
+            return None;
+        }
+        let at = fio_unclocked
+            .iter()
+            .zip(&storlab_unclocked)
+            .take_while(|(a, b)| a == b)
+            .count();
         return Some(format!(
-            "data: fio's bytes are deterministic; first difference at byte {at}"
+            "data: fio's bytes are deterministic (verify headers' clock aside); first difference \
+             at byte {at}"
         ));
     }
     // Only what fio's own second run keeps is compared: a clock stamp in a buffer of reads'
@@ -378,6 +384,31 @@ fn data(
             fio_shape.1, storlab_shape.1
         )
     })
+}
+
+/// `bytes` with the write time and the header crc of every fio verify header zeroed: a header
+/// is where fio's magic (0xacca) is followed by a verify type fio 3.33 numbers and an interval
+/// length of at least a sector (verify.h, `struct verify_header`).
+fn without_verify_clock(bytes: &[u8]) -> Vec<u8> {
+    const HEADER_BYTES: usize = 40;
+    const TIME: std::ops::Range<usize> = 24..32;
+    const HEADER_CRC: std::ops::Range<usize> = 36..40;
+    const VERIFY_TYPES: u16 = 20;
+    let mut out = bytes.to_vec();
+    let mut at = 0;
+    while at + HEADER_BYTES <= out.len() {
+        let header = &out[at..at + HEADER_BYTES];
+        let kind = u16::from_le_bytes([header[2], header[3]]);
+        let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        if header[..2] == [0xca, 0xac] && kind < VERIFY_TYPES && len >= 512 {
+            out[at + TIME.start..at + TIME.end].fill(0);
+            out[at + HEADER_CRC.start..at + HEADER_CRC.end].fill(0);
+            at += HEADER_BYTES;
+        } else {
+            at += 1;
+        }
+    }
+    out
 }
 
 /// Which 512-byte sectors hold anything, and how many distinct non-zero 4 KiB blocks.

@@ -4,6 +4,14 @@
 
 /// Must do fio's I/O (each comment: the seed that found it and what differed).
 pub const AGREE: &[&str] = &[
+    // 1313, 5445, 7887, 2121 (silent until session 29): a verify write's data is fio's, drawn
+    // from fio's `verify_state` (re-seeded by each loop under `randrepeat`, at each verify
+    // pass without it, drawn from by every read of fio's log), so each loop's blocks repeat
+    // as fio's do; the bytes compared whole but for the headers' clock.
+    "--rw=randwrite:16k --bs=8k --size=64k --loops=2 --verify=sha256 --do_verify=0",
+    "--rw=randrw:4 --bs=8k --size=128k --io_size=256k --number_ios=37 --verify=crc32c",
+    "--rw=randrw --rwmixread=40 --bs=8k --size=64k --loops=3 --randseed=22596 --random_generator=lfsr --random_distribution=pareto:0.5 --ioengine=io_uring --invalidate=0 --verify=xxhash --verify_backlog=16",
+    "--rw=write --bsrange=4k-32k --size=256k --loops=2 --verify=xxhash --verify_interval=4k --buffer_compress_percentage=30",
     // 777: a Gauss distribution on `null` hashes the file name fio gives the job (`filename`).
     "--rw=randwrite --size=128k --random_distribution=normal:30 --ioengine=null",
     // 4711: the same on a temporary file, whose fio name is NAME.SUBJOB.0, per clone.
@@ -316,9 +324,6 @@ pub const AGREE: &[&str] = &[
     "--rw=rw --rwmixread=10 --bsrange=512-8k --size=256k --ioengine=mmap --bs_is_seq_rand=1 --zonemode=strided --zonesize=64k",
     "--rw=write --bs=4k --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k --zoneskip=16k --offset=8k --loops=2 --buffer_pattern=0xdeadbeef",
     "--rw=randrw --size=64k --ioengine=mmap --zonemode=strided --zonesize=16k",
-    // 4141, 3223 (stopped until session 28): a read of fio's mmap engine past its mapping
-    // copies the memory beyond and completes (a write there crashes fio).
-    "--rw=read:4k --bs=32k --offset=6144 --size=256k --ioengine=mmap --fallocate=none --end_fsync=1 --buffer_pattern=0xdeadbeef",
     // 5445, 2112, 6868 (refused until session 28): `verify_backlog` under `experimental_verify`
     // reads nothing, fio keeping no log of the writes to read back from.
     "--rw=write --bs=512 --size=512k --randseed=510 --iodepth=8 --verify=crc32 --offset=25% --verify_backlog=16 --experimental_verify=1",
@@ -356,6 +361,11 @@ pub const AGREE: &[&str] = &[
 
 /// Refused with a reason, where fio's behaviour is not followed.
 pub const REFUSED: &[&str] = &[
+    // 4141, 3223, 2121: a read of fio's mmap engine past its mapping reads whatever fio's
+    // process maps beyond, or dies of SIGSEGV, as fio's memory layout decides (the first
+    // completes here, the second crashes every run): storlab stops the job there.
+    "--rw=read:4k --bs=32k --offset=6144 --size=256k --ioengine=mmap --fallocate=none --end_fsync=1 --buffer_pattern=0xdeadbeef",
+    "--rw=randrw:8k --rwmixread=90 --bs=16k --blockalign=8k --size=512k --randseed=16492 --ioengine=mmap --unified_rw_reporting=none --write_lat_log=perf --log_avg_msec=10",
     // 5445: Poisson arrivals with syncs every N writes: fio's job dies of SIGFPE at its first
     // fsync (its sync's delay divides by a rate past its per-direction arrays).
     "--rw=randwrite --bs=16k --size=64k --norandommap --fsync=1 --rate=1m --rate_process=poisson",
