@@ -481,8 +481,8 @@ impl JobDraft {
     /// read as a write, `acct_ddir`): a job that only writes then writes one loop fewer than
     /// `loops` (`loops=8`: 7 passes written, the first read back, fio's t0026), which the job
     /// here becomes. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
-    /// backward holes, passes that wrap, a mixed job or `number_ios` over several loops) the
-    /// orders or the reads differ, and the job is refused with why. `verify_backlog` reads
+    /// backward holes, passes that wrap, a random mixed job, a mixed job or `number_ios` over
+    /// several loops) the orders or the reads differ, and the job is refused with why. `verify_backlog` reads
     /// nothing then (fio keeps no log of the writes to read back from).
     pub(super) fn fit_experimental_verify(
         &self,
@@ -635,6 +635,13 @@ impl JobDraft {
                  regenerated pass draws new sizes, offsets and directions (seed 5858: \
                  bsrange=4k-16k randseed=47798 read 4 KiB where 12 KiB were written; seed \
                  2828: a readwrite job's new draws ran its reads out after 2 of 4 writes)",
+            ),
+            _ if random && mixed => Some(
+                "for a random job that reads and writes: fio's regenerated pass draws the \
+                 read/write mix again with the writes' issue counts kept (libfio.c \
+                 reset_io_counters), so from some point it reads back blocks the workload \
+                 only read, as the seeds fall (seed 6767: randrw size=256k, fio's second \
+                 thread read back 25 blocks it never wrote)",
             ),
             _ if random && !(spec.random_map && map_kept && !lfsr) => Some(
                 "for random writes without fio's random map (norandommap, lfsr, a skewed or \

@@ -361,6 +361,9 @@ pub const AGREE: &[&str] = &[
 
 /// Refused with a reason, where fio's behaviour is not followed.
 pub const REFUSED: &[&str] = &[
+    // 6767: a random mixed job's experimental pass draws the mix again with the writes' issue
+    // counts kept; fio's second thread read back blocks its workload only read.
+    "--rw=randrw --bs=4k --size=256k --ioengine=null --end_fsync=1 --refill_buffers --buffer_pattern=0xdeadbeef --verify=sha256 --numjobs=2 --offset_increment=256k --bs_is_seq_rand=1 --experimental_verify=1 --clat_percentiles=0",
     // 4141, 3223, 2121: a read of fio's mmap engine past its mapping reads whatever fio's
     // process maps beyond, or dies of SIGSEGV, as fio's memory layout decides (the first
     // completes here, the second crashes every run): storlab stops the job there.

@@ -337,7 +337,7 @@ fn experimental_verify_over_loops_and_time_based_as_fio() {
         assert!(spec.warnings.iter().any(|w| w.contains("never start")));
     }
     // Refused: fio's passes every `size` bytes on an engine that queues; a job that reads
-    // over several loops.
+    // over several loops; a random mixed job (its pass draws the mix again).
     for (keys, wanted) in [
         (
             &[
@@ -349,11 +349,15 @@ fn experimental_verify_over_loops_and_time_based_as_fio() {
         ),
         (
             &[
-                ("rw", Some("randrw")),
+                ("rw", Some("rw")),
                 ("loops", Some("3")),
                 ("experimental_verify", Some("1")),
             ][..],
             "reads or has number_ios",
+        ),
+        (
+            &[("rw", Some("randrw")), ("experimental_verify", Some("1"))][..],
+            "random job that reads and writes",
         ),
     ] {
         let mut all = vec![("verify", Some("md5"))];
