@@ -652,6 +652,19 @@ impl JobDraft {
                  back the first loop alone and counts those reads against the loops' bytes \
                  and I/Os, which storlab follows only for a job that just writes",
             ),
+            _ if spec.loops > 1
+                && spec
+                    .io_size_bytes
+                    .is_some_and(|io| spec.size_bytes.is_some_and(|size| io < size)) =>
+            {
+                Some(
+                    "over several loops of an io_size below size: fio's first loop runs past \
+                     io_size where its engine does not queue, its pass reads back all of it, \
+                     and the reads count against the loops' bytes, which the loop storlab \
+                     runs for the job does not follow (seed 1414: rw=write size=512k \
+                     io_size=256k loops=2, fio 32 writes and 32 reads)",
+                )
+            }
             _ if holes => Some(
                 "with rw=...:N (holes, or a new random offset every N I/Os): fio's pass ends, \
                  wraps and starts its sequential stretches where its state leaves them, and \

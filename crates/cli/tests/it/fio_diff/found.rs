@@ -361,6 +361,9 @@ pub const AGREE: &[&str] = &[
 
 /// Refused with a reason, where fio's behaviour is not followed.
 pub const REFUSED: &[&str] = &[
+    // 1414: an experimental pass over loops of an io_size below size (fio's first loop runs
+    // on past io_size on a synchronous engine, and reads all of it back).
+    "--rw=write --bs=16k --size=512k --io_size=256k --loops=2 --ioengine=null --iodepth=2 --end_fsync=1 --verify=crc32c --experimental_verify=1 --continue_on_error=write",
     // 6767: a random mixed job's experimental pass draws the mix again with the writes' issue
     // counts kept; fio's second thread read back blocks its workload only read.
     "--rw=randrw --bs=4k --size=256k --ioengine=null --end_fsync=1 --refill_buffers --buffer_pattern=0xdeadbeef --verify=sha256 --numjobs=2 --offset_increment=256k --bs_is_seq_rand=1 --experimental_verify=1 --clat_percentiles=0",
