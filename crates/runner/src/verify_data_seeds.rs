@@ -129,8 +129,7 @@ impl DataSeeds {
             }
             DataSeeds::Fio(fio) => fio,
         };
-        if let Some((g, seed)) = fio.last.filter(|(g, _)| *g == generation) {
-            debug_assert_eq!(g, generation);
+        if let Some((_, seed)) = fio.last.filter(|(g, _)| *g == generation) {
             return seed;
         }
         let at = fio.checkpoints.partition_point(|(g, _)| *g <= generation);
