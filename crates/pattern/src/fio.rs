@@ -80,6 +80,32 @@ pub fn fill_random_window(out: &mut [u8], seed: u64, len: usize, start: usize) {
     }
 }
 
+/// Bytes `start..start + out.len()` of one segment of lib/rand.c
+/// `__fill_random_buf_percentage`: its first `random_len` bytes `fill_random`'s from `seed`,
+/// the rest `rest_pattern` repeated from the rest's start, or zeros without one.
+pub fn fill_segment_window(
+    out: &mut [u8],
+    seed: u64,
+    random_len: usize,
+    rest_pattern: Option<&[u8]>,
+    start: usize,
+) {
+    let random_end = random_len.clamp(start, start + out.len()) - start;
+    let (random, rest) = out.split_at_mut(random_end);
+    if !random.is_empty() {
+        fill_random_window(random, seed, random_len, start);
+    }
+    match rest_pattern.filter(|p| !p.is_empty()) {
+        Some(pattern) => {
+            let phase = (start + random_end).saturating_sub(random_len) % pattern.len();
+            for (dst, src) in rest.iter_mut().zip(pattern.iter().cycle().skip(phase)) {
+                *dst = *src;
+            }
+        }
+        None => rest.fill(0),
+    }
+}
+
 /// `GOLDEN_RATIO_64` to the power `exponent`, modulo 2^64 (by squaring).
 fn golden_power(mut exponent: u64) -> u64 {
     let mut base = GOLDEN_RATIO_64;

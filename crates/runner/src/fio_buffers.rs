@@ -385,17 +385,7 @@ fn next_seed(state: &mut FioRand) -> u64 {
 /// `100 - percent` share random, the rest zeros or the pattern.
 fn fill_percentage(buf: &mut [u8], seed: u64, percent: u64, pattern: Option<&[u8]>) {
     let len = buf.len();
-    let random_len = ((len as u64 * (PERCENT_WHOLE - percent)) / PERCENT_WHOLE) as usize;
-    storlab_pattern::fio::fill_random(&mut buf[..random_len], seed);
-    let rest = &mut buf[random_len..];
-    match pattern.filter(|p| !p.is_empty()) {
-        Some(pattern) => {
-            for (dst, src) in rest.iter_mut().zip(pattern.iter().cycle()) {
-                *dst = *src;
-            }
-        }
-        None => rest.fill(0),
-    }
+    fill_percentage_window(buf, seed, percent, pattern, len, 0);
 }
 
 /// Bytes `start..start + out.len()` of fio's `__fill_random_buf_percentage` over a buffer of
@@ -413,21 +403,7 @@ pub(crate) fn fill_percentage_window(
 ) {
     let random_len =
         ((len as u64 * (PERCENT_WHOLE - percent.min(PERCENT_WHOLE))) / PERCENT_WHOLE) as usize;
-    let random_end = random_len.clamp(start, start + out.len()) - start;
-    let (random, rest) = out.split_at_mut(random_end);
-    if !random.is_empty() {
-        storlab_pattern::fio::fill_random_window(random, seed, random_len, start);
-    }
-    let rest_phase = (start + random_end).saturating_sub(random_len);
-    match pattern.filter(|p| !p.is_empty()) {
-        Some(pattern) => {
-            let phase = rest_phase % pattern.len();
-            for (dst, src) in rest.iter_mut().zip(pattern.iter().cycle().skip(phase)) {
-                *dst = *src;
-            }
-        }
-        None => rest.fill(0),
-    }
+    storlab_pattern::fio::fill_segment_window(out, seed, random_len, pattern, start);
 }
 
 #[cfg(test)]
@@ -551,8 +527,15 @@ mod tests {
             let with_pattern = case % 3 == 0;
             let pattern = with_pattern.then_some(&pattern[..]);
             let seed = (case as u64).wrapping_mul(0x0123_4567_89ab_cdef) | 1;
+            // The whole buffer as lib/rand.c lays it: the random share, then the rest.
             let mut whole = vec![0u8; len];
-            fill_percentage(&mut whole, seed, percent, pattern);
+            let random_len = len * (100 - percent as usize) / 100;
+            storlab_pattern::fio::fill_random(&mut whole[..random_len], seed);
+            if let Some(pattern) = pattern {
+                for (dst, src) in whole[random_len..].iter_mut().zip(pattern.iter().cycle()) {
+                    *dst = *src;
+                }
+            }
             let start = next(len);
             let window_len = next(len - start + 1);
             let mut window = vec![0xffu8; window_len];

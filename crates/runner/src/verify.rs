@@ -80,7 +80,7 @@ pub fn check_read(
     expected: &mut [u8],
     only_stable_below: Option<u32>,
 ) -> Result<u64, RunError> {
-    let granule = own.granule_bytes as usize;
+    let granule = own.granule_bytes() as usize;
     let mut checked = 0;
     let mut last_write = None;
     if let Some(format) = own

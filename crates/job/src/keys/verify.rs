@@ -482,8 +482,9 @@ impl JobDraft {
     /// `loops` (`loops=8`: 7 passes written, the first read back, fio's t0026), which the job
     /// here becomes. Anywhere else (overwrites without the map, `lfsr`, a skewed distribution,
     /// backward holes, passes that wrap, a random mixed job, a mixed job or `number_ios` over
-    /// several loops) the orders or the reads differ, and the job is refused with why. `verify_backlog` reads
-    /// nothing then (fio keeps no log of the writes to read back from).
+    /// several loops, several loops of an `io_size` below `size`) the orders or the reads
+    /// differ, and the job is refused with why. `verify_backlog` reads nothing then (fio keeps
+    /// no log of the writes to read back from).
     pub(super) fn fit_experimental_verify(
         &self,
         spec: &mut JobSpec,

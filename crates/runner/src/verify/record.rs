@@ -14,30 +14,30 @@ use storlab_job::DataPattern;
 /// What one worker wrote: per granule of its region, the generation of the last write.
 pub struct WriteRecord {
     pub worker_index: u32,
-    pub(super) seed: u64,
-    pub(super) pattern: DataPattern,
-    pub(super) granule_bytes: u64,
-    pub(super) region: Region,
+    seed: u64,
+    pattern: DataPattern,
+    granule_bytes: u64,
+    region: Region,
     /// Generation per granule, by pages that exist once written to.
     pub(super) generations: Generations,
     /// Granules whose last write was issued while an earlier write of this worker to them was
     /// in flight: the earlier generations that may have landed instead.
-    pub(super) ambiguous: HashMap<u64, Vec<u32>>,
-    pub(super) written_granules: u64,
+    ambiguous: HashMap<u64, Vec<u32>>,
+    written_granules: u64,
     /// fio's block format, when the job names a fio verify kind (`fio_verify.rs`).
     pub(super) format: Option<Arc<FioFormat>>,
     /// The data seed of each write in `format` (`verify_data_seeds.rs`).
-    pub(super) data_seeds: DataSeeds,
+    data_seeds: DataSeeds,
     /// Where a write began and how long it was, for each write a later one overlapped in
     /// part while its data depends on its extent (`FioFormat::needs_write_extent`): its run
     /// of granules no longer says so.
-    pub(super) cut_writes: HashMap<u32, (u64, u64)>,
+    cut_writes: HashMap<u32, (u64, u64)>,
     /// Read back in the order written, not by offset: fio keeps its written pieces in a list
     /// when the file has a random map, else sorted (iolog.c, `log_io_piece`).
-    pub(super) write_order: bool,
+    write_order: bool,
     /// With `write_order`, fio's list itself: every write as (generation, offset, length) in
     /// the order issued, those a later write overlapped included, as fio reads each back.
-    pub(super) pieces: VecDeque<(u32, u64, u64)>,
+    pieces: VecDeque<(u32, u64, u64)>,
 }
 
 impl WriteRecord {
@@ -106,7 +106,7 @@ impl WriteRecord {
     }
 
     /// fio's thread number of the worker (from 1), as its headers carry it.
-    pub(super) fn thread(&self) -> u16 {
+    fn thread(&self) -> u16 {
         self.worker_index.saturating_add(1) as u16
     }
 
@@ -119,12 +119,12 @@ impl WriteRecord {
         self.written_granules * self.granule_bytes
     }
 
-    pub(super) fn index_of(&self, offset_bytes: u64) -> Option<u64> {
+    fn index_of(&self, offset_bytes: u64) -> Option<u64> {
         let relative = offset_bytes.checked_sub(self.region.start_bytes)?;
         (relative < self.region.len_bytes).then_some(relative / self.granule_bytes)
     }
 
-    pub(super) fn get(&self, index: u64) -> u32 {
+    fn get(&self, index: u64) -> u32 {
         self.generations.get(index)
     }
 
@@ -178,26 +178,28 @@ impl WriteRecord {
     /// Before a write (or a read-back that forgets them) over `count` granules from index
     /// `first`: the extent of every earlier write it overlaps and leaves part of (or that may
     /// still land, being in flight), while the runs of granules still show it.
-    pub(super) fn keep_extents_cut_by(&mut self, first: u64, count: u64, in_flight: &[u32]) {
+    fn keep_extents_cut_by(&mut self, first: u64, count: u64, in_flight: &[u32]) {
         if !self.format.as_ref().is_some_and(|f| f.needs_write_extent()) {
             return;
         }
         let granules = self.region.len_bytes / self.granule_bytes;
         let end = (first + count).min(granules);
-        let mut seen: Vec<u32> = Vec::new();
+        let first_byte = self.region.start_bytes + first * self.granule_bytes;
+        let end_byte = self.region.start_bytes + end * self.granule_bytes;
+        // A write's granules lie in one run: each run is looked at once (one met again after
+        // another run is looked at again, to the same end).
+        let mut last_seen = 0;
         for index in first..end {
             let previous = self.get(index);
-            if previous == 0 || seen.contains(&previous) {
+            if previous == 0 || previous == last_seen {
                 continue;
             }
-            seen.push(previous);
+            last_seen = previous;
             if self.cut_writes.contains_key(&previous) {
                 continue;
             }
             let at = self.region.start_bytes + index * self.granule_bytes;
             let (start, len) = self.write_extent(at, self.granule_bytes, previous);
-            let first_byte = self.region.start_bytes + first * self.granule_bytes;
-            let end_byte = self.region.start_bytes + end * self.granule_bytes;
             let covered = start >= first_byte && start + len <= end_byte;
             if !covered || in_flight.contains(&previous) {
                 self.cut_writes.insert(previous, (start, len));
@@ -207,7 +209,7 @@ impl WriteRecord {
 
     /// Forget what is left of the piece of `generation` that a write over granules
     /// `first..end` overlapped: a piece is one run, so its rest lies against either edge.
-    pub(super) fn drop_piece_beside(&mut self, first: u64, end: u64, generation: u32) {
+    fn drop_piece_beside(&mut self, first: u64, end: u64, generation: u32) {
         let granules = self.region.len_bytes / self.granule_bytes;
         let left = (0..first).rev().take_while(|&i| self.get(i) == generation);
         let right = (end..granules).take_while(|&i| self.get(i) == generation);
@@ -378,12 +380,7 @@ impl WriteRecord {
     /// later write cut it (`cut_writes`), else the run of granules that generation holds
     /// around them (each write has its own), or these bytes themselves when the write is not
     /// recorded yet (it is being filled).
-    pub(super) fn write_extent(
-        &self,
-        offset_bytes: u64,
-        len_bytes: u64,
-        generation: u32,
-    ) -> (u64, u64) {
+    fn write_extent(&self, offset_bytes: u64, len_bytes: u64, generation: u32) -> (u64, u64) {
         if let Some(&extent) = self.cut_writes.get(&generation) {
             return extent;
         }

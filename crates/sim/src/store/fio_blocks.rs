@@ -12,7 +12,7 @@
 //! first: its data is the middle of the write's fill) or a `verify_offset` are laid out
 //! otherwise and stay sources, as before.
 
-use storlab_pattern::fio::{fill_random_window, GROUP_BYTES};
+use storlab_pattern::fio::{fill_segment_window, GROUP_BYTES};
 
 /// fio's `FIO_HDR_MAGIC`, little-endian at the block's start.
 const MAGIC: u16 = 0xacca;
@@ -80,12 +80,7 @@ pub(super) fn recognise(data: &[u8], offset: u64, scratch: &mut Vec<u8>) -> Opti
 /// Bytes `from..from + out.len()` of a block whose data is fio's fill of its first
 /// `random_len` bytes from `seed`, zeros after.
 fn render_window(seed: u64, random_len: usize, from: usize, out: &mut [u8]) {
-    let random_end = random_len.clamp(from, from + out.len()) - from;
-    let (random, zeros) = out.split_at_mut(random_end);
-    if !random.is_empty() {
-        fill_random_window(random, seed, random_len, from);
-    }
-    zeros.fill(0);
+    fill_segment_window(out, seed, random_len, None, from);
 }
 
 /// The length of the random fill that makes `have` (a block's bytes from `from`, checked
