@@ -578,6 +578,8 @@ fn ctx_counts_the_io_threads_context_switches() {
     );
     let job = &doc["jobs"][0];
     assert_eq!(total_ios(job), 16);
+    // Half the I/Os, not all: on a loaded machine a think time whose deadline already passed
+    // does not sleep (CI saw 15 of 16 once); the count stayed 0 when it was not read at all.
     let ctx = job["ctx"].as_u64().unwrap();
-    assert!(ctx >= 16, "ctx {ctx} below one switch per sleeping I/O");
+    assert!(ctx >= 8, "ctx {ctx} below one switch per two sleeping I/Os");
 }
