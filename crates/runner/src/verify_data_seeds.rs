@@ -77,11 +77,7 @@ impl DataSeeds {
         let DataSeeds::Fio(fio) = self else {
             return self.seed_of(generation);
         };
-        if let Some(reseeds) = reseeds.filter(|&r| r > fio.reseeds) {
-            fio.reseeds = reseeds;
-            fio.stream = fio.seeded.clone();
-            fio.next_generation = None;
-        }
+        fio.reseed_for(reseeds);
         if fio.next_generation != Some(generation) || generation.is_multiple_of(CHECKPOINT_EVERY) {
             // Generations only rise; one that does not (after 2^32 writes) starts the list
             // again rather than break its order.
@@ -100,10 +96,13 @@ impl DataSeeds {
         seed
     }
 
-    /// A draw of the stream for something else than a write's data (a verify read of fio's
-    /// log, a write fio drew for and requeued).
-    pub fn draw_aside(&mut self) {
+    /// A draw of the stream for something else than a write's data: a verify read of fio's
+    /// log (`reseeds` `None`: on the stream as it stands, which a verify pass re-seeds apart),
+    /// or a write fio drew for and requeued (`reseeds` as for [`Self::draw_for_write`]: a
+    /// loop's first draw may be one, seed 4343).
+    pub fn draw_aside(&mut self, reseeds: Option<u32>) {
         if let DataSeeds::Fio(fio) = self {
+            fio.reseed_for(reseeds);
             draw(&mut fio.stream);
             fio.next_generation = None;
         }
@@ -145,6 +144,18 @@ impl DataSeeds {
     }
 }
 
+impl FioSeeds {
+    /// Starts the stream again if a loop re-seeded fio's streams since its last draw
+    /// (`reseeds`: the loops that did so far).
+    fn reseed_for(&mut self, reseeds: Option<u32>) {
+        if let Some(reseeds) = reseeds.filter(|&r| r > self.reseeds) {
+            self.reseeds = reseeds;
+            self.stream = self.seeded.clone();
+            self.next_generation = None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,10 +176,10 @@ mod tests {
         let mut seeds = fio_seeds();
         let mut drawn = Vec::new();
         for generation in 1..=500u32 {
-            if generation % 37 == 0 {
-                seeds.draw_aside();
-            }
             let reseeds = Some(generation / 200);
+            if generation % 37 == 0 {
+                seeds.draw_aside(reseeds);
+            }
             drawn.push((generation, seeds.draw_for_write(generation, reseeds)));
         }
         for (generation, seed) in drawn {

@@ -104,6 +104,10 @@ struct Queue {
     /// its I/O unit before the overlap check, and the unit it requeues on FIO_Q_BUSY goes
     /// again first, with its buffer; units freed meanwhile serve the I/Os after it.
     overlap_held_slot: Option<u32>,
+    /// The held write drew its data again since the worker's last completion: fio retries a
+    /// held I/O once per completion it reaps (each `wait_for_completions` after FIO_Q_BUSY
+    /// reaps one), and each retry of a write draws, however often storlab asks meanwhile.
+    overlap_retry_drawn: bool,
 }
 
 impl Queue {
@@ -258,6 +262,7 @@ impl Worker {
                 free_slots: (0..depth as u32).rev().collect(),
                 in_flight: vec![InFlight::default(); depth],
                 overlap_held_slot: None,
+                overlap_retry_drawn: false,
                 depth_limit: latency.first_depth(depth),
                 io_batch: job.io_batch.or_else(|| {
                     job.fio_logs_busy_requeues()

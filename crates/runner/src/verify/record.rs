@@ -92,9 +92,9 @@ impl WriteRecord {
     }
 
     /// A draw of the data seeds' stream by a read of fio's verify log (or a requeued write).
-    pub fn draw_data_seed_aside(&mut self) {
+    pub fn draw_data_seed_aside(&mut self, reseeds: Option<u32>) {
         if self.format.is_some() {
-            self.data_seeds.draw_aside();
+            self.data_seeds.draw_aside(reseeds);
         }
     }
 

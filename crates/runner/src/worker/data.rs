@@ -134,7 +134,8 @@ impl Worker {
             IoDirection::Read => {
                 if backlog_read {
                     // fio's `get_next_verify` draws a seed for every read of its log.
-                    self.verifying.draw_data_seed_aside();
+                    // On the stream as it stands: a verify pass re-seeds it apart.
+                    self.verifying.draw_data_seed_aside(None);
                 }
                 self.verifying.read_generation(backlog_read, write_counter)
             }

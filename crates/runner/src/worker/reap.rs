@@ -44,6 +44,7 @@ impl Worker {
         window: Window,
     ) {
         let relative = (completion.slot - self.queue.slot_base) as usize;
+        self.queue.overlap_retry_drawn = false;
         if self.queue.in_flight[relative].flush.is_some() {
             self.complete_sync(completion.slot, completion.result, completion.done_ns);
             return;

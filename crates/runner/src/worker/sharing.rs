@@ -78,16 +78,22 @@ impl Worker {
                 if self.queue.overlap_held_slot.is_none() {
                     self.queue.overlap_held_slot = self.queue.free_slots.last().copied();
                 }
-                if io.direction == storlab_engine::IoDirection::Write {
-                    // Seed 2020: the held write's header seed was drawn, and is drawn again.
+                if io.direction == storlab_engine::IoDirection::Write
+                    && !self.queue.overlap_retry_drawn
+                {
+                    // Seed 2020: the held write's header seed was drawn, and is drawn again
+                    // at each retry (seed 4343: one retry per completion, not per look).
+                    self.queue.overlap_retry_drawn = true;
                     if let Some(order) = self.verifying.seed_order.as_mut() {
                         order.requeued_write();
                     }
-                    self.verifying.draw_data_seed_aside();
-                    self.data.unchecked_seeds.draw_aside();
+                    let reseeds = self.generator.fio_reseeds();
+                    self.verifying.draw_data_seed_aside(reseeds);
+                    self.data.unchecked_seeds.draw_aside(reseeds);
                 }
                 return Some(None);
             }
+            self.queue.overlap_retry_drawn = false;
         }
         if let Some(flow) = self.sharing.flow.as_ref().filter(|f| f.ahead()) {
             // fio's flow_threshold_exceeded: with flow_sleep, the queue drains and the worker

@@ -339,9 +339,9 @@ impl Verifying {
     }
 
     /// A draw of the write record's data seeds for something else than a write's data.
-    pub(super) fn draw_data_seed_aside(&mut self) {
+    pub(super) fn draw_data_seed_aside(&mut self, reseeds: Option<u32>) {
         if let Some(v) = self.state.as_mut() {
-            v.record.draw_data_seed_aside();
+            v.record.draw_data_seed_aside(reseeds);
         }
     }
 

@@ -357,6 +357,11 @@ pub const AGREE: &[&str] = &[
     // the loop's first I/O finds no room too, and fills again (here the countdown of
     // `randrw:2` then gives a sequential I/O that fits); storlab ended the job with none.
     "--rw=randrw:2 --rwmixread=10 --bs=4k,64k --loops=3 --random_distribution=normal:30 --ioengine=pvsync2 --iodepth=8 --fsync=7 --rw_sequencer=sequential --zonemode=strided --zonesize=16k --file_service_type=normal:20:0.5",
+    // 4343 (silent until session 30): a write `serialize_overlap` holds back draws its verify
+    // data again once per completion fio reaps before it goes (storlab drew once per look),
+    // and in a loop's first draws from the loop's re-seeded stream.
+    "--rw=rw --ioengine=libaio --iodepth=4 --verify=sha256 --do_verify=0 --serialize_overlap=1",
+    "--rw=rw --bs=2k --offset=512 --size=64k --loops=3 --ioengine=libaio --iodepth=4 --verify=sha256 --verify_interval=4k --do_verify=0 --serialize_overlap=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -425,6 +430,9 @@ pub const REFUSED: &[&str] = &[
     "--rw=write --bs=512,16k --size=64k --ioengine=posixaio --iodepth=2 --fsync=2 --io_submit_mode=offload",
     // 1717: reading clones with `unlink=1`: fio's first clone to end deletes the file.
     "--offset=6144 --numjobs=2 --unlink=1",
+    // 3232: and with writes: a clone that opens after the deletion reads an empty new file
+    // short (error 5 in half of fio's runs).
+    "--rw=rw --bs=8k --offset=512 --size=64k --numjobs=2 --unlink=1",
     // 1313: `openfiles` above 1 turns strided zones off, and fio's clones then find a zone
     // size without a zone mode and are refused (storlab refuses the job).
     "--size=512k --numjobs=2 --zonemode=strided --zonesize=64k --openfiles=4",
