@@ -17,6 +17,7 @@ use storlab_job::{
     BlockSizeShare, BlockSizeSpec, FioRandom, JobSpec, RandomDistribution, RwModifier,
     StridedZones, Target, TrimMode,
 };
+use units::UnitFlags;
 
 /// Index of reads and writes in fio's per-direction arrays (`DDIR_READ`, `DDIR_WRITE`).
 const READ: usize = 0;
@@ -217,23 +218,6 @@ pub struct FioSequence {
     first_start_bytes: u64,
     /// fio's I/O units' `IO_U_F_BUSY_OK` flags.
     units: UnitFlags,
-}
-
-/// fio's `IO_U_F_BUSY_OK` on its I/O units, as far as the random map sees it.
-#[derive(Default)]
-struct UnitFlags {
-    /// On the unit being filled: set where `get_next_block` takes an offset the map is not to
-    /// mark, cleared only when an I/O completes (`io_completed`).
-    busy_ok: bool,
-    /// A fill that failed after setting the flag puts its unit back with it (`put_io_u` keeps
-    /// it) on top of fio's free list, a stack; the units then in flight land on it as they
-    /// complete. So the unit comes up again after that many fills and marks nothing, a
-    /// random offset included: the fills left until then.
-    stale_in_fills: Option<u64>,
-    /// The worker's I/Os in flight when it asks for the next (`set_units_in_flight`).
-    in_flight: u64,
-    /// The next fill is a retry of the unit whose fill just failed, its flag as it was.
-    refill: bool,
 }
 
 impl FioSequence {
@@ -467,7 +451,7 @@ impl FioSequence {
                     return None;
                 }
                 None if self.units.busy_ok => {
-                    self.units.stale_in_fills = Some(self.units.in_flight);
+                    self.units.failed_with_flag();
                     if !self.time_based && self.moved_bytes > 0 {
                         self.next_pass(true)?;
                     } else {
@@ -590,11 +574,20 @@ impl FioSequence {
         self.units.in_flight = in_flight;
     }
 
+    /// A sync or a verify read took fio's top free I/O unit (a stale `IO_U_F_BUSY_OK` on it
+    /// is cleared as it completes); `before_drawn`: in fio before the fill storlab has drawn
+    /// already, which then marks the map after all (seed 6565: a loop's end sync).
+    pub fn top_unit_taken(&mut self, before_drawn: bool) {
+        if let (Some((block, blocks)), Some(map)) =
+            (self.units.top_unit_taken(before_drawn), self.map.as_mut())
+        {
+            map.set_run(block, blocks);
+        }
+    }
+
     fn fill(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         self.attempted_offset_bytes = None;
-        if !std::mem::take(&mut self.units.refill) {
-            self.units.busy_ok = self.units.stale_in_fills == Some(0);
-        }
+        self.units.begin_fill();
         let direction = self.direction(forced);
         self.strided_zone_step(direction);
         let (relative, mark) = self.offset(direction)?;
@@ -615,7 +608,11 @@ impl FioSequence {
         if offset + len > self.file_size_bytes {
             return None;
         }
-        if let (true, false, Some(map)) = (mark, self.units.busy_ok, self.map.as_mut()) {
+        let mut unmarked = None;
+        if let (true, true, Some(_)) = (mark, self.units.busy_ok, self.map.as_ref()) {
+            let sizes = &self.sizes[direction];
+            unmarked = Some((sizes.blocks(relative, false), sizes.blocks(len, true)));
+        } else if let (true, Some(map)) = (mark, self.map.as_mut()) {
             // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
             // the I/O shrinks to what was free. fio counts them in the direction's smallest
             // block, whatever granule the map was built with.
@@ -636,7 +633,7 @@ impl FioSequence {
         self.last_start_bytes[direction] = offset;
         self.io_issues[direction] += 1;
         self.zone_bytes += len;
-        self.units.stale_in_fills = self.units.stale_in_fills.and_then(|n| n.checked_sub(1));
+        self.units.filled(unmarked);
         Some(PlannedIo {
             direction: if direction == WRITE {
                 IoDirection::Write
@@ -986,3 +983,4 @@ mod bounds;
 mod file_service;
 #[cfg(test)]
 mod tests;
+mod units;

@@ -261,6 +261,14 @@ impl OffsetGenerator {
         }
     }
 
+    /// A sync or verify read took fio's top free I/O unit, before the I/O drawn already if
+    /// `before_drawn` (`FioSequence::top_unit_taken`).
+    pub fn fio_top_unit_taken(&mut self, before_drawn: bool) {
+        if let Some(fio) = self.fio.as_mut() {
+            fio.top_unit_taken(before_drawn);
+        }
+    }
+
     /// The next I/O (in `forced` direction if given), or `None` when a fio job ends here.
     pub fn next(&mut self, forced: Option<IoDirection>) -> Option<PlannedIo> {
         if let Some(fio) = self.fio.as_mut() {

@@ -294,6 +294,9 @@ impl Worker {
         now_ns: u64,
     ) -> Result<u32, RunError> {
         self.pending = None;
+        if backlog_read {
+            self.fio_unit_taken();
+        }
         self.count_in_flow();
         self.invalidate_after_pass(engine)?;
         let refused_once = self.fio_null_refuses_next();

@@ -146,6 +146,7 @@ impl Worker {
         if let Some(log) = self.iolog.as_mut() {
             log.record_sync(kind, offset_bytes, false);
         }
+        self.fio_unit_taken();
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
         self.sync_done(kind, start_ns, engine.now_ns(), measured);
@@ -178,6 +179,7 @@ impl Worker {
         if let Some(log) = self.iolog.as_mut() {
             log.record_sync(kind, offset_bytes, refused_once);
         }
+        self.fio_unit_taken();
         let relative_slot = self.queue.free_slots.pop().expect("checked non-empty");
         let slot = self.queue.slot_base + relative_slot;
         engine.queue_flush(slot, kind).map_err(RunError::Engine)?;
@@ -256,6 +258,14 @@ impl Worker {
             }
             _ => self.sync.last_offset_bytes = offset_bytes,
         }
+    }
+
+    /// A sync or a read of fio's verify log takes fio's top free I/O unit: before the I/O
+    /// drawn already, if one waits (a loop's first, drawn before the loop's end sync and
+    /// read-back), as fio takes the unit before it fills that I/O.
+    pub(super) fn fio_unit_taken(&mut self) {
+        let drawn_ahead = self.pending.is_some() || self.verifying.held_first_io.is_some();
+        self.generator.fio_top_unit_taken(drawn_ahead);
     }
 
     /// The offset fio logs on the next sync: that of the I/O unit the sync takes, the top of

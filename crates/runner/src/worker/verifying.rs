@@ -193,7 +193,7 @@ pub(super) struct Verifying {
     /// fio's verify pass after a loop that another follows: the loop's written pieces still
     /// to read back, and the next loop's first I/O, held until they are done.
     loop_reads: std::collections::VecDeque<(u64, u32)>,
-    held_first_io: Option<PlannedIo>,
+    pub(super) held_first_io: Option<PlannedIo>,
     /// Whether a loop was read back already: fio's `experimental_verify` reads back only the
     /// first (`VerifySpec::first_loop_only`).
     first_loop_read_back: bool,

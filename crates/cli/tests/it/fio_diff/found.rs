@@ -362,6 +362,12 @@ pub const AGREE: &[&str] = &[
     // and in a loop's first draws from the loop's re-seeded stream.
     "--rw=rw --ioengine=libaio --iodepth=4 --verify=sha256 --do_verify=0 --serialize_overlap=1",
     "--rw=rw --bs=2k --offset=512 --size=64k --loops=3 --ioengine=libaio --iodepth=4 --verify=sha256 --verify_interval=4k --do_verify=0 --serialize_overlap=1",
+    // 6565 and 9889 (silent until session 30): the stale BUSY_OK flag a loop's last, failed
+    // fill leaves on its I/O unit is cleared by a sync on that unit (end_fsync, fsync=N)
+    // before the next loop's first fill, which then marks the random map.
+    "--rw=randrw:4 --bs=8k --size=64k --loops=2 --randseed=83537 --end_fsync=1",
+    "--rw=randrw:2 --rwmixread=20 --bs=512 --offset=131072 --size=64k --loops=3 --random_generator=tausworthe64 --end_fsync=1",
+    "--rw=randrw:2 --bs=4k --size=64k --loops=3 --randseed=44 --fsync_on_close=1 --fsync=3",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
