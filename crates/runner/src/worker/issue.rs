@@ -180,6 +180,11 @@ impl Worker {
     /// issued its bytes ends before a sync is chosen; the next loop's start chooses it
     /// (`end_loop` clears `last_was_sync`).
     fn sync_due(&self) -> Option<storlab_engine::FlushKind> {
+        if self.queue.overlap_held_slot.is_some() {
+            // A write `serialize_overlap` held back is fio's requeued unit: `get_io_u` takes it
+            // again before it would choose a sync (seed 8787).
+            return None;
+        }
         let backlog_read_due = self.pending.is_none() && self.verifying.backlog_read_due();
         if self.reading_back_a_loop() || self.generator.fio_loop_bytes_done() || backlog_read_due {
             return None;

@@ -368,6 +368,9 @@ pub const AGREE: &[&str] = &[
     "--rw=randrw:4 --bs=8k --size=64k --loops=2 --randseed=83537 --end_fsync=1",
     "--rw=randrw:2 --rwmixread=20 --bs=512 --offset=131072 --size=64k --loops=3 --random_generator=tausworthe64 --end_fsync=1",
     "--rw=randrw:2 --bs=4k --size=64k --loops=3 --randseed=44 --fsync_on_close=1 --fsync=3",
+    // 8787 (silent until session 30): a write `serialize_overlap` holds back goes again
+    // before any sync is chosen (fio's requeued unit skips `get_rw_ddir`).
+    "--rw=rw --ioengine=libaio --iodepth=8 --fsync=6 --serialize_overlap=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
