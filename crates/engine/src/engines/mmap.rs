@@ -25,7 +25,6 @@ pub struct MappedIo {
     writable: bool,
     /// `direct=1`: msync and drop each I/O's pages.
     sync_each_io: bool,
-    page_bytes: usize,
     msyncs: u64,
 }
 
@@ -77,11 +76,6 @@ impl MappedIo {
                 io::Error::last_os_error()
             )));
         }
-        // SAFETY: sysconf takes no pointer.
-        let page_bytes = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .ok()
-            .filter(|page| page.is_power_of_two())
-            .unwrap_or(4096);
         Ok(MappedIo {
             file,
             // MAP_FAILED was excluded, and mmap never returns null for a kernel-chosen address.
@@ -89,17 +83,17 @@ impl MappedIo {
             len_bytes,
             writable,
             sync_each_io: flags & libc::O_DIRECT != 0,
-            page_bytes,
             msyncs: 0,
         })
     }
 
-    /// `msync(MS_SYNC)` then `madvise(MADV_DONTNEED)` over the pages of `[offset, offset+len)`.
+    /// `msync(MS_SYNC)` then `madvise(MADV_DONTNEED)` over `[offset, offset+len)`, from the
+    /// I/O's own address as fio's engine asks (engines/mmap.c): an I/O off a page boundary
+    /// (`blockalign=1k`) fails there with EINVAL, as in fio.
     fn sync_and_drop(&mut self, offset_bytes: usize, len_bytes: usize) -> Result<(), i32> {
-        let start = offset_bytes & !(self.page_bytes - 1);
-        let len = offset_bytes + len_bytes - start;
+        let (start, len) = (offset_bytes, len_bytes);
         // SAFETY: `start..start+len` lies inside the mapping (the caller checked the request
-        // range; rounding down to a page stays ≥ 0 and the mapping starts on a page).
+        // range).
         let addr = unsafe { self.base.as_ptr().add(start) }.cast();
         self.msyncs += 1;
         // SAFETY: as above; msync and madvise only act on our own mapping's pages.

@@ -371,6 +371,9 @@ pub const AGREE: &[&str] = &[
     // 8787 (silent until session 30): a write `serialize_overlap` holds back goes again
     // before any sync is chosen (fio's requeued unit skips `get_rw_ddir`).
     "--rw=rw --ioengine=libaio --iodepth=8 --fsync=6 --serialize_overlap=1",
+    // 4949 (until session 30 storlab ran it): mmap with `direct=1` msyncs from the I/O's own
+    // address, which `blockalign=1k` puts off a page: EINVAL in both.
+    "--rw=randread --blockalign=1k --ioengine=mmap --direct=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
