@@ -312,10 +312,14 @@ fn clones_overlap(job: &Job) -> bool {
     // A job without `size` covers the whole file.
     let size = job.value("size").map_or(super::jobs::FILE_BYTES, bytes);
     // An I/O that starts before a region's end may run past it, into the next clone's
-    // region (by up to the largest block the generator draws, 64 KiB).
-    let apart = job
-        .value("offset_increment")
-        .is_some_and(|inc| bytes(inc) >= size + (64 << 10));
+    // region (by up to the largest block the generator draws, 64 KiB). fio's mmap engine
+    // puts every region's I/O at the mapping's start (seed 8383), so its clones share bytes
+    // whatever their regions.
+    let mmap = job.value("ioengine") == Some("mmap");
+    let apart = !mmap
+        && job
+            .value("offset_increment")
+            .is_some_and(|inc| bytes(inc) >= size + (64 << 10));
     clones > 1 && writes && !apart
 }
 

@@ -374,6 +374,11 @@ pub const AGREE: &[&str] = &[
     // 4949 (until session 30 storlab ran it): mmap with `direct=1` msyncs from the I/O's own
     // address, which `blockalign=1k` puts off a page: EINVAL in both.
     "--rw=randread --blockalign=1k --ioengine=mmap --direct=1",
+    // 6161, 7272 (silent until session 30): a loop whose writes the backlog read back
+    // entire still ends with fio's verify pass, which re-seeds the data stream (with
+    // `randseed` given, `randrepeat` is off and only the pass re-seeds it).
+    "--rw=readwrite --bs=1k --size=512k --loops=2 --randseed=18715 --verify=xxhash --verify_backlog=4",
+    "--rw=write --loops=3 --randseed=28761 --verify=xxhash --verify_backlog=16",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
