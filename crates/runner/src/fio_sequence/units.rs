@@ -57,3 +57,45 @@ impl UnitFlags {
         owed.filter(|_| before_last_fill)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::UnitFlags;
+
+    /// A loop's failed fill with the flag set, at depth 1 (nothing in flight).
+    fn stale_on_top() -> UnitFlags {
+        let mut units = UnitFlags::default();
+        units.begin_fill();
+        units.busy_ok = true;
+        units.failed_with_flag();
+        units
+    }
+
+    #[test]
+    fn the_next_fill_takes_the_stale_flag_unless_a_sync_took_the_unit_first() {
+        let mut units = stale_on_top();
+        units.begin_fill();
+        assert!(units.busy_ok, "the unit comes up again with its flag");
+
+        let mut units = stale_on_top();
+        assert_eq!(units.top_unit_taken(false), None);
+        units.begin_fill();
+        assert!(!units.busy_ok, "the sync's completion cleared it");
+    }
+
+    #[test]
+    fn a_fill_drawn_ahead_of_fio_s_sync_owes_the_map_its_blocks() {
+        let mut units = stale_on_top();
+        units.begin_fill();
+        units.filled(Some((3, 1)));
+        // The sync came before that fill in fio: the fill marks after all, once.
+        assert_eq!(units.top_unit_taken(true), Some((3, 1)));
+        assert_eq!(units.top_unit_taken(true), None);
+
+        let mut units = stale_on_top();
+        units.begin_fill();
+        units.filled(Some((3, 1)));
+        // A sync after that fill, in fio too: the fill stays unmarked.
+        assert_eq!(units.top_unit_taken(false), None);
+    }
+}
