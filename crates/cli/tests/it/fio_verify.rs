@@ -430,7 +430,7 @@ fn a_verify_failure_marks_only_the_clone_that_read_the_bad_block_as_in_fio() {
 /// fio's verify state file (`verify_state_save`, on by default): the same writing job leaves
 /// the same `local-v-N-verify.state` bytes from both tools (sequential jobs, where fio's random
 /// state is zeros: psync at depth 1, libaio at depth 4 with its last four writes newest first,
-/// two clones each with its own file; random jobs, holding fio's Tausworthe state as re-seeded
+/// two clones each with its own region; random jobs, holding fio's Tausworthe state as re-seeded
 /// for the read-back, or as the writes left it with `do_verify=0`), and none with
 /// `verify_state_save=0`.
 #[test]
@@ -447,7 +447,9 @@ fn the_verify_state_file_is_fios_byte_for_byte() {
         ),
         (
             "write",
-            &["--numjobs=2", "--size=64k"],
+            // Each clone its own bytes: clones writing the same ones tear each other's blocks
+            // as their timing decides, and fio's read-back then fails (CI saw it once).
+            &["--numjobs=2", "--size=64k", "--offset_increment=64k"],
             &["local-v-0-verify.state", "local-v-1-verify.state"],
         ),
         (

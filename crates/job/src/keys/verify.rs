@@ -428,7 +428,9 @@ impl JobDraft {
         // nothing (neither does the `null` engine, which stores nothing): those pass in fio.
         // Random writes, or sequential ones from shifted starts: sequential clones from one
         // start write each block in step and fio passes them (`--rw=write --numjobs=2
-        // --verify=crc32c`, every run; `rw=rw` some runs), random ones fail every run, and
+        // --verify=crc32c`, every run on an idle machine; under a loaded CI run one clone
+        // once read back a block the other was rewriting, torn; `rw=rw` some runs), random
+        // ones fail every run, and
         // shifted ones (`offset_increment` below `size`) pass or fail as the clones' pace
         // decides (seed 6174: `rw=readwrite bsrange=512-8k size=512k numjobs=2
         // offset_increment=256k verify=sha256` passes on psync, fails on posixaio). A
