@@ -609,25 +609,26 @@ impl FioSequence {
             return None;
         }
         let mut unmarked = None;
-        if let (true, true, Some(_)) = (mark, self.units.busy_ok, self.map.as_ref()) {
-            let sizes = &self.sizes[direction];
-            unmarked = Some((sizes.blocks(relative, false), sizes.blocks(len, true)));
-        } else if let (true, Some(map)) = (mark, self.map.as_mut()) {
+        if let (true, Some(map)) = (mark, self.map.as_mut()) {
             // io_u.c, `mark_random_map`: the blocks the I/O covers, up to the first taken one;
             // the I/O shrinks to what was free. fio counts them in the direction's smallest
-            // block, whatever granule the map was built with.
+            // block, whatever granule the map was built with. A stale BUSY_OK marks nothing.
             let sizes = &self.sizes[direction];
             let block = sizes.blocks(relative, false);
             let wanted = sizes.blocks(len, true);
-            let taken = map.set_run(block, wanted);
-            if map.run_passes_array(block, wanted, taken) {
-                self.fio_unfollowed = Some(format!(
-                    "fio 3.33 marks its random map past its end here, into heap memory it never set (lib/axmap.c, __axmap_set: a {len}-byte I/O at block {block} of a map of {} whole 64-block words), so its length is whatever the heap held; storlab stops the job there (bs_is_seq_rand with a larger fixed write size: use a region that is not a multiple of 64 of the smallest block, or norandommap)",
-                    block + taken
-                ));
-                return None;
+            if self.units.busy_ok {
+                unmarked = Some((block, wanted));
+            } else {
+                let taken = map.set_run(block, wanted);
+                if map.run_passes_array(block, wanted, taken) {
+                    self.fio_unfollowed = Some(format!(
+                        "fio 3.33 marks its random map past its end here, into heap memory it never set (lib/axmap.c, __axmap_set: a {len}-byte I/O at block {block} of a map of {} whole 64-block words), so its length is whatever the heap held; storlab stops the job there (bs_is_seq_rand with a larger fixed write size: use a region that is not a multiple of 64 of the smallest block, or norandommap)",
+                        block + taken
+                    ));
+                    return None;
+                }
+                len = len.min(taken * sizes.min_bytes);
             }
-            len = len.min(taken * sizes.min_bytes);
         }
         self.last_pos_bytes[direction] = offset + len;
         self.last_start_bytes[direction] = offset;

@@ -91,13 +91,12 @@ impl MappedIo {
     /// I/O's own address as fio's engine asks (engines/mmap.c): an I/O off a page boundary
     /// (`blockalign=1k`) fails there with EINVAL, as in fio.
     fn sync_and_drop(&mut self, offset_bytes: usize, len_bytes: usize) -> Result<(), i32> {
-        let (start, len) = (offset_bytes, len_bytes);
-        // SAFETY: `start..start+len` lies inside the mapping (the caller checked the request
-        // range).
-        let addr = unsafe { self.base.as_ptr().add(start) }.cast();
+        // SAFETY: `offset_bytes..offset_bytes + len_bytes` lies inside the mapping (the
+        // caller checked the request range).
+        let addr = unsafe { self.base.as_ptr().add(offset_bytes) }.cast();
         self.msyncs += 1;
         // SAFETY: as above; msync and madvise only act on our own mapping's pages.
-        let synced = unsafe { libc::msync(addr, len, libc::MS_SYNC) };
+        let synced = unsafe { libc::msync(addr, len_bytes, libc::MS_SYNC) };
         if synced != 0 {
             return Err(io::Error::last_os_error()
                 .raw_os_error()
@@ -105,7 +104,7 @@ impl MappedIo {
         }
         // SAFETY: as above. MADV_DONTNEED on a shared file mapping drops our page table entries;
         // the data is in the file (just synced), so nothing is lost.
-        let dropped = unsafe { libc::madvise(addr, len, libc::MADV_DONTNEED) };
+        let dropped = unsafe { libc::madvise(addr, len_bytes, libc::MADV_DONTNEED) };
         if dropped != 0 {
             return Err(io::Error::last_os_error()
                 .raw_os_error()

@@ -48,7 +48,10 @@ impl UnitFlags {
 
     /// A sync or a verify read took the free list's top unit and completes on it, which
     /// clears its flag (`io_completed`); `before_last_fill`: in fio it came before the last
-    /// fill, which storlab drew ahead. Returns the blocks that fill then still owes the map.
+    /// fill, which storlab drew ahead. Returns the blocks that fill then still owes the map:
+    /// only a loop's first fill can owe any (a stale flag comes of the loop's last, failed
+    /// fill), on a map the loop's start emptied, so they are all free and the I/O keeps its
+    /// length.
     pub(super) fn top_unit_taken(&mut self, before_last_fill: bool) -> Option<(u64, u64)> {
         if self.stale_in_fills == Some(0) {
             self.stale_in_fills = None;
