@@ -360,6 +360,9 @@ fn the_vertex3s_read_ahead_lets_windows7s_64_kib_bot_reads_near_the_reviews_leve
         );
         assert!(without < 200.0, "{stack} without read-ahead: {without:.1}");
         assert!(with > 210.0, "{stack} with read-ahead: {with:.1}");
-        assert!((small - large).abs() < with * 0.02, "{small:.1} vs {large:.1}");
+        assert!(
+            (small - large).abs() < with * 0.02,
+            "{small:.1} vs {large:.1}"
+        );
     }
 }
