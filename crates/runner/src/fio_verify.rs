@@ -305,7 +305,19 @@ impl FioFormat {
             return;
         }
         self.fill_data(buf, offset_bytes, data_seed, write);
-        self.put_headers(buf, offset_bytes, &seeds);
+        self.put_headers(buf, offset_bytes, &seeds, self.interval_bytes);
+    }
+
+    /// Where fio puts a write's headers: every interval, or once for the whole write when it
+    /// is shorter than the interval (verify.c `get_hdr_inc`; `bs_is_seq_rand` gives a job's
+    /// writes its read size, under the interval its write size sets). The header's length
+    /// field says the same.
+    fn header_step(&self, write_len: u64) -> usize {
+        if self.interval_bytes as u64 <= write_len {
+            self.interval_bytes
+        } else {
+            write_len as usize
+        }
     }
 
     /// `fill_within` where a header interval spans several granules: fio puts a header every
@@ -319,8 +331,9 @@ impl FioFormat {
         seeds: &WriteSeeds,
         write: (u64, u64),
     ) {
-        let interval_bytes = self.interval_bytes as u64;
         let (write_start, write_len) = write;
+        let step = self.header_step(write_len);
+        let interval_bytes = step as u64;
         let end = offset_bytes + buf.len() as u64;
         let write_end = (write_start + write_len).max(end);
         let mut at = write_start
@@ -339,7 +352,7 @@ impl FioFormat {
                 &mut scratch[..len]
             };
             self.fill_data(piece, at, seeds.data_seed, write);
-            self.put_headers(piece, at, seeds);
+            self.put_headers(piece, at, seeds, step);
             if !inside {
                 let from = at.max(offset_bytes);
                 let to = (at + len as u64).min(end);
@@ -373,8 +386,8 @@ impl FioFormat {
         );
     }
 
-    /// A header at the start of each interval of `bytes` (from `offset_bytes`), over its data.
-    fn put_headers(&self, bytes: &mut [u8], offset_bytes: u64, seeds: &WriteSeeds) {
+    /// A header at the start of each `step` of `bytes` (from `offset_bytes`), over its data.
+    fn put_headers(&self, bytes: &mut [u8], offset_bytes: u64, seeds: &WriteSeeds, step: usize) {
         if self.header_bytes == 0 {
             return;
         }
@@ -385,12 +398,12 @@ impl FioFormat {
         } = *seeds;
         // With a verify pattern fio's seed is 0 (no random data behind it).
         let rand_seed = if self.pattern.is_some() { 0 } else { data_seed };
-        for (k, interval) in bytes.chunks_mut(self.interval_bytes).enumerate() {
-            let at = offset_bytes + (k * self.interval_bytes) as u64;
+        for (k, interval) in bytes.chunks_mut(step).enumerate() {
+            let at = offset_bytes + (k * step) as u64;
             let (header, data) = interval.split_at_mut(self.header_bytes);
             header[..2].copy_from_slice(&MAGIC.to_le_bytes());
             header[TYPE_AT..TYPE_AT + 2].copy_from_slice(&type_code(self.kind).to_le_bytes());
-            header[LEN_AT..LEN_AT + 4].copy_from_slice(&(self.interval_bytes as u32).to_le_bytes());
+            header[LEN_AT..LEN_AT + 4].copy_from_slice(&(step as u32).to_le_bytes());
             header[SEED_AT..SEED_AT + 8].copy_from_slice(&rand_seed.to_le_bytes());
             header[OFFSET_AT..OFFSET_AT + 8].copy_from_slice(&at.to_le_bytes());
             // The write time stays 0: fio only prints it; storlab regenerates every byte.
@@ -432,7 +445,12 @@ impl FioFormat {
         };
         let write = (offset_bytes, found.len() as u64);
         self.fill_data(&mut expected, offset_bytes, seeds.data_seed, write);
-        self.put_headers(&mut expected, offset_bytes, &seeds);
+        self.put_headers(
+            &mut expected,
+            offset_bytes,
+            &seeds,
+            self.header_step(write.1),
+        );
         expected
     }
 

@@ -383,6 +383,11 @@ pub const AGREE: &[&str] = &[
     // at whichever unit's offset completion timing left on top, different in every fio run;
     // the oracle saw it vary only in one worker's logs (clones' shared logs interleave).
     "--rw=randrw:2 --rwmixread=10 --bs=32k --blockalign=8k --offset=512 --loops=3 --number_ios=100 --random_generator=tausworthe64 --ioengine=posixaio --iodepth=8 --fsync_on_close=1 --buffer_compress_percentage=90 --numjobs=2 --rw_sequencer=identical --scramble_buffers=0 --continue_on_error=write",
+    // 3535 (silent until session 31): a write shorter than the verify interval has one header
+    // for the whole write (verify.c `get_hdr_inc`): `bs_is_seq_rand` gives a sequential job's
+    // writes the 4 KiB of its first size under the 32 KiB interval its write size sets.
+    "--rw=rw --bs=4k,32k --verify=crc32 --bs_is_seq_rand=1",
+    "--rw=rw --rwmixread=50 --bs=4k,32k --size=256k --loops=3 --number_ios=100 --random_generator=tausworthe64 --verify=crc32 --bs_is_seq_rand=1 --unified_rw_reporting=none",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
