@@ -465,4 +465,9 @@ pub const REFUSED: &[&str] = &[
     // Session 27: a share of the target under `filesize` on the null engine (fio refuses the
     // offset without `size`).
     "--rw=read --numjobs=2 --offset_increment=25% --filesize=512k --ioengine=null",
+    // 3535 (silent until session 31): `number_ios` with syncs every N writes on an engine that
+    // queues them, above depth 1: fio counts syncs in flight towards the count and not once
+    // they complete, and runs on with more syncs as completion timing falls.
+    "--rw=randwrite --number_ios=10 --ioengine=posixaio --iodepth=8 --fsync=6",
+    "--rw=randrw --number_ios=10 --ioengine=io_uring --iodepth=4 --fdatasync=2 --size=256k",
 ];
