@@ -333,14 +333,14 @@ impl FioFormat {
     ) {
         let (write_start, write_len) = write;
         let step = self.header_step(write_len);
-        let interval_bytes = step as u64;
+        let step_bytes = step as u64;
         let end = offset_bytes + buf.len() as u64;
         let write_end = (write_start + write_len).max(end);
-        let mut at = write_start
-            + offset_bytes.saturating_sub(write_start) / interval_bytes * interval_bytes;
+        let mut at =
+            write_start + offset_bytes.saturating_sub(write_start) / step_bytes * step_bytes;
         let mut scratch = Vec::new();
         while at < end {
-            let len = interval_bytes.min(write_end - at) as usize;
+            let len = step_bytes.min(write_end - at) as usize;
             // An interval inside `buf` is built in place; one `buf` cuts (a granule checked
             // alone) is built aside and the part inside copied.
             let inside = at >= offset_bytes && at + len as u64 <= end;

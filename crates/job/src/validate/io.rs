@@ -127,8 +127,6 @@ pub(super) fn check_sync_and_think(spec: &JobSpec, location: &Location) -> Resul
     Ok(())
 }
 
-/// What a fio job asks that storlab does not follow, refused in one line: `exitall` among a
-/// job's clones, and in strided zones a skewed distribution or fio's `mmap` engine.
 /// `number_ios` with syncs every N writes on an engine that queues its syncs (posixaio,
 /// io_uring) above depth 1: fio counts the I/O units in flight towards `number_ios`, a sync's
 /// too, but a completed sync no more (backend.c `exceeds_number_ios`), so a job that stopped
@@ -152,6 +150,8 @@ fn check_number_ios_with_queued_syncs(spec: &JobSpec, location: &Location) -> Re
     Ok(())
 }
 
+/// What a fio job asks that storlab does not follow, refused in one line: `exitall` among a
+/// job's clones, and in strided zones a skewed distribution or fio's `mmap` engine.
 fn check_fio_zones_and_clones(spec: &JobSpec, location: &Location) -> Result<(), JobError> {
     if spec.exit_all.on_end && spec.numjobs > 1 {
         // fio's first thread to end terminates its clones (backend.c `thread_main` calls
