@@ -4,9 +4,8 @@
 //! `validation/hwfr2013-windows-7-to-8.toml`: every sentence that says which way a port went from
 //! Windows 7 to Windows 8 (and which way its Windows 8 scenarios, and its Windows 7 ones, stand
 //! against each other), the two simulated stacks it compares, and the sign (and figure, where
-//! the text gives one). The
-//! tests run them on the shipped stacks, print each table (`--nocapture`) and count the signs
-//! that agree (decision 0048).
+//! the text gives one). The tests run them on the shipped stacks, print each table
+//! (`--nocapture`) and count the signs that agree (decision 0048).
 //!
 //! The review's charts are not in its text, so the tests compare the direction of each change,
 //! not absolute figures: a change within ±[`SAME_BAND_PERCENT`] counts as "same", which is what
@@ -278,6 +277,16 @@ fn windows8s_in_box_xhci_driver_costs_the_same_under_its_bot_and_uas_drivers() {
     );
 }
 
+/// A part's profile `text` with its line for `key` removed, and `value` for it appended when
+/// given: the same part with one property taken away or changed.
+fn with_key(text: &str, key: &str, value: Option<String>) -> String {
+    text.lines()
+        .filter(|line| !line.starts_with(key))
+        .map(|line| format!("{line}\n"))
+        .chain(value.map(|v| format!("{key} = {v}\n")))
+        .collect()
+}
+
 /// The EJ168's own data path (decision 0054) is what puts the Etron port last under Windows 8:
 /// without it (its `data_path_mb_s` removed, every other part the same) the port's 2 MiB reads
 /// under the in-box driver run as fast as the ASMedia port's; with it they stay under the chip's
@@ -293,11 +302,7 @@ fn the_etron_chips_data_path_puts_its_port_last_under_windows8() {
     assert!(rate_mb_s > 0.0, "the EJ168 profile names its data path");
     let mut unbound = ProfileSet::embedded();
     let controller = include_str!("../../../../../profiles/controllers/etron-ej168.toml");
-    let without: String = controller
-        .lines()
-        .filter(|line| !line.starts_with("data_path_mb_s"))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let without = with_key(controller, "data_path_mb_s", None);
     assert_ne!(without.len(), controller.len());
     unbound
         .insert_text(
@@ -349,12 +354,7 @@ fn the_vertex3s_read_ahead_lets_windows7s_64_kib_bot_reads_near_the_reviews_leve
     let drive = include_str!("../../../../../profiles/drives/ocz-vertex3-maxiops-120gb.toml");
     let with_read_ahead = |bytes: Option<u32>| {
         let mut profiles = ProfileSet::embedded();
-        let text: String = drive
-            .lines()
-            .filter(|line| !line.starts_with("read_ahead_bytes"))
-            .map(|line| format!("{line}\n"))
-            .chain(bytes.map(|b| format!("read_ahead_bytes = {b}\n")))
-            .collect();
+        let text = with_key(drive, "read_ahead_bytes", bytes.map(|b| b.to_string()));
         profiles
             .insert_text(
                 "drives",
