@@ -88,6 +88,9 @@ impl Event {
 /// Queues up to this long take a new entry by moving it from the earliest end (an insertion
 /// sort step); longer ones by binary search and one block move.
 const LINEAR_INSERT_MAX: usize = 64;
+/// A new entry walks at most this many entries from the earliest end; one that would go
+/// further goes in by binary search.
+const LINEAR_WALK_MAX: usize = 8;
 
 /// Events waiting to happen. Each entry is one `u128`: time in the high 64 bits, then the
 /// sequence number, then the event, so ordering entries orders by (time, sequence) and
@@ -127,7 +130,13 @@ impl EventQueue {
         let low = (self.next_seq << PAYLOAD_BITS) | event.pack();
         let entry = (u128::from(at_ns) << 64) | u128::from(low);
         self.next_seq += 1;
-        if self.sorted.len() > LINEAR_INSERT_MAX {
+        let len = self.sorted.len();
+        // An event far behind the earliest few (a drive's media time, tens of microseconds
+        // while other commands move in nanoseconds) would walk most of the queue: it goes in
+        // by binary search and one block move instead.
+        if len > LINEAR_INSERT_MAX
+            || (len > LINEAR_WALK_MAX && self.sorted[len - LINEAR_WALK_MAX] < entry)
+        {
             let at = self.sorted.partition_point(|e| *e > entry);
             self.sorted.insert(at, entry);
             return;
@@ -252,6 +261,33 @@ mod tests {
             assert_eq!(q.pop(), Some((at, Event::Complete { cmd })));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn short_queues_order_near_and_far_events_alike() {
+        // A queue held between 1 and 40 entries, as under QD32: new events land both among
+        // the earliest few (the walk) and far behind them (the binary search).
+        let mut q = EventQueue::with_bound(64);
+        let mut model = std::collections::BTreeSet::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut now = 0;
+        for cmd in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let at = now + if x & 4 == 0 { x % 8 } else { x % 5000 };
+            q.push(at, Event::Complete { cmd });
+            model.insert((at, cmd));
+            let pops = if model.len() < 30 { x % 2 } else { x % 3 };
+            for _ in 0..(pops as usize)
+                .max(model.len().saturating_sub(40))
+                .min(model.len())
+            {
+                let (at, cmd) = model.pop_first().unwrap();
+                assert_eq!(q.pop(), Some((at, Event::Complete { cmd })));
+                now = at;
+            }
+        }
     }
 
     #[test]
