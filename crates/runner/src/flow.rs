@@ -3,12 +3,24 @@
 //! member whose share of the flow's I/Os is above its share of the flow's weight is held back
 //! (`flow_threshold_exceeded`): it waits `flow_sleep`, its queue drained first, or looks again
 //! at once. A member that ends takes its I/Os and weight out of the flow (`flow_put`), so the
-//! others go on in the ratio of theirs.
+//! others go on in the ratio of theirs — not at once: fio's parent process does it when it
+//! reaps the ended job (backend.c, `reap_threads`, polled every 10 ms), and until then the
+//! ended member still holds the others to their shares. Jobs that end together (the same
+//! `runtime`) therefore end in the ratio, whichever thread's clock ran out first (fio's
+//! t0011: 1000 and ~8000 IOPS, not a burst of the heavier one after the lighter one ended).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use storlab_job::FlowSpec;
+
+/// How long after a member ends its I/Os and weight leave the flow: fio's parent reaps ended
+/// jobs between sleeps of 10 ms (backend.c, `run_threads`: `do_usleep(10000)`).
+pub const FIO_REAP_POLL: Duration = Duration::from_millis(10);
+
+/// No departure pending.
+const NONE_PENDING: u64 = u64::MAX;
 
 /// One flow's shared counters (fio's `struct fio_flow`).
 #[derive(Debug)]
@@ -18,28 +30,92 @@ pub struct Flow {
     issued_ios: AtomicU64,
     /// The sum of the members' weights.
     total_weight: AtomicU64,
+    /// Members that ended and are not yet taken out: (when, as ns since `created`, their I/Os,
+    /// their weight).
+    departures: Mutex<Vec<(u64, u64, u64)>>,
+    /// The earliest pending departure's time (ns since `created`), [`NONE_PENDING`] if none:
+    /// members look at it before each share, and lock `departures` only once one is due.
+    next_departure_ns: AtomicU64,
+    created: Instant,
+    reap_delay: Duration,
 }
 
 impl Flow {
-    fn new() -> Self {
+    fn new(reap_delay: Duration) -> Self {
         Flow {
             issued_ios: AtomicU64::new(1),
             total_weight: AtomicU64::new(0),
+            departures: Mutex::new(Vec::new()),
+            next_departure_ns: AtomicU64::new(NONE_PENDING),
+            created: Instant::now(),
+            reap_delay,
         }
+    }
+
+    fn elapsed_ns(&self) -> u64 {
+        u64::try_from(self.created.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Takes out the ended members whose reap time has come.
+    fn reap_due(&self) {
+        if self.next_departure_ns.load(Ordering::Acquire) > self.elapsed_ns() {
+            return;
+        }
+        let mut departures = self.departures.lock().unwrap_or_else(|e| e.into_inner());
+        let now_ns = self.elapsed_ns();
+        departures.retain(|&(at_ns, ios, weight)| {
+            if at_ns > now_ns {
+                return true;
+            }
+            self.issued_ios.fetch_sub(ios, Ordering::AcqRel);
+            self.total_weight.fetch_sub(weight, Ordering::AcqRel);
+            false
+        });
+        let next = departures.iter().map(|d| d.0).min().unwrap_or(NONE_PENDING);
+        self.next_departure_ns.store(next, Ordering::Release);
+    }
+
+    /// A member with `ios` issued and `weight` ended: it leaves after the reap delay.
+    fn depart(&self, ios: u64, weight: u64) {
+        let at_ns = self
+            .elapsed_ns()
+            .saturating_add(u64::try_from(self.reap_delay.as_nanos()).unwrap_or(u64::MAX));
+        let mut departures = self.departures.lock().unwrap_or_else(|e| e.into_inner());
+        departures.push((at_ns.min(NONE_PENDING - 1), ios, weight));
+        let next = departures.iter().map(|d| d.0).min().unwrap_or(NONE_PENDING);
+        self.next_departure_ns.store(next, Ordering::Release);
     }
 }
 
 /// The flows of the jobs running together, by `flow_id`.
-#[derive(Debug, Default)]
-pub struct Flows(HashMap<u32, Arc<Flow>>);
+#[derive(Debug)]
+pub struct Flows {
+    flows: HashMap<u32, Arc<Flow>>,
+    reap_delay: Duration,
+}
+
+impl Default for Flows {
+    fn default() -> Self {
+        Flows::with_reap_delay(FIO_REAP_POLL)
+    }
+}
 
 impl Flows {
+    /// Flows whose ended members leave `reap_delay` after they end.
+    pub fn with_reap_delay(reap_delay: Duration) -> Self {
+        Flows {
+            flows: HashMap::new(),
+            reap_delay,
+        }
+    }
+
     /// A member of `spec`'s flow (fio's `flow_init_job`: its weight joins the flow's total).
     pub fn join(&mut self, spec: FlowSpec) -> FlowMember {
+        let reap_delay = self.reap_delay;
         let flow = self
-            .0
+            .flows
             .entry(spec.id)
-            .or_insert_with(|| Arc::new(Flow::new()));
+            .or_insert_with(|| Arc::new(Flow::new(reap_delay)));
         flow.total_weight
             .fetch_add(u64::from(spec.weight), Ordering::Relaxed);
         FlowMember {
@@ -66,8 +142,10 @@ pub struct FlowMember {
 impl FlowMember {
     /// Whether this member is ahead of its share: its I/Os over the flow's are more than its
     /// weight over the flow's total (fio compares the two ratios as doubles; the products
-    /// here are the same comparison without rounding).
+    /// here are the same comparison without rounding). Ended members due to be reaped leave
+    /// first.
     pub fn ahead(&self) -> bool {
+        self.flow.reap_due();
         let flow_ios = self.flow.issued_ios.load(Ordering::Relaxed);
         let total_weight = self.flow.total_weight.load(Ordering::Relaxed);
         u128::from(self.issued_ios) * u128::from(total_weight)
@@ -80,18 +158,14 @@ impl FlowMember {
         self.issued_ios += 1;
     }
 
-    /// Takes this member's I/Os and weight out of the flow (fio's `flow_put` at job exit), so
-    /// the members still running are not held back by one that stopped.
+    /// This member has ended: its I/Os and weight leave the flow once fio's parent would have
+    /// reaped it ([`FIO_REAP_POLL`]), so the members still running are then no longer held
+    /// back by one that stopped.
     pub fn leave(&mut self) {
         if std::mem::replace(&mut self.left, true) {
             return;
         }
-        self.flow
-            .issued_ios
-            .fetch_sub(self.issued_ios, Ordering::Relaxed);
-        self.flow
-            .total_weight
-            .fetch_sub(self.weight, Ordering::Relaxed);
+        self.flow.depart(self.issued_ios, self.weight);
     }
 }
 
@@ -111,6 +185,23 @@ mod tests {
             weight,
             sleep_ns: 0,
         }
+    }
+
+    /// A member that ended still holds the others to their shares until fio's parent would
+    /// have reaped it.
+    #[test]
+    fn an_ended_member_holds_the_others_until_it_is_reaped() {
+        let mut flows = Flows::with_reap_delay(Duration::from_millis(200));
+        let mut light = flows.join(spec(1, 1));
+        let mut heavy = flows.join(spec(1, 8));
+        light.count_io();
+        while !heavy.ahead() {
+            heavy.count_io();
+        }
+        light.leave();
+        assert!(heavy.ahead(), "the ended member is not reaped yet");
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(!heavy.ahead(), "reaped: the heavy member is alone");
     }
 
     /// Members that issue whenever they are not ahead end in the ratio of their weights.
@@ -143,7 +234,7 @@ mod tests {
     /// Another flow_id is another flow; a member that leaves no longer holds the others back.
     #[test]
     fn flows_are_separate_and_a_member_that_leaves_frees_the_rest() {
-        let mut flows = Flows::default();
+        let mut flows = Flows::with_reap_delay(Duration::ZERO);
         let mut a = flows.join(spec(1, 1));
         let mut b = flows.join(spec(1, 3));
         let mut other = flows.join(spec(2, 1));
