@@ -413,7 +413,7 @@ impl Worker {
     pub fn log_read_back(&mut self, own: &WriteRecord, slot_bytes: u64) -> Result<(), RunError> {
         // The empty loop's sync after it reuses the I/O unit of the read-back's last read,
         // whose offset fio logs.
-        if self.sync.empty_loop_sync_due {
+        if self.sync.empty_loop_sync_due.is_some() {
             if let Some((offset_bytes, _)) = own.extents(slot_bytes).last() {
                 self.note_read_back_end(offset_bytes);
             }

@@ -242,7 +242,11 @@ impl Worker {
                         });
                     }
                     self.progress.generator_done = true;
-                    self.note_failed_placement(self.generator.fio_end_offset());
+                    let failed_offset = self.generator.fio_end_offset();
+                    // Where fio began one more pass that placed nothing, the pass before ends
+                    // on the unit its own failed placement left.
+                    let offset = self.note_empty_pass(failed_offset).unwrap_or(failed_offset);
+                    self.note_failed_placement(offset);
                     return Ok(Next::End);
                 };
                 // fio's mmap engine copies at the offset less `file_offset`, which strided

@@ -23,7 +23,12 @@ pub(super) struct Syncs {
     pub(super) loop_end_due: bool,
     /// fio's last, empty loop's sync waits for the job's read-back: fio verifies each loop
     /// after it (backend.c, `do_verify` after `do_io`), and the empty loop comes after that.
-    pub(super) empty_loop_sync_due: bool,
+    /// Its kind, whether fio counts it, and the offset its I/O unit carries if not the
+    /// read-back's last read's.
+    pub(super) empty_loop_sync_due: Option<EmptyLoopSync>,
+    /// The fio sequence began one more pass that placed nothing (`note_empty_pass`), and the
+    /// offset of that pass's failed placement, if any.
+    pub(super) empty_pass_began: Option<Option<u64>>,
     /// A fio job with writes (fio's `should_fsync`: `td_write`, whether or not one was drawn).
     fio_writer: bool,
     /// fio's engine for the job completes each I/O as it queues it (FIO_SYNCIO): nothing is
@@ -40,6 +45,22 @@ pub(super) struct Syncs {
     /// due sync takes a free slot, the I/O in flight goes on, and `last_was_sync` is set as
     /// one completes.
     pub(super) fio_queues_syncs: bool,
+}
+
+/// The sync of fio's last, empty loop, waiting for the job's read-back.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct EmptyLoopSync {
+    kind: FlushKind,
+    /// fio counts it: a sync `fsync=N` asks for is an I/O unit of the `sync` block; an end
+    /// sync is not.
+    measured: bool,
+    /// The offset its I/O unit carries (the empty loop's failed placement), where it is not
+    /// the read-back's last read's.
+    offset_bytes: Option<u64>,
+    /// How many: where fio's engine queues its syncs (io_uring, posixaio), `get_rw_ddir`
+    /// chooses the due sync again for each free I/O unit until one completes and sets
+    /// `last_was_sync`, as in any loop: one per unit of the queue.
+    count: usize,
 }
 
 impl Syncs {
@@ -71,7 +92,8 @@ impl Syncs {
             measure_start_ns: 0,
             loops_ended: 0,
             loop_end_due: false,
-            empty_loop_sync_due: false,
+            empty_loop_sync_due: None,
+            empty_pass_began: None,
             fio_writer,
             fio_engine_synchronous: false,
             fio_unit_freelist: false,
@@ -143,6 +165,17 @@ impl Worker {
         measured: bool,
     ) -> Result<(), RunError> {
         let offset_bytes = self.sync_offset_bytes();
+        self.flush_at(engine, kind, measured, offset_bytes)
+    }
+
+    /// `flush_measured` on the I/O unit that carries `offset_bytes`.
+    fn flush_at(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        kind: FlushKind,
+        measured: bool,
+        offset_bytes: u64,
+    ) -> Result<(), RunError> {
         if let Some(log) = self.iolog.as_mut() {
             log.record_sync(kind, offset_bytes, false);
         }
@@ -300,11 +333,17 @@ impl Worker {
     ) -> Result<(), RunError> {
         let wanted = self.sync.spec.end_fsync || self.sync.spec.fsync_on_close;
         let writer = self.progress.write_counter > 0 || self.sync.fio_writer;
-        if !wanted || self.error.is_some() || !writer {
+        if self.error.is_some() || !writer {
             return Ok(());
         }
-        if !self.sync.last_was_sync {
+        if wanted && !self.sync.last_was_sync {
             self.flush_measured(engine, FlushKind::All, false)?;
+        }
+        if let Some(failed_offset) = self.sync.empty_pass_began.take() {
+            return self.sync_empty_pass(engine, wanted, failed_offset);
+        }
+        if !wanted {
+            return Ok(());
         }
         // A job its `number_ios` ended still runs its loops left, empty (backend.c,
         // `keep_running` asks `loops` before `exceeds_number_ios`).
@@ -316,10 +355,97 @@ impl Worker {
             || (ios_done && self.generator.fio_loops_follow())
         {
             if self.verifying.reads_back_at_end() {
-                self.sync.empty_loop_sync_due = true;
+                self.sync.empty_loop_sync_due = Some(EmptyLoopSync {
+                    kind: FlushKind::All,
+                    measured: false,
+                    offset_bytes: None,
+                    count: 1,
+                });
             } else {
                 self.flush_measured(engine, FlushKind::All, false)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The fio sequence began one more pass and placed nothing in it: the pass before ended
+    /// where no I/O could be placed, short of the job's bytes, and the verify pass reopened
+    /// the file (or `io_size` asks for more), so fio's `keep_running` went on (backend.c).
+    /// Returns the offset of the pass before's failed placement, which its I/O unit carries
+    /// into that pass's end (`failed_offset`: the empty pass's own), or None if no pass began.
+    /// The empty pass's sync comes at the job's end (`sync_empty_pass`).
+    pub(super) fn note_empty_pass(&mut self, failed_offset: Option<u64>) -> Option<Option<u64>> {
+        let (passes, pass_before_offset) = self.generator.fio_loops_ended()?;
+        if passes <= self.sync.loops_ended {
+            return None;
+        }
+        self.sync.loops_ended = passes;
+        self.sync.empty_pass_began = Some(failed_offset);
+        Some(pass_before_offset)
+    }
+
+    /// The sync of fio's empty pass, after the read-back of the pass before (seed 1111):
+    /// `clear_io_state` cleared `last_was_sync`, so the sync `fsync=N` / `fdatasync=N` asks for
+    /// after the writes so far comes first (io_u.c, `get_rw_ddir`), on the I/O unit on top
+    /// (the read-back's last, else the pass before's failed placement), counted as any; else,
+    /// with `end_fsync` or `fsync_on_close`, the pass's end sync, after its own failed
+    /// placement (`failed_offset`). Never both: the first leaves `last_was_sync` set for the
+    /// second (`should_fsync`).
+    fn sync_empty_pass(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        end_wanted: bool,
+        failed_offset: Option<u64>,
+    ) -> Result<(), RunError> {
+        self.sync.last_was_sync = false;
+        let due = match self.sync.due(self.progress.write_counter) {
+            Some(kind) => EmptyLoopSync {
+                kind,
+                measured: true,
+                offset_bytes: None,
+                count: if self.sync.fio_queues_syncs {
+                    self.queue.depth_limit.max(1)
+                } else {
+                    1
+                },
+            },
+            None if end_wanted => EmptyLoopSync {
+                kind: FlushKind::All,
+                measured: false,
+                offset_bytes: failed_offset,
+                count: 1,
+            },
+            None => return Ok(()),
+        };
+        if self.verifying.reads_back_at_end() {
+            self.sync.empty_loop_sync_due = Some(due);
+            return Ok(());
+        }
+        self.flush_empty_loop(engine, due)
+    }
+
+    /// The empty loop's `due` syncs, one after another.
+    fn flush_empty_loop(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        due: EmptyLoopSync,
+    ) -> Result<(), RunError> {
+        if due.offset_bytes.is_some() {
+            self.note_failed_placement(due.offset_bytes);
+        }
+        if due.count == 1 || !self.sync.fio_unit_freelist {
+            for _ in 0..due.count {
+                self.flush_measured(engine, due.kind, due.measured)?;
+            }
+            return Ok(());
+        }
+        // Each queued sync takes the next unit down fio's freelist, none back before all went.
+        let offsets: Vec<u64> = (self.queue.free_slots.iter().rev())
+            .map(|&slot| self.queue.in_flight[slot as usize].offset_bytes)
+            .take(due.count)
+            .collect();
+        for offset_bytes in offsets {
+            self.flush_at(engine, due.kind, due.measured, offset_bytes)?;
         }
         Ok(())
     }
@@ -330,10 +456,10 @@ impl Worker {
         &mut self,
         engine: &mut dyn IoEngine,
     ) -> Result<(), RunError> {
-        if !std::mem::take(&mut self.sync.empty_loop_sync_due) {
+        let Some(due) = self.sync.empty_loop_sync_due.take() else {
             return Ok(());
-        }
-        self.flush_measured(engine, FlushKind::All, false)?;
+        };
+        self.flush_empty_loop(engine, due)?;
         match self.iolog.as_mut() {
             Some(log) => log.append_after_close(&self.job_name),
             None => Ok(()),

@@ -388,6 +388,15 @@ pub const AGREE: &[&str] = &[
     // writes the 4 KiB of its first size under the 32 KiB interval its write size sets.
     "--rw=rw --bs=4k,32k --verify=crc32 --bs_is_seq_rand=1",
     "--rw=rw --rwmixread=50 --bs=4k,32k --size=256k --loops=3 --number_ios=100 --random_generator=tausworthe64 --verify=crc32 --bs_is_seq_rand=1 --unified_rw_reporting=none",
+    // 1111 (silent until session 32): a pass that ends where no I/O can be placed, short of
+    // the job's bytes, is followed by one more after the verify pass reopened the file; it
+    // places nothing, but `clear_io_state` cleared `last_was_sync`, so the sync `fsync=N`
+    // asks for comes first (one per I/O unit where the engine queues syncs), else its end
+    // sync at the offset of its own failed placement.
+    "--rw=randwrite --bs=2k --blockalign=4k --size=512k --random_distribution=pareto:0.5 --fsync=1 --verify=crc32c",
+    "--rw=randwrite --bs=2k --blockalign=4k --size=512k --random_distribution=pareto:0.5 --fsync=1 --verify=crc32c --ioengine=io_uring --iodepth=4",
+    "--rw=randwrite --bs=2k --blockalign=4k --size=512k --random_distribution=pareto:0.5 --fsync=2 --verify=crc32c --end_fsync=1",
+    "--rw=randwrite --bs=2k --blockalign=4k --size=512k --random_distribution=pareto:0.5 --fsync=1 --io_size=1m",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -470,4 +479,8 @@ pub const REFUSED: &[&str] = &[
     // they complete, and runs on with more syncs as completion timing falls.
     "--rw=randwrite --number_ios=10 --ioengine=posixaio --iodepth=8 --fsync=6",
     "--rw=randrw --number_ios=10 --ioengine=io_uring --iodepth=4 --fdatasync=2 --size=256k",
+    // 1111, 4444: a sequential mixed job's experimental pass: fio 3.33 fails its own verify
+    // (bad header rand_seed, or bad magic) at every mix and seed tried.
+    "--rw=readwrite --ioengine=sync --verify=crc32c --experimental_verify=1",
+    "--rw=readwrite --bs=32k,16k --size=128k --number_ios=37 --ioengine=sync --verify=crc32c --experimental_verify=1 --continue_on_error=read --clocksource=gettimeofday",
 ];
