@@ -445,20 +445,48 @@ impl JobDraft {
         let looped = spec.loops > 1;
         let racing_writes = (spec.random_percent_writes() > 0 || shifted || mixed || looped)
             && !matches!(spec.target, Target::Sim(_));
-        let checks_own_writes = spec.verify
+        let checks_headers = spec.verify
             && writes
-            && racing_writes
             && spec.engine != EngineKind::Null
             && spec.verify_spec.as_ref().is_some_and(|v| {
                 !v.only && !matches!(v.kind, VerifyKind::Pattern | VerifyKind::Null)
             });
+        let checks_own_writes = checks_headers && racing_writes;
         let shares = &spec.target_shares;
         let apart = shares.offset_increment_ppm.is_some()
             || (spec.offset_increment_bytes > 0
                 && spec
                     .size_bytes
                     .is_some_and(|size| spec.offset_increment_bytes >= size));
-        if self.storlab_rw_default || spec.numjobs < 2 || !checks_own_writes || apart {
+        if self.storlab_rw_default || spec.numjobs < 2 || apart {
+            return Ok(());
+        }
+        // Sequential clones from one start that draw their own sizes (fio seeds each thread
+        // apart) write the same bytes out of step. fio 3.33 passes them every run, its
+        // backlog reads included (seed 6666: `rw=write bsrange=1k-64k numjobs=2 verify=md5
+        // verify_backlog=4`, and with size=64m); storlab's backlog check of one clone finds
+        // some runs the block the other clone rewrote with a seed of its own. Refused until
+        // storlab follows what fio's check makes of it.
+        let several_sizes = spec.block_size_write.min_bytes() != spec.block_size_write.max_bytes();
+        let backlog = self.verify.backlog.is_some_and(|b| b > 0);
+        if !checks_own_writes
+            && checks_headers
+            && several_sizes
+            && backlog
+            && !matches!(spec.target, Target::Sim(_))
+        {
+            let (location, key, value) = self.setter("numjobs", job_location);
+            return Err(JobError::unsupported(
+                location,
+                &key,
+                value,
+                "with verify_backlog, clones of several block sizes write the same bytes out of \
+                 step, and storlab's backlog check of one clone can find a block the other \
+                 rewrote where fio 3.33 passes (seed 6666); give each clone its own region \
+                 (offset_increment >= size), one block size, or numjobs=1",
+            ));
+        }
+        if !checks_own_writes {
             return Ok(());
         }
         let (location, key, value) = self.setter("numjobs", job_location);

@@ -391,3 +391,29 @@ fn null_queue_with_async_checks_is_refused() {
     job("1", "2").unwrap();
     job("2", "0").unwrap();
 }
+
+/// Seed 6666: sequential clones of several block sizes with `verify_backlog` are refused
+/// (storlab's backlog check of one clone can find the other's block where fio passes); one
+/// block size, no backlog, or clones apart run.
+#[test]
+fn backlog_checked_clones_of_several_sizes_are_refused() {
+    let clones = [
+        ("bsrange", Some("1k-64k")),
+        ("verify", Some("md5")),
+        ("numjobs", Some("2")),
+        ("verify_backlog", Some("4")),
+    ];
+    let error = write_job_with(&clones).unwrap_err().to_string();
+    assert!(error.contains("out of step"), "{error}");
+    for change in [
+        ("bsrange", Some("4k-4k")),
+        ("verify_backlog", Some("0")),
+        ("offset_increment", Some("1m")),
+        ("numjobs", Some("1")),
+    ] {
+        let mut keys = clones.to_vec();
+        keys.retain(|(k, _)| *k != change.0);
+        keys.push(change);
+        assert!(write_job_with(&keys).is_ok(), "{change:?}");
+    }
+}
