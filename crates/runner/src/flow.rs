@@ -58,7 +58,9 @@ impl Flow {
 
     /// Takes out the ended members whose reap time has come.
     fn reap_due(&self) {
-        if self.next_departure_ns.load(Ordering::Acquire) > self.elapsed_ns() {
+        // The clock is read only while a departure is pending: members ask before every I/O.
+        let next_ns = self.next_departure_ns.load(Ordering::Acquire);
+        if next_ns == NONE_PENDING || next_ns > self.elapsed_ns() {
             return;
         }
         let mut departures = self.departures.lock().unwrap_or_else(|e| e.into_inner());
