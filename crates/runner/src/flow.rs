@@ -37,18 +37,16 @@ pub struct Flow {
     /// members look at it before each share, and lock `departures` only once one is due.
     next_departure_ns: AtomicU64,
     created: Instant,
-    reap_delay: Duration,
 }
 
 impl Flow {
-    fn new(reap_delay: Duration) -> Self {
+    fn new() -> Self {
         Flow {
             issued_ios: AtomicU64::new(1),
             total_weight: AtomicU64::new(0),
             departures: Mutex::new(Vec::new()),
             next_departure_ns: AtomicU64::new(NONE_PENDING),
             created: Instant::now(),
-            reap_delay,
         }
     }
 
@@ -77,11 +75,11 @@ impl Flow {
         self.next_departure_ns.store(next, Ordering::Release);
     }
 
-    /// A member with `ios` issued and `weight` ended: it leaves after the reap delay.
-    fn depart(&self, ios: u64, weight: u64) {
+    /// A member with `ios` issued and `weight` ended: it leaves `delay` later.
+    fn depart(&self, ios: u64, weight: u64, delay: Duration) {
         let at_ns = self
             .elapsed_ns()
-            .saturating_add(u64::try_from(self.reap_delay.as_nanos()).unwrap_or(u64::MAX));
+            .saturating_add(u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX));
         let mut departures = self.departures.lock().unwrap_or_else(|e| e.into_inner());
         departures.push((at_ns.min(NONE_PENDING - 1), ios, weight));
         let next = departures.iter().map(|d| d.0).min().unwrap_or(NONE_PENDING);
@@ -112,12 +110,18 @@ impl Flows {
     }
 
     /// A member of `spec`'s flow (fio's `flow_init_job`: its weight joins the flow's total).
-    pub fn join(&mut self, spec: FlowSpec) -> FlowMember {
-        let reap_delay = self.reap_delay;
+    /// `virtual_clock`: the member runs on a simulated target's clock, where a wait of wall
+    /// time would make the run depend on the machine: it leaves the flow as it ends.
+    pub fn join(&mut self, spec: FlowSpec, virtual_clock: bool) -> FlowMember {
+        let reap_delay = if virtual_clock {
+            Duration::ZERO
+        } else {
+            self.reap_delay
+        };
         let flow = self
             .flows
             .entry(spec.id)
-            .or_insert_with(|| Arc::new(Flow::new(reap_delay)));
+            .or_insert_with(|| Arc::new(Flow::new()));
         flow.total_weight
             .fetch_add(u64::from(spec.weight), Ordering::Relaxed);
         FlowMember {
@@ -126,6 +130,7 @@ impl Flows {
             issued_ios: 0,
             sleep_ns: spec.sleep_ns,
             left: false,
+            reap_delay,
         }
     }
 }
@@ -139,6 +144,9 @@ pub struct FlowMember {
     /// `flow_sleep`: how long to wait when ahead (0: look again at once).
     pub sleep_ns: u64,
     left: bool,
+    /// How long after it ends this member leaves the flow ([`FIO_REAP_POLL`], or none on a
+    /// simulated target's clock).
+    reap_delay: Duration,
 }
 
 impl FlowMember {
@@ -167,7 +175,8 @@ impl FlowMember {
         if std::mem::replace(&mut self.left, true) {
             return;
         }
-        self.flow.depart(self.issued_ios, self.weight);
+        self.flow
+            .depart(self.issued_ios, self.weight, self.reap_delay);
     }
 }
 
@@ -194,8 +203,8 @@ mod tests {
     #[test]
     fn an_ended_member_holds_the_others_until_it_is_reaped() {
         let mut flows = Flows::with_reap_delay(Duration::from_millis(200));
-        let mut light = flows.join(spec(1, 1));
-        let mut heavy = flows.join(spec(1, 8));
+        let mut light = flows.join(spec(1, 1), false);
+        let mut heavy = flows.join(spec(1, 8), false);
         light.count_io();
         while !heavy.ahead() {
             heavy.count_io();
@@ -206,14 +215,29 @@ mod tests {
         assert!(!heavy.ahead(), "reaped: the heavy member is alone");
     }
 
+    /// On a simulated target's clock an ended member leaves at once: a wait of wall time
+    /// would make the simulated run depend on the machine.
+    #[test]
+    fn on_virtual_time_an_ended_member_leaves_at_once() {
+        let mut flows = Flows::default();
+        let mut light = flows.join(spec(1, 1), true);
+        let mut heavy = flows.join(spec(1, 8), true);
+        light.count_io();
+        while !heavy.ahead() {
+            heavy.count_io();
+        }
+        light.leave();
+        assert!(!heavy.ahead(), "alone in the flow at once");
+    }
+
     /// Members that issue whenever they are not ahead end in the ratio of their weights.
     #[test]
     fn members_issue_in_the_ratio_of_their_weights() {
         let mut flows = Flows::default();
         let mut members = [
-            flows.join(spec(1, 1)),
-            flows.join(spec(1, 5)),
-            flows.join(spec(1, 10)),
+            flows.join(spec(1, 1), false),
+            flows.join(spec(1, 5), false),
+            flows.join(spec(1, 10), false),
         ];
         let mut issued = [0u64; 3];
         for _ in 0..16_000 {
@@ -237,9 +261,9 @@ mod tests {
     #[test]
     fn flows_are_separate_and_a_member_that_leaves_frees_the_rest() {
         let mut flows = Flows::with_reap_delay(Duration::ZERO);
-        let mut a = flows.join(spec(1, 1));
-        let mut b = flows.join(spec(1, 3));
-        let mut other = flows.join(spec(2, 1));
+        let mut a = flows.join(spec(1, 1), false);
+        let mut b = flows.join(spec(1, 3), false);
+        let mut other = flows.join(spec(2, 1), false);
         for _ in 0..10 {
             other.count_io();
         }

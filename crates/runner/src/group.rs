@@ -212,7 +212,8 @@ impl Clones<'_> {
             self.next_thread_number = thread_number.saturating_add(1);
             // Every clone is a member of its own (fio's flow is per thread).
             if let Some(spec) = job.flow {
-                worker.join_flow(self.flows.join(spec));
+                let virtual_clock = matches!(job.target, Target::Sim(_));
+                worker.join_flow(self.flows.join(spec, virtual_clock));
             }
             if job.serialize_overlap && job.submit_offload {
                 worker.share_overlap_board(std::sync::Arc::clone(&self.overlap_board));
