@@ -198,18 +198,25 @@ mod tests {
         }
     }
 
-    /// A member that ended still holds the others to their shares until fio's parent would
-    /// have reaped it.
-    #[test]
-    fn an_ended_member_holds_the_others_until_it_is_reaped() {
-        let mut flows = Flows::with_reap_delay(Duration::from_millis(200));
-        let mut light = flows.join(spec(1, 1), false);
-        let mut heavy = flows.join(spec(1, 8), false);
+    /// A light member (weight 1) that ended after one I/O, and a heavy one (weight 8) that
+    /// issued until it was ahead of its share; `virtual_clock` as `Flows::join` takes it.
+    fn heavy_after_light_ended(flows: &mut Flows, virtual_clock: bool) -> FlowMember {
+        let mut light = flows.join(spec(1, 1), virtual_clock);
+        let mut heavy = flows.join(spec(1, 8), virtual_clock);
         light.count_io();
         while !heavy.ahead() {
             heavy.count_io();
         }
         light.leave();
+        heavy
+    }
+
+    /// A member that ended still holds the others to their shares until fio's parent would
+    /// have reaped it.
+    #[test]
+    fn an_ended_member_holds_the_others_until_it_is_reaped() {
+        let mut flows = Flows::with_reap_delay(Duration::from_millis(200));
+        let heavy = heavy_after_light_ended(&mut flows, false);
         assert!(heavy.ahead(), "the ended member is not reaped yet");
         std::thread::sleep(Duration::from_millis(250));
         assert!(!heavy.ahead(), "reaped: the heavy member is alone");
@@ -219,14 +226,7 @@ mod tests {
     /// would make the simulated run depend on the machine.
     #[test]
     fn on_virtual_time_an_ended_member_leaves_at_once() {
-        let mut flows = Flows::default();
-        let mut light = flows.join(spec(1, 1), true);
-        let mut heavy = flows.join(spec(1, 8), true);
-        light.count_io();
-        while !heavy.ahead() {
-            heavy.count_io();
-        }
-        light.leave();
+        let heavy = heavy_after_light_ended(&mut Flows::default(), true);
         assert!(!heavy.ahead(), "alone in the flow at once");
     }
 
