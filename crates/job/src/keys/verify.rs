@@ -443,8 +443,10 @@ impl JobDraft {
         let shifted = spec.offset_increment_bytes > 0;
         let mixed = spec.read_percent > 0;
         let looped = spec.loops > 1;
-        let racing_writes = (spec.random_percent_writes() > 0 || shifted || mixed || looped)
-            && !matches!(spec.target, Target::Sim(_));
+        // A simulated target is storlab's alone.
+        let real_target = !matches!(spec.target, Target::Sim(_));
+        let racing_writes =
+            (spec.random_percent_writes() > 0 || shifted || mixed || looped) && real_target;
         let checks_headers = spec.verify
             && writes
             && spec.engine != EngineKind::Null
@@ -469,12 +471,7 @@ impl JobDraft {
         // storlab follows what fio's check makes of it.
         let several_sizes = spec.block_size_write.min_bytes() != spec.block_size_write.max_bytes();
         let backlog = self.verify.backlog.is_some_and(|b| b > 0);
-        if !checks_own_writes
-            && checks_headers
-            && several_sizes
-            && backlog
-            && !matches!(spec.target, Target::Sim(_))
-        {
+        if !checks_own_writes && checks_headers && several_sizes && backlog && real_target {
             let (location, key, value) = self.setter("numjobs", job_location);
             return Err(JobError::unsupported(
                 location,

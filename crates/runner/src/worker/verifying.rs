@@ -197,11 +197,6 @@ pub(super) struct Verifying {
     /// Whether a loop was read back already: fio's `experimental_verify` reads back only the
     /// first (`VerifySpec::first_loop_only`).
     first_loop_read_back: bool,
-    /// The loop's read-back is fio's experimental pass, whose reads are regenerated writes
-    /// that `td_io_queue` counts as writes (`acct_ddir`): each advances the write count, so
-    /// the next loop's `numberio` and its `fsync=N` count follow fio's `io_issues` (seed 5678:
-    /// `loops=3` wrote its third pass numbered from 512 in fio, from 256 here).
-    loop_reads_count_as_writes: bool,
 }
 
 impl Verifying {
@@ -265,7 +260,6 @@ impl Verifying {
             loop_reads: std::collections::VecDeque::new(),
             held_first_io: None,
             first_loop_read_back: false,
-            loop_reads_count_as_writes: false,
         }
     }
 
@@ -277,6 +271,13 @@ impl Verifying {
 
     /// Whether fio's `experimental_verify` has read back its first loop, so that no other
     /// loop of `job` is read back.
+    /// Whether the loops' read-back is fio's `experimental_verify` pass.
+    fn experimental_pass(&self) -> bool {
+        (self.job.as_ref())
+            .and_then(|job| job.verify_spec.as_ref())
+            .is_some_and(|verify| verify.first_loop_only)
+    }
+
     fn past_first_loop(&self, job: &JobSpec) -> bool {
         self.first_loop_read_back
             && job
@@ -549,14 +550,12 @@ impl Worker {
             return;
         }
         self.verifying.first_loop_read_back = true;
-        let experimental = job.verify_spec.as_ref().is_some_and(|v| v.first_loop_only);
         let reads: std::collections::VecDeque<(u64, u32)> = v
             .record
             .extents(job.max_block_bytes())
             .map(|(offset, len)| (offset, len as u32))
             .collect();
         self.verifying.note_verify_pass();
-        self.verifying.loop_reads_count_as_writes = experimental;
         if !reads.is_empty() {
             self.verifying.loop_reads = reads;
             self.verifying.held_first_io = self.pending.take();
@@ -567,7 +566,11 @@ impl Worker {
     /// next loop's first I/O goes (it is pending again then); `None` outside one.
     pub(super) fn loop_read_back_step(&mut self) -> Option<Option<PlannedIo>> {
         if let Some((offset_bytes, len_bytes)) = self.verifying.loop_reads.pop_front() {
-            if self.verifying.loop_reads_count_as_writes {
+            // fio's experimental pass regenerates writes as reads, and `td_io_queue` counts
+            // them as writes (`acct_ddir`): the next loop's `numberio` and its `fsync=N` count
+            // follow fio's `io_issues` (seed 5678: `loops=3` wrote its third pass numbered from
+            // 512 in fio, from 256 here).
+            if self.verifying.experimental_pass() {
                 self.progress.write_counter += 1;
             }
             return Some(Some(PlannedIo {
