@@ -416,6 +416,21 @@ pub struct RunArgs {
     /// Accepted and ignored, as fio 3.33 ignores it (fio's old cap on its process table).
     #[arg(long, value_name = "N")]
     pub max_jobs: Option<u64>,
+    /// Accepted and ignored (fio's `--alloc-size`, KiB of its shared-memory pool for its job
+    /// processes: storlab's jobs are threads and need no such pool).
+    #[arg(long, value_name = "KIB")]
+    pub alloc_size: Option<u64>,
+    /// fio's `--append-terse`: fio's terse lines are written too, before the other formats.
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "IGNORED")]
+    pub append_terse: Option<Option<String>>,
+    /// Print the job keys with their meaning (fio's `--cmdhelp`), or one key and its aliases
+    /// (`--cmdhelp=KEY`), then exit.
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "KEY")]
+    pub cmdhelp: Option<Option<String>>,
+    /// List storlab's engines (fio's `--enghelp`), or one engine's own keys
+    /// (`--enghelp=ENGINE`), then exit.
+    #[arg(long, num_args = 0..=1, require_equals = true, value_name = "ENGINE")]
+    pub enghelp: Option<Option<String>>,
     /// Refuse any job that writes or trims (fio's `--readonly`), before anything runs.
     #[arg(long)]
     pub readonly: bool,

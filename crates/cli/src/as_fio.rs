@@ -15,20 +15,8 @@ pub const AS_FIO_FLAG: &str = "--as-fio";
 /// one line rather than reported as an unknown job key.
 const REFUSED: &[(&str, &str)] = &[
     (
-        "cmdhelp",
-        "storlab's job keys are listed by `storlab run --help` and explained in docs/job-format.md",
-    ),
-    (
-        "enghelp",
-        "storlab's engines are listed by `storlab engines`; their options by `storlab run --help`",
-    ),
-    (
         "debug",
         "fio's debug classes trace fio's internals; storlab has no such trace",
-    ),
-    (
-        "append-terse",
-        "storlab writes one output format per run (use --output-format=terse)",
     ),
     (
         "bandwidth-log",
@@ -41,10 +29,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "crctest",
         "fio's checksum speed test measures fio's own code, not storage",
-    ),
-    (
-        "alloc-size",
-        "fio's shared-memory pool size for its processes; storlab runs jobs as threads and needs none",
     ),
 ];
 
@@ -68,7 +52,8 @@ pub fn storlab_argv(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     refuse_unsupported(fio_args)?;
     let program = OsString::from("storlab");
     let mut rewritten = vec![program, "run".into(), AS_FIO_FLAG.into(), "--no-db".into()];
-    let mut format_given = false;
+    // fio's default output is its human report.
+    let mut formats = vec!["normal"];
     let mut rest = fio_args.iter();
     while let Some(arg) = rest.next() {
         let Some(text) = arg.to_str() else {
@@ -85,25 +70,27 @@ pub fn storlab_argv(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 continue;
             }
         };
-        if key == "output-format" {
-            // getopt takes `--output-format json` as well as `--output-format=json`.
-            let value = match value {
-                Some(value) => value,
-                None => next_value(&mut rest, key)?,
-            };
-            format_given = true;
-            let formats = storlab_formats(&value)?;
-            rewritten.push(format!("--output-format={}", formats[0]).into());
-            for also in &formats[1..] {
-                rewritten.push(format!("--also-output-format={also}").into());
+        // fio reads its format switches in order: `--output-format` and `--minimal` replace
+        // the formats, `--append-terse` adds terse (init.c, `parse_output_format`, cases 'm'
+        // and 'f').
+        match key {
+            "output-format" => {
+                // getopt takes `--output-format json` as well as `--output-format=json`.
+                let value = match value {
+                    Some(value) => value,
+                    None => next_value(&mut rest, key)?,
+                };
+                formats = fio_formats(&value)?;
             }
-            continue;
+            "minimal" => formats = vec!["terse"],
+            "append-terse" => formats.push("terse"),
+            _ => rewritten.push(arg.clone()),
         }
-        rewritten.push(arg.clone());
     }
-    if !format_given {
-        // fio's default output is its human report.
-        rewritten.insert(4, "--output-format=fio-normal".into());
+    let formats = storlab_formats(&formats);
+    rewritten.insert(4, format!("--output-format={}", formats[0]).into());
+    for (at, also) in formats[1..].iter().enumerate() {
+        rewritten.insert(5 + at, format!("--also-output-format={also}").into());
     }
     Ok(rewritten)
 }
@@ -134,32 +121,40 @@ fn next_value<'a>(
         .ok_or_else(|| format!("--{key}: give a value"))
 }
 
-/// fio's output formats (one name or a comma list) as storlab's, in the order fio prints them
-/// whatever the order written: terse, then JSON, then the human report (fio 3.33 fills one
-/// buffer per format and writes them in that order). json+ is fio's JSON with histograms, so
-/// with both `json` and `json+` fio prints one document, the json+ one.
-fn storlab_formats(fio_names: &str) -> Result<Vec<&'static str>, String> {
+/// fio's format names in one `--output-format` value (one name or a comma list); `minimal` and
+/// `csv` are fio's other names for terse.
+fn fio_formats(value: &str) -> Result<Vec<&'static str>, String> {
+    value
+        .split(',')
+        .map(|name| match name {
+            "terse" | "minimal" | "csv" => Ok("terse"),
+            "json" => Ok("json"),
+            "json+" => Ok("json+"),
+            "normal" => Ok("normal"),
+            unknown => Err(format!(
+                "--output-format={value}: '{unknown}': fio's formats are normal, json, json+, terse (minimal, csv); a comma list prints each"
+            )),
+        })
+        .collect()
+}
+
+/// fio's formats as storlab's, in the order fio prints them whatever the order written: terse,
+/// then JSON, then the human report (fio 3.33 fills one buffer per format and writes them in
+/// that order). json+ is fio's JSON with histograms, so with both `json` and `json+` fio prints
+/// one document, the json+ one.
+fn storlab_formats(names: &[&str]) -> Vec<&'static str> {
     const FIO_ORDER: [(&str, &str); 4] = [
         ("terse", "terse"),
         ("json+", "fio-json+"),
         ("json", "fio-json"),
         ("normal", "fio-normal"),
     ];
-    let names: Vec<&str> = fio_names.split(',').collect();
-    if let Some(unknown) = names
-        .iter()
-        .find(|name| !FIO_ORDER.iter().any(|(fio, _)| fio == *name))
-    {
-        return Err(format!(
-            "--output-format={fio_names}: '{unknown}': fio's formats are normal, json, json+, terse (a comma list prints each)"
-        ));
-    }
     let plus = names.contains(&"json+");
-    Ok(FIO_ORDER
+    FIO_ORDER
         .iter()
         .filter(|(fio, _)| names.contains(fio) && !(plus && *fio == "json"))
         .map(|(_, storlab)| *storlab)
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -189,8 +184,8 @@ mod tests {
                 "run",
                 AS_FIO_FLAG,
                 "--no-db",
-                "--max-jobs=16",
                 "--output-format=fio-json",
+                "--max-jobs=16",
                 "--output=o.json",
                 "job.fio"
             ])
@@ -223,6 +218,40 @@ mod tests {
         assert_eq!(plus[4..], argv(&["--output-format=fio-json+"])[..]);
     }
 
+    /// `--minimal` and `--output-format` replace the formats, `--append-terse` adds terse, in
+    /// the order written; `csv` and `minimal` are fio's names for terse.
+    #[test]
+    fn format_switches_apply_in_the_order_written() {
+        let formats = |args: &[&str]| {
+            let got = storlab_argv(argv(args)).unwrap();
+            got[4..]
+                .iter()
+                .map(|arg| arg.to_str().unwrap().to_string())
+                .filter(|arg| arg.contains("output-format="))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            formats(&["fio", "--append-terse", "--name=a"]),
+            ["--output-format=terse", "--also-output-format=fio-normal"]
+        );
+        assert_eq!(
+            formats(&["fio", "--append-terse", "--output-format=json"]),
+            ["--output-format=fio-json"]
+        );
+        assert_eq!(
+            formats(&["fio", "--output-format=json", "--append-terse"]),
+            ["--output-format=terse", "--also-output-format=fio-json"]
+        );
+        assert_eq!(
+            formats(&["fio", "--output-format=json", "--minimal"]),
+            ["--output-format=terse"]
+        );
+        assert_eq!(
+            formats(&["fio", "--output-format=csv,normal"]),
+            ["--output-format=terse", "--also-output-format=fio-normal"]
+        );
+    }
+
     #[test]
     fn other_commands_are_untouched_and_refusals_say_why() {
         let run = argv(&["storlab", "run", "--rw=read"]);
@@ -237,7 +266,7 @@ mod tests {
             error.starts_with("--debug: not supported by storlab ("),
             "{error}"
         );
-        let error = storlab_argv(argv(&["fio", "--output-format=json,csv"])).unwrap_err();
-        assert!(error.contains("'csv': fio's formats are"), "{error}");
+        let error = storlab_argv(argv(&["fio", "--output-format=json,xml"])).unwrap_err();
+        assert!(error.contains("'xml': fio's formats are"), "{error}");
     }
 }

@@ -20,6 +20,13 @@ use storlab_lab::what_if::{conclude, name_failure, run_label};
 use storlab_report::{JobReport, RunReport};
 
 pub fn run(args: RunArgs, clients: Option<&Clients<'_>>) -> Result<(), Failure> {
+    // fio's help switches print and exit before anything else is looked at, as fio's do.
+    if let Some(key) = &args.cmdhelp {
+        return crate::output::print(&crate::fio_help::cmdhelp(key.as_deref())?);
+    }
+    if let Some(engine) = &args.enghelp {
+        return crate::output::print(&crate::fio_help::enghelp(engine.as_deref())?);
+    }
     let plan = RunPlan::resolve(args)?;
     run_plan(&plan, clients)
 }

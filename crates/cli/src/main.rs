@@ -29,6 +29,7 @@ mod cmd_usbmon;
 mod cmd_validate;
 mod db_support;
 mod exit;
+mod fio_help;
 mod fio_status;
 mod live_chart;
 mod live_view;

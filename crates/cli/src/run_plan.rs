@@ -156,12 +156,19 @@ impl RunPlan {
             },
             work,
             outputs: Outputs {
-                // fio's --minimal is its terse output.
-                format: match args.minimal {
+                // fio's --minimal is its terse output; --append-terse writes it first, then
+                // the rest, in fio's print order.
+                format: match args.minimal || args.append_terse.is_some() {
                     true => OutputFormat::Terse,
                     false => args.output_format,
                 },
-                also: args.also_output_format,
+                also: match args.append_terse.is_some() && !args.minimal {
+                    true => std::iter::once(args.output_format)
+                        .chain(args.also_output_format)
+                        .filter(|format| *format != OutputFormat::Terse)
+                        .collect(),
+                    false => args.also_output_format,
+                },
                 output: args.output,
                 report: args.report,
                 pcap: args.pcap,

@@ -247,9 +247,6 @@ impl HistogramLog {
 pub(crate) struct FioLogRecorder {
     settings: FioLogs,
     thread_number: u32,
-    /// Submission latencies are logged for engines that queue (fio logs none for its
-    /// synchronous engines, which submit and complete in one call).
-    pub(crate) log_submission: bool,
     bandwidth: Option<ValueLog>,
     iops: Option<ValueLog>,
     latency: Option<ValueLog>,
@@ -268,6 +265,9 @@ pub(crate) struct LoggedIo {
     pub block_bytes: u64,
     pub offset_bytes: u64,
     pub slat_ns: u64,
+    /// Whether it has a submission latency of its own (one its engine queued; fio's
+    /// submission-latency log has a line only for those).
+    pub has_slat: bool,
     pub clat_ns: u64,
     /// The priority it carried (fio's `io_u->ioprio`: its cmdprio pick, else the job's
     /// `prio`/`prioclass`, else 0).
@@ -286,7 +286,6 @@ impl FioLogRecorder {
         Some(FioLogRecorder {
             settings: settings.clone(),
             thread_number,
-            log_submission: true,
             bandwidth: value_log(FioLogKind::Bandwidth),
             iops: value_log(FioLogKind::Iops),
             latency: value_log(FioLogKind::Latency),
@@ -342,7 +341,8 @@ impl FioLogRecorder {
                 log.add(direction, time_ms, 1, &io);
             }
         }
-        if let (Some(log), true) = (self.submission_latency.as_mut(), self.log_submission) {
+        // fio logs no submission latency for an I/O its engine did inside its submit call.
+        if let (Some(log), true) = (self.submission_latency.as_mut(), io.has_slat) {
             log.add(direction, io.submitted_ns / NS_PER_MS, io.slat_ns, &io);
         }
         if let Some(log) = self.completion_latency.as_mut() {
@@ -466,6 +466,7 @@ mod tests {
             block_bytes: 4096,
             offset_bytes: 8192,
             slat_ns: 10,
+            has_slat: true,
             clat_ns,
             ioprio: 0,
         }

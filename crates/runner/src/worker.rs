@@ -221,6 +221,9 @@ pub struct Worker {
     pub stats: WorkerStats,
     /// fio's per-I/O logs, when the job asks for any.
     fio_log: Option<FioLogRecorder>,
+    /// Which directions' I/Os have a submission latency of their own, [read/write, trim]
+    /// (`JobSpec::has_submission_latency`; none on an engine that does each I/O in its submit).
+    submission_latency: [bool; 2],
 }
 
 /// Where measurement begins and ends on the engine's clock.
@@ -301,6 +304,10 @@ impl Worker {
                 job.runtime_ns.unwrap_or(0) + job.ramp_time_ns,
             ),
             fio_log: None,
+            submission_latency: [
+                job.has_submission_latency(false),
+                job.has_submission_latency(true),
+            ],
         };
         worker.list_priorities();
         worker
@@ -490,15 +497,21 @@ impl Worker {
     }
 
     /// Opens the worker's logs before its first I/O; `synchronous`: on an engine that does
-    /// each I/O inside submit (fio's logs then note no submission time).
+    /// each I/O inside submit (no I/O then has a submission latency, nor a line in fio's
+    /// submission-latency log).
     fn open_logs(&mut self, synchronous: bool) -> Result<(), RunError> {
         if let Some(log) = self.iolog.as_mut() {
             log.open(&self.job_name)?;
         }
-        if let Some(log) = self.fio_log.as_mut() {
-            log.log_submission = !synchronous;
+        if synchronous {
+            self.submission_latency = [false, false];
         }
         Ok(())
+    }
+
+    /// Whether an I/O of `direction` has a submission latency of its own.
+    fn has_submission_latency(&self, direction: IoDirection) -> bool {
+        self.submission_latency[usize::from(direction == IoDirection::Trim)]
     }
 
     /// The worker starts at `start_ns` on the engine's clock, measuring in `window`.

@@ -81,9 +81,24 @@ impl DirectionStats {
     /// Records one successful I/O of `bytes` completing `t_ns` after the measurement start.
     #[inline]
     pub fn record(&mut self, t_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
+        self.slat.record(slat_ns);
+        self.record_without_slat(t_ns, bytes, slat_ns, clat_ns);
+    }
+
+    /// [`DirectionStats::record`] for an I/O that has no submission latency of its own (an
+    /// engine that did it inside its submit call): its completion and total latencies are
+    /// recorded, the time before submission (`before_submit_ns`) counted in the total only.
+    #[inline]
+    pub fn record_without_slat(
+        &mut self,
+        t_ns: u64,
+        bytes: u64,
+        before_submit_ns: u64,
+        clat_ns: u64,
+    ) {
+        let slat_ns = before_submit_ns;
         self.ios += 1;
         self.bytes = self.bytes.saturating_add(bytes);
-        self.slat.record(slat_ns);
         self.clat.record(clat_ns);
         self.lat.record(slat_ns.saturating_add(clat_ns));
         self.series.record(t_ns, bytes);

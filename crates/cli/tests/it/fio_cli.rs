@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -302,18 +303,87 @@ fn storlab_fio_takes_fios_command_line_as_fio() {
     let out = common::run_in(path, &["run", "--no-db", "--warnings-fatal", "job.fio"]);
     assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
     assert!(common::stderr(&out).contains("--warnings-fatal: job 'j'"));
-    for refused in [
-        "--crctest",
-        "--cmdhelp=bs",
-        "--debug=io",
-        "--alloc-size=1024",
-    ] {
+    for refused in ["--crctest", "--debug=io", "--inflate-log=x.log"] {
         let out = fio_run(&[refused, "job.fio"]);
         assert_eq!(out.status.code(), Some(2), "{refused}");
         let stderr = common::stderr(&out);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("not supported by storlab ("), "{stderr}");
     }
-    let out = fio_run(&["--output-format=csv", "job.fio"]);
+    let out = fio_run(&["--output-format=xml", "job.fio"]);
     assert!(common::stderr(&out).contains("fio's formats are normal, json, json+, terse"));
+}
+
+/// fio's switches that print help, add terse lines or size fio's own memory: `--cmdhelp`,
+/// `--enghelp`, `--append-terse`, `--alloc-size` and the format names `minimal` and `csv`, each
+/// laid out as fio 3.33 lays it out where fio is installed.
+#[test]
+fn fios_help_and_format_switches_run_as_fios() {
+    let dir = scratch("[j]\nfilename=@DATA@\nrw=read\nsize=64k\n");
+    let path = dir.path();
+    let both = |args: &[&str]| {
+        let mut all = vec!["fio"];
+        all.extend_from_slice(args);
+        let ours = stdout(&common::run_in(path, &all));
+        (ours, fio(path, args))
+    };
+    // One key: its name right-aligned before its meaning, then its aliases.
+    let (ours, fios) = both(&["--cmdhelp=blocksize"]);
+    assert_eq!(
+        ours.lines().next().unwrap().find("bs: "),
+        Some(18),
+        "{ours}"
+    );
+    assert!(ours.contains("               alias: blocksize\n"), "{ours}");
+    if let Some(fios) = fios {
+        assert!(fios.starts_with("                  bs: "), "{fios}");
+        assert!(fios.contains("               alias: blocksize\n"), "{fios}");
+    }
+    let (ours, _) = both(&["--cmdhelp"]);
+    assert!(ours
+        .lines()
+        .any(|l| l.starts_with("iodepth                 : ")));
+    let (ours, fios) = both(&["--enghelp"]);
+    assert!(ours.starts_with("Available IO engines:\n\t"), "{ours}");
+    if let Some(fios) = fios {
+        assert!(fios.starts_with("Available IO engines:\n\t"), "{fios}");
+    }
+    let (ours, fios) = both(&["--enghelp=libaio"]);
+    let key_names = |text: &str| -> BTreeSet<String> {
+        let names = text.lines().filter_map(|l| l.split(" : ").next());
+        names.map(|n| n.trim().to_string()).collect()
+    };
+    if let Some(fios) = fios {
+        let missing: Vec<_> = key_names(&ours)
+            .difference(&key_names(&fios))
+            .cloned()
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "storlab lists keys fio's libaio has not: {missing:?}"
+        );
+    }
+    let out = common::run_in(path, &["fio", "--cmdhelp=no_such_key"]);
+    assert_eq!(out.status.code(), Some(2));
+    // --append-terse: the terse line, then fio's report; --alloc-size changes nothing.
+    for args in [
+        &["--append-terse", "--alloc-size=1024", "job.fio"][..],
+        &["--output-format=csv,normal", "job.fio"][..],
+    ] {
+        let (ours, fios) = both(args);
+        let shape = |text: &str| -> Vec<&'static str> {
+            let kinds = text.lines().filter_map(|line| match line {
+                l if l.starts_with("3;") => Some("terse"),
+                l if l.starts_with("j: (groupid=0") => Some("report"),
+                _ => None,
+            });
+            kinds.collect()
+        };
+        assert_eq!(shape(&ours), ["terse", "report"], "{args:?}: {ours}");
+        if let Some(fios) = fios {
+            assert_eq!(shape(&fios), shape(&ours), "{args:?}: {fios}");
+        }
+    }
+    let (ours, _) = both(&["--output-format=minimal", "job.fio"]);
+    assert!(ours.starts_with("3;"), "{ours}");
 }

@@ -583,3 +583,56 @@ fn ctx_counts_the_io_threads_context_switches() {
     let ctx = job["ctx"].as_u64().unwrap();
     assert!(ctx >= 8, "ctx {ctx} below one switch per two sleeping I/Os");
 }
+
+/// Regression: storlab recorded a submission latency for every I/O; fio 3.33 records one only
+/// for an I/O its engine queued (`io_u_queued`): none on its synchronous engines, none on null
+/// at depth 1 (the trims libaio, io_uring and posixaio do inside their submit need a device
+/// here and are left out). Each engine and direction here, compared with fio's `slat_ns` `N`
+/// being zero or not.
+#[test]
+fn submission_latencies_exist_where_fio_records_them() {
+    let dir = scratch("");
+    let data = dir.path().join("data").display().to_string();
+    let cases: &[(&str, &str, &str)] = &[
+        ("psync", "1", "randrw"),
+        ("sync", "1", "write"),
+        ("pvsync2", "1", "read"),
+        ("mmap", "1", "randread"),
+        ("null", "1", "randrw"),
+        ("null", "4", "randrw"),
+        ("libaio", "1", "randread"),
+        ("null", "4", "randtrim"),
+        ("io_uring", "2", "randrw"),
+        ("posixaio", "2", "write"),
+    ];
+    let mut differences = Vec::new();
+    for &(engine, depth, rw) in cases {
+        let args = [
+            "--name=j".to_string(),
+            format!("--filename={data}"),
+            "--size=256k".to_string(),
+            format!("--ioengine={engine}"),
+            format!("--iodepth={depth}"),
+            format!("--rw={rw}"),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let ours = common::run_fio_json(dir.path(), &args);
+        let Some(fios) = fio_json(dir.path(), &args) else {
+            return;
+        };
+        for direction in ["read", "write", "trim"] {
+            let has_slat =
+                |doc: &Value| doc["jobs"][0][direction]["slat_ns"]["N"].as_u64() > Some(0);
+            let ios = |doc: &Value| doc["jobs"][0][direction]["total_ios"].as_u64();
+            assert_eq!(ios(&ours), ios(&fios), "{engine} {rw} {direction}");
+            if has_slat(&ours) != has_slat(&fios) {
+                differences.push(format!(
+                    "fio --ioengine={engine} --iodepth={depth} --rw={rw}: {direction} slat in fio {}, in storlab {}",
+                    has_slat(&fios),
+                    has_slat(&ours)
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
+}

@@ -386,4 +386,23 @@ impl super::JobSpec {
     pub fn fio_logs_busy_requeues(&self) -> bool {
         self.fio_random.is_some() && self.engine == EngineKind::Null && self.iodepth > 1
     }
+
+    /// Whether this job's I/Os of `direction` have a submission latency (slat), as fio 3.33
+    /// records one: only for an I/O its engine queued (`io_u_queued`, on `FIO_Q_QUEUED`). fio's
+    /// synchronous engines do each I/O inside `queue` (`FIO_Q_COMPLETED`), and so does its null
+    /// engine at depth 1 (`FIO_SYNCIO`); libaio, io_uring and posixaio trim inside `queue`
+    /// too. Such an I/O's whole time is its completion latency, and its total latency still
+    /// counts from when it was chosen. The simulator's stack queues every command.
+    pub fn has_submission_latency(&self, direction_is_trim: bool) -> bool {
+        match self.engine {
+            EngineKind::Psync
+            | EngineKind::Sync
+            | EngineKind::Pvsync
+            | EngineKind::Pvsync2
+            | EngineKind::Mmap => false,
+            EngineKind::Null => self.iodepth > 1,
+            EngineKind::Libaio | EngineKind::IoUring | EngineKind::Posixaio => !direction_is_trim,
+            EngineKind::Sim => true,
+        }
+    }
 }

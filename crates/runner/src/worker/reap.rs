@@ -188,8 +188,12 @@ impl Worker {
         let slat_ns = io.submitted_ns.saturating_sub(io.queued_ns);
         let clat_ns = done_ns.saturating_sub(io.submitted_ns);
         let t_ns = done_ns - measure_start_ns;
+        let has_slat = self.has_submission_latency(direction);
         let stats = direction_stats(&mut self.stats, direction);
-        stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns);
+        match has_slat {
+            true => stats.record(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns),
+            false => stats.record_without_slat(t_ns, u64::from(io.len_bytes), slat_ns, clat_ns),
+        }
         if !stats.by_priority.is_empty() {
             stats.record_priority(io.ioprio, clat_ns);
         }
@@ -202,6 +206,7 @@ impl Worker {
                 block_bytes: u64::from(io.len_bytes),
                 offset_bytes: io.offset_bytes,
                 slat_ns,
+                has_slat,
                 clat_ns,
                 ioprio: io.ioprio,
             });
