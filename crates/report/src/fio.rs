@@ -352,7 +352,7 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
     let continues = continues_on_error(job);
     // fio 3.33 writes no latency-target keys for a job that only verified.
     let latency_keys = !verify_only(job);
-    FioJob {
+    let mut fio_job = FioJob {
         jobname: place.jobname.clone(),
         groupid: place.groupid,
         error: error_code(job),
@@ -402,7 +402,16 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         }),
         latency_window: latency_keys.then(|| latency_option(job, "window_us").unwrap_or(0)),
         storlab_warnings: job.notes.warnings.clone(),
+    };
+    // fio 3.33 counts each fdatasync one past its `total_io_u` array, in `short_io_u[0]`
+    // (stat.h), so its reports give them as the reads' short I/Os, and the mixed direction's.
+    for direction in [fio_job.read.as_mut(), fio_job.mixed.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        direction.short_ios = job.fdatasyncs;
     }
+    fio_job
 }
 
 /// Without the options as written: fio-named options first (what fio itself would list), then

@@ -530,8 +530,10 @@ fn usage_and_depths(out: &mut String, job: &JobReport, issued: [u64; 3]) {
     let [read, write, trim] = issued;
     let _ = writeln!(
         out,
-        "     issued rwts: total={read},{write},{trim},{} short=0,0,0,0 dropped=0,0,0,0",
-        job.fsyncs
+        "     issued rwts: total={read},{write},{trim},{} short={},0,0,0 dropped=0,0,0,0",
+        job.fsyncs,
+        // fio 3.33 counts each fdatasync in the reads' short I/Os (`WorkerStats::fdatasyncs`).
+        job.fdatasyncs
     );
     if continues_on_error(job) {
         let failed: u64 = job.directions().map(|(_, summary)| summary.failed()).sum();

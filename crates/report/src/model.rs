@@ -190,6 +190,10 @@ pub struct JobReport {
     /// The `fsync`s among the syncs (fio's `sync` `total_ios`, which leaves `fdatasync` out).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fsyncs: u64,
+    /// The `fdatasync`s among the syncs, counted as fio 3.33 counts them (into the reads'
+    /// `short_ios` of its reports: `WorkerStats::fdatasyncs`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fdatasyncs: u64,
     /// Rates per interval over the measured window.
     pub series: Vec<SeriesPoint>,
     /// CPU the workers used.
@@ -360,6 +364,7 @@ impl JobReport {
                 .then(|| LatencySummary::from_histogram(&stats.sync, &percentiles)),
             setup,
             fsyncs: stats.fsyncs,
+            fdatasyncs: stats.fdatasyncs,
             series: SeriesPoint::from_stats(stats),
             cpu: CpuReport::from_stats(stats),
             elapsed_ns,

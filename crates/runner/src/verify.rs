@@ -552,7 +552,12 @@ pub fn read_back(
             outcome.read_bytes += u64::from(len_bytes);
             let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
             let clat_ns = c.done_ns.saturating_sub(read_at_ns);
-            stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns);
+            match job.has_submission_latency(false) {
+                true => stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns),
+                false => stats
+                    .read
+                    .record_without_slat(t_ns, u64::from(len_bytes), 0, clat_ns),
+            }
             *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
             // An engine that fakes its I/O (`null`) has no data to check: fio's verify.c
             // passes every such read (`FIO_FAKEIO`).

@@ -174,6 +174,11 @@ pub struct WorkerStats {
     /// DDIR_DATASYNC falls past that array, so it is timed but never counted).
     #[serde(default)]
     pub fsyncs: u64,
+    /// The `fdatasync`s among them, counted where fio 3.33 counts them: its `total_io_u`
+    /// array has room for read, write, trim and sync, so DDIR_DATASYNC's count lands in the
+    /// next field, `short_io_u[0]`, and fio reports it as the reads' `short_ios` (stat.h).
+    #[serde(default)]
+    pub fdatasyncs: u64,
     /// CPU time the worker spent during the measured window.
     pub cpu: CpuTime,
     /// Length of the measured window (after ramp).
@@ -210,6 +215,7 @@ impl WorkerStats {
             trim: DirectionStats::new(interval_ns),
             sync: LatencyHistogram::new(),
             fsyncs: 0,
+            fdatasyncs: 0,
             cpu: CpuTime::default(),
             elapsed_ns: 0,
             context_switches: 0,
@@ -240,6 +246,7 @@ impl WorkerStats {
         self.trim.merge(&other.trim);
         self.sync.merge(&other.sync);
         self.fsyncs += other.fsyncs;
+        self.fdatasyncs += other.fdatasyncs;
         self.cpu = self.cpu + other.cpu;
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         self.context_switches = self.context_switches.saturating_add(other.context_switches);

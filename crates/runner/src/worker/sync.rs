@@ -191,8 +191,9 @@ impl Worker {
     fn sync_done(&mut self, kind: FlushKind, start_ns: u64, done_ns: u64, measured: bool) {
         if measured && start_ns >= self.sync.measure_start_ns {
             self.stats.sync.record(done_ns.saturating_sub(start_ns));
-            if kind == FlushKind::All {
-                self.stats.fsyncs += 1;
+            match kind {
+                FlushKind::All => self.stats.fsyncs += 1,
+                FlushKind::Data => self.stats.fdatasyncs += 1,
             }
         }
         self.sync.last_was_sync = true;
