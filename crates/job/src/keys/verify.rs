@@ -652,7 +652,10 @@ impl JobDraft {
         );
         // A mixed job draws each direction from fio's rwmix stream, which the pass draws again.
         let mixed = spec.read_percent > 0 && spec.read_percent < 100;
+        // Strided zones that skip part of the region come back to its start to make up the
+        // job's bytes (seed 2233445: zonesize=16k zoneskip=64k wrote 124 times over 51 blocks).
         let wraps = spec.time_based
+            || spec.strided_zones.is_some()
             || spec
                 .io_size_bytes
                 .is_some_and(|io| spec.size_bytes.is_none_or(|size| io > size))
@@ -701,8 +704,8 @@ impl JobDraft {
             ),
             _ if wraps => Some(
                 "for writes that pass over the region more than once per verify or go \
-                 backwards (time_based, io_size above size, rw=write:-N): fio reads a block as \
-                 often as it was written, storlab its last write once",
+                 backwards (time_based, io_size above size, rw=write:-N, zonemode=strided): \
+                 fio reads a block as often as it was written, storlab its last write once",
             ),
             _ if mixed && spec.engine == EngineKind::Sync => Some(
                 "on ioengine=sync for a sequential job that reads and writes: fio 3.33 fails \

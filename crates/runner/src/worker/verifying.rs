@@ -269,8 +269,6 @@ impl Verifying {
         self.read_check.is_some() || self.state.is_some()
     }
 
-    /// Whether fio's `experimental_verify` has read back its first loop, so that no other
-    /// loop of `job` is read back.
     /// Whether the loops' read-back is fio's `experimental_verify` pass.
     fn experimental_pass(&self) -> bool {
         (self.job.as_ref())
@@ -278,6 +276,8 @@ impl Verifying {
             .is_some_and(|verify| verify.first_loop_only)
     }
 
+    /// Whether fio's `experimental_verify` has read back its first loop, so that no other
+    /// loop of `job` is read back.
     fn past_first_loop(&self, job: &JobSpec) -> bool {
         self.first_loop_read_back
             && job

@@ -401,6 +401,12 @@ pub const AGREE: &[&str] = &[
     // writes (`td_io_queue`, `acct_ddir`), so a later loop's `numberio` starts past them.
     "--rw=write --loops=3 --verify=md5 --experimental_verify=1",
     "--rw=write --blockalign=1k --size=64k --loops=3 --verify=md5 --experimental_verify=1",
+    // Session 33 (the oracle now compares each latency's samples and short I/Os): a verify
+    // read-back on a synchronous engine has no submission latency (fio: `slat_ns` N 0), and
+    // fio counts each fdatasync in the reads' `short_ios` (its `total_io_u` overrun).
+    "--rw=write --blockalign=4k --size=256k --verify=crc32",
+    "--rw=readwrite --bs=1k --offset=0 --fdatasync=4 --bs_is_seq_rand=1 --thinktime=10 --thinktime_blocks=2",
+    "--rw=randrw --size=256k --fdatasync=3 --unified_rw_reporting=both --end_fsync=1 --fsync=5",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
@@ -490,4 +496,7 @@ pub const REFUSED: &[&str] = &[
     // fails its own verify there (bad header rand_seed, or bad magic), not on other engines.
     "--rw=readwrite --ioengine=sync --verify=crc32c --experimental_verify=1",
     "--rw=readwrite --bs=32k,16k --size=128k --number_ios=37 --ioengine=sync --verify=crc32c --experimental_verify=1 --continue_on_error=read --clocksource=gettimeofday",
+    // 2233445: experimental_verify with strided zones: the zones' writes come back to the
+    // region's start, and fio's pass reads a block as often as it was written.
+    "--rw=rw --verify=pattern --verify_pattern=0xabcd --experimental_verify=1 --zonemode=strided --zonesize=16k --zoneskip=64k",
 ];
