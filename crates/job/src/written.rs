@@ -125,12 +125,48 @@ pub fn of_flags(flags: &[String]) -> WrittenOptions {
     }
 }
 
-/// Adds `option`, or gives an option already written under that key its new value in its place
-/// (fio lists each key once, where it was first given, with the value that won).
-fn put(options: &mut Vec<WrittenOption>, option: WrittenOption) {
-    match options.iter_mut().find(|(key, _)| *key == option.0) {
-        Some(existing) => existing.1 = option.1,
-        None => options.push(option),
+/// fio 3.33's option aliases and the names it echoes them under (options.c: each entry's
+/// `.alias` beside its `.name`): `blockalign` is listed as `ba`, `readwrite` as `rw`.
+const FIO_ALIASES: [(&str, &str); 21] = [
+    ("blockalign", "ba"),
+    ("blocksize", "bs"),
+    ("blocksize_range", "bsrange"),
+    ("blocksize_unaligned", "bs_unaligned"),
+    ("disable_bw", "disable_bw_measurement"),
+    ("fileoffset", "offset"),
+    ("fill_fs", "fill_device"),
+    ("io_limit", "io_size"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
+    ("iodepth_batch_submit", "iodepth_batch"),
+    ("iomem", "mem"),
+    ("mem_align", "iomem_align"),
+    ("nr_files", "nrfiles"),
+    ("ratecycle", "rate_cycle"),
+    ("ratemin", "rate_min"),
+    ("readwrite", "rw"),
+    ("ss", "steadystate"),
+    ("ss_dur", "steadystate_duration"),
+    ("ss_ramp", "steadystate_ramp_time"),
+    ("timeout", "runtime"),
+    ("wait_for_previous", "stonewall"),
+];
+
+/// The name fio echoes an option written as `key` under.
+fn fio_option_name(key: &str) -> &str {
+    FIO_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == key)
+        .map_or(key, |(_, name)| name)
+}
+
+/// Adds `option` under fio's name for it, or gives an option already written under that name
+/// its new value in its place (fio lists each option once, where it was first given, with the
+/// value that won, whichever of its names each setting used).
+fn put(options: &mut Vec<WrittenOption>, (key, value): WrittenOption) {
+    let key = fio_option_name(&key).to_string();
+    match options.iter_mut().find(|(existing, _)| *existing == key) {
+        Some(existing) => existing.1 = value,
+        None => options.push((key, value)),
     }
 }
 
@@ -165,6 +201,27 @@ mod tests {
         let arguments = "--runtime=1 --direct --bs=8k --size=1m --bs=4K \
                          --name=a --rw=read --time_based --name=b";
         assert_eq!(written.arguments.join(" "), arguments);
+    }
+
+    /// fio echoes an option under its own name whichever alias wrote it, once.
+    #[test]
+    fn aliases_are_echoed_under_fios_name() {
+        let written = of_flags(&[
+            "--name=j".to_string(),
+            "--blockalign=4k".to_string(),
+            "--rw=read".to_string(),
+            "--readwrite=write".to_string(),
+            "--timeout=1".to_string(),
+        ]);
+        assert_eq!(
+            written.jobs[0],
+            pairs(&[
+                ("name", "j"),
+                ("ba", "4k"),
+                ("rw", "write"),
+                ("runtime", "1")
+            ])
+        );
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub fn compare(
     }
     let first_difference = log_difference
         .or_else(|| totals(fio, storlab, syncs_compared))
+        .or_else(|| report_keys(fio, storlab))
         .or_else(|| {
             // Clones writing the same bytes race in fio itself: which one writes a block last
             // varies run to run (`--rw=write --bs=16k --size=128k --numjobs=2
@@ -324,6 +325,55 @@ fn totals(fio: &Exited, storlab: &Exited, syncs_compared: bool) -> Option<String
         })
         .find(|(a, b)| a != b)
         .map(|((field, a), (_, b))| format!("json {field}: fio {a}, storlab {b}"))
+}
+
+/// The JSON reports' shapes: every key path (array elements merged), which the options and
+/// the samples taken decide (a `percentile` map where there are samples and percentiles asked,
+/// the `job options` echoed, `mixed` with `unified_rw_reporting`...), not the timing. Left
+/// out: `bins` (keyed by the latencies measured), `disk_util` (this machine's devices) and
+/// storlab's own additions, which fio readers ignore.
+fn report_keys(fio: &Exited, storlab: &Exited) -> Option<String> {
+    fn walk(
+        value: &serde_json::Value,
+        prefix: &str,
+        paths: &mut std::collections::BTreeSet<String>,
+    ) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map {
+                    if matches!(key.as_str(), "disk_util" | "storlab_warnings") {
+                        continue;
+                    }
+                    let path = format!("{prefix}.{key}");
+                    paths.insert(path.clone());
+                    if key != "bins" {
+                        walk(child, &path, paths);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    walk(item, &format!("{prefix}[]"), paths);
+                }
+            }
+            _ => {}
+        }
+    }
+    let keys = |exited: &Exited| {
+        let mut paths = std::collections::BTreeSet::new();
+        if let Some(report) = &exited.report {
+            walk(report, "", &mut paths);
+        }
+        paths
+    };
+    let (fio, storlab) = (keys(fio), keys(storlab));
+    let only_fio = fio.difference(&storlab).next();
+    let only_storlab = storlab.difference(&fio).next();
+    match (only_fio, only_storlab) {
+        (None, None) => None,
+        (Some(key), _) => Some(format!("json keys: {key} from fio only")),
+        (None, Some(key)) => Some(format!("json keys: {key} from storlab only")),
+    }
 }
 
 /// Whether the job's clones write bytes in common: several, and each region not past the last.
