@@ -391,8 +391,10 @@ impl super::JobSpec {
     /// records one: only for an I/O its engine queued (`io_u_queued`, on `FIO_Q_QUEUED`). fio's
     /// synchronous engines do each I/O inside `queue` (`FIO_Q_COMPLETED`), and so does its null
     /// engine at depth 1 (`FIO_SYNCIO`); libaio, io_uring and posixaio trim inside `queue`
-    /// too. Such an I/O's whole time is its completion latency, and its total latency still
-    /// counts from when it was chosen. The simulator's stack queues every command.
+    /// too; and io_uring with `sqthread_poll` hands its I/Os to the kernel's thread without
+    /// `fio_ioring_queued`, which calls `io_u_queued` only after `io_uring_enter`. Such an I/O's
+    /// whole time is its completion latency, and its total latency still counts from when it
+    /// was chosen. The simulator's stack queues every command.
     pub fn has_submission_latency(&self, direction_is_trim: bool) -> bool {
         match self.engine {
             EngineKind::Psync
@@ -401,6 +403,7 @@ impl super::JobSpec {
             | EngineKind::Pvsync2
             | EngineKind::Mmap => false,
             EngineKind::Null => self.iodepth > 1,
+            EngineKind::IoUring if self.engine_tuning.sqthread_poll => false,
             EngineKind::Libaio | EngineKind::IoUring | EngineKind::Posixaio => !direction_is_trim,
             EngineKind::Sim => true,
         }

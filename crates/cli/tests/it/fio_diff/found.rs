@@ -407,6 +407,9 @@ pub const AGREE: &[&str] = &[
     "--rw=write --blockalign=4k --size=256k --verify=crc32",
     "--rw=readwrite --bs=1k --offset=0 --fdatasync=4 --bs_is_seq_rand=1 --thinktime=10 --thinktime_blocks=2",
     "--rw=randrw --size=256k --fdatasync=3 --unified_rw_reporting=both --end_fsync=1 --fsync=5",
+    // 3141592: io_uring with `sqthread_poll` takes no submission latency (fio's commit leaves
+    // the ring to the kernel's thread without `io_u_queued`).
+    "--rw=randwrite:16k --bs=8k --ioengine=io_uring --sqthread_poll=1",
 ];
 
 /// Refused with a reason, where fio's behaviour is not followed.
