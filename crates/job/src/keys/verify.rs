@@ -707,6 +707,13 @@ impl JobDraft {
                  backwards (time_based, io_size above size, rw=write:-N, zonemode=strided): \
                  fio reads a block as often as it was written, storlab its last write once",
             ),
+            _ if spec.fio_logs_busy_requeues() => Some(
+                "on ioengine=null above iodepth=1: fio 3.33's null engine refuses a request \
+                 while its last one is unreaped, and its experimental pass drops a refused read \
+                 instead of retrying it (backend.c do_verify: the requeued unit comes back from \
+                 get_io_u as a read and is put back), so fio reads back every other write \
+                 (seed 1618033: 64 of 128); use iodepth=1",
+            ),
             _ if mixed && spec.engine == EngineKind::Sync => Some(
                 "on ioengine=sync for a sequential job that reads and writes: fio 3.33 fails \
                  its own regenerated pass there ('bad header rand_seed', or 'bad magic' where a \

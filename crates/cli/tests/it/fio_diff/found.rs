@@ -502,4 +502,7 @@ pub const REFUSED: &[&str] = &[
     // 2233445: experimental_verify with strided zones: the zones' writes come back to the
     // region's start, and fio's pass reads a block as often as it was written.
     "--rw=rw --verify=pattern --verify_pattern=0xabcd --experimental_verify=1 --zonemode=strided --zonesize=16k --zoneskip=64k",
+    // 1618033: experimental_verify on null above depth 1: fio's pass drops each read its
+    // null engine refuses, and reads back every other write.
+    "--rw=write --size=512k --ioengine=null --iodepth=8 --verify=xxhash --experimental_verify=1",
 ];
