@@ -379,7 +379,7 @@ fn fio_job(place: &Placement, job: &JobReport, job_options: OrderedMap, plus: bo
         ctx: job.cpu.context_switches,
         majf: job.cpu.major_faults,
         minf: job.cpu.minor_faults,
-        iodepth_level: depth_map(&IODEPTH_LEVEL_KEYS, &job.depth.level),
+        iodepth_level: percent_map(&IODEPTH_LEVEL_KEYS, level_percents(job)),
         iodepth_submit: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.submit),
         iodepth_complete: depth_map(&IODEPTH_SUBMIT_KEYS, &job.depth.complete),
         latency_ns,
@@ -626,7 +626,20 @@ fn latency_maps(job: &JobReport) -> (OrderedMap, OrderedMap, OrderedMap) {
 /// A depth distribution in percent of its total, as fio's `stat_calc_dist`: a non-zero share
 /// below 0.1 % is printed as 0.1 %.
 pub(crate) fn depth_percents(counts: &[u64]) -> Vec<f64> {
-    let total: u64 = counts.iter().sum();
+    shares(counts, counts.iter().sum())
+}
+
+/// fio's `iodepth_level` shares: each level's count over the reads, writes and trims issued
+/// (stat.c, `stat_calc_dist(ts->io_u_map, ddir_rw_sum(ts->total_io_u), ...)`), where the
+/// levels count the syncs too (`io_u_mark_depth` for each unit queued outside TD_FSYNCING):
+/// with `fsync=3` over 256 writes fio prints `1=133.2%`.
+pub(crate) fn level_percents(job: &JobReport) -> Vec<f64> {
+    let issued = job.directions().map(|(_, s)| s.ios + s.errors).sum();
+    shares(&job.depth.level, issued)
+}
+
+/// Each of `counts` as a percentage of `total`, as fio's `stat_calc_dist`.
+fn shares(counts: &[u64], total: u64) -> Vec<f64> {
     counts
         .iter()
         .map(|&count| {
@@ -642,9 +655,13 @@ pub(crate) fn depth_percents(counts: &[u64]) -> Vec<f64> {
 }
 
 fn depth_map(keys: &[&str], counts: &[u64]) -> OrderedMap {
+    percent_map(keys, depth_percents(counts))
+}
+
+fn percent_map(keys: &[&str], percents: Vec<f64>) -> OrderedMap {
     OrderedMap(
         keys.iter()
-            .zip(depth_percents(counts))
+            .zip(percents)
             .map(|(key, percent)| ((*key).to_owned(), Value::from(percent)))
             .collect(),
     )

@@ -510,12 +510,12 @@ fn usage_and_depths(out: &mut String, job: &JobReport, issued: [u64; 3]) {
     };
     const LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
     const BATCHES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
-    // Shares of the I/Os counted, as in the fio-shaped JSON (fio divides by the I/Os issued,
-    // which counts its syncs in a level but not in the total: `1=124.6%` with `fsync=4`).
+    // As fio: over the I/Os issued, the syncs counted in a level but not in the total
+    // (`1=124.6%` with `fsync=4`; `level_percents`).
     out.push_str(&depth_line(
         "IO depths    ",
         LEVELS,
-        depth_percents(&job.depth.level),
+        crate::fio::level_percents(job),
     ));
     out.push_str(&depth_line(
         "   submit    ",

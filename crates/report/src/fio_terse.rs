@@ -52,7 +52,7 @@ pub fn to_fio_terse(report: &RunReport) -> String {
         fields.push(job.cpu.context_switches.to_string());
         fields.push(job.cpu.major_faults.to_string());
         fields.push(job.cpu.minor_faults.to_string());
-        for percent in crate::fio::depth_percents(&job.depth.level) {
+        for percent in crate::fio::level_percents(job) {
             fields.push(format!("{percent:.1}%"));
         }
         let (ns, mut us, ms) = latency_percents(job);

@@ -333,6 +333,7 @@ impl Drive<'_> {
                     read: &mut w.stats.read,
                     elapsed_ns: &mut w.stats.elapsed_ns,
                     first_error_errno: &mut w.stats.first_error_errno,
+                    depth: &mut w.stats.depth,
                 },
             );
             // fio's seed check fails a mixed job's pass that did not write in offset order,

@@ -442,6 +442,8 @@ pub struct ReadBackCounters<'a> {
     pub elapsed_ns: &'a mut u64,
     /// The worker's first error passed by `continue_on_error` (0: none yet).
     pub first_error_errno: &'a mut i32,
+    /// The worker's queue depths: fio marks each verify read at the depth it queues it at.
+    pub depth: &'a mut storlab_stats::DepthCounts,
 }
 
 impl ReadBackCounters<'_> {
@@ -511,6 +513,15 @@ pub fn read_back(
                 queue_reads(engine, slots, &mut extents, &mut free, &mut reading)?;
         }
         if queued > 0 {
+            // As the job's own I/O (`drive.rs`): each read at the depth it raised the queue
+            // to, one at a time on an engine that reads inside submit.
+            let in_flight_before = (depth - free.len() - queued) as u64;
+            for raised_to in in_flight_before + 1..=in_flight_before + queued as u64 {
+                let synchronous = !engine.capabilities().queued;
+                stats
+                    .depth
+                    .mark_depth(if synchronous { 1 } else { raised_to });
+            }
             // Synchronous engines read inside submit: their time is completion latency.
             let before_ns = engine.now_ns();
             engine.submit().map_err(RunError::Engine)?;

@@ -182,14 +182,23 @@ impl Worker {
         self.fio_unit_taken();
         let start_ns = engine.now_ns();
         engine.flush(kind).map_err(RunError::Engine)?;
-        self.sync_done(kind, start_ns, engine.now_ns(), measured);
+        if self.sync_done(kind, start_ns, engine.now_ns(), measured) {
+            // fio marks a sync its engine did inside `queue` at the depth it finds, itself
+            // included (`td_io_queue`, `io_u_mark_depth` reads `cur_depth`): 1 after a drain,
+            // more on libaio, whose sync runs beside the I/O in flight. A sync it queued is
+            // marked where it is queued (`drive.rs`).
+            let depth = self.queue.outstanding() as u64 + 1;
+            self.stats.depth.mark_depth(depth);
+        }
         Ok(())
     }
 
     /// A sync of `kind` started at `start_ns` is done at `done_ns`: timed and counted in fio's
-    /// `sync` block when `measured` and after the ramp, and fio's `last_was_sync` set.
-    fn sync_done(&mut self, kind: FlushKind, start_ns: u64, done_ns: u64, measured: bool) {
-        if measured && start_ns >= self.sync.measure_start_ns {
+    /// `sync` block when `measured` and after the ramp (returns whether it was), and fio's
+    /// `last_was_sync` set.
+    fn sync_done(&mut self, kind: FlushKind, start_ns: u64, done_ns: u64, measured: bool) -> bool {
+        let counted = measured && start_ns >= self.sync.measure_start_ns;
+        if counted {
             self.stats.sync.record(done_ns.saturating_sub(start_ns));
             match kind {
                 FlushKind::All => self.stats.fsyncs += 1,
@@ -197,6 +206,7 @@ impl Worker {
             }
         }
         self.sync.last_was_sync = true;
+        counted
     }
 
     /// A due sync queued on an engine that queues fio's syncs (`Syncs::fio_queues_syncs`):

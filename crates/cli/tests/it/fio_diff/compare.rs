@@ -94,6 +94,7 @@ pub fn compare(
     let first_difference = log_difference
         .or_else(|| totals(fio, storlab, syncs_compared))
         .or_else(|| report_keys(fio, storlab))
+        .or_else(|| synchronous_depths(job, fio, storlab))
         .or_else(|| {
             // Clones writing the same bytes race in fio itself: which one writes a block last
             // varies run to run (`--rw=write --bs=16k --size=128k --numjobs=2
@@ -301,6 +302,8 @@ fn totals(fio: &Exited, storlab: &Exited, syncs_compared: bool) -> Option<String
             "write.short_ios",
             "read.drop_ios",
             "write.drop_ios",
+            "total_err",
+            "first_error",
         ] {
             let sum = jobs
                 .iter()
@@ -374,6 +377,42 @@ fn report_keys(fio: &Exited, storlab: &Exited) -> Option<String> {
         (Some(key), _) => Some(format!("json keys: {key} from fio only")),
         (None, Some(key)) => Some(format!("json keys: {key} from storlab only")),
     }
+}
+
+/// On an engine that does each I/O inside its submit call every I/O goes at depth 1, one per
+/// submit and one per reap, whatever the timing: the `iodepth_level`, `iodepth_submit` and
+/// `iodepth_complete` maps must be fio's.
+fn synchronous_depths(job: &Job, fio: &Exited, storlab: &Exited) -> Option<String> {
+    let engine = job.value("ioengine").unwrap_or("psync");
+    if !matches!(engine, "psync" | "sync" | "pvsync" | "pvsync2" | "mmap") {
+        return None;
+    }
+    let maps = |exited: &Exited| -> Vec<(String, serde_json::Value)> {
+        let jobs = (exited.report.as_ref()).and_then(|r| r["jobs"].as_array().cloned());
+        let mut maps = Vec::new();
+        for job in jobs.unwrap_or_default() {
+            for key in ["iodepth_level", "iodepth_submit", "iodepth_complete"] {
+                maps.push((key.to_owned(), job[key].clone()));
+            }
+        }
+        maps
+    };
+    // fio prints six decimals.
+    let same = |a: &serde_json::Value, b: &serde_json::Value| {
+        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+            return a == b;
+        };
+        a.len() == b.len()
+            && a.iter().all(|(bucket, x)| {
+                let y = b.get(bucket).and_then(|y| y.as_f64());
+                x.as_f64().zip(y).is_some_and(|(x, y)| (x - y).abs() < 1e-5)
+            })
+    };
+    let (fio, storlab) = (maps(fio), maps(storlab));
+    fio.iter()
+        .zip(&storlab)
+        .find(|((_, a), (_, b))| !same(a, b))
+        .map(|((key, a), (_, b))| format!("json {key}: fio {a}, storlab {b}"))
 }
 
 /// Whether the job's clones write bytes in common: several, and each region not past the last.
