@@ -488,6 +488,10 @@ pub fn read_back(
 ) -> Result<ReadBack, RunError> {
     let live = stats.live;
     let depth = slots.depth.max(1) as usize;
+    // An engine that reads inside submit: one read in flight at a time, and no submission
+    // latency (as the job's own I/O, `Worker::open_logs`).
+    let synchronous = !engine.capabilities().queued;
+    let has_slat = !synchronous && job.has_submission_latency(false);
     let start_ns = engine.now_ns();
     let measured_before_ns = *stats.elapsed_ns;
     // Per slot: when its read in flight was submitted (0: none in flight).
@@ -517,7 +521,6 @@ pub fn read_back(
             // to, one at a time on an engine that reads inside submit.
             let in_flight_before = (depth - free.len() - queued) as u64;
             for raised_to in in_flight_before + 1..=in_flight_before + queued as u64 {
-                let synchronous = !engine.capabilities().queued;
                 stats
                     .depth
                     .mark_depth(if synchronous { 1 } else { raised_to });
@@ -563,7 +566,7 @@ pub fn read_back(
             outcome.read_bytes += u64::from(len_bytes);
             let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
             let clat_ns = c.done_ns.saturating_sub(read_at_ns);
-            match job.has_submission_latency(false) {
+            match has_slat {
                 true => stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns),
                 false => stats
                     .read

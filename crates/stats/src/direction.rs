@@ -96,11 +96,10 @@ impl DirectionStats {
         before_submit_ns: u64,
         clat_ns: u64,
     ) {
-        let slat_ns = before_submit_ns;
         self.ios += 1;
         self.bytes = self.bytes.saturating_add(bytes);
         self.clat.record(clat_ns);
-        self.lat.record(slat_ns.saturating_add(clat_ns));
+        self.lat.record(before_submit_ns.saturating_add(clat_ns));
         self.series.record(t_ns, bytes);
     }
 
