@@ -447,6 +447,25 @@ pub struct ReadBackCounters<'a> {
 }
 
 impl ReadBackCounters<'_> {
+    /// As the job's own I/O (`drive.rs`): each of `queued` reads at the depth it raised the
+    /// queue to from `in_flight_before`, at depth 1 on an engine that reads inside submit.
+    fn mark_depths(&mut self, synchronous: bool, in_flight_before: u64, queued: u64) {
+        for raised_to in in_flight_before + 1..=in_flight_before + queued {
+            self.depth
+                .mark_depth(if synchronous { 1 } else { raised_to });
+        }
+    }
+
+    /// Counts a read of `len_bytes` completed `t_ns` into the measurement after `clat_ns`,
+    /// with a submission latency of its own only where its engine queued it (`has_slat`).
+    fn count_read(&mut self, has_slat: bool, t_ns: u64, len_bytes: u32, clat_ns: u64) {
+        match has_slat {
+            true => self.read.record(t_ns, u64::from(len_bytes), 0, clat_ns),
+            false => (self.read).record_without_slat(t_ns, u64::from(len_bytes), 0, clat_ns),
+        }
+        *self.elapsed_ns = (*self.elapsed_ns).max(t_ns);
+    }
+
     /// Counts an error `job`'s `continue_on_error` passes (a read's `errno`, or EILSEQ for a
     /// bad block), as fio's `update_error_count` after `td_non_fatal_error`; false if the
     /// error ends the job.
@@ -517,14 +536,8 @@ pub fn read_back(
                 queue_reads(engine, slots, &mut extents, &mut free, &mut reading)?;
         }
         if queued > 0 {
-            // As the job's own I/O (`drive.rs`): each read at the depth it raised the queue
-            // to, one at a time on an engine that reads inside submit.
             let in_flight_before = (depth - free.len() - queued) as u64;
-            for raised_to in in_flight_before + 1..=in_flight_before + queued as u64 {
-                stats
-                    .depth
-                    .mark_depth(if synchronous { 1 } else { raised_to });
-            }
+            stats.mark_depths(synchronous, in_flight_before, queued as u64);
             // Synchronous engines read inside submit: their time is completion latency.
             let before_ns = engine.now_ns();
             engine.submit().map_err(RunError::Engine)?;
@@ -540,13 +553,7 @@ pub fn read_back(
         completions.clear();
         engine.reap(1, &mut completions).map_err(RunError::Engine)?;
         for c in &completions {
-            let relative = c
-                .slot
-                .checked_sub(slots.slot_base)
-                .filter(|r| (*r as usize) < depth)
-                .ok_or_else(|| {
-                    RunError::Protocol(format!("engine completed unknown slot {}", c.slot))
-                })?;
+            let relative = relative_slot(c.slot, slots.slot_base, depth)?;
             let (offset_bytes, len_bytes) = reading[relative as usize];
             let read_at_ns = submitted_ns[relative as usize];
             submitted_ns[relative as usize] = 0;
@@ -566,13 +573,7 @@ pub fn read_back(
             outcome.read_bytes += u64::from(len_bytes);
             let t_ns = measured_before_ns + c.done_ns.saturating_sub(start_ns);
             let clat_ns = c.done_ns.saturating_sub(read_at_ns);
-            match has_slat {
-                true => stats.read.record(t_ns, u64::from(len_bytes), 0, clat_ns),
-                false => stats
-                    .read
-                    .record_without_slat(t_ns, u64::from(len_bytes), 0, clat_ns),
-            }
-            *stats.elapsed_ns = (*stats.elapsed_ns).max(t_ns);
+            stats.count_read(has_slat, t_ns, len_bytes, clat_ns);
             // An engine that fakes its I/O (`null`) has no data to check: fio's verify.c
             // passes every such read (`FIO_FAKEIO`).
             if !engine.capabilities().moves_data {
@@ -592,6 +593,13 @@ pub fn read_back(
             live.count(&completions);
         }
     }
+}
+
+/// Which of the read-back's `depth` slots from `slot_base` engine slot `slot` is.
+fn relative_slot(slot: u32, slot_base: u32, depth: usize) -> Result<u32, RunError> {
+    slot.checked_sub(slot_base)
+        .filter(|r| (*r as usize) < depth)
+        .ok_or_else(|| RunError::Protocol(format!("engine completed unknown slot {slot}")))
 }
 
 /// Queues reads of the next `extents` into the `free` slots (from `slots.slot_base`), noting each
